@@ -1,0 +1,308 @@
+// Package chrono is the chronology: an append-only, sequence-numbered log of
+// every wire frame and harness event of one case. It is the evidence behind
+// every verdict.
+//
+// Appending takes a short mutex and never waits on a reader or a sink:
+// streaming sinks follow the log from their own goroutine (see Stream), so a
+// slow sink can never block the protocol path.
+package chrono
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/mcpflight/mcpflight/jsonrpc"
+)
+
+// Direction says which way a frame travelled.
+type Direction string
+
+// Directions. Out is from the harness to the target, In from the target.
+const (
+	Out     Direction = "out"
+	In      Direction = "in"
+	Harness Direction = "harness"
+)
+
+// Kind is the type of an event.
+type Kind string
+
+// Event kinds. Frame and Stderr come from the wire; the rest are harness
+// events recorded in the same log.
+const (
+	KindFrame      Kind = "frame"
+	KindStderr     Kind = "stderr"
+	KindCheckpoint Kind = "checkpoint"
+	KindDeadline   Kind = "deadline"
+	KindExit       Kind = "exit"
+	KindState      Kind = "state"
+	KindDecision   Kind = "decision"
+	KindNote       Kind = "note"
+	KindError      Kind = "error"
+)
+
+// DefaultMaxRaw bounds the raw bytes kept per event.
+const DefaultMaxRaw = 64 << 10
+
+// Summary is the parsed gist of a frame.
+type Summary struct {
+	Kind      string `json:"kind,omitempty"`
+	Method    string `json:"method,omitempty"`
+	ID        string `json:"id,omitempty"`
+	Token     string `json:"progressToken,omitempty"`
+	RequestID string `json:"requestId,omitempty"`
+	Malformed string `json:"malformed,omitempty"`
+}
+
+// Event is one entry of the chronology.
+type Event struct {
+	Seq       uint64        `json:"seq"`
+	Offset    time.Duration `json:"offsetNs"`
+	Dir       Direction     `json:"dir"`
+	Channel   string        `json:"channel,omitempty"`
+	Kind      Kind          `json:"kind"`
+	Raw       []byte        `json:"-"`
+	Size      int           `json:"size,omitempty"`
+	Truncated bool          `json:"truncated,omitempty"`
+	Summary   *Summary      `json:"summary,omitempty"`
+	Text      string        `json:"text,omitempty"`
+	From      string        `json:"from,omitempty"`
+	To        string        `json:"to,omitempty"`
+}
+
+// Message decodes the event's raw bytes again. It fails for truncated or
+// non-frame events.
+func (e Event) Message() (*jsonrpc.Message, error) {
+	if e.Kind != KindFrame || e.Truncated {
+		return nil, errors.New("chrono: event holds no complete frame")
+	}
+	return jsonrpc.Decode(e.Raw)
+}
+
+// MarshalJSON writes Raw as text so that JSON Lines stay readable.
+func (e Event) MarshalJSON() ([]byte, error) {
+	type plain Event
+	return json.Marshal(struct {
+		plain
+		Raw string `json:"raw,omitempty"`
+	}{plain(e), string(e.Raw)})
+}
+
+// Log is one case's chronology. The zero value is not usable; call New.
+type Log struct {
+	mu      sync.Mutex
+	start   time.Time
+	maxRaw  int
+	events  []Event
+	changed chan struct{}
+}
+
+// Option configures a Log.
+type Option func(*Log)
+
+// WithMaxRaw sets how many raw bytes each event keeps.
+func WithMaxRaw(n int) Option { return func(l *Log) { l.maxRaw = n } }
+
+// New returns an empty log whose offsets count from now.
+func New(opts ...Option) *Log {
+	l := &Log{start: time.Now(), maxRaw: DefaultMaxRaw, changed: make(chan struct{})}
+	for _, o := range opts {
+		o(l)
+	}
+	return l
+}
+
+// Append adds an event, giving it the next sequence number and the offset
+// since the log began, and returns it as stored.
+func (l *Log) Append(e Event) Event {
+	if len(e.Raw) > 0 {
+		if e.Size == 0 {
+			e.Size = len(e.Raw)
+		}
+		n := min(len(e.Raw), l.maxRaw)
+		e.Truncated = e.Truncated || n < len(e.Raw)
+		e.Raw = bytes.Clone(e.Raw[:n])
+	}
+	l.mu.Lock()
+	e.Seq = uint64(len(l.events)) + 1
+	e.Offset = time.Since(l.start)
+	l.events = append(l.events, e)
+	ch := l.changed
+	l.changed = make(chan struct{})
+	l.mu.Unlock()
+	close(ch)
+	return e
+}
+
+// Frame records a wire frame. msg may be nil, in which case the frame is
+// decoded here for its summary; decodeErr, if set, marks it malformed.
+func (l *Log) Frame(dir Direction, channel string, raw []byte, msg *jsonrpc.Message, decodeErr error) Event {
+	if msg == nil && decodeErr == nil {
+		msg, decodeErr = jsonrpc.Decode(raw)
+	}
+	return l.Append(Event{Dir: dir, Channel: channel, Kind: KindFrame, Raw: raw, Summary: Summarize(msg, decodeErr)})
+}
+
+// Harness records a harness event such as a checkpoint, deadline or decision.
+func (l *Log) Harness(kind Kind, channel, text string) Event {
+	return l.Append(Event{Dir: Harness, Channel: channel, Kind: kind, Text: text})
+}
+
+// State records a state change of something the harness tracks.
+func (l *Log) State(channel, from, to string) Event {
+	return l.Append(Event{Dir: Harness, Channel: channel, Kind: KindState, From: from, To: to})
+}
+
+// Events returns a copy of every event so far.
+func (l *Log) Events() []Event {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]Event(nil), l.events...)
+}
+
+// Since returns the events with sequence numbers greater than seq.
+func (l *Log) Since(seq uint64) []Event {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if seq >= uint64(len(l.events)) {
+		return nil
+	}
+	return append([]Event(nil), l.events[seq:]...)
+}
+
+// Len is the number of events so far, which is also the last sequence number.
+func (l *Log) Len() uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return uint64(len(l.events))
+}
+
+// Changed returns a channel closed at the next Append after this call.
+func (l *Log) Changed() <-chan struct{} {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.changed
+}
+
+// WaitFor blocks until an event after sequence number after satisfies match,
+// or ctx ends.
+func (l *Log) WaitFor(ctx context.Context, after uint64, match func(Event) bool) (Event, error) {
+	for {
+		l.mu.Lock()
+		pending := l.events[min(after, uint64(len(l.events))):]
+		for _, e := range pending {
+			if match(e) {
+				l.mu.Unlock()
+				return e, nil
+			}
+		}
+		after = uint64(len(l.events))
+		ch := l.changed
+		l.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return Event{}, ctx.Err()
+		}
+	}
+}
+
+// WriteJSONL writes every event as one JSON object per line.
+func (l *Log) WriteJSONL(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	for _, e := range l.Events() {
+		if err := enc.Encode(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Stream copies events to w as JSON Lines from a goroutine of its own, as
+// they are appended. Append never waits for w. stop ends the stream after
+// everything appended so far has been written, and returns the first write
+// error.
+func (l *Log) Stream(w io.Writer) (stop func() error) {
+	done := make(chan struct{})
+	finished := make(chan error, 1)
+	go func() {
+		enc := json.NewEncoder(w)
+		var written uint64
+		var werr error
+		for {
+			ch := l.Changed()
+			for _, e := range l.Since(written) {
+				if werr == nil {
+					werr = enc.Encode(e)
+				}
+				written = e.Seq
+			}
+			select {
+			case <-ch:
+			case <-done:
+				for _, e := range l.Since(written) {
+					if werr == nil {
+						werr = enc.Encode(e)
+					}
+				}
+				finished <- werr
+				return
+			}
+		}
+	}()
+	var once sync.Once
+	var err error
+	return func() error {
+		once.Do(func() {
+			close(done)
+			err = <-finished
+		})
+		return err
+	}
+}
+
+// Summarize extracts the method, id and progress token of a decoded frame.
+func Summarize(msg *jsonrpc.Message, decodeErr error) *Summary {
+	if decodeErr != nil {
+		var de *jsonrpc.DecodeError
+		if errors.As(decodeErr, &de) {
+			return &Summary{Malformed: string(de.Class)}
+		}
+		return &Summary{Malformed: decodeErr.Error()}
+	}
+	if msg == nil {
+		return nil
+	}
+	s := &Summary{Kind: msg.Kind.String(), Method: msg.Method}
+	if msg.ID.IsValid() {
+		s.ID = msg.ID.String()
+	} else if msg.NullID {
+		s.ID = "null"
+	}
+	if len(msg.Params) > 0 {
+		var p struct {
+			Meta struct {
+				Token json.RawMessage `json:"progressToken"`
+			} `json:"_meta"`
+			Token     json.RawMessage `json:"progressToken"`
+			RequestID json.RawMessage `json:"requestId"`
+		}
+		if json.Unmarshal(msg.Params, &p) == nil {
+			switch {
+			case p.Token != nil:
+				s.Token = string(p.Token)
+			case p.Meta.Token != nil:
+				s.Token = string(p.Meta.Token)
+			}
+			if p.RequestID != nil {
+				s.RequestID = string(p.RequestID)
+			}
+		}
+	}
+	return s
+}

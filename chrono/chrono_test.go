@@ -1,0 +1,173 @@
+package chrono
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpflight/mcpflight/jsonrpc"
+)
+
+func TestAppendNumbersAndSummarises(t *testing.T) {
+	l := New()
+	e1 := l.Frame(Out, "stdin", []byte(`{"jsonrpc":"2.0","id":0,"method":"tools/call","params":{"_meta":{"progressToken":"t0"}}}`), nil, nil)
+	e2 := l.Frame(In, "stdout", []byte(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":0,"progress":1}}`), nil, nil)
+	e3 := l.Frame(In, "stdout", []byte(`garbage`), nil, nil)
+	e4 := l.State("op", "running", "cancel-requested")
+	if e1.Seq != 1 || e2.Seq != 2 || e3.Seq != 3 || e4.Seq != 4 {
+		t.Fatalf("seqs %d %d %d %d", e1.Seq, e2.Seq, e3.Seq, e4.Seq)
+	}
+	if e1.Summary.ID != "0" || e1.Summary.Token != `"t0"` || e1.Summary.Method != "tools/call" {
+		t.Errorf("summary 1 = %+v", e1.Summary)
+	}
+	if e2.Summary.Token != "0" || e2.Summary.Kind != "notification" {
+		t.Errorf("summary 2 = %+v", e2.Summary)
+	}
+	if e3.Summary.Malformed != string(jsonrpc.ClassParse) {
+		t.Errorf("summary 3 = %+v", e3.Summary)
+	}
+	if e2.Offset < e1.Offset {
+		t.Error("offsets must not go backwards")
+	}
+}
+
+func TestRawIsBoundedWithMarker(t *testing.T) {
+	l := New(WithMaxRaw(8))
+	e := l.Frame(In, "stdout", []byte(`{"jsonrpc":"2.0","id":1,"result":{}}`), nil, nil)
+	if len(e.Raw) != 8 || !e.Truncated || e.Size != 36 {
+		t.Fatalf("raw=%q truncated=%v size=%d", e.Raw, e.Truncated, e.Size)
+	}
+	if e.Summary.Kind != "result" {
+		t.Errorf("summary must come from the whole frame, got %+v", e.Summary)
+	}
+	if _, err := e.Message(); err == nil {
+		t.Error("a truncated event must not decode as a message")
+	}
+}
+
+func TestWriteJSONL(t *testing.T) {
+	l := New()
+	l.Frame(Out, "stdin", []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`), nil, nil)
+	l.Harness(KindCheckpoint, "refserver", "slow/a/start reached")
+	var buf bytes.Buffer
+	if err := l.WriteJSONL(&buf); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(&buf)
+	var n int
+	for sc.Scan() {
+		var m map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatalf("line %d: %v", n, err)
+		}
+		n++
+		if m["seq"].(float64) != float64(n) {
+			t.Errorf("line %d seq = %v", n, m["seq"])
+		}
+	}
+	if n != 2 {
+		t.Fatalf("got %d lines", n)
+	}
+}
+
+// blockingSink blocks every Write until release is closed.
+type blockingSink struct {
+	release chan struct{}
+	entered chan struct{}
+	once    sync.Once
+	mu      sync.Mutex
+	buf     bytes.Buffer
+}
+
+func (s *blockingSink) Write(p []byte) (int, error) {
+	s.once.Do(func() { close(s.entered) })
+	<-s.release
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.Write(p)
+}
+
+func TestSlowSinkNeverBlocksAppend(t *testing.T) {
+	l := New()
+	sink := &blockingSink{release: make(chan struct{}), entered: make(chan struct{})}
+	stop := l.Stream(sink)
+	l.Harness(KindNote, "", "first")
+	<-sink.entered // the sink is now stuck inside Write
+	const n = 10000
+	for i := range n {
+		l.Frame(In, "stdout", []byte(`{"jsonrpc":"2.0","id":1,"result":{}}`), nil, nil)
+		_ = i
+	}
+	// Every append returned while the sink was blocked.
+	if got := l.Len(); got != n+1 {
+		t.Fatalf("Len = %d, want %d", got, n+1)
+	}
+	close(sink.release)
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.Count(sink.buf.Bytes(), []byte("\n"))
+	if lines != n+1 {
+		t.Fatalf("sink got %d lines, want %d", lines, n+1)
+	}
+}
+
+func TestWaitFor(t *testing.T) {
+	l := New()
+	got := make(chan Event, 1)
+	ready := make(chan struct{})
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		close(ready)
+		e, err := l.WaitFor(ctx, 0, func(e Event) bool { return e.Kind == KindExit })
+		if err != nil {
+			t.Error(err)
+		}
+		got <- e
+	}()
+	<-ready
+	l.Harness(KindNote, "", "not yet")
+	l.Harness(KindExit, "process", "exit 0")
+	if e := <-got; e.Seq != 2 {
+		t.Fatalf("WaitFor returned seq %d", e.Seq)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := l.WaitFor(ctx, 2, func(Event) bool { return true }); err == nil {
+		t.Fatal("WaitFor must honour a done context")
+	}
+}
+
+func TestSanitize(t *testing.T) {
+	tests := map[string]string{
+		"plain":                 "plain",
+		"red \x1b[31mx":         `red \u001b[31mx`,
+		"line\nbreak":           `line\u000abreak`,
+		"bidi \u202eevil":       `bidi \u202eevil`,
+		"bad \xff utf8":         "bad \ufffd utf8",
+		"bell\a":                `bell\u0007`,
+		"emoji 😀 ok, ünïcode": "emoji 😀 ok, ünïcode",
+	}
+	for in, want := range tests {
+		if got := Sanitize(in, false); got != want {
+			t.Errorf("Sanitize(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got := Sanitize("a\nb\x1b", true); got != "a\nb\\u001b" {
+		t.Errorf("keepNewlines: %q", got)
+	}
+}
+
+func BenchmarkFrame(b *testing.B) {
+	l := New()
+	raw := []byte(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"tok-1","progress":3,"total":10}}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		l.Frame(In, "stdout", raw, nil, nil)
+	}
+}

@@ -1,0 +1,59 @@
+package chrono
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Sanitize makes untrusted text (server messages, reasons, tool output)
+// safe for a terminal: invalid UTF-8 becomes U+FFFD, and control
+// characters, escape sequences and bidirectional overrides become visible
+// \u escapes. Newlines and tabs survive only when keepNewlines is set.
+// HTML output must still be escaped by its renderer.
+func Sanitize(s string, keepNewlines bool) string {
+	clean := true
+	for _, r := range s {
+		if unsafeRune(r, keepNewlines) {
+			clean = false
+			break
+		}
+	}
+	if clean && utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	for i, w := 0, 0; i < len(s); i += w {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		w = size
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b.WriteRune(utf8.RuneError)
+		case unsafeRune(r, keepNewlines):
+			b.WriteString(`\u`)
+			const hex = "0123456789abcdef"
+			for shift := 12; shift >= 0; shift -= 4 {
+				b.WriteByte(hex[(r>>uint(shift))&0xf])
+			}
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+func unsafeRune(r rune, keepNewlines bool) bool {
+	if keepNewlines && (r == '\n' || r == '\t') {
+		return false
+	}
+	if r > 0xffff {
+		return false
+	}
+	switch {
+	case unicode.IsControl(r):
+		return true
+	case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069, r == 0x200e, r == 0x200f:
+		return true
+	}
+	return false
+}

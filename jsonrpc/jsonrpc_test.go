@@ -1,0 +1,196 @@
+package jsonrpc
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestParseIDKeepsTypes(t *testing.T) {
+	tests := []struct {
+		raw     string
+		want    string
+		wantKey string
+		wantErr bool
+	}{
+		{raw: `0`, want: `0`, wantKey: "n:0"},
+		{raw: `"5"`, want: `"5"`, wantKey: "s:5"},
+		{raw: `5`, want: `5`, wantKey: "n:5"},
+		{raw: `-7`, want: `-7`, wantKey: "n:-7"},
+		{raw: `""`, want: `""`, wantKey: "s:"},
+		{raw: `null`, wantErr: true},
+		{raw: `1.5`, wantErr: true},
+		{raw: `1e3`, wantErr: true},
+		{raw: `true`, wantErr: true},
+		{raw: `{}`, wantErr: true},
+		{raw: `99999999999999999999`, wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.raw, func(t *testing.T) {
+			id, err := ParseID([]byte(tt.raw))
+			if tt.wantErr {
+				if err == nil || !errors.Is(err, ErrInvalidScalar) {
+					t.Fatalf("ParseID(%s) err = %v, want ErrInvalidScalar", tt.raw, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("ParseID(%s): %v", tt.raw, err)
+			}
+			if got := id.String(); got != tt.want {
+				t.Errorf("String() = %s, want %s", got, tt.want)
+			}
+			if got := id.Key(); got != tt.wantKey {
+				t.Errorf("Key() = %s, want %s", got, tt.wantKey)
+			}
+			out, _ := json.Marshal(id)
+			if string(out) != tt.want {
+				t.Errorf("Marshal = %s, want %s", out, tt.want)
+			}
+		})
+	}
+}
+
+func TestStringFiveIsNotIntegerFive(t *testing.T) {
+	if StringID("5") == IntID(5) || StringID("5").Key() == IntID(5).Key() {
+		t.Fatal(`"5" and 5 must be different IDs`)
+	}
+	if !IntID(0).IsValid() {
+		t.Fatal("integer 0 must be a valid ID")
+	}
+	if (ID{}).IsValid() {
+		t.Fatal("zero ID must be absent")
+	}
+}
+
+func TestDecodeClassifies(t *testing.T) {
+	tests := []struct {
+		name  string
+		raw   string
+		class DecodeClass
+	}{
+		{"garbage", `hello`, ClassParse},
+		{"truncated", `{"jsonrpc":"2.0"`, ClassParse},
+		{"empty", ``, ClassParse},
+		{"string", `"x"`, ClassNotObject},
+		{"number", `42`, ClassNotObject},
+		{"batch", `[{"jsonrpc":"2.0","method":"ping","id":1}]`, ClassBatch},
+		{"no version", `{"method":"ping","id":1}`, ClassWrongVersion},
+		{"old version", `{"jsonrpc":"1.0","method":"ping","id":1}`, ClassWrongVersion},
+		{"numeric version", `{"jsonrpc":2.0,"method":"ping","id":1}`, ClassWrongVersion},
+		{"null id request", `{"jsonrpc":"2.0","method":"ping","id":null}`, ClassInvalidID},
+		{"float id", `{"jsonrpc":"2.0","method":"ping","id":1.5}`, ClassInvalidID},
+		{"method and result", `{"jsonrpc":"2.0","method":"x","id":1,"result":{}}`, ClassAmbiguous},
+		{"result and error", `{"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":""}}`, ClassAmbiguous},
+		{"nothing", `{"jsonrpc":"2.0","id":1}`, ClassAmbiguous},
+		{"method not string", `{"jsonrpc":"2.0","method":5}`, ClassAmbiguous},
+		{"response without id", `{"jsonrpc":"2.0","result":{}}`, ClassInvalidID},
+		{"result with null id", `{"jsonrpc":"2.0","id":null,"result":{}}`, ClassInvalidID},
+		{"error not object", `{"jsonrpc":"2.0","id":1,"error":"bad"}`, ClassAmbiguous},
+		{"bad utf8", "{\"jsonrpc\":\"2.0\",\"method\":\"\xff\"}", ClassInvalidUTF8},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Decode([]byte(tt.raw))
+			var de *DecodeError
+			if !errors.As(err, &de) {
+				t.Fatalf("Decode(%q) err = %v, want *DecodeError", tt.raw, err)
+			}
+			if de.Class != tt.class {
+				t.Errorf("class = %s, want %s (%s)", de.Class, tt.class, de.Detail)
+			}
+			if !errors.Is(err, ErrMalformed) {
+				t.Error("DecodeError must wrap ErrMalformed")
+			}
+			if string(de.Raw) != tt.raw {
+				t.Error("DecodeError must keep the raw frame")
+			}
+		})
+	}
+}
+
+func TestDecodeKinds(t *testing.T) {
+	tests := []struct {
+		raw    string
+		kind   Kind
+		id     string
+		method string
+		null   bool
+	}{
+		{`{"jsonrpc":"2.0","id":0,"method":"ping"}`, KindRequest, `0`, "ping", false},
+		{`{"jsonrpc":"2.0","id":"0","method":"ping","params":{}}`, KindRequest, `"0"`, "ping", false},
+		{`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`, KindNotification, `<absent>`, "notifications/cancelled", false},
+		{`{"jsonrpc":"2.0","id":7,"result":{}}`, KindResult, `7`, "", false},
+		{`{"jsonrpc":"2.0","id":"a","error":{"code":-32601,"message":"no"}}`, KindError, `"a"`, "", false},
+		{`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse"}}`, KindError, `<absent>`, "", true},
+	}
+	for _, tt := range tests {
+		m, err := Decode([]byte(tt.raw))
+		if err != nil {
+			t.Fatalf("Decode(%s): %v", tt.raw, err)
+		}
+		got := []any{m.Kind, m.ID.String(), m.Method, m.NullID}
+		want := []any{tt.kind, tt.id, tt.method, tt.null}
+		if d := cmp.Diff(want, got); d != "" {
+			t.Errorf("Decode(%s) (-want +got):\n%s", tt.raw, d)
+		}
+		if string(m.Raw) != tt.raw {
+			t.Errorf("raw not kept")
+		}
+	}
+}
+
+func TestEncodeRoundTrip(t *testing.T) {
+	for _, id := range []ID{IntID(0), StringID("0"), IntID(-3), StringID("x\"y")} {
+		b, err := EncodeRequest(id, "tools/call", map[string]any{"name": "slow"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := Decode(b)
+		if err != nil {
+			t.Fatalf("Decode(%s): %v", b, err)
+		}
+		if m.ID != id || m.Kind != KindRequest {
+			t.Errorf("round trip of %s gave %s %s", id, m.Kind, m.ID)
+		}
+	}
+	if _, err := EncodeRequest(ID{}, "x", nil); err == nil {
+		t.Error("EncodeRequest must refuse an absent id")
+	}
+	b, _ := EncodeError(ID{}, &Error{Code: CodeParseError, Message: "bad"})
+	m, err := Decode(b)
+	if err != nil || !m.NullID || m.Kind != KindError {
+		t.Errorf("null-id error round trip: %s %v", b, err)
+	}
+	b, _ = EncodeResult(IntID(1), nil)
+	if string(b) != `{"jsonrpc":"2.0","id":1,"result":{}}` {
+		t.Errorf("empty result = %s", b)
+	}
+}
+
+func TestMalformedFramesAreClassified(t *testing.T) {
+	for _, class := range []DecodeClass{ClassParse, ClassNotObject, ClassBatch, ClassWrongVersion, ClassInvalidID, ClassAmbiguous, ClassInvalidUTF8} {
+		_, err := Decode(Malformed(class))
+		var de *DecodeError
+		if !errors.As(err, &de) || de.Class != class {
+			t.Errorf("Malformed(%s) decoded as %v", class, err)
+		}
+	}
+}
+
+func FuzzDecode(f *testing.F) {
+	for _, s := range []string{`{"jsonrpc":"2.0","id":1,"method":"ping"}`, `[]`, `{"jsonrpc":"2.0","id":null,"error":{"code":1,"message":""}}`, "\xff"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		m, err := Decode(b)
+		if err == nil && m.Kind == 0 {
+			t.Fatalf("decoded without kind: %q", b)
+		}
+		if err == nil && (m.Kind == KindRequest) && !m.ID.IsValid() {
+			t.Fatalf("request without valid id: %q", b)
+		}
+	})
+}

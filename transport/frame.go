@@ -1,0 +1,68 @@
+package transport
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+)
+
+// FrameReader splits a byte stream into newline-delimited frames (STD-1),
+// with a hard limit on frame size. A frame over the limit is discarded up
+// to its newline and reported as ErrFrameTooLarge; reading can go on.
+type FrameReader struct {
+	r   *bufio.Reader
+	max int
+}
+
+// NewFrameReader reads frames of at most max bytes (DefaultMaxFrame if
+// max <= 0) from r.
+func NewFrameReader(r io.Reader, max int) *FrameReader {
+	if max <= 0 {
+		max = DefaultMaxFrame
+	}
+	return &FrameReader{r: bufio.NewReaderSize(r, 64<<10), max: max}
+}
+
+// ReadFrame returns the next frame without its line ending ("\n" or
+// "\r\n"). At the end of the stream it returns io.EOF; a final frame with no
+// newline is returned first. The returned slice is owned by the caller.
+func (f *FrameReader) ReadFrame() ([]byte, error) {
+	var frame []byte
+	oversized := 0
+	for {
+		chunk, err := f.r.ReadSlice('\n')
+		if oversized == 0 && len(frame)+len(chunk) > f.max+2 {
+			oversized = len(frame)
+			frame = nil
+		}
+		if oversized > 0 {
+			oversized += len(chunk)
+		} else {
+			frame = append(frame, chunk...)
+		}
+		switch err {
+		case nil:
+			if oversized > 0 {
+				return nil, fmt.Errorf("%w: %d bytes or more, limit %d", ErrFrameTooLarge, oversized, f.max)
+			}
+			frame = bytes.TrimSuffix(frame[:len(frame)-1], []byte("\r"))
+			if len(frame) > f.max {
+				return nil, fmt.Errorf("%w: %d bytes, limit %d", ErrFrameTooLarge, len(frame), f.max)
+			}
+			return frame, nil
+		case bufio.ErrBufferFull:
+			continue
+		case io.EOF:
+			if oversized > 0 {
+				return nil, fmt.Errorf("%w: %d bytes or more before end of stream, limit %d", ErrFrameTooLarge, oversized, f.max)
+			}
+			if len(frame) > 0 {
+				return frame, nil
+			}
+			return nil, io.EOF
+		default:
+			return nil, err
+		}
+	}
+}

@@ -1,0 +1,76 @@
+// Package transport moves JSON-RPC frames between the harness and a peer,
+// and records every frame in the chronology. It knows framing, processes and
+// connections; it knows nothing of MCP methods.
+package transport
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/mcpflight/mcpflight/jsonrpc"
+)
+
+// DefaultMaxFrame is the default limit on one frame's size: 4 MiB.
+const DefaultMaxFrame = 4 << 20
+
+// Sentinel errors callers can test with errors.Is.
+var (
+	// ErrFrameTooLarge reports a frame over the configured limit.
+	ErrFrameTooLarge = errors.New("frame exceeds the maximum frame size")
+	// ErrClosed reports use of a connection after it closed.
+	ErrClosed = errors.New("connection closed")
+)
+
+// Inbound is one frame read from the peer. Msg is nil when Err says why the
+// frame is not a valid message (a *jsonrpc.DecodeError, or ErrFrameTooLarge).
+// Seq is the frame's chronology sequence number.
+type Inbound struct {
+	Msg *jsonrpc.Message
+	Raw []byte
+	Err error
+	Seq uint64
+}
+
+// Conn is a framed, recorded connection to a peer.
+type Conn interface {
+	// Send writes one frame. raw may be deliberately malformed; the
+	// transport adds only its own framing (a newline on stdio).
+	Send(ctx context.Context, raw []byte) error
+	// Inbound delivers frames in arrival order. It is closed when the
+	// peer's output ends; Err then says why.
+	Inbound() <-chan Inbound
+	// Err is the reason the inbound stream ended, or nil while it is open
+	// or after a clean end of stream.
+	Err() error
+	// Close shuts the connection down and grades how the peer went.
+	Close(ctx context.Context) Teardown
+}
+
+// Step is one rung of a shutdown ladder.
+type Step string
+
+// The rungs of the stdio shutdown ladder (STD-7, STD-44, STD-45).
+const (
+	StepCloseInput Step = "close-stdin"
+	StepSIGTERM    Step = "SIGTERM"
+	StepSIGKILL    Step = "SIGKILL"
+	StepNone       Step = "none"
+)
+
+// Teardown records how a connection ended, for the teardown verdict.
+type Teardown struct {
+	// ExitedAfter is the last rung that was needed before the peer exited.
+	ExitedAfter Step
+	// Waited is the time from the first rung to the exit.
+	Waited time.Duration
+	// ExitCode is the process exit code, or -1 when killed by a signal.
+	ExitCode int
+	// Signal names the signal that ended the process, if any.
+	Signal string
+	// Leftovers counts processes of the peer's group still alive after
+	// teardown; it must be zero.
+	Leftovers int
+	// Err is set when teardown itself failed.
+	Err error
+}
