@@ -145,12 +145,12 @@ func TestWaitFor(t *testing.T) {
 
 func TestSanitize(t *testing.T) {
 	tests := map[string]string{
-		"plain":                 "plain",
-		"red \x1b[31mx":         `red \u001b[31mx`,
-		"line\nbreak":           `line\u000abreak`,
-		"bidi \u202eevil":       `bidi \u202eevil`,
-		"bad \xff utf8":         "bad \ufffd utf8",
-		"bell\a":                `bell\u0007`,
+		"plain":               "plain",
+		"red \x1b[31mx":       `red \u001b[31mx`,
+		"line\nbreak":         `line\u000abreak`,
+		"bidi \u202eevil":     `bidi \u202eevil`,
+		"bad \xff utf8":       "bad \ufffd utf8",
+		"bell\a":              `bell\u0007`,
 		"emoji 😀 ok, ünïcode": "emoji 😀 ok, ünïcode",
 	}
 	for in, want := range tests {
