@@ -23,7 +23,8 @@ var ErrBadCommandLine = errors.New("invalid command line")
 //   - double quotes take their content literally except that a backslash
 //     escapes " \ $ and ` (and a backslash-newline pair is removed); any
 //     other backslash stays as it is;
-//   - quoted empty strings ('' or "") are kept as empty arguments.
+//   - an empty pair of quotes, single or double, standing alone is kept
+//     as an empty argument.
 //
 // An unterminated quote or a trailing backslash is an error wrapping
 // ErrBadCommandLine. A line with no arguments returns an empty slice.

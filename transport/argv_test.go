@@ -20,7 +20,7 @@ func TestSplitArgs(t *testing.T) {
 		{"runs of blanks", "  a \t b\n\nc  ", []string{"a", "b", "c"}},
 		{"single quotes literal", `'a b' 'x\y' '$HOME' '"'`, []string{"a b", `x\y`, "$HOME", `"`}},
 		{"double quotes", `"a b" "it's"`, []string{"a b", "it's"}},
-		{"double quote escapes", `"\" \\ \$ \`+"`"+`"`, []string{"\" \\ $ `"}},
+		{"double quote escapes", `"\" \\ \$ \` + "`" + `"`, []string{"\" \\ $ `"}},
 		{"double quote other backslash kept", `"a\b\n"`, []string{`a\b\n`}},
 		{"double quote line continuation", "\"a\\\nb\"", []string{"ab"}},
 		{"backslash outside quotes", `a\ b \'c \"d \\e \x`, []string{"a b", "'c", `"d`, `\e`, "x"}},
