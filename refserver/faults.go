@@ -1,0 +1,172 @@
+package refserver
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Fault names one deliberate defect of the reference server. Each fault
+// breaks exactly one contract, so that every check of the conformance
+// checker can be shown to fire on a server that breaks it and to stay quiet
+// on the conforming server. The string value is the command-line flag value.
+type Fault string
+
+// The faults the reference server can be started with.
+const (
+	// FaultRespondAfterCancel: a cancelled operation still sends its
+	// result when it is woken (breaks CAN-8 "not send a response").
+	FaultRespondAfterCancel Fault = "respond-after-cancel"
+	// FaultProgressAfterCancel: a cancelled operation sends one more
+	// progress notification, then stops without a response (CAN-8, CAN-54).
+	FaultProgressAfterCancel Fault = "progress-after-cancel"
+	// FaultProgressAfterResponse: one progress notification follows the
+	// final response (PRG-14).
+	FaultProgressAfterResponse Fault = "progress-after-response"
+	// FaultNonIncreasingProgress: step 2 repeats the progress value of
+	// step 1 (PRG-4).
+	FaultNonIncreasingProgress Fault = "non-increasing-progress"
+	// FaultWrongToken: progress notifications carry the token with its
+	// JSON type flipped, "7" for 7 and 7 for "7" (PRG-7).
+	FaultWrongToken Fault = "wrong-token"
+	// FaultProgressWithoutToken: progress is sent with the invented token
+	// "mcpflight-invented" when the request carried none (PRG-7).
+	FaultProgressWithoutToken Fault = "progress-without-token"
+	// FaultErrorOnNotification: every notification is answered with an
+	// error response whose id is null (RPC-15).
+	FaultErrorOnNotification Fault = "error-on-notification"
+	// FaultCrashOnMalformedCancel: a notifications/cancelled without a
+	// valid requestId makes Serve stop with an error (CAN-14).
+	FaultCrashOnMalformedCancel Fault = "crash-on-malformed-cancel"
+	// FaultCancelUnknownHitsOther: a cancel naming a request ID never seen
+	// in the session cancels the most recent running operation (CAN-14).
+	FaultCancelUnknownHitsOther Fault = "cancel-unknown-hits-other"
+	// FaultLeakOnCancel: a cancelled operation never releases its
+	// resource and stays counted as active (CAN-8 "free resources").
+	FaultLeakOnCancel Fault = "leak-on-cancel"
+	// FaultDoubleCleanup: a cancelled operation releases its resource
+	// twice.
+	FaultDoubleCleanup Fault = "double-cleanup"
+	// FaultIDTypeConfusion: requests are keyed by the text of their id,
+	// so string "5" and integer 5 collide, and responses to string ids
+	// that look like integers carry an integer id (RPC-8).
+	FaultIDTypeConfusion Fault = "id-type-confusion"
+	// FaultIDZeroAbsent: a request with the integer id 0 is taken for a
+	// notification and never answered (RPC-4).
+	FaultIDZeroAbsent Fault = "id-zero-absent"
+	// FaultStaleToken: a progress token stays live after its request
+	// completes, so reusing it is refused with -32602 (PRG-2).
+	FaultStaleToken Fault = "stale-token"
+	// FaultStdoutNoise: a line that is not JSON-RPC is written before
+	// anything else (STD-1).
+	FaultStdoutNoise Fault = "stdout-noise"
+	// FaultPingBroken: ping is answered with error -32603 (PNG-1).
+	FaultPingBroken Fault = "ping-broken"
+	// FaultIgnoreStdinEOF: Serve does not return at the end of its input
+	// but waits for its context, like a stdio server that does not exit
+	// when stdin closes.
+	FaultIgnoreStdinEOF Fault = "ignore-stdin-eof"
+	// FaultVersionMismatch: initialize answers protocolVersion
+	// "1999-01-01" (LIF-9, LIF-10).
+	FaultVersionMismatch Fault = "version-mismatch"
+	// FaultLogLevelIgnored: the log tool ignores the level set with
+	// logging/setLevel (LOG-4).
+	FaultLogLevelIgnored Fault = "log-level-ignored"
+	// FaultHangAfterCancel: an accepted cancel stops the operation's
+	// output, but the operation never ends: it keeps its resource and
+	// never reaches KEY/end.
+	FaultHangAfterCancel Fault = "hang-after-cancel"
+)
+
+// AllFaults returns every fault, in a stable order.
+func AllFaults() []Fault {
+	return []Fault{
+		FaultRespondAfterCancel,
+		FaultProgressAfterCancel,
+		FaultProgressAfterResponse,
+		FaultNonIncreasingProgress,
+		FaultWrongToken,
+		FaultProgressWithoutToken,
+		FaultErrorOnNotification,
+		FaultCrashOnMalformedCancel,
+		FaultCancelUnknownHitsOther,
+		FaultLeakOnCancel,
+		FaultDoubleCleanup,
+		FaultIDTypeConfusion,
+		FaultIDZeroAbsent,
+		FaultStaleToken,
+		FaultStdoutNoise,
+		FaultPingBroken,
+		FaultIgnoreStdinEOF,
+		FaultVersionMismatch,
+		FaultLogLevelIgnored,
+		FaultHangAfterCancel,
+	}
+}
+
+// Description is a one-line description of what the fault breaks; it is
+// empty for a string that names no fault.
+func (f Fault) Description() string {
+	switch f {
+	case FaultRespondAfterCancel:
+		return "a cancelled operation still sends its result when woken (CAN-8)"
+	case FaultProgressAfterCancel:
+		return "a cancelled operation sends one more progress notification, then stops without a response (CAN-8)"
+	case FaultProgressAfterResponse:
+		return "one progress notification follows the final response (PRG-14)"
+	case FaultNonIncreasingProgress:
+		return "step 2 repeats the progress value of step 1 (PRG-4)"
+	case FaultWrongToken:
+		return "progress carries the token with its JSON type flipped: \"7\" for 7, 7 for \"7\" (PRG-7)"
+	case FaultProgressWithoutToken:
+		return "progress is sent with the invented token \"mcpflight-invented\" when none was given (PRG-7)"
+	case FaultErrorOnNotification:
+		return "every notification is answered with an error response with id null (RPC-15)"
+	case FaultCrashOnMalformedCancel:
+		return "a cancel without a valid requestId makes the server stop with an error (CAN-14)"
+	case FaultCancelUnknownHitsOther:
+		return "a cancel for an unknown request id cancels the most recent running operation (CAN-14)"
+	case FaultLeakOnCancel:
+		return "a cancelled operation never releases its resource nor stops counting as active (CAN-8)"
+	case FaultDoubleCleanup:
+		return "a cancelled operation releases its resource twice (CAN-8)"
+	case FaultIDTypeConfusion:
+		return "request ids are keyed by their text, so \"5\" and 5 collide, and integer-like string ids are echoed as integers (RPC-8)"
+	case FaultIDZeroAbsent:
+		return "a request with id 0 is taken for a notification and never answered (RPC-4)"
+	case FaultStaleToken:
+		return "a progress token stays live after its request completes; reusing it is refused with -32602 (PRG-2)"
+	case FaultStdoutNoise:
+		return "a non-JSON banner line is written to the output before anything else (STD-1)"
+	case FaultPingBroken:
+		return "ping is answered with error -32603 (PNG-1)"
+	case FaultIgnoreStdinEOF:
+		return "the end of the input is ignored: the server keeps running until it is stopped"
+	case FaultVersionMismatch:
+		return "initialize answers protocolVersion \"1999-01-01\" (LIF-9, LIF-10)"
+	case FaultLogLevelIgnored:
+		return "the log tool ignores the level set by logging/setLevel (LOG-4)"
+	case FaultHangAfterCancel:
+		return "a cancelled operation stops its output but never ends: it keeps its resource and never reaches KEY/end (CAN-8)"
+	}
+	return ""
+}
+
+// ParseFault returns the fault named s (its flag value), or an error that
+// lists the valid names.
+func ParseFault(s string) (Fault, error) {
+	f := Fault(strings.TrimSpace(s))
+	if f.Description() != "" {
+		return f, nil
+	}
+	names := make([]string, 0, len(AllFaults()))
+	for _, f := range AllFaults() {
+		names = append(names, string(f))
+	}
+	return "", fmt.Errorf("refserver: unknown fault %q (valid: %s)", s, strings.Join(names, ", "))
+}
+
+// FaultSet is a set of faults; a nil set is the conforming server.
+type FaultSet map[Fault]bool
+
+// Has reports whether f is in the set. It is safe on a nil set.
+func (fs FaultSet) Has(f Fault) bool { return fs[f] }

@@ -1,0 +1,227 @@
+// Package refserver is mcpflight's deterministic reference MCP server
+// (protocol 2025-11-25, also accepting 2025-06-18 and 2025-03-26).
+//
+// It serves one session of newline-framed JSON-RPC and offers three tools:
+// "slow" (steps with progress, cancellable at every checkpoint), "effect"
+// (a gated side effect with a receipt) and "log" (notifications/message
+// filtered by logging/setLevel). Its "io.mcpflight/control" extension
+// (mcpflight/await, mcpflight/release, mcpflight/counters; see
+// docs/control-extension.md) lets a checker hold an operation at a named
+// checkpoint, act, and then read the server's own accounting, so that
+// in-flight cases need no sleeps.
+//
+// Started with a FaultSet, the server breaks exactly the contracts named,
+// which is how the checker's verdicts are tested.
+package refserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcpflight/mcpflight/jsonrpc"
+	"github.com/mcpflight/mcpflight/transport"
+)
+
+// Identity and wire names.
+const (
+	// DefaultName is the serverInfo name when Options.Name is empty.
+	DefaultName = "mcpflight-reference"
+	// DefaultVersion is the serverInfo version when Options.Version is empty.
+	DefaultVersion = "dev"
+	// LatestProtocolVersion is the version answered when the client asks
+	// for one the server does not support (LIF-10, LIF-11).
+	LatestProtocolVersion = "2025-11-25"
+	// ControlCapability is the experimental capability key of the control
+	// extension; its value is {"version": ControlVersion}.
+	ControlCapability = "io.mcpflight/control"
+	// ControlVersion is the version of the control extension.
+	ControlVersion = 1
+	// MaxFrame is the largest input frame accepted, in bytes.
+	MaxFrame = transport.DefaultMaxFrame
+)
+
+// SupportedProtocolVersions lists the protocol versions initialize echoes,
+// newest first.
+func SupportedProtocolVersions() []string {
+	return []string{"2025-11-25", "2025-06-18", "2025-03-26"}
+}
+
+// ErrCrash is returned (wrapped) by Serve when a fault makes it crash.
+var ErrCrash = errors.New("refserver: crashed")
+
+// errSessionEnded closes pipes that Serve wakes on an abnormal end.
+var errSessionEnded = errors.New("refserver: session ended")
+
+// Options configures a Server.
+type Options struct {
+	// Faults selects deliberate defects; an empty set is the conforming
+	// server.
+	Faults FaultSet
+	// Stderr receives diagnostics as plain lines (checkpoints reached and
+	// released, cancels accepted or ignored, end of input). It may be nil.
+	Stderr io.Writer
+	// Name and Version are reported as serverInfo; empty means
+	// DefaultName and DefaultVersion.
+	Name, Version string
+}
+
+// Server is the reference server. It holds only its configuration: every
+// call to Serve is an independent session, and a Server may serve several
+// sessions at once.
+type Server struct {
+	opts Options
+	// live counts goroutines started by Serve that have not finished.
+	// Tests use it to prove that Serve leaves nothing behind.
+	live atomic.Int64
+}
+
+// New returns a server with a private copy of opts.
+func New(opts Options) *Server {
+	faults := make(FaultSet, len(opts.Faults))
+	for f, on := range opts.Faults {
+		if on {
+			faults[f] = true
+		}
+	}
+	opts.Faults = faults
+	if opts.Stderr == nil {
+		opts.Stderr = io.Discard
+	}
+	if opts.Name == "" {
+		opts.Name = DefaultName
+	}
+	if opts.Version == "" {
+		opts.Version = DefaultVersion
+	}
+	return &Server{opts: opts}
+}
+
+// readResult is one outcome of FrameReader.ReadFrame.
+type readResult struct {
+	raw []byte
+	err error
+}
+
+// Serve runs one session: it reads newline-delimited JSON-RPC frames from r
+// (at most MaxFrame bytes each) and writes responses and notifications to
+// w, one frame per line, through a single writer.
+//
+// Notifications (cancellations among them) are handled in arrival order
+// before the next frame is read; each request is handled in its own
+// goroutine, but anything that later frames depend on (registration of an
+// operation or await, a release, the log level, a counters snapshot) takes
+// effect before the next frame is read.
+//
+// Serve returns nil when r reaches end of file, ctx.Err() when ctx ends,
+// and an error wrapping ErrCrash when a fault makes it crash. Before it
+// returns, every goroutine it started has finished: blocked operations and
+// awaits are woken and abandoned without output. On an abnormal end (ctx,
+// crash) a blocked read or write is woken with a past deadline when r or w
+// supports one, or by closing it when it is an io.Pipe end
+// (CloseWithError); a read that cannot be woken is left to finish by
+// itself and its data is discarded.
+func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
+	ss := newSession(ctx, s, w)
+	defer ss.cancel()
+	if ss.has(FaultStdoutNoise) {
+		ss.writeLine([]byte("mcpflight reference server starting (this line is not JSON-RPC)"))
+	}
+
+	frames := make(chan readResult)
+	stopRead := make(chan struct{})
+	readDone := make(chan struct{})
+	s.live.Add(1)
+	go func() {
+		defer close(readDone)
+		defer s.live.Add(-1)
+		fr := transport.NewFrameReader(r, MaxFrame)
+		for {
+			raw, err := fr.ReadFrame()
+			select {
+			case frames <- readResult{raw: raw, err: err}:
+			case <-stopRead:
+				return
+			}
+			if err != nil && !errors.Is(err, transport.ErrFrameTooLarge) {
+				return
+			}
+		}
+	}()
+
+	err, abnormal := ss.loop(ctx, frames)
+	if abnormal {
+		ss.abort()
+	}
+	ss.cancel()
+	ss.wg.Wait()
+	close(stopRead)
+	if !abnormal || wakeReader(r) {
+		<-readDone
+	}
+	if err == nil {
+		err = ss.writeErr()
+	}
+	return err
+}
+
+// loop reads frames until the session ends. abnormal is true when the
+// reader may still be blocked and output must stop at once.
+func (ss *session) loop(ctx context.Context, frames <-chan readResult) (err error, abnormal bool) {
+	for {
+		if ctx.Err() != nil {
+			return ctx.Err(), true
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err(), true
+		case fr := <-frames:
+			switch {
+			case fr.err == nil:
+				if err := ss.handleFrame(fr.raw); err != nil {
+					return err, true
+				}
+			case errors.Is(fr.err, transport.ErrFrameTooLarge):
+				ss.logf("input frame rejected: %v", fr.err)
+				ss.replyError(jsonrpc.ID{}, codeInvalidRequest, "Invalid Request: frame too large", map[string]string{"class": "frame-too-large"})
+			case errors.Is(fr.err, io.EOF):
+				if ss.has(FaultIgnoreStdinEOF) {
+					ss.logf("end of input ignored (fault %s)", FaultIgnoreStdinEOF)
+					<-ctx.Done()
+					return ctx.Err(), true
+				}
+				ss.logf("end of input")
+				return nil, false
+			default:
+				ss.logf("reading input: %v", fr.err)
+				return fmt.Errorf("refserver: reading input: %w", fr.err), false
+			}
+		}
+	}
+}
+
+// wakeReader interrupts a read blocked on r, if r allows it, and reports
+// whether it did.
+func wakeReader(r io.Reader) bool {
+	if d, ok := r.(interface{ SetReadDeadline(time.Time) error }); ok && d.SetReadDeadline(time.Unix(1, 0)) == nil {
+		return true
+	}
+	if p, ok := r.(interface{ CloseWithError(error) error }); ok {
+		_ = p.CloseWithError(errSessionEnded)
+		return true
+	}
+	return false
+}
+
+// wakeWriter interrupts a write blocked on w, if w allows it.
+func wakeWriter(w io.Writer) {
+	if d, ok := w.(interface{ SetWriteDeadline(time.Time) error }); ok && d.SetWriteDeadline(time.Unix(1, 0)) == nil {
+		return
+	}
+	if p, ok := w.(interface{ CloseWithError(error) error }); ok {
+		_ = p.CloseWithError(errSessionEnded)
+	}
+}

@@ -1,0 +1,551 @@
+package refserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"sync"
+
+	"github.com/mcpflight/mcpflight/jsonrpc"
+)
+
+// JSON-RPC error codes used by the server.
+const (
+	codeParseError     = jsonrpc.CodeParseError
+	codeInvalidRequest = jsonrpc.CodeInvalidRequest
+	codeMethodNotFound = jsonrpc.CodeMethodNotFound
+	codeInvalidParams  = jsonrpc.CodeInvalidParams
+	codeInternalError  = jsonrpc.CodeInternalError
+)
+
+// callKind says what an in-flight, cancellable request is.
+type callKind uint8
+
+const (
+	kindSlow callKind = iota + 1
+	kindEffect
+	kindAwait
+)
+
+// callState is the lifecycle of a cancellable request.
+type callState uint8
+
+const (
+	stateRunning callState = iota
+	stateCompleted
+	stateCancelled
+)
+
+func (s callState) String() string {
+	switch s {
+	case stateCompleted:
+		return "completed"
+	case stateCancelled:
+		return "cancelled"
+	}
+	return "running"
+}
+
+// call is a request that can be cancelled: a slow or effect operation, or
+// a control await.
+type call struct {
+	kind  callKind
+	id    jsonrpc.ID
+	idKey string
+	seq   uint64
+	// cancelled is closed when a cancel is accepted.
+	cancelled chan struct{}
+	// sendMu is held across "check state, then write": once a cancel has
+	// been accepted (which takes sendMu too), no frame of the call is
+	// written unless a fault forces it.
+	sendMu sync.Mutex
+
+	// Guarded by session.mu.
+	state        callState
+	releases     int
+	progressSent int
+
+	// Fixed at registration.
+	key      string // operation key, the checkpoint prefix
+	token    jsonrpc.ProgressToken
+	tokenKey string // "" when the request carried no token
+	steps    int
+	unit     float64
+	noTotal  bool
+	gated    bool
+	cpName   string // await only
+
+	// Owned by the operation's goroutine.
+	stepsDone int
+}
+
+// checkpoint is a named point of an operation. reachedCh and releasedCh
+// are each closed once, by whoever first set the matching flag.
+type checkpoint struct {
+	reachedCh  chan struct{}
+	releasedCh chan struct{}
+	// Guarded by session.mu.
+	reached, released bool
+	requestID         jsonrpc.ID
+	outcome           string
+}
+
+// session is the state of one Serve call.
+type session struct {
+	srv    *Server
+	faults FaultSet
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	// Output. wmu serialises frames; ioMu guards the abort handshake.
+	w       io.Writer
+	wmu     sync.Mutex
+	ioMu    sync.Mutex
+	writing bool
+	aborted bool
+	werr    error
+
+	emu sync.Mutex // Stderr
+
+	mu          sync.Mutex
+	level       int // index into logLevels, -1 when not set
+	known       map[string]bool
+	inflight    map[string]*call
+	ops         map[string]*call // by operation key
+	tokens      map[string]*call
+	checkpoints map[string]*checkpoint
+	seq         uint64
+	started     int
+	active      int
+	completed   int
+	cancelledN  int
+	released    int
+	effects     int
+}
+
+func newSession(ctx context.Context, srv *Server, w io.Writer) *session {
+	sctx, cancel := context.WithCancel(ctx)
+	return &session{
+		srv:         srv,
+		faults:      srv.opts.Faults,
+		ctx:         sctx,
+		cancel:      cancel,
+		w:           w,
+		level:       -1,
+		known:       map[string]bool{},
+		inflight:    map[string]*call{},
+		ops:         map[string]*call{},
+		tokens:      map[string]*call{},
+		checkpoints: map[string]*checkpoint{},
+	}
+}
+
+func (ss *session) has(f Fault) bool { return ss.faults.Has(f) }
+
+// spawn runs fn in a goroutine that Serve waits for.
+func (ss *session) spawn(fn func()) {
+	ss.wg.Add(1)
+	ss.srv.live.Add(1)
+	go func() {
+		defer ss.wg.Done()
+		defer ss.srv.live.Add(-1)
+		fn()
+	}()
+}
+
+// logf writes one diagnostic line to Stderr.
+func (ss *session) logf(format string, args ...any) {
+	line := fmt.Sprintf(format, args...) + "\n"
+	ss.emu.Lock()
+	defer ss.emu.Unlock()
+	_, _ = io.WriteString(ss.srv.opts.Stderr, line)
+}
+
+// writeLine writes one frame and its newline with a single Write. After an
+// abort or a failed write nothing more is written.
+func (ss *session) writeLine(frame []byte) {
+	ss.wmu.Lock()
+	defer ss.wmu.Unlock()
+	ss.ioMu.Lock()
+	if ss.aborted || ss.werr != nil {
+		ss.ioMu.Unlock()
+		return
+	}
+	ss.writing = true
+	ss.ioMu.Unlock()
+
+	buf := make([]byte, 0, len(frame)+1)
+	buf = append(append(buf, frame...), '\n')
+	_, err := ss.w.Write(buf)
+
+	ss.ioMu.Lock()
+	ss.writing = false
+	if err != nil && ss.werr == nil && !ss.aborted {
+		ss.werr = err
+	}
+	ss.ioMu.Unlock()
+	if err != nil {
+		ss.logf("writing output: %v", err)
+	}
+}
+
+// abort stops all output and wakes a write in progress.
+func (ss *session) abort() {
+	ss.ioMu.Lock()
+	ss.aborted = true
+	busy := ss.writing
+	ss.ioMu.Unlock()
+	if busy {
+		wakeWriter(ss.w)
+	}
+}
+
+func (ss *session) writeErr() error {
+	ss.ioMu.Lock()
+	defer ss.ioMu.Unlock()
+	if ss.werr != nil {
+		return fmt.Errorf("refserver: writing output: %w", ss.werr)
+	}
+	return nil
+}
+
+// idKey keys a request ID. Strings and integers stay apart, except under
+// FaultIDTypeConfusion, which keys by the bare text.
+func (ss *session) idKey(id jsonrpc.ID) string {
+	if ss.has(FaultIDTypeConfusion) {
+		return "t:" + idText(id)
+	}
+	return id.Key()
+}
+
+// respID is the ID a response carries: the request's, exactly (RPC-8),
+// unless FaultIDTypeConfusion turns an integer-like string into an integer.
+func (ss *session) respID(id jsonrpc.ID) jsonrpc.ID {
+	if ss.has(FaultIDTypeConfusion) && id.IsString() {
+		if n, err := strconv.ParseInt(idText(id), 10, 64); err == nil {
+			return jsonrpc.IntID(n)
+		}
+	}
+	return id
+}
+
+// idText is the ID without JSON quoting.
+func idText(id jsonrpc.ID) string {
+	if id.IsString() {
+		if s, err := strconv.Unquote(id.String()); err == nil {
+			return s
+		}
+	}
+	return id.String()
+}
+
+// tokenText is the token without JSON quoting.
+func tokenText(t jsonrpc.ProgressToken) string {
+	if t.IsString() {
+		if s, err := strconv.Unquote(t.String()); err == nil {
+			return s
+		}
+	}
+	return t.String()
+}
+
+// reply writes a success response.
+func (ss *session) reply(id jsonrpc.ID, result any) {
+	frame, err := jsonrpc.EncodeResult(ss.respID(id), result)
+	if err != nil {
+		ss.replyError(id, codeInternalError, "Internal error: cannot encode the result", nil)
+		return
+	}
+	ss.writeLine(frame)
+}
+
+// replyError writes an error response; the absent ID is written as null.
+func (ss *session) replyError(id jsonrpc.ID, code int, message string, data any) {
+	e := &jsonrpc.Error{Code: code, Message: message}
+	if data != nil {
+		if raw, err := json.Marshal(data); err == nil {
+			e.Data = raw
+		}
+	}
+	if id.IsValid() {
+		id = ss.respID(id)
+	}
+	frame, err := jsonrpc.EncodeError(id, e)
+	if err != nil {
+		ss.logf("cannot encode error response: %v", err)
+		return
+	}
+	ss.writeLine(frame)
+}
+
+// rpcError is a JSON-RPC error to answer with.
+type rpcError struct {
+	code    int
+	message string
+}
+
+func invalidParams(format string, args ...any) *rpcError {
+	return &rpcError{code: codeInvalidParams, message: fmt.Sprintf(format, args...)}
+}
+
+// answer writes result or rerr for id.
+func (ss *session) answer(id jsonrpc.ID, result any, rerr *rpcError) {
+	if rerr != nil {
+		ss.replyError(id, rerr.code, rerr.message, nil)
+		return
+	}
+	ss.reply(id, result)
+}
+
+// notify writes a notification.
+func (ss *session) notify(method string, params any) {
+	frame, err := jsonrpc.EncodeNotification(method, params)
+	if err != nil {
+		ss.logf("cannot encode %s: %v", method, err)
+		return
+	}
+	ss.writeLine(frame)
+}
+
+// handleFrame handles one input frame in the reading goroutine. A non-nil
+// error ends the session (crash fault).
+func (ss *session) handleFrame(raw []byte) error {
+	msg, err := jsonrpc.Decode(raw)
+	if err != nil {
+		var de *jsonrpc.DecodeError
+		class := "unknown"
+		if errors.As(err, &de) {
+			class = string(de.Class)
+		}
+		ss.logf("malformed input (%s): %v", class, err)
+		// JSON-RPC 2.0 §5: the id is null when it could not be read.
+		if class == string(jsonrpc.ClassParse) || class == string(jsonrpc.ClassInvalidUTF8) {
+			ss.replyError(jsonrpc.ID{}, codeParseError, "Parse error", map[string]string{"class": class})
+		} else {
+			ss.replyError(jsonrpc.ID{}, codeInvalidRequest, "Invalid Request", map[string]string{"class": class})
+		}
+		return nil
+	}
+	switch msg.Kind {
+	case jsonrpc.KindNotification:
+		return ss.handleNotification(msg)
+	case jsonrpc.KindRequest:
+		if ss.has(FaultIDZeroAbsent) && msg.ID == jsonrpc.IntID(0) {
+			ss.logf("request %s with id 0 taken for a notification (fault %s)", msg.Method, FaultIDZeroAbsent)
+			return nil
+		}
+		ss.handleRequest(msg)
+	default:
+		// This server sends no requests, so no response is expected.
+		ss.logf("ignoring unexpected %s with id %s", msg.Kind, msg.ID)
+	}
+	return nil
+}
+
+// handleNotification handles a notification; it never answers (RPC-15)
+// unless FaultErrorOnNotification says so.
+func (ss *session) handleNotification(msg *jsonrpc.Message) error {
+	switch msg.Method {
+	case "notifications/cancelled":
+		if err := ss.handleCancel(msg.Params); err != nil {
+			return err
+		}
+	case "notifications/initialized":
+		ss.logf("client initialized")
+	default:
+		ss.logf("ignoring notification %s", strconv.Quote(msg.Method))
+	}
+	if ss.has(FaultErrorOnNotification) {
+		ss.replyError(jsonrpc.ID{}, codeInvalidRequest, "Notification rejected", nil)
+	}
+	return nil
+}
+
+// objectParams reads params as a JSON object; absent or null params are
+// an empty object.
+func objectParams(raw json.RawMessage) (map[string]json.RawMessage, error) {
+	m := map[string]json.RawMessage{}
+	if len(raw) == 0 {
+		return m, nil
+	}
+	var got map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &got); err != nil {
+		return nil, errors.New("params must be an object")
+	}
+	for k, v := range got {
+		m[k] = v
+	}
+	return m, nil
+}
+
+// handleRequest routes a request. State that later frames depend on is
+// changed here, before the next frame is read; the answer is written from
+// the request's own goroutine.
+func (ss *session) handleRequest(msg *jsonrpc.Message) {
+	id := msg.ID
+	ss.mu.Lock()
+	ss.known[ss.idKey(id)] = true
+	ss.mu.Unlock()
+
+	params, perr := objectParams(msg.Params)
+	if perr != nil {
+		ss.spawn(func() { ss.answer(id, nil, invalidParams("Invalid params: %v", perr)) })
+		return
+	}
+	switch msg.Method {
+	case "initialize":
+		res, rerr := ss.initialize(params)
+		ss.spawn(func() { ss.answer(id, res, rerr) })
+	case "ping":
+		ss.spawn(func() {
+			if ss.has(FaultPingBroken) {
+				ss.replyError(id, codeInternalError, "Internal error", nil)
+				return
+			}
+			ss.reply(id, struct{}{}) // PNG-1
+		})
+	case "tools/list":
+		ss.spawn(func() { ss.reply(id, map[string]any{"tools": toolList()}) })
+	case "logging/setLevel":
+		rerr := ss.setLevel(params)
+		ss.spawn(func() { ss.answer(id, struct{}{}, rerr) })
+	case "tools/call":
+		ss.toolsCall(id, params)
+	case MethodAwait:
+		ss.await(id, params)
+	case MethodRelease:
+		rerr := ss.release(params)
+		ss.spawn(func() { ss.answer(id, struct{}{}, rerr) })
+	case MethodCounters:
+		snap := ss.snapshot()
+		ss.spawn(func() { ss.reply(id, snap) })
+	default:
+		ss.spawn(func() {
+			ss.replyError(id, codeMethodNotFound, "Method not found", map[string]string{"method": msg.Method})
+		})
+	}
+}
+
+// initialize answers the handshake (LIF-3, LIF-9, LIF-10).
+func (ss *session) initialize(params map[string]json.RawMessage) (any, *rpcError) {
+	var requested string
+	raw, ok := params["protocolVersion"]
+	if !ok || json.Unmarshal(raw, &requested) != nil {
+		return nil, invalidParams("Invalid params: protocolVersion must be a string")
+	}
+	version := LatestProtocolVersion
+	for _, v := range SupportedProtocolVersions() {
+		if v == requested {
+			version = v
+		}
+	}
+	if ss.has(FaultVersionMismatch) {
+		version = "1999-01-01"
+	}
+	ss.logf("initialize: client asked for %s, answering %s", strconv.Quote(requested), version)
+	return map[string]any{
+		"protocolVersion": version,
+		"capabilities": map[string]any{
+			"tools":   map[string]any{},
+			"logging": map[string]any{},
+			"experimental": map[string]any{
+				ControlCapability: map[string]any{"version": ControlVersion},
+			},
+		},
+		"serverInfo": map[string]any{
+			"name":    ss.srv.opts.Name,
+			"version": ss.srv.opts.Version,
+		},
+	}, nil
+}
+
+// handleCancel applies notifications/cancelled (CAN-8, CAN-14). It never
+// answers; it returns an error only under FaultCrashOnMalformedCancel.
+func (ss *session) handleCancel(raw json.RawMessage) error {
+	id, reason, ok := parseCancel(raw)
+	if !ok {
+		if ss.has(FaultCrashOnMalformedCancel) {
+			ss.logf("malformed cancel: crashing (fault %s)", FaultCrashOnMalformedCancel)
+			return fmt.Errorf("%w: malformed notifications/cancelled (fault %s)", ErrCrash, FaultCrashOnMalformedCancel)
+		}
+		ss.logf("ignoring malformed cancel: no valid requestId")
+		return nil
+	}
+	key := ss.idKey(id)
+	ss.mu.Lock()
+	c := ss.inflight[key]
+	if c == nil && !ss.known[key] && ss.has(FaultCancelUnknownHitsOther) {
+		c = ss.latestRunningOp()
+	}
+	ss.mu.Unlock()
+	if c == nil {
+		ss.logf("ignoring cancel of request %s: not in flight", id)
+		return nil
+	}
+
+	c.sendMu.Lock()
+	ss.mu.Lock()
+	accepted := c.state == stateRunning
+	if accepted {
+		c.state = stateCancelled
+		if ss.inflight[c.idKey] == c {
+			delete(ss.inflight, c.idKey)
+		}
+		// The token dies with the request, so the client may reuse it
+		// at once (PRG-2).
+		if c.tokenKey != "" && ss.tokens[c.tokenKey] == c {
+			delete(ss.tokens, c.tokenKey)
+		}
+		close(c.cancelled)
+	}
+	ss.mu.Unlock()
+	c.sendMu.Unlock()
+
+	if accepted {
+		ss.logf("cancel of request %s (%s) accepted, reason %s", c.id, c.describe(), strconv.Quote(reason))
+	} else {
+		ss.logf("ignoring cancel of request %s (%s): already %s", id, c.describe(), c.state)
+	}
+	return nil
+}
+
+// latestRunningOp is the most recently started running operation, or nil.
+// Caller holds mu.
+func (ss *session) latestRunningOp() *call {
+	var best *call
+	for _, c := range ss.inflight {
+		if c.kind != kindAwait && c.state == stateRunning && (best == nil || c.seq > best.seq) {
+			best = c
+		}
+	}
+	return best
+}
+
+// parseCancel reads CancelledNotificationParams. Extra members are
+// allowed, as everywhere in MCP params; a reason that is not a string is
+// ignored. ok is false when params or a valid requestId is missing.
+func parseCancel(raw json.RawMessage) (id jsonrpc.ID, reason string, ok bool) {
+	if len(raw) == 0 {
+		return id, "", false
+	}
+	params, err := objectParams(raw)
+	if err != nil {
+		return id, "", false
+	}
+	rid, present := params["requestId"]
+	if !present {
+		return id, "", false
+	}
+	id, err = jsonrpc.ParseID(rid)
+	if err != nil {
+		return id, "", false
+	}
+	if r, present := params["reason"]; present {
+		_ = json.Unmarshal(r, &reason)
+	}
+	return id, reason, true
+}
