@@ -161,11 +161,11 @@ func newHarness(t testing.TB, faults ...Fault) *harness {
 		fs[f] = true
 	}
 	h := &harness{
-		t:      t,
-		stderr: newLineSink(),
-		served: make(chan error, 1),
-		out:    newQueue[frame](),
-		nextID: 1000,
+		t:       t,
+		stderr:  newLineSink(),
+		served:  make(chan error, 1),
+		out:     newQueue[frame](),
+		nextID:  1000,
 		claimed: map[int]bool{},
 	}
 	h.srv = New(Options{Faults: fs, Stderr: h.stderr, Version: "test"})
@@ -426,7 +426,6 @@ func (h *harness) dump() string {
 	b.WriteString("stderr:\n" + h.stderr.text())
 	return b.String()
 }
-
 
 // wantError checks that m is an error response with code.
 func wantError(t testing.TB, m *jsonrpc.Message, code int) {

@@ -1,0 +1,289 @@
+package refserver
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/mcpflight/mcpflight/jsonrpc"
+)
+
+// Each fault breaks one contract; these tests show its observable effect.
+
+// cancelAtStep1 runs a gated slow operation "k" (request 1, token "c") to
+// KEY/step/1, cancels it and returns.
+func cancelAtStep1(h *harness) {
+	h.t.Helper()
+	h.slow(jsonrpc.IntID(1), json.RawMessage(`"c"`), map[string]any{"key": "k", "steps": 3})
+	h.release("k/start")
+	h.await("k/step/1")
+	h.cancelReq(jsonrpc.IntID(1))
+}
+
+func TestFaultRespondAfterCancel(t *testing.T) {
+	h := newHarness(t, FaultRespondAfterCancel)
+	cancelAtStep1(h)
+	h.await("k/end")
+	if len(h.responsesTo(jsonrpc.IntID(1))) != 1 {
+		t.Fatalf("want the cancelled request answered:\n%s", h.dump())
+	}
+}
+
+func TestFaultProgressAfterCancel(t *testing.T) {
+	h := newHarness(t, FaultProgressAfterCancel)
+	cancelAtStep1(h)
+	h.await("k/end")
+	ps, _ := h.progressSeen()
+	if len(ps) != 2 || ps[1].Progress != 2 {
+		t.Fatalf("want one progress after the cancel, got %+v", ps)
+	}
+	if len(h.responsesTo(jsonrpc.IntID(1))) != 0 {
+		t.Errorf("answered")
+	}
+}
+
+func TestFaultProgressAfterResponse(t *testing.T) {
+	h := newHarness(t, FaultProgressAfterResponse)
+	h.slow(jsonrpc.IntID(1), json.RawMessage(`"p"`), map[string]any{"key": "k", "gated": false, "steps": 2})
+	h.waitResponse(jsonrpc.IntID(1))
+	h.await("k/end")
+	ps, at := h.progressSeen()
+	if len(ps) != 3 || at[2] < h.indexOfResponse(jsonrpc.IntID(1)) || ps[2].Progress <= ps[1].Progress {
+		t.Fatalf("want a third, increasing progress after the response:\n%s", h.dump())
+	}
+}
+
+func TestFaultNonIncreasingProgress(t *testing.T) {
+	h := newHarness(t, FaultNonIncreasingProgress)
+	h.slow(jsonrpc.IntID(1), json.RawMessage(`"p"`), map[string]any{"key": "k", "gated": false})
+	h.waitResponse(jsonrpc.IntID(1))
+	ps, _ := h.progressSeen()
+	if len(ps) != 3 || ps[0].Progress != 1 || ps[1].Progress != 1 || ps[2].Progress != 3 {
+		t.Fatalf("want progress 1, 1, 3; got %+v", ps)
+	}
+}
+
+func TestFaultWrongToken(t *testing.T) {
+	for token, want := range map[string]string{`"7"`: `7`, `7`: `"7"`, `0`: `"0"`, `"x"`: `"x-wrong"`} {
+		h := newHarness(t, FaultWrongToken)
+		h.slow(jsonrpc.IntID(1), json.RawMessage(token), map[string]any{"key": "k", "gated": false, "steps": 1})
+		h.waitResponse(jsonrpc.IntID(1))
+		if ps, _ := h.progressSeen(); len(ps) != 1 || string(ps[0].Token) != want {
+			t.Errorf("token %s: progress %+v, want token %s", token, ps, want)
+		}
+	}
+}
+
+func TestFaultProgressWithoutToken(t *testing.T) {
+	h := newHarness(t, FaultProgressWithoutToken)
+	h.slow(jsonrpc.IntID(1), nil, map[string]any{"key": "k", "gated": false, "steps": 2})
+	h.waitResponse(jsonrpc.IntID(1))
+	ps, _ := h.progressSeen()
+	if len(ps) != 2 || string(ps[0].Token) != `"mcpflight-invented"` {
+		t.Fatalf("got %+v", ps)
+	}
+}
+
+func TestFaultErrorOnNotification(t *testing.T) {
+	h := newHarness(t, FaultErrorOnNotification)
+	h.notify("notifications/initialized", nil)
+	f, _ := h.next()
+	if f.msg == nil || f.msg.Kind != jsonrpc.KindError || !f.msg.NullID {
+		t.Fatalf("got %s, want an error with id null", f.raw)
+	}
+}
+
+func TestFaultCrashOnMalformedCancel(t *testing.T) {
+	h := newHarness(t, FaultCrashOnMalformedCancel)
+	h.slow(jsonrpc.IntID(1), nil, map[string]any{"key": "k"})
+	h.await("k/start")
+	// A well-formed cancel of an unknown request is fine.
+	h.cancelReq(jsonrpc.IntID(99))
+	h.result("ping", nil, nil)
+	h.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":null}}`)
+	if err := h.waitServed(); !errors.Is(err, ErrCrash) {
+		t.Fatalf("Serve returned %v, want ErrCrash", err)
+	}
+	// Without the fault the same line is ignored.
+	h2 := newHarness(t)
+	h2.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":null}}`)
+	h2.result("ping", nil, nil)
+}
+
+func TestFaultCancelUnknownHitsOther(t *testing.T) {
+	h := newHarness(t, FaultCancelUnknownHitsOther)
+	h.slow(jsonrpc.IntID(1), nil, map[string]any{"key": "old"})
+	h.slow(jsonrpc.IntID(2), nil, map[string]any{"key": "new"})
+	h.await("old/start")
+	h.await("new/start")
+	h.cancelReq(jsonrpc.IntID(999))
+	if end := h.await("new/end"); end.Outcome != OutcomeCancelled {
+		t.Fatalf("new/end %+v", end)
+	}
+	if c := h.counters(); c.Operations["old"].State != "running" {
+		t.Errorf("the older operation was hit: %+v", c)
+	}
+}
+
+func TestFaultLeakOnCancel(t *testing.T) {
+	h := newHarness(t, FaultLeakOnCancel)
+	cancelAtStep1(h)
+	h.await("k/end")
+	c := h.counters()
+	if c.OperationsActive != 1 || c.ResourcesReleased != 0 || c.Operations["k"].Releases != 0 || c.OperationsCancelled != 1 {
+		t.Fatalf("counters %+v", c)
+	}
+}
+
+func TestFaultDoubleCleanup(t *testing.T) {
+	h := newHarness(t, FaultDoubleCleanup)
+	cancelAtStep1(h)
+	h.await("k/end")
+	c := h.counters()
+	if c.ResourcesReleased != 2 || c.Operations["k"].Releases != 2 || c.OperationsActive != 0 {
+		t.Fatalf("counters %+v", c)
+	}
+}
+
+func TestFaultIDTypeConfusion(t *testing.T) {
+	h := newHarness(t, FaultIDTypeConfusion)
+	h.request(jsonrpc.StringID("7"), "ping", nil)
+	if m := h.waitResponse(jsonrpc.IntID(7)); m.Kind != jsonrpc.KindResult {
+		t.Fatalf("got %s", m.Raw)
+	}
+	h.request(jsonrpc.StringID("x"), "ping", nil)
+	h.waitResponse(jsonrpc.StringID("x")) // non-numeric strings survive
+	// The string "5" cancels the integer 5.
+	h.slow(jsonrpc.IntID(5), nil, map[string]any{"key": "k"})
+	h.await("k/start")
+	h.cancelReq(jsonrpc.StringID("5"))
+	if end := h.await("k/end"); end.Outcome != OutcomeCancelled {
+		t.Fatalf("k/end %+v", end)
+	}
+}
+
+func TestFaultIDZeroAbsent(t *testing.T) {
+	h := newHarness(t, FaultIDZeroAbsent)
+	h.request(jsonrpc.IntID(0), "ping", nil)
+	h.request(jsonrpc.IntID(1), "ping", nil)
+	// id 0 is dropped before the next frame is read, so ping 1's answer is
+	// the first frame.
+	if f, _ := h.next(); f.msg == nil || f.msg.ID != jsonrpc.IntID(1) {
+		t.Fatalf("got %s", f.raw)
+	}
+	h.request(jsonrpc.StringID("0"), "ping", nil)
+	h.waitResponse(jsonrpc.StringID("0"))
+	if err := h.finish(); err != nil {
+		t.Fatal(err)
+	}
+	if len(h.responsesTo(jsonrpc.IntID(0))) != 0 {
+		t.Errorf("id 0 answered")
+	}
+}
+
+func TestFaultStaleToken(t *testing.T) {
+	for _, fault := range []bool{false, true} {
+		var h *harness
+		if fault {
+			h = newHarness(t, FaultStaleToken)
+		} else {
+			h = newHarness(t)
+		}
+		h.slow(jsonrpc.IntID(1), json.RawMessage(`"t"`), map[string]any{"key": "a", "gated": false, "steps": 1})
+		h.waitResponse(jsonrpc.IntID(1))
+		if live := h.counters().ProgressTokensLive; live != map[bool]int{false: 0, true: 1}[fault] {
+			t.Errorf("fault %v: %d tokens live", fault, live)
+		}
+		h.slow(jsonrpc.IntID(2), json.RawMessage(`"t"`), map[string]any{"key": "b", "gated": false, "steps": 1})
+		m := h.waitResponse(jsonrpc.IntID(2))
+		if fault {
+			wantError(t, m, jsonrpc.CodeInvalidParams)
+		} else if m.Kind != jsonrpc.KindResult {
+			t.Errorf("token reuse after completion refused: %s", m.Raw)
+		}
+	}
+}
+
+func TestFaultStdoutNoise(t *testing.T) {
+	h := newHarness(t, FaultStdoutNoise)
+	f, _ := h.next()
+	if f.msg != nil || json.Valid(f.raw) {
+		t.Fatalf("first line %q is JSON", f.raw)
+	}
+	h.result("ping", nil, nil)
+}
+
+func TestFaultPingBroken(t *testing.T) {
+	h := newHarness(t, FaultPingBroken)
+	wantError(t, h.call("ping", nil), jsonrpc.CodeInternalError)
+}
+
+func TestFaultIgnoreStdinEOF(t *testing.T) {
+	h := newHarness(t, FaultIgnoreStdinEOF)
+	h.result("ping", nil, nil)
+	_ = h.in.Close()
+	h.stderr.wait(t, "end of input ignored")
+	select {
+	case err := <-h.served:
+		t.Fatalf("Serve returned %v at end of input", err)
+	default:
+	}
+	h.cancel()
+	if err := h.waitServed(); err == nil {
+		t.Errorf("Serve returned nil after its context was cancelled")
+	}
+	// Without the fault, end of input ends Serve with nil.
+	if err := newHarness(t).finish(); err != nil {
+		t.Errorf("Serve: %v", err)
+	}
+}
+
+func TestFaultVersionMismatch(t *testing.T) {
+	h := newHarness(t, FaultVersionMismatch)
+	var r struct {
+		ProtocolVersion string `json:"protocolVersion"`
+	}
+	h.result("initialize", map[string]any{"protocolVersion": "2025-11-25"}, &r)
+	if r.ProtocolVersion != "1999-01-01" {
+		t.Fatalf("protocolVersion %q", r.ProtocolVersion)
+	}
+}
+
+func TestFaultLogLevelIgnored(t *testing.T) {
+	h := newHarness(t, FaultLogLevelIgnored)
+	h.result("logging/setLevel", map[string]any{"level": "error"}, nil)
+	h.result("tools/call", map[string]any{"name": "log", "arguments": map[string]any{"messages": []map[string]any{
+		{"level": "debug", "data": 1}, {"level": "error", "data": 2},
+	}}}, nil)
+	n := 0
+	for _, f := range h.seen {
+		if f.msg != nil && f.msg.Method == "notifications/message" {
+			n++
+		}
+	}
+	if n != 2 {
+		t.Fatalf("%d messages, want 2 (the debug one too)", n)
+	}
+}
+
+func TestFaultHangAfterCancel(t *testing.T) {
+	h := newHarness(t, FaultHangAfterCancel)
+	cancelAtStep1(h)
+	h.request(jsonrpc.StringID("end"), MethodAwait, map[string]any{"checkpoint": "k/end"})
+	h.stderr.wait(t, `operation "k" hangs after cancel`)
+	// The operation will not move again, so what counters say now stays.
+	c := h.counters()
+	if c.OperationsActive != 1 || c.ResourcesReleased != 0 || c.Operations["k"].State != "cancelled" {
+		t.Fatalf("counters %+v", c)
+	}
+	if err := h.finish(); err != nil {
+		t.Fatal(err)
+	}
+	if len(h.responsesTo(jsonrpc.StringID("end"))) != 0 || len(h.responsesTo(jsonrpc.IntID(1))) != 0 {
+		t.Errorf("output after the cancel:\n%s", h.dump())
+	}
+	if strings.Contains(h.stderr.text(), "checkpoint k/end reached") {
+		t.Errorf("k/end reached")
+	}
+}
