@@ -1,0 +1,561 @@
+// Package peer is an MCP session over a transport. The checker and host
+// code share it. It keeps one registry of requests per direction, and
+// progress collectors keyed by progress token in a namespace of their own:
+// a request ID and a progress token that look alike are never confused.
+package peer
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+
+	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/jsonrpc"
+	"github.com/mcpflight/mcpflight/transport"
+)
+
+// Sentinel errors.
+var (
+	// ErrCancelInitialize is returned when asked to cancel the initialize
+	// request, which clients MUST NOT do (CAN-2, CAN-3).
+	ErrCancelInitialize = errors.New("peer: the initialize request must not be cancelled (CAN-2/CAN-3)")
+	// ErrConnectionClosed reports that the peer's output ended while a
+	// request was pending.
+	ErrConnectionClosed = errors.New("peer: connection closed before a response")
+	// ErrDuplicateID reports an attempt to reuse a request ID (RPC-6).
+	ErrDuplicateID = errors.New("peer: request id already used in this session (RPC-6)")
+	// ErrDuplicateToken reports a progress token already active (PRG-2).
+	ErrDuplicateToken = errors.New("peer: progress token already in use by an active request (PRG-2)")
+	// ErrNotPending reports a cancel for a request that is not in flight.
+	ErrNotPending = errors.New("peer: request is not in flight")
+)
+
+// Handler answers a request the server sends to us. Returning a nil error
+// sends result; a *jsonrpc.Error is sent as is.
+type Handler func(ctx context.Context, req *jsonrpc.Message) (result any, err *jsonrpc.Error)
+
+// Options configures a Session.
+type Options struct {
+	// Log is the chronology; it must be the one the transport records to.
+	Log *chrono.Log
+	// Handler answers server-to-client requests. When nil, ping gets an
+	// empty result and everything else -32601.
+	Handler Handler
+	// FirstID is the first integer request ID the session allocates.
+	FirstID int64
+}
+
+// Session is one MCP session.
+type Session struct {
+	conn    transport.Conn
+	log     *chrono.Log
+	handler Handler
+
+	mu            sync.Mutex
+	nextID        int64
+	nextToken     int64
+	outgoing      map[string]*Call // our requests in flight, by ID.Key()
+	usedIDs       map[string]*Call // every ID we ever sent (RPC-6)
+	tokens        map[string]*Call // live progress tokens, by ProgressToken.Key()
+	retiredTokens map[string]*Call // tokens whose request has ended
+	incoming      map[string]context.CancelFunc
+	strays        []Stray
+	notes         []*jsonrpc.Message
+	observers     []func(*jsonrpc.Message)
+	init          *InitResult
+	closedErr     error
+
+	readDone chan struct{}
+	handlers sync.WaitGroup
+}
+
+// New starts a session over conn. It begins reading at once.
+func New(conn transport.Conn, opts Options) *Session {
+	if opts.Log == nil {
+		opts.Log = chrono.New()
+	}
+	s := &Session{
+		conn:          conn,
+		log:           opts.Log,
+		handler:       opts.Handler,
+		nextID:        opts.FirstID,
+		outgoing:      map[string]*Call{},
+		usedIDs:       map[string]*Call{},
+		tokens:        map[string]*Call{},
+		retiredTokens: map[string]*Call{},
+		incoming:      map[string]context.CancelFunc{},
+		readDone:      make(chan struct{}),
+	}
+	if s.nextID == 0 {
+		s.nextID = 1
+	}
+	go s.readLoop()
+	return s
+}
+
+// Log returns the session's chronology.
+func (s *Session) Log() *chrono.Log { return s.log }
+
+// Conn returns the underlying transport connection.
+func (s *Session) Conn() transport.Conn { return s.conn }
+
+// Done is closed when the peer's output has ended and every pending call
+// has been failed.
+func (s *Session) Done() <-chan struct{} { return s.readDone }
+
+// NewID allocates the next integer request ID.
+func (s *Session) NewID() jsonrpc.ID {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for {
+		id := jsonrpc.IntID(s.nextID)
+		s.nextID++
+		if _, used := s.usedIDs[id.Key()]; !used {
+			return id
+		}
+	}
+}
+
+// NewToken allocates a fresh string progress token that no request has
+// used in this session.
+func (s *Session) NewToken() jsonrpc.ProgressToken {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for {
+		s.nextToken++
+		t := jsonrpc.StringToken("mcpflight-" + strconv.FormatInt(s.nextToken, 10))
+		_, live := s.tokens[t.Key()]
+		_, retired := s.retiredTokens[t.Key()]
+		if !live && !retired {
+			return t
+		}
+	}
+}
+
+// CallOption adjusts one outgoing request.
+type CallOption func(*callConfig)
+
+type callConfig struct {
+	id        jsonrpc.ID
+	token     jsonrpc.ProgressToken
+	autoToken bool
+	reuseID   bool
+}
+
+// WithID sends the request with this exact ID instead of a fresh one.
+func WithID(id jsonrpc.ID) CallOption { return func(c *callConfig) { c.id = id } }
+
+// WithProgressToken asks for progress under this exact token.
+func WithProgressToken(t jsonrpc.ProgressToken) CallOption {
+	return func(c *callConfig) { c.token = t }
+}
+
+// WithProgress asks for progress under a fresh token.
+func WithProgress() CallOption { return func(c *callConfig) { c.autoToken = true } }
+
+// AllowIDReuse lets a negative case reuse an ID that already completed.
+func AllowIDReuse() CallOption { return func(c *callConfig) { c.reuseID = true } }
+
+// Start sends a request and returns its handle without waiting.
+func (s *Session) Start(ctx context.Context, method string, params any, opts ...CallOption) (*Call, error) {
+	var cfg callConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if !cfg.id.IsValid() {
+		cfg.id = s.NewID()
+	}
+	if cfg.autoToken && !cfg.token.IsValid() {
+		cfg.token = s.NewToken()
+	}
+	p, err := withProgressToken(params, cfg.token)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := jsonrpc.EncodeRequest(cfg.id, method, p)
+	if err != nil {
+		return nil, err
+	}
+	c := &Call{session: s, ID: cfg.id, Method: method, Token: cfg.token, done: make(chan struct{}), state: StatePending}
+	s.mu.Lock()
+	if s.closedErr != nil {
+		s.mu.Unlock()
+		return nil, s.closedErr
+	}
+	if _, active := s.outgoing[cfg.id.Key()]; active {
+		s.mu.Unlock()
+		return nil, fmt.Errorf("%w: %s is still in flight", ErrDuplicateID, cfg.id)
+	}
+	if _, used := s.usedIDs[cfg.id.Key()]; used && !cfg.reuseID {
+		s.mu.Unlock()
+		return nil, fmt.Errorf("%w: %s", ErrDuplicateID, cfg.id)
+	}
+	if cfg.token.IsValid() {
+		if _, live := s.tokens[cfg.token.Key()]; live {
+			s.mu.Unlock()
+			return nil, fmt.Errorf("%w: %s", ErrDuplicateToken, cfg.token)
+		}
+		s.tokens[cfg.token.Key()] = c
+		delete(s.retiredTokens, cfg.token.Key())
+	}
+	s.outgoing[cfg.id.Key()] = c
+	s.usedIDs[cfg.id.Key()] = c
+	s.mu.Unlock()
+	seq := s.log.Len() + 1 // the transport records the frame as the next event
+	if err := s.conn.Send(ctx, raw); err != nil {
+		s.finish(c, nil, 0, err)
+		return nil, err
+	}
+	c.mu.Lock()
+	c.SentSeq = seq
+	c.mu.Unlock()
+	return c, nil
+}
+
+// withProgressToken returns params with _meta.progressToken set.
+func withProgressToken(params any, token jsonrpc.ProgressToken) (any, error) {
+	if !token.IsValid() {
+		return params, nil
+	}
+	obj := map[string]json.RawMessage{}
+	if params != nil {
+		raw, err := json.Marshal(params)
+		if err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal(raw, &obj); err != nil {
+			return nil, fmt.Errorf("peer: params must be an object to carry a progress token: %w", err)
+		}
+	}
+	meta := map[string]json.RawMessage{}
+	if m, ok := obj["_meta"]; ok {
+		if err := json.Unmarshal(m, &meta); err != nil {
+			return nil, fmt.Errorf("peer: _meta must be an object: %w", err)
+		}
+	}
+	tok, _ := token.MarshalJSON()
+	meta["progressToken"] = tok
+	metaRaw, err := json.Marshal(meta)
+	if err != nil {
+		return nil, err
+	}
+	obj["_meta"] = metaRaw
+	return obj, nil
+}
+
+// Request sends a request, waits for its response and decodes the result
+// into out (which may be nil). A JSON-RPC error comes back as *jsonrpc.Error.
+func (s *Session) Request(ctx context.Context, method string, params, out any, opts ...CallOption) error {
+	c, err := s.Start(ctx, method, params, opts...)
+	if err != nil {
+		return err
+	}
+	resp, err := c.Await(ctx)
+	if err != nil {
+		return err
+	}
+	if resp.Error != nil {
+		return resp.Error
+	}
+	if out != nil {
+		if err := json.Unmarshal(resp.Result, out); err != nil {
+			return fmt.Errorf("peer: decoding %s result: %w", method, err)
+		}
+	}
+	return nil
+}
+
+// Notify sends a notification.
+func (s *Session) Notify(ctx context.Context, method string, params any) error {
+	raw, err := jsonrpc.EncodeNotification(method, params)
+	if err != nil {
+		return err
+	}
+	return s.conn.Send(ctx, raw)
+}
+
+// SendRaw sends bytes as one frame, unchecked, for negative cases.
+func (s *Session) SendRaw(ctx context.Context, raw []byte) error { return s.conn.Send(ctx, raw) }
+
+// Ping sends ping and expects an empty result (PNG-1).
+func (s *Session) Ping(ctx context.Context) error {
+	var out map[string]json.RawMessage
+	if err := s.Request(ctx, "ping", nil, &out); err != nil {
+		return err
+	}
+	if len(out) != 0 {
+		return fmt.Errorf("peer: ping result is not empty: %d members", len(out))
+	}
+	return nil
+}
+
+// Cancel sends notifications/cancelled for a request we issued. It refuses
+// initialize (CAN-2, CAN-3) and requests that are not ours or not in flight
+// (CAN-1, CAN-5). The call is marked cancel-requested; a response that still
+// arrives is kept as a late response (CAN-10).
+func (s *Session) Cancel(ctx context.Context, c *Call, reason string) error {
+	if c.Method == "initialize" {
+		s.log.Harness(chrono.KindDecision, "session", "refused to cancel initialize (CAN-2/CAN-3)")
+		return ErrCancelInitialize
+	}
+	s.mu.Lock()
+	owned := s.outgoing[c.ID.Key()] == c
+	s.mu.Unlock()
+	if !owned {
+		return fmt.Errorf("%w: %s", ErrNotPending, c.ID)
+	}
+	if !c.markCancelRequested() {
+		return fmt.Errorf("%w: %s", ErrNotPending, c.ID)
+	}
+	s.log.State("request "+c.ID.String(), string(StatePending), string(StateCancelRequested))
+	params := map[string]any{"requestId": c.ID}
+	if reason != "" {
+		params["reason"] = reason
+	}
+	seq := s.log.Len() + 1
+	if err := s.Notify(ctx, "notifications/cancelled", params); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.CancelSeq = seq
+	c.mu.Unlock()
+	return nil
+}
+
+// Close shuts the transport down and returns its teardown grade.
+func (s *Session) Close(ctx context.Context) transport.Teardown {
+	td := s.conn.Close(ctx)
+	select {
+	case <-s.readDone:
+	case <-ctx.Done():
+	}
+	s.handlers.Wait()
+	return td
+}
+
+// Strays returns frames that matched nothing: responses to unknown IDs,
+// progress for unknown or finished tokens, duplicate responses, and
+// malformed frames.
+func (s *Session) Strays() []Stray {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Stray(nil), s.strays...)
+}
+
+// Notifications returns every notification received that was not progress.
+func (s *Session) Notifications() []*jsonrpc.Message {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]*jsonrpc.Message(nil), s.notes...)
+}
+
+// OnNotification registers f to see every incoming notification (progress
+// included) from the read loop. f must not block.
+func (s *Session) OnNotification(f func(*jsonrpc.Message)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.observers = append(s.observers, f)
+}
+
+// StrayKind classifies a frame that matched nothing.
+type StrayKind string
+
+// Stray kinds.
+const (
+	StrayUnknownResponse   StrayKind = "response-unknown-id"
+	StrayDuplicateResponse StrayKind = "response-duplicate"
+	StrayNullIDError       StrayKind = "error-null-id"
+	StrayUnknownToken      StrayKind = "progress-unknown-token"
+	StrayMalformed         StrayKind = "malformed-frame"
+	StrayBadProgress       StrayKind = "progress-invalid-params"
+)
+
+// Stray is a frame that matched nothing.
+type Stray struct {
+	Kind   StrayKind
+	Seq    uint64
+	Detail string
+}
+
+func (s *Session) addStray(kind StrayKind, seq uint64, detail string) {
+	s.mu.Lock()
+	s.strays = append(s.strays, Stray{Kind: kind, Seq: seq, Detail: detail})
+	s.mu.Unlock()
+}
+
+func (s *Session) readLoop() {
+	defer close(s.readDone)
+	for in := range s.conn.Inbound() {
+		if in.Err != nil {
+			s.addStray(StrayMalformed, in.Seq, in.Err.Error())
+			continue
+		}
+		m := in.Msg
+		switch m.Kind {
+		case jsonrpc.KindRequest:
+			s.serveRequest(m, in.Seq)
+		case jsonrpc.KindNotification:
+			s.onNotification(m, in.Seq)
+		default:
+			s.onResponse(m, in.Seq)
+		}
+	}
+	err := s.conn.Err()
+	if err == nil {
+		err = ErrConnectionClosed
+	} else {
+		err = fmt.Errorf("%w: %w", ErrConnectionClosed, err)
+	}
+	s.mu.Lock()
+	s.closedErr = err
+	pending := make([]*Call, 0, len(s.outgoing))
+	for _, c := range s.outgoing {
+		pending = append(pending, c)
+	}
+	cancels := make([]context.CancelFunc, 0, len(s.incoming))
+	for _, cancel := range s.incoming {
+		cancels = append(cancels, cancel)
+	}
+	s.mu.Unlock()
+	for _, c := range pending {
+		s.finish(c, nil, 0, err)
+	}
+	for _, cancel := range cancels {
+		cancel()
+	}
+}
+
+func (s *Session) onResponse(m *jsonrpc.Message, seq uint64) {
+	if m.NullID {
+		s.addStray(StrayNullIDError, seq, "error response with null id: "+m.Error.Message)
+		return
+	}
+	s.mu.Lock()
+	c := s.outgoing[m.ID.Key()]
+	prior := s.usedIDs[m.ID.Key()]
+	s.mu.Unlock()
+	switch {
+	case c != nil:
+		s.finish(c, m, seq, nil)
+	case prior != nil:
+		s.addStray(StrayDuplicateResponse, seq, "second response for "+m.ID.String())
+	default:
+		s.addStray(StrayUnknownResponse, seq, "response for an id never sent: "+m.ID.String())
+	}
+}
+
+// finish ends a call with a response or an error, retires its token and
+// wakes waiters. It runs at most once per call.
+func (s *Session) finish(c *Call, resp *jsonrpc.Message, seq uint64, err error) {
+	s.mu.Lock()
+	if s.outgoing[c.ID.Key()] != c {
+		s.mu.Unlock()
+		return
+	}
+	delete(s.outgoing, c.ID.Key())
+	if c.Token.IsValid() && s.tokens[c.Token.Key()] == c {
+		delete(s.tokens, c.Token.Key())
+		s.retiredTokens[c.Token.Key()] = c
+	}
+	s.mu.Unlock()
+	from, to := c.complete(resp, seq, err)
+	s.log.State("request "+c.ID.String(), string(from), string(to))
+}
+
+func (s *Session) onNotification(m *jsonrpc.Message, seq uint64) {
+	s.mu.Lock()
+	observers := slices.Clone(s.observers)
+	if m.Method != "notifications/progress" {
+		s.notes = append(s.notes, m)
+	}
+	s.mu.Unlock()
+	switch m.Method {
+	case "notifications/progress":
+		s.onProgress(m, seq)
+	case "notifications/cancelled":
+		var p struct {
+			RequestID json.RawMessage `json:"requestId"`
+		}
+		if json.Unmarshal(m.Params, &p) == nil && p.RequestID != nil {
+			if id, err := jsonrpc.ParseID(p.RequestID); err == nil {
+				s.mu.Lock()
+				cancel := s.incoming[id.Key()]
+				s.mu.Unlock()
+				if cancel != nil {
+					cancel()
+				}
+			}
+		}
+	}
+	for _, f := range observers {
+		f(m)
+	}
+}
+
+func (s *Session) onProgress(m *jsonrpc.Message, seq uint64) {
+	p, err := ParseProgress(m.Params)
+	if err != nil {
+		s.addStray(StrayBadProgress, seq, err.Error())
+		return
+	}
+	p.Seq = seq
+	s.mu.Lock()
+	c := s.tokens[p.Token.Key()]
+	retired := s.retiredTokens[p.Token.Key()]
+	s.mu.Unlock()
+	switch {
+	case c != nil:
+		c.addProgress(p)
+	case retired != nil:
+		retired.addLateProgress(p)
+	default:
+		s.addStray(StrayUnknownToken, seq, "progress for a token never issued: "+p.Token.String())
+	}
+}
+
+func (s *Session) serveRequest(m *jsonrpc.Message, seq uint64) {
+	ctx, cancel := context.WithCancel(context.Background())
+	s.mu.Lock()
+	s.incoming[m.ID.Key()] = cancel
+	s.mu.Unlock()
+	s.handlers.Add(1)
+	go func() {
+		defer s.handlers.Done()
+		defer func() {
+			s.mu.Lock()
+			delete(s.incoming, m.ID.Key())
+			s.mu.Unlock()
+			cancel()
+		}()
+		h := s.handler
+		if h == nil {
+			h = DefaultHandler
+		}
+		result, rerr := h(ctx, m)
+		var raw []byte
+		var err error
+		if rerr != nil {
+			raw, err = jsonrpc.EncodeError(m.ID, rerr)
+		} else {
+			raw, err = jsonrpc.EncodeResult(m.ID, result)
+		}
+		if err != nil {
+			s.log.Harness(chrono.KindError, "session", "encoding response: "+err.Error())
+			return
+		}
+		_ = s.conn.Send(context.Background(), raw)
+	}()
+}
+
+// DefaultHandler answers ping with an empty result and everything else
+// with -32601 (method not found).
+func DefaultHandler(_ context.Context, req *jsonrpc.Message) (any, *jsonrpc.Error) {
+	if req.Method == "ping" {
+		return struct{}{}, nil
+	}
+	return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found: " + req.Method}
+}

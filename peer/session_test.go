@@ -1,0 +1,323 @@
+package peer
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/jsonrpc"
+	"github.com/mcpflight/mcpflight/transport"
+)
+
+// fakeServer is the far end of an in-memory pipe, driven by the test.
+type fakeServer struct {
+	t      *testing.T
+	frames *transport.FrameReader
+	w      io.WriteCloser
+	r      io.ReadCloser
+}
+
+func newPair(t *testing.T) (*Session, *fakeServer) {
+	t.Helper()
+	// OS pipes buffer, so the test goroutine can write before the far
+	// end reads.
+	toServerR, toServerW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	toClientR, toClientW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := chrono.New()
+	conn := transport.NewStream(toClientR, toServerW, transport.StreamConfig{Log: log, InChannel: "stdout", OutChannel: "stdin"})
+	s := New(conn, Options{Log: log})
+	fs := &fakeServer{t: t, frames: transport.NewFrameReader(toServerR, 0), w: toClientW, r: toServerR}
+	t.Cleanup(func() {
+		toClientW.Close()
+		toServerR.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		s.Close(ctx)
+	})
+	return s, fs
+}
+
+func (f *fakeServer) read() *jsonrpc.Message {
+	f.t.Helper()
+	raw, err := f.frames.ReadFrame()
+	if err != nil {
+		f.t.Fatalf("fake server read: %v", err)
+	}
+	m, err := jsonrpc.Decode(raw)
+	if err != nil {
+		f.t.Fatalf("fake server decode %s: %v", raw, err)
+	}
+	return m
+}
+
+func (f *fakeServer) write(s string) {
+	f.t.Helper()
+	if _, err := f.w.Write([]byte(s + "\n")); err != nil {
+		f.t.Fatalf("fake server write: %v", err)
+	}
+}
+
+func testCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func TestRefusesToCancelInitialize(t *testing.T) {
+	ctx := testCtx(t)
+	s, fs := newPair(t)
+	call, err := s.Start(ctx, "initialize", map[string]any{"protocolVersion": Version20251125})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs.read()
+	if err := s.Cancel(ctx, call, "timeout"); !errors.Is(err, ErrCancelInitialize) {
+		t.Fatalf("Cancel(initialize) = %v, want ErrCancelInitialize", err)
+	}
+	// Nothing may have been written: the next frame the server sees is ping.
+	go s.Ping(ctx)
+	if m := fs.read(); m.Method != "ping" {
+		t.Fatalf("after refused cancel the server saw %s, want ping", m.Raw)
+	}
+	for _, e := range s.Log().Events() {
+		if e.Summary != nil && e.Summary.Method == "notifications/cancelled" {
+			t.Fatalf("a cancel for initialize reached the wire at seq %d", e.Seq)
+		}
+	}
+}
+
+func TestInitializeHandshake(t *testing.T) {
+	ctx := testCtx(t)
+	s, fs := newPair(t)
+	errc := make(chan error, 1)
+	go func() {
+		_, err := s.Initialize(ctx, InitOptions{})
+		errc <- err
+	}()
+	req := fs.read()
+	if req.Method != "initialize" {
+		t.Fatalf("first frame %s", req.Raw)
+	}
+	fs.write(`{"jsonrpc":"2.0","id":` + req.ID.String() + `,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{},"experimental":{"x":{"v":1}}},"serverInfo":{"name":"fake","version":"1"}}}`)
+	if m := fs.read(); m.Method != "notifications/initialized" || m.Kind != jsonrpc.KindNotification {
+		t.Fatalf("after initialize got %s", m.Raw)
+	}
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+	srv := s.Server()
+	if srv.ServerInfo.Name != "fake" || !srv.HasCapability("tools") || srv.HasCapability("logging") {
+		t.Errorf("server = %+v", srv)
+	}
+	if _, ok := srv.Experimental("x"); !ok {
+		t.Error("experimental capability x not found")
+	}
+}
+
+func TestInitializeRejectsUnknownVersion(t *testing.T) {
+	ctx := testCtx(t)
+	s, fs := newPair(t)
+	errc := make(chan error, 1)
+	go func() {
+		_, err := s.Initialize(ctx, InitOptions{})
+		errc <- err
+	}()
+	req := fs.read()
+	fs.write(`{"jsonrpc":"2.0","id":` + req.ID.String() + `,"result":{"protocolVersion":"1999-01-01","capabilities":{},"serverInfo":{"name":"fake","version":"1"}}}`)
+	if err := <-errc; !errors.Is(err, ErrVersionMismatch) {
+		t.Fatalf("err = %v, want ErrVersionMismatch", err)
+	}
+}
+
+func TestIDsAndTokensAreSeparateNamespaces(t *testing.T) {
+	ctx := testCtx(t)
+	s, fs := newPair(t)
+	// Request ID 1 carries the string token "1"; request ID "1" carries token 1.
+	a, err := s.Start(ctx, "tools/call", map[string]any{"name": "a"}, WithID(jsonrpc.IntID(1)), WithProgressToken(jsonrpc.StringToken("1")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := s.Start(ctx, "tools/call", map[string]any{"name": "b"}, WithID(jsonrpc.StringID("1")), WithProgressToken(jsonrpc.IntToken(1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs.read()
+	fs.read()
+	fs.write(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}`)
+	fs.write(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"1","progress":0.5,"total":1.5}}`)
+	fs.write(`{"jsonrpc":"2.0","id":"1","result":{}}`)
+	fs.write(`{"jsonrpc":"2.0","id":1,"result":{"which":"a"}}`)
+	if _, err := b.Await(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ra, err := a.Await(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(ra.Result) != `{"which":"a"}` {
+		t.Errorf("integer id 1 got %s", ra.Result)
+	}
+	got := []float64{}
+	for _, p := range a.ProgressSeen() {
+		got = append(got, p.Progress)
+	}
+	for _, p := range b.ProgressSeen() {
+		got = append(got, p.Progress)
+	}
+	if d := cmp.Diff([]float64{0.5, 1}, got); d != "" {
+		t.Errorf("progress routing (-want +got):\n%s", d)
+	}
+	if tot := a.ProgressSeen()[0].Total; tot == nil || *tot != 1.5 {
+		t.Errorf("fractional total lost: %v", tot)
+	}
+	if len(s.Strays()) != 0 {
+		t.Errorf("strays: %+v", s.Strays())
+	}
+}
+
+func TestProgressValidation(t *testing.T) {
+	ctx := testCtx(t)
+	s, fs := newPair(t)
+	c, err := s.Start(ctx, "tools/call", nil, WithProgressToken(jsonrpc.IntToken(0)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := fs.read()
+	fs.write(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":0,"progress":2}}`)
+	fs.write(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":0,"progress":2}}`)
+	fs.write(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"0","progress":3}}`)
+	fs.write(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1.5,"progress":3}}`)
+	fs.write(`{"jsonrpc":"2.0","id":` + req.ID.String() + `,"result":{}}`)
+	fs.write(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":0,"progress":9}}`)
+	if _, err := c.Await(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// A ping round trip orders everything the server wrote before it.
+	go func() {
+		m := fs.read()
+		fs.write(`{"jsonrpc":"2.0","id":` + m.ID.String() + `,"result":{}}`)
+	}()
+	if err := s.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var rules []ViolationRule
+	for _, v := range c.Violations() {
+		rules = append(rules, v.Rule)
+	}
+	if d := cmp.Diff([]ViolationRule{RuleNotIncreasing, RuleAfterResponse}, rules); d != "" {
+		t.Errorf("violations (-want +got):\n%s", d)
+	}
+	var kinds []StrayKind
+	for _, st := range s.Strays() {
+		kinds = append(kinds, st.Kind)
+	}
+	if d := cmp.Diff([]StrayKind{StrayUnknownToken, StrayBadProgress}, kinds); d != "" {
+		t.Errorf("strays (-want +got):\n%s", d)
+	}
+}
+
+func TestCancelThenLateResponse(t *testing.T) {
+	ctx := testCtx(t)
+	s, fs := newPair(t)
+	c, err := s.Start(ctx, "tools/call", nil, WithID(jsonrpc.IntID(0)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs.read()
+	if err := s.Cancel(ctx, c, "user"); err != nil {
+		t.Fatal(err)
+	}
+	n := fs.read()
+	if n.Method != "notifications/cancelled" || string(n.Params) != `{"reason":"user","requestId":0}` {
+		t.Fatalf("cancel frame %s", n.Raw)
+	}
+	if err := s.Cancel(ctx, c, "again"); !errors.Is(err, ErrNotPending) {
+		t.Errorf("second cancel = %v, want ErrNotPending", err)
+	}
+	fs.write(`{"jsonrpc":"2.0","id":0,"result":{}}`)
+	if _, err := c.Await(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !c.LateResponse() {
+		t.Error("response after cancel must be flagged late (CAN-10)")
+	}
+}
+
+func TestServerRequestsAnswered(t *testing.T) {
+	ctx := testCtx(t)
+	s, fs := newPair(t)
+	_ = s
+	fs.write(`{"jsonrpc":"2.0","id":"srv-1","method":"ping"}`)
+	if m := fs.read(); m.Kind != jsonrpc.KindResult || m.ID != jsonrpc.StringID("srv-1") || string(m.Result) != `{}` {
+		t.Errorf("ping answer %s", m.Raw)
+	}
+	fs.write(`{"jsonrpc":"2.0","id":7,"method":"sampling/createMessage","params":{}}`)
+	if m := fs.read(); m.Kind != jsonrpc.KindError || m.Error.Code != jsonrpc.CodeMethodNotFound || m.ID != jsonrpc.IntID(7) {
+		t.Errorf("unknown method answer %s", m.Raw)
+	}
+	_ = ctx
+}
+
+func TestConnectionCloseFailsPending(t *testing.T) {
+	ctx := testCtx(t)
+	s, fs := newPair(t)
+	c, err := s.Start(ctx, "tools/call", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs.read()
+	fs.w.Close()
+	if _, err := c.Await(ctx); !errors.Is(err, ErrConnectionClosed) {
+		t.Fatalf("Await = %v, want ErrConnectionClosed", err)
+	}
+	if _, err := s.Start(ctx, "ping", nil); !errors.Is(err, ErrConnectionClosed) {
+		t.Fatalf("Start after close = %v", err)
+	}
+}
+
+func TestDuplicateIDsAndTokensRefused(t *testing.T) {
+	ctx := testCtx(t)
+	s, fs := newPair(t)
+	if _, err := s.Start(ctx, "x", nil, WithID(jsonrpc.IntID(5)), WithProgressToken(jsonrpc.StringToken("t"))); err != nil {
+		t.Fatal(err)
+	}
+	fs.read()
+	if _, err := s.Start(ctx, "x", nil, WithID(jsonrpc.IntID(5))); !errors.Is(err, ErrDuplicateID) {
+		t.Errorf("dup id: %v", err)
+	}
+	if _, err := s.Start(ctx, "x", nil, WithProgressToken(jsonrpc.StringToken("t"))); !errors.Is(err, ErrDuplicateToken) {
+		t.Errorf("dup token: %v", err)
+	}
+	if _, err := s.Start(ctx, "x", nil, WithID(jsonrpc.StringID("5"))); err != nil {
+		t.Errorf(`"5" beside 5 must be allowed: %v`, err)
+	}
+}
+
+func TestAwaitDeadlineIsRecorded(t *testing.T) {
+	s, fs := newPair(t)
+	c, err := s.Start(context.Background(), "slow", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs.read()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := c.Await(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Await = %v", err)
+	}
+	evs := s.Log().Events()
+	if last := evs[len(evs)-1]; last.Kind != chrono.KindDeadline {
+		t.Errorf("last event %+v, want a deadline", last)
+	}
+}
