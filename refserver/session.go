@@ -489,7 +489,8 @@ func (ss *session) handleCancel(raw json.RawMessage) error {
 
 	c.sendMu.Lock()
 	ss.mu.Lock()
-	accepted := c.state == stateRunning
+	state := c.state
+	accepted := state == stateRunning
 	if accepted {
 		c.state = stateCancelled
 		if ss.inflight[c.idKey] == c {
@@ -508,7 +509,7 @@ func (ss *session) handleCancel(raw json.RawMessage) error {
 	if accepted {
 		ss.logf("cancel of request %s (%s) accepted, reason %s", c.id, c.describe(), strconv.Quote(reason))
 	} else {
-		ss.logf("ignoring cancel of request %s (%s): already %s", id, c.describe(), c.state)
+		ss.logf("ignoring cancel of request %s (%s): already %s", id, c.describe(), state)
 	}
 	return nil
 }
