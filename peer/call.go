@@ -38,9 +38,9 @@ type ViolationRule string
 
 // Progress rules checked on every notification.
 const (
-	RuleNotIncreasing  ViolationRule = "PRG-4"  // progress MUST increase
-	RuleAfterResponse  ViolationRule = "PRG-14" // progress MUST stop after completion
-	RuleAfterCancel    ViolationRule = "CAN-8"  // receivers SHOULD stop after cancel
+	RuleNotIncreasing ViolationRule = "PRG-4"  // progress MUST increase
+	RuleAfterResponse ViolationRule = "PRG-14" // progress MUST stop after completion
+	RuleAfterCancel   ViolationRule = "CAN-8"  // receivers SHOULD stop after cancel
 )
 
 // Violation is a progress notification that broke a rule.

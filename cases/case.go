@@ -1,0 +1,163 @@
+// Package cases is the catalogue: each case is a row of data (a stable ID,
+// the requirement IDs it checks, the versions it applies to, what it needs
+// from the target) plus a Run function that drives a peer session and
+// judges the chronology. Cases never format output.
+package cases
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/control"
+	"github.com/mcpflight/mcpflight/peer"
+	"github.com/mcpflight/mcpflight/profile"
+	"github.com/mcpflight/mcpflight/transport"
+)
+
+// Verdict is a case's result.
+type Verdict string
+
+// Verdicts. Warn is a broken SHOULD (fail under --strict); Info records
+// which branch of an open behaviour happened; Skip always has a reason;
+// Error means the harness or the target broke and says nothing about
+// conformance.
+const (
+	Pass  Verdict = "pass"
+	Fail  Verdict = "fail"
+	Warn  Verdict = "warn"
+	Info  Verdict = "info"
+	Skip  Verdict = "skip"
+	Error Verdict = "error"
+)
+
+// Protocol versions a case can apply to.
+const (
+	V20251125 = "2025-11-25"
+	V20260728 = "2026-07-28"
+)
+
+// Outcome is what a case concluded.
+type Outcome struct {
+	Verdict Verdict `json:"verdict"`
+	// Summary is one line saying what happened.
+	Summary string `json:"summary"`
+	// Requirement is the requirement ID a fail or warn broke.
+	Requirement string `json:"requirement,omitempty"`
+	// Expected lists every acceptable alternative.
+	Expected []string `json:"expected,omitempty"`
+	// Actual says what happened instead.
+	Actual string `json:"actual,omitempty"`
+	// ActualSeq is the chronology sequence number of the first wrong
+	// event, or 0 when the wrong thing was an absence.
+	ActualSeq uint64 `json:"actualSeq,omitempty"`
+}
+
+// Needs says what a case requires of the target.
+type Needs struct {
+	// SlowTool: a long-running tool that can emit progress (profile "slow").
+	SlowTool bool
+	// EffectTool: a tool with an observable side effect (profile "effect").
+	EffectTool bool
+	// LogTool: a tool that emits log messages (profile "log").
+	LogTool bool
+	// Control: the io.mcpflight/control extension, for checkpoints and
+	// cleanup counters. Without it the case is skipped.
+	Control bool
+	// Capabilities are server capabilities that must be declared.
+	Capabilities []string
+	// NoHandshake: the runner must not initialize the session.
+	NoHandshake bool
+	// Stdio: only meaningful over the stdio transport.
+	Stdio bool
+}
+
+// Case is one row of the catalogue.
+type Case struct {
+	// ID is a stable slug, "area/what-is-checked".
+	ID string
+	// Title is a short human description.
+	Title string
+	// Reqs are requirement IDs from REQUIREMENTS.md.
+	Reqs []string
+	// Versions the case applies to.
+	Versions []string
+	// Needs of the target.
+	Needs Needs
+	// Sends says what the case puts on the wire.
+	Sends string
+	// Expect says what must happen.
+	Expect string
+	// Run drives the session and judges.
+	Run func(ctx context.Context, e *Env) Outcome
+}
+
+// Area is the part of the ID before the first slash.
+func (c Case) Area() string {
+	area, _, _ := strings.Cut(c.ID, "/")
+	return area
+}
+
+// AppliesTo reports whether the case applies to a protocol version.
+func (c Case) AppliesTo(version string) bool {
+	for _, v := range c.Versions {
+		if v == version {
+			return true
+		}
+	}
+	return false
+}
+
+// Env is what a running case works with.
+type Env struct {
+	// S is the session, initialized unless Needs.NoHandshake.
+	S *peer.Session
+	// Log is the case's chronology.
+	Log *chrono.Log
+	// Profile says which tools serve which needs.
+	Profile *profile.Profile
+	// Control is the checkpoint/counter client, nil when the target does
+	// not offer the extension.
+	Control *control.Client
+	// Grace is how long a case watches for something that must not happen
+	// when the target offers no checkpoints to synchronise on.
+	Grace time.Duration
+	// Transport names the transport ("stdio", "http", "inprocess").
+	Transport string
+	// Close ends the session's transport and grades teardown; for cases
+	// that judge teardown themselves. The runner tolerates a second close.
+	Close func(ctx context.Context) Teardown
+}
+
+// Teardown is the transport's teardown grade, re-exported for cases.
+type Teardown = transport.Teardown
+
+// Outcome constructors.
+
+// Passf is a pass with a summary.
+func Passf(format string, args ...any) Outcome {
+	return Outcome{Verdict: Pass, Summary: fmt.Sprintf(format, args...)}
+}
+
+// Infof records which branch of an open behaviour happened.
+func Infof(format string, args ...any) Outcome {
+	return Outcome{Verdict: Info, Summary: fmt.Sprintf(format, args...)}
+}
+
+// Skipf skips with a reason.
+func Skipf(format string, args ...any) Outcome {
+	return Outcome{Verdict: Skip, Summary: fmt.Sprintf(format, args...)}
+}
+
+// Errorf reports that the harness or the target broke.
+func Errorf(format string, args ...any) Outcome {
+	return Outcome{Verdict: Error, Summary: fmt.Sprintf(format, args...)}
+}
+
+// Violation builds a fail (MUST) or warn (SHOULD) outcome.
+func Violation(v Verdict, req string, expected []string, actual string, seq uint64) Outcome {
+	return Outcome{Verdict: v, Requirement: req, Expected: expected, Actual: actual, ActualSeq: seq,
+		Summary: fmt.Sprintf("%s violated: %s", req, actual)}
+}
