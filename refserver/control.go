@@ -50,14 +50,21 @@ type OperationCounters struct {
 
 // Counters is the result of mcpflight/counters.
 type Counters struct {
-	OperationsStarted   int `json:"operationsStarted"`
-	OperationsActive    int `json:"operationsActive"`
+	// OperationsStarted counts operations registered in the session.
+	OperationsStarted int `json:"operationsStarted"`
+	// OperationsActive counts operations holding their resource.
+	OperationsActive int `json:"operationsActive"`
+	// OperationsCompleted counts operations that sent their result.
 	OperationsCompleted int `json:"operationsCompleted"`
 	// OperationsCancelled counts cancelled operations that have ended.
 	OperationsCancelled int `json:"operationsCancelled"`
-	ResourcesReleased   int `json:"resourcesReleased"`
-	ProgressTokensLive  int `json:"progressTokensLive"`
-	EffectsApplied      int `json:"effectsApplied"`
+	// ResourcesReleased counts resource releases, one per ended
+	// operation on a conforming server.
+	ResourcesReleased int `json:"resourcesReleased"`
+	// ProgressTokensLive counts progress tokens still bound to a request.
+	ProgressTokensLive int `json:"progressTokensLive"`
+	// EffectsApplied counts side effects of the effect tool.
+	EffectsApplied int `json:"effectsApplied"`
 	// Operations is keyed by operation key.
 	Operations map[string]OperationCounters `json:"operations"`
 }

@@ -20,8 +20,8 @@ import (
 // return, grading Teardown{ExitedAfter: transport.StepCloseInput}, or
 // StepNone when the server had already ended before the input was closed.
 // If the Close context ends first (a server that ignores end of input),
-// the session's context is cancelled, the ladder's next rung, and the
-// teardown is graded StepSIGTERM. ExitCode is 0 when Serve returned nil
+// the session's context is cancelled, the in-process counterpart of the
+// ladder's next rung, and the teardown is graded StepSIGTERM. ExitCode is 0 when Serve returned nil
 // and 1 otherwise.
 //
 // The channel yields Serve's result once, then is closed. Ending ctx ends
