@@ -1,0 +1,114 @@
+package spec
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestLookupKnown(t *testing.T) {
+	tests := []struct {
+		id       string
+		level    string
+		versions string
+	}{
+		{"CAN-8", "SHOULD", "25"},
+		{"PRG-4", "MUST", "25+26"},
+		{"HTTP-25", "SHOULD NOT", "25"},
+		{"LIF-9", "MUST", "25"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.id, func(t *testing.T) {
+			r, ok := Lookup(tt.id)
+			if !ok {
+				t.Fatalf("Lookup(%q) not found", tt.id)
+			}
+			got := [3]string{r.ID, r.Level, r.Versions}
+			want := [3]string{tt.id, tt.level, tt.versions}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("Lookup(%q) (-want +got):\n%s", tt.id, diff)
+			}
+			if r.Quote == "" || strings.HasPrefix(r.Quote, `"`) {
+				t.Errorf("Quote = %q, want the sentence without its quotes", r.Quote)
+			}
+		})
+	}
+}
+
+func TestLookupUnknown(t *testing.T) {
+	for _, id := range []string{"", "CAN-9999", "ID", "Area", "---"} {
+		if _, ok := Lookup(id); ok {
+			t.Errorf("Lookup(%q) found a requirement", id)
+		}
+	}
+}
+
+func TestAll(t *testing.T) {
+	all := All()
+	if len(all) <= 300 {
+		t.Fatalf("All() has %d requirements, want > 300", len(all))
+	}
+	seen := map[string]bool{}
+	for _, r := range all {
+		if seen[r.ID] {
+			t.Errorf("duplicate ID %s", r.ID)
+		}
+		seen[r.ID] = true
+		if r.Level == "" || r.Versions == "" || r.Quote == "" {
+			t.Errorf("%s: empty level, versions or quote: %+v", r.ID, r)
+		}
+	}
+	all[0].ID = "changed"
+	if All()[0].ID == "changed" {
+		t.Error("All returns the registry's own slice")
+	}
+}
+
+func TestEscapedPipe(t *testing.T) {
+	r, ok := Lookup("TSX-11")
+	if !ok {
+		t.Fatal("TSX-11 not found")
+	}
+	if !strings.Contains(r.Notes, "number | null") {
+		t.Errorf("Notes = %q, want the escaped pipe kept as |", r.Notes)
+	}
+}
+
+func TestParse(t *testing.T) {
+	md := "intro | not a table\n\n" +
+		"| Key | Version |\n| --- | --- |\n| X-1 | a |\n\n" +
+		"| ID | Lvl | Ver | Quote | Source | Test | Notes |\n" +
+		"| --- | --- | --- | --- | --- | --- | --- |\n" +
+		"| A-1 | MUST | 25 | \"Do it.\" | src | S | a \\| b |\n" +
+		"| A-2 | MAY | 26 | \"Maybe.\" | src | C | |\n" +
+		"| short | row |\n" +
+		"text\n" +
+		"| A-3 | MUST | 25 | \"after the table\" | s | S | |\n"
+	got := Parse(md)
+	want := []Requirement{
+		{ID: "A-1", Level: "MUST", Versions: "25", Quote: "Do it.", Source: "src", Testability: "S", Notes: "a | b"},
+		{ID: "A-2", Level: "MAY", Versions: "26", Quote: "Maybe.", Source: "src", Testability: "C"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Parse (-want +got):\n%s", diff)
+	}
+}
+
+// TestEmbeddedCopyIsCurrent checks that spec/REQUIREMENTS.md is the same
+// as the shared original, when the shared folder is beside the repo.
+func TestEmbeddedCopyIsCurrent(t *testing.T) {
+	path := filepath.Join("..", "..", "shared", "spec", "REQUIREMENTS.md")
+	shared, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		t.Skipf("%s does not exist: no shared folder beside the repo to compare with", path)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(shared) != Markdown {
+		t.Errorf("spec/REQUIREMENTS.md differs from %s: copy it again (cp %s spec/REQUIREMENTS.md)", path, path)
+	}
+}
