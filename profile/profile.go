@@ -5,7 +5,14 @@
 package profile
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -51,11 +58,185 @@ func (t *Tool) CloneArgs() map[string]any {
 	return out
 }
 
-// Parse reads a JSON profile.
+// ErrInvalid is matched (errors.Is) by every error that says a profile's
+// content is wrong, as opposed to a file that could not be read.
+var ErrInvalid = errors.New("invalid profile")
+
+// ErrUnknownBuiltin is matched by the error of Builtin for a name that is
+// not a built-in profile.
+var ErrUnknownBuiltin = errors.New("unknown built-in profile")
+
+// Format is a profile's file format.
+type Format string
+
+// Formats Parse understands.
+const (
+	JSON Format = "json"
+	YAML Format = "yaml"
+)
+
+// Parse reads a profile in JSON or YAML: text whose first non-blank byte
+// is '{' is JSON, anything else YAML. See ParseFormat.
 func Parse(data []byte) (*Profile, error) {
+	if t := bytes.TrimLeft(data, " \t\r\n\ufeff"); len(t) > 0 && t[0] == '{' {
+		return ParseFormat(data, JSON)
+	}
+	return ParseFormat(data, YAML)
+}
+
+// ParseFormat reads a profile in the given format and validates it. Both
+// formats have the same fields (the JSON names: name, description, slow,
+// slowSteps, effect, log, graceMs; a tool has name and arguments), and an
+// unknown field is an error in both. Every content error matches
+// ErrInvalid.
+func ParseFormat(data []byte, format Format) (*Profile, error) {
+	switch format {
+	case JSON:
+	case YAML:
+		j, err := yamlToJSON(data)
+		if err != nil {
+			return nil, fmt.Errorf("%w: YAML: %w", ErrInvalid, err)
+		}
+		// Through JSON, so that both formats share one strict decoder.
+		data = j
+	default:
+		return nil, fmt.Errorf("%w: unknown format %q", ErrInvalid, format)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
 	var p Profile
-	if err := json.Unmarshal(data, &p); err != nil {
+	if err := dec.Decode(&p); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, describeJSONError(err))
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%w: unexpected data after the profile object", ErrInvalid)
+	}
+	if err := p.Validate(); err != nil {
 		return nil, err
 	}
 	return &p, nil
+}
+
+// describeJSONError rewords the decoder's errors for a person editing a
+// profile by hand.
+func describeJSONError(err error) error {
+	var typeErr *json.UnmarshalTypeError
+	if errors.As(err, &typeErr) && typeErr.Field != "" {
+		return fmt.Errorf("field %q must be %s, not %s: %w", typeErr.Field, typeErr.Type, typeErr.Value, err)
+	}
+	if msg := err.Error(); strings.HasPrefix(msg, "json: unknown field ") {
+		field := strings.TrimPrefix(msg, "json: unknown field ")
+		return fmt.Errorf("unknown field %s (known: name, description, slow, slowSteps, effect, log, graceMs; a tool has name and arguments): %w", field, err)
+	}
+	return err
+}
+
+// Validate checks a profile: every tool it names has a non-empty name, and
+// no count or duration is negative. Its errors match ErrInvalid.
+func (p *Profile) Validate() error {
+	if p == nil {
+		return fmt.Errorf("%w: no profile", ErrInvalid)
+	}
+	for _, t := range []struct {
+		field string
+		tool  *Tool
+	}{{"slow", p.Slow}, {"effect", p.Effect}, {"log", p.Log}} {
+		if t.tool != nil && strings.TrimSpace(t.tool.Name) == "" {
+			return fmt.Errorf("%w: %s: the tool name is empty", ErrInvalid, t.field)
+		}
+	}
+	if p.SlowSteps < 0 {
+		return fmt.Errorf("%w: slowSteps is negative (%d)", ErrInvalid, p.SlowSteps)
+	}
+	if p.GraceMillis < 0 {
+		return fmt.Errorf("%w: graceMs is negative (%d)", ErrInvalid, p.GraceMillis)
+	}
+	return nil
+}
+
+// Load reads a profile file. A .json file is JSON, a .yaml or .yml file
+// YAML, and any other name is taken as Parse decides. A profile without
+// a name is named after the file.
+func Load(path string) (*Profile, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("profile: %w", err)
+	}
+	var p *Profile
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".json":
+		p, err = ParseFormat(data, JSON)
+	case ".yaml", ".yml":
+		p, err = ParseFormat(data, YAML)
+	default:
+		p, err = Parse(data)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("profile %s: %w", path, err)
+	}
+	if p.Name == "" {
+		p.Name = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	}
+	return p, nil
+}
+
+// Built-in profile names.
+const (
+	// Reference is the profile of mcpflight's own reference server.
+	Reference = "reference"
+	// ServerEverything is the profile of
+	// @modelcontextprotocol/server-everything@2026.8.31.
+	ServerEverything = "server-everything"
+)
+
+// builtins returns fresh copies of the built-in profiles.
+func builtins() map[string]*Profile {
+	return map[string]*Profile{
+		Reference: {
+			Name:        Reference,
+			Description: "mcpflight's reference server (mcpflight serve --stdio)",
+			Slow:        &Tool{Name: "slow", Arguments: map[string]any{"steps": 3}},
+			SlowSteps:   3,
+			Effect:      &Tool{Name: "effect"},
+			Log:         &Tool{Name: "log"},
+			GraceMillis: 300,
+		},
+		ServerEverything: {
+			Name:        ServerEverything,
+			Description: "@modelcontextprotocol/server-everything@2026.8.31 (npx @modelcontextprotocol/server-everything stdio)",
+			Slow: &Tool{Name: "trigger-long-running-operation",
+				Arguments: map[string]any{"duration": 1.5, "steps": 3}},
+			SlowSteps:   3,
+			GraceMillis: 1200,
+		},
+	}
+}
+
+// BuiltinNames lists the built-in profiles, sorted.
+func BuiltinNames() []string {
+	return []string{Reference, ServerEverything}
+}
+
+// Builtin returns a fresh copy of a built-in profile, which the caller
+// may change.
+func Builtin(name string) (*Profile, error) {
+	p, ok := builtins()[name]
+	if !ok {
+		return nil, fmt.Errorf("%w %q (built-in: %s)", ErrUnknownBuiltin, name, strings.Join(BuiltinNames(), ", "))
+	}
+	return p, nil
+}
+
+// Resolve returns the built-in profile called nameOrPath, or else loads
+// the file at that path. A name that is neither gets an error naming the
+// built-ins.
+func Resolve(nameOrPath string) (*Profile, error) {
+	if p, err := Builtin(nameOrPath); err == nil {
+		return p, nil
+	}
+	if _, err := os.Stat(nameOrPath); err != nil {
+		return nil, fmt.Errorf("profile %q is neither a built-in (%s) nor a readable file: %w",
+			nameOrPath, strings.Join(BuiltinNames(), ", "), err)
+	}
+	return Load(nameOrPath)
 }
