@@ -1,0 +1,480 @@
+// Package runner runs catalogue cases against a target: it selects cases,
+// gives each a fresh connection, chronology and session, checks what the
+// case needs of the target, bounds it with a deadline, and collects the
+// verdicts and teardown grades into a Report. It formats nothing; the
+// report package renders Reports.
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcpflight/mcpflight/cases"
+	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/control"
+	"github.com/mcpflight/mcpflight/peer"
+	"github.com/mcpflight/mcpflight/profile"
+	"github.com/mcpflight/mcpflight/transport"
+)
+
+// Defaults of Config.
+const (
+	// DefaultCaseTimeout bounds one case, handshake included.
+	DefaultCaseTimeout = 15 * time.Second
+	// DefaultCloseTimeout bounds the teardown of one session. It is
+	// longer than the stdio shutdown ladder's default waits (close stdin,
+	// SIGTERM), so that a slow but well-behaved server is not cut short.
+	DefaultCloseTimeout = 10 * time.Second
+)
+
+// Transport names for Target.Transport.
+const (
+	TransportStdio     = "stdio"
+	TransportHTTP      = "http"
+	TransportInProcess = "inprocess"
+)
+
+// ErrNoDial is returned by Run when the target has no Dial function.
+var ErrNoDial = errors.New("runner: the target has no Dial function")
+
+// ErrUnknownVersion is returned by Run for a protocol version no case
+// knows.
+var ErrUnknownVersion = errors.New("runner: unknown protocol version")
+
+// ErrNoMatch is returned by Select when a glob matches no case.
+var ErrNoMatch = errors.New("runner: no case matches")
+
+// Target is the server under test.
+type Target struct {
+	// Name is how the report names the target (a command line, a URL).
+	Name string
+	// Transport is the transport's name: TransportStdio, TransportHTTP
+	// or TransportInProcess. Cases that need stdio are skipped on others.
+	Transport string
+	// Dial opens a fresh connection for one case, recording every frame
+	// into log. ctx is the run's context and bounds the connection's
+	// whole life (a stdio child is killed when it ends), not only the
+	// dial.
+	Dial func(ctx context.Context, log *chrono.Log) (transport.Conn, error)
+}
+
+// Config is what Run needs.
+type Config struct {
+	// Target is the server under test.
+	Target Target
+	// Profile says which tools serve the catalogue's needs; nil is an
+	// empty profile, under which cases that need a tool are skipped.
+	Profile *profile.Profile
+	// Cases to run, in order (see Select).
+	Cases []cases.Case
+	// Version is the protocol version to test; cases.V20251125 if empty.
+	Version string
+	// CaseTimeout bounds each case, handshake included;
+	// DefaultCaseTimeout if zero.
+	CaseTimeout time.Duration
+	// Grace is the observation window handed to cases (Env.Grace), and
+	// also how long the runner waits for a case to return after its
+	// deadline; Profile.Grace() if zero.
+	Grace time.Duration
+	// Strict turns every warn into a fail (--strict).
+	Strict bool
+	// CloseTimeout bounds each session's teardown; when it ends, the
+	// transport escalates at once (SIGKILL for a stdio child).
+	// DefaultCloseTimeout if zero.
+	CloseTimeout time.Duration
+}
+
+// Result is one case's result.
+type Result struct {
+	// ID, Title and Area come from the case.
+	ID, Title, Area string
+	// Reqs are the requirement IDs the case checks.
+	Reqs []string
+	// Outcome is the verdict, after --strict.
+	Outcome cases.Outcome
+	// Transport is the transport the case ran over.
+	Transport string
+	// Duration is the case's wall time, teardown included.
+	Duration time.Duration
+	// Events is the case's whole chronology, teardown included; empty
+	// for a case skipped before it had a connection.
+	Events []chrono.Event
+	// Teardown is how the case's connection ended; its ExitedAfter is
+	// empty when the case had no connection.
+	Teardown transport.Teardown
+	// Log is the case's chronology, for exports such as JSON Lines.
+	Log *chrono.Log `json:"-"`
+}
+
+// HadSession reports whether the case opened a connection to the target.
+func (r Result) HadSession() bool { return r.Teardown.ExitedAfter != "" }
+
+// Report is the result of a run.
+type Report struct {
+	// Target is the target's name, Transport its transport.
+	Target    string
+	Transport string
+	// Version is the protocol version tested.
+	Version string
+	// Profile names the profile used, empty for none.
+	Profile string
+	// Strict records whether warns were turned into fails.
+	Strict bool
+	// Server is the serverInfo of the first successful handshake; nil
+	// when no handshake succeeded. Its strings come from the target and
+	// are untrusted.
+	Server *peer.Implementation
+	// Started is when the run began, Duration how long it took.
+	Started  time.Time
+	Duration time.Duration
+	// Results holds one result per case, in the order run.
+	Results []Result
+	// Counts is the number of results per verdict.
+	Counts map[cases.Verdict]int
+	// Teardown grades how every session ended, separately from the cases.
+	Teardown TeardownGrade
+}
+
+// Run runs every case of cfg in order and returns the report. It returns
+// an error, with no report, when the configuration is unusable. When ctx
+// ends, the cases not yet started are not run and Run returns the partial
+// report together with an error wrapping ctx.Err().
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	if cfg.Target.Dial == nil {
+		return nil, ErrNoDial
+	}
+	if cfg.Version == "" {
+		cfg.Version = cases.V20251125
+	}
+	if cfg.Version != cases.V20251125 && cfg.Version != cases.V20260728 {
+		return nil, fmt.Errorf("%w %q (known: %s, %s)", ErrUnknownVersion, cfg.Version, cases.V20251125, cases.V20260728)
+	}
+	if cfg.CaseTimeout <= 0 {
+		cfg.CaseTimeout = DefaultCaseTimeout
+	}
+	if cfg.Grace <= 0 {
+		cfg.Grace = cfg.Profile.Grace()
+	}
+	if cfg.CloseTimeout <= 0 {
+		cfg.CloseTimeout = DefaultCloseTimeout
+	}
+	if cfg.Profile == nil {
+		cfg.Profile = &profile.Profile{}
+	}
+	rep := &Report{
+		Target:    cfg.Target.Name,
+		Transport: cfg.Target.Transport,
+		Version:   cfg.Version,
+		Profile:   cfg.Profile.Name,
+		Strict:    cfg.Strict,
+		Started:   time.Now(),
+		Counts:    map[cases.Verdict]int{},
+	}
+	var runErr error
+	for _, c := range cfg.Cases {
+		if err := ctx.Err(); err != nil {
+			runErr = fmt.Errorf("runner: run interrupted before %s: %w", c.ID, err)
+			break
+		}
+		res, server := runCase(ctx, cfg, c)
+		if cfg.Strict && res.Outcome.Verdict == cases.Warn {
+			res.Outcome.Verdict = cases.Fail
+			res.Outcome.Summary += " (warn under --strict)"
+		}
+		if rep.Server == nil && server != nil {
+			info := server.ServerInfo
+			rep.Server = &info
+		}
+		rep.Results = append(rep.Results, res)
+		rep.Counts[res.Outcome.Verdict]++
+	}
+	rep.Duration = time.Since(rep.Started)
+	rep.Teardown = GradeTeardown(rep.Results, cfg.Strict)
+	return rep, runErr
+}
+
+// runCase runs one case in isolation: its own chronology, connection and
+// session. It returns the server's initialize result when the handshake
+// succeeded.
+func runCase(ctx context.Context, cfg Config, c cases.Case) (Result, *peer.InitResult) {
+	start := time.Now()
+	res := Result{
+		ID:        c.ID,
+		Title:     c.Title,
+		Area:      c.Area(),
+		Reqs:      slices.Clone(c.Reqs),
+		Transport: cfg.Target.Transport,
+	}
+	finish := func(o cases.Outcome) (Result, *peer.InitResult) {
+		res.Outcome = o
+		res.Duration = time.Since(start)
+		if res.Log != nil {
+			res.Events = res.Log.Events()
+		}
+		return res, nil
+	}
+	if !c.AppliesTo(cfg.Version) {
+		return finish(cases.Skipf("applies to %s only", versionList(c.Versions)))
+	}
+	// Needs that the profile and target alone decide are checked before
+	// anything is started.
+	if reason := staticSkip(cfg, c.Needs); reason != "" {
+		return finish(cases.Skipf("%s", reason))
+	}
+
+	log := chrono.New()
+	res.Log = log
+	conn, err := cfg.Target.Dial(ctx, log)
+	if err != nil {
+		log.Harness(chrono.KindError, "runner", "dial failed: "+err.Error())
+		return finish(cases.Errorf("cannot reach the target: %v", err))
+	}
+	s := peer.New(conn, peer.Options{Log: log})
+	var (
+		closeOnce sync.Once
+		teardown  transport.Teardown
+	)
+	closeSession := func(cctx context.Context) transport.Teardown {
+		closeOnce.Do(func() { teardown = s.Close(cctx) })
+		return teardown
+	}
+	// Every path ends by closing the session with a bounded context of
+	// its own: the case's deadline, or an interrupted run, must not cut
+	// the shutdown ladder short.
+	closeBounded := func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.CloseTimeout)
+		defer cancel()
+		res.Teardown = closeSession(cctx)
+		if res.Teardown.ExitedAfter == "" {
+			res.Teardown.ExitedAfter = transport.StepNone
+		}
+	}
+
+	caseCtx, cancel := context.WithTimeout(ctx, cfg.CaseTimeout)
+	defer cancel()
+
+	var init *peer.InitResult
+	handshake := !c.Needs.NoHandshake && cfg.Version == cases.V20251125
+	if handshake {
+		init, err = s.Initialize(caseCtx, peer.InitOptions{ProtocolVersion: cfg.Version})
+		if err != nil {
+			o := handshakeOutcome(err, init, cfg.Version)
+			if errors.Is(caseCtx.Err(), context.DeadlineExceeded) {
+				log.Harness(chrono.KindDeadline, "runner", fmt.Sprintf("case deadline of %v reached during the handshake", cfg.CaseTimeout))
+			}
+			closeBounded()
+			return finish(o)
+		}
+	}
+	ctl := control.Detect(s)
+	if reason := sessionSkip(c.Needs, init, ctl); reason != "" {
+		closeBounded()
+		return finish(cases.Skipf("%s", reason))
+	}
+
+	env := &cases.Env{
+		S:         s,
+		Log:       log,
+		Profile:   cfg.Profile,
+		Control:   ctl,
+		Grace:     cfg.Grace,
+		Transport: cfg.Target.Transport,
+		Close:     closeSession,
+	}
+	o := runGuarded(caseCtx, cfg, c, env, closeSession)
+	closeBounded()
+	out, _ := finish(o)
+	return out, init
+}
+
+// runGuarded runs the case's Run in a goroutine of its own, so that a
+// panic is recovered and a case that ignores its context cannot hold the
+// run: when the deadline fires first, the verdict is an error. The case is
+// then given Grace to return after its session is closed, and abandoned
+// (its goroutine left to finish) if it still does not.
+func runGuarded(ctx context.Context, cfg Config, c cases.Case, env *cases.Env, closeSession func(context.Context) transport.Teardown) cases.Outcome {
+	if c.Run == nil {
+		return cases.Errorf("case has no Run function")
+	}
+	done := make(chan cases.Outcome, 1)
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				env.Log.Harness(chrono.KindError, "runner", fmt.Sprintf("case panicked: %v\n%s", p, debug.Stack()))
+				done <- cases.Errorf("case panicked: %v", p)
+			}
+		}()
+		o := c.Run(ctx, env)
+		if o.Verdict == "" {
+			o = cases.Errorf("case returned no verdict")
+		}
+		done <- o
+	}()
+
+	select {
+	case o := <-done:
+		return o
+	case <-ctx.Done():
+	}
+	// The deadline (or the run's end) came first; the case may still
+	// return in the same instant.
+	select {
+	case o := <-done:
+		if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return o
+		}
+		env.Log.Harness(chrono.KindDeadline, "runner", fmt.Sprintf("case deadline of %v exceeded", cfg.CaseTimeout))
+		return cases.Errorf("case deadline of %v exceeded before the case concluded (it then said: %s: %s)", cfg.CaseTimeout, o.Verdict, o.Summary)
+	default:
+	}
+	reason := "run interrupted"
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		reason = fmt.Sprintf("case deadline of %v exceeded", cfg.CaseTimeout)
+		env.Log.Harness(chrono.KindDeadline, "runner", reason)
+	}
+	// Closing the session fails every pending call, which unblocks a case
+	// waiting on the target.
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.CloseTimeout)
+	closeSession(cctx)
+	cancel()
+	wait := time.NewTimer(cfg.Grace)
+	defer wait.Stop()
+	select {
+	case o := <-done:
+		return cases.Errorf("%s before the case concluded (it then said: %s: %s)", reason, o.Verdict, o.Summary)
+	case <-wait.C:
+		env.Log.Harness(chrono.KindError, "runner", fmt.Sprintf("case did not return within %v of its end; abandoned", cfg.Grace))
+		return cases.Errorf("%s; the case did not return and was abandoned", reason)
+	}
+}
+
+// handshakeOutcome judges a failed initialize. A version the checker does
+// not support is the server's fault (LIF-9/LIF-10); anything else is an
+// error that says nothing about conformance.
+func handshakeOutcome(err error, init *peer.InitResult, requested string) cases.Outcome {
+	if errors.Is(err, peer.ErrVersionMismatch) {
+		got := ""
+		if init != nil {
+			got = init.ProtocolVersion
+		}
+		return cases.Violation(cases.Fail, "LIF-9",
+			[]string{
+				fmt.Sprintf("protocolVersion %q, the version requested, when the server supports it (LIF-9)", requested),
+				fmt.Sprintf("another protocol version the server supports (LIF-10), one of %s", strings.Join(peer.SupportedVersions, ", ")),
+			},
+			fmt.Sprintf("the initialize result has protocolVersion %q", got), 0)
+	}
+	return cases.Errorf("handshake failed: %v", err)
+}
+
+// staticSkip returns why the case must be skipped on what the profile and
+// target say, or "".
+func staticSkip(cfg Config, n cases.Needs) string {
+	switch {
+	case n.SlowTool && cfg.Profile.Slow == nil:
+		return "profile names no slow tool; pass --profile"
+	case n.EffectTool && cfg.Profile.Effect == nil:
+		return "profile names no effect tool; pass --profile"
+	case n.LogTool && cfg.Profile.Log == nil:
+		return "profile names no log tool; pass --profile"
+	case n.Stdio && cfg.Target.Transport != TransportStdio:
+		return fmt.Sprintf("needs the stdio transport; the target uses %s", orNone(cfg.Target.Transport))
+	}
+	return ""
+}
+
+// sessionSkip returns why the case must be skipped on what the server
+// declared, or "".
+func sessionSkip(n cases.Needs, init *peer.InitResult, ctl *control.Client) string {
+	if n.Control && ctl == nil {
+		return "target does not offer the " + control.Capability + " extension"
+	}
+	for _, capability := range n.Capabilities {
+		if init == nil || !init.HasCapability(capability) {
+			return fmt.Sprintf("capability %q not advertised", capability)
+		}
+	}
+	return ""
+}
+
+func versionList(vs []string) string {
+	if len(vs) == 0 {
+		return "no protocol version"
+	}
+	return strings.Join(vs, ", ")
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "an unnamed transport"
+	}
+	return s
+}
+
+// Select returns the cases whose IDs match any of globs (path.Match
+// syntax: "cancel/*" matches every cancellation case), in catalogue order.
+// No globs selects every case. A glob that matches nothing, or is
+// malformed, is an error.
+func Select(all []cases.Case, globs []string) ([]cases.Case, error) {
+	if len(globs) == 0 {
+		return slices.Clone(all), nil
+	}
+	picked := make([]bool, len(all))
+	for _, g := range globs {
+		matched := false
+		for i, c := range all {
+			ok, err := path.Match(g, c.ID)
+			if err != nil {
+				return nil, fmt.Errorf("runner: case glob %q: %w", g, err)
+			}
+			if ok {
+				picked[i], matched = true, true
+			}
+		}
+		if !matched {
+			return nil, fmt.Errorf("%w %q", ErrNoMatch, g)
+		}
+	}
+	var out []cases.Case
+	for i, c := range all {
+		if picked[i] {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// ExitCode maps the report to the process exit code: 1 when any case or
+// the teardown grade failed (warns count as fails under --strict, which
+// Run has already applied); otherwise 2 when any case or the teardown
+// ended in error, because the harness or the target broke; otherwise 0.
+// A fail dominates an error: a conformance violation was shown even if
+// something else broke.
+func (r *Report) ExitCode() int {
+	fail, errored := r.Teardown.Verdict == cases.Fail, r.Teardown.Verdict == cases.Error
+	for _, res := range r.Results {
+		switch res.Outcome.Verdict {
+		case cases.Fail:
+			fail = true
+		case cases.Error:
+			errored = true
+		}
+	}
+	switch {
+	case fail:
+		return 1
+	case errored:
+		return 2
+	}
+	return 0
+}
+
+// Conformant reports whether the exit code is 0.
+func (r *Report) Conformant() bool { return r.ExitCode() == 0 }

@@ -1,0 +1,463 @@
+package runner
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/mcpflight/mcpflight/cases"
+	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/jsonrpc"
+	"github.com/mcpflight/mcpflight/profile"
+	"github.com/mcpflight/mcpflight/refserver"
+	"github.com/mcpflight/mcpflight/transport"
+)
+
+// reference dials the in-process reference server with the given faults.
+func reference(faults ...refserver.Fault) Target {
+	set := refserver.FaultSet{}
+	for _, f := range faults {
+		set[f] = true
+	}
+	return Target{
+		Name:      "reference",
+		Transport: TransportInProcess,
+		Dial: func(ctx context.Context, log *chrono.Log) (transport.Conn, error) {
+			s, _ := refserver.InProcess(ctx, refserver.Options{Faults: set}, transport.StreamConfig{Log: log})
+			return s, nil
+		},
+	}
+}
+
+// bare dials a minimal server that answers initialize with the given
+// result (or the given error) and ping, and ends when its input ends.
+// It offers no control extension.
+func bare(initResult string, initErr *jsonrpc.Error) Target {
+	return Target{
+		Name:      "bare",
+		Transport: TransportInProcess,
+		Dial: func(ctx context.Context, log *chrono.Log) (transport.Conn, error) {
+			inR, inW := io.Pipe()
+			outR, outW := io.Pipe()
+			go func() {
+				defer outW.Close()
+				sc := bufio.NewScanner(inR)
+				for sc.Scan() {
+					m, err := jsonrpc.Decode(sc.Bytes())
+					if err != nil || m.Kind != jsonrpc.KindRequest {
+						continue
+					}
+					var out []byte
+					switch {
+					case m.Method == "initialize" && initErr != nil:
+						out, _ = jsonrpc.EncodeError(m.ID, initErr)
+					case m.Method == "initialize":
+						out, _ = jsonrpc.EncodeResult(m.ID, jsonRaw(initResult))
+					case m.Method == "ping":
+						out, _ = jsonrpc.EncodeResult(m.ID, map[string]any{})
+					default:
+						out, _ = jsonrpc.EncodeError(m.ID, &jsonrpc.Error{Code: -32601, Message: "Method not found"})
+					}
+					if _, err := outW.Write(append(out, '\n')); err != nil {
+						return
+					}
+				}
+			}()
+			return transport.NewStream(outR, inW, transport.StreamConfig{Log: log}), nil
+		},
+	}
+}
+
+type jsonRaw string
+
+func (j jsonRaw) MarshalJSON() ([]byte, error) { return []byte(j), nil }
+
+const bareInit = `{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"bare","version":"1"}}`
+
+// pingCase passes when ping works.
+func pingCase(id string) cases.Case {
+	return cases.Case{
+		ID: id, Title: "ping works", Reqs: []string{"PNG-1"},
+		Versions: []string{cases.V20251125},
+		Run: func(ctx context.Context, e *cases.Env) cases.Outcome {
+			if err := e.S.Ping(ctx); err != nil {
+				return cases.Errorf("ping: %v", err)
+			}
+			return cases.Passf("ping answered")
+		},
+	}
+}
+
+// fixed returns a case that returns o without touching the session.
+func fixed(id string, needs cases.Needs, o cases.Outcome) cases.Case {
+	return cases.Case{
+		ID: id, Title: id, Versions: []string{cases.V20251125}, Needs: needs,
+		Run: func(context.Context, *cases.Env) cases.Outcome { return o },
+	}
+}
+
+func run(t *testing.T, cfg Config) *Report {
+	t.Helper()
+	if cfg.Target.Dial == nil {
+		cfg.Target = reference()
+	}
+	if cfg.Profile == nil {
+		var err error
+		if cfg.Profile, err = profile.Builtin(profile.Reference); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+// verdicts returns "verdict: summary" per result.
+func verdicts(rep *Report) []string {
+	var out []string
+	for _, r := range rep.Results {
+		out = append(out, string(r.Outcome.Verdict)+": "+r.Outcome.Summary)
+	}
+	return out
+}
+
+func TestSkipReasons(t *testing.T) {
+	v26 := fixed("v/26", cases.Needs{}, cases.Passf("ran"))
+	v26.Versions = []string{cases.V20260728}
+	tests := []struct {
+		name    string
+		target  Target
+		profile *profile.Profile
+		c       cases.Case
+		want    string
+		session bool
+	}{
+		{"version", reference(), nil, v26, "skip: applies to 2026-07-28 only", false},
+		{"slow tool", reference(), &profile.Profile{}, fixed("a/slow", cases.Needs{SlowTool: true}, cases.Passf("ran")),
+			"skip: profile names no slow tool; pass --profile", false},
+		{"effect tool", reference(), &profile.Profile{Slow: &profile.Tool{Name: "s"}}, fixed("a/effect", cases.Needs{SlowTool: true, EffectTool: true}, cases.Passf("ran")),
+			"skip: profile names no effect tool; pass --profile", false},
+		{"log tool", reference(), &profile.Profile{}, fixed("a/log", cases.Needs{LogTool: true}, cases.Passf("ran")),
+			"skip: profile names no log tool; pass --profile", false},
+		{"stdio", reference(), nil, fixed("a/stdio", cases.Needs{Stdio: true}, cases.Passf("ran")),
+			"skip: needs the stdio transport; the target uses inprocess", false},
+		{"control", bare(bareInit, nil), nil, fixed("a/control", cases.Needs{Control: true}, cases.Passf("ran")),
+			"skip: target does not offer the io.mcpflight/control extension", true},
+		{"capability", bare(bareInit, nil), nil, fixed("a/cap", cases.Needs{Capabilities: []string{"tools", "logging"}}, cases.Passf("ran")),
+			`skip: capability "logging" not advertised`, true},
+		{"needs met", reference(), nil, fixed("a/all", cases.Needs{SlowTool: true, EffectTool: true, LogTool: true, Control: true, Capabilities: []string{"tools"}}, cases.Passf("ran")),
+			"pass: ran", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rep := run(t, Config{Target: tt.target, Profile: tt.profile, Cases: []cases.Case{tt.c}})
+			if diff := cmp.Diff([]string{tt.want}, verdicts(rep)); diff != "" {
+				t.Errorf("verdicts (-want +got):\n%s", diff)
+			}
+			if got := rep.Results[0].HadSession(); got != tt.session {
+				t.Errorf("HadSession = %v, want %v", got, tt.session)
+			}
+		})
+	}
+}
+
+func TestPassAndReport(t *testing.T) {
+	rep := run(t, Config{Cases: []cases.Case{pingCase("ping/a"), pingCase("ping/b")}})
+	if diff := cmp.Diff([]string{"pass: ping answered", "pass: ping answered"}, verdicts(rep)); diff != "" {
+		t.Errorf("verdicts (-want +got):\n%s", diff)
+	}
+	if rep.Server == nil || rep.Server.Name != refserver.DefaultName {
+		t.Errorf("Server = %+v, want %s", rep.Server, refserver.DefaultName)
+	}
+	if diff := cmp.Diff(map[cases.Verdict]int{cases.Pass: 2}, rep.Counts); diff != "" {
+		t.Errorf("Counts (-want +got):\n%s", diff)
+	}
+	r := rep.Results[0]
+	if r.Area != "ping" || r.Transport != TransportInProcess || r.Log == nil || len(r.Events) == 0 {
+		t.Errorf("result = %+v", r)
+	}
+	if r.Teardown.ExitedAfter != transport.StepCloseInput {
+		t.Errorf("teardown = %+v, want close-stdin", r.Teardown)
+	}
+	// The events include the teardown.
+	last := r.Events[len(r.Events)-1]
+	if last.Seq != r.Log.Len() {
+		t.Errorf("Events end at seq %d, log at %d", last.Seq, r.Log.Len())
+	}
+	if rep.Teardown.Verdict != cases.Pass || rep.Teardown.Sessions != 2 {
+		t.Errorf("teardown grade = %+v", rep.Teardown)
+	}
+	if rep.ExitCode() != 0 || rep.Version != cases.V20251125 || rep.Profile != profile.Reference {
+		t.Errorf("exit %d, version %q, profile %q", rep.ExitCode(), rep.Version, rep.Profile)
+	}
+}
+
+func TestErrors(t *testing.T) {
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	tests := []struct {
+		name   string
+		target Target
+		c      cases.Case
+		want   string // prefix of "verdict: summary"
+		event  chrono.Kind
+	}{
+		{"panic", reference(), cases.Case{ID: "x/panic", Versions: []string{cases.V20251125},
+			Run: func(context.Context, *cases.Env) cases.Outcome { panic("boom at step 2") }},
+			"error: case panicked: boom at step 2", chrono.KindError},
+		{"no verdict", reference(), fixed("x/zero", cases.Needs{}, cases.Outcome{Summary: "forgot"}),
+			"error: case returned no verdict", ""},
+		{"no run", reference(), cases.Case{ID: "x/norun", Versions: []string{cases.V20251125}},
+			"error: case has no Run function", ""},
+		{"deadline", reference(), cases.Case{ID: "x/deadline", Versions: []string{cases.V20251125},
+			Run: func(ctx context.Context, e *cases.Env) cases.Outcome {
+				<-ctx.Done()
+				return cases.Passf("nothing happened before the deadline")
+			}},
+			"error: case deadline of 50ms exceeded before the case concluded (it then said: pass: nothing happened before the deadline)", chrono.KindDeadline},
+		{"ignores its context", reference(), cases.Case{ID: "x/stuck", Versions: []string{cases.V20251125},
+			Run: func(context.Context, *cases.Env) cases.Outcome {
+				<-release
+				return cases.Passf("released")
+			}},
+			"error: case deadline of 50ms exceeded; the case did not return and was abandoned", chrono.KindDeadline},
+		{"dial", Target{Name: "nowhere", Transport: TransportStdio, Dial: func(context.Context, *chrono.Log) (transport.Conn, error) {
+			return nil, errors.New("no such server")
+		}}, pingCase("x/dial"), "error: cannot reach the target: no such server", chrono.KindError},
+		{"handshake error", bare("", &jsonrpc.Error{Code: -32603, Message: "not today"}), pingCase("x/init"),
+			"error: handshake failed: initialize: jsonrpc error -32603: not today", ""},
+		{"version mismatch", reference(refserver.FaultVersionMismatch), pingCase("x/version"),
+			`fail: LIF-9 violated: the initialize result has protocolVersion "1999-01-01"`, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rep := run(t, Config{Target: tt.target, Cases: []cases.Case{tt.c},
+				CaseTimeout: 50 * time.Millisecond, Grace: 20 * time.Millisecond})
+			got := verdicts(rep)[0]
+			if !strings.HasPrefix(got, tt.want) {
+				t.Errorf("got  %q\nwant %q", got, tt.want)
+			}
+			if tt.event != "" && !hasEvent(rep.Results[0].Events, tt.event) {
+				t.Errorf("no %s event in %+v", tt.event, rep.Results[0].Events)
+			}
+		})
+	}
+}
+
+func TestVersionMismatchCitesBothRules(t *testing.T) {
+	rep := run(t, Config{Target: reference(refserver.FaultVersionMismatch), Cases: []cases.Case{pingCase("x/version")}})
+	o := rep.Results[0].Outcome
+	if o.Requirement != "LIF-9" || len(o.Expected) != 2 || !strings.Contains(o.Expected[1], "LIF-10") {
+		t.Errorf("outcome = %+v", o)
+	}
+	if rep.ExitCode() != 1 {
+		t.Errorf("ExitCode = %d, want 1", rep.ExitCode())
+	}
+}
+
+func hasEvent(events []chrono.Event, kind chrono.Kind) bool {
+	for _, e := range events {
+		if e.Kind == kind {
+			return true
+		}
+	}
+	return false
+}
+
+func TestStrict(t *testing.T) {
+	warn := cases.Violation(cases.Warn, "CAN-8", []string{"no response"}, "a response came", 7)
+	for _, strict := range []bool{false, true} {
+		rep := run(t, Config{Strict: strict, Cases: []cases.Case{fixed("s/warn", cases.Needs{}, warn)}})
+		o := rep.Results[0].Outcome
+		want := cases.Warn
+		summary := warn.Summary
+		if strict {
+			want, summary = cases.Fail, warn.Summary+" (warn under --strict)"
+		}
+		if o.Verdict != want || o.Summary != summary || o.Requirement != "CAN-8" || o.ActualSeq != 7 {
+			t.Errorf("strict=%v: outcome %+v", strict, o)
+		}
+		if wantCode := map[bool]int{false: 0, true: 1}[strict]; rep.ExitCode() != wantCode {
+			t.Errorf("strict=%v: exit code %d, want %d", strict, rep.ExitCode(), wantCode)
+		}
+	}
+}
+
+func TestEnvClose(t *testing.T) {
+	var first, second transport.Teardown
+	c := cases.Case{ID: "t/close", Versions: []string{cases.V20251125},
+		Run: func(ctx context.Context, e *cases.Env) cases.Outcome {
+			first = e.Close(ctx)
+			second = e.Close(ctx)
+			if e.Grace != 300*time.Millisecond || e.Transport != TransportInProcess || e.Control == nil || e.Profile.Name != profile.Reference {
+				return cases.Errorf("env = %+v", e)
+			}
+			return cases.Passf("closed")
+		}}
+	rep := run(t, Config{Cases: []cases.Case{c}})
+	if got := verdicts(rep); got[0] != "pass: closed" {
+		t.Fatal(got)
+	}
+	if first.ExitedAfter != transport.StepCloseInput || !cmp.Equal(first, second) || !cmp.Equal(first, rep.Results[0].Teardown) {
+		t.Errorf("teardowns differ: %+v %+v %+v", first, second, rep.Results[0].Teardown)
+	}
+}
+
+func TestTeardownIgnoringEOF(t *testing.T) {
+	for _, strict := range []bool{false, true} {
+		rep := run(t, Config{Target: reference(refserver.FaultIgnoreStdinEOF), Strict: strict,
+			CloseTimeout: 20 * time.Millisecond, Cases: []cases.Case{pingCase("t/a")}})
+		g := rep.Teardown
+		want := cases.Warn
+		if strict {
+			want = cases.Fail
+		}
+		if g.Verdict != want || g.Worst != transport.StepSIGTERM || g.Requirement != "STD-46" {
+			t.Errorf("strict=%v: grade %+v", strict, g)
+		}
+		if wantCode := map[bool]int{false: 0, true: 1}[strict]; rep.ExitCode() != wantCode {
+			t.Errorf("strict=%v: exit code %d, want %d", strict, rep.ExitCode(), wantCode)
+		}
+	}
+}
+
+func TestGradeTeardown(t *testing.T) {
+	td := func(id string, step transport.Step, leftovers int, err error) Result {
+		return Result{ID: id, Teardown: transport.Teardown{ExitedAfter: step, Leftovers: leftovers, Err: err}}
+	}
+	tests := []struct {
+		name    string
+		results []Result
+		verdict cases.Verdict
+		worst   transport.Step
+		summary string
+	}{
+		{"no sessions", []Result{{ID: "skipped"}}, cases.Skip, "", "no session was opened"},
+		{"all close-stdin", []Result{td("a", transport.StepCloseInput, 0, nil), td("b", transport.StepNone, 0, nil)},
+			cases.Pass, transport.StepCloseInput, "all 2 sessions exited when their input closed"},
+		{"sigterm", []Result{td("a", transport.StepCloseInput, 0, nil), td("b", transport.StepSIGTERM, 0, nil)},
+			cases.Warn, transport.StepSIGTERM, "1 of 2 sessions did not exit when stdin closed and needed SIGTERM"},
+		{"sigkill", []Result{td("a", transport.StepSIGKILL, 0, nil), td("b", transport.StepSIGTERM, 0, nil)},
+			cases.Fail, transport.StepSIGKILL, "1 of 2 sessions had to be killed with SIGKILL (ignored closed stdin and SIGTERM)"},
+		{"leftovers", []Result{td("a", transport.StepCloseInput, 2, nil), td("b", transport.StepCloseInput, 1, nil)},
+			cases.Fail, transport.StepCloseInput, "3 of the target's processes were still alive after teardown"},
+		{"teardown error", []Result{td("a", transport.StepSIGTERM, 0, errors.New("wait: boom"))},
+			cases.Error, transport.StepSIGTERM, "1 teardowns failed: a: wait: boom"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := GradeTeardown(tt.results, false)
+			got := [3]string{string(g.Verdict), string(g.Worst), g.Summary}
+			want := [3]string{string(tt.verdict), string(tt.worst), tt.summary}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("grade (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestExitCode(t *testing.T) {
+	rep := func(teardown cases.Verdict, vs ...cases.Verdict) *Report {
+		r := &Report{Teardown: TeardownGrade{Verdict: teardown}}
+		for _, v := range vs {
+			r.Results = append(r.Results, Result{Outcome: cases.Outcome{Verdict: v}})
+		}
+		return r
+	}
+	tests := []struct {
+		name string
+		r    *Report
+		want int
+	}{
+		{"empty", rep(cases.Skip), 0},
+		{"pass warn info skip", rep(cases.Pass, cases.Pass, cases.Warn, cases.Info, cases.Skip), 0},
+		{"fail", rep(cases.Pass, cases.Pass, cases.Fail), 1},
+		{"error", rep(cases.Pass, cases.Error, cases.Pass), 2},
+		{"fail dominates error", rep(cases.Pass, cases.Error, cases.Fail), 1},
+		{"teardown fail", rep(cases.Fail, cases.Pass), 1},
+		{"teardown warn", rep(cases.Warn, cases.Pass), 0},
+		{"teardown error", rep(cases.Error, cases.Pass), 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.r.ExitCode(); got != tt.want {
+				t.Errorf("ExitCode = %d, want %d", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestSelect(t *testing.T) {
+	all := []cases.Case{{ID: "cancel/a"}, {ID: "cancel/b"}, {ID: "progress/a"}, {ID: "ping/a"}}
+	ids := func(cs []cases.Case) []string {
+		var out []string
+		for _, c := range cs {
+			out = append(out, c.ID)
+		}
+		return out
+	}
+	tests := []struct {
+		name  string
+		globs []string
+		want  []string
+		err   error
+	}{
+		{"none is all", nil, []string{"cancel/a", "cancel/b", "progress/a", "ping/a"}, nil},
+		{"area", []string{"cancel/*"}, []string{"cancel/a", "cancel/b"}, nil},
+		{"catalogue order, no duplicates", []string{"p*/a", "cancel/b", "*/b"}, []string{"cancel/b", "progress/a", "ping/a"}, nil},
+		{"exact", []string{"ping/a"}, []string{"ping/a"}, nil},
+		{"no match", []string{"cancel/*", "tasks/*"}, nil, ErrNoMatch},
+		{"bad pattern", []string{"cancel/[a"}, nil, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Select(all, tt.globs)
+			if tt.name == "bad pattern" {
+				if err == nil {
+					t.Fatal("no error for a malformed glob")
+				}
+				return
+			}
+			if !errors.Is(err, tt.err) {
+				t.Fatalf("err = %v, want %v", err, tt.err)
+			}
+			if diff := cmp.Diff(tt.want, ids(got)); diff != "" {
+				t.Errorf("Select (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestRunConfigErrors(t *testing.T) {
+	if _, err := Run(context.Background(), Config{}); !errors.Is(err, ErrNoDial) {
+		t.Errorf("no dial: %v", err)
+	}
+	if _, err := Run(context.Background(), Config{Target: reference(), Version: "2020-01-01"}); !errors.Is(err, ErrUnknownVersion) {
+		t.Errorf("bad version: %v", err)
+	}
+}
+
+func TestRunInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	first := cases.Case{ID: "i/first", Versions: []string{cases.V20251125},
+		Run: func(context.Context, *cases.Env) cases.Outcome {
+			cancel()
+			return cases.Passf("done")
+		}}
+	p, _ := profile.Builtin(profile.Reference)
+	rep, err := Run(ctx, Config{Target: reference(), Profile: p, Cases: []cases.Case{first, pingCase("i/second")}})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if rep == nil || len(rep.Results) != 1 || rep.Results[0].Outcome.Verdict != cases.Pass {
+		t.Fatalf("report = %+v", rep)
+	}
+}

@@ -1,0 +1,104 @@
+package runner
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/mcpflight/mcpflight/cases"
+	"github.com/mcpflight/mcpflight/transport"
+)
+
+// TeardownGrade grades how every session of a run ended, separately from
+// the cases: a stdio server should exit once its input is closed (STD-46),
+// so that the client's shutdown never has to escalate (STD-7, STD-44).
+type TeardownGrade struct {
+	// Sessions is the number of sessions that were closed.
+	Sessions int
+	// Worst is the furthest rung any session needed: StepNone (it had
+	// exited before), StepCloseInput, StepSIGTERM or StepSIGKILL; empty
+	// when there was no session.
+	Worst transport.Step
+	// Steps counts the sessions by the rung they needed.
+	Steps map[transport.Step]int
+	// Leftovers is the total number of the target's processes still
+	// alive after teardown.
+	Leftovers int
+	// Errors lists the teardowns that themselves failed, by case ID.
+	Errors []string
+	// Verdict is pass when every session exited once its input closed
+	// (or had already exited), warn when SIGTERM was needed (STD-46,
+	// STD-7 are SHOULDs; fail under --strict), fail when SIGKILL was
+	// needed or processes were left over, and error when a teardown
+	// itself failed. With no session it is skip.
+	Verdict cases.Verdict
+	// Requirement is the requirement a warn or fail cites.
+	Requirement string
+	// Summary is one line saying what happened.
+	Summary string
+	// Slowest is the longest teardown.
+	Slowest time.Duration
+}
+
+// rank orders the rungs of the shutdown ladder.
+func rank(s transport.Step) int {
+	switch s {
+	case transport.StepNone:
+		return 0
+	case transport.StepCloseInput:
+		return 1
+	case transport.StepSIGTERM:
+		return 2
+	case transport.StepSIGKILL:
+		return 3
+	}
+	return -1
+}
+
+// GradeTeardown aggregates the teardowns of results that had a session.
+// Under strict a warn becomes a fail, as for the cases.
+func GradeTeardown(results []Result, strict bool) TeardownGrade {
+	g := TeardownGrade{Steps: map[transport.Step]int{}}
+	for _, r := range results {
+		if !r.HadSession() {
+			continue
+		}
+		td := r.Teardown
+		g.Sessions++
+		g.Steps[td.ExitedAfter]++
+		if g.Worst == "" || rank(td.ExitedAfter) > rank(g.Worst) {
+			g.Worst = td.ExitedAfter
+		}
+		g.Leftovers += td.Leftovers
+		g.Slowest = max(g.Slowest, td.Waited)
+		if td.Err != nil {
+			g.Errors = append(g.Errors, r.ID+": "+td.Err.Error())
+		}
+	}
+	switch {
+	case g.Sessions == 0:
+		g.Verdict, g.Summary = cases.Skip, "no session was opened"
+	case g.Leftovers > 0:
+		g.Verdict, g.Requirement = cases.Fail, "STD-7"
+		g.Summary = fmt.Sprintf("%d of the target's processes were still alive after teardown", g.Leftovers)
+	case g.Worst == transport.StepSIGKILL:
+		g.Verdict, g.Requirement = cases.Fail, "STD-7"
+		g.Summary = fmt.Sprintf("%d of %d sessions had to be killed with SIGKILL (ignored closed stdin and SIGTERM)",
+			g.Steps[transport.StepSIGKILL], g.Sessions)
+	case len(g.Errors) > 0:
+		g.Verdict = cases.Error
+		g.Summary = fmt.Sprintf("%d teardowns failed: %s", len(g.Errors), strings.Join(g.Errors, "; "))
+	case g.Worst == transport.StepSIGTERM:
+		g.Verdict, g.Requirement = cases.Warn, "STD-46"
+		g.Summary = fmt.Sprintf("%d of %d sessions did not exit when stdin closed and needed SIGTERM",
+			g.Steps[transport.StepSIGTERM], g.Sessions)
+	default:
+		g.Verdict = cases.Pass
+		g.Summary = fmt.Sprintf("all %d sessions exited when their input closed", g.Sessions)
+	}
+	if strict && g.Verdict == cases.Warn {
+		g.Verdict = cases.Fail
+		g.Summary += " (warn under --strict)"
+	}
+	return g
+}
