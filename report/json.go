@@ -1,0 +1,199 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/mcpflight/mcpflight/cases"
+	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/runner"
+	"github.com/mcpflight/mcpflight/transport"
+)
+
+// Schema identifies the JSON report format. A change that removes or
+// renames a field, or changes a field's meaning, gets a new version;
+// fields may be added within a version.
+const Schema = "mcpflight.report/v1"
+
+// JSONReport is the document JSON writes, schema "mcpflight.report/v1".
+// Durations are integer nanoseconds, in fields whose names end in "Ns".
+// Strings from the target are written as received (JSON-escaped, invalid
+// UTF-8 replaced by U+FFFD); a consumer that prints them to a terminal
+// must sanitise them.
+type JSONReport struct {
+	// Schema is always "mcpflight.report/v1".
+	Schema string `json:"schema"`
+	// Target is the server under test.
+	Target JSONTarget `json:"target"`
+	// Server is the serverInfo of the first successful handshake, or null.
+	Server *JSONServer `json:"server"`
+	// ProtocolVersion is the protocol version tested.
+	ProtocolVersion string `json:"protocolVersion"`
+	// Profile names the target profile used ("" for none).
+	Profile string `json:"profile"`
+	// Strict says whether warns were turned into fails.
+	Strict bool `json:"strict"`
+	// Started is the start of the run, RFC 3339 with nanoseconds, UTC.
+	Started string `json:"started"`
+	// DurationNs is the run's wall time.
+	DurationNs int64 `json:"durationNs"`
+	// ExitCode is the process exit code: 0 conformant, 1 a fail, 2 an
+	// error without a fail.
+	ExitCode int `json:"exitCode"`
+	// Conformant is true when ExitCode is 0.
+	Conformant bool `json:"conformant"`
+	// Counts has one entry per verdict (pass, fail, warn, info, skip,
+	// error), zero counts included.
+	Counts map[cases.Verdict]int `json:"counts"`
+	// Teardown is the separate teardown grade.
+	Teardown JSONTeardownGrade `json:"teardown"`
+	// Results holds one entry per case, in the order run.
+	Results []JSONResult `json:"results"`
+}
+
+// JSONTarget names the target and its transport.
+type JSONTarget struct {
+	Name      string `json:"name"`
+	Transport string `json:"transport"`
+}
+
+// JSONServer is the server's self-description from initialize.
+type JSONServer struct {
+	Name    string `json:"name"`
+	Title   string `json:"title,omitempty"`
+	Version string `json:"version"`
+}
+
+// JSONTeardownGrade is runner.TeardownGrade.
+type JSONTeardownGrade struct {
+	// Verdict is pass, warn, fail, error, or skip when no session opened.
+	Verdict cases.Verdict `json:"verdict"`
+	// Requirement is the requirement a warn or fail cites, or "".
+	Requirement string `json:"requirement,omitempty"`
+	Summary     string `json:"summary"`
+	Sessions    int    `json:"sessions"`
+	// Worst is the furthest rung needed: none, close-stdin, SIGTERM,
+	// SIGKILL; "" with no session.
+	Worst transport.Step `json:"worst"`
+	// Steps counts sessions by the rung they needed.
+	Steps     map[transport.Step]int `json:"steps"`
+	Leftovers int                    `json:"leftovers"`
+	Errors    []string               `json:"errors"`
+	SlowestNs int64                  `json:"slowestNs"`
+}
+
+// JSONResult is one case's result.
+type JSONResult struct {
+	ID           string   `json:"id"`
+	Title        string   `json:"title"`
+	Area         string   `json:"area"`
+	Requirements []string `json:"requirements"`
+	Transport    string   `json:"transport"`
+	// Verdict, Summary, Requirement, Expected, Actual and ActualSeq are
+	// the case's outcome (cases.Outcome); ActualSeq is the sequence
+	// number of the first wrong event in Events, 0 for an absence.
+	Verdict     cases.Verdict `json:"verdict"`
+	Summary     string        `json:"summary"`
+	Requirement string        `json:"requirement,omitempty"`
+	Expected    []string      `json:"expected,omitempty"`
+	Actual      string        `json:"actual,omitempty"`
+	ActualSeq   uint64        `json:"actualSeq,omitempty"`
+	DurationNs  int64         `json:"durationNs"`
+	// Teardown is null when the case opened no connection.
+	Teardown *JSONTeardown `json:"teardown"`
+	// Events is the case's chronology: chrono.Event as JSON, with the
+	// frame's bytes as a string in "raw".
+	Events []chrono.Event `json:"events"`
+}
+
+// JSONTeardown is one connection's transport.Teardown.
+type JSONTeardown struct {
+	ExitedAfter transport.Step `json:"exitedAfter"`
+	WaitedNs    int64          `json:"waitedNs"`
+	ExitCode    int            `json:"exitCode"`
+	Signal      string         `json:"signal,omitempty"`
+	Leftovers   int            `json:"leftovers"`
+	Error       string         `json:"error,omitempty"`
+}
+
+// Document converts a report to the JSON document's structure.
+func Document(r *runner.Report) JSONReport {
+	doc := JSONReport{
+		Schema:          Schema,
+		Target:          JSONTarget{Name: r.Target, Transport: r.Transport},
+		ProtocolVersion: r.Version,
+		Profile:         r.Profile,
+		Strict:          r.Strict,
+		Started:         r.Started.UTC().Format(time.RFC3339Nano),
+		DurationNs:      int64(r.Duration),
+		ExitCode:        r.ExitCode(),
+		Counts:          map[cases.Verdict]int{},
+		Teardown: JSONTeardownGrade{
+			Verdict:     r.Teardown.Verdict,
+			Requirement: r.Teardown.Requirement,
+			Summary:     r.Teardown.Summary,
+			Sessions:    r.Teardown.Sessions,
+			Worst:       r.Teardown.Worst,
+			Steps:       map[transport.Step]int{},
+			Leftovers:   r.Teardown.Leftovers,
+			Errors:      append([]string{}, r.Teardown.Errors...),
+			SlowestNs:   int64(r.Teardown.Slowest),
+		},
+		Results: make([]JSONResult, 0, len(r.Results)),
+	}
+	doc.Conformant = doc.ExitCode == 0
+	if r.Server != nil {
+		doc.Server = &JSONServer{Name: r.Server.Name, Title: r.Server.Title, Version: r.Server.Version}
+	}
+	for _, v := range verdictOrder {
+		doc.Counts[v] = r.Counts[v]
+	}
+	for s, n := range r.Teardown.Steps {
+		doc.Teardown.Steps[s] = n
+	}
+	for _, res := range r.Results {
+		jr := JSONResult{
+			ID:           res.ID,
+			Title:        res.Title,
+			Area:         res.Area,
+			Requirements: append([]string{}, res.Reqs...),
+			Transport:    res.Transport,
+			Verdict:      res.Outcome.Verdict,
+			Summary:      res.Outcome.Summary,
+			Requirement:  res.Outcome.Requirement,
+			Expected:     res.Outcome.Expected,
+			Actual:       res.Outcome.Actual,
+			ActualSeq:    res.Outcome.ActualSeq,
+			DurationNs:   int64(res.Duration),
+			Events:       append([]chrono.Event{}, res.Events...),
+		}
+		if res.HadSession() {
+			td := res.Teardown
+			jr.Teardown = &JSONTeardown{
+				ExitedAfter: td.ExitedAfter,
+				WaitedNs:    int64(td.Waited),
+				ExitCode:    td.ExitCode,
+				Signal:      td.Signal,
+				Leftovers:   td.Leftovers,
+			}
+			if td.Err != nil {
+				jr.Teardown.Error = td.Err.Error()
+			}
+		}
+		doc.Results = append(doc.Results, jr)
+	}
+	return doc
+}
+
+// JSON writes the report as one indented JSON document (see JSONReport).
+func JSON(w io.Writer, r *runner.Report) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(Document(r)); err != nil {
+		return fmt.Errorf("report: writing JSON: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,380 @@
+// Package report renders runner Reports: Text for a terminal and JSON for
+// machines. Renderers are pure: they read a Report and write bytes, and
+// never talk to a peer. Everything that came from the target (server
+// names, messages, frames, stderr) passes through chrono.Sanitize before
+// it is written as text.
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mcpflight/mcpflight/cases"
+	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/runner"
+	"github.com/mcpflight/mcpflight/spec"
+	"github.com/mcpflight/mcpflight/transport"
+)
+
+// TextOptions configures Text.
+type TextOptions struct {
+	// Verbose prints every case's whole chronology.
+	Verbose bool
+	// Color marks verdicts with ANSI colours; only for a terminal.
+	Color bool
+}
+
+// MaxRawText is how many bytes of a frame Text prints in verbose mode.
+const MaxRawText = 200
+
+// verdictOrder is the order of the summary line's counts.
+var verdictOrder = []cases.Verdict{cases.Pass, cases.Fail, cases.Warn, cases.Info, cases.Skip, cases.Error}
+
+// ANSI colours of the verdicts.
+const (
+	ansiReset = "\x1b[0m"
+	ansiDim   = "\x1b[2m"
+)
+
+func verdictColor(v cases.Verdict) string {
+	switch v {
+	case cases.Pass:
+		return "\x1b[32m" // green
+	case cases.Fail:
+		return "\x1b[1;31m" // bold red
+	case cases.Warn:
+		return "\x1b[33m" // yellow
+	case cases.Info:
+		return "\x1b[36m" // cyan
+	case cases.Skip:
+		return ansiDim
+	case cases.Error:
+		return "\x1b[1;35m" // bold magenta
+	}
+	return ""
+}
+
+// san makes untrusted text safe for a terminal, on one line.
+func san(s string) string { return chrono.Sanitize(s, false) }
+
+// Text writes a human-readable report: the target, the results grouped by
+// area (one line per case; for fail, warn and error the requirement's
+// sentence, every expected alternative and the actual event), the
+// teardown grade, and a summary line.
+func Text(w io.Writer, r *runner.Report, opts TextOptions) error {
+	bw := bufio.NewWriter(w)
+	t := textWriter{w: bw, color: opts.Color}
+	t.header(r)
+	for _, group := range groupByArea(r.Results) {
+		t.linef("")
+		t.linef("%s", t.bold(group.area))
+		for _, res := range group.results {
+			t.result(res, opts.Verbose)
+		}
+	}
+	t.linef("")
+	t.teardown(r.Teardown)
+	t.linef("")
+	t.linef("%s", Summary(r))
+	return bw.Flush()
+}
+
+type textWriter struct {
+	w     *bufio.Writer
+	color bool
+}
+
+func (t textWriter) linef(format string, args ...any) {
+	fmt.Fprintf(t.w, format, args...)
+	t.w.WriteByte('\n')
+}
+
+func (t textWriter) paint(code, s string) string {
+	if !t.color || code == "" {
+		return s
+	}
+	return code + s + ansiReset
+}
+
+func (t textWriter) bold(s string) string { return t.paint("\x1b[1m", s) }
+
+// badge is the verdict in a fixed-width column.
+func (t textWriter) badge(v cases.Verdict) string {
+	return t.paint(verdictColor(v), fmt.Sprintf("%-5s", strings.ToUpper(string(v))))
+}
+
+func (t textWriter) header(r *runner.Report) {
+	line := "mcpflight check: " + san(r.Target)
+	if r.Transport != "" {
+		line += " over " + san(r.Transport)
+	}
+	line += ", protocol " + san(r.Version)
+	if r.Profile != "" {
+		line += ", profile " + san(r.Profile)
+	}
+	if r.Strict {
+		line += ", strict"
+	}
+	t.linef("%s", line)
+	if r.Server != nil {
+		s := "server: " + san(r.Server.Name)
+		if r.Server.Version != "" {
+			s += " " + san(r.Server.Version)
+		}
+		if r.Server.Title != "" {
+			s += " (" + san(r.Server.Title) + ")"
+		}
+		t.linef("%s", s)
+	} else {
+		t.linef("server: no successful handshake")
+	}
+}
+
+const indent = "        " // under the case's ID
+
+func (t textWriter) result(res runner.Result, verbose bool) {
+	line := fmt.Sprintf("  %s %s  %s", t.badge(res.Outcome.Verdict), san(res.ID), san(res.Title))
+	if res.Transport != "" {
+		line += "  [" + san(res.Transport) + "]"
+	}
+	t.linef("%s", line)
+	o := res.Outcome
+	switch o.Verdict {
+	case cases.Skip, cases.Info, cases.Pass:
+		if o.Summary != "" && (o.Verdict != cases.Pass || verbose) {
+			t.linef("%s%s", indent, t.paint(ansiDim, san(o.Summary)))
+		}
+	case cases.Fail, cases.Warn, cases.Error:
+		t.violation(res)
+	}
+	if verbose {
+		t.chronology(res.Events)
+	}
+}
+
+func (t textWriter) violation(res runner.Result) {
+	o := res.Outcome
+	if o.Summary != "" {
+		t.linef("%s%s", indent, san(o.Summary))
+	}
+	if o.Requirement != "" {
+		t.linef("%sRequirement: %s", indent, requirementLine(o.Requirement))
+	}
+	if len(o.Expected) > 0 {
+		t.linef("%sExpected:", indent)
+		for _, alt := range o.Expected {
+			t.linef("%s  - %s", indent, san(alt))
+		}
+	}
+	if o.Actual != "" || o.ActualSeq != 0 {
+		t.linef("%sActual:   %s", indent, san(o.Actual))
+		if o.ActualSeq != 0 {
+			ev, ok := findEvent(res.Events, o.ActualSeq)
+			if ok {
+				t.linef("%s          seq %d: %s", indent, o.ActualSeq, EventLine(ev))
+			} else {
+				t.linef("%s          seq %d", indent, o.ActualSeq)
+			}
+		}
+	}
+}
+
+// requirementLine is "ID LEVEL (versions): "quote"" from the registry.
+func requirementLine(id string) string {
+	req, ok := spec.Lookup(id)
+	if !ok {
+		return san(id) + " (not in the requirement registry)"
+	}
+	return fmt.Sprintf("%s %s (%s): %q", req.ID, req.Level, versionsText(req.Versions), req.Quote)
+}
+
+func versionsText(v string) string {
+	switch v {
+	case "25":
+		return cases.V20251125
+	case "26":
+		return cases.V20260728
+	case "25+26":
+		return cases.V20251125 + " and " + cases.V20260728
+	case "ext":
+		return "tasks extension"
+	}
+	return v
+}
+
+func findEvent(events []chrono.Event, seq uint64) (chrono.Event, bool) {
+	// Sequence numbers start at 1 and have no gaps.
+	if seq >= 1 && seq <= uint64(len(events)) && events[seq-1].Seq == seq {
+		return events[seq-1], true
+	}
+	for _, e := range events {
+		if e.Seq == seq {
+			return e, true
+		}
+	}
+	return chrono.Event{}, false
+}
+
+func (t textWriter) chronology(events []chrono.Event) {
+	if len(events) == 0 {
+		t.linef("%s(no chronology)", indent)
+		return
+	}
+	for _, e := range events {
+		line := fmt.Sprintf("%s#%-4d %9s  %s", indent, e.Seq, offset(e.Offset), EventLine(e))
+		if e.Kind == chrono.KindFrame && len(e.Raw) > 0 {
+			line += "  " + t.paint(ansiDim, rawText(e.Raw, e.Size))
+		}
+		t.linef("%s", line)
+	}
+}
+
+// offset formats a chronology offset as +seconds with millisecond
+// precision.
+func offset(d time.Duration) string {
+	return "+" + strconv.FormatFloat(d.Seconds(), 'f', 3, 64) + "s"
+}
+
+// rawText is a frame's bytes, sanitised and clipped to MaxRawText.
+func rawText(raw []byte, size int) string {
+	size = max(size, len(raw))
+	if len(raw) > MaxRawText {
+		raw = raw[:MaxRawText]
+	}
+	s := san(string(raw))
+	if size > len(raw) {
+		s += fmt.Sprintf("… (%d bytes)", size)
+	}
+	return s
+}
+
+// EventLine is the one-line summary of a chronology event: direction,
+// channel and what it was (a frame's kind, method, id and progress token;
+// a harness event's text), sanitised.
+func EventLine(e chrono.Event) string {
+	var b strings.Builder
+	b.WriteString(string(e.Dir))
+	if e.Channel != "" {
+		b.WriteString(" " + san(e.Channel))
+	}
+	if e.Kind == chrono.KindStderr {
+		b.WriteString(": " + rawText(e.Raw, e.Size))
+		return b.String()
+	}
+	b.WriteString(" ")
+	switch e.Kind {
+	case chrono.KindFrame:
+		b.WriteString(frameSummary(e.Summary))
+		if e.Truncated {
+			fmt.Fprintf(&b, " (truncated, %d bytes)", e.Size)
+		}
+	case chrono.KindState:
+		if e.From != "" || e.To != "" {
+			b.WriteString("state " + san(e.From) + " -> " + san(e.To))
+		} else {
+			b.WriteString("state: " + san(e.Text))
+		}
+	default:
+		b.WriteString(string(e.Kind))
+		if e.Text != "" {
+			b.WriteString(": " + san(e.Text))
+		}
+	}
+	return b.String()
+}
+
+func frameSummary(s *chrono.Summary) string {
+	if s == nil {
+		return "frame"
+	}
+	if s.Malformed != "" {
+		return "malformed frame (" + san(s.Malformed) + ")"
+	}
+	parts := []string{san(s.Kind)}
+	if s.Method != "" {
+		parts = append(parts, san(s.Method))
+	}
+	if s.ID != "" {
+		parts = append(parts, "id="+san(s.ID))
+	}
+	if s.Token != "" {
+		parts = append(parts, "progressToken="+san(s.Token))
+	}
+	if s.RequestID != "" {
+		parts = append(parts, "requestId="+san(s.RequestID))
+	}
+	return strings.Join(parts, " ")
+}
+
+func (t textWriter) teardown(g runner.TeardownGrade) {
+	t.linef("%s", t.bold("teardown"))
+	t.linef("  %s %s", t.badge(g.Verdict), san(g.Summary))
+	if g.Requirement != "" && g.Verdict != cases.Pass {
+		t.linef("%sRequirement: %s", indent, requirementLine(g.Requirement))
+	}
+	if g.Sessions == 0 {
+		return
+	}
+	var steps []string
+	for _, s := range []transport.Step{transport.StepNone, transport.StepCloseInput, transport.StepSIGTERM, transport.StepSIGKILL} {
+		if n := g.Steps[s]; n > 0 {
+			label := string(s)
+			if s == transport.StepNone {
+				label = "exited before close"
+			}
+			steps = append(steps, fmt.Sprintf("%s %d", label, n))
+		}
+	}
+	t.linef("%ssessions by rung: %s; leftover processes %d; slowest %s",
+		indent, strings.Join(steps, ", "), g.Leftovers, seconds(g.Slowest))
+}
+
+// Summary is the report's last line, e.g. "mcpflight: 31 cases — 29 pass,
+// 0 fail, 1 warn, 1 info, 0 skip, 0 error (0.84s) — conformant".
+func Summary(r *runner.Report) string {
+	counts := make([]string, 0, len(verdictOrder))
+	for _, v := range verdictOrder {
+		counts = append(counts, fmt.Sprintf("%d %s", r.Counts[v], v))
+	}
+	return fmt.Sprintf("mcpflight: %d cases — %s (%s) — %s",
+		len(r.Results), strings.Join(counts, ", "), seconds(r.Duration), conclusion(r.ExitCode()))
+}
+
+func conclusion(code int) string {
+	switch code {
+	case 0:
+		return "conformant"
+	case 1:
+		return "non-conformant"
+	}
+	return "inconclusive: the harness or the target broke"
+}
+
+func seconds(d time.Duration) string {
+	return strconv.FormatFloat(d.Seconds(), 'f', 2, 64) + "s"
+}
+
+type areaGroup struct {
+	area    string
+	results []runner.Result
+}
+
+// groupByArea groups results by area, areas in order of first appearance.
+func groupByArea(results []runner.Result) []areaGroup {
+	var groups []areaGroup
+	index := map[string]int{}
+	for _, r := range results {
+		i, ok := index[r.Area]
+		if !ok {
+			i = len(groups)
+			index[r.Area] = i
+			groups = append(groups, areaGroup{area: r.Area})
+		}
+		groups[i].results = append(groups[i].results, r)
+	}
+	return groups
+}
