@@ -158,7 +158,9 @@ func (t textWriter) result(res runner.Result, verbose bool) {
 
 func (t textWriter) violation(res runner.Result) {
 	o := res.Outcome
-	if o.Summary != "" {
+	// A summary made by cases.Violation only repeats the requirement and
+	// the actual line printed below.
+	if o.Summary != "" && o.Summary != fmt.Sprintf("%s violated: %s", o.Requirement, o.Actual) {
 		t.linef("%s%s", indent, san(o.Summary))
 	}
 	if o.Requirement != "" {
@@ -340,8 +342,8 @@ func Summary(r *runner.Report) string {
 	for _, v := range verdictOrder {
 		counts = append(counts, fmt.Sprintf("%d %s", r.Counts[v], v))
 	}
-	return fmt.Sprintf("mcpflight: %d cases — %s (%s) — %s",
-		len(r.Results), strings.Join(counts, ", "), seconds(r.Duration), conclusion(r.ExitCode()))
+	return fmt.Sprintf("mcpflight: %s — %s (%s) — %s",
+		plural(len(r.Results), "case"), strings.Join(counts, ", "), seconds(r.Duration), conclusion(r.ExitCode()))
 }
 
 func conclusion(code int) string {
@@ -377,4 +379,12 @@ func groupByArea(results []runner.Result) []areaGroup {
 		groups[i].results = append(groups[i].results, r)
 	}
 	return groups
+}
+
+// plural is "1 case", "2 cases".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
 }

@@ -350,7 +350,7 @@ func TestGradeTeardown(t *testing.T) {
 		{"leftovers", []Result{td("a", transport.StepCloseInput, 2, nil), td("b", transport.StepCloseInput, 1, nil)},
 			cases.Fail, transport.StepCloseInput, "3 of the target's processes were still alive after teardown"},
 		{"teardown error", []Result{td("a", transport.StepSIGTERM, 0, errors.New("wait: boom"))},
-			cases.Error, transport.StepSIGTERM, "1 teardowns failed: a: wait: boom"},
+			cases.Error, transport.StepSIGTERM, "1 of 1 teardowns failed: a: wait: boom"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

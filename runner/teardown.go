@@ -87,7 +87,7 @@ func GradeTeardown(results []Result, strict bool) TeardownGrade {
 			g.Steps[transport.StepSIGKILL], g.Sessions)
 	case len(g.Errors) > 0:
 		g.Verdict = cases.Error
-		g.Summary = fmt.Sprintf("%d teardowns failed: %s", len(g.Errors), strings.Join(g.Errors, "; "))
+		g.Summary = fmt.Sprintf("%d of %d teardowns failed: %s", len(g.Errors), g.Sessions, strings.Join(g.Errors, "; "))
 	case g.Worst == transport.StepSIGTERM:
 		g.Verdict, g.Requirement = cases.Warn, "STD-46"
 		g.Summary = fmt.Sprintf("%d of %d sessions did not exit when stdin closed and needed SIGTERM",
@@ -95,6 +95,9 @@ func GradeTeardown(results []Result, strict bool) TeardownGrade {
 	default:
 		g.Verdict = cases.Pass
 		g.Summary = fmt.Sprintf("all %d sessions exited when their input closed", g.Sessions)
+		if g.Sessions == 1 {
+			g.Summary = "the session exited when its input closed"
+		}
 	}
 	if strict && g.Verdict == cases.Warn {
 		g.Verdict = cases.Fail
