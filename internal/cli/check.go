@@ -1,0 +1,262 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/mcpflight/mcpflight/cases"
+	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/profile"
+	"github.com/mcpflight/mcpflight/refserver"
+	"github.com/mcpflight/mcpflight/report"
+	"github.com/mcpflight/mcpflight/runner"
+	"github.com/mcpflight/mcpflight/transport"
+)
+
+const checkUsage = `Usage: mcpflight check [flags]
+
+Runs the catalogue against an MCP server over stdio. Without --stdio the
+target is mcpflight's own reference server, started as "mcpflight serve --stdio".
+
+Flags:
+  --stdio CMD          the server's command line, split like a shell would
+                       (quotes, backslashes) but run without a shell
+  --shell              run --stdio's command line through /bin/sh -c
+  --profile NAME|FILE  the target profile: a built-in name (reference,
+                       server-everything) or a JSON/YAML file. Default:
+                       reference for the built-in server; for --stdio,
+                       server-everything when the command names it, else none
+                       (cases that need a tool are skipped)
+  --case GLOB          run only cases whose ID matches (repeatable), e.g. 'cancel/*'
+  --strict             count warns (broken SHOULDs) as fails
+  --json FILE          also write the report as JSON to FILE ("-": stdout,
+                       instead of the text report)
+  --jsonl-dir DIR      write each case's chronology to DIR/<case-id>.jsonl
+  -v                   print every case's chronology
+  --max-frame BYTES    largest frame accepted from the server (default 4194304)
+  --case-timeout D     deadline of one case, handshake included (default 15s)
+  --grace D            observation window for things that must not happen
+                       (default: the profile's)
+  --target-fault NAME  start the built-in server with a fault (repeatable;
+                       see "mcpflight serve --list-faults")
+`
+
+// checkOptions are the parsed flags of check.
+type checkOptions struct {
+	stdio       string
+	shell       bool
+	profile     string
+	cases       stringList
+	strict      bool
+	jsonFile    string
+	jsonlDir    string
+	verbose     bool
+	maxFrame    int
+	caseTimeout time.Duration
+	grace       time.Duration
+	faults      stringList
+}
+
+func (e Env) check(ctx context.Context, args []string) (int, error) {
+	var o checkOptions
+	fs := flag.NewFlagSet("check", flag.ContinueOnError)
+	fs.StringVar(&o.stdio, "stdio", "", "")
+	fs.BoolVar(&o.shell, "shell", false, "")
+	fs.StringVar(&o.profile, "profile", "", "")
+	fs.Var(&o.cases, "case", "")
+	fs.BoolVar(&o.strict, "strict", false, "")
+	fs.StringVar(&o.jsonFile, "json", "", "")
+	fs.StringVar(&o.jsonlDir, "jsonl-dir", "", "")
+	fs.BoolVar(&o.verbose, "v", false, "")
+	fs.IntVar(&o.maxFrame, "max-frame", transport.DefaultMaxFrame, "")
+	fs.DurationVar(&o.caseTimeout, "case-timeout", runner.DefaultCaseTimeout, "")
+	fs.DurationVar(&o.grace, "grace", 0, "")
+	fs.Var(&o.faults, "target-fault", "")
+	if done, err := e.parse(fs, checkUsage, args); done || err != nil {
+		return 0, err
+	}
+	switch {
+	case o.maxFrame <= 0:
+		return 0, usagef(checkUsage, "--max-frame must be positive")
+	case o.caseTimeout <= 0:
+		return 0, usagef(checkUsage, "--case-timeout must be positive")
+	case o.grace < 0:
+		return 0, usagef(checkUsage, "--grace must not be negative")
+	case o.shell && o.stdio == "":
+		return 0, usagef(checkUsage, "--shell needs --stdio")
+	case len(o.faults) > 0 && o.stdio != "":
+		return 0, usagef(checkUsage, "--target-fault applies to the built-in server only, not to --stdio")
+	}
+
+	target, prof, err := e.target(o)
+	if err != nil {
+		return 0, err
+	}
+	selected, err := runner.Select(cases.All(), o.cases)
+	if err != nil {
+		return 0, usagef(checkUsage, "%v", err)
+	}
+	rep, runErr := runner.Run(ctx, runner.Config{
+		Target:      target,
+		Profile:     prof,
+		Cases:       selected,
+		CaseTimeout: o.caseTimeout,
+		Grace:       o.grace,
+		Strict:      o.strict,
+	})
+	if rep == nil {
+		return 0, runErr
+	}
+	if err := e.write(rep, o); err != nil {
+		return 0, err
+	}
+	if runErr != nil {
+		fmt.Fprintf(e.Stderr, "mcpflight: %v\n", runErr)
+		return ExitError, nil
+	}
+	return rep.ExitCode(), nil
+}
+
+// target builds the runner's target and the profile to use.
+func (e Env) target(o checkOptions) (runner.Target, *profile.Profile, error) {
+	var (
+		argv []string
+		name string
+		err  error
+	)
+	profileName := o.profile
+	if o.stdio == "" {
+		serve := e.ServeCommand
+		if len(serve) == 0 {
+			exe, err := os.Executable()
+			if err != nil {
+				return runner.Target{}, nil, fmt.Errorf("locating the mcpflight executable for the built-in server: %w", err)
+			}
+			serve = []string{exe}
+		}
+		argv = append(append([]string{}, serve...), "serve", "--stdio")
+		for _, f := range o.faults {
+			if _, err := refserver.ParseFault(f); err != nil {
+				return runner.Target{}, nil, usagef(checkUsage, "--target-fault: %v", err)
+			}
+			argv = append(argv, "--fault", f)
+		}
+		name = "built-in reference server"
+		if len(o.faults) > 0 {
+			name += " with faults " + strings.Join(o.faults, ", ")
+		}
+		if profileName == "" {
+			profileName = profile.Reference
+		}
+	} else {
+		name = o.stdio
+		if o.shell {
+			argv = []string{o.stdio}
+		} else if argv, err = transport.SplitArgs(o.stdio); err != nil {
+			return runner.Target{}, nil, usagef(checkUsage, "--stdio: %v", err)
+		} else if len(argv) == 0 {
+			return runner.Target{}, nil, usagef(checkUsage, "--stdio: empty command line")
+		}
+		if profileName == "" && strings.Contains(o.stdio, "server-everything") {
+			profileName = profile.ServerEverything
+		}
+	}
+
+	var prof *profile.Profile
+	if profileName != "" {
+		if prof, err = profile.Resolve(profileName); err != nil {
+			return runner.Target{}, nil, usagef(checkUsage, "--profile: %v", err)
+		}
+	}
+	shell, maxFrame := o.shell, o.maxFrame
+	return runner.Target{
+		Name:      name,
+		Transport: runner.TransportStdio,
+		Dial: func(ctx context.Context, log *chrono.Log) (transport.Conn, error) {
+			return transport.StartStdio(ctx, transport.StdioConfig{
+				Argv:     argv,
+				Shell:    shell,
+				Log:      log,
+				MaxFrame: maxFrame,
+			})
+		},
+	}, prof, nil
+}
+
+// write renders the report: text (or JSON with --json -) on stdout, JSON
+// to a file, chronologies to a directory.
+func (e Env) write(rep *runner.Report, o checkOptions) error {
+	if o.jsonlDir != "" {
+		if err := writeJSONL(o.jsonlDir, rep); err != nil {
+			return err
+		}
+	}
+	switch o.jsonFile {
+	case "-":
+		return report.JSON(e.Stdout, rep)
+	case "":
+	default:
+		if err := writeFile(o.jsonFile, func(w io.Writer) error { return report.JSON(w, rep) }); err != nil {
+			return err
+		}
+	}
+	color := isTerminal(e.Stdout) && e.Getenv("NO_COLOR") == ""
+	return report.Text(e.Stdout, rep, report.TextOptions{Verbose: o.verbose, Color: color})
+}
+
+// JSONLName is the file name of a case's chronology in --jsonl-dir.
+func JSONLName(caseID string) string {
+	return strings.ReplaceAll(caseID, "/", "_") + ".jsonl"
+}
+
+func writeJSONL(dir string, rep *runner.Report) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("--jsonl-dir: %w", err)
+	}
+	for _, res := range rep.Results {
+		// A case skipped before it had a connection has an empty
+		// chronology, and an empty file.
+		log := res.Log
+		err := writeFile(filepath.Join(dir, JSONLName(res.ID)), func(w io.Writer) error {
+			if log == nil {
+				return nil
+			}
+			return log.WriteJSONL(w)
+		})
+		if err != nil {
+			return fmt.Errorf("--jsonl-dir: %w", err)
+		}
+	}
+	return nil
+}
+
+// writeFile writes a file through fill, reporting the first error of
+// either.
+func writeFile(path string, fill func(io.Writer) error) (err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := f.Close(); err == nil && cerr != nil {
+			err = cerr
+		}
+	}()
+	return fill(f)
+}
+
+// isTerminal reports whether w is a character device, such as a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}

@@ -1,0 +1,177 @@
+// Package cli is the mcpflight command line: it parses arguments, builds a
+// runner configuration, runs it and renders the report. It holds no
+// global state and never exits the process: Main returns the exit code.
+//
+// Exit codes: 0 conformant, 1 non-conformant (a fail, or a warn under
+// --strict), 2 a usage error, or an error of the harness or the target.
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"strings"
+)
+
+// Exit codes.
+const (
+	ExitConformant    = 0
+	ExitNonConformant = 1
+	ExitError         = 2
+)
+
+// Env is everything the command line touches outside itself.
+type Env struct {
+	// Stdin, Stdout and Stderr are the process's standard streams.
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	// ServeCommand is the argv that runs mcpflight itself; "check"
+	// appends "serve --stdio" to start the built-in reference server as
+	// a stdio child. Empty means os.Executable().
+	ServeCommand []string
+	// Getenv reads an environment variable (NO_COLOR); os.Getenv if nil.
+	Getenv func(string) string
+	// Version is what "mcpflight version" prints; the module version
+	// from the build information if empty.
+	Version string
+}
+
+// Main runs the command line with the process's environment and returns
+// the exit code.
+func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	env := Env{Stdin: stdin, Stdout: stdout, Stderr: stderr}
+	return env.Run(ctx, args)
+}
+
+// errUsage marks an error as a usage error: it is printed with the short
+// usage, and the exit code is 2.
+var errUsage = errors.New("usage")
+
+// usageError is a usage error with a message and the usage of the command
+// it is about.
+type usageError struct {
+	msg   string
+	usage string
+}
+
+func (e *usageError) Error() string { return e.msg }
+func (e *usageError) Is(target error) bool {
+	return target == errUsage
+}
+
+func usagef(usage, format string, args ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, args...), usage: usage}
+}
+
+// Run runs the command line args (without the program name) and returns
+// the exit code.
+func (e Env) Run(ctx context.Context, args []string) int {
+	if e.Stdin == nil {
+		e.Stdin = strings.NewReader("")
+	}
+	if e.Stdout == nil {
+		e.Stdout = io.Discard
+	}
+	if e.Stderr == nil {
+		e.Stderr = io.Discard
+	}
+	if e.Getenv == nil {
+		e.Getenv = os.Getenv
+	}
+	code, err := e.dispatch(ctx, args)
+	if err != nil {
+		var ue *usageError
+		if errors.As(err, &ue) {
+			fmt.Fprintf(e.Stderr, "mcpflight: %s\n\n%s", ue.msg, ue.usage)
+		} else {
+			fmt.Fprintf(e.Stderr, "mcpflight: %v\n", err)
+		}
+		return ExitError
+	}
+	return code
+}
+
+const mainUsage = `Usage: mcpflight <command> [flags]
+
+Commands:
+  check     run the conformance catalogue against an MCP server
+  serve     run the built-in reference server (serve --stdio)
+  cases     list the catalogue
+  version   print the version
+  help      print this help
+
+Run "mcpflight <command> -h" for a command's flags.
+Exit codes: 0 conformant, 1 non-conformant, 2 usage, harness or target error.
+`
+
+func (e Env) dispatch(ctx context.Context, args []string) (int, error) {
+	if len(args) == 0 {
+		return 0, usagef(mainUsage, "no command given")
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "check":
+		return e.check(ctx, rest)
+	case "serve":
+		return e.serve(ctx, rest)
+	case "cases":
+		return e.listCases(rest)
+	case "version", "--version", "-version":
+		if len(rest) > 0 {
+			return 0, usagef(mainUsage, "version takes no arguments")
+		}
+		fmt.Fprintf(e.Stdout, "mcpflight %s\n", e.version())
+		return 0, nil
+	case "help", "-h", "--help", "-help":
+		if len(rest) > 0 {
+			// "mcpflight help check" is "mcpflight check -h".
+			return e.dispatch(ctx, []string{rest[0], "-h"})
+		}
+		fmt.Fprint(e.Stdout, mainUsage)
+		return 0, nil
+	}
+	return 0, usagef(mainUsage, "unknown command %q", cmd)
+}
+
+func (e Env) version() string {
+	if e.Version != "" {
+		return e.Version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
+}
+
+// parse parses a command's flags. -h prints the usage to stdout and
+// returns done; any other problem is a usage error. Positional arguments
+// are refused.
+func (e Env) parse(fs *flag.FlagSet, usage string, args []string) (done bool, err error) {
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(e.Stdout, usage)
+			return true, nil
+		}
+		return false, usagef(usage, "%v", err)
+	}
+	if fs.NArg() > 0 {
+		return false, usagef(usage, "unexpected argument %q", fs.Arg(0))
+	}
+	return false, nil
+}
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (s *stringList) String() string { return strings.Join(*s, ",") }
+func (s *stringList) Set(v string) error {
+	*s = append(*s, v)
+	return nil
+}

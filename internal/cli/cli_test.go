@@ -1,0 +1,323 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/mcpflight/mcpflight/cases"
+	"github.com/mcpflight/mcpflight/refserver"
+)
+
+// binary is the mcpflight command built once by TestMain; the end-to-end
+// tests start it as the built-in reference server.
+var binary string
+
+func TestMain(m *testing.M) {
+	os.Exit(buildAndRun(m))
+}
+
+func buildAndRun(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "mcpflight-cli-test")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	defer os.RemoveAll(dir)
+	binary = filepath.Join(dir, "mcpflight")
+	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
+	build := exec.Command(goTool, "build", "-o", binary, "github.com/mcpflight/mcpflight/cmd/mcpflight")
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "building mcpflight: %v\n%s", err, out)
+		return 2
+	}
+	return m.Run()
+}
+
+// result is what one run of the command line produced.
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+func runCLI(t *testing.T, stdin string, args ...string) result {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	env := Env{
+		Stdin:        strings.NewReader(stdin),
+		Stdout:       &stdout,
+		Stderr:       &stderr,
+		ServeCommand: []string{binary},
+		Getenv:       func(string) string { return "" },
+		Version:      "v1.2.3-test",
+	}
+	code := env.Run(context.Background(), args)
+	return result{code, stdout.String(), stderr.String()}
+}
+
+func TestUsageErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string // in stderr
+	}{
+		{"no command", nil, "no command given"},
+		{"unknown command", []string{"frobnicate"}, `unknown command "frobnicate"`},
+		{"unknown flag", []string{"check", "--frob"}, "flag provided but not defined: -frob"},
+		{"positional", []string{"check", "extra"}, `unexpected argument "extra"`},
+		{"no match", []string{"check", "--case", "nope/*"}, `no case matches "nope/*"`},
+		{"bad glob", []string{"check", "--case", "cancel/[x"}, "syntax error in pattern"},
+		{"bad profile", []string{"check", "--profile", "no-such-profile"}, "neither a built-in"},
+		{"bad fault", []string{"check", "--target-fault", "nope"}, `unknown fault "nope"`},
+		{"fault with stdio", []string{"check", "--stdio", "x", "--target-fault", "ping-broken"}, "built-in server only"},
+		{"shell without stdio", []string{"check", "--shell"}, "--shell needs --stdio"},
+		{"bad timeout", []string{"check", "--case-timeout", "-1s"}, "--case-timeout must be positive"},
+		{"bad duration", []string{"check", "--grace", "soon"}, "invalid value"},
+		{"bad max frame", []string{"check", "--max-frame", "0"}, "--max-frame must be positive"},
+		{"unbalanced quote", []string{"check", "--stdio", `node "server.js`}, "--stdio"},
+		{"serve without stdio", []string{"serve"}, "serve needs --stdio"},
+		{"serve bad fault", []string{"serve", "--stdio", "--fault", "nope"}, `unknown fault "nope"`},
+		{"cases flag", []string{"cases", "--yaml"}, "flag provided but not defined"},
+		{"version args", []string{"version", "x"}, "version takes no arguments"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runCLI(t, "", tt.args...)
+			if r.code != ExitError {
+				t.Errorf("exit code %d, want %d", r.code, ExitError)
+			}
+			if !strings.Contains(r.stderr, tt.want) {
+				t.Errorf("stderr lacks %q:\n%s", tt.want, r.stderr)
+			}
+			if !strings.Contains(r.stderr, "Usage: mcpflight") {
+				t.Errorf("stderr lacks the usage:\n%s", r.stderr)
+			}
+			if r.stdout != "" {
+				t.Errorf("stdout not empty: %s", r.stdout)
+			}
+		})
+	}
+}
+
+func TestHelpAndVersion(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"help"}, "Commands:"},
+		{[]string{"--help"}, "Commands:"},
+		{[]string{"help", "check"}, "Usage: mcpflight check"},
+		{[]string{"check", "-h"}, "--target-fault NAME"},
+		{[]string{"serve", "--help"}, "--list-faults"},
+		{[]string{"cases", "-h"}, "Usage: mcpflight cases"},
+		{[]string{"version"}, "mcpflight v1.2.3-test\n"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			r := runCLI(t, "", tt.args...)
+			if r.code != 0 || !strings.Contains(r.stdout, tt.want) || r.stderr != "" {
+				t.Errorf("code %d, stdout %q, stderr %q; want 0 and %q", r.code, r.stdout, r.stderr, tt.want)
+			}
+		})
+	}
+}
+
+func TestCasesList(t *testing.T) {
+	all := cases.All()
+	if len(all) == 0 {
+		t.Fatal("empty catalogue")
+	}
+	r := runCLI(t, "", "cases")
+	if r.code != 0 {
+		t.Fatalf("code %d: %s", r.code, r.stderr)
+	}
+	if !strings.HasPrefix(r.stdout, "ID ") || !strings.Contains(r.stdout, fmt.Sprintf("\n%d cases\n", len(all))) {
+		t.Errorf("unexpected listing:\n%s", r.stdout)
+	}
+	for _, c := range all {
+		if !strings.Contains(r.stdout, c.ID+" ") {
+			t.Errorf("listing lacks %s", c.ID)
+		}
+	}
+
+	r = runCLI(t, "", "cases", "--json")
+	var got []caseJSON
+	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
+		t.Fatalf("cases --json: %v\n%s", err, r.stdout)
+	}
+	if len(got) != len(all) {
+		t.Fatalf("cases --json lists %d cases, want %d", len(got), len(all))
+	}
+	for i, c := range all {
+		want := caseJSON{ID: c.ID, Title: c.Title, Area: c.Area(), Requirements: nonNil(c.Reqs),
+			Versions: nonNil(c.Versions), Needs: nonNil(NeedsList(c.Needs)), Sends: c.Sends, Expect: c.Expect}
+		if diff := cmp.Diff(want, got[i]); diff != "" {
+			t.Errorf("case %d (-want +got):\n%s", i, diff)
+		}
+	}
+}
+
+func TestNeedsList(t *testing.T) {
+	got := NeedsList(cases.Needs{SlowTool: true, Control: true, Capabilities: []string{"logging"}, Stdio: true})
+	want := []string{"slow-tool", "control", "capability:logging", "stdio"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("NeedsList (-want +got):\n%s", diff)
+	}
+}
+
+func TestServeListFaults(t *testing.T) {
+	r := runCLI(t, "", "serve", "--list-faults")
+	if r.code != 0 {
+		t.Fatalf("code %d: %s", r.code, r.stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if len(lines) != len(refserver.AllFaults()) {
+		t.Errorf("%d lines for %d faults", len(lines), len(refserver.AllFaults()))
+	}
+	for i, f := range refserver.AllFaults() {
+		if i < len(lines) && (!strings.HasPrefix(lines[i], string(f)+" ") || !strings.HasSuffix(lines[i], f.Description())) {
+			t.Errorf("line %d = %q, want %s and its description", i, lines[i], f)
+		}
+	}
+}
+
+// TestServeInProcess runs serve over in-memory stdin and stdout.
+func TestServeInProcess(t *testing.T) {
+	in := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+{"jsonrpc":"2.0","id":2,"method":"ping"}
+`
+	r := runCLI(t, in, "serve", "--stdio")
+	if r.code != 0 {
+		t.Fatalf("code %d: %s", r.code, r.stderr)
+	}
+	var ids []string
+	sc := bufio.NewScanner(strings.NewReader(r.stdout))
+	for sc.Scan() {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Result json.RawMessage `json:"result"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatalf("stdout line %q: %v", sc.Text(), err)
+		}
+		ids = append(ids, string(m.ID)+" "+string(m.Result)[:min(len(m.Result), 20)])
+	}
+	if len(ids) != 2 || !strings.HasPrefix(ids[0], "1 {") || ids[1] != "2 {}" {
+		t.Errorf("responses = %q", ids)
+	}
+	if !strings.Contains(r.stdout, `"version":"v1.2.3-test"`) {
+		t.Errorf("serverInfo lacks the version: %s", r.stdout)
+	}
+}
+
+// TestCheckBuiltin runs the whole catalogue against the built-in
+// reference server, started from the built binary as a stdio child, and
+// expects it to conform.
+func TestCheckBuiltin(t *testing.T) {
+	dir := t.TempDir()
+	jsonFile := filepath.Join(dir, "report.json")
+	jsonlDir := filepath.Join(dir, "chronologies")
+	r := runCLI(t, "", "check", "--json", jsonFile, "--jsonl-dir", jsonlDir)
+	if r.code != ExitConformant {
+		t.Fatalf("exit code %d, want 0\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "— conformant") || strings.Contains(r.stdout, "\x1b") {
+		t.Errorf("text report:\n%s", r.stdout)
+	}
+	data, err := os.ReadFile(jsonFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Schema   string `json:"schema"`
+		ExitCode int    `json:"exitCode"`
+		Target   struct {
+			Transport string `json:"transport"`
+		} `json:"target"`
+		Results []struct {
+			ID      string `json:"id"`
+			Verdict string `json:"verdict"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Schema != "mcpflight.report/v1" || doc.ExitCode != 0 || doc.Target.Transport != "stdio" || len(doc.Results) != len(cases.All()) {
+		t.Errorf("JSON report: schema %q exit %d transport %q, %d results", doc.Schema, doc.ExitCode, doc.Target.Transport, len(doc.Results))
+	}
+	for _, res := range doc.Results {
+		if res.Verdict == "fail" || res.Verdict == "error" || res.Verdict == "warn" {
+			t.Errorf("%s: %s against the reference server", res.ID, res.Verdict)
+		}
+		path := filepath.Join(jsonlDir, JSONLName(res.ID))
+		chron, err := os.ReadFile(path)
+		if err != nil {
+			t.Errorf("chronology of %s: %v", res.ID, err)
+			continue
+		}
+		if res.Verdict != "skip" && !bytes.Contains(chron, []byte(`"kind":"frame"`)) {
+			t.Errorf("%s holds no frame", path)
+		}
+	}
+}
+
+// TestCheckFaults runs a few cases against the built-in server with a
+// fault and checks the exit code.
+func TestCheckFaults(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"warn is not a fail", []string{"--target-fault", "respond-after-cancel", "--case", "cancel/*"}, ExitConformant, "WARN"},
+		{"warn under strict", []string{"--target-fault", "respond-after-cancel", "--case", "cancel/*", "--strict"}, ExitNonConformant, "(warn under --strict)"},
+		{"version mismatch", []string{"--target-fault", "version-mismatch", "--case", "ping/*"}, ExitNonConformant, "LIF-9"},
+		{"json on stdout", []string{"--case", "ping/*", "--json", "-"}, ExitConformant, `"schema": "mcpflight.report/v1"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runCLI(t, "", append([]string{"check"}, tt.args...)...)
+			if r.code != tt.code || !strings.Contains(r.stdout, tt.want) {
+				t.Errorf("exit code %d (want %d); stdout lacks %q?\n%s\nstderr:\n%s", r.code, tt.code, tt.want, r.stdout, r.stderr)
+			}
+		})
+	}
+}
+
+// TestCheckStdio drives a --stdio target: the built binary itself.
+func TestCheckStdio(t *testing.T) {
+	cmdline := binary + " serve --stdio"
+	t.Run("no profile skips tool cases", func(t *testing.T) {
+		r := runCLI(t, "", "check", "--stdio", cmdline)
+		if r.code != ExitConformant {
+			t.Fatalf("exit code %d\n%s\n%s", r.code, r.stdout, r.stderr)
+		}
+		if !strings.Contains(r.stdout, "profile names no slow tool; pass --profile") {
+			t.Errorf("no skip for the missing profile:\n%s", r.stdout)
+		}
+	})
+	t.Run("shell and profile", func(t *testing.T) {
+		r := runCLI(t, "", "check", "--shell", "--stdio", "exec "+cmdline+" 2>/dev/null", "--profile", "reference", "--case", "progress/*")
+		if r.code != ExitConformant || strings.Contains(r.stdout, "SKIP") {
+			t.Fatalf("exit code %d\n%s\n%s", r.code, r.stdout, r.stderr)
+		}
+	})
+	t.Run("missing executable", func(t *testing.T) {
+		r := runCLI(t, "", "check", "--stdio", filepath.Join(t.TempDir(), "no-such-server"), "--case", "ping/*")
+		if r.code != ExitError || !strings.Contains(r.stdout, "cannot reach the target") {
+			t.Fatalf("exit code %d\n%s\n%s", r.code, r.stdout, r.stderr)
+		}
+	})
+}

@@ -1,0 +1,152 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/mcpflight/mcpflight/cases"
+	"github.com/mcpflight/mcpflight/refserver"
+)
+
+const serveUsage = `Usage: mcpflight serve --stdio [--fault NAME]...
+       mcpflight serve --list-faults
+
+Runs mcpflight's reference MCP server for one session over stdin and
+stdout; diagnostics go to stderr. It exits when its input ends.
+
+Flags:
+  --stdio          serve over stdin/stdout (the only transport so far)
+  --fault NAME     break one contract on purpose (repeatable)
+  --list-faults    print the faults and what each breaks
+`
+
+func (e Env) serve(ctx context.Context, args []string) (int, error) {
+	var (
+		stdio, list bool
+		faults      stringList
+	)
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.BoolVar(&stdio, "stdio", false, "")
+	fs.BoolVar(&list, "list-faults", false, "")
+	fs.Var(&faults, "fault", "")
+	if done, err := e.parse(fs, serveUsage, args); done || err != nil {
+		return 0, err
+	}
+	if list {
+		tw := tabwriter.NewWriter(e.Stdout, 0, 4, 2, ' ', 0)
+		for _, f := range refserver.AllFaults() {
+			fmt.Fprintf(tw, "%s\t%s\n", f, f.Description())
+		}
+		return 0, tw.Flush()
+	}
+	if !stdio {
+		return 0, usagef(serveUsage, "serve needs --stdio")
+	}
+	set := refserver.FaultSet{}
+	for _, name := range faults {
+		f, err := refserver.ParseFault(name)
+		if err != nil {
+			return 0, usagef(serveUsage, "--fault: %v", err)
+		}
+		set[f] = true
+	}
+	srv := refserver.New(refserver.Options{Faults: set, Stderr: e.Stderr, Version: e.version()})
+	err := srv.Serve(ctx, e.Stdin, e.Stdout)
+	switch {
+	case err == nil:
+		return 0, nil
+	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
+		// Asked to stop (SIGTERM, SIGINT): a normal end.
+		return 0, nil
+	}
+	return 0, fmt.Errorf("serve: %w", err)
+}
+
+const casesUsage = `Usage: mcpflight cases [--json]
+
+Lists the catalogue: ID, requirement IDs, protocol versions, what the case
+needs of the target, and its title.
+`
+
+// caseJSON is one case in "mcpflight cases --json".
+type caseJSON struct {
+	ID           string   `json:"id"`
+	Title        string   `json:"title"`
+	Area         string   `json:"area"`
+	Requirements []string `json:"requirements"`
+	Versions     []string `json:"versions"`
+	Needs        []string `json:"needs"`
+	Sends        string   `json:"sends,omitempty"`
+	Expect       string   `json:"expect,omitempty"`
+}
+
+func (e Env) listCases(args []string) (int, error) {
+	var asJSON bool
+	fs := flag.NewFlagSet("cases", flag.ContinueOnError)
+	fs.BoolVar(&asJSON, "json", false, "")
+	if done, err := e.parse(fs, casesUsage, args); done || err != nil {
+		return 0, err
+	}
+	all := cases.All()
+	if asJSON {
+		out := make([]caseJSON, 0, len(all))
+		for _, c := range all {
+			out = append(out, caseJSON{
+				ID: c.ID, Title: c.Title, Area: c.Area(),
+				Requirements: nonNil(c.Reqs), Versions: nonNil(c.Versions), Needs: nonNil(NeedsList(c.Needs)),
+				Sends: c.Sends, Expect: c.Expect,
+			})
+		}
+		enc := json.NewEncoder(e.Stdout)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		return 0, enc.Encode(out)
+	}
+	tw := tabwriter.NewWriter(e.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tREQUIREMENTS\tVERSIONS\tNEEDS\tTITLE")
+	for _, c := range all {
+		needs := strings.Join(NeedsList(c.Needs), ",")
+		if needs == "" {
+			needs = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", c.ID, strings.Join(c.Reqs, ","), strings.Join(c.Versions, ","), needs, c.Title)
+	}
+	if err := tw.Flush(); err != nil {
+		return 0, err
+	}
+	fmt.Fprintf(e.Stdout, "%d cases\n", len(all))
+	return 0, nil
+}
+
+// NeedsList names what a case needs of the target: slow-tool,
+// effect-tool, log-tool, control, capability:NAME, no-handshake, stdio.
+func NeedsList(n cases.Needs) []string {
+	var out []string
+	add := func(on bool, name string) {
+		if on {
+			out = append(out, name)
+		}
+	}
+	add(n.SlowTool, "slow-tool")
+	add(n.EffectTool, "effect-tool")
+	add(n.LogTool, "log-tool")
+	add(n.Control, "control")
+	for _, c := range n.Capabilities {
+		out = append(out, "capability:"+c)
+	}
+	add(n.NoHandshake, "no-handshake")
+	add(n.Stdio, "stdio")
+	return out
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
