@@ -1,0 +1,329 @@
+package cases
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/jsonrpc"
+	"github.com/mcpflight/mcpflight/peer"
+	"github.com/mcpflight/mcpflight/transport"
+)
+
+// publishedVersions are the MCP revisions a server can possibly support.
+var publishedVersions = []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"}
+
+// All returns the whole catalogue in a stable order.
+func All() []Case {
+	var all []Case
+	all = append(all, baseCases()...)
+	all = append(all, cancelCases()...)
+	all = append(all, progressCases()...)
+	all = append(all, loggingCases()...)
+	return all
+}
+
+func baseCases() []Case {
+	return []Case{
+		{
+			ID:       "lifecycle/version-echo",
+			Title:    "initialize answers the requested version",
+			Reqs:     []string{"LIF-9", "LIF-3"},
+			Versions: []string{V20251125},
+			Needs:    Needs{NoHandshake: true},
+			Sends:    `initialize with protocolVersion "2025-11-25"`,
+			Expect:   `protocolVersion "2025-11-25", or (info) an older published version the server prefers`,
+			Run: func(ctx context.Context, e *Env) Outcome {
+				return versionProbe(ctx, e, V20251125)
+			},
+		},
+		{
+			ID:       "lifecycle/unsupported-version",
+			Title:    "initialize with an unknown version gets a supported one",
+			Reqs:     []string{"LIF-10", "LIF-11"},
+			Versions: []string{V20251125},
+			Needs:    Needs{NoHandshake: true},
+			Sends:    `initialize with protocolVersion "1900-01-01"`,
+			Expect:   "a published protocol version the server supports (an error is recorded as info: ambiguity A-2)",
+			Run: func(ctx context.Context, e *Env) Outcome {
+				return versionProbe(ctx, e, "1900-01-01")
+			},
+		},
+		{
+			ID:       "ping/empty-result",
+			Title:    "ping is answered with an empty result",
+			Reqs:     []string{"PNG-1", "RPC-8"},
+			Versions: []string{V20251125},
+			Sends:    "ping",
+			Expect:   "{} with the same id",
+			Run: func(ctx context.Context, e *Env) Outcome {
+				seq := e.Log.Len()
+				if err := e.S.Ping(ctx); err != nil {
+					ev, _ := e.frameAfter(seq, anyResponse)
+					return Violation(Fail, "PNG-1", []string{`{"result":{}} with the ping's id`}, chrono.Sanitize(err.Error(), false)+"; "+describe(ev), ev.Seq)
+				}
+				return Passf("ping answered with an empty result")
+			},
+		},
+		{
+			ID:       "rpc/id-zero",
+			Title:    "request id 0 is answered",
+			Reqs:     []string{"RPC-4", "RPC-8"},
+			Versions: []string{V20251125},
+			Sends:    "ping with id 0",
+			Expect:   "a response with the integer id 0",
+			Run: func(ctx context.Context, e *Env) Outcome {
+				return pingIDs(ctx, e, jsonrpc.IntID(0))
+			},
+		},
+		{
+			ID:       "rpc/string-and-integer-ids",
+			Title:    `ids "7" and 7 are different requests`,
+			Reqs:     []string{"RPC-4", "RPC-8"},
+			Versions: []string{V20251125},
+			Sends:    `ping with id "7", ping with id 7, ping with id "-1" and -1, concurrently`,
+			Expect:   "each answered once, with its id's exact JSON type",
+			Run: func(ctx context.Context, e *Env) Outcome {
+				return pingIDs(ctx, e, jsonrpc.StringID("7"), jsonrpc.IntID(7), jsonrpc.StringID("-1"), jsonrpc.IntID(-1))
+			},
+		},
+		{
+			ID:       "rpc/no-response-to-notifications",
+			Title:    "notifications are never answered",
+			Reqs:     []string{"RPC-15", "CAN-14"},
+			Versions: []string{V20251125},
+			Sends:    "notifications/initialized again, cancelled for an unknown id, progress for an unknown token, and an unknown notification",
+			Expect:   "no response of any kind; the session stays usable",
+			Run:      noResponseToNotifications,
+		},
+		{
+			ID:       "stdio/stdout-only-messages",
+			Title:    "the target writes only JSON-RPC messages",
+			Reqs:     []string{"STD-4", "STD-1", "RPC-2"},
+			Versions: []string{V20251125},
+			Needs:    Needs{SlowTool: true},
+			Sends:    "a tools/call with progress run to completion",
+			Expect:   "every frame the target wrote, from the start of the session, is one valid JSON-RPC message",
+			Run:      stdoutOnlyMessages,
+		},
+		{
+			ID:       "stdio/teardown-on-stdin-close",
+			Title:    "the target exits when its input closes",
+			Reqs:     []string{"STD-46", "STD-7", "STD-44"},
+			Versions: []string{V20251125},
+			Sends:    "closes the target's stdin and climbs the shutdown ladder only if needed",
+			Expect:   "the target exits after stdin closes, before SIGTERM",
+			Run:      teardownOnStdinClose,
+		},
+	}
+}
+
+func versionProbe(ctx context.Context, e *Env, asked string) Outcome {
+	var res peer.InitResult
+	err := e.S.Request(ctx, "initialize", map[string]any{
+		"protocolVersion": asked,
+		"capabilities":    map[string]any{},
+		"clientInfo":      map[string]any{"name": "mcpflight", "version": "dev"},
+	}, &res)
+	var rpcErr *jsonrpc.Error
+	switch {
+	case errors.As(err, &rpcErr):
+		if asked != V20251125 {
+			return Infof("initialize with %q was refused with error %d %q (the spec's error example allows it: ambiguity A-2)",
+				asked, rpcErr.Code, chrono.Sanitize(rpcErr.Message, false))
+		}
+		return Violation(Fail, "LIF-3", []string{"a result with the server's capabilities and information"},
+			fmt.Sprintf("error %d: %s", rpcErr.Code, chrono.Sanitize(rpcErr.Message, false)), 0)
+	case err != nil:
+		return Errorf("initialize: %v", err)
+	}
+	got := res.ProtocolVersion
+	switch {
+	case got == asked:
+		return Passf("the server answered %q", got)
+	case !slices.Contains(publishedVersions, got):
+		req := "LIF-10"
+		if asked == V20251125 {
+			req = "LIF-9"
+		}
+		return Violation(Fail, req, []string{fmt.Sprintf("%q, or another published version the server supports: %v", asked, publishedVersions)},
+			fmt.Sprintf("protocolVersion %q, which no server can support", chrono.Sanitize(got, false)), 0)
+	case asked == V20251125:
+		return Infof("the server prefers the older version %q over %q", got, asked)
+	}
+	return Passf("asked for %q, the server offered %q", asked, got)
+}
+
+func pingIDs(ctx context.Context, e *Env, ids ...jsonrpc.ID) Outcome {
+	calls := make([]*peer.Call, 0, len(ids))
+	for _, id := range ids {
+		c, err := e.S.Start(ctx, "ping", nil, peer.WithID(id))
+		if err != nil {
+			return Errorf("%v", err)
+		}
+		calls = append(calls, c)
+	}
+	for _, c := range calls {
+		wctx, cancel := context.WithTimeout(ctx, e.Grace)
+		resp, err := c.Await(wctx)
+		cancel()
+		if err != nil {
+			actual := fmt.Sprintf("no response with id %s", c.ID)
+			var seq uint64
+			if ev, ok := e.frameAfter(c.SentSeq, anyResponse); ok {
+				actual += "; the nearest response was " + describe(ev)
+				seq = ev.Seq
+			}
+			return Violation(Fail, "RPC-8", []string{fmt.Sprintf("a response whose id is exactly %s", c.ID)}, actual, seq)
+		}
+		if resp.Error != nil {
+			_, seq := c.Response()
+			return Violation(Fail, "PNG-1", []string{"an empty result"}, describe(e.eventAt(seq)), seq)
+		}
+	}
+	if err := e.Quiesce(ctx); err != nil {
+		return Errorf("%v", err)
+	}
+	for _, st := range e.S.Strays() {
+		if st.Kind == peer.StrayDuplicateResponse || st.Kind == peer.StrayUnknownResponse {
+			return Violation(Fail, "RPC-8", []string{"exactly one response per request, with the request's exact id"},
+				describe(e.eventAt(st.Seq)), st.Seq)
+		}
+	}
+	return Passf("%d requests answered with their exact ids", len(ids))
+}
+
+func noResponseToNotifications(ctx context.Context, e *Env) Outcome {
+	first := e.Log.Len()
+	notes := []struct {
+		method string
+		params any
+	}{
+		{"notifications/initialized", nil},
+		{"notifications/cancelled", map[string]any{"requestId": "mcpflight-never-sent", "reason": "probe"}},
+		{"notifications/progress", map[string]any{"progressToken": "mcpflight-never-issued", "progress": 1}},
+		{"notifications/mcpflight/unknown", map[string]any{"probe": true}},
+	}
+	for _, n := range notes {
+		if err := e.S.Notify(ctx, n.method, n.params); err != nil {
+			return Errorf("sending %s: %v", n.method, err)
+		}
+	}
+	if err := e.Quiesce(ctx); err != nil {
+		return Errorf("%v", err)
+	}
+	if o := e.answeredNotification(first); o != nil {
+		return *o
+	}
+	if h := e.Healthy(ctx, "unsolicited notifications"); h != nil {
+		return *h
+	}
+	return Passf("%d notifications sent, none answered", len(notes))
+}
+
+func stdoutOnlyMessages(ctx context.Context, e *Env) Outcome {
+	op, err := e.StartSlow(ctx, SlowSpec{Key: "a", Progress: true, Free: true})
+	if err != nil {
+		return Errorf("%v", err)
+	}
+	if _, err := op.Complete(ctx); err != nil {
+		return Errorf("awaiting the result: %v", err)
+	}
+	if err := e.Quiesce(ctx); err != nil {
+		return Errorf("%v", err)
+	}
+	if o := e.malformedAfter(0, "STD-4"); o != nil {
+		return *o
+	}
+	n := 0
+	for _, ev := range e.Log.Events() {
+		if ev.Dir == chrono.In && ev.Kind == chrono.KindFrame {
+			n++
+		}
+	}
+	return Passf("%d frames from the target, all valid JSON-RPC messages", n)
+}
+
+func teardownOnStdinClose(ctx context.Context, e *Env) Outcome {
+	if e.Close == nil {
+		return Errorf("the runner gave the case no way to close the transport")
+	}
+	td := e.Close(ctx)
+	switch {
+	case td.Err != nil:
+		return Errorf("teardown failed: %v", td.Err)
+	case td.Leftovers > 0:
+		return Errorf("%d processes of the target's group survived SIGKILL", td.Leftovers)
+	case td.ExitedAfter == transport.StepNone || td.ExitedAfter == transport.StepCloseInput:
+		return Passf("the target exited %v after its input closed (exit code %d)", td.Waited.Round(1e5), td.ExitCode)
+	}
+	return Violation(Warn, "STD-46", []string{"the target exits promptly once stdin is closed"},
+		fmt.Sprintf("it had to be sent %s after %v", td.ExitedAfter, td.Waited.Round(1e6)), 0)
+}
+
+// loggingCases cover notifications/message level filtering.
+func loggingCases() []Case {
+	return []Case{
+		{
+			ID:       "logging/level-filter",
+			Title:    "logging/setLevel filters lower levels",
+			Reqs:     []string{"LOG-4", "LOG-3", "LOG-1"},
+			Versions: []string{V20251125},
+			Needs:    Needs{LogTool: true, Capabilities: []string{"logging"}},
+			Sends:    `logging/setLevel "warning", then a tool that logs at debug, info, warning and error`,
+			Expect:   "only warning and error messages arrive",
+			Run:      loggingLevelFilter,
+		},
+	}
+}
+
+// logLevels are the RFC 5424 levels in order of severity (LOG-2).
+var logLevels = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
+
+func loggingLevelFilter(ctx context.Context, e *Env) Outcome {
+	if err := e.S.Request(ctx, "logging/setLevel", map[string]any{"level": "warning"}, nil); err != nil {
+		return Violation(Fail, "LOG-3", []string{"logging/setLevel answered with an empty result"}, chrono.Sanitize(err.Error(), false), 0)
+	}
+	args := e.Profile.Log.CloneArgs()
+	if e.Control != nil {
+		var msgs []any
+		for _, lvl := range []string{"debug", "info", "warning", "error"} {
+			msgs = append(msgs, map[string]any{"level": lvl, "logger": "mcpflight", "data": "probe at " + lvl})
+		}
+		args["messages"] = msgs
+	}
+	first := e.Log.Len()
+	var res json.RawMessage
+	if err := e.S.Request(ctx, "tools/call", map[string]any{"name": e.Profile.Log.Name, "arguments": args}, &res); err != nil {
+		return Errorf("calling %s: %v", e.Profile.Log.Name, err)
+	}
+	if err := e.Quiesce(ctx); err != nil {
+		return Errorf("%v", err)
+	}
+	seen := 0
+	for _, ev := range e.Log.Since(first) {
+		if ev.Dir != chrono.In || ev.Summary == nil || ev.Summary.Method != "notifications/message" {
+			continue
+		}
+		m, err := ev.Message()
+		if err != nil {
+			continue
+		}
+		var p struct {
+			Level string `json:"level"`
+		}
+		_ = json.Unmarshal(m.Params, &p)
+		seen++
+		if slices.Index(logLevels, p.Level) < slices.Index(logLevels, "warning") {
+			return Violation(Warn, "LOG-4", []string{"only messages at warning or above after logging/setLevel warning"},
+				describe(ev), ev.Seq)
+		}
+	}
+	if seen == 0 {
+		return Infof("no log messages arrived at all")
+	}
+	return Passf("%d messages at warning or above; nothing below", seen)
+}

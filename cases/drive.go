@@ -1,0 +1,312 @@
+package cases
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/control"
+	"github.com/mcpflight/mcpflight/jsonrpc"
+	"github.com/mcpflight/mcpflight/peer"
+)
+
+// SlowSpec describes a long-running operation for a case to start.
+type SlowSpec struct {
+	// Key names the operation's checkpoints on a controlled target.
+	Key string
+	// ID, when valid, is the exact request ID to use.
+	ID jsonrpc.ID
+	// Token, when valid, is the exact progress token to send.
+	Token jsonrpc.ProgressToken
+	// Progress asks for progress under a fresh token.
+	Progress bool
+	// Steps overrides the number of steps on a controlled target.
+	Steps int
+	// Unit is the progress increment on a controlled target (default 1).
+	Unit float64
+	// Free runs without gates: the operation runs to its end unattended.
+	Free bool
+}
+
+// Op is one long-running operation a case started.
+type Op struct {
+	// Call is the tools/call request.
+	Call *peer.Call
+	// Key names its checkpoints (controlled targets only).
+	Key   string
+	Steps int
+	e     *Env
+}
+
+// ErrNoControl reports a step that needs the control extension.
+var ErrNoControl = errors.New("target offers no io.mcpflight/control extension")
+
+// StartSlow calls the profile's slow tool. On a controlled target the
+// operation's key, step count and gating are set; elsewhere the profile's
+// arguments are used as they are.
+func (e *Env) StartSlow(ctx context.Context, spec SlowSpec) (*Op, error) {
+	if e.Profile == nil || e.Profile.Slow == nil {
+		return nil, errors.New("profile names no slow tool")
+	}
+	args := e.Profile.Slow.CloneArgs()
+	steps := e.Profile.SlowSteps
+	if e.Control != nil {
+		args["key"] = spec.Key
+		args["gated"] = !spec.Free
+		if spec.Steps > 0 {
+			args["steps"] = spec.Steps
+			steps = spec.Steps
+		}
+		if spec.Unit != 0 {
+			args["unit"] = spec.Unit
+		}
+	}
+	var opts []peer.CallOption
+	if spec.ID.IsValid() {
+		opts = append(opts, peer.WithID(spec.ID))
+	}
+	switch {
+	case spec.Token.IsValid():
+		opts = append(opts, peer.WithProgressToken(spec.Token))
+	case spec.Progress:
+		opts = append(opts, peer.WithProgress())
+	}
+	call, err := e.S.Start(ctx, "tools/call", map[string]any{"name": e.Profile.Slow.Name, "arguments": args}, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("starting %s: %w", e.Profile.Slow.Name, err)
+	}
+	return &Op{Call: call, Key: spec.Key, Steps: steps, e: e}, nil
+}
+
+// Checkpoint awaits one of the operation's checkpoints ("start",
+// "step/1", "end").
+func (o *Op) Checkpoint(ctx context.Context, name string) (control.Reached, error) {
+	if o.e.Control == nil {
+		return control.Reached{}, ErrNoControl
+	}
+	return o.e.Control.Await(ctx, o.Key+"/"+name)
+}
+
+// Release opens one of the operation's gates.
+func (o *Op) Release(ctx context.Context, name string) error {
+	if o.e.Control == nil {
+		return ErrNoControl
+	}
+	return o.e.Control.Release(ctx, o.Key+"/"+name)
+}
+
+// ReleaseAll opens every gate of the operation, in advance where needed.
+func (o *Op) ReleaseAll(ctx context.Context) error {
+	if o.e.Control == nil {
+		return nil
+	}
+	if err := o.Release(ctx, "start"); err != nil {
+		return err
+	}
+	for i := 1; i <= o.Steps; i++ {
+		if err := o.Release(ctx, fmt.Sprintf("step/%d", i)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// AtStep brings the operation to just after its n-th progress
+// notification. On a controlled target it opens the gates before step n
+// and awaits the step-n checkpoint; elsewhere it waits for the n-th
+// progress notification on the wire, which needs a progress token.
+func (o *Op) AtStep(ctx context.Context, n int) error {
+	if o.e.Control != nil {
+		if err := o.Release(ctx, "start"); err != nil {
+			return err
+		}
+		for i := 1; i < n; i++ {
+			if err := o.Release(ctx, fmt.Sprintf("step/%d", i)); err != nil {
+				return err
+			}
+		}
+		wctx, cancel := context.WithTimeout(ctx, o.e.Grace)
+		defer cancel()
+		_, err := o.Checkpoint(wctx, fmt.Sprintf("step/%d", n))
+		if err != nil && ctx.Err() == nil && wctx.Err() != nil {
+			return fmt.Errorf("%w: step %d within %v", ErrNotReached, n, o.e.Grace)
+		}
+		return err
+	}
+	if !o.Call.Token.IsValid() {
+		return errors.New("an uncontrolled target can only be followed through progress; the call has no token")
+	}
+	_, err := o.e.Log.WaitFor(ctx, 0, func(ev chrono.Event) bool {
+		return countProgress(o.e.Log, o.Call.Token, ev.Seq) >= n
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for progress notification %d: %w", n, err)
+	}
+	return nil
+}
+
+func countProgress(log *chrono.Log, tok jsonrpc.ProgressToken, upTo uint64) int {
+	want := tok.String()
+	n := 0
+	for _, ev := range log.Events() {
+		if ev.Seq > upTo {
+			break
+		}
+		if ev.Dir == chrono.In && ev.Summary != nil && ev.Summary.Method == "notifications/progress" && ev.Summary.Token == want {
+			n++
+		}
+	}
+	return n
+}
+
+// ErrNotReached reports that a controlled operation did not reach a
+// checkpoint within the grace window, although nothing held it back.
+var ErrNotReached = errors.New("operation did not reach its checkpoint")
+
+// ErrNotSettled reports that an operation did not reach its end within
+// the grace window after it should have stopped.
+var ErrNotSettled = errors.New("operation did not reach its end checkpoint")
+
+// Settle waits until everything the operation will ever send is on the
+// wire. On a controlled target that is the KEY/end checkpoint (bounded by
+// the grace window); elsewhere it is the grace window itself, recorded as
+// a deadline event: an observation window, not a synchronisation.
+func (o *Op) Settle(ctx context.Context) (control.Reached, error) {
+	if o.e.Control != nil {
+		wctx, cancel := context.WithTimeout(ctx, o.e.Grace)
+		defer cancel()
+		r, err := o.Checkpoint(wctx, "end")
+		if err != nil && ctx.Err() == nil {
+			return r, fmt.Errorf("%w within %v: %w", ErrNotSettled, o.e.Grace, err)
+		}
+		return r, err
+	}
+	return control.Reached{}, o.e.Observe(ctx)
+}
+
+// Observe waits for the grace window while frames keep being recorded.
+func (e *Env) Observe(ctx context.Context) error {
+	t := time.NewTimer(e.Grace)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		e.Log.Harness(chrono.KindDeadline, "case", fmt.Sprintf("grace window of %v elapsed", e.Grace))
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Complete releases every gate and waits for the response.
+func (o *Op) Complete(ctx context.Context) (*jsonrpc.Message, error) {
+	if err := o.ReleaseAll(ctx); err != nil {
+		return nil, err
+	}
+	return o.Call.Await(ctx)
+}
+
+// OperationState reads the server's view of the operation, when the
+// target has counters.
+func (o *Op) OperationState(ctx context.Context) (control.Operation, control.Counters, error) {
+	if o.e.Control == nil {
+		return control.Operation{}, control.Counters{}, ErrNoControl
+	}
+	c, err := o.e.Control.Counters(ctx)
+	if err != nil {
+		return control.Operation{}, c, err
+	}
+	op, ok := c.Operations[o.Key]
+	if !ok {
+		return op, c, fmt.Errorf("counters list no operation %q", o.Key)
+	}
+	return op, c, nil
+}
+
+// CancelRaw sends notifications/cancelled with arbitrary params, for
+// unknown, duplicate and malformed cancels.
+func (e *Env) CancelRaw(ctx context.Context, params any) (uint64, error) {
+	seq := e.Log.Len() + 1
+	return seq, e.S.Notify(ctx, "notifications/cancelled", params)
+}
+
+// frameAfter returns the first inbound frame after seq that matches.
+func (e *Env) frameAfter(seq uint64, match func(chrono.Event) bool) (chrono.Event, bool) {
+	for _, ev := range e.Log.Since(seq) {
+		if ev.Dir == chrono.In && ev.Kind == chrono.KindFrame && match(ev) {
+			return ev, true
+		}
+	}
+	return chrono.Event{}, false
+}
+
+// responseTo matches a response frame for the request ID.
+func responseTo(id jsonrpc.ID) func(chrono.Event) bool {
+	want := id.String()
+	return func(ev chrono.Event) bool {
+		return ev.Summary != nil && (ev.Summary.Kind == "result" || ev.Summary.Kind == "error") && ev.Summary.ID == want
+	}
+}
+
+// progressFor matches a progress notification for the token.
+func progressFor(tok jsonrpc.ProgressToken) func(chrono.Event) bool {
+	want := tok.String()
+	return func(ev chrono.Event) bool {
+		return ev.Summary != nil && ev.Summary.Method == "notifications/progress" && ev.Summary.Token == want
+	}
+}
+
+// anyProgress matches every progress notification.
+func anyProgress(ev chrono.Event) bool {
+	return ev.Summary != nil && ev.Summary.Method == "notifications/progress"
+}
+
+// anyResponse matches every response frame.
+func anyResponse(ev chrono.Event) bool {
+	return ev.Summary != nil && (ev.Summary.Kind == "result" || ev.Summary.Kind == "error")
+}
+
+// describe renders an event for an Actual line.
+func describe(ev chrono.Event) string {
+	if ev.Summary == nil {
+		return fmt.Sprintf("seq %d %s %s", ev.Seq, ev.Kind, chrono.Sanitize(ev.Text, false))
+	}
+	s := ev.Summary
+	raw := string(ev.Raw)
+	if len(raw) > 160 {
+		raw = raw[:160] + "…"
+	}
+	return fmt.Sprintf("seq %d %s %s %s", ev.Seq, ev.Channel, s.Kind, chrono.Sanitize(raw, false))
+}
+
+// Healthy pings the target after a race and fails the case when the
+// session has become unusable (CAN-11: both parties MUST handle races
+// gracefully). It returns nil when the ping succeeded.
+func (e *Env) Healthy(ctx context.Context, after string) *Outcome {
+	pctx, cancel := context.WithTimeout(ctx, 2*e.Grace+2*time.Second)
+	defer cancel()
+	seq := e.Log.Len()
+	if err := e.S.Ping(pctx); err != nil {
+		o := Violation(Fail, "CAN-11",
+			[]string{"ping answered with an empty result after " + after},
+			"ping failed: "+chrono.Sanitize(err.Error(), false), seq+1)
+		return &o
+	}
+	return nil
+}
+
+// resultText pulls the first text content out of a tools/call result.
+func resultText(raw json.RawMessage) string {
+	var r struct {
+		Content []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		} `json:"content"`
+	}
+	if json.Unmarshal(raw, &r) != nil || len(r.Content) == 0 {
+		return ""
+	}
+	return r.Content[0].Text
+}
