@@ -17,6 +17,7 @@ import (
 
 	"github.com/mcpflight/mcpflight/cases"
 	"github.com/mcpflight/mcpflight/refserver"
+	"github.com/mcpflight/mcpflight/transport"
 )
 
 // binary is the mcpflight command built once by TestMain; the end-to-end
@@ -321,3 +322,41 @@ func TestCheckStdio(t *testing.T) {
 		}
 	})
 }
+
+// serverEverything is the entry point of
+// @modelcontextprotocol/server-everything, installed by .ci/run (npm ci in
+// testdata/targets).
+var serverEverything = filepath.Join("..", "..", "testdata", "targets", "node_modules",
+	"@modelcontextprotocol", "server-everything", "dist", "index.js")
+
+// TestCheckServerEverything checks a real third-party server over stdio
+// with its built-in profile, picked from the command line. Under CI the
+// server must be installed; elsewhere the test is skipped without it.
+func TestCheckServerEverything(t *testing.T) {
+	node, err := exec.LookPath("node")
+	_, statErr := os.Stat(serverEverything)
+	if err != nil || statErr != nil {
+		msg := fmt.Sprintf("needs node and %s (cd testdata/targets && npm ci): %v %v", serverEverything, err, statErr)
+		if os.Getenv("CI") != "" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	cmdline := transportQuote(node, serverEverything, "stdio")
+	// The cases that need no tool: the slow-tool cases against a target
+	// without the control extension are not run here yet.
+	r := runCLI(t, "", "check", "--stdio", cmdline,
+		"--case", "lifecycle/*", "--case", "ping/*", "--case", "rpc/*", "--case", "stdio/*")
+	if r.code == ExitError || strings.Contains(r.stdout, "ERROR ") {
+		t.Fatalf("exit code %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{"profile server-everything", "server: mcp-servers/everything", "teardown"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("report lacks %q:\n%s", want, r.stdout)
+		}
+	}
+}
+
+// transportQuote joins argv into a command line that SplitArgs splits
+// back.
+func transportQuote(argv ...string) string { return transport.QuoteArgs(argv) }
