@@ -206,7 +206,7 @@ func (e Env) write(rep *runner.Report, o checkOptions) error {
 			return err
 		}
 	}
-	color := isTerminal(e.Stdout) && e.Getenv("NO_COLOR") == ""
+	color := useColor(e.Stdout, e.Getenv)
 	return report.Text(e.Stdout, rep, report.TextOptions{Verbose: o.verbose, Color: color})
 }
 
@@ -249,6 +249,12 @@ func writeFile(path string, fill func(io.Writer) error) (err error) {
 		}
 	}()
 	return fill(f)
+}
+
+// useColor reports whether the text report on w gets colours: only on a
+// terminal, and never when NO_COLOR is set (https://no-color.org).
+func useColor(w io.Writer, getenv func(string) string) bool {
+	return getenv("NO_COLOR") == "" && isTerminal(w)
 }
 
 // isTerminal reports whether w is a character device, such as a terminal.

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -360,3 +361,47 @@ func TestCheckServerEverything(t *testing.T) {
 // transportQuote joins argv into a command line that SplitArgs splits
 // back.
 func transportQuote(argv ...string) string { return transport.QuoteArgs(argv) }
+
+func TestUseColor(t *testing.T) {
+	devNull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer devNull.Close()
+	regular, err := os.Create(filepath.Join(t.TempDir(), "out.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer regular.Close()
+	noColor := func(k string) string {
+		if k == "NO_COLOR" {
+			return "1"
+		}
+		return ""
+	}
+	unset := func(string) string { return "" }
+	tests := []struct {
+		name   string
+		w      io.Writer
+		getenv func(string) string
+		want   bool
+	}{
+		{"buffer", &bytes.Buffer{}, unset, false},
+		{"regular file", regular, unset, false},
+		{"character device", devNull, unset, true},
+		{"character device with NO_COLOR", devNull, noColor, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := useColor(tt.w, tt.getenv); got != tt.want {
+				t.Errorf("useColor = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestJSONLName(t *testing.T) {
+	if got := JSONLName("cancel/mid-work-no-response"); got != "cancel_mid-work-no-response.jsonl" {
+		t.Errorf("JSONLName = %q", got)
+	}
+}
