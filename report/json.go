@@ -40,10 +40,13 @@ type JSONReport struct {
 	// DurationNs is the run's wall time.
 	DurationNs int64 `json:"durationNs"`
 	// ExitCode is the process exit code: 0 conformant, 1 a fail, 2 an
-	// error without a fail.
+	// error or an interruption without a fail.
 	ExitCode int `json:"exitCode"`
 	// Conformant is true when ExitCode is 0.
 	Conformant bool `json:"conformant"`
+	// Interrupted is true when the run was stopped before every case
+	// ran; the results are then partial.
+	Interrupted bool `json:"interrupted"`
 	// Counts has one entry per verdict (pass, fail, warn, info, skip,
 	// error), zero counts included.
 	Counts map[cases.Verdict]int `json:"counts"`
@@ -129,6 +132,7 @@ func Document(r *runner.Report) JSONReport {
 		Started:         r.Started.UTC().Format(time.RFC3339Nano),
 		DurationNs:      int64(r.Duration),
 		ExitCode:        r.ExitCode(),
+		Interrupted:     r.Interrupted,
 		Counts:          map[cases.Verdict]int{},
 		Teardown: JSONTeardownGrade{
 			Verdict:     r.Teardown.Verdict,

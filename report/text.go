@@ -343,15 +343,21 @@ func Summary(r *runner.Report) string {
 		counts = append(counts, fmt.Sprintf("%d %s", r.Counts[v], v))
 	}
 	return fmt.Sprintf("mcpflight: %s — %s (%s) — %s",
-		plural(len(r.Results), "case"), strings.Join(counts, ", "), seconds(r.Duration), conclusion(r.ExitCode()))
+		plural(len(r.Results), "case"), strings.Join(counts, ", "), seconds(r.Duration), conclusion(r))
 }
 
-func conclusion(code int) string {
-	switch code {
+func conclusion(r *runner.Report) string {
+	switch r.ExitCode() {
 	case 0:
 		return "conformant"
 	case 1:
+		if r.Interrupted {
+			return "non-conformant (interrupted: not every case ran)"
+		}
 		return "non-conformant"
+	}
+	if r.Interrupted {
+		return "inconclusive: interrupted before every case ran"
 	}
 	return "inconclusive: the harness or the target broke"
 }

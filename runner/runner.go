@@ -111,6 +111,10 @@ type Result struct {
 	Teardown transport.Teardown
 	// Log is the case's chronology, for exports such as JSON Lines.
 	Log *chrono.Log `json:"-"`
+	// Interrupted is set when the run's context ended before the case
+	// and its teardown were over: its teardown was cut short by the
+	// harness and is not graded.
+	Interrupted bool
 }
 
 // HadSession reports whether the case opened a connection to the target.
@@ -140,6 +144,9 @@ type Report struct {
 	Counts map[cases.Verdict]int
 	// Teardown grades how every session ended, separately from the cases.
 	Teardown TeardownGrade
+	// Interrupted is set when the run's context ended before every case
+	// had run: the report is partial.
+	Interrupted bool
 }
 
 // Run runs every case of cfg in order and returns the report. It returns
@@ -195,6 +202,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		rep.Results = append(rep.Results, res)
 		rep.Counts[res.Outcome.Verdict]++
 	}
+	rep.Interrupted = runErr != nil || (len(rep.Results) > 0 && rep.Results[len(rep.Results)-1].Interrupted)
 	rep.Duration = time.Since(rep.Started)
 	rep.Teardown = GradeTeardown(rep.Results, cfg.Strict)
 	return rep, runErr
@@ -218,6 +226,7 @@ func runCase(ctx context.Context, cfg Config, c cases.Case) (Result, *peer.InitR
 		if res.Log != nil {
 			res.Events = res.Log.Events()
 		}
+		res.Interrupted = ctx.Err() != nil
 		return res, nil
 	}
 	if !c.AppliesTo(cfg.Version) {
@@ -454,11 +463,12 @@ func Select(all []cases.Case, globs []string) ([]cases.Case, error) {
 // ExitCode maps the report to the process exit code: 1 when any case or
 // the teardown grade failed (warns count as fails under --strict, which
 // Run has already applied); otherwise 2 when any case or the teardown
-// ended in error, because the harness or the target broke; otherwise 0.
-// A fail dominates an error: a conformance violation was shown even if
-// something else broke.
+// ended in error, because the harness or the target broke, or when the
+// run was interrupted; otherwise 0. A fail dominates an error: a
+// conformance violation was shown even if something else broke.
 func (r *Report) ExitCode() int {
-	fail, errored := r.Teardown.Verdict == cases.Fail, r.Teardown.Verdict == cases.Error
+	fail := r.Teardown.Verdict == cases.Fail
+	errored := r.Teardown.Verdict == cases.Error || r.Interrupted
 	for _, res := range r.Results {
 		switch res.Outcome.Verdict {
 		case cases.Fail:

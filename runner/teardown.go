@@ -55,12 +55,13 @@ func rank(s transport.Step) int {
 	return -1
 }
 
-// GradeTeardown aggregates the teardowns of results that had a session.
-// Under strict a warn becomes a fail, as for the cases.
+// GradeTeardown aggregates the teardowns of results that had a session,
+// leaving out those an interruption of the run cut short. Under strict a
+// warn becomes a fail, as for the cases.
 func GradeTeardown(results []Result, strict bool) TeardownGrade {
 	g := TeardownGrade{Steps: map[transport.Step]int{}}
 	for _, r := range results {
-		if !r.HadSession() {
+		if !r.HadSession() || r.Interrupted {
 			continue
 		}
 		td := r.Teardown

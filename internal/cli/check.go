@@ -117,8 +117,9 @@ func (e Env) check(ctx context.Context, args []string) (int, error) {
 		return 0, err
 	}
 	if runErr != nil {
+		// Interrupted: the partial report is out, and its exit code says
+		// so (report.Interrupted).
 		fmt.Fprintf(e.Stderr, "mcpflight: %v\n", runErr)
-		return ExitError, nil
 	}
 	return rep.ExitCode(), nil
 }
