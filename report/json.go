@@ -113,12 +113,19 @@ type JSONResult struct {
 
 // JSONTeardown is one connection's transport.Teardown.
 type JSONTeardown struct {
+	// ExitedAfter is the last rung of the shutdown ladder needed: none
+	// (it had exited before), close-stdin, SIGTERM or SIGKILL.
 	ExitedAfter transport.Step `json:"exitedAfter"`
-	WaitedNs    int64          `json:"waitedNs"`
-	ExitCode    int            `json:"exitCode"`
-	Signal      string         `json:"signal,omitempty"`
-	Leftovers   int            `json:"leftovers"`
-	Error       string         `json:"error,omitempty"`
+	// WaitedNs is the time from the first rung to the exit.
+	WaitedNs int64 `json:"waitedNs"`
+	// ExitCode is the process's exit code, -1 when a signal ended it,
+	// and Signal names that signal.
+	ExitCode int    `json:"exitCode"`
+	Signal   string `json:"signal,omitempty"`
+	// Leftovers counts the target's processes alive after teardown.
+	Leftovers int `json:"leftovers"`
+	// Error says why the teardown itself failed, if it did.
+	Error string `json:"error,omitempty"`
 }
 
 // Document converts a report to the JSON document's structure.
