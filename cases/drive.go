@@ -139,27 +139,18 @@ func (o *Op) AtStep(ctx context.Context, n int) error {
 	if !o.Call.Token.IsValid() {
 		return errors.New("an uncontrolled target can only be followed through progress; the call has no token")
 	}
+	isMine := progressFor(o.Call.Token)
+	seen := 0
 	_, err := o.e.Log.WaitFor(ctx, 0, func(ev chrono.Event) bool {
-		return countProgress(o.e.Log, o.Call.Token, ev.Seq) >= n
+		if ev.Dir == chrono.In && isMine(ev) {
+			seen++
+		}
+		return seen >= n
 	})
 	if err != nil {
 		return fmt.Errorf("waiting for progress notification %d: %w", n, err)
 	}
 	return nil
-}
-
-func countProgress(log *chrono.Log, tok jsonrpc.ProgressToken, upTo uint64) int {
-	want := tok.String()
-	n := 0
-	for _, ev := range log.Events() {
-		if ev.Seq > upTo {
-			break
-		}
-		if ev.Dir == chrono.In && ev.Summary != nil && ev.Summary.Method == "notifications/progress" && ev.Summary.Token == want {
-			n++
-		}
-	}
-	return n
 }
 
 // ErrNotReached reports that a controlled operation did not reach a

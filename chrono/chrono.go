@@ -190,20 +190,22 @@ func (l *Log) Changed() <-chan struct{} {
 }
 
 // WaitFor blocks until an event after sequence number after satisfies match,
-// or ctx ends.
+// or ctx ends. match sees each event once, in order, and runs without the
+// log's lock held.
 func (l *Log) WaitFor(ctx context.Context, after uint64, match func(Event) bool) (Event, error) {
 	for {
+		// Take the pending events and the wake-up channel together, then
+		// match outside the lock so that match may use the log itself.
 		l.mu.Lock()
 		pending := l.events[min(after, uint64(len(l.events))):]
-		for _, e := range pending {
-			if match(e) {
-				l.mu.Unlock()
-				return e, nil
-			}
-		}
 		after = uint64(len(l.events))
 		ch := l.changed
 		l.mu.Unlock()
+		for _, e := range pending {
+			if match(e) {
+				return e, nil
+			}
+		}
 		select {
 		case <-ch:
 		case <-ctx.Done():
