@@ -295,7 +295,13 @@ func runCase(ctx context.Context, cfg Config, c cases.Case) (Result, *peer.InitR
 		Control:   ctl,
 		Grace:     cfg.Grace,
 		Transport: cfg.Target.Transport,
-		Close:     closeSession,
+		// A case that judges teardown gets the same bound as the runner's
+		// own close, so the ladder's escalation is what it observes.
+		Close: func(cctx context.Context) transport.Teardown {
+			cctx, cancel := context.WithTimeout(cctx, cfg.CloseTimeout)
+			defer cancel()
+			return closeSession(cctx)
+		},
 	}
 	o := runGuarded(caseCtx, cfg, c, env, closeSession)
 	closeBounded()
