@@ -194,3 +194,24 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+func BenchmarkDecode(b *testing.B) {
+	frames := [][]byte{
+		[]byte(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"tok-1","progress":3,"total":10,"message":"step 3"}}`),
+		[]byte(`{"jsonrpc":"2.0","id":17,"result":{"content":[{"type":"text","text":"done"}],"isError":false}}`),
+		[]byte(`{"jsonrpc":"2.0","id":"req-9","method":"tools/call","params":{"name":"slow","arguments":{"key":"a"},"_meta":{"progressToken":9}}}`),
+	}
+	var n int64
+	for _, f := range frames {
+		n += int64(len(f))
+	}
+	b.SetBytes(n / int64(len(frames)))
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		if _, err := Decode(frames[i%len(frames)]); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+}
