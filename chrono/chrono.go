@@ -44,6 +44,9 @@ const (
 	KindDecision   Kind = "decision"
 	KindNote       Kind = "note"
 	KindError      Kind = "error"
+	// KindHTTP is an HTTP exchange's request line or status with its
+	// headers, or an SSE event that carried no JSON-RPC message.
+	KindHTTP Kind = "http"
 )
 
 // DefaultMaxRaw bounds the raw bytes kept per event.

@@ -1,0 +1,951 @@
+package transport
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/jsonrpc"
+)
+
+// StepDelete is the teardown rung of a Streamable HTTP connection: the
+// session was ended with DELETE (HTTP-54), or there was none to end.
+const StepDelete Step = "delete"
+
+// Header names of the Streamable HTTP transport.
+const (
+	HeaderSessionID       = "Mcp-Session-Id"
+	HeaderProtocolVersion = "Mcp-Protocol-Version"
+	HeaderLastEventID     = "Last-Event-Id"
+)
+
+// Defaults of the HTTP transport's bounds.
+const (
+	// DefaultMaxBody bounds a JSON response body and the total bytes of
+	// one SSE stream: 16 MiB.
+	DefaultMaxBody = 16 << 20
+	// DefaultStallTimeout is how long a response may send nothing at all.
+	DefaultStallTimeout = 30 * time.Second
+)
+
+// Sentinel errors of the HTTP transport.
+var (
+	// ErrHTTPStatus reports a status code that is not the expected one;
+	// see *StatusError.
+	ErrHTTPStatus = errors.New("unexpected HTTP status")
+	// ErrBodyTooLarge reports a response body or stream over MaxBody.
+	ErrBodyTooLarge = errors.New("HTTP response exceeds the maximum body size")
+	// ErrStalled reports a response that sent nothing for StallTimeout.
+	ErrStalled = errors.New("HTTP response stalled")
+	// ErrBadContentType reports a response whose Content-Type is neither
+	// application/json nor text/event-stream.
+	ErrBadContentType = errors.New("unexpected Content-Type")
+	// ErrNoStream reports a stream name or event ID the transport does
+	// not know.
+	ErrNoStream = errors.New("no such SSE stream")
+)
+
+// StatusError is an HTTP exchange that ended with an unexpected status.
+type StatusError struct {
+	Channel string
+	Status  int
+}
+
+func (e *StatusError) Error() string {
+	return fmt.Sprintf("%s: HTTP %d %s", e.Channel, e.Status, http.StatusText(e.Status))
+}
+
+// Unwrap makes errors.Is(err, ErrHTTPStatus) hold.
+func (e *StatusError) Unwrap() error { return ErrHTTPStatus }
+
+// HTTPConfig configures a Streamable HTTP client connection.
+type HTTPConfig struct {
+	// URL is the MCP endpoint. Required.
+	URL string
+	// Log receives every HTTP exchange, frame and SSE event. Required.
+	Log *chrono.Log
+	// Headers are added to every request (for example Authorization);
+	// credential-looking values are redacted in the chronology.
+	Headers http.Header
+	// MaxBody bounds a JSON body and the total bytes of one SSE stream;
+	// DefaultMaxBody if zero.
+	MaxBody int64
+	// MaxEvent bounds one SSE event; DefaultMaxEvent if zero.
+	MaxEvent int64
+	// StallTimeout bounds the silence of a response, headers included;
+	// DefaultStallTimeout if zero.
+	StallTimeout time.Duration
+	// Client performs the requests; a client of its own if nil. Its
+	// Timeout should be zero, since SSE streams are long-lived.
+	Client *http.Client
+	// InboundBuffer is the capacity of the inbound channel; 64 if zero.
+	InboundBuffer int
+}
+
+// StreamEvent is one SSE event as received, with its chronology sequence
+// number.
+type StreamEvent struct {
+	SSEEvent
+	Seq uint64
+}
+
+// sseStream is one SSE response the transport reads.
+type sseStream struct {
+	name   string // "POST #3", "GET #1"
+	cancel context.CancelFunc
+	done   chan struct{}
+	// Guarded by HTTP.mu.
+	events  []StreamEvent
+	lastID  string
+	retry   time.Duration
+	dropped bool
+	err     error
+}
+
+// HTTP is a Conn over the Streamable HTTP transport (2025-11-25): every
+// frame is a POST; a JSON body or an SSE stream answers it. The extra
+// methods let cases drive the transport itself: open the GET stream, drop
+// a stream on purpose, resume with Last-Event-ID, DELETE the session and
+// send raw requests.
+type HTTP struct {
+	cfg     HTTPConfig
+	client  *http.Client
+	inbound chan Inbound
+	ctx     context.Context
+	stop    context.CancelFunc
+	wg      sync.WaitGroup
+
+	mu        sync.Mutex
+	sessionID string
+	version   string
+	initKeys  map[string]bool
+	posts     int
+	gets      int
+	streams   map[string]*sseStream
+	byEventID map[string]*sseStream
+	closed    bool
+	err       error
+
+	// inMu guards closing inbound against a late delivery.
+	inMu     sync.RWMutex
+	inClosed bool
+
+	closeOnce sync.Once
+	result    Teardown
+}
+
+// DialHTTP returns a connection to the MCP endpoint at cfg.URL. Nothing is
+// sent until the first Send.
+func DialHTTP(ctx context.Context, cfg HTTPConfig) (*HTTP, error) {
+	if cfg.Log == nil {
+		return nil, errors.New("transport: HTTPConfig.Log is required")
+	}
+	if cfg.URL == "" {
+		return nil, errors.New("transport: HTTPConfig.URL is required")
+	}
+	if cfg.MaxBody <= 0 {
+		cfg.MaxBody = DefaultMaxBody
+	}
+	if cfg.MaxEvent <= 0 {
+		cfg.MaxEvent = DefaultMaxEvent
+	}
+	if cfg.StallTimeout <= 0 {
+		cfg.StallTimeout = DefaultStallTimeout
+	}
+	if cfg.InboundBuffer <= 0 {
+		cfg.InboundBuffer = 64
+	}
+	client := cfg.Client
+	if client == nil {
+		client = &http.Client{}
+	}
+	// The connection lives as long as ctx (the run) or until Close.
+	base, stop := context.WithCancel(context.WithoutCancel(ctx))
+	t := &HTTP{
+		cfg: cfg, client: client, ctx: base, stop: stop,
+		inbound:   make(chan Inbound, cfg.InboundBuffer),
+		initKeys:  map[string]bool{},
+		streams:   map[string]*sseStream{},
+		byEventID: map[string]*sseStream{},
+	}
+	go func() {
+		select {
+		case <-ctx.Done():
+			stop()
+		case <-base.Done():
+		}
+	}()
+	return t, nil
+}
+
+// Inbound delivers frames from every response body and stream, each
+// stream in order.
+func (t *HTTP) Inbound() <-chan Inbound { return t.inbound }
+
+// Err is the first error that ended a stream the session depended on.
+func (t *HTTP) Err() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.err
+}
+
+// SessionID is the MCP-Session-Id learned from the server, or "".
+func (t *HTTP) SessionID() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.sessionID
+}
+
+// ProtocolVersion is the version learned from the initialize response,
+// sent as MCP-Protocol-Version on later requests; "" before.
+func (t *HTTP) ProtocolVersion() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.version
+}
+
+// Events returns the SSE events received so far on the stream named
+// stream ("POST #3", "GET #1").
+func (t *HTTP) Events(stream string) []StreamEvent {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if s := t.streams[stream]; s != nil {
+		return append([]StreamEvent(nil), s.events...)
+	}
+	return nil
+}
+
+// Streams names every SSE stream opened so far, in a stable order.
+func (t *HTTP) Streams() []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	names := make([]string, 0, len(t.streams))
+	for n := range t.streams {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// LastEventID is the last event ID seen on stream, as Resume wants it.
+func (t *HTTP) LastEventID(stream string) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if s := t.streams[stream]; s != nil {
+		return s.lastID
+	}
+	return ""
+}
+
+// StreamDone is closed when the named stream has ended; nil if unknown.
+func (t *HTTP) StreamDone(stream string) <-chan struct{} {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if s := t.streams[stream]; s != nil {
+		return s.done
+	}
+	return nil
+}
+
+// PostNumber is the number of POSTs sent so far; the next Send is POST
+// #PostNumber()+1.
+func (t *HTTP) PostNumber() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.posts
+}
+
+// credentialHeader reports whether a header's value must be redacted.
+func credentialHeader(name string) bool {
+	n := strings.ToLower(name)
+	for _, w := range []string{"authorization", "cookie", "token", "secret", "password", "api-key", "apikey", "credential", "x-api"} {
+		if strings.Contains(n, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// describeHeaders renders headers for the chronology: the transport's own
+// headers and any configured ones, credentials redacted, sanitised.
+func describeHeaders(h http.Header) string {
+	names := make([]string, 0, len(h))
+	for n := range h {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	for _, n := range names {
+		switch http.CanonicalHeaderKey(n) {
+		case "Accept-Encoding", "User-Agent", "Date", "Content-Length", "Cache-Control", "Connection", "X-Content-Type-Options":
+			continue
+		}
+		v := strings.Join(h[n], ", ")
+		if credentialHeader(n) {
+			v = "[redacted]"
+		}
+		if b.Len() > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(n + ": " + v)
+	}
+	return chrono.Sanitize(b.String(), false)
+}
+
+// newRequest builds a request with the transport's headers; extra
+// overrides them, and a name in extra with no values removes it.
+func (t *HTTP) newRequest(ctx context.Context, method string, body []byte, accept string, extra http.Header) (*http.Request, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, t.cfg.URL, rd)
+	if err != nil {
+		return nil, fmt.Errorf("transport: building %s request: %w", method, err)
+	}
+	for n, vs := range t.cfg.Headers {
+		req.Header[http.CanonicalHeaderKey(n)] = append([]string(nil), vs...)
+	}
+	req.Header.Set("Accept", accept)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	t.mu.Lock()
+	if t.sessionID != "" {
+		req.Header.Set(HeaderSessionID, t.sessionID)
+	}
+	if t.version != "" {
+		req.Header.Set(HeaderProtocolVersion, t.version)
+	}
+	t.mu.Unlock()
+	for n, vs := range extra {
+		if len(vs) == 0 {
+			req.Header.Del(n)
+			continue
+		}
+		req.Header[http.CanonicalHeaderKey(n)] = append([]string(nil), vs...)
+	}
+	return req, nil
+}
+
+// stallGuard cancels a request when its response is silent for too long.
+type stallGuard struct {
+	timer   *time.Timer
+	d       time.Duration
+	mu      sync.Mutex
+	stalled bool
+}
+
+func newStallGuard(d time.Duration, cancel context.CancelFunc) *stallGuard {
+	g := &stallGuard{d: d}
+	g.timer = time.AfterFunc(d, func() {
+		g.mu.Lock()
+		g.stalled = true
+		g.mu.Unlock()
+		cancel()
+	})
+	return g
+}
+
+func (g *stallGuard) kick() { g.timer.Reset(g.d) }
+func (g *stallGuard) stop() { g.timer.Stop() }
+func (g *stallGuard) fired() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.stalled
+}
+
+// guardedBody counts bytes, kicks the stall guard and enforces MaxBody.
+type guardedBody struct {
+	r     io.Reader
+	g     *stallGuard
+	n     int64
+	limit int64
+}
+
+func (b *guardedBody) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if n > 0 {
+		b.g.kick()
+		b.n += int64(n)
+		if b.n > b.limit {
+			return n, fmt.Errorf("%w: more than %d bytes", ErrBodyTooLarge, b.limit)
+		}
+	}
+	return n, err
+}
+
+// exchange sends req and returns the response with its body guarded.
+// The returned cleanup stops the guard and cancels the request.
+func (t *HTTP) exchange(req *http.Request, channel string, body []byte) (*http.Response, *stallGuard, context.CancelFunc, error) {
+	ctx, cancel := context.WithCancel(req.Context())
+	req = req.WithContext(ctx)
+	guard := newStallGuard(t.cfg.StallTimeout, cancel)
+	text := req.Method + " " + describeHeaders(req.Header)
+	if body != nil {
+		t.cfg.Log.Append(chrono.Event{Dir: chrono.Out, Channel: channel, Kind: chrono.KindFrame, Raw: body,
+			Summary: chrono.Summarize(jsonrpc.Decode(body)), Text: text})
+	} else {
+		t.cfg.Log.Append(chrono.Event{Dir: chrono.Out, Channel: channel, Kind: chrono.KindHTTP, Text: text})
+	}
+	resp, err := t.client.Do(req)
+	if err != nil {
+		guard.stop()
+		cancel()
+		if guard.fired() {
+			err = fmt.Errorf("%w: no response headers within %s", ErrStalled, t.cfg.StallTimeout)
+		}
+		t.cfg.Log.Harness(chrono.KindError, channel, chrono.Sanitize(err.Error(), false))
+		return nil, nil, nil, fmt.Errorf("transport: %s: %w", channel, err)
+	}
+	guard.kick()
+	t.cfg.Log.Append(chrono.Event{Dir: chrono.In, Channel: channel, Kind: chrono.KindHTTP,
+		Text: fmt.Sprintf("HTTP %d %s", resp.StatusCode, describeHeaders(resp.Header))})
+	resp.Body = struct {
+		io.Reader
+		io.Closer
+	}{&guardedBody{r: resp.Body, g: guard, limit: t.cfg.MaxBody}, resp.Body}
+	return resp, guard, func() { guard.stop(); cancel() }, nil
+}
+
+// mediaType is the response's media type, lower case, without parameters.
+func mediaType(h http.Header) string {
+	mt, _, err := mime.ParseMediaType(h.Get("Content-Type"))
+	if err != nil {
+		return strings.ToLower(strings.TrimSpace(h.Get("Content-Type")))
+	}
+	return mt
+}
+
+// Send POSTs one frame (HTTP-7, HTTP-8) with Accept listing both media
+// types (HTTP-9), the session ID once known (HTTP-50) and the protocol
+// version once initialize has answered (HTTP-56). It returns once the
+// response headers are in: a JSON body or an SSE stream is then read in
+// the background and feeds Inbound. A status other than 2xx returns a
+// *StatusError; a JSON body of such a response is still delivered. A 404
+// on a request that carried a session ID forgets the session, so that
+// the next initialize starts a new one (HTTP-53).
+func (t *HTTP) Send(ctx context.Context, raw []byte) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		return ErrClosed
+	}
+	t.posts++
+	n := t.posts
+	msg, derr := jsonrpc.Decode(raw)
+	if derr == nil && msg.Kind == jsonrpc.KindRequest && msg.Method == "initialize" {
+		t.initKeys[msg.ID.Key()] = true
+	}
+	t.mu.Unlock()
+	channel := fmt.Sprintf("POST #%d", n)
+	// The request lives with the connection, not with the caller's ctx:
+	// a stream must survive the call that started it.
+	req, err := t.newRequest(t.ctx, http.MethodPost, raw, "application/json, text/event-stream", nil)
+	if err != nil {
+		return err
+	}
+	sentSession := req.Header.Get(HeaderSessionID) != ""
+	type result struct {
+		resp   *http.Response
+		guard  *stallGuard
+		cancel context.CancelFunc
+		err    error
+	}
+	done := make(chan result, 1)
+	go func() {
+		resp, g, c, err := t.exchange(req, channel, raw)
+		done <- result{resp, g, c, err}
+	}()
+	var r result
+	select {
+	case r = <-done:
+	case <-ctx.Done():
+		// The exchange goes on in the background and is recorded.
+		return ctx.Err()
+	}
+	if r.err != nil {
+		return r.err
+	}
+	resp := r.resp
+	t.learnSession(resp, msg)
+	if resp.StatusCode == http.StatusNotFound && sentSession {
+		t.mu.Lock()
+		t.sessionID, t.version = "", ""
+		t.mu.Unlock()
+		t.cfg.Log.Harness(chrono.KindDecision, channel, "404 for a session ID: the session is gone; a new initialize starts a new one (HTTP-53)")
+	}
+	mt := mediaType(resp.Header)
+	switch {
+	case resp.StatusCode == http.StatusAccepted:
+		t.readRest(resp, r.cancel, channel)
+		return nil
+	case resp.StatusCode/100 == 2 && mt == "text/event-stream":
+		if !t.track() {
+			r.cancel()
+			return ErrClosed
+		}
+		s := t.newStream(channel, r.cancel)
+		go t.readSSE(s, resp, r.guard)
+		return nil
+	case mt == "application/json":
+		if !t.track() {
+			r.cancel()
+			return ErrClosed
+		}
+		go func() {
+			defer t.wg.Done()
+			defer r.cancel()
+			t.readJSON(resp, channel)
+		}()
+		if resp.StatusCode/100 != 2 {
+			return &StatusError{Channel: channel, Status: resp.StatusCode}
+		}
+		return nil
+	case resp.StatusCode/100 != 2:
+		t.readRest(resp, r.cancel, channel)
+		return &StatusError{Channel: channel, Status: resp.StatusCode}
+	default:
+		t.readRest(resp, r.cancel, channel)
+		err := fmt.Errorf("transport: %s: %w %q for HTTP %d", channel, ErrBadContentType, resp.Header.Get("Content-Type"), resp.StatusCode)
+		t.cfg.Log.Harness(chrono.KindError, channel, chrono.Sanitize(err.Error(), false))
+		return err
+	}
+}
+
+// learnSession takes the session ID from a response, the first time one
+// is offered or when an initialize answered.
+func (t *HTTP) learnSession(resp *http.Response, sent *jsonrpc.Message) {
+	id := resp.Header.Get(HeaderSessionID)
+	if id == "" || resp.StatusCode/100 != 2 {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	isInit := sent != nil && sent.Kind == jsonrpc.KindRequest && sent.Method == "initialize"
+	if t.sessionID == "" || isInit {
+		t.sessionID = id
+	}
+}
+
+// readRest reads and records whatever body a response has, bounded.
+func (t *HTTP) readRest(resp *http.Response, cancel context.CancelFunc, channel string) {
+	defer cancel()
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if len(body) > 0 {
+		t.cfg.Log.Append(chrono.Event{Dir: chrono.In, Channel: channel, Kind: chrono.KindHTTP, Raw: body,
+			Text: fmt.Sprintf("body of HTTP %d (%d bytes)", resp.StatusCode, len(body))})
+	}
+	if err != nil {
+		t.cfg.Log.Harness(chrono.KindError, channel, chrono.Sanitize("reading body: "+err.Error(), false))
+	}
+}
+
+// readJSON reads a JSON body holding one message and delivers it.
+func (t *HTTP) readJSON(resp *http.Response, channel string) {
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.cfg.Log.Harness(chrono.KindError, channel, chrono.Sanitize("reading JSON body: "+err.Error(), false))
+		if errors.Is(err, ErrBodyTooLarge) {
+			e := t.cfg.Log.Harness(chrono.KindError, channel, err.Error())
+			t.deliver(Inbound{Err: err, Seq: e.Seq})
+		}
+		return
+	}
+	t.deliverFrame(channel, body, "JSON body")
+}
+
+// deliverFrame records one inbound frame and hands it to Inbound.
+func (t *HTTP) deliverFrame(channel string, raw []byte, text string) uint64 {
+	msg, derr := jsonrpc.Decode(raw)
+	e := t.cfg.Log.Append(chrono.Event{Dir: chrono.In, Channel: channel, Kind: chrono.KindFrame, Raw: raw,
+		Summary: chrono.Summarize(msg, derr), Text: chrono.Sanitize(text, false)})
+	if derr == nil && msg.Kind == jsonrpc.KindResult {
+		t.learnVersion(msg)
+	}
+	in := Inbound{Msg: msg, Raw: raw, Seq: e.Seq}
+	if derr != nil {
+		in.Msg, in.Err = nil, derr
+	}
+	t.deliver(in)
+	return e.Seq
+}
+
+// learnVersion takes the protocol version from the initialize response.
+func (t *HTTP) learnVersion(msg *jsonrpc.Message) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !msg.ID.IsValid() || !t.initKeys[msg.ID.Key()] {
+		return
+	}
+	var r struct {
+		ProtocolVersion string `json:"protocolVersion"`
+	}
+	if json.Unmarshal(msg.Result, &r) == nil && r.ProtocolVersion != "" {
+		t.version = r.ProtocolVersion
+	}
+	delete(t.initKeys, msg.ID.Key())
+}
+
+// deliver hands in to Inbound unless the connection is shutting down.
+func (t *HTTP) deliver(in Inbound) {
+	t.inMu.RLock()
+	defer t.inMu.RUnlock()
+	if t.inClosed {
+		return
+	}
+	select {
+	case t.inbound <- in:
+	case <-t.ctx.Done():
+	}
+}
+
+// track counts a background reader unless the connection is closed.
+func (t *HTTP) track() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return false
+	}
+	t.wg.Add(1)
+	return true
+}
+
+func (t *HTTP) newStream(name string, cancel context.CancelFunc) *sseStream {
+	s := &sseStream{name: name, cancel: cancel, done: make(chan struct{})}
+	t.mu.Lock()
+	t.streams[name] = s
+	t.mu.Unlock()
+	return s
+}
+
+// readSSE reads one SSE stream to its end, recording every event and
+// delivering every message.
+func (t *HTTP) readSSE(s *sseStream, resp *http.Response, guard *stallGuard) {
+	defer t.wg.Done()
+	defer close(s.done)
+	defer s.cancel()
+	defer resp.Body.Close()
+	channel := "SSE " + s.name
+	rd := NewSSEReader(resp.Body, t.cfg.MaxEvent)
+	for {
+		ev, err := rd.Next()
+		if err != nil {
+			t.mu.Lock()
+			dropped := s.dropped
+			t.mu.Unlock()
+			switch {
+			case errors.Is(err, io.EOF):
+				t.cfg.Log.Harness(chrono.KindNote, channel, "stream ended")
+			case dropped:
+				t.cfg.Log.Harness(chrono.KindNote, channel, "stream dropped by the client")
+			default:
+				if guard.fired() {
+					err = fmt.Errorf("%w: nothing for %s", ErrStalled, t.cfg.StallTimeout)
+				}
+				if t.ctx.Err() != nil {
+					t.cfg.Log.Harness(chrono.KindNote, channel, "stream closed by the client")
+				} else {
+					t.cfg.Log.Harness(chrono.KindError, channel, chrono.Sanitize("stream failed: "+err.Error(), false))
+					t.mu.Lock()
+					s.err = err
+					if t.err == nil && (errors.Is(err, ErrStalled) || errors.Is(err, ErrBodyTooLarge) || errors.Is(err, ErrEventTooLarge)) {
+						t.err = fmt.Errorf("transport: %s: %w", channel, err)
+					}
+					t.mu.Unlock()
+					if errors.Is(err, ErrEventTooLarge) || errors.Is(err, ErrBodyTooLarge) {
+						e := t.cfg.Log.Harness(chrono.KindError, channel, err.Error())
+						t.deliver(Inbound{Err: err, Seq: e.Seq})
+					}
+				}
+			}
+			return
+		}
+		text := "sse"
+		if ev.HasID {
+			text += " id=" + ev.ID
+		}
+		if ev.Event != "" {
+			text += " event=" + ev.Event
+		}
+		if ev.HasRetry {
+			text += " retry=" + strconv.FormatInt(ev.Retry.Milliseconds(), 10) + "ms"
+		}
+		if len(ev.Comments) > 0 {
+			text += fmt.Sprintf(" comments=%d", len(ev.Comments))
+		}
+		var seq uint64
+		if ev.HasData && ev.Data != "" && (ev.Event == "" || ev.Event == "message") {
+			seq = t.deliverFrame(channel, []byte(ev.Data), text)
+		} else {
+			if ev.HasData {
+				text += " (empty data: priming)"
+			}
+			e := t.cfg.Log.Append(chrono.Event{Dir: chrono.In, Channel: channel, Kind: chrono.KindHTTP, Raw: []byte(ev.Data),
+				Text: chrono.Sanitize(text, false)})
+			seq = e.Seq
+		}
+		t.mu.Lock()
+		s.events = append(s.events, StreamEvent{SSEEvent: ev, Seq: seq})
+		if ev.HasID {
+			s.lastID = ev.ID
+			if ev.ID != "" {
+				t.byEventID[ev.ID] = s
+			}
+		}
+		if ev.HasRetry {
+			s.retry = ev.Retry
+		}
+		t.mu.Unlock()
+	}
+}
+
+// OpenGET opens the GET stream (HTTP-28, HTTP-29) and returns its name,
+// "GET #n". A 405 answer returns a *StatusError (HTTP-30 allows it).
+func (t *HTTP) OpenGET(ctx context.Context) (string, error) {
+	return t.get(ctx, "")
+}
+
+// Resume reconnects with GET and Last-Event-ID (HTTP-42, HTTP-45), after
+// waiting the retry time the stream that carried lastEventID last asked
+// for (HTTP-20), and returns the new stream's name.
+func (t *HTTP) Resume(ctx context.Context, lastEventID string) (string, error) {
+	t.mu.Lock()
+	var retry time.Duration
+	if s := t.byEventID[lastEventID]; s != nil {
+		retry = s.retry
+	}
+	t.mu.Unlock()
+	if retry > 0 {
+		t.cfg.Log.Harness(chrono.KindDecision, "http", fmt.Sprintf("waiting the server's retry of %s before resuming (HTTP-20)", retry))
+		timer := time.NewTimer(retry)
+		select {
+		case <-timer.C:
+		case <-ctx.Done():
+			timer.Stop()
+			return "", ctx.Err()
+		}
+	}
+	return t.get(ctx, lastEventID)
+}
+
+func (t *HTTP) get(ctx context.Context, lastEventID string) (string, error) {
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		return "", ErrClosed
+	}
+	t.gets++
+	name := fmt.Sprintf("GET #%d", t.gets)
+	t.mu.Unlock()
+	var extra http.Header
+	if lastEventID != "" {
+		extra = http.Header{HeaderLastEventID: {lastEventID}}
+	}
+	req, err := t.newRequest(t.ctx, http.MethodGet, nil, "text/event-stream", extra)
+	if err != nil {
+		return "", err
+	}
+	type result struct {
+		resp   *http.Response
+		guard  *stallGuard
+		cancel context.CancelFunc
+		err    error
+	}
+	done := make(chan result, 1)
+	go func() {
+		resp, g, c, err := t.exchange(req, name, nil)
+		done <- result{resp, g, c, err}
+	}()
+	var r result
+	select {
+	case r = <-done:
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+	if r.err != nil {
+		return "", r.err
+	}
+	if r.resp.StatusCode/100 != 2 {
+		t.readRest(r.resp, r.cancel, name)
+		return "", &StatusError{Channel: name, Status: r.resp.StatusCode}
+	}
+	if mt := mediaType(r.resp.Header); mt != "text/event-stream" {
+		t.readRest(r.resp, r.cancel, name)
+		return "", fmt.Errorf("transport: %s: %w %q", name, ErrBadContentType, r.resp.Header.Get("Content-Type"))
+	}
+	if !t.track() {
+		r.cancel()
+		return "", ErrClosed
+	}
+	s := t.newStream(name, r.cancel)
+	go t.readSSE(s, r.resp, r.guard)
+	return name, nil
+}
+
+// DropStream drops the SSE stream of POST #n on purpose, as a network
+// failure would: no cancellation is sent (HTTP-25, HTTP-26). It returns
+// once the stream's reader has stopped.
+func (t *HTTP) DropStream(n int) error {
+	return t.Drop(fmt.Sprintf("POST #%d", n))
+}
+
+// Drop drops the named stream ("POST #3", "GET #1") on purpose and waits
+// for its reader to stop.
+func (t *HTTP) Drop(stream string) error {
+	t.mu.Lock()
+	s := t.streams[stream]
+	if s != nil {
+		s.dropped = true
+	}
+	t.mu.Unlock()
+	if s == nil {
+		return fmt.Errorf("%w: %s", ErrNoStream, stream)
+	}
+	t.cfg.Log.Harness(chrono.KindDecision, "SSE "+stream, "dropping the stream on purpose (a disconnection, not a cancellation)")
+	s.cancel()
+	<-s.done
+	return nil
+}
+
+// Delete ends the session with DELETE (HTTP-54) and returns the status.
+// With no session ID it sends nothing and returns 0.
+func (t *HTTP) Delete(ctx context.Context) (int, error) {
+	if t.SessionID() == "" {
+		return 0, nil
+	}
+	resp, err := t.Raw(ctx, http.MethodDelete, nil, nil)
+	if err != nil {
+		return 0, err
+	}
+	if resp.Status/100 == 2 {
+		t.mu.Lock()
+		t.sessionID = ""
+		t.mu.Unlock()
+	}
+	return resp.Status, nil
+}
+
+// RawResponse is a response to a raw request, its body read and bounded.
+type RawResponse struct {
+	Status int
+	Header http.Header
+	Body   []byte
+	// Events are the body's SSE events when it was an event stream.
+	Events []SSEEvent
+	// Err says why reading the body stopped early, if it did.
+	Err error
+}
+
+// RawPOST POSTs body as it is, for negative cases. The transport's
+// headers are added (session ID, protocol version, Accept, Content-Type);
+// headers overrides them, and a name with no values removes one. The
+// body is read to its end (an SSE stream until it ends or ctx ends) and
+// nothing is delivered to Inbound.
+func (t *HTTP) RawPOST(ctx context.Context, body []byte, headers http.Header) (*RawResponse, error) {
+	return t.Raw(ctx, http.MethodPost, body, headers)
+}
+
+// Raw sends one request of any method as RawPOST does.
+func (t *HTTP) Raw(ctx context.Context, method string, body []byte, headers http.Header) (*RawResponse, error) {
+	t.mu.Lock()
+	var channel string
+	if method == http.MethodPost {
+		t.posts++
+		channel = fmt.Sprintf("POST #%d", t.posts)
+	} else {
+		t.gets++ // one counter for every non-POST exchange keeps names unique
+		channel = fmt.Sprintf("%s #%d", method, t.gets)
+	}
+	t.mu.Unlock()
+	accept := "application/json, text/event-stream"
+	if method == http.MethodGet {
+		accept = "text/event-stream"
+	}
+	req, err := t.newRequest(ctx, method, body, accept, headers)
+	if err != nil {
+		return nil, err
+	}
+	resp, _, cancel, err := t.exchange(req, channel, body)
+	if err != nil {
+		return nil, err
+	}
+	defer cancel()
+	defer resp.Body.Close()
+	out := &RawResponse{Status: resp.StatusCode, Header: resp.Header}
+	if mediaType(resp.Header) == "text/event-stream" && resp.StatusCode/100 == 2 {
+		rd := NewSSEReader(resp.Body, t.cfg.MaxEvent)
+		for {
+			ev, err := rd.Next()
+			if err != nil {
+				if !errors.Is(err, io.EOF) {
+					out.Err = err
+				}
+				break
+			}
+			out.Events = append(out.Events, ev)
+			t.cfg.Log.Append(chrono.Event{Dir: chrono.In, Channel: "SSE " + channel, Kind: chrono.KindHTTP, Raw: []byte(ev.Data),
+				Text: chrono.Sanitize(fmt.Sprintf("sse id=%s (raw request, not delivered)", ev.ID), false)})
+		}
+		return out, nil
+	}
+	out.Body, out.Err = io.ReadAll(resp.Body)
+	if len(out.Body) > 0 {
+		t.cfg.Log.Append(chrono.Event{Dir: chrono.In, Channel: channel, Kind: chrono.KindHTTP, Raw: out.Body,
+			Text: fmt.Sprintf("body of HTTP %d (%d bytes, raw request, not delivered)", resp.StatusCode, len(out.Body))})
+	}
+	return out, nil
+}
+
+// Close DELETEs the session, if there is one, then closes every stream
+// and ends Inbound. The teardown is StepDelete; Err is set when the
+// DELETE failed at the HTTP level. A 405 (HTTP-55) is not an error.
+func (t *HTTP) Close(ctx context.Context) Teardown {
+	t.closeOnce.Do(func() {
+		start := time.Now()
+		t.mu.Lock()
+		t.closed = true
+		t.mu.Unlock()
+		td := Teardown{ExitedAfter: StepDelete}
+		if t.SessionID() != "" {
+			dctx, cancel := context.WithTimeout(ctx, t.cfg.StallTimeout)
+			status, err := t.Delete(dctx)
+			cancel()
+			switch {
+			case err != nil:
+				td.Err = fmt.Errorf("transport: DELETE of the session: %w", err)
+			case status/100 != 2 && status != http.StatusMethodNotAllowed && status != http.StatusNotFound:
+				td.Err = fmt.Errorf("transport: DELETE of the session: %w", &StatusError{Channel: "DELETE", Status: status})
+			}
+			td.ExitCode = status
+		}
+		t.cfg.Log.Harness(chrono.KindState, "http", "closing every stream")
+		t.stop()
+		t.wg.Wait()
+		t.inMu.Lock()
+		t.inClosed = true
+		close(t.inbound)
+		t.inMu.Unlock()
+		td.Waited = time.Since(start)
+		t.result = td
+	})
+	return t.result
+}
+
+var _ Conn = (*HTTP)(nil)
