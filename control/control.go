@@ -100,6 +100,35 @@ type Counters struct {
 	ProgressTokensLive  int                  `json:"progressTokensLive"`
 	EffectsApplied      int                  `json:"effectsApplied"`
 	Operations          map[string]Operation `json:"operations"`
+	// Tasks reports each durable task's worker, by operation key.
+	Tasks map[string]TaskWorker `json:"tasks,omitempty"`
+}
+
+// TaskWorker is the server's view of one task's worker: its counter
+// advances once per unit of work, so a checker can tell whether the work
+// really stopped after tasks/cancel.
+type TaskWorker struct {
+	TaskID         string          `json:"taskId"`
+	RequestID      json.RawMessage `json:"requestId"`
+	Status         string          `json:"status"`
+	Ticks          int             `json:"ticks"`
+	WorkerRunning  bool            `json:"workerRunning"`
+	ProgressSent   int             `json:"progressSent"`
+	CancelRequests int             `json:"cancelRequests"`
+	Deleted        bool            `json:"deleted"`
+}
+
+// Worker returns the worker of the task with operation key, read now.
+func (c *Client) Worker(ctx context.Context, key string) (TaskWorker, error) {
+	cs, err := c.Counters(ctx)
+	if err != nil {
+		return TaskWorker{}, err
+	}
+	w, ok := cs.Tasks[key]
+	if !ok {
+		return w, fmt.Errorf("counters list no task %q", key)
+	}
+	return w, nil
 }
 
 // Counters reads the server's counters.

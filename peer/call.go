@@ -59,6 +59,8 @@ type Call struct {
 	Method string
 	// Token is the progress token sent, or absent.
 	Token jsonrpc.ProgressToken
+	// keepToken keeps Token live after the response (KeepProgressToken).
+	keepToken bool
 
 	mu sync.Mutex
 	// SentSeq is the chronology sequence number of the request frame.

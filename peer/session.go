@@ -144,6 +144,7 @@ type callConfig struct {
 	token     jsonrpc.ProgressToken
 	autoToken bool
 	reuseID   bool
+	keepToken bool
 }
 
 // WithID sends the request with this exact ID instead of a fresh one.
@@ -156,6 +157,23 @@ func WithProgressToken(t jsonrpc.ProgressToken) CallOption {
 
 // WithProgress asks for progress under a fresh token.
 func WithProgress() CallOption { return func(c *callConfig) { c.autoToken = true } }
+
+// KeepProgressToken keeps the request's progress token live after its
+// response, for a task-augmented request whose token stays valid for the
+// task's lifetime (PRG-9). EndProgress retires it.
+func KeepProgressToken() CallOption { return func(c *callConfig) { c.keepToken = true } }
+
+// EndProgress retires the progress token of a call started with
+// KeepProgressToken, once its task is terminal: progress that arrives
+// afterwards is late (PRG-14).
+func (s *Session) EndProgress(c *Call) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c.Token.IsValid() && s.tokens[c.Token.Key()] == c && s.outgoing[c.ID.Key()] != c {
+		delete(s.tokens, c.Token.Key())
+		s.retiredTokens[c.Token.Key()] = c
+	}
+}
 
 // AllowIDReuse lets a negative case reuse an ID that already completed.
 func AllowIDReuse() CallOption { return func(c *callConfig) { c.reuseID = true } }
@@ -180,7 +198,7 @@ func (s *Session) Start(ctx context.Context, method string, params any, opts ...
 	if err != nil {
 		return nil, err
 	}
-	c := &Call{session: s, ID: cfg.id, Method: method, Token: cfg.token, done: make(chan struct{}), state: StatePending}
+	c := &Call{session: s, ID: cfg.id, Method: method, Token: cfg.token, keepToken: cfg.keepToken, done: make(chan struct{}), state: StatePending}
 	s.mu.Lock()
 	if s.closedErr != nil {
 		s.mu.Unlock()
@@ -457,7 +475,7 @@ func (s *Session) finish(c *Call, resp *jsonrpc.Message, seq uint64, err error) 
 		return
 	}
 	delete(s.outgoing, c.ID.Key())
-	if c.Token.IsValid() && s.tokens[c.Token.Key()] == c {
+	if c.Token.IsValid() && s.tokens[c.Token.Key()] == c && !c.keepToken {
 		delete(s.tokens, c.Token.Key())
 		s.retiredTokens[c.Token.Key()] = c
 	}

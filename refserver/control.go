@@ -67,6 +67,8 @@ type Counters struct {
 	EffectsApplied int `json:"effectsApplied"`
 	// Operations is keyed by operation key.
 	Operations map[string]OperationCounters `json:"operations"`
+	// Tasks is keyed by the task's operation key (tasks.go).
+	Tasks map[string]TaskCounters `json:"tasks,omitempty"`
 }
 
 // checkpointName reads {"checkpoint": NAME}.
@@ -211,6 +213,7 @@ func (ss *session) snapshot() Counters {
 		ProgressTokensLive:  len(ss.tokens),
 		EffectsApplied:      ss.effects,
 		Operations:          make(map[string]OperationCounters, len(ss.ops)),
+		Tasks:               ss.taskCounters(),
 	}
 	for key, c := range ss.ops {
 		out.Operations[key] = OperationCounters{

@@ -75,6 +75,34 @@ const (
 	// output, but the operation never ends: it keeps its resource and
 	// never reaches KEY/end.
 	FaultHangAfterCancel Fault = "hang-after-cancel"
+	// FaultCancelDoesNotStopWorker: tasks/cancel moves the task to
+	// cancelled but its worker keeps ticking at every release (TSK-64
+	// "SHOULD attempt to stop").
+	FaultCancelDoesNotStopWorker Fault = "cancel-does-not-stop-worker"
+	// FaultStatusChangesAfterCancelled: a cancelled task's worker, woken
+	// by the cancel, overwrites the status with its own end (TSK-65,
+	// TSK-31).
+	FaultStatusChangesAfterCancelled Fault = "status-changes-after-cancelled"
+	// FaultCancelTerminalSucceeds: tasks/cancel of a terminal task
+	// succeeds and overwrites the status with cancelled (TSK-63).
+	FaultCancelTerminalSucceeds Fault = "cancel-terminal-succeeds"
+	// FaultResultHangsAfterCancel: a tasks/result blocked on a task that
+	// is then cancelled is never answered, nor is a later one (TSK-47,
+	// ambiguity A-4).
+	FaultResultHangsAfterCancel Fault = "result-hangs-after-cancel"
+	// FaultNotificationCancelsTask: notifications/cancelled naming the
+	// request that created a task cancels the task (CAN-4).
+	FaultNotificationCancelsTask Fault = "notification-cancels-task"
+	// FaultMissingRelatedTaskMeta: the tasks/result response has no
+	// io.modelcontextprotocol/related-task _meta (TSK-55).
+	FaultMissingRelatedTaskMeta Fault = "missing-related-task-meta"
+	// FaultListLeaksOtherSessions: tasks/list also returns the tasks of
+	// the server's other sessions (TSK-84, TSK-62).
+	FaultListLeaksOtherSessions Fault = "list-leaks-other-sessions"
+	// FaultPollIntervalIgnored: task responses advertise pollInterval 0,
+	// ignoring the interval the worker actually advances at, so a
+	// requestor that respects it busy-polls (TSK-43, TSK-16).
+	FaultPollIntervalIgnored Fault = "poll-interval-ignored"
 )
 
 // AllFaults returns every fault, in a stable order.
@@ -100,6 +128,14 @@ func AllFaults() []Fault {
 		FaultVersionMismatch,
 		FaultLogLevelIgnored,
 		FaultHangAfterCancel,
+		FaultCancelDoesNotStopWorker,
+		FaultStatusChangesAfterCancelled,
+		FaultCancelTerminalSucceeds,
+		FaultResultHangsAfterCancel,
+		FaultNotificationCancelsTask,
+		FaultMissingRelatedTaskMeta,
+		FaultListLeaksOtherSessions,
+		FaultPollIntervalIgnored,
 	}
 }
 
@@ -147,6 +183,22 @@ func (f Fault) Description() string {
 		return "the log tool ignores the level set by logging/setLevel (LOG-4)"
 	case FaultHangAfterCancel:
 		return "a cancelled operation stops its output but never ends: it keeps its resource and never reaches KEY/end (CAN-8)"
+	case FaultCancelDoesNotStopWorker:
+		return "tasks/cancel marks the task cancelled but its worker keeps ticking (TSK-64)"
+	case FaultStatusChangesAfterCancelled:
+		return "a cancelled task's worker overwrites the cancelled status with its own end (TSK-65, TSK-31)"
+	case FaultCancelTerminalSucceeds:
+		return "tasks/cancel of a terminal task succeeds and overwrites its status instead of -32602 (TSK-63)"
+	case FaultResultHangsAfterCancel:
+		return "a tasks/result blocked on a task that is then cancelled is never answered (TSK-47)"
+	case FaultNotificationCancelsTask:
+		return "notifications/cancelled for the request that created a task cancels the task (CAN-4)"
+	case FaultMissingRelatedTaskMeta:
+		return "the tasks/result response lacks io.modelcontextprotocol/related-task _meta (TSK-55)"
+	case FaultListLeaksOtherSessions:
+		return "tasks/list also returns other sessions' tasks (TSK-84)"
+	case FaultPollIntervalIgnored:
+		return "task responses advertise pollInterval 0, inviting a busy poll (TSK-43, TSK-16)"
 	}
 	return ""
 }

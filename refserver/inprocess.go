@@ -27,10 +27,16 @@ import (
 // The channel yields Serve's result once, then is closed. Ending ctx ends
 // the session.
 func InProcess(ctx context.Context, opts Options, cfg transport.StreamConfig) (*transport.Stream, <-chan error) {
+	return New(opts).InProcess(ctx, cfg)
+}
+
+// InProcess is like the function InProcess, for one more session of srv:
+// sessions of one Server share nothing a conforming server lets them see,
+// which is what the task isolation cases need two of.
+func (srv *Server) InProcess(ctx context.Context, cfg transport.StreamConfig) (*transport.Stream, <-chan error) {
 	inR, inW := io.Pipe()   // client -> server: the server's stdin
 	outR, outW := io.Pipe() // server -> client: the server's stdout
 	sctx, cancel := context.WithCancel(ctx)
-	srv := New(opts)
 
 	done := make(chan struct{})
 	errc := make(chan error, 1)

@@ -77,6 +77,8 @@ type Server struct {
 	// live counts goroutines started by Serve that have not finished.
 	// Tests use it to prove that Serve leaves nothing behind.
 	live atomic.Int64
+	// tasks holds the task stores of live sessions (tasks.go).
+	tasks taskRegistry
 }
 
 // New returns a server with a private copy of opts.

@@ -32,8 +32,13 @@ func TestInitializeEchoesSupportedVersions(t *testing.T) {
 			want := map[string]any{
 				"protocolVersion": tc.want,
 				"capabilities": map[string]any{
-					"tools":        map[string]any{},
-					"logging":      map[string]any{},
+					"tools":   map[string]any{},
+					"logging": map[string]any{},
+					"tasks": map[string]any{
+						"list":     map[string]any{},
+						"cancel":   map[string]any{},
+						"requests": map[string]any{"tools": map[string]any{"call": map[string]any{}}},
+					},
 					"experimental": map[string]any{"io.mcpflight/control": map[string]any{"version": float64(1)}},
 				},
 				"serverInfo": map[string]any{"name": "mcpflight-reference", "version": "test"},
@@ -86,7 +91,7 @@ func TestToolsList(t *testing.T) {
 			t.Errorf("tool %s: description %q, inputSchema %v", tool.Name, tool.Description, tool.InputSchema)
 		}
 	}
-	if diff := cmp.Diff([]string{"slow", "effect", "log"}, names); diff != "" {
+	if diff := cmp.Diff([]string{"slow", "effect", "log", "task_worker"}, names); diff != "" {
 		t.Errorf("tools (-want +got):\n%s", diff)
 	}
 }
@@ -705,7 +710,7 @@ func TestParseFault(t *testing.T) {
 		}
 		seen[d] = true
 	}
-	if len(AllFaults()) != 20 {
+	if len(AllFaults()) != 28 {
 		t.Errorf("%d faults", len(AllFaults()))
 	}
 	if _, err := ParseFault("no-such-fault"); err == nil || !strings.Contains(err.Error(), "hang-after-cancel") {

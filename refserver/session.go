@@ -125,6 +125,7 @@ type session struct {
 	cancelledN  int
 	released    int
 	effects     int
+	tasks       *taskStore // durable tasks (tasks.go)
 }
 
 func newSession(ctx context.Context, srv *Server, w io.Writer) *session {
@@ -141,6 +142,7 @@ func newSession(ctx context.Context, srv *Server, w io.Writer) *session {
 		ops:         map[string]*call{},
 		tokens:      map[string]*call{},
 		checkpoints: map[string]*checkpoint{},
+		tasks:       newTaskStore(),
 	}
 }
 
@@ -409,7 +411,7 @@ func (ss *session) handleRequest(msg *jsonrpc.Message) {
 			ss.reply(id, struct{}{}) // PNG-1
 		})
 	case "tools/list":
-		ss.spawn(func() { ss.reply(id, map[string]any{"tools": toolList()}) })
+		ss.spawn(func() { ss.reply(id, map[string]any{"tools": toolListWithTasks()}) })
 	case "logging/setLevel":
 		rerr := ss.setLevel(params)
 		ss.spawn(func() { ss.answer(id, struct{}{}, rerr) })
@@ -424,6 +426,9 @@ func (ss *session) handleRequest(msg *jsonrpc.Message) {
 		snap := ss.snapshot()
 		ss.spawn(func() { ss.reply(id, snap) })
 	default:
+		if ss.taskMethod(id, msg.Method, params) {
+			return
+		}
 		ss.spawn(func() {
 			ss.replyError(id, codeMethodNotFound, "Method not found", map[string]string{"method": msg.Method})
 		})
@@ -452,6 +457,7 @@ func (ss *session) initialize(params map[string]json.RawMessage) (any, *rpcError
 		"capabilities": map[string]any{
 			"tools":   map[string]any{},
 			"logging": map[string]any{},
+			"tasks":   taskCapability(),
 			"experimental": map[string]any{
 				ControlCapability: map[string]any{"version": ControlVersion},
 			},
@@ -482,6 +488,9 @@ func (ss *session) handleCancel(raw json.RawMessage) error {
 		c = ss.latestRunningOp()
 	}
 	ss.mu.Unlock()
+	if c == nil && ss.has(FaultNotificationCancelsTask) && ss.cancelTaskByRequest(key) {
+		return nil
+	}
 	if c == nil {
 		ss.logf("ignoring cancel of request %s: not in flight", id)
 		return nil

@@ -155,6 +155,9 @@ func (ss *session) toolsCall(id jsonrpc.ID, params map[string]json.RawMessage) {
 		fail(rerr)
 		return
 	}
+	if ss.taskCall(id, name, params, token) {
+		return
+	}
 	args := params["arguments"]
 	switch name {
 	case ToolSlow:

@@ -1,0 +1,834 @@
+package refserver
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcpflight/mcpflight/jsonrpc"
+)
+
+// Durable tasks (MCP 2025-11-25, basic/utilities/tasks).
+//
+// The server declares tasks.list, tasks.cancel and
+// tasks.requests.tools.call. The tool "task_worker" requires task
+// augmentation, "slow" accepts it, and "effect" and "log" forbid it
+// (tools/list says so in execution.taskSupport). A task's worker is a
+// synthetic counter: it advances one tick at a time, and on a gated task
+// each tick waits at the checkpoint KEY/tick/i (KEY/step/i for a slow
+// task) until mcpflight/release opens it. mcpflight/counters reports every
+// task's counter, so a checker can tell whether the work really stopped
+// after tasks/cancel.
+
+// Task wire names and limits.
+const (
+	// ToolTaskWorker is the tool whose taskSupport is "required".
+	ToolTaskWorker = "task_worker"
+	// MethodTasksGet, MethodTasksList, MethodTasksCancel and
+	// MethodTasksResult are the task methods.
+	MethodTasksGet    = "tasks/get"
+	MethodTasksList   = "tasks/list"
+	MethodTasksCancel = "tasks/cancel"
+	MethodTasksResult = "tasks/result"
+	// NotificationTaskStatus is sent on every status change (TSK-21).
+	NotificationTaskStatus = "notifications/tasks/status"
+	// RelatedTaskMeta is the _meta key that ties a message to a task.
+	RelatedTaskMeta = "io.modelcontextprotocol/related-task"
+	// DefaultTaskTTL is the ttl, in milliseconds, of a task whose request
+	// asked for none; MaxTaskTTL caps a requested ttl (TSK-40, TSK-86).
+	DefaultTaskTTL = 300_000
+	MaxTaskTTL     = 3_600_000
+	// TaskPollInterval is the pollInterval, in milliseconds, every task
+	// suggests (TSK-43).
+	TaskPollInterval = 25
+	// TaskPageSize is how many tasks one tasks/list page holds; it is
+	// small so that pagination is exercised (TSK-59, TSK-60).
+	TaskPageSize = 2
+	// maxTicks bounds task_worker's ticks argument.
+	maxTicks = 1000
+)
+
+// Task statuses (TSK-29, TSK-30).
+const (
+	TaskWorking       = "working"
+	TaskInputRequired = "input_required"
+	TaskCompleted     = "completed"
+	TaskFailed        = "failed"
+	TaskCancelled     = "cancelled"
+)
+
+// OutcomeExpired is the KEY/end outcome of a task deleted at its ttl.
+const OutcomeExpired = "expired"
+
+// terminalStatus reports whether status is terminal (TSK-31).
+func terminalStatus(status string) bool {
+	return status == TaskCompleted || status == TaskFailed || status == TaskCancelled
+}
+
+// TaskCounters is one task's entry in Counters.Tasks, keyed by the task's
+// operation key.
+type TaskCounters struct {
+	// TaskID is the receiver-generated task ID.
+	TaskID string `json:"taskId"`
+	// RequestID is the ID of the tools/call that created the task.
+	RequestID jsonrpc.ID `json:"requestId"`
+	// Status is the task's status as tasks/get would report it.
+	Status string `json:"status"`
+	// Ticks is the worker's counter: how many units of work it has done.
+	Ticks int `json:"ticks"`
+	// WorkerRunning is true until the worker has stopped for good.
+	WorkerRunning bool `json:"workerRunning"`
+	// ProgressSent counts progress notifications sent for the task.
+	ProgressSent int `json:"progressSent"`
+	// CancelRequests counts tasks/cancel requests that named the task.
+	CancelRequests int `json:"cancelRequests"`
+	// Deleted is true once the task has expired (ttl) and been purged.
+	Deleted bool `json:"deleted"`
+}
+
+// task is one durable task of a session.
+type task struct {
+	id     string
+	key    string
+	seq    uint64 // creation order within the store
+	reqID  jsonrpc.ID
+	reqKey string
+	owner  *session
+	// Worker configuration, fixed at creation.
+	stepName string // "tick" or "step": checkpoints are KEY/<stepName>/i
+	ticks    int
+	unit     float64
+	noTotal  bool
+	gated    bool
+	end      string // "complete", "fail" or "error"
+	token    jsonrpc.ProgressToken
+	hasToken bool
+	created  time.Time
+	ttl      int64 // milliseconds
+	// stop is closed when the task is cancelled or deleted: the worker
+	// stops at its next checkpoint.
+	stop chan struct{}
+	// done is closed when a blocked tasks/result may answer.
+	done chan struct{}
+
+	// Guarded by taskStore.mu.
+	status         string
+	message        string
+	updated        time.Time
+	counter        int
+	running        bool
+	result         json.RawMessage // CallToolResult, when the worker returned one
+	rpcErr         *jsonrpc.Error  // the JSON-RPC error the worker ended with
+	deleted        bool
+	progressSent   int
+	cancelRequests int
+	stopClosed     bool
+	doneClosed     bool
+}
+
+// closeStop closes stop once. Caller holds taskStore.mu.
+func (t *task) closeStop() {
+	if !t.stopClosed {
+		t.stopClosed = true
+		close(t.stop)
+	}
+}
+
+// closeDone closes done once. Caller holds taskStore.mu.
+func (t *task) closeDone() {
+	if !t.doneClosed {
+		t.doneClosed = true
+		close(t.done)
+	}
+}
+
+// taskStore holds a session's tasks. Lock order: session.mu before
+// taskStore.mu; nothing that takes session.mu runs under taskStore.mu.
+type taskStore struct {
+	mu     sync.Mutex
+	salt   string
+	seq    uint64
+	byID   map[string]*task
+	byKey  map[string]*task
+	byReq  map[string]*task
+	tasks  []*task // creation order
+	joined bool    // registered with the server's registry
+}
+
+func newTaskStore() *taskStore {
+	return &taskStore{
+		salt:  randomHex(6),
+		byID:  map[string]*task{},
+		byKey: map[string]*task{},
+		byReq: map[string]*task{},
+	}
+}
+
+// randomHex returns n random bytes in hex; task IDs come from it (TSK-81).
+func randomHex(n int) string {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		panic(fmt.Sprintf("refserver: crypto/rand failed: %v", err))
+	}
+	return hex.EncodeToString(b)
+}
+
+// taskRegistry is the set of task stores of a Server's live sessions. A
+// conforming server never reads another session's store; the fault
+// FaultListLeaksOtherSessions does.
+type taskRegistry struct {
+	mu     sync.Mutex
+	stores map[*taskStore]bool
+}
+
+func (r *taskRegistry) add(ts *taskStore) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.stores == nil {
+		r.stores = map[*taskStore]bool{}
+	}
+	r.stores[ts] = true
+}
+
+func (r *taskRegistry) remove(ts *taskStore) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.stores, ts)
+}
+
+func (r *taskRegistry) others(ts *taskStore) []*taskStore {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []*taskStore
+	for o := range r.stores {
+		if o != ts {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// taskCapability is the server's tasks capability (TSK-1, TSK-2).
+func taskCapability() map[string]any {
+	return map[string]any{
+		"list":     map[string]any{},
+		"cancel":   map[string]any{},
+		"requests": map[string]any{"tools": map[string]any{"call": map[string]any{}}},
+	}
+}
+
+// taskSupport is each tool's execution.taskSupport.
+func taskSupport(tool string) string {
+	switch tool {
+	case ToolTaskWorker:
+		return "required"
+	case ToolSlow:
+		return "optional"
+	}
+	return "forbidden"
+}
+
+// toolListWithTasks is toolList plus task_worker, each tool with its
+// execution.taskSupport.
+func toolListWithTasks() []map[string]any {
+	tools := toolList()
+	tools = append(tools, map[string]any{
+		"name": ToolTaskWorker,
+		"description": "Must be called as a task. Its worker counts `ticks` ticks (sending progress i of ticks when the request has a progress token), " +
+			"then ends as `end` says: complete (a result), fail (a result with isError, so the task fails) or error (a JSON-RPC error). " +
+			"Checkpoints KEY/start, KEY/tick/i and KEY/end; when gated, KEY/start and KEY/tick/i wait for mcpflight/release. " +
+			"tasks/cancel stops it at its next checkpoint; mcpflight/counters reports its counter.",
+		"inputSchema": map[string]any{
+			"type": "object",
+			"properties": map[string]any{
+				"key":   map[string]any{"type": "string", "description": "names the task's worker and prefixes its checkpoints"},
+				"ticks": map[string]any{"type": "integer", "minimum": 1, "maximum": maxTicks, "default": 3},
+				"gated": map[string]any{"type": "boolean", "default": true, "description": "checkpoints wait for mcpflight/release"},
+				"end":   map[string]any{"type": "string", "enum": []string{"complete", "fail", "error"}, "default": "complete"},
+			},
+			"required":             []string{"key"},
+			"additionalProperties": false,
+		},
+	})
+	for _, t := range tools {
+		name, _ := t["name"].(string)
+		t["execution"] = map[string]any{"taskSupport": taskSupport(name)}
+	}
+	return tools
+}
+
+// taskParams reads params.task. present is false when the request is not
+// task-augmented.
+func taskParams(params map[string]json.RawMessage) (ttl int64, present bool, rerr *rpcError) {
+	raw, ok := params["task"]
+	if !ok || string(raw) == "null" {
+		return 0, false, nil
+	}
+	var meta struct {
+		TTL *float64 `json:"ttl"`
+	}
+	if err := json.Unmarshal(raw, &meta); err != nil {
+		return 0, true, invalidParams("Invalid params: task must be an object with an optional numeric ttl")
+	}
+	ttl = DefaultTaskTTL
+	if meta.TTL != nil {
+		if *meta.TTL < 0 {
+			return 0, true, invalidParams("Invalid params: task.ttl must not be negative")
+		}
+		ttl = min(int64(*meta.TTL), MaxTaskTTL) // TSK-40: the receiver may override
+	}
+	return ttl, true, nil
+}
+
+// taskCall handles the task side of tools/call. It reports whether it
+// answered the request; when it did not, the call is an ordinary one.
+func (ss *session) taskCall(id jsonrpc.ID, name string, params map[string]json.RawMessage, token jsonrpc.ProgressToken) bool {
+	fail := func(rerr *rpcError) bool { ss.spawn(func() { ss.answer(id, nil, rerr) }); return true }
+	ttl, augmented, rerr := taskParams(params)
+	support := taskSupport(name)
+	switch {
+	case rerr != nil:
+		return fail(rerr)
+	case !augmented && support == "required":
+		// TSK-12 (MUST -32601; TSK-72's -32600 is only a MAY).
+		return fail(&rpcError{code: codeMethodNotFound, message: "Method not found: tool " + strconv.Quote(name) + " must be called as a task (taskSupport required)"})
+	case !augmented:
+		return false
+	case name == ToolLog || name == ToolEffect:
+		return fail(&rpcError{code: codeMethodNotFound, message: "Method not found: tool " + strconv.Quote(name) + " cannot be called as a task (taskSupport forbidden)"}) // TSK-9
+	case name != ToolTaskWorker && name != ToolSlow:
+		return false // unknown tool: the ordinary path says so
+	}
+	t := &task{reqID: id, reqKey: ss.idKey(id), owner: ss, token: token, hasToken: token.IsValid(),
+		ttl: ttl, unit: 1, gated: true, end: "complete", stop: make(chan struct{}), done: make(chan struct{})}
+	args := params["arguments"]
+	if name == ToolTaskWorker {
+		var a struct {
+			Key   *string `json:"key"`
+			Ticks *int    `json:"ticks"`
+			Gated *bool   `json:"gated"`
+			End   *string `json:"end"`
+		}
+		if err := strictDecode(args, &a); err != nil {
+			return fail(invalidParams("Invalid params: task_worker arguments: %v", err))
+		}
+		if a.Key == nil || *a.Key == "" {
+			return fail(invalidParams("Invalid params: task_worker needs a non-empty key"))
+		}
+		t.key, t.stepName, t.ticks = *a.Key, "tick", 3
+		if a.Ticks != nil {
+			if *a.Ticks < 1 || *a.Ticks > maxTicks {
+				return fail(invalidParams("Invalid params: ticks must be 1..%d", maxTicks))
+			}
+			t.ticks = *a.Ticks
+		}
+		if a.Gated != nil {
+			t.gated = *a.Gated
+		}
+		if a.End != nil {
+			if !slices.Contains([]string{"complete", "fail", "error"}, *a.End) {
+				return fail(invalidParams("Invalid params: end must be complete, fail or error"))
+			}
+			t.end = *a.End
+		}
+	} else {
+		var a struct {
+			Key     *string  `json:"key"`
+			Steps   *int     `json:"steps"`
+			Unit    *float64 `json:"unit"`
+			NoTotal *bool    `json:"noTotal"`
+			Gated   *bool    `json:"gated"`
+		}
+		if err := strictDecode(args, &a); err != nil {
+			return fail(invalidParams("Invalid params: slow arguments: %v", err))
+		}
+		if a.Key == nil || *a.Key == "" {
+			return fail(invalidParams("Invalid params: slow needs a non-empty key"))
+		}
+		t.key, t.stepName, t.ticks = *a.Key, "step", 3
+		if a.Steps != nil {
+			if *a.Steps < 0 || *a.Steps > maxSteps {
+				return fail(invalidParams("Invalid params: steps must be 0..%d", maxSteps))
+			}
+			t.ticks = *a.Steps
+		}
+		if a.Unit != nil {
+			if !(*a.Unit > 0 && *a.Unit <= maxUnit) {
+				return fail(invalidParams("Invalid params: unit must be in (0, %g]", float64(maxUnit)))
+			}
+			t.unit = *a.Unit
+		}
+		if a.NoTotal != nil {
+			t.noTotal = *a.NoTotal
+		}
+		if a.Gated != nil {
+			t.gated = *a.Gated
+		}
+	}
+	if rerr := ss.registerTask(t); rerr != nil {
+		return fail(rerr)
+	}
+	ss.logf("task %s (%s) created by request %s, ttl %dms", t.id, strconv.Quote(t.key), id, t.ttl)
+	ss.spawn(func() {
+		// The task is durable before CreateTaskResult is written (TSK-44),
+		// and CreateTaskResult precedes every frame of the worker.
+		ss.reply(id, map[string]any{"task": ss.taskView(t)})
+		ss.runTask(t)
+	})
+	return true
+}
+
+// registerTask stores t under a fresh ID, before the next frame is read.
+func (ss *session) registerTask(t *task) *rpcError {
+	ts := ss.tasks
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.ops[t.key] != nil {
+		return invalidParams("Invalid params: key %s is already used in this session", strconv.Quote(t.key))
+	}
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if ts.byKey[t.key] != nil {
+		return invalidParams("Invalid params: key %s is already used in this session", strconv.Quote(t.key))
+	}
+	if !ts.joined {
+		ts.joined = true
+		ss.srv.tasks.add(ts)
+		ss.spawn(func() {
+			<-ss.ctx.Done()
+			ss.srv.tasks.remove(ts)
+		})
+	}
+	t.id = "task-" + randomHex(16) // TSK-26..28, TSK-81
+	ts.seq++
+	t.seq = ts.seq
+	t.created = time.Now().UTC()
+	t.updated = t.created
+	t.status = TaskWorking // TSK-29
+	t.message = "The worker is starting."
+	t.running = true
+	ts.byID[t.id] = t
+	ts.byKey[t.key] = t
+	ts.byReq[t.reqKey] = t
+	ts.tasks = append(ts.tasks, t)
+	return nil
+}
+
+// taskWire is the Task object.
+type taskWire struct {
+	TaskID        string `json:"taskId"`
+	Status        string `json:"status"`
+	StatusMessage string `json:"statusMessage,omitempty"`
+	CreatedAt     string `json:"createdAt"`
+	LastUpdatedAt string `json:"lastUpdatedAt"`
+	TTL           *int64 `json:"ttl"`
+	PollInterval  *int64 `json:"pollInterval,omitempty"`
+}
+
+// taskViewLocked renders t. Caller holds taskStore.mu.
+func (ss *session) taskViewLocked(t *task) taskWire {
+	ttl := t.ttl
+	poll := int64(TaskPollInterval)
+	if ss.has(FaultPollIntervalIgnored) {
+		poll = 0
+	}
+	return taskWire{
+		TaskID:        t.id,
+		Status:        t.status,
+		StatusMessage: t.message,
+		CreatedAt:     t.created.Format(time.RFC3339Nano),
+		LastUpdatedAt: t.updated.Format(time.RFC3339Nano),
+		TTL:           &ttl,
+		PollInterval:  &poll,
+	}
+}
+
+func (ss *session) taskView(t *task) taskWire {
+	ss.tasks.mu.Lock()
+	defer ss.tasks.mu.Unlock()
+	return ss.taskViewLocked(t)
+}
+
+// setStatusLocked moves t to status with message; lastUpdatedAt never goes
+// backwards (TSK-39). Caller holds taskStore.mu.
+func (t *task) setStatusLocked(status, message string) {
+	t.status, t.message = status, message
+	now := time.Now().UTC()
+	if now.After(t.updated) {
+		t.updated = now
+	}
+}
+
+// notifyStatus sends notifications/tasks/status with the full task and no
+// related-task metadata (TSK-21, TSK-58).
+func (ss *session) notifyStatus(view taskWire) {
+	ss.notify(NotificationTaskStatus, view)
+}
+
+// stopped reports whether the worker must stop: the task was cancelled or
+// deleted, unless FaultCancelDoesNotStopWorker ignores that.
+func (ss *session) taskStopped(t *task) bool {
+	if ss.has(FaultCancelDoesNotStopWorker) {
+		return false
+	}
+	select {
+	case <-t.stop:
+		return true
+	default:
+		return false
+	}
+}
+
+// taskGate reaches the checkpoint name and, for a gated task, waits for
+// its release, for the task to stop, or for the session to end.
+func (ss *session) taskGate(t *task, name string) {
+	cp := ss.mark(&call{id: t.reqID}, name, "")
+	if !t.gated {
+		return
+	}
+	stop := t.stop
+	if ss.has(FaultCancelDoesNotStopWorker) {
+		stop = nil // a nil channel never fires: the cancel is not heard
+	}
+	select {
+	case <-cp.releasedCh:
+	case <-stop:
+	case <-ss.ctx.Done():
+	}
+}
+
+// runTask is the worker: KEY/start, then per tick the counter, progress
+// and KEY/<step>/i, then the end the task asked for, then KEY/end.
+func (ss *session) runTask(t *task) {
+	ts := ss.tasks
+	outcome := OutcomeCompleted
+	defer func() {
+		ts.mu.Lock()
+		t.running = false
+		ts.mu.Unlock()
+		if ss.ctx.Err() == nil {
+			ss.mark(&call{id: t.reqID}, t.key+"/end", outcome)
+		}
+	}()
+	ts.mu.Lock()
+	t.setStatusLocked(TaskWorking, "The worker is running.")
+	ts.mu.Unlock()
+	ss.taskGate(t, t.key+"/start")
+	for i := 1; i <= t.ticks; i++ {
+		if ss.ctx.Err() != nil {
+			return
+		}
+		if ss.taskStopped(t) {
+			break
+		}
+		ts.mu.Lock()
+		t.counter++
+		live := !terminalStatus(t.status) || ss.has(FaultCancelDoesNotStopWorker)
+		ts.mu.Unlock()
+		if live {
+			ss.taskProgress(t, i)
+		}
+		ss.taskGate(t, fmt.Sprintf("%s/%s/%d", t.key, t.stepName, i))
+	}
+	if ss.ctx.Err() != nil {
+		return
+	}
+	outcome = ss.finishTask(t)
+}
+
+// taskProgress sends progress for tick i under the token of the request
+// that created the task, which stays valid for the task's lifetime (PRG-9).
+func (ss *session) taskProgress(t *task, i int) {
+	if !t.hasToken {
+		return
+	}
+	p := progressParams{ProgressToken: t.token, Progress: float64(i) * t.unit, Message: fmt.Sprintf("tick %d of %d", i, t.ticks)}
+	if !t.noTotal {
+		total := float64(t.ticks) * t.unit
+		p.Total = &total
+	}
+	ss.tasks.mu.Lock()
+	t.progressSent++
+	ss.tasks.mu.Unlock()
+	ss.notify("notifications/progress", p)
+}
+
+// finishTask ends the task as its worker says, unless it is already
+// terminal: a cancelled task stays cancelled (TSK-65) unless
+// FaultStatusChangesAfterCancelled overwrites it. It returns the KEY/end
+// outcome.
+func (ss *session) finishTask(t *task) string {
+	ts := ss.tasks
+	ts.mu.Lock()
+	if t.deleted {
+		ts.mu.Unlock()
+		return OutcomeExpired
+	}
+	if terminalStatus(t.status) && !ss.has(FaultStatusChangesAfterCancelled) {
+		ts.mu.Unlock()
+		return OutcomeCancelled
+	}
+	wasCancelled := t.status == TaskCancelled
+	switch t.end {
+	case "fail":
+		r := textResult(fmt.Sprintf("failed after %d ticks", t.counter))
+		r.IsError = true
+		t.result, _ = json.Marshal(r)
+		t.setStatusLocked(TaskFailed, fmt.Sprintf("Tool execution failed after %d ticks.", t.counter)) // TSK-75, TSK-76
+	case "error":
+		t.rpcErr = &jsonrpc.Error{Code: codeInternalError, Message: fmt.Sprintf("Internal error: the worker broke after %d ticks", t.counter)}
+		t.setStatusLocked(TaskFailed, "The worker ended with a JSON-RPC error: "+t.rpcErr.Message)
+	default:
+		t.result, _ = json.Marshal(textResult(fmt.Sprintf("done after %d ticks", t.counter)))
+		t.setStatusLocked(TaskCompleted, fmt.Sprintf("Completed after %d ticks.", t.counter))
+	}
+	t.closeDone()
+	view := ss.taskViewLocked(t)
+	ts.mu.Unlock()
+	if wasCancelled {
+		ss.logf("task %s changed from cancelled to %s (fault %s)", t.id, view.Status, FaultStatusChangesAfterCancelled)
+	}
+	ss.notifyStatus(view)
+	if view.Status == TaskCompleted {
+		return OutcomeCompleted
+	}
+	return "failed"
+}
+
+// expireLocked deletes the tasks whose ttl has elapsed (TSK-42). Caller
+// holds taskStore.mu.
+func (ts *taskStore) expireLocked(now time.Time) {
+	for _, t := range ts.tasks {
+		if t.deleted || now.Sub(t.created) < time.Duration(t.ttl)*time.Millisecond {
+			continue
+		}
+		t.deleted = true
+		delete(ts.byID, t.id)
+		t.closeStop()
+		t.closeDone()
+	}
+}
+
+// lookupTask finds a live task by params.taskId; the related-task _meta of
+// the request is ignored (TSK-51, TSK-52).
+func (ss *session) lookupTask(params map[string]json.RawMessage) (*task, *rpcError) {
+	var id string
+	raw, ok := params["taskId"]
+	if !ok || json.Unmarshal(raw, &id) != nil {
+		return nil, invalidParams("Invalid params: taskId must be a string")
+	}
+	ts := ss.tasks
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	ts.expireLocked(time.Now())
+	t := ts.byID[id]
+	if t == nil {
+		return nil, invalidParams("Failed to retrieve task: Task not found") // TSK-68, TSK-74
+	}
+	return t, nil
+}
+
+// taskMethod handles the task methods and reports whether method was one.
+// State changes happen before the next frame is read.
+func (ss *session) taskMethod(id jsonrpc.ID, method string, params map[string]json.RawMessage) bool {
+	switch method {
+	case MethodTasksGet:
+		t, rerr := ss.lookupTask(params)
+		var view taskWire
+		if rerr == nil {
+			view = ss.taskView(t)
+		}
+		ss.spawn(func() { ss.answer(id, view, rerr) })
+	case MethodTasksList:
+		res, rerr := ss.listTasks(params)
+		ss.spawn(func() { ss.answer(id, res, rerr) })
+	case MethodTasksCancel:
+		view, rerr := ss.cancelTask(params)
+		ss.spawn(func() { ss.answer(id, view, rerr) })
+	case MethodTasksResult:
+		t, rerr := ss.lookupTask(params)
+		if rerr != nil {
+			ss.spawn(func() { ss.answer(id, nil, rerr) })
+			return true
+		}
+		ss.spawn(func() { ss.taskResult(id, t) })
+	default:
+		return false
+	}
+	return true
+}
+
+// cancelTask applies tasks/cancel: a working task becomes cancelled before
+// the response is written (TSK-64); a terminal one is refused with -32602
+// (TSK-63) unless FaultCancelTerminalSucceeds.
+func (ss *session) cancelTask(params map[string]json.RawMessage) (any, *rpcError) {
+	t, rerr := ss.lookupTask(params)
+	if rerr != nil {
+		return nil, rerr
+	}
+	ts := ss.tasks
+	ts.mu.Lock()
+	t.cancelRequests++
+	if terminalStatus(t.status) && !ss.has(FaultCancelTerminalSucceeds) {
+		status := t.status
+		ts.mu.Unlock()
+		return nil, invalidParams("Cannot cancel task: already in terminal status %s", strconv.Quote(status))
+	}
+	t.setStatusLocked(TaskCancelled, "The task was cancelled by tasks/cancel.")
+	t.closeStop()
+	if !ss.has(FaultResultHangsAfterCancel) {
+		t.closeDone()
+	}
+	view := ss.taskViewLocked(t)
+	ts.mu.Unlock()
+	ss.logf("task %s cancelled by tasks/cancel", t.id)
+	ss.notifyStatus(view)
+	return view, nil
+}
+
+// cancelTaskByRequest is FaultNotificationCancelsTask: a
+// notifications/cancelled naming the request that created a task cancels
+// the task, which CAN-4 says it must not.
+func (ss *session) cancelTaskByRequest(key string) bool {
+	ts := ss.tasks
+	ts.mu.Lock()
+	t := ts.byReq[key]
+	if t == nil || t.deleted || terminalStatus(t.status) {
+		ts.mu.Unlock()
+		return false
+	}
+	t.setStatusLocked(TaskCancelled, "The task was cancelled by notifications/cancelled.")
+	t.closeStop()
+	t.closeDone()
+	view := ss.taskViewLocked(t)
+	ts.mu.Unlock()
+	ss.logf("task %s cancelled by notifications/cancelled (fault %s)", t.id, FaultNotificationCancelsTask)
+	ss.notifyStatus(view)
+	return true
+}
+
+// taskResult answers tasks/result once the task is terminal (TSK-47): the
+// underlying result with related-task metadata (TSK-48, TSK-55), or the
+// same JSON-RPC error (TSK-77). For a cancelled task, whose underlying
+// request has no result (ambiguity A-4), it answers a CallToolResult with
+// isError true.
+func (ss *session) taskResult(id jsonrpc.ID, t *task) {
+	select {
+	case <-t.done:
+	case <-ss.ctx.Done():
+		return
+	}
+	ts := ss.tasks
+	ts.mu.Lock()
+	deleted, result, rpcErr, status := t.deleted, t.result, t.rpcErr, t.status
+	ts.mu.Unlock()
+	switch {
+	case deleted:
+		ss.replyError(id, codeInvalidParams, "Failed to retrieve task: Task has expired", nil)
+		return
+	case rpcErr != nil && status != TaskCancelled:
+		ss.replyError(id, rpcErr.Code, rpcErr.Message, nil)
+		return
+	case result == nil || status == TaskCancelled:
+		r := textResult("The task was cancelled before it completed.")
+		r.IsError = true
+		result, _ = json.Marshal(r)
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(result, &obj); err != nil {
+		ss.replyError(id, codeInternalError, "Internal error: stored result is not an object", nil)
+		return
+	}
+	if !ss.has(FaultMissingRelatedTaskMeta) {
+		meta, _ := json.Marshal(map[string]any{RelatedTaskMeta: map[string]string{"taskId": t.id}})
+		obj["_meta"] = meta
+	}
+	ss.reply(id, obj)
+}
+
+// listTasks answers tasks/list: this session's tasks in creation order,
+// TaskPageSize per page, with an opaque cursor (TSK-59..62, TSK-69).
+// FaultListLeaksOtherSessions appends the other sessions' tasks (TSK-84).
+func (ss *session) listTasks(params map[string]json.RawMessage) (any, *rpcError) {
+	ts := ss.tasks
+	var after uint64
+	if raw, ok := params["cursor"]; ok && string(raw) != "null" {
+		var cursor string
+		if json.Unmarshal(raw, &cursor) != nil {
+			return nil, invalidParams("Invalid params: cursor must be a string")
+		}
+		salt, n, ok := strings.Cut(cursor, ".")
+		v, err := strconv.ParseUint(n, 10, 64)
+		if !ok || salt != ts.salt || err != nil {
+			return nil, invalidParams("Invalid params: unknown cursor") // TSK-69
+		}
+		after = v
+	}
+	ts.mu.Lock()
+	ts.expireLocked(time.Now())
+	var page []taskWire
+	next := ""
+	var last uint64
+	for _, t := range ts.tasks {
+		if t.deleted || t.seq <= after {
+			continue
+		}
+		if len(page) == TaskPageSize {
+			next = ts.salt + "." + strconv.FormatUint(last, 10)
+			break
+		}
+		page = append(page, ss.taskViewLocked(t))
+		last = t.seq
+	}
+	ts.mu.Unlock()
+	if ss.has(FaultListLeaksOtherSessions) && after == 0 {
+		for _, other := range ss.srv.tasks.others(ts) {
+			other.mu.Lock()
+			for _, t := range other.tasks {
+				if !t.deleted {
+					page = append(page, t.owner.taskViewLocked(t))
+				}
+			}
+			other.mu.Unlock()
+		}
+	}
+	if page == nil {
+		page = []taskWire{}
+	}
+	res := map[string]any{"tasks": page}
+	if next != "" {
+		res["nextCursor"] = next
+	}
+	return res, nil
+}
+
+// taskCounters is the tasks part of mcpflight/counters. Caller holds
+// session.mu (lock order session.mu, then taskStore.mu).
+func (ss *session) taskCounters() map[string]TaskCounters {
+	ts := ss.tasks
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if len(ts.tasks) == 0 {
+		return nil
+	}
+	out := make(map[string]TaskCounters, len(ts.tasks))
+	for _, t := range ts.tasks {
+		out[t.key] = TaskCounters{
+			TaskID:         t.id,
+			RequestID:      t.reqID,
+			Status:         t.status,
+			Ticks:          t.counter,
+			WorkerRunning:  t.running,
+			ProgressSent:   t.progressSent,
+			CancelRequests: t.cancelRequests,
+			Deleted:        t.deleted,
+		}
+	}
+	return out
+}
