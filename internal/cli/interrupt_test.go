@@ -1,0 +1,112 @@
+//go:build unix
+
+package cli
+
+import (
+	"bufio"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestCtrlCLeavesNoOrphans interrupts a real `mcpflight check` while its
+// target (a shell with a grandchild) hangs in the handshake, and checks
+// that the whole process group of the target is gone afterwards.
+func TestCtrlCLeavesNoOrphans(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "pid")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// The target reports its pid (its process group's id) through the
+	// FIFO, then blocks in a grandchild that never answers initialize.
+	target := "echo $$ > " + fifo + "; sleep 1000"
+	cmd := exec.Command(binary, "check", "--shell", "--stdio", target, "--case", "ping/*", "--profile", "reference")
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+
+	f, err := os.Open(fifo) // blocks until the target has opened it for writing
+	if err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(f).ReadString('\n')
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pgid, err := strconv.Atoi(strings.TrimSpace(line))
+	if err != nil {
+		t.Fatalf("target pid %q: %v", line, err)
+	}
+	if err := syscall.Kill(-pgid, 0); err != nil {
+		t.Fatalf("target group %d not running before the interrupt: %v", pgid, err)
+	}
+
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-exited:
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != ExitError {
+			t.Errorf("interrupted check: %v, want exit code %d\n%s", err, ExitError, out.String())
+		}
+	case <-time.After(30 * time.Second): // safety net only
+		_ = cmd.Process.Kill()
+		t.Fatalf("check did not stop after the interrupt\n%s", out.String())
+	}
+	// The group was SIGKILLed before check exited; only reaping by init
+	// can lag, so a zombie (or nothing) is all that may remain.
+	if err := syscall.Kill(-pgid, 0); err == nil {
+		for _, pid := range groupMembers(t, pgid) {
+			if state := procState(pid); state != "Z" && state != "" {
+				t.Errorf("process %d of the target's group survived the interrupt (state %s)", pid, state)
+			}
+		}
+	}
+}
+
+// groupMembers lists the pids whose process group is pgid.
+func groupMembers(t *testing.T, pgid int) []int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Skip("no /proc to inspect")
+	}
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if g, err := syscall.Getpgid(pid); err == nil && g == pgid {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// procState is the one-letter state of a process, or "" when it is gone.
+func procState(pid int) string {
+	raw, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return ""
+	}
+	s := string(raw)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 || i+2 >= len(s) {
+		return ""
+	}
+	return s[i+2 : i+3]
+}
