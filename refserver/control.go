@@ -3,6 +3,7 @@ package refserver
 import (
 	"encoding/json"
 	"strconv"
+	"time"
 
 	"github.com/mcpflight/mcpflight/jsonrpc"
 )
@@ -119,12 +120,21 @@ func (ss *session) mark(c *call, name, outcome string) *checkpoint {
 // wins over a release that happens at the same time.
 func (ss *session) reach(c *call, name string) outcome {
 	cp := ss.mark(c, name, "")
-	if c.gated {
+	switch {
+	case c.gated:
 		select {
 		case <-cp.releasedCh:
 		case <-c.cancelled:
 		case <-ss.ctx.Done():
 		}
+	case c.tick > 0:
+		t := time.NewTimer(c.tick)
+		select {
+		case <-t.C:
+		case <-c.cancelled:
+		case <-ss.ctx.Done():
+		}
+		t.Stop()
 	}
 	ss.mu.Lock()
 	defer ss.mu.Unlock()

@@ -8,6 +8,7 @@ import (
 	"io"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/mcpflight/mcpflight/jsonrpc"
 )
@@ -76,7 +77,10 @@ type call struct {
 	unit     float64
 	noTotal  bool
 	gated    bool
-	cpName   string // await only
+	// tick, when set, paces ungated checkpoints in real time: the slow
+	// tool's interactive mode for `mcpflight call`. Tests never use it.
+	tick   time.Duration
+	cpName string // await only
 
 	// Owned by the operation's goroutine.
 	stepsDone int

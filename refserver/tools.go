@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/mcpflight/mcpflight/jsonrpc"
 )
@@ -56,6 +57,7 @@ func toolList() []map[string]any {
 					"unit":    map[string]any{"type": "number", "exclusiveMinimum": 0, "default": 1},
 					"noTotal": map[string]any{"type": "boolean", "default": false, "description": "omit total from progress"},
 					"gated":   map[string]any{"type": "boolean", "default": true, "description": "checkpoints wait for mcpflight/release"},
+					"tickMs":  map[string]any{"type": "integer", "minimum": 0, "description": "interactive mode: advance one step every tickMs milliseconds instead of waiting at gates"},
 				},
 				"required":             []string{"key"},
 				"additionalProperties": false,
@@ -167,6 +169,7 @@ func (ss *session) toolsCall(id jsonrpc.ID, params map[string]json.RawMessage) {
 			Unit    *float64 `json:"unit"`
 			NoTotal *bool    `json:"noTotal"`
 			Gated   *bool    `json:"gated"`
+			TickMs  *int     `json:"tickMs"`
 		}
 		if err := strictDecode(args, &a); err != nil {
 			fail(invalidParams("Invalid params: slow arguments: %v", err))
@@ -197,6 +200,17 @@ func (ss *session) toolsCall(id jsonrpc.ID, params map[string]json.RawMessage) {
 		}
 		if a.Gated != nil {
 			c.gated = *a.Gated
+		}
+		if a.TickMs != nil {
+			if *a.TickMs < 0 || *a.TickMs > 60000 {
+				fail(invalidParams("Invalid params: tickMs must be 0..60000"))
+				return
+			}
+			// Real-time pacing replaces the gates: interactive use only.
+			c.tick = time.Duration(*a.TickMs) * time.Millisecond
+			if c.tick > 0 {
+				c.gated = false
+			}
 		}
 		ss.startOp(id, c, token, tokenKey, ss.runSlow)
 	case ToolEffect:
