@@ -101,6 +101,7 @@ const mainUsage = `Usage: mcpflight <command> [flags]
 Commands:
   check     run the conformance catalogue against an MCP server
   serve     run the built-in reference server (serve --stdio)
+  call      call one tool, with live progress; Ctrl-C sends a real cancel
   cases     list the catalogue
   version   print the version
   help      print this help
@@ -119,6 +120,8 @@ func (e Env) dispatch(ctx context.Context, args []string) (int, error) {
 		return e.check(ctx, rest)
 	case "serve":
 		return e.serve(ctx, rest)
+	case "call":
+		return e.call(ctx, rest)
 	case "cases":
 		return e.listCases(rest)
 	case "version", "--version", "-version":

@@ -1,0 +1,304 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"time"
+
+	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/jsonrpc"
+	"github.com/mcpflight/mcpflight/peer"
+	"github.com/mcpflight/mcpflight/refserver"
+	"github.com/mcpflight/mcpflight/report"
+)
+
+const callUsage = `Usage: mcpflight call [flags] TOOL ['{json arguments}']
+
+Calls one tool and shows its progress and log messages as they arrive.
+Without --stdio the target is the built-in reference server, whose "slow"
+tool then advances on its own every 250ms (tickMs) unless told otherwise.
+
+A --timeout or Ctrl-C sends a real notifications/cancelled; a second
+Ctrl-C stops waiting at once. The last line says what actually happened.
+
+Flags:
+  --stdio CMD        the server's command line (split like a shell, no shell)
+  --shell            run --stdio's command line through /bin/sh -c
+  --timeout D        cancel the call after D (e.g. 500ms); 0: no timeout
+  --grace D          after a cancel, how long to wait for a late response
+                     (default 2s)
+  --log-level LEVEL  send logging/setLevel LEVEL first (debug … emergency)
+  -v                 print the chronology afterwards
+
+Exit codes: 0 completed, 1 the tool or the server reported an error,
+2 usage or connection error, 124 cancelled by --timeout, 130 interrupted.
+`
+
+// Exit codes of call beyond the common ones.
+const (
+	ExitTimeout     = 124
+	ExitInterrupted = 130
+)
+
+type callOptions struct {
+	stdio    string
+	shell    bool
+	timeout  time.Duration
+	grace    time.Duration
+	logLevel string
+	verbose  bool
+	maxFrame int
+}
+
+// parseInterleaved parses flags that may come before or after the
+// positional arguments, as "call TOOL ARGS --timeout 1s" reads naturally.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return positional, nil
+		}
+		positional = append(positional, args[0])
+		args = args[1:]
+	}
+}
+
+// Outcome is how a call ended, as call reports it.
+type callOutcome string
+
+// The terminal classifications of a call.
+const (
+	outcomeCompleted       callOutcome = "completed"
+	outcomeFailed          callOutcome = "failed"
+	outcomeCancelledSilent callOutcome = "cancelled; no response received"
+	outcomeLateResponse    callOutcome = "completed before cancel (late response ignored)"
+	outcomeUnknown         callOutcome = "outcome unknown"
+)
+
+func (e Env) call(ctx context.Context, args []string) (int, error) {
+	var o callOptions
+	fs := flag.NewFlagSet("call", flag.ContinueOnError)
+	fs.SetOutput(e.Stderr)
+	fs.Usage = func() { fmt.Fprint(e.Stderr, callUsage) }
+	fs.StringVar(&o.stdio, "stdio", "", "")
+	fs.BoolVar(&o.shell, "shell", false, "")
+	fs.DurationVar(&o.timeout, "timeout", 0, "")
+	fs.DurationVar(&o.grace, "grace", 2*time.Second, "")
+	fs.StringVar(&o.logLevel, "log-level", "", "")
+	fs.BoolVar(&o.verbose, "v", false, "")
+	fs.IntVar(&o.maxFrame, "max-frame", 0, "")
+	pos, err := parseInterleaved(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, usagef(callUsage, "%v", err)
+	}
+	if len(pos) < 1 || len(pos) > 2 {
+		return 0, usagef(callUsage, "call takes a tool name and optional JSON arguments")
+	}
+	if o.shell && o.stdio == "" {
+		return 0, usagef(callUsage, "--shell needs --stdio")
+	}
+	tool := pos[0]
+	arguments := map[string]any{}
+	if len(pos) == 2 {
+		if err := json.Unmarshal([]byte(pos[1]), &arguments); err != nil {
+			return 0, usagef(callUsage, "tool arguments must be a JSON object: %v", err)
+		}
+	}
+	builtin := o.stdio == ""
+	if builtin && tool == refserver.ToolSlow {
+		if _, ok := arguments["key"]; !ok {
+			arguments["key"] = "call"
+		}
+		_, gated := arguments["gated"]
+		if _, ok := arguments["tickMs"]; !ok && !gated {
+			arguments["tickMs"] = 250
+		}
+	}
+	target, _, err := e.target(checkOptions{stdio: o.stdio, shell: o.shell, maxFrame: o.maxFrame, profile: "reference"})
+	if err != nil {
+		return 0, err
+	}
+
+	// The first Ctrl-C ends ctx (main's signal.NotifyContext); only then
+	// does call listen for a second one, which stops the wait at once.
+	sigs := make(chan os.Signal, 1)
+	defer signal.Stop(sigs)
+	runCtx := context.WithoutCancel(ctx)
+	runCtx, stop := context.WithCancel(runCtx)
+	defer stop()
+
+	log := chrono.New()
+	conn, err := target.Dial(runCtx, log)
+	if err != nil {
+		return 0, fmt.Errorf("starting %s: %w", target.Name, err)
+	}
+	ui := &callUI{w: e.Stdout, terminal: isTerminal(e.Stdout), color: useColor(e.Stdout, e.Getenv)}
+	s := peer.New(conn, peer.Options{Log: log})
+	s.OnNotification(func(m *jsonrpc.Message) {
+		switch m.Method {
+		case "notifications/progress":
+			if p, err := peer.ParseProgress(m.Params); err == nil {
+				ui.Progress(p)
+			}
+		case "notifications/message":
+			var p struct {
+				Level  string          `json:"level"`
+				Logger string          `json:"logger"`
+				Data   json.RawMessage `json:"data"`
+			}
+			if json.Unmarshal(m.Params, &p) == nil {
+				data := string(p.Data)
+				var str string
+				if json.Unmarshal(p.Data, &str) == nil {
+					data = str
+				}
+				ui.Log(p.Level, p.Logger, data)
+			}
+		}
+	})
+	finish := func(code int) (int, error) {
+		cctx, cancel := context.WithTimeout(runCtx, 5*time.Second)
+		defer cancel()
+		s.Close(cctx)
+		if o.verbose {
+			fmt.Fprintln(e.Stdout, "chronology:")
+			_ = report.Chronology(e.Stdout, log.Events())
+		}
+		return code, nil
+	}
+
+	hctx, cancel := context.WithTimeout(runCtx, 30*time.Second)
+	_, err = s.Initialize(hctx, peer.InitOptions{})
+	cancel()
+	if err != nil {
+		ui.Line("mcpflight call: the handshake failed: %s", chrono.Sanitize(err.Error(), false))
+		if tail := stderrTail(log, 5); tail != "" {
+			ui.Line("the server's last stderr lines:\n%s", tail)
+		}
+		return finish(ExitError)
+	}
+	if o.logLevel != "" {
+		if err := s.Request(runCtx, "logging/setLevel", map[string]any{"level": o.logLevel}, nil); err != nil {
+			ui.Line("mcpflight call: logging/setLevel %s: %s", chrono.Sanitize(o.logLevel, false), chrono.Sanitize(err.Error(), false))
+			return finish(ExitError)
+		}
+	}
+	c, err := s.Start(runCtx, "tools/call", map[string]any{"name": tool, "arguments": arguments}, peer.WithProgress())
+	if err != nil {
+		ui.Line("mcpflight call: %s", chrono.Sanitize(err.Error(), false))
+		return finish(ExitError)
+	}
+
+	var timeout <-chan time.Time
+	if o.timeout > 0 {
+		t := time.NewTimer(o.timeout)
+		defer t.Stop()
+		timeout = t.C
+	}
+	interrupted := ctx.Done()
+	var reason string
+	select {
+	case <-c.Done():
+	case <-timeout:
+		reason = "timeout after " + o.timeout.String()
+	case <-interrupted:
+		reason = "interrupted"
+		signal.Notify(sigs, os.Interrupt)
+	}
+	code := 0
+	if reason != "" {
+		code = ExitInterrupted
+		if strings.HasPrefix(reason, "timeout") {
+			code = ExitTimeout
+		}
+		if err := s.Cancel(runCtx, c, "mcpflight call: "+reason); err == nil {
+			ui.Line("cancelling request %s (%s); waiting up to %v for a late response (Ctrl-C again to stop waiting)", c.ID, reason, o.grace)
+			grace := time.NewTimer(o.grace)
+			select {
+			case <-c.Done():
+			case <-grace.C:
+			case <-sigs:
+				ui.Line("stopped waiting")
+			}
+			grace.Stop()
+		}
+	}
+	outcome, detail := classifyCall(c)
+	if outcome == outcomeCompleted && reason != "" {
+		code = 0 // the response won the race before the cancel went out
+	}
+	if outcome == outcomeFailed {
+		code = 1
+	}
+	if outcome == outcomeUnknown && reason == "" {
+		code = ExitError
+	}
+	if detail != "" {
+		ui.Line("%s: %s", outcome, detail)
+	} else {
+		ui.Line("%s", outcome)
+	}
+	return finish(code)
+}
+
+// classifyCall says how a call ended, from what the session saw.
+func classifyCall(c *peer.Call) (callOutcome, string) {
+	resp, _ := c.Response()
+	switch {
+	case c.State() == peer.StateFailed:
+		return outcomeUnknown, "the connection ended before a response"
+	case resp == nil && c.CancelRequested():
+		return outcomeCancelledSilent, ""
+	case resp == nil:
+		return outcomeUnknown, "no response"
+	case c.LateResponse():
+		return outcomeLateResponse, ""
+	case resp.Error != nil:
+		return outcomeFailed, fmt.Sprintf("error %d: %s", resp.Error.Code, chrono.Sanitize(resp.Error.Message, false))
+	}
+	var r struct {
+		IsError bool `json:"isError"`
+		Content []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		} `json:"content"`
+	}
+	_ = json.Unmarshal(resp.Result, &r)
+	var texts []string
+	for _, c := range r.Content {
+		if c.Type == "text" {
+			texts = append(texts, chrono.Sanitize(c.Text, true))
+		}
+	}
+	if r.IsError {
+		return outcomeFailed, "the tool reported an error: " + strings.Join(texts, " ")
+	}
+	return outcomeCompleted, strings.Join(texts, " ")
+}
+
+// stderrTail returns the last n stderr lines in the chronology.
+func stderrTail(log *chrono.Log, n int) string {
+	var lines []string
+	for _, ev := range log.Events() {
+		if ev.Kind == chrono.KindStderr {
+			lines = append(lines, "  "+chrono.Sanitize(string(ev.Raw), false))
+		}
+	}
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}

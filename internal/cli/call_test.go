@@ -1,0 +1,105 @@
+//go:build unix
+
+package cli
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+)
+
+// TestCallNonTerminalTimeout cancels a call with --timeout and checks the
+// plain-line output and the classification.
+func TestCallNonTerminalTimeout(t *testing.T) {
+	r := runCLI(t, "", "call", "slow", `{"steps":1000,"tickMs":5}`, "--timeout", "100ms", "--grace", "1s", "-v")
+	if r.code != ExitTimeout {
+		t.Fatalf("exit %d, want %d\n%s%s", r.code, ExitTimeout, r.stdout, r.stderr)
+	}
+	for _, want := range []string{"progress 1/1000", "cancelled; no response received"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if n := strings.Count(r.stdout, "out stdin notification notifications/cancelled"); n != 1 {
+		t.Errorf("%d cancels on the wire, want exactly 1:\n%s", n, r.stdout)
+	}
+	if strings.Contains(r.stdout, "\x1b[") {
+		t.Error("escape sequences in non-terminal output")
+	}
+}
+
+func TestCallCompletesAndUsageErrors(t *testing.T) {
+	r := runCLI(t, "", "call", "slow", `{"steps":2,"tickMs":1}`)
+	if r.code != 0 || !strings.Contains(r.stdout, "completed: done") {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	for _, args := range [][]string{{"call"}, {"call", "slow", "not json"}, {"call", "--timeout", "x", "slow"}} {
+		if r := runCLI(t, "", args...); r.code != ExitError {
+			t.Errorf("%v: exit %d, want %d", args, r.code, ExitError)
+		}
+	}
+	r = runCLI(t, "", "call", "no-such-tool")
+	if r.code != 1 || !strings.Contains(r.stdout, "failed") {
+		t.Errorf("unknown tool: exit %d\n%s", r.code, r.stdout)
+	}
+}
+
+// TestCallCtrlCOnTerminal drives `mcpflight call` in a pseudo-terminal: it
+// waits until the progress bar has advanced, presses Ctrl-C, and checks
+// that exactly one notifications/cancelled went out and that the
+// classification line is right.
+func TestCallCtrlCOnTerminal(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second) // safety net
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary, "call", "slow", `{"steps":1000,"tickMs":20}`, "--grace", "2s", "-v")
+	cmd.Env = append(cmd.Environ(), "NO_COLOR=1")
+	tty, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: 200})
+	if err != nil {
+		t.Skipf("no pseudo-terminal: %v", err)
+	}
+	defer tty.Close()
+
+	var out bytes.Buffer
+	buf := make([]byte, 4096)
+	// Read until the bar shows the third step: the bar is drawn with a
+	// carriage return and a percentage because total is known.
+	bar := regexp.MustCompile(`\r\x1b\[K\[#*\.*\]\s+\d+%\s+3/1000`)
+	for !bar.Match(out.Bytes()) {
+		n, err := tty.Read(buf)
+		if err != nil {
+			t.Fatalf("reading the terminal: %v\n%q", err, out.String())
+		}
+		out.Write(buf[:n])
+	}
+	if _, err := tty.Write([]byte{3}); err != nil { // Ctrl-C
+		t.Fatal(err)
+	}
+	for {
+		n, err := tty.Read(buf)
+		out.Write(buf[:n])
+		if err != nil {
+			if err != io.EOF && !strings.Contains(err.Error(), "input/output error") {
+				t.Fatalf("reading the terminal: %v", err)
+			}
+			break
+		}
+	}
+	werr := cmd.Wait()
+	text := out.String()
+	if code := cmd.ProcessState.ExitCode(); code != ExitInterrupted {
+		t.Errorf("exit code %d (%v), want %d\n%s", code, werr, ExitInterrupted, text)
+	}
+	if n := strings.Count(text, "out stdin notification notifications/cancelled"); n != 1 {
+		t.Errorf("%d notifications/cancelled on the wire, want exactly 1:\n%s", n, text)
+	}
+	if !strings.Contains(text, "cancelled; no response received") {
+		t.Errorf("no classification line:\n%s", text)
+	}
+}

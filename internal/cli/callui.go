@@ -1,0 +1,102 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/peer"
+)
+
+// callUI shows a call's progress and log messages. On a terminal it keeps
+// one progress line at the bottom and prints log messages above it; on
+// anything else it prints plain lines.
+type callUI struct {
+	mu       sync.Mutex
+	w        io.Writer
+	terminal bool
+	color    bool
+	spin     int
+	bar      string // the progress line currently drawn, "" if none
+}
+
+const barWidth = 30
+
+var spinner = []string{"|", "/", "-", "\\"}
+
+// levelColors maps RFC 5424 levels (LOG-2) to ANSI colours.
+var levelColors = map[string]string{
+	"debug": "\x1b[2m", "info": "\x1b[36m", "notice": "\x1b[34m", "warning": "\x1b[33m",
+	"error": "\x1b[31m", "critical": "\x1b[1;31m", "alert": "\x1b[1;31m", "emergency": "\x1b[1;37;41m",
+}
+
+// Progress draws a progress notification: a bar with a percentage when
+// total is known, a spinner and the count otherwise.
+func (u *callUI) Progress(p peer.Progress) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	msg := ""
+	if p.Message != "" {
+		msg = "  " + chrono.Sanitize(p.Message, false)
+	}
+	if !u.terminal {
+		if p.Total != nil {
+			fmt.Fprintf(u.w, "progress %s/%s%s\n", num(p.Progress), num(*p.Total), msg)
+		} else {
+			fmt.Fprintf(u.w, "progress %s%s\n", num(p.Progress), msg)
+		}
+		return
+	}
+	var line string
+	if p.Total != nil && *p.Total > 0 {
+		frac := min(max(p.Progress / *p.Total, 0), 1)
+		filled := int(frac * barWidth)
+		line = fmt.Sprintf("[%s%s] %3.0f%%  %s/%s%s", strings.Repeat("#", filled), strings.Repeat(".", barWidth-filled),
+			frac*100, num(p.Progress), num(*p.Total), msg)
+	} else {
+		u.spin++
+		line = fmt.Sprintf("%s %s%s", spinner[u.spin%len(spinner)], num(p.Progress), msg)
+	}
+	u.bar = line
+	fmt.Fprintf(u.w, "\r\x1b[K%s", line)
+}
+
+// Log prints a notifications/message above the progress line.
+func (u *callUI) Log(level, logger, data string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	level = chrono.Sanitize(level, false)
+	text := chrono.Sanitize(data, false)
+	if logger != "" {
+		text = chrono.Sanitize(logger, false) + ": " + text
+	}
+	tag := "[" + level + "]"
+	if u.color {
+		tag = levelColors[level] + tag + "\x1b[0m"
+	}
+	if u.terminal {
+		fmt.Fprintf(u.w, "\r\x1b[K%s %s\n", tag, text)
+		if u.bar != "" {
+			fmt.Fprint(u.w, u.bar)
+		}
+		return
+	}
+	fmt.Fprintf(u.w, "log %s %s\n", tag, text)
+}
+
+// Line prints a status line, below a finished progress line.
+func (u *callUI) Line(format string, args ...any) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.terminal && u.bar != "" {
+		fmt.Fprint(u.w, "\r\x1b[K"+u.bar+"\n")
+		u.bar = ""
+	}
+	fmt.Fprintf(u.w, format+"\n", args...)
+}
+
+func num(f float64) string {
+	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.3f", f), "0"), ".")
+}
