@@ -103,3 +103,19 @@ func TestCallCtrlCOnTerminal(t *testing.T) {
 		t.Errorf("no classification line:\n%s", text)
 	}
 }
+
+func TestToolsListsTaskSupportAndProfileUse(t *testing.T) {
+	r := runCLI(t, "", "tools")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(`(?m)^TOOL\s+TASK SUPPORT\s+PROFILE USE`),
+		regexp.MustCompile(`(?m)^slow\s+\S+\s+slow\s`),
+		regexp.MustCompile(`(?m)^log\s+\S+\s+log\s`),
+	} {
+		if !want.MatchString(r.stdout) {
+			t.Errorf("output does not match %s:\n%s", want, r.stdout)
+		}
+	}
+}

@@ -102,6 +102,7 @@ Commands:
   check     run the conformance catalogue against an MCP server
   serve     run the built-in reference server (serve --stdio)
   call      call one tool, with live progress; Ctrl-C sends a real cancel
+  tools     list a server's tools, their task support and profile use
   cases     list the catalogue
   version   print the version
   help      print this help
@@ -122,6 +123,8 @@ func (e Env) dispatch(ctx context.Context, args []string) (int, error) {
 		return e.serve(ctx, rest)
 	case "call":
 		return e.call(ctx, rest)
+	case "tools":
+		return e.tools(ctx, rest)
 	case "cases":
 		return e.listCases(rest)
 	case "version", "--version", "-version":
