@@ -23,6 +23,7 @@ func All() []Case {
 	all = append(all, cancelCases()...)
 	all = append(all, progressCases()...)
 	all = append(all, loggingCases()...)
+	all = append(all, taskCases()...)
 	return all
 }
 

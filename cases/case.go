@@ -72,6 +72,12 @@ type Needs struct {
 	NoHandshake bool
 	// Stdio: only meaningful over the stdio transport.
 	Stdio bool
+	// Tasks: the profile names a task tool (profile "task") and the
+	// server declares tasks.requests.tools.call (2025-11-25 tasks).
+	Tasks bool
+	// NoTasks: only meaningful on a server that does not declare the
+	// tasks capability (TSK-24).
+	NoTasks bool
 }
 
 // Case is one row of the catalogue.
@@ -129,6 +135,10 @@ type Env struct {
 	// Close ends the session's transport and grades teardown; for cases
 	// that judge teardown themselves. The runner tolerates a second close.
 	Close func(ctx context.Context) Teardown
+	// Open opens and initializes another session to the same target,
+	// recording into the same chronology; the runner closes it when the
+	// case ends. Nil when the runner offers no second session.
+	Open func(ctx context.Context) (*peer.Session, error)
 }
 
 // Teardown is the transport's teardown grade, re-exported for cases.

@@ -36,6 +36,9 @@ type Profile struct {
 	Effect *Tool `json:"effect,omitempty"`
 	// Log is a tool that emits notifications/message.
 	Log *Tool `json:"log,omitempty"`
+	// Task is a tool to call as a durable task (2025-11-25 tasks): its
+	// execution.taskSupport is "required" or "optional".
+	Task *Tool `json:"task,omitempty"`
 	// GraceMillis is the observation window for things that must not
 	// happen, used when the target offers no checkpoints.
 	GraceMillis int `json:"graceMs,omitempty"`
@@ -126,7 +129,7 @@ func describeJSONError(err error) error {
 	}
 	if msg := err.Error(); strings.HasPrefix(msg, "json: unknown field ") {
 		field := strings.TrimPrefix(msg, "json: unknown field ")
-		return fmt.Errorf("unknown field %s (known: name, description, slow, slowSteps, effect, log, graceMs; a tool has name and arguments): %w", field, err)
+		return fmt.Errorf("unknown field %s (known: name, description, slow, slowSteps, effect, log, task, graceMs; a tool has name and arguments): %w", field, err)
 	}
 	return err
 }
@@ -140,7 +143,7 @@ func (p *Profile) Validate() error {
 	for _, t := range []struct {
 		field string
 		tool  *Tool
-	}{{"slow", p.Slow}, {"effect", p.Effect}, {"log", p.Log}} {
+	}{{"slow", p.Slow}, {"effect", p.Effect}, {"log", p.Log}, {"task", p.Task}} {
 		if t.tool != nil && strings.TrimSpace(t.tool.Name) == "" {
 			return fmt.Errorf("%w: %s: the tool name is empty", ErrInvalid, t.field)
 		}
@@ -199,6 +202,7 @@ func builtins() map[string]*Profile {
 			SlowSteps:   3,
 			Effect:      &Tool{Name: "effect"},
 			Log:         &Tool{Name: "log"},
+			Task:        &Tool{Name: "task_worker", Arguments: map[string]any{"ticks": 3}},
 			GraceMillis: 300,
 		},
 		ServerEverything: {
@@ -206,7 +210,10 @@ func builtins() map[string]*Profile {
 			Description: "@modelcontextprotocol/server-everything@2026.8.31 (npx @modelcontextprotocol/server-everything stdio)",
 			Slow: &Tool{Name: "trigger-long-running-operation",
 				Arguments: map[string]any{"duration": 1.5, "steps": 3}},
-			SlowSteps:   3,
+			SlowSteps: 3,
+			// simulate-research-query: taskSupport "required", four stages
+			// of one second each, pollInterval 1000, ttl 300000.
+			Task:        &Tool{Name: "simulate-research-query", Arguments: map[string]any{"topic": "mcpflight"}},
 			GraceMillis: 1200,
 		},
 	}

@@ -257,9 +257,19 @@ func runCase(ctx context.Context, cfg Config, c cases.Case) (Result, *peer.InitR
 	// Every path ends by closing the session with a bounded context of
 	// its own: the case's deadline, or an interrupted run, must not cut
 	// the shutdown ladder short.
+	var (
+		extraMu sync.Mutex
+		extras  []*peer.Session
+	)
 	closeBounded := func() {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.CloseTimeout)
 		defer cancel()
+		extraMu.Lock()
+		for _, x := range extras {
+			x.Close(cctx)
+		}
+		extras = nil
+		extraMu.Unlock()
 		res.Teardown = closeSession(cctx)
 		if res.Teardown.ExitedAfter == "" {
 			res.Teardown.ExitedAfter = transport.StepNone
@@ -301,6 +311,20 @@ func runCase(ctx context.Context, cfg Config, c cases.Case) (Result, *peer.InitR
 			cctx, cancel := context.WithTimeout(cctx, cfg.CloseTimeout)
 			defer cancel()
 			return closeSession(cctx)
+		},
+		Open: func(octx context.Context) (*peer.Session, error) {
+			conn, err := cfg.Target.Dial(ctx, log)
+			if err != nil {
+				return nil, fmt.Errorf("runner: opening a second session: %w", err)
+			}
+			x := peer.New(conn, peer.Options{Log: log, FirstID: 1_000_000})
+			extraMu.Lock()
+			extras = append(extras, x)
+			extraMu.Unlock()
+			if _, err := x.Initialize(octx, peer.InitOptions{ProtocolVersion: cfg.Version}); err != nil {
+				return nil, fmt.Errorf("runner: initializing a second session: %w", err)
+			}
+			return x, nil
 		},
 	}
 	o := runGuarded(caseCtx, cfg, c, env, closeSession)
@@ -399,6 +423,8 @@ func staticSkip(cfg Config, n cases.Needs) string {
 		return "profile names no effect tool; pass --profile"
 	case n.LogTool && cfg.Profile.Log == nil:
 		return "profile names no log tool; pass --profile"
+	case n.Tasks && cfg.Profile.Task == nil:
+		return "profile names no task tool; pass --profile"
 	case n.Stdio && cfg.Target.Transport != TransportStdio:
 		return fmt.Sprintf("needs the stdio transport; the target uses %s", orNone(cfg.Target.Transport))
 	}
@@ -410,6 +436,12 @@ func staticSkip(cfg Config, n cases.Needs) string {
 func sessionSkip(n cases.Needs, init *peer.InitResult, ctl *control.Client) string {
 	if n.Control && ctl == nil {
 		return "target does not offer the " + control.Capability + " extension"
+	}
+	if n.Tasks && (init == nil || !init.Tasks().ToolsCall) {
+		return "capability tasks.requests.tools.call not advertised"
+	}
+	if n.NoTasks && init != nil && init.Tasks().Declared {
+		return "the server declares the tasks capability; this case is for servers without it"
 	}
 	for _, capability := range n.Capabilities {
 		if init == nil || !init.HasCapability(capability) {
