@@ -6,7 +6,9 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -117,5 +119,34 @@ func TestToolsListsTaskSupportAndProfileUse(t *testing.T) {
 		if !want.MatchString(r.stdout) {
 			t.Errorf("output does not match %s:\n%s", want, r.stdout)
 		}
+	}
+}
+
+// TestShellScriptTimeoutPattern runs a script with the
+// "timeout 500 call_tool …" pattern against the reference server.
+func TestShellScriptTimeoutPattern(t *testing.T) {
+	r := runCLI(t, "", "shell", "--script", "testdata/timeout.mcpf")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{"pong", "cancelled request 5 after 500ms", "completed request 6: done", "started request 8", "cancelled request 8"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if strings.Contains(r.stdout, "expect failed") {
+		t.Errorf("an expectation failed:\n%s", r.stdout)
+	}
+}
+
+// TestShellFailedExpectExitsNonZero proves a script's expect can fail.
+func TestShellFailedExpectExitsNonZero(t *testing.T) {
+	script := filepath.Join(t.TempDir(), "fail.mcpf")
+	if err := os.WriteFile(script, []byte("call_tool slow {\"key\":\"a\",\"steps\":1,\"tickMs\":1}\nexpect outcome cancelled\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := runCLI(t, "", "shell", "--script", script)
+	if r.code != 1 || !strings.Contains(r.stdout, "expect failed: outcome completed, want cancelled") {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }

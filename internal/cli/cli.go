@@ -103,6 +103,7 @@ Commands:
   serve     run the built-in reference server (serve --stdio)
   call      call one tool, with live progress; Ctrl-C sends a real cancel
   tools     list a server's tools, their task support and profile use
+  shell     a scriptable session (list_tools, call_tool, timeout, cancel, task, expect)
   cases     list the catalogue
   version   print the version
   help      print this help
@@ -125,6 +126,8 @@ func (e Env) dispatch(ctx context.Context, args []string) (int, error) {
 		return e.call(ctx, rest)
 	case "tools":
 		return e.tools(ctx, rest)
+	case "shell":
+		return e.shell(ctx, rest)
 	case "cases":
 		return e.listCases(rest)
 	case "version", "--version", "-version":

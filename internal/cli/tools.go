@@ -139,4 +139,3 @@ func clipText(s string, n int) string {
 	}
 	return s
 }
-
