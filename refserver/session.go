@@ -79,8 +79,10 @@ type call struct {
 	gated    bool
 	// tick, when set, paces ungated checkpoints in real time: the slow
 	// tool's interactive mode for `mcpflight call`. Tests never use it.
-	tick   time.Duration
-	cpName string // await only
+	tick time.Duration
+	// logSteps asks the slow tool to log each step at level info.
+	logSteps bool
+	cpName   string // await only
 
 	// Owned by the operation's goroutine.
 	stepsDone int

@@ -52,12 +52,13 @@ func toolList() []map[string]any {
 			"inputSchema": map[string]any{
 				"type": "object",
 				"properties": map[string]any{
-					"key":     str("names the operation and prefixes its checkpoints"),
-					"steps":   map[string]any{"type": "integer", "minimum": 0, "maximum": maxSteps, "default": 3},
-					"unit":    map[string]any{"type": "number", "exclusiveMinimum": 0, "default": 1},
-					"noTotal": map[string]any{"type": "boolean", "default": false, "description": "omit total from progress"},
-					"gated":   map[string]any{"type": "boolean", "default": true, "description": "checkpoints wait for mcpflight/release"},
-					"tickMs":  map[string]any{"type": "integer", "minimum": 0, "description": "interactive mode: advance one step every tickMs milliseconds instead of waiting at gates"},
+					"key":      str("names the operation and prefixes its checkpoints"),
+					"steps":    map[string]any{"type": "integer", "minimum": 0, "maximum": maxSteps, "default": 3},
+					"unit":     map[string]any{"type": "number", "exclusiveMinimum": 0, "default": 1},
+					"noTotal":  map[string]any{"type": "boolean", "default": false, "description": "omit total from progress"},
+					"gated":    map[string]any{"type": "boolean", "default": true, "description": "checkpoints wait for mcpflight/release"},
+					"tickMs":   map[string]any{"type": "integer", "minimum": 0, "description": "interactive mode: advance one step every tickMs milliseconds instead of waiting at gates"},
+					"logSteps": map[string]any{"type": "boolean", "default": false, "description": "send notifications/message (info) at each step"},
 				},
 				"required":             []string{"key"},
 				"additionalProperties": false,
@@ -170,6 +171,7 @@ func (ss *session) toolsCall(id jsonrpc.ID, params map[string]json.RawMessage) {
 			NoTotal *bool    `json:"noTotal"`
 			Gated   *bool    `json:"gated"`
 			TickMs  *int     `json:"tickMs"`
+			Log     *bool    `json:"logSteps"`
 		}
 		if err := strictDecode(args, &a); err != nil {
 			fail(invalidParams("Invalid params: slow arguments: %v", err))
@@ -200,6 +202,9 @@ func (ss *session) toolsCall(id jsonrpc.ID, params map[string]json.RawMessage) {
 		}
 		if a.Gated != nil {
 			c.gated = *a.Gated
+		}
+		if a.Log != nil {
+			c.logSteps = *a.Log
 		}
 		if a.TickMs != nil {
 			if *a.TickMs < 0 || *a.TickMs > 60000 {
@@ -421,6 +426,7 @@ func (ss *session) progress(c *call, i int, v float64) outcome {
 	}
 	c.stepsDone = i
 	ss.writeProgress(c, v, fmt.Sprintf("step %d of %d", i, c.steps))
+	ss.stepLog(c, i)
 	return goOn
 }
 
@@ -489,6 +495,9 @@ func (ss *session) afterCancel(c *call) {
 		next := c.stepsDone + 1
 		ss.writeProgress(c, float64(next)*c.unit, fmt.Sprintf("step %d of %d", next, c.steps))
 	}
+	if ss.has(FaultLogAfterCancel) && c.logSteps {
+		ss.sendLog(c, "error", c.stepsDone+1)
+	}
 	if ss.has(FaultHangAfterCancel) {
 		ss.logf("operation %s hangs after cancel (fault %s)", strconv.Quote(c.key), FaultHangAfterCancel)
 		<-ss.ctx.Done()
@@ -556,6 +565,9 @@ func (ss *session) logTool(id jsonrpc.ID, args json.RawMessage) {
 			if len(m.Data) > 0 {
 				p["data"] = m.Data
 			}
+			if ss.has(FaultBadMessageShape) {
+				p = map[string]any{"level": "WARN", "logger": "log"}
+			}
 			ss.notify("notifications/message", p)
 			sent++
 		}
@@ -567,7 +579,14 @@ func (ss *session) logTool(id jsonrpc.ID, args json.RawMessage) {
 func (ss *session) setLevel(params map[string]json.RawMessage) *rpcError {
 	var level string
 	raw, ok := params["level"]
-	if !ok || json.Unmarshal(raw, &level) != nil || levelIndex(level) < 0 {
+	valid := ok && json.Unmarshal(raw, &level) == nil && levelIndex(level) >= 0
+	switch {
+	case valid && level == "notice" && ss.has(FaultRejectValidLevel):
+		return invalidParams("Invalid params: level %q is not supported", level)
+	case !valid && ss.has(FaultAcceptInvalidLevel):
+		ss.logf("accepted an invalid log level (fault %s)", FaultAcceptInvalidLevel)
+		return nil
+	case !valid:
 		return invalidParams("Invalid params: level must be one of debug, info, notice, warning, error, critical, alert, emergency")
 	}
 	ss.mu.Lock()
