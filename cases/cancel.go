@@ -579,16 +579,24 @@ func cancelCrossing(ctx context.Context, e *Env) Outcome {
 	if cancelErr != nil && !errors.Is(cancelErr, peer.ErrNotPending) {
 		return Errorf("sending cancel: %v", cancelErr)
 	}
+	cancelSeq := op.Call.CancelSeq
+	if cancelErr != nil {
+		// The response won before the session could send the cancel; the
+		// cancel still crosses it on the wire, as a late one (CAN-9).
+		seq, err := e.CancelRaw(ctx, map[string]any{"requestId": op.Call.ID, "reason": "mcpflight: crossing cancel"})
+		if err != nil {
+			return Errorf("sending cancel: %v", err)
+		}
+		cancelSeq = seq
+	}
 	if _, err := op.Settle(ctx); err != nil && !errors.Is(err, ErrNotSettled) {
 		return Errorf("settling: %v", err)
 	}
 	if err := e.Quiesce(ctx); err != nil {
 		return Errorf("%v", err)
 	}
-	if cancelErr == nil {
-		if o := e.answeredNotification(op.Call.CancelSeq - 1); o != nil {
-			return *o
-		}
+	if o := e.answeredNotification(cancelSeq - 1); o != nil {
+		return *o
 	}
 	resp, _ := op.Call.Response()
 	branch := "the cancel won: no response"
