@@ -425,6 +425,9 @@ func taskForbiddenWithTask(ctx context.Context, e *Env) Outcome {
 
 func taskIgnoredWithoutCapability(ctx context.Context, e *Env) Outcome {
 	args := e.Profile.Slow.CloneArgs()
+	if e.Control != nil {
+		args["key"], args["gated"] = "ignored", false
+	}
 	var raw json.RawMessage
 	err := e.S.Request(ctx, "tools/call", peer.TaskParams(map[string]any{"name": e.Profile.Slow.Name, "arguments": args}, 60000), &raw)
 	if err != nil {

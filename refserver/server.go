@@ -67,6 +67,10 @@ type Options struct {
 	// Name and Version are reported as serverInfo; empty means
 	// DefaultName and DefaultVersion.
 	Name, Version string
+	// NoTasks makes a server without the tasks capability: no task
+	// methods, no task_worker, and the task field of tools/call is
+	// ignored, as TSK-24 requires of such a server.
+	NoTasks bool
 }
 
 // Server is the reference server. It holds only its configuration: every

@@ -417,7 +417,7 @@ func (ss *session) handleRequest(msg *jsonrpc.Message) {
 			ss.reply(id, struct{}{}) // PNG-1
 		})
 	case "tools/list":
-		ss.spawn(func() { ss.reply(id, map[string]any{"tools": toolListWithTasks()}) })
+		ss.spawn(func() { ss.reply(id, map[string]any{"tools": ss.listTools()}) })
 	case "logging/setLevel":
 		rerr := ss.setLevel(params)
 		ss.spawn(func() { ss.answer(id, struct{}{}, rerr) })
@@ -458,16 +458,19 @@ func (ss *session) initialize(params map[string]json.RawMessage) (any, *rpcError
 		version = "1999-01-01"
 	}
 	ss.logf("initialize: client asked for %s, answering %s", strconv.Quote(requested), version)
+	caps := map[string]any{
+		"tools":   map[string]any{},
+		"logging": map[string]any{},
+		"experimental": map[string]any{
+			ControlCapability: map[string]any{"version": ControlVersion},
+		},
+	}
+	if !ss.srv.opts.NoTasks {
+		caps["tasks"] = taskCapability()
+	}
 	return map[string]any{
 		"protocolVersion": version,
-		"capabilities": map[string]any{
-			"tools":   map[string]any{},
-			"logging": map[string]any{},
-			"tasks":   taskCapability(),
-			"experimental": map[string]any{
-				ControlCapability: map[string]any{"version": ControlVersion},
-			},
-		},
+		"capabilities":    caps,
 		"serverInfo": map[string]any{
 			"name":    ss.srv.opts.Name,
 			"version": ss.srv.opts.Version,

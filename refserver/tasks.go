@@ -263,6 +263,15 @@ func toolListWithTasks() []map[string]any {
 	return tools
 }
 
+// listTools is the tools/list result: with task support unless the
+// server was started with NoTasks.
+func (ss *session) listTools() []map[string]any {
+	if ss.srv.opts.NoTasks {
+		return toolList()
+	}
+	return toolListWithTasks()
+}
+
 // taskParams reads params.task. present is false when the request is not
 // task-augmented.
 func taskParams(params map[string]json.RawMessage) (ttl int64, present bool, rerr *rpcError) {
@@ -289,6 +298,9 @@ func taskParams(params map[string]json.RawMessage) (ttl int64, present bool, rer
 // taskCall handles the task side of tools/call. It reports whether it
 // answered the request; when it did not, the call is an ordinary one.
 func (ss *session) taskCall(id jsonrpc.ID, name string, params map[string]json.RawMessage, token jsonrpc.ProgressToken) bool {
+	if ss.srv.opts.NoTasks {
+		return false // TSK-24: processed normally, the task field ignored
+	}
 	fail := func(rerr *rpcError) bool { ss.spawn(func() { ss.answer(id, nil, rerr) }); return true }
 	ttl, augmented, rerr := taskParams(params)
 	support := taskSupport(name)
@@ -637,6 +649,9 @@ func (ss *session) lookupTask(params map[string]json.RawMessage) (*task, *rpcErr
 // taskMethod handles the task methods and reports whether method was one.
 // State changes happen before the next frame is read.
 func (ss *session) taskMethod(id jsonrpc.ID, method string, params map[string]json.RawMessage) bool {
+	if ss.srv.opts.NoTasks {
+		return false
+	}
 	switch method {
 	case MethodTasksGet:
 		t, rerr := ss.lookupTask(params)

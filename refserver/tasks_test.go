@@ -456,3 +456,30 @@ func TestTaskListIsolation(t *testing.T) {
 		})
 	}
 }
+
+// TestNoTasks: a server without the tasks capability ignores the task
+// field (TSK-24) and knows no task methods.
+func TestNoTasks(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), safety)
+	defer cancel()
+	log := chrono.New()
+	conn, _ := refserver.InProcess(ctx, refserver.Options{NoTasks: true}, transport.StreamConfig{Log: log})
+	s := peer.New(conn, peer.Options{Log: log})
+	defer s.Close(ctx)
+	init, err := s.Initialize(ctx, peer.InitOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if init.Tasks().Declared {
+		t.Fatalf("tasks declared: %s", init.Raw)
+	}
+	var raw json.RawMessage
+	err = s.Request(ctx, "tools/call", peer.TaskParams(map[string]any{"name": refserver.ToolSlow, "arguments": map[string]any{"key": "n", "gated": false}}, 1000), &raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := peer.ParseCreateTaskResult(raw); err == nil {
+		t.Errorf("a CreateTaskResult without the capability: %s", raw)
+	}
+	wantCode(t, s.Request(ctx, peer.MethodTasksList, map[string]any{}, nil), jsonrpc.CodeMethodNotFound)
+}
