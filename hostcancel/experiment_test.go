@@ -114,6 +114,9 @@ func TestSeedExperiment(t *testing.T) {
 	if x.CancelsAfter != 1 || x.StatusAfter != peer.TaskCancelled || x.Result.Classification != hostcancel.CancelledVerified {
 		t.Errorf("after the cancel: %d tasks/cancel, status %q, %s (%s)", x.CancelsAfter, x.StatusAfter, x.Result.Classification, x.Result.Detail)
 	}
+	if x.Result.LastProgress == nil || x.Result.LastProgress.Progress != 4 || x.Result.AbortReason == "" {
+		t.Errorf("telemetry: last progress %+v, abort reason %q", x.Result.LastProgress, x.Result.AbortReason)
+	}
 	if x.TicksAfterRelease != x.TicksAtCancel {
 		t.Errorf("the worker moved after tasks/cancel: %d then %d", x.TicksAtCancel, x.TicksAfterRelease)
 	}

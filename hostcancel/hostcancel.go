@@ -30,6 +30,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/jsonrpc"
 	"github.com/mcpflight/mcpflight/peer"
 )
@@ -176,10 +177,15 @@ func (c *Controller) Counters() Counters {
 	}
 }
 
+// emit sends e to the sink, its server-supplied text sanitised.
 func (c *Controller) emit(e Event) {
 	if e.Time.IsZero() {
 		e.Time = time.Now()
 	}
+	e.Status = chrono.Sanitize(e.Status, false)
+	e.Detail = chrono.Sanitize(e.Detail, false)
+	e.Reason = chrono.Sanitize(e.Reason, false)
+	e.TaskID = chrono.Sanitize(e.TaskID, false)
 	if c.cfg.OnEvent != nil {
 		c.cfg.OnEvent(e)
 	}
@@ -199,8 +205,15 @@ type Result struct {
 	// Alert is set for StillWorkingPastGrace and for a consequential
 	// gap (no cancel capability).
 	Alert bool
-	// Detail says why, in one line.
+	// Detail says why, in one line, sanitised.
 	Detail string
+	// AbortedAt and AbortReason are the local abort (phase one), zero
+	// when Settle ran without Stop.
+	AbortedAt   time.Time
+	AbortReason string
+	// LastProgress is the last progress notification for the task, when
+	// the creating request asked for progress.
+	LastProgress *peer.Progress
 }
 
 // Operation is one task the controller follows.
@@ -412,6 +425,12 @@ func (op *Operation) Abort(ctx context.Context, reason string) Result {
 func (op *Operation) Settle(ctx context.Context) Result {
 	op.settleOnce.Do(func() {
 		op.result = op.settle(ctx)
+		op.result.Detail = chrono.Sanitize(op.result.Detail, false)
+		op.result.AbortedAt, op.result.AbortReason = op.Aborted()
+		if p, ok := op.LastProgress(); ok {
+			op.result.LastProgress = &p
+			op.ctrl.emit(Event{Name: EventProgress, TaskID: op.TaskID, Detail: fmt.Sprintf("progress %v %s", p.Progress, p.Message)})
+		}
 		c := op.ctrl
 		if op.result.Alert {
 			c.c.alerts.Add(1)
