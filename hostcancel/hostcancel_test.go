@@ -3,6 +3,7 @@ package hostcancel_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -247,5 +248,40 @@ func TestCancelRacesCompletion(t *testing.T) {
 	}
 	if cs := c.Counters(); cs.Reconciles != 1 || cs.TaskCancelVerified != 0 {
 		t.Errorf("counters %+v", cs)
+	}
+}
+
+// TestNoTasksCapability: a server without tasks cannot run an operation.
+func TestNoTasksCapability(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), safety)
+	defer cancel()
+	log := chrono.New()
+	conn, _ := refserver.InProcess(ctx, refserver.Options{NoTasks: true}, transport.StreamConfig{Log: log})
+	s := peer.New(conn, peer.Options{Log: log})
+	defer s.Close(ctx)
+	if _, err := s.Initialize(ctx, peer.InitOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	c := hostcancel.New(hostcancel.Config{Session: s})
+	if _, err := c.Start(ctx, map[string]any{"name": refserver.ToolSlow}, -1); !errors.Is(err, hostcancel.ErrNoTasks) {
+		t.Errorf("Start: %v, want ErrNoTasks", err)
+	}
+}
+
+// TestConnectionLost: with the connection gone, the cancel cannot be
+// verified and the outcome is unknown, not cancelled.
+func TestConnectionLost(t *testing.T) {
+	f := newFixture(t)
+	c := hostcancel.New(hostcancel.Config{Session: f.s})
+	op := f.start(t, c, "k", nil)
+	cctx, cancel := context.WithTimeout(context.Background(), safety)
+	defer cancel()
+	f.s.Close(cctx)
+	r := op.Abort(f.ctx, "host shutting down")
+	if r.Classification != hostcancel.OutcomeUnknown || r.Task.Status != peer.TaskWorking {
+		t.Errorf("%+v", r)
+	}
+	if c.Counters().TaskCancelVerified != 0 {
+		t.Errorf("counters %+v", c.Counters())
 	}
 }
