@@ -68,6 +68,7 @@ var unkillable = map[string]string{
 	"tasks/list-pagination":             "no fault breaks the cursor",
 	"tasks/ttl-expiry":                  "deletion at ttl is a MAY: retention is info, not a violation",
 	"tasks/progress-token-lifetime":     "no fault changes task progress",
+	"tasks/status-notifications":        "no fault changes status notifications",
 }
 
 // referenceTarget dials sessions of one server, as a server process would

@@ -255,6 +255,8 @@ func taskCases() []Case {
 			"a task polled with tasks/get until terminal", "the same createdAt on every poll; lastUpdatedAt ≥ createdAt and non-decreasing", taskTimestamps),
 		tc("tasks/status-transitions", "statuses follow the task state machine and terminal states stay put", []string{"TSK-30", "TSK-31", "TSK-29"}, tasks,
 			"a task polled to its end, then polled twice more", "only valid transitions; the terminal status does not change", taskTransitions),
+		tc("tasks/status-notifications", "status notifications carry the full task and follow the state machine", []string{"TSK-21", "TSK-58", "TSK-30", "TSK-22"}, tasks,
+			"a task run to its end while watching notifications/tasks/status", "each is a Task of that id, without related-task _meta, in a valid order (none at all is info: they are optional)", taskStatusNotifications),
 		tc("tasks/cancel-working", "tasks/cancel answers with the task already cancelled", []string{"TSK-64", "TSK-66"}, tasks,
 			"tasks/cancel on a working task, then tasks/get", "the cancel result says cancelled; tasks/get says cancelled (or -32602: deleted, TSK-66)", taskCancelWorking),
 		tc("tasks/cancelled-stays-cancelled", "a cancelled task stays cancelled after its worker ends", []string{"TSK-65", "TSK-31"}, tasks,
@@ -580,6 +582,49 @@ func taskTransitions(ctx context.Context, e *Env) Outcome {
 		}
 	}
 	return Passf("statuses %s; the terminal status stayed", chrono.Sanitize(strings.Join(seen, " → "), false))
+}
+
+func taskStatusNotifications(ctx context.Context, e *Env) Outcome {
+	op, err := e.StartTask(ctx, TaskSpec{Key: "sn"})
+	if err != nil {
+		return createOutcome(err)
+	}
+	if _, _, err := op.RunToEnd(ctx); err != nil {
+		return Errorf("running the task: %v", err)
+	}
+	if err := e.Quiesce(ctx); err != nil {
+		return Errorf("%v", err)
+	}
+	prev, n := peer.TaskWorking, 0
+	for _, ev := range e.Log.Since(op.RespSeq) {
+		if ev.Dir != chrono.In || ev.Summary == nil || ev.Summary.Method != peer.NotificationTaskStatus {
+			continue
+		}
+		m, err := ev.Message()
+		if err != nil {
+			continue
+		}
+		t, err := peer.ParseTask(m.Params)
+		if err != nil || t.TaskID == "" {
+			return Violation(Fail, "TSK-21", []string{"notifications/tasks/status params are a Task"}, describe(ev), ev.Seq)
+		}
+		if t.TaskID != op.Task.TaskID {
+			continue
+		}
+		n++
+		if _, ok := peer.RelatedTaskID(m.Params); ok {
+			return Violation(Warn, "TSK-58", []string{"no io.modelcontextprotocol/related-task _meta in a status notification"}, describe(ev), ev.Seq)
+		}
+		if !validTransition(prev, t.Status) {
+			return Violation(Fail, "TSK-30", []string{"status notifications follow the task state machine"},
+				fmt.Sprintf("%q after %q: %s", chrono.Sanitize(t.Status, false), chrono.Sanitize(prev, false), describe(ev)), ev.Seq)
+		}
+		prev = t.Status
+	}
+	if n == 0 {
+		return Infof("no notifications/tasks/status for the task (they are optional, TSK-21)")
+	}
+	return Passf("%d status notifications, ending %s", n, chrono.Sanitize(prev, false))
 }
 
 // cancelMid creates a task, brings it to work (tick 1 on a controlled
