@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/hostcancel"
 	"github.com/mcpflight/mcpflight/peer"
 	"github.com/mcpflight/mcpflight/refserver"
@@ -29,6 +30,9 @@ type experiment struct {
 	TicksAtCancel     int
 	TicksAfterRelease int
 	Counters          hostcancel.Counters
+	// RequestCancels counts notifications/cancelled sent at all: the
+	// controller never addresses a task through its request (CAN-4).
+	RequestCancels int
 }
 
 // runExperiment runs both halves. fatal reports a harness failure.
@@ -90,6 +94,11 @@ func runExperiment(f *fixture, fatal func(error)) experiment {
 	must(err)
 	x.TicksAfterRelease = w.Ticks
 	x.Counters = c.Counters()
+	for _, ev := range f.log.Events() {
+		if ev.Dir == chrono.Out && ev.Summary != nil && ev.Summary.Method == "notifications/cancelled" {
+			x.RequestCancels++
+		}
+	}
 	return x
 }
 
@@ -116,6 +125,9 @@ func TestSeedExperiment(t *testing.T) {
 	}
 	if x.Result.LastProgress == nil || x.Result.LastProgress.Progress != 4 || x.Result.AbortReason == "" {
 		t.Errorf("telemetry: last progress %+v, abort reason %q", x.Result.LastProgress, x.Result.AbortReason)
+	}
+	if x.RequestCancels != 0 {
+		t.Errorf("%d notifications/cancelled on the wire; a task is cancelled only with tasks/cancel (CAN-4)", x.RequestCancels)
 	}
 	if x.TicksAfterRelease != x.TicksAtCancel {
 		t.Errorf("the worker moved after tasks/cancel: %d then %d", x.TicksAtCancel, x.TicksAfterRelease)
