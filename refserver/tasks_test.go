@@ -483,3 +483,32 @@ func TestNoTasks(t *testing.T) {
 	}
 	wantCode(t, s.Request(ctx, peer.MethodTasksList, map[string]any{}, nil), jsonrpc.CodeMethodNotFound)
 }
+
+// BenchmarkTaskLifecycle measures one task end to end over the in-process
+// transport: task-augmented tools/call, one ungated tick, tasks/result.
+func BenchmarkTaskLifecycle(b *testing.B) {
+	ctx := context.Background()
+	log := chrono.New(chrono.WithMaxRaw(64))
+	conn, _ := refserver.InProcess(ctx, refserver.Options{}, transport.StreamConfig{Log: log})
+	s := peer.New(conn, peer.Options{Log: log})
+	defer s.Close(ctx)
+	if _, err := s.Initialize(ctx, peer.InitOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := range b.N {
+		var raw json.RawMessage
+		params := peer.TaskParams(map[string]any{"name": refserver.ToolTaskWorker,
+			"arguments": map[string]any{"key": fmt.Sprintf("b%d", i), "ticks": 1, "gated": false}}, 60000)
+		if err := s.Request(ctx, "tools/call", params, &raw); err != nil {
+			b.Fatal(err)
+		}
+		task, err := peer.ParseCreateTaskResult(raw)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := s.Request(ctx, peer.MethodTasksResult, map[string]any{"taskId": task.TaskID}, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
