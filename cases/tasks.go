@@ -251,6 +251,8 @@ func taskCases() []Case {
 			"a task-augmented tools/call", "CreateTaskResult.task: string taskId, status working, RFC 3339 createdAt and lastUpdatedAt, ttl present", taskCreateShape),
 		tc("tasks/durable-id", "a task exists as soon as it is created, under a unique id", []string{"TSK-28", "TSK-44", "TSK-62"}, tasks,
 			"two task-augmented tools/call, then tasks/get on each at once", "both found, with distinct ids", taskDurableID),
+		tc("tasks/unguessable-ids", "task ids are not guessable", []string{"TSK-81", "TSK-28"}, tasks,
+			"three task-augmented tools/call", "ids of at least 16 characters that are not a counter (a heuristic: a warn, never a fail)", taskUnguessableIDs),
 		tc("tasks/timestamps-monotonic", "createdAt is stable and lastUpdatedAt never goes back", []string{"TSK-38", "TSK-39"}, tasks,
 			"a task polled with tasks/get until terminal", "the same createdAt on every poll; lastUpdatedAt ≥ createdAt and non-decreasing", taskTimestamps),
 		tc("tasks/status-transitions", "statuses follow the task state machine and terminal states stay put", []string{"TSK-30", "TSK-31", "TSK-29"}, tasks,
@@ -516,6 +518,58 @@ func taskDurableID(ctx context.Context, e *Env) Outcome {
 		}
 	}
 	return Passf("two tasks with distinct ids, both found at once")
+}
+
+// guessable says why a set of task ids looks guessable, or "": an id
+// shorter than 16 characters, or ids that differ only in a decimal
+// counter after a common prefix (TSK-81).
+func guessable(ids []string) string {
+	for _, id := range ids {
+		if len(id) < 16 {
+			return fmt.Sprintf("id %q has %d characters", id, len(id))
+		}
+	}
+	if len(ids) < 2 {
+		return ""
+	}
+	prefix := ids[0]
+	for _, id := range ids[1:] {
+		for !strings.HasPrefix(id, prefix) {
+			prefix = prefix[:len(prefix)-1]
+		}
+	}
+	var prev int64 = -1
+	for i, id := range ids {
+		var n int64
+		rest := id[len(prefix):]
+		if rest == "" || strings.TrimLeft(rest, "0123456789") != "" {
+			return ""
+		}
+		if _, err := fmt.Sscan(rest, &n); err != nil {
+			return ""
+		}
+		if i > 0 && n != prev+1 {
+			return ""
+		}
+		prev = n
+	}
+	return fmt.Sprintf("ids %q count up after the prefix %q", ids, prefix)
+}
+
+func taskUnguessableIDs(ctx context.Context, e *Env) Outcome {
+	var ids []string
+	for i := range 3 {
+		op, err := e.StartTask(ctx, TaskSpec{Key: fmt.Sprintf("g%d", i), Free: true, Ticks: 1})
+		if err != nil {
+			return createOutcome(err)
+		}
+		ids = append(ids, op.Task.TaskID)
+	}
+	if why := guessable(ids); why != "" {
+		return Violation(Warn, "TSK-81", []string{"cryptographically random task ids when tasks are not bound to an authorization context"},
+			chrono.Sanitize(why, false), 0)
+	}
+	return Passf("%d ids, none short or sequential", len(ids))
 }
 
 func taskTimestamps(ctx context.Context, e *Env) Outcome {
