@@ -107,7 +107,7 @@ const (
 
 // AllFaults returns every fault, in a stable order.
 func AllFaults() []Fault {
-	return []Fault{
+	return append([]Fault{
 		FaultRespondAfterCancel,
 		FaultProgressAfterCancel,
 		FaultProgressAfterResponse,
@@ -136,7 +136,7 @@ func AllFaults() []Fault {
 		FaultMissingRelatedTaskMeta,
 		FaultListLeaksOtherSessions,
 		FaultPollIntervalIgnored,
-	}
+	}, append(HTTPFaults(), LogFaults()...)...)
 }
 
 // Description is a one-line description of what the fault breaks; it is
@@ -200,7 +200,10 @@ func (f Fault) Description() string {
 	case FaultPollIntervalIgnored:
 		return "task responses advertise pollInterval 0, inviting a busy poll (TSK-43, TSK-16)"
 	}
-	return ""
+	if d := httpFaultDescription(f); d != "" {
+		return d
+	}
+	return logFaultDescription(f)
 }
 
 // ParseFault returns the fault named s (its flag value), or an error that

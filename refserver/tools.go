@@ -411,7 +411,7 @@ func (ss *session) writeProgress(c *call, v float64, message string) {
 	ss.mu.Lock()
 	c.progressSent++
 	ss.mu.Unlock()
-	ss.notify("notifications/progress", p)
+	ss.notifyFor(c.id, "notifications/progress", p)
 }
 
 // progress sends the progress of step i unless c was cancelled.
@@ -568,7 +568,7 @@ func (ss *session) logTool(id jsonrpc.ID, args json.RawMessage) {
 			if ss.has(FaultBadMessageShape) {
 				p = map[string]any{"level": "WARN", "logger": "log"}
 			}
-			ss.notify("notifications/message", p)
+			ss.notifyFor(id, "notifications/message", p)
 			sent++
 		}
 		ss.reply(id, textResult(fmt.Sprintf("sent %d of %d messages", sent, len(msgs))))

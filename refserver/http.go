@@ -1,0 +1,903 @@
+package refserver
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/mcpflight/mcpflight/jsonrpc"
+)
+
+// HTTPOptions configures the reference server's Streamable HTTP endpoint.
+type HTTPOptions struct {
+	// AllowedOrigins are Origin values accepted besides loopback origins
+	// (http://localhost, http://127.0.0.1, http://[::1], any port).
+	AllowedOrigins []string
+	// RetryMillis, when positive, is sent as the retry field of every
+	// priming event (HTTP-19).
+	RetryMillis int
+}
+
+// HTTPHandler serves the reference server over Streamable HTTP
+// (2025-11-25): one endpoint for POST, GET and DELETE. Each MCP session
+// (created by a POSTed initialize, named by a random MCP-Session-Id) is
+// one session of the same message handling that Serve drives over stdio,
+// so checkpoints, counters and faults work unchanged. Its output is routed
+// to streams: a response and the progress and log messages of a request
+// go to that request's POST stream, anything else to the GET stream.
+//
+// Every stream keeps its events, so that a client that lost a stream can
+// resume it with GET and Last-Event-ID; a disconnection never cancels the
+// work (HTTP-25).
+type HTTPHandler struct {
+	srv  *Server
+	opts HTTPOptions
+	ctx  context.Context
+	stop context.CancelFunc
+
+	mu       sync.Mutex
+	sessions map[string]*httpSession
+	latest   *httpSession
+	closed   bool
+	wg       sync.WaitGroup
+}
+
+// HTTPHandler returns the Streamable HTTP endpoint of s. Close it to end
+// every session.
+func (s *Server) HTTPHandler(opts HTTPOptions) *HTTPHandler {
+	ctx, stop := context.WithCancel(context.Background())
+	return &HTTPHandler{srv: s, opts: opts, ctx: ctx, stop: stop, sessions: map[string]*httpSession{}}
+}
+
+// Close ends every session, as DELETE would, and waits for their work to
+// stop.
+func (h *HTTPHandler) Close() {
+	h.mu.Lock()
+	h.closed = true
+	all := make([]*httpSession, 0, len(h.sessions))
+	for _, hs := range h.sessions {
+		all = append(all, hs)
+	}
+	h.sessions = map[string]*httpSession{}
+	h.latest = nil
+	h.mu.Unlock()
+	for _, hs := range all {
+		hs.end()
+	}
+	h.stop()
+	h.wg.Wait()
+}
+
+// Sessions is the number of live sessions.
+func (h *HTTPHandler) Sessions() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.sessions)
+}
+
+// hevent is one SSE event of a stream.
+type hevent struct {
+	id   string
+	seq  int // session-wide order
+	data []byte
+	// retry is the retry field in milliseconds, 0 for none.
+	retry int
+}
+
+// hstream is one SSE stream, live or detached, with every event it ever
+// carried (the event store).
+type hstream struct {
+	n      int
+	reqKey string // "" for the GET stream
+	// reqText is the request ID without JSON quoting.
+	reqText string
+	// untilEnd: the stream ends when its operation reaches KEY/end (after
+	// its last frame), not at its response, so that whatever the
+	// operation writes after a cancel or a response stays on it.
+	untilEnd bool
+	events   []hevent
+	ended    bool
+	// gen counts attachments; a connection serves the stream only while
+	// its generation is current, so a message is never sent twice.
+	gen int
+	// attached is true while a connection serves the stream.
+	attached bool
+}
+
+// httpSession is one MCP session over HTTP.
+type httpSession struct {
+	h  *HTTPHandler
+	id string
+	ss *session
+	// handleMu serialises message handling, as Serve's single reader does.
+	handleMu sync.Mutex
+
+	mu       sync.Mutex
+	changed  chan struct{}
+	streams  []*hstream
+	byReq    map[string]*hstream
+	byToken  map[string]*hstream
+	logCalls []*hstream
+	get      *hstream
+	eventSeq int
+	perID    map[int]int
+	ended    bool
+	// related maps an output frame about to be written to the request
+	// keys it belongs to (notifyFor).
+	related map[string][]string
+	// capture, while a notification is handled, collects the frames
+	// that answer it (they belong in its POST's response body).
+	capture *[][]byte
+}
+
+func newSessionID() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("refserver: session ID: %w", err)
+	}
+	return hex.EncodeToString(b[:]), nil // visible ASCII (HTTP-47, HTTP-48)
+}
+
+// has reports whether the server runs with fault f.
+func (h *HTTPHandler) has(f Fault) bool { return h.srv.opts.Faults.Has(f) }
+
+func (h *HTTPHandler) newSession() (*httpSession, error) {
+	id, err := newSessionID()
+	if err != nil {
+		return nil, err
+	}
+	hs := &httpSession{h: h, id: id, changed: make(chan struct{}), byReq: map[string]*hstream{}, byToken: map[string]*hstream{}, perID: map[int]int{}, related: map[string][]string{}}
+	hs.ss = newSession(h.ctx, h.srv, routerWriter{hs})
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return nil, errors.New("refserver: HTTP handler closed")
+	}
+	h.sessions[id] = hs
+	h.latest = hs
+	return hs, nil
+}
+
+// end stops the session's work and every stream.
+func (hs *httpSession) end() {
+	hs.mu.Lock()
+	if hs.ended {
+		hs.mu.Unlock()
+		return
+	}
+	hs.ended = true
+	hs.signal()
+	hs.mu.Unlock()
+	hs.ss.abort()
+	hs.ss.cancel()
+	hs.ss.wg.Wait()
+}
+
+// signal wakes every connection of the session. Caller holds hs.mu.
+func (hs *httpSession) signal() {
+	close(hs.changed)
+	hs.changed = make(chan struct{})
+}
+
+// routerWriter is the session's output: each Write is one frame plus a
+// newline (session.writeLine), routed to the stream it belongs to.
+type routerWriter struct{ hs *httpSession }
+
+func (rw routerWriter) Write(p []byte) (int, error) {
+	rw.hs.route(bytes.TrimRight(p, "\n"))
+	return len(p), nil
+}
+
+// route appends one output frame to its stream.
+func (hs *httpSession) route(frame []byte) {
+	msg, err := jsonrpc.Decode(frame)
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	var st *hstream
+	isResponse := false
+	if keys := hs.related[string(frame)]; len(keys) > 0 {
+		st = hs.byReq[keys[0]]
+		if len(keys) == 1 {
+			delete(hs.related, string(frame))
+		} else {
+			hs.related[string(frame)] = keys[1:]
+		}
+	}
+	if st == nil && err == nil {
+		switch {
+		case msg.Kind.IsResponse() && msg.ID.IsValid():
+			isResponse = true
+			st = hs.byReq[msg.ID.Key()]
+			if st == nil {
+				// An ID echoed with another type (a fault) still
+				// belongs to the request whose ID has the same text.
+				for _, s := range hs.byReq {
+					if s.reqText == idText(msg.ID) {
+						st = s
+					}
+				}
+			}
+		case msg.Method == "notifications/progress":
+			var p struct {
+				Token json.RawMessage `json:"progressToken"`
+			}
+			if json.Unmarshal(msg.Params, &p) == nil {
+				if tok, terr := jsonrpc.ParseToken(p.Token); terr == nil {
+					st = hs.byToken[tok.Key()]
+					if st == nil {
+						// A token the wrong-token fault mangled (type
+						// flipped, "-wrong" added) still comes from the
+						// call it names: the fault breaks the token, not
+						// the stream it travels on.
+						text := strings.TrimSuffix(tokenText(tok), "-wrong")
+						for k, s := range hs.byToken {
+							if tokenKeyText(k) == text {
+								st = s
+							}
+						}
+					}
+				}
+			}
+			if st == nil {
+				// Progress naming no token of ours (a fault) comes from
+				// the latest call still running.
+				st = hs.latestOpen()
+			}
+		case msg.Method == "notifications/message":
+			for _, s := range hs.logCalls {
+				if !s.ended {
+					st = s
+					break
+				}
+			}
+		}
+	}
+	if err == nil && msg.Method == "notifications/progress" && hs.h.has(FaultProgressOnGETStream) && hs.get != nil && hs.get.attached && !hs.get.ended {
+		st = hs.get
+	}
+	if (st == nil || st.ended) && hs.capture != nil && !isResponse {
+		// An answer to the notification being handled goes in the body
+		// of its POST's response.
+		*hs.capture = append(*hs.capture, bytes.Clone(frame))
+		return
+	}
+	if err == nil && msg.Kind.IsResponse() && !msg.ID.IsValid() && hs.capture != nil {
+		*hs.capture = append(*hs.capture, bytes.Clone(frame))
+		return
+	}
+	if st == nil || st.ended {
+		// Anything unrelated to an open request goes to the GET stream.
+		st = hs.get
+	}
+	if st == nil || st.ended {
+		hs.ss.logf("http: no stream for output frame %s; dropped", strconv.Quote(string(truncate(frame, 120))))
+		return
+	}
+	hs.appendEvent(st, frame)
+	if isResponse && st.reqKey != "" && !st.untilEnd {
+		hs.endStream(st)
+	}
+}
+
+// latestOpen is the most recent request stream that has not ended.
+// Caller holds hs.mu.
+func (hs *httpSession) latestOpen() *hstream {
+	for i := len(hs.streams) - 1; i >= 0; i-- {
+		if s := hs.streams[i]; s.reqKey != "" && !s.ended {
+			return s
+		}
+	}
+	return nil
+}
+
+// tokenKeyText is the text of a token key ("s:7", "n:7") without its
+// type prefix.
+func tokenKeyText(k string) string {
+	if _, text, ok := strings.Cut(k, ":"); ok {
+		return text
+	}
+	return k
+}
+
+func truncate(b []byte, n int) []byte {
+	if len(b) > n {
+		return b[:n]
+	}
+	return b
+}
+
+// appendEvent stores one event with a session-unique ID (HTTP-40) that
+// names its stream (HTTP-41). Caller holds hs.mu.
+func (hs *httpSession) appendEvent(st *hstream, data []byte) {
+	hs.eventSeq++
+	id := fmt.Sprintf("%d-%d", st.n, hs.eventSeq)
+	if hs.h.has(FaultDuplicateEventIDs) {
+		hs.perID[st.n]++
+		id = strconv.Itoa(hs.perID[st.n])
+	}
+	st.events = append(st.events, hevent{id: id, seq: hs.eventSeq, data: bytes.Clone(data)})
+	hs.signal()
+}
+
+// endStream marks a request's stream finished. Caller holds hs.mu.
+func (hs *httpSession) endStream(st *hstream) {
+	st.ended = true
+	if hs.byReq[st.reqKey] == st {
+		delete(hs.byReq, st.reqKey)
+	}
+	hs.signal()
+}
+
+// ServeHTTP implements http.Handler.
+func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h.wg.Add(1)
+	defer h.wg.Done()
+	if !h.originAllowed(r.Header.Get("Origin")) {
+		h.srv.opts.logf("http: %s with Origin %s refused (HTTP-3)", r.Method, strconv.Quote(r.Header.Get("Origin")))
+		httpError(w, http.StatusForbidden, codeInvalidRequest, "Forbidden: Origin not allowed")
+		return
+	}
+	if v := r.Header.Get("Mcp-Protocol-Version"); v != "" && !supported(v) && !h.has(FaultNoProtocolVersionCheck) {
+		httpError(w, http.StatusBadRequest, codeInvalidRequest, "Bad Request: unsupported MCP-Protocol-Version "+strconv.Quote(v))
+		return
+	}
+	switch r.Method {
+	case http.MethodPost:
+		h.post(w, r)
+	case http.MethodGet:
+		h.getStream(w, r)
+	case http.MethodDelete:
+		hs := h.lookup(w, r)
+		if hs == nil {
+			return
+		}
+		if h.has(FaultNoSessionCheck) {
+			// A server that checks no session does not end one either.
+			w.WriteHeader(http.StatusOK)
+			return
+		}
+		h.mu.Lock()
+		delete(h.sessions, hs.id)
+		if h.latest == hs {
+			h.latest = nil
+		}
+		h.mu.Unlock()
+		hs.end()
+		w.WriteHeader(http.StatusOK)
+	default:
+		w.Header().Set("Allow", "GET, POST, DELETE")
+		httpError(w, http.StatusMethodNotAllowed, codeInvalidRequest, "Method Not Allowed")
+	}
+}
+
+func (o Options) logf(format string, args ...any) {
+	_, _ = fmt.Fprintf(o.Stderr, format+"\n", args...)
+}
+
+func supported(v string) bool {
+	for _, s := range SupportedProtocolVersions() {
+		if s == v {
+			return true
+		}
+	}
+	return false
+}
+
+// originAllowed accepts an absent Origin, loopback origins and the
+// configured ones (HTTP-2, HTTP-3).
+func (h *HTTPHandler) originAllowed(origin string) bool {
+	if origin == "" || h.has(FaultNoOriginCheck) {
+		return true
+	}
+	for _, o := range h.opts.AllowedOrigins {
+		if o == origin {
+			return true
+		}
+	}
+	u, err := url.Parse(origin)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+		return false
+	}
+	host := u.Hostname()
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// httpError writes an HTTP error with a JSON-RPC error body without id
+// (HTTP-4, HTTP-13).
+func httpError(w http.ResponseWriter, status, code int, message string) {
+	frame, _ := jsonrpc.EncodeError(jsonrpc.ID{}, &jsonrpc.Error{Code: code, Message: message})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(frame)
+}
+
+// lookup finds the request's session: 400 without a session ID (HTTP-51),
+// 404 for an unknown or ended one (HTTP-52). Under FaultNoSessionCheck
+// the latest session serves any request.
+func (h *HTTPHandler) lookup(w http.ResponseWriter, r *http.Request) *httpSession {
+	id := r.Header.Get("Mcp-Session-Id")
+	h.mu.Lock()
+	hs := h.sessions[id]
+	if hs == nil && h.has(FaultNoSessionCheck) {
+		hs = h.latest
+	}
+	h.mu.Unlock()
+	switch {
+	case hs != nil:
+		return hs
+	case id == "":
+		httpError(w, http.StatusBadRequest, codeInvalidRequest, "Bad Request: MCP-Session-Id header required")
+	default:
+		httpError(w, http.StatusNotFound, codeInvalidRequest, "Not Found: unknown or terminated session")
+	}
+	return nil
+}
+
+// streamed says whether a request is answered with an SSE stream. Requests
+// answered at once get a JSON body, so that clients meet both (HTTP-14,
+// HTTP-15); anything that may block or send progress gets a stream.
+func streamed(method string) bool {
+	switch method {
+	case "initialize", "ping", "tools/list", "logging/setLevel", MethodRelease, MethodCounters:
+		return false
+	}
+	return true
+}
+
+func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, MaxFrame+1))
+	if err != nil {
+		httpError(w, http.StatusBadRequest, codeParseError, "Bad Request: cannot read the body")
+		return
+	}
+	if len(body) > MaxFrame {
+		httpError(w, http.StatusRequestEntityTooLarge, codeInvalidRequest, "Request Entity Too Large")
+		return
+	}
+	msg, derr := jsonrpc.Decode(body)
+	if derr != nil {
+		var de *jsonrpc.DecodeError
+		code := codeInvalidRequest
+		if errors.As(derr, &de) && (de.Class == jsonrpc.ClassParse || de.Class == jsonrpc.ClassInvalidUTF8) {
+			code = codeParseError
+		}
+		httpError(w, http.StatusBadRequest, code, "Bad Request: not a single JSON-RPC message (HTTP-10)")
+		return
+	}
+	var hs *httpSession
+	if msg.Kind == jsonrpc.KindRequest && msg.Method == "initialize" && r.Header.Get("Mcp-Session-Id") == "" {
+		if hs, err = h.newSession(); err != nil {
+			httpError(w, http.StatusServiceUnavailable, codeInternalError, err.Error())
+			return
+		}
+		w.Header().Set("Mcp-Session-Id", hs.id)
+	} else if hs = h.lookup(w, r); hs == nil {
+		return
+	}
+	if msg.Kind == jsonrpc.KindRequest && h.has(FaultIDZeroAbsent) && msg.ID == jsonrpc.IntID(0) {
+		// The fault takes the request for a notification, so over HTTP
+		// it is accepted like one.
+		hs.handle(body)
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	if msg.Kind != jsonrpc.KindRequest {
+		answers := hs.notification(msg, body)
+		if len(answers) > 0 {
+			// The session answered a notification (a fault): the answer
+			// is the POST's response.
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write(answers[0])
+			return
+		}
+		if h.has(FaultJSONBodyForNotification) {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(`{}`))
+			return
+		}
+		w.WriteHeader(http.StatusAccepted) // HTTP-11
+		return
+	}
+	st := hs.openRequest(msg, streamed(msg.Method))
+	hs.handle(body)
+	if streamed(msg.Method) {
+		hs.serveSSE(w, r, st, 0)
+	} else {
+		hs.serveJSON(w, r, st)
+	}
+}
+
+// openRequest creates the request's stream before the request is
+// handled, so that no output can miss it.
+// A streamed request's stream starts with the priming event: an event ID
+// and empty data (HTTP-16), with the configured retry (HTTP-19).
+func (hs *httpSession) openRequest(msg *jsonrpc.Message, prime bool) *hstream {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	st := &hstream{n: len(hs.streams) + 1, reqKey: msg.ID.Key(), reqText: idText(msg.ID)}
+	hs.streams = append(hs.streams, st)
+	hs.byReq[st.reqKey] = st
+	if prime && !hs.h.has(FaultNoPrimingEvent) {
+		hs.appendEvent(st, nil)
+		st.events[0].retry = hs.h.opts.RetryMillis
+	}
+	var p struct {
+		Name      string `json:"name"`
+		Arguments struct {
+			Key *string `json:"key"`
+		} `json:"arguments"`
+		Meta struct {
+			Token json.RawMessage `json:"progressToken"`
+		} `json:"_meta"`
+	}
+	if json.Unmarshal(msg.Params, &p) == nil {
+		if msg.Method == "tools/call" && p.Arguments.Key != nil {
+			hs.watchEnd(st, *p.Arguments.Key+"/end")
+		}
+		if tok, err := jsonrpc.ParseToken(p.Meta.Token); err == nil {
+			hs.byToken[tok.Key()] = st
+		}
+		if msg.Method == "tools/call" && p.Name == "log" {
+			hs.logCalls = append(hs.logCalls, st)
+		}
+	}
+	return st
+}
+
+// watchEnd makes st end when the checkpoint end is reached, unless it
+// already was (a key used twice). Caller holds hs.mu.
+func (hs *httpSession) watchEnd(st *hstream, end string) {
+	hs.ss.mu.Lock()
+	cp := hs.ss.checkpointLocked(end)
+	reached := cp.reached
+	hs.ss.mu.Unlock()
+	if reached {
+		return
+	}
+	st.untilEnd = true
+	hs.ss.spawn(func() {
+		select {
+		case <-cp.reachedCh:
+		case <-hs.ss.ctx.Done():
+		}
+		hs.mu.Lock()
+		hs.endStream(st)
+		hs.mu.Unlock()
+	})
+}
+
+// handle runs one message through the session, in arrival order.
+func (hs *httpSession) handle(raw []byte) {
+	hs.handleMu.Lock()
+	defer hs.handleMu.Unlock()
+	hs.handleLocked(raw)
+}
+
+// handleLocked is handle with handleMu held.
+func (hs *httpSession) handleLocked(raw []byte) {
+	if err := hs.ss.handleFrame(raw); err != nil {
+		hs.ss.logf("http: session ends: %v", err)
+		go hs.h.endSession(hs)
+	}
+}
+
+func (h *HTTPHandler) endSession(hs *httpSession) {
+	h.mu.Lock()
+	if h.sessions[hs.id] == hs {
+		delete(h.sessions, hs.id)
+	}
+	h.mu.Unlock()
+	hs.end()
+}
+
+// notification handles a POSTed notification or response. An accepted
+// cancel ends the cancelled request's stream without a response.
+func (hs *httpSession) notification(msg *jsonrpc.Message, raw []byte) (answers [][]byte) {
+	hs.handleMu.Lock()
+	defer hs.handleMu.Unlock()
+	hs.mu.Lock()
+	hs.capture = &answers
+	hs.mu.Unlock()
+	defer func() {
+		hs.mu.Lock()
+		hs.capture = nil
+		hs.mu.Unlock()
+	}()
+	var target *call
+	var key string
+	if msg.Method == "notifications/cancelled" {
+		if id, _, ok := parseCancel(msg.Params); ok {
+			key = id.Key()
+			hs.ss.mu.Lock()
+			target = hs.ss.inflight[hs.ss.idKey(id)]
+			hs.ss.mu.Unlock()
+		}
+	}
+	hs.handleLocked(raw)
+	if target == nil {
+		return answers
+	}
+	hs.ss.mu.Lock()
+	cancelled := target.state == stateCancelled
+	hs.ss.mu.Unlock()
+	if !cancelled {
+		return answers
+	}
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	st := hs.byReq[key]
+	if st == nil || st.ended {
+		return answers
+	}
+	if hs.h.has(FaultResponseAfterCancelOnStream) {
+		frame, _ := jsonrpc.EncodeError(target.id, &jsonrpc.Error{Code: codeInternalError, Message: "Request cancelled"})
+		hs.appendEvent(st, frame)
+	}
+	if !st.untilEnd {
+		hs.endStream(st)
+	}
+	return answers
+}
+
+// serveJSON answers with the request's response as one JSON body.
+func (hs *httpSession) serveJSON(w http.ResponseWriter, r *http.Request, st *hstream) {
+	for {
+		hs.mu.Lock()
+		ended, gone := st.ended, hs.ended
+		ch := hs.changed
+		var resp []byte
+		for _, e := range st.events {
+			if m, err := jsonrpc.Decode(e.data); err == nil && m.Kind.IsResponse() {
+				resp = e.data
+			}
+		}
+		hs.mu.Unlock()
+		if ended || gone {
+			if resp == nil {
+				w.WriteHeader(http.StatusAccepted)
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write(resp)
+			return
+		}
+		select {
+		case <-ch:
+		case <-r.Context().Done():
+			hs.disconnected(st)
+			return
+		}
+	}
+}
+
+// serveSSE serves st from event index from on, until the stream ends, the session ends or the
+// client goes away. A newer attachment of the same stream takes over.
+func (hs *httpSession) serveSSE(w http.ResponseWriter, r *http.Request, st *hstream, from int) {
+	hs.mu.Lock()
+	st.gen++
+	gen := st.gen
+	st.attached = true
+	hs.mu.Unlock()
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	flusher, _ := w.(http.Flusher)
+	next := from
+	for {
+		hs.mu.Lock()
+		if st.gen != gen {
+			hs.mu.Unlock()
+			return
+		}
+		pending := append([]hevent(nil), st.events[min(next, len(st.events)):]...)
+		next = len(st.events)
+		ended, gone := st.ended, hs.ended
+		ch := hs.changed
+		hs.mu.Unlock()
+		for _, e := range pending {
+			if err := writeEvent(w, e); err != nil {
+				hs.disconnected(st)
+				return
+			}
+		}
+		if flusher != nil {
+			flusher.Flush()
+		}
+		if ended || gone {
+			hs.detach(st, gen)
+			return
+		}
+		select {
+		case <-ch:
+		case <-r.Context().Done():
+			hs.detach(st, gen)
+			hs.disconnected(st)
+			return
+		}
+	}
+}
+
+// writeEvent writes one event; data lines are split so that a frame with
+// newlines stays one event.
+func writeEvent(w io.Writer, e hevent) error {
+	var b strings.Builder
+	b.WriteString("id: " + e.id + "\n")
+	if e.retry > 0 {
+		b.WriteString("retry: " + strconv.Itoa(e.retry) + "\n")
+	}
+	for _, line := range strings.Split(string(e.data), "\n") {
+		b.WriteString("data: " + strings.TrimSuffix(line, "\r") + "\n")
+	}
+	b.WriteString("\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func (hs *httpSession) detach(st *hstream, gen int) {
+	hs.mu.Lock()
+	if st.gen == gen {
+		st.attached = false
+	}
+	hs.mu.Unlock()
+}
+
+// disconnected is a client going away from a request's stream. It is not
+// a cancellation (HTTP-25), unless FaultCancelOnDisconnect.
+func (hs *httpSession) disconnected(st *hstream) {
+	hs.mu.Lock()
+	ended, key := st.ended, st.reqKey
+	hs.mu.Unlock()
+	if ended || key == "" {
+		return
+	}
+	hs.ss.logf("http: client disconnected from stream %d; the request goes on", st.n)
+	if !hs.h.has(FaultCancelOnDisconnect) {
+		return
+	}
+	hs.ss.mu.Lock()
+	var id jsonrpc.ID
+	for _, c := range hs.ss.inflight {
+		if c.id.Key() == key {
+			id = c.id
+		}
+	}
+	hs.ss.mu.Unlock()
+	if !id.IsValid() {
+		return
+	}
+	hs.ss.logf("http: disconnection taken for a cancellation (fault %s)", FaultCancelOnDisconnect)
+	frame, _ := jsonrpc.EncodeNotification("notifications/cancelled", map[string]any{"requestId": id, "reason": "client disconnected"})
+	msg, _ := jsonrpc.Decode(frame)
+	_ = hs.notification(msg, frame)
+}
+
+// getStream serves GET: a resume when Last-Event-ID is present (HTTP-42
+// to HTTP-45), otherwise the session's own stream (HTTP-30, HTTP-31).
+func (h *HTTPHandler) getStream(w http.ResponseWriter, r *http.Request) {
+	if a := r.Header.Get("Accept"); a != "" && !strings.Contains(a, "text/event-stream") && !strings.Contains(a, "*/*") {
+		httpError(w, http.StatusNotAcceptable, codeInvalidRequest, "Not Acceptable: GET needs Accept: text/event-stream")
+		return
+	}
+	hs := h.lookup(w, r)
+	if hs == nil {
+		return
+	}
+	last := r.Header.Get("Last-Event-Id")
+	if last == "" {
+		hs.mu.Lock()
+		if hs.get != nil && hs.get.attached && !hs.get.ended {
+			hs.mu.Unlock()
+			httpError(w, http.StatusConflict, codeInvalidRequest, "Conflict: the session's GET stream is already open")
+			return
+		}
+		if hs.get == nil {
+			hs.get = &hstream{n: len(hs.streams) + 1}
+			hs.streams = append(hs.streams, hs.get)
+		}
+		st := hs.get
+		from := len(st.events)
+		hs.mu.Unlock()
+		hs.serveSSE(w, r, st, from)
+		return
+	}
+	hs.mu.Lock()
+	var st *hstream
+	idx := -1
+	var seq int
+	for _, s := range hs.streams {
+		for i, e := range s.events {
+			if e.id == last && st == nil {
+				st, idx, seq = s, i, e.seq
+			}
+		}
+	}
+	if st == nil {
+		hs.mu.Unlock()
+		httpError(w, http.StatusBadRequest, codeInvalidRequest, "Bad Request: unknown Last-Event-ID "+strconv.Quote(last))
+		return
+	}
+	from := idx + 1
+	if h.has(FaultLoseEventsOnResume) {
+		from = len(st.events)
+	}
+	var foreign []hevent
+	if h.has(FaultReplayCrossesStreams) {
+		for _, s := range hs.streams {
+			if s == st {
+				continue
+			}
+			for _, e := range s.events {
+				if e.seq > seq && len(e.data) > 0 {
+					foreign = append(foreign, e)
+				}
+			}
+		}
+	}
+	hs.mu.Unlock()
+	hs.ss.logf("http: resuming stream %d after event %s", st.n, last)
+	if len(foreign) > 0 {
+		// The fault writes other streams' events first, then the resumed
+		// stream's own.
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		for _, e := range foreign {
+			_ = writeEvent(w, e)
+		}
+		hs.serveSSEAfterHeaders(w, r, st, from)
+		return
+	}
+	hs.serveSSE(w, r, st, from)
+}
+
+// serveSSEAfterHeaders is serveSSE for a response whose headers are out.
+func (hs *httpSession) serveSSEAfterHeaders(w http.ResponseWriter, r *http.Request, st *hstream, from int) {
+	hs.serveSSE(headerSent{w}, r, st, from)
+}
+
+// headerSent ignores a second WriteHeader.
+type headerSent struct{ http.ResponseWriter }
+
+func (headerSent) WriteHeader(int) {}
+func (h headerSent) Flush() {
+	if f, ok := h.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// notifyFor writes a notification that belongs to the request id: over
+// HTTP it travels on that request's stream (HTTP-22), whatever token it
+// carries; over stdio it is notify.
+func (ss *session) notifyFor(id jsonrpc.ID, method string, params any) {
+	frame, err := jsonrpc.EncodeNotification(method, params)
+	if err != nil {
+		ss.logf("cannot encode %s: %v", method, err)
+		return
+	}
+	if rw, ok := ss.w.(routerWriter); ok {
+		rw.hs.relate(frame, id)
+	}
+	ss.writeLine(frame)
+}
+
+// relate records that the next output frame with exactly these bytes
+// belongs to the request id.
+func (hs *httpSession) relate(frame []byte, id jsonrpc.ID) {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	hs.related[string(frame)] = append(hs.related[string(frame)], id.Key())
+}

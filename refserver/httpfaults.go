@@ -1,0 +1,89 @@
+package refserver
+
+// Faults of the Streamable HTTP endpoint (HTTPHandler). Each breaks one
+// rule of the 2025-11-25 transport.
+const (
+	// FaultCancelOnDisconnect: a client that drops a request's SSE
+	// stream is taken to have cancelled the request (breaks HTTP-25).
+	FaultCancelOnDisconnect Fault = "cancel-on-disconnect"
+	// FaultReplayCrossesStreams: a resume with Last-Event-ID also replays
+	// later events of the session's other streams (HTTP-44).
+	FaultReplayCrossesStreams Fault = "replay-crosses-streams"
+	// FaultLoseEventsOnResume: a resume with Last-Event-ID skips the
+	// events sent while the client was away and goes on live (HTTP-43,
+	// HTTP-21: the result is lost if it came in the gap).
+	FaultLoseEventsOnResume Fault = "lose-events-on-resume"
+	// FaultDuplicateEventIDs: event IDs count per stream from 1, so they
+	// repeat across the streams of a session (HTTP-40).
+	FaultDuplicateEventIDs Fault = "duplicate-event-ids"
+	// FaultNoSessionCheck: requests without a session ID, or with an
+	// unknown or deleted one, are served by the latest session instead
+	// of 400 or 404 (HTTP-51, HTTP-52).
+	FaultNoSessionCheck Fault = "no-session-check"
+	// FaultNoOriginCheck: requests with a foreign Origin are served
+	// instead of refused with 403 (HTTP-2, HTTP-3).
+	FaultNoOriginCheck Fault = "no-origin-check"
+	// FaultJSONBodyForNotification: a POSTed notification or response
+	// gets 200 with a JSON body instead of 202 with none (HTTP-11).
+	FaultJSONBodyForNotification Fault = "json-body-for-notification"
+	// FaultResponseAfterCancelOnStream: after an accepted cancel, an
+	// error response for the cancelled request is still sent on its open
+	// stream (CAN-8 over HTTP).
+	FaultResponseAfterCancelOnStream Fault = "response-after-cancel-on-stream"
+	// FaultNoProtocolVersionCheck: an unsupported MCP-Protocol-Version
+	// header is ignored instead of refused with 400 (HTTP-59).
+	FaultNoProtocolVersionCheck Fault = "no-protocol-version-check"
+	// FaultProgressOnGETStream: while the GET stream is open, progress of
+	// POSTed calls goes there instead of on the call's stream (HTTP-22,
+	// HTTP-31).
+	FaultProgressOnGETStream Fault = "progress-on-get-stream"
+	// FaultNoPrimingEvent: SSE answers start without the priming event
+	// (HTTP-16).
+	FaultNoPrimingEvent Fault = "no-priming-event"
+)
+
+// HTTPFaults returns the faults of the HTTP endpoint, in a stable order.
+func HTTPFaults() []Fault {
+	return []Fault{
+		FaultCancelOnDisconnect,
+		FaultReplayCrossesStreams,
+		FaultLoseEventsOnResume,
+		FaultDuplicateEventIDs,
+		FaultNoSessionCheck,
+		FaultNoOriginCheck,
+		FaultJSONBodyForNotification,
+		FaultResponseAfterCancelOnStream,
+		FaultNoProtocolVersionCheck,
+		FaultProgressOnGETStream,
+		FaultNoPrimingEvent,
+	}
+}
+
+// httpFaultDescription describes an HTTP fault, or returns "".
+func httpFaultDescription(f Fault) string {
+	switch f {
+	case FaultCancelOnDisconnect:
+		return "dropping a request's SSE stream cancels the request (HTTP-25)"
+	case FaultReplayCrossesStreams:
+		return "a resume with Last-Event-ID also replays other streams' events (HTTP-44)"
+	case FaultLoseEventsOnResume:
+		return "a resume with Last-Event-ID skips the events sent while the client was away (HTTP-43)"
+	case FaultDuplicateEventIDs:
+		return "SSE event IDs count per stream, so they repeat across a session's streams (HTTP-40)"
+	case FaultNoSessionCheck:
+		return "requests without a session ID or with an unknown one are served, not refused with 400/404 (HTTP-51, HTTP-52)"
+	case FaultNoOriginCheck:
+		return "requests with a foreign Origin are served, not refused with 403 (HTTP-3)"
+	case FaultJSONBodyForNotification:
+		return "a POSTed notification gets 200 with a JSON body instead of 202 with none (HTTP-11)"
+	case FaultResponseAfterCancelOnStream:
+		return "an error response for a cancelled request still goes out on its open stream (CAN-8)"
+	case FaultNoProtocolVersionCheck:
+		return "an unsupported MCP-Protocol-Version header is ignored instead of refused with 400 (HTTP-59)"
+	case FaultProgressOnGETStream:
+		return "progress of POSTed calls goes on the open GET stream instead of the call's own stream (HTTP-31)"
+	case FaultNoPrimingEvent:
+		return "SSE answers start without a priming event (HTTP-16)"
+	}
+	return ""
+}
