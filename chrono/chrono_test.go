@@ -5,9 +5,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/mcpflight/mcpflight/jsonrpc"
 )
@@ -169,5 +173,32 @@ func BenchmarkFrame(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		l.Frame(In, "stdout", raw, nil, nil)
+	}
+}
+
+func TestJSONLRoundTrip(t *testing.T) {
+	l := New()
+	l.Frame(Out, "stdin", []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`), nil, nil)
+	l.Frame(In, "stdout", []byte("not json \x1b[2J"), nil, nil)
+	l.Harness(KindDeadline, "runner", "deadline")
+	l.State("request 1", "pending", "done")
+	l.Append(Event{Dir: In, Channel: "stderr", Kind: KindStderr, Raw: []byte("warn\n")})
+	var buf bytes.Buffer
+	if err := l.WriteJSONL(&buf); err != nil {
+		t.Fatal(err)
+	}
+	buf.WriteString("\n")
+	got, err := ReadJSONL(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(l.Events(), got); diff != "" {
+		t.Errorf("round trip (-want +got):\n%s", diff)
+	}
+	if _, err := ReadJSONL(strings.NewReader("{\"seq\":1,\"kind\":\"frame\"}\n[1]\n")); !errors.Is(err, ErrBadJSONL) || !strings.Contains(err.Error(), "line 2") {
+		t.Errorf("bad line: %v", err)
+	}
+	if _, err := ReadJSONL(strings.NewReader(`{"hello":1}`)); !errors.Is(err, ErrBadJSONL) {
+		t.Errorf("not an event: %v", err)
 	}
 }

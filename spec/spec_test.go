@@ -112,3 +112,33 @@ func TestEmbeddedCopyIsCurrent(t *testing.T) {
 		t.Errorf("spec/REQUIREMENTS.md differs from %s: copy it again (cp %s spec/REQUIREMENTS.md)", path, path)
 	}
 }
+
+func TestLinks(t *testing.T) {
+	tests := []struct {
+		source string
+		want   []Link
+	}{
+		{"25/cancel §Behavior Requirements", []Link{{"25/cancel §Behavior Requirements",
+			"https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/cancellation#behavior-requirements"}}},
+		{"25/progress; 26/progress", []Link{
+			{"25/progress", "https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/progress"},
+			{"26/progress", "https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/progress"}}},
+		{"25/schema `PingRequest`", []Link{{"25/schema `PingRequest`",
+			"https://github.com/modelcontextprotocol/modelcontextprotocol/blob/b0f60ba5/schema/2025-11-25/schema.ts"}}},
+		{"ext/tasks", []Link{{"ext/tasks", "https://github.com/modelcontextprotocol/ext-tasks/tree/e434597"}}},
+		{"somewhere else", []Link{{"somewhere else", ""}}},
+	}
+	for _, tt := range tests {
+		if diff := cmp.Diff(tt.want, Links(tt.source)); diff != "" {
+			t.Errorf("Links(%q) (-want +got):\n%s", tt.source, diff)
+		}
+	}
+	// Every source in the registry names a known page.
+	for _, r := range All() {
+		for _, l := range Links(r.Source) {
+			if l.URL == "" {
+				t.Errorf("%s: no URL for source %q", r.ID, l.Label)
+			}
+		}
+	}
+}

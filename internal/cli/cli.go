@@ -105,6 +105,7 @@ Commands:
   tools     list a server's tools, their task support and profile use
   shell     a scriptable session (list_tools, call_tool, timeout, cancel, task, expect)
   cases     list the catalogue
+  show      render a saved chronology (FILE.jsonl) as a sequence diagram
   version   print the version
   help      print this help
 
@@ -130,6 +131,8 @@ func (e Env) dispatch(ctx context.Context, args []string) (int, error) {
 		return e.shell(ctx, rest)
 	case "cases":
 		return e.listCases(rest)
+	case "show":
+		return e.show(rest)
 	case "version", "--version", "-version":
 		if len(rest) > 0 {
 			return 0, usagef(mainUsage, "version takes no arguments")

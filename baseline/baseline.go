@@ -1,0 +1,220 @@
+// Package baseline compares a run with a list of known failures and
+// warnings, so that CI can adopt mcpflight on a server that does not yet
+// conform: known failures are shown but do not fail the run, new ones do,
+// and so do stale entries (listed failures that now pass), which keeps the
+// list honest. It reads and writes the list; it formats nothing.
+//
+// A baseline file is a JSON array of entries:
+//
+//	[
+//	  {"id": "cancel/mid-work-no-response", "verdict": "warn"},
+//	  {"id": "progress/strictly-increasing", "verdict": "fail"},
+//	  {"id": "teardown", "verdict": "warn"}
+//	]
+//
+// The ID "teardown" stands for the run's teardown grade.
+package baseline
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/mcpflight/mcpflight/cases"
+	"github.com/mcpflight/mcpflight/runner"
+)
+
+// TeardownID is the entry ID of the run's teardown grade.
+const TeardownID = "teardown"
+
+// ErrInvalid is wrapped by the errors of Load for a malformed baseline.
+var ErrInvalid = errors.New("baseline: invalid")
+
+// Entry is one known failure or warning.
+type Entry struct {
+	// ID is a case ID, or TeardownID.
+	ID string `json:"id"`
+	// Verdict is what the case is known to conclude: fail or warn.
+	Verdict cases.Verdict `json:"verdict"`
+}
+
+// Load reads a baseline: a JSON array of entries, each with an ID and a
+// verdict of fail or warn, no ID twice, no other fields.
+func Load(r io.Reader) ([]Entry, error) {
+	dec := json.NewDecoder(r)
+	dec.DisallowUnknownFields()
+	var entries []Entry
+	if err := dec.Decode(&entries); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("%w: more than one JSON value", ErrInvalid)
+	}
+	seen := map[string]bool{}
+	for i, e := range entries {
+		switch {
+		case e.ID == "":
+			return nil, fmt.Errorf("%w: entry %d has no id", ErrInvalid, i+1)
+		case e.Verdict != cases.Fail && e.Verdict != cases.Warn:
+			return nil, fmt.Errorf("%w: entry %d (%s): verdict %q, want fail or warn", ErrInvalid, i+1, e.ID, e.Verdict)
+		case seen[e.ID]:
+			return nil, fmt.Errorf("%w: %s is listed twice", ErrInvalid, e.ID)
+		}
+		seen[e.ID] = true
+	}
+	return entries, nil
+}
+
+// Read loads the baseline file at path.
+func Read(path string) ([]Entry, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("baseline: %w", err)
+	}
+	defer f.Close()
+	entries, err := Load(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return entries, nil
+}
+
+// Write writes entries as a baseline file, one entry a line.
+func Write(w io.Writer, entries []Entry) error {
+	var b bytes.Buffer
+	b.WriteString("[")
+	for i, e := range entries {
+		line, err := json.Marshal(e)
+		if err != nil {
+			return fmt.Errorf("baseline: %w", err)
+		}
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString("\n  ")
+		b.Write(line)
+	}
+	if len(entries) > 0 {
+		b.WriteString("\n")
+	}
+	b.WriteString("]\n")
+	if _, err := w.Write(b.Bytes()); err != nil {
+		return fmt.Errorf("baseline: %w", err)
+	}
+	return nil
+}
+
+// FromReport lists every fail and warn of a report (after --strict), in
+// the order run, and the teardown grade when it is a fail or warn.
+func FromReport(r *runner.Report) []Entry {
+	entries := []Entry{}
+	for _, res := range r.Results {
+		if v := res.Outcome.Verdict; v == cases.Fail || v == cases.Warn {
+			entries = append(entries, Entry{ID: res.ID, Verdict: v})
+		}
+	}
+	if v := r.Teardown.Verdict; v == cases.Fail || v == cases.Warn {
+		entries = append(entries, Entry{ID: TeardownID, Verdict: v})
+	}
+	return entries
+}
+
+// Finding is one case (or the teardown) set against its entry.
+type Finding struct {
+	// ID is the case ID or TeardownID.
+	ID string
+	// Listed is the verdict in the baseline, empty when not listed.
+	Listed cases.Verdict
+	// Now is the verdict of this run, empty when the case did not run.
+	Now cases.Verdict
+	// Summary is this run's one-line summary of the case.
+	Summary string
+}
+
+// Comparison is a run set against a baseline.
+type Comparison struct {
+	// Known are listed entries the run confirmed: same verdict.
+	Known []Finding
+	// Unexpected are fails and warns the baseline does not list, or lists
+	// with a milder verdict (a listed warn that is now a fail).
+	Unexpected []Finding
+	// Stale are entries whose case ran and no longer concludes what is
+	// listed: it passes now, or a listed fail is now a warn. The baseline
+	// should be updated.
+	Stale []Finding
+	// Unchecked are entries whose case did not run or ended in skip,
+	// info or error: this run says nothing about them.
+	Unchecked []Finding
+}
+
+// Compare sets the run against the baseline.
+func Compare(r *runner.Report, entries []Entry) Comparison {
+	listed := map[string]cases.Verdict{}
+	for _, e := range entries {
+		listed[e.ID] = e.Verdict
+	}
+	now := map[string]Finding{}
+	var order []string
+	for _, res := range r.Results {
+		if _, dup := now[res.ID]; !dup {
+			order = append(order, res.ID)
+		}
+		now[res.ID] = Finding{ID: res.ID, Listed: listed[res.ID], Now: res.Outcome.Verdict, Summary: res.Outcome.Summary}
+	}
+	if r.Teardown.Verdict != "" && r.Teardown.Verdict != cases.Skip {
+		order = append(order, TeardownID)
+		now[TeardownID] = Finding{ID: TeardownID, Listed: listed[TeardownID], Now: r.Teardown.Verdict, Summary: r.Teardown.Summary}
+	}
+	var c Comparison
+	for _, id := range order {
+		f := now[id]
+		bad := f.Now == cases.Fail || f.Now == cases.Warn
+		switch {
+		case f.Listed == "" && bad:
+			c.Unexpected = append(c.Unexpected, f)
+		case f.Listed == "":
+		case f.Listed == f.Now:
+			c.Known = append(c.Known, f)
+		case f.Now == cases.Fail: // listed as warn
+			c.Unexpected = append(c.Unexpected, f)
+		case f.Now == cases.Pass || f.Now == cases.Warn: // fixed, or a listed fail now a warn
+			c.Stale = append(c.Stale, f)
+		default: // skip, info, error: no evidence either way
+			c.Unchecked = append(c.Unchecked, f)
+		}
+	}
+	for _, e := range entries {
+		if _, ran := now[e.ID]; !ran {
+			c.Unchecked = append(c.Unchecked, Finding{ID: e.ID, Listed: e.Verdict})
+		}
+	}
+	return c
+}
+
+// ExitCode is the run's exit code under the baseline: 1 when a fail is
+// unexpected or an entry is stale; otherwise 2 when the report has an
+// error or was interrupted; otherwise 0. Known failures, and warns (fails
+// only under --strict, which the runner has applied), do not count.
+func (c Comparison) ExitCode(r *runner.Report) int {
+	fail := len(c.Stale) > 0
+	for _, f := range c.Unexpected {
+		if f.Now == cases.Fail {
+			fail = true
+		}
+	}
+	if fail {
+		return 1
+	}
+	if r.Interrupted || r.Teardown.Verdict == cases.Error {
+		return 2
+	}
+	for _, res := range r.Results {
+		if res.Outcome.Verdict == cases.Error {
+			return 2
+		}
+	}
+	return 0
+}

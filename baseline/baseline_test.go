@@ -1,0 +1,157 @@
+package baseline
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/mcpflight/mcpflight/cases"
+	"github.com/mcpflight/mcpflight/runner"
+)
+
+// run builds a report with the given verdicts, in order, and teardown.
+func run(teardown cases.Verdict, verdicts ...string) *runner.Report {
+	r := &runner.Report{Counts: map[cases.Verdict]int{}, Teardown: runner.TeardownGrade{Verdict: teardown, Summary: "td"}}
+	for _, s := range verdicts {
+		id, v, _ := strings.Cut(s, "=")
+		r.Results = append(r.Results, runner.Result{ID: id, Outcome: cases.Outcome{Verdict: cases.Verdict(v), Summary: id + " said " + v}})
+		r.Counts[cases.Verdict(v)]++
+	}
+	return r
+}
+
+func ids(fs []Finding) []string {
+	out := []string{}
+	for _, f := range fs {
+		out = append(out, f.ID+":"+string(f.Listed)+">"+string(f.Now))
+	}
+	return out
+}
+
+func TestCompare(t *testing.T) {
+	entries := []Entry{
+		{"a/known-fail", cases.Fail},
+		{"a/known-warn", cases.Warn},
+		{"a/fixed", cases.Fail},
+		{"a/milder", cases.Fail},
+		{"a/worse", cases.Warn},
+		{"a/skipped", cases.Fail},
+		{"a/errored", cases.Fail},
+		{"a/not-run", cases.Fail},
+		{TeardownID, cases.Warn},
+	}
+	tests := []struct {
+		name                              string
+		rep                               *runner.Report
+		known, unexpected, stale, unknown []string
+		exit                              int
+		empty                             bool // compare with an empty baseline
+	}{
+		{
+			name: "mixed",
+			rep: run(cases.Warn, "a/known-fail=fail", "a/known-warn=warn", "a/fixed=pass", "a/milder=warn", "a/worse=fail",
+				"a/skipped=skip", "a/errored=error", "a/new-fail=fail", "a/new-warn=warn", "a/pass=pass"),
+			known:      []string{"a/known-fail:fail>fail", "a/known-warn:warn>warn", "teardown:warn>warn"},
+			unexpected: []string{"a/worse:warn>fail", "a/new-fail:>fail", "a/new-warn:>warn"},
+			stale:      []string{"a/fixed:fail>pass", "a/milder:fail>warn"},
+			unknown:    []string{"a/skipped:fail>skip", "a/errored:fail>error", "a/not-run:fail>"},
+			exit:       1,
+		},
+		{
+			name:    "only known failures",
+			rep:     run(cases.Warn, "a/known-fail=fail", "a/known-warn=warn", "a/pass=pass"),
+			known:   []string{"a/known-fail:fail>fail", "a/known-warn:warn>warn", "teardown:warn>warn"},
+			unknown: []string{"a/fixed:fail>", "a/milder:fail>", "a/worse:warn>", "a/skipped:fail>", "a/errored:fail>", "a/not-run:fail>"},
+			exit:    0,
+		},
+		{
+			name:  "a stale entry alone fails the run",
+			rep:   run(cases.Pass, "a/known-fail=fail", "a/fixed=pass"),
+			known: []string{"a/known-fail:fail>fail"},
+			stale: []string{"a/fixed:fail>pass", "teardown:warn>pass"},
+			unknown: []string{"a/known-warn:warn>", "a/milder:fail>", "a/worse:warn>", "a/skipped:fail>",
+				"a/errored:fail>", "a/not-run:fail>"},
+			exit: 1,
+		},
+		{
+			name:       "a new warn alone does not fail the run; an error still exits 2",
+			rep:        run(cases.Pass, "b/new-warn=warn", "b/broke=error"),
+			unexpected: []string{"b/new-warn:>warn"},
+			exit:       2,
+			empty:      true,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			es := entries
+			if tt.empty {
+				es = nil
+			}
+			c := Compare(tt.rep, es)
+			for _, p := range []struct {
+				what      string
+				want, got []string
+			}{
+				{"known", tt.known, ids(c.Known)}, {"unexpected", tt.unexpected, ids(c.Unexpected)},
+				{"stale", tt.stale, ids(c.Stale)}, {"unchecked", tt.unknown, ids(c.Unchecked)},
+			} {
+				if p.want == nil {
+					p.want = []string{}
+				}
+				if diff := cmp.Diff(p.want, p.got); diff != "" {
+					t.Errorf("%s (-want +got):\n%s", p.what, diff)
+				}
+			}
+			if got := c.ExitCode(tt.rep); got != tt.exit {
+				t.Errorf("exit code %d, want %d", got, tt.exit)
+			}
+		})
+	}
+}
+
+func TestWriteLoadRoundTrip(t *testing.T) {
+	rep := run(cases.Warn, "x/a=fail", "x/b=pass", "x/c=warn", "x/d=error")
+	entries := FromReport(rep)
+	want := []Entry{{"x/a", cases.Fail}, {"x/c", cases.Warn}, {TeardownID, cases.Warn}}
+	if diff := cmp.Diff(want, entries); diff != "" {
+		t.Fatalf("FromReport (-want +got):\n%s", diff)
+	}
+	var buf bytes.Buffer
+	if err := Write(&buf, entries); err != nil {
+		t.Fatal(err)
+	}
+	wantText := "[\n  {\"id\":\"x/a\",\"verdict\":\"fail\"},\n  {\"id\":\"x/c\",\"verdict\":\"warn\"},\n  {\"id\":\"teardown\",\"verdict\":\"warn\"}\n]\n"
+	if buf.String() != wantText {
+		t.Errorf("Write = %q", buf.String())
+	}
+	got, err := Load(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Load (-want +got):\n%s", diff)
+	}
+	// A clean run writes an empty list, which loads.
+	buf.Reset()
+	if err := Write(&buf, FromReport(run(cases.Pass, "x/a=pass"))); err != nil || buf.String() != "[]\n" {
+		t.Errorf("empty baseline %q, %v", buf.String(), err)
+	}
+	if got, err := Load(&buf); err != nil || len(got) != 0 {
+		t.Errorf("Load(empty) = %v, %v", got, err)
+	}
+}
+
+func TestLoadRejects(t *testing.T) {
+	for _, in := range []string{
+		``, `{}`, `[{"id":"a","verdict":"pass"}]`, `[{"id":"","verdict":"fail"}]`,
+		`[{"id":"a","verdict":"fail"},{"id":"a","verdict":"warn"}]`, `[{"id":"a","verdict":"fail","why":"x"}]`,
+		`[] []`,
+	} {
+		if _, err := Load(strings.NewReader(in)); !errors.Is(err, ErrInvalid) {
+			t.Errorf("Load(%q) = %v, want ErrInvalid", in, err)
+		}
+	}
+}

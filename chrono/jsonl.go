@@ -1,0 +1,63 @@
+package chrono
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// ErrBadJSONL is wrapped by ReadJSONL's errors for a line that is not an
+// event.
+var ErrBadJSONL = errors.New("chrono: not a chronology event")
+
+// MaxJSONLLine bounds one line of a JSON Lines chronology: an event's raw
+// bytes (DefaultMaxRaw, escaped up to six times) plus its other fields.
+const MaxJSONLLine = 8 * DefaultMaxRaw
+
+// UnmarshalJSON reads an event as MarshalJSON writes it, with the frame's
+// bytes as the string "raw".
+func (e *Event) UnmarshalJSON(data []byte) error {
+	type plain Event
+	var v struct {
+		plain
+		Raw *string `json:"raw"`
+	}
+	if err := json.Unmarshal(data, &v); err != nil {
+		return err
+	}
+	*e = Event(v.plain)
+	if v.Raw != nil {
+		e.Raw = []byte(*v.Raw)
+	}
+	return nil
+}
+
+// ReadJSONL reads a chronology written by WriteJSONL or Stream: one event
+// per line; blank lines are skipped. Strings are returned as written; a
+// caller that prints them must sanitise them.
+func ReadJSONL(r io.Reader) ([]Event, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), MaxJSONLLine)
+	var out []Event
+	for n := 1; sc.Scan(); n++ {
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
+			continue
+		}
+		var e Event
+		if err := json.Unmarshal(line, &e); err != nil {
+			return out, fmt.Errorf("%w: line %d: %v", ErrBadJSONL, n, err)
+		}
+		if e.Seq == 0 || e.Kind == "" {
+			return out, fmt.Errorf("%w: line %d has no seq or kind", ErrBadJSONL, n)
+		}
+		out = append(out, e)
+	}
+	if err := sc.Err(); err != nil {
+		return out, fmt.Errorf("chrono: reading JSON Lines: %w", err)
+	}
+	return out, nil
+}
