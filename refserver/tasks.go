@@ -483,20 +483,6 @@ func (ss *session) notifyStatus(view taskWire) {
 	ss.notify(NotificationTaskStatus, view)
 }
 
-// stopped reports whether the worker must stop: the task was cancelled or
-// deleted, unless FaultCancelDoesNotStopWorker ignores that.
-func (ss *session) taskStopped(t *task) bool {
-	if ss.has(FaultCancelDoesNotStopWorker) {
-		return false
-	}
-	select {
-	case <-t.stop:
-		return true
-	default:
-		return false
-	}
-}
-
 // taskGate reaches the checkpoint name and, for a gated task, waits for
 // its release, for the task to stop, or for the session to end.
 func (ss *session) taskGate(t *task, name string) {
@@ -536,10 +522,14 @@ func (ss *session) runTask(t *task) {
 		if ss.ctx.Err() != nil {
 			return
 		}
-		if ss.taskStopped(t) {
+		// The stop check and the tick are one step under the store's
+		// lock, which tasks/cancel also takes: once a cancel has been
+		// answered, the counter of a conforming worker never moves again.
+		ts.mu.Lock()
+		if t.stopClosed && !ss.has(FaultCancelDoesNotStopWorker) {
+			ts.mu.Unlock()
 			break
 		}
-		ts.mu.Lock()
 		t.counter++
 		live := !terminalStatus(t.status) || ss.has(FaultCancelDoesNotStopWorker)
 		ts.mu.Unlock()
