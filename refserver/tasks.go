@@ -515,7 +515,9 @@ func (ss *session) runTask(t *task) {
 		}
 	}()
 	ts.mu.Lock()
-	t.setStatusLocked(TaskWorking, "The worker is running.")
+	if t.status == TaskWorking { // a cancel may already have come
+		t.setStatusLocked(TaskWorking, "The worker is running.")
+	}
 	ts.mu.Unlock()
 	ss.taskGate(t, t.key+"/start")
 	for i := 1; i <= t.ticks; i++ {
