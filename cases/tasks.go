@@ -40,9 +40,11 @@ type TaskOp struct {
 	Task peer.Task
 	// RespSeq is the sequence number of the CreateTaskResult.
 	RespSeq uint64
-	Key     string
-	Ticks   int
-	e       *Env
+	// Key names the worker's checkpoints, Ticks its number of ticks
+	// (controlled targets only).
+	Key   string
+	Ticks int
+	e     *Env
 }
 
 // errCreate is a task creation the target refused or answered wrongly.
@@ -150,7 +152,8 @@ func (t *TaskOp) Checkpoint(ctx context.Context, name string) error {
 	return err
 }
 
-// Ticks reads the worker's counter, on a controlled target.
+// Counter reads the worker's counter and whether it still runs, on a
+// controlled target.
 func (t *TaskOp) Counter(ctx context.Context) (int, bool, error) {
 	if t.e.Control == nil {
 		return 0, false, ErrNoControl
@@ -736,7 +739,7 @@ func taskCancelWorking(ctx context.Context, e *Env) Outcome {
 	return Passf("cancelled before the reply; tasks/get agrees")
 }
 
-// settleTask waits until the task's worker has ended: its end checkpoint
+// settle waits until the task's worker has ended: its end checkpoint
 // on a controlled target (gates released), the grace window elsewhere.
 func (t *TaskOp) settle(ctx context.Context) error {
 	if t.e.Control == nil {
