@@ -72,6 +72,9 @@ type Needs struct {
 	NoHandshake bool
 	// Stdio: only meaningful over the stdio transport.
 	Stdio bool
+	// HTTP: only meaningful over the Streamable HTTP transport; the
+	// session's Conn is then a *transport.HTTP.
+	HTTP bool
 	// Tasks: the profile names a task tool (profile "task") and the
 	// server declares tasks.requests.tools.call (2025-11-25 tasks).
 	Tasks bool

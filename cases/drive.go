@@ -11,6 +11,7 @@ import (
 	"github.com/mcpflight/mcpflight/control"
 	"github.com/mcpflight/mcpflight/jsonrpc"
 	"github.com/mcpflight/mcpflight/peer"
+	"github.com/mcpflight/mcpflight/transport"
 )
 
 // SlowSpec describes a long-running operation for a case to start.
@@ -134,11 +135,29 @@ func (o *Op) AtStep(ctx context.Context, n int) error {
 		if err != nil && ctx.Err() == nil && wctx.Err() != nil {
 			return fmt.Errorf("%w: step %d within %v", ErrNotReached, n, o.e.Grace)
 		}
+		if err == nil && o.e.separateStreams() && o.Call.Token.IsValid() {
+			// Over HTTP the await's answer and the call's progress travel
+			// on different streams: the checkpoint says the progress was
+			// sent, so wait until it has also been read.
+			err = o.waitStreamProgress(wctx, n)
+			if err != nil && ctx.Err() == nil {
+				return fmt.Errorf("%w: progress %d of a reached step/%d never arrived within %v", ErrNotReached, n, n, o.e.Grace)
+			}
+		}
 		return err
 	}
 	if !o.Call.Token.IsValid() {
 		return errors.New("an uncontrolled target can only be followed through progress; the call has no token")
 	}
+	if err := o.waitProgress(ctx, n); err != nil {
+		return fmt.Errorf("waiting for progress notification %d: %w", n, err)
+	}
+	return nil
+}
+
+// waitProgress waits until n progress notifications for the call's token
+// have been read.
+func (o *Op) waitProgress(ctx context.Context, n int) error {
 	isMine := progressFor(o.Call.Token)
 	seen := 0
 	_, err := o.e.Log.WaitFor(ctx, 0, func(ev chrono.Event) bool {
@@ -147,10 +166,53 @@ func (o *Op) AtStep(ctx context.Context, n int) error {
 		}
 		return seen >= n
 	})
-	if err != nil {
-		return fmt.Errorf("waiting for progress notification %d: %w", n, err)
+	return err
+}
+
+// drainStream waits, until ctx ends, for the SSE stream that answered the
+// request id to end: over HTTP an operation's end checkpoint says its
+// frames were sent on that stream, not that they were read.
+func (e *Env) drainStream(ctx context.Context, id jsonrpc.ID) {
+	h, ok := e.S.Conn().(*transport.HTTP)
+	if !ok {
+		return
 	}
-	return nil
+	if done := h.StreamDone(h.StreamOf(id)); done != nil {
+		select {
+		case <-done:
+		case <-ctx.Done():
+		}
+	}
+}
+
+// waitStreamProgress waits until the call's SSE stream has carried n
+// progress notifications, whatever token they name (a wrong token is for
+// the case to judge, not for the wait to trip on).
+func (o *Op) waitStreamProgress(ctx context.Context, n int) error {
+	h, ok := o.e.S.Conn().(*transport.HTTP)
+	stream := ""
+	if ok {
+		stream = h.StreamOf(o.Call.ID)
+	}
+	if stream == "" {
+		return o.waitProgress(ctx, n)
+	}
+	seen := 0
+	_, err := o.e.Log.WaitFor(ctx, 0, func(ev chrono.Event) bool {
+		if ev.Dir == chrono.In && ev.Channel == "SSE "+stream && anyProgress(ev) {
+			seen++
+		}
+		return seen >= n
+	})
+	return err
+}
+
+// separateStreams reports whether the session's messages travel on
+// independent streams (Streamable HTTP), so that the order in which two
+// answers are read says nothing about the order they were sent.
+func (e *Env) separateStreams() bool {
+	_, ok := e.S.Conn().(*transport.HTTP)
+	return ok
 }
 
 // ErrNotReached reports that a controlled operation did not reach a
@@ -172,6 +234,9 @@ func (o *Op) Settle(ctx context.Context) (control.Reached, error) {
 		r, err := o.Checkpoint(wctx, "end")
 		if err != nil && ctx.Err() == nil {
 			return r, fmt.Errorf("%w within %v: %w", ErrNotSettled, o.e.Grace, err)
+		}
+		if err == nil {
+			o.e.drainStream(wctx, o.Call.ID)
 		}
 		return r, err
 	}

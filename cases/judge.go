@@ -9,18 +9,54 @@ import (
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/jsonrpc"
 	"github.com/mcpflight/mcpflight/peer"
+	"github.com/mcpflight/mcpflight/transport"
 )
 
 // Quiesce makes sure everything the target sent in reaction to our earlier
 // frames has been read. A controlled target promises to finish handling
 // each frame before it reads the next (docs/control-extension.md), so one
 // round trip is a barrier; elsewhere the grace window is observed.
+//
+// Over Streamable HTTP each request has its own stream, so a round trip
+// orders nothing across streams: the streams of requests we cancelled,
+// which the server may still be ending, are also waited for (bounded by
+// the grace window).
 func (e *Env) Quiesce(ctx context.Context) error {
 	if e.Control != nil {
 		_, err := e.Control.Counters(ctx)
+		if err == nil {
+			e.drainCancelledStreams(ctx)
+		}
 		return err
 	}
 	return e.Observe(ctx)
+}
+
+// drainCancelledStreams waits, at most the grace window, for the SSE
+// streams of cancelled requests to end.
+func (e *Env) drainCancelledStreams(ctx context.Context) {
+	h, ok := e.S.Conn().(*transport.HTTP)
+	if !ok {
+		return
+	}
+	wctx, cancel := context.WithTimeout(ctx, e.Grace)
+	defer cancel()
+	for _, ev := range e.Log.Events() {
+		if ev.Dir != chrono.Out || ev.Summary == nil || ev.Summary.Method != "notifications/cancelled" || ev.Summary.RequestID == "" {
+			continue
+		}
+		id, err := jsonrpc.ParseID([]byte(ev.Summary.RequestID))
+		if err != nil {
+			continue
+		}
+		if done := h.StreamDone(h.StreamOf(id)); done != nil {
+			select {
+			case <-done:
+			case <-wctx.Done():
+				return
+			}
+		}
+	}
 }
 
 // answeredNotification fails the case when a response arrived that answers

@@ -60,5 +60,5 @@ func (ss *session) sendLog(c *call, level string, i int) {
 	if ss.has(FaultBadMessageShape) {
 		p = map[string]any{"level": "WARN", "logger": "slow"}
 	}
-	ss.notify("notifications/message", p)
+	ss.notifyFor(c.id, "notifications/message", p)
 }

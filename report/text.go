@@ -322,7 +322,7 @@ func (t textWriter) teardown(g runner.TeardownGrade) {
 		return
 	}
 	var steps []string
-	for _, s := range []transport.Step{transport.StepNone, transport.StepCloseInput, transport.StepSIGTERM, transport.StepSIGKILL} {
+	for _, s := range []transport.Step{transport.StepNone, transport.StepCloseInput, transport.StepDelete, transport.StepSIGTERM, transport.StepSIGKILL} {
 		if n := g.Steps[s]; n > 0 {
 			label := string(s)
 			if s == transport.StepNone {

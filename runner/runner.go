@@ -427,6 +427,8 @@ func staticSkip(cfg Config, n cases.Needs) string {
 		return "profile names no task tool; pass --profile"
 	case n.Stdio && cfg.Target.Transport != TransportStdio:
 		return fmt.Sprintf("needs the stdio transport; the target uses %s", orNone(cfg.Target.Transport))
+	case n.HTTP && cfg.Target.Transport != TransportHTTP:
+		return fmt.Sprintf("needs the Streamable HTTP transport; the target uses %s", orNone(cfg.Target.Transport))
 	}
 	return ""
 }

@@ -45,7 +45,7 @@ func rank(s transport.Step) int {
 	switch s {
 	case transport.StepNone:
 		return 0
-	case transport.StepCloseInput:
+	case transport.StepCloseInput, transport.StepDelete:
 		return 1
 	case transport.StepSIGTERM:
 		return 2
@@ -93,6 +93,11 @@ func GradeTeardown(results []Result, strict bool) TeardownGrade {
 		g.Verdict, g.Requirement = cases.Warn, "STD-46"
 		g.Summary = fmt.Sprintf("%d of %d sessions did not exit when stdin closed and needed SIGTERM",
 			g.Steps[transport.StepSIGTERM], g.Sessions)
+	case g.Worst == transport.StepDelete:
+		// Streamable HTTP: the sessions were ended with DELETE (HTTP-54);
+		// a failed DELETE is a teardown error above.
+		g.Verdict = cases.Pass
+		g.Summary = fmt.Sprintf("all %d sessions were ended with DELETE (or had none to end)", g.Sessions)
 	default:
 		g.Verdict = cases.Pass
 		g.Summary = fmt.Sprintf("all %d sessions exited when their input closed", g.Sessions)

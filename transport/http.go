@@ -51,6 +51,9 @@ var (
 	// ErrBadContentType reports a response whose Content-Type is neither
 	// application/json nor text/event-stream.
 	ErrBadContentType = errors.New("unexpected Content-Type")
+	// ErrSessionGone reports that the server answered 404 to our
+	// session ID: the session ended (HTTP-52), and the connection with it.
+	ErrSessionGone = errors.New("the server ended the session (HTTP 404 for its session ID)")
 	// ErrNoStream reports a stream name or event ID the transport does
 	// not know.
 	ErrNoStream = errors.New("no such SSE stream")
@@ -134,6 +137,7 @@ type HTTP struct {
 	gets      int
 	streams   map[string]*sseStream
 	byEventID map[string]*sseStream
+	byRequest map[string]string // request ID key -> stream name
 	closed    bool
 	err       error
 
@@ -142,6 +146,7 @@ type HTTP struct {
 	inClosed bool
 
 	closeOnce sync.Once
+	endOnce   sync.Once
 	result    Teardown
 }
 
@@ -178,6 +183,7 @@ func DialHTTP(ctx context.Context, cfg HTTPConfig) (*HTTP, error) {
 		initKeys:  map[string]bool{},
 		streams:   map[string]*sseStream{},
 		byEventID: map[string]*sseStream{},
+		byRequest: map[string]string{},
 	}
 	go func() {
 		select {
@@ -246,6 +252,14 @@ func (t *HTTP) LastEventID(stream string) string {
 		return s.lastID
 	}
 	return ""
+}
+
+// StreamOf names the SSE stream that answered the request with id, or ""
+// when it was answered otherwise or not sent.
+func (t *HTTP) StreamOf(id jsonrpc.ID) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.byRequest[id.Key()]
 }
 
 // StreamDone is closed when the named stream has ended; nil if unknown.
@@ -486,8 +500,12 @@ func (t *HTTP) Send(ctx context.Context, raw []byte) error {
 	if resp.StatusCode == http.StatusNotFound && sentSession {
 		t.mu.Lock()
 		t.sessionID, t.version = "", ""
+		if t.err == nil {
+			t.err = fmt.Errorf("transport: %s: %w", channel, ErrSessionGone)
+		}
 		t.mu.Unlock()
-		t.cfg.Log.Harness(chrono.KindDecision, channel, "404 for a session ID: the session is gone; a new initialize starts a new one (HTTP-53)")
+		t.cfg.Log.Harness(chrono.KindDecision, channel, "404 for a session ID: the session is gone, and this connection with it; a new initialize would start a new one (HTTP-53)")
+		go t.endInbound()
 	}
 	mt := mediaType(resp.Header)
 	switch {
@@ -500,6 +518,11 @@ func (t *HTTP) Send(ctx context.Context, raw []byte) error {
 			return ErrClosed
 		}
 		s := t.newStream(channel, r.cancel)
+		if msg != nil && msg.Kind == jsonrpc.KindRequest {
+			t.mu.Lock()
+			t.byRequest[msg.ID.Key()] = channel
+			t.mu.Unlock()
+		}
 		go t.readSSE(s, resp, r.guard)
 		return nil
 	case mt == "application/json":
@@ -913,6 +936,21 @@ func (t *HTTP) Raw(ctx context.Context, method string, body []byte, headers http
 	return out, nil
 }
 
+// endInbound stops every stream and ends Inbound, once.
+func (t *HTTP) endInbound() {
+	t.endOnce.Do(func() {
+		t.mu.Lock()
+		t.closed = true
+		t.mu.Unlock()
+		t.stop()
+		t.wg.Wait()
+		t.inMu.Lock()
+		t.inClosed = true
+		close(t.inbound)
+		t.inMu.Unlock()
+	})
+}
+
 // Close DELETEs the session, if there is one, then closes every stream
 // and ends Inbound. The teardown is StepDelete; Err is set when the
 // DELETE failed at the HTTP level. A 405 (HTTP-55) is not an error.
@@ -936,12 +974,7 @@ func (t *HTTP) Close(ctx context.Context) Teardown {
 			td.ExitCode = status
 		}
 		t.cfg.Log.Harness(chrono.KindState, "http", "closing every stream")
-		t.stop()
-		t.wg.Wait()
-		t.inMu.Lock()
-		t.inClosed = true
-		close(t.inbound)
-		t.inMu.Unlock()
+		t.endInbound()
 		td.Waited = time.Since(start)
 		t.result = td
 	})

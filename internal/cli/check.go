@@ -21,12 +21,16 @@ import (
 
 const checkUsage = `Usage: mcpflight check [flags]
 
-Runs the catalogue against an MCP server over stdio. Without --stdio the
-target is mcpflight's own reference server, started as "mcpflight serve --stdio".
+Runs the catalogue against an MCP server over stdio or Streamable HTTP.
+Without --stdio or --url the target is mcpflight's own reference server,
+started as "mcpflight serve --stdio" (or, with --transport http, served
+in this process on a free 127.0.0.1 port).
 
 Flags:
   --stdio CMD          the server's command line, split like a shell would
                        (quotes, backslashes) but run without a shell
+  --url URL            the MCP endpoint of a Streamable HTTP server
+  --transport NAME     stdio (default) or http, for the built-in server
   --shell              run --stdio's command line through /bin/sh -c
   --profile NAME|FILE  the target profile: a built-in name (reference,
                        server-everything) or a JSON/YAML file. Default:
@@ -50,6 +54,8 @@ Flags:
 // checkOptions are the parsed flags of check.
 type checkOptions struct {
 	stdio       string
+	url         string
+	transport   string
 	shell       bool
 	profile     string
 	cases       stringList
@@ -67,6 +73,8 @@ func (e Env) check(ctx context.Context, args []string) (int, error) {
 	var o checkOptions
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
 	fs.StringVar(&o.stdio, "stdio", "", "")
+	fs.StringVar(&o.url, "url", "", "")
+	fs.StringVar(&o.transport, "transport", "", "")
 	fs.BoolVar(&o.shell, "shell", false, "")
 	fs.StringVar(&o.profile, "profile", "", "")
 	fs.Var(&o.cases, "case", "")
@@ -92,10 +100,31 @@ func (e Env) check(ctx context.Context, args []string) (int, error) {
 		return 0, usagef(checkUsage, "--shell needs --stdio")
 	case len(o.faults) > 0 && o.stdio != "":
 		return 0, usagef(checkUsage, "--target-fault applies to the built-in server only, not to --stdio")
+	case len(o.faults) > 0 && o.url != "":
+		return 0, usagef(checkUsage, "--target-fault applies to the built-in server only, not to --url")
+	case o.url != "" && o.stdio != "":
+		return 0, usagef(checkUsage, "--url and --stdio name two targets; pass one")
+	case o.transport != "" && o.transport != runner.TransportStdio && o.transport != runner.TransportHTTP:
+		return 0, usagef(checkUsage, "--transport must be stdio or http")
+	case o.transport == runner.TransportHTTP && o.stdio != "":
+		return 0, usagef(checkUsage, "--transport http does not apply to --stdio")
+	case o.transport == runner.TransportStdio && o.url != "":
+		return 0, usagef(checkUsage, "--transport stdio does not apply to --url")
 	}
 
-	target, prof, err := e.target(o)
-	if err != nil {
+	var (
+		target runner.Target
+		prof   *profile.Profile
+		err    error
+	)
+	if o.url != "" || o.transport == runner.TransportHTTP {
+		var stop func()
+		target, prof, stop, err = e.httpTarget(o)
+		if err != nil {
+			return 0, err
+		}
+		defer stop()
+	} else if target, prof, err = e.target(o); err != nil {
 		return 0, err
 	}
 	selected, err := runner.Select(cases.All(), o.cases)

@@ -14,24 +14,40 @@ import (
 )
 
 const serveUsage = `Usage: mcpflight serve --stdio [--fault NAME]...
+       mcpflight serve --http ADDR [--allow-origin ORIGIN]... [--fault NAME]...
        mcpflight serve --list-faults
 
-Runs mcpflight's reference MCP server for one session over stdin and
-stdout; diagnostics go to stderr. It exits when its input ends.
+Runs mcpflight's reference MCP server. With --stdio it serves one session
+over stdin and stdout and exits when its input ends. With --http it serves
+Streamable HTTP (2025-11-25) at http://ADDR/mcp (any path is the
+endpoint), prints that URL on stdout and runs until interrupted.
+Diagnostics go to stderr.
 
 Flags:
-  --stdio          serve over stdin/stdout (the only transport so far)
-  --fault NAME     break one contract on purpose (repeatable)
-  --list-faults    print the faults and what each breaks
+  --stdio               serve over stdin/stdout
+  --http ADDR           serve Streamable HTTP on ADDR, e.g. 127.0.0.1:8080
+                        (127.0.0.1:0 picks a free port); a host that is not
+                        loopback needs --allow-remote (HTTP-5)
+  --allow-remote        allow --http to bind a non-loopback address
+  --allow-origin ORIGIN accept this Origin besides loopback ones (repeatable)
+  --retry-ms N          send retry: N in every priming event
+  --fault NAME          break one contract on purpose (repeatable)
+  --list-faults         print the faults and what each breaks
 `
 
 func (e Env) serve(ctx context.Context, args []string) (int, error) {
 	var (
-		stdio, list bool
-		faults      stringList
+		stdio, list, remote bool
+		faults, origins     stringList
+		httpAddr            string
+		retryMS             int
 	)
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.BoolVar(&stdio, "stdio", false, "")
+	fs.StringVar(&httpAddr, "http", "", "")
+	fs.BoolVar(&remote, "allow-remote", false, "")
+	fs.Var(&origins, "allow-origin", "")
+	fs.IntVar(&retryMS, "retry-ms", 0, "")
 	fs.BoolVar(&list, "list-faults", false, "")
 	fs.Var(&faults, "fault", "")
 	if done, err := e.parse(fs, serveUsage, args); done || err != nil {
@@ -44,8 +60,8 @@ func (e Env) serve(ctx context.Context, args []string) (int, error) {
 		}
 		return 0, tw.Flush()
 	}
-	if !stdio {
-		return 0, usagef(serveUsage, "serve needs --stdio")
+	if stdio == (httpAddr != "") {
+		return 0, usagef(serveUsage, "serve needs --stdio or --http, not both")
 	}
 	set := refserver.FaultSet{}
 	for _, name := range faults {
@@ -56,6 +72,9 @@ func (e Env) serve(ctx context.Context, args []string) (int, error) {
 		set[f] = true
 	}
 	srv := refserver.New(refserver.Options{Faults: set, Stderr: e.Stderr, Version: e.version()})
+	if httpAddr != "" {
+		return e.serveHTTP(ctx, srv, httpAddr, remote, refserver.HTTPOptions{AllowedOrigins: origins, RetryMillis: retryMS})
+	}
 	err := srv.Serve(ctx, e.Stdin, e.Stdout)
 	switch {
 	case err == nil:
@@ -141,6 +160,7 @@ func NeedsList(n cases.Needs) []string {
 	}
 	add(n.NoHandshake, "no-handshake")
 	add(n.Stdio, "stdio")
+	add(n.HTTP, "http")
 	return out
 }
 

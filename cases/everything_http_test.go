@@ -1,0 +1,119 @@
+package cases_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpflight/mcpflight/cases"
+	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/profile"
+	"github.com/mcpflight/mcpflight/runner"
+	"github.com/mcpflight/mcpflight/transport"
+)
+
+// startEverythingHTTP runs server-everything in streamableHttp mode on a
+// free port and returns its endpoint once it says it listens.
+func startEverythingHTTP(t *testing.T, node string) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, node, serverEverything, "streamableHttp")
+	cmd.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", port))
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		_ = cmd.Wait()
+	})
+	ready := make(chan error, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), "listening on port") {
+				ready <- nil
+				for sc.Scan() {
+				}
+				return
+			}
+		}
+		ready <- fmt.Errorf("server-everything ended before listening: %v", sc.Err())
+	}()
+	select {
+	case err := <-ready:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second): // safety net
+		t.Fatal("server-everything did not start listening within 30s")
+	}
+	return fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
+}
+
+// TestCatalogueOverHTTPAgainstServerEverything runs the catalogue (tasks
+// aside, which TestTaskCasesAgainstServerEverything covers) over
+// Streamable HTTP against the real server-everything. Every verdict must
+// be a judgement: no error.
+func TestCatalogueOverHTTPAgainstServerEverything(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts node")
+	}
+	node, err := exec.LookPath("node")
+	_, statErr := os.Stat(serverEverything)
+	if err != nil || statErr != nil {
+		msg := fmt.Sprintf("needs node and %s (cd testdata/targets && npm ci): %v %v", serverEverything, err, statErr)
+		if os.Getenv("CI") != "" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	url := startEverythingHTTP(t, node)
+	prof, err := profile.Builtin(profile.ServerEverything)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sel []cases.Case
+	for _, c := range cases.All() {
+		if c.Area() != "tasks" {
+			sel = append(sel, c)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	rep, err := runner.Run(ctx, runner.Config{
+		Target: runner.Target{
+			Name:      url,
+			Transport: runner.TransportHTTP,
+			Dial: func(ctx context.Context, log *chrono.Log) (transport.Conn, error) {
+				return transport.DialHTTP(ctx, transport.HTTPConfig{URL: url, Log: log, StallTimeout: 20 * time.Second})
+			},
+		},
+		Profile: prof,
+		Cases:   sel,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rep.Results {
+		t.Logf("%-48s %-5s %s", r.ID, r.Outcome.Verdict, chrono.Sanitize(r.Outcome.Summary, false))
+		if r.Outcome.Verdict == cases.Error {
+			t.Errorf("%s ended in error: %s", r.ID, r.Outcome.Summary)
+		}
+	}
+}

@@ -1,0 +1,810 @@
+package cases
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/jsonrpc"
+	"github.com/mcpflight/mcpflight/transport"
+)
+
+// httpCases cover the Streamable HTTP transport of 2025-11-25: streams,
+// disconnection and resumption, sessions, Origin and headers.
+func httpCases() []Case {
+	v := []string{V20251125}
+	return []Case{
+		{
+			ID: "http/disconnect-is-not-cancel", Title: "dropping a call's SSE stream does not cancel the call",
+			Reqs: []string{"HTTP-25", "HTTP-42", "HTTP-45"}, Versions: v,
+			Needs:  Needs{HTTP: true, SlowTool: true},
+			Sends:  "tools/call with progress; after step 1 the client drops the POST's SSE stream without a cancel; the work is released and runs to its end; GET with Last-Event-ID",
+			Expect: "the server reports the operation completed, not cancelled; the resumed stream carries the remaining progress and the result",
+			Run:    disconnectIsNotCancel,
+		},
+		{
+			ID: "http/resume-while-running", Title: "a resume while the call still runs replays what was missed and goes on live",
+			Reqs: []string{"HTTP-43", "HTTP-45", "HTTP-21"}, Versions: v,
+			Needs:  Needs{HTTP: true, SlowTool: true, Control: true},
+			Sends:  "tools/call with progress; drop after step 1; step 2 runs while away; GET with Last-Event-ID while step 3 is held; release",
+			Expect: "progress 2 replayed, then progress 3 and the result live, on the resumed stream",
+			Run:    func(ctx context.Context, e *Env) Outcome { return resumeCase(ctx, e, false) },
+		},
+		{
+			ID: "http/resume-after-completion", Title: "a resume after the call completed replays the rest and the result",
+			Reqs: []string{"HTTP-43", "HTTP-45", "HTTP-21"}, Versions: v,
+			Needs:  Needs{HTTP: true, SlowTool: true, Control: true},
+			Sends:  "tools/call with progress; drop after step 1; the call runs to its end; then GET with Last-Event-ID",
+			Expect: "the remaining progress and the result, replayed on the resumed stream",
+			Run:    func(ctx context.Context, e *Env) Outcome { return resumeCase(ctx, e, true) },
+		},
+		{
+			ID: "http/replay-only-disconnected-stream", Title: "a resume replays only the stream that was disconnected",
+			Reqs: []string{"HTTP-44", "HTTP-37"}, Versions: v,
+			Needs:  Needs{HTTP: true, SlowTool: true, Control: true},
+			Sends:  "call A dropped after step 1; call B runs to completion on its own stream; A completes; GET with Last-Event-ID of A",
+			Expect: "the resumed stream carries only A's messages, nothing of B",
+			Run:    replayOnlyDisconnected,
+		},
+		{
+			ID: "http/event-ids-unique", Title: "SSE event IDs are unique across the session's streams",
+			Reqs: []string{"HTTP-40"}, Versions: v,
+			Needs:  Needs{HTTP: true, SlowTool: true},
+			Sends:  "two tools/call with progress, each to completion",
+			Expect: "no event ID appears twice across all streams",
+			Run:    eventIDsUnique,
+		},
+		{
+			ID: "http/cancel-202-then-no-response", Title: "a POSTed cancel gets 202 and the cancelled call's stream carries no response",
+			Reqs: []string{"HTTP-11", "HTTP-26", "CAN-8"}, Versions: v,
+			Needs:  Needs{HTTP: true, SlowTool: true, Control: true},
+			Sends:  "tools/call with progress; after step 1 notifications/cancelled as its own POST",
+			Expect: "202 with no body for the cancel; no response for the call on its stream",
+			Run:    cancel202NoResponse,
+		},
+		{
+			ID: "http/notification-202-no-body", Title: "a POSTed notification is answered 202 with no body",
+			Reqs: []string{"HTTP-11"}, Versions: v,
+			Needs:  Needs{HTTP: true},
+			Sends:  "notifications/cancelled for a request ID never used",
+			Expect: "HTTP 202 Accepted, empty body",
+			Run:    notification202,
+		},
+		{
+			ID: "http/session-id-required", Title: "a request without the session ID is refused with 400",
+			Reqs: []string{"HTTP-51"}, Versions: v,
+			Needs:  Needs{HTTP: true},
+			Sends:  "ping without MCP-Session-Id on a session that has one",
+			Expect: "HTTP 400",
+			Run:    sessionIDRequired,
+		},
+		{
+			ID: "http/unknown-session-404", Title: "a request with an unknown session ID gets 404",
+			Reqs: []string{"HTTP-52"}, Versions: v,
+			Needs:  Needs{HTTP: true},
+			Sends:  "ping with MCP-Session-Id: mcpflight-no-such-session",
+			Expect: "HTTP 404",
+			Run:    unknownSession404,
+		},
+		{
+			ID: "http/delete-then-404-then-new-session", Title: "after DELETE the session is gone and a new initialize starts a new one",
+			Reqs: []string{"HTTP-52", "HTTP-54", "HTTP-55", "HTTP-46", "HTTP-48"}, Versions: v,
+			Needs:  Needs{HTTP: true},
+			Sends:  "DELETE; then ping, GET and DELETE with the old session ID; then initialize without a session ID",
+			Expect: "DELETE 2xx (or 405: not allowed); 404 for every later request; the new initialize gets a different, visible-ASCII session ID",
+			Run:    deleteThen404,
+		},
+		{
+			ID: "http/origin-forbidden", Title: "a foreign Origin is refused with 403",
+			Reqs: []string{"HTTP-2", "HTTP-3"}, Versions: v,
+			Needs:  Needs{HTTP: true},
+			Sends:  "ping with Origin: http://evil.example",
+			Expect: "HTTP 403",
+			Run:    originForbidden,
+		},
+		{
+			ID: "http/protocol-version-header-invalid", Title: "an unsupported MCP-Protocol-Version header is refused with 400",
+			Reqs: []string{"HTTP-59"}, Versions: v,
+			Needs:  Needs{HTTP: true},
+			Sends:  "ping with MCP-Protocol-Version: 1999-01-01",
+			Expect: "HTTP 400",
+			Run:    protocolVersionInvalid,
+		},
+		{
+			ID: "http/get-stream-carries-no-call-messages", Title: "progress and responses of a POSTed call stay off the GET stream",
+			Reqs: []string{"HTTP-30", "HTTP-31", "HTTP-32", "HTTP-22", "HTTP-37"}, Versions: v,
+			Needs:  Needs{HTTP: true, SlowTool: true},
+			Sends:  "GET stream opened; tools/call with progress to completion",
+			Expect: "GET answered with an event stream or 405; the call's progress and result only on its POST stream",
+			Run:    getStreamClean,
+		},
+		{
+			ID: "http/answer-content-type", Title: "every POSTed request is answered with JSON or an event stream",
+			Reqs: []string{"HTTP-14"}, Versions: v,
+			Needs:  Needs{HTTP: true, SlowTool: true},
+			Sends:  "ping, tools/list and a tools/call with progress",
+			Expect: "each answer has Content-Type application/json or text/event-stream",
+			Run:    answerContentType,
+		},
+		{
+			ID: "http/priming-event", Title: "an SSE answer starts with an event ID and empty data",
+			Reqs: []string{"HTTP-16", "HTTP-24"}, Versions: v,
+			Needs:  Needs{HTTP: true, SlowTool: true},
+			Sends:  "tools/call with progress to completion",
+			Expect: "a stream answer's first event has an ID and empty data; the stream ends after the response",
+			Run:    primingEvent,
+		},
+		{
+			ID: "http/batch-rejected", Title: "a POSTed batch is refused with an HTTP error",
+			Reqs: []string{"HTTP-10", "HTTP-12"}, Versions: v,
+			Needs:  Needs{HTTP: true},
+			Sends:  "a JSON array of two pings",
+			Expect: "an HTTP 4xx status",
+			Run:    batchRejected,
+		},
+	}
+}
+
+// conn is the case's HTTP connection.
+func (e *Env) httpConn() (*transport.HTTP, *Outcome) {
+	h, ok := e.S.Conn().(*transport.HTTP)
+	if !ok {
+		o := Errorf("the session's transport is not Streamable HTTP")
+		return nil, &o
+	}
+	return h, nil
+}
+
+// streamOf names the SSE stream of a call, or returns an outcome saying
+// the server answered with JSON (no stream to drop).
+func streamOf(h *transport.HTTP, id jsonrpc.ID) (string, *Outcome) {
+	name := h.StreamOf(id)
+	if name == "" {
+		o := Infof("the server answered the call with a JSON body, not an SSE stream: nothing to drop or resume (HTTP-14 allows both)")
+		return "", &o
+	}
+	return name, nil
+}
+
+// dropAfterStep starts a gated slow call with progress, brings it to step
+// 1 and drops its stream. It returns the op, the dropped stream and the
+// last event ID read on it.
+func (e *Env) dropAfterStep(ctx context.Context, h *transport.HTTP, key string) (*Op, string, string, *Outcome) {
+	op, err := e.StartSlow(ctx, SlowSpec{Key: key, Progress: true, Steps: 3})
+	if err != nil {
+		o := Errorf("%v", err)
+		return nil, "", "", &o
+	}
+	if err := op.AtStep(ctx, 1); err != nil {
+		o := Errorf("%v", err)
+		return nil, "", "", &o
+	}
+	stream, o := streamOf(h, op.Call.ID)
+	if o != nil {
+		return nil, "", "", o
+	}
+	last := h.LastEventID(stream)
+	if err := h.Drop(stream); err != nil {
+		o := Errorf("dropping %s: %v", stream, err)
+		return nil, "", "", &o
+	}
+	if last == "" {
+		o := Infof("the server's stream carried no event ID: it is not resumable (HTTP-27, HTTP-39 are MAY)")
+		return nil, "", "", &o
+	}
+	return op, stream, last, nil
+}
+
+// awaitResult waits for the call's response within the slow budget.
+func (e *Env) awaitResult(ctx context.Context, op *Op) (*jsonrpc.Message, error) {
+	wctx, cancel := context.WithTimeout(ctx, e.slowBudget())
+	defer cancel()
+	return op.Call.Await(wctx)
+}
+
+// framesOn returns the JSON-RPC frames read on the SSE stream channel.
+func (e *Env) framesOn(stream string) []chrono.Event {
+	var out []chrono.Event
+	for _, ev := range e.Log.Events() {
+		if ev.Dir == chrono.In && ev.Kind == chrono.KindFrame && ev.Channel == "SSE "+stream {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+func disconnectIsNotCancel(ctx context.Context, e *Env) Outcome {
+	h, o := e.httpConn()
+	if o != nil {
+		return *o
+	}
+	op, _, last, o := e.dropAfterStep(ctx, h, "a")
+	if o != nil {
+		return *o
+	}
+	if e.Control == nil {
+		// Without counters the only evidence is the result, fetched by
+		// resuming at once.
+		resumed, err := h.Resume(ctx, last)
+		if err != nil {
+			return Infof("resuming was refused (%s): whether the work went on cannot be seen without the control extension", chrono.Sanitize(err.Error(), false))
+		}
+		resp, err := e.awaitResult(ctx, op)
+		if err != nil || resp == nil {
+			return Violation(Warn, "HTTP-25", []string{"the call goes on after its stream dropped and its result comes on the resumed stream " + resumed},
+				"no result after the drop and the resume: the call was lost or treated as cancelled", 0)
+		}
+		return Passf("the call went on after its stream dropped; its result came on %s", resumed)
+	}
+	// The call is held at its step-1 gate: watch, for the grace window,
+	// whether the server ends it by itself because the stream dropped.
+	wctx, cancel := context.WithTimeout(ctx, e.Grace)
+	_, endErr := op.Checkpoint(wctx, "end")
+	cancel()
+	if endErr != nil && ctx.Err() == nil {
+		e.Log.Harness(chrono.KindDeadline, "case", fmt.Sprintf("the held call did not end within the grace window of %v after the drop", e.Grace))
+		if err := op.ReleaseAll(ctx); err != nil {
+			return Errorf("%v", err)
+		}
+		if _, err := op.Settle(ctx); err != nil {
+			return Errorf("settling: %v", err)
+		}
+	}
+	state, _, err := op.OperationState(ctx)
+	if err != nil {
+		return Errorf("%v", err)
+	}
+	if state.State != "completed" {
+		return Violation(Warn, "HTTP-25", []string{"operation \"a\" completed although its stream was dropped (a disconnection is not a cancellation)"},
+			fmt.Sprintf("the server reports operation \"a\" as %q after the client dropped its stream", state.State), 0)
+	}
+	resumed, err := h.Resume(ctx, last)
+	if err != nil {
+		return Infof("the work completed despite the drop (HTTP-25 holds); resuming was refused: %v", chrono.Sanitize(err.Error(), false))
+	}
+	resp, err := e.awaitResult(ctx, op)
+	if err != nil || resp == nil {
+		return Violation(Warn, "HTTP-21", []string{"the call's result on the stream resumed with Last-Event-ID " + last},
+			fmt.Sprintf("no result on %s", resumed), 0)
+	}
+	return Passf("the call completed after its stream was dropped; the result came on %s", resumed)
+}
+
+func resumeCase(ctx context.Context, e *Env, afterCompletion bool) Outcome {
+	h, o := e.httpConn()
+	if o != nil {
+		return *o
+	}
+	op, _, last, o := e.dropAfterStep(ctx, h, "a")
+	if o != nil {
+		return *o
+	}
+	if err := op.Release(ctx, "step/1"); err != nil {
+		return Errorf("%v", err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, e.slowBudget())
+	_, err := op.Checkpoint(wctx, "step/2")
+	cancel()
+	if err != nil {
+		if state, _, serr := op.OperationState(ctx); serr == nil && state.State == "cancelled" {
+			return Violation(Warn, "HTTP-25", []string{"the call goes on after its stream dropped (a disconnection is not a cancellation)"},
+				"the server reports the call cancelled after the client dropped its stream", 0)
+		}
+		return Errorf("awaiting step 2: %v", err)
+	}
+	if afterCompletion {
+		if err := op.ReleaseAll(ctx); err != nil {
+			return Errorf("%v", err)
+		}
+		if _, err := op.Settle(ctx); err != nil {
+			return Errorf("settling: %v", err)
+		}
+	}
+	resumed, err := h.Resume(ctx, last)
+	if err != nil {
+		var se *transport.StatusError
+		if errors.As(err, &se) && se.Status == http.StatusMethodNotAllowed {
+			return Infof("the server offers no GET stream (405): it does not resume (HTTP-27 is MAY)")
+		}
+		return Violation(Warn, "HTTP-43", []string{"GET with Last-Event-ID resumes the dropped stream"},
+			"resuming failed: "+chrono.Sanitize(err.Error(), false), 0)
+	}
+	if !afterCompletion {
+		if err := op.ReleaseAll(ctx); err != nil {
+			return Errorf("%v", err)
+		}
+	}
+	resp, err := e.awaitResult(ctx, op)
+	if err != nil || resp == nil {
+		return Violation(Warn, "HTTP-21", []string{fmt.Sprintf("progress 2 and 3 and the result on %s", resumed)},
+			fmt.Sprintf("no result for the call on %s", resumed), 0)
+	}
+	isMine := progressFor(op.Call.Token)
+	got := 0
+	for _, ev := range e.framesOn(resumed) {
+		if isMine(ev) {
+			got++
+		}
+	}
+	if got != 2 {
+		return Violation(Warn, "HTTP-43", []string{fmt.Sprintf("the 2 progress notifications after event %s replayed or sent on %s", last, resumed)},
+			fmt.Sprintf("%d progress notifications for the call on %s", got, resumed), 0)
+	}
+	return Passf("the resumed stream %s carried the 2 missed progress notifications and the result", resumed)
+}
+
+func replayOnlyDisconnected(ctx context.Context, e *Env) Outcome {
+	h, o := e.httpConn()
+	if o != nil {
+		return *o
+	}
+	a, _, last, o := e.dropAfterStep(ctx, h, "a")
+	if o != nil {
+		return *o
+	}
+	b, err := e.StartSlow(ctx, SlowSpec{Key: "b", Progress: true, Free: true})
+	if err != nil {
+		return Errorf("%v", err)
+	}
+	if _, err := e.awaitResult(ctx, b); err != nil {
+		return Errorf("call b: %v", err)
+	}
+	if err := a.ReleaseAll(ctx); err != nil {
+		return Errorf("%v", err)
+	}
+	if _, err := a.Settle(ctx); err != nil {
+		return Errorf("settling a: %v", err)
+	}
+	resumed, err := h.Resume(ctx, last)
+	if err != nil {
+		return Infof("resuming was refused (%s): nothing replayed, nothing crossed", chrono.Sanitize(err.Error(), false))
+	}
+	if _, err := e.awaitResult(ctx, a); err != nil {
+		return Violation(Warn, "HTTP-21", []string{"call a's result on the resumed stream"}, "no result for call a on "+resumed, 0)
+	}
+	<-streamDoneOr(ctx, h, resumed, e)
+	isB := progressFor(b.Call.Token)
+	bResp := responseTo(b.Call.ID)
+	for _, ev := range e.framesOn(resumed) {
+		if isB(ev) || bResp(ev) {
+			return Violation(Fail, "HTTP-44", []string{"only call a's messages on the stream resumed after event " + last},
+				fmt.Sprintf("call b's %s replayed on %s", describe(ev), resumed), ev.Seq)
+		}
+	}
+	return Passf("the resumed stream %s carried only the disconnected call's messages", resumed)
+}
+
+// streamDoneOr is the stream's end, or the end of the grace window.
+func streamDoneOr(ctx context.Context, h *transport.HTTP, stream string, e *Env) <-chan struct{} {
+	out := make(chan struct{})
+	go func() {
+		defer close(out)
+		wctx, cancel := context.WithTimeout(ctx, e.Grace)
+		defer cancel()
+		select {
+		case <-h.StreamDone(stream):
+		case <-wctx.Done():
+		}
+	}()
+	return out
+}
+
+func eventIDsUnique(ctx context.Context, e *Env) Outcome {
+	h, o := e.httpConn()
+	if o != nil {
+		return *o
+	}
+	for _, key := range []string{"a", "b"} {
+		op, err := e.StartSlow(ctx, SlowSpec{Key: key, Progress: true, Free: true})
+		if err != nil {
+			return Errorf("%v", err)
+		}
+		if _, err := e.awaitResult(ctx, op); err != nil {
+			return Errorf("call %s: %v", key, err)
+		}
+		if name := h.StreamOf(op.Call.ID); name != "" {
+			<-streamDoneOr(ctx, h, name, e)
+		}
+	}
+	seen := map[string]string{}
+	n := 0
+	for _, stream := range h.Streams() {
+		for _, ev := range h.Events(stream) {
+			if !ev.HasID || ev.ID == "" {
+				continue
+			}
+			n++
+			if prev, dup := seen[ev.ID]; dup {
+				return Violation(Fail, "HTTP-40", []string{"every event ID unique across the session's streams"},
+					fmt.Sprintf("event ID %q on %s and on %s", chrono.Sanitize(ev.ID, false), prev, stream), ev.Seq)
+			}
+			seen[ev.ID] = stream
+		}
+	}
+	if n == 0 {
+		return Infof("the server attached no event IDs (HTTP-39 is MAY)")
+	}
+	return Passf("%d event IDs, all distinct", n)
+}
+
+// statusAfter finds the HTTP status recorded for the exchange whose
+// outbound frame has sequence number seq.
+func (e *Env) statusAfter(seq uint64) (int, chrono.Event, bool) {
+	ev := e.eventAt(seq)
+	for _, r := range e.Log.Since(seq) {
+		if r.Dir == chrono.In && r.Kind == chrono.KindHTTP && r.Channel == ev.Channel && strings.HasPrefix(r.Text, "HTTP ") {
+			var status int
+			if _, err := fmt.Sscanf(r.Text, "HTTP %d", &status); err == nil {
+				return status, r, true
+			}
+		}
+	}
+	return 0, chrono.Event{}, false
+}
+
+// bodyAfter reports a body recorded for the exchange of seq.
+func (e *Env) bodyAfter(seq uint64) (chrono.Event, bool) {
+	ev := e.eventAt(seq)
+	for _, r := range e.Log.Since(seq) {
+		if r.Dir == chrono.In && r.Channel == ev.Channel && len(r.Raw) > 0 {
+			return r, true
+		}
+	}
+	return chrono.Event{}, false
+}
+
+func cancel202NoResponse(ctx context.Context, e *Env) Outcome {
+	h, o := e.httpConn()
+	if o != nil {
+		return *o
+	}
+	op, err := e.StartSlow(ctx, SlowSpec{Key: "a", Progress: true})
+	if err != nil {
+		return Errorf("%v", err)
+	}
+	if err := op.AtStep(ctx, 1); err != nil {
+		return Errorf("%v", err)
+	}
+	stream := h.StreamOf(op.Call.ID)
+	if err := e.S.Cancel(ctx, op.Call, "mcpflight: cancel over HTTP"); err != nil {
+		var se *transport.StatusError
+		if !errors.As(err, &se) {
+			return Errorf("sending cancel: %v", err)
+		}
+	}
+	if _, err := op.Settle(ctx); err != nil && !errors.Is(err, ErrNotSettled) {
+		return Errorf("settling: %v", err)
+	}
+	if err := e.Quiesce(ctx); err != nil {
+		return Errorf("%v", err)
+	}
+	cseq := op.Call.CancelSeq
+	status, sev, ok := e.statusAfter(cseq)
+	if !ok {
+		return Errorf("no HTTP status recorded for the cancel's POST")
+	}
+	if status != http.StatusAccepted {
+		return Violation(Fail, "HTTP-11", []string{"HTTP 202 Accepted for the POSTed notifications/cancelled"},
+			chrono.Sanitize(sev.Text, false), sev.Seq)
+	}
+	if stream != "" {
+		<-streamDoneOr(ctx, h, stream, e)
+	}
+	if o := e.responseAfterCancel(op); o != nil {
+		return *o
+	}
+	return Passf("the cancel got 202 and no response followed")
+}
+
+func notification202(ctx context.Context, e *Env) Outcome {
+	h, o := e.httpConn()
+	if o != nil {
+		return *o
+	}
+	body := []byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"mcpflight-never-sent","reason":"probe"}}`)
+	seq := e.Log.Len() + 1
+	resp, err := h.RawPOST(ctx, body, nil)
+	if err != nil {
+		return Errorf("POST: %v", err)
+	}
+	if resp.Status != http.StatusAccepted || len(resp.Body) > 0 || len(resp.Events) > 0 {
+		actual := fmt.Sprintf("HTTP %d with %d body bytes", resp.Status, len(resp.Body))
+		if ev, ok := e.bodyAfter(seq); ok {
+			return Violation(Fail, "HTTP-11", []string{"HTTP 202 Accepted with no body"}, actual, ev.Seq)
+		}
+		return Violation(Fail, "HTTP-11", []string{"HTTP 202 Accepted with no body"}, actual, seq)
+	}
+	return Passf("202 with no body")
+}
+
+// rawPing POSTs a ping with header changes and returns the status.
+func (e *Env) rawPing(ctx context.Context, h *transport.HTTP, headers http.Header) (int, uint64, error) {
+	raw, err := jsonrpc.EncodeRequest(e.S.NewID(), "ping", nil)
+	if err != nil {
+		return 0, 0, err
+	}
+	seq := e.Log.Len() + 1
+	resp, err := h.RawPOST(ctx, raw, headers)
+	if err != nil {
+		return 0, seq, err
+	}
+	return resp.Status, seq, nil
+}
+
+func sessionIDRequired(ctx context.Context, e *Env) Outcome {
+	h, o := e.httpConn()
+	if o != nil {
+		return *o
+	}
+	if h.SessionID() == "" {
+		return Skipf("the server assigned no session ID (HTTP-46 is MAY)")
+	}
+	status, seq, err := e.rawPing(ctx, h, http.Header{transport.HeaderSessionID: nil})
+	if err != nil {
+		return Errorf("%v", err)
+	}
+	if status != http.StatusBadRequest {
+		return Violation(Warn, "HTTP-51", []string{"HTTP 400 for a request without MCP-Session-Id"}, fmt.Sprintf("HTTP %d", status), seq)
+	}
+	return Passf("400 without the session ID")
+}
+
+func unknownSession404(ctx context.Context, e *Env) Outcome {
+	h, o := e.httpConn()
+	if o != nil {
+		return *o
+	}
+	if h.SessionID() == "" {
+		return Skipf("the server assigned no session ID (HTTP-46 is MAY)")
+	}
+	status, seq, err := e.rawPing(ctx, h, http.Header{transport.HeaderSessionID: {"mcpflight-no-such-session"}})
+	if err != nil {
+		return Errorf("%v", err)
+	}
+	if status != http.StatusNotFound {
+		// HTTP-52's MUST is about terminated sessions; a session ID never
+		// issued is the same case for the client (HTTP-53), but the
+		// sentence does not literally cover it: a warn.
+		return Violation(Warn, "HTTP-52", []string{"HTTP 404 for a session ID the server never issued (as for a terminated one)"}, fmt.Sprintf("HTTP %d", status), seq)
+	}
+	return Passf("404 for an unknown session ID")
+}
+
+// visibleASCII reports whether s is non-empty and only 0x21..0x7E.
+func visibleASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x21 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return s != ""
+}
+
+func deleteThen404(ctx context.Context, e *Env) Outcome {
+	h, o := e.httpConn()
+	if o != nil {
+		return *o
+	}
+	old := h.SessionID()
+	if old == "" {
+		return Skipf("the server assigned no session ID (HTTP-46 is MAY)")
+	}
+	if !visibleASCII(old) {
+		return Violation(Fail, "HTTP-48", []string{"a session ID of visible ASCII (0x21 to 0x7E)"}, fmt.Sprintf("session ID %q", chrono.Sanitize(old, false)), 0)
+	}
+	seq := e.Log.Len() + 1
+	status, err := h.Delete(ctx)
+	if err != nil {
+		return Errorf("DELETE: %v", err)
+	}
+	if status == http.StatusMethodNotAllowed {
+		return Infof("DELETE answered 405: the server does not let clients end sessions (HTTP-55)")
+	}
+	if status/100 != 2 {
+		return Violation(Fail, "HTTP-54", []string{"DELETE answered 2xx, or 405 when not allowed"}, fmt.Sprintf("HTTP %d", status), seq)
+	}
+	oldHdr := http.Header{transport.HeaderSessionID: {old}}
+	for _, method := range []string{http.MethodPost, http.MethodGet, http.MethodDelete} {
+		var body []byte
+		if method == http.MethodPost {
+			body, _ = jsonrpc.EncodeRequest(e.S.NewID(), "ping", nil)
+		}
+		seq := e.Log.Len() + 1
+		resp, err := h.Raw(ctx, method, body, oldHdr)
+		if err != nil {
+			return Errorf("%s after DELETE: %v", method, err)
+		}
+		if resp.Status != http.StatusNotFound {
+			return Violation(Fail, "HTTP-52", []string{method + " with a deleted session ID answered 404"}, fmt.Sprintf("HTTP %d", resp.Status), seq)
+		}
+	}
+	init, _ := jsonrpc.EncodeRequest(e.S.NewID(), "initialize", map[string]any{
+		"protocolVersion": V20251125, "capabilities": map[string]any{},
+		"clientInfo": map[string]any{"name": "mcpflight", "version": "dev"},
+	})
+	seq = e.Log.Len() + 1
+	resp, err := h.RawPOST(ctx, init, http.Header{transport.HeaderSessionID: nil, transport.HeaderProtocolVersion: nil})
+	if err != nil {
+		return Errorf("new initialize: %v", err)
+	}
+	fresh := resp.Header.Get(transport.HeaderSessionID)
+	switch {
+	case resp.Status/100 != 2:
+		return Violation(Fail, "HTTP-53", []string{"a new initialize without a session ID starts a new session"}, fmt.Sprintf("HTTP %d", resp.Status), seq)
+	case fresh == old:
+		return Violation(Fail, "HTTP-52", []string{"a new session ID after DELETE"}, "the deleted session ID was issued again", seq)
+	case fresh != "" && !visibleASCII(fresh):
+		return Violation(Fail, "HTTP-48", []string{"a session ID of visible ASCII (0x21 to 0x7E)"}, fmt.Sprintf("session ID %q", chrono.Sanitize(fresh, false)), seq)
+	}
+	if fresh != "" {
+		_, _ = h.Raw(ctx, http.MethodDelete, nil, http.Header{transport.HeaderSessionID: {fresh}})
+	}
+	return Passf("DELETE ended the session (404 for POST, GET and DELETE after it); a new initialize got a new session")
+}
+
+func originForbidden(ctx context.Context, e *Env) Outcome {
+	h, o := e.httpConn()
+	if o != nil {
+		return *o
+	}
+	status, seq, err := e.rawPing(ctx, h, http.Header{"Origin": {"http://evil.example"}})
+	if err != nil {
+		return Errorf("%v", err)
+	}
+	if status != http.StatusForbidden {
+		return Violation(Fail, "HTTP-3", []string{"HTTP 403 for Origin: http://evil.example"}, fmt.Sprintf("HTTP %d", status), seq)
+	}
+	return Passf("403 for a foreign Origin")
+}
+
+func protocolVersionInvalid(ctx context.Context, e *Env) Outcome {
+	h, o := e.httpConn()
+	if o != nil {
+		return *o
+	}
+	status, seq, err := e.rawPing(ctx, h, http.Header{transport.HeaderProtocolVersion: {"1999-01-01"}})
+	if err != nil {
+		return Errorf("%v", err)
+	}
+	if status != http.StatusBadRequest {
+		return Violation(Fail, "HTTP-59", []string{"HTTP 400 for MCP-Protocol-Version: 1999-01-01"}, fmt.Sprintf("HTTP %d", status), seq)
+	}
+	return Passf("400 for an unsupported MCP-Protocol-Version")
+}
+
+func getStreamClean(ctx context.Context, e *Env) Outcome {
+	h, o := e.httpConn()
+	if o != nil {
+		return *o
+	}
+	get, err := h.OpenGET(ctx)
+	if err != nil {
+		var se *transport.StatusError
+		if errors.As(err, &se) && se.Status == http.StatusMethodNotAllowed {
+			return Infof("the server offers no GET stream (405, allowed by HTTP-30)")
+		}
+		if errors.Is(err, transport.ErrBadContentType) {
+			return Violation(Fail, "HTTP-30", []string{"GET answered with text/event-stream or 405"}, chrono.Sanitize(err.Error(), false), 0)
+		}
+		return Errorf("GET: %v", err)
+	}
+	op, err := e.StartSlow(ctx, SlowSpec{Key: "a", Progress: true, Free: true})
+	if err != nil {
+		return Errorf("%v", err)
+	}
+	if _, err := e.awaitResult(ctx, op); err != nil {
+		return Errorf("call: %v", err)
+	}
+	if err := e.Quiesce(ctx); err != nil {
+		return Errorf("%v", err)
+	}
+	isMine := progressFor(op.Call.Token)
+	for _, ev := range e.framesOn(get) {
+		if ev.Summary != nil && (ev.Summary.Kind == "result" || ev.Summary.Kind == "error") {
+			return Violation(Fail, "HTTP-32", []string{"no JSON-RPC response on the GET stream (not a resumption)"}, describe(ev), ev.Seq)
+		}
+		if isMine(ev) {
+			return Violation(Warn, "HTTP-31", []string{"progress of a POSTed call on that call's stream, not on the GET stream"}, describe(ev), ev.Seq)
+		}
+	}
+	return Passf("the GET stream carried nothing of the call")
+}
+
+func answerContentType(ctx context.Context, e *Env) Outcome {
+	start := e.Log.Len()
+	// JSON-RPC errors are for other cases; only the HTTP answers count.
+	var rpcErr *jsonrpc.Error
+	if err := e.S.Ping(ctx); err != nil && !errors.As(err, &rpcErr) {
+		return Errorf("ping: %v", err)
+	}
+	if err := e.S.Request(ctx, "tools/list", map[string]any{}, nil); err != nil && !errors.As(err, &rpcErr) {
+		return Errorf("tools/list: %v", err)
+	}
+	op, err := e.StartSlow(ctx, SlowSpec{Key: "a", Progress: true, Free: true})
+	if err != nil {
+		return Errorf("%v", err)
+	}
+	if _, err := e.awaitResult(ctx, op); err != nil {
+		return Errorf("call: %v", err)
+	}
+	n := 0
+	requests := map[string]bool{}
+	for _, ev := range e.Log.Since(start) {
+		if ev.Dir == chrono.Out && ev.Kind == chrono.KindFrame && ev.Summary != nil && ev.Summary.Kind == "request" {
+			requests[ev.Channel] = true
+		}
+		if ev.Dir != chrono.In || ev.Kind != chrono.KindHTTP || !requests[ev.Channel] || !strings.HasPrefix(ev.Text, "HTTP 2") {
+			continue
+		}
+		n++
+		ct := strings.ToLower(ev.Text)
+		if !strings.Contains(ct, "content-type: application/json") && !strings.Contains(ct, "content-type: text/event-stream") {
+			return Violation(Fail, "HTTP-14", []string{"Content-Type application/json or text/event-stream for a POSTed request"},
+				chrono.Sanitize(ev.Text, false), ev.Seq)
+		}
+	}
+	return Passf("%d request answers, each JSON or an event stream", n)
+}
+
+func primingEvent(ctx context.Context, e *Env) Outcome {
+	h, o := e.httpConn()
+	if o != nil {
+		return *o
+	}
+	op, err := e.StartSlow(ctx, SlowSpec{Key: "a", Progress: true, Free: true})
+	if err != nil {
+		return Errorf("%v", err)
+	}
+	if _, err := e.awaitResult(ctx, op); err != nil {
+		return Errorf("call: %v", err)
+	}
+	stream, o := streamOf(h, op.Call.ID)
+	if o != nil {
+		return *o
+	}
+	wctx, cancel := context.WithTimeout(ctx, e.Grace)
+	defer cancel()
+	select {
+	case <-h.StreamDone(stream):
+	case <-wctx.Done():
+		return Violation(Warn, "HTTP-24", []string{"the SSE stream ends after the response"}, stream+" stayed open after the response", 0)
+	}
+	evs := h.Events(stream)
+	if len(evs) == 0 || !evs[0].HasID || evs[0].ID == "" || !evs[0].HasData || evs[0].Data != "" {
+		first := "no event"
+		var seq uint64
+		if len(evs) > 0 {
+			first = fmt.Sprintf("first event id=%q data=%q", chrono.Sanitize(evs[0].ID, false), chrono.Sanitize(evs[0].Data, false))
+			seq = evs[0].Seq
+		}
+		return Violation(Warn, "HTTP-16", []string{"a first event with an event ID and an empty data field"}, first, seq)
+	}
+	return Passf("%s opened with a priming event (id %s) and ended after the response", stream, chrono.Sanitize(evs[0].ID, false))
+}
+
+func batchRejected(ctx context.Context, e *Env) Outcome {
+	h, o := e.httpConn()
+	if o != nil {
+		return *o
+	}
+	a, _ := jsonrpc.EncodeRequest(e.S.NewID(), "ping", nil)
+	b, _ := jsonrpc.EncodeRequest(e.S.NewID(), "ping", nil)
+	body := append(append(append([]byte("["), a...), ','), b...)
+	body = append(body, ']')
+	seq := e.Log.Len() + 1
+	resp, err := h.RawPOST(ctx, body, nil)
+	if err != nil {
+		return Errorf("POST: %v", err)
+	}
+	if resp.Status/100 == 2 {
+		return Infof("the server accepted a batch (HTTP %d): HTTP-10 binds the client, and a lenient server breaks no rule", resp.Status)
+	}
+	if resp.Status/100 != 4 {
+		return Violation(Fail, "HTTP-12", []string{"an HTTP 4xx status for a batch it cannot accept (the body must be a single message, HTTP-10)"},
+			fmt.Sprintf("HTTP %d", resp.Status), seq)
+	}
+	return Passf("HTTP %d for a batch", resp.Status)
+}

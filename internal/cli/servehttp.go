@@ -1,0 +1,116 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/profile"
+	"github.com/mcpflight/mcpflight/refserver"
+	"github.com/mcpflight/mcpflight/runner"
+	"github.com/mcpflight/mcpflight/transport"
+)
+
+// loopbackHost reports whether host names the loopback interface.
+func loopbackHost(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// listenHTTP serves srv's Streamable HTTP endpoint on addr and returns its
+// URL and a function that stops it and ends every session.
+func listenHTTP(srv *refserver.Server, addr string, remote bool, opts refserver.HTTPOptions) (string, func(), error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", nil, fmt.Errorf("--http %q: %w", addr, err)
+	}
+	if !remote && !loopbackHost(host) {
+		return "", nil, fmt.Errorf("--http %q is not a loopback address; pass --allow-remote to bind it (HTTP-5)", addr)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", nil, fmt.Errorf("--http: %w", err)
+	}
+	h := srv.HTTPHandler(opts)
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = hs.Serve(ln)
+	}()
+	stop := func() {
+		h.Close()
+		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		if err := hs.Shutdown(sctx); err != nil {
+			_ = hs.Close()
+		}
+		<-done
+	}
+	return "http://" + ln.Addr().String() + "/mcp", stop, nil
+}
+
+// serveHTTP runs the reference server over Streamable HTTP until ctx ends.
+func (e Env) serveHTTP(ctx context.Context, srv *refserver.Server, addr string, remote bool, opts refserver.HTTPOptions) (int, error) {
+	url, stop, err := listenHTTP(srv, addr, remote, opts)
+	if err != nil {
+		return 0, fmt.Errorf("serve: %w", err)
+	}
+	fmt.Fprintln(e.Stdout, url)
+	<-ctx.Done()
+	stop()
+	return 0, nil
+}
+
+// httpTarget is the runner's target for a Streamable HTTP endpoint: the
+// URL given with --url, or the built-in reference server served in this
+// process on a free loopback port (--transport http). stop ends the
+// built-in server; it is a no-op for --url.
+func (e Env) httpTarget(o checkOptions) (target runner.Target, prof *profile.Profile, stop func(), err error) {
+	stop = func() {}
+	url, name, profileName := o.url, o.url, o.profile
+	if url == "" {
+		set := refserver.FaultSet{}
+		for _, f := range o.faults {
+			fault, err := refserver.ParseFault(f)
+			if err != nil {
+				return target, nil, stop, usagef(checkUsage, "--target-fault: %v", err)
+			}
+			set[fault] = true
+		}
+		srv := refserver.New(refserver.Options{Faults: set, Version: e.version()})
+		if url, stop, err = listenHTTP(srv, "127.0.0.1:0", false, refserver.HTTPOptions{}); err != nil {
+			return target, nil, func() {}, err
+		}
+		name = "built-in reference server over HTTP at " + url
+		if len(o.faults) > 0 {
+			name += " with faults " + strings.Join(o.faults, ", ")
+		}
+		if profileName == "" {
+			profileName = profile.Reference
+		}
+	} else if profileName == "" && strings.Contains(url, "server-everything") {
+		profileName = profile.ServerEverything
+	}
+	if profileName != "" {
+		if prof, err = profile.Resolve(profileName); err != nil {
+			stop()
+			return target, nil, func() {}, usagef(checkUsage, "--profile: %v", err)
+		}
+	}
+	maxBody := int64(o.maxFrame)
+	return runner.Target{
+		Name:      name,
+		Transport: runner.TransportHTTP,
+		Dial: func(ctx context.Context, log *chrono.Log) (transport.Conn, error) {
+			return transport.DialHTTP(ctx, transport.HTTPConfig{URL: url, Log: log, MaxEvent: maxBody, StallTimeout: o.caseTimeout})
+		},
+	}, prof, stop, nil
+}
