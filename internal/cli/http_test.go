@@ -1,0 +1,48 @@
+package cli
+
+import (
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/mcpflight/mcpflight/refserver"
+)
+
+// TestCheckHTTP drives the catalogue over Streamable HTTP: the built-in
+// server in process (--transport http) and a --url target.
+func TestCheckHTTP(t *testing.T) {
+	h := refserver.New(refserver.Options{}).HTTPHandler(refserver.HTTPOptions{})
+	ts := httptest.NewServer(h)
+	t.Cleanup(func() {
+		h.Close()
+		ts.Close()
+	})
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"built-in over http", []string{"--transport", "http", "--case", "http/*"}, ExitConformant, "[http]"},
+		{"fault over http", []string{"--transport", "http", "--target-fault", "no-origin-check", "--case", "http/origin-forbidden"}, ExitNonConformant, "HTTP-3"},
+		{"url", []string{"--url", ts.URL, "--profile", "reference", "--case", "http/*", "--case", "cancel/mid-work-no-response"}, ExitConformant, "ended with DELETE"},
+		{"url and stdio", []string{"--url", ts.URL, "--stdio", "x"}, ExitError, ""},
+		{"bad transport", []string{"--transport", "carrier-pigeon"}, ExitError, ""},
+		{"fault with url", []string{"--url", ts.URL, "--target-fault", "no-origin-check"}, ExitError, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runCLI(t, "", append([]string{"check"}, tt.args...)...)
+			if r.code != tt.code || !strings.Contains(r.stdout, tt.want) {
+				t.Errorf("exit code %d (want %d); stdout lacks %q?\n%s\nstderr:\n%s", r.code, tt.code, tt.want, r.stdout, r.stderr)
+			}
+		})
+	}
+}
+
+func TestServeHTTPRefusesRemoteBind(t *testing.T) {
+	r := runCLI(t, "", "serve", "--http", "0.0.0.0:0")
+	if r.code == ExitConformant || !strings.Contains(r.stderr, "--allow-remote") {
+		t.Errorf("exit %d, stderr %q", r.code, r.stderr)
+	}
+}
