@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpflight/mcpflight/baseline"
 	"github.com/mcpflight/mcpflight/cases"
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/profile"
@@ -42,6 +43,15 @@ Flags:
   --json FILE          also write the report as JSON to FILE ("-": stdout,
                        instead of the text report)
   --jsonl-dir DIR      write each case's chronology to DIR/<case-id>.jsonl
+                       (render one with "mcpflight show FILE.jsonl")
+  --junit FILE         also write the report as JUnit XML to FILE
+  --html FILE          also write the report as one self-contained HTML page
+  --baseline FILE      known failures and warnings (a JSON list of {"id",
+                       "verdict"}): listed ones are shown but do not change
+                       the exit code; new fails and stale entries (listed
+                       but now passing) exit 1
+  --write-baseline FILE
+                       write this run's fails and warns as a baseline
   -v                   print every case's chronology
   --max-frame BYTES    largest frame accepted from the server (default 4194304)
   --case-timeout D     deadline of one case, handshake included (default 15s)
@@ -62,6 +72,10 @@ type checkOptions struct {
 	strict      bool
 	jsonFile    string
 	jsonlDir    string
+	junitFile   string
+	htmlFile    string
+	baseline    string
+	writeBase   string
 	verbose     bool
 	maxFrame    int
 	caseTimeout time.Duration
@@ -81,6 +95,10 @@ func (e Env) check(ctx context.Context, args []string) (int, error) {
 	fs.BoolVar(&o.strict, "strict", false, "")
 	fs.StringVar(&o.jsonFile, "json", "", "")
 	fs.StringVar(&o.jsonlDir, "jsonl-dir", "", "")
+	fs.StringVar(&o.junitFile, "junit", "", "")
+	fs.StringVar(&o.htmlFile, "html", "", "")
+	fs.StringVar(&o.baseline, "baseline", "", "")
+	fs.StringVar(&o.writeBase, "write-baseline", "", "")
 	fs.BoolVar(&o.verbose, "v", false, "")
 	fs.IntVar(&o.maxFrame, "max-frame", transport.DefaultMaxFrame, "")
 	fs.DurationVar(&o.caseTimeout, "case-timeout", runner.DefaultCaseTimeout, "")
@@ -89,6 +107,15 @@ func (e Env) check(ctx context.Context, args []string) (int, error) {
 	if done, err := e.parse(fs, checkUsage, args); done || err != nil {
 		return 0, err
 	}
+	// A baseline that cannot be read is known before anything runs.
+	var known []baseline.Entry
+	if o.baseline != "" {
+		var err error
+		if known, err = baseline.Read(o.baseline); err != nil {
+			return 0, usagef(checkUsage, "--baseline: %v", err)
+		}
+	}
+
 	switch {
 	case o.maxFrame <= 0:
 		return 0, usagef(checkUsage, "--max-frame must be positive")
@@ -149,6 +176,23 @@ func (e Env) check(ctx context.Context, args []string) (int, error) {
 		// Interrupted: the partial report is out, and its exit code says
 		// so (report.Interrupted).
 		fmt.Fprintf(e.Stderr, "mcpflight: %v\n", runErr)
+	}
+	if o.writeBase != "" {
+		entries := baseline.FromReport(rep)
+		if err := writeFile(o.writeBase, func(w io.Writer) error { return baseline.Write(w, entries) }); err != nil {
+			return 0, fmt.Errorf("--write-baseline: %w", err)
+		}
+		fmt.Fprintf(e.Stderr, "mcpflight: wrote a baseline of %s to %s\n", plural(len(entries), "known failure or warning", "known failures and warnings"), o.writeBase)
+	}
+	if o.baseline != "" {
+		c := baseline.Compare(rep, known)
+		if o.jsonFile != "-" {
+			fmt.Fprintln(e.Stdout)
+			if err := report.Baseline(e.Stdout, rep, c, o.baseline); err != nil {
+				return 0, err
+			}
+		}
+		return c.ExitCode(rep), nil
 	}
 	return rep.ExitCode(), nil
 }
@@ -227,6 +271,20 @@ func (e Env) write(rep *runner.Report, o checkOptions) error {
 			return err
 		}
 	}
+	for _, out := range []struct {
+		flag, file string
+		render     func(io.Writer, *runner.Report) error
+	}{
+		{"--junit", o.junitFile, report.JUnit},
+		{"--html", o.htmlFile, report.HTML},
+	} {
+		if out.file == "" {
+			continue
+		}
+		if err := writeFile(out.file, func(w io.Writer) error { return out.render(w, rep) }); err != nil {
+			return fmt.Errorf("%s: %w", out.flag, err)
+		}
+	}
 	switch o.jsonFile {
 	case "-":
 		return report.JSON(e.Stdout, rep)
@@ -295,4 +353,12 @@ func isTerminal(w io.Writer) bool {
 	}
 	fi, err := f.Stat()
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// plural is "1 thing" or "n things".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }

@@ -1,0 +1,115 @@
+package cli
+
+import (
+	"encoding/xml"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestCheckReportFiles runs a failing case and checks the JUnit and HTML
+// files check writes beside the text report.
+func TestCheckReportFiles(t *testing.T) {
+	dir := t.TempDir()
+	junit, page := filepath.Join(dir, "r.xml"), filepath.Join(dir, "r.html")
+	r := runCLI(t, "", "check", "--target-fault", "non-increasing-progress", "--case", "progress/strictly-increasing",
+		"--junit", junit, "--html", page)
+	if r.code != ExitNonConformant {
+		t.Fatalf("exit code %d, want 1\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	data, err := os.ReadFile(junit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Failures int `xml:"failures,attr"`
+		Suites   []struct {
+			Name  string `xml:"name,attr"`
+			Cases []struct {
+				Name    string `xml:"name,attr"`
+				Failure *struct {
+					Body string `xml:",chardata"`
+				} `xml:"failure"`
+			} `xml:"testcase"`
+		} `xml:"testsuite"`
+	}
+	if err := xml.Unmarshal(data, &doc); err != nil {
+		t.Fatalf("JUnit: %v", err)
+	}
+	if doc.Failures != 1 || len(doc.Suites) == 0 || doc.Suites[0].Name != "progress" ||
+		doc.Suites[0].Cases[0].Failure == nil || !strings.Contains(doc.Suites[0].Cases[0].Failure.Body, "PRG-4 MUST") {
+		t.Errorf("JUnit:\n%s", data)
+	}
+	html, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`<table class="matrix"`, `<svg class="seq"`, "progress/strictly-increasing", `class="row in wrong"`} {
+		if !strings.Contains(string(html), want) {
+			t.Errorf("HTML lacks %q", want)
+		}
+	}
+	if r := runCLI(t, "", "check", "--case", "ping/*", "--junit", filepath.Join(dir, "no", "such", "dir.xml")); r.code != ExitError || !strings.Contains(r.stderr, "--junit") {
+		t.Errorf("unwritable --junit: code %d, stderr %s", r.code, r.stderr)
+	}
+}
+
+// TestCheckBaseline walks through adopting a baseline: write it from a
+// failing run, rerun (known: exit 0), fix the server (stale: exit 1), and
+// a new failure (unexpected: exit 1).
+func TestCheckBaseline(t *testing.T) {
+	dir := t.TempDir()
+	base := filepath.Join(dir, "baseline.json")
+	failing := []string{"check", "--target-fault", "non-increasing-progress", "--case", "progress/strictly-increasing", "--case", "ping/*"}
+
+	r := runCLI(t, "", append(failing, "--write-baseline", base)...)
+	if r.code != ExitNonConformant || !strings.Contains(r.stderr, "wrote a baseline of 1 known failure or warning") {
+		t.Fatalf("writing: code %d\n%s", r.code, r.stderr)
+	}
+	data, err := os.ReadFile(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "[\n  {\"id\":\"progress/strictly-increasing\",\"verdict\":\"fail\"}\n]\n"; string(data) != want {
+		t.Errorf("baseline file:\n%s", data)
+	}
+
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want []string
+	}{
+		{"known failure", failing, ExitConformant, []string{
+			"FAIL  progress/strictly-increasing", "known (1)", "exit 0, pass"}},
+		{"fixed: the entry is stale", []string{"check", "--case", "progress/strictly-increasing"}, ExitNonConformant, []string{
+			"stale (1)", "progress/strictly-increasing  listed fail, now pass", "exit 1, fail"}},
+		{"a new failure", []string{"check", "--target-fault", "ping-broken", "--case", "ping/*"}, ExitNonConformant, []string{
+			"unexpected (1)", "ping/", "unchecked (1)", "exit 1, fail"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runCLI(t, "", append(tt.args, "--baseline", base)...)
+			if r.code != tt.code {
+				t.Errorf("exit code %d, want %d\n%s\n%s", r.code, tt.code, r.stdout, r.stderr)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(r.stdout, w) {
+					t.Errorf("stdout lacks %q:\n%s", w, r.stdout)
+				}
+			}
+		})
+	}
+
+	bad := filepath.Join(dir, "bad.json")
+	if err := os.WriteFile(bad, []byte(`[{"id":"x","verdict":"pass"}]`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range []string{bad, filepath.Join(dir, "missing.json")} {
+		r := runCLI(t, "", "check", "--baseline", b)
+		if r.code != ExitError || !strings.Contains(r.stderr, "--baseline") || r.stdout != "" {
+			t.Errorf("--baseline %s: code %d, stderr %s", b, r.code, r.stderr)
+		}
+	}
+}
