@@ -279,3 +279,41 @@ func TestHTTPRawPOST(t *testing.T) {
 		t.Error("extra header not sent")
 	}
 }
+
+// TestHTTPResumeHonoursRetry: Resume waits the retry the dropped stream
+// asked for before it reconnects (HTTP-20). Only a lower bound is checked.
+func TestHTTPResumeHonoursRetry(t *testing.T) {
+	ctx := httpSafety(t)
+	const retry = 80 * time.Millisecond
+	gotGET := make(chan time.Time, 1)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		if r.Method == http.MethodGet {
+			gotGET <- time.Now()
+			return
+		}
+		fmt.Fprintf(w, "id: a\nretry: %d\ndata:\n\n", retry.Milliseconds())
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	}))
+	defer ts.Close()
+	c, _ := DialHTTP(ctx, HTTPConfig{URL: ts.URL, Log: chrono.New()})
+	defer c.Close(ctx)
+	req, _ := jsonrpc.EncodeRequest(jsonrpc.IntID(1), "tools/call", nil)
+	if err := c.Send(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.cfg.Log.WaitFor(ctx, 0, func(ev chrono.Event) bool { return strings.Contains(ev.Text, "retry=80ms") }); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.DropStream(1); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if _, err := c.Resume(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if waited := (<-gotGET).Sub(start); waited < retry {
+		t.Errorf("reconnected after %v, before the retry of %v", waited, retry)
+	}
+}
