@@ -108,7 +108,13 @@ type sseStream struct {
 	name   string // "POST #3", "GET #1"
 	cancel context.CancelFunc
 	done   chan struct{}
+	// reqKey is the key of the request whose answer the stream carries
+	// ("" for the GET stream); a resumed stream inherits it.
+	reqKey string
+	// attempts counts automatic reconnections in the chain so far.
+	attempts int
 	// Guarded by HTTP.mu.
+	answered bool
 	events  []StreamEvent
 	lastID  string
 	retry   time.Duration
@@ -138,6 +144,7 @@ type HTTP struct {
 	streams   map[string]*sseStream
 	byEventID map[string]*sseStream
 	byRequest map[string]string // request ID key -> stream name
+	cancelled map[string]bool   // request ID keys we sent a cancel for
 	closed    bool
 	err       error
 
@@ -184,6 +191,7 @@ func DialHTTP(ctx context.Context, cfg HTTPConfig) (*HTTP, error) {
 		streams:   map[string]*sseStream{},
 		byEventID: map[string]*sseStream{},
 		byRequest: map[string]string{},
+		cancelled: map[string]bool{},
 	}
 	go func() {
 		select {
@@ -465,6 +473,18 @@ func (t *HTTP) Send(ctx context.Context, raw []byte) error {
 	if derr == nil && msg.Kind == jsonrpc.KindRequest && msg.Method == "initialize" {
 		t.initKeys[msg.ID.Key()] = true
 	}
+	if derr == nil && msg.Kind == jsonrpc.KindNotification && msg.Method == "notifications/cancelled" {
+		// A request we cancelled expects no answer: its stream is not
+		// reconnected when it ends.
+		var p struct {
+			RequestID json.RawMessage `json:"requestId"`
+		}
+		if json.Unmarshal(msg.Params, &p) == nil {
+			if id, err := jsonrpc.ParseID(p.RequestID); err == nil {
+				t.cancelled[id.Key()] = true
+			}
+		}
+	}
 	t.mu.Unlock()
 	channel := fmt.Sprintf("POST #%d", n)
 	// The request lives with the connection, not with the caller's ctx:
@@ -521,6 +541,7 @@ func (t *HTTP) Send(ctx context.Context, raw []byte) error {
 		if msg != nil && msg.Kind == jsonrpc.KindRequest {
 			t.mu.Lock()
 			t.byRequest[msg.ID.Key()] = channel
+			s.reqKey = msg.ID.Key()
 			t.mu.Unlock()
 		}
 		go t.readSSE(s, resp, r.guard)
@@ -596,6 +617,13 @@ func (t *HTTP) readJSON(resp *http.Response, channel string) {
 
 // deliverFrame records one inbound frame and hands it to Inbound.
 func (t *HTTP) deliverFrame(channel string, raw []byte, text string) uint64 {
+	seq, _ := t.deliverMsg(channel, raw, text)
+	return seq
+}
+
+// deliverMsg is deliverFrame that also returns the decoded message, nil
+// when malformed.
+func (t *HTTP) deliverMsg(channel string, raw []byte, text string) (uint64, *jsonrpc.Message) {
 	msg, derr := jsonrpc.Decode(raw)
 	e := t.cfg.Log.Append(chrono.Event{Dir: chrono.In, Channel: channel, Kind: chrono.KindFrame, Raw: raw,
 		Summary: chrono.Summarize(msg, derr), Text: chrono.Sanitize(text, false)})
@@ -607,7 +635,7 @@ func (t *HTTP) deliverFrame(channel string, raw []byte, text string) uint64 {
 		in.Msg, in.Err = nil, derr
 	}
 	t.deliver(in)
-	return e.Seq
+	return e.Seq, in.Msg
 }
 
 // learnVersion takes the protocol version from the initialize response.
@@ -676,6 +704,7 @@ func (t *HTTP) readSSE(s *sseStream, resp *http.Response, guard *stallGuard) {
 			switch {
 			case errors.Is(err, io.EOF):
 				t.cfg.Log.Harness(chrono.KindNote, channel, "stream ended")
+				t.reconnect(s)
 			case dropped:
 				t.cfg.Log.Harness(chrono.KindNote, channel, "stream dropped by the client")
 			default:
@@ -715,7 +744,13 @@ func (t *HTTP) readSSE(s *sseStream, resp *http.Response, guard *stallGuard) {
 		}
 		var seq uint64
 		if ev.HasData && ev.Data != "" && (ev.Event == "" || ev.Event == "message") {
-			seq = t.deliverFrame(channel, []byte(ev.Data), text)
+			var m *jsonrpc.Message
+			seq, m = t.deliverMsg(channel, []byte(ev.Data), text)
+			if m != nil && m.Kind.IsResponse() && m.ID.IsValid() && m.ID.Key() == s.reqKey {
+				t.mu.Lock()
+				s.answered = true
+				t.mu.Unlock()
+			}
 		} else {
 			if ev.HasData {
 				text += " (empty data: priming)"
@@ -737,6 +772,32 @@ func (t *HTTP) readSSE(s *sseStream, resp *http.Response, guard *stallGuard) {
 		}
 		t.mu.Unlock()
 	}
+}
+
+// maxReconnects bounds the automatic reconnections of one request's
+// stream.
+const maxReconnects = 3
+
+// reconnect resumes a request's stream that the server closed before the
+// response, from its last event ID (HTTP-17, HTTP-18), at most
+// maxReconnects times, never for a request we cancelled or a stream we
+// dropped. Called from the stream's reader.
+func (t *HTTP) reconnect(s *sseStream) {
+	t.mu.Lock()
+	ok := s.reqKey != "" && !s.answered && !s.dropped && s.lastID != "" && !t.cancelled[s.reqKey] &&
+		s.attempts < maxReconnects && !t.closed && t.ctx.Err() == nil
+	last, n := s.lastID, s.attempts+1
+	t.mu.Unlock()
+	if !ok || !t.track() {
+		return
+	}
+	t.cfg.Log.Harness(chrono.KindDecision, "SSE "+s.name, fmt.Sprintf("the stream ended before its response: reconnecting with Last-Event-ID %s (HTTP-18), attempt %d of %d", chrono.Sanitize(last, false), n, maxReconnects))
+	go func() {
+		defer t.wg.Done()
+		if _, err := t.Resume(t.ctx, last); err != nil && t.ctx.Err() == nil {
+			t.cfg.Log.Harness(chrono.KindError, "SSE "+s.name, chrono.Sanitize("reconnecting: "+err.Error(), false))
+		}
+	}()
 }
 
 // OpenGET opens the GET stream (HTTP-28, HTTP-29) and returns its name,
@@ -818,6 +879,16 @@ func (t *HTTP) get(ctx context.Context, lastEventID string) (string, error) {
 		return "", ErrClosed
 	}
 	s := t.newStream(name, r.cancel)
+	if lastEventID != "" {
+		// A resumed stream carries on the answer of the stream it
+		// resumes.
+		t.mu.Lock()
+		if from := t.byEventID[lastEventID]; from != nil {
+			s.reqKey, s.attempts, s.lastID, s.retry = from.reqKey, from.attempts+1, lastEventID, from.retry
+			t.byEventID[lastEventID] = s
+		}
+		t.mu.Unlock()
+	}
 	go t.readSSE(s, r.resp, r.guard)
 	return name, nil
 }

@@ -317,3 +317,41 @@ func TestHTTPResumeHonoursRetry(t *testing.T) {
 		t.Errorf("reconnected after %v, before the retry of %v", waited, retry)
 	}
 }
+
+// TestHTTPReconnectsAfterServerClose: a server that closes the POST's
+// stream right after the priming event (HTTP-17) gets a reconnection with
+// Last-Event-ID (HTTP-18), and the response arrives on it.
+func TestHTTPReconnectsAfterServerClose(t *testing.T) {
+	ctx := httpSafety(t)
+	gets := make(chan string, 4)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		if r.Method == http.MethodGet {
+			gets <- r.Header.Get("Last-Event-ID")
+			res, _ := jsonrpc.EncodeResult(jsonrpc.IntID(1), map[string]any{})
+			fmt.Fprintf(w, "id: p2\ndata: %s\n\n", res)
+			return
+		}
+		if r.Method == http.MethodDelete {
+			return
+		}
+		fmt.Fprint(w, "id: p1\nretry: 10\ndata:\n\n")
+	}))
+	defer ts.Close()
+	c, _ := DialHTTP(ctx, HTTPConfig{URL: ts.URL, Log: chrono.New()})
+	defer c.Close(ctx)
+	req, _ := jsonrpc.EncodeRequest(jsonrpc.IntID(1), "tools/call", nil)
+	if err := c.Send(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	in := recv(t, ctx, c)
+	if in.Msg == nil || in.Msg.ID != jsonrpc.IntID(1) || in.Msg.Kind != jsonrpc.KindResult {
+		t.Fatalf("want the result after the reconnection, got %+v", in)
+	}
+	if last := <-gets; last != "p1" {
+		t.Errorf("reconnected with Last-Event-ID %q, want p1", last)
+	}
+	if len(gets) != 0 {
+		t.Errorf("reconnected again after the response")
+	}
+}
