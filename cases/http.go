@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/jsonrpc"
@@ -198,11 +199,21 @@ func (e *Env) dropAfterStep(ctx context.Context, h *transport.HTTP, key string) 
 	return op, stream, last, nil
 }
 
-// awaitResult waits for the call's response within the slow budget.
+// awaitResult waits for the call's response within the slow budget, and
+// ends a second before the case's own deadline, so that a result that
+// never comes is a verdict rather than a deadline error.
 func (e *Env) awaitResult(ctx context.Context, op *Op) (*jsonrpc.Message, error) {
-	wctx, cancel := context.WithTimeout(ctx, e.slowBudget())
+	budget := e.slowBudget()
+	if dl, ok := ctx.Deadline(); ok {
+		budget = min(budget, time.Until(dl)-time.Second)
+	}
+	wctx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
-	return op.Call.Await(wctx)
+	resp, err := op.Call.Await(wctx)
+	if err != nil && wctx.Err() != nil && ctx.Err() == nil {
+		e.Log.Harness(chrono.KindDeadline, "case", fmt.Sprintf("no response for request %s within %v", op.Call.ID, budget.Round(time.Millisecond)))
+	}
+	return resp, err
 }
 
 // framesOn returns the JSON-RPC frames read on the SSE stream channel.
