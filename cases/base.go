@@ -271,7 +271,7 @@ func teardownOnStdinClose(ctx context.Context, e *Env) Outcome {
 
 // loggingCases cover notifications/message level filtering.
 func loggingCases() []Case {
-	return []Case{
+	return append([]Case{
 		{
 			ID:       "logging/level-filter",
 			Title:    "logging/setLevel filters lower levels",
@@ -282,7 +282,7 @@ func loggingCases() []Case {
 			Expect:   "only warning and error messages arrive",
 			Run:      loggingLevelFilter,
 		},
-	}
+	}, moreLoggingCases()...)
 }
 
 // logLevels are the RFC 5424 levels in order of severity (LOG-2).

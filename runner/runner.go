@@ -115,6 +115,9 @@ type Result struct {
 	// and its teardown were over: its teardown was cut short by the
 	// harness and is not graded.
 	Interrupted bool
+	// TargetMissing is set when the target could not be started at all
+	// (its executable does not exist); the run stops after this case.
+	TargetMissing bool `json:"targetMissing,omitempty"`
 }
 
 // HadSession reports whether the case opened a connection to the target.
@@ -201,6 +204,15 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 		rep.Results = append(rep.Results, res)
 		rep.Counts[res.Outcome.Verdict]++
+		if res.TargetMissing {
+			// Every other case would fail the same way: say it once.
+			for _, rest := range cfg.Cases[len(rep.Results):] {
+				rep.Results = append(rep.Results, Result{ID: rest.ID, Title: rest.Title, Area: rest.Area(), Reqs: rest.Reqs,
+					Transport: cfg.Target.Transport, Outcome: cases.Skipf("not run: the target could not be started (see %s)", c.ID)})
+				rep.Counts[cases.Skip]++
+			}
+			break
+		}
 	}
 	rep.Interrupted = runErr != nil || (len(rep.Results) > 0 && rep.Results[len(rep.Results)-1].Interrupted)
 	rep.Duration = time.Since(rep.Started)
@@ -243,6 +255,7 @@ func runCase(ctx context.Context, cfg Config, c cases.Case) (Result, *peer.InitR
 	conn, err := cfg.Target.Dial(ctx, log)
 	if err != nil {
 		log.Harness(chrono.KindError, "runner", "dial failed: "+err.Error())
+		res.TargetMissing = errors.Is(err, transport.ErrExecutableNotFound)
 		return finish(cases.Errorf("cannot reach the target: %v", err))
 	}
 	s := peer.New(conn, peer.Options{Log: log})
@@ -289,11 +302,19 @@ func runCase(ctx context.Context, cfg Config, c cases.Case) (Result, *peer.InitR
 				log.Harness(chrono.KindDeadline, "runner", fmt.Sprintf("case deadline of %v reached during the handshake", cfg.CaseTimeout))
 			}
 			closeBounded()
+			if o.Verdict == cases.Error {
+				// The target's own last words are what a newcomer needs.
+				o.Summary += targetLastWords(log)
+			}
 			return finish(o)
 		}
 	}
 	ctl := control.Detect(s)
-	if reason := sessionSkip(c.Needs, init, ctl); reason != "" {
+	reason := sessionSkip(c.Needs, init, ctl)
+	if reason == "" && handshake {
+		reason = missingTool(caseCtx, s, cfg.Profile, c.Needs)
+	}
+	if reason != "" {
 		closeBounded()
 		return finish(cases.Skipf("%s", reason))
 	}
@@ -411,6 +432,85 @@ func handshakeOutcome(err error, init *peer.InitResult, requested string) cases.
 			fmt.Sprintf("the initialize result has protocolVersion %q", got), 0)
 	}
 	return cases.Errorf("handshake failed: %v", err)
+}
+
+// missingTool checks the tools a case needs against the server's
+// tools/list, so that a profile naming a tool the server lacks is reported
+// as such instead of as a failed call. It returns the skip reason, or ""
+// (also when tools/list itself fails: the case then finds out).
+func missingTool(ctx context.Context, s *peer.Session, p *profile.Profile, n cases.Needs) string {
+	needed := map[string]*profile.Tool{}
+	if n.SlowTool {
+		needed["slow"] = p.Slow
+	}
+	if n.EffectTool {
+		needed["effect"] = p.Effect
+	}
+	if n.LogTool {
+		needed["log"] = p.Log
+	}
+	if n.Tasks {
+		needed["task"] = p.Task
+	}
+	if len(needed) == 0 {
+		return ""
+	}
+	offered := map[string]bool{}
+	cursor := ""
+	for range 20 {
+		params := map[string]any{}
+		if cursor != "" {
+			params["cursor"] = cursor
+		}
+		var res struct {
+			Tools []struct {
+				Name string `json:"name"`
+			} `json:"tools"`
+			NextCursor string `json:"nextCursor"`
+		}
+		if err := s.Request(ctx, "tools/list", params, &res); err != nil {
+			return ""
+		}
+		for _, t := range res.Tools {
+			offered[t.Name] = true
+		}
+		if cursor = res.NextCursor; cursor == "" {
+			break
+		}
+	}
+	for _, need := range []string{"slow", "effect", "log", "task"} {
+		if t := needed[need]; t != nil && !offered[t.Name] {
+			return fmt.Sprintf("the profile's %s tool %q is not in the server's tools/list; fix the profile (mcpflight tools lists what the server offers)",
+				need, chrono.Sanitize(t.Name, false))
+		}
+	}
+	return ""
+}
+
+// targetLastWords summarises how a target that failed the handshake went:
+// its exit, and the tail of its stderr, sanitised.
+func targetLastWords(log *chrono.Log) string {
+	var exit string
+	var lines []string
+	for _, ev := range log.Events() {
+		switch ev.Kind {
+		case chrono.KindExit:
+			exit = ev.Text
+		case chrono.KindStderr:
+			lines = append(lines, chrono.Sanitize(string(ev.Raw), false))
+		}
+	}
+	var b strings.Builder
+	if exit != "" {
+		b.WriteString("; " + chrono.Sanitize(exit, false))
+	}
+	if len(lines) > 5 {
+		lines = lines[len(lines)-5:]
+	}
+	if len(lines) > 0 {
+		b.WriteString("; its stderr ended with: " + strings.Join(lines, " | "))
+	}
+	return b.String()
 }
 
 // staticSkip returns why the case must be skipped on what the profile and
