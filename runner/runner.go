@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/mcpflight/mcpflight/cases"
@@ -115,8 +116,9 @@ type Result struct {
 	// and its teardown were over: its teardown was cut short by the
 	// harness and is not graded.
 	Interrupted bool
-	// TargetMissing is set when the target could not be started at all
-	// (its executable does not exist); the run stops after this case.
+	// TargetMissing is set when the target could not be started or
+	// reached at all (its executable does not exist, or its URL refuses
+	// connections); the run stops after this case.
 	TargetMissing bool `json:"targetMissing,omitempty"`
 }
 
@@ -208,7 +210,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			// Every other case would fail the same way: say it once.
 			for _, rest := range cfg.Cases[len(rep.Results):] {
 				rep.Results = append(rep.Results, Result{ID: rest.ID, Title: rest.Title, Area: rest.Area(), Reqs: rest.Reqs,
-					Transport: cfg.Target.Transport, Outcome: cases.Skipf("not run: the target could not be started (see %s)", c.ID)})
+					Transport: cfg.Target.Transport, Outcome: cases.Skipf("not run: the target could not be started or reached (see %s)", c.ID)})
 				rep.Counts[cases.Skip]++
 			}
 			break
@@ -255,7 +257,7 @@ func runCase(ctx context.Context, cfg Config, c cases.Case) (Result, *peer.InitR
 	conn, err := cfg.Target.Dial(ctx, log)
 	if err != nil {
 		log.Harness(chrono.KindError, "runner", "dial failed: "+err.Error())
-		res.TargetMissing = errors.Is(err, transport.ErrExecutableNotFound)
+		res.TargetMissing = unreachable(err)
 		return finish(cases.Errorf("cannot reach the target: %v", err))
 	}
 	s := peer.New(conn, peer.Options{Log: log})
@@ -301,6 +303,7 @@ func runCase(ctx context.Context, cfg Config, c cases.Case) (Result, *peer.InitR
 			if errors.Is(caseCtx.Err(), context.DeadlineExceeded) {
 				log.Harness(chrono.KindDeadline, "runner", fmt.Sprintf("case deadline of %v reached during the handshake", cfg.CaseTimeout))
 			}
+			res.TargetMissing = unreachable(err)
 			closeBounded()
 			if o.Verdict == cases.Error {
 				// The target's own last words are what a newcomer needs.
@@ -485,6 +488,12 @@ func missingTool(ctx context.Context, s *peer.Session, p *profile.Profile, n cas
 		}
 	}
 	return ""
+}
+
+// unreachable reports whether err says the target cannot be started or
+// reached at all, so that every other case would fail the same way.
+func unreachable(err error) bool {
+	return errors.Is(err, transport.ErrExecutableNotFound) || errors.Is(err, syscall.ECONNREFUSED)
 }
 
 // targetLastWords summarises how a target that failed the handshake went:

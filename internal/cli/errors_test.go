@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,6 +26,12 @@ func TestNewcomerErrorMessages(t *testing.T) {
 			args:     []string{"check", "--stdio", "no-such-mcp-server --flag"},
 			wantCode: ExitError,
 			want:     []string{`"no-such-mcp-server": executable file not found`, "not run: the target could not be started"},
+		},
+		{
+			name:     "URL refuses connections",
+			args:     []string{"check", "--url", refusedURL(t)},
+			wantCode: ExitError,
+			want:     []string{"connection refused", "not run: the target could not be started or reached"},
 		},
 		{
 			name:     "server exits during initialize",
@@ -59,4 +66,17 @@ func TestNewcomerErrorMessages(t *testing.T) {
 			}
 		})
 	}
+}
+
+// refusedURL returns an http URL on a loopback port nothing listens on:
+// it binds a port, then closes the listener.
+func refusedURL(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return "http://" + addr + "/mcp"
 }
