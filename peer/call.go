@@ -59,6 +59,9 @@ type Call struct {
 	Method string
 	// Token is the progress token sent, or absent.
 	Token jsonrpc.ProgressToken
+	// TaskAugmented is set when the request carried a "task" member; it
+	// can then only be cancelled with tasks/cancel (CAN-4).
+	TaskAugmented bool
 	// keepToken keeps Token live after the response (KeepProgressToken).
 	keepToken bool
 

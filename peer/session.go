@@ -30,6 +30,10 @@ var (
 	ErrDuplicateID = errors.New("peer: request id already used in this session (RPC-6)")
 	// ErrDuplicateToken reports a progress token already active (PRG-2).
 	ErrDuplicateToken = errors.New("peer: progress token already in use by an active request (PRG-2)")
+	// ErrTaskAugmented is returned when asked to send notifications/cancelled
+	// for a task-augmented request: tasks/cancel MUST be used instead
+	// (CAN-4, CAN-7).
+	ErrTaskAugmented = errors.New("peer: a task-augmented request is cancelled with tasks/cancel, not notifications/cancelled (CAN-4)")
 	// ErrNotPending reports a cancel for a request that is not in flight.
 	ErrNotPending = errors.New("peer: request is not in flight")
 )
@@ -198,7 +202,7 @@ func (s *Session) Start(ctx context.Context, method string, params any, opts ...
 	if err != nil {
 		return nil, err
 	}
-	c := &Call{session: s, ID: cfg.id, Method: method, Token: cfg.token, keepToken: cfg.keepToken, done: make(chan struct{}), state: StatePending}
+	c := &Call{session: s, ID: cfg.id, Method: method, Token: cfg.token, TaskAugmented: hasTaskField(p), keepToken: cfg.keepToken, done: make(chan struct{}), state: StatePending}
 	s.mu.Lock()
 	if s.closedErr != nil {
 		s.mu.Unlock()
@@ -319,6 +323,10 @@ func (s *Session) Cancel(ctx context.Context, c *Call, reason string) error {
 	if c.Method == "initialize" {
 		s.log.Harness(chrono.KindDecision, "session", "refused to cancel initialize (CAN-2/CAN-3)")
 		return ErrCancelInitialize
+	}
+	if c.TaskAugmented {
+		s.log.Harness(chrono.KindDecision, "session", "refused notifications/cancelled for task-augmented request "+c.ID.String()+": use tasks/cancel (CAN-4, CAN-7)")
+		return ErrTaskAugmented
 	}
 	s.mu.Lock()
 	owned := s.outgoing[c.ID.Key()] == c
@@ -576,4 +584,29 @@ func DefaultHandler(_ context.Context, req *jsonrpc.Message) (any, *jsonrpc.Erro
 		return struct{}{}, nil
 	}
 	return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found: " + req.Method}
+}
+
+// hasTaskField reports whether request params carry a "task" member,
+// which makes the request task-augmented (2025-11-25 tasks).
+func hasTaskField(params any) bool {
+	switch p := params.(type) {
+	case nil:
+		return false
+	case map[string]any:
+		_, ok := p["task"]
+		return ok
+	case map[string]json.RawMessage:
+		_, ok := p["task"]
+		return ok
+	}
+	raw, err := json.Marshal(params)
+	if err != nil {
+		return false
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(raw, &obj) != nil {
+		return false
+	}
+	_, ok := obj["task"]
+	return ok
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -319,5 +320,32 @@ func TestAwaitDeadlineIsRecorded(t *testing.T) {
 	evs := s.Log().Events()
 	if last := evs[len(evs)-1]; last.Kind != chrono.KindDeadline {
 		t.Errorf("last event %+v, want a deadline", last)
+	}
+}
+
+func TestRefusesNotificationCancelForTaskAugmentedRequest(t *testing.T) {
+	ctx := testCtx(t)
+	s, fs := newPair(t)
+	call, err := s.Start(ctx, "tools/call", TaskParams(map[string]any{"name": "w"}, 1000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs.read()
+	if !call.TaskAugmented {
+		t.Fatal("a tools/call with a task member must be marked task-augmented")
+	}
+	if err := s.Cancel(ctx, call, "stop"); !errors.Is(err, ErrTaskAugmented) {
+		t.Fatalf("Cancel = %v, want ErrTaskAugmented (CAN-4)", err)
+	}
+	plain, err := s.Start(ctx, "tools/call", map[string]any{"name": "w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs.read()
+	if err := s.Cancel(ctx, plain, "stop"); err != nil {
+		t.Fatalf("a plain request must be cancellable: %v", err)
+	}
+	if m := fs.read(); m.Method != "notifications/cancelled" || !strings.Contains(string(m.Params), `"requestId":`+plain.ID.String()) {
+		t.Fatalf("the first cancel on the wire is %s", m.Raw)
 	}
 }
