@@ -94,6 +94,9 @@ type TaskCounters struct {
 
 // task is one durable task of a session.
 type task struct {
+	// tick paces an ungated worker in real time (tickMs): interactive
+	// use only, as for the slow tool.
+	tick   time.Duration
 	id     string
 	key    string
 	seq    uint64 // creation order within the store
@@ -322,10 +325,11 @@ func (ss *session) taskCall(id jsonrpc.ID, name string, params map[string]json.R
 	args := params["arguments"]
 	if name == ToolTaskWorker {
 		var a struct {
-			Key   *string `json:"key"`
-			Ticks *int    `json:"ticks"`
-			Gated *bool   `json:"gated"`
-			End   *string `json:"end"`
+			Key    *string `json:"key"`
+			Ticks  *int    `json:"ticks"`
+			Gated  *bool   `json:"gated"`
+			End    *string `json:"end"`
+			TickMs *int    `json:"tickMs"`
 		}
 		if err := strictDecode(args, &a); err != nil {
 			return fail(invalidParams("Invalid params: task_worker arguments: %v", err))
@@ -356,6 +360,8 @@ func (ss *session) taskCall(id jsonrpc.ID, name string, params map[string]json.R
 			Unit    *float64 `json:"unit"`
 			NoTotal *bool    `json:"noTotal"`
 			Gated   *bool    `json:"gated"`
+			TickMs  *int     `json:"tickMs"`
+			Log     *bool    `json:"logSteps"`
 		}
 		if err := strictDecode(args, &a); err != nil {
 			return fail(invalidParams("Invalid params: slow arguments: %v", err))
@@ -382,6 +388,12 @@ func (ss *session) taskCall(id jsonrpc.ID, name string, params map[string]json.R
 		if a.Gated != nil {
 			t.gated = *a.Gated
 		}
+	}
+	if tickMs := taskTickMs(args); tickMs > 0 {
+		if tickMs > 60000 {
+			return fail(invalidParams("Invalid params: tickMs must be 0..60000"))
+		}
+		t.tick, t.gated = time.Duration(tickMs)*time.Millisecond, false
 	}
 	if rerr := ss.registerTask(t); rerr != nil {
 		return fail(rerr)
@@ -488,6 +500,15 @@ func (ss *session) notifyStatus(view taskWire) {
 func (ss *session) taskGate(t *task, name string) {
 	cp := ss.mark(&call{id: t.reqID}, name, "")
 	if !t.gated {
+		if t.tick > 0 {
+			timer := time.NewTimer(t.tick)
+			defer timer.Stop()
+			select {
+			case <-timer.C:
+			case <-t.stop:
+			case <-ss.ctx.Done():
+			}
+		}
 		return
 	}
 	stop := t.stop
@@ -838,4 +859,13 @@ func (ss *session) taskCounters() map[string]TaskCounters {
 		}
 	}
 	return out
+}
+
+// taskTickMs reads the optional tickMs argument of a task-augmented call.
+func taskTickMs(args json.RawMessage) int {
+	var a struct {
+		TickMs int `json:"tickMs"`
+	}
+	_ = json.Unmarshal(args, &a)
+	return a.TickMs
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/hostcancel"
 	"github.com/mcpflight/mcpflight/jsonrpc"
 	"github.com/mcpflight/mcpflight/peer"
 	"github.com/mcpflight/mcpflight/refserver"
@@ -34,6 +35,9 @@ Flags:
   --grace D          after a cancel, how long to wait for a late response
                      (default 2s)
   --log-level LEVEL  send logging/setLevel LEVEL first (debug … emergency)
+  --task             call the tool as a durable task (2025-11-25); a timeout or
+                     Ctrl-C then stops waiting and sends one tasks/cancel, and
+                     the two-phase controller verifies what happened
   -v                 print the chronology afterwards
 
 Exit codes: 0 completed, 1 the tool or the server reported an error,
@@ -54,6 +58,7 @@ type callOptions struct {
 	logLevel string
 	verbose  bool
 	maxFrame int
+	task     bool
 }
 
 // parseInterleaved parses flags that may come before or after the
@@ -96,6 +101,7 @@ func (e Env) call(ctx context.Context, args []string) (int, error) {
 	fs.DurationVar(&o.grace, "grace", 2*time.Second, "")
 	fs.StringVar(&o.logLevel, "log-level", "", "")
 	fs.BoolVar(&o.verbose, "v", false, "")
+	fs.BoolVar(&o.task, "task", false, "")
 	fs.IntVar(&o.maxFrame, "max-frame", 0, "")
 	pos, err := parseInterleaved(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
@@ -196,6 +202,9 @@ func (e Env) call(ctx context.Context, args []string) (int, error) {
 			return finish(ExitError)
 		}
 	}
+	if o.task {
+		return finish(e.callTask(ctx, runCtx, s, ui, o, tool, arguments))
+	}
 	c, err := s.Start(runCtx, "tools/call", map[string]any{"name": tool, "arguments": arguments}, peer.WithProgress())
 	if err != nil {
 		ui.Line("mcpflight call: %s", chrono.Sanitize(err.Error(), false))
@@ -271,22 +280,12 @@ func classifyCall(c *peer.Call) (callOutcome, string) {
 	}
 	var r struct {
 		IsError bool `json:"isError"`
-		Content []struct {
-			Type string `json:"type"`
-			Text string `json:"text"`
-		} `json:"content"`
 	}
 	_ = json.Unmarshal(resp.Result, &r)
-	var texts []string
-	for _, c := range r.Content {
-		if c.Type == "text" {
-			texts = append(texts, chrono.Sanitize(c.Text, true))
-		}
-	}
 	if r.IsError {
-		return outcomeFailed, "the tool reported an error: " + strings.Join(texts, " ")
+		return outcomeFailed, "the tool reported an error: " + toolText(resp.Result)
 	}
-	return outcomeCompleted, strings.Join(texts, " ")
+	return outcomeCompleted, toolText(resp.Result)
 }
 
 // stderrTail returns the last n stderr lines in the chronology.
@@ -301,4 +300,114 @@ func stderrTail(log *chrono.Log, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// taskLines are what call prints for each way a task operation ends.
+var taskLines = map[hostcancel.Classification]string{
+	hostcancel.CancelledVerified:     "task cancelled and verified",
+	hostcancel.CompletedBeforeCancel: "completed before cancel",
+	hostcancel.Failed:                "failed",
+	hostcancel.StillWorkingPastGrace: "ALERT: task still working past the grace period",
+	hostcancel.OutcomeUnknown:        "outcome unknown",
+}
+
+// callTask runs a task-augmented call under the two-phase controller:
+// waiting polls tasks/get; a timeout or the first Ctrl-C is phase one (stop
+// waiting locally) and phase two sends one tasks/cancel and verifies it; a
+// second Ctrl-C stops the verification at once.
+func (e Env) callTask(ctx, runCtx context.Context, s *peer.Session, ui *callUI, o callOptions, tool string, arguments map[string]any) int {
+	ctrl := hostcancel.New(hostcancel.Config{Session: s, Grace: o.grace})
+	op, err := ctrl.Start(runCtx, map[string]any{"name": tool, "arguments": arguments}, -1, peer.WithProgress())
+	if err != nil {
+		ui.Line("mcpflight call: %s", chrono.Sanitize(err.Error(), false))
+		return ExitError
+	}
+	ui.Line("task %s created (status %s)", chrono.Sanitize(op.TaskID, false), chrono.Sanitize(string(op.LastKnown().Status), false))
+	waitCtx, stopWaiting := context.WithCancel(runCtx)
+	defer stopWaiting()
+	var timeout <-chan time.Time
+	if o.timeout > 0 {
+		t := time.NewTimer(o.timeout)
+		defer t.Stop()
+		timeout = t.C
+	}
+	reason := make(chan string, 1)
+	go func() {
+		select {
+		case <-timeout:
+			reason <- "timeout after " + o.timeout.String()
+			stopWaiting()
+		case <-ctx.Done():
+			reason <- "interrupted"
+			stopWaiting()
+		case <-waitCtx.Done():
+		}
+	}()
+	_, werr := op.Wait(waitCtx)
+	code := 0
+	settleCtx := runCtx
+	if werr != nil {
+		why := "stopped"
+		select {
+		case why = <-reason:
+		default:
+		}
+		code = ExitInterrupted
+		if strings.HasPrefix(why, "timeout") {
+			code = ExitTimeout
+		}
+		op.Stop("mcpflight call: " + why)
+		ui.Line("stopped waiting (%s); sending tasks/cancel and verifying for up to %v (Ctrl-C again to stop)", why, o.grace)
+		sigs := make(chan os.Signal, 1)
+		signal.Notify(sigs, os.Interrupt)
+		defer signal.Stop(sigs)
+		var cancelSettle context.CancelFunc
+		settleCtx, cancelSettle = context.WithCancel(runCtx)
+		defer cancelSettle()
+		go func() {
+			select {
+			case <-sigs:
+				cancelSettle()
+			case <-settleCtx.Done():
+			}
+		}()
+	}
+	res := op.Settle(settleCtx)
+	line := taskLines[res.Classification]
+	switch {
+	case werr == nil && res.Classification == hostcancel.CompletedBeforeCancel:
+		line = "completed: " + toolText(res.Result)
+	case res.Detail != "":
+		line += ": " + res.Detail
+	}
+	ui.Line("%s", line)
+	switch res.Classification {
+	case hostcancel.CompletedBeforeCancel:
+		return 0
+	case hostcancel.Failed:
+		return 1
+	case hostcancel.StillWorkingPastGrace, hostcancel.OutcomeUnknown:
+		if code == 0 {
+			return ExitError
+		}
+	}
+	return code
+}
+
+// toolText is the text content of a CallToolResult, sanitised.
+func toolText(raw json.RawMessage) string {
+	var r struct {
+		Content []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		} `json:"content"`
+	}
+	_ = json.Unmarshal(raw, &r)
+	var texts []string
+	for _, c := range r.Content {
+		if c.Type == "text" {
+			texts = append(texts, chrono.Sanitize(c.Text, true))
+		}
+	}
+	return strings.Join(texts, " ")
 }

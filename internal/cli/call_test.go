@@ -150,3 +150,25 @@ func TestShellFailedExpectExitsNonZero(t *testing.T) {
 		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// TestCallTaskTimeoutRunsTheController: with --task a timeout stops the
+// local wait, then exactly one tasks/cancel goes out and is verified.
+func TestCallTaskTimeoutRunsTheController(t *testing.T) {
+	r := runCLI(t, "", "call", "--task", "task_worker", `{"key":"w","ticks":1000,"tickMs":5}`, "--timeout", "100ms", "-v")
+	if r.code != ExitTimeout {
+		t.Fatalf("exit %d, want %d\n%s%s", r.code, ExitTimeout, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "task cancelled and verified") {
+		t.Errorf("no verified cancel:\n%s", r.stdout)
+	}
+	if n := strings.Count(r.stdout, "out stdin request tasks/cancel"); n != 1 {
+		t.Errorf("%d tasks/cancel on the wire, want exactly 1:\n%s", n, r.stdout)
+	}
+	if strings.Contains(r.stdout, "notification notifications/cancelled") {
+		t.Errorf("a task must not be cancelled with notifications/cancelled (CAN-4):\n%s", r.stdout)
+	}
+	r = runCLI(t, "", "call", "--task", "slow", `{"steps":2,"tickMs":1}`)
+	if r.code != 0 || !strings.Contains(r.stdout, "completed: done") {
+		t.Errorf("task completion: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
