@@ -712,15 +712,24 @@ func getStreamClean(ctx context.Context, e *Env) Outcome {
 	if err := e.Quiesce(ctx); err != nil {
 		return Errorf("%v", err)
 	}
+	// The GET stream is read on a connection of its own: nothing orders
+	// it with the call's stream, so it is watched for the grace window.
 	isMine := progressFor(op.Call.Token)
-	for _, ev := range e.framesOn(get) {
-		if ev.Summary != nil && (ev.Summary.Kind == "result" || ev.Summary.Kind == "error") {
-			return Violation(Fail, "HTTP-32", []string{"no JSON-RPC response on the GET stream (not a resumption)"}, describe(ev), ev.Seq)
-		}
-		if isMine(ev) {
-			return Violation(Warn, "HTTP-31", []string{"progress of a POSTed call on that call's stream, not on the GET stream"}, describe(ev), ev.Seq)
-		}
+	wctx, cancel := context.WithTimeout(ctx, e.Grace)
+	defer cancel()
+	ev, err := e.Log.WaitFor(wctx, 0, func(ev chrono.Event) bool {
+		return ev.Dir == chrono.In && ev.Kind == chrono.KindFrame && ev.Channel == "SSE "+get &&
+			(anyResponse(ev) || isMine(ev))
+	})
+	switch {
+	case err == nil && anyResponse(ev):
+		return Violation(Fail, "HTTP-32", []string{"no JSON-RPC response on the GET stream (not a resumption)"}, describe(ev), ev.Seq)
+	case err == nil:
+		return Violation(Warn, "HTTP-31", []string{"progress of a POSTed call on that call's stream, not on the GET stream"}, describe(ev), ev.Seq)
+	case ctx.Err() != nil:
+		return Errorf("%v", ctx.Err())
 	}
+	e.Log.Harness(chrono.KindDeadline, "case", fmt.Sprintf("watched the GET stream for %v", e.Grace))
 	return Passf("the GET stream carried nothing of the call")
 }
 
