@@ -352,6 +352,13 @@ func runCase(ctx context.Context, cfg Config, c cases.Case) (Result, *peer.InitR
 		},
 	}
 	o := runGuarded(caseCtx, cfg, c, env, closeSession)
+	if lim := limitHit(conn.Err()); lim != nil && o.Verdict != cases.Fail {
+		// What the case saw was cut short by one of our bounds: it cannot
+		// judge the target, whatever it concluded.
+		log.Harness(chrono.KindDecision, "runner", "verdict is error: a transport limit was hit")
+		o = cases.Errorf("a transport limit was hit, so the case could not observe the target fully: %s (case said: %s %s)",
+			chrono.Sanitize(lim.Error(), false), o.Verdict, o.Summary)
+	}
 	closeBounded()
 	out, _ := finish(o)
 	return out, init
@@ -488,6 +495,17 @@ func missingTool(ctx context.Context, s *peer.Session, p *profile.Profile, n cas
 		}
 	}
 	return ""
+}
+
+// limitHit returns err when it reports one of the transport's bounds:
+// an oversized body, event or frame, or a stalled stream.
+func limitHit(err error) error {
+	for _, lim := range []error{transport.ErrBodyTooLarge, transport.ErrEventTooLarge, transport.ErrStalled, transport.ErrFrameTooLarge} {
+		if errors.Is(err, lim) {
+			return err
+		}
+	}
+	return nil
 }
 
 // unreachable reports whether err says the target cannot be started or

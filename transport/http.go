@@ -608,6 +608,11 @@ func (t *HTTP) readJSON(resp *http.Response, channel string) {
 		t.cfg.Log.Harness(chrono.KindError, channel, chrono.Sanitize("reading JSON body: "+err.Error(), false))
 		if errors.Is(err, ErrBodyTooLarge) {
 			e := t.cfg.Log.Harness(chrono.KindError, channel, err.Error())
+			t.mu.Lock()
+			if t.err == nil {
+				t.err = err // the answer is lost: Err names the limit
+			}
+			t.mu.Unlock()
 			t.deliver(Inbound{Err: err, Seq: e.Seq})
 		}
 		return
