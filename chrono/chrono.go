@@ -12,6 +12,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"sync"
 	"time"
@@ -51,6 +52,15 @@ const (
 
 // DefaultMaxRaw bounds the raw bytes kept per event.
 const DefaultMaxRaw = 64 << 10
+
+// Default caps of one log, so that a flooding peer cannot eat the
+// machine: past DefaultMaxBytes of raw bytes events keep no raw bytes,
+// and past DefaultMaxEvents events are counted, not kept. Reaching either
+// cap is itself recorded, once, as an error event.
+const (
+	DefaultMaxEvents = 200_000
+	DefaultMaxBytes  = 64 << 20
+)
 
 // Summary is the parsed gist of a frame.
 type Summary struct {
@@ -98,11 +108,16 @@ func (e Event) MarshalJSON() ([]byte, error) {
 
 // Log is one case's chronology. The zero value is not usable; call New.
 type Log struct {
-	mu      sync.Mutex
-	start   time.Time
-	maxRaw  int
-	events  []Event
-	changed chan struct{}
+	mu        sync.Mutex
+	start     time.Time
+	maxRaw    int
+	maxEvents int
+	maxBytes  int
+	rawBytes  int
+	dropped   uint64
+	capped    map[string]bool
+	events    []Event
+	changed   chan struct{}
 }
 
 // Option configures a Log.
@@ -111,9 +126,16 @@ type Option func(*Log)
 // WithMaxRaw sets how many raw bytes each event keeps.
 func WithMaxRaw(n int) Option { return func(l *Log) { l.maxRaw = n } }
 
+// WithCaps sets how many events the log keeps and how many raw bytes in
+// all; zero or less means no cap.
+func WithCaps(maxEvents, maxBytes int) Option {
+	return func(l *Log) { l.maxEvents, l.maxBytes = maxEvents, maxBytes }
+}
+
 // New returns an empty log whose offsets count from now.
 func New(opts ...Option) *Log {
-	l := &Log{start: time.Now(), maxRaw: DefaultMaxRaw, changed: make(chan struct{})}
+	l := &Log{start: time.Now(), maxRaw: DefaultMaxRaw, maxEvents: DefaultMaxEvents, maxBytes: DefaultMaxBytes,
+		capped: map[string]bool{}, changed: make(chan struct{})}
 	for _, o := range opts {
 		o(l)
 	}
@@ -132,14 +154,45 @@ func (l *Log) Append(e Event) Event {
 		e.Raw = bytes.Clone(e.Raw[:n])
 	}
 	l.mu.Lock()
+	if l.maxEvents > 0 && len(l.events) >= l.maxEvents {
+		l.dropped++
+		if !l.capped["events"] {
+			l.capped["events"] = true
+			l.appendLocked(Event{Dir: Harness, Channel: "chronology", Kind: KindError,
+				Text: fmt.Sprintf("cap of %d events reached: later events are counted, not kept", l.maxEvents)})
+		}
+		l.mu.Unlock()
+		return Event{}
+	}
+	if l.maxBytes > 0 && l.rawBytes+len(e.Raw) > l.maxBytes && len(e.Raw) > 0 {
+		e.Raw, e.Truncated = nil, true
+		if !l.capped["bytes"] {
+			l.capped["bytes"] = true
+			l.appendLocked(Event{Dir: Harness, Channel: "chronology", Kind: KindError,
+				Text: fmt.Sprintf("cap of %d raw bytes reached: later events keep no raw bytes", l.maxBytes)})
+		}
+	}
+	l.rawBytes += len(e.Raw)
+	e = l.appendLocked(e)
+	l.mu.Unlock()
+	return e
+}
+
+// appendLocked numbers and stores e and wakes waiters; l.mu is held.
+func (l *Log) appendLocked(e Event) Event {
 	e.Seq = uint64(len(l.events)) + 1
 	e.Offset = time.Since(l.start)
 	l.events = append(l.events, e)
-	ch := l.changed
+	close(l.changed)
 	l.changed = make(chan struct{})
-	l.mu.Unlock()
-	close(ch)
 	return e
+}
+
+// Dropped is how many events were counted but not kept, past the cap.
+func (l *Log) Dropped() uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.dropped
 }
 
 // Frame records a wire frame. msg may be nil, in which case the frame is

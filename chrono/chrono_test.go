@@ -202,3 +202,40 @@ func TestJSONLRoundTrip(t *testing.T) {
 		t.Errorf("not an event: %v", err)
 	}
 }
+
+func TestCapsBoundTheLog(t *testing.T) {
+	l := New(WithCaps(10, 500))
+	frame := []byte(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}`)
+	for range 100 {
+		l.Frame(In, "stdout", frame, nil, nil)
+	}
+	evs := l.Events()
+	if len(evs) != 11 { // the cap, plus the note that it was reached
+		t.Fatalf("kept %d events, want 11", len(evs))
+	}
+	var notes, frames, rawBytes int
+	for i, e := range evs {
+		if e.Seq != uint64(i+1) {
+			t.Fatalf("sequence numbers must stay gapless: event %d has seq %d", i, e.Seq)
+		}
+		switch {
+		case e.Kind == KindError && e.Channel == "chronology":
+			notes++
+		case e.Kind == KindFrame:
+			frames++
+			rawBytes += len(e.Raw)
+			if len(e.Raw) == 0 && !e.Truncated {
+				t.Errorf("seq %d lost its raw bytes without a truncation mark", e.Seq)
+			}
+		}
+	}
+	if notes != 2 {
+		t.Errorf("%d cap notes, want one per cap", notes)
+	}
+	if rawBytes > 500 {
+		t.Errorf("%d raw bytes kept, over the cap of 500", rawBytes)
+	}
+	if got := l.Dropped(); got != uint64(100-frames) {
+		t.Errorf("Dropped = %d, want %d", got, 100-frames)
+	}
+}
