@@ -551,11 +551,19 @@ func (t *HTTP) Send(ctx context.Context, raw []byte) error {
 			r.cancel()
 			return ErrClosed
 		}
-		go func() {
+		read := func() {
 			defer t.wg.Done()
 			defer r.cancel()
 			t.readJSON(resp, channel)
-		}()
+		}
+		if msg != nil && msg.Kind != jsonrpc.KindRequest {
+			// A JSON body answering a notification or a response (which
+			// should have been 202) is delivered before Send returns, so
+			// that it is ordered before anything sent afterwards.
+			read()
+		} else {
+			go read()
+		}
 		if resp.StatusCode/100 != 2 {
 			return &StatusError{Channel: channel, Status: resp.StatusCode}
 		}
