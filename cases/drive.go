@@ -284,8 +284,7 @@ func (o *Op) OperationState(ctx context.Context) (control.Operation, control.Cou
 // CancelRaw sends notifications/cancelled with arbitrary params, for
 // unknown, duplicate and malformed cancels.
 func (e *Env) CancelRaw(ctx context.Context, params any) (uint64, error) {
-	seq := e.Log.Len() + 1
-	return seq, e.S.Notify(ctx, "notifications/cancelled", params)
+	return e.S.NotifySeq(ctx, "notifications/cancelled", params)
 }
 
 // frameAfter returns the first inbound frame after seq that matches.

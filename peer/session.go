@@ -5,6 +5,7 @@
 package peer
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -227,15 +228,29 @@ func (s *Session) Start(ctx context.Context, method string, params any, opts ...
 	s.outgoing[cfg.id.Key()] = c
 	s.usedIDs[cfg.id.Key()] = c
 	s.mu.Unlock()
-	seq := s.log.Len() + 1 // the transport records the frame as the next event
+	from := s.log.Len()
 	if err := s.conn.Send(ctx, raw); err != nil {
 		s.finish(c, nil, 0, err)
 		return nil, err
 	}
+	seq := s.sentSeq(from, raw)
 	c.mu.Lock()
 	c.SentSeq = seq
 	c.mu.Unlock()
 	return c, nil
+}
+
+// sentSeq finds the sequence number the transport gave the frame raw,
+// which it recorded during Send, after event from. Other events (a
+// stream's progress, harness events) may have been recorded in between,
+// so the frame is looked up rather than assumed to be next.
+func (s *Session) sentSeq(from uint64, raw []byte) uint64 {
+	for _, ev := range s.log.Since(from) {
+		if ev.Dir == chrono.Out && ev.Kind == chrono.KindFrame && len(ev.Raw) > 0 && bytes.HasPrefix(raw, ev.Raw) {
+			return ev.Seq
+		}
+	}
+	return from + 1
 }
 
 // withProgressToken returns params with _meta.progressToken set.
@@ -300,6 +315,20 @@ func (s *Session) Notify(ctx context.Context, method string, params any) error {
 	return s.conn.Send(ctx, raw)
 }
 
+// NotifySeq sends a notification and returns the chronology sequence
+// number of its frame.
+func (s *Session) NotifySeq(ctx context.Context, method string, params any) (uint64, error) {
+	raw, err := jsonrpc.EncodeNotification(method, params)
+	if err != nil {
+		return 0, err
+	}
+	from := s.log.Len()
+	if err := s.conn.Send(ctx, raw); err != nil {
+		return 0, err
+	}
+	return s.sentSeq(from, raw), nil
+}
+
 // SendRaw sends bytes as one frame, unchecked, for negative cases.
 func (s *Session) SendRaw(ctx context.Context, raw []byte) error { return s.conn.Send(ctx, raw) }
 
@@ -342,8 +371,8 @@ func (s *Session) Cancel(ctx context.Context, c *Call, reason string) error {
 	if reason != "" {
 		params["reason"] = reason
 	}
-	seq := s.log.Len() + 1
-	if err := s.Notify(ctx, "notifications/cancelled", params); err != nil {
+	seq, err := s.NotifySeq(ctx, "notifications/cancelled", params)
+	if err != nil {
 		return err
 	}
 	c.mu.Lock()

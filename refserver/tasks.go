@@ -354,40 +354,12 @@ func (ss *session) taskCall(id jsonrpc.ID, name string, params map[string]json.R
 			t.end = *a.End
 		}
 	} else {
-		var a struct {
-			Key     *string  `json:"key"`
-			Steps   *int     `json:"steps"`
-			Unit    *float64 `json:"unit"`
-			NoTotal *bool    `json:"noTotal"`
-			Gated   *bool    `json:"gated"`
-			TickMs  *int     `json:"tickMs"`
-			Log     *bool    `json:"logSteps"`
+		a, rerr := parseSlowArgs(args)
+		if rerr != nil {
+			return fail(rerr)
 		}
-		if err := strictDecode(args, &a); err != nil {
-			return fail(invalidParams("Invalid params: slow arguments: %v", err))
-		}
-		if a.Key == nil || *a.Key == "" {
-			return fail(invalidParams("Invalid params: slow needs a non-empty key"))
-		}
-		t.key, t.stepName, t.ticks = *a.Key, "step", 3
-		if a.Steps != nil {
-			if *a.Steps < 0 || *a.Steps > maxSteps {
-				return fail(invalidParams("Invalid params: steps must be 0..%d", maxSteps))
-			}
-			t.ticks = *a.Steps
-		}
-		if a.Unit != nil {
-			if !(*a.Unit > 0 && *a.Unit <= maxUnit) {
-				return fail(invalidParams("Invalid params: unit must be in (0, %g]", float64(maxUnit)))
-			}
-			t.unit = *a.Unit
-		}
-		if a.NoTotal != nil {
-			t.noTotal = *a.NoTotal
-		}
-		if a.Gated != nil {
-			t.gated = *a.Gated
-		}
+		t.key, t.stepName, t.ticks, t.unit, t.noTotal = a.key, "step", a.steps, a.unit, a.noTotal
+		t.gated, t.tick = a.gated, a.tick
 	}
 	if tickMs := taskTickMs(args); tickMs > 0 {
 		if tickMs > 60000 {

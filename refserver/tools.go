@@ -164,59 +164,13 @@ func (ss *session) toolsCall(id jsonrpc.ID, params map[string]json.RawMessage) {
 	args := params["arguments"]
 	switch name {
 	case ToolSlow:
-		var a struct {
-			Key     *string  `json:"key"`
-			Steps   *int     `json:"steps"`
-			Unit    *float64 `json:"unit"`
-			NoTotal *bool    `json:"noTotal"`
-			Gated   *bool    `json:"gated"`
-			TickMs  *int     `json:"tickMs"`
-			Log     *bool    `json:"logSteps"`
-		}
-		if err := strictDecode(args, &a); err != nil {
-			fail(invalidParams("Invalid params: slow arguments: %v", err))
+		a, rerr := parseSlowArgs(args)
+		if rerr != nil {
+			fail(rerr)
 			return
 		}
-		c := &call{kind: kindSlow, steps: 3, unit: 1, gated: true}
-		if a.Key == nil || *a.Key == "" {
-			fail(invalidParams("Invalid params: slow needs a non-empty key"))
-			return
-		}
-		c.key = *a.Key
-		if a.Steps != nil {
-			if *a.Steps < 0 || *a.Steps > maxSteps {
-				fail(invalidParams("Invalid params: steps must be 0..%d", maxSteps))
-				return
-			}
-			c.steps = *a.Steps
-		}
-		if a.Unit != nil {
-			if !(*a.Unit > 0 && *a.Unit <= maxUnit) {
-				fail(invalidParams("Invalid params: unit must be in (0, %g]", float64(maxUnit)))
-				return
-			}
-			c.unit = *a.Unit
-		}
-		if a.NoTotal != nil {
-			c.noTotal = *a.NoTotal
-		}
-		if a.Gated != nil {
-			c.gated = *a.Gated
-		}
-		if a.Log != nil {
-			c.logSteps = *a.Log
-		}
-		if a.TickMs != nil {
-			if *a.TickMs < 0 || *a.TickMs > 60000 {
-				fail(invalidParams("Invalid params: tickMs must be 0..60000"))
-				return
-			}
-			// Real-time pacing replaces the gates: interactive use only.
-			c.tick = time.Duration(*a.TickMs) * time.Millisecond
-			if c.tick > 0 {
-				c.gated = false
-			}
-		}
+		c := &call{kind: kindSlow, key: a.key, steps: a.steps, unit: a.unit, noTotal: a.noTotal,
+			gated: a.gated, logSteps: a.logSteps, tick: a.tick}
 		ss.startOp(id, c, token, tokenKey, ss.runSlow)
 	case ToolEffect:
 		var a struct {
@@ -594,4 +548,69 @@ func (ss *session) setLevel(params map[string]json.RawMessage) *rpcError {
 	ss.mu.Unlock()
 	ss.logf("log level set to %s", level)
 	return nil
+}
+
+// slowArgs are the slow tool's arguments, checked, with their defaults.
+type slowArgs struct {
+	key      string
+	steps    int
+	unit     float64
+	noTotal  bool
+	gated    bool
+	logSteps bool
+	tick     time.Duration // real-time pacing; when set, gates are off
+}
+
+// parseSlowArgs checks the slow tool's arguments, for ordinary and
+// task-augmented calls alike.
+func parseSlowArgs(args json.RawMessage) (slowArgs, *rpcError) {
+	var a struct {
+		Key     *string  `json:"key"`
+		Steps   *int     `json:"steps"`
+		Unit    *float64 `json:"unit"`
+		NoTotal *bool    `json:"noTotal"`
+		Gated   *bool    `json:"gated"`
+		TickMs  *int     `json:"tickMs"`
+		Log     *bool    `json:"logSteps"`
+	}
+	out := slowArgs{steps: 3, unit: 1, gated: true}
+	if err := strictDecode(args, &a); err != nil {
+		return out, invalidParams("Invalid params: slow arguments: %v", err)
+	}
+	if a.Key == nil || *a.Key == "" {
+		return out, invalidParams("Invalid params: slow needs a non-empty key")
+	}
+	out.key = *a.Key
+	if a.Steps != nil {
+		if *a.Steps < 0 || *a.Steps > maxSteps {
+			return out, invalidParams("Invalid params: steps must be 0..%d", maxSteps)
+		}
+		out.steps = *a.Steps
+	}
+	if a.Unit != nil {
+		if !(*a.Unit > 0 && *a.Unit <= maxUnit) {
+			return out, invalidParams("Invalid params: unit must be in (0, %g]", float64(maxUnit))
+		}
+		out.unit = *a.Unit
+	}
+	if a.NoTotal != nil {
+		out.noTotal = *a.NoTotal
+	}
+	if a.Gated != nil {
+		out.gated = *a.Gated
+	}
+	if a.Log != nil {
+		out.logSteps = *a.Log
+	}
+	if a.TickMs != nil {
+		if *a.TickMs < 0 || *a.TickMs > 60000 {
+			return out, invalidParams("Invalid params: tickMs must be 0..60000")
+		}
+		// Real-time pacing replaces the gates: interactive use only.
+		out.tick = time.Duration(*a.TickMs) * time.Millisecond
+		if out.tick > 0 {
+			out.gated = false
+		}
+	}
+	return out, nil
 }

@@ -115,11 +115,11 @@ type sseStream struct {
 	attempts int
 	// Guarded by HTTP.mu.
 	answered bool
-	events  []StreamEvent
-	lastID  string
-	retry   time.Duration
-	dropped bool
-	err     error
+	events   []StreamEvent
+	lastID   string
+	retry    time.Duration
+	dropped  bool
+	err      error
 }
 
 // HTTP is a Conn over the Streamable HTTP transport (2025-11-25): every
@@ -755,6 +755,19 @@ func (t *HTTP) readSSE(s *sseStream, resp *http.Response, guard *stallGuard) {
 		if len(ev.Comments) > 0 {
 			text += fmt.Sprintf(" comments=%d", len(ev.Comments))
 		}
+		// The stream's position moves before the event is delivered, so
+		// that whoever has seen the event also sees it as the last ID.
+		t.mu.Lock()
+		if ev.HasID {
+			s.lastID = ev.ID
+			if ev.ID != "" {
+				t.byEventID[ev.ID] = s
+			}
+		}
+		if ev.HasRetry {
+			s.retry = ev.Retry
+		}
+		t.mu.Unlock()
 		var seq uint64
 		if ev.HasData && ev.Data != "" && (ev.Event == "" || ev.Event == "message") {
 			var m *jsonrpc.Message
@@ -774,15 +787,6 @@ func (t *HTTP) readSSE(s *sseStream, resp *http.Response, guard *stallGuard) {
 		}
 		t.mu.Lock()
 		s.events = append(s.events, StreamEvent{SSEEvent: ev, Seq: seq})
-		if ev.HasID {
-			s.lastID = ev.ID
-			if ev.ID != "" {
-				t.byEventID[ev.ID] = s
-			}
-		}
-		if ev.HasRetry {
-			s.retry = ev.Retry
-		}
 		t.mu.Unlock()
 	}
 }
