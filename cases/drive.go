@@ -2,7 +2,6 @@ package cases
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -350,18 +349,4 @@ func (e *Env) Healthy(ctx context.Context, after string) *Outcome {
 		return &o
 	}
 	return nil
-}
-
-// resultText pulls the first text content out of a tools/call result.
-func resultText(raw json.RawMessage) string {
-	var r struct {
-		Content []struct {
-			Type string `json:"type"`
-			Text string `json:"text"`
-		} `json:"content"`
-	}
-	if json.Unmarshal(raw, &r) != nil || len(r.Content) == 0 {
-		return ""
-	}
-	return r.Content[0].Text
 }

@@ -218,12 +218,6 @@ func (e *Env) slowBudget() time.Duration {
 	return 10*e.Grace + 10*time.Second
 }
 
-// idIs reports whether a raw requestId from the counters equals id.
-func idIs(raw []byte, id jsonrpc.ID) bool {
-	got, err := jsonrpc.ParseID(raw)
-	return err == nil && got == id
-}
-
 // goneOrError turns a failed exchange into a verdict: a fail when the
 // target has closed its output after what we sent (CAN-11: races and bad
 // input MUST be handled gracefully), an error otherwise.

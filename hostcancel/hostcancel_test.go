@@ -99,15 +99,6 @@ func (f *fixture) await(t testing.TB, name string) {
 	}
 }
 
-func (f *fixture) ticks(t testing.TB, key string) int {
-	t.Helper()
-	w, err := f.ctl.Worker(f.ctx, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return w.Ticks
-}
-
 // cancelsOnWire counts tasks/cancel requests in the chronology.
 func (f *fixture) cancelsOnWire() int {
 	n := 0

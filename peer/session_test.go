@@ -349,3 +349,29 @@ func TestRefusesNotificationCancelForTaskAugmentedRequest(t *testing.T) {
 		t.Fatalf("the first cancel on the wire is %s", m.Raw)
 	}
 }
+
+func TestListToolsFollowsCursors(t *testing.T) {
+	ctx := testCtx(t)
+	s, fs := newPair(t)
+	go func() {
+		m := fs.read()
+		fs.write(`{"jsonrpc":"2.0","id":` + m.ID.String() + `,"result":{"tools":[{"name":"a","execution":{"taskSupport":"required"}}],"nextCursor":"p2"}}`)
+		m = fs.read()
+		if !strings.Contains(string(m.Params), `"cursor":"p2"`) {
+			fs.write(`{"jsonrpc":"2.0","id":` + m.ID.String() + `,"error":{"code":-32602,"message":"no cursor"}}`)
+			return
+		}
+		fs.write(`{"jsonrpc":"2.0","id":` + m.ID.String() + `,"result":{"tools":[{"name":"b"}]}}`)
+	}()
+	tools, err := s.ListTools(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, tool := range tools {
+		got = append(got, tool.Name+":"+tool.Execution.TaskSupport)
+	}
+	if d := cmp.Diff([]string{"a:required", "b:"}, got); d != "" {
+		t.Errorf("tools (-want +got):\n%s", d)
+	}
+}

@@ -468,28 +468,13 @@ func missingTool(ctx context.Context, s *peer.Session, p *profile.Profile, n cas
 	if len(needed) == 0 {
 		return ""
 	}
+	tools, err := s.ListTools(ctx)
+	if err != nil {
+		return ""
+	}
 	offered := map[string]bool{}
-	cursor := ""
-	for range 20 {
-		params := map[string]any{}
-		if cursor != "" {
-			params["cursor"] = cursor
-		}
-		var res struct {
-			Tools []struct {
-				Name string `json:"name"`
-			} `json:"tools"`
-			NextCursor string `json:"nextCursor"`
-		}
-		if err := s.Request(ctx, "tools/list", params, &res); err != nil {
-			return ""
-		}
-		for _, t := range res.Tools {
-			offered[t.Name] = true
-		}
-		if cursor = res.NextCursor; cursor == "" {
-			break
-		}
+	for _, t := range tools {
+		offered[t.Name] = true
 	}
 	for _, need := range []string{"slow", "effect", "log", "task"} {
 		if t := needed[need]; t != nil && !offered[t.Name] {

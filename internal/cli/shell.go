@@ -88,24 +88,17 @@ func (e Env) shell(ctx context.Context, args []string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	log := chrono.New()
-	conn, err := target.Dial(ctx, log)
+	s, log, closeSession, err := openSession(ctx, target)
 	if err != nil {
-		return 0, fmt.Errorf("starting %s: %w", target.Name, err)
+		return 0, err
 	}
-	s := peer.New(conn, peer.Options{Log: log})
 	defer func() {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		s.Close(cctx)
+		closeSession()
 		if o.verbose {
 			fmt.Fprintln(e.Stdout, "chronology:")
 			_ = report.Chronology(e.Stdout, log.Events())
 		}
 	}()
-	if _, err := s.Initialize(ctx, peer.InitOptions{}); err != nil {
-		return 0, fmt.Errorf("handshake with %s: %w%s", target.Name, err, tailNote(log))
-	}
 	st := &shellState{bg: map[string]*peer.Call{}}
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
@@ -181,12 +174,9 @@ func (e Env) shellCommand(ctx context.Context, s *peer.Session, st *shellState, 
 		}
 		return shellErr(err)
 	case "list_tools":
-		var res struct {
-			Tools []listedTool `json:"tools"`
-		}
-		err := s.Request(ctx, "tools/list", map[string]any{}, &res)
+		tools, err := s.ListTools(ctx)
 		st.record(nil, err)
-		for _, t := range res.Tools {
+		for _, t := range tools {
 			fmt.Fprintf(e.Stdout, "%s\t%s\n", chrono.Sanitize(t.Name, false), chrono.Sanitize(t.Execution.TaskSupport, false))
 		}
 		return shellErr(err)

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/mcpflight/mcpflight/chrono"
-	"github.com/mcpflight/mcpflight/peer"
 	"github.com/mcpflight/mcpflight/profile"
 )
 
@@ -19,15 +18,6 @@ Lists the server's tools with their task support (execution.taskSupport),
 and which need of the catalogue the active profile fills with each.
 Without --stdio the target is the built-in reference server.
 `
-
-// listedTool is one entry of tools/list, as far as tools cares.
-type listedTool struct {
-	Name        string `json:"name"`
-	Description string `json:"description"`
-	Execution   struct {
-		TaskSupport string `json:"taskSupport"`
-	} `json:"execution"`
-}
 
 func (e Env) tools(ctx context.Context, args []string) (int, error) {
 	var o checkOptions
@@ -52,38 +42,14 @@ func (e Env) tools(ctx context.Context, args []string) (int, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	log := chrono.New()
-	conn, err := target.Dial(ctx, log)
+	s, _, closeSession, err := openSession(ctx, target)
 	if err != nil {
-		return 0, fmt.Errorf("starting %s: %w", target.Name, err)
+		return 0, err
 	}
-	s := peer.New(conn, peer.Options{Log: log})
-	defer func() {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		s.Close(cctx)
-	}()
-	if _, err := s.Initialize(ctx, peer.InitOptions{}); err != nil {
-		return 0, fmt.Errorf("handshake with %s: %w%s", target.Name, err, tailNote(log))
-	}
-	var listed []listedTool
-	var cursor string
-	for page := 0; page < 100; page++ {
-		params := map[string]any{}
-		if cursor != "" {
-			params["cursor"] = cursor
-		}
-		var res struct {
-			Tools      []listedTool `json:"tools"`
-			NextCursor string       `json:"nextCursor"`
-		}
-		if err := s.Request(ctx, "tools/list", params, &res); err != nil {
-			return 0, fmt.Errorf("tools/list: %w", err)
-		}
-		listed = append(listed, res.Tools...)
-		if cursor = res.NextCursor; cursor == "" {
-			break
-		}
+	defer closeSession()
+	listed, err := s.ListTools(ctx)
+	if err != nil {
+		return 0, err
 	}
 	uses := profileUses(prof)
 	tw := tabwriter.NewWriter(e.Stdout, 0, 4, 2, ' ', 0)
