@@ -42,7 +42,7 @@ func TestCheckHTTP(t *testing.T) {
 
 func TestServeHTTPRefusesRemoteBind(t *testing.T) {
 	r := runCLI(t, "", "serve", "--http", "0.0.0.0:0")
-	if r.code == ExitConformant || !strings.Contains(r.stderr, "--allow-remote") {
+	if r.code == ExitConformant || !strings.Contains(r.stderr, "--listen-any") {
 		t.Errorf("exit %d, stderr %q", r.code, r.stderr)
 	}
 }

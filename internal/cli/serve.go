@@ -6,16 +6,18 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/http"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/mcpflight/mcpflight/cases"
+	"github.com/mcpflight/mcpflight/internal/hostile"
 	"github.com/mcpflight/mcpflight/refserver"
 )
 
-const serveUsage = `Usage: mcpflight serve --stdio [--fault NAME]...
-       mcpflight serve --http ADDR [--allow-origin ORIGIN]... [--fault NAME]...
-       mcpflight serve --list-faults
+const serveUsage = `Usage: mcpflight serve --stdio [--fault NAME]... [--hostile MODE]
+       mcpflight serve --http ADDR [--allow-origin ORIGIN]... [--fault NAME]... [--hostile MODE]
+       mcpflight serve --list-faults | --list-hostile
 
 Runs mcpflight's reference MCP server. With --stdio it serves one session
 over stdin and stdout and exits when its input ends. With --http it serves
@@ -27,25 +29,33 @@ Flags:
   --stdio               serve over stdin/stdout
   --http ADDR           serve Streamable HTTP on ADDR, e.g. 127.0.0.1:8080
                         (127.0.0.1:0 picks a free port); a host that is not
-                        loopback needs --allow-remote (HTTP-5)
-  --allow-remote        allow --http to bind a non-loopback address
+                        loopback needs --listen-any (HTTP-5)
+  --listen-any          allow --http to bind a non-loopback address
+                        (--allow-remote is an older name for it)
   --allow-origin ORIGIN accept this Origin besides loopback ones (repeatable)
   --retry-ms N          send retry: N in every priming event
   --fault NAME          break one contract on purpose (repeatable)
   --list-faults         print the faults and what each breaks
+  --hostile MODE        attack the client instead: garbage, floods, hangs,
+                        crashes (for testing checkers; see --list-hostile)
+  --list-hostile        print the hostile modes and what each does
 `
 
 func (e Env) serve(ctx context.Context, args []string) (int, error) {
 	var (
 		stdio, list, remote bool
+		listHostile         bool
 		faults, origins     stringList
-		httpAddr            string
+		httpAddr, hostileAt string
 		retryMS             int
 	)
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.BoolVar(&stdio, "stdio", false, "")
 	fs.StringVar(&httpAddr, "http", "", "")
+	fs.BoolVar(&remote, "listen-any", false, "")
 	fs.BoolVar(&remote, "allow-remote", false, "")
+	fs.StringVar(&hostileAt, "hostile", "", "")
+	fs.BoolVar(&listHostile, "list-hostile", false, "")
 	fs.Var(&origins, "allow-origin", "")
 	fs.IntVar(&retryMS, "retry-ms", 0, "")
 	fs.BoolVar(&list, "list-faults", false, "")
@@ -60,6 +70,13 @@ func (e Env) serve(ctx context.Context, args []string) (int, error) {
 		}
 		return 0, tw.Flush()
 	}
+	if listHostile {
+		tw := tabwriter.NewWriter(e.Stdout, 0, 4, 2, ' ', 0)
+		for _, in := range hostile.All() {
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", in.Mode, in.Transport, in.Description)
+		}
+		return 0, tw.Flush()
+	}
 	if stdio == (httpAddr != "") {
 		return 0, usagef(serveUsage, "serve needs --stdio or --http, not both")
 	}
@@ -71,9 +88,32 @@ func (e Env) serve(ctx context.Context, args []string) (int, error) {
 		}
 		set[f] = true
 	}
+	var mode *hostile.Info
+	if hostileAt != "" {
+		kind := hostile.TransportStdio
+		if httpAddr != "" {
+			kind = hostile.TransportHTTP
+		}
+		in, err := hostile.Lookup(hostileAt, kind)
+		if err != nil {
+			return 0, usagef(serveUsage, "--hostile: %v", err)
+		}
+		mode = &in
+	}
 	srv := refserver.New(refserver.Options{Faults: set, Stderr: e.Stderr, Version: e.version()})
 	if httpAddr != "" {
-		return e.serveHTTP(ctx, srv, httpAddr, remote, refserver.HTTPOptions{AllowedOrigins: origins, RetryMillis: retryMS})
+		var wrap func(http.Handler) http.Handler
+		if mode != nil {
+			wrap = func(h http.Handler) http.Handler { return hostile.Handler(mode.Mode, h) }
+		}
+		return e.serveHTTP(ctx, srv, httpAddr, remote, refserver.HTTPOptions{AllowedOrigins: origins, RetryMillis: retryMS}, wrap)
+	}
+	if mode != nil {
+		code, err := hostile.ServeStdio(ctx, mode.Mode, srv, e.Stdin, e.Stdout, e.Stderr)
+		if err != nil && !(ctx.Err() != nil && errors.Is(err, ctx.Err())) {
+			return code, fmt.Errorf("serve --hostile %s: %w", mode.Mode, err)
+		}
+		return code, nil
 	}
 	err := srv.Serve(ctx, e.Stdin, e.Stdout)
 	switch {

@@ -25,21 +25,26 @@ func loopbackHost(host string) bool {
 }
 
 // listenHTTP serves srv's Streamable HTTP endpoint on addr and returns its
-// URL and a function that stops it and ends every session.
-func listenHTTP(srv *refserver.Server, addr string, remote bool, opts refserver.HTTPOptions) (string, func(), error) {
+// URL and a function that stops it and ends every session. wrap, when not
+// nil, wraps the endpoint's handler (a hostile mode).
+func listenHTTP(srv *refserver.Server, addr string, remote bool, opts refserver.HTTPOptions, wrap func(http.Handler) http.Handler) (string, func(), error) {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return "", nil, fmt.Errorf("--http %q: %w", addr, err)
 	}
 	if !remote && !loopbackHost(host) {
-		return "", nil, fmt.Errorf("--http %q is not a loopback address; pass --allow-remote to bind it (HTTP-5)", addr)
+		return "", nil, fmt.Errorf("--http %q is not a loopback address; pass --listen-any to bind it (HTTP-5)", addr)
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return "", nil, fmt.Errorf("--http: %w", err)
 	}
 	h := srv.HTTPHandler(opts)
-	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	var handler http.Handler = h
+	if wrap != nil {
+		handler = wrap(h)
+	}
+	hs := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -58,8 +63,8 @@ func listenHTTP(srv *refserver.Server, addr string, remote bool, opts refserver.
 }
 
 // serveHTTP runs the reference server over Streamable HTTP until ctx ends.
-func (e Env) serveHTTP(ctx context.Context, srv *refserver.Server, addr string, remote bool, opts refserver.HTTPOptions) (int, error) {
-	url, stop, err := listenHTTP(srv, addr, remote, opts)
+func (e Env) serveHTTP(ctx context.Context, srv *refserver.Server, addr string, remote bool, opts refserver.HTTPOptions, wrap func(http.Handler) http.Handler) (int, error) {
+	url, stop, err := listenHTTP(srv, addr, remote, opts, wrap)
 	if err != nil {
 		return 0, fmt.Errorf("serve: %w", err)
 	}
@@ -86,7 +91,7 @@ func (e Env) httpTarget(o checkOptions) (target runner.Target, prof *profile.Pro
 			set[fault] = true
 		}
 		srv := refserver.New(refserver.Options{Faults: set, Version: e.version()})
-		if url, stop, err = listenHTTP(srv, "127.0.0.1:0", false, refserver.HTTPOptions{}); err != nil {
+		if url, stop, err = listenHTTP(srv, "127.0.0.1:0", false, refserver.HTTPOptions{}, nil); err != nil {
 			return target, nil, func() {}, err
 		}
 		name = "built-in reference server over HTTP at " + url
