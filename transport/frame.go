@@ -29,21 +29,22 @@ func NewFrameReader(r io.Reader, max int) *FrameReader {
 // newline is returned first. The returned slice is owned by the caller.
 func (f *FrameReader) ReadFrame() ([]byte, error) {
 	var frame []byte
-	oversized := 0
+	oversized, discarding := 0, false
 	for {
 		chunk, err := f.r.ReadSlice('\n')
-		if oversized == 0 && len(frame)+len(chunk) > f.max+2 {
-			oversized = len(frame)
+		if !discarding && len(frame)+len(chunk) > f.max+2 {
+			// Too big even with a CRLF ending: count the rest, keep none.
+			discarding, oversized = true, len(frame)
 			frame = nil
 		}
-		if oversized > 0 {
+		if discarding {
 			oversized += len(chunk)
 		} else {
 			frame = append(frame, chunk...)
 		}
 		switch err {
 		case nil:
-			if oversized > 0 {
+			if discarding {
 				return nil, fmt.Errorf("%w: %d bytes or more, limit %d", ErrFrameTooLarge, oversized, f.max)
 			}
 			frame = bytes.TrimSuffix(frame[:len(frame)-1], []byte("\r"))
@@ -54,8 +55,11 @@ func (f *FrameReader) ReadFrame() ([]byte, error) {
 		case bufio.ErrBufferFull:
 			continue
 		case io.EOF:
-			if oversized > 0 {
+			if discarding {
 				return nil, fmt.Errorf("%w: %d bytes or more before end of stream, limit %d", ErrFrameTooLarge, oversized, f.max)
+			}
+			if len(frame) > f.max {
+				return nil, fmt.Errorf("%w: %d bytes before end of stream, limit %d", ErrFrameTooLarge, len(frame), f.max)
 			}
 			if len(frame) > 0 {
 				return frame, nil
