@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpflight/mcpflight/jsonrpc"
@@ -118,6 +119,7 @@ type Log struct {
 	capped    map[string]bool
 	events    []Event
 	changed   chan struct{}
+	redact    atomic.Pointer[Redactor]
 }
 
 // Option configures a Log.
@@ -132,6 +134,15 @@ func WithCaps(maxEvents, maxBytes int) Option {
 	return func(l *Log) { l.maxEvents, l.maxBytes = maxEvents, maxBytes }
 }
 
+// WithRedactor makes the log redact r's secrets from every event it
+// stores (see SetRedactor).
+func WithRedactor(r *Redactor) Option { return func(l *Log) { l.redact.Store(r) } }
+
+// SetRedactor makes the log redact r's secrets from every event appended
+// from now on: raw bytes, texts, state names and summaries. The evidence
+// then never holds a credential, whatever the target echoes back.
+func (l *Log) SetRedactor(r *Redactor) { l.redact.Store(r) }
+
 // New returns an empty log whose offsets count from now.
 func New(opts ...Option) *Log {
 	l := &Log{start: time.Now(), maxRaw: DefaultMaxRaw, maxEvents: DefaultMaxEvents, maxBytes: DefaultMaxBytes,
@@ -145,6 +156,9 @@ func New(opts ...Option) *Log {
 // Append adds an event, giving it the next sequence number and the offset
 // since the log began, and returns it as stored.
 func (l *Log) Append(e Event) Event {
+	if r := l.redact.Load(); !r.Empty() {
+		e = l.redactEvent(r, e)
+	}
 	if len(e.Raw) > 0 {
 		if e.Size == 0 {
 			e.Size = len(e.Raw)
@@ -175,6 +189,29 @@ func (l *Log) Append(e Event) Event {
 	l.rawBytes += len(e.Raw)
 	e = l.appendLocked(e)
 	l.mu.Unlock()
+	return e
+}
+
+// redactEvent replaces r's secrets in every string of e. Raw bytes are
+// first clipped to what the log keeps plus the longest secret, so that
+// a secret straddling the cut is still found whole.
+func (l *Log) redactEvent(r *Redactor, e Event) Event {
+	if len(e.Raw) > 0 {
+		if e.Size == 0 {
+			e.Size = len(e.Raw)
+		}
+		if limit := l.maxRaw + r.maxPattern(); len(e.Raw) > limit {
+			e.Raw, e.Truncated = e.Raw[:limit], true
+		}
+		e.Raw = r.Bytes(e.Raw)
+	}
+	e.Channel, e.Text, e.From, e.To = r.String(e.Channel), r.String(e.Text), r.String(e.From), r.String(e.To)
+	if e.Summary != nil {
+		s := *e.Summary
+		s.Kind, s.Method, s.ID, s.Token, s.RequestID, s.Malformed = r.String(s.Kind), r.String(s.Method), r.String(s.ID),
+			r.String(s.Token), r.String(s.RequestID), r.String(s.Malformed)
+		e.Summary = &s
+	}
 	return e
 }
 

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -139,7 +140,7 @@ func TestHTTPSessionDropAndResume(t *testing.T) {
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
 	log := chrono.New()
-	c, err := DialHTTP(ctx, HTTPConfig{URL: ts.URL, Log: log, Headers: http.Header{"Authorization": {"Bearer s3cret"}}})
+	c, err := DialHTTP(ctx, HTTPConfig{URL: ts.URL, Log: log, Headers: http.Header{"Authorization": {"Bearer s3cret"}, "x-tenant": {"tenant-42"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,8 +214,21 @@ func TestHTTPSessionDropAndResume(t *testing.T) {
 	}
 	var dump strings.Builder
 	_ = log.WriteJSONL(&dump)
-	if strings.Contains(dump.String(), "s3cret") || !strings.Contains(dump.String(), "[redacted]") {
+	if strings.Contains(dump.String(), "s3cret") || !strings.Contains(dump.String(), "Authorization: Bearer [redacted]") {
 		t.Error("Authorization not redacted in the chronology")
+	}
+	if strings.Contains(dump.String(), "tenant-42") || !strings.Contains(dump.String(), "X-Tenant: [redacted]") {
+		t.Error("a configured header's value is not redacted in the chronology")
+	}
+	// The configured headers go with every request: POSTs, the resuming
+	// GET and the DELETE.
+	srv.mu.Lock()
+	sent := slices.Clone(srv.headers)
+	srv.mu.Unlock()
+	for i, h := range sent {
+		if h.Get("Authorization") != "Bearer s3cret" || h.Get("X-Tenant") != "tenant-42" {
+			t.Errorf("request %d lacks the configured headers: %v", i, h)
+		}
 	}
 	for _, want := range []string{`"channel":"POST #3"`, `"channel":"SSE POST #3"`, `"channel":"GET #1"`, "Mcp-Session-Id: sess-1", "HTTP 202", "priming", "Last-Event-Id: e2"} {
 		if !strings.Contains(dump.String(), want) {
@@ -353,5 +367,27 @@ func TestHTTPReconnectsAfterServerClose(t *testing.T) {
 	}
 	if len(gets) != 0 {
 		t.Errorf("reconnected again after the response")
+	}
+}
+
+func TestCredentialHeader(t *testing.T) {
+	for name, want := range map[string]bool{
+		"Authorization": true, "proxy-authorization": true, "Cookie": true, "Set-Cookie": true, "X-API-Key": true,
+		"X-Auth-Token": true, "X-Client-Secret": true, "X-Password": true, "Api-Key": true,
+		"WWW-Authenticate": false, "Content-Type": false, "Mcp-Session-Id": false, "X-Tenant": false,
+	} {
+		if got := CredentialHeader(name); got != want {
+			t.Errorf("CredentialHeader(%q) = %v, want %v", name, got, want)
+		}
+	}
+	for _, tt := range []struct{ name, value, want string }{
+		{"Authorization", "Bearer abc", "Bearer [redacted]"},
+		{"Authorization", "abc", "[redacted]"},
+		{"Authorization", "Bearer\x1b[2J x", "[redacted]"},
+		{"X-Api-Key", "Bearer abc", "[redacted]"},
+	} {
+		if got := RedactedValue(tt.name, tt.value); got != tt.want {
+			t.Errorf("RedactedValue(%q, %q) = %q, want %q", tt.name, tt.value, got, tt.want)
+		}
 	}
 }
