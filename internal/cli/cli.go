@@ -15,6 +15,8 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
+
+	"github.com/mcpflight/mcpflight/chrono"
 )
 
 // Exit codes.
@@ -39,6 +41,11 @@ type Env struct {
 	// Version is what "mcpflight version" prints; the module version
 	// from the build information if empty.
 	Version string
+
+	// redact knows the secrets of this run (--header values): Run
+	// sends Stdout and Stderr through it, and every file and chronology
+	// too.
+	redact *chrono.Redactor
 }
 
 // Main runs the command line with the process's environment and returns
@@ -83,6 +90,11 @@ func (e Env) Run(ctx context.Context, args []string) int {
 	if e.Getenv == nil {
 		e.Getenv = os.Getenv
 	}
+	// Nothing reaches the caller's streams without passing the redactor,
+	// which learns the secrets as the flags are parsed.
+	e.redact = chrono.NewRedactor()
+	e.Stdout, e.Stderr = e.redact.Writer(e.Stdout), e.redact.Writer(e.Stderr)
+	defer flushWriters(e.Stdout, e.Stderr)
 	code, err := e.dispatch(ctx, args)
 	if err != nil {
 		var ue *usageError
