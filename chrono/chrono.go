@@ -17,6 +17,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mcpflight/mcpflight/jsonrpc"
 )
@@ -53,6 +54,35 @@ const (
 
 // DefaultMaxRaw bounds the raw bytes kept per event.
 const DefaultMaxRaw = 64 << 10
+
+// MaxText bounds each text field of an event (Text, Channel, From, To
+// and the summary's fields), which may quote the peer: a longer one is
+// cut at a character boundary and marked "… (truncated, N bytes)".
+const MaxText = 2 << 10
+
+// clipField cuts s to MaxText with a marker.
+func clipField(s string) string {
+	if len(s) <= MaxText {
+		return s
+	}
+	cut := MaxText
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + fmt.Sprintf("… (truncated, %d bytes)", len(s))
+}
+
+// clipFields applies clipField to every text field of e.
+func clipFields(e Event) Event {
+	e.Channel, e.Text, e.From, e.To = clipField(e.Channel), clipField(e.Text), clipField(e.From), clipField(e.To)
+	if s := e.Summary; s != nil && len(s.Kind)+len(s.Method)+len(s.ID)+len(s.Token)+len(s.RequestID)+len(s.Malformed) > MaxText {
+		c := *s
+		c.Kind, c.Method, c.ID, c.Token, c.RequestID, c.Malformed = clipField(c.Kind), clipField(c.Method), clipField(c.ID),
+			clipField(c.Token), clipField(c.RequestID), clipField(c.Malformed)
+		e.Summary = &c
+	}
+	return e
+}
 
 // Default caps of one log, so that a flooding peer cannot eat the
 // machine: past DefaultMaxBytes of raw bytes events keep no raw bytes,
@@ -159,6 +189,7 @@ func (l *Log) Append(e Event) Event {
 	if r := l.redact.Load(); !r.Empty() {
 		e = l.redactEvent(r, e)
 	}
+	e = clipFields(e)
 	if len(e.Raw) > 0 {
 		if e.Size == 0 {
 			e.Size = len(e.Raw)
@@ -307,15 +338,39 @@ func (l *Log) WaitFor(ctx context.Context, after uint64, match func(Event) bool)
 	}
 }
 
-// WriteJSONL writes every event as one JSON object per line.
+// WriteJSONL writes every event as one JSON object per line, terminal
+// safe (SafeJSON).
 func (l *Log) WriteJSONL(w io.Writer) error {
-	enc := json.NewEncoder(w)
+	enc := newLineEncoder(w)
 	for _, e := range l.Events() {
 		if err := enc.Encode(e); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// lineEncoder writes values as JSON Lines through SafeJSON.
+type lineEncoder struct {
+	w   io.Writer
+	buf bytes.Buffer
+	enc *json.Encoder
+}
+
+func newLineEncoder(w io.Writer) *lineEncoder {
+	le := &lineEncoder{w: w}
+	le.enc = json.NewEncoder(&le.buf)
+	return le
+}
+
+// Encode writes v as one line.
+func (le *lineEncoder) Encode(v any) error {
+	le.buf.Reset()
+	if err := le.enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := le.w.Write(SafeJSON(le.buf.Bytes()))
+	return err
 }
 
 // Stream copies events to w as JSON Lines from a goroutine of its own, as
@@ -326,7 +381,7 @@ func (l *Log) Stream(w io.Writer) (stop func() error) {
 	done := make(chan struct{})
 	finished := make(chan error, 1)
 	go func() {
-		enc := json.NewEncoder(w)
+		enc := newLineEncoder(w)
 		var written uint64
 		var werr error
 		for {

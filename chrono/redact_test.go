@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestRedactorEncodings(t *testing.T) {
@@ -79,5 +80,55 @@ func TestLogRedactsEveryField(t *testing.T) {
 	ev := l.Events()[3]
 	if !ev.Truncated || ev.Size != 55+len(secret) {
 		t.Errorf("straddling event: truncated=%v size=%d", ev.Truncated, ev.Size)
+	}
+}
+
+// TestJSONLIsTerminalSafe: a chronology written as JSON Lines holds no
+// raw control or bidi character, yet reads back exactly.
+func TestJSONLIsTerminalSafe(t *testing.T) {
+	hostile := "esc\x1b[2J c1\u009b31m bidi\u202e\u061c bel\x07 nul\x00 <script>"
+	l := New()
+	l.Harness(KindError, "runner", hostile)
+	l.Append(Event{Dir: In, Channel: "stderr", Kind: KindStderr, Raw: []byte(hostile)})
+	raw := []byte(`{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"` + "\u009b\u202e" + `"}}`)
+	l.Frame(In, "stdout", raw, nil, nil)
+	var buf bytes.Buffer
+	if err := l.WriteJSONL(&buf); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"\x1b", "\u009b", "\u202e", "\u061c", "\x07", "\x00"} {
+		if strings.Contains(buf.String(), bad) {
+			t.Errorf("%q reached the JSON Lines:\n%s", bad, buf.String())
+		}
+	}
+	events, err := ReadJSONL(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if events[0].Text != hostile || string(events[1].Raw) != hostile || !bytes.Equal(events[2].Raw, raw) {
+		t.Errorf("not read back exactly: %q %q %q", events[0].Text, events[1].Raw, events[2].Raw)
+	}
+	if got := SafeJSON([]byte(`"a` + "\u0085é\u2066" + `"`)); string(got) != `"a\u0085é\u2066"` {
+		t.Errorf("SafeJSON = %s", got)
+	}
+}
+
+func TestTextFieldsBounded(t *testing.T) {
+	l := New()
+	huge := strings.Repeat("é", 1<<20)
+	e := l.Harness(KindError, "runner", huge)
+	f := l.Frame(In, "stdout", []byte(`{"jsonrpc":"2.0","method":"`+strings.Repeat("m", 1<<20)+`"}`), nil, nil)
+	if len(e.Text) > MaxText+40 || !strings.HasSuffix(e.Text, "(truncated, 2097152 bytes)") || !utf8.ValidString(e.Text) {
+		t.Errorf("text of %d bytes, ends %q", len(e.Text), e.Text[max(0, len(e.Text)-40):])
+	}
+	if len(f.Summary.Method) > MaxText+40 || !f.Truncated {
+		t.Errorf("method of %d bytes, truncated %v", len(f.Summary.Method), f.Truncated)
+	}
+	var buf bytes.Buffer
+	if err := l.WriteJSONL(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadJSONL(&buf); err != nil {
+		t.Errorf("a bounded chronology does not read back: %v", err)
 	}
 }
