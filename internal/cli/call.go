@@ -164,7 +164,7 @@ func (e Env) call(ctx context.Context, args []string) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("starting %s: %w", target.Name, err)
 	}
-	ui := &callUI{w: e.Stdout, terminal: isTerminal(e.Stdout), color: useColor(e.Stdout, e.Getenv)}
+	ui := &callUI{w: e.Stdout, terminal: isTerminal(e.Stdout), color: useColor(e.Stdout, e.Getenv), redact: e.redact}
 	s := peer.New(conn, peer.Options{Log: log})
 	s.OnNotification(func(m *jsonrpc.Message) {
 		switch m.Method {

@@ -55,6 +55,9 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	return env.Run(ctx, args)
 }
 
+// maxErrorText bounds the error message Run prints.
+const maxErrorText = 16 << 10
+
 // errUsage marks an error as a usage error: it is printed with the short
 // usage, and the exit code is 2.
 var errUsage = errors.New("usage")
@@ -97,11 +100,14 @@ func (e Env) Run(ctx context.Context, args []string) int {
 	defer flushWriters(e.Stdout, e.Stderr)
 	code, err := e.dispatch(ctx, args)
 	if err != nil {
+		// An error may quote the target (its stderr, a JSON-RPC error
+		// message): redacted, cut and sanitised like any untrusted text.
+		msg := chrono.Sanitize(clipMarked(e.redact.String(err.Error()), maxErrorText), true)
 		var ue *usageError
 		if errors.As(err, &ue) {
-			fmt.Fprintf(e.Stderr, "mcpflight: %s\n\n%s", ue.msg, ue.usage)
+			fmt.Fprintf(e.Stderr, "mcpflight: %s\n\n%s", msg, ue.usage)
 		} else {
-			fmt.Fprintf(e.Stderr, "mcpflight: %v\n", err)
+			fmt.Fprintf(e.Stderr, "mcpflight: %s\n", msg)
 		}
 		return ExitError
 	}

@@ -66,13 +66,26 @@ func hostileServer(t *testing.T) string {
 		var m struct {
 			ID     json.RawMessage `json:"id"`
 			Method string          `json:"method"`
+			Params struct {
+				Name string `json:"name"`
+			} `json:"params"`
 		}
-		if json.Unmarshal(body, &m) == nil && m.Method == "ping" {
-			enc := func(v any) string {
-				b, _ := json.Marshal(v)
-				return string(b)
-			}
+		_ = json.Unmarshal(body, &m)
+		enc := func(v any) string {
+			b, _ := json.Marshal(v)
+			return string(b)
+		}
+		if m.Method == "tools/list" && r.URL.Query().Get("list") == "hostile" {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, enc(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": map[string]any{"tools": []any{
+				map[string]any{"name": "echo" + hostileText, "description": hostileText, "inputSchema": map[string]any{"type": "object"},
+					"execution": map[string]any{"taskSupport": hostileText}}}}}))
+			return
+		}
+		if m.Method == "ping" || m.Method == "tools/call" && m.Params.Name == "echo" {
 			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprintf(w, "data: %s\n\n", enc(map[string]any{"jsonrpc": "2.0", "method": "notifications/progress",
+				"params": map[string]any{"progressToken": hostileText, "progress": 1, "message": hostileText}}))
 			fmt.Fprintf(w, "data: %s\n\n", enc(map[string]any{"jsonrpc": "2.0", "method": "notifications/message",
 				"params": map[string]any{"level": "error", "logger": hostileText, "data": hostileText}}))
 			fmt.Fprintf(w, "data: %s\n\n", enc(map[string]any{"jsonrpc": "2.0", "id": m.ID,
@@ -169,5 +182,35 @@ func TestHostileServerEveryFormat(t *testing.T) {
 	}
 	if want := strings.ReplaceAll(hostileText, "\xff\xfe", "\ufffd\ufffd"); doc.Server.Name != want {
 		t.Errorf("json: server name %q, want it exact: %q", doc.Server.Name, want)
+	}
+}
+
+// TestHostileServerInteractive runs call, tools and shell against the
+// hostile server: their console output holds no control character.
+func TestHostileServerInteractive(t *testing.T) {
+	url := hostileServer(t)
+	for _, tt := range []struct {
+		name, stdin string
+		args        []string
+	}{
+		{"call", "", []string{"call", "--url", url, "-v", "echo", "{}"}},
+		{"call task", "", []string{"call", "--url", url, "--task", "echo", "{}"}},
+		{"tools", "", []string{"tools", "--url", url + "?list=hostile"}},
+		{"shell", "ping\nlist_tools\ncall_tool echo {}\nexpect text nothing\nquit\n", []string{"shell", "--url", url + "?list=hostile", "-v"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runCLI(t, tt.stdin, tt.args...)
+			for name, out := range map[string]string{"stdout": r.stdout, "stderr": r.stderr} {
+				if what, i := firstUnsafe([]byte(out)); i >= 0 {
+					t.Errorf("%s: %s at byte %d: %q", name, what, i, out[max(0, i-60):min(len(out), i+40)])
+				}
+				if len(out) > 256<<10 {
+					t.Errorf("%s: %d bytes: the 1 MB error was not cut", name, len(out))
+				}
+			}
+			if !strings.Contains(r.stdout+r.stderr, `\u001b[2J`) {
+				t.Errorf("the hostile text is not shown escaped:\n%s\n%s", r.stdout, r.stderr)
+			}
+		})
 	}
 }

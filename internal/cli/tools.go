@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/profile"
@@ -118,6 +119,19 @@ func tailNote(log *chrono.Log) string {
 // first, so that the cut cannot leave part of a secret unrecognised.
 func (e Env) clip(s string, n int) string {
 	return clipText(e.redact.String(s), n)
+}
+
+// clipMarked cuts s to at most n bytes, at a character boundary, with a
+// marker that gives the full length.
+func clipMarked(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + fmt.Sprintf("… (truncated, %d bytes)", len(s))
 }
 
 func clipText(s string, n int) string {
