@@ -55,6 +55,9 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	return env.Run(ctx, args)
 }
 
+// takesSecrets are the commands with --header and --header-env.
+var takesSecrets = map[string]bool{"check": true, "call": true, "tools": true, "shell": true}
+
 // maxErrorText bounds the error message Run prints.
 const maxErrorText = 16 << 10
 
@@ -93,11 +96,15 @@ func (e Env) Run(ctx context.Context, args []string) int {
 	if e.Getenv == nil {
 		e.Getenv = os.Getenv
 	}
-	// Nothing reaches the caller's streams without passing the redactor,
-	// which learns the secrets as the flags are parsed.
+	// The commands that take secrets (--header) write nothing to the
+	// caller's streams that has not passed the redactor, which learns
+	// the secrets as the flags are parsed. The others (serve above all,
+	// whose stdout may be handed to a child as it is) keep the streams.
 	e.redact = chrono.NewRedactor()
-	e.Stdout, e.Stderr = e.redact.Writer(e.Stdout), e.redact.Writer(e.Stderr)
-	defer flushWriters(e.Stdout, e.Stderr)
+	if len(args) > 0 && takesSecrets[args[0]] {
+		e.Stdout, e.Stderr = e.redact.Writer(e.Stdout), e.redact.Writer(e.Stderr)
+		defer flushWriters(e.Stdout, e.Stderr)
+	}
 	code, err := e.dispatch(ctx, args)
 	if err != nil {
 		// An error may quote the target (its stderr, a JSON-RPC error

@@ -223,7 +223,6 @@ func TestNoSecretLeaks(t *testing.T) {
 			_ = os.WriteFile(filepath.Join(os.Getenv("MCPFLIGHT_DUMP"), fmt.Sprintf("%02d-%s", i, strings.NewReplacer("/", "_", " ", "_").Replace(o.name))), o.data, 0o644)
 		}
 	}
-	_ = chrono.Redacted
 }
 
 func TestHeaderFlagErrors(t *testing.T) {
@@ -290,5 +289,15 @@ func TestHeaderEnvSent(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "header Authorization is shorter than 6 characters") {
 		t.Errorf("no warning about the short credential:\n%s", stderr.String())
+	}
+}
+
+func TestURLPasswordRedacted(t *testing.T) {
+	e := Env{redact: chrono.NewRedactor()}
+	if got := e.redactedURL("http://user:pw-123456@127.0.0.1:1/mcp"); got != "http://user:xxxxx@127.0.0.1:1/mcp" {
+		t.Errorf("redactedURL = %q", got)
+	}
+	if got := e.redact.String("echo pw-123456"); got != "echo "+chrono.Redacted {
+		t.Errorf("the URL's password is not a secret: %q", got)
 	}
 }
