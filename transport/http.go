@@ -190,12 +190,15 @@ func DialHTTP(ctx context.Context, cfg HTTPConfig) (*HTTP, error) {
 		cfg.InboundBuffer = 64
 	}
 	client := cfg.Client
+	var t *HTTP
 	if client == nil {
-		client = &http.Client{}
+		client = &http.Client{CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			return t.checkRedirect(req, via)
+		}}
 	}
 	// The connection lives as long as ctx (the run) or until Close.
 	base, stop := context.WithCancel(context.WithoutCancel(ctx))
-	t := &HTTP{
+	t = &HTTP{
 		cfg: cfg, client: client, ctx: base, stop: stop,
 		inbound:   make(chan Inbound, cfg.InboundBuffer),
 		initKeys:  map[string]bool{},
@@ -297,6 +300,36 @@ func (t *HTTP) PostNumber() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.posts
+}
+
+// maxRedirects bounds the redirects one request follows, as net/http's
+// default does.
+const maxRedirects = 10
+
+// checkRedirect follows a redirect, at most maxRedirects, and never
+// carries the configured headers (credentials, as a rule) to another
+// origin: net/http itself drops only Authorization and Cookie there, and
+// only for another domain.
+func (t *HTTP) checkRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) >= maxRedirects {
+		return fmt.Errorf("stopped after %d redirects", maxRedirects)
+	}
+	from := via[0].URL
+	if req.URL.Scheme == from.Scheme && req.URL.Host == from.Host {
+		return nil
+	}
+	dropped := false
+	for n := range t.cfg.Headers {
+		if req.Header.Get(n) != "" {
+			req.Header.Del(n)
+			dropped = true
+		}
+	}
+	if dropped {
+		t.cfg.Log.Harness(chrono.KindDecision, "http", chrono.Sanitize("redirected to another origin, "+req.URL.Scheme+"://"+req.URL.Host+
+			": the configured headers are not sent there", false))
+	}
+	return nil
 }
 
 // CredentialHeader reports whether a header's value is a credential by

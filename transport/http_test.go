@@ -391,3 +391,55 @@ func TestCredentialHeader(t *testing.T) {
 		}
 	}
 }
+
+// TestHTTPRedirectKeepsHeadersHome: a redirect to the same origin keeps
+// the configured headers; one to another origin drops them all, not only
+// the Authorization net/http drops itself.
+func TestHTTPRedirectKeepsHeadersHome(t *testing.T) {
+	ctx := httpSafety(t)
+	var mu sync.Mutex
+	got := map[string]http.Header{}
+	record := func(name string) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			got[name] = r.Header.Clone()
+			mu.Unlock()
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{}}`)
+		}
+	}
+	other := httptest.NewServer(record("other"))
+	defer other.Close()
+	mux := http.NewServeMux()
+	mux.HandleFunc("/away", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+"/mcp", http.StatusTemporaryRedirect)
+	})
+	mux.HandleFunc("/home", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/mcp", http.StatusTemporaryRedirect)
+	})
+	mux.HandleFunc("/mcp", record("home"))
+	home := httptest.NewServer(mux)
+	defer home.Close()
+	headers := http.Header{"Authorization": {"Bearer s3cret-token"}, "X-Api-Key": {"k3y-value"}}
+	for _, path := range []string{"/home", "/away"} {
+		log := chrono.New()
+		c, err := DialHTTP(ctx, HTTPConfig{URL: home.URL + path, Log: log, Headers: headers})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ping, _ := jsonrpc.EncodeRequest(jsonrpc.IntID(1), "ping", nil)
+		if err := c.Send(ctx, ping); err != nil {
+			t.Fatal(err)
+		}
+		recv(t, ctx, c)
+		c.Close(ctx)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if h := got["home"]; h.Get("Authorization") != "Bearer s3cret-token" || h.Get("X-Api-Key") != "k3y-value" {
+		t.Errorf("a same-origin redirect lost the headers: %v", h)
+	}
+	if h := got["other"]; h == nil || h.Get("Authorization") != "" || h.Get("X-Api-Key") != "" {
+		t.Errorf("another origin got the headers: %v", h)
+	}
+}
