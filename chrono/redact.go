@@ -37,7 +37,11 @@ type Redactor struct {
 func NewRedactor() *Redactor { return &Redactor{secrets: map[string]bool{}} }
 
 // Add registers secrets. Those shorter than MinSecretLen are ignored.
+// Adding to a nil Redactor does nothing.
 func (r *Redactor) Add(secrets ...string) {
+	if r == nil {
+		return
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	changed := false
@@ -80,7 +84,9 @@ func (r *Redactor) Add(secrets ...string) {
 // encodings lists s as it may appear in a report or a recorded frame.
 func encodings(s string) []string {
 	out := []string{s, Sanitize(s, false), html.EscapeString(s), template.HTMLEscapeString(s),
-		strings.ReplaceAll(html.EscapeString(s), "&#34;", "&quot;")}
+		strings.ReplaceAll(html.EscapeString(s), "&#34;", "&quot;"),
+		// html/template's text escaping also escapes "+".
+		strings.ReplaceAll(template.HTMLEscapeString(s), "+", "&#43;")}
 	var b bytes.Buffer
 	_ = xml.EscapeText(&b, []byte(s))
 	out = append(out, b.String())

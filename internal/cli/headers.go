@@ -186,15 +186,35 @@ func (e Env) addSecret(name, value string) {
 	}
 }
 
-// redactedURL is u with any password in it replaced, for naming a
-// target; the password is also registered as a secret.
+// redactedURL is u with its password and the values of its
+// credential-looking query parameters (api_key, token, …) replaced, for
+// naming a target; those values are registered as secrets too.
 func (e Env) redactedURL(u string) string {
 	parsed, err := url.Parse(u)
-	if err != nil || parsed.User == nil {
+	if err != nil {
 		return u
 	}
-	if pw, ok := parsed.User.Password(); ok && e.redact != nil {
-		e.redact.Add(pw)
+	if parsed.User != nil {
+		if pw, ok := parsed.User.Password(); ok {
+			e.redact.Add(pw)
+		}
+	}
+	if parsed.RawQuery != "" {
+		q := parsed.Query()
+		changed := false
+		for name, values := range q {
+			if !transport.CredentialHeader(name) {
+				continue
+			}
+			for i, v := range values {
+				e.redact.Add(v)
+				values[i] = "xxxxx"
+				changed = true
+			}
+		}
+		if changed {
+			parsed.RawQuery = q.Encode()
+		}
 	}
 	return parsed.Redacted()
 }

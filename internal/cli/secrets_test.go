@@ -300,4 +300,10 @@ func TestURLPasswordRedacted(t *testing.T) {
 	if got := e.redact.String("echo pw-123456"); got != "echo "+chrono.Redacted {
 		t.Errorf("the URL's password is not a secret: %q", got)
 	}
+	if got := e.redactedURL("http://127.0.0.1:1/mcp?api_key=query-secret-1&tenant=acme"); got != "http://127.0.0.1:1/mcp?api_key=xxxxx&tenant=acme" {
+		t.Errorf("redactedURL = %q", got)
+	}
+	if got := e.redact.String("echo query-secret-1 acme"); got != "echo "+chrono.Redacted+" acme" {
+		t.Errorf("the URL's api_key is not a secret: %q", got)
+	}
 }
