@@ -132,3 +132,37 @@ func TestTextFieldsBounded(t *testing.T) {
 		t.Errorf("a bounded chronology does not read back: %v", err)
 	}
 }
+
+// TestRedactWriterAnySplit: however a stream is cut into writes, the
+// writer's output is the one-shot redaction of the whole.
+func TestRedactWriterAnySplit(t *testing.T) {
+	r := NewRedactor()
+	r.Add("abcabd-secret", "secret-two<&>", "xxxxxxxy")
+	in := "abcabcabd-secret … secret-two<&> secret-two&lt;&amp;&gt; xxxxxxxxxxxy abcab secret-tw xxxxxxx"
+	want := r.String(in)
+	if strings.Contains(want, "secret-two") || strings.Contains(want, "abd-secret") || strings.Contains(want, "xxxxxxxy") {
+		t.Fatalf("one-shot redaction missed a secret: %q", want)
+	}
+	seed := uint32(1)
+	next := func(n int) int {
+		seed = seed*1664525 + 1013904223
+		return int(seed>>16) % n
+	}
+	for trial := range 500 {
+		var out bytes.Buffer
+		w := r.Writer(&out)
+		for rest := in; rest != ""; {
+			n := 1 + next(min(len(rest), 12))
+			if _, err := w.Write([]byte(rest[:n])); err != nil {
+				t.Fatal(err)
+			}
+			rest = rest[n:]
+		}
+		if err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if out.String() != want {
+			t.Fatalf("trial %d: got %q\nwant %q", trial, out.String(), want)
+		}
+	}
+}
