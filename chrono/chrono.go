@@ -235,6 +235,9 @@ func (l *Log) redactEvent(r *Redactor, e Event) Event {
 			e.Raw, e.Truncated = e.Raw[:limit], true
 		}
 		e.Raw = r.Bytes(e.Raw)
+		if e.Kind == KindFrame && !e.Truncated {
+			e.Raw = r.decodedJSON(e.Raw)
+		}
 	}
 	e.Channel, e.Text, e.From, e.To = r.String(e.Channel), r.String(e.Text), r.String(e.From), r.String(e.To)
 	if e.Summary != nil {

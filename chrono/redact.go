@@ -143,6 +143,57 @@ func (r *Redactor) Bytes(b []byte) []byte {
 	return b
 }
 
+// decodedJSON redacts the strings of a JSON document as decoded: a
+// server may write a secret with escapes ("\\u0074ok…") that no byte
+// pattern matches. It returns the document re-encoded when a string
+// changed (object keys then sorted), and raw itself otherwise, or when
+// raw is not JSON.
+func (r *Redactor) decodedJSON(raw []byte) []byte {
+	if r.Empty() || bytes.IndexByte(raw, '\\') < 0 {
+		return raw
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return raw
+	}
+	changed := false
+	var walk func(any) any
+	walk = func(v any) any {
+		switch x := v.(type) {
+		case string:
+			if y := r.String(x); y != x {
+				changed = true
+				return y
+			}
+		case []any:
+			for i := range x {
+				x[i] = walk(x[i])
+			}
+		case map[string]any:
+			for k, e := range x {
+				if rk := r.String(k); rk != k {
+					changed = true
+					delete(x, k)
+					k = rk
+				}
+				x[k] = walk(e)
+			}
+		}
+		return v
+	}
+	v = walk(v)
+	if !changed {
+		return raw
+	}
+	out, err := json.Marshal(v)
+	if err != nil {
+		return raw
+	}
+	return out
+}
+
 // maxPattern is the length of the longest pattern.
 func (r *Redactor) maxPattern() int {
 	if r == nil {

@@ -166,3 +166,29 @@ func TestRedactWriterAnySplit(t *testing.T) {
 		}
 	}
 }
+
+// TestLogRedactsEscapedSecret: a secret the peer writes with JSON
+// escapes, which no byte pattern matches, is redacted in the decoded
+// frame.
+func TestLogRedactsEscapedSecret(t *testing.T) {
+	r := NewRedactor()
+	r.Add("tok-0123456789")
+	l := New(WithRedactor(r))
+	raw := `{"jsonrpc":"2.0","id":1,"result":{"echo":"\u0074ok-01234\u0035\u0036789","n":1.50,"tok-0123456789":"\/"}}`
+	e := l.Frame(In, "stdout", []byte(raw), nil, nil)
+	m, err := e.Message()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res map[string]any
+	if err := json.Unmarshal(m.Result, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res["echo"] != Redacted || res[Redacted] != "/" || !strings.Contains(string(e.Raw), `"n":1.50`) {
+		t.Errorf("raw %s", e.Raw)
+	}
+	plain := []byte(`{"jsonrpc":"2.0","id":1,"result":{"text":"a \"quoted\" word"}}`)
+	if got := l.Frame(In, "stdout", plain, nil, nil).Raw; !bytes.Equal(got, plain) {
+		t.Errorf("a frame without a secret was rewritten: %s", got)
+	}
+}

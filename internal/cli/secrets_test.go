@@ -71,6 +71,13 @@ func (s *echoServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		fmt.Fprintf(w, "data: %s\n\n", enc(map[string]any{"jsonrpc": "2.0", "method": "notifications/message",
 			"params": map[string]any{"level": "error", "logger": "echo " + key, "data": echo}}))
+		// The credentials again, every character a JSON \u escape: no
+		// byte pattern matches them.
+		var obfuscated strings.Builder
+		for _, r := range auth + " " + key {
+			fmt.Fprintf(&obfuscated, `\u%04x`, r)
+		}
+		fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":\"%s\"}}\n\n", obfuscated.String())
 		fmt.Fprintf(w, "data: %s\n\n", enc(map[string]any{"jsonrpc": "2.0", "id": m.ID,
 			"error": map[string]any{"code": -32000, "message": "rejected: " + echo, "data": map[string]string{"auth": auth}}}))
 	case m.Method == "tools/list" && r.URL.Query().Get("list") == "echo":
@@ -185,12 +192,16 @@ func TestNoSecretLeaks(t *testing.T) {
 	}
 	srv.mu.Unlock()
 
-	// Any 12 characters of a random core would be a partial leak, as a
+	// Any 12 characters of a random core, or of its \u-escaped form, would be a partial leak, as a
 	// clipped text could give.
 	var pieces []string
 	for _, core := range []string{authCore, keyCore} {
+		var escaped strings.Builder
+		for _, r := range core {
+			fmt.Fprintf(&escaped, `\u%04x`, r)
+		}
 		for i := 0; i+12 <= len(core); i++ {
-			pieces = append(pieces, core[i:i+12])
+			pieces = append(pieces, core[i:i+12], escaped.String()[6*i:6*(i+2)])
 		}
 	}
 	var all bytes.Buffer
