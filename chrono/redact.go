@@ -144,7 +144,7 @@ func (r *Redactor) Bytes(b []byte) []byte {
 }
 
 // decodedJSON redacts the strings of a JSON document as decoded: a
-// server may write a secret with escapes ("\\u0074ok…") that no byte
+// server may write a secret with escapes ("\u0074ok…") that no byte
 // pattern matches. It returns the document re-encoded when a string
 // changed (object keys then sorted), and raw itself otherwise, or when
 // raw is not JSON.
