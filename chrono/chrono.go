@@ -15,7 +15,9 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mcpflight/mcpflight/jsonrpc"
 )
@@ -52,6 +54,35 @@ const (
 
 // DefaultMaxRaw bounds the raw bytes kept per event.
 const DefaultMaxRaw = 64 << 10
+
+// MaxText bounds each text field of an event (Text, Channel, From, To
+// and the summary's fields), which may quote the peer: a longer one is
+// cut at a character boundary and marked "… (truncated, N bytes)".
+const MaxText = 2 << 10
+
+// clipField cuts s to MaxText with a marker.
+func clipField(s string) string {
+	if len(s) <= MaxText {
+		return s
+	}
+	cut := MaxText
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + fmt.Sprintf("… (truncated, %d bytes)", len(s))
+}
+
+// clipFields applies clipField to every text field of e.
+func clipFields(e Event) Event {
+	e.Channel, e.Text, e.From, e.To = clipField(e.Channel), clipField(e.Text), clipField(e.From), clipField(e.To)
+	if s := e.Summary; s != nil && len(s.Kind)+len(s.Method)+len(s.ID)+len(s.Token)+len(s.RequestID)+len(s.Malformed) > MaxText {
+		c := *s
+		c.Kind, c.Method, c.ID, c.Token, c.RequestID, c.Malformed = clipField(c.Kind), clipField(c.Method), clipField(c.ID),
+			clipField(c.Token), clipField(c.RequestID), clipField(c.Malformed)
+		e.Summary = &c
+	}
+	return e
+}
 
 // Default caps of one log, so that a flooding peer cannot eat the
 // machine: past DefaultMaxBytes of raw bytes events keep no raw bytes,
@@ -118,6 +149,7 @@ type Log struct {
 	capped    map[string]bool
 	events    []Event
 	changed   chan struct{}
+	redact    atomic.Pointer[Redactor]
 }
 
 // Option configures a Log.
@@ -132,6 +164,15 @@ func WithCaps(maxEvents, maxBytes int) Option {
 	return func(l *Log) { l.maxEvents, l.maxBytes = maxEvents, maxBytes }
 }
 
+// WithRedactor makes the log redact r's secrets from every event it
+// stores (see SetRedactor).
+func WithRedactor(r *Redactor) Option { return func(l *Log) { l.redact.Store(r) } }
+
+// SetRedactor makes the log redact r's secrets from every event appended
+// from now on: raw bytes, texts, state names and summaries. The evidence
+// then never holds a credential, whatever the target echoes back.
+func (l *Log) SetRedactor(r *Redactor) { l.redact.Store(r) }
+
 // New returns an empty log whose offsets count from now.
 func New(opts ...Option) *Log {
 	l := &Log{start: time.Now(), maxRaw: DefaultMaxRaw, maxEvents: DefaultMaxEvents, maxBytes: DefaultMaxBytes,
@@ -145,6 +186,10 @@ func New(opts ...Option) *Log {
 // Append adds an event, giving it the next sequence number and the offset
 // since the log began, and returns it as stored.
 func (l *Log) Append(e Event) Event {
+	if r := l.redact.Load(); !r.Empty() {
+		e = l.redactEvent(r, e)
+	}
+	e = clipFields(e)
 	if len(e.Raw) > 0 {
 		if e.Size == 0 {
 			e.Size = len(e.Raw)
@@ -175,6 +220,32 @@ func (l *Log) Append(e Event) Event {
 	l.rawBytes += len(e.Raw)
 	e = l.appendLocked(e)
 	l.mu.Unlock()
+	return e
+}
+
+// redactEvent replaces r's secrets in every string of e. Raw bytes are
+// first clipped to what the log keeps plus the longest secret, so that
+// a secret straddling the cut is still found whole.
+func (l *Log) redactEvent(r *Redactor, e Event) Event {
+	if len(e.Raw) > 0 {
+		if e.Size == 0 {
+			e.Size = len(e.Raw)
+		}
+		if limit := l.maxRaw + r.maxPattern(); len(e.Raw) > limit {
+			e.Raw, e.Truncated = e.Raw[:limit], true
+		}
+		e.Raw = r.Bytes(e.Raw)
+		if e.Kind == KindFrame && !e.Truncated {
+			e.Raw = r.decodedJSON(e.Raw)
+		}
+	}
+	e.Channel, e.Text, e.From, e.To = r.String(e.Channel), r.String(e.Text), r.String(e.From), r.String(e.To)
+	if e.Summary != nil {
+		s := *e.Summary
+		s.Kind, s.Method, s.ID, s.Token, s.RequestID, s.Malformed = r.String(s.Kind), r.String(s.Method), r.String(s.ID),
+			r.String(s.Token), r.String(s.RequestID), r.String(s.Malformed)
+		e.Summary = &s
+	}
 	return e
 }
 
@@ -270,15 +341,39 @@ func (l *Log) WaitFor(ctx context.Context, after uint64, match func(Event) bool)
 	}
 }
 
-// WriteJSONL writes every event as one JSON object per line.
+// WriteJSONL writes every event as one JSON object per line, terminal
+// safe (SafeJSON).
 func (l *Log) WriteJSONL(w io.Writer) error {
-	enc := json.NewEncoder(w)
+	enc := newLineEncoder(w)
 	for _, e := range l.Events() {
 		if err := enc.Encode(e); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// lineEncoder writes values as JSON Lines through SafeJSON.
+type lineEncoder struct {
+	w   io.Writer
+	buf bytes.Buffer
+	enc *json.Encoder
+}
+
+func newLineEncoder(w io.Writer) *lineEncoder {
+	le := &lineEncoder{w: w}
+	le.enc = json.NewEncoder(&le.buf)
+	return le
+}
+
+// Encode writes v as one line.
+func (le *lineEncoder) Encode(v any) error {
+	le.buf.Reset()
+	if err := le.enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := le.w.Write(SafeJSON(le.buf.Bytes()))
+	return err
 }
 
 // Stream copies events to w as JSON Lines from a goroutine of its own, as
@@ -289,7 +384,7 @@ func (l *Log) Stream(w io.Writer) (stop func() error) {
 	done := make(chan struct{})
 	finished := make(chan error, 1)
 	go func() {
-		enc := json.NewEncoder(w)
+		enc := newLineEncoder(w)
 		var written uint64
 		var werr error
 		for {

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -19,9 +20,15 @@ const Schema = "mcpflight.report/v1"
 
 // JSONReport is the document JSON writes, schema "mcpflight.report/v1".
 // Durations are integer nanoseconds, in fields whose names end in "Ns".
-// Strings from the target are written as received (JSON-escaped, invalid
-// UTF-8 replaced by U+FFFD); a consumer that prints them to a terminal
-// must sanitise them.
+// Strings from the target are written as received, JSON-escaped: invalid
+// UTF-8 is replaced by U+FFFD, and control characters (C0 and C1) and
+// bidirectional controls are \u escapes, so that the document itself is
+// safe to print; a consumer that prints a decoded string to a terminal
+// must still sanitise it. A string longer than MaxJSONText is cut at a
+// character boundary and marked "… (truncated, N bytes)", and an
+// event's raw bytes are bounded by chrono.DefaultMaxRaw (with
+// "truncated" set and "size" the full length), as a run's chronology
+// already is.
 type JSONReport struct {
 	// Schema is always "mcpflight.report/v1".
 	Schema string `json:"schema"`
@@ -128,11 +135,51 @@ type JSONTeardown struct {
 	Error string `json:"error,omitempty"`
 }
 
+// MaxJSONText bounds one string of the JSON report: the bound of an
+// event's raw bytes in the chronology.
+const MaxJSONText = chrono.DefaultMaxRaw
+
+// jsonText cuts s to MaxJSONText.
+func jsonText(s string) string { return clipText(s, MaxJSONText) }
+
+// jsonTexts is jsonText of every string of ss, in a new slice.
+func jsonTexts(ss []string) []string {
+	if ss == nil {
+		return nil
+	}
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = jsonText(s)
+	}
+	return out
+}
+
+// jsonEvents copies events with every text cut to MaxJSONText and the
+// raw bytes to chrono.DefaultMaxRaw.
+func jsonEvents(events []chrono.Event) []chrono.Event {
+	out := make([]chrono.Event, len(events))
+	for i, e := range events {
+		e.Channel, e.Text, e.From, e.To = jsonText(e.Channel), jsonText(e.Text), jsonText(e.From), jsonText(e.To)
+		if len(e.Raw) > chrono.DefaultMaxRaw {
+			e.Size = max(e.Size, len(e.Raw))
+			e.Raw, e.Truncated = e.Raw[:chrono.DefaultMaxRaw], true
+		}
+		if e.Summary != nil {
+			sum := *e.Summary
+			sum.Method, sum.ID, sum.Token, sum.RequestID, sum.Malformed = jsonText(sum.Method), jsonText(sum.ID),
+				jsonText(sum.Token), jsonText(sum.RequestID), jsonText(sum.Malformed)
+			e.Summary = &sum
+		}
+		out[i] = e
+	}
+	return out
+}
+
 // Document converts a report to the JSON document's structure.
 func Document(r *runner.Report) JSONReport {
 	doc := JSONReport{
 		Schema:          Schema,
-		Target:          JSONTarget{Name: r.Target, Transport: r.Transport},
+		Target:          JSONTarget{Name: jsonText(r.Target), Transport: r.Transport},
 		ProtocolVersion: r.Version,
 		Profile:         r.Profile,
 		Strict:          r.Strict,
@@ -144,19 +191,19 @@ func Document(r *runner.Report) JSONReport {
 		Teardown: JSONTeardownGrade{
 			Verdict:     r.Teardown.Verdict,
 			Requirement: r.Teardown.Requirement,
-			Summary:     r.Teardown.Summary,
+			Summary:     jsonText(r.Teardown.Summary),
 			Sessions:    r.Teardown.Sessions,
 			Worst:       r.Teardown.Worst,
 			Steps:       map[transport.Step]int{},
 			Leftovers:   r.Teardown.Leftovers,
-			Errors:      append([]string{}, r.Teardown.Errors...),
+			Errors:      append([]string{}, jsonTexts(r.Teardown.Errors)...),
 			SlowestNs:   int64(r.Teardown.Slowest),
 		},
 		Results: make([]JSONResult, 0, len(r.Results)),
 	}
 	doc.Conformant = doc.ExitCode == 0
 	if r.Server != nil {
-		doc.Server = &JSONServer{Name: r.Server.Name, Title: r.Server.Title, Version: r.Server.Version}
+		doc.Server = &JSONServer{Name: jsonText(r.Server.Name), Title: jsonText(r.Server.Title), Version: jsonText(r.Server.Version)}
 	}
 	for _, v := range verdictOrder {
 		doc.Counts[v] = r.Counts[v]
@@ -172,13 +219,13 @@ func Document(r *runner.Report) JSONReport {
 			Requirements: append([]string{}, res.Reqs...),
 			Transport:    res.Transport,
 			Verdict:      res.Outcome.Verdict,
-			Summary:      res.Outcome.Summary,
+			Summary:      jsonText(res.Outcome.Summary),
 			Requirement:  res.Outcome.Requirement,
-			Expected:     res.Outcome.Expected,
-			Actual:       res.Outcome.Actual,
+			Expected:     jsonTexts(res.Outcome.Expected),
+			Actual:       jsonText(res.Outcome.Actual),
 			ActualSeq:    res.Outcome.ActualSeq,
 			DurationNs:   int64(res.Duration),
-			Events:       append([]chrono.Event{}, res.Events...),
+			Events:       jsonEvents(res.Events),
 		}
 		if res.HadSession() {
 			td := res.Teardown
@@ -190,7 +237,7 @@ func Document(r *runner.Report) JSONReport {
 				Leftovers:   td.Leftovers,
 			}
 			if td.Err != nil {
-				jr.Teardown.Error = td.Err.Error()
+				jr.Teardown.Error = jsonText(td.Err.Error())
 			}
 		}
 		doc.Results = append(doc.Results, jr)
@@ -200,10 +247,14 @@ func Document(r *runner.Report) JSONReport {
 
 // JSON writes the report as one indented JSON document (see JSONReport).
 func JSON(w io.Writer, r *runner.Report) error {
-	enc := json.NewEncoder(w)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(Document(r)); err != nil {
+		return fmt.Errorf("report: writing JSON: %w", err)
+	}
+	if _, err := w.Write(chrono.SafeJSON(buf.Bytes())); err != nil {
 		return fmt.Errorf("report: writing JSON: %w", err)
 	}
 	return nil

@@ -278,7 +278,12 @@ func junitTeardown(g runner.TeardownGrade) *junitTestcase {
 // bidirectional overrides become visible \u escapes (newlines and tabs
 // survive in bodies when keepNewlines), and any other character XML 1.0
 // forbids (U+FFFE, U+FFFF) becomes U+FFFD. The encoder escapes the rest.
+// A single value (not keepNewlines) is cut to MaxText; a body is built
+// of values already cut.
 func xmlText(s string, keepNewlines bool) string {
+	if !keepNewlines {
+		s = clipText(s, MaxText)
+	}
 	s = chrono.Sanitize(s, keepNewlines)
 	return strings.Map(func(r rune) rune {
 		if r == 0xfffe || r == 0xffff {

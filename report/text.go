@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mcpflight/mcpflight/cases"
 	"github.com/mcpflight/mcpflight/chrono"
@@ -58,8 +59,28 @@ func verdictColor(v cases.Verdict) string {
 	return ""
 }
 
-// san makes untrusted text safe for a terminal, on one line.
-func san(s string) string { return chrono.Sanitize(s, false) }
+// MaxText bounds one untrusted value (a summary, an actual, a server's
+// name, a harness event's text) in the text, HTML and JUnit reports:
+// a longer value is cut at a character boundary and marked
+// "… (truncated, N bytes)".
+const MaxText = 2048
+
+// clipText cuts s to at most n bytes, at a character boundary, with a
+// marker that gives the full length.
+func clipText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + fmt.Sprintf("… (truncated, %d bytes)", len(s))
+}
+
+// san makes untrusted text safe for a terminal, on one line, and cuts it
+// to MaxText.
+func san(s string) string { return chrono.Sanitize(clipText(s, MaxText), false) }
 
 // Text writes a human-readable report: the target, the results grouped by
 // area (one line per case; for fail, warn and error the requirement's

@@ -78,8 +78,11 @@ type HTTPConfig struct {
 	URL string
 	// Log receives every HTTP exchange, frame and SSE event. Required.
 	Log *chrono.Log
-	// Headers are added to every request (for example Authorization);
-	// credential-looking values are redacted in the chronology.
+	// Headers are added to every request (for example Authorization).
+	// Their values, and those of credential-looking headers
+	// (CredentialHeader), are redacted where the chronology shows
+	// headers; to keep them out of recorded bodies and texts too, give
+	// Log a Redactor that knows them (chrono.Log.SetRedactor).
 	Headers http.Header
 	// MaxBody bounds a JSON body and the total bytes of one SSE stream;
 	// DefaultMaxBody if zero.
@@ -166,6 +169,14 @@ func DialHTTP(ctx context.Context, cfg HTTPConfig) (*HTTP, error) {
 	if cfg.URL == "" {
 		return nil, errors.New("transport: HTTPConfig.URL is required")
 	}
+	if len(cfg.Headers) > 0 {
+		h := make(http.Header, len(cfg.Headers))
+		for n, vs := range cfg.Headers {
+			k := http.CanonicalHeaderKey(n)
+			h[k] = append(h[k], vs...)
+		}
+		cfg.Headers = h
+	}
 	if cfg.MaxBody <= 0 {
 		cfg.MaxBody = DefaultMaxBody
 	}
@@ -179,12 +190,15 @@ func DialHTTP(ctx context.Context, cfg HTTPConfig) (*HTTP, error) {
 		cfg.InboundBuffer = 64
 	}
 	client := cfg.Client
+	var t *HTTP
 	if client == nil {
-		client = &http.Client{}
+		client = &http.Client{CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			return t.checkRedirect(req, via)
+		}}
 	}
 	// The connection lives as long as ctx (the run) or until Close.
 	base, stop := context.WithCancel(context.WithoutCancel(ctx))
-	t := &HTTP{
+	t = &HTTP{
 		cfg: cfg, client: client, ctx: base, stop: stop,
 		inbound:   make(chan Inbound, cfg.InboundBuffer),
 		initKeys:  map[string]bool{},
@@ -288,10 +302,48 @@ func (t *HTTP) PostNumber() int {
 	return t.posts
 }
 
-// credentialHeader reports whether a header's value must be redacted.
-func credentialHeader(name string) bool {
+// maxRedirects bounds the redirects one request follows, as net/http's
+// default does.
+const maxRedirects = 10
+
+// checkRedirect follows a redirect, at most maxRedirects, and never
+// carries the configured headers (credentials, as a rule) to another
+// origin: net/http itself drops only Authorization and Cookie there, and
+// only for another domain.
+func (t *HTTP) checkRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) >= maxRedirects {
+		return fmt.Errorf("stopped after %d redirects", maxRedirects)
+	}
+	from := via[0].URL
+	if req.URL.Scheme == from.Scheme && req.URL.Host == from.Host {
+		return nil
+	}
+	dropped := false
+	for n := range t.cfg.Headers {
+		if req.Header.Get(n) != "" {
+			req.Header.Del(n)
+			dropped = true
+		}
+	}
+	if dropped {
+		t.cfg.Log.Harness(chrono.KindDecision, "http", chrono.Sanitize("redirected to another origin, "+req.URL.Scheme+"://"+req.URL.Host+
+			": the configured headers are not sent there", false))
+	}
+	return nil
+}
+
+// CredentialHeader reports whether a header's value is a credential by
+// its name: Authorization, Proxy-Authorization, Cookie, Set-Cookie,
+// X-API-Key, and any name containing auth, token, secret, passw, key,
+// cookie or credential. The challenge headers WWW-Authenticate and
+// Proxy-Authenticate carry no credential and stay visible.
+func CredentialHeader(name string) bool {
+	switch http.CanonicalHeaderKey(name) {
+	case "Www-Authenticate", "Proxy-Authenticate":
+		return false
+	}
 	n := strings.ToLower(name)
-	for _, w := range []string{"authorization", "cookie", "token", "secret", "password", "api-key", "apikey", "credential", "x-api"} {
+	for _, w := range []string{"auth", "cookie", "token", "secret", "passw", "key", "credential", "x-api"} {
 		if strings.Contains(n, w) {
 			return true
 		}
@@ -299,9 +351,27 @@ func credentialHeader(name string) bool {
 	return false
 }
 
+// RedactedValue is how the chronology shows the value of a redacted
+// header: "[redacted]", or "Scheme [redacted]" for an Authorization
+// value with an authentication scheme ("Bearer [redacted]").
+func RedactedValue(name, value string) string {
+	switch http.CanonicalHeaderKey(name) {
+	case "Authorization", "Proxy-Authorization":
+		scheme, rest, ok := strings.Cut(strings.TrimSpace(value), " ")
+		if ok && rest != "" && len(scheme) <= 20 && strings.IndexFunc(scheme, func(r rune) bool {
+			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-')
+		}) < 0 {
+			return scheme + " " + chrono.Redacted
+		}
+	}
+	return chrono.Redacted
+}
+
 // describeHeaders renders headers for the chronology: the transport's own
-// headers and any configured ones, credentials redacted, sanitised.
-func describeHeaders(h http.Header) string {
+// headers and any configured ones, sanitised. The values of credential
+// headers and of every header configured in HTTPConfig.Headers are
+// redacted, in requests and responses alike.
+func (t *HTTP) describeHeaders(h http.Header) string {
 	names := make([]string, 0, len(h))
 	for n := range h {
 		names = append(names, n)
@@ -314,8 +384,8 @@ func describeHeaders(h http.Header) string {
 			continue
 		}
 		v := strings.Join(h[n], ", ")
-		if credentialHeader(n) {
-			v = "[redacted]"
+		if _, configured := t.cfg.Headers[http.CanonicalHeaderKey(n)]; configured || CredentialHeader(n) {
+			v = RedactedValue(n, v)
 		}
 		if b.Len() > 0 {
 			b.WriteString("; ")
@@ -414,7 +484,7 @@ func (t *HTTP) exchange(req *http.Request, channel string, body []byte) (*http.R
 	ctx, cancel := context.WithCancel(req.Context())
 	req = req.WithContext(ctx)
 	guard := newStallGuard(t.cfg.StallTimeout, cancel)
-	text := req.Method + " " + describeHeaders(req.Header)
+	text := req.Method + " " + t.describeHeaders(req.Header)
 	if body != nil {
 		t.cfg.Log.Append(chrono.Event{Dir: chrono.Out, Channel: channel, Kind: chrono.KindFrame, Raw: body,
 			Summary: chrono.Summarize(jsonrpc.Decode(body)), Text: text})
@@ -433,7 +503,7 @@ func (t *HTTP) exchange(req *http.Request, channel string, body []byte) (*http.R
 	}
 	guard.kick()
 	t.cfg.Log.Append(chrono.Event{Dir: chrono.In, Channel: channel, Kind: chrono.KindHTTP,
-		Text: fmt.Sprintf("HTTP %d %s", resp.StatusCode, describeHeaders(resp.Header))})
+		Text: fmt.Sprintf("HTTP %d %s", resp.StatusCode, t.describeHeaders(resp.Header))})
 	resp.Body = struct {
 		io.Reader
 		io.Closer

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -139,7 +140,7 @@ func TestHTTPSessionDropAndResume(t *testing.T) {
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
 	log := chrono.New()
-	c, err := DialHTTP(ctx, HTTPConfig{URL: ts.URL, Log: log, Headers: http.Header{"Authorization": {"Bearer s3cret"}}})
+	c, err := DialHTTP(ctx, HTTPConfig{URL: ts.URL, Log: log, Headers: http.Header{"Authorization": {"Bearer s3cret"}, "x-tenant": {"tenant-42"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,8 +214,21 @@ func TestHTTPSessionDropAndResume(t *testing.T) {
 	}
 	var dump strings.Builder
 	_ = log.WriteJSONL(&dump)
-	if strings.Contains(dump.String(), "s3cret") || !strings.Contains(dump.String(), "[redacted]") {
+	if strings.Contains(dump.String(), "s3cret") || !strings.Contains(dump.String(), "Authorization: Bearer [redacted]") {
 		t.Error("Authorization not redacted in the chronology")
+	}
+	if strings.Contains(dump.String(), "tenant-42") || !strings.Contains(dump.String(), "X-Tenant: [redacted]") {
+		t.Error("a configured header's value is not redacted in the chronology")
+	}
+	// The configured headers go with every request: POSTs, the resuming
+	// GET and the DELETE.
+	srv.mu.Lock()
+	sent := slices.Clone(srv.headers)
+	srv.mu.Unlock()
+	for i, h := range sent {
+		if h.Get("Authorization") != "Bearer s3cret" || h.Get("X-Tenant") != "tenant-42" {
+			t.Errorf("request %d lacks the configured headers: %v", i, h)
+		}
 	}
 	for _, want := range []string{`"channel":"POST #3"`, `"channel":"SSE POST #3"`, `"channel":"GET #1"`, "Mcp-Session-Id: sess-1", "HTTP 202", "priming", "Last-Event-Id: e2"} {
 		if !strings.Contains(dump.String(), want) {
@@ -353,5 +367,79 @@ func TestHTTPReconnectsAfterServerClose(t *testing.T) {
 	}
 	if len(gets) != 0 {
 		t.Errorf("reconnected again after the response")
+	}
+}
+
+func TestCredentialHeader(t *testing.T) {
+	for name, want := range map[string]bool{
+		"Authorization": true, "proxy-authorization": true, "Cookie": true, "Set-Cookie": true, "X-API-Key": true,
+		"X-Auth-Token": true, "X-Client-Secret": true, "X-Password": true, "Api-Key": true,
+		"WWW-Authenticate": false, "Content-Type": false, "Mcp-Session-Id": false, "X-Tenant": false,
+	} {
+		if got := CredentialHeader(name); got != want {
+			t.Errorf("CredentialHeader(%q) = %v, want %v", name, got, want)
+		}
+	}
+	for _, tt := range []struct{ name, value, want string }{
+		{"Authorization", "Bearer abc", "Bearer [redacted]"},
+		{"Authorization", "abc", "[redacted]"},
+		{"Authorization", "Bearer\x1b[2J x", "[redacted]"},
+		{"X-Api-Key", "Bearer abc", "[redacted]"},
+	} {
+		if got := RedactedValue(tt.name, tt.value); got != tt.want {
+			t.Errorf("RedactedValue(%q, %q) = %q, want %q", tt.name, tt.value, got, tt.want)
+		}
+	}
+}
+
+// TestHTTPRedirectKeepsHeadersHome: a redirect to the same origin keeps
+// the configured headers; one to another origin drops them all, not only
+// the Authorization net/http drops itself.
+func TestHTTPRedirectKeepsHeadersHome(t *testing.T) {
+	ctx := httpSafety(t)
+	var mu sync.Mutex
+	got := map[string]http.Header{}
+	record := func(name string) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			got[name] = r.Header.Clone()
+			mu.Unlock()
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{}}`)
+		}
+	}
+	other := httptest.NewServer(record("other"))
+	defer other.Close()
+	mux := http.NewServeMux()
+	mux.HandleFunc("/away", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+"/mcp", http.StatusTemporaryRedirect)
+	})
+	mux.HandleFunc("/home", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/mcp", http.StatusTemporaryRedirect)
+	})
+	mux.HandleFunc("/mcp", record("home"))
+	home := httptest.NewServer(mux)
+	defer home.Close()
+	headers := http.Header{"Authorization": {"Bearer s3cret-token"}, "X-Api-Key": {"k3y-value"}}
+	for _, path := range []string{"/home", "/away"} {
+		log := chrono.New()
+		c, err := DialHTTP(ctx, HTTPConfig{URL: home.URL + path, Log: log, Headers: headers})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ping, _ := jsonrpc.EncodeRequest(jsonrpc.IntID(1), "ping", nil)
+		if err := c.Send(ctx, ping); err != nil {
+			t.Fatal(err)
+		}
+		recv(t, ctx, c)
+		c.Close(ctx)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if h := got["home"]; h.Get("Authorization") != "Bearer s3cret-token" || h.Get("X-Api-Key") != "k3y-value" {
+		t.Errorf("a same-origin redirect lost the headers: %v", h)
+	}
+	if h := got["other"]; h == nil || h.Get("Authorization") != "" || h.Get("X-Api-Key") != "" {
+		t.Errorf("another origin got the headers: %v", h)
 	}
 }

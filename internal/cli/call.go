@@ -22,7 +22,7 @@ import (
 const callUsage = `Usage: mcpflight call [flags] TOOL ['{json arguments}']
 
 Calls one tool and shows its progress and log messages as they arrive.
-Without --stdio the target is the built-in reference server, whose "slow"
+Without --stdio or --url the target is the built-in reference server, whose "slow"
 tool then advances on its own every 250ms (tickMs) unless told otherwise.
 
 A --timeout or Ctrl-C sends a real notifications/cancelled; a second
@@ -30,6 +30,13 @@ Ctrl-C stops waiting at once. The last line says what actually happened.
 
 Flags:
   --stdio CMD        the server's command line (split like a shell, no shell)
+  --url URL          the MCP endpoint of a Streamable HTTP server
+  --header 'NAME: VALUE'
+                     send this header with every HTTP request (repeatable);
+                     its value is redacted from every output
+  --header-env NAME=VAR
+                     send header NAME with the value of environment
+                     variable VAR (keeps the secret out of the command line)
   --shell            run --stdio's command line through /bin/sh -c
   --timeout D        cancel the call after D (e.g. 500ms); 0: no timeout
   --grace D          after a cancel, how long to wait for a late response
@@ -52,6 +59,8 @@ const (
 
 type callOptions struct {
 	stdio    string
+	url      string
+	headers  headerFlags
 	shell    bool
 	timeout  time.Duration
 	grace    time.Duration
@@ -96,6 +105,8 @@ func (e Env) call(ctx context.Context, args []string) (int, error) {
 	fs.SetOutput(e.Stderr)
 	fs.Usage = func() { fmt.Fprint(e.Stderr, callUsage) }
 	fs.StringVar(&o.stdio, "stdio", "", "")
+	fs.StringVar(&o.url, "url", "", "")
+	o.headers.register(fs)
 	fs.BoolVar(&o.shell, "shell", false, "")
 	fs.DurationVar(&o.timeout, "timeout", 0, "")
 	fs.DurationVar(&o.grace, "grace", 2*time.Second, "")
@@ -123,7 +134,7 @@ func (e Env) call(ctx context.Context, args []string) (int, error) {
 			return 0, usagef(callUsage, "tool arguments must be a JSON object: %v", err)
 		}
 	}
-	builtin := o.stdio == ""
+	builtin := o.stdio == "" && o.url == ""
 	if builtin && tool == refserver.ToolSlow {
 		if _, ok := arguments["key"]; !ok {
 			arguments["key"] = "call"
@@ -133,10 +144,12 @@ func (e Env) call(ctx context.Context, args []string) (int, error) {
 			arguments["tickMs"] = 250
 		}
 	}
-	target, _, err := e.target(checkOptions{stdio: o.stdio, shell: o.shell, maxFrame: o.maxFrame, profile: "reference"})
+	target, _, stopTarget, err := e.sessionTarget(checkOptions{stdio: o.stdio, url: o.url, headers: o.headers,
+		shell: o.shell, maxFrame: o.maxFrame, profile: "reference"}, callUsage)
 	if err != nil {
 		return 0, err
 	}
+	defer stopTarget()
 
 	// The first Ctrl-C ends ctx (main's signal.NotifyContext); only then
 	// does call listen for a second one, which stops the wait at once.
@@ -151,7 +164,7 @@ func (e Env) call(ctx context.Context, args []string) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("starting %s: %w", target.Name, err)
 	}
-	ui := &callUI{w: e.Stdout, terminal: isTerminal(e.Stdout), color: useColor(e.Stdout, e.Getenv)}
+	ui := &callUI{w: e.Stdout, terminal: isTerminal(e.Stdout), color: useColor(e.Stdout, e.Getenv), redact: e.redact}
 	s := peer.New(conn, peer.Options{Log: log})
 	s.OnNotification(func(m *jsonrpc.Message) {
 		switch m.Method {

@@ -20,6 +20,18 @@ type callUI struct {
 	color    bool
 	spin     int
 	bar      string // the progress line currently drawn, "" if none
+	// redact knows the run's secrets: a text is redacted before it is
+	// cut to maxUIText, so that the cut cannot hide part of a secret.
+	redact *chrono.Redactor
+}
+
+// maxUIText bounds one untrusted text call prints (a log message, a
+// progress message, an error).
+const maxUIText = 4 << 10
+
+// text makes untrusted text safe to print: redacted, cut, sanitised.
+func (u *callUI) text(s string) string {
+	return chrono.Sanitize(clipMarked(u.redact.String(s), maxUIText), false)
 }
 
 const barWidth = 30
@@ -39,7 +51,7 @@ func (u *callUI) Progress(p peer.Progress) {
 	defer u.mu.Unlock()
 	msg := ""
 	if p.Message != "" {
-		msg = "  " + chrono.Sanitize(p.Message, false)
+		msg = "  " + u.text(p.Message)
 	}
 	if !u.terminal {
 		if p.Total != nil {
@@ -67,10 +79,10 @@ func (u *callUI) Progress(p peer.Progress) {
 func (u *callUI) Log(level, logger, data string) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	level = chrono.Sanitize(level, false)
-	text := chrono.Sanitize(data, false)
+	level = u.text(level)
+	text := u.text(data)
 	if logger != "" {
-		text = chrono.Sanitize(logger, false) + ": " + text
+		text = u.text(logger) + ": " + text
 	}
 	tag := "[" + level + "]"
 	if u.color {
@@ -94,7 +106,9 @@ func (u *callUI) Line(format string, args ...any) {
 		fmt.Fprint(u.w, "\r\x1b[K"+u.bar+"\n")
 		u.bar = ""
 	}
-	fmt.Fprintf(u.w, format+"\n", args...)
+	// The arguments are sanitised by the caller; a status line may hold
+	// a server's whole error message, so it is cut here.
+	fmt.Fprintln(u.w, clipMarked(u.redact.String(fmt.Sprintf(format, args...)), maxUIText))
 }
 
 func num(f float64) string {

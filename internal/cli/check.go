@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -31,6 +32,14 @@ Flags:
   --stdio CMD          the server's command line, split like a shell would
                        (quotes, backslashes) but run without a shell
   --url URL            the MCP endpoint of a Streamable HTTP server
+  --header 'NAME: VALUE'
+                       send this header with every HTTP request (repeatable),
+                       e.g. 'Authorization: Bearer …'; its value is redacted
+                       from every output
+  --header-env NAME=VAR
+                       send header NAME with the value of environment
+                       variable VAR (repeatable): the secret stays out of the
+                       command line, where ps would show it
   --transport NAME     stdio (default) or http, for the built-in server
   --shell              run --stdio's command line through /bin/sh -c
   --profile NAME|FILE  the target profile: a built-in name (reference,
@@ -81,6 +90,9 @@ type checkOptions struct {
 	caseTimeout time.Duration
 	grace       time.Duration
 	faults      stringList
+	headers     headerFlags
+	// header is what headers resolved to.
+	header http.Header
 }
 
 func (e Env) check(ctx context.Context, args []string) (int, error) {
@@ -104,13 +116,16 @@ func (e Env) check(ctx context.Context, args []string) (int, error) {
 	fs.DurationVar(&o.caseTimeout, "case-timeout", runner.DefaultCaseTimeout, "")
 	fs.DurationVar(&o.grace, "grace", 0, "")
 	fs.Var(&o.faults, "target-fault", "")
+	o.headers.register(fs)
 	if done, err := e.parse(fs, checkUsage, args); done || err != nil {
 		return 0, err
 	}
 	// A baseline that cannot be read is known before anything runs.
-	var known []baseline.Entry
+	var (
+		known []baseline.Entry
+		err   error
+	)
 	if o.baseline != "" {
-		var err error
 		if known, err = baseline.Read(o.baseline); err != nil {
 			return 0, usagef(checkUsage, "--baseline: %v", err)
 		}
@@ -137,12 +152,16 @@ func (e Env) check(ctx context.Context, args []string) (int, error) {
 		return 0, usagef(checkUsage, "--transport http does not apply to --stdio")
 	case o.transport == runner.TransportStdio && o.url != "":
 		return 0, usagef(checkUsage, "--transport stdio does not apply to --url")
+	case o.headers.given() && o.url == "" && o.transport != runner.TransportHTTP:
+		return 0, usagef(checkUsage, "%v", errHeadersNeedHTTP)
+	}
+	if o.header, err = e.resolveHeaders(o.headers, checkUsage); err != nil {
+		return 0, err
 	}
 
 	var (
 		target runner.Target
 		prof   *profile.Profile
-		err    error
 	)
 	if o.url != "" || o.transport == runner.TransportHTTP {
 		var stop func()
@@ -169,6 +188,7 @@ func (e Env) check(ctx context.Context, args []string) (int, error) {
 	if rep == nil {
 		return 0, runErr
 	}
+	redactReport(rep, e.redact)
 	if err := e.write(rep, o); err != nil {
 		return 0, err
 	}
@@ -179,7 +199,7 @@ func (e Env) check(ctx context.Context, args []string) (int, error) {
 	}
 	if o.writeBase != "" {
 		entries := baseline.FromReport(rep)
-		if err := writeFile(o.writeBase, func(w io.Writer) error { return baseline.Write(w, entries) }); err != nil {
+		if err := e.writeFile(o.writeBase, func(w io.Writer) error { return baseline.Write(w, entries) }); err != nil {
 			return 0, fmt.Errorf("--write-baseline: %w", err)
 		}
 		fmt.Fprintf(e.Stderr, "mcpflight: wrote a baseline of %s to %s\n", plural(len(entries), "known failure or warning", "known failures and warnings"), o.writeBase)
@@ -267,7 +287,7 @@ func (e Env) target(o checkOptions) (runner.Target, *profile.Profile, error) {
 // to a file, chronologies to a directory.
 func (e Env) write(rep *runner.Report, o checkOptions) error {
 	if o.jsonlDir != "" {
-		if err := writeJSONL(o.jsonlDir, rep); err != nil {
+		if err := e.writeJSONL(o.jsonlDir, rep); err != nil {
 			return err
 		}
 	}
@@ -281,7 +301,7 @@ func (e Env) write(rep *runner.Report, o checkOptions) error {
 		if out.file == "" {
 			continue
 		}
-		if err := writeFile(out.file, func(w io.Writer) error { return out.render(w, rep) }); err != nil {
+		if err := e.writeFile(out.file, func(w io.Writer) error { return out.render(w, rep) }); err != nil {
 			return fmt.Errorf("%s: %w", out.flag, err)
 		}
 	}
@@ -290,7 +310,7 @@ func (e Env) write(rep *runner.Report, o checkOptions) error {
 		return report.JSON(e.Stdout, rep)
 	case "":
 	default:
-		if err := writeFile(o.jsonFile, func(w io.Writer) error { return report.JSON(w, rep) }); err != nil {
+		if err := e.writeFile(o.jsonFile, func(w io.Writer) error { return report.JSON(w, rep) }); err != nil {
 			return err
 		}
 	}
@@ -303,7 +323,7 @@ func JSONLName(caseID string) string {
 	return strings.ReplaceAll(caseID, "/", "_") + ".jsonl"
 }
 
-func writeJSONL(dir string, rep *runner.Report) error {
+func (e Env) writeJSONL(dir string, rep *runner.Report) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("--jsonl-dir: %w", err)
 	}
@@ -311,7 +331,7 @@ func writeJSONL(dir string, rep *runner.Report) error {
 		// A case skipped before it had a connection has an empty
 		// chronology, and an empty file.
 		log := res.Log
-		err := writeFile(filepath.Join(dir, JSONLName(res.ID)), func(w io.Writer) error {
+		err := e.writeFile(filepath.Join(dir, JSONLName(res.ID)), func(w io.Writer) error {
 			if log == nil {
 				return nil
 			}
@@ -324,9 +344,9 @@ func writeJSONL(dir string, rep *runner.Report) error {
 	return nil
 }
 
-// writeFile writes a file through fill, reporting the first error of
-// either.
-func writeFile(path string, fill func(io.Writer) error) (err error) {
+// writeFile writes a file through fill and the redactor, reporting the
+// first error of either.
+func (e Env) writeFile(path string, fill func(io.Writer) error) (err error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
@@ -336,7 +356,11 @@ func writeFile(path string, fill func(io.Writer) error) (err error) {
 			err = cerr
 		}
 	}()
-	return fill(f)
+	w := e.redact.Writer(f)
+	if err := fill(w); err != nil {
+		return err
+	}
+	return w.Flush()
 }
 
 // useColor reports whether the text report on w gets colours: only on a
@@ -347,6 +371,9 @@ func useColor(w io.Writer, getenv func(string) string) bool {
 
 // isTerminal reports whether w is a character device, such as a terminal.
 func isTerminal(w io.Writer) bool {
+	if u, ok := w.(interface{ Unwrap() io.Writer }); ok {
+		w = u.Unwrap()
+	}
 	f, ok := w.(*os.File)
 	if !ok {
 		return false

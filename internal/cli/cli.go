@@ -15,6 +15,8 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
+
+	"github.com/mcpflight/mcpflight/chrono"
 )
 
 // Exit codes.
@@ -39,6 +41,11 @@ type Env struct {
 	// Version is what "mcpflight version" prints; the module version
 	// from the build information if empty.
 	Version string
+
+	// redact knows the secrets of this run (--header values): Run
+	// sends Stdout and Stderr through it, and every file and chronology
+	// too.
+	redact *chrono.Redactor
 }
 
 // Main runs the command line with the process's environment and returns
@@ -47,6 +54,12 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	env := Env{Stdin: stdin, Stdout: stdout, Stderr: stderr}
 	return env.Run(ctx, args)
 }
+
+// takesSecrets are the commands with --header and --header-env.
+var takesSecrets = map[string]bool{"check": true, "call": true, "tools": true, "shell": true}
+
+// maxErrorText bounds the error message Run prints.
+const maxErrorText = 16 << 10
 
 // errUsage marks an error as a usage error: it is printed with the short
 // usage, and the exit code is 2.
@@ -83,13 +96,25 @@ func (e Env) Run(ctx context.Context, args []string) int {
 	if e.Getenv == nil {
 		e.Getenv = os.Getenv
 	}
+	// The commands that take secrets (--header) write nothing to the
+	// caller's streams that has not passed the redactor, which learns
+	// the secrets as the flags are parsed. The others (serve above all,
+	// whose stdout may be handed to a child as it is) keep the streams.
+	e.redact = chrono.NewRedactor()
+	if len(args) > 0 && takesSecrets[args[0]] {
+		e.Stdout, e.Stderr = e.redact.Writer(e.Stdout), e.redact.Writer(e.Stderr)
+		defer flushWriters(e.Stdout, e.Stderr)
+	}
 	code, err := e.dispatch(ctx, args)
 	if err != nil {
+		// An error may quote the target (its stderr, a JSON-RPC error
+		// message): redacted, cut and sanitised like any untrusted text.
+		msg := chrono.Sanitize(clipMarked(e.redact.String(err.Error()), maxErrorText), true)
 		var ue *usageError
 		if errors.As(err, &ue) {
-			fmt.Fprintf(e.Stderr, "mcpflight: %s\n\n%s", ue.msg, ue.usage)
+			fmt.Fprintf(e.Stderr, "mcpflight: %s\n\n%s", msg, ue.usage)
 		} else {
-			fmt.Fprintf(e.Stderr, "mcpflight: %v\n", err)
+			fmt.Fprintf(e.Stderr, "mcpflight: %s\n", msg)
 		}
 		return ExitError
 	}

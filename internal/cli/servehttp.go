@@ -80,7 +80,7 @@ func (e Env) serveHTTP(ctx context.Context, srv *refserver.Server, addr string, 
 // built-in server; it is a no-op for --url.
 func (e Env) httpTarget(o checkOptions) (target runner.Target, prof *profile.Profile, stop func(), err error) {
 	stop = func() {}
-	url, name, profileName := o.url, o.url, o.profile
+	url, name, profileName := o.url, e.redactedURL(o.url), o.profile
 	if url == "" {
 		set := refserver.FaultSet{}
 		for _, f := range o.faults {
@@ -111,11 +111,16 @@ func (e Env) httpTarget(o checkOptions) (target runner.Target, prof *profile.Pro
 		}
 	}
 	maxBody := int64(o.maxFrame)
+	redact := e.redact
 	return runner.Target{
 		Name:      name,
 		Transport: runner.TransportHTTP,
 		Dial: func(ctx context.Context, log *chrono.Log) (transport.Conn, error) {
-			return transport.DialHTTP(ctx, transport.HTTPConfig{URL: url, Log: log, MaxEvent: maxBody, StallTimeout: o.caseTimeout})
+			// The chronology redacts the headers' values wherever the
+			// target echoes them: bodies, log messages, errors.
+			log.SetRedactor(redact)
+			return transport.DialHTTP(ctx, transport.HTTPConfig{URL: url, Log: log, Headers: o.header,
+				MaxEvent: maxBody, StallTimeout: o.caseTimeout})
 		},
 	}, prof, stop, nil
 }

@@ -18,7 +18,7 @@ import (
 	"github.com/mcpflight/mcpflight/report"
 )
 
-const shellUsage = `Usage: mcpflight shell [--stdio CMD [--shell]] [--script FILE] [-v]
+const shellUsage = `Usage: mcpflight shell [--stdio CMD [--shell] | --url URL [--header 'NAME: VALUE']...] [--script FILE] [-v]
 
 A scriptable MCP session. Commands, one per line ("#" starts a comment):
 
@@ -41,8 +41,21 @@ A scriptable MCP session. Commands, one per line ("#" starts a comment):
   expect code N                    the last answer was JSON-RPC error N
   quit
 
-Without --stdio the target is the built-in reference server. With --script
+Without --stdio or --url the target is the built-in reference server. With --script
 the commands come from FILE, and the exit code is 1 when an expect failed.
+
+Flags:
+  --stdio CMD        the server's command line (split like a shell, no shell)
+  --shell            run --stdio's command line through /bin/sh -c
+  --url URL          the MCP endpoint of a Streamable HTTP server
+  --header 'NAME: VALUE'
+                     send this header with every HTTP request (repeatable);
+                     its value is redacted from every output
+  --header-env NAME=VAR
+                     send header NAME with the value of environment
+                     variable VAR (keeps the secret out of the command line)
+  --script FILE      read the commands from FILE
+  -v                 print the chronology afterwards
 `
 
 // shellState is what expect looks at: the last command's outcome.
@@ -54,6 +67,8 @@ type shellState struct {
 	code     int
 	bg       map[string]*peer.Call
 	failures int
+	// redact knows the run's secrets, for clipping texts safely.
+	redact *chrono.Redactor
 }
 
 func (e Env) shell(ctx context.Context, args []string) (int, error) {
@@ -63,6 +78,8 @@ func (e Env) shell(ctx context.Context, args []string) (int, error) {
 	fs.SetOutput(e.Stderr)
 	fs.Usage = func() { fmt.Fprint(e.Stderr, shellUsage) }
 	fs.StringVar(&o.stdio, "stdio", "", "")
+	fs.StringVar(&o.url, "url", "", "")
+	o.headers.register(fs)
 	fs.BoolVar(&o.shell, "shell", false, "")
 	fs.StringVar(&script, "script", "", "")
 	fs.BoolVar(&o.verbose, "v", false, "")
@@ -84,10 +101,11 @@ func (e Env) shell(ctx context.Context, args []string) (int, error) {
 	} else if f, ok := e.Stdin.(*os.File); ok && isTerminal(f) {
 		interactive = true
 	}
-	target, _, err := e.target(o)
+	target, _, stopTarget, err := e.sessionTarget(o, shellUsage)
 	if err != nil {
 		return 0, err
 	}
+	defer stopTarget()
 	s, log, closeSession, err := openSession(ctx, target)
 	if err != nil {
 		return 0, err
@@ -99,7 +117,7 @@ func (e Env) shell(ctx context.Context, args []string) (int, error) {
 			_ = report.Chronology(e.Stdout, log.Events())
 		}
 	}()
-	st := &shellState{bg: map[string]*peer.Call{}}
+	st := &shellState{bg: map[string]*peer.Call{}, redact: e.redact}
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	line := 0
@@ -300,7 +318,7 @@ func (e Env) shellCall(ctx context.Context, s *peer.Session, st *shellState, res
 }
 
 func (e Env) printOutcome(c *peer.Call, st *shellState) {
-	fmt.Fprintf(e.Stdout, "%s request %s: %s (%d progress)", st.outcome, c.ID, clipText(st.text, 120), st.progress)
+	fmt.Fprintf(e.Stdout, "%s request %s: %s (%d progress)", st.outcome, c.ID, e.clip(st.text, 120), st.progress)
 	fmt.Fprintln(e.Stdout)
 }
 
@@ -358,7 +376,7 @@ func (st *shellState) expect(rest string) error {
 		}
 	case "text":
 		if !strings.Contains(st.text, arg) {
-			return fail("result %q does not contain %q", clipText(st.text, 80), arg)
+			return fail("result %q does not contain %q", clipText(st.redact.String(st.text), 80), arg)
 		}
 	case "status":
 		if st.status != arg {
@@ -418,6 +436,6 @@ func (e Env) shellTask(ctx context.Context, s *peer.Session, st *shellState, res
 			fmt.Fprintf(e.Stdout, "task %s %s\n", chrono.Sanitize(t.Task.TaskID, false), chrono.Sanitize(t.Task.Status, false))
 		}
 	}
-	fmt.Fprintf(e.Stdout, "%s %s: %s\n", method, st.outcome, clipText(chrono.Sanitize(st.text, false), 200))
+	fmt.Fprintf(e.Stdout, "%s %s: %s\n", method, st.outcome, e.clip(chrono.Sanitize(st.text, false), 200))
 	return shellErr(err)
 }

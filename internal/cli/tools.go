@@ -7,16 +7,30 @@ import (
 	"fmt"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/profile"
 )
 
-const toolsUsage = `Usage: mcpflight tools [--stdio CMD [--shell]] [--profile NAME|FILE]
+const toolsUsage = `Usage: mcpflight tools [--stdio CMD [--shell] | --url URL [--header 'NAME: VALUE']...] [--profile NAME|FILE]
 
 Lists the server's tools with their task support (execution.taskSupport),
 and which need of the catalogue the active profile fills with each.
-Without --stdio the target is the built-in reference server.
+Without --stdio or --url the target is the built-in reference server.
+
+Flags:
+  --stdio CMD        the server's command line (split like a shell, no shell)
+  --shell            run --stdio's command line through /bin/sh -c
+  --url URL          the MCP endpoint of a Streamable HTTP server
+  --header 'NAME: VALUE'
+                     send this header with every HTTP request (repeatable);
+                     its value is redacted from every output
+  --header-env NAME=VAR
+                     send header NAME with the value of environment
+                     variable VAR (keeps the secret out of the command line)
+  --profile NAME|FILE
+                     the target profile (see "mcpflight check -h")
 `
 
 func (e Env) tools(ctx context.Context, args []string) (int, error) {
@@ -25,6 +39,8 @@ func (e Env) tools(ctx context.Context, args []string) (int, error) {
 	fs.SetOutput(e.Stderr)
 	fs.Usage = func() { fmt.Fprint(e.Stderr, toolsUsage) }
 	fs.StringVar(&o.stdio, "stdio", "", "")
+	fs.StringVar(&o.url, "url", "", "")
+	o.headers.register(fs)
 	fs.BoolVar(&o.shell, "shell", false, "")
 	fs.StringVar(&o.profile, "profile", "", "")
 	if err := fs.Parse(args); err != nil {
@@ -36,10 +52,11 @@ func (e Env) tools(ctx context.Context, args []string) (int, error) {
 	if fs.NArg() > 0 {
 		return 0, usagef(toolsUsage, "unexpected argument %q", fs.Arg(0))
 	}
-	target, prof, err := e.target(o)
+	target, prof, stopTarget, err := e.sessionTarget(o, toolsUsage)
 	if err != nil {
 		return 0, err
 	}
+	defer stopTarget()
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	s, _, closeSession, err := openSession(ctx, target)
@@ -64,7 +81,7 @@ func (e Env) tools(ctx context.Context, args []string) (int, error) {
 			use = "-"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", chrono.Sanitize(t.Name, false), chrono.Sanitize(support, false),
-			use, clipText(chrono.Sanitize(t.Description, false), 60))
+			use, e.clip(chrono.Sanitize(t.Description, false), 60))
 		delete(uses, t.Name)
 	}
 	if err := tw.Flush(); err != nil {
@@ -96,6 +113,25 @@ func tailNote(log *chrono.Log) string {
 		return "\nthe server's last stderr lines:\n" + tail
 	}
 	return ""
+}
+
+// clip redacts s, then clips it to n runes with a marker: redacting
+// first, so that the cut cannot leave part of a secret unrecognised.
+func (e Env) clip(s string, n int) string {
+	return clipText(e.redact.String(s), n)
+}
+
+// clipMarked cuts s to at most n bytes, at a character boundary, with a
+// marker that gives the full length.
+func clipMarked(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + fmt.Sprintf("… (truncated, %d bytes)", len(s))
 }
 
 func clipText(s string, n int) string {
