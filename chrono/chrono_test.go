@@ -238,4 +238,10 @@ func TestCapsBoundTheLog(t *testing.T) {
 	if got := l.Dropped(); got != uint64(100-frames) {
 		t.Errorf("Dropped = %d, want %d", got, 100-frames)
 	}
+	if c := l.CapReached(); !strings.Contains(c, "cap of 10 events") || !strings.Contains(c, "cap of 500 raw bytes") {
+		t.Errorf("CapReached = %q, want both caps named", c)
+	}
+	if c := New().CapReached(); c != "" {
+		t.Errorf("CapReached of an empty log = %q", c)
+	}
 }
