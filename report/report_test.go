@@ -307,3 +307,25 @@ func TestWriteErrors(t *testing.T) {
 }
 
 func jsonDecode(raw string) (*jsonrpc.Message, error) { return jsonrpc.Decode([]byte(raw)) }
+
+// TestJSONStreamsTheDocument: the streamed JSON is byte for byte the
+// Document encoded at once, with and without results.
+func TestJSONStreamsTheDocument(t *testing.T) {
+	empty := fixedReport()
+	empty.Results = nil
+	for _, r := range []*runner.Report{fixedReport(), empty} {
+		var streamed, whole bytes.Buffer
+		if err := JSON(&streamed, r); err != nil {
+			t.Fatal(err)
+		}
+		enc := json.NewEncoder(&whole)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(Document(r)); err != nil {
+			t.Fatal(err)
+		}
+		if streamed.String() != whole.String() {
+			t.Errorf("streamed JSON differs from the document encoded at once:\n%s\n---\n%s", streamed.String(), whole.String())
+		}
+	}
+}
