@@ -11,7 +11,9 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -87,19 +89,26 @@ func ServeStdio(ctx context.Context, mode Mode, srv *refserver.Server, in io.Rea
 	if errOut == nil {
 		errOut = io.Discard
 	}
-	recordPid(os.Getpid())
+	// The pids are recorded once the mode is in place (SIGTERM ignored,
+	// the grandchild running), so that a test reading them knows it is.
 	switch mode {
 	case NeverAnswers:
+		recordPid(os.Getpid())
 		return 0, neverAnswer(ctx, in, errOut)
 	case IgnoreSIGTERM:
 		// Ignore undoes main's signal.NotifyContext for SIGTERM too: the
 		// signal is then discarded by the kernel (SIG_IGN).
 		signal.Ignore(syscall.SIGTERM)
 		fmt.Fprintln(errOut, "hostile: ignoring SIGTERM")
+		recordPid(os.Getpid())
 	case GrandchildHoldsStdout:
-		if err := startGrandchild(out, errOut); err != nil {
+		pid, err := startGrandchild(out, errOut)
+		if err != nil {
 			return 1, err
 		}
+		recordPid(os.Getpid(), pid)
+	default:
+		recordPid(os.Getpid())
 	}
 	h := &stdioServer{mode: mode, out: out, errOut: errOut, toolCalls: map[string]json.RawMessage{}, flooded: map[string]bool{}}
 	code, err := h.serve(ctx, srv, in)
@@ -111,8 +120,9 @@ func ServeStdio(ctx context.Context, mode Mode, srv *refserver.Server, in io.Rea
 	return code, err
 }
 
-// recordPid appends pid to the file named by PidfileEnv, if set.
-func recordPid(pid int) {
+// recordPid appends pids, one per line and in one write, to the file
+// named by PidfileEnv, if set. The file may be a FIFO a test reads.
+func recordPid(pids ...int) {
 	name := os.Getenv(PidfileEnv)
 	if name == "" {
 		return
@@ -121,7 +131,11 @@ func recordPid(pid int) {
 	if err != nil {
 		return
 	}
-	_, _ = f.WriteString(strconv.Itoa(pid) + "\n")
+	var b []byte
+	for _, pid := range pids {
+		b = append(strconv.AppendInt(b, int64(pid), 10), '\n')
+	}
+	_, _ = f.Write(b)
 	_ = f.Close()
 }
 
@@ -135,18 +149,20 @@ func neverAnswer(ctx context.Context, in io.Reader, errOut io.Writer) error {
 
 // startGrandchild starts "mcpflight serve --stdio --hostile never-answers"
 // with stdin from /dev/null and our stdout and stderr, in our process
-// group, and leaves it running.
-func startGrandchild(out, errOut io.Writer) error {
+// group, leaves it running and returns its pid.
+func startGrandchild(out, errOut io.Writer) (int, error) {
 	exe, err := os.Executable()
 	if err != nil {
-		return fmt.Errorf("hostile: locating the executable for the grandchild: %w", err)
+		return 0, fmt.Errorf("hostile: locating the executable for the grandchild: %w", err)
 	}
 	null, err := os.Open(os.DevNull)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer null.Close()
 	cmd := exec.Command(exe, "serve", "--stdio", "--hostile", string(NeverAnswers))
+	// Its pid is recorded by us, together with ours.
+	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, PidfileEnv+"=") })
 	cmd.Stdin = null
 	// Only a real file is inherited as the pipe itself; that is the point.
 	if f, ok := out.(*os.File); ok {
@@ -158,12 +174,12 @@ func startGrandchild(out, errOut io.Writer) error {
 		cmd.Stderr = f
 	}
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("hostile: starting the grandchild: %w", err)
+		return 0, fmt.Errorf("hostile: starting the grandchild: %w", err)
 	}
-	fmt.Fprintf(errOut, "hostile: grandchild pid %d holds stdout\n", cmd.Process.Pid)
-	recordPid(cmd.Process.Pid)
+	pid := cmd.Process.Pid
+	fmt.Fprintf(errOut, "hostile: grandchild pid %d holds stdout\n", pid)
 	// Never waited for: it outlives us, reparented to init.
-	return cmd.Process.Release()
+	return pid, cmd.Process.Release()
 }
 
 // stdioServer is one session of a transforming stdio mode.
