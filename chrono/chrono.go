@@ -251,6 +251,16 @@ func (l *Log) Events() []Event {
 	return append([]Event(nil), l.events...)
 }
 
+// Snapshot returns the events so far without copying them: a read-only
+// view that later appends never change, since an event is never modified
+// once appended. Callers must not modify it (Events returns a copy); a
+// capped log of 200k events is then not held twice.
+func (l *Log) Snapshot() []Event {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.events[:len(l.events):len(l.events)]
+}
+
 // Since returns the events with sequence numbers greater than seq.
 func (l *Log) Since(seq uint64) []Event {
 	l.mu.Lock()
@@ -303,7 +313,7 @@ func (l *Log) WaitFor(ctx context.Context, after uint64, match func(Event) bool)
 // WriteJSONL writes every event as one JSON object per line.
 func (l *Log) WriteJSONL(w io.Writer) error {
 	enc := json.NewEncoder(w)
-	for _, e := range l.Events() {
+	for _, e := range l.Snapshot() {
 		if err := enc.Encode(e); err != nil {
 			return err
 		}

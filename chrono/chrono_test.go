@@ -245,3 +245,20 @@ func TestCapsBoundTheLog(t *testing.T) {
 		t.Errorf("CapReached of an empty log = %q", c)
 	}
 }
+
+// TestSnapshotIsStable: a snapshot does not see later appends, and needs
+// no copy.
+func TestSnapshotIsStable(t *testing.T) {
+	l := New()
+	l.Harness(KindNote, "t", "one")
+	snap := l.Snapshot()
+	for range 100 {
+		l.Harness(KindNote, "t", "more")
+	}
+	if len(snap) != 1 || snap[0].Text != "one" || len(l.Snapshot()) != 101 {
+		t.Errorf("snapshot %d events (%q), log %d", len(snap), snap[0].Text, len(l.Snapshot()))
+	}
+	if cap(snap) != len(snap) {
+		t.Errorf("a snapshot must not be appendable into the log's array")
+	}
+}

@@ -263,7 +263,8 @@ func runCase(ctx context.Context, cfg Config, c cases.Case) (Result, *peer.InitR
 		res.Outcome = o
 		res.Duration = time.Since(start)
 		if res.Log != nil {
-			res.Events = res.Log.Events()
+			// Read-only, like the rest of a Result: not a second copy.
+			res.Events = res.Log.Snapshot()
 		}
 		res.Interrupted = ctx.Err() != nil
 		return res, nil
@@ -560,7 +561,7 @@ func unreachable(err error) bool {
 func targetLastWords(log *chrono.Log) string {
 	var exit string
 	var lines []string
-	for _, ev := range log.Events() {
+	for _, ev := range log.Snapshot() {
 		switch ev.Kind {
 		case chrono.KindExit:
 			exit = ev.Text
