@@ -330,7 +330,7 @@ func runCase(ctx context.Context, cfg Config, c cases.Case) (Result, *peer.InitR
 				why := stopReason(caseCtx, cfg)
 				log.Harness(chrono.KindDeadline, "runner", why+" during the handshake")
 				if o.Verdict == cases.Error {
-					o = cases.Errorf("no answer to initialize: %s before the target answered it (%v)", why, err)
+					o = cases.Errorf("no answer to initialize: %s before the target answered it (%s)", why, chrono.Sanitize(err.Error(), false))
 				}
 			}
 			res.TargetMissing = unreachable(err)
