@@ -420,7 +420,7 @@ func TestHostileStdioRunTimeout(t *testing.T) {
 }
 
 // TestHostileStdioInterrupt sends SIGINT to check while its target
-// ignores SIGTERM (during the shutdown ladder's waits), and while its
+// ignores SIGTERM, during the shutdown ladder's waits, and while its
 // target never answers initialize; no process of the target's group
 // survives either. (A grandchild holding stdout is no candidate: its
 // server does everything promptly, so there is no moment to interrupt
@@ -445,26 +445,32 @@ func TestHostileStdioInterrupt(t *testing.T) {
 			exited := make(chan error, 1)
 			go func() { exited <- cmd.Wait() }()
 
-			// The target writes its pids (and its grandchild's) in one
-			// write once its misbehaviour is in place; opening the FIFO
-			// waits for it.
-			f, err := os.Open(fifo)
-			if err != nil {
-				t.Fatal(err)
-			}
+			// The target writes its pid once its misbehaviour is in
+			// place; ignore-sigterm writes it again when its stdin has
+			// been closed, that is during check's shutdown ladder, which
+			// is when it is interrupted. Each open of the FIFO waits for
+			// the next write.
 			want := 1
-			var pids []int
-			sc := bufio.NewScanner(f)
-			for len(pids) < want && sc.Scan() {
-				pid, err := strconv.Atoi(strings.TrimSpace(sc.Text()))
-				if err != nil {
-					t.Fatalf("pid line %q", sc.Text())
-				}
-				pids = append(pids, pid)
+			if mode == hostile.IgnoreSIGTERM {
+				want = 2
 			}
-			f.Close()
+			got := make(chan []int, 1)
+			go func() { got <- readFIFOLines(fifo, want) }()
+			var pids []int
+			select {
+			case pids = <-got:
+			case err := <-exited:
+				// Unblock the reader, which waits for a writer.
+				if w, err := os.OpenFile(fifo, os.O_RDWR, 0); err == nil {
+					w.Close()
+				}
+				t.Fatalf("check ended (%v) before its target recorded %d pid lines\n%s", err, want, out.String())
+			case <-time.After(zooSafety): // safety net only
+				_ = cmd.Process.Kill()
+				t.Fatalf("the target did not record its pid\n%s", out.String())
+			}
 			if len(pids) != want {
-				t.Fatalf("read pids %v, want %d", pids, want)
+				t.Fatalf("pid lines %v, want %d", pids, want)
 			}
 			for _, pid := range pids {
 				if st := procState(pid); st == "" || st == "Z" {
@@ -487,6 +493,34 @@ func TestHostileStdioInterrupt(t *testing.T) {
 			assertNoSurvivors(t, pids)
 		})
 	}
+}
+
+// readFIFOLines reads n pids from the FIFO, reopening it for each writer;
+// it returns early, with what it has, on a malformed line or an error.
+func readFIFOLines(fifo string, n int) []int {
+	var pids []int
+	for len(pids) < n {
+		f, err := os.Open(fifo) // blocks until the next writer opens it
+		if err != nil {
+			return pids
+		}
+		sc := bufio.NewScanner(f)
+		lines := 0
+		for sc.Scan() {
+			lines++
+			pid, err := strconv.Atoi(strings.TrimSpace(sc.Text()))
+			if err != nil {
+				f.Close()
+				return pids
+			}
+			pids = append(pids, pid)
+		}
+		f.Close()
+		if lines == 0 {
+			return pids // opened by the test itself to unblock this
+		}
+	}
+	return pids
 }
 
 // TestHostileStdioZoo runs every stdio mode with a reduced case set (one

@@ -52,6 +52,7 @@ const (
 	// PidfileEnv names the environment variable that, when set, makes a
 	// hostile stdio server append its pid (and a grandchild's) to that
 	// file, one per line, so that tests can inspect their process groups.
+	// ignore-sigterm appends its pid a second time at the end of input.
 	PidfileEnv = "MCPFLIGHT_HOSTILE_PIDFILE"
 )
 
@@ -114,6 +115,9 @@ func ServeStdio(ctx context.Context, mode Mode, srv *refserver.Server, in io.Rea
 	code, err := h.serve(ctx, srv, in)
 	if mode == IgnoreSIGTERM && code == 0 {
 		fmt.Fprintln(errOut, "hostile: end of input ignored; waiting for SIGKILL")
+		// Recorded again: the second line tells a test that the client
+		// has closed stdin and is climbing its shutdown ladder.
+		recordPid(os.Getpid())
 		<-ctx.Done() // SIGINT only; SIGTERM is ignored
 		return 0, ctx.Err()
 	}
