@@ -67,10 +67,29 @@ func (e *Env) answeredNotification(after uint64) *Outcome {
 			continue
 		}
 		switch st.Kind {
-		case peer.StrayNullIDError, peer.StrayUnknownResponse, peer.StrayDuplicateResponse:
+		case peer.StrayDuplicateResponse:
+			// A second response to one of our requests answers a
+			// request, not a notification: it breaks RPC-8.
+			o := Violation(Fail, "RPC-8", []string{"exactly one response per request, with the request's exact id"},
+				describe(e.eventAt(st.Seq)), st.Seq)
+			return &o
+		case peer.StrayNullIDError, peer.StrayUnknownResponse:
 			ev := e.eventAt(st.Seq)
 			o := Violation(Fail, "RPC-15", []string{"no response of any kind to a notification"},
 				describe(ev), st.Seq)
+			return &o
+		}
+	}
+	return nil
+}
+
+// extraResponses fails the case on a response to an id never sent, or a
+// second response to one of ours, anywhere in the session (RPC-8).
+func (e *Env) extraResponses() *Outcome {
+	for _, st := range e.S.Strays() {
+		if st.Kind == peer.StrayDuplicateResponse || st.Kind == peer.StrayUnknownResponse {
+			o := Violation(Fail, "RPC-8", []string{"exactly one response per request, with the request's exact id"},
+				describe(e.eventAt(st.Seq)), st.Seq)
 			return &o
 		}
 	}

@@ -175,7 +175,7 @@ func runWithToken(ctx context.Context, e *Env, spec SlowSpec) Outcome {
 	if o := e.judgeProgress(op.Call); o != nil {
 		return *o
 	}
-	n := len(op.Call.ProgressSeen())
+	n := op.Call.ProgressCount()
 	if n == 0 {
 		return Infof("no progress notifications for token %s (PRG-8 allows none)", op.Call.Token)
 	}
@@ -210,7 +210,7 @@ func progressTokenZero(ctx context.Context, e *Env) Outcome {
 	if o := e.judgeProgress(ref.Call, zero.Call); o != nil {
 		return *o
 	}
-	nRef, nZero := len(ref.Call.ProgressSeen()), len(zero.Call.ProgressSeen())
+	nRef, nZero := ref.Call.ProgressCount(), zero.Call.ProgressCount()
 	switch {
 	case nZero > 0:
 		return Passf("%d progress notifications carried token 0", nZero)
@@ -317,7 +317,7 @@ func progressTokenReuse(ctx context.Context, e *Env) Outcome {
 	if o := e.judgeProgress(first.Call, second.Call); o != nil {
 		return *o
 	}
-	return Passf("token reused: %d then %d progress notifications, each sequence fresh", len(first.Call.ProgressSeen()), len(second.Call.ProgressSeen()))
+	return Passf("token reused: %d then %d progress notifications, each sequence fresh", first.Call.ProgressCount(), second.Call.ProgressCount())
 }
 
 func progressInterleaved(ctx context.Context, e *Env) Outcome {
@@ -376,7 +376,7 @@ func runConcurrently(ctx context.Context, e *Env, specs []SlowSpec) Outcome {
 	}
 	total := 0
 	for _, op := range ops {
-		n := len(op.Call.ProgressSeen())
+		n := op.Call.ProgressCount()
 		total += n
 		if e.Control != nil && n != op.Steps {
 			return Violation(Fail, "PRG-7", []string{fmt.Sprintf("%d progress notifications for token %s", op.Steps, op.Call.Token)},

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -186,11 +187,12 @@ func New(opts ...Option) *Log {
 // Append adds an event, giving it the next sequence number and the offset
 // since the log began, and returns it as stored.
 func (l *Log) Append(e Event) Event {
-	if r := l.redact.Load(); !r.Empty() {
+	full := l.full()
+	if r := l.redact.Load(); !r.Empty() && !full {
 		e = l.redactEvent(r, e)
 	}
 	e = clipFields(e)
-	if len(e.Raw) > 0 {
+	if len(e.Raw) > 0 && !full {
 		if e.Size == 0 {
 			e.Size = len(e.Raw)
 		}
@@ -266,9 +268,38 @@ func (l *Log) Dropped() uint64 {
 	return l.dropped
 }
 
+// CapReached describes the caps this log has reached ("" for none): past
+// the event cap later events were only counted, past the byte cap they
+// kept no raw bytes. Either way the chronology is incomplete evidence.
+func (l *Log) CapReached() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var parts []string
+	if l.capped["events"] {
+		parts = append(parts, fmt.Sprintf("the chronology's cap of %d events was reached (%d later events counted, not kept)", l.maxEvents, l.dropped))
+	}
+	if l.capped["bytes"] {
+		parts = append(parts, fmt.Sprintf("the chronology's cap of %d raw bytes was reached (later events keep no raw bytes)", l.maxBytes))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// full reports whether the event cap has been reached, so that the next
+// event will only be counted.
+func (l *Log) full() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.maxEvents > 0 && len(l.events) >= l.maxEvents
+}
+
 // Frame records a wire frame. msg may be nil, in which case the frame is
 // decoded here for its summary; decodeErr, if set, marks it malformed.
 func (l *Log) Frame(dir Direction, channel string, raw []byte, msg *jsonrpc.Message, decodeErr error) Event {
+	if l.full() {
+		// Past the event cap the frame is only counted: spare a flood
+		// the decoding and copying of what is thrown away.
+		return l.Append(Event{Dir: dir, Channel: channel, Kind: KindFrame})
+	}
 	if msg == nil && decodeErr == nil {
 		msg, decodeErr = jsonrpc.Decode(raw)
 	}
@@ -290,6 +321,16 @@ func (l *Log) Events() []Event {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return append([]Event(nil), l.events...)
+}
+
+// Snapshot returns the events so far without copying them: a read-only
+// view that later appends never change, since an event is never modified
+// once appended. Callers must not modify it (Events returns a copy); a
+// capped log of 200k events is then not held twice.
+func (l *Log) Snapshot() []Event {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.events[:len(l.events):len(l.events)]
 }
 
 // Since returns the events with sequence numbers greater than seq.
@@ -345,7 +386,7 @@ func (l *Log) WaitFor(ctx context.Context, after uint64, match func(Event) bool)
 // safe (SafeJSON).
 func (l *Log) WriteJSONL(w io.Writer) error {
 	enc := newLineEncoder(w)
-	for _, e := range l.Events() {
+	for _, e := range l.Snapshot() {
 		if err := enc.Encode(e); err != nil {
 			return err
 		}

@@ -238,4 +238,27 @@ func TestCapsBoundTheLog(t *testing.T) {
 	if got := l.Dropped(); got != uint64(100-frames) {
 		t.Errorf("Dropped = %d, want %d", got, 100-frames)
 	}
+	if c := l.CapReached(); !strings.Contains(c, "cap of 10 events") || !strings.Contains(c, "cap of 500 raw bytes") {
+		t.Errorf("CapReached = %q, want both caps named", c)
+	}
+	if c := New().CapReached(); c != "" {
+		t.Errorf("CapReached of an empty log = %q", c)
+	}
+}
+
+// TestSnapshotIsStable: a snapshot does not see later appends, and needs
+// no copy.
+func TestSnapshotIsStable(t *testing.T) {
+	l := New()
+	l.Harness(KindNote, "t", "one")
+	snap := l.Snapshot()
+	for range 100 {
+		l.Harness(KindNote, "t", "more")
+	}
+	if len(snap) != 1 || snap[0].Text != "one" || len(l.Snapshot()) != 101 {
+		t.Errorf("snapshot %d events (%q), log %d", len(snap), snap[0].Text, len(l.Snapshot()))
+	}
+	if cap(snap) != len(snap) {
+		t.Errorf("a snapshot must not be appendable into the log's array")
+	}
 }

@@ -78,8 +78,23 @@ type Call struct {
 	progress     []Progress
 	lateProgress []Progress
 	violations   []Violation
-	done         chan struct{}
+	// nProgress counts every progress notification in flight, kept or
+	// not; last is the latest of them, which the next must exceed.
+	nProgress, nLate, nViolations int
+	last                          Progress
+	done                          chan struct{}
 }
+
+// Bounds on what a Call keeps of its progress, so that a flood of
+// progress notifications stays bounded: the first ones are kept, every
+// one is checked and counted.
+const (
+	// MaxProgressKept is how many progress notifications (in flight, and
+	// late) a call keeps.
+	MaxProgressKept = 10_000
+	// MaxViolationsKept is how many violations a call keeps.
+	MaxViolationsKept = 1000
+)
 
 // Done is closed when the request has ended.
 func (c *Call) Done() <-chan struct{} { return c.done }
@@ -114,11 +129,29 @@ func (c *Call) LateResponse() bool {
 }
 
 // ProgressSeen returns the progress notifications received while the
-// request was in flight.
+// request was in flight: the first MaxProgressKept of them (see
+// ProgressCount).
 func (c *Call) ProgressSeen() []Progress {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return append([]Progress(nil), c.progress...)
+}
+
+// ProgressCount is how many progress notifications arrived while the
+// request was in flight, including those past MaxProgressKept; every one
+// of them was checked for the progress rules (Violations).
+func (c *Call) ProgressCount() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.nProgress
+}
+
+// LastProgress is the latest progress notification received while the
+// request was in flight; ok is false when none arrived.
+func (c *Call) LastProgress() (p Progress, ok bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.last, c.nProgress > 0
 }
 
 // LateProgress returns progress received for this call's token after the
@@ -182,23 +215,46 @@ func (c *Call) complete(resp *jsonrpc.Message, seq uint64, err error) (from, to 
 func (c *Call) addProgress(p Progress) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if n := len(c.progress); n > 0 && p.Progress <= c.progress[n-1].Progress {
-		c.violations = append(c.violations, Violation{Rule: RuleNotIncreasing, Seq: p.Seq,
-			Detail: fmt.Sprintf("progress %v after %v", p.Progress, c.progress[n-1].Progress)})
+	if c.nProgress > 0 && p.Progress <= c.last.Progress {
+		c.addViolation(Violation{Rule: RuleNotIncreasing, Seq: p.Seq,
+			Detail: fmt.Sprintf("progress %v after %v", p.Progress, c.last.Progress)})
 	}
 	if c.cancelled {
-		c.violations = append(c.violations, Violation{Rule: RuleAfterCancel, Seq: p.Seq,
+		c.addViolation(Violation{Rule: RuleAfterCancel, Seq: p.Seq,
 			Detail: fmt.Sprintf("progress %v after notifications/cancelled", p.Progress)})
 	}
-	c.progress = append(c.progress, p)
+	c.nProgress++
+	c.last = p
+	if len(c.progress) < MaxProgressKept {
+		c.progress = append(c.progress, p)
+	}
 }
 
 func (c *Call) addLateProgress(p Progress) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.lateProgress = append(c.lateProgress, p)
-	c.violations = append(c.violations, Violation{Rule: RuleAfterResponse, Seq: p.Seq,
+	c.nLate++
+	if len(c.lateProgress) < MaxProgressKept {
+		c.lateProgress = append(c.lateProgress, p)
+	}
+	c.addViolation(Violation{Rule: RuleAfterResponse, Seq: p.Seq,
 		Detail: fmt.Sprintf("progress %v after the request ended", p.Progress)})
+}
+
+// addViolation keeps v if there is room; c.mu is held.
+func (c *Call) addViolation(v Violation) {
+	c.nViolations++
+	if len(c.violations) < MaxViolationsKept {
+		c.violations = append(c.violations, v)
+	}
+}
+
+// ViolationCount is how many progress rules were broken, including
+// violations past MaxViolationsKept.
+func (c *Call) ViolationCount() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.nViolations
 }
 
 // ErrBadProgress reports notifications/progress params that break the schema.

@@ -69,7 +69,10 @@ type Session struct {
 	retiredTokens map[string]*Call // tokens whose request has ended
 	incoming      map[string]context.CancelFunc
 	strays        []Stray
+	strayCount    map[StrayKind]int
+	straysDropped uint64
 	notes         []*jsonrpc.Message
+	notesDropped  uint64
 	observers     []func(*jsonrpc.Message)
 	init          *InitResult
 	closedErr     error
@@ -394,14 +397,15 @@ func (s *Session) Close(ctx context.Context) transport.Teardown {
 
 // Strays returns frames that matched nothing: responses to unknown IDs,
 // progress for unknown or finished tokens, duplicate responses, and
-// malformed frames.
+// malformed frames; the first MaxStraysPerKind of each kind.
 func (s *Session) Strays() []Stray {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]Stray(nil), s.strays...)
 }
 
-// Notifications returns every notification received that was not progress.
+// Notifications returns the notifications received that were not
+// progress, the first MaxNotifications of them.
 func (s *Session) Notifications() []*jsonrpc.Message {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -436,10 +440,46 @@ type Stray struct {
 	Detail string
 }
 
+// Bounds on what a session keeps, so that a flooding peer cannot eat the
+// machine: the first ones are kept, the rest counted.
+const (
+	// MaxStraysPerKind is how many strays of each kind are kept; per
+	// kind, so that a flood of one kind (garbage lines) does not hide
+	// the first of another (a duplicate response).
+	MaxStraysPerKind = 1000
+	// MaxNotifications is how many notifications (other than progress)
+	// are kept.
+	MaxNotifications = 10_000
+)
+
 func (s *Session) addStray(kind StrayKind, seq uint64, detail string) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.strayCount == nil {
+		s.strayCount = map[StrayKind]int{}
+	}
+	s.strayCount[kind]++
+	if s.strayCount[kind] > MaxStraysPerKind {
+		s.straysDropped++
+		return
+	}
 	s.strays = append(s.strays, Stray{Kind: kind, Seq: seq, Detail: detail})
-	s.mu.Unlock()
+}
+
+// StraysDropped is how many strays were counted but not kept, past
+// MaxStraysPerKind of their kind.
+func (s *Session) StraysDropped() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.straysDropped
+}
+
+// NotificationsDropped is how many notifications were counted but not
+// kept, past MaxNotifications.
+func (s *Session) NotificationsDropped() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.notesDropped
 }
 
 func (s *Session) readLoop() {
@@ -525,7 +565,11 @@ func (s *Session) onNotification(m *jsonrpc.Message, seq uint64) {
 	s.mu.Lock()
 	observers := slices.Clone(s.observers)
 	if m.Method != "notifications/progress" {
-		s.notes = append(s.notes, m)
+		if len(s.notes) < MaxNotifications {
+			s.notes = append(s.notes, m)
+		} else {
+			s.notesDropped++
+		}
 	}
 	s.mu.Unlock()
 	switch m.Method {

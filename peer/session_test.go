@@ -3,6 +3,7 @@ package peer
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -373,5 +374,54 @@ func TestListToolsFollowsCursors(t *testing.T) {
 	}
 	if d := cmp.Diff([]string{"a:required", "b:"}, got); d != "" {
 		t.Errorf("tools (-want +got):\n%s", d)
+	}
+}
+
+// TestFloodsStayBounded sends more progress notifications and strays than
+// a session keeps: the first are kept, all are counted, and the progress
+// rules are still checked on every notification, kept or not.
+func TestFloodsStayBounded(t *testing.T) {
+	ctx := testCtx(t)
+	s, fs := newPair(t)
+	call, err := s.Start(ctx, "tools/call", map[string]any{"name": "slow"}, WithProgressToken(jsonrpc.IntToken(9)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := fs.read()
+	n := MaxProgressKept + 500
+	var b strings.Builder
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&b, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":9,"progress":%d}}`+"\n", i)
+	}
+	// One step back past the kept ones must still be caught (PRG-4).
+	fmt.Fprintf(&b, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":9,"progress":%d}}`+"\n", n)
+	for i := range MaxStraysPerKind + 7 {
+		fmt.Fprintf(&b, `{"jsonrpc":"2.0","id":"never-%d","result":{}}`+"\n", i)
+	}
+	b.WriteString("not json\n")
+	go fs.write(b.String() + `{"jsonrpc":"2.0","id":` + req.ID.String() + `,"result":{}}`)
+	if _, err := call.Await(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(call.ProgressSeen()); got != MaxProgressKept {
+		t.Errorf("kept %d progress notifications, want %d", got, MaxProgressKept)
+	}
+	if got := call.ProgressCount(); got != n+1 {
+		t.Errorf("ProgressCount = %d, want %d", got, n+1)
+	}
+	if last, ok := call.LastProgress(); !ok || last.Progress != float64(n) {
+		t.Errorf("LastProgress = %+v, %v", last, ok)
+	}
+	if v := call.Violations(); len(v) != 1 || v[0].Rule != RuleNotIncreasing {
+		t.Errorf("violations = %+v, want one PRG-4", v)
+	}
+	strays := s.Strays()
+	kinds := map[StrayKind]int{}
+	for _, st := range strays {
+		kinds[st.Kind]++
+	}
+	if kinds[StrayUnknownResponse] != MaxStraysPerKind || kinds[StrayMalformed] != 1 || s.StraysDropped() != 7 {
+		t.Errorf("strays by kind %v, dropped %d; want %d unknown, 1 malformed (kept past the other kind's flood), 7 dropped",
+			kinds, s.StraysDropped(), MaxStraysPerKind)
 	}
 }

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -159,6 +160,15 @@ func jsonTexts(ss []string) []string {
 func jsonEvents(events []chrono.Event) []chrono.Event {
 	out := make([]chrono.Event, len(events))
 	for i, e := range events {
+		out[i] = jsonEvent(e)
+	}
+	return out
+}
+
+// jsonEvent is e with every text cut to MaxJSONText and the raw bytes to
+// chrono.DefaultMaxRaw.
+func jsonEvent(e chrono.Event) chrono.Event {
+	{
 		e.Channel, e.Text, e.From, e.To = jsonText(e.Channel), jsonText(e.Text), jsonText(e.From), jsonText(e.To)
 		if len(e.Raw) > chrono.DefaultMaxRaw {
 			e.Size = max(e.Size, len(e.Raw))
@@ -170,13 +180,17 @@ func jsonEvents(events []chrono.Event) []chrono.Event {
 				jsonText(sum.Token), jsonText(sum.RequestID), jsonText(sum.Malformed)
 			e.Summary = &sum
 		}
-		out[i] = e
 	}
-	return out
+	return e
 }
 
 // Document converts a report to the JSON document's structure.
 func Document(r *runner.Report) JSONReport {
+	return document(r, true)
+}
+
+// document converts a report, with or without the results' events.
+func document(r *runner.Report, events bool) JSONReport {
 	doc := JSONReport{
 		Schema:          Schema,
 		Target:          JSONTarget{Name: jsonText(r.Target), Transport: r.Transport},
@@ -225,7 +239,10 @@ func Document(r *runner.Report) JSONReport {
 			Actual:       jsonText(res.Outcome.Actual),
 			ActualSeq:    res.Outcome.ActualSeq,
 			DurationNs:   int64(res.Duration),
-			Events:       jsonEvents(res.Events),
+			Events:       []chrono.Event{},
+		}
+		if events {
+			jr.Events = jsonEvents(res.Events)
 		}
 		if res.HadSession() {
 			td := res.Teardown
@@ -246,16 +263,89 @@ func Document(r *runner.Report) JSONReport {
 }
 
 // JSON writes the report as one indented JSON document (see JSONReport).
+//
+// The document is streamed event by event, with the same bytes as
+// encoding Document(r) at once: a chronology at its cap (hundreds of
+// thousands of events) is never held in memory a second time as JSON.
 func JSON(w io.Writer, r *runner.Report) error {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(Document(r)); err != nil {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	if err := writeJSON(bw, r); err != nil {
 		return fmt.Errorf("report: writing JSON: %w", err)
 	}
-	if _, err := w.Write(chrono.SafeJSON(buf.Bytes())); err != nil {
+	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("report: writing JSON: %w", err)
 	}
 	return nil
+}
+
+// The members streamed, which are the last of their objects.
+var (
+	resultsMember = []byte(`"results": [`)
+	eventsMember  = []byte(`"events": [`)
+)
+
+func writeJSON(w *bufio.Writer, r *runner.Report) error {
+	doc := document(r, false)
+	results := doc.Results
+	doc.Results = []JSONResult{}
+	head, err := indented(doc, "")
+	if err != nil {
+		return err
+	}
+	if len(results) == 0 {
+		_, err := w.Write(append(head, '\n'))
+		return err
+	}
+	_, _ = w.Write(head[:bytes.LastIndex(head, resultsMember)+len(resultsMember)])
+	for i, jr := range results {
+		_, _ = w.WriteString("\n    ")
+		if err := writeResult(w, jr, r.Results[i].Events); err != nil {
+			return err
+		}
+		if i < len(results)-1 {
+			_ = w.WriteByte(',')
+		}
+	}
+	_, err = w.WriteString("\n  ]\n}\n")
+	return err
+}
+
+// writeResult writes one result, its events streamed, at the depth of an
+// element of "results".
+func writeResult(w *bufio.Writer, jr JSONResult, events []chrono.Event) error {
+	body, err := indented(jr, "    ")
+	if err != nil {
+		return err
+	}
+	if len(events) == 0 {
+		_, err := w.Write(body)
+		return err
+	}
+	_, _ = w.Write(body[:bytes.LastIndex(body, eventsMember)+len(eventsMember)])
+	for i, ev := range events {
+		_, _ = w.WriteString("\n        ")
+		b, err := indented(jsonEvent(ev), "        ")
+		if err != nil {
+			return err
+		}
+		_, _ = w.Write(b)
+		if i < len(events)-1 {
+			_ = w.WriteByte(',')
+		}
+	}
+	_, err = w.WriteString("\n      ]\n    }")
+	return err
+}
+
+// indented encodes v as the document's encoder would at a nesting whose
+// lines begin with prefix, without the trailing newline.
+func indented(v any, prefix string) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent(prefix, "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return chrono.SafeJSON(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))), nil
 }

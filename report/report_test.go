@@ -307,3 +307,26 @@ func TestWriteErrors(t *testing.T) {
 }
 
 func jsonDecode(raw string) (*jsonrpc.Message, error) { return jsonrpc.Decode([]byte(raw)) }
+
+// TestJSONStreamsTheDocument: the streamed JSON is byte for byte the
+// Document encoded at once and made terminal safe (chrono.SafeJSON), with
+// and without results.
+func TestJSONStreamsTheDocument(t *testing.T) {
+	empty := fixedReport()
+	empty.Results = nil
+	for _, r := range []*runner.Report{fixedReport(), empty} {
+		var streamed, whole bytes.Buffer
+		if err := JSON(&streamed, r); err != nil {
+			t.Fatal(err)
+		}
+		enc := json.NewEncoder(&whole)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(Document(r)); err != nil {
+			t.Fatal(err)
+		}
+		if want := string(chrono.SafeJSON(whole.Bytes())); streamed.String() != want {
+			t.Errorf("streamed JSON differs from the document encoded at once:\n%s\n---\n%s", streamed.String(), want)
+		}
+	}
+}

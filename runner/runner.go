@@ -52,6 +52,10 @@ var ErrUnknownVersion = errors.New("runner: unknown protocol version")
 // ErrNoMatch is returned by Select when a glob matches no case.
 var ErrNoMatch = errors.New("runner: no case matches")
 
+// ErrRunDeadline is matched (errors.Is) by the error of Run when
+// Config.RunTimeout ended the run before every case had run.
+var ErrRunDeadline = errors.New("run deadline reached")
+
 // Target is the server under test.
 type Target struct {
 	// Name is how the report names the target (a command line, a URL).
@@ -90,6 +94,11 @@ type Config struct {
 	// transport escalates at once (SIGKILL for a stdio child).
 	// DefaultCloseTimeout if zero.
 	CloseTimeout time.Duration
+	// RunTimeout bounds the whole run (--timeout); zero means none. When
+	// it ends, the case running gets an error, and so does every case
+	// not yet run ("not run: run deadline reached"); the run's targets
+	// are killed as on an interrupt.
+	RunTimeout time.Duration
 }
 
 // Result is one case's result.
@@ -189,9 +198,25 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		Started:   time.Now(),
 		Counts:    map[cases.Verdict]int{},
 	}
+	if cfg.RunTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, cfg.RunTimeout,
+			fmt.Errorf("%w: the whole run was given %v (--timeout)", ErrRunDeadline, cfg.RunTimeout))
+		defer cancel()
+	}
 	var runErr error
-	for _, c := range cfg.Cases {
+	for i, c := range cfg.Cases {
 		if err := ctx.Err(); err != nil {
+			if cause := context.Cause(ctx); errors.Is(cause, ErrRunDeadline) {
+				runErr = fmt.Errorf("runner: %w, before %s", cause, c.ID)
+				// Reported, not silently left out: each is an error.
+				for _, rest := range cfg.Cases[i:] {
+					rep.Results = append(rep.Results, Result{ID: rest.ID, Title: rest.Title, Area: rest.Area(), Reqs: rest.Reqs,
+						Transport: cfg.Target.Transport, Interrupted: true, Outcome: cases.Errorf("not run: %v", cause)})
+					rep.Counts[cases.Error]++
+				}
+				break
+			}
 			runErr = fmt.Errorf("runner: run interrupted before %s: %w", c.ID, err)
 			break
 		}
@@ -238,7 +263,8 @@ func runCase(ctx context.Context, cfg Config, c cases.Case) (Result, *peer.InitR
 		res.Outcome = o
 		res.Duration = time.Since(start)
 		if res.Log != nil {
-			res.Events = res.Log.Events()
+			// Read-only, like the rest of a Result: not a second copy.
+			res.Events = res.Log.Snapshot()
 		}
 		res.Interrupted = ctx.Err() != nil
 		return res, nil
@@ -300,8 +326,12 @@ func runCase(ctx context.Context, cfg Config, c cases.Case) (Result, *peer.InitR
 		init, err = s.Initialize(caseCtx, peer.InitOptions{ProtocolVersion: cfg.Version})
 		if err != nil {
 			o := handshakeOutcome(err, init, cfg.Version)
-			if errors.Is(caseCtx.Err(), context.DeadlineExceeded) {
-				log.Harness(chrono.KindDeadline, "runner", fmt.Sprintf("case deadline of %v reached during the handshake", cfg.CaseTimeout))
+			if caseCtx.Err() != nil {
+				why := stopReason(caseCtx, cfg)
+				log.Harness(chrono.KindDeadline, "runner", why+" during the handshake")
+				if o.Verdict == cases.Error {
+					o = cases.Errorf("no answer to initialize: %s before the target answered it (%s)", why, chrono.Sanitize(err.Error(), false))
+				}
 			}
 			res.TargetMissing = unreachable(err)
 			closeBounded()
@@ -362,7 +392,19 @@ func runCase(ctx context.Context, cfg Config, c cases.Case) (Result, *peer.InitR
 		o = cases.Errorf("a transport limit was hit, so the case could not observe the target fully: %s (case said: %s %s)",
 			chrono.Sanitize(lim.Error(), false), o.Verdict, o.Summary)
 	}
+	if capped := log.CapReached(); capped != "" && o.Verdict != cases.Fail && o.Verdict != cases.Warn && o.Verdict != cases.Skip {
+		// The same for our own record: a verdict cannot rest on a
+		// chronology with events left out (a flood of frames).
+		log.Harness(chrono.KindDecision, "runner", "verdict is error: the chronology reached its cap")
+		o = cases.Errorf("the evidence is incomplete, so the case cannot vouch for the target: %s (case said: %s %s)",
+			capped, o.Verdict, o.Summary)
+	}
 	closeBounded()
+	if td := res.Teardown; o.Verdict == cases.Error && (td.ExitedAfter == transport.StepNone || (td.ExitCode > 0 && td.Signal == "")) {
+		// The target died during the case, or exited with a failure
+		// code: its exit code and last words explain the error.
+		o.Summary += targetLastWords(log)
+	}
 	out, _ := finish(o)
 	return out, init
 }
@@ -398,18 +440,17 @@ func runGuarded(ctx context.Context, cfg Config, c cases.Case, env *cases.Env, c
 	}
 	// The deadline (or the run's end) came first; the case may still
 	// return in the same instant.
+	reason := stopReason(ctx, cfg)
 	select {
 	case o := <-done:
 		if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			return o
 		}
-		env.Log.Harness(chrono.KindDeadline, "runner", fmt.Sprintf("case deadline of %v exceeded", cfg.CaseTimeout))
-		return cases.Errorf("case deadline of %v exceeded before the case concluded (it then said: %s: %s)", cfg.CaseTimeout, o.Verdict, o.Summary)
+		env.Log.Harness(chrono.KindDeadline, "runner", reason)
+		return cases.Errorf("%s before the case concluded (it then said: %s: %s)", reason, o.Verdict, o.Summary)
 	default:
 	}
-	reason := "run interrupted"
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		reason = fmt.Sprintf("case deadline of %v exceeded", cfg.CaseTimeout)
 		env.Log.Harness(chrono.KindDeadline, "runner", reason)
 	}
 	// Closing the session fails every pending call, which unblocks a case
@@ -426,6 +467,19 @@ func runGuarded(ctx context.Context, cfg Config, c cases.Case, env *cases.Env, c
 		env.Log.Harness(chrono.KindError, "runner", fmt.Sprintf("case did not return within %v of its end; abandoned", cfg.Grace))
 		return cases.Errorf("%s; the case did not return and was abandoned", reason)
 	}
+}
+
+// stopReason says why ctx, a case's context, ended: the run deadline, the
+// case deadline, or an interrupt.
+func stopReason(ctx context.Context, cfg Config) string {
+	cause := context.Cause(ctx)
+	switch {
+	case errors.Is(cause, ErrRunDeadline):
+		return cause.Error()
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return fmt.Sprintf("case deadline of %v exceeded", cfg.CaseTimeout)
+	}
+	return "run interrupted"
 }
 
 // handshakeOutcome judges a failed initialize. A version the checker does
@@ -507,7 +561,7 @@ func unreachable(err error) bool {
 func targetLastWords(log *chrono.Log) string {
 	var exit string
 	var lines []string
-	for _, ev := range log.Events() {
+	for _, ev := range log.Snapshot() {
 		switch ev.Kind {
 		case chrono.KindExit:
 			exit = ev.Text

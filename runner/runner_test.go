@@ -474,3 +474,69 @@ func TestRunInterrupted(t *testing.T) {
 		t.Errorf("interrupted %v, teardown %+v, exit code %d", rep.Interrupted, rep.Teardown, rep.ExitCode())
 	}
 }
+
+// TestRunTimeout ends a run with --timeout while its first case waits on
+// the target: that case and every case not yet run are errors naming the
+// run deadline, and the run is reported, not silently cut short.
+func TestRunTimeout(t *testing.T) {
+	waits := cases.Case{ID: "t/waits", Versions: []string{cases.V20251125},
+		Run: func(ctx context.Context, e *cases.Env) cases.Outcome {
+			<-ctx.Done()
+			return cases.Errorf("stopped: %v", ctx.Err())
+		}}
+	p, _ := profile.Builtin(profile.Reference)
+	rep, err := Run(context.Background(), Config{Target: reference(), Profile: p, CaseTimeout: time.Minute, // safety net only
+		RunTimeout: 100 * time.Millisecond, Cases: []cases.Case{waits, pingCase("t/second"), pingCase("t/third")}})
+	if !errors.Is(err, ErrRunDeadline) {
+		t.Fatalf("err = %v, want ErrRunDeadline", err)
+	}
+	if rep == nil || len(rep.Results) != 3 {
+		t.Fatalf("report = %+v, want all three cases reported", rep)
+	}
+	for i, r := range rep.Results {
+		want := "run deadline reached"
+		if i > 0 {
+			want = "not run: run deadline reached"
+		}
+		if r.Outcome.Verdict != cases.Error || !strings.Contains(r.Outcome.Summary, want) {
+			t.Errorf("%s: %s %q, want an error with %q", r.ID, r.Outcome.Verdict, r.Outcome.Summary, want)
+		}
+	}
+	if !rep.Interrupted || rep.ExitCode() != 2 || rep.Counts[cases.Error] != 3 {
+		t.Errorf("interrupted %v, exit code %d, counts %v", rep.Interrupted, rep.ExitCode(), rep.Counts)
+	}
+}
+
+// TestChronologyCapIsNoPass: a case whose chronology reached its cap
+// cannot pass on that evidence; a fail it found stands.
+func TestChronologyCapIsNoPass(t *testing.T) {
+	flood := func(id string, o cases.Outcome) cases.Case {
+		return cases.Case{ID: id, Versions: []string{cases.V20251125},
+			Run: func(_ context.Context, e *cases.Env) cases.Outcome {
+				for range chrono.DefaultMaxEvents {
+					e.Log.Harness(chrono.KindNote, "test", "flood")
+				}
+				return o
+			}}
+	}
+	rep := run(t, Config{Cases: []cases.Case{
+		flood("c/pass", cases.Passf("looked fine")),
+		flood("c/fail", cases.Violation(cases.Fail, "PRG-4", []string{"increase"}, "decrease", 0)),
+	}})
+	if r := rep.Results[0]; r.Outcome.Verdict != cases.Error || !strings.Contains(r.Outcome.Summary, "cap of") {
+		t.Errorf("capped pass: %s %q", r.Outcome.Verdict, r.Outcome.Summary)
+	}
+	// The cap is an explicit event of the chronology itself.
+	capEvents := 0
+	for _, ev := range rep.Results[0].Events {
+		if ev.Kind == chrono.KindError && ev.Channel == "chronology" {
+			capEvents++
+		}
+	}
+	if capEvents != 1 {
+		t.Errorf("%d cap events in the chronology, want 1", capEvents)
+	}
+	if r := rep.Results[1]; r.Outcome.Verdict != cases.Fail {
+		t.Errorf("capped fail: %s %q, want the fail to stand", r.Outcome.Verdict, r.Outcome.Summary)
+	}
+}

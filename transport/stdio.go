@@ -32,6 +32,17 @@ const (
 	DefaultTermGrace = 2 * time.Second
 	// DefaultMaxStderrLine bounds the bytes kept of one stderr line.
 	DefaultMaxStderrLine = 16 << 10
+	// DefaultMaxStderrLines and DefaultMaxStderrBytes are the budget of
+	// stderr recorded per connection: past either, lines are counted,
+	// not recorded, except the last StderrTail lines, recorded when
+	// stderr ends (a chatty server's last words).
+	DefaultMaxStderrLines = 1000
+	DefaultMaxStderrBytes = 256 << 10
+	// StderrTail is how many of the unrecorded last stderr lines are kept
+	// and recorded when stderr ends.
+	StderrTail = 10
+	// stderrTailLine bounds the bytes kept of one tail line.
+	stderrTailLine = 1 << 10
 )
 
 const (
@@ -80,6 +91,12 @@ type StdioConfig struct {
 	// lines are recorded truncated, with their full size.
 	// DefaultMaxStderrLine if zero.
 	MaxStderrLine int
+	// MaxStderrLines and MaxStderrBytes are the stderr budget of the
+	// connection: the lines recorded one by one. Past it one note says
+	// so, later lines are only counted, and the last StderrTail of them
+	// are recorded when stderr ends. DefaultMaxStderrLines and
+	// DefaultMaxStderrBytes if zero.
+	MaxStderrLines, MaxStderrBytes int
 }
 
 // Stdio is a stdio server running as a child process: a Conn whose frames
@@ -156,6 +173,12 @@ func StartStdio(ctx context.Context, cfg StdioConfig) (*Stdio, error) {
 	}
 	if cfg.MaxStderrLine <= 0 {
 		cfg.MaxStderrLine = DefaultMaxStderrLine
+	}
+	if cfg.MaxStderrLines <= 0 {
+		cfg.MaxStderrLines = DefaultMaxStderrLines
+	}
+	if cfg.MaxStderrBytes <= 0 {
+		cfg.MaxStderrBytes = DefaultMaxStderrBytes
 	}
 	if cfg.Dir != "" {
 		// Checked here because a failed chdir in the child is reported as
@@ -553,16 +576,33 @@ func (s *Stdio) wait() {
 	close(s.exited)
 }
 
-// drainStderr records the child's stderr line by line until it ends.
+// drainStderr records the child's stderr line by line until it ends,
+// within the connection's stderr budget, so that a firehose (STD-3 allows
+// any amount of logging) neither eats memory nor fills the chronology.
 func (s *Stdio) drainStderr() {
 	defer close(s.stderrDone)
 	defer s.stderr.Close()
+	b := stderrBudget{lines: s.cfg.MaxStderrLines, bytes: s.cfg.MaxStderrBytes}
 	err := scanLines(s.stderr, s.cfg.MaxStderrLine, func(raw []byte, size int) {
-		s.log.Append(chrono.Event{
-			Dir: chrono.In, Channel: stderrChannel, Kind: chrono.KindStderr,
-			Raw: raw, Size: size, Truncated: len(raw) < size,
-		})
+		if b.take(raw, size) {
+			s.recordStderr(raw, size)
+			return
+		}
+		if b.skipped == 1 {
+			s.log.Harness(chrono.KindNote, stderrChannel, fmt.Sprintf(
+				"stderr budget of %d lines or %d bytes reached: later lines are counted, not recorded; the last %d are recorded when stderr ends",
+				s.cfg.MaxStderrLines, s.cfg.MaxStderrBytes, StderrTail))
+		}
 	})
+	if b.skipped > 0 {
+		tail := b.lastLines()
+		s.log.Harness(chrono.KindNote, stderrChannel, fmt.Sprintf(
+			"stderr ended: %d lines (%d bytes) past the budget were not recorded; the last %d of them follow",
+			b.skipped, b.skippedBytes, len(tail)))
+		for _, l := range tail {
+			s.recordStderr(l.raw, l.size)
+		}
+	}
 	switch {
 	case err == nil, errors.Is(err, os.ErrClosed):
 	case errors.Is(err, os.ErrDeadlineExceeded):
@@ -571,6 +611,55 @@ func (s *Stdio) drainStderr() {
 	default:
 		s.log.Harness(chrono.KindError, stderrChannel, "reading stderr: "+err.Error())
 	}
+}
+
+func (s *Stdio) recordStderr(raw []byte, size int) {
+	s.log.Append(chrono.Event{
+		Dir: chrono.In, Channel: stderrChannel, Kind: chrono.KindStderr,
+		Raw: raw, Size: size, Truncated: len(raw) < size,
+	})
+}
+
+// stderrBudget decides which stderr lines are recorded: the first ones,
+// up to a number of lines and of bytes. Of the rest it counts lines and
+// bytes and keeps the last StderrTail lines in a ring of reused buffers.
+type stderrBudget struct {
+	lines, bytes          int // what is left to record
+	skipped, skippedBytes int64
+	tail                  [StderrTail]tailLine
+	next                  int // ring position of the next tail line
+}
+
+type tailLine struct {
+	raw  []byte
+	size int
+}
+
+// take reports whether the line is within budget, and if it is not,
+// counts it and keeps it in the tail.
+func (b *stderrBudget) take(raw []byte, size int) bool {
+	if b.skipped == 0 && b.lines > 0 && len(raw) <= b.bytes {
+		b.lines--
+		b.bytes -= len(raw)
+		return true
+	}
+	b.skipped++
+	b.skippedBytes += int64(size)
+	t := &b.tail[b.next]
+	t.raw = append(t.raw[:0], raw[:min(len(raw), stderrTailLine)]...)
+	t.size = size
+	b.next = (b.next + 1) % StderrTail
+	return false
+}
+
+// lastLines returns the kept tail, oldest first.
+func (b *stderrBudget) lastLines() []tailLine {
+	n := int(min(b.skipped, StderrTail))
+	out := make([]tailLine, 0, n)
+	for i := range n {
+		out = append(out, b.tail[(b.next-n+i+StderrTail)%StderrTail])
+	}
+	return out
 }
 
 // drainOutputs lets the pipes run dry once the group is gone: the stderr

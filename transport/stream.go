@@ -68,6 +68,10 @@ func (s *Stream) readLoop(fr *FrameReader) {
 			s.cfg.Log.Harness(chrono.KindNote, s.cfg.InChannel, "end of stream")
 			return
 		case errors.Is(err, ErrFrameTooLarge):
+			// A bound of ours cut what the peer said: Err reports it
+			// from now on, so that no verdict silently rests on a
+			// stream with a hole in it.
+			s.setErr(fmt.Errorf("reading %s: %w", s.cfg.InChannel, err))
 			e := s.cfg.Log.Harness(chrono.KindError, s.cfg.InChannel, err.Error())
 			s.inbound <- Inbound{Err: err, Seq: e.Seq}
 			continue
@@ -94,7 +98,8 @@ func (s *Stream) setErr(err error) {
 	}
 }
 
-// Err reports why reading stopped, if it stopped abnormally.
+// Err reports why reading stopped, if it stopped abnormally, or the first
+// oversized frame (ErrFrameTooLarge) while reading goes on.
 func (s *Stream) Err() error {
 	s.errMu.Lock()
 	defer s.errMu.Unlock()

@@ -64,6 +64,10 @@ Flags:
   -v                   print every case's chronology
   --max-frame BYTES    largest frame accepted from the server (default 4194304)
   --case-timeout D     deadline of one case, handshake included (default 15s)
+  --timeout D          deadline of the whole run (default: none); when it is
+                       reached, the case running and every case not yet run
+                       get an error, the targets are killed, and the exit
+                       code is 2 (1 if a case already failed)
   --grace D            observation window for things that must not happen
                        (default: the profile's)
   --target-fault NAME  start the built-in server with a fault (repeatable;
@@ -88,6 +92,7 @@ type checkOptions struct {
 	verbose     bool
 	maxFrame    int
 	caseTimeout time.Duration
+	runTimeout  time.Duration
 	grace       time.Duration
 	faults      stringList
 	headers     headerFlags
@@ -114,6 +119,7 @@ func (e Env) check(ctx context.Context, args []string) (int, error) {
 	fs.BoolVar(&o.verbose, "v", false, "")
 	fs.IntVar(&o.maxFrame, "max-frame", transport.DefaultMaxFrame, "")
 	fs.DurationVar(&o.caseTimeout, "case-timeout", runner.DefaultCaseTimeout, "")
+	fs.DurationVar(&o.runTimeout, "timeout", 0, "")
 	fs.DurationVar(&o.grace, "grace", 0, "")
 	fs.Var(&o.faults, "target-fault", "")
 	o.headers.register(fs)
@@ -136,6 +142,8 @@ func (e Env) check(ctx context.Context, args []string) (int, error) {
 		return 0, usagef(checkUsage, "--max-frame must be positive")
 	case o.caseTimeout <= 0:
 		return 0, usagef(checkUsage, "--case-timeout must be positive")
+	case o.runTimeout < 0:
+		return 0, usagef(checkUsage, "--timeout must not be negative")
 	case o.grace < 0:
 		return 0, usagef(checkUsage, "--grace must not be negative")
 	case o.shell && o.stdio == "":
@@ -182,6 +190,7 @@ func (e Env) check(ctx context.Context, args []string) (int, error) {
 		Profile:     prof,
 		Cases:       selected,
 		CaseTimeout: o.caseTimeout,
+		RunTimeout:  o.runTimeout,
 		Grace:       o.grace,
 		Strict:      o.strict,
 	})

@@ -85,6 +85,7 @@ func TestUsageErrors(t *testing.T) {
 		{"fault with stdio", []string{"check", "--stdio", "x", "--target-fault", "ping-broken"}, "built-in server only"},
 		{"shell without stdio", []string{"check", "--shell"}, "--shell needs --stdio"},
 		{"bad timeout", []string{"check", "--case-timeout", "-1s"}, "--case-timeout must be positive"},
+		{"bad run timeout", []string{"check", "--timeout", "-1s"}, "--timeout must not be negative"},
 		{"bad duration", []string{"check", "--grace", "soon"}, "invalid value"},
 		{"bad max frame", []string{"check", "--max-frame", "0"}, "--max-frame must be positive"},
 		{"unbalanced quote", []string{"check", "--stdio", `node "server.js`}, "--stdio"},
