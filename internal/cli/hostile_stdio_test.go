@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/internal/hostile"
 	"github.com/mcpflight/mcpflight/transport"
 )
@@ -156,7 +157,7 @@ func selfPeakRSS() int64 {
 }
 
 // readReportWithoutEvents reads the indented JSON report, leaving out the
-// lines of every "events" array, so that a chronology at its cap (200k
+// lines of every "events" array, so that a chronology at its cap (50 000
 // events, ~100 MB of JSON) costs the test neither memory nor time.
 func readReportWithoutEvents(name string) ([]byte, error) {
 	f, err := os.Open(name)
@@ -345,9 +346,9 @@ func TestHostileStdioDuplicateResponses(t *testing.T) {
 // names the cap. Memory stays bounded by the caps, not by the flood.
 func TestHostileStdioProgressFlood(t *testing.T) {
 	r := runZoo(t, hostile.ProgressFlood, "90s", nil, casePing, caseProgress)
-	r.expect(t, caseProgress, "error", "", "cap of 200000 events", fmt.Sprintf("%d progress notifications", hostile.FloodCount+3))
+	r.expect(t, caseProgress, "error", "", fmt.Sprintf("cap of %d events", chrono.DefaultMaxEvents), fmt.Sprintf("%d progress notifications", hostile.FloodCount+3))
 	r.passes(t, casePing)
-	r.rssCap(t, 768)
+	r.rssCap(t, 256)
 }
 
 // TestHostileStdioNeverAnswers: no case can run without a handshake; each
