@@ -460,13 +460,20 @@ func streamed(method string) bool {
 }
 
 func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, MaxFrame+1))
+	limit := h.srv.opts.MaxFrame
+	if r.ContentLength > int64(limit) {
+		h.srv.opts.logf("http: POST body of %d bytes refused, limit %d", r.ContentLength, limit)
+		httpError(w, http.StatusRequestEntityTooLarge, codeParseError, "Request Entity Too Large: the body exceeds "+strconv.Itoa(limit)+" bytes")
+		return
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, int64(limit)+1))
 	if err != nil {
 		httpError(w, http.StatusBadRequest, codeParseError, "Bad Request: cannot read the body")
 		return
 	}
-	if len(body) > MaxFrame {
-		httpError(w, http.StatusRequestEntityTooLarge, codeInvalidRequest, "Request Entity Too Large")
+	if len(body) > limit {
+		h.srv.opts.logf("http: POST body over %d bytes refused", limit)
+		httpError(w, http.StatusRequestEntityTooLarge, codeParseError, "Request Entity Too Large: the body exceeds "+strconv.Itoa(limit)+" bytes")
 		return
 	}
 	msg, derr := jsonrpc.Decode(body)

@@ -143,8 +143,8 @@ func TestFrameTooLarge(t *testing.T) {
 	h := newHarness(t)
 	h.send(`{"jsonrpc":"2.0","method":"ping","id":1,"params":{"pad":"` + strings.Repeat("x", MaxFrame) + `"}}`)
 	f, _ := h.next()
-	if f.msg == nil || f.msg.Kind != jsonrpc.KindError || !f.msg.NullID || f.msg.Error.Code != jsonrpc.CodeInvalidRequest {
-		t.Errorf("got %.200s, want error -32600 with id null", f.raw)
+	if f.msg == nil || f.msg.Kind != jsonrpc.KindError || !f.msg.NullID || f.msg.Error.Code != jsonrpc.CodeParseError {
+		t.Errorf("got %.200s, want error -32700 with id null", f.raw)
 	}
 	h.result("ping", nil, nil)
 }
