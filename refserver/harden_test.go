@@ -2,10 +2,13 @@ package refserver
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"net/http"
 	"runtime"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -113,5 +116,204 @@ func TestHTTPBodyTooLarge(t *testing.T) {
 	resp, body := f.do(http.MethodPost, `{"jsonrpc":"2.0","id":3,"method":"ping"}`, nil)
 	if resp.StatusCode != 200 || !strings.Contains(body, `"result":{}`) {
 		t.Errorf("ping after 413: %d %s", resp.StatusCode, body)
+	}
+}
+
+// idSet collects the request IDs a hook reports and lets a test wait for
+// one, so that a test synchronises on the server's own events.
+type idSet struct {
+	mu      sync.Mutex
+	seen    map[jsonrpc.ID]int
+	changed chan struct{}
+}
+
+func newIDSet() *idSet { return &idSet{seen: map[jsonrpc.ID]int{}, changed: make(chan struct{})} }
+
+func (s *idSet) add(id jsonrpc.ID) {
+	s.mu.Lock()
+	s.seen[id]++
+	ch := s.changed
+	s.changed = make(chan struct{})
+	s.mu.Unlock()
+	close(ch)
+}
+
+// wait blocks until id has been added.
+func (s *idSet) wait(t testing.TB, id jsonrpc.ID) {
+	t.Helper()
+	deadline := time.After(safety)
+	for {
+		s.mu.Lock()
+		n, ch := s.seen[id], s.changed
+		s.mu.Unlock()
+		if n > 0 {
+			return
+		}
+		select {
+		case <-ch:
+		case <-deadline:
+			t.Fatalf("request %s never left the in-flight count", id)
+		}
+	}
+}
+
+// doneHook reports to set every request goroutine that has ended.
+func doneHook(set *idSet) func(string, jsonrpc.ID) {
+	return func(stage string, id jsonrpc.ID) {
+		if stage == hookDone {
+			set.add(id)
+		}
+	}
+}
+
+func wantTooMany(t *testing.T, m *jsonrpc.Message, limit int) {
+	t.Helper()
+	if m.Kind != jsonrpc.KindError || m.Error.Code != CodeTooManyRequests || !strings.Contains(m.Error.Message, "limit "+strconv.Itoa(limit)) {
+		t.Fatalf("got %s, want error %d naming limit %d", m.Raw, CodeTooManyRequests, limit)
+	}
+}
+
+// TestInFlightLimit fills a session with requests that stay in flight on
+// purpose (a gated operation, awaits), floods it with more, and checks
+// that every extra request is refused at once without a goroutine, that a
+// refused request changes nothing, and that a freed slot is usable again.
+func TestInFlightLimit(t *testing.T) {
+	const limit = 3
+	done := newIDSet()
+	h := newHarnessWith(t, Options{MaxInFlight: limit, hook: doneHook(done)})
+	h.slow(jsonrpc.StringID("s1"), nil, map[string]any{"key": "k1"})
+	h.request(jsonrpc.StringID("w1"), MethodAwait, map[string]any{"checkpoint": "never/1"})
+	h.request(jsonrpc.StringID("w2"), MethodAwait, map[string]any{"checkpoint": "never/2"})
+
+	const flood = 500
+	for i := range flood {
+		h.request(jsonrpc.IntID(int64(i)), "ping", nil)
+	}
+	// A refused call must not claim its key.
+	h.slow(jsonrpc.StringID("s2"), nil, map[string]any{"key": "k2", "gated": false, "steps": 1})
+	live := h.srv.live.Load()
+	for i := range flood {
+		wantTooMany(t, h.waitResponse(jsonrpc.IntID(int64(i))), limit)
+	}
+	wantTooMany(t, h.waitResponse(jsonrpc.StringID("s2")), limit)
+	t.Logf("after %d requests over the limit: %d server goroutines live (limit %d, plus the reader)", flood+1, live, limit)
+	if live > limit+1 {
+		t.Errorf("%d goroutines live for %d requests in flight", live, limit)
+	}
+
+	h.cancelReq(jsonrpc.StringID("w1"))
+	done.wait(t, jsonrpc.StringID("w1"))
+	h.slow(jsonrpc.StringID("s2"), nil, map[string]any{"key": "k2", "gated": false, "steps": 1})
+	if m := h.waitResponse(jsonrpc.StringID("s2")); m.Kind != jsonrpc.KindResult {
+		t.Fatalf("call after a slot was freed: %s", m.Raw)
+	}
+	done.wait(t, jsonrpc.StringID("s2"))
+	h.result("ping", nil, nil)
+	if err := h.finish(); err != nil {
+		t.Fatalf("Serve: %v", err)
+	}
+	if n := h.srv.live.Load(); n != 0 {
+		t.Errorf("%d goroutines left after Serve", n)
+	}
+}
+
+// postStream starts a streamed POST and returns once its headers are in,
+// that is once the request was admitted.
+func (f *httpFixture) postStream(ctx context.Context, body string) *http.Response {
+	f.t.Helper()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, f.ts.URL, strings.NewReader(body))
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Mcp-Session-Id", f.sid)
+	resp, err := f.ts.Client().Do(req)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		f.t.Fatalf("streamed POST: %d %s", resp.StatusCode, b)
+	}
+	return resp
+}
+
+// TestHTTPInFlightLimit is TestInFlightLimit over Streamable HTTP: the
+// refusal is the POST's JSON response, and the session stays usable.
+func TestHTTPInFlightLimit(t *testing.T) {
+	const limit = 2
+	done := newIDSet()
+	f := newHTTPFixtureWith(t, Options{MaxInFlight: limit, hook: doneHook(done)})
+	ctx, cancel := context.WithTimeout(context.Background(), safety) // safety net
+	defer cancel()
+	a := f.postStream(ctx, `{"jsonrpc":"2.0","id":"w1","method":"mcpflight/await","params":{"checkpoint":"never/1"}}`)
+	defer a.Body.Close()
+	b := f.postStream(ctx, `{"jsonrpc":"2.0","id":"w2","method":"mcpflight/await","params":{"checkpoint":"never/2"}}`)
+	defer b.Body.Close()
+	for i := range 50 {
+		resp, body := f.do(http.MethodPost, `{"jsonrpc":"2.0","id":`+strconv.Itoa(i)+`,"method":"tools/call","params":{"name":"slow","arguments":{"key":"k`+strconv.Itoa(i)+`"}}}`, nil)
+		m, err := jsonrpc.Decode([]byte(body))
+		if resp.StatusCode != 200 || err != nil || m.ID != jsonrpc.IntID(int64(i)) {
+			t.Fatalf("request over the limit: %d %s", resp.StatusCode, body)
+		}
+		wantTooMany(t, m, limit)
+	}
+	if resp, body := f.do(http.MethodPost, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"w1"}}`, nil); resp.StatusCode != 202 {
+		t.Fatalf("cancel: %d %s", resp.StatusCode, body)
+	}
+	done.wait(t, jsonrpc.StringID("w1"))
+	if resp, body := f.do(http.MethodPost, `{"jsonrpc":"2.0","id":"p","method":"ping"}`, nil); resp.StatusCode != 200 || !strings.Contains(body, `"result":{}`) {
+		t.Errorf("ping after a slot was freed: %d %s", resp.StatusCode, body)
+	}
+}
+
+// panicHook panics at the reader for id "boom-reader" and in the handler
+// goroutine for id "boom-handler".
+func panicHook(stage string, id jsonrpc.ID) {
+	switch {
+	case stage == hookReader && id == jsonrpc.StringID("boom-reader"):
+		panic("injected reader panic")
+	case stage == hookHandler && id == jsonrpc.StringID("boom-handler"):
+		panic("injected handler panic")
+	}
+}
+
+// TestPanicIsAnsweredAndSessionGoesOn: a panic while a request is routed
+// or handled is answered with -32603 for that request, logged with its
+// stack, and the session goes on.
+func TestPanicIsAnsweredAndSessionGoesOn(t *testing.T) {
+	h := newHarnessWith(t, Options{hook: panicHook})
+	for _, id := range []string{"boom-reader", "boom-handler"} {
+		h.request(jsonrpc.StringID(id), "tools/list", nil)
+		wantError(t, h.waitResponse(jsonrpc.StringID(id)), jsonrpc.CodeInternalError)
+	}
+	h.stderr.wait(t, "injected reader panic")
+	h.stderr.wait(t, "injected handler panic")
+	h.stderr.wait(t, "goroutine ") // the stack
+	h.result("ping", nil, nil)
+	if err := h.finish(); err != nil {
+		t.Fatalf("Serve: %v", err)
+	}
+	for _, id := range []string{"boom-reader", "boom-handler"} {
+		if n := len(h.responsesTo(jsonrpc.StringID(id))); n != 1 {
+			t.Errorf("%s answered %d times", id, n)
+		}
+	}
+	if n := h.srv.live.Load(); n != 0 {
+		t.Errorf("%d goroutines left after Serve", n)
+	}
+}
+
+// TestHTTPPanicIsAnswered is the same over Streamable HTTP.
+func TestHTTPPanicIsAnswered(t *testing.T) {
+	f := newHTTPFixtureWith(t, Options{hook: panicHook})
+	for _, id := range []string{"boom-reader", "boom-handler"} {
+		resp, body := f.do(http.MethodPost, `{"jsonrpc":"2.0","id":"`+id+`","method":"tools/list"}`, nil)
+		m, err := jsonrpc.Decode([]byte(body))
+		if resp.StatusCode != 200 || err != nil || m.Kind != jsonrpc.KindError || m.Error.Code != jsonrpc.CodeInternalError {
+			t.Errorf("%s: %d %s, want -32603", id, resp.StatusCode, body)
+		}
+	}
+	if resp, body := f.do(http.MethodPost, `{"jsonrpc":"2.0","id":"p","method":"ping"}`, nil); resp.StatusCode != 200 || !strings.Contains(body, `"result":{}`) {
+		t.Errorf("ping after panics: %d %s", resp.StatusCode, body)
 	}
 }

@@ -520,8 +520,23 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusAccepted) // HTTP-11
 		return
 	}
+	// Admission and handling under one handleMu: no other request can
+	// be started in between, so an admitted request is never refused by
+	// the session, and a refused one opens no stream (nothing waits for
+	// its end).
+	hs.handleMu.Lock()
+	if rerr := hs.ss.admit(); rerr != nil {
+		hs.handleMu.Unlock()
+		hs.ss.logf("http: request %s (%s) refused: %s", msg.ID, strconv.Quote(msg.Method), rerr.message)
+		data, _ := json.Marshal(map[string]int{"limit": h.srv.opts.MaxInFlight})
+		frame, _ := jsonrpc.EncodeError(hs.ss.respID(msg.ID), &jsonrpc.Error{Code: rerr.code, Message: rerr.message, Data: data})
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(frame)
+		return
+	}
 	st := hs.openRequest(msg, streamed(msg.Method))
-	hs.handle(body)
+	hs.handleLocked(body)
+	hs.handleMu.Unlock()
 	if streamed(msg.Method) {
 		hs.serveSSE(w, r, st, 0)
 	} else {
@@ -577,7 +592,7 @@ func (hs *httpSession) watchEnd(st *hstream, end string) {
 		return
 	}
 	st.untilEnd = true
-	hs.ss.spawn(func() {
+	hs.ss.spawnAux(func() {
 		select {
 		case <-cp.reachedCh:
 		case <-hs.ss.ctx.Done():

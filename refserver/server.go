@@ -94,6 +94,13 @@ type Options struct {
 	// nothing. Awaits and gated operations of the control extension stay
 	// in flight until released or cancelled, so they count.
 	MaxInFlight int
+
+	// hook, set by tests only, is called with hookReader when the reader
+	// has admitted a request, with hookHandler when its goroutine starts
+	// and with hookDone when it has left the in-flight count. A test
+	// makes it panic to prove that a panic costs one request, never the
+	// session, and waits on hookDone instead of sleeping.
+	hook func(stage string, id jsonrpc.ID)
 }
 
 // Server is the reference server. It holds only its configuration: every
