@@ -1,10 +1,13 @@
 package refserver
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"io"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"strconv"
 	"strings"
@@ -315,5 +318,34 @@ func TestHTTPPanicIsAnswered(t *testing.T) {
 	}
 	if resp, body := f.do(http.MethodPost, `{"jsonrpc":"2.0","id":"p","method":"ping"}`, nil); resp.StatusCode != 200 || !strings.Contains(body, `"result":{}`) {
 		t.Errorf("ping after panics: %d %s", resp.StatusCode, body)
+	}
+}
+
+// TestHTTPSlowBody: a POST body that stops arriving is cut at the body
+// deadline with 400, instead of holding the handler.
+func TestHTTPSlowBody(t *testing.T) {
+	h := New(Options{}).HTTPHandler(HTTPOptions{BodyTimeout: 50 * time.Millisecond})
+	ts := httptest.NewServer(h)
+	t.Cleanup(func() {
+		h.Close()
+		ts.Close()
+	})
+	conn, err := net.Dial("tcp", ts.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(safety)) // safety net
+	// 100 bytes announced, one sent.
+	if _, err := io.WriteString(conn, "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("no response to a stalled body: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("status %d, want 400", resp.StatusCode)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/mcpflight/mcpflight/jsonrpc"
 )
@@ -27,7 +28,14 @@ type HTTPOptions struct {
 	// RetryMillis, when positive, is sent as the retry field of every
 	// priming event (HTTP-19).
 	RetryMillis int
+	// BodyTimeout bounds the time a POST body may take to arrive once the
+	// handler starts reading it; 0 means DefaultBodyTimeout. A body that
+	// is slower gets 400 and its connection is closed.
+	BodyTimeout time.Duration
 }
+
+// DefaultBodyTimeout is the default of HTTPOptions.BodyTimeout.
+const DefaultBodyTimeout = 30 * time.Second
 
 // HTTPHandler serves the reference server over Streamable HTTP
 // (2025-11-25): one endpoint for POST, GET and DELETE. Each MCP session
@@ -466,8 +474,19 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusRequestEntityTooLarge, codeParseError, "Request Entity Too Large: the body exceeds "+strconv.Itoa(limit)+" bytes")
 		return
 	}
+	// A slow body must not hold the handler: the read has a deadline
+	// (ignored where the ResponseWriter cannot set one).
+	rc := http.NewResponseController(w)
+	timeout := h.opts.BodyTimeout
+	if timeout <= 0 {
+		timeout = DefaultBodyTimeout
+	}
+	_ = rc.SetReadDeadline(time.Now().Add(timeout))
 	body, err := io.ReadAll(io.LimitReader(r.Body, int64(limit)+1))
+	_ = rc.SetReadDeadline(time.Time{})
 	if err != nil {
+		h.srv.opts.logf("http: reading a POST body: %v", err)
+		w.Header().Set("Connection", "close")
 		httpError(w, http.StatusBadRequest, codeParseError, "Bad Request: cannot read the body")
 		return
 	}
