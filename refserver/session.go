@@ -472,7 +472,8 @@ func (ss *session) decodeAndRoute(raw []byte) error {
 		if class == string(jsonrpc.ClassParse) || class == string(jsonrpc.ClassInvalidUTF8) {
 			ss.replyError(jsonrpc.ID{}, codeParseError, "Parse error", map[string]string{"class": class})
 		} else {
-			ss.replyError(jsonrpc.ID{}, codeInvalidRequest, "Invalid Request", map[string]string{"class": class})
+			// A request whose id could be read gets it back (RPC-11).
+			ss.replyError(readableRequestID(raw), codeInvalidRequest, "Invalid Request", map[string]string{"class": class})
 		}
 		return nil
 	}
@@ -490,6 +491,26 @@ func (ss *session) decodeAndRoute(raw []byte) error {
 		ss.logf("ignoring unexpected %s with id %s", msg.Kind, msg.ID)
 	}
 	return nil
+}
+
+// readableRequestID is the id of a malformed frame that is a JSON object
+// with a method member and a valid request id (a string or an integer),
+// such as a request with the wrong "jsonrpc" version; otherwise the
+// absent ID, written as null. Frames without a method are not requests
+// and keep a null id.
+func readableRequestID(raw []byte) jsonrpc.ID {
+	var w struct {
+		ID     json.RawMessage `json:"id"`
+		Method json.RawMessage `json:"method"`
+	}
+	if json.Unmarshal(raw, &w) != nil || w.Method == nil || w.ID == nil {
+		return jsonrpc.ID{}
+	}
+	id, err := jsonrpc.ParseID(w.ID)
+	if err != nil {
+		return jsonrpc.ID{}
+	}
+	return id
 }
 
 // handleNotification handles a notification; it never answers (RPC-15)
