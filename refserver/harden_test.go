@@ -349,3 +349,42 @@ func TestHTTPSlowBody(t *testing.T) {
 		t.Errorf("status %d, want 400", resp.StatusCode)
 	}
 }
+
+// TestHTTPMaxSessions: an initialize over HTTPOptions.MaxSessions gets 503
+// and creates nothing; ending a session makes room again.
+func TestHTTPMaxSessions(t *testing.T) {
+	h := New(Options{}).HTTPHandler(HTTPOptions{MaxSessions: 2})
+	ts := httptest.NewServer(h)
+	t.Cleanup(func() {
+		h.Close()
+		ts.Close()
+	})
+	f := &httpFixture{t: t, ts: ts, h: h}
+	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`
+	var first string
+	for i := range 2 {
+		resp, body := f.do(http.MethodPost, initialize, nil)
+		if resp.StatusCode != 200 {
+			t.Fatalf("initialize %d: %d %s", i, resp.StatusCode, body)
+		}
+		if i == 0 {
+			first = resp.Header.Get("Mcp-Session-Id")
+		}
+	}
+	for range 20 {
+		resp, body := f.do(http.MethodPost, initialize, nil)
+		m, err := jsonrpc.Decode([]byte(body))
+		if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Mcp-Session-Id") != "" || err != nil || m.Error.Code != CodeTooManyRequests {
+			t.Fatalf("initialize over the limit: %d %s", resp.StatusCode, body)
+		}
+	}
+	if n := h.Sessions(); n != 2 {
+		t.Fatalf("%d sessions, want 2", n)
+	}
+	if resp, _ := f.do(http.MethodDelete, "", map[string]string{"Mcp-Session-Id": first}); resp.StatusCode != 200 {
+		t.Fatalf("DELETE: %d", resp.StatusCode)
+	}
+	if resp, body := f.do(http.MethodPost, initialize, nil); resp.StatusCode != 200 {
+		t.Errorf("initialize after DELETE: %d %s", resp.StatusCode, body)
+	}
+}

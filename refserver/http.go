@@ -28,11 +28,18 @@ type HTTPOptions struct {
 	// RetryMillis, when positive, is sent as the retry field of every
 	// priming event (HTTP-19).
 	RetryMillis int
+	// MaxSessions bounds the sessions open at once; 0 means
+	// DefaultMaxSessions, a negative value means no limit. An initialize
+	// over it gets 503 until a session ends (DELETE).
+	MaxSessions int
 	// BodyTimeout bounds the time a POST body may take to arrive once the
 	// handler starts reading it; 0 means DefaultBodyTimeout. A body that
 	// is slower gets 400 and its connection is closed.
 	BodyTimeout time.Duration
 }
+
+// DefaultMaxSessions is the default of HTTPOptions.MaxSessions.
+const DefaultMaxSessions = 1024
 
 // DefaultBodyTimeout is the default of HTTPOptions.BodyTimeout.
 const DefaultBodyTimeout = 30 * time.Second
@@ -149,6 +156,9 @@ type httpSession struct {
 	capture *[][]byte
 }
 
+// errTooManySessions refuses an initialize over HTTPOptions.MaxSessions.
+var errTooManySessions = errors.New("too many sessions")
+
 func newSessionID() (string, error) {
 	var b [16]byte
 	if _, err := rand.Read(b[:]); err != nil {
@@ -170,7 +180,16 @@ func (h *HTTPHandler) newSession() (*httpSession, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
+		hs.ss.cancel()
 		return nil, errors.New("refserver: HTTP handler closed")
+	}
+	limit := h.opts.MaxSessions
+	if limit == 0 {
+		limit = DefaultMaxSessions
+	}
+	if limit > 0 && len(h.sessions) >= limit {
+		hs.ss.cancel() // its context must not outlive the refusal
+		return nil, fmt.Errorf("%w: %d sessions open (limit %d); end one with DELETE", errTooManySessions, len(h.sessions), limit)
 	}
 	h.sessions[id] = hs
 	h.latest = hs
@@ -508,7 +527,13 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 	var hs *httpSession
 	if msg.Kind == jsonrpc.KindRequest && msg.Method == "initialize" && r.Header.Get("Mcp-Session-Id") == "" {
 		if hs, err = h.newSession(); err != nil {
-			httpError(w, http.StatusServiceUnavailable, codeInternalError, err.Error())
+			code := codeInternalError
+			if errors.Is(err, errTooManySessions) {
+				code = CodeTooManyRequests
+				w.Header().Set("Retry-After", "1")
+			}
+			h.srv.opts.logf("http: initialize refused: %v", err)
+			httpError(w, http.StatusServiceUnavailable, code, "Service Unavailable: "+err.Error())
 			return
 		}
 		w.Header().Set("Mcp-Session-Id", hs.id)

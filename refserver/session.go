@@ -130,8 +130,8 @@ type session struct {
 	replies  map[string]int
 
 	mu          sync.Mutex
-	level       int // index into logLevels, -1 when not set
-	known       map[string]bool
+	level       int             // index into logLevels, -1 when not set
+	known       map[string]bool // ids seen, under FaultCancelUnknownHitsOther only
 	inflight    map[string]*call
 	ops         map[string]*call // by operation key
 	tokens      map[string]*call
@@ -563,9 +563,13 @@ func (ss *session) handleRequest(msg *jsonrpc.Message) {
 	if hook := ss.srv.opts.hook; hook != nil {
 		hook(hookReader, id)
 	}
-	ss.mu.Lock()
-	ss.known[ss.idKey(id)] = true
-	ss.mu.Unlock()
+	if ss.has(FaultCancelUnknownHitsOther) {
+		// Only that fault asks whether an id was ever seen; a
+		// conforming session does not keep every id it was sent.
+		ss.mu.Lock()
+		ss.known[ss.idKey(id)] = true
+		ss.mu.Unlock()
+	}
 
 	params, perr := objectParams(msg.Params)
 	if perr != nil {
