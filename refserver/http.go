@@ -568,9 +568,8 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 	// be started in between, so an admitted request is never refused by
 	// the session, and a refused one opens no stream (nothing waits for
 	// its end).
-	hs.handleMu.Lock()
-	if rerr := hs.ss.admit(); rerr != nil {
-		hs.handleMu.Unlock()
+	st, rerr := hs.admitAndHandle(msg, body)
+	if rerr != nil {
 		hs.ss.logf("http: request %s (%s) refused: %s", msg.ID, strconv.Quote(msg.Method), rerr.message)
 		data, _ := json.Marshal(map[string]int{"limit": h.srv.opts.MaxInFlight})
 		frame, _ := jsonrpc.EncodeError(hs.ss.respID(msg.ID), &jsonrpc.Error{Code: rerr.code, Message: rerr.message, Data: data})
@@ -578,14 +577,25 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write(frame)
 		return
 	}
-	st := hs.openRequest(msg, streamed(msg.Method))
-	hs.handleLocked(body)
-	hs.handleMu.Unlock()
 	if streamed(msg.Method) {
 		hs.serveSSE(w, r, st, 0)
 	} else {
 		hs.serveJSON(w, r, st)
 	}
+}
+
+// admitAndHandle admits a request, opens its stream and handles it, all
+// under handleMu (released even if something panics). A refused request
+// opens nothing and is not handled.
+func (hs *httpSession) admitAndHandle(msg *jsonrpc.Message, body []byte) (*hstream, *rpcError) {
+	hs.handleMu.Lock()
+	defer hs.handleMu.Unlock()
+	if rerr := hs.ss.admit(); rerr != nil {
+		return nil, rerr
+	}
+	st := hs.openRequest(msg, streamed(msg.Method))
+	hs.handleLocked(body)
+	return st, nil
 }
 
 // openRequest creates the request's stream before the request is
