@@ -388,3 +388,45 @@ func TestHTTPMaxSessions(t *testing.T) {
 		t.Errorf("initialize after DELETE: %d %s", resp.StatusCode, body)
 	}
 }
+
+// TestHTTPFailedCallEndsItsStream: a tools/call with a key that starts
+// nothing (unknown tool, bad arguments, a key already in use) gets its
+// response and its POST ends; nothing waits for the KEY/end it will never
+// reach.
+func TestHTTPFailedCallEndsItsStream(t *testing.T) {
+	f := newHTTPFixture(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), safety) // safety net
+	defer cancel()
+	calls := []string{
+		`{"name":"nope","arguments":{"key":"a"}}`,
+		`{"name":"slow","arguments":{"key":"b","steps":-1}}`,
+		`{"name":"effect","arguments":{"key":"c","bogus":1}}`,
+		`{"name":"slow","arguments":{"key":"held"}}`, // gated: stays running
+		`{"name":"slow","arguments":{"key":"held","gated":false}}`,
+	}
+	for i, params := range calls {
+		body := `{"jsonrpc":"2.0","id":` + strconv.Itoa(i) + `,"method":"tools/call","params":` + params + `}`
+		resp := f.postStream(ctx, body)
+		if i == 3 {
+			resp.Body.Close() // the gated call goes on (HTTP-25)
+			continue
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || ctx.Err() != nil {
+			t.Fatalf("call %d: the stream did not end after its response: %v; got %q", i, err, b)
+		}
+		if !strings.Contains(string(b), `"id":`+strconv.Itoa(i)+`,"error"`) {
+			t.Errorf("call %d: %q, want its error response", i, b)
+		}
+	}
+	// Only the held call's operation and its watcher remain.
+	for range 20 {
+		resp := f.postStream(ctx, `{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"name":"nope","arguments":{"key":"z"}}}`)
+		_, _ = io.ReadAll(resp.Body)
+		resp.Body.Close()
+	}
+	if n := f.h.srv.live.Load(); n > 6 {
+		t.Errorf("%d goroutines live after 20 failed calls: their watchers were left behind", n)
+	}
+}

@@ -121,8 +121,12 @@ type hstream struct {
 	// its last frame), not at its response, so that whatever the
 	// operation writes after a cancel or a response stays on it.
 	untilEnd bool
-	events   []hevent
-	ended    bool
+	// endKey is the operation key whose KEY/end untilEnd waits for, and
+	// unwatch stops that wait (settle).
+	endKey  string
+	unwatch chan struct{}
+	events  []hevent
+	ended   bool
 	// gen counts attachments; a connection serves the stream only while
 	// its generation is current, so a message is never sent twice.
 	gen int
@@ -595,7 +599,45 @@ func (hs *httpSession) admitAndHandle(msg *jsonrpc.Message, body []byte) (*hstre
 	}
 	st := hs.openRequest(msg, streamed(msg.Method))
 	hs.handleLocked(body)
+	hs.settle(st, msg.ID)
 	return st, nil
+}
+
+// settle runs once a request was handled. A tools/call whose stream waits
+// for KEY/end but that started no operation or task under KEY (an unknown
+// tool, bad arguments, a key already taken) will never reach it: its
+// stream ends with its response, like any other, and the wait stops.
+// Without this, such a POST stayed open, and its watcher alive, until the
+// session ended.
+func (hs *httpSession) settle(st *hstream, id jsonrpc.ID) {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	if !st.untilEnd || st.ended {
+		return
+	}
+	ss := hs.ss
+	ss.mu.Lock()
+	started := false
+	if c := ss.ops[st.endKey]; c != nil && c.id == id {
+		started = true
+	}
+	ss.tasks.mu.Lock()
+	if t := ss.tasks.byKey[st.endKey]; t != nil && t.reqID == id {
+		started = true
+	}
+	ss.tasks.mu.Unlock()
+	ss.mu.Unlock()
+	if started {
+		return
+	}
+	st.untilEnd = false
+	close(st.unwatch)
+	for _, e := range st.events {
+		if m, err := jsonrpc.Decode(e.data); err == nil && m.Kind.IsResponse() {
+			hs.endStream(st) // the response came first
+			return
+		}
+	}
 }
 
 // openRequest creates the request's stream before the request is
@@ -646,10 +688,14 @@ func (hs *httpSession) watchEnd(st *hstream, end string) {
 		return
 	}
 	st.untilEnd = true
+	st.endKey = strings.TrimSuffix(end, "/end")
+	st.unwatch = make(chan struct{})
 	hs.ss.spawnAux(func() {
 		select {
 		case <-cp.reachedCh:
 		case <-hs.ss.ctx.Done():
+		case <-st.unwatch:
+			return
 		}
 		hs.mu.Lock()
 		hs.endStream(st)
