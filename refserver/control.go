@@ -182,10 +182,10 @@ func (ss *session) await(id jsonrpc.ID, params map[string]json.RawMessage) {
 		ss.mu.Unlock()
 	}
 	if rerr != nil {
-		ss.spawn(func() { ss.answer(id, nil, rerr) })
+		ss.spawnReq(id, func() { ss.answer(id, nil, rerr) })
 		return
 	}
-	ss.spawn(func() {
+	ss.spawnReq(id, func() {
 		select {
 		case <-cp.reachedCh:
 		case <-c.cancelled:

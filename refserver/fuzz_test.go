@@ -1,9 +1,12 @@
 package refserver
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -11,9 +14,11 @@ import (
 	"github.com/mcpflight/mcpflight/transport"
 )
 
-// FuzzServe feeds arbitrary lines to a session with an arbitrary fault
-// set. Serve must not panic, and afterwards a ping must still be answered
-// (with an error under ping-broken), unless the fault set made it crash.
+// FuzzServe feeds arbitrary bytes to a session with an arbitrary fault
+// set and small limits. Serve must not panic (not even in a handler that
+// recovers), must write only JSON-RPC frames, must answer a following
+// ping (with an error under ping-broken, or the in-flight limit) unless
+// the fault set made it crash, and must leave no goroutine behind.
 func FuzzServe(f *testing.F) {
 	seeds := []string{
 		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}`,
@@ -38,11 +43,14 @@ func FuzzServe(f *testing.F) {
 	f.Fuzz(func(t *testing.T, input []byte, faultBits uint32) {
 		fs := FaultSet{}
 		for i, fault := range AllFaults() {
-			if faultBits&(1<<i) != 0 {
+			if i < 32 && faultBits&(1<<i) != 0 {
 				fs[fault] = true
 			}
 		}
-		srv := New(Options{Faults: fs})
+		// Small limits, so that fuzzed input reaches the oversized-frame
+		// and too-many-requests paths too.
+		stderr := &syncBuffer{}
+		srv := New(Options{Faults: fs, Stderr: stderr, MaxFrame: fuzzMaxFrame, MaxInFlight: fuzzMaxInFlight})
 		inR, inW := io.Pipe()
 		outR, outW := io.Pipe()
 		ctx, cancel := context.WithCancel(context.Background())
@@ -55,19 +63,27 @@ func FuzzServe(f *testing.F) {
 			served <- err
 		}()
 		const pingID = "mcpflight-fuzz-final-ping"
-		answered := make(chan bool, 1)
+		answered := make(chan *jsonrpc.Message, 1)
+		var bad []byte // the first output frame that is not JSON-RPC
+		readDone := make(chan struct{})
 		go func() {
+			defer close(readDone)
+			defer close(answered)
 			fr := transport.NewFrameReader(outR, 0)
-			found := false
+			found, first := false, true
 			for {
 				raw, err := fr.ReadFrame()
 				if err != nil {
-					answered <- found
 					return
 				}
-				if m, err := jsonrpc.Decode(raw); err == nil && m.Kind.IsResponse() && m.ID == jsonrpc.StringID(pingID) && !found {
+				m, derr := jsonrpc.Decode(raw)
+				if derr != nil && bad == nil && !(first && fs.Has(FaultStdoutNoise)) {
+					bad = raw
+				}
+				first = false
+				if derr == nil && m.Kind.IsResponse() && m.ID == jsonrpc.StringID(pingID) && !found {
 					found = true
-					answered <- true
+					answered <- m
 				}
 			}
 		}()
@@ -77,13 +93,13 @@ func FuzzServe(f *testing.F) {
 			_, _ = inW.Write([]byte("\n{\"jsonrpc\":\"2.0\",\"id\":\"" + pingID + "\",\"method\":\"ping\"}\n"))
 		}()
 
-		var gotPing bool
+		var ping *jsonrpc.Message
 		select {
-		case gotPing = <-answered:
+		case ping = <-answered:
 		case err := <-served:
 			served <- err
-			gotPing = <-answered
-		case <-time.After(10 * time.Second):
+			ping = <-answered
+		case <-time.After(10 * time.Second): // safety net
 			t.Fatalf("no answer to the final ping; input %q", input)
 		}
 		inW.Close()
@@ -91,18 +107,62 @@ func FuzzServe(f *testing.F) {
 		var err error
 		select {
 		case err = <-served:
-		case <-time.After(10 * time.Second):
+		case <-time.After(10 * time.Second): // safety net
 			t.Fatalf("Serve did not return; input %q", input)
 		}
+		<-readDone
 		crashed := errors.Is(err, ErrCrash)
 		if crashed && !fs.Has(FaultCrashOnMalformedCancel) {
 			t.Fatalf("crashed without the fault: %v; input %q", err, input)
 		}
-		if !gotPing && !crashed {
+		if ping == nil && !crashed {
 			t.Fatalf("final ping not answered (Serve: %v); input %q", err, input)
+		}
+		if ping != nil {
+			// A healthy session answers the ping: a result, the
+			// ping-broken fault's error, or the in-flight limit when the
+			// input left that many requests running.
+			ok := ping.Kind == jsonrpc.KindResult ||
+				(ping.Kind == jsonrpc.KindError && ping.Error.Code == CodeTooManyRequests) ||
+				(ping.Kind == jsonrpc.KindError && ping.Error.Code == jsonrpc.CodeInternalError && fs.Has(FaultPingBroken))
+			if !ok {
+				t.Fatalf("final ping answered %s; input %q", ping.Raw, input)
+			}
+		}
+		if bad != nil {
+			t.Fatalf("the server wrote a frame that is not JSON-RPC: %q; input %q", bad, input)
+		}
+		// Handlers recover from panics to keep the session alive; the
+		// fuzzer must still see them.
+		if log := stderr.String(); strings.Contains(log, "internal error: panic") {
+			t.Fatalf("a handler panicked; input %q; stderr:\n%s", input, log)
 		}
 		if n := srv.live.Load(); n != 0 {
 			t.Fatalf("%d goroutines left", n)
 		}
 	})
+}
+
+// Limits FuzzServe runs with.
+const (
+	fuzzMaxFrame    = 1024
+	fuzzMaxInFlight = 8
+)
+
+// syncBuffer is a bytes.Buffer safe for concurrent writers.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

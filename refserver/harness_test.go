@@ -160,6 +160,13 @@ func newHarness(t testing.TB, faults ...Fault) *harness {
 	for _, f := range faults {
 		fs[f] = true
 	}
+	return newHarnessWith(t, Options{Faults: fs})
+}
+
+// newHarnessWith is newHarness with more options; Stderr and Version are
+// the harness's own.
+func newHarnessWith(t testing.TB, opts Options) *harness {
+	t.Helper()
 	h := &harness{
 		t:       t,
 		stderr:  newLineSink(),
@@ -168,7 +175,8 @@ func newHarness(t testing.TB, faults ...Fault) *harness {
 		nextID:  1000,
 		claimed: map[int]bool{},
 	}
-	h.srv = New(Options{Faults: fs, Stderr: h.stderr, Version: "test"})
+	opts.Stderr, opts.Version = h.stderr, "test"
+	h.srv = New(opts)
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	h.in = inW

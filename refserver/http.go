@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/mcpflight/mcpflight/jsonrpc"
 )
@@ -27,7 +28,21 @@ type HTTPOptions struct {
 	// RetryMillis, when positive, is sent as the retry field of every
 	// priming event (HTTP-19).
 	RetryMillis int
+	// MaxSessions bounds the sessions open at once; 0 means
+	// DefaultMaxSessions, a negative value means no limit. An initialize
+	// over it gets 503 until a session ends (DELETE).
+	MaxSessions int
+	// BodyTimeout bounds the time a POST body may take to arrive once the
+	// handler starts reading it; 0 means DefaultBodyTimeout. A body that
+	// is slower gets 400 and its connection is closed.
+	BodyTimeout time.Duration
 }
+
+// DefaultMaxSessions is the default of HTTPOptions.MaxSessions.
+const DefaultMaxSessions = 1024
+
+// DefaultBodyTimeout is the default of HTTPOptions.BodyTimeout.
+const DefaultBodyTimeout = 30 * time.Second
 
 // HTTPHandler serves the reference server over Streamable HTTP
 // (2025-11-25): one endpoint for POST, GET and DELETE. Each MCP session
@@ -106,8 +121,12 @@ type hstream struct {
 	// its last frame), not at its response, so that whatever the
 	// operation writes after a cancel or a response stays on it.
 	untilEnd bool
-	events   []hevent
-	ended    bool
+	// endKey is the operation key whose KEY/end untilEnd waits for, and
+	// unwatch stops that wait (settle).
+	endKey  string
+	unwatch chan struct{}
+	events  []hevent
+	ended   bool
 	// gen counts attachments; a connection serves the stream only while
 	// its generation is current, so a message is never sent twice.
 	gen int
@@ -141,6 +160,9 @@ type httpSession struct {
 	capture *[][]byte
 }
 
+// errTooManySessions refuses an initialize over HTTPOptions.MaxSessions.
+var errTooManySessions = errors.New("too many sessions")
+
 func newSessionID() (string, error) {
 	var b [16]byte
 	if _, err := rand.Read(b[:]); err != nil {
@@ -162,7 +184,16 @@ func (h *HTTPHandler) newSession() (*httpSession, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
+		hs.ss.cancel()
 		return nil, errors.New("refserver: HTTP handler closed")
+	}
+	limit := h.opts.MaxSessions
+	if limit == 0 {
+		limit = DefaultMaxSessions
+	}
+	if limit > 0 && len(h.sessions) >= limit {
+		hs.ss.cancel() // its context must not outlive the refusal
+		return nil, fmt.Errorf("%w: %d sessions open (limit %d); end one with DELETE", errTooManySessions, len(h.sessions), limit)
 	}
 	h.sessions[id] = hs
 	h.latest = hs
@@ -460,13 +491,31 @@ func streamed(method string) bool {
 }
 
 func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, MaxFrame+1))
+	limit := h.srv.opts.MaxFrame
+	if r.ContentLength > int64(limit) {
+		h.srv.opts.logf("http: POST body of %d bytes refused, limit %d", r.ContentLength, limit)
+		httpError(w, http.StatusRequestEntityTooLarge, codeParseError, "Request Entity Too Large: the body exceeds "+strconv.Itoa(limit)+" bytes")
+		return
+	}
+	// A slow body must not hold the handler: the read has a deadline
+	// (ignored where the ResponseWriter cannot set one).
+	rc := http.NewResponseController(w)
+	timeout := h.opts.BodyTimeout
+	if timeout <= 0 {
+		timeout = DefaultBodyTimeout
+	}
+	_ = rc.SetReadDeadline(time.Now().Add(timeout))
+	body, err := io.ReadAll(io.LimitReader(r.Body, int64(limit)+1))
+	_ = rc.SetReadDeadline(time.Time{})
 	if err != nil {
+		h.srv.opts.logf("http: reading a POST body: %v", err)
+		w.Header().Set("Connection", "close")
 		httpError(w, http.StatusBadRequest, codeParseError, "Bad Request: cannot read the body")
 		return
 	}
-	if len(body) > MaxFrame {
-		httpError(w, http.StatusRequestEntityTooLarge, codeInvalidRequest, "Request Entity Too Large")
+	if len(body) > limit {
+		h.srv.opts.logf("http: POST body over %d bytes refused", limit)
+		httpError(w, http.StatusRequestEntityTooLarge, codeParseError, "Request Entity Too Large: the body exceeds "+strconv.Itoa(limit)+" bytes")
 		return
 	}
 	msg, derr := jsonrpc.Decode(body)
@@ -482,7 +531,13 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 	var hs *httpSession
 	if msg.Kind == jsonrpc.KindRequest && msg.Method == "initialize" && r.Header.Get("Mcp-Session-Id") == "" {
 		if hs, err = h.newSession(); err != nil {
-			httpError(w, http.StatusServiceUnavailable, codeInternalError, err.Error())
+			code := codeInternalError
+			if errors.Is(err, errTooManySessions) {
+				code = CodeTooManyRequests
+				w.Header().Set("Retry-After", "1")
+			}
+			h.srv.opts.logf("http: initialize refused: %v", err)
+			httpError(w, http.StatusServiceUnavailable, code, "Service Unavailable: "+err.Error())
 			return
 		}
 		w.Header().Set("Mcp-Session-Id", hs.id)
@@ -513,12 +568,75 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusAccepted) // HTTP-11
 		return
 	}
-	st := hs.openRequest(msg, streamed(msg.Method))
-	hs.handle(body)
+	// Admission and handling under one handleMu: no other request can
+	// be started in between, so an admitted request is never refused by
+	// the session, and a refused one opens no stream (nothing waits for
+	// its end).
+	st, rerr := hs.admitAndHandle(msg, body)
+	if rerr != nil {
+		hs.ss.logf("http: request %s (%s) refused: %s", msg.ID, strconv.Quote(msg.Method), rerr.message)
+		data, _ := json.Marshal(map[string]int{"limit": h.srv.opts.MaxInFlight})
+		frame, _ := jsonrpc.EncodeError(hs.ss.respID(msg.ID), &jsonrpc.Error{Code: rerr.code, Message: rerr.message, Data: data})
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(frame)
+		return
+	}
 	if streamed(msg.Method) {
 		hs.serveSSE(w, r, st, 0)
 	} else {
 		hs.serveJSON(w, r, st)
+	}
+}
+
+// admitAndHandle admits a request, opens its stream and handles it, all
+// under handleMu (released even if something panics). A refused request
+// opens nothing and is not handled.
+func (hs *httpSession) admitAndHandle(msg *jsonrpc.Message, body []byte) (*hstream, *rpcError) {
+	hs.handleMu.Lock()
+	defer hs.handleMu.Unlock()
+	if rerr := hs.ss.admit(); rerr != nil {
+		return nil, rerr
+	}
+	st := hs.openRequest(msg, streamed(msg.Method))
+	hs.handleLocked(body)
+	hs.settle(st, msg.ID)
+	return st, nil
+}
+
+// settle runs once a request was handled. A tools/call whose stream waits
+// for KEY/end but that started no operation or task under KEY (an unknown
+// tool, bad arguments, a key already taken) will never reach it: its
+// stream ends with its response, like any other, and the wait stops.
+// Without this, such a POST stayed open, and its watcher alive, until the
+// session ended.
+func (hs *httpSession) settle(st *hstream, id jsonrpc.ID) {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	if !st.untilEnd || st.ended {
+		return
+	}
+	ss := hs.ss
+	ss.mu.Lock()
+	started := false
+	if c := ss.ops[st.endKey]; c != nil && c.id == id {
+		started = true
+	}
+	ss.tasks.mu.Lock()
+	if t := ss.tasks.byKey[st.endKey]; t != nil && t.reqID == id {
+		started = true
+	}
+	ss.tasks.mu.Unlock()
+	ss.mu.Unlock()
+	if started {
+		return
+	}
+	st.untilEnd = false
+	close(st.unwatch)
+	for _, e := range st.events {
+		if m, err := jsonrpc.Decode(e.data); err == nil && m.Kind.IsResponse() {
+			hs.endStream(st) // the response came first
+			return
+		}
 	}
 }
 
@@ -570,10 +688,14 @@ func (hs *httpSession) watchEnd(st *hstream, end string) {
 		return
 	}
 	st.untilEnd = true
-	hs.ss.spawn(func() {
+	st.endKey = strings.TrimSuffix(end, "/end")
+	st.unwatch = make(chan struct{})
+	hs.ss.spawnAux(func() {
 		select {
 		case <-cp.reachedCh:
 		case <-hs.ss.ctx.Done():
+		case <-st.unwatch:
+			return
 		}
 		hs.mu.Lock()
 		hs.endStream(st)

@@ -22,7 +22,13 @@ type httpFixture struct {
 
 func newHTTPFixture(t *testing.T, faults FaultSet) *httpFixture {
 	t.Helper()
-	h := New(Options{Faults: faults}).HTTPHandler(HTTPOptions{RetryMillis: 5})
+	return newHTTPFixtureWith(t, Options{Faults: faults})
+}
+
+// newHTTPFixtureWith is newHTTPFixture with more options.
+func newHTTPFixtureWith(t *testing.T, opts Options) *httpFixture {
+	t.Helper()
+	h := New(opts).HTTPHandler(HTTPOptions{RetryMillis: 5})
 	ts := httptest.NewServer(h)
 	t.Cleanup(func() {
 		h.Close()

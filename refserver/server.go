@@ -40,8 +40,17 @@ const (
 	ControlCapability = "io.mcpflight/control"
 	// ControlVersion is the version of the control extension.
 	ControlVersion = 1
-	// MaxFrame is the largest input frame accepted, in bytes.
+	// MaxFrame is the default of Options.MaxFrame: the largest input
+	// frame (stdio) or request body (HTTP) accepted, in bytes.
 	MaxFrame = transport.DefaultMaxFrame
+	// DefaultMaxInFlight is the default of Options.MaxInFlight.
+	DefaultMaxInFlight = 64
+	// CodeTooManyRequests is the JSON-RPC error code of a request refused
+	// because the session already has Options.MaxInFlight requests in
+	// flight. It lies outside the range JSON-RPC reserves (-32768 to
+	// -32000), as RPC-50 asks of application-defined codes, and outside
+	// the legacy server-error sub-range that RPC-46 retires.
+	CodeTooManyRequests = -31000
 )
 
 // SupportedProtocolVersions lists the protocol versions initialize echoes,
@@ -71,6 +80,27 @@ type Options struct {
 	// methods, no task_worker, and the task field of tools/call is
 	// ignored, as TSK-24 requires of such a server.
 	NoTasks bool
+	// MaxFrame is the largest input frame (stdio) or POST body (HTTP)
+	// accepted, in bytes; 0 means MaxFrame (4 MiB). A larger frame is
+	// skipped up to its newline without being held in memory and answered
+	// with a parse error whose id is null (RPC-11); a larger body gets
+	// 413. The session goes on either way.
+	MaxFrame int
+	// MaxInFlight bounds the requests of one session being handled at
+	// once (the goroutines serving them, a task's worker included, since
+	// it is the goroutine that answered tasks augmentation); 0 means
+	// DefaultMaxInFlight, a negative value means no limit. A request over
+	// the limit is answered at once with CodeTooManyRequests and changes
+	// nothing. Awaits and gated operations of the control extension stay
+	// in flight until released or cancelled, so they count.
+	MaxInFlight int
+
+	// hook, set by tests only, is called with hookReader when the reader
+	// has admitted a request, with hookHandler when its goroutine starts
+	// and with hookDone when it has left the in-flight count. A test
+	// makes it panic to prove that a panic costs one request, never the
+	// session, and waits on hookDone instead of sleeping.
+	hook func(stage string, id jsonrpc.ID)
 }
 
 // Server is the reference server. It holds only its configuration: every
@@ -103,6 +133,12 @@ func New(opts Options) *Server {
 	if opts.Version == "" {
 		opts.Version = DefaultVersion
 	}
+	if opts.MaxFrame <= 0 {
+		opts.MaxFrame = MaxFrame
+	}
+	if opts.MaxInFlight == 0 {
+		opts.MaxInFlight = DefaultMaxInFlight
+	}
 	return &Server{opts: opts}
 }
 
@@ -113,7 +149,7 @@ type readResult struct {
 }
 
 // Serve runs one session: it reads newline-delimited JSON-RPC frames from r
-// (at most MaxFrame bytes each) and writes responses and notifications to
+// (at most Options.MaxFrame bytes each) and writes responses and notifications to
 // w, one frame per line, through a single writer.
 //
 // Notifications (cancellations among them) are handled in arrival order
@@ -144,7 +180,7 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 	go func() {
 		defer close(readDone)
 		defer s.live.Add(-1)
-		fr := transport.NewFrameReader(r, MaxFrame)
+		fr := transport.NewFrameReader(r, s.opts.MaxFrame)
 		for {
 			raw, err := fr.ReadFrame()
 			select {
@@ -191,8 +227,10 @@ func (ss *session) loop(ctx context.Context, frames <-chan readResult) (err erro
 					return err, true
 				}
 			case errors.Is(fr.err, transport.ErrFrameTooLarge):
+				// The frame was skipped unread, so its id is unknown:
+				// a parse error with id null (RPC-11, JSON-RPC 2.0 §5).
 				ss.logf("input frame rejected: %v", fr.err)
-				ss.replyError(jsonrpc.ID{}, codeInvalidRequest, "Invalid Request: frame too large", map[string]string{"class": "frame-too-large"})
+				ss.replyError(jsonrpc.ID{}, codeParseError, "Parse error: frame too large", map[string]any{"class": "frame-too-large", "limit": ss.srv.opts.MaxFrame})
 			case errors.Is(fr.err, io.EOF):
 				if ss.has(FaultIgnoreStdinEOF) {
 					ss.logf("end of input ignored (fault %s)", FaultIgnoreStdinEOF)

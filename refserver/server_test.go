@@ -102,28 +102,44 @@ func TestMalformedInput(t *testing.T) {
 		name string
 		line string
 		code int
+		id   jsonrpc.ID // absent: null
 	}{
-		{"parse", string(jsonrpc.Malformed(jsonrpc.ClassParse)), jsonrpc.CodeParseError},
-		{"utf8", string(jsonrpc.Malformed(jsonrpc.ClassInvalidUTF8)), jsonrpc.CodeParseError},
-		{"not-object", string(jsonrpc.Malformed(jsonrpc.ClassNotObject)), jsonrpc.CodeInvalidRequest},
-		{"batch", string(jsonrpc.Malformed(jsonrpc.ClassBatch)), jsonrpc.CodeInvalidRequest},
-		{"version", string(jsonrpc.Malformed(jsonrpc.ClassWrongVersion)), jsonrpc.CodeInvalidRequest},
-		{"null-id", string(jsonrpc.Malformed(jsonrpc.ClassInvalidID)), jsonrpc.CodeInvalidRequest},
-		{"float-id", `{"jsonrpc":"2.0","method":"ping","id":1.5}`, jsonrpc.CodeInvalidRequest},
-		{"ambiguous", string(jsonrpc.Malformed(jsonrpc.ClassAmbiguous)), jsonrpc.CodeInvalidRequest},
-		{"empty", "", jsonrpc.CodeParseError},
+		{"parse", string(jsonrpc.Malformed(jsonrpc.ClassParse)), jsonrpc.CodeParseError, jsonrpc.ID{}},
+		{"utf8", string(jsonrpc.Malformed(jsonrpc.ClassInvalidUTF8)), jsonrpc.CodeParseError, jsonrpc.ID{}},
+		{"not-object", string(jsonrpc.Malformed(jsonrpc.ClassNotObject)), jsonrpc.CodeInvalidRequest, jsonrpc.ID{}},
+		{"batch", string(jsonrpc.Malformed(jsonrpc.ClassBatch)), jsonrpc.CodeInvalidRequest, jsonrpc.ID{}},
+		{"null-id", string(jsonrpc.Malformed(jsonrpc.ClassInvalidID)), jsonrpc.CodeInvalidRequest, jsonrpc.ID{}},
+		{"float-id", `{"jsonrpc":"2.0","method":"ping","id":1.5}`, jsonrpc.CodeInvalidRequest, jsonrpc.ID{}},
+		{"empty", "", jsonrpc.CodeParseError, jsonrpc.ID{}},
+		{"deep", strings.Repeat("[", 100000) + strings.Repeat("]", 100000), jsonrpc.CodeParseError, jsonrpc.ID{}}, // over encoding/json's nesting limit
+		{"huge number", `{"jsonrpc":"2.0","method":"ping","id":1e999}`, jsonrpc.CodeInvalidRequest, jsonrpc.ID{}},
+		{"response without id", `{"jsonrpc":"2.0","result":{}}`, jsonrpc.CodeInvalidRequest, jsonrpc.ID{}},
+		// The id of a malformed request is sent back when it can be
+		// read (RPC-11).
+		{"version", string(jsonrpc.Malformed(jsonrpc.ClassWrongVersion)), jsonrpc.CodeInvalidRequest, jsonrpc.IntID(1)},
+		{"no version", `{"method":"ping","id":"v"}`, jsonrpc.CodeInvalidRequest, jsonrpc.StringID("v")},
+		{"method not a string", `{"jsonrpc":"2.0","method":7,"id":8}`, jsonrpc.CodeInvalidRequest, jsonrpc.IntID(8)},
+		{"ambiguous", string(jsonrpc.Malformed(jsonrpc.ClassAmbiguous)), jsonrpc.CodeInvalidRequest, jsonrpc.IntID(1)},
 	} {
 		// Malformed frames are answered before the next frame is read,
 		// so the answer is the very next frame.
 		h.send(tc.line)
 		f, _ := h.next()
-		if f.msg == nil || f.msg.Kind != jsonrpc.KindError || !f.msg.NullID || f.msg.Error.Code != tc.code {
-			t.Errorf("%s: got %s, want error %d with id null", tc.name, f.raw, tc.code)
+		if f.msg == nil || f.msg.Kind != jsonrpc.KindError || f.msg.NullID == tc.id.IsValid() || f.msg.ID != tc.id || f.msg.Error.Code != tc.code {
+			t.Errorf("%s: got %.200s, want error %d with id %s", tc.name, f.raw, tc.code, tc.id)
 		}
+	}
+	// Deep nesting inside params is not the server's business: a ping
+	// with deep params is answered.
+	h.send(`{"jsonrpc":"2.0","method":"ping","id":9,"params":{"a":` + strings.Repeat("[", 5000) + strings.Repeat("]", 5000) + `}}`)
+	if m := h.waitResponse(jsonrpc.IntID(9)); m.Kind != jsonrpc.KindResult {
+		t.Errorf("ping with deep params: got %s", m.Raw)
 	}
 	// Notifications and stray responses get no answer (RPC-15): the next
 	// frame is the ping's.
 	h.send(`{"jsonrpc":"2.0","method":"notifications/whatever","params":{"x":1}}`)
+	h.send(`{"jsonrpc":"2.0","method":"ping"}`) // a request method without id is a notification
+	h.send(`{"jsonrpc":"2.0","method":"tools/list","params":[]}`)
 	h.send(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}`)
 	h.send(`{"jsonrpc":"2.0","id":5,"result":{}}`)
 	h.send(`{"jsonrpc":"2.0","id":6,"error":{"code":1,"message":"x"}}`)
@@ -143,8 +159,8 @@ func TestFrameTooLarge(t *testing.T) {
 	h := newHarness(t)
 	h.send(`{"jsonrpc":"2.0","method":"ping","id":1,"params":{"pad":"` + strings.Repeat("x", MaxFrame) + `"}}`)
 	f, _ := h.next()
-	if f.msg == nil || f.msg.Kind != jsonrpc.KindError || !f.msg.NullID || f.msg.Error.Code != jsonrpc.CodeInvalidRequest {
-		t.Errorf("got %.200s, want error -32600 with id null", f.raw)
+	if f.msg == nil || f.msg.Kind != jsonrpc.KindError || !f.msg.NullID || f.msg.Error.Code != jsonrpc.CodeParseError {
+		t.Errorf("got %.200s, want error -32700 with id null", f.raw)
 	}
 	h.result("ping", nil, nil)
 }

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime/debug"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpflight/mcpflight/jsonrpc"
@@ -117,9 +119,19 @@ type session struct {
 
 	emu sync.Mutex // Stderr
 
+	// reqs counts live request goroutines (spawnReq), for admit.
+	reqs atomic.Int64
+	// ansMu guards handlers and replies, kept apart from mu so that a
+	// handler that panicked holding mu can still be answered.
+	ansMu sync.Mutex
+	// handlers counts live request goroutines by id key; replies counts
+	// responses written to those ids (noteReply).
+	handlers map[string]int
+	replies  map[string]int
+
 	mu          sync.Mutex
-	level       int // index into logLevels, -1 when not set
-	known       map[string]bool
+	level       int             // index into logLevels, -1 when not set
+	known       map[string]bool // ids seen, under FaultCancelUnknownHitsOther only
 	inflight    map[string]*call
 	ops         map[string]*call // by operation key
 	tokens      map[string]*call
@@ -149,20 +161,116 @@ func newSession(ctx context.Context, srv *Server, w io.Writer) *session {
 		tokens:      map[string]*call{},
 		checkpoints: map[string]*checkpoint{},
 		tasks:       newTaskStore(),
+		handlers:    map[string]int{},
+		replies:     map[string]int{},
 	}
 }
 
 func (ss *session) has(f Fault) bool { return ss.faults.Has(f) }
 
-// spawn runs fn in a goroutine that Serve waits for.
-func (ss *session) spawn(fn func()) {
+// spawnAux runs fn, which serves no request (a watcher), in a goroutine
+// that Serve waits for. A panic in fn is logged and goes no further.
+func (ss *session) spawnAux(fn func()) {
 	ss.wg.Add(1)
 	ss.srv.live.Add(1)
 	go func() {
 		defer ss.wg.Done()
 		defer ss.srv.live.Add(-1)
+		defer func() {
+			if p := recover(); p != nil {
+				ss.logf("internal error: panic in a session goroutine: %v\n%s", p, debug.Stack())
+			}
+		}()
 		fn()
 	}()
+}
+
+// spawnReq runs fn, the handler of request id, in a goroutine that Serve
+// waits for and that counts against Options.MaxInFlight until it returns.
+// Every request is served by exactly one such goroutine, started by the
+// reader (handleRequest) after admit let it in.
+//
+// A panic in fn is logged to Stderr with its stack, and answered with
+// -32603 unless fn had already answered id; the session goes on.
+func (ss *session) spawnReq(id jsonrpc.ID, fn func()) {
+	key := id.Key()
+	ss.ansMu.Lock()
+	ss.handlers[key]++
+	base := ss.replies[key]
+	ss.ansMu.Unlock()
+	ss.reqs.Add(1)
+	ss.wg.Add(1)
+	ss.srv.live.Add(1)
+	go func() {
+		defer ss.wg.Done()
+		defer ss.srv.live.Add(-1)
+		if hook := ss.srv.opts.hook; hook != nil {
+			defer hook(hookDone, id)
+		}
+		defer ss.reqs.Add(-1)
+		defer func() {
+			p := recover()
+			ss.ansMu.Lock()
+			answered := ss.replies[key] > base
+			if ss.handlers[key]--; ss.handlers[key] <= 0 {
+				delete(ss.handlers, key)
+				delete(ss.replies, key)
+			}
+			ss.ansMu.Unlock()
+			if p == nil {
+				return
+			}
+			ss.logf("internal error: panic while handling request %s: %v\n%s", id, p, debug.Stack())
+			if !answered {
+				ss.replyError(id, codeInternalError, "Internal error", nil)
+			}
+		}()
+		if hook := ss.srv.opts.hook; hook != nil {
+			hook(hookHandler, id)
+		}
+		fn()
+	}()
+}
+
+// noteReply records that a response to id is being written, for the panic
+// handler of spawnReq. Only ids with a live handler are tracked, so the
+// record stays as small as the requests in flight.
+func (ss *session) noteReply(id jsonrpc.ID) {
+	if !id.IsValid() {
+		return
+	}
+	key := id.Key()
+	ss.ansMu.Lock()
+	if ss.handlers[key] > 0 {
+		ss.replies[key]++
+	}
+	ss.ansMu.Unlock()
+}
+
+// Stages at which Options.hook is called.
+const (
+	// hookReader: the reader has admitted a request, before routing it.
+	hookReader = "reader"
+	// hookHandler: a request's goroutine starts, before its handler.
+	hookHandler = "handler"
+	// hookDone: a request's goroutine has left the in-flight count.
+	hookDone = "done"
+)
+
+// admit decides whether a request may be handled now: a session has at
+// most Options.MaxInFlight request goroutines (spawnReq). It is called by
+// the reader (stdio) or with handleMu held (HTTP), the only places that
+// start request goroutines, so the count cannot grow between admit and
+// spawnReq. The refusal carries CodeTooManyRequests.
+func (ss *session) admit() *rpcError {
+	limit := ss.srv.opts.MaxInFlight
+	if limit <= 0 {
+		return nil
+	}
+	if n := ss.reqs.Load(); n >= int64(limit) {
+		return &rpcError{code: CodeTooManyRequests, message: fmt.Sprintf("Too many requests: this session already has %d requests in flight (limit %d)", n, limit)}
+	}
+	return nil
 }
 
 // logf writes one diagnostic line to Stderr.
@@ -268,6 +376,7 @@ func (ss *session) reply(id jsonrpc.ID, result any) {
 		ss.replyError(id, codeInternalError, "Internal error: cannot encode the result", nil)
 		return
 	}
+	ss.noteReply(id)
 	ss.writeLine(frame)
 }
 
@@ -279,14 +388,16 @@ func (ss *session) replyError(id jsonrpc.ID, code int, message string, data any)
 			e.Data = raw
 		}
 	}
+	wire := id
 	if id.IsValid() {
-		id = ss.respID(id)
+		wire = ss.respID(id)
 	}
-	frame, err := jsonrpc.EncodeError(id, e)
+	frame, err := jsonrpc.EncodeError(wire, e)
 	if err != nil {
 		ss.logf("cannot encode error response: %v", err)
 		return
 	}
+	ss.noteReply(id)
 	ss.writeLine(frame)
 }
 
@@ -319,9 +430,36 @@ func (ss *session) notify(method string, params any) {
 	ss.writeLine(frame)
 }
 
-// handleFrame handles one input frame in the reading goroutine. A non-nil
-// error ends the session (crash fault).
-func (ss *session) handleFrame(raw []byte) error {
+// handleFrame handles one input frame in the reading goroutine (or under
+// handleMu over HTTP). A non-nil error ends the session (crash fault).
+//
+// A panic while the frame is handled is logged to Stderr with its stack;
+// a request whose handler had not started yet is answered with -32603,
+// and the session goes on. A notification is never answered (RPC-15).
+func (ss *session) handleFrame(raw []byte) (err error) {
+	defer func() {
+		p := recover()
+		if p == nil {
+			return
+		}
+		err = nil
+		ss.logf("internal error: panic while handling an input frame: %v\n%s", p, debug.Stack())
+		msg, derr := jsonrpc.Decode(raw)
+		if derr != nil || msg.Kind != jsonrpc.KindRequest {
+			return
+		}
+		ss.ansMu.Lock()
+		started := ss.handlers[msg.ID.Key()] > 0
+		ss.ansMu.Unlock()
+		if !started {
+			ss.replyError(msg.ID, codeInternalError, "Internal error", nil)
+		}
+	}()
+	return ss.decodeAndRoute(raw)
+}
+
+// decodeAndRoute is handleFrame without its panic guard.
+func (ss *session) decodeAndRoute(raw []byte) error {
 	msg, err := jsonrpc.Decode(raw)
 	if err != nil {
 		var de *jsonrpc.DecodeError
@@ -334,7 +472,8 @@ func (ss *session) handleFrame(raw []byte) error {
 		if class == string(jsonrpc.ClassParse) || class == string(jsonrpc.ClassInvalidUTF8) {
 			ss.replyError(jsonrpc.ID{}, codeParseError, "Parse error", map[string]string{"class": class})
 		} else {
-			ss.replyError(jsonrpc.ID{}, codeInvalidRequest, "Invalid Request", map[string]string{"class": class})
+			// A request whose id could be read gets it back (RPC-11).
+			ss.replyError(readableRequestID(raw), codeInvalidRequest, "Invalid Request", map[string]string{"class": class})
 		}
 		return nil
 	}
@@ -352,6 +491,26 @@ func (ss *session) handleFrame(raw []byte) error {
 		ss.logf("ignoring unexpected %s with id %s", msg.Kind, msg.ID)
 	}
 	return nil
+}
+
+// readableRequestID is the id of a malformed frame that is a JSON object
+// with a method member and a valid request id (a string or an integer),
+// such as a request with the wrong "jsonrpc" version; otherwise the
+// absent ID, written as null. Frames without a method are not requests
+// and keep a null id.
+func readableRequestID(raw []byte) jsonrpc.ID {
+	var w struct {
+		ID     json.RawMessage `json:"id"`
+		Method json.RawMessage `json:"method"`
+	}
+	if json.Unmarshal(raw, &w) != nil || w.Method == nil || w.ID == nil {
+		return jsonrpc.ID{}
+	}
+	id, err := jsonrpc.ParseID(w.ID)
+	if err != nil {
+		return jsonrpc.ID{}
+	}
+	return id
 }
 
 // handleNotification handles a notification; it never answers (RPC-15)
@@ -395,21 +554,34 @@ func objectParams(raw json.RawMessage) (map[string]json.RawMessage, error) {
 // the request's own goroutine.
 func (ss *session) handleRequest(msg *jsonrpc.Message) {
 	id := msg.ID
-	ss.mu.Lock()
-	ss.known[ss.idKey(id)] = true
-	ss.mu.Unlock()
+	if rerr := ss.admit(); rerr != nil {
+		// Answered at once by the reader: no goroutine, no state change.
+		ss.logf("request %s (%s) refused: %s", id, strconv.Quote(msg.Method), rerr.message)
+		ss.replyError(id, rerr.code, rerr.message, map[string]int{"limit": ss.srv.opts.MaxInFlight})
+		return
+	}
+	if hook := ss.srv.opts.hook; hook != nil {
+		hook(hookReader, id)
+	}
+	if ss.has(FaultCancelUnknownHitsOther) {
+		// Only that fault asks whether an id was ever seen; a
+		// conforming session does not keep every id it was sent.
+		ss.mu.Lock()
+		ss.known[ss.idKey(id)] = true
+		ss.mu.Unlock()
+	}
 
 	params, perr := objectParams(msg.Params)
 	if perr != nil {
-		ss.spawn(func() { ss.answer(id, nil, invalidParams("Invalid params: %v", perr)) })
+		ss.spawnReq(id, func() { ss.answer(id, nil, invalidParams("Invalid params: %v", perr)) })
 		return
 	}
 	switch msg.Method {
 	case "initialize":
 		res, rerr := ss.initialize(params)
-		ss.spawn(func() { ss.answer(id, res, rerr) })
+		ss.spawnReq(id, func() { ss.answer(id, res, rerr) })
 	case "ping":
-		ss.spawn(func() {
+		ss.spawnReq(id, func() {
 			if ss.has(FaultPingBroken) {
 				ss.replyError(id, codeInternalError, "Internal error", nil)
 				return
@@ -417,25 +589,25 @@ func (ss *session) handleRequest(msg *jsonrpc.Message) {
 			ss.reply(id, struct{}{}) // PNG-1
 		})
 	case "tools/list":
-		ss.spawn(func() { ss.reply(id, map[string]any{"tools": ss.listTools()}) })
+		ss.spawnReq(id, func() { ss.reply(id, map[string]any{"tools": ss.listTools()}) })
 	case "logging/setLevel":
 		rerr := ss.setLevel(params)
-		ss.spawn(func() { ss.answer(id, struct{}{}, rerr) })
+		ss.spawnReq(id, func() { ss.answer(id, struct{}{}, rerr) })
 	case "tools/call":
 		ss.toolsCall(id, params)
 	case MethodAwait:
 		ss.await(id, params)
 	case MethodRelease:
 		rerr := ss.release(params)
-		ss.spawn(func() { ss.answer(id, struct{}{}, rerr) })
+		ss.spawnReq(id, func() { ss.answer(id, struct{}{}, rerr) })
 	case MethodCounters:
 		snap := ss.snapshot()
-		ss.spawn(func() { ss.reply(id, snap) })
+		ss.spawnReq(id, func() { ss.reply(id, snap) })
 	default:
 		if ss.taskMethod(id, msg.Method, params) {
 			return
 		}
-		ss.spawn(func() {
+		ss.spawnReq(id, func() {
 			ss.replyError(id, codeMethodNotFound, "Method not found", map[string]string{"method": msg.Method})
 		})
 	}

@@ -304,7 +304,7 @@ func (ss *session) taskCall(id jsonrpc.ID, name string, params map[string]json.R
 	if ss.srv.opts.NoTasks {
 		return false // TSK-24: processed normally, the task field ignored
 	}
-	fail := func(rerr *rpcError) bool { ss.spawn(func() { ss.answer(id, nil, rerr) }); return true }
+	fail := func(rerr *rpcError) bool { ss.spawnReq(id, func() { ss.answer(id, nil, rerr) }); return true }
 	ttl, augmented, rerr := taskParams(params)
 	support := taskSupport(name)
 	switch {
@@ -371,7 +371,7 @@ func (ss *session) taskCall(id jsonrpc.ID, name string, params map[string]json.R
 		return fail(rerr)
 	}
 	ss.logf("task %s (%s) created by request %s, ttl %dms", t.id, strconv.Quote(t.key), id, t.ttl)
-	ss.spawn(func() {
+	ss.spawnReq(id, func() {
 		// The task is durable before CreateTaskResult is written (TSK-44),
 		// and CreateTaskResult precedes every frame of the worker.
 		ss.reply(id, map[string]any{"task": ss.taskView(t)})
@@ -396,7 +396,7 @@ func (ss *session) registerTask(t *task) *rpcError {
 	if !ts.joined {
 		ts.joined = true
 		ss.srv.tasks.add(ts)
-		ss.spawn(func() {
+		ss.spawnAux(func() {
 			<-ss.ctx.Done()
 			ss.srv.tasks.remove(ts)
 		})
@@ -644,20 +644,20 @@ func (ss *session) taskMethod(id jsonrpc.ID, method string, params map[string]js
 		if rerr == nil {
 			view = ss.taskView(t)
 		}
-		ss.spawn(func() { ss.answer(id, view, rerr) })
+		ss.spawnReq(id, func() { ss.answer(id, view, rerr) })
 	case MethodTasksList:
 		res, rerr := ss.listTasks(params)
-		ss.spawn(func() { ss.answer(id, res, rerr) })
+		ss.spawnReq(id, func() { ss.answer(id, res, rerr) })
 	case MethodTasksCancel:
 		view, rerr := ss.cancelTask(params)
-		ss.spawn(func() { ss.answer(id, view, rerr) })
+		ss.spawnReq(id, func() { ss.answer(id, view, rerr) })
 	case MethodTasksResult:
 		t, rerr := ss.lookupTask(params)
 		if rerr != nil {
-			ss.spawn(func() { ss.answer(id, nil, rerr) })
+			ss.spawnReq(id, func() { ss.answer(id, nil, rerr) })
 			return true
 		}
-		ss.spawn(func() { ss.taskResult(id, t) })
+		ss.spawnReq(id, func() { ss.taskResult(id, t) })
 	default:
 		return false
 	}

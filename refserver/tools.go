@@ -147,7 +147,7 @@ func strictDecode(raw json.RawMessage, v any) error {
 // toolsCall handles tools/call. Operations are registered before the next
 // frame is read, so a cancel that follows the call always finds it.
 func (ss *session) toolsCall(id jsonrpc.ID, params map[string]json.RawMessage) {
-	fail := func(rerr *rpcError) { ss.spawn(func() { ss.answer(id, nil, rerr) }) }
+	fail := func(rerr *rpcError) { ss.spawnReq(id, func() { ss.answer(id, nil, rerr) }) }
 	var name string
 	if raw, ok := params["name"]; !ok || json.Unmarshal(raw, &name) != nil {
 		fail(invalidParams("Invalid params: name must be a string"))
@@ -248,11 +248,11 @@ func (ss *session) startOp(id jsonrpc.ID, c *call, token jsonrpc.ProgressToken, 
 	}
 	ss.mu.Unlock()
 	if rerr != nil {
-		ss.spawn(func() { ss.answer(id, nil, rerr) })
+		ss.spawnReq(id, func() { ss.answer(id, nil, rerr) })
 		return
 	}
 	ss.logf("operation %s started by request %s", strconv.Quote(c.key), id)
-	ss.spawn(func() { run(c) })
+	ss.spawnReq(id, func() { run(c) })
 }
 
 // outcome of a wait or a guarded write.
@@ -486,7 +486,7 @@ func (ss *session) logTool(id jsonrpc.ID, args json.RawMessage) {
 		} `json:"messages"`
 	}
 	if err := strictDecode(args, &a); err != nil || a.Messages == nil {
-		ss.spawn(func() {
+		ss.spawnReq(id, func() {
 			ss.answer(id, nil, invalidParams("Invalid params: log needs messages: [{level, logger?, data}]"))
 		})
 		return
@@ -494,7 +494,7 @@ func (ss *session) logTool(id jsonrpc.ID, args json.RawMessage) {
 	msgs := *a.Messages
 	for i, m := range msgs {
 		if levelIndex(m.Level) < 0 {
-			ss.spawn(func() {
+			ss.spawnReq(id, func() {
 				ss.answer(id, nil, invalidParams("Invalid params: messages[%d].level %s is not a log level", i, strconv.Quote(m.Level)))
 			})
 			return
@@ -506,7 +506,7 @@ func (ss *session) logTool(id jsonrpc.ID, args json.RawMessage) {
 	if ss.has(FaultLogLevelIgnored) {
 		floor = -1
 	}
-	ss.spawn(func() {
+	ss.spawnReq(id, func() {
 		sent := 0
 		for _, m := range msgs {
 			if levelIndex(m.Level) < floor {

@@ -44,6 +44,13 @@ func TestFrameReader(t *testing.T) {
 		{"over limit then recovers", "123456\nok\n", 5, []string{"<too large>", "ok"}},
 		{"huge frame", strings.Repeat("x", 200000) + "\nok\n", 1000, []string{"<too large>", "ok"}},
 		{"huge unterminated", strings.Repeat("x", 200000), 1000, []string{"<too large>"}},
+		// An unterminated final frame over the limit that fits in one
+		// read, with or without the two bytes a line ending may take
+		// (found by FuzzFrameReader).
+		{"unterminated over limit", "ok\n" + strings.Repeat("q", 100), 17, []string{"ok", "<too large>"}},
+		{"unterminated one over", "00", 1, []string{"<too large>"}},
+		{"unterminated at limit", "0", 1, []string{"0"}},
+		{"crlf at limit", "abcd\r\nabcde\r\n", 4, []string{"abcd", "<too large>"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

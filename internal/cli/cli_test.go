@@ -91,6 +91,8 @@ func TestUsageErrors(t *testing.T) {
 		{"unbalanced quote", []string{"check", "--stdio", `node "server.js`}, "--stdio"},
 		{"serve without stdio", []string{"serve"}, "serve needs --stdio"},
 		{"serve bad fault", []string{"serve", "--stdio", "--fault", "nope"}, `unknown fault "nope"`},
+		{"serve bad max frame", []string{"serve", "--stdio", "--max-frame", "0"}, "--max-frame must be positive"},
+		{"serve zero in flight", []string{"serve", "--stdio", "--max-in-flight", "0"}, "--max-in-flight must be positive"},
 		{"cases flag", []string{"cases", "--yaml"}, "flag provided but not defined"},
 		{"version args", []string{"version", "x"}, "version takes no arguments"},
 	}

@@ -34,6 +34,10 @@ Flags:
                         (--allow-remote is an older name for it)
   --allow-origin ORIGIN accept this Origin besides loopback ones (repeatable)
   --retry-ms N          send retry: N in every priming event
+  --max-frame BYTES     largest input frame or POST body (default 4 MiB);
+                        larger ones are skipped and answered -32700 or 413
+  --max-in-flight N     requests of one session handled at once (default
+                        64, -1 for no limit); more are refused with -31000
   --fault NAME          break one contract on purpose (repeatable)
   --list-faults         print the faults and what each breaks
   --hostile MODE        attack the client instead: garbage, floods, hangs,
@@ -48,6 +52,7 @@ func (e Env) serve(ctx context.Context, args []string) (int, error) {
 		faults, origins     stringList
 		httpAddr, hostileAt string
 		retryMS             int
+		maxFrame, maxFlight int
 	)
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.BoolVar(&stdio, "stdio", false, "")
@@ -58,6 +63,8 @@ func (e Env) serve(ctx context.Context, args []string) (int, error) {
 	fs.BoolVar(&listHostile, "list-hostile", false, "")
 	fs.Var(&origins, "allow-origin", "")
 	fs.IntVar(&retryMS, "retry-ms", 0, "")
+	fs.IntVar(&maxFrame, "max-frame", refserver.MaxFrame, "")
+	fs.IntVar(&maxFlight, "max-in-flight", refserver.DefaultMaxInFlight, "")
 	fs.BoolVar(&list, "list-faults", false, "")
 	fs.Var(&faults, "fault", "")
 	if done, err := e.parse(fs, serveUsage, args); done || err != nil {
@@ -100,7 +107,13 @@ func (e Env) serve(ctx context.Context, args []string) (int, error) {
 		}
 		mode = &in
 	}
-	srv := refserver.New(refserver.Options{Faults: set, Stderr: e.Stderr, Version: e.version()})
+	if maxFrame <= 0 {
+		return 0, usagef(serveUsage, "--max-frame must be positive")
+	}
+	if maxFlight == 0 {
+		return 0, usagef(serveUsage, "--max-in-flight must be positive, or negative for no limit")
+	}
+	srv := refserver.New(refserver.Options{Faults: set, Stderr: e.Stderr, Version: e.version(), MaxFrame: maxFrame, MaxInFlight: maxFlight})
 	if httpAddr != "" {
 		var wrap func(http.Handler) http.Handler
 		if mode != nil {

@@ -24,6 +24,25 @@ func loopbackHost(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
+// readHeaderTimeout bounds the time a client may take to send a request's
+// headers, so that slow-header clients cannot hold connections open.
+const readHeaderTimeout = 10 * time.Second
+
+// httpServer is the http.Server of the reference server's endpoint. The
+// headers of a request must arrive within headerTimeout and be at most
+// 64 KiB; an idle keep-alive connection is closed after two minutes. There
+// is no ReadTimeout or WriteTimeout, which would cut SSE streams: the
+// endpoint bounds its POST bodies itself (HTTPOptions.BodyTimeout,
+// Options.MaxFrame).
+func httpServer(handler http.Handler, headerTimeout time.Duration) *http.Server {
+	return &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: headerTimeout,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+	}
+}
+
 // listenHTTP serves srv's Streamable HTTP endpoint on addr and returns its
 // URL and a function that stops it and ends every session. wrap, when not
 // nil, wraps the endpoint's handler (a hostile mode).
@@ -44,7 +63,7 @@ func listenHTTP(srv *refserver.Server, addr string, remote bool, opts refserver.
 	if wrap != nil {
 		handler = wrap(h)
 	}
-	hs := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	hs := httpServer(handler, readHeaderTimeout)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
