@@ -379,8 +379,12 @@ func (ss *session) progress(c *call, i int, v float64) outcome {
 		return o
 	}
 	c.stepsDone = i
-	ss.writeProgress(c, v, fmt.Sprintf("step %d of %d", i, c.steps))
+	// The step's log message goes first: a client that waits for the
+	// step's progress has then read the message too, also over HTTP where
+	// only the call's own stream orders them (logging/no-flood-after-cancel
+	// cancels right after that progress).
 	ss.stepLog(c, i)
+	ss.writeProgress(c, v, fmt.Sprintf("step %d of %d", i, c.steps))
 	return goOn
 }
 
