@@ -74,6 +74,13 @@ func (e Env) serveHTTP(ctx context.Context, srv *refserver.Server, addr string, 
 	return 0, nil
 }
 
+// httpBound is how long a response of a case with deadline caseTimeout
+// may keep its headers back, or stay silent once they are in: three
+// quarters of the deadline, so that a server that never answers is named
+// as such (transport.ErrStalled) before the case's own deadline ends the
+// case with a vaguer error.
+func httpBound(caseTimeout time.Duration) time.Duration { return caseTimeout * 3 / 4 }
+
 // httpTarget is the runner's target for a Streamable HTTP endpoint: the
 // URL given with --url, or the built-in reference server served in this
 // process on a free loopback port (--transport http). stop ends the
@@ -111,11 +118,12 @@ func (e Env) httpTarget(o checkOptions) (target runner.Target, prof *profile.Pro
 		}
 	}
 	maxBody := int64(o.maxFrame)
+	bound := httpBound(o.caseTimeout)
 	return runner.Target{
 		Name:      name,
 		Transport: runner.TransportHTTP,
 		Dial: func(ctx context.Context, log *chrono.Log) (transport.Conn, error) {
-			return transport.DialHTTP(ctx, transport.HTTPConfig{URL: url, Log: log, MaxEvent: maxBody, StallTimeout: o.caseTimeout})
+			return transport.DialHTTP(ctx, transport.HTTPConfig{URL: url, Log: log, MaxEvent: maxBody, StallTimeout: bound, HeaderTimeout: bound})
 		},
 	}, prof, stop, nil
 }
