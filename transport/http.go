@@ -198,7 +198,14 @@ type sseStream struct {
 	retry    time.Duration
 	dropped  bool
 	err      error
+	// capped is set once events reached MaxStreamEvents.
+	capped bool
 }
+
+// MaxStreamEvents bounds the events one stream keeps for Events: a flood
+// of tiny events (a comment line is three bytes) within MaxBody would
+// otherwise cost far more memory than its bytes.
+const MaxStreamEvents = 10_000
 
 // HTTP is a Conn over the Streamable HTTP transport (2025-11-25): every
 // frame is a POST; a JSON body or an SSE stream answers it. The extra
@@ -313,7 +320,7 @@ func (t *HTTP) ProtocolVersion() string {
 }
 
 // Events returns the SSE events received so far on the stream named
-// stream ("POST #3", "GET #1").
+// stream ("POST #3", "GET #1"), the first MaxStreamEvents of them.
 func (t *HTTP) Events(stream string) []StreamEvent {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -935,8 +942,16 @@ func (t *HTTP) readSSE(s *sseStream, resp *http.Response, guard *stallGuard) {
 			seq = e.Seq
 		}
 		t.mu.Lock()
-		s.events = append(s.events, StreamEvent{SSEEvent: ev, Seq: seq})
+		first := false
+		if len(s.events) < MaxStreamEvents {
+			s.events = append(s.events, StreamEvent{SSEEvent: ev, Seq: seq})
+		} else if !s.capped {
+			first, s.capped = true, true
+		}
 		t.mu.Unlock()
+		if first {
+			t.cfg.Log.Harness(chrono.KindNote, channel, fmt.Sprintf("more than %d events on this stream: later ones are recorded in the chronology but not kept for Events", MaxStreamEvents))
+		}
 	}
 }
 

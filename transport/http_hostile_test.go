@@ -251,3 +251,36 @@ func TestHTTPHugeEventBounded(t *testing.T) {
 		t.Errorf("allocated %d bytes for a 1 MiB event limit", alloc)
 	}
 }
+
+// TestHTTPEventFloodBounded: a stream of many tiny events keeps only the
+// first MaxStreamEvents for Events, and says so in the chronology.
+func TestHTTPEventFloodBounded(t *testing.T) {
+	ctx := httpSafety(t)
+	const flood = MaxStreamEvents + 5000
+	ts := httptest.NewServer(initThen("", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, strings.Repeat(":\n\n", flood))
+		_, _ = io.WriteString(w, `data: {"jsonrpc":"2.0","id":1,"result":{}}`+"\n\n")
+	}))
+	defer ts.Close()
+	log := chrono.New()
+	c, _ := DialHTTP(ctx, HTTPConfig{URL: ts.URL, Log: log})
+	defer c.Close(ctx)
+	if err := c.Send(ctx, request(t, 1, "tools/call")); err != nil {
+		t.Fatal(err)
+	}
+	if in := recv(t, ctx, c); in.Msg == nil || in.Msg.ID != jsonrpc.IntID(1) {
+		t.Fatalf("inbound %+v, want the response", in)
+	}
+	<-c.StreamDone("POST #1")
+	if n := len(c.Events("POST #1")); n != MaxStreamEvents {
+		t.Errorf("%d events kept, want %d", n, MaxStreamEvents)
+	}
+	noted := false
+	for _, ev := range log.Events() {
+		noted = noted || (ev.Dir == chrono.Harness && strings.Contains(ev.Text, "not kept for Events"))
+	}
+	if !noted {
+		t.Error("the chronology does not say events were dropped")
+	}
+}
