@@ -192,6 +192,12 @@ type hostileRun struct {
 // matching globs.
 func runHostileHTTP(t *testing.T, mode hostile.Mode, globs ...string) hostileRun {
 	t.Helper()
+	return runHostileHTTPWith(t, mode, nil, globs...)
+}
+
+// runHostileHTTPWith is runHostileHTTP with extra check flags.
+func runHostileHTTPWith(t *testing.T, mode hostile.Mode, flags []string, globs ...string) hostileRun {
+	t.Helper()
 	if _, err := hostile.Lookup(string(mode), hostile.TransportHTTP); err != nil {
 		t.Fatal(err)
 	}
@@ -209,6 +215,7 @@ func runHostileHTTP(t *testing.T, mode hostile.Mode, globs ...string) hostileRun
 	for _, g := range globs {
 		args = append(args, "--case", g)
 	}
+	args = append(args, flags...)
 	ctx, cancel := context.WithTimeout(context.Background(), hostileSafety)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binary, args...)
@@ -294,7 +301,13 @@ func (r hostileRun) expect(t *testing.T, id, verdict, req string, want ...string
 // case gets an error naming want, the others pass.
 func runToolsCallMode(t *testing.T, mode hostile.Mode, want ...string) hostileRun {
 	t.Helper()
-	r := runHostileHTTP(t, mode, append([]string{hostileAttacked}, hostileUnaffected...)...)
+	return runToolsCallModeWith(t, mode, nil, want...)
+}
+
+// runToolsCallModeWith is runToolsCallMode with extra check flags.
+func runToolsCallModeWith(t *testing.T, mode hostile.Mode, flags []string, want ...string) hostileRun {
+	t.Helper()
+	r := runHostileHTTPWith(t, mode, flags, append([]string{hostileAttacked}, hostileUnaffected...)...)
 	r.expect(t, hostileAttacked, "error", "", want...)
 	for _, id := range hostileUnaffected {
 		r.expect(t, id, "pass", "")
@@ -327,10 +340,27 @@ func TestHostileHTTPRedirectLoop(t *testing.T) {
 	runToolsCallMode(t, hostile.RedirectLoop, "HTTP 307", `Location "/mcp"`, "not followed")
 }
 
+// TestHostileHTTPStatus500 also renders the hostile body through -v, the
+// HTML and the JUnit report: no control byte and no live script tag.
 func TestHostileHTTPStatus500(t *testing.T) {
-	r := runToolsCallMode(t, hostile.Status500, "HTTP 500", `\u001b[31mserver on fire`, "<script>")
-	if strings.Contains(r.stdout, "server on fire") && !strings.Contains(r.stdout, `\u001b[31mserver on fire`) {
-		t.Errorf("the hostile body reached the console unescaped:\n%s", r.stdout)
+	dir := t.TempDir()
+	html, junit := filepath.Join(dir, "report.html"), filepath.Join(dir, "report.xml")
+	r := runToolsCallModeWith(t, hostile.Status500, []string{"-v", "--html", html, "--junit", junit},
+		"HTTP 500", `\u001b[31mserver on fire`, "<script>")
+	if !strings.Contains(r.stdout, `\u001b[31mserver on fire`) {
+		t.Errorf("the console does not show the hostile body escaped:\n%s", r.stdout)
+	}
+	for _, f := range []string{html, junit} {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.ContainsAny(raw, "\x1b\x07") {
+			t.Errorf("%s holds control bytes", filepath.Base(f))
+		}
+		if f == html && bytes.Contains(raw, []byte("<script>alert")) {
+			t.Errorf("the HTML report holds the server's script tag unescaped")
+		}
 	}
 }
 
