@@ -687,6 +687,7 @@ func (t *HTTP) Send(ctx context.Context, raw []byte) error {
 
 // learnSession takes the session ID from a response, the first time one
 // is offered or when an initialize answered.
+//
 // An ID with bytes outside visible ASCII breaks HTTP-48: it is recorded
 // as such in the chronology, never taken silently, and still sent back
 // as received (the session is the server's; cases judge it). One that
