@@ -22,17 +22,21 @@ func (c *inboxConn) Close(context.Context) transport.Teardown { return transport
 
 // TestLostAnswerFailsCall: an Inbound that says a request's exchange
 // ended without its response fails that call at once, with the cause; a
-// stall adds no stray (no frame came), a body that is not JSON does.
+// stall or an early end adds no stray (no frame came), a body that is not
+// JSON or an oversized event does.
 func TestLostAnswerFailsCall(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second) // safety net
 	defer cancel()
 	for _, tc := range []struct {
 		name   string
 		cause  error
+		raw    []byte
 		strays int
 	}{
-		{"not JSON", &jsonrpc.DecodeError{Class: jsonrpc.ClassParse}, 1},
-		{"stalled", transport.ErrStalled, 0},
+		{"not JSON", &jsonrpc.DecodeError{Class: jsonrpc.ClassParse}, []byte("<html>"), 1},
+		{"event too large", transport.ErrEventTooLarge, nil, 1},
+		{"stalled", transport.ErrStalled, nil, 0},
+		{"ended early", errors.New("the stream ended before the response"), nil, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			conn := &inboxConn{in: make(chan transport.Inbound, 1)}
@@ -42,7 +46,7 @@ func TestLostAnswerFailsCall(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			conn.in <- transport.Inbound{For: call.ID, Seq: 7,
+			conn.in <- transport.Inbound{For: call.ID, Seq: 7, Raw: tc.raw,
 				Err: fmt.Errorf("transport: POST #1: %w: %w", transport.ErrNoAnswer, tc.cause)}
 			_, err = call.Await(ctx)
 			if !errors.Is(err, transport.ErrNoAnswer) || !errors.Is(err, tc.cause) || ctx.Err() != nil {

@@ -446,8 +446,12 @@ func (s *Session) readLoop() {
 	defer close(s.readDone)
 	for in := range s.conn.Inbound() {
 		if in.Err != nil {
-			if !errors.Is(in.Err, transport.ErrStalled) {
-				// A silent stream sent no frame; anything else did.
+			// A frame that came but is not a message is a stray; an
+			// exchange that ended with no frame at all (a stall, a
+			// stream that ended early) is not.
+			noFrame := in.For.IsValid() && in.Raw == nil &&
+				!errors.Is(in.Err, transport.ErrEventTooLarge) && !errors.Is(in.Err, transport.ErrBodyTooLarge)
+			if !noFrame {
 				s.addStray(StrayMalformed, in.Seq, in.Err.Error())
 			}
 			if in.For.IsValid() {

@@ -865,6 +865,7 @@ func (t *HTTP) readSSE(s *sseStream, resp *http.Response, guard *stallGuard) {
 			case errors.Is(err, io.EOF):
 				t.cfg.Log.Harness(chrono.KindNote, channel, "stream ended")
 				t.reconnect(s)
+				t.lostAtEnd(s, channel)
 			case dropped:
 				t.cfg.Log.Harness(chrono.KindNote, channel, "stream dropped by the client")
 			default:
@@ -980,6 +981,25 @@ func (t *HTTP) reconnect(s *sseStream) {
 			t.cfg.Log.Harness(chrono.KindError, "SSE "+s.name, chrono.Sanitize("reconnecting: "+err.Error(), false))
 		}
 	}()
+}
+
+// lostAtEnd reports the request of a stream that ended before its
+// response as lost when nothing can bring the response any more: the
+// stream carried no event ID to resume from (HTTP-21, HTTP-45), was not
+// itself a resumption, and was neither cancelled nor dropped by us.
+// Called from the stream's reader after reconnect.
+func (t *HTTP) lostAtEnd(s *sseStream, channel string) {
+	t.mu.Lock()
+	lost := s.reqID.IsValid() && !s.answered && !s.dropped && s.lastID == "" && s.attempts == 0 &&
+		!t.cancelled[s.reqKey] && !t.closed && t.ctx.Err() == nil
+	id := s.reqID
+	t.mu.Unlock()
+	if !lost {
+		return
+	}
+	err := fmt.Errorf("transport: %s: %w: the stream ended before the response, with no event ID to resume it from", channel, ErrNoAnswer)
+	e := t.cfg.Log.Harness(chrono.KindError, channel, err.Error())
+	t.deliver(Inbound{Err: err, Seq: e.Seq, For: id})
 }
 
 // OpenGET opens the GET stream (HTTP-28, HTTP-29) and returns its name,

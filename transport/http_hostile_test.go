@@ -157,7 +157,8 @@ func TestHTTPSessionIDInvisible(t *testing.T) {
 }
 
 // TestHTTPLostAnswer: when the exchange of a request ends without its
-// response (a JSON body that is not JSON, a stream cut off by a limit),
+// response (a JSON body that is not JSON, a stream cut off by a limit or
+// ended with no event ID to resume from),
 // Inbound says which request lost its answer.
 func TestHTTPLostAnswer(t *testing.T) {
 	ctx := httpSafety(t)
@@ -171,6 +172,9 @@ func TestHTTPLostAnswer(t *testing.T) {
 		case "big-event":
 			w.Header().Set("Content-Type", "text/event-stream")
 			_, _ = io.WriteString(w, "data: "+strings.Repeat("x", 4096)+"\n\n")
+		case "ends-early":
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.WriteHeader(http.StatusOK)
 		case "silent":
 			w.Header().Set("Content-Type", "text/event-stream")
 			w.WriteHeader(http.StatusOK)
@@ -186,6 +190,7 @@ func TestHTTPLostAnswer(t *testing.T) {
 		{"not-json", ErrNoAnswer},
 		{"big-event", ErrEventTooLarge},
 		{"silent", ErrStalled},
+		{"ends-early", ErrNoAnswer},
 	} {
 		t.Run(tc.method, func(t *testing.T) {
 			c, _ := DialHTTP(ctx, HTTPConfig{URL: ts.URL, Log: chrono.New(), MaxEvent: 1024, StallTimeout: 50 * time.Millisecond})
