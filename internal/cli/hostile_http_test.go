@@ -44,11 +44,12 @@ const hostileRSSCapKiB = 256 << 10
 const hostileSafety = 90 * time.Second
 
 // Cases every hostile run includes: ping and a raw Origin probe are never
-// attacked; progress/token-echo-string calls the slow tool, which every
-// tools/call mode attacks.
+// attacked; the others call the slow tool, which every tools/call mode
+// attacks (cancel/id-zero once took a lost answer for a step its
+// operation never reached, and failed RPC-4).
 var (
 	hostileUnaffected = []string{"ping/empty-result", "http/origin-forbidden"}
-	hostileAttacked   = "progress/token-echo-string"
+	hostileAttacked   = []string{"progress/token-echo-string", "cancel/id-zero"}
 )
 
 // hostileReport is what the tests read of the JSON report.
@@ -298,7 +299,8 @@ func (r hostileRun) expect(t *testing.T, id, verdict, req string, want ...string
 }
 
 // runToolsCallMode runs a mode that attacks tools/call: the slow-tool
-// case gets an error naming want, the others pass.
+// cases get an error (the first one naming every one of want), the
+// others pass.
 func runToolsCallMode(t *testing.T, mode hostile.Mode, want ...string) hostileRun {
 	t.Helper()
 	return runToolsCallModeWith(t, mode, nil, want...)
@@ -307,8 +309,11 @@ func runToolsCallMode(t *testing.T, mode hostile.Mode, want ...string) hostileRu
 // runToolsCallModeWith is runToolsCallMode with extra check flags.
 func runToolsCallModeWith(t *testing.T, mode hostile.Mode, flags []string, want ...string) hostileRun {
 	t.Helper()
-	r := runHostileHTTPWith(t, mode, flags, append([]string{hostileAttacked}, hostileUnaffected...)...)
-	r.expect(t, hostileAttacked, "error", "", want...)
+	r := runHostileHTTPWith(t, mode, flags, append(hostileAttacked, hostileUnaffected...)...)
+	r.expect(t, hostileAttacked[0], "error", "", want...)
+	for _, id := range hostileAttacked[1:] {
+		r.expect(t, id, "error", "")
+	}
 	for _, id := range hostileUnaffected {
 		r.expect(t, id, "pass", "")
 	}
@@ -375,10 +380,10 @@ func TestHostileHTTPNonJSONBody(t *testing.T) {
 // TestHostileHTTPBadSessionID: the session works through the mapped ID,
 // so calls pass; the cases that read the session ID fail on HTTP-48.
 func TestHostileHTTPBadSessionID(t *testing.T) {
-	r := runHostileHTTP(t, hostile.BadSessionID, append([]string{hostileAttacked, "http/session-id-visible-ascii", "http/delete-then-404-then-new-session"}, hostileUnaffected...)...)
+	r := runHostileHTTP(t, hostile.BadSessionID, append([]string{"http/session-id-visible-ascii", "http/delete-then-404-then-new-session"}, append(hostileAttacked, hostileUnaffected...)...)...)
 	r.expect(t, "http/session-id-visible-ascii", "fail", "HTTP-48", "mcp session ", "\u00e9t\u00e9")
 	r.expect(t, "http/delete-then-404-then-new-session", "fail", "HTTP-48")
-	for _, id := range append([]string{hostileAttacked}, hostileUnaffected...) {
+	for _, id := range append(hostileAttacked, hostileUnaffected...) {
 		r.expect(t, id, "pass", "")
 	}
 	if r.report.ExitCode != ExitNonConformant {
