@@ -82,12 +82,31 @@ func (e *Env) StartSlow(ctx context.Context, spec SlowSpec) (*Op, error) {
 }
 
 // Checkpoint awaits one of the operation's checkpoints ("start",
-// "step/1", "end").
+// "step/1", "end"). It gives up at once when the transport reports the
+// call's exchange lost (callFailed): the operation may never have
+// started, and the error then names the broken exchange.
 func (o *Op) Checkpoint(ctx context.Context, name string) (control.Reached, error) {
 	if o.e.Control == nil {
 		return control.Reached{}, ErrNoControl
 	}
-	return o.e.Control.Await(ctx, o.Key+"/"+name)
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-o.Call.Done():
+			if o.callFailed() != nil {
+				cancel()
+			}
+		case <-wctx.Done():
+		}
+	}()
+	r, err := o.e.Control.Await(wctx, o.Key+"/"+name)
+	if err != nil && ctx.Err() == nil {
+		if cerr := o.callFailed(); cerr != nil {
+			return r, fmt.Errorf("checkpoint %s: the call failed: %w", name, cerr)
+		}
+	}
+	return r, err
 }
 
 // Release opens one of the operation's gates.
