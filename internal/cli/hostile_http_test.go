@@ -1,11 +1,13 @@
 package cli
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -388,5 +390,62 @@ func TestHostileHTTPBadSessionID(t *testing.T) {
 	}
 	if r.report.ExitCode != ExitNonConformant {
 		t.Errorf("exit code %d, want %d", r.report.ExitCode, ExitNonConformant)
+	}
+}
+
+// TestHostileHTTPServeFlag runs "serve --http 127.0.0.1:0 --hostile
+// slow-headers" as a child, checks it with a held tools/call, and stops
+// it with SIGINT: the flag wires the mode, and a server whose handler
+// held a request still exits.
+func TestHostileHTTPServeFlag(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), hostileSafety)
+	defer cancel()
+	serve := exec.CommandContext(ctx, binary, "serve", "--http", "127.0.0.1:0", "--hostile", string(hostile.SlowHeaders))
+	out, err := serve.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	serve.Stderr = io.Discard
+	if err := serve.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := false
+	defer func() {
+		if !exited {
+			_ = serve.Process.Kill()
+			_ = serve.Wait()
+		}
+	}()
+	url, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatalf("reading the URL serve prints: %v", err)
+	}
+	url = strings.TrimSpace(url)
+	report := filepath.Join(t.TempDir(), "report.json")
+	check := exec.CommandContext(ctx, binary, "check", "--url", url, "--profile", "reference",
+		"--case-timeout", hostileCaseTimeout.String(), "--json", report, "--case", hostileAttacked[0], "--case", hostileUnaffected[0])
+	if err := check.Run(); err == nil || ctx.Err() != nil {
+		t.Fatalf("check: %v (want exit %d before the safety net)", err, ExitError)
+	}
+	raw, err := os.ReadFile(report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep hostileReport
+	if err := json.Unmarshal(raw, &rep); err != nil {
+		t.Fatal(err)
+	}
+	(hostileRun{report: rep}).expect(t, hostileAttacked[0], "error", "", "no response headers within 2.25s")
+	(hostileRun{report: rep}).expect(t, hostileUnaffected[0], "pass", "")
+	if err := serve.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	err = serve.Wait()
+	exited = true
+	if ctx.Err() != nil {
+		t.Fatal("serve did not exit after SIGINT before the safety net")
+	}
+	if err != nil {
+		t.Errorf("serve after SIGINT: %v", err)
 	}
 }
