@@ -82,12 +82,31 @@ func (e *Env) StartSlow(ctx context.Context, spec SlowSpec) (*Op, error) {
 }
 
 // Checkpoint awaits one of the operation's checkpoints ("start",
-// "step/1", "end").
+// "step/1", "end"). It gives up at once when the transport reports the
+// call's exchange lost (callFailed): the operation may never have
+// started, and the error then names the broken exchange.
 func (o *Op) Checkpoint(ctx context.Context, name string) (control.Reached, error) {
 	if o.e.Control == nil {
 		return control.Reached{}, ErrNoControl
 	}
-	return o.e.Control.Await(ctx, o.Key+"/"+name)
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-o.Call.Done():
+			if o.callFailed() != nil {
+				cancel()
+			}
+		case <-wctx.Done():
+		}
+	}()
+	r, err := o.e.Control.Await(wctx, o.Key+"/"+name)
+	if err != nil && ctx.Err() == nil {
+		if cerr := o.callFailed(); cerr != nil {
+			return r, fmt.Errorf("checkpoint %s: the call failed: %w", name, cerr)
+		}
+	}
+	return r, err
 }
 
 // Release opens one of the operation's gates.
@@ -132,6 +151,9 @@ func (o *Op) AtStep(ctx context.Context, n int) error {
 		defer cancel()
 		_, err := o.Checkpoint(wctx, fmt.Sprintf("step/%d", n))
 		if err != nil && ctx.Err() == nil && wctx.Err() != nil {
+			if cerr := o.callFailed(); cerr != nil {
+				return fmt.Errorf("the call failed before step %d: %w", n, cerr)
+			}
 			return fmt.Errorf("%w: step %d within %v", ErrNotReached, n, o.e.Grace)
 		}
 		if err == nil && o.e.separateStreams() && o.Call.Token.IsValid() {
@@ -140,6 +162,9 @@ func (o *Op) AtStep(ctx context.Context, n int) error {
 			// sent, so wait until it has also been read.
 			err = o.waitStreamProgress(wctx, n)
 			if err != nil && ctx.Err() == nil {
+				if cerr := o.callFailed(); cerr != nil {
+					return fmt.Errorf("the call failed before its progress %d arrived: %w", n, cerr)
+				}
 				return fmt.Errorf("%w: progress %d of a reached step/%d never arrived within %v", ErrNotReached, n, n, o.e.Grace)
 			}
 		}
@@ -150,6 +175,23 @@ func (o *Op) AtStep(ctx context.Context, n int) error {
 	}
 	if err := o.waitProgress(ctx, n); err != nil {
 		return fmt.Errorf("waiting for progress notification %d: %w", n, err)
+	}
+	return nil
+}
+
+// callFailed is the error the call ended with when the transport
+// reported its exchange ended without the response (transport.ErrNoAnswer:
+// a body that is not JSON, a stream cut off by a limit), nil otherwise. A
+// step not reached is then that broken exchange, not a rule the
+// operation broke.
+func (o *Op) callFailed() error {
+	select {
+	case <-o.Call.Done():
+	default:
+		return nil
+	}
+	if _, err := o.Call.Await(context.Background()); errors.Is(err, transport.ErrNoAnswer) {
+		return err
 	}
 	return nil
 }

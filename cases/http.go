@@ -99,6 +99,14 @@ func httpCases() []Case {
 			Run:    deleteThen404,
 		},
 		{
+			ID: "http/session-id-visible-ascii", Title: "the session ID is visible ASCII only",
+			Reqs: []string{"HTTP-48"}, Versions: v,
+			Needs:  Needs{HTTP: true, NoHandshake: true},
+			Sends:  "initialize as a raw POST without a session ID; then DELETE of the session it opened",
+			Expect: "an MCP-Session-Id of bytes 0x21 to 0x7E only (or none: HTTP-46 is MAY)",
+			Run:    sessionIDVisibleASCII,
+		},
+		{
 			ID: "http/origin-forbidden", Title: "a foreign Origin is refused with 403",
 			Reqs: []string{"HTTP-2", "HTTP-3"}, Versions: v,
 			Needs:  Needs{HTTP: true},
@@ -585,13 +593,57 @@ func unknownSession404(ctx context.Context, e *Env) Outcome {
 }
 
 // visibleASCII reports whether s is non-empty and only 0x21..0x7E.
-func visibleASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < 0x21 || s[i] > 0x7e {
-			return false
+func visibleASCII(s string) bool { return transport.VisibleASCII(s) }
+
+// rawInitialize POSTs an initialize without session ID and protocol
+// version headers; the transport does not take the session it opens.
+func (e *Env) rawInitialize(ctx context.Context, h *transport.HTTP) (*transport.RawResponse, error) {
+	init, err := jsonrpc.EncodeRequest(e.S.NewID(), "initialize", map[string]any{
+		"protocolVersion": V20251125, "capabilities": map[string]any{},
+		"clientInfo": map[string]any{"name": "mcpflight", "version": "dev"},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return h.RawPOST(ctx, init, http.Header{transport.HeaderSessionID: nil, transport.HeaderProtocolVersion: nil})
+}
+
+// sessionIDVisibleASCII reads the session ID of a fresh initialize. What
+// net/http hands over is the header value with surrounding whitespace
+// trimmed; a space or a byte over 0x7E inside it still shows.
+func sessionIDVisibleASCII(ctx context.Context, e *Env) Outcome {
+	h, o := e.httpConn()
+	if o != nil {
+		return *o
+	}
+	from := e.Log.Len()
+	resp, err := e.rawInitialize(ctx, h)
+	if err != nil {
+		return Errorf("initialize: %v", err)
+	}
+	seq := from + 1
+	for _, ev := range e.Log.Since(from) {
+		if ev.Dir == chrono.In && ev.Kind == chrono.KindHTTP {
+			seq = ev.Seq // the response's headers
+			break
 		}
 	}
-	return s != ""
+	if resp.Status/100 != 2 {
+		return Errorf("initialize answered HTTP %d", resp.Status)
+	}
+	ids := resp.Header.Values(transport.HeaderSessionID)
+	if len(ids) == 0 {
+		return Skipf("the server assigned no session ID (HTTP-46 is MAY)")
+	}
+	defer func() {
+		_, _ = h.Raw(ctx, http.MethodDelete, nil, http.Header{transport.HeaderSessionID: {ids[0]}})
+	}()
+	for _, id := range ids {
+		if !visibleASCII(id) {
+			return Violation(Fail, "HTTP-48", []string{"a session ID of visible ASCII (0x21 to 0x7E)"}, fmt.Sprintf("session ID %q", chrono.Sanitize(id, false)), seq)
+		}
+	}
+	return Passf("the session ID is %d visible ASCII characters", len(ids[0]))
 }
 
 func deleteThen404(ctx context.Context, e *Env) Outcome {
@@ -632,12 +684,8 @@ func deleteThen404(ctx context.Context, e *Env) Outcome {
 			return Violation(Fail, "HTTP-52", []string{method + " with a deleted session ID answered 404"}, fmt.Sprintf("HTTP %d", resp.Status), seq)
 		}
 	}
-	init, _ := jsonrpc.EncodeRequest(e.S.NewID(), "initialize", map[string]any{
-		"protocolVersion": V20251125, "capabilities": map[string]any{},
-		"clientInfo": map[string]any{"name": "mcpflight", "version": "dev"},
-	})
 	seq = e.Log.Len() + 1
-	resp, err := h.RawPOST(ctx, init, http.Header{transport.HeaderSessionID: nil, transport.HeaderProtocolVersion: nil})
+	resp, err := e.rawInitialize(ctx, h)
 	if err != nil {
 		return Errorf("new initialize: %v", err)
 	}

@@ -69,6 +69,7 @@ var httpKillers = map[refserver.Fault][]string{
 	refserver.FaultNoProtocolVersionCheck:      {"http/protocol-version-header-invalid"},
 	refserver.FaultProgressOnGETStream:         {"http/get-stream-carries-no-call-messages"},
 	refserver.FaultNoPrimingEvent:              {"http/priming-event"},
+	refserver.FaultSessionIDInvisible:          {"http/session-id-visible-ascii", "http/delete-then-404-then-new-session"},
 }
 
 // lostOverHTTP lists killers ("fault case") that need not see their fault

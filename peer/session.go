@@ -486,7 +486,17 @@ func (s *Session) readLoop() {
 	defer close(s.readDone)
 	for in := range s.conn.Inbound() {
 		if in.Err != nil {
-			s.addStray(StrayMalformed, in.Seq, in.Err.Error())
+			// A frame that came but is not a message is a stray; an
+			// exchange that ended with no frame at all (a stall, a
+			// stream that ended early) is not.
+			noFrame := in.For.IsValid() && in.Raw == nil &&
+				!errors.Is(in.Err, transport.ErrEventTooLarge) && !errors.Is(in.Err, transport.ErrBodyTooLarge)
+			if !noFrame {
+				s.addStray(StrayMalformed, in.Seq, in.Err.Error())
+			}
+			if in.For.IsValid() {
+				s.lose(in.For, in.Seq, in.Err)
+			}
 			continue
 		}
 		m := in.Msg
@@ -540,6 +550,18 @@ func (s *Session) onResponse(m *jsonrpc.Message, seq uint64) {
 		s.addStray(StrayDuplicateResponse, seq, "second response for "+m.ID.String())
 	default:
 		s.addStray(StrayUnknownResponse, seq, "response for an id never sent: "+m.ID.String())
+	}
+}
+
+// lose fails the call with id, if still pending, because the exchange
+// that was to carry its response ended without it (transport.Inbound.For).
+func (s *Session) lose(id jsonrpc.ID, seq uint64, err error) {
+	s.mu.Lock()
+	c := s.outgoing[id.Key()]
+	s.mu.Unlock()
+	if c != nil {
+		s.log.Harness(chrono.KindDecision, "session", "request "+id.String()+" failed: its exchange ended without its response")
+		s.finish(c, nil, seq, err)
 	}
 }
 

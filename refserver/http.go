@@ -179,6 +179,9 @@ func (h *HTTPHandler) newSession() (*httpSession, error) {
 	if err != nil {
 		return nil, err
 	}
+	if h.has(FaultSessionIDInvisible) {
+		id = "session " + id + " \u00e9" // legal in a header, not in a session ID
+	}
 	hs := &httpSession{h: h, id: id, changed: make(chan struct{}), byReq: map[string]*hstream{}, byToken: map[string]*hstream{}, perID: map[int]int{}, related: map[string][]string{}}
 	hs.ss = newSession(h.ctx, h.srv, routerWriter{hs})
 	h.mu.Lock()

@@ -40,6 +40,10 @@ const (
 	// FaultNoPrimingEvent: SSE answers start without the priming event
 	// (HTTP-16).
 	FaultNoPrimingEvent Fault = "no-priming-event"
+	// FaultSessionIDInvisible: session IDs hold a space and non-ASCII
+	// bytes, which HTTP allows in a header value but HTTP-48 forbids in a
+	// session ID; the sessions otherwise work.
+	FaultSessionIDInvisible Fault = "session-id-invisible"
 )
 
 // HTTPFaults returns the faults of the HTTP endpoint, in a stable order.
@@ -56,6 +60,7 @@ func HTTPFaults() []Fault {
 		FaultNoProtocolVersionCheck,
 		FaultProgressOnGETStream,
 		FaultNoPrimingEvent,
+		FaultSessionIDInvisible,
 	}
 }
 
@@ -84,6 +89,8 @@ func httpFaultDescription(f Fault) string {
 		return "progress of POSTed calls goes on the open GET stream instead of the call's own stream (HTTP-31)"
 	case FaultNoPrimingEvent:
 		return "SSE answers start without a priming event (HTTP-16)"
+	case FaultSessionIDInvisible:
+		return "session IDs hold a space and non-ASCII bytes, outside visible ASCII (HTTP-48)"
 	}
 	return ""
 }

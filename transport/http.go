@@ -37,6 +37,9 @@ const (
 	DefaultMaxBody = 16 << 20
 	// DefaultStallTimeout is how long a response may send nothing at all.
 	DefaultStallTimeout = 30 * time.Second
+	// maxStatusBody bounds the start of an error body quoted in a
+	// *StatusError.
+	maxStatusBody = 120
 )
 
 // Sentinel errors of the HTTP transport.
@@ -57,20 +60,89 @@ var (
 	// ErrNoStream reports a stream name or event ID the transport does
 	// not know.
 	ErrNoStream = errors.New("no such SSE stream")
+	// ErrRedirect reports a 3xx answer. Redirects are never followed: a
+	// conformant endpoint does not redirect, and following one could
+	// carry the request and its credentials to another origin.
+	ErrRedirect = errors.New("HTTP redirect (not followed)")
+	// ErrNoAnswer reports that the exchange that was to carry a
+	// request's response ended without it; see Inbound.For.
+	ErrNoAnswer = errors.New("the exchange ended without the request's response")
 )
 
 // StatusError is an HTTP exchange that ended with an unexpected status.
 type StatusError struct {
 	Channel string
 	Status  int
+	// Location is the Location header of a redirect, sanitised.
+	Location string
+	// Body is the start of the response body, sanitised, "" if none.
+	Body string
 }
 
 func (e *StatusError) Error() string {
-	return fmt.Sprintf("%s: HTTP %d %s", e.Channel, e.Status, http.StatusText(e.Status))
+	s := fmt.Sprintf("%s: HTTP %d %s", e.Channel, e.Status, http.StatusText(e.Status))
+	if e.Status/100 == 3 {
+		s += fmt.Sprintf(" to Location %q, not followed (a redirect could carry the request and its credentials to another origin)", e.Location)
+	}
+	if e.Body != "" {
+		s += ", body: " + e.Body
+	}
+	return s
 }
 
-// Unwrap makes errors.Is(err, ErrHTTPStatus) hold.
-func (e *StatusError) Unwrap() error { return ErrHTTPStatus }
+// Unwrap makes errors.Is(err, ErrHTTPStatus) hold, and
+// errors.Is(err, ErrRedirect) for a 3xx status.
+func (e *StatusError) Unwrap() []error {
+	if e.Status/100 == 3 {
+		return []error{ErrHTTPStatus, ErrRedirect}
+	}
+	return []error{ErrHTTPStatus}
+}
+
+// newStatusError describes resp, whose body start is body.
+func newStatusError(channel string, resp *http.Response, body []byte) *StatusError {
+	e := &StatusError{Channel: channel, Status: resp.StatusCode}
+	if resp.StatusCode/100 == 3 {
+		e.Location = truncate(resp.Header.Get("Location"), 200)
+	}
+	e.Body = truncate(string(body), maxStatusBody)
+	return e
+}
+
+// truncate sanitises s and cuts it to about n bytes, with a marker.
+func truncate(s string, n int) string {
+	cut := len(s) > n
+	if cut {
+		s = s[:n]
+	}
+	s = chrono.Sanitize(s, false)
+	if cut {
+		s += "…[truncated]"
+	}
+	return s
+}
+
+// headerValueOK reports whether s can be sent as an HTTP field value: no
+// control byte but horizontal tab (RFC 9110 §5.5; obs-text is allowed).
+func headerValueOK(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if b := s[i]; (b < 0x20 && b != '\t') || b == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// VisibleASCII reports whether s is non-empty and only of the bytes 0x21
+// to 0x7E, as a session ID must be (HTTP-48).
+func VisibleASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x21 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return s != ""
+}
 
 // HTTPConfig configures a Streamable HTTP client connection.
 type HTTPConfig struct {
@@ -89,11 +161,15 @@ type HTTPConfig struct {
 	MaxBody int64
 	// MaxEvent bounds one SSE event; DefaultMaxEvent if zero.
 	MaxEvent int64
-	// StallTimeout bounds the silence of a response, headers included;
-	// DefaultStallTimeout if zero.
+	// StallTimeout bounds the silence of a response once its headers are
+	// in; DefaultStallTimeout if zero.
 	StallTimeout time.Duration
+	// HeaderTimeout bounds the wait for a response's headers; StallTimeout
+	// if zero.
+	HeaderTimeout time.Duration
 	// Client performs the requests; a client of its own if nil. Its
-	// Timeout should be zero, since SSE streams are long-lived.
+	// Timeout should be zero, since SSE streams are long-lived. Its
+	// CheckRedirect is replaced: redirects are never followed.
 	Client *http.Client
 	// InboundBuffer is the capacity of the inbound channel; 64 if zero.
 	InboundBuffer int
@@ -112,8 +188,10 @@ type sseStream struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 	// reqKey is the key of the request whose answer the stream carries
-	// ("" for the GET stream); a resumed stream inherits it.
+	// ("" for the GET stream), reqID that request's ID; a resumed stream
+	// inherits both.
 	reqKey string
+	reqID  jsonrpc.ID
 	// attempts counts automatic reconnections in the chain so far.
 	attempts int
 	// Guarded by HTTP.mu.
@@ -123,7 +201,14 @@ type sseStream struct {
 	retry    time.Duration
 	dropped  bool
 	err      error
+	// capped is set once events reached MaxStreamEvents.
+	capped bool
 }
+
+// MaxStreamEvents bounds the events one stream keeps for Events: a flood
+// of tiny events (a comment line is three bytes) within MaxBody would
+// otherwise cost far more memory than its bytes.
+const MaxStreamEvents = 10_000
 
 // HTTP is a Conn over the Streamable HTTP transport (2025-11-25): every
 // frame is a POST; a JSON body or an SSE stream answers it. The extra
@@ -186,20 +271,22 @@ func DialHTTP(ctx context.Context, cfg HTTPConfig) (*HTTP, error) {
 	if cfg.StallTimeout <= 0 {
 		cfg.StallTimeout = DefaultStallTimeout
 	}
+	if cfg.HeaderTimeout <= 0 {
+		cfg.HeaderTimeout = cfg.StallTimeout
+	}
 	if cfg.InboundBuffer <= 0 {
 		cfg.InboundBuffer = 64
 	}
-	client := cfg.Client
-	var t *HTTP
-	if client == nil {
-		client = &http.Client{CheckRedirect: func(req *http.Request, via []*http.Request) error {
-			return t.checkRedirect(req, via)
-		}}
+	var client http.Client
+	if cfg.Client != nil {
+		client = *cfg.Client
 	}
+	// A redirect comes back as the 3xx it is (see ErrRedirect).
+	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	// The connection lives as long as ctx (the run) or until Close.
 	base, stop := context.WithCancel(context.WithoutCancel(ctx))
-	t = &HTTP{
-		cfg: cfg, client: client, ctx: base, stop: stop,
+	t := &HTTP{
+		cfg: cfg, client: &client, ctx: base, stop: stop,
 		inbound:   make(chan Inbound, cfg.InboundBuffer),
 		initKeys:  map[string]bool{},
 		streams:   map[string]*sseStream{},
@@ -244,7 +331,7 @@ func (t *HTTP) ProtocolVersion() string {
 }
 
 // Events returns the SSE events received so far on the stream named
-// stream ("POST #3", "GET #1").
+// stream ("POST #3", "GET #1"), the first MaxStreamEvents of them.
 func (t *HTTP) Events(stream string) []StreamEvent {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -300,36 +387,6 @@ func (t *HTTP) PostNumber() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.posts
-}
-
-// maxRedirects bounds the redirects one request follows, as net/http's
-// default does.
-const maxRedirects = 10
-
-// checkRedirect follows a redirect, at most maxRedirects, and never
-// carries the configured headers (credentials, as a rule) to another
-// origin: net/http itself drops only Authorization and Cookie there, and
-// only for another domain.
-func (t *HTTP) checkRedirect(req *http.Request, via []*http.Request) error {
-	if len(via) >= maxRedirects {
-		return fmt.Errorf("stopped after %d redirects", maxRedirects)
-	}
-	from := via[0].URL
-	if req.URL.Scheme == from.Scheme && req.URL.Host == from.Host {
-		return nil
-	}
-	dropped := false
-	for n := range t.cfg.Headers {
-		if req.Header.Get(n) != "" {
-			req.Header.Del(n)
-			dropped = true
-		}
-	}
-	if dropped {
-		t.cfg.Log.Harness(chrono.KindDecision, "http", chrono.Sanitize("redirected to another origin, "+req.URL.Scheme+"://"+req.URL.Host+
-			": the configured headers are not sent there", false))
-	}
-	return nil
 }
 
 // CredentialHeader reports whether a header's value is a credential by
@@ -439,9 +496,11 @@ type stallGuard struct {
 	stalled bool
 }
 
-func newStallGuard(d time.Duration, cancel context.CancelFunc) *stallGuard {
+// newStallGuard arms a guard that fires after first, and after d once
+// kicked.
+func newStallGuard(first, d time.Duration, cancel context.CancelFunc) *stallGuard {
 	g := &stallGuard{d: d}
-	g.timer = time.AfterFunc(d, func() {
+	g.timer = time.AfterFunc(first, func() {
 		g.mu.Lock()
 		g.stalled = true
 		g.mu.Unlock()
@@ -483,7 +542,7 @@ func (b *guardedBody) Read(p []byte) (int, error) {
 func (t *HTTP) exchange(req *http.Request, channel string, body []byte) (*http.Response, *stallGuard, context.CancelFunc, error) {
 	ctx, cancel := context.WithCancel(req.Context())
 	req = req.WithContext(ctx)
-	guard := newStallGuard(t.cfg.StallTimeout, cancel)
+	guard := newStallGuard(t.cfg.HeaderTimeout, t.cfg.StallTimeout, cancel)
 	text := req.Method + " " + t.describeHeaders(req.Header)
 	if body != nil {
 		t.cfg.Log.Append(chrono.Event{Dir: chrono.Out, Channel: channel, Kind: chrono.KindFrame, Raw: body,
@@ -496,10 +555,18 @@ func (t *HTTP) exchange(req *http.Request, channel string, body []byte) (*http.R
 		guard.stop()
 		cancel()
 		if guard.fired() {
-			err = fmt.Errorf("%w: no response headers within %s", ErrStalled, t.cfg.StallTimeout)
+			err = fmt.Errorf("%w: no response headers within %s", ErrStalled, t.cfg.HeaderTimeout)
 		}
+		err = fmt.Errorf("transport: %s: %w", channel, err)
 		t.cfg.Log.Harness(chrono.KindError, channel, chrono.Sanitize(err.Error(), false))
-		return nil, nil, nil, fmt.Errorf("transport: %s: %w", channel, err)
+		if errors.Is(err, ErrStalled) {
+			t.mu.Lock()
+			if t.err == nil {
+				t.err = err // a limit was hit: Err names it
+			}
+			t.mu.Unlock()
+		}
+		return nil, nil, nil, err
 	}
 	guard.kick()
 	t.cfg.Log.Append(chrono.Event{Dir: chrono.In, Channel: channel, Kind: chrono.KindHTTP,
@@ -586,7 +653,7 @@ func (t *HTTP) Send(ctx context.Context, raw []byte) error {
 		return r.err
 	}
 	resp := r.resp
-	t.learnSession(resp, msg)
+	t.learnSession(resp, msg, channel)
 	if resp.StatusCode == http.StatusNotFound && sentSession {
 		t.mu.Lock()
 		t.sessionID, t.version = "", ""
@@ -602,6 +669,11 @@ func (t *HTTP) Send(ctx context.Context, raw []byte) error {
 	case resp.StatusCode == http.StatusAccepted:
 		t.readRest(resp, r.cancel, channel)
 		return nil
+	case resp.StatusCode/100 == 3:
+		body := t.readRest(resp, r.cancel, channel)
+		err := newStatusError(channel, resp, body)
+		t.cfg.Log.Harness(chrono.KindError, channel, chrono.Sanitize("transport: "+err.Error(), false))
+		return err
 	case resp.StatusCode/100 == 2 && mt == "text/event-stream":
 		if !t.track() {
 			r.cancel()
@@ -611,7 +683,7 @@ func (t *HTTP) Send(ctx context.Context, raw []byte) error {
 		if msg != nil && msg.Kind == jsonrpc.KindRequest {
 			t.mu.Lock()
 			t.byRequest[msg.ID.Key()] = channel
-			s.reqKey = msg.ID.Key()
+			s.reqKey, s.reqID = msg.ID.Key(), msg.ID
 			t.mu.Unlock()
 		}
 		go t.readSSE(s, resp, r.guard)
@@ -624,7 +696,7 @@ func (t *HTTP) Send(ctx context.Context, raw []byte) error {
 		read := func() {
 			defer t.wg.Done()
 			defer r.cancel()
-			t.readJSON(resp, channel)
+			t.readJSON(resp, channel, msg)
 		}
 		if msg != nil && msg.Kind != jsonrpc.KindRequest {
 			// A JSON body answering a notification or a response (which
@@ -639,11 +711,12 @@ func (t *HTTP) Send(ctx context.Context, raw []byte) error {
 		}
 		return nil
 	case resp.StatusCode/100 != 2:
-		t.readRest(resp, r.cancel, channel)
-		return &StatusError{Channel: channel, Status: resp.StatusCode}
+		body := t.readRest(resp, r.cancel, channel)
+		return newStatusError(channel, resp, body)
 	default:
-		t.readRest(resp, r.cancel, channel)
-		err := fmt.Errorf("transport: %s: %w %q for HTTP %d", channel, ErrBadContentType, resp.Header.Get("Content-Type"), resp.StatusCode)
+		body := t.readRest(resp, r.cancel, channel)
+		err := fmt.Errorf("transport: %s: %w %q for HTTP %d (HTTP-14 wants application/json or text/event-stream), body: %s",
+			channel, ErrBadContentType, resp.Header.Get("Content-Type"), resp.StatusCode, truncate(string(body), maxStatusBody))
 		t.cfg.Log.Harness(chrono.KindError, channel, chrono.Sanitize(err.Error(), false))
 		return err
 	}
@@ -651,21 +724,40 @@ func (t *HTTP) Send(ctx context.Context, raw []byte) error {
 
 // learnSession takes the session ID from a response, the first time one
 // is offered or when an initialize answered.
-func (t *HTTP) learnSession(resp *http.Response, sent *jsonrpc.Message) {
+//
+// An ID with bytes outside visible ASCII breaks HTTP-48: it is recorded
+// as such in the chronology, never taken silently, and still sent back
+// as received (the session is the server's; cases judge it). One that
+// could not even be sent back as a header value is refused.
+func (t *HTTP) learnSession(resp *http.Response, sent *jsonrpc.Message, channel string) {
 	id := resp.Header.Get(HeaderSessionID)
 	if id == "" || resp.StatusCode/100 != 2 {
 		return
 	}
 	t.mu.Lock()
-	defer t.mu.Unlock()
 	isInit := sent != nil && sent.Kind == jsonrpc.KindRequest && sent.Method == "initialize"
-	if t.sessionID == "" || isInit {
-		t.sessionID = id
+	take := t.sessionID == "" || isInit
+	t.mu.Unlock()
+	if !take {
+		return
 	}
+	if !VisibleASCII(id) {
+		if !headerValueOK(id) {
+			t.cfg.Log.Harness(chrono.KindError, channel, fmt.Sprintf("MCP-Session-Id %q has bytes that cannot be sent in a header (HTTP-48 allows 0x21 to 0x7E only): refused, later requests go without it",
+				truncate(id, 200)))
+			return
+		}
+		t.cfg.Log.Harness(chrono.KindDecision, channel, fmt.Sprintf("MCP-Session-Id %q has bytes outside visible ASCII, which HTTP-48 forbids (0x21 to 0x7E only); it is sent back as received",
+			truncate(id, 200)))
+	}
+	t.mu.Lock()
+	t.sessionID = id
+	t.mu.Unlock()
 }
 
-// readRest reads and records whatever body a response has, bounded.
-func (t *HTTP) readRest(resp *http.Response, cancel context.CancelFunc, channel string) {
+// readRest reads and records whatever body a response has, bounded, and
+// returns it.
+func (t *HTTP) readRest(resp *http.Response, cancel context.CancelFunc, channel string) []byte {
 	defer cancel()
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
@@ -676,10 +768,22 @@ func (t *HTTP) readRest(resp *http.Response, cancel context.CancelFunc, channel 
 	if err != nil {
 		t.cfg.Log.Harness(chrono.KindError, channel, chrono.Sanitize("reading body: "+err.Error(), false))
 	}
+	return body
 }
 
-// readJSON reads a JSON body holding one message and delivers it.
-func (t *HTTP) readJSON(resp *http.Response, channel string) {
+// requestID is the ID of sent when it is a request, else the zero ID.
+func requestID(sent *jsonrpc.Message) jsonrpc.ID {
+	if sent != nil && sent.Kind == jsonrpc.KindRequest {
+		return sent.ID
+	}
+	return jsonrpc.ID{}
+}
+
+// readJSON reads a JSON body holding one message and delivers it. sent
+// is the message POSTed, nil if malformed: when it was a request and the
+// body is too large or not a message, its response is lost, and Inbound
+// says so (Inbound.For).
+func (t *HTTP) readJSON(resp *http.Response, channel string, sent *jsonrpc.Message) {
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
 	if err != nil {
@@ -691,22 +795,27 @@ func (t *HTTP) readJSON(resp *http.Response, channel string) {
 				t.err = err // the answer is lost: Err names the limit
 			}
 			t.mu.Unlock()
-			t.deliver(Inbound{Err: err, Seq: e.Seq})
+			in := Inbound{Err: err, Seq: e.Seq}
+			if id := requestID(sent); id.IsValid() {
+				in.Err, in.For = fmt.Errorf("transport: %s: %w: %w", channel, ErrNoAnswer, err), id
+			}
+			t.deliver(in)
 		}
 		return
 	}
-	t.deliverFrame(channel, body, "JSON body")
+	t.deliverMsg(channel, body, "JSON body", requestID(sent))
 }
 
 // deliverFrame records one inbound frame and hands it to Inbound.
 func (t *HTTP) deliverFrame(channel string, raw []byte, text string) uint64 {
-	seq, _ := t.deliverMsg(channel, raw, text)
+	seq, _ := t.deliverMsg(channel, raw, text, jsonrpc.ID{})
 	return seq
 }
 
 // deliverMsg is deliverFrame that also returns the decoded message, nil
-// when malformed.
-func (t *HTTP) deliverMsg(channel string, raw []byte, text string) (uint64, *jsonrpc.Message) {
+// when malformed. A malformed frame that was the whole answer to request
+// lost (when valid) loses its response: Inbound.For says so.
+func (t *HTTP) deliverMsg(channel string, raw []byte, text string, lost jsonrpc.ID) (uint64, *jsonrpc.Message) {
 	msg, derr := jsonrpc.Decode(raw)
 	e := t.cfg.Log.Append(chrono.Event{Dir: chrono.In, Channel: channel, Kind: chrono.KindFrame, Raw: raw,
 		Summary: chrono.Summarize(msg, derr), Text: chrono.Sanitize(text, false)})
@@ -716,6 +825,11 @@ func (t *HTTP) deliverMsg(channel string, raw []byte, text string) (uint64, *jso
 	in := Inbound{Msg: msg, Raw: raw, Seq: e.Seq}
 	if derr != nil {
 		in.Msg, in.Err = nil, derr
+		if lost.IsValid() {
+			in.Err = fmt.Errorf("transport: %s: %w: the body is not a JSON-RPC message: %w", channel, ErrNoAnswer, derr)
+			in.For = lost
+			t.cfg.Log.Harness(chrono.KindError, channel, chrono.Sanitize(in.Err.Error(), false))
+		}
 	}
 	t.deliver(in)
 	return e.Seq, in.Msg
@@ -788,6 +902,7 @@ func (t *HTTP) readSSE(s *sseStream, resp *http.Response, guard *stallGuard) {
 			case errors.Is(err, io.EOF):
 				t.cfg.Log.Harness(chrono.KindNote, channel, "stream ended")
 				t.reconnect(s)
+				t.lostAtEnd(s, channel)
 			case dropped:
 				t.cfg.Log.Harness(chrono.KindNote, channel, "stream dropped by the client")
 			default:
@@ -798,13 +913,23 @@ func (t *HTTP) readSSE(s *sseStream, resp *http.Response, guard *stallGuard) {
 					t.cfg.Log.Harness(chrono.KindNote, channel, "stream closed by the client")
 				} else {
 					t.cfg.Log.Harness(chrono.KindError, channel, chrono.Sanitize("stream failed: "+err.Error(), false))
+					limit := errors.Is(err, ErrStalled) || errors.Is(err, ErrBodyTooLarge) || errors.Is(err, ErrEventTooLarge)
 					t.mu.Lock()
 					s.err = err
-					if t.err == nil && (errors.Is(err, ErrStalled) || errors.Is(err, ErrBodyTooLarge) || errors.Is(err, ErrEventTooLarge)) {
+					if t.err == nil && limit {
 						t.err = fmt.Errorf("transport: %s: %w", channel, err)
 					}
+					// A request whose stream a limit cut off before its
+					// response gets none: the stream is not resumed.
+					lost := limit && s.reqID.IsValid() && !s.answered && !t.cancelled[s.reqKey]
+					id := s.reqID
 					t.mu.Unlock()
-					if errors.Is(err, ErrEventTooLarge) || errors.Is(err, ErrBodyTooLarge) {
+					switch {
+					case lost:
+						err = fmt.Errorf("transport: %s: %w: %w", channel, ErrNoAnswer, err)
+						e := t.cfg.Log.Harness(chrono.KindError, channel, chrono.Sanitize(err.Error(), false))
+						t.deliver(Inbound{Err: err, Seq: e.Seq, For: id})
+					case errors.Is(err, ErrEventTooLarge) || errors.Is(err, ErrBodyTooLarge):
 						e := t.cfg.Log.Harness(chrono.KindError, channel, err.Error())
 						t.deliver(Inbound{Err: err, Seq: e.Seq})
 					}
@@ -841,7 +966,7 @@ func (t *HTTP) readSSE(s *sseStream, resp *http.Response, guard *stallGuard) {
 		var seq uint64
 		if ev.HasData && ev.Data != "" && (ev.Event == "" || ev.Event == "message") {
 			var m *jsonrpc.Message
-			seq, m = t.deliverMsg(channel, []byte(ev.Data), text)
+			seq, m = t.deliverMsg(channel, []byte(ev.Data), text, jsonrpc.ID{})
 			if m != nil && m.Kind.IsResponse() && m.ID.IsValid() && m.ID.Key() == s.reqKey {
 				t.mu.Lock()
 				s.answered = true
@@ -856,8 +981,16 @@ func (t *HTTP) readSSE(s *sseStream, resp *http.Response, guard *stallGuard) {
 			seq = e.Seq
 		}
 		t.mu.Lock()
-		s.events = append(s.events, StreamEvent{SSEEvent: ev, Seq: seq})
+		first := false
+		if len(s.events) < MaxStreamEvents {
+			s.events = append(s.events, StreamEvent{SSEEvent: ev, Seq: seq})
+		} else if !s.capped {
+			first, s.capped = true, true
+		}
 		t.mu.Unlock()
+		if first {
+			t.cfg.Log.Harness(chrono.KindNote, channel, fmt.Sprintf("more than %d events on this stream: later ones are recorded in the chronology but not kept for Events", MaxStreamEvents))
+		}
 	}
 }
 
@@ -885,6 +1018,25 @@ func (t *HTTP) reconnect(s *sseStream) {
 			t.cfg.Log.Harness(chrono.KindError, "SSE "+s.name, chrono.Sanitize("reconnecting: "+err.Error(), false))
 		}
 	}()
+}
+
+// lostAtEnd reports the request of a stream that ended before its
+// response as lost when nothing can bring the response any more: the
+// stream carried no event ID to resume from (HTTP-21, HTTP-45), was not
+// itself a resumption, and was neither cancelled nor dropped by us.
+// Called from the stream's reader after reconnect.
+func (t *HTTP) lostAtEnd(s *sseStream, channel string) {
+	t.mu.Lock()
+	lost := s.reqID.IsValid() && !s.answered && !s.dropped && s.lastID == "" && s.attempts == 0 &&
+		!t.cancelled[s.reqKey] && !t.closed && t.ctx.Err() == nil
+	id := s.reqID
+	t.mu.Unlock()
+	if !lost {
+		return
+	}
+	err := fmt.Errorf("transport: %s: %w: the stream ended before the response, with no event ID to resume it from", channel, ErrNoAnswer)
+	e := t.cfg.Log.Harness(chrono.KindError, channel, err.Error())
+	t.deliver(Inbound{Err: err, Seq: e.Seq, For: id})
 }
 
 // OpenGET opens the GET stream (HTTP-28, HTTP-29) and returns its name,
@@ -954,8 +1106,8 @@ func (t *HTTP) get(ctx context.Context, lastEventID string) (string, error) {
 		return "", r.err
 	}
 	if r.resp.StatusCode/100 != 2 {
-		t.readRest(r.resp, r.cancel, name)
-		return "", &StatusError{Channel: name, Status: r.resp.StatusCode}
+		body := t.readRest(r.resp, r.cancel, name)
+		return "", newStatusError(name, r.resp, body)
 	}
 	if mt := mediaType(r.resp.Header); mt != "text/event-stream" {
 		t.readRest(r.resp, r.cancel, name)
@@ -971,7 +1123,7 @@ func (t *HTTP) get(ctx context.Context, lastEventID string) (string, error) {
 		// resumes.
 		t.mu.Lock()
 		if from := t.byEventID[lastEventID]; from != nil {
-			s.reqKey, s.attempts, s.lastID, s.retry = from.reqKey, from.attempts+1, lastEventID, from.retry
+			s.reqKey, s.reqID, s.attempts, s.lastID, s.retry = from.reqKey, from.reqID, from.attempts+1, lastEventID, from.retry
 			t.byEventID[lastEventID] = s
 		}
 		t.mu.Unlock()

@@ -30,6 +30,11 @@ type Inbound struct {
 	Raw []byte
 	Err error
 	Seq uint64
+	// For is set, with Err, when the exchange that was to carry the
+	// response of request For ended without it (an HTTP answer that is
+	// not JSON, a stream cut off by a limit): the caller may fail that
+	// request at once instead of waiting for a response that cannot come.
+	For jsonrpc.ID
 }
 
 // Conn is a framed, recorded connection to a peer.

@@ -93,6 +93,13 @@ func (e Env) serveHTTP(ctx context.Context, srv *refserver.Server, addr string, 
 	return 0, nil
 }
 
+// httpBound is how long a response of a case with deadline caseTimeout
+// may keep its headers back, or stay silent once they are in: three
+// quarters of the deadline, so that a server that never answers is named
+// as such (transport.ErrStalled) before the case's own deadline ends the
+// case with a vaguer error.
+func httpBound(caseTimeout time.Duration) time.Duration { return caseTimeout * 3 / 4 }
+
 // httpTarget is the runner's target for a Streamable HTTP endpoint: the
 // URL given with --url, or the built-in reference server served in this
 // process on a free loopback port (--transport http). stop ends the
@@ -131,6 +138,7 @@ func (e Env) httpTarget(o checkOptions) (target runner.Target, prof *profile.Pro
 	}
 	maxBody := int64(o.maxFrame)
 	redact := e.redact
+	bound := httpBound(o.caseTimeout)
 	return runner.Target{
 		Name:      name,
 		Transport: runner.TransportHTTP,
@@ -139,7 +147,7 @@ func (e Env) httpTarget(o checkOptions) (target runner.Target, prof *profile.Pro
 			// target echoes them: bodies, log messages, errors.
 			log.SetRedactor(redact)
 			return transport.DialHTTP(ctx, transport.HTTPConfig{URL: url, Log: log, Headers: o.header,
-				MaxEvent: maxBody, StallTimeout: o.caseTimeout})
+				MaxEvent: maxBody, StallTimeout: bound, HeaderTimeout: bound})
 		},
 	}, prof, stop, nil
 }
