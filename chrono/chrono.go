@@ -61,17 +61,21 @@ const DefaultMaxRaw = 64 << 10
 // cut at a character boundary and marked "… (truncated, N bytes)".
 const MaxText = 2 << 10
 
-// clipField cuts s to MaxText with a marker.
-func clipField(s string) string {
-	if len(s) <= MaxText {
+// Clip cuts s to at most n bytes, at a character boundary, with a marker
+// that gives the full length: "… (truncated, N bytes)".
+func Clip(s string, n int) string {
+	if len(s) <= n {
 		return s
 	}
-	cut := MaxText
+	cut := n
 	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
 	return s[:cut] + fmt.Sprintf("… (truncated, %d bytes)", len(s))
 }
+
+// clipField cuts s to MaxText with a marker.
+func clipField(s string) string { return Clip(s, MaxText) }
 
 // clipFields applies clipField to every text field of e.
 func clipFields(e Event) Event {

@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/mcpflight/mcpflight/cases"
 	"github.com/mcpflight/mcpflight/chrono"
@@ -65,18 +64,8 @@ func verdictColor(v cases.Verdict) string {
 // "… (truncated, N bytes)".
 const MaxText = 2048
 
-// clipText cuts s to at most n bytes, at a character boundary, with a
-// marker that gives the full length.
-func clipText(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + fmt.Sprintf("… (truncated, %d bytes)", len(s))
-}
+// clipText cuts s to at most n bytes with a marker (chrono.Clip).
+func clipText(s string, n int) string { return chrono.Clip(s, n) }
 
 // san makes untrusted text safe for a terminal, on one line, and cuts it
 // to MaxText.

@@ -31,7 +31,7 @@ const maxUIText = 4 << 10
 
 // text makes untrusted text safe to print: redacted, cut, sanitised.
 func (u *callUI) text(s string) string {
-	return chrono.Sanitize(clipMarked(u.redact.String(s), maxUIText), false)
+	return chrono.Sanitize(chrono.Clip(u.redact.String(s), maxUIText), false)
 }
 
 const barWidth = 30
@@ -108,7 +108,7 @@ func (u *callUI) Line(format string, args ...any) {
 	}
 	// The arguments are sanitised by the caller; a status line may hold
 	// a server's whole error message, so it is cut here.
-	fmt.Fprintln(u.w, clipMarked(u.redact.String(fmt.Sprintf(format, args...)), maxUIText))
+	fmt.Fprintln(u.w, chrono.Clip(u.redact.String(fmt.Sprintf(format, args...)), maxUIText))
 }
 
 func num(f float64) string {

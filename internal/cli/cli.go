@@ -109,7 +109,7 @@ func (e Env) Run(ctx context.Context, args []string) int {
 	if err != nil {
 		// An error may quote the target (its stderr, a JSON-RPC error
 		// message): redacted, cut and sanitised like any untrusted text.
-		msg := chrono.Sanitize(clipMarked(e.redact.String(err.Error()), maxErrorText), true)
+		msg := chrono.Sanitize(chrono.Clip(e.redact.String(err.Error()), maxErrorText), true)
 		var ue *usageError
 		if errors.As(err, &ue) {
 			fmt.Fprintf(e.Stderr, "mcpflight: %s\n\n%s", msg, ue.usage)

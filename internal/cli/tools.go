@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"text/tabwriter"
 	"time"
-	"unicode/utf8"
 
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/profile"
@@ -121,19 +120,8 @@ func (e Env) clip(s string, n int) string {
 	return clipText(e.redact.String(s), n)
 }
 
-// clipMarked cuts s to at most n bytes, at a character boundary, with a
-// marker that gives the full length.
-func clipMarked(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + fmt.Sprintf("… (truncated, %d bytes)", len(s))
-}
-
+// clipText shortens s to n runes, the last an ellipsis, for one-line
+// listings.
 func clipText(s string, n int) string {
 	r := []rune(s)
 	if len(r) > n {
