@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -611,7 +612,6 @@ func TestToolCallBadParams(t *testing.T) {
 }
 
 func TestServeEndsWithBlockedWork(t *testing.T) {
-	before := runtime.NumGoroutine()
 	h := newHarness(t)
 	h.slow(jsonrpc.IntID(1), json.RawMessage(`1`), map[string]any{"key": "a"})
 	h.slow(jsonrpc.IntID(2), nil, map[string]any{"key": "b", "steps": 5})
@@ -630,15 +630,41 @@ func TestServeEndsWithBlockedWork(t *testing.T) {
 			t.Errorf("abandoned request %d answered", id)
 		}
 	}
-	// Safety net: the harness's own two goroutines end just after.
-	deadline := time.Now().Add(safety)
-	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
-		runtime.Gosched()
-		time.Sleep(time.Millisecond)
+	// Serve has returned and counted its goroutines down to zero; no
+	// goroutine may still be running the server's code either.
+	if left := serverGoroutines(); len(left) > 0 {
+		t.Errorf("%d goroutines still in the server's code after Serve returned:\n%s", len(left), strings.Join(left, "\n\n"))
 	}
-	if n := runtime.NumGoroutine(); n > before {
-		t.Errorf("%d goroutines before, %d after", before, n)
+}
+
+// serverGoroutines returns the stacks of goroutines that have a frame in
+// the package's non-test code: the server's own work. The harness's
+// goroutines (test files) and the runtime's do not count, whether or not
+// they have finished exiting, so no polling is needed.
+func serverGoroutines() []string {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
 	}
+	_, self, _, _ := runtime.Caller(0)
+	dir := filepath.Dir(self) + string(filepath.Separator)
+	var out []string
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		for _, line := range strings.Split(g, "\n") {
+			line = strings.TrimSpace(line)
+			file, _, _ := strings.Cut(line, ":")
+			if strings.HasPrefix(file, dir) && !strings.HasSuffix(file, "_test.go") && !strings.Contains(file[len(dir):], string(filepath.Separator)) {
+				out = append(out, g)
+				break
+			}
+		}
+	}
+	return out
 }
 
 func TestServeEndsWithContext(t *testing.T) {
