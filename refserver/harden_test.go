@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -428,5 +429,40 @@ func TestHTTPFailedCallEndsItsStream(t *testing.T) {
 	}
 	if n := f.h.srv.live.Load(); n > 6 {
 		t.Errorf("%d goroutines live after 20 failed calls: their watchers were left behind", n)
+	}
+}
+
+// TestHTTPRetainsBoundedStreams: a session keeps at most
+// MaxRetainedStreams finished request streams for resumption; an older
+// one's event ID is unknown (400), the newest still resumes (HTTP-43).
+func TestHTTPRetainsBoundedStreams(t *testing.T) {
+	const limit = 2
+	f := newHTTPFixtureHTTP(t, Options{}, HTTPOptions{RetryMillis: 5, MaxRetainedStreams: limit})
+	var ids []string
+	for i := range 6 {
+		resp, body := f.do(http.MethodPost, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"slow","arguments":{"key":"k%d","steps":1,"gated":false}}}`, 10+i, i), nil)
+		first, _, _ := strings.Cut(body, "\n")
+		id, ok := strings.CutPrefix(first, "id: ")
+		if resp.StatusCode != http.StatusOK || !ok || !strings.Contains(body, fmt.Sprintf(`"id":%d,"result"`, 10+i)) {
+			t.Fatalf("call %d: %d %q", i, resp.StatusCode, body)
+		}
+		ids = append(ids, strings.TrimSpace(id))
+	}
+	f.h.mu.Lock()
+	hs := f.h.sessions[f.sid]
+	f.h.mu.Unlock()
+	hs.mu.Lock()
+	kept, tokens, reqs := len(hs.streams), len(hs.byToken), len(hs.byReq)
+	hs.mu.Unlock()
+	// The limit is applied as a stream opens: the retired ones before
+	// it, plus the last, finished since.
+	if kept > limit+1 || tokens > limit+1 || reqs > limit+1 {
+		t.Errorf("%d streams kept (%d by token, %d by request) after 7 finished requests, limit %d", kept, tokens, reqs, limit)
+	}
+	if resp, body := f.do(http.MethodGet, "", map[string]string{"Last-Event-ID": ids[0]}); resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("resume from a forgotten stream: %d %q", resp.StatusCode, body)
+	}
+	if resp, body := f.do(http.MethodGet, "", map[string]string{"Last-Event-ID": ids[5]}); resp.StatusCode != http.StatusOK || !strings.Contains(body, `"id":15,"result"`) {
+		t.Errorf("resume from the newest stream: %d %q", resp.StatusCode, body)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -36,7 +37,17 @@ type HTTPOptions struct {
 	// handler starts reading it; 0 means DefaultBodyTimeout. A body that
 	// is slower gets 400 and its connection is closed.
 	BodyTimeout time.Duration
+	// MaxRetainedStreams bounds the finished request streams a session
+	// keeps for resumption (each with its events); 0 means
+	// DefaultMaxRetainedStreams, a negative value means no limit. Past
+	// it the oldest finished, detached stream is forgotten, and a resume
+	// from one of its event IDs gets 400 like any unknown ID.
+	MaxRetainedStreams int
 }
+
+// DefaultMaxRetainedStreams is the default of
+// HTTPOptions.MaxRetainedStreams.
+const DefaultMaxRetainedStreams = 1000
 
 // DefaultMaxSessions is the default of HTTPOptions.MaxSessions.
 const DefaultMaxSessions = 1024
@@ -142,9 +153,11 @@ type httpSession struct {
 	// handleMu serialises message handling, as Serve's single reader does.
 	handleMu sync.Mutex
 
-	mu       sync.Mutex
-	changed  chan struct{}
-	streams  []*hstream
+	mu      sync.Mutex
+	changed chan struct{}
+	streams []*hstream
+	// opened counts the streams ever opened: the next stream's number.
+	opened   int
 	byReq    map[string]*hstream
 	byToken  map[string]*hstream
 	logCalls []*hstream
@@ -650,7 +663,9 @@ func (hs *httpSession) settle(st *hstream, id jsonrpc.ID) {
 func (hs *httpSession) openRequest(msg *jsonrpc.Message, prime bool) *hstream {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
-	st := &hstream{n: len(hs.streams) + 1, reqKey: msg.ID.Key(), reqText: idText(msg.ID)}
+	hs.forgetRetired()
+	hs.opened++
+	st := &hstream{n: hs.opened, reqKey: msg.ID.Key(), reqText: idText(msg.ID)}
 	hs.streams = append(hs.streams, st)
 	hs.byReq[st.reqKey] = st
 	if prime && !hs.h.has(FaultNoPrimingEvent) {
@@ -678,6 +693,52 @@ func (hs *httpSession) openRequest(msg *jsonrpc.Message, prime bool) *hstream {
 		}
 	}
 	return st
+}
+
+// forgetRetired drops the oldest finished, detached request streams
+// beyond HTTPOptions.MaxRetainedStreams, with their events and every
+// reference to them, so that a long session's memory follows the work in
+// flight, not all the work ever done. Caller holds hs.mu.
+func (hs *httpSession) forgetRetired() {
+	limit := hs.h.opts.MaxRetainedStreams
+	if limit == 0 {
+		limit = DefaultMaxRetainedStreams
+	}
+	if limit < 0 {
+		return
+	}
+	retired := func(s *hstream) bool { return s != hs.get && s.ended && !s.attached }
+	over := -limit
+	for _, s := range hs.streams {
+		if retired(s) {
+			over++
+		}
+	}
+	if over <= 0 {
+		return
+	}
+	forgotten := make(map[*hstream]bool, over)
+	kept := hs.streams[:0]
+	for _, s := range hs.streams {
+		if len(forgotten) < over && retired(s) {
+			forgotten[s] = true
+			continue
+		}
+		kept = append(kept, s)
+	}
+	clear(hs.streams[len(kept):])
+	hs.streams = kept
+	for k, s := range hs.byToken {
+		if forgotten[s] {
+			delete(hs.byToken, k)
+		}
+	}
+	for k, s := range hs.byReq {
+		if forgotten[s] {
+			delete(hs.byReq, k)
+		}
+	}
+	hs.logCalls = slices.DeleteFunc(hs.logCalls, func(s *hstream) bool { return forgotten[s] })
 }
 
 // watchEnd makes st end when the checkpoint end is reached, unless it
@@ -931,7 +992,8 @@ func (h *HTTPHandler) getStream(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if hs.get == nil {
-			hs.get = &hstream{n: len(hs.streams) + 1}
+			hs.opened++
+			hs.get = &hstream{n: hs.opened}
 			hs.streams = append(hs.streams, hs.get)
 		}
 		st := hs.get

@@ -28,7 +28,13 @@ func newHTTPFixture(t *testing.T, faults FaultSet) *httpFixture {
 // newHTTPFixtureWith is newHTTPFixture with more options.
 func newHTTPFixtureWith(t *testing.T, opts Options) *httpFixture {
 	t.Helper()
-	h := New(opts).HTTPHandler(HTTPOptions{RetryMillis: 5})
+	return newHTTPFixtureHTTP(t, opts, HTTPOptions{RetryMillis: 5})
+}
+
+// newHTTPFixtureHTTP is newHTTPFixtureWith with the endpoint's options.
+func newHTTPFixtureHTTP(t *testing.T, opts Options, hopts HTTPOptions) *httpFixture {
+	t.Helper()
+	h := New(opts).HTTPHandler(hopts)
 	ts := httptest.NewServer(h)
 	t.Cleanup(func() {
 		h.Close()
