@@ -806,14 +806,8 @@ func (t *HTTP) readJSON(resp *http.Response, channel string, sent *jsonrpc.Messa
 	t.deliverMsg(channel, body, "JSON body", requestID(sent))
 }
 
-// deliverFrame records one inbound frame and hands it to Inbound.
-func (t *HTTP) deliverFrame(channel string, raw []byte, text string) uint64 {
-	seq, _ := t.deliverMsg(channel, raw, text, jsonrpc.ID{})
-	return seq
-}
-
-// deliverMsg is deliverFrame that also returns the decoded message, nil
-// when malformed. A malformed frame that was the whole answer to request
+// deliverMsg records one inbound frame, hands it to Inbound and returns
+// its sequence number and decoded message, nil when malformed. A malformed frame that was the whole answer to request
 // lost (when valid) loses its response: Inbound.For says so.
 func (t *HTTP) deliverMsg(channel string, raw []byte, text string, lost jsonrpc.ID) (uint64, *jsonrpc.Message) {
 	msg, derr := jsonrpc.Decode(raw)

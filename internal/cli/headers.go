@@ -29,17 +29,6 @@ func (h *headerFlags) register(fs *flag.FlagSet) {
 
 func (h headerFlags) given() bool { return len(h.header)+len(h.headerEnv) > 0 }
 
-// headerFlagsUsage is the flags' help, shared by every command.
-const headerFlagsUsage = `  --header 'NAME: VALUE'
-                       send this header with every HTTP request (repeatable),
-                       e.g. 'Authorization: Bearer …'; its value is redacted
-                       from every output
-  --header-env NAME=VAR
-                       send header NAME with the value of environment
-                       variable VAR (repeatable): the secret stays out of the
-                       command line, where ps would show it
-`
-
 // reservedHeaders are the headers the transport owns: a user's value
 // would break the protocol exchange or the HTTP framing.
 var reservedHeaders = map[string]bool{
