@@ -197,6 +197,37 @@ func TestServeListFaults(t *testing.T) {
 	}
 }
 
+// TestServeNoTasks: serve --no-tasks declares no tasks capability; the
+// default does.
+func TestServeNoTasks(t *testing.T) {
+	in := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+`
+	for _, tt := range []struct {
+		args      []string
+		wantTasks bool
+	}{
+		{[]string{"serve", "--stdio"}, true},
+		{[]string{"serve", "--stdio", "--no-tasks"}, false},
+	} {
+		r := runCLI(t, in, tt.args...)
+		if r.code != 0 {
+			t.Fatalf("%v: code %d: %s", tt.args, r.code, r.stderr)
+		}
+		var init struct {
+			Result struct {
+				Capabilities map[string]json.RawMessage `json:"capabilities"`
+			} `json:"result"`
+		}
+		if err := json.Unmarshal([]byte(strings.SplitN(r.stdout, "\n", 2)[0]), &init); err != nil {
+			t.Fatalf("%v: %v in %q", tt.args, err, r.stdout)
+		}
+		if _, has := init.Result.Capabilities["tasks"]; has != tt.wantTasks {
+			t.Errorf("%v: tasks capability %v, want %v: %s", tt.args, has, tt.wantTasks, r.stdout)
+		}
+	}
+}
+
 // TestServeInProcess runs serve over in-memory stdin and stdout.
 func TestServeInProcess(t *testing.T) {
 	in := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}

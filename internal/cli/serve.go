@@ -38,6 +38,8 @@ Flags:
                         larger ones are skipped and answered -32700 or 413
   --max-in-flight N     requests of one session handled at once (default
                         64, -1 for no limit); more are refused with -31000
+  --no-tasks            serve without the tasks capability: task-augmented
+                        requests are then ordinary ones (TSK-4, TSK-24)
   --fault NAME          break one contract on purpose (repeatable)
   --list-faults         print the faults and what each breaks
   --hostile MODE        attack the client instead: garbage, floods, hangs,
@@ -47,12 +49,12 @@ Flags:
 
 func (e Env) serve(ctx context.Context, args []string) (int, error) {
 	var (
-		stdio, list, remote bool
-		listHostile         bool
-		faults, origins     stringList
-		httpAddr, hostileAt string
-		retryMS             int
-		maxFrame, maxFlight int
+		stdio, list, remote  bool
+		listHostile, noTasks bool
+		faults, origins      stringList
+		httpAddr, hostileAt  string
+		retryMS              int
+		maxFrame, maxFlight  int
 	)
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.BoolVar(&stdio, "stdio", false, "")
@@ -66,6 +68,7 @@ func (e Env) serve(ctx context.Context, args []string) (int, error) {
 	fs.IntVar(&maxFrame, "max-frame", refserver.MaxFrame, "")
 	fs.IntVar(&maxFlight, "max-in-flight", refserver.DefaultMaxInFlight, "")
 	fs.BoolVar(&list, "list-faults", false, "")
+	fs.BoolVar(&noTasks, "no-tasks", false, "")
 	fs.Var(&faults, "fault", "")
 	if done, err := e.parse(fs, serveUsage, args); done || err != nil {
 		return 0, err
@@ -113,7 +116,7 @@ func (e Env) serve(ctx context.Context, args []string) (int, error) {
 	if maxFlight == 0 {
 		return 0, usagef(serveUsage, "--max-in-flight must be positive, or negative for no limit")
 	}
-	srv := refserver.New(refserver.Options{Faults: set, Stderr: e.Stderr, Version: e.version(), MaxFrame: maxFrame, MaxInFlight: maxFlight})
+	srv := refserver.New(refserver.Options{Faults: set, Stderr: e.Stderr, Version: e.version(), MaxFrame: maxFrame, MaxInFlight: maxFlight, NoTasks: noTasks})
 	if httpAddr != "" {
 		var wrap func(http.Handler) http.Handler
 		if mode != nil {
