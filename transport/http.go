@@ -807,8 +807,11 @@ func (t *HTTP) readJSON(resp *http.Response, channel string, sent *jsonrpc.Messa
 }
 
 // deliverMsg records one inbound frame, hands it to Inbound and returns
-// its sequence number and decoded message, nil when malformed. A malformed frame that was the whole answer to request
-// lost (when valid) loses its response: Inbound.For says so.
+// its sequence number and decoded message, nil when malformed. When the
+// frame is the whole answer to request lost (when valid) and is not its
+// response (not a message at all, or another message: HTTP-14 asks for
+// "one JSON object", the response), that request's response is lost:
+// Inbound.For says so, after the frame itself was delivered.
 func (t *HTTP) deliverMsg(channel string, raw []byte, text string, lost jsonrpc.ID) (uint64, *jsonrpc.Message) {
 	msg, derr := jsonrpc.Decode(raw)
 	e := t.cfg.Log.Append(chrono.Event{Dir: chrono.In, Channel: channel, Kind: chrono.KindFrame, Raw: raw,
@@ -826,6 +829,18 @@ func (t *HTTP) deliverMsg(channel string, raw []byte, text string, lost jsonrpc.
 		}
 	}
 	t.deliver(in)
+	if derr == nil && lost.IsValid() && !(msg.Kind.IsResponse() && msg.ID == lost) {
+		what := msg.Kind.String()
+		if msg.Method != "" {
+			what += " " + strconv.Quote(msg.Method)
+		}
+		if msg.ID.IsValid() {
+			what += " with id " + msg.ID.String()
+		}
+		err := fmt.Errorf("transport: %s: %w: the JSON body is a %s, not the response to request %s", channel, ErrNoAnswer, what, lost)
+		he := t.cfg.Log.Harness(chrono.KindError, channel, chrono.Sanitize(err.Error(), false))
+		t.deliver(Inbound{Err: err, For: lost, Seq: he.Seq})
+	}
 	return e.Seq, in.Msg
 }
 

@@ -157,8 +157,8 @@ func TestHTTPSessionIDInvisible(t *testing.T) {
 }
 
 // TestHTTPLostAnswer: when the exchange of a request ends without its
-// response (a JSON body that is not JSON, a stream cut off by a limit or
-// ended with no event ID to resume from),
+// response (a JSON body that is not JSON or is another message, a stream
+// cut off by a limit or ended with no event ID to resume from),
 // Inbound says which request lost its answer.
 func TestHTTPLostAnswer(t *testing.T) {
 	ctx := httpSafety(t)
@@ -172,6 +172,12 @@ func TestHTTPLostAnswer(t *testing.T) {
 		case "big-event":
 			w.Header().Set("Content-Type", "text/event-stream")
 			_, _ = io.WriteString(w, "data: "+strings.Repeat("x", 4096)+"\n\n")
+		case "wrong-id":
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":"somebody-else","result":{}}`)
+		case "notification":
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = io.WriteString(w, `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"hi"}}`)
 		case "ends-early":
 			w.Header().Set("Content-Type", "text/event-stream")
 			w.WriteHeader(http.StatusOK)
@@ -191,6 +197,8 @@ func TestHTTPLostAnswer(t *testing.T) {
 		{"big-event", ErrEventTooLarge},
 		{"silent", ErrStalled},
 		{"ends-early", ErrNoAnswer},
+		{"wrong-id", ErrNoAnswer},
+		{"notification", ErrNoAnswer},
 	} {
 		t.Run(tc.method, func(t *testing.T) {
 			c, _ := DialHTTP(ctx, HTTPConfig{URL: ts.URL, Log: chrono.New(), MaxEvent: 1024, StallTimeout: 50 * time.Millisecond})
@@ -200,6 +208,9 @@ func TestHTTPLostAnswer(t *testing.T) {
 				t.Fatal(err)
 			}
 			in := recv(t, ctx, c)
+			if in.Msg != nil { // the body's own message comes first
+				in = recv(t, ctx, c)
+			}
 			if in.For != jsonrpc.IntID(id) || !errors.Is(in.Err, ErrNoAnswer) || !errors.Is(in.Err, tc.cause) {
 				t.Fatalf("inbound %+v (err %v), want For %d with %v", in, in.Err, id, tc.cause)
 			}
