@@ -4,6 +4,7 @@ package cli
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -557,4 +558,127 @@ func TestHostileStdioZoo(t *testing.T) {
 	if alive != 0 {
 		t.Errorf("%d processes of the targets' groups remain", alive)
 	}
+}
+
+// zooMarkEnv names the environment variable that marks every process of
+// one interrupted run (check, its targets and their children inherit it),
+// so that survivors are found wherever they are, in or out of the
+// target's process group.
+const zooMarkEnv = "MCPFLIGHT_TEST_ZOO_MARK"
+
+// TestHostileStdioZooInterrupted sends SIGINT to check while each stdio
+// mode's target is running: the target records its pid through a FIFO
+// before it serves, so the interrupt lands in the handshake of the case.
+// Afterwards no process carrying the run's mark may be alive, whatever
+// its process group (found through /proc/PID/environ, from outside).
+func TestHostileStdioZooInterrupted(t *testing.T) {
+	if _, err := os.Stat("/proc/self/environ"); err != nil {
+		t.Skip("no /proc to inspect")
+	}
+	// The scan itself must be able to find a survivor.
+	probeMark := fmt.Sprintf("probe-%d", os.Getpid())
+	probe := exec.Command(binary, "serve", "--stdio", "--hostile", string(hostile.NeverAnswers))
+	probe.Env = append(os.Environ(), zooMarkEnv+"="+probeMark)
+	stdin, err := probe.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := probe.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if got := markedProcesses(probeMark); len(got) != 1 || got[0] != probe.Process.Pid {
+		t.Errorf("scan for a live marked process found %v, want [%d]", got, probe.Process.Pid)
+	}
+	_ = probe.Process.Kill()
+	_ = probe.Wait()
+	stdin.Close()
+
+	modes := 0
+	for _, in := range hostile.All() {
+		if in.Transport != hostile.TransportStdio {
+			continue
+		}
+		modes++
+		t.Run(string(in.Mode), func(t *testing.T) {
+			mark := fmt.Sprintf("%d-%s", os.Getpid(), in.Mode)
+			fifo := filepath.Join(t.TempDir(), "pids")
+			if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			target := transport.QuoteArgs([]string{binary, "serve", "--stdio", "--hostile", string(in.Mode)})
+			cmd := exec.Command(binary, "check", "--stdio", target, "--profile", "reference", "--case", caseStdout, "--case-timeout", "1m")
+			cmd.Env = append(os.Environ(), hostile.PidfileEnv+"="+fifo, zooMarkEnv+"="+mark)
+			var out strings.Builder
+			cmd.Stdout, cmd.Stderr = &out, &out
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			exited := make(chan error, 1)
+			go func() { exited <- cmd.Wait() }()
+			got := make(chan []int, 1)
+			go func() { got <- readFIFOLines(fifo, 1) }()
+			select {
+			case pids := <-got:
+				if len(pids) == 0 {
+					t.Fatalf("no pid recorded\n%s", out.String())
+				}
+			case err := <-exited:
+				if w, err := os.OpenFile(fifo, os.O_RDWR, 0); err == nil {
+					w.Close()
+				}
+				t.Fatalf("check ended (%v) before its target started\n%s", err, out.String())
+			case <-time.After(zooSafety): // safety net only
+				_ = cmd.Process.Kill()
+				t.Fatalf("the target did not record its pid\n%s", out.String())
+			}
+			if err := cmd.Process.Signal(os.Interrupt); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case err := <-exited:
+				var exit *exec.ExitError
+				// Interrupted mid-case: exit 2 (ExitError). Only a case
+				// that finished in the instant before the signal could
+				// make it exit otherwise; what is asserted below holds
+				// either way.
+				if !errors.As(err, &exit) || exit.ExitCode() != ExitError {
+					t.Logf("check exited with %v (not interrupted mid-case?)", err)
+				}
+			case <-time.After(zooSafety): // safety net only
+				_ = cmd.Process.Kill()
+				t.Fatalf("check did not stop after SIGINT\n%s", out.String())
+			}
+			if left := markedProcesses(mark); len(left) > 0 {
+				t.Errorf("processes %v of the interrupted run survived\n%s", left, out.String())
+			}
+		})
+	}
+	if modes != 13 {
+		t.Errorf("%d stdio modes, want 13", modes)
+	}
+}
+
+// markedProcesses lists the live (not zombie) processes whose environment
+// holds zooMarkEnv=mark.
+func markedProcesses(mark string) []int {
+	want := []byte(zooMarkEnv + "=" + mark + "\x00")
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+		if err != nil || !bytes.Contains(append(env, 0), want) {
+			continue
+		}
+		if st := procState(pid); st != "" && st != "Z" {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }
