@@ -8,6 +8,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/mcpflight/mcpflight/baseline"
 	"github.com/mcpflight/mcpflight/cases"
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/runner"
@@ -60,8 +61,55 @@ type JSONReport struct {
 	Counts map[cases.Verdict]int `json:"counts"`
 	// Teardown is the separate teardown grade.
 	Teardown JSONTeardownGrade `json:"teardown"`
-	// Results holds one entry per case, in the order run.
+	// Baseline is the run set against a baseline (--baseline), absent
+	// without one. With a baseline the process exits with its ExitCode,
+	// not the report's.
+	Baseline *JSONBaseline `json:"baseline,omitempty"`
+	// Results holds one entry per case, in the order run. It is the last
+	// member, which lets JSON stream it.
 	Results []JSONResult `json:"results"`
+}
+
+// JSONBaseline is a run set against a baseline file (baseline.Compare).
+type JSONBaseline struct {
+	// File is the baseline's path as given.
+	File string `json:"file"`
+	// Known are listed entries the run confirmed; they do not change the
+	// exit code.
+	Known []JSONFinding `json:"known"`
+	// Unexpected are fails and warns not listed, or worse than listed.
+	Unexpected []JSONFinding `json:"unexpected"`
+	// Stale are listed entries that no longer hold (update the baseline).
+	Stale []JSONFinding `json:"stale"`
+	// Unchecked are listed entries this run has no verdict on.
+	Unchecked []JSONFinding `json:"unchecked"`
+	// ExitCode is the process exit code the baseline gives: 0 no
+	// unexpected fail and no stale entry, 1 otherwise, 2 inconclusive.
+	ExitCode int `json:"exitCode"`
+}
+
+// JSONFinding is one case in a baseline comparison.
+type JSONFinding struct {
+	ID string `json:"id"`
+	// Listed is the verdict in the baseline, "" when not listed.
+	Listed cases.Verdict `json:"listed"`
+	// Now is this run's verdict, "" when the case did not run.
+	Now cases.Verdict `json:"now"`
+	// Summary is this run's one-line summary of the case.
+	Summary string `json:"summary,omitempty"`
+}
+
+// jsonBaseline converts a comparison for the JSON report.
+func jsonBaseline(r *runner.Report, c baseline.Comparison, file string) *JSONBaseline {
+	conv := func(fs []baseline.Finding) []JSONFinding {
+		out := make([]JSONFinding, 0, len(fs))
+		for _, f := range fs {
+			out = append(out, JSONFinding{ID: f.ID, Listed: f.Listed, Now: f.Now, Summary: jsonText(f.Summary)})
+		}
+		return out
+	}
+	return &JSONBaseline{File: jsonText(file), Known: conv(c.Known), Unexpected: conv(c.Unexpected),
+		Stale: conv(c.Stale), Unchecked: conv(c.Unchecked), ExitCode: c.ExitCode(r)}
 }
 
 // JSONTarget names the target and its transport.
@@ -268,8 +316,18 @@ func document(r *runner.Report, events bool) JSONReport {
 // encoding Document(r) at once: a chronology at its cap (hundreds of
 // thousands of events) is never held in memory a second time as JSON.
 func JSON(w io.Writer, r *runner.Report) error {
+	return writeJSONDoc(w, r, nil)
+}
+
+// JSONWithBaseline is JSON with the run set against a baseline read from
+// file (JSONReport.Baseline).
+func JSONWithBaseline(w io.Writer, r *runner.Report, c baseline.Comparison, file string) error {
+	return writeJSONDoc(w, r, jsonBaseline(r, c, file))
+}
+
+func writeJSONDoc(w io.Writer, r *runner.Report, base *JSONBaseline) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
-	if err := writeJSON(bw, r); err != nil {
+	if err := writeJSON(bw, r, base); err != nil {
 		return fmt.Errorf("report: writing JSON: %w", err)
 	}
 	if err := bw.Flush(); err != nil {
@@ -284,8 +342,9 @@ var (
 	eventsMember  = []byte(`"events": [`)
 )
 
-func writeJSON(w *bufio.Writer, r *runner.Report) error {
+func writeJSON(w *bufio.Writer, r *runner.Report, base *JSONBaseline) error {
 	doc := document(r, false)
+	doc.Baseline = base
 	results := doc.Results
 	doc.Results = []JSONResult{}
 	head, err := indented(doc, "")

@@ -198,7 +198,12 @@ func (e Env) check(ctx context.Context, args []string) (int, error) {
 		return 0, runErr
 	}
 	redactReport(rep, e.redact)
-	if err := e.write(rep, o); err != nil {
+	var cmp *baseline.Comparison
+	if o.baseline != "" {
+		c := baseline.Compare(rep, known)
+		cmp = &c
+	}
+	if err := e.write(rep, o, cmp); err != nil {
 		return 0, err
 	}
 	if runErr != nil {
@@ -213,15 +218,14 @@ func (e Env) check(ctx context.Context, args []string) (int, error) {
 		}
 		fmt.Fprintf(e.Stderr, "mcpflight: wrote a baseline of %s to %s\n", plural(len(entries), "known failure or warning", "known failures and warnings"), o.writeBase)
 	}
-	if o.baseline != "" {
-		c := baseline.Compare(rep, known)
+	if cmp != nil {
 		if o.jsonFile != "-" {
 			fmt.Fprintln(e.Stdout)
-			if err := report.Baseline(e.Stdout, rep, c, o.baseline); err != nil {
+			if err := report.Baseline(e.Stdout, rep, *cmp, o.baseline); err != nil {
 				return 0, err
 			}
 		}
-		return c.ExitCode(rep), nil
+		return cmp.ExitCode(rep), nil
 	}
 	return rep.ExitCode(), nil
 }
@@ -293,8 +297,15 @@ func (e Env) target(o checkOptions) (runner.Target, *profile.Profile, error) {
 }
 
 // write renders the report: text (or JSON with --json -) on stdout, JSON
-// to a file, chronologies to a directory.
-func (e Env) write(rep *runner.Report, o checkOptions) error {
+// to a file, chronologies to a directory. cmp, when not nil, is the run
+// set against --baseline, which the JSON report includes.
+func (e Env) write(rep *runner.Report, o checkOptions, cmp *baseline.Comparison) error {
+	writeJSON := func(w io.Writer) error {
+		if cmp != nil {
+			return report.JSONWithBaseline(w, rep, *cmp, o.baseline)
+		}
+		return report.JSON(w, rep)
+	}
 	if o.jsonlDir != "" {
 		if err := e.writeJSONL(o.jsonlDir, rep); err != nil {
 			return err
@@ -316,10 +327,10 @@ func (e Env) write(rep *runner.Report, o checkOptions) error {
 	}
 	switch o.jsonFile {
 	case "-":
-		return report.JSON(e.Stdout, rep)
+		return writeJSON(e.Stdout)
 	case "":
 	default:
-		if err := e.writeFile(o.jsonFile, func(w io.Writer) error { return report.JSON(w, rep) }); err != nil {
+		if err := e.writeFile(o.jsonFile, writeJSON); err != nil {
 			return err
 		}
 	}

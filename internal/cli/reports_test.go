@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"encoding/xml"
 	"os"
 	"path/filepath"
@@ -88,6 +89,28 @@ func TestCheckBaseline(t *testing.T) {
 		{"a new failure", []string{"check", "--target-fault", "ping-broken", "--case", "ping/*"}, ExitNonConformant, []string{
 			"unexpected (1)", "ping/", "unchecked (1)", "exit 1, fail"}},
 	}
+	// The JSON report carries the comparison, and its exit code.
+	r = runCLI(t, "", append(failing, "--baseline", base, "--json", "-")...)
+	var doc struct {
+		ExitCode int `json:"exitCode"`
+		Baseline *struct {
+			File       string            `json:"file"`
+			Known      []json.RawMessage `json:"known"`
+			Unexpected []json.RawMessage `json:"unexpected"`
+			ExitCode   int               `json:"exitCode"`
+		} `json:"baseline"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+		t.Fatalf("--json - with --baseline: %v\n%s", err, r.stdout)
+	}
+	if r.code != ExitConformant || doc.ExitCode != ExitNonConformant || doc.Baseline == nil || doc.Baseline.File != base ||
+		len(doc.Baseline.Known) != 1 || len(doc.Baseline.Unexpected) != 0 || doc.Baseline.ExitCode != ExitConformant {
+		t.Errorf("--json - with --baseline: exit %d, report %+v\n%s", r.code, doc, r.stdout)
+	}
+	if !strings.Contains(r.stdout, `"id": "progress/strictly-increasing"`) {
+		t.Errorf("the known finding is not named:\n%s", r.stdout)
+	}
+
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := runCLI(t, "", append(tt.args, "--baseline", base)...)
