@@ -5,6 +5,7 @@ package cli
 import (
 	"bufio"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -53,18 +54,8 @@ func TestCtrlCLeavesNoOrphans(t *testing.T) {
 		t.Fatalf("target group %d not running before the interrupt: %v", pgid, err)
 	}
 
-	if err := cmd.Process.Signal(os.Interrupt); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-exited:
-		var exit *exec.ExitError
-		if !errors.As(err, &exit) || exit.ExitCode() != ExitError {
-			t.Errorf("interrupted check: %v, want exit code %d\n%s", err, ExitError, out.String())
-		}
-	case <-time.After(30 * time.Second): // safety net only
-		_ = cmd.Process.Kill()
-		t.Fatalf("check did not stop after the interrupt\n%s", out.String())
+	if err := interrupt(t, cmd, exited, &out, 30*time.Second); !exitedWith(err, ExitError) {
+		t.Errorf("interrupted check: %v, want exit code %d\n%s", err, ExitError, out.String())
 	}
 	// The group was SIGKILLed before check exited; only reaping by init
 	// can lag, so a zombie (or nothing) is all that may remain.
@@ -75,6 +66,31 @@ func TestCtrlCLeavesNoOrphans(t *testing.T) {
 			}
 		}
 	}
+}
+
+// interrupt sends SIGINT to cmd and waits for it to exit, returning what
+// exited delivered (cmd.Wait's error); safety is a safety net only, after
+// which cmd is killed and the test fails with its output.
+func interrupt(t *testing.T, cmd *exec.Cmd, exited <-chan error, out fmt.Stringer, safety time.Duration) error {
+	t.Helper()
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-exited:
+		return err
+	case <-time.After(safety):
+		_ = cmd.Process.Kill()
+		t.Fatalf("check did not stop after the interrupt\n%s", out)
+		return nil
+	}
+}
+
+// exitedWith reports whether err, from exec.Cmd.Wait, is an exit with
+// code.
+func exitedWith(err error, code int) bool {
+	var exit *exec.ExitError
+	return errors.As(err, &exit) && exit.ExitCode() == code
 }
 
 // groupMembers lists the pids whose process group is pgid.
