@@ -61,20 +61,8 @@ func hostileServer(t *testing.T) string {
 			io.WriteString(w, hostileText)
 			return
 		}
-		body, _ := io.ReadAll(r.Body)
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		var m struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-			Params struct {
-				Name string `json:"name"`
-			} `json:"params"`
-		}
-		_ = json.Unmarshal(body, &m)
-		enc := func(v any) string {
-			b, _ := json.Marshal(v)
-			return string(b)
-		}
+		m := peekRequest(r)
+		enc := jsonString
 		if m.Method == "tools/list" && r.URL.Query().Get("list") == "hostile" {
 			w.Header().Set("Content-Type", "application/json")
 			io.WriteString(w, enc(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": map[string]any{"tools": []any{

@@ -52,20 +52,8 @@ func (s *echoServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.next.ServeHTTP(w, r)
 		return
 	}
-	body, _ := io.ReadAll(r.Body)
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	var m struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-		Params struct {
-			Name string `json:"name"`
-		} `json:"params"`
-	}
-	_ = json.Unmarshal(body, &m)
-	enc := func(v any) string {
-		b, _ := json.Marshal(v)
-		return string(b)
-	}
+	m := peekRequest(r)
+	enc := jsonString
 	switch {
 	case m.Method == "ping" || m.Method == "tools/call" && m.Params.Name == "echo":
 		w.Header().Set("Content-Type", "text/event-stream")
@@ -317,4 +305,29 @@ func TestURLPasswordRedacted(t *testing.T) {
 	if got := e.redact.String("echo query-secret-1 acme"); got != "echo "+chrono.Redacted+" acme" {
 		t.Errorf("the URL's api_key is not a secret: %q", got)
 	}
+}
+
+// peekedRequest is the gist of a POSTed JSON-RPC message.
+type peekedRequest struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params struct {
+		Name string `json:"name"`
+	} `json:"params"`
+}
+
+// peekRequest reads the gist of r's JSON-RPC body and puts the body back
+// for the next handler.
+func peekRequest(r *http.Request) peekedRequest {
+	body, _ := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	var m peekedRequest
+	_ = json.Unmarshal(body, &m)
+	return m
+}
+
+// jsonString is v as JSON text.
+func jsonString(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
 }
