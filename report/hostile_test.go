@@ -8,9 +8,9 @@ import (
 	"io"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/internal/termsafe"
 	"github.com/mcpflight/mcpflight/peer"
 	"github.com/mcpflight/mcpflight/runner"
 )
@@ -61,27 +61,6 @@ func hostileReport() *runner.Report {
 	return r
 }
 
-// unsafeRunes reports the first character in out that a terminal would
-// act on or a reader be fooled by: C0 controls but newline and tab, DEL,
-// C1 controls, bidi controls, and invalid UTF-8.
-func unsafeRunes(out []byte) (string, int) {
-	for i := 0; i < len(out); {
-		r, size := utf8.DecodeRune(out[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			return "invalid UTF-8", i
-		case r < 0x20 && r != '\n' && r != '\t', r == 0x7f:
-			return "C0 control or DEL", i
-		case r >= 0x80 && r <= 0x9f:
-			return "C1 control", i
-		case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069, r == 0x200e, r == 0x200f, r == 0x061c:
-			return "bidi control", i
-		}
-		i += size
-	}
-	return "", -1
-}
-
 // MaxHostileOutput bounds a rendering of hostileReport: 1 MB values
 // must be cut, not copied (the JSON report, which keeps values up to
 // MaxJSONText, is allowed a few of those).
@@ -89,7 +68,7 @@ const maxHostileOutput = 1 << 20
 
 func checkSafe(t *testing.T, format string, out []byte) {
 	t.Helper()
-	if what, i := unsafeRunes(out); i >= 0 {
+	if what, i := termsafe.FirstUnsafe(out); i >= 0 {
 		t.Errorf("%s: %s at byte %d: %q", format, what, i, out[max(0, i-40):min(len(out), i+40)])
 	}
 	if len(out) > maxHostileOutput {
@@ -174,7 +153,7 @@ func checkXML(t *testing.T, out []byte) {
 			t.Fatalf("junit: not well-formed XML: %v", err)
 		}
 		if cd, ok := tok.(xml.CharData); ok {
-			if what, i := unsafeRunes(cd); i >= 0 {
+			if what, i := termsafe.FirstUnsafe(cd); i >= 0 {
 				t.Errorf("junit: %s in character data: %q", what, cd[max(0, i-20):min(len(cd), i+20)])
 			}
 		}

@@ -13,8 +13,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
+	"github.com/mcpflight/mcpflight/internal/termsafe"
 	"github.com/mcpflight/mcpflight/refserver"
 )
 
@@ -23,27 +23,6 @@ import (
 const hostileText = "csi\x1b[2J osc52\x1b]52;c;cHduZWQ=\x07 osc8\x1b]8;;http://evil.example/\x1b\\link\x1b]8;;\x1b\\ " +
 	"cr\roverwrite bs\b c1\u009b31m bidi\u202eevil <script>alert(1)</script> \"><img src=x onerror=alert(2)> ]]> " +
 	"bad\xff\xfeutf8 nul\x00end"
-
-// firstUnsafe finds the first character that a terminal would act on or
-// a reader be fooled by: C0 controls but newline and tab, DEL, C1
-// controls, bidi controls, invalid UTF-8.
-func firstUnsafe(out []byte) (string, int) {
-	for i := 0; i < len(out); {
-		r, size := utf8.DecodeRune(out[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			return "invalid UTF-8", i
-		case r < 0x20 && r != '\n' && r != '\t', r == 0x7f:
-			return "C0 control or DEL", i
-		case r >= 0x80 && r <= 0x9f:
-			return "C1 control", i
-		case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069, r == 0x200e, r == 0x200f:
-			return "bidi control", i
-		}
-		i += size
-	}
-	return "", -1
-}
 
 // hostileServer is the reference server named hostileText, behind a
 // handler that adds hostileText to a response header of every answer,
@@ -128,7 +107,7 @@ func TestHostileServerEveryFormat(t *testing.T) {
 		t.Fatalf("%d chronologies, want 2", len(files))
 	}
 	for name, out := range outputs {
-		if what, i := firstUnsafe(out); i >= 0 {
+		if what, i := termsafe.FirstUnsafe(out); i >= 0 {
 			t.Errorf("%s: %s at byte %d: %q", name, what, i, out[max(0, i-40):min(len(out), i+40)])
 		}
 		if len(out) > 1<<20 {
@@ -189,7 +168,7 @@ func TestHostileServerInteractive(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := runCLI(t, tt.stdin, tt.args...)
 			for name, out := range map[string]string{"stdout": r.stdout, "stderr": r.stderr} {
-				if what, i := firstUnsafe([]byte(out)); i >= 0 {
+				if what, i := termsafe.FirstUnsafe([]byte(out)); i >= 0 {
 					t.Errorf("%s: %s at byte %d: %q", name, what, i, out[max(0, i-60):min(len(out), i+40)])
 				}
 				if len(out) > 256<<10 {
