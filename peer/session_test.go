@@ -398,6 +398,9 @@ func TestFloodsStayBounded(t *testing.T) {
 	for i := range MaxStraysPerKind + 7 {
 		fmt.Fprintf(&b, `{"jsonrpc":"2.0","id":"never-%d","result":{}}`+"\n", i)
 	}
+	for i := range MaxNotifications + 3 {
+		fmt.Fprintf(&b, `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":%d}}`+"\n", i)
+	}
 	b.WriteString("not json\n")
 	go fs.write(b.String() + `{"jsonrpc":"2.0","id":` + req.ID.String() + `,"result":{}}`)
 	if _, err := call.Await(ctx); err != nil {
@@ -414,6 +417,9 @@ func TestFloodsStayBounded(t *testing.T) {
 	}
 	if v := call.Violations(); len(v) != 1 || v[0].Rule != RuleNotIncreasing {
 		t.Errorf("violations = %+v, want one PRG-4", v)
+	}
+	if got := len(s.Notifications()); got != MaxNotifications || s.NotificationsDropped() != 3 {
+		t.Errorf("kept %d notifications, dropped %d; want %d kept, 3 dropped", got, s.NotificationsDropped(), MaxNotifications)
 	}
 	strays := s.Strays()
 	kinds := map[StrayKind]int{}
