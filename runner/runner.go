@@ -382,22 +382,19 @@ func runCase(ctx context.Context, cfg Config, c cases.Case) (Result, *peer.InitR
 		},
 	}
 	o := runGuarded(caseCtx, cfg, c, env, closeSession)
-	if lim := limitHit(conn.Err()); lim != nil && o.Verdict != cases.Fail && o.Verdict != cases.Warn && o.Verdict != cases.Skip {
+	if lim := limitHit(conn.Err()); lim != nil {
 		// What the case saw was cut short by one of our bounds: it cannot
 		// vouch for the target, and an error should name the bound. A fail
 		// or warn it found stands: it is backed by the chronology, and the
 		// limit may be the fault's own doing (a stream a broken server
 		// never finishes).
-		log.Harness(chrono.KindDecision, "runner", "verdict is error: a transport limit was hit")
-		o = cases.Errorf("a transport limit was hit, so the case could not observe the target fully: %s (case said: %s %s)",
-			chrono.Sanitize(lim.Error(), false), o.Verdict, o.Summary)
+		o = incomplete(log, o, "a transport limit was hit", fmt.Sprintf("a transport limit was hit, so the case could not observe the target fully: %s",
+			chrono.Sanitize(lim.Error(), false)))
 	}
-	if capped := log.CapReached(); capped != "" && o.Verdict != cases.Fail && o.Verdict != cases.Warn && o.Verdict != cases.Skip {
+	if capped := log.CapReached(); capped != "" {
 		// The same for our own record: a verdict cannot rest on a
 		// chronology with events left out (a flood of frames).
-		log.Harness(chrono.KindDecision, "runner", "verdict is error: the chronology reached its cap")
-		o = cases.Errorf("the evidence is incomplete, so the case cannot vouch for the target: %s (case said: %s %s)",
-			capped, o.Verdict, o.Summary)
+		o = incomplete(log, o, "the chronology reached its cap", "the evidence is incomplete, so the case cannot vouch for the target: "+capped)
 	}
 	closeBounded()
 	if td := res.Teardown; o.Verdict == cases.Error && (td.ExitedAfter == transport.StepNone || (td.ExitCode > 0 && td.Signal == "")) {
@@ -537,6 +534,18 @@ func missingTool(ctx context.Context, s *peer.Session, p *profile.Profile, n cas
 		}
 	}
 	return ""
+}
+
+// incomplete turns o into an error saying why, when o rests on what an
+// incomplete observation could not show (pass, info, error); a fail or
+// warn the case found stands, and so does a skip. The decision is
+// recorded in log.
+func incomplete(log *chrono.Log, o cases.Outcome, decision, why string) cases.Outcome {
+	if o.Verdict == cases.Fail || o.Verdict == cases.Warn || o.Verdict == cases.Skip {
+		return o
+	}
+	log.Harness(chrono.KindDecision, "runner", "verdict is error: "+decision)
+	return cases.Errorf("%s (case said: %s %s)", why, o.Verdict, o.Summary)
 }
 
 // limitHit returns err when it reports one of the transport's bounds:
