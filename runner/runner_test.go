@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -104,7 +105,7 @@ func fixed(id string, needs cases.Needs, o cases.Outcome) cases.Case {
 
 func run(t *testing.T, cfg Config) *Report {
 	t.Helper()
-	if cfg.Target.Dial == nil {
+	if cfg.Target.Dial == nil && cfg.Target.PerCase == nil {
 		cfg.Target = reference()
 	}
 	if cfg.Profile == nil {
@@ -451,27 +452,32 @@ func TestRunConfigErrors(t *testing.T) {
 }
 
 func TestRunInterrupted(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	first := cases.Case{ID: "i/first", Versions: []string{cases.V20251125},
-		Run: func(context.Context, *cases.Env) cases.Outcome {
-			cancel()
-			return cases.Passf("done")
-		}}
-	p, _ := profile.Builtin(profile.Reference)
-	rep, err := Run(ctx, Config{Target: reference(), Profile: p, Cases: []cases.Case{first, pingCase("i/second")}})
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("err = %v, want context.Canceled", err)
-	}
-	if rep == nil || len(rep.Results) != 1 {
-		t.Fatalf("report = %+v", rep)
-	}
-	// The case and the interruption race, so its verdict may be either;
-	// what matters is that the cut-short teardown is not graded.
-	if r := rep.Results[0]; !r.Interrupted || (r.Outcome.Verdict != cases.Pass && r.Outcome.Verdict != cases.Error) {
-		t.Errorf("result = %+v", r)
-	}
-	if !rep.Interrupted || rep.Teardown.Verdict != cases.Skip || rep.ExitCode() != 2 {
-		t.Errorf("interrupted %v, teardown %+v, exit code %d", rep.Interrupted, rep.Teardown, rep.ExitCode())
+	for _, jobs := range []int{1, 4} {
+		t.Run(fmt.Sprintf("jobs %d", jobs), func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			first := cases.Case{ID: "i/first", Versions: []string{cases.V20251125},
+				Run: func(context.Context, *cases.Env) cases.Outcome {
+					cancel()
+					return cases.Passf("done")
+				}}
+			p, _ := profile.Builtin(profile.Reference)
+			rep, err := Run(ctx, Config{Target: reference(), Profile: p, Jobs: jobs, Cases: []cases.Case{first, pingCase("i/second")}})
+			if !errors.Is(err, context.Canceled) {
+				t.Fatalf("err = %v, want context.Canceled", err)
+			}
+			if rep == nil || len(rep.Results) != 1 {
+				t.Fatalf("report = %+v", rep)
+			}
+			// The case and the interruption race, so its verdict may be either;
+			// what matters is that the cut-short teardown is not graded.
+			if r := rep.Results[0]; !r.Interrupted || (r.Outcome.Verdict != cases.Pass && r.Outcome.Verdict != cases.Error) {
+				t.Errorf("result = %+v", r)
+			}
+			if !rep.Interrupted || rep.Teardown.Verdict != cases.Skip || rep.ExitCode() != 2 {
+				t.Errorf("interrupted %v, teardown %+v, exit code %d", rep.Interrupted, rep.Teardown, rep.ExitCode())
+			}
+		})
 	}
 }
 
@@ -479,31 +485,35 @@ func TestRunInterrupted(t *testing.T) {
 // the target: that case and every case not yet run are errors naming the
 // run deadline, and the run is reported, not silently cut short.
 func TestRunTimeout(t *testing.T) {
-	waits := cases.Case{ID: "t/waits", Versions: []string{cases.V20251125},
-		Run: func(ctx context.Context, e *cases.Env) cases.Outcome {
-			<-ctx.Done()
-			return cases.Errorf("stopped: %v", ctx.Err())
-		}}
-	p, _ := profile.Builtin(profile.Reference)
-	rep, err := Run(context.Background(), Config{Target: reference(), Profile: p, CaseTimeout: time.Minute, // safety net only
-		RunTimeout: 100 * time.Millisecond, Cases: []cases.Case{waits, pingCase("t/second"), pingCase("t/third")}})
-	if !errors.Is(err, ErrRunDeadline) {
-		t.Fatalf("err = %v, want ErrRunDeadline", err)
-	}
-	if rep == nil || len(rep.Results) != 3 {
-		t.Fatalf("report = %+v, want all three cases reported", rep)
-	}
-	for i, r := range rep.Results {
-		want := "run deadline reached"
-		if i > 0 {
-			want = "not run: run deadline reached"
-		}
-		if r.Outcome.Verdict != cases.Error || !strings.Contains(r.Outcome.Summary, want) {
-			t.Errorf("%s: %s %q, want an error with %q", r.ID, r.Outcome.Verdict, r.Outcome.Summary, want)
-		}
-	}
-	if !rep.Interrupted || rep.ExitCode() != 2 || rep.Counts[cases.Error] != 3 {
-		t.Errorf("interrupted %v, exit code %d, counts %v", rep.Interrupted, rep.ExitCode(), rep.Counts)
+	for _, jobs := range []int{1, 4} {
+		t.Run(fmt.Sprintf("jobs %d", jobs), func(t *testing.T) {
+			waits := cases.Case{ID: "t/waits", Versions: []string{cases.V20251125},
+				Run: func(ctx context.Context, e *cases.Env) cases.Outcome {
+					<-ctx.Done()
+					return cases.Errorf("stopped: %v", ctx.Err())
+				}}
+			p, _ := profile.Builtin(profile.Reference)
+			rep, err := Run(context.Background(), Config{Target: reference(), Profile: p, CaseTimeout: time.Minute, // safety net only
+				RunTimeout: 100 * time.Millisecond, Jobs: jobs, Cases: []cases.Case{waits, pingCase("t/second"), pingCase("t/third")}})
+			if !errors.Is(err, ErrRunDeadline) {
+				t.Fatalf("err = %v, want ErrRunDeadline", err)
+			}
+			if rep == nil || len(rep.Results) != 3 {
+				t.Fatalf("report = %+v, want all three cases reported", rep)
+			}
+			for i, r := range rep.Results {
+				want := "run deadline reached"
+				if i > 0 {
+					want = "not run: run deadline reached"
+				}
+				if r.Outcome.Verdict != cases.Error || !strings.Contains(r.Outcome.Summary, want) {
+					t.Errorf("%s: %s %q, want an error with %q", r.ID, r.Outcome.Verdict, r.Outcome.Summary, want)
+				}
+			}
+			if !rep.Interrupted || rep.ExitCode() != 2 || rep.Counts[cases.Error] != 3 {
+				t.Errorf("interrupted %v, exit code %d, counts %v", rep.Interrupted, rep.ExitCode(), rep.Counts)
+			}
+		})
 	}
 }
 
