@@ -88,6 +88,8 @@ func TestUsageErrors(t *testing.T) {
 		{"bad run timeout", []string{"check", "--timeout", "-1s"}, "--timeout must not be negative"},
 		{"bad duration", []string{"check", "--grace", "soon"}, "invalid value"},
 		{"bad max frame", []string{"check", "--max-frame", "0"}, "--max-frame must be positive"},
+		{"bad jobs", []string{"check", "--jobs", "-1"}, "--jobs must be at least 1"},
+		{"quiet and verbose", []string{"check", "-q", "-v"}, "-q and -v contradict"},
 		{"unbalanced quote", []string{"check", "--stdio", `node "server.js`}, "--stdio"},
 		{"serve without stdio", []string{"serve"}, "serve needs --stdio"},
 		{"serve bad fault", []string{"serve", "--stdio", "--fault", "nope"}, `unknown fault "nope"`},

@@ -661,3 +661,76 @@ func markedProcesses(mark string) []int {
 	}
 	return pids
 }
+
+// TestHostileStdioInterruptJobs sends SIGINT to a check running cases side
+// by side (--jobs 4) against servers that ignore SIGTERM: once three
+// target processes have recorded their pids (so several cases run, and the
+// first case's teardown is under way beside them), the interrupt ends the
+// run, and no process of the run survives, whether it was serving a case,
+// in a teardown no case waits for, or still starting.
+func TestHostileStdioInterruptJobs(t *testing.T) {
+	t.Parallel()
+	if _, err := os.Stat("/proc/self/environ"); err != nil {
+		t.Skip("no /proc to inspect")
+	}
+	mark := fmt.Sprintf("%d-jobs", os.Getpid())
+	fifo := filepath.Join(t.TempDir(), "pids")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	target := transport.QuoteArgs([]string{binary, "serve", "--stdio", "--hostile", string(hostile.IgnoreSIGTERM)})
+	cmd := exec.Command(binary, "check", "--stdio", target, "--profile", "reference", "--case", "progress/*", "--jobs", "4", "--case-timeout", "1m")
+	cmd.Env = append(os.Environ(), hostile.PidfileEnv+"="+fifo, zooMarkEnv+"="+mark)
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	got := make(chan []int, 1)
+	go func() { got <- readDistinctPids(fifo, 3) }()
+	var pids []int
+	select {
+	case pids = <-got:
+	case err := <-exited:
+		if w, err := os.OpenFile(fifo, os.O_RDWR, 0); err == nil {
+			w.Close()
+		}
+		t.Fatalf("check ended (%v) before three targets started\n%s", err, out.String())
+	case <-time.After(zooSafety): // safety net only
+		_ = cmd.Process.Kill()
+		t.Fatalf("three targets did not record their pids\n%s", out.String())
+	}
+	if len(pids) < 3 {
+		t.Fatalf("pids %v, want 3", pids)
+	}
+	if err := interrupt(t, cmd, exited, &out, zooSafety); !exitedWith(err, ExitError) {
+		t.Errorf("interrupted check: %v, want exit code %d\n%s", err, ExitError, out.String())
+	}
+	assertNoSurvivors(t, pids)
+	if left := markedProcesses(mark); len(left) > 0 {
+		t.Errorf("processes %v of the interrupted run survived\n%s", left, out.String())
+	}
+}
+
+// readDistinctPids reads pid lines from the FIFO, reopening it for each
+// writer, until it has n distinct pids; it returns early, with what it
+// has, on a malformed line or an error.
+func readDistinctPids(fifo string, n int) []int {
+	seen := map[int]bool{}
+	var pids []int
+	for len(pids) < n {
+		lines := readFIFOLines(fifo, 1)
+		if len(lines) == 0 {
+			return pids
+		}
+		for _, pid := range lines {
+			if !seen[pid] {
+				seen[pid] = true
+				pids = append(pids, pid)
+			}
+		}
+	}
+	return pids
+}

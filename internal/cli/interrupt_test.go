@@ -18,53 +18,61 @@ import (
 
 // TestCtrlCLeavesNoOrphans interrupts a real `mcpflight check` while its
 // target (a shell with a grandchild) hangs in the handshake, and checks
-// that the whole process group of the target is gone afterwards.
+// that the whole process group of the target is gone afterwards, one
+// case at a time and with --jobs 8 (the first case reaches no target, so
+// it runs alone: TestHostileStdioInterruptJobs interrupts cases running
+// side by side).
 func TestCtrlCLeavesNoOrphans(t *testing.T) {
-	dir := t.TempDir()
-	fifo := filepath.Join(dir, "pid")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	// The target reports its pid (its process group's id) through the
-	// FIFO, then blocks in a grandchild that never answers initialize.
-	target := "echo $$ > " + fifo + "; sleep 1000"
-	cmd := exec.Command(binary, "check", "--shell", "--stdio", target, "--case", "ping/*", "--profile", "reference")
-	var out strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-
-	f, err := os.Open(fifo) // blocks until the target has opened it for writing
-	if err != nil {
-		t.Fatal(err)
-	}
-	line, err := bufio.NewReader(f).ReadString('\n')
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	pgid, err := strconv.Atoi(strings.TrimSpace(line))
-	if err != nil {
-		t.Fatalf("target pid %q: %v", line, err)
-	}
-	if err := syscall.Kill(-pgid, 0); err != nil {
-		t.Fatalf("target group %d not running before the interrupt: %v", pgid, err)
-	}
-
-	if err := interrupt(t, cmd, exited, &out, 30*time.Second); !exitedWith(err, ExitError) {
-		t.Errorf("interrupted check: %v, want exit code %d\n%s", err, ExitError, out.String())
-	}
-	// The group was SIGKILLed before check exited; only reaping by init
-	// can lag, so a zombie (or nothing) is all that may remain.
-	if err := syscall.Kill(-pgid, 0); err == nil {
-		for _, pid := range groupMembers(t, pgid) {
-			if state := procState(pid); state != "Z" && state != "" {
-				t.Errorf("process %d of the target's group survived the interrupt (state %s)", pid, state)
+	for _, jobs := range []string{"1", "8"} {
+		t.Run("jobs "+jobs, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			fifo := filepath.Join(dir, "pid")
+			if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+				t.Fatal(err)
 			}
-		}
+			// The target reports its pid (its process group's id) through the
+			// FIFO, then blocks in a grandchild that never answers initialize.
+			target := "echo $$ > " + fifo + "; sleep 1000"
+			cmd := exec.Command(binary, "check", "--shell", "--stdio", target, "--case", "ping/*", "--case", "rpc/*", "--profile", "reference", "--jobs", jobs)
+			var out strings.Builder
+			cmd.Stdout, cmd.Stderr = &out, &out
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			exited := make(chan error, 1)
+			go func() { exited <- cmd.Wait() }()
+
+			f, err := os.Open(fifo) // blocks until the target has opened it for writing
+			if err != nil {
+				t.Fatal(err)
+			}
+			line, err := bufio.NewReader(f).ReadString('\n')
+			f.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			pgid, err := strconv.Atoi(strings.TrimSpace(line))
+			if err != nil {
+				t.Fatalf("target pid %q: %v", line, err)
+			}
+			if err := syscall.Kill(-pgid, 0); err != nil {
+				t.Fatalf("target group %d not running before the interrupt: %v", pgid, err)
+			}
+
+			if err := interrupt(t, cmd, exited, &out, 30*time.Second); !exitedWith(err, ExitError) {
+				t.Errorf("interrupted check: %v, want exit code %d\n%s", err, ExitError, out.String())
+			}
+			// The group was SIGKILLed before check exited; only reaping by init
+			// can lag, so a zombie (or nothing) is all that may remain.
+			if err := syscall.Kill(-pgid, 0); err == nil {
+				for _, pid := range groupMembers(t, pgid) {
+					if state := procState(pid); state != "Z" && state != "" {
+						t.Errorf("process %d of the target's group survived the interrupt (state %s)", pid, state)
+					}
+				}
+			}
+		})
 	}
 }
 

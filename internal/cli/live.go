@@ -224,30 +224,33 @@ func (l *liveOutput) draw() {
 	flushWriters(l.w)
 }
 
-// statusLine is "[done/total] N running: id, id +M  12s", cut to the
-// terminal's width.
+// statusLine is "[done/total] N running: id, id +M  12s", as many IDs
+// as fit the terminal's width less one column.
 func (l *liveOutput) statusLine(elapsed time.Duration) string {
 	line := fmt.Sprintf("[%d/%d]", l.done, l.total)
 	clock := fmt.Sprintf("  %ds", int(elapsed.Seconds()))
-	limit := max(l.width-1, 20) - len(clock)
-	if len(l.running) > 0 {
-		line += fmt.Sprintf(" %d running:", len(l.running))
-	}
-	for k, r := range l.running {
-		next := " " + chrono.Sanitize(r.id, false)
-		if k > 0 {
-			next = "," + next
+	limit := max(l.width-1, 24) - len(clock)
+	if n := len(l.running); n > 0 {
+		line += fmt.Sprintf(" %d running", n)
+		names := ""
+		for k, r := range l.running {
+			next := ", " + chrono.Sanitize(r.id, false)
+			if k == 0 {
+				next = ": " + next[2:]
+			}
+			more := ""
+			if rest := n - k - 1; rest > 0 {
+				more = fmt.Sprintf(" +%d", rest)
+			}
+			if len(line)+len(names)+len(next)+len(more) > limit {
+				if names != "" {
+					names += fmt.Sprintf(" +%d", n-k)
+				}
+				break
+			}
+			names += next
 		}
-		// Room for the next ID, and for "+M" after it unless it is the last.
-		room := len(next)
-		if k < len(l.running)-1 {
-			room += len(fmt.Sprintf(" +%d", len(l.running)-k-1))
-		}
-		if len(line)+room > limit {
-			line += fmt.Sprintf(" +%d", len(l.running)-k)
-			break
-		}
-		line += next
+		line += names
 	}
 	if len(line) > limit {
 		line = line[:limit]
