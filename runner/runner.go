@@ -115,6 +115,12 @@ type Config struct {
 	// once) and is still graded. The report does not depend on Jobs: its
 	// results are in the order of Cases (see DefaultJobs).
 	Jobs int
+	// Starts bounds how many cases may be starting at once: begun, and
+	// neither through their handshake nor concluded. A server process
+	// that takes CPU to start gets its share sooner, and its case's
+	// deadline is not eaten by the starts of others. Zero or more than
+	// Jobs means Jobs (see DefaultStarts).
+	Starts int
 	// Watch, when not nil, is told of the run as it goes.
 	Watch Watcher
 }
@@ -237,11 +243,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 
 // runCase runs one case in isolation: its own chronology, connection and
 // session. It returns the server's initialize result when the handshake
-// succeeded. concluded, when not nil, is called once the case's verdict is
-// known and its sessions are about to be closed (with whether the target
-// could not be reached), so that the scheduler can start the next case
-// while this one's teardown goes on.
-func runCase(ctx context.Context, cfg Config, c cases.Case, concluded func(targetMissing bool)) (Result, *peer.InitResult) {
+// succeeded. It tells hooks when its handshake has succeeded and when its
+// verdict is in (see caseHooks).
+func runCase(ctx context.Context, cfg Config, c cases.Case, hooks caseHooks) (Result, *peer.InitResult) {
 	start := time.Now()
 	res := Result{
 		ID:        c.ID,
@@ -294,9 +298,7 @@ func runCase(ctx context.Context, cfg Config, c cases.Case, concluded func(targe
 		extras  []*peer.Session
 	)
 	closeBounded := func() {
-		if concluded != nil {
-			concluded(res.TargetMissing)
-		}
+		hooks.conclude(res.TargetMissing)
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.CloseTimeout)
 		defer cancel()
 		extraMu.Lock()
@@ -335,6 +337,9 @@ func runCase(ctx context.Context, cfg Config, c cases.Case, concluded func(targe
 			}
 			return finish(o)
 		}
+	}
+	if init != nil {
+		hooks.shookHands()
 	}
 	ctl := control.Detect(s)
 	reason := sessionSkip(c.Needs, init, ctl)

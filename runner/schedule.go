@@ -9,7 +9,6 @@ import (
 
 	"github.com/mcpflight/mcpflight/cases"
 	"github.com/mcpflight/mcpflight/chrono"
-	"github.com/mcpflight/mcpflight/peer"
 	"github.com/mcpflight/mcpflight/transport"
 )
 
@@ -30,17 +29,18 @@ type Watcher interface {
 	Finished(i int, r Result)
 }
 
-// Defaults of Config.Jobs by transport, chosen from measurements on a
-// 2-core machine (see the README's Performance section): a case spends
-// nearly all its time waiting for the target, so several run well beside
-// each other; over stdio each also starts a process, which costs CPU.
+// Defaults of Config.Jobs and Config.Starts by transport, chosen from
+// measurements on a 2-core machine (see the README's Performance
+// section): a case spends nearly all its time waiting for the target, so
+// many run well side by side; over stdio each also starts a server
+// process, which costs CPU.
 const (
 	// DefaultJobsHTTP is the default over Streamable HTTP: sessions of
-	// one server process, which costs the checker little each.
-	DefaultJobsHTTP = 8
+	// one server, which cost the checker little each.
+	DefaultJobsHTTP = 16
 	// DefaultJobsStdioPerCPU is the default over stdio per CPU: each
-	// case starts a server process of its own.
-	DefaultJobsStdioPerCPU = 4
+	// case starts a server process of its own, DefaultStarts at a time.
+	DefaultJobsStdioPerCPU = 8
 	// DefaultJobsInProcess is the default for a target served in this
 	// process, whose sessions compete with the checker for the CPU.
 	DefaultJobsInProcess = 4
@@ -60,15 +60,82 @@ func DefaultJobs(transportName string) int {
 	return 1
 }
 
+// DefaultStarts is a sensible Config.Starts for a target of the given
+// transport: over stdio one start per CPU (a Node.js server's start-up
+// costs about half a CPU second, and many at once make each one slow
+// enough to eat into its case's deadline); elsewhere no bound but Jobs.
+func DefaultStarts(transportName string) int {
+	if transportName == TransportStdio {
+		return runtime.NumCPU()
+	}
+	return 0
+}
+
+// caseHooks is how a case's goroutine tells the scheduler of its
+// progress; a nil function is not called.
+type caseHooks struct {
+	// handshaken is called once the case's handshake has succeeded.
+	handshaken func()
+	// concluded is called once the case's verdict is in and its
+	// teardown begins, with whether the target could not be reached.
+	concluded func(targetMissing bool)
+}
+
+func (h caseHooks) shookHands() {
+	if h.handshaken != nil {
+		h.handshaken()
+	}
+}
+
+func (h caseHooks) conclude(targetMissing bool) {
+	if h.concluded != nil {
+		h.concluded(targetMissing)
+	}
+}
+
+// phase is where a started case is.
+type phase int
+
+const (
+	starting phase = iota // started; neither handshaken nor concluded
+	running               // handshaken, verdict not in
+	tearing               // verdict in, teardown not over
+	over                  // result final
+)
+
+// eventKind says what a caseEvent reports.
+type eventKind int
+
+const (
+	evHandshaken eventKind = iota
+	evConcluded
+	evFinished
+)
+
 // caseEvent is what a case's goroutine tells the scheduler.
 type caseEvent struct {
-	i int
-	// concluded: the case's verdict is in and its teardown begins;
-	// missing says whether the target could not be reached.
-	concluded, missing bool
-	// Otherwise the case is over, with res and init.
-	res  Result
-	init *peer.InitResult
+	kind    eventKind
+	i       int
+	missing bool // evConcluded: the target could not be reached
+	res     Result
+}
+
+// slots is what decides whether the next case may start: how many cases
+// are in each phase, the bounds, and whether a case has reached the
+// target yet.
+type slots struct {
+	jobs, starts int
+	count        map[phase]int
+	contact      bool
+}
+
+// mayStart reports whether case next may start now: it needs a slot (at
+// most jobs cases starting or running, at most jobs tearing down), at most
+// starts cases starting, and, until a case has reached the target, every
+// case before it over.
+func (s slots) mayStart(next int) bool {
+	return s.count[starting]+s.count[running] < s.jobs && s.count[tearing] < s.jobs &&
+		s.count[starting] < s.starts && (s.contact || next == s.count[over])
 }
 
 // noWatcher is the Watcher of a Config without one.
@@ -82,94 +149,104 @@ func (noWatcher) Finished(int, Result)    {}
 // counts and server. It returns the error Run returns with the report
 // when ctx ended before every case had started.
 //
-// Cases start in catalogue order. Until one case has reached the target,
-// they start one at a time, so that a target that cannot be started or
-// reached is found by the first case that tries, as with Jobs 1, and the
-// others are not run. A case holds its slot until its verdict is in; its
-// teardown then goes on beside the next cases, at most Jobs teardowns at
-// once.
+// Cases start in catalogue order. Until one case has reached the target
+// (a handshake, or a verdict of a case that needs none), they start one at
+// a time, so that a target that cannot be started or reached is found by
+// the first case that tries, as with Jobs 1, and the others are not run.
+// A case holds its slot until its verdict is in; its teardown then goes
+// on beside the next cases, at most Jobs teardowns at once. At most
+// cfg.Starts cases are starting (before their handshake) at once.
 func runCases(ctx context.Context, cfg Config, rep *Report) error {
 	watch := cfg.Watch
 	if watch == nil {
 		watch = noWatcher{}
 	}
 	jobs := max(cfg.Jobs, 1)
+	starts := cfg.Starts
+	if starts <= 0 || starts > jobs {
+		starts = jobs
+	}
 	n := len(cfg.Cases)
 	header := *rep
 	header.Counts = nil
 	watch.Began(header)
 
-	// Each case sends at most two events; the buffer keeps a case from
+	// Each case sends at most three events; the buffer keeps a case from
 	// ever waiting on the scheduler.
-	events := make(chan caseEvent, 2*n)
+	events := make(chan caseEvent, 3*n)
 	results := make([]Result, n)
-	concluded := make([]bool, n)
+	phases := make([]phase, n)
+	sl := slots{jobs: jobs, starts: starts, count: map[phase]int{}}
 	var (
 		next    int  // the next case to start
-		running int  // cases started whose verdict is not in
-		tearing int  // cases whose verdict is in and teardown is not over
-		contact bool // a case has reached the target
 		stopped bool // start no more cases
 	)
+	move := func(i int, to phase) {
+		sl.count[phases[i]]--
+		phases[i] = to
+		sl.count[to]++
+	}
 	start := func(i int) {
 		c := cfg.Cases[i]
-		var onConcluded func(bool)
+		var hooks caseHooks
 		if jobs > 1 {
-			onConcluded = func(missing bool) { events <- caseEvent{i: i, concluded: true, missing: missing} }
+			hooks = caseHooks{
+				handshaken: func() { events <- caseEvent{kind: evHandshaken, i: i} },
+				concluded:  func(missing bool) { events <- caseEvent{kind: evConcluded, i: i, missing: missing} },
+			}
 		}
 		ccfg, release := perCase(ctx, cfg)
 		go func() {
-			res, init := runCase(ctx, ccfg, c, onConcluded)
+			res, init := runCase(ctx, ccfg, c, hooks)
 			release()
-			events <- caseEvent{i: i, res: res, init: init}
+			if init != nil {
+				info := init.ServerInfo
+				res.Server = &info
+			}
+			events <- caseEvent{kind: evFinished, i: i, res: res}
 		}()
 	}
 	for {
-		for !stopped && next < n && running < jobs && tearing < jobs && (contact || running+tearing == 0) {
+		for !stopped && next < n && sl.mayStart(next) {
 			if ctx.Err() != nil {
 				stopped = true
 				break
 			}
 			watch.Started(next, cfg.Cases[next])
+			phases[next] = starting
+			sl.count[starting]++
 			start(next)
 			next++
-			running++
 		}
-		if running+tearing == 0 {
+		if next == sl.count[over] {
 			break
 		}
 		ev := <-events
-		if ev.concluded {
-			concluded[ev.i] = true
-			running--
-			tearing++
+		switch ev.kind {
+		case evHandshaken:
+			move(ev.i, running)
+			sl.contact = true
+			continue
+		case evConcluded:
+			move(ev.i, tearing)
 			if ev.missing {
 				stopped = true
-			} else {
-				contact = true
 			}
 			continue
 		}
-		if concluded[ev.i] {
-			tearing--
-		} else {
-			running--
-		}
+		move(ev.i, over)
 		res := ev.res
 		if cfg.Strict && res.Outcome.Verdict == cases.Warn {
 			res.Outcome.Verdict = cases.Fail
 			res.Outcome.Summary += " (warn under --strict)"
 		}
-		if ev.init != nil {
-			info := ev.init.ServerInfo
-			res.Server = &info
-		}
-		switch {
+		switch v := res.Outcome.Verdict; {
 		case res.TargetMissing:
 			// Every other case would fail the same way: say it once.
 			stopped = true
-		case res.HadSession():
-			contact = true
+		case res.HadSession() && v != cases.Error && v != cases.Skip:
+			// A case that needs no handshake reached the target.
+			sl.contact = true
 		}
 		results[ev.i] = res
 		watch.Finished(ev.i, res)

@@ -367,3 +367,34 @@ func TestDefaultJobs(t *testing.T) {
 		t.Errorf("DefaultJobs of an unknown transport = %d, want 1", got)
 	}
 }
+
+// TestMayStart: the scheduler's decision to start the next case.
+func TestMayStart(t *testing.T) {
+	tests := []struct {
+		name                             string
+		starting, running, tearing, over int
+		contact                          bool
+		want                             bool
+	}{
+		{"first case", 0, 0, 0, 0, false, true},
+		{"alone until contact", 1, 0, 0, 0, false, false},
+		{"alone until contact, in teardown", 0, 0, 1, 0, false, false},
+		{"no contact, all over", 0, 0, 0, 1, false, true},
+		{"contact", 1, 0, 0, 0, true, false}, // starts = 1
+		{"contact, running", 0, 3, 0, 5, true, true},
+		{"slots full", 0, 4, 0, 5, true, false},
+		{"slots full with a start", 1, 3, 0, 5, true, false},
+		{"teardowns full", 0, 1, 4, 5, true, false},
+		{"teardowns beside", 0, 3, 3, 5, true, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := slots{jobs: 4, starts: 1, contact: tt.contact,
+				count: map[phase]int{starting: tt.starting, running: tt.running, tearing: tt.tearing, over: tt.over}}
+			next := tt.starting + tt.running + tt.tearing + tt.over
+			if got := s.mayStart(next); got != tt.want {
+				t.Errorf("mayStart = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

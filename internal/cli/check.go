@@ -218,6 +218,7 @@ func (e Env) check(ctx context.Context, args []string) (int, error) {
 		Grace:       o.grace,
 		Strict:      o.strict,
 		Jobs:        jobs,
+		Starts:      runner.DefaultStarts(target.Transport),
 	}
 	var live *liveOutput
 	if o.jsonFile != "-" {
