@@ -69,6 +69,7 @@ func runCLI(t *testing.T, stdin string, args ...string) result {
 }
 
 func TestUsageErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		args []string
@@ -118,6 +119,7 @@ func TestUsageErrors(t *testing.T) {
 }
 
 func TestHelpAndVersion(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		args []string
 		want string
@@ -141,6 +143,7 @@ func TestHelpAndVersion(t *testing.T) {
 }
 
 func TestCasesList(t *testing.T) {
+	t.Parallel()
 	all := cases.All()
 	if len(all) == 0 {
 		t.Fatal("empty catalogue")
@@ -176,6 +179,7 @@ func TestCasesList(t *testing.T) {
 }
 
 func TestNeedsList(t *testing.T) {
+	t.Parallel()
 	got := NeedsList(cases.Needs{SlowTool: true, Control: true, Capabilities: []string{"logging"}, Stdio: true})
 	want := []string{"slow-tool", "control", "capability:logging", "stdio"}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -184,6 +188,7 @@ func TestNeedsList(t *testing.T) {
 }
 
 func TestServeListFaults(t *testing.T) {
+	t.Parallel()
 	r := runCLI(t, "", "serve", "--list-faults")
 	if r.code != 0 {
 		t.Fatalf("code %d: %s", r.code, r.stderr)
@@ -202,6 +207,7 @@ func TestServeListFaults(t *testing.T) {
 // TestServeNoTasks: serve --no-tasks declares no tasks capability; the
 // default does.
 func TestServeNoTasks(t *testing.T) {
+	t.Parallel()
 	in := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
 {"jsonrpc":"2.0","method":"notifications/initialized"}
 `
@@ -232,6 +238,7 @@ func TestServeNoTasks(t *testing.T) {
 
 // TestServeInProcess runs serve over in-memory stdin and stdout.
 func TestServeInProcess(t *testing.T) {
+	t.Parallel()
 	in := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
 {"jsonrpc":"2.0","method":"notifications/initialized"}
 {"jsonrpc":"2.0","id":2,"method":"ping"}
@@ -266,6 +273,7 @@ func TestServeInProcess(t *testing.T) {
 // reference server, started from the built binary as a stdio child, and
 // expects it to conform.
 func TestCheckBuiltin(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	jsonFile := filepath.Join(dir, "report.json")
 	jsonlDir := filepath.Join(dir, "chronologies")
@@ -316,6 +324,7 @@ func TestCheckBuiltin(t *testing.T) {
 // TestCheckFaults runs a few cases against the built-in server with a
 // fault and checks the exit code.
 func TestCheckFaults(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		args []string
@@ -329,6 +338,7 @@ func TestCheckFaults(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			r := runCLI(t, "", append([]string{"check"}, tt.args...)...)
 			if r.code != tt.code || !strings.Contains(r.stdout, tt.want) {
 				t.Errorf("exit code %d (want %d); stdout lacks %q?\n%s\nstderr:\n%s", r.code, tt.code, tt.want, r.stdout, r.stderr)
@@ -339,8 +349,10 @@ func TestCheckFaults(t *testing.T) {
 
 // TestCheckStdio drives a --stdio target: the built binary itself.
 func TestCheckStdio(t *testing.T) {
+	t.Parallel()
 	cmdline := binary + " serve --stdio"
 	t.Run("no profile skips tool cases", func(t *testing.T) {
+		t.Parallel()
 		r := runCLI(t, "", "check", "--stdio", cmdline)
 		if r.code != ExitConformant {
 			t.Fatalf("exit code %d\n%s\n%s", r.code, r.stdout, r.stderr)
@@ -350,12 +362,14 @@ func TestCheckStdio(t *testing.T) {
 		}
 	})
 	t.Run("shell and profile", func(t *testing.T) {
+		t.Parallel()
 		r := runCLI(t, "", "check", "--shell", "--stdio", "exec "+cmdline+" 2>/dev/null", "--profile", "reference", "--case", "progress/*")
 		if r.code != ExitConformant || strings.Contains(r.stdout, "SKIP") {
 			t.Fatalf("exit code %d\n%s\n%s", r.code, r.stdout, r.stderr)
 		}
 	})
 	t.Run("missing executable", func(t *testing.T) {
+		t.Parallel()
 		r := runCLI(t, "", "check", "--stdio", filepath.Join(t.TempDir(), "no-such-server"), "--case", "ping/*")
 		if r.code != ExitError || !strings.Contains(r.stdout, "cannot reach the target") {
 			t.Fatalf("exit code %d\n%s\n%s", r.code, r.stdout, r.stderr)
@@ -373,6 +387,7 @@ var serverEverything = filepath.Join("..", "..", "testdata", "targets", "node_mo
 // with its built-in profile, picked from the command line. Under CI the
 // server must be installed; elsewhere the test is skipped without it.
 func TestCheckServerEverything(t *testing.T) {
+	t.Parallel()
 	node, err := exec.LookPath("node")
 	_, statErr := os.Stat(serverEverything)
 	if err != nil || statErr != nil {
@@ -384,7 +399,10 @@ func TestCheckServerEverything(t *testing.T) {
 	}
 	cmdline := transportQuote(node, serverEverything, "stdio")
 	reportPath := filepath.Join(t.TempDir(), "report.json")
-	r := runCLI(t, "", "check", "--stdio", cmdline, "--json", reportPath)
+	// The cases run side by side (--jobs by default); their deadline is
+	// a safety net only, generous for a loaded machine: the verdicts rest
+	// on the chronology, never on a deadline.
+	r := runCLI(t, "", "check", "--stdio", cmdline, "--json", reportPath, "--case-timeout", "1m")
 	if r.code == ExitError {
 		t.Fatalf("exit code %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
@@ -446,6 +464,7 @@ func TestCheckServerEverything(t *testing.T) {
 func transportQuote(argv ...string) string { return transport.QuoteArgs(argv) }
 
 func TestUseColor(t *testing.T) {
+	t.Parallel()
 	devNull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -484,6 +503,7 @@ func TestUseColor(t *testing.T) {
 }
 
 func TestJSONLName(t *testing.T) {
+	t.Parallel()
 	if got := JSONLName("cancel/mid-work-no-response"); got != "cancel_mid-work-no-response.jsonl" {
 		t.Errorf("JSONLName = %q", got)
 	}

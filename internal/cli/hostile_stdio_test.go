@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -66,7 +67,7 @@ type zooRun struct {
 	rep    zooReport
 	code   int
 	maxRSS int64 // KiB: the check process, or its largest waited-for descendant
-	floor  int64 // KiB: this test process's peak when check started
+	floor  int64 // KiB: this test process's peak when check had ended
 	wall   time.Duration
 	pids   []int // the targets' pids (each also a group id) and grandchildren
 	out    string
@@ -87,10 +88,6 @@ func runZoo(t *testing.T, mode hostile.Mode, caseTimeout string, extra []string,
 	args = append(args, extra...)
 	cmd := exec.Command(binary, args...)
 	cmd.Env = append(os.Environ(), hostile.PidfileEnv+"="+pidfile, "NO_COLOR=1")
-	// Linux keeps a process's peak RSS across exec, so the figure wait4
-	// reports for check starts at this test process's own peak: below
-	// that floor it is only an upper bound.
-	floor := selfPeakRSS()
 	var out strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &out
 	start := time.Now()
@@ -117,6 +114,12 @@ func runZoo(t *testing.T, mode hostile.Mode, caseTimeout string, extra []string,
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		r.maxRSS = ru.Maxrss
 	}
+	// Linux keeps a process's peak RSS across exec, so the figure wait4
+	// reports for check starts at this test process's size when it
+	// spawned check: at or below this process's peak, read now (tests
+	// beside this one may have grown it meanwhile), it is only an upper
+	// bound.
+	floor := selfPeakRSS()
 	r.floor = floor
 	raw, err := readReportWithoutEvents(jsonFile)
 	if err != nil {
@@ -283,14 +286,16 @@ const (
 )
 
 func TestHostileStdioGarbageBeforeInit(t *testing.T) {
-	r := runZoo(t, hostile.GarbageBeforeInit, "5s", nil, casePing, caseStdout, caseProgress)
+	t.Parallel()
+	r := runZoo(t, hostile.GarbageBeforeInit, "1m", nil, casePing, caseStdout, caseProgress)
 	r.expect(t, caseStdout, "fail", "STD-4", "parse-error")
 	r.passes(t, casePing, caseProgress)
 	r.rssCap(t, 128)
 }
 
 func TestHostileStdioGarbageAfterInit(t *testing.T) {
-	r := runZoo(t, hostile.GarbageAfterInit, "5s", nil, casePing, caseStdout, caseProgress)
+	t.Parallel()
+	r := runZoo(t, hostile.GarbageAfterInit, "1m", nil, casePing, caseStdout, caseProgress)
 	r.expect(t, caseStdout, "fail", "STD-4", "parse-error")
 	r.passes(t, casePing, caseProgress)
 	r.rssCap(t, 128)
@@ -300,7 +305,8 @@ func TestHostileStdioGarbageAfterInit(t *testing.T) {
 // limit (never held in memory), and a case whose evidence it cut is an
 // error that names the limit.
 func TestHostileStdioHugeLine(t *testing.T) {
-	r := runZoo(t, hostile.HugeLine, "10s", nil, casePing, caseStdout, caseProgress)
+	t.Parallel()
+	r := runZoo(t, hostile.HugeLine, "1m", nil, casePing, caseStdout, caseProgress)
 	r.expect(t, caseStdout, "error", "", "maximum frame size", "limit 4194304")
 	r.expect(t, caseProgress, "error", "", "maximum frame size")
 	r.passes(t, casePing)
@@ -308,21 +314,24 @@ func TestHostileStdioHugeLine(t *testing.T) {
 }
 
 func TestHostileStdioInvalidUTF8(t *testing.T) {
-	r := runZoo(t, hostile.InvalidUTF8, "5s", nil, casePing, caseStdout, caseProgress)
+	t.Parallel()
+	r := runZoo(t, hostile.InvalidUTF8, "1m", nil, casePing, caseStdout, caseProgress)
 	r.expect(t, caseStdout, "fail", "STD-4", "invalid-utf8")
 	r.passes(t, casePing, caseProgress)
 	r.rssCap(t, 128)
 }
 
 func TestHostileStdioDeepJSON(t *testing.T) {
-	r := runZoo(t, hostile.DeepJSON, "5s", nil, casePing, caseStdout, caseProgress)
+	t.Parallel()
+	r := runZoo(t, hostile.DeepJSON, "1m", nil, casePing, caseStdout, caseProgress)
 	r.expect(t, caseStdout, "fail", "STD-4", "parse-error")
 	r.passes(t, casePing, caseProgress)
 	r.rssCap(t, 128)
 }
 
 func TestHostileStdioUnknownIDs(t *testing.T) {
-	r := runZoo(t, hostile.UnknownIDs, "5s", nil, casePing, caseIDZero, caseStdout)
+	t.Parallel()
+	r := runZoo(t, hostile.UnknownIDs, "1m", nil, casePing, caseIDZero, caseStdout)
 	r.expect(t, casePing, "fail", "RPC-8", "hostile-never-sent")
 	r.expect(t, caseIDZero, "fail", "RPC-8", "hostile-never-sent")
 	// Every frame is still a valid JSON-RPC message.
@@ -331,7 +340,8 @@ func TestHostileStdioUnknownIDs(t *testing.T) {
 }
 
 func TestHostileStdioDuplicateResponses(t *testing.T) {
-	r := runZoo(t, hostile.DuplicateResponses, "5s", nil, casePing, caseNoAnswer, caseStdout)
+	t.Parallel()
+	r := runZoo(t, hostile.DuplicateResponses, "1m", nil, casePing, caseNoAnswer, caseStdout)
 	r.expect(t, casePing, "fail", "RPC-8")
 	// A second response answers a request, not a notification: RPC-8,
 	// not RPC-15.
@@ -346,7 +356,8 @@ func TestHostileStdioDuplicateResponses(t *testing.T) {
 // its cap, so the case cannot vouch for the target and is an error that
 // names the cap. Memory stays bounded by the caps, not by the flood.
 func TestHostileStdioProgressFlood(t *testing.T) {
-	r := runZoo(t, hostile.ProgressFlood, "90s", nil, casePing, caseProgress)
+	t.Parallel()
+	r := runZoo(t, hostile.ProgressFlood, "2m", nil, casePing, caseProgress)
 	r.expect(t, caseProgress, "error", "", fmt.Sprintf("cap of %d events", chrono.DefaultMaxEvents), fmt.Sprintf("%d progress notifications", hostile.FloodCount+3))
 	r.passes(t, casePing)
 	r.rssCap(t, 256)
@@ -356,6 +367,7 @@ func TestHostileStdioProgressFlood(t *testing.T) {
 // is an error that says initialize went unanswered, and the server, which
 // stays after its input ends, needs SIGTERM (STD-46).
 func TestHostileStdioNeverAnswers(t *testing.T) {
+	t.Parallel()
 	r := runZoo(t, hostile.NeverAnswers, "1s", nil, casePing)
 	r.expect(t, casePing, "error", "", "no answer to initialize", "case deadline of 1s")
 	if td := r.rep.Teardown; td.Worst != "SIGTERM" || td.Requirement != "STD-46" {
@@ -367,7 +379,8 @@ func TestHostileStdioNeverAnswers(t *testing.T) {
 // TestHostileStdioIgnoreSIGTERM: the teardown case warns STD-46, the
 // run's teardown grade is SIGKILL, and the unaffected case passes.
 func TestHostileStdioIgnoreSIGTERM(t *testing.T) {
-	r := runZoo(t, hostile.IgnoreSIGTERM, "15s", nil, casePing, caseTeardown)
+	t.Parallel()
+	r := runZoo(t, hostile.IgnoreSIGTERM, "1m", nil, casePing, caseTeardown)
 	r.expect(t, caseTeardown, "warn", "STD-46", "SIGKILL")
 	r.passes(t, casePing)
 	if td := r.rep.Teardown; td.Worst != "SIGKILL" || td.Leftovers != 0 {
@@ -380,7 +393,8 @@ func TestHostileStdioIgnoreSIGTERM(t *testing.T) {
 // open after the server exits; teardown does not wedge on it, and it is
 // killed with its group.
 func TestHostileStdioGrandchildHoldsStdout(t *testing.T) {
-	r := runZoo(t, hostile.GrandchildHoldsStdout, "5s", nil, casePing, caseTeardown, caseStdout)
+	t.Parallel()
+	r := runZoo(t, hostile.GrandchildHoldsStdout, "1m", nil, casePing, caseTeardown, caseStdout)
 	r.passes(t, casePing, caseTeardown, caseStdout)
 	if len(r.pids) != 2*3 {
 		t.Errorf("pids %v, want a server and a grandchild per case", r.pids)
@@ -392,7 +406,8 @@ func TestHostileStdioGrandchildHoldsStdout(t *testing.T) {
 // name the exit code and quote the server's last words; the next cases get
 // a fresh server and pass.
 func TestHostileStdioExitMidCase(t *testing.T) {
-	r := runZoo(t, hostile.ExitMidCase, "5s", nil, casePing, caseStdout, caseProgress, caseIDZero)
+	t.Parallel()
+	r := runZoo(t, hostile.ExitMidCase, "1m", nil, casePing, caseStdout, caseProgress, caseIDZero)
 	for _, id := range []string{caseStdout, caseProgress} {
 		r.expect(t, id, "error", "", "exited with code 3", "hostile: a tools/call arrived")
 	}
@@ -403,7 +418,8 @@ func TestHostileStdioExitMidCase(t *testing.T) {
 // TestHostileStdioStderrFirehose: stderr is logging (STD-3): the cases
 // pass, and the per-connection stderr budget keeps memory bounded.
 func TestHostileStdioStderrFirehose(t *testing.T) {
-	r := runZoo(t, hostile.StderrFirehose, "10s", nil, casePing, caseStdout, caseProgress)
+	t.Parallel()
+	r := runZoo(t, hostile.StderrFirehose, "1m", nil, casePing, caseStdout, caseProgress)
 	r.passes(t, casePing, caseStdout, caseProgress)
 	r.rssCap(t, 128)
 }
@@ -412,6 +428,7 @@ func TestHostileStdioStderrFirehose(t *testing.T) {
 // never answers; the case running and the cases not yet run are errors,
 // the exit code is 2, and no target survives.
 func TestHostileStdioRunTimeout(t *testing.T) {
+	t.Parallel()
 	r := runZoo(t, hostile.NeverAnswers, "1m", []string{"--timeout", "500ms"}, casePing, caseIDZero, caseStdout)
 	if r.code != ExitError || !r.rep.Interrupted {
 		t.Errorf("exit code %d, interrupted %v; want %d and true", r.code, r.rep.Interrupted, ExitError)
@@ -429,8 +446,10 @@ func TestHostileStdioRunTimeout(t *testing.T) {
 // that is not a race; TestHostileStdioGrandchildHoldsStdout and the zoo
 // test cover its teardown.)
 func TestHostileStdioInterrupt(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []hostile.Mode{hostile.IgnoreSIGTERM, hostile.NeverAnswers} {
 		t.Run(string(mode), func(t *testing.T) {
+			t.Parallel()
 			dir := t.TempDir()
 			fifo := filepath.Join(dir, "pids")
 			if err := syscall.Mkfifo(fifo, 0o600); err != nil {
@@ -520,19 +539,30 @@ func readFIFOLines(fifo string, n int) []int {
 // fires) and counts, afterwards, the processes of every target group:
 // none remains.
 func TestHostileStdioZoo(t *testing.T) {
-	var all []int
-	modes := 0
-	for _, in := range hostile.All() {
-		if in.Transport != hostile.TransportStdio {
-			continue
+	t.Parallel()
+	var (
+		mu    sync.Mutex
+		all   []int
+		modes int
+	)
+	t.Run("modes", func(t *testing.T) {
+		for _, in := range hostile.All() {
+			if in.Transport != hostile.TransportStdio {
+				continue
+			}
+			modes++
+			t.Run(string(in.Mode), func(t *testing.T) {
+				t.Parallel()
+				r := runZoo(t, in.Mode, "2s", nil, caseStdout)
+				if len(r.rep.Results) != 1 {
+					t.Errorf("%s: %d results, want 1", in.Mode, len(r.rep.Results))
+				}
+				mu.Lock()
+				all = append(all, r.pids...)
+				mu.Unlock()
+			})
 		}
-		modes++
-		r := runZoo(t, in.Mode, "2s", nil, caseStdout)
-		if len(r.rep.Results) != 1 {
-			t.Errorf("%s: %d results, want 1", in.Mode, len(r.rep.Results))
-		}
-		all = append(all, r.pids...)
-	}
+	})
 	if modes != 13 {
 		t.Errorf("%d stdio modes, want 13", modes)
 	}
@@ -562,6 +592,7 @@ const zooMarkEnv = "MCPFLIGHT_TEST_ZOO_MARK"
 // Afterwards no process carrying the run's mark may be alive, whatever
 // its process group (found through /proc/PID/environ, from outside).
 func TestHostileStdioZooInterrupted(t *testing.T) {
+	t.Parallel()
 	if _, err := os.Stat("/proc/self/environ"); err != nil {
 		t.Skip("no /proc to inspect")
 	}
@@ -590,6 +621,7 @@ func TestHostileStdioZooInterrupted(t *testing.T) {
 		}
 		modes++
 		t.Run(string(in.Mode), func(t *testing.T) {
+			t.Parallel()
 			mark := fmt.Sprintf("%d-%s", os.Getpid(), in.Mode)
 			fifo := filepath.Join(t.TempDir(), "pids")
 			if err := syscall.Mkfifo(fifo, 0o600); err != nil {

@@ -23,6 +23,7 @@ import (
 // it runs alone: TestHostileStdioInterruptJobs interrupts cases running
 // side by side).
 func TestCtrlCLeavesNoOrphans(t *testing.T) {
+	t.Parallel()
 	for _, jobs := range []string{"1", "8"} {
 		t.Run("jobs "+jobs, func(t *testing.T) {
 			t.Parallel()

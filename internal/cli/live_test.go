@@ -127,6 +127,7 @@ func feed(l *liveOutput, header runner.Report, results []runner.Result, order []
 // the screen shows exactly that too, the status line never wider than
 // the terminal and gone at the end.
 func TestLiveOutputIsTheTextReport(t *testing.T) {
+	t.Parallel()
 	all := []cases.Verdict{cases.Skip, cases.Pass, cases.Fail, cases.Warn, cases.Pass}
 	tests := []struct {
 		name     string
@@ -195,6 +196,7 @@ func maxLineWidth(s string) int {
 // TestLiveOutputQuiet: -q prints the summary line alone, and no status
 // line even on a terminal.
 func TestLiveOutputQuiet(t *testing.T) {
+	t.Parallel()
 	header, results := liveRun(cases.Pass, cases.Fail)
 	var out bytes.Buffer
 	l := newLiveOutput(&out, len(results), report.TextOptions{}, true, true, 80, chrono.NewRedactor())
@@ -211,6 +213,7 @@ func TestLiveOutputQuiet(t *testing.T) {
 // TestStatusLine: the status line names the running cases in the order
 // they started, as many as fit, counts the rest, and fits the width.
 func TestStatusLine(t *testing.T) {
+	t.Parallel()
 	l := &liveOutput{total: 84, done: 37, width: 60}
 	for i, id := range []string{"cancel/duplicate", "progress/token-zero", "tasks/list-pagination", "http/session-404"} {
 		l.running = append(l.running, runningCase{i, id})
