@@ -456,15 +456,8 @@ func TestHostileStdioInterrupt(t *testing.T) {
 				t.Fatal(err)
 			}
 			target := transport.QuoteArgs([]string{binary, "serve", "--stdio", "--hostile", string(mode)})
-			cmd := exec.Command(binary, "check", "--stdio", target, "--profile", "reference", "--case", caseTeardown, "--case-timeout", "1m")
-			cmd.Env = append(os.Environ(), hostile.PidfileEnv+"="+fifo)
-			var out strings.Builder
-			cmd.Stdout, cmd.Stderr = &out, &out
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			exited := make(chan error, 1)
-			go func() { exited <- cmd.Wait() }()
+			cmd, exited, out := startCheck(t, []string{hostile.PidfileEnv + "=" + fifo},
+				"--stdio", target, "--profile", "reference", "--case", caseTeardown, "--case-timeout", "1m")
 
 			// The target writes its pid once its misbehaviour is in
 			// place; ignore-sigterm writes it again when its stdin has
@@ -475,21 +468,7 @@ func TestHostileStdioInterrupt(t *testing.T) {
 			if mode == hostile.IgnoreSIGTERM {
 				want = 2
 			}
-			got := make(chan []int, 1)
-			go func() { got <- readFIFOLines(fifo, want) }()
-			var pids []int
-			select {
-			case pids = <-got:
-			case err := <-exited:
-				// Unblock the reader, which waits for a writer.
-				if w, err := os.OpenFile(fifo, os.O_RDWR, 0); err == nil {
-					w.Close()
-				}
-				t.Fatalf("check ended (%v) before its target recorded %d pid lines\n%s", err, want, out.String())
-			case <-time.After(zooSafety): // safety net only
-				_ = cmd.Process.Kill()
-				t.Fatalf("the target did not record its pid\n%s", out.String())
-			}
+			pids := awaitPids(t, fifo, func() []int { return readFIFOLines(fifo, want) }, cmd, exited, out)
 			if len(pids) != want {
 				t.Fatalf("pid lines %v, want %d", pids, want)
 			}
@@ -498,7 +477,7 @@ func TestHostileStdioInterrupt(t *testing.T) {
 					t.Fatalf("target process %d not running before the interrupt (state %q; pids %v)\n%s", pid, procState(pid), pids, out.String())
 				}
 			}
-			if err := interrupt(t, cmd, exited, &out, zooSafety); !exitedWith(err, ExitError) {
+			if err := interrupt(t, cmd, exited, out, zooSafety); !exitedWith(err, ExitError) {
 				t.Errorf("interrupted check: %v, want exit code %d\n%s", err, ExitError, out.String())
 			}
 			assertNoSurvivors(t, pids)
@@ -541,21 +520,17 @@ func readFIFOLines(fifo string, n int) []int {
 func TestHostileStdioZoo(t *testing.T) {
 	t.Parallel()
 	var (
-		mu    sync.Mutex
-		all   []int
-		modes int
+		mu  sync.Mutex
+		all []int
 	)
+	modes := stdioModes()
 	t.Run("modes", func(t *testing.T) {
-		for _, in := range hostile.All() {
-			if in.Transport != hostile.TransportStdio {
-				continue
-			}
-			modes++
-			t.Run(string(in.Mode), func(t *testing.T) {
+		for _, mode := range modes {
+			t.Run(string(mode), func(t *testing.T) {
 				t.Parallel()
-				r := runZoo(t, in.Mode, "2s", nil, caseStdout)
+				r := runZoo(t, mode, "2s", nil, caseStdout)
 				if len(r.rep.Results) != 1 {
-					t.Errorf("%s: %d results, want 1", in.Mode, len(r.rep.Results))
+					t.Errorf("%s: %d results, want 1", mode, len(r.rep.Results))
 				}
 				mu.Lock()
 				all = append(all, r.pids...)
@@ -563,8 +538,8 @@ func TestHostileStdioZoo(t *testing.T) {
 			})
 		}
 	})
-	if modes != 13 {
-		t.Errorf("%d stdio modes, want 13", modes)
+	if len(modes) != 13 {
+		t.Errorf("%d stdio modes, want 13", len(modes))
 	}
 	alive := 0
 	for _, pid := range all {
@@ -574,7 +549,7 @@ func TestHostileStdioZoo(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d target processes recorded across %d modes; %d alive afterwards", len(all), modes, alive)
+	t.Logf("%d target processes recorded across %d modes; %d alive afterwards", len(all), len(modes), alive)
 	if alive != 0 {
 		t.Errorf("%d processes of the targets' groups remain", alive)
 	}
@@ -614,49 +589,25 @@ func TestHostileStdioZooInterrupted(t *testing.T) {
 	_ = probe.Wait()
 	stdin.Close()
 
-	modes := 0
-	for _, in := range hostile.All() {
-		if in.Transport != hostile.TransportStdio {
-			continue
-		}
-		modes++
-		t.Run(string(in.Mode), func(t *testing.T) {
+	modes := stdioModes()
+	for _, mode := range modes {
+		t.Run(string(mode), func(t *testing.T) {
 			t.Parallel()
-			mark := fmt.Sprintf("%d-%s", os.Getpid(), in.Mode)
+			mark := fmt.Sprintf("%d-%s", os.Getpid(), mode)
 			fifo := filepath.Join(t.TempDir(), "pids")
 			if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 				t.Fatal(err)
 			}
-			target := transport.QuoteArgs([]string{binary, "serve", "--stdio", "--hostile", string(in.Mode)})
-			cmd := exec.Command(binary, "check", "--stdio", target, "--profile", "reference", "--case", caseStdout, "--case-timeout", "1m")
-			cmd.Env = append(os.Environ(), hostile.PidfileEnv+"="+fifo, zooMarkEnv+"="+mark)
-			var out strings.Builder
-			cmd.Stdout, cmd.Stderr = &out, &out
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			exited := make(chan error, 1)
-			go func() { exited <- cmd.Wait() }()
-			got := make(chan []int, 1)
-			go func() { got <- readFIFOLines(fifo, 1) }()
-			select {
-			case pids := <-got:
-				if len(pids) == 0 {
-					t.Fatalf("no pid recorded\n%s", out.String())
-				}
-			case err := <-exited:
-				if w, err := os.OpenFile(fifo, os.O_RDWR, 0); err == nil {
-					w.Close()
-				}
-				t.Fatalf("check ended (%v) before its target started\n%s", err, out.String())
-			case <-time.After(zooSafety): // safety net only
-				_ = cmd.Process.Kill()
-				t.Fatalf("the target did not record its pid\n%s", out.String())
+			target := transport.QuoteArgs([]string{binary, "serve", "--stdio", "--hostile", string(mode)})
+			cmd, exited, out := startCheck(t, []string{hostile.PidfileEnv + "=" + fifo, zooMarkEnv + "=" + mark},
+				"--stdio", target, "--profile", "reference", "--case", caseStdout, "--case-timeout", "1m")
+			if pids := awaitPids(t, fifo, func() []int { return readFIFOLines(fifo, 1) }, cmd, exited, out); len(pids) == 0 {
+				t.Fatalf("no pid recorded\n%s", out.String())
 			}
 			// Interrupted mid-case: exit 2 (ExitError). Only a case that
 			// finished in the instant before the signal could make it
 			// exit otherwise; what is asserted below holds either way.
-			if err := interrupt(t, cmd, exited, &out, zooSafety); !exitedWith(err, ExitError) {
+			if err := interrupt(t, cmd, exited, out, zooSafety); !exitedWith(err, ExitError) {
 				t.Logf("check exited with %v (not interrupted mid-case?)", err)
 			}
 			if left := markedProcesses(mark); len(left) > 0 {
@@ -664,8 +615,8 @@ func TestHostileStdioZooInterrupted(t *testing.T) {
 			}
 		})
 	}
-	if modes != 13 {
-		t.Errorf("%d stdio modes, want 13", modes)
+	if len(modes) != 13 {
+		t.Errorf("%d stdio modes, want 13", len(modes))
 	}
 }
 
@@ -711,39 +662,30 @@ func TestHostileStdioInterruptJobs(t *testing.T) {
 		t.Fatal(err)
 	}
 	target := transport.QuoteArgs([]string{binary, "serve", "--stdio", "--hostile", string(hostile.IgnoreSIGTERM)})
-	cmd := exec.Command(binary, "check", "--stdio", target, "--profile", "reference", "--case", "progress/*", "--jobs", "4", "--case-timeout", "1m")
-	cmd.Env = append(os.Environ(), hostile.PidfileEnv+"="+fifo, zooMarkEnv+"="+mark)
-	var out strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	got := make(chan []int, 1)
-	go func() { got <- readDistinctPids(fifo, 3) }()
-	var pids []int
-	select {
-	case pids = <-got:
-	case err := <-exited:
-		if w, err := os.OpenFile(fifo, os.O_RDWR, 0); err == nil {
-			w.Close()
-		}
-		t.Fatalf("check ended (%v) before three targets started\n%s", err, out.String())
-	case <-time.After(zooSafety): // safety net only
-		_ = cmd.Process.Kill()
-		t.Fatalf("three targets did not record their pids\n%s", out.String())
-	}
+	cmd, exited, out := startCheck(t, []string{hostile.PidfileEnv + "=" + fifo, zooMarkEnv + "=" + mark},
+		"--stdio", target, "--profile", "reference", "--case", "progress/*", "--jobs", "4", "--case-timeout", "1m")
+	pids := awaitPids(t, fifo, func() []int { return readDistinctPids(fifo, 3) }, cmd, exited, out)
 	if len(pids) < 3 {
 		t.Fatalf("pids %v, want 3", pids)
 	}
-	if err := interrupt(t, cmd, exited, &out, zooSafety); !exitedWith(err, ExitError) {
+	if err := interrupt(t, cmd, exited, out, zooSafety); !exitedWith(err, ExitError) {
 		t.Errorf("interrupted check: %v, want exit code %d\n%s", err, ExitError, out.String())
 	}
 	assertNoSurvivors(t, pids)
 	if left := markedProcesses(mark); len(left) > 0 {
 		t.Errorf("processes %v of the interrupted run survived\n%s", left, out.String())
 	}
+}
+
+// stdioModes lists the hostile stdio modes.
+func stdioModes() []hostile.Mode {
+	var modes []hostile.Mode
+	for _, in := range hostile.All() {
+		if in.Transport == hostile.TransportStdio {
+			modes = append(modes, in.Mode)
+		}
+	}
+	return modes
 }
 
 // readDistinctPids reads pid lines from the FIFO, reopening it for each

@@ -35,14 +35,7 @@ func TestCtrlCLeavesNoOrphans(t *testing.T) {
 			// The target reports its pid (its process group's id) through the
 			// FIFO, then blocks in a grandchild that never answers initialize.
 			target := "echo $$ > " + fifo + "; sleep 1000"
-			cmd := exec.Command(binary, "check", "--shell", "--stdio", target, "--case", "ping/*", "--case", "rpc/*", "--profile", "reference", "--jobs", jobs)
-			var out strings.Builder
-			cmd.Stdout, cmd.Stderr = &out, &out
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			exited := make(chan error, 1)
-			go func() { exited <- cmd.Wait() }()
+			cmd, exited, out := startCheck(t, nil, "--shell", "--stdio", target, "--case", "ping/*", "--case", "rpc/*", "--profile", "reference", "--jobs", jobs)
 
 			f, err := os.Open(fifo) // blocks until the target has opened it for writing
 			if err != nil {
@@ -61,7 +54,7 @@ func TestCtrlCLeavesNoOrphans(t *testing.T) {
 				t.Fatalf("target group %d not running before the interrupt: %v", pgid, err)
 			}
 
-			if err := interrupt(t, cmd, exited, &out, 30*time.Second); !exitedWith(err, ExitError) {
+			if err := interrupt(t, cmd, exited, out, 30*time.Second); !exitedWith(err, ExitError) {
 				t.Errorf("interrupted check: %v, want exit code %d\n%s", err, ExitError, out.String())
 			}
 			// The group was SIGKILLed before check exited; only reaping by init
@@ -75,6 +68,46 @@ func TestCtrlCLeavesNoOrphans(t *testing.T) {
 			}
 		})
 	}
+}
+
+// startCheck starts the built binary's check with args, its environment
+// extended with env, and its output collected in out; exited delivers
+// cmd.Wait's error.
+func startCheck(t *testing.T, env []string, args ...string) (cmd *exec.Cmd, exited <-chan error, out *strings.Builder) {
+	t.Helper()
+	cmd = exec.Command(binary, append([]string{"check"}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
+	out = &strings.Builder{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	return cmd, done, out
+}
+
+// awaitPids waits for read, which reads pids from fifo, to deliver; it
+// fails the test if check (cmd) ends first, unblocking the reader, or at
+// the safety net.
+func awaitPids(t *testing.T, fifo string, read func() []int, cmd *exec.Cmd, exited <-chan error, out fmt.Stringer) []int {
+	t.Helper()
+	got := make(chan []int, 1)
+	go func() { got <- read() }()
+	select {
+	case pids := <-got:
+		return pids
+	case err := <-exited:
+		// Unblock the reader, which waits for a writer.
+		if w, err := os.OpenFile(fifo, os.O_RDWR, 0); err == nil {
+			w.Close()
+		}
+		t.Fatalf("check ended (%v) before its targets recorded their pids\n%s", err, out)
+	case <-time.After(zooSafety): // safety net only
+		_ = cmd.Process.Kill()
+		t.Fatalf("the targets did not record their pids\n%s", out)
+	}
+	return nil
 }
 
 // interrupt sends SIGINT to cmd and waits for it to exit, returning what
