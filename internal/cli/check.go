@@ -28,12 +28,15 @@ Without --stdio or --url the target is mcpflight's own reference server,
 started as "mcpflight serve --stdio" (or, with --transport http, served
 in this process on a free 127.0.0.1 port, a server for each case).
 
-Cases run side by side (--jobs), each on a session of its own. The text
-report is printed as the run goes: each case's lines in catalogue order,
-as soon as that case and every case before it have finished, so the
-output is the same whatever --jobs. On a terminal a status line at the
-bottom shows the cases done, those running and the time elapsed; it is
-erased at the end. With --json - only the JSON is printed.
+Cases run side by side (--jobs), each on a session (over stdio, a
+process) of its own. The text report is printed as the run goes: each
+case's lines in catalogue order (not finishing order), as soon as that
+case and every case before it have finished, so the output is the same
+whatever --jobs. On a terminal a status line at the bottom shows the
+cases done, those running and the time elapsed; it is erased before
+anything else is printed and at the end. When stdout is not a terminal
+there is no status line. -q prints only the summary line; with --json -
+only the JSON is printed.
 
 Flags:
   --stdio CMD          the server's command line, split like a shell would
@@ -72,10 +75,12 @@ Flags:
   -q                   print only the summary line (and, with --baseline,
                        the comparison)
   --jobs N             run N cases at once; 1 runs them one after another,
-                       each teardown before the next case. Default: 8 over
-                       HTTP, 4 per CPU over stdio. With N > 1 a case's
+                       each teardown before the next case. Default: 16 over
+                       HTTP, 8 per CPU over stdio (starting at most one
+                       server per CPU at a time). With N > 1 a case's
                        teardown (a server that needs SIGTERM) goes on beside
-                       the next cases and is still graded
+                       the next cases and is still graded. The report is the
+                       same whatever N
   --max-frame BYTES    largest frame accepted from the server (default 4194304)
   --case-timeout D     deadline of one case, handshake included (default 15s)
   --timeout D          deadline of the whole run (default: none); when it is
