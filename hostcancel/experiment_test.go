@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/hostcancel"
@@ -39,9 +40,9 @@ type experiment struct {
 func runExperiment(f *fixture, fatal func(error)) experiment {
 	var x experiment
 	ctx := f.ctx
-	c := hostcancel.New(hostcancel.Config{Session: f.s, Policy: hostcancel.Cancel, Ack: f.ack("embedding-index")})
-	op, err := c.Start(ctx, map[string]any{"name": refserver.ToolTaskWorker,
-		"arguments": map[string]any{"key": "embedding-index", "ticks": 10}}, 60000, peer.WithProgress())
+	c := hostcancel.New(hostcancel.Config{Session: f.s, Policy: hostcancel.Cancel, Ack: f.ack("embedding-index", 10)})
+	op, err := c.Start(ctx, hostcancel.Call{Tool: refserver.ToolTaskWorker,
+		Arguments: map[string]any{"key": "embedding-index", "ticks": 10}, TTL: time.Minute, Progress: true})
 	if err != nil {
 		fatal(err)
 		return x
@@ -64,7 +65,7 @@ func runExperiment(f *fixture, fatal func(error)) experiment {
 	abort(errors.New("local agent wait budget ended"))
 	_, x.AbortErr = op.Wait(wctx)
 	x.CancelsAtAbort = f.cancelsOnWire()
-	got, err := f.s.GetTask(ctx, op.TaskID)
+	got, err := f.s.GetTask(ctx, op.TaskID())
 	must(err)
 	x.StatusAtAbort = got.Status
 	_, x.ProgressAtAbort = op.LastProgress()
@@ -83,7 +84,7 @@ func runExperiment(f *fixture, fatal func(error)) experiment {
 	x.TicksAtCancel = x.TicksLater
 	x.Result = op.Settle(ctx)
 	x.CancelsAfter = f.cancelsOnWire()
-	got, err = f.s.GetTask(ctx, op.TaskID)
+	got, err = f.s.GetTask(ctx, op.TaskID())
 	must(err)
 	x.StatusAfter = got.Status
 	// Every later gate opens; a stopped worker does not move.
@@ -156,4 +157,5 @@ func Example() {
 type nopTB struct{ testing.TB }
 
 func (nopTB) Helper()           {}
+func (nopTB) Cleanup(func())    {}
 func (nopTB) Fatal(args ...any) { panic(fmt.Sprint(args...)) }

@@ -330,12 +330,17 @@ var taskLines = map[hostcancel.Classification]string{
 // second Ctrl-C stops the verification at once.
 func (e Env) callTask(ctx, runCtx context.Context, s *peer.Session, ui *callUI, o callOptions, tool string, arguments map[string]any) int {
 	ctrl := hostcancel.New(hostcancel.Config{Session: s, Grace: o.grace})
-	op, err := ctrl.Start(runCtx, map[string]any{"name": tool, "arguments": arguments}, -1, peer.WithProgress())
+	op, err := ctrl.Begin(runCtx, hostcancel.Call{Tool: tool, Arguments: arguments, Progress: true})
 	if err != nil {
 		ui.Line("mcpflight call: %s", chrono.Sanitize(err.Error(), false))
 		return ExitError
 	}
-	ui.Line("task %s created (status %s)", chrono.Sanitize(op.TaskID, false), chrono.Sanitize(string(op.LastKnown().Status), false))
+	defer func() {
+		ui.Line("decision trail:")
+		for _, l := range strings.Split(strings.TrimRight(hostcancel.FormatTrail(hostcancel.DecisionTrail(op.Trail()), "  "), "\n"), "\n") {
+			ui.Line("%s", l)
+		}
+	}()
 	waitCtx, stopWaiting := context.WithCancel(runCtx)
 	defer stopWaiting()
 	var timeout <-chan time.Time
@@ -356,9 +361,18 @@ func (e Env) callTask(ctx, runCtx context.Context, s *peer.Session, ui *callUI, 
 		case <-waitCtx.Done():
 		}
 	}()
-	_, werr := op.Wait(waitCtx)
+	t, werr := op.Created(waitCtx)
+	if werr == nil && t.TaskID != "" {
+		ui.Line("task %s created (status %s)", chrono.Sanitize(t.TaskID, false), chrono.Sanitize(t.Status, false))
+	}
+	if werr == nil {
+		_, werr = op.Wait(waitCtx)
+	}
 	code := 0
 	settleCtx := runCtx
+	if errors.Is(werr, hostcancel.ErrRefused) {
+		werr = nil // nothing runs: Settle classifies the refusal
+	}
 	if werr != nil {
 		why := "stopped"
 		select {
