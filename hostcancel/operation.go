@@ -687,20 +687,20 @@ func (op *Operation) cancel(ctx context.Context) Result {
 	resp, id, err := op.request(vctx, peer.MethodTasksCancel, op.w.taskParams(op.TaskID()))
 	switch {
 	case err != nil:
-		op.span.cancelEnd(id.String(), "no answer: "+err.Error(), before, true)
+		op.span.cancelEnd(id.String(), "no answer: "+err.Error(), "", true)
 		return op.unknown(UnknownCancelUnanswered, "tasks/cancel got no answer: "+err.Error())
 	case resp.Error != nil && resp.Error.Code == jsonrpc.CodeInvalidParams:
-		op.span.cancelEnd(id.String(), fmt.Sprintf("error %d", resp.Error.Code), before, false)
+		op.span.cancelEnd(id.String(), fmt.Sprintf("error %d", resp.Error.Code), "", false)
 		op.emit(Event{Name: EventTaskCancelResponse, RequestID: id.String(), Method: peer.MethodTasksCancel,
 			Detail: fmt.Sprintf("error %d %s", resp.Error.Code, resp.Error.Message)})
 		return op.reconcile(vctx, resp.Error)
 	case resp.Error != nil:
-		op.span.cancelEnd(id.String(), fmt.Sprintf("error %d", resp.Error.Code), before, true)
+		op.span.cancelEnd(id.String(), fmt.Sprintf("error %d", resp.Error.Code), "", true)
 		return op.unknown(UnknownCancelRefused, fmt.Sprintf("tasks/cancel failed: error %d %s", resp.Error.Code, resp.Error.Message))
 	}
 	acked, err := op.w.cancelled(resp.Result)
 	if err != nil {
-		op.span.cancelEnd(id.String(), "malformed", before, true)
+		op.span.cancelEnd(id.String(), "malformed", "", true)
 		return op.unknown(UnknownCancelRefused, err.Error())
 	}
 	after := ""
