@@ -90,11 +90,13 @@ type Operation struct {
 	signals     int
 	abortAt     time.Time
 	abortReason string
-	listen      *peer.Call
-	trail       []Event
-	trailLost   int
-	alerted     map[Alert]bool
-	alerts      []Alert
+	// implicitReason: the abort reason is Wait's own; a Stop replaces it.
+	implicitReason bool
+	listen         *peer.Call
+	trail          []Event
+	trailLost      int
+	alerted        map[Alert]bool
+	alerts         []Alert
 
 	stopped  chan struct{}
 	stopOnce sync.Once
@@ -215,7 +217,7 @@ func (op *Operation) awaitCreated(ctx context.Context) error {
 		select {
 		case <-op.Call.Done():
 		case <-ctx.Done():
-			op.Stop(fmt.Sprintf("local wait ended before the CreateTaskResult: %v", context.Cause(ctx)))
+			op.stop(fmt.Sprintf("local wait ended before the CreateTaskResult: %v", context.Cause(ctx)), true)
 			return fmt.Errorf("%w: %w", ErrAborted, ctx.Err())
 		case <-op.stopped:
 			return ErrAborted
@@ -325,14 +327,21 @@ func notificationMethod(w wire) string {
 // request sends method with params and records its ID.
 func (op *Operation) request(ctx context.Context, method string, params any) (*jsonrpc.Message, jsonrpc.ID, error) {
 	s := op.ctrl.cfg.Session
-	call, err := s.Start(ctx, method, params)
-	if err != nil {
-		return nil, jsonrpc.ID{}, err
-	}
+	id := s.NewID()
+	// Recorded before the frame goes out, so that the trail never shows
+	// its answer's notifications first.
 	op.mu.Lock()
-	op.requestIDs = append(op.requestIDs, call.ID)
+	op.requestIDs = append(op.requestIDs, id)
 	op.mu.Unlock()
-	op.emit(Event{Name: EventRequest, RequestID: call.ID.String(), Method: method})
+	op.emit(Event{Name: EventRequest, RequestID: id.String(), Method: method})
+	call, err := s.Start(ctx, method, params, peer.WithID(id))
+	if err != nil {
+		op.mu.Lock()
+		op.requestIDs = slices.DeleteFunc(op.requestIDs, func(x jsonrpc.ID) bool { return x == id })
+		op.mu.Unlock()
+		op.emit(Event{Name: EventReconcile, RequestID: id.String(), Method: method, Detail: "not sent: " + err.Error()})
+		return nil, id, err
+	}
 	resp, err := call.Await(ctx)
 	return resp, call.ID, err
 }
@@ -439,14 +448,14 @@ func (op *Operation) Wait(ctx context.Context) (Task, error) {
 		case errors.Is(err, ErrAborted):
 			return op.LastKnown(), ErrAborted
 		case err != nil:
-			op.Stop(fmt.Sprintf("local wait ended: %v", context.Cause(ctx)))
+			op.stop(fmt.Sprintf("local wait ended: %v", context.Cause(ctx)), true)
 			return op.LastKnown(), fmt.Errorf("%w: %w", ErrAborted, err)
 		case !poll:
 			continue
 		}
 		if _, err := op.Poll(ctx); err != nil {
 			if ctx.Err() != nil {
-				op.Stop(fmt.Sprintf("local wait ended: %v", context.Cause(ctx)))
+				op.stop(fmt.Sprintf("local wait ended: %v", context.Cause(ctx)), true)
 				return op.LastKnown(), fmt.Errorf("%w: %w", ErrAborted, ctx.Err())
 			}
 			return op.LastKnown(), fmt.Errorf("hostcancel: polling task: %w", err)
@@ -457,22 +466,32 @@ func (op *Operation) Wait(ctx context.Context) (Task, error) {
 // Stop is phase one: it records a local cancel signal and, the first
 // time, stops local waiting and records the abort time and reason. It
 // sends nothing. Every call counts as a request_cancel_signal; a second
-// one raises AlertRepeatedCancel (still only one tasks/cancel is sent).
-func (op *Operation) Stop(reason string) {
+// call raises AlertRepeatedCancel (still only one tasks/cancel is sent).
+// The stop Wait makes itself when its context ends does not count as a
+// request for that alert, and a later Stop gives the abort its reason.
+func (op *Operation) Stop(reason string) { op.stop(reason, false) }
+
+func (op *Operation) stop(reason string, implicit bool) {
 	c := op.ctrl
 	c.c.signals.Add(1)
 	op.span.signal()
 	op.mu.Lock()
-	op.signals++
 	n := op.signals
+	if !implicit {
+		op.signals++
+		n = op.signals
+		if op.implicitReason {
+			op.abortReason, op.implicitReason = reason, false
+		}
+	}
 	op.mu.Unlock()
 	op.emit(Event{Name: EventRequestCancelSignal, Reason: reason})
-	if n == 2 {
+	if !implicit && n == 2 {
 		op.alert(AlertRepeatedCancel, fmt.Sprintf("a second cancellation request for the task (%s); one tasks/cancel at most is sent", reason))
 	}
 	op.stopOnce.Do(func() {
 		op.mu.Lock()
-		op.abortAt, op.abortReason = time.Now(), reason
+		op.abortAt, op.abortReason, op.implicitReason = time.Now(), reason, implicit
 		status := op.last.Status
 		op.mu.Unlock()
 		c.c.aborts.Add(1)

@@ -34,13 +34,23 @@ type TrailLine struct {
 func DecisionTrail(events []Event, lost int) []TrailLine {
 	var out []TrailLine
 	var t0 time.Time
-	for i, e := range events {
+	for i := 0; i < len(events); i++ {
+		e := events[i]
 		if i == 0 {
 			t0 = e.Time
 		}
 		verb, text := trailText(e)
 		if verb == "" {
 			continue
+		}
+		// Consecutive polls are one line.
+		j := i
+		for j+1 < len(events) && e.Name == EventRequest && events[j+1].Name == EventRequest && events[j+1].Method == e.Method {
+			j++
+		}
+		if j > i {
+			text = fmt.Sprintf("%s ×%d (requests %s … %s)", e.Method, j-i+1, e.RequestID, events[j].RequestID)
+			i = j
 		}
 		out = append(out, TrailLine{Offset: e.Time.Sub(t0), Verb: verb, Text: chrono.Sanitize(text, false)})
 	}
@@ -73,7 +83,7 @@ func trailText(e Event) (string, string) {
 	case EventLocalAbort:
 		return TrailKept, fmt.Sprintf("local abort at %s while %s: %s; nothing sent", e.Time.UTC().Format("15:04:05.000"), orDash(e.Status), e.Reason)
 	case EventTaskCancelRequested:
-		return TrailSent, fmt.Sprintf("one tasks/cancel, status before %s", orDash(e.Status))
+		return TrailDecided, fmt.Sprintf("cancel the task (policy cancel): one tasks/cancel, status before %s", orDash(e.Status))
 	case EventTaskCancelResponse:
 		return TrailReceived, with("tasks/cancel answer"+requestSuffix(e.RequestID), e.Detail)
 	case EventReconcile:

@@ -335,14 +335,8 @@ func (e Env) callTask(ctx, runCtx context.Context, s *peer.Session, ui *callUI, 
 		ui.Line("mcpflight call: %s", chrono.Sanitize(err.Error(), false))
 		return ExitError
 	}
-	defer func() {
-		ui.Line("decision trail:")
-		for _, l := range strings.Split(strings.TrimRight(hostcancel.FormatTrail(hostcancel.DecisionTrail(op.Trail()), "  "), "\n"), "\n") {
-			ui.Line("%s", l)
-		}
-	}()
-	waitCtx, stopWaiting := context.WithCancel(runCtx)
-	defer stopWaiting()
+	waitCtx, stopWaiting := context.WithCancelCause(runCtx)
+	defer stopWaiting(nil)
 	var timeout <-chan time.Time
 	if o.timeout > 0 {
 		t := time.NewTimer(o.timeout)
@@ -354,10 +348,10 @@ func (e Env) callTask(ctx, runCtx context.Context, s *peer.Session, ui *callUI, 
 		select {
 		case <-timeout:
 			reason <- "timeout after " + o.timeout.String()
-			stopWaiting()
+			stopWaiting(errors.New("mcpflight call: timeout after " + o.timeout.String()))
 		case <-ctx.Done():
 			reason <- "interrupted"
-			stopWaiting()
+			stopWaiting(errors.New("mcpflight call: interrupted"))
 		case <-waitCtx.Done():
 		}
 	}()
@@ -383,7 +377,6 @@ func (e Env) callTask(ctx, runCtx context.Context, s *peer.Session, ui *callUI, 
 		if strings.HasPrefix(why, "timeout") {
 			code = ExitTimeout
 		}
-		op.Stop("mcpflight call: " + why)
 		ui.Line("stopped waiting (%s); sending tasks/cancel and verifying for up to %v (Ctrl-C again to stop)", why, o.grace)
 		sigs := make(chan os.Signal, 1)
 		signal.Notify(sigs, os.Interrupt)
@@ -400,6 +393,10 @@ func (e Env) callTask(ctx, runCtx context.Context, s *peer.Session, ui *callUI, 
 		}()
 	}
 	res := op.Settle(settleCtx)
+	ui.Line("decision trail:")
+	for _, l := range strings.Split(strings.TrimRight(hostcancel.FormatTrail(hostcancel.DecisionTrail(op.Trail()), "  "), "\n"), "\n") {
+		ui.Line("%s", l)
+	}
 	line := taskLines[res.Classification]
 	switch {
 	case werr == nil && res.Classification == hostcancel.CompletedBeforeCancel:
