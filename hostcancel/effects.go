@@ -1,6 +1,7 @@
 package hostcancel
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -223,27 +224,19 @@ func (e *Effects) consequential(tool string) bool {
 // place puts key into args or meta as configured.
 func (e *Effects) place(key string, args, meta map[string]any) (map[string]any, map[string]any) {
 	if e.KeyIn == KeyInArguments {
-		name := e.KeyName
-		if name == "" {
-			name = DefaultArgumentKey
-		}
-		out := make(map[string]any, len(args)+1)
-		for k, v := range args {
-			out[k] = v
-		}
-		out[name] = key
-		return out, meta
+		return with(args, cmp.Or(e.KeyName, DefaultArgumentKey), key), meta
 	}
-	name := e.KeyName
-	if name == "" {
-		name = DefaultMetaKey
+	return args, with(meta, cmp.Or(e.KeyName, DefaultMetaKey), key)
+}
+
+// with returns a copy of m with k set to v.
+func with(m map[string]any, k string, v any) map[string]any {
+	out := make(map[string]any, len(m)+1)
+	for mk, mv := range m {
+		out[mk] = mv
 	}
-	m := make(map[string]any, len(meta)+1)
-	for k, v := range meta {
-		m[k] = v
-	}
-	m[name] = key
-	return args, m
+	out[k] = v
+	return out
 }
 
 func (e *Effects) receipt(result json.RawMessage) (Receipt, bool) {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"sync"
 	"testing"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/hostcancel"
 	"github.com/mcpflight/mcpflight/jsonrpc"
 	"github.com/mcpflight/mcpflight/peer"
@@ -211,23 +209,13 @@ func (x *extServer) seen(method string) []*jsonrpc.Message {
 // no initialize in 2026-07-28.
 func newExtServer(t *testing.T, sc extScript, result string) (*extServer, *peer.Session) {
 	t.Helper()
-	toServerR, toServerW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	toClientR, toClientW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	x := &extServer{sc: sc, result: firstOf(result, extResult), w: toClientW, held: make(chan struct{}), release: make(chan struct{}),
+	x := &extServer{sc: sc, result: firstOf(result, extResult), held: make(chan struct{}), release: make(chan struct{}),
 		unlistened: make(chan struct{})}
-	go x.serve(toServerR)
-	log := chrono.New()
-	s := peer.New(transport.NewStream(toClientR, toServerW, transport.StreamConfig{Log: log}), peer.Options{Log: log})
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), safety)
-		defer cancel()
-		s.Close(ctx)
+	s, _ := pipeSession(t, func(r io.Reader, w io.WriteCloser) {
+		x.wmu.Lock()
+		x.w = w
+		x.wmu.Unlock()
+		x.serve(r)
 	})
 	return x, s
 }

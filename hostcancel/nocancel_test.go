@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"testing"
 
@@ -16,12 +17,10 @@ import (
 	"github.com/mcpflight/mcpflight/transport"
 )
 
-// noCancelServer is a scripted server that runs tasks for tools/call but
-// does not declare tasks.cancel.
-func noCancelServer(t *testing.T) (*peer.Session, *chrono.Log) {
+// pipeSession runs serve as a scripted server over a pair of pipes and
+// returns a session to it, closed at the test's end.
+func pipeSession(t *testing.T, serve func(r io.Reader, w io.WriteCloser)) (*peer.Session, *chrono.Log) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), safety)
-	t.Cleanup(cancel)
 	toServerR, toServerW, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
@@ -30,9 +29,24 @@ func noCancelServer(t *testing.T) (*peer.Session, *chrono.Log) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	go func() {
-		defer toClientW.Close()
-		frames := transport.NewFrameReader(toServerR, 0)
+	go serve(toServerR, toClientW)
+	log := chrono.New()
+	s := peer.New(transport.NewStream(toClientR, toServerW, transport.StreamConfig{Log: log}), peer.Options{Log: log})
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), safety)
+		defer cancel()
+		s.Close(ctx)
+	})
+	return s, log
+}
+
+// noCancelServer is a scripted server that runs tasks for tools/call but
+// does not declare tasks.cancel.
+func noCancelServer(t *testing.T) (*peer.Session, *chrono.Log) {
+	t.Helper()
+	s, log := pipeSession(t, func(r io.Reader, w io.WriteCloser) {
+		defer w.Close()
+		frames := transport.NewFrameReader(r, 0)
 		for {
 			raw, err := frames.ReadFrame()
 			if err != nil {
@@ -49,15 +63,14 @@ func noCancelServer(t *testing.T) (*peer.Session, *chrono.Log) {
 			case "tools/call":
 				out = `{"task":{"taskId":"t-1","status":"working","createdAt":"2025-11-25T10:30:00Z","lastUpdatedAt":"2025-11-25T10:30:00Z","ttl":null}}`
 			default:
-				fmt.Fprintf(toClientW, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"Method not found"}}`+"\n", m.ID)
+				fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"Method not found"}}`+"\n", m.ID)
 				continue
 			}
-			fmt.Fprintf(toClientW, `{"jsonrpc":"2.0","id":%s,"result":%s}`+"\n", m.ID, out)
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%s}`+"\n", m.ID, out)
 		}
-	}()
-	log := chrono.New()
-	s := peer.New(transport.NewStream(toClientR, toServerW, transport.StreamConfig{Log: log}), peer.Options{Log: log})
-	t.Cleanup(func() { s.Close(ctx) })
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), safety)
+	defer cancel()
 	if _, err := s.Initialize(ctx, peer.InitOptions{}); err != nil {
 		t.Fatal(err)
 	}

@@ -257,6 +257,14 @@ func (op *Operation) readCreated(ctx context.Context) error {
 	op.mu.Lock()
 	op.taskID, op.last = t.TaskID, t
 	op.mu.Unlock()
+	select {
+	case <-op.settled:
+		// Learned after the settlement gave up on it: nothing follows the
+		// task any more, so nothing routes its notifications.
+		op.emit(Event{Name: EventTaskCreated, TaskID: t.TaskID, RequestID: op.Call.ID.String(), Method: methodToolsCall, Status: t.Status, Detail: "after the settlement"})
+		return nil
+	default:
+	}
 	op.ctrl.register(op, t.TaskID)
 	op.emit(Event{Name: EventTaskCreated, TaskID: t.TaskID, RequestID: op.Call.ID.String(), Method: methodToolsCall, Status: t.Status})
 	op.subscribe(ctx)

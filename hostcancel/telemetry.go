@@ -112,24 +112,14 @@ func (s *opSpan) event(e Event) {
 	if s == nil || s.span == nil {
 		return
 	}
-	attrs := make([]attribute.KeyValue, 0, 5)
-	if e.TaskID != "" {
-		attrs = append(attrs, AttrTaskID.String(e.TaskID))
-	}
-	if e.RequestID != "" {
-		attrs = append(attrs, AttrRequestID.String(e.RequestID))
-	}
-	if e.Method != "" {
-		attrs = append(attrs, AttrMethod.String(e.Method))
-	}
-	if e.Status != "" {
-		attrs = append(attrs, AttrStatus.String(e.Status))
-	}
-	if e.Reason != "" {
-		attrs = append(attrs, AttrReason.String(e.Reason))
-	}
-	if e.Detail != "" {
-		attrs = append(attrs, AttrDetail.String(e.Detail))
+	attrs := make([]attribute.KeyValue, 0, 6)
+	for _, kv := range []struct {
+		k attribute.Key
+		v string
+	}{{AttrTaskID, e.TaskID}, {AttrRequestID, e.RequestID}, {AttrMethod, e.Method}, {AttrStatus, e.Status}, {AttrReason, e.Reason}, {AttrDetail, e.Detail}} {
+		if kv.v != "" {
+			attrs = append(attrs, kv.k.String(kv.v))
+		}
 	}
 	s.span.AddEvent(e.Name, trace.WithTimestamp(e.Time), trace.WithAttributes(attrs...))
 	switch e.Name {
