@@ -51,6 +51,9 @@ type extScript struct {
 	// notifyOnCancel: after the ack, notifications/tasks carries the
 	// final status of after on the listen stream (TSX-48, TSX-50).
 	notifyOnCancel bool
+	// workerKeepsGoing: the script's worker counter advances at every
+	// tasks/get, also after the cancel (TSX-45: the server need not stop).
+	workerKeepsGoing bool
 }
 
 const (
@@ -70,6 +73,7 @@ type extServer struct {
 	requests []*jsonrpc.Message
 	cancels  int
 	gets     int
+	worker   int // the script's worker counter
 	listenID *jsonrpc.ID
 	held     chan struct{} // closed when a held tools/call arrived
 	release  chan struct{}
@@ -156,6 +160,9 @@ func (x *extServer) answer(m *jsonrpc.Message) {
 		if x.cancels > 0 {
 			status = pick(x.sc.after, x.gets)
 		}
+		if x.cancels == 0 || x.sc.workerKeepsGoing {
+			x.worker++
+		}
 		x.gets++
 		x.write(`{"jsonrpc":"2.0","id":%s,"result":%s}`, m.ID, x.taskJSON("complete", status))
 	case "tasks/cancel":
@@ -191,6 +198,21 @@ func (x *extServer) withSubscription(task string) string {
 	meta["io.modelcontextprotocol/subscriptionId"] = json.RawMessage(x.listenID.String())
 	out, _ := json.Marshal(obj)
 	return string(out)
+}
+
+// ack is the script's worker acknowledgement: the counter across one
+// more tasks/get.
+func (x *extServer) ack(ctx context.Context, op *hostcancel.Operation) (bool, string, error) {
+	x.mu.Lock()
+	before := x.worker
+	x.mu.Unlock()
+	if _, err := op.Poll(ctx); err != nil {
+		return false, "", err
+	}
+	x.mu.Lock()
+	after := x.worker
+	x.mu.Unlock()
+	return after == before, fmt.Sprintf("script worker %d → %d", before, after), nil
 }
 
 func (x *extServer) seen(method string) []*jsonrpc.Message {
@@ -238,6 +260,8 @@ func TestExtensionTerminalPaths(t *testing.T) {
 		alerts    []hostcancel.Alert
 		cancels   int
 		errorCode int
+		// ack: a worker acknowledgement from the script's counter.
+		ack bool
 	}{
 		{name: "eventually-cancelled", reqs: "TSX-44: the status may stay working after the ack",
 			sc:   extScript{after: []string{"working", "working", "cancelled"}},
@@ -257,6 +281,12 @@ func TestExtensionTerminalPaths(t *testing.T) {
 		{name: "terminal-at-creation", reqs: "TSX-13: the seed state may already be terminal",
 			sc:   extScript{initial: "completed", before: []string{"completed"}},
 			want: hostcancel.CompletedBeforeCancel, cancels: 0},
+		{name: "cancel-acked-worker-running", reqs: "TSX-44, TSX-45: acknowledged and cancelled on paper, the work goes on",
+			sc:  extScript{after: []string{"cancelled"}, workerKeepsGoing: true},
+			ack: true, want: hostcancel.WorkerStillRunning, alerts: []hostcancel.Alert{hostcancel.AlertCancelAckedWorkerRunning}, cancels: 1},
+		{name: "cancelled-worker-stopped", reqs: "TSX-44: cancelled, and the worker counter stands still",
+			sc:  extScript{after: []string{"working", "cancelled"}},
+			ack: true, want: hostcancel.CancelledVerified, cancels: 1},
 		{name: "cancel-unknown-task", reqs: "TSX-53, TSX-54: -32602 for an unknown task",
 			sc:   extScript{cancelUnknown: true},
 			want: hostcancel.OutcomeUnknown, unknown: hostcancel.UnknownTaskVanished, cancels: 1},
@@ -282,6 +312,9 @@ func TestExtensionTerminalPaths(t *testing.T) {
 				Policy: tc.policy, Grace: grace, NoListen: !tc.listen}
 			if tc.hourPolls {
 				cfg.MinPoll, cfg.MaxPoll = time.Hour, time.Hour
+			}
+			if tc.ack {
+				cfg.Ack = x.ack
 			}
 			c := hostcancel.New(cfg)
 			op, err := c.Start(ctx, hostcancel.Call{Tool: "get_weather", Arguments: map[string]any{"city": "New York"}, Progress: true})
@@ -478,4 +511,28 @@ func firstOf(a, b string) string {
 		return a
 	}
 	return b
+}
+
+// TestExtensionRepeatedCancel: two cancellation requests for one task send
+// one tasks/cancel and alert once.
+func TestExtensionRepeatedCancel(t *testing.T) {
+	x, s := newExtServer(t, extScript{after: []string{"cancelled"}}, "")
+	ctx, cancel := context.WithTimeout(context.Background(), safety)
+	defer cancel()
+	var ev events
+	c := hostcancel.New(hostcancel.Config{Session: s, Revision: hostcancel.RevTasksExtension, NoListen: true, OnAlert: ev.alert})
+	op, err := c.Start(ctx, hostcancel.Call{Tool: "get_weather"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, second := op.Abort(ctx, "stop"), op.Abort(ctx, "stop again")
+	if first.Classification != hostcancel.CancelledVerified || second.Classification != first.Classification {
+		t.Errorf("%s then %s", first.Classification, second.Classification)
+	}
+	if n := len(x.seen("tasks/cancel")); n != 1 {
+		t.Errorf("%d tasks/cancel, want 1", n)
+	}
+	if diff := cmp.Diff([]hostcancel.Alert{hostcancel.AlertRepeatedCancel}, ev.alertNames()); diff != "" {
+		t.Errorf("alerts (-want +got):\n%s", diff)
+	}
 }
