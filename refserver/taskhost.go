@@ -34,6 +34,14 @@ func taskHostSchema() map[string]any {
 	}
 }
 
+// addTaskHostSchema adds taskHostArgs to task_worker's inputSchema.
+func addTaskHostSchema(tool map[string]any) {
+	props := tool["inputSchema"].(map[string]any)["properties"].(map[string]any)
+	for k, v := range taskHostSchema() {
+		props[k] = v
+	}
+}
+
 // taskHostOptions are the parsed options; receipt is guarded by
 // taskStore.mu.
 type taskHostOptions struct {

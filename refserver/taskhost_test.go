@@ -90,3 +90,32 @@ func TestTaskEffect(t *testing.T) {
 		t.Errorf("effectAt past ticks: %v %+v", err, resp)
 	}
 }
+
+// TestTaskHostSchema: tools/list declares holdCreate and effectAt in
+// task_worker's inputSchema, which refuses other members.
+func TestTaskHostSchema(t *testing.T) {
+	e := newTaskEnv(t)
+	var r struct {
+		Tools []struct {
+			Name        string `json:"name"`
+			InputSchema struct {
+				Properties map[string]json.RawMessage `json:"properties"`
+			} `json:"inputSchema"`
+		} `json:"tools"`
+	}
+	if err := e.s.Request(e.ctx, "tools/list", map[string]any{}, &r); err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range r.Tools {
+		if tool.Name != refserver.ToolTaskWorker {
+			continue
+		}
+		for _, p := range []string{"key", "ticks", "gated", "end", "holdCreate", "effectAt"} {
+			if tool.InputSchema.Properties[p] == nil {
+				t.Errorf("task_worker's inputSchema has no %s", p)
+			}
+		}
+		return
+	}
+	t.Fatal("tools/list has no task_worker")
+}

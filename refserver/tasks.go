@@ -112,10 +112,10 @@ type task struct {
 	end      string // "complete", "fail" or "error"
 	token    jsonrpc.ProgressToken
 	hasToken bool
-	// Host-test options (taskhost.go).
-	host taskHostOptions
 	created  time.Time
 	ttl      int64 // milliseconds
+	// host are the host-test options (taskhost.go).
+	host taskHostOptions
 	// stop is closed when the task is cancelled or deleted: the worker
 	// stops at its next checkpoint.
 	stop chan struct{}
@@ -256,13 +256,12 @@ func toolListWithTasks() []map[string]any {
 				"ticks": map[string]any{"type": "integer", "minimum": 1, "maximum": maxTicks, "default": 3},
 				"gated": map[string]any{"type": "boolean", "default": true, "description": "checkpoints wait for mcpflight/release"},
 				"end":   map[string]any{"type": "string", "enum": []string{"complete", "fail", "error"}, "default": "complete"},
-				"holdCreate": taskHostSchema()["holdCreate"],
-				"effectAt":   taskHostSchema()["effectAt"],
 			},
 			"required":             []string{"key"},
 			"additionalProperties": false,
 		},
 	})
+	addTaskHostSchema(tools[len(tools)-1])
 	for _, t := range tools {
 		name, _ := t["name"].(string)
 		t["execution"] = map[string]any{"taskSupport": taskSupport(name)}
