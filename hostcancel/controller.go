@@ -145,7 +145,9 @@ type Config struct {
 	// protocol version, or Rev20251125 without one.
 	Revision Revision
 	// Server is the server's identity where the revision has no
-	// initialize (the extension); results' _meta serverInfo refines it.
+	// initialize (the extension); results' _meta serverInfo refines what
+	// the Result reports. Circuits are keyed by the name known when an
+	// operation starts: set it under the extension.
 	Server peer.Implementation
 	// Policy is what Settle does; Cancel if empty.
 	Policy Policy
@@ -335,7 +337,7 @@ func (c *Controller) Begin(ctx context.Context, call Call) (*Operation, error) {
 	if err := c.cfg.Breaker.Allow(server.Name, call.Tool); err != nil {
 		return nil, err
 	}
-	op := &Operation{ctrl: c, w: c.w, Tool: call.Tool, server: server,
+	op := &Operation{ctrl: c, w: c.w, Tool: call.Tool, server: server, circuit: server.Name,
 		stopped: make(chan struct{}), settled: make(chan struct{}), wake: make(chan struct{}, 1), alerted: map[Alert]bool{}}
 	args, meta := call.Arguments, call.Meta
 	if c.cfg.Effects.consequential(call.Tool) {

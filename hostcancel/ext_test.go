@@ -337,6 +337,10 @@ func TestExtensionTerminalPaths(t *testing.T) {
 			if diff := cmp.Diff(tc.alerts, r.Alerts); diff != "" {
 				t.Errorf("alerts (-want +got):\n%s", diff)
 			}
+			wantOpen := slices.ContainsFunc(tc.alerts, hostcancel.NewBreaker().Opens)
+			if err := c.Breaker().Allow("fake-ext", "get_weather"); errors.Is(err, hostcancel.ErrCircuitOpen) != wantOpen {
+				t.Errorf("circuit: %v, want open %v", err, wantOpen)
+			}
 			if n := len(x.seen("tasks/cancel")); n != tc.cancels {
 				t.Errorf("%d tasks/cancel, want %d", n, tc.cancels)
 			}

@@ -218,6 +218,10 @@ func TestTerminalPaths(t *testing.T) {
 			if diff := cmp.Diff(tc.alerts, r.Alerts); diff != "" {
 				t.Errorf("alerts (-want +got):\n%s", diff)
 			}
+			wantOpen := slices.ContainsFunc(tc.alerts, hostcancel.NewBreaker().Opens)
+			if err := c.Breaker().Allow(refserver.DefaultName, refserver.ToolTaskWorker); errors.Is(err, hostcancel.ErrCircuitOpen) != wantOpen {
+				t.Errorf("circuit: %v, want open %v", err, wantOpen)
+			}
 			if diff := cmp.Diff(tc.alerts, ev.alertNames()); diff != "" {
 				t.Errorf("alert hook (-want +got):\n%s", diff)
 			}

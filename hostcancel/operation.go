@@ -67,6 +67,9 @@ type Operation struct {
 	w    wire
 	// Tool is the tool called.
 	Tool string
+	// circuit is the server name of the operation's circuit, fixed at
+	// Begin (Allow and the alerts' trip use the same key).
+	circuit string
 	// Consequential and Key: the tool is marked consequential, and Key is
 	// the operation's idempotency key.
 	Consequential bool
@@ -195,11 +198,11 @@ func (op *Operation) alert(a Alert, detail string) {
 	}
 	op.alerted[a] = true
 	op.alerts = append(op.alerts, a)
-	server, task := op.server.Name, op.taskID
+	task := op.taskID
 	op.mu.Unlock()
 	c := op.ctrl
 	c.countAlert(a)
-	ev := AlertEvent{Alert: a, Time: time.Now(), Server: server, Tool: op.Tool, TaskID: task, Detail: chrono.Sanitize(detail, false)}
+	ev := AlertEvent{Alert: a, Time: time.Now(), Server: op.circuit, Tool: op.Tool, TaskID: task, Detail: chrono.Sanitize(detail, false)}
 	op.emit(Event{Name: EventAlert, Reason: string(a), Detail: detail})
 	op.span.alert(a)
 	c.cfg.Breaker.trip(ev)
