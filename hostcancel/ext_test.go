@@ -77,9 +77,11 @@ type extServer struct {
 	listenID *jsonrpc.ID
 	held     chan struct{} // closed when a held tools/call arrived
 	release  chan struct{}
-	// unlistened is closed when notifications/cancelled arrives.
+	// unlistened is closed when notifications/cancelled arrives,
+	// cancelSeen when the first tasks/cancel does.
 	unlistened chan struct{}
 	unlisten   sync.Once
+	cancelSeen chan struct{}
 }
 
 func (x *extServer) write(format string, args ...any) {
@@ -167,6 +169,9 @@ func (x *extServer) answer(m *jsonrpc.Message) {
 		x.write(`{"jsonrpc":"2.0","id":%s,"result":%s}`, m.ID, x.taskJSON("complete", status))
 	case "tasks/cancel":
 		x.cancels++
+		if x.cancels == 1 {
+			defer close(x.cancelSeen)
+		}
 		x.gets = 0
 		if x.sc.cancelUnknown {
 			x.write(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32602,"message":"Failed to retrieve task: Task not found"}}`, m.ID)
@@ -232,7 +237,7 @@ func (x *extServer) seen(method string) []*jsonrpc.Message {
 func newExtServer(t *testing.T, sc extScript, result string) (*extServer, *peer.Session) {
 	t.Helper()
 	x := &extServer{sc: sc, result: firstOf(result, extResult), held: make(chan struct{}), release: make(chan struct{}),
-		unlistened: make(chan struct{})}
+		unlistened: make(chan struct{}), cancelSeen: make(chan struct{})}
 	s, _ := pipeSession(t, func(r io.Reader, w io.WriteCloser) {
 		x.wmu.Lock()
 		x.w = w
@@ -538,5 +543,28 @@ func TestExtensionRepeatedCancel(t *testing.T) {
 	}
 	if diff := cmp.Diff([]hostcancel.Alert{hostcancel.AlertRepeatedCancel}, ev.alertNames()); diff != "" {
 		t.Errorf("alerts (-want +got):\n%s", diff)
+	}
+}
+
+// TestExtensionSettlementInterrupted: a caller that stops the
+// verification before the grace ends gets an unknown outcome, not the
+// still-working alert: the grace did not end, so nothing is known.
+func TestExtensionSettlementInterrupted(t *testing.T) {
+	x, s := newExtServer(t, extScript{after: []string{"working"}}, "")
+	ctx, cancel := context.WithTimeout(context.Background(), safety)
+	defer cancel()
+	c := hostcancel.New(hostcancel.Config{Session: s, Revision: hostcancel.RevTasksExtension, NoListen: true, Grace: safety})
+	op, err := c.Start(ctx, hostcancel.Call{Tool: "get_weather"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sctx, stopSettling := context.WithCancelCause(ctx)
+	go func() {
+		<-x.cancelSeen
+		stopSettling(errors.New("second Ctrl-C"))
+	}()
+	r := op.Abort(sctx, "stop")
+	if r.Classification != hostcancel.OutcomeUnknown || r.Unknown != hostcancel.UnknownInterrupted || r.Alert {
+		t.Errorf("%s/%s alerts %v (%s), want outcome-unknown/settlement-interrupted and no alert", r.Classification, r.Unknown, r.Alerts, r.Detail)
 	}
 }

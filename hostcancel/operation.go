@@ -633,7 +633,7 @@ func (op *Operation) reconcileEffect(ctx context.Context, r *Result) {
 // settle is phase two.
 func (op *Operation) settle(ctx context.Context) Result {
 	c := op.ctrl
-	gctx, stop := context.WithTimeout(ctx, c.cfg.Grace)
+	gctx, stop := context.WithTimeoutCause(ctx, c.cfg.Grace, errGraceEnded)
 	defer stop()
 	if err := op.awaitCreatedSettling(gctx); err != nil {
 		return *err
@@ -670,6 +670,10 @@ func (op *Operation) awaitCreatedSettling(gctx context.Context) *Result {
 		select {
 		case <-op.Call.Done():
 		case <-gctx.Done():
+			if !graceEnded(gctx) {
+				r := op.unknown(UnknownInterrupted, fmt.Sprintf("stopped waiting for the CreateTaskResult: %v (request %s kept, A-6)", context.Cause(gctx), op.Call.ID))
+				return &r
+			}
 			r := op.unknown(UnknownNoCreateResult, fmt.Sprintf("no CreateTaskResult within %v after the abort; the server may have created a task (request %s kept, A-6)", op.ctrl.cfg.Grace, op.Call.ID))
 			return &r
 		}
@@ -705,7 +709,7 @@ func (op *Operation) fromDirect(resp *jsonrpc.Message) Result {
 // cancel sends the one tasks/cancel and verifies.
 func (op *Operation) cancel(ctx context.Context) Result {
 	c := op.ctrl
-	vctx, stop := context.WithTimeout(ctx, c.cfg.Grace)
+	vctx, stop := context.WithTimeoutCause(ctx, c.cfg.Grace, errGraceEnded)
 	defer stop()
 	before := op.LastKnown().Status
 	op.mu.Lock()
@@ -718,6 +722,9 @@ func (op *Operation) cancel(ctx context.Context) Result {
 	switch {
 	case err != nil:
 		op.span.cancelEnd(id.String(), "no answer: "+err.Error(), "", true)
+		if vctx.Err() != nil && !graceEnded(vctx) {
+			return op.unknown(UnknownInterrupted, "stopped waiting for the tasks/cancel answer: "+context.Cause(vctx).Error())
+		}
 		return op.unknown(UnknownCancelUnanswered, "tasks/cancel got no answer: "+err.Error())
 	case resp.Error != nil && resp.Error.Code == jsonrpc.CodeInvalidParams:
 		op.span.cancelEnd(id.String(), fmt.Sprintf("error %d", resp.Error.Code), "", false)
@@ -808,6 +815,11 @@ func (op *Operation) verify(ctx context.Context, acked *Task) Result {
 	}
 	for !t.Terminal() {
 		poll, err := op.next(ctx, false)
+		if err != nil && !graceEnded(ctx) {
+			r := op.unknown(UnknownInterrupted, "verification stopped before the grace ended: "+context.Cause(ctx).Error())
+			r.Task = t
+			return r
+		}
 		if err != nil {
 			op.alert(AlertStillWorkingPastGrace, fmt.Sprintf("the task was still %s %v after tasks/cancel", t.Status, c.cfg.Grace))
 			r := op.known(StillWorkingPastGrace, fmt.Sprintf("the task was still %s %v after tasks/cancel", t.Status, c.cfg.Grace))
@@ -853,6 +865,13 @@ func (op *Operation) verify(ctx context.Context, acked *Task) Result {
 	return op.fromTerminal(ctx, op.LastKnown(), "tasks/cancel accepted and verified")
 }
 
+// errGraceEnded is the cause of a verification context whose grace ended.
+var errGraceEnded = errors.New("hostcancel: the cancellation grace period ended")
+
+// graceEnded reports whether ctx ended because the grace did, not because
+// the caller stopped the settlement.
+func graceEnded(ctx context.Context) bool { return errors.Is(context.Cause(ctx), errGraceEnded) }
+
 // workerAck runs the worker acknowledgement. ok is false when it could
 // not run or failed; then r says why.
 func (op *Operation) workerAck(ctx context.Context, r *Result) bool {
@@ -865,6 +884,10 @@ func (op *Operation) workerAck(ctx context.Context, r *Result) bool {
 	op.emit(Event{Name: EventWorkerAck, Status: fmt.Sprintf("stopped=%v", stopped), Detail: detail})
 	if err != nil && ctx.Err() == nil {
 		*r = op.unknown(UnknownVerifyFailed, "worker acknowledgement failed: "+err.Error())
+		return false
+	}
+	if !stopped && ctx.Err() != nil && !graceEnded(ctx) {
+		*r = op.unknown(UnknownInterrupted, "the worker acknowledgement was stopped before the grace ended")
 		return false
 	}
 	r.WorkerStopped = &stopped
