@@ -96,16 +96,9 @@ func schemaFail(v wireschema.Violation, was cases.Outcome) cases.Outcome {
 	return o
 }
 
-// ViolationText is one line saying what a violation is: "InitializeResult
-// at /result/serverInfo/name: a number where the schema wants a string
-// (2025-11-25/schema.json#/$defs/Implementation/properties/name/type)".
-func ViolationText(v wireschema.Violation) string {
-	at := v.Pointer
-	if at == "" {
-		at = "the top level"
-	}
-	return fmt.Sprintf("%s at %s: %s (%s)", v.Definition, at, v.Message, v.KeywordLocation)
-}
+// ViolationText is one line saying what a violation is
+// (wireschema.Violation.String).
+func ViolationText(v wireschema.Violation) string { return v.String() }
 
 // schemaReport collects the cases' violations into the run's findings,
 // one per distinct definition, pointer and keyword, in the order run.

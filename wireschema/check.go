@@ -2,6 +2,7 @@ package wireschema
 
 import (
 	"encoding/json"
+	"fmt"
 
 	"github.com/mcpflight/mcpflight/chrono"
 )
@@ -19,6 +20,17 @@ type Violation struct {
 	// Requirement is the requirement ID the violation breaks (see
 	// Requirement).
 	Requirement string `json:"requirement"`
+}
+
+// String is one line saying what the violation is: "InitializeResult at
+// /result/serverInfo/name: a number where the schema wants a string
+// (2025-11-25/schema.json#/$defs/Implementation/properties/name/type)".
+func (v Violation) String() string {
+	at := v.Pointer
+	if at == "" {
+		at = "the top level"
+	}
+	return fmt.Sprintf("%s at %s: %s (%s)", v.Definition, at, v.Message, v.KeywordLocation)
 }
 
 // Result is what Check found in a chronology.
