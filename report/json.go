@@ -48,8 +48,9 @@ type JSONReport struct {
 	Started string `json:"started"`
 	// DurationNs is the run's wall time.
 	DurationNs int64 `json:"durationNs"`
-	// ExitCode is the process exit code: 0 conformant, 1 a fail, 2 an
-	// error or an interruption without a fail.
+	// ExitCode is the process exit code: 0 conformant, 1 a fail (of a
+	// case, the teardown, or a schema finding), 2 an error or an
+	// interruption without a fail.
 	ExitCode int `json:"exitCode"`
 	// Conformant is true when ExitCode is 0.
 	Conformant bool `json:"conformant"`

@@ -1,6 +1,7 @@
 package wireschema
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -34,7 +35,8 @@ type Problem struct {
 const maxPointer = 512
 
 // problems flattens a validation error into its leaves, one Problem per
-// distinct pointer and keyword, in the validator's order.
+// distinct pointer and keyword, ordered by pointer and keyword (the
+// validator's own order follows Go's map iteration, which varies).
 func problems(ve *jsonschema.ValidationError, at string) []Problem {
 	var leaves []*jsonschema.ValidationError
 	collect(ve, &leaves)
@@ -49,6 +51,9 @@ func problems(ve *jsonschema.ValidationError, at string) []Problem {
 		seen[key] = true
 		out = append(out, p)
 	}
+	slices.SortFunc(out, func(a, b Problem) int {
+		return cmp.Or(strings.Compare(a.Pointer, b.Pointer), strings.Compare(a.Keyword, b.Keyword))
+	})
 	return out
 }
 
