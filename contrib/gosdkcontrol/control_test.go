@@ -35,6 +35,10 @@ func serveControlled(s *mcp.Server, ctl *gosdkcontrol.Control) transport.ServeFu
 func controlledProfile() *profile.Profile {
 	p := exampleProfile()
 	p.Name = "gosdk-example-controlled"
+	// Under control the grace window only bounds waits for checkpoints,
+	// which end as soon as the checkpoint is reached: a wider one costs
+	// nothing and keeps a loaded machine from turning them into errors.
+	p.GraceMillis = 3000
 	p.Observer = &profile.Observer{Tool: gosdkcontrol.ObserverTool,
 		Started: "/started", Completed: "/completed", Cancelled: "/cancelled", LastStep: "/lastStep"}
 	return p
