@@ -25,6 +25,7 @@ func All() []Case {
 	all = append(all, loggingCases()...)
 	all = append(all, httpCases()...)
 	all = append(all, taskCases()...)
+	all = append(all, schemaCases()...)
 	return all
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/mcpflight/mcpflight/peer"
 	"github.com/mcpflight/mcpflight/runner"
 	"github.com/mcpflight/mcpflight/transport"
+	"github.com/mcpflight/mcpflight/wireschema"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -121,6 +122,13 @@ func fixedReport() *runner.Report {
 		rep.Counts[r.Outcome.Verdict]++
 	}
 	rep.Teardown = runner.GradeTeardown(results, false)
+	rep.Schema = runner.SchemaReport{Revision: cases.V20251125, Checked: 5, Unchecked: 1, Findings: []runner.SchemaFinding{{
+		Violation: wireschema.Violation{Seq: 3, Revision: cases.V20251125, Definition: "ProgressNotification", Requirement: "RPC-2",
+			Problem: wireschema.Problem{Pointer: "/params/total\x1b[2J\x1b]0;x\a", Keyword: "type",
+				KeywordLocation: "2025-11-25/schema.json#/$defs/ProgressNotificationParams/properties/total/type",
+				Message:         "a string where the schema wants a number"}},
+		FirstCase: "progress/strictly-increasing", Count: 2, Cases: 1,
+	}}}
 	return rep
 }
 
@@ -235,7 +243,14 @@ func TestSummary(t *testing.T) {
 			Duration: ms(840),
 			Teardown: runner.TeardownGrade{Verdict: cases.Pass},
 		}, "mcpflight: 3 cases — 2 pass, 0 fail, 1 warn, 0 info, 0 skip, 0 error (0.84s) — conformant"},
-		{"fixed", fixedReport(), "mcpflight: 6 cases — 1 pass, 1 fail, 1 warn, 1 info, 1 skip, 1 error (17.06s) — non-conformant"},
+		{"fixed", fixedReport(), "mcpflight: 6 cases — 1 pass, 1 fail, 1 warn, 1 info, 1 skip, 1 error (17.06s) — 1 schema violation — non-conformant"},
+		{"schema violation alone", &runner.Report{
+			Results:  make([]runner.Result, 1),
+			Counts:   map[cases.Verdict]int{cases.Pass: 1},
+			Duration: ms(840),
+			Teardown: runner.TeardownGrade{Verdict: cases.Pass},
+			Schema:   runner.SchemaReport{Findings: make([]runner.SchemaFinding, 2)},
+		}, "mcpflight: 1 case — 1 pass, 0 fail, 0 warn, 0 info, 0 skip, 0 error (0.84s) — 2 schema violations — non-conformant"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

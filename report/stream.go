@@ -46,11 +46,13 @@ func (s *TextStream) Result(res runner.Result) {
 // Flush writes what the stream holds.
 func (s *TextStream) Flush() error { return s.bw.Flush() }
 
-// End writes the teardown grade and the summary line of the final report
-// r, and flushes.
+// End writes the teardown grade, the schema check and the summary line of
+// the final report r, and flushes.
 func (s *TextStream) End(r *runner.Report) error {
 	s.t.linef("")
 	s.t.teardown(r.Teardown)
+	s.t.linef("")
+	s.t.schema(r.Schema)
 	s.t.linef("")
 	s.t.linef("%s", Summary(r))
 	return s.bw.Flush()

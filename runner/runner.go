@@ -157,6 +157,8 @@ type Result struct {
 	// none or it failed. Its strings come from the target and are
 	// untrusted.
 	Server *peer.Implementation `json:"-"`
+	// Schema is what the schema check found in Events (see schema.go).
+	Schema CaseSchema `json:"-"`
 }
 
 // HadSession reports whether the case opened a connection to the target.
@@ -191,6 +193,9 @@ type Report struct {
 	// Interrupted is set when the run's context ended before every case
 	// had run: the report is partial.
 	Interrupted bool
+	// Schema is the schema check of every inbound frame of the run: each
+	// distinct violation once. A finding makes the run non-conformant.
+	Schema SchemaReport
 }
 
 // Run runs every case of cfg, Config.Jobs at a time, and returns the
@@ -238,6 +243,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	rep.Interrupted = runErr != nil || slices.ContainsFunc(rep.Results, func(r Result) bool { return r.Interrupted })
 	rep.Duration = time.Since(rep.Started)
 	rep.Teardown = GradeTeardown(rep.Results, cfg.Strict)
+	rep.Schema = schemaReport(cfg.Version, rep.Results)
 	return rep, runErr
 }
 
@@ -678,13 +684,13 @@ func Select(all []cases.Case, globs []string) ([]cases.Case, error) {
 }
 
 // ExitCode maps the report to the process exit code: 1 when any case or
-// the teardown grade failed (warns count as fails under --strict, which
+// the teardown grade failed, or the schema check found a violation (warns count as fails under --strict, which
 // Run has already applied); otherwise 2 when any case or the teardown
 // ended in error, because the harness or the target broke, or when the
 // run was interrupted; otherwise 0. A fail dominates an error: a
 // conformance violation was shown even if something else broke.
 func (r *Report) ExitCode() int {
-	fail := r.Teardown.Verdict == cases.Fail
+	fail := r.Teardown.Verdict == cases.Fail || len(r.Schema.Findings) > 0
 	errored := r.Teardown.Verdict == cases.Error || r.Interrupted
 	for _, res := range r.Results {
 		switch res.Outcome.Verdict {

@@ -199,6 +199,9 @@ func runCases(ctx context.Context, cfg Config, rep *Report) error {
 		go func() {
 			res, init := runCase(ctx, ccfg, c, hooks)
 			release()
+			// The schema check reads the whole chronology: done here, it
+			// runs beside the other cases.
+			res = checkSchema(cfg.Version, res)
 			if init != nil {
 				info := init.ServerInfo
 				res.Server = &info
