@@ -76,23 +76,14 @@ func san(s string) string { return chrono.Sanitize(clipText(s, MaxText), false) 
 // sentence, every expected alternative and the actual event), the
 // teardown grade, and a summary line.
 func Text(w io.Writer, r *runner.Report, opts TextOptions) error {
-	bw := bufio.NewWriter(w)
-	t := textWriter{w: bw, color: opts.Color}
-	t.header(r)
+	s := NewTextStream(w, opts)
+	s.Header(r)
 	for _, group := range groupByArea(r.Results) {
-		t.linef("")
-		t.linef("%s", t.bold(group.area))
 		for _, res := range group.results {
-			t.result(res, opts.Verbose)
+			s.Result(res)
 		}
 	}
-	t.linef("")
-	t.teardown(r.Teardown)
-	t.linef("")
-	t.schema(r.Schema)
-	t.linef("")
-	t.linef("%s", Summary(r))
-	return bw.Flush()
+	return s.End(r)
 }
 
 type textWriter struct {

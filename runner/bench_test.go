@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/mcpflight/mcpflight/cases"
@@ -9,25 +10,30 @@ import (
 )
 
 // BenchmarkCatalogue runs the whole catalogue against the in-process
-// reference server; ns/op is the time of one full run.
+// reference server, one case at a time and at DefaultJobs; ns/op is the
+// time of one full run.
 func BenchmarkCatalogue(b *testing.B) {
 	p, err := profile.Builtin(profile.Reference)
 	if err != nil {
 		b.Fatal(err)
 	}
-	cfg := Config{Target: reference(), Profile: p, Cases: cases.All()}
-	b.ReportAllocs()
-	for b.Loop() {
-		rep, err := Run(context.Background(), cfg)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if code := rep.ExitCode(); code != 0 {
-			for _, r := range rep.Results {
-				b.Logf("%s: %s: %s", r.ID, r.Outcome.Verdict, r.Outcome.Summary)
+	for _, jobs := range []int{1, DefaultJobs(TransportInProcess)} {
+		b.Run(fmt.Sprintf("jobs=%d", jobs), func(b *testing.B) {
+			cfg := Config{Target: reference(), Profile: p, Cases: cases.All(), Jobs: jobs}
+			b.ReportAllocs()
+			for b.Loop() {
+				rep, err := Run(context.Background(), cfg)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if code := rep.ExitCode(); code != 0 {
+					for _, r := range rep.Results {
+						b.Logf("%s: %s: %s", r.ID, r.Outcome.Verdict, r.Outcome.Summary)
+					}
+					b.Fatalf("exit code %d against the reference server", code)
+				}
 			}
-			b.Fatalf("exit code %d against the reference server", code)
-		}
+			b.ReportMetric(float64(len(cfg.Cases)), "cases/op")
+		})
 	}
-	b.ReportMetric(float64(len(cfg.Cases)), "cases/op")
 }

@@ -42,7 +42,8 @@ const (
 	TransportInProcess = "inprocess"
 )
 
-// ErrNoDial is returned by Run when the target has no Dial function.
+// ErrNoDial is returned by Run when the target has neither a Dial nor a
+// PerCase function.
 var ErrNoDial = errors.New("runner: the target has no Dial function")
 
 // ErrUnknownVersion is returned by Run for a protocol version no case
@@ -66,8 +67,16 @@ type Target struct {
 	// Dial opens a fresh connection for one case, recording every frame
 	// into log. ctx is the run's context and bounds the connection's
 	// whole life (a stdio child is killed when it ends), not only the
-	// dial.
+	// dial. It may be nil when PerCase is set.
 	Dial func(ctx context.Context, log *chrono.Log) (transport.Conn, error)
+	// PerCase, when not nil, gives every case a server of its own: it is
+	// called before a case's first connection and returns the Dial for
+	// that case's connections (its second session, Env.Open, too) and a
+	// function the runner calls once the case and its teardown are over.
+	// A target whose sessions share a server (the reference server served
+	// in this process) sets it, so that cases run side by side
+	// (Config.Jobs) cannot see each other's state.
+	PerCase func(ctx context.Context) (dial func(context.Context, *chrono.Log) (transport.Conn, error), release func(), err error)
 }
 
 // Config is what Run needs.
@@ -99,6 +108,21 @@ type Config struct {
 	// not yet run ("not run: run deadline reached"); the run's targets
 	// are killed as on an interrupt.
 	RunTimeout time.Duration
+	// Jobs is how many cases run at once; 1 if zero or negative, which
+	// runs them one after another, each teardown before the next case.
+	// With more, a case's slot is free once its verdict is in: its
+	// teardown goes on beside the next cases (at most Jobs teardowns at
+	// once) and is still graded. The report does not depend on Jobs: its
+	// results are in the order of Cases (see DefaultJobs).
+	Jobs int
+	// Starts bounds how many cases may be starting at once: begun, and
+	// neither through their handshake nor concluded. A server process
+	// that takes CPU to start gets its share sooner, and its case's
+	// deadline is not eaten by the starts of others. Zero or more than
+	// Jobs means Jobs (see DefaultStarts).
+	Starts int
+	// Watch, when not nil, is told of the run as it goes.
+	Watch Watcher
 }
 
 // Result is one case's result.
@@ -129,6 +153,10 @@ type Result struct {
 	// reached at all (its executable does not exist, or its URL refuses
 	// connections); the run stops after this case.
 	TargetMissing bool `json:"targetMissing,omitempty"`
+	// Server is the serverInfo of the case's handshake; nil when it had
+	// none or it failed. Its strings come from the target and are
+	// untrusted.
+	Server *peer.Implementation `json:"-"`
 	// Schema is what the schema check found in Events (see schema.go).
 	Schema CaseSchema `json:"-"`
 }
@@ -147,14 +175,16 @@ type Report struct {
 	Profile string
 	// Strict records whether warns were turned into fails.
 	Strict bool
-	// Server is the serverInfo of the first successful handshake; nil
-	// when no handshake succeeded. Its strings come from the target and
+	// Server is the serverInfo of the first successful handshake, in the
+	// order of Results (not the order the cases finished); nil when no
+	// handshake succeeded. Its strings come from the target and
 	// are untrusted.
 	Server *peer.Implementation
 	// Started is when the run began, Duration how long it took.
 	Started  time.Time
 	Duration time.Duration
-	// Results holds one result per case, in the order run.
+	// Results holds one result per case, in the order of Config.Cases
+	// whatever Config.Jobs.
 	Results []Result
 	// Counts is the number of results per verdict.
 	Counts map[cases.Verdict]int
@@ -168,12 +198,12 @@ type Report struct {
 	Schema SchemaReport
 }
 
-// Run runs every case of cfg in order and returns the report. It returns
-// an error, with no report, when the configuration is unusable. When ctx
-// ends, the cases not yet started are not run and Run returns the partial
-// report together with an error wrapping ctx.Err().
+// Run runs every case of cfg, Config.Jobs at a time, and returns the
+// report. It returns an error, with no report, when the configuration is
+// unusable. When ctx ends, the cases not yet started are not run and Run
+// returns the partial report together with an error wrapping ctx.Err().
 func Run(ctx context.Context, cfg Config) (*Report, error) {
-	if cfg.Target.Dial == nil {
+	if cfg.Target.Dial == nil && cfg.Target.PerCase == nil {
 		return nil, ErrNoDial
 	}
 	if cfg.Version == "" {
@@ -209,45 +239,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			fmt.Errorf("%w: the whole run was given %v (--timeout)", ErrRunDeadline, cfg.RunTimeout))
 		defer cancel()
 	}
-	var runErr error
-	for i, c := range cfg.Cases {
-		if err := ctx.Err(); err != nil {
-			if cause := context.Cause(ctx); errors.Is(cause, ErrRunDeadline) {
-				runErr = fmt.Errorf("runner: %w, before %s", cause, c.ID)
-				// Reported, not silently left out: each is an error.
-				for _, rest := range cfg.Cases[i:] {
-					rep.Results = append(rep.Results, Result{ID: rest.ID, Title: rest.Title, Area: rest.Area(), Reqs: rest.Reqs,
-						Transport: cfg.Target.Transport, Interrupted: true, Outcome: cases.Errorf("not run: %v", cause)})
-					rep.Counts[cases.Error]++
-				}
-				break
-			}
-			runErr = fmt.Errorf("runner: run interrupted before %s: %w", c.ID, err)
-			break
-		}
-		res, server := runCase(ctx, cfg, c)
-		res = checkSchema(cfg.Version, res)
-		if cfg.Strict && res.Outcome.Verdict == cases.Warn {
-			res.Outcome.Verdict = cases.Fail
-			res.Outcome.Summary += " (warn under --strict)"
-		}
-		if rep.Server == nil && server != nil {
-			info := server.ServerInfo
-			rep.Server = &info
-		}
-		rep.Results = append(rep.Results, res)
-		rep.Counts[res.Outcome.Verdict]++
-		if res.TargetMissing {
-			// Every other case would fail the same way: say it once.
-			for _, rest := range cfg.Cases[len(rep.Results):] {
-				rep.Results = append(rep.Results, Result{ID: rest.ID, Title: rest.Title, Area: rest.Area(), Reqs: rest.Reqs,
-					Transport: cfg.Target.Transport, Outcome: cases.Skipf("not run: the target could not be started or reached (see %s)", c.ID)})
-				rep.Counts[cases.Skip]++
-			}
-			break
-		}
-	}
-	rep.Interrupted = runErr != nil || (len(rep.Results) > 0 && rep.Results[len(rep.Results)-1].Interrupted)
+	runErr := runCases(ctx, cfg, rep)
+	rep.Interrupted = runErr != nil || slices.ContainsFunc(rep.Results, func(r Result) bool { return r.Interrupted })
 	rep.Duration = time.Since(rep.Started)
 	rep.Teardown = GradeTeardown(rep.Results, cfg.Strict)
 	rep.Schema = schemaReport(cfg.Version, rep.Results)
@@ -256,8 +249,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 
 // runCase runs one case in isolation: its own chronology, connection and
 // session. It returns the server's initialize result when the handshake
-// succeeded.
-func runCase(ctx context.Context, cfg Config, c cases.Case) (Result, *peer.InitResult) {
+// succeeded. It tells hooks when its handshake has succeeded and when its
+// verdict is in (see caseHooks).
+func runCase(ctx context.Context, cfg Config, c cases.Case, hooks caseHooks) (Result, *peer.InitResult) {
 	start := time.Now()
 	res := Result{
 		ID:        c.ID,
@@ -310,6 +304,7 @@ func runCase(ctx context.Context, cfg Config, c cases.Case) (Result, *peer.InitR
 		extras  []*peer.Session
 	)
 	closeBounded := func() {
+		hooks.conclude(res.TargetMissing)
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.CloseTimeout)
 		defer cancel()
 		extraMu.Lock()
@@ -348,6 +343,9 @@ func runCase(ctx context.Context, cfg Config, c cases.Case) (Result, *peer.InitR
 			}
 			return finish(o)
 		}
+	}
+	if init != nil {
+		hooks.shookHands()
 	}
 	ctl := control.Detect(s)
 	reason := sessionSkip(c.Needs, init, ctl)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -104,7 +105,7 @@ func fixed(id string, needs cases.Needs, o cases.Outcome) cases.Case {
 
 func run(t *testing.T, cfg Config) *Report {
 	t.Helper()
-	if cfg.Target.Dial == nil {
+	if cfg.Target.Dial == nil && cfg.Target.PerCase == nil {
 		cfg.Target = reference()
 	}
 	if cfg.Profile == nil {
@@ -475,35 +476,45 @@ func TestRunInterrupted(t *testing.T) {
 	}
 }
 
-// TestRunTimeout ends a run with --timeout while its first case waits on
-// the target: that case and every case not yet run are errors naming the
-// run deadline, and the run is reported, not silently cut short.
+// TestRunTimeout ends a run with --timeout while its first cases wait on
+// the target: those cases and every case not yet run are errors naming
+// the run deadline, and the run is reported, not silently cut short. With
+// Jobs 2 the two waiting cases fill the slots, so the others cannot start.
 func TestRunTimeout(t *testing.T) {
-	waits := cases.Case{ID: "t/waits", Versions: []string{cases.V20251125},
-		Run: func(ctx context.Context, e *cases.Env) cases.Outcome {
-			<-ctx.Done()
-			return cases.Errorf("stopped: %v", ctx.Err())
-		}}
-	p, _ := profile.Builtin(profile.Reference)
-	rep, err := Run(context.Background(), Config{Target: reference(), Profile: p, CaseTimeout: time.Minute, // safety net only
-		RunTimeout: 100 * time.Millisecond, Cases: []cases.Case{waits, pingCase("t/second"), pingCase("t/third")}})
-	if !errors.Is(err, ErrRunDeadline) {
-		t.Fatalf("err = %v, want ErrRunDeadline", err)
+	waits := func(id string) cases.Case {
+		return cases.Case{ID: id, Versions: []string{cases.V20251125},
+			Run: func(ctx context.Context, e *cases.Env) cases.Outcome {
+				<-ctx.Done()
+				return cases.Errorf("stopped: %v", ctx.Err())
+			}}
 	}
-	if rep == nil || len(rep.Results) != 3 {
-		t.Fatalf("report = %+v, want all three cases reported", rep)
-	}
-	for i, r := range rep.Results {
-		want := "run deadline reached"
-		if i > 0 {
-			want = "not run: run deadline reached"
-		}
-		if r.Outcome.Verdict != cases.Error || !strings.Contains(r.Outcome.Summary, want) {
-			t.Errorf("%s: %s %q, want an error with %q", r.ID, r.Outcome.Verdict, r.Outcome.Summary, want)
-		}
-	}
-	if !rep.Interrupted || rep.ExitCode() != 2 || rep.Counts[cases.Error] != 3 {
-		t.Errorf("interrupted %v, exit code %d, counts %v", rep.Interrupted, rep.ExitCode(), rep.Counts)
+	for _, jobs := range []int{1, 2} {
+		t.Run(fmt.Sprintf("jobs %d", jobs), func(t *testing.T) {
+			p, _ := profile.Builtin(profile.Reference)
+			rep, err := Run(context.Background(), Config{Target: reference(), Profile: p, CaseTimeout: time.Minute, // safety net only
+				RunTimeout: 100 * time.Millisecond, Jobs: jobs,
+				Cases: []cases.Case{waits("t/waits"), waits("t/waits-too"), pingCase("t/third"), pingCase("t/fourth")}})
+			if !errors.Is(err, ErrRunDeadline) {
+				t.Fatalf("err = %v, want ErrRunDeadline", err)
+			}
+			if rep == nil || len(rep.Results) != 4 {
+				t.Fatalf("report = %+v, want all four cases reported", rep)
+			}
+			for i, r := range rep.Results {
+				// The second waiting case may not have started by the
+				// deadline when it had a slot.
+				want := map[int]string{0: "run deadline reached", 1: "run deadline reached"}[i]
+				if want == "" || (jobs == 1 && i == 1) {
+					want = "not run: run deadline reached"
+				}
+				if r.Outcome.Verdict != cases.Error || !strings.Contains(r.Outcome.Summary, want) {
+					t.Errorf("%s: %s %q, want an error with %q", r.ID, r.Outcome.Verdict, r.Outcome.Summary, want)
+				}
+			}
+			if !rep.Interrupted || rep.ExitCode() != 2 || rep.Counts[cases.Error] != 4 {
+				t.Errorf("interrupted %v, exit code %d, counts %v", rep.Interrupted, rep.ExitCode(), rep.Counts)
+			}
+		})
 	}
 }
 

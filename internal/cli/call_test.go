@@ -20,7 +20,11 @@ import (
 // TestCallNonTerminalTimeout cancels a call with --timeout and checks the
 // plain-line output and the classification.
 func TestCallNonTerminalTimeout(t *testing.T) {
-	r := runCLI(t, "", "call", "slow", `{"steps":1000,"tickMs":5}`, "--timeout", "100ms", "--grace", "1s", "-v")
+	t.Parallel()
+	// The tool needs 5 s and sends a step every 5 ms: the timeout comes
+	// after the first step and long before the last, however loaded the
+	// machine.
+	r := runCLI(t, "", "call", "slow", `{"steps":1000,"tickMs":5}`, "--timeout", "1s", "--grace", "1s", "-v")
 	if r.code != ExitTimeout {
 		t.Fatalf("exit %d, want %d\n%s%s", r.code, ExitTimeout, r.stdout, r.stderr)
 	}
@@ -38,6 +42,7 @@ func TestCallNonTerminalTimeout(t *testing.T) {
 }
 
 func TestCallCompletesAndUsageErrors(t *testing.T) {
+	t.Parallel()
 	r := runCLI(t, "", "call", "slow", `{"steps":2,"tickMs":1}`)
 	if r.code != 0 || !strings.Contains(r.stdout, "completed: done") {
 		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
@@ -58,6 +63,7 @@ func TestCallCompletesAndUsageErrors(t *testing.T) {
 // that exactly one notifications/cancelled went out and that the
 // classification line is right.
 func TestCallCtrlCOnTerminal(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second) // safety net
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binary, "call", "slow", `{"steps":1000,"tickMs":20}`, "--grace", "2s", "-v")
@@ -107,6 +113,7 @@ func TestCallCtrlCOnTerminal(t *testing.T) {
 }
 
 func TestToolsListsTaskSupportAndProfileUse(t *testing.T) {
+	t.Parallel()
 	r := runCLI(t, "", "tools")
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
@@ -125,6 +132,7 @@ func TestToolsListsTaskSupportAndProfileUse(t *testing.T) {
 // TestShellScriptTimeoutPattern runs a script with the
 // "timeout 500 call_tool …" pattern against the reference server.
 func TestShellScriptTimeoutPattern(t *testing.T) {
+	t.Parallel()
 	r := runCLI(t, "", "shell", "--script", "testdata/timeout.mcpf")
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
@@ -141,6 +149,7 @@ func TestShellScriptTimeoutPattern(t *testing.T) {
 
 // TestShellFailedExpectExitsNonZero proves a script's expect can fail.
 func TestShellFailedExpectExitsNonZero(t *testing.T) {
+	t.Parallel()
 	script := filepath.Join(t.TempDir(), "fail.mcpf")
 	if err := os.WriteFile(script, []byte("call_tool slow {\"key\":\"a\",\"steps\":1,\"tickMs\":1}\nexpect outcome cancelled\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -154,7 +163,10 @@ func TestShellFailedExpectExitsNonZero(t *testing.T) {
 // TestCallTaskTimeoutRunsTheController: with --task a timeout stops the
 // local wait, then exactly one tasks/cancel goes out and is verified.
 func TestCallTaskTimeoutRunsTheController(t *testing.T) {
-	r := runCLI(t, "", "call", "--task", "task_worker", `{"key":"w","ticks":1000,"tickMs":5}`, "--timeout", "100ms", "-v")
+	t.Parallel()
+	// The task needs 5 s: the timeout comes once it is created and long
+	// before it ends, however loaded the machine.
+	r := runCLI(t, "", "call", "--task", "task_worker", `{"key":"w","ticks":1000,"tickMs":5}`, "--timeout", "1s", "-v")
 	if r.code != ExitTimeout {
 		t.Fatalf("exit %d, want %d\n%s%s", r.code, ExitTimeout, r.stdout, r.stderr)
 	}

@@ -26,7 +26,17 @@ const checkUsage = `Usage: mcpflight check [flags]
 Runs the catalogue against an MCP server over stdio or Streamable HTTP.
 Without --stdio or --url the target is mcpflight's own reference server,
 started as "mcpflight serve --stdio" (or, with --transport http, served
-in this process on a free 127.0.0.1 port).
+in this process on a free 127.0.0.1 port, a server for each case).
+
+Cases run side by side (--jobs), each on a session (over stdio, a
+process) of its own. The text report is printed as the run goes: each
+case's lines in catalogue order (not finishing order), as soon as that
+case and every case before it have finished, so the output is the same
+whatever --jobs. On a terminal a status line at the bottom shows the
+cases done, those running and the time elapsed; it is erased before
+anything else is printed and at the end. When stdout is not a terminal
+there is no status line. -q prints only the summary line; with --json -
+only the JSON is printed.
 
 Flags:
   --stdio CMD          the server's command line, split like a shell would
@@ -62,6 +72,15 @@ Flags:
   --write-baseline FILE
                        write this run's fails and warns as a baseline
   -v                   print every case's chronology
+  -q                   print only the summary line (and, with --baseline,
+                       the comparison)
+  --jobs N             run N cases at once; 1 runs them one after another,
+                       each teardown before the next case. Default: 16 over
+                       HTTP, 8 per CPU over stdio (starting at most one
+                       server per CPU at a time). With N > 1 a case's
+                       teardown (a server that needs SIGTERM) goes on beside
+                       the next cases and is still graded. The report is the
+                       same whatever N
   --max-frame BYTES    largest frame accepted from the server (default 4194304)
   --case-timeout D     deadline of one case, handshake included (default 15s)
   --timeout D          deadline of the whole run (default: none); when it is
@@ -90,6 +109,8 @@ type checkOptions struct {
 	baseline    string
 	writeBase   string
 	verbose     bool
+	quiet       bool
+	jobs        int
 	maxFrame    int
 	caseTimeout time.Duration
 	runTimeout  time.Duration
@@ -117,6 +138,8 @@ func (e Env) check(ctx context.Context, args []string) (int, error) {
 	fs.StringVar(&o.baseline, "baseline", "", "")
 	fs.StringVar(&o.writeBase, "write-baseline", "", "")
 	fs.BoolVar(&o.verbose, "v", false, "")
+	fs.BoolVar(&o.quiet, "q", false, "")
+	fs.IntVar(&o.jobs, "jobs", 0, "")
 	fs.IntVar(&o.maxFrame, "max-frame", transport.DefaultMaxFrame, "")
 	fs.DurationVar(&o.caseTimeout, "case-timeout", runner.DefaultCaseTimeout, "")
 	fs.DurationVar(&o.runTimeout, "timeout", 0, "")
@@ -146,6 +169,10 @@ func (e Env) check(ctx context.Context, args []string) (int, error) {
 		return 0, usagef(checkUsage, "--timeout must not be negative")
 	case o.grace < 0:
 		return 0, usagef(checkUsage, "--grace must not be negative")
+	case o.jobs < 0:
+		return 0, usagef(checkUsage, "--jobs must be at least 1")
+	case o.quiet && o.verbose:
+		return 0, usagef(checkUsage, "-q and -v contradict each other; pass one")
 	case o.shell && o.stdio == "":
 		return 0, usagef(checkUsage, "--shell needs --stdio")
 	case len(o.faults) > 0 && o.stdio != "":
@@ -172,20 +199,22 @@ func (e Env) check(ctx context.Context, args []string) (int, error) {
 		prof   *profile.Profile
 	)
 	if o.url != "" || o.transport == runner.TransportHTTP {
-		var stop func()
-		target, prof, stop, err = e.httpTarget(o)
-		if err != nil {
-			return 0, err
-		}
-		defer stop()
-	} else if target, prof, err = e.target(o); err != nil {
+		target, prof, err = e.httpTarget(o)
+	} else {
+		target, prof, err = e.target(o)
+	}
+	if err != nil {
 		return 0, err
 	}
 	selected, err := runner.Select(cases.All(), o.cases)
 	if err != nil {
 		return 0, usagef(checkUsage, "%v", err)
 	}
-	rep, runErr := runner.Run(ctx, runner.Config{
+	jobs := o.jobs
+	if jobs == 0 {
+		jobs = runner.DefaultJobs(target.Transport)
+	}
+	cfg := runner.Config{
 		Target:      target,
 		Profile:     prof,
 		Cases:       selected,
@@ -193,7 +222,21 @@ func (e Env) check(ctx context.Context, args []string) (int, error) {
 		RunTimeout:  o.runTimeout,
 		Grace:       o.grace,
 		Strict:      o.strict,
-	})
+		Jobs:        jobs,
+		Starts:      runner.DefaultStarts(target.Transport),
+	}
+	var live *liveOutput
+	if o.jsonFile != "-" {
+		width := terminalWidth(e.Stdout)
+		if width <= 0 {
+			width = 80
+		}
+		live = newLiveOutput(e.Stdout, len(selected), report.TextOptions{Verbose: o.verbose, Color: useColor(e.Stdout, e.Getenv)},
+			isTerminal(e.Stdout), o.quiet, width, e.redact)
+		cfg.Watch = live
+		defer live.Close()
+	}
+	rep, runErr := runner.Run(ctx, cfg)
 	if rep == nil {
 		return 0, runErr
 	}
@@ -203,7 +246,7 @@ func (e Env) check(ctx context.Context, args []string) (int, error) {
 		c := baseline.Compare(rep, known)
 		cmp = &c
 	}
-	if err := e.write(rep, o, cmp); err != nil {
+	if err := e.write(rep, o, cmp, live); err != nil {
 		return 0, err
 	}
 	if runErr != nil {
@@ -296,10 +339,11 @@ func (e Env) target(o checkOptions) (runner.Target, *profile.Profile, error) {
 	}, prof, nil
 }
 
-// write renders the report: text (or JSON with --json -) on stdout, JSON
-// to a file, chronologies to a directory. cmp, when not nil, is the run
-// set against --baseline, which the JSON report includes.
-func (e Env) write(rep *runner.Report, o checkOptions, cmp *baseline.Comparison) error {
+// write renders the report: JSON to a file, chronologies to a directory,
+// and on stdout the end of the text report that live has printed as the
+// run went (or JSON with --json -, when live is nil). cmp, when not nil,
+// is the run set against --baseline, which the JSON report includes.
+func (e Env) write(rep *runner.Report, o checkOptions, cmp *baseline.Comparison, live *liveOutput) error {
 	writeJSON := func(w io.Writer) error {
 		if cmp != nil {
 			return report.JSONWithBaseline(w, rep, *cmp, o.baseline)
@@ -334,8 +378,7 @@ func (e Env) write(rep *runner.Report, o checkOptions, cmp *baseline.Comparison)
 			return err
 		}
 	}
-	color := useColor(e.Stdout, e.Getenv)
-	return report.Text(e.Stdout, rep, report.TextOptions{Verbose: o.verbose, Color: color})
+	return live.End(rep)
 }
 
 // JSONLName is the file name of a case's chronology in --jsonl-dir.

@@ -69,6 +69,7 @@ func runCLI(t *testing.T, stdin string, args ...string) result {
 }
 
 func TestUsageErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		args []string
@@ -88,6 +89,8 @@ func TestUsageErrors(t *testing.T) {
 		{"bad run timeout", []string{"check", "--timeout", "-1s"}, "--timeout must not be negative"},
 		{"bad duration", []string{"check", "--grace", "soon"}, "invalid value"},
 		{"bad max frame", []string{"check", "--max-frame", "0"}, "--max-frame must be positive"},
+		{"bad jobs", []string{"check", "--jobs", "-1"}, "--jobs must be at least 1"},
+		{"quiet and verbose", []string{"check", "-q", "-v"}, "-q and -v contradict"},
 		{"unbalanced quote", []string{"check", "--stdio", `node "server.js`}, "--stdio"},
 		{"serve without stdio", []string{"serve"}, "serve needs --stdio"},
 		{"serve bad fault", []string{"serve", "--stdio", "--fault", "nope"}, `unknown fault "nope"`},
@@ -116,6 +119,7 @@ func TestUsageErrors(t *testing.T) {
 }
 
 func TestHelpAndVersion(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		args []string
 		want string
@@ -139,6 +143,7 @@ func TestHelpAndVersion(t *testing.T) {
 }
 
 func TestCasesList(t *testing.T) {
+	t.Parallel()
 	all := cases.All()
 	if len(all) == 0 {
 		t.Fatal("empty catalogue")
@@ -174,6 +179,7 @@ func TestCasesList(t *testing.T) {
 }
 
 func TestNeedsList(t *testing.T) {
+	t.Parallel()
 	got := NeedsList(cases.Needs{SlowTool: true, Control: true, Capabilities: []string{"logging"}, Stdio: true})
 	want := []string{"slow-tool", "control", "capability:logging", "stdio"}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -182,6 +188,7 @@ func TestNeedsList(t *testing.T) {
 }
 
 func TestServeListFaults(t *testing.T) {
+	t.Parallel()
 	r := runCLI(t, "", "serve", "--list-faults")
 	if r.code != 0 {
 		t.Fatalf("code %d: %s", r.code, r.stderr)
@@ -200,6 +207,7 @@ func TestServeListFaults(t *testing.T) {
 // TestServeNoTasks: serve --no-tasks declares no tasks capability; the
 // default does.
 func TestServeNoTasks(t *testing.T) {
+	t.Parallel()
 	in := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
 {"jsonrpc":"2.0","method":"notifications/initialized"}
 `
@@ -230,6 +238,7 @@ func TestServeNoTasks(t *testing.T) {
 
 // TestServeInProcess runs serve over in-memory stdin and stdout.
 func TestServeInProcess(t *testing.T) {
+	t.Parallel()
 	in := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
 {"jsonrpc":"2.0","method":"notifications/initialized"}
 {"jsonrpc":"2.0","id":2,"method":"ping"}
@@ -264,6 +273,7 @@ func TestServeInProcess(t *testing.T) {
 // reference server, started from the built binary as a stdio child, and
 // expects it to conform.
 func TestCheckBuiltin(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	jsonFile := filepath.Join(dir, "report.json")
 	jsonlDir := filepath.Join(dir, "chronologies")
@@ -314,6 +324,7 @@ func TestCheckBuiltin(t *testing.T) {
 // TestCheckFaults runs a few cases against the built-in server with a
 // fault and checks the exit code.
 func TestCheckFaults(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		args []string
@@ -327,6 +338,7 @@ func TestCheckFaults(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			r := runCLI(t, "", append([]string{"check"}, tt.args...)...)
 			if r.code != tt.code || !strings.Contains(r.stdout, tt.want) {
 				t.Errorf("exit code %d (want %d); stdout lacks %q?\n%s\nstderr:\n%s", r.code, tt.code, tt.want, r.stdout, r.stderr)
@@ -337,8 +349,10 @@ func TestCheckFaults(t *testing.T) {
 
 // TestCheckStdio drives a --stdio target: the built binary itself.
 func TestCheckStdio(t *testing.T) {
+	t.Parallel()
 	cmdline := binary + " serve --stdio"
 	t.Run("no profile skips tool cases", func(t *testing.T) {
+		t.Parallel()
 		r := runCLI(t, "", "check", "--stdio", cmdline)
 		if r.code != ExitConformant {
 			t.Fatalf("exit code %d\n%s\n%s", r.code, r.stdout, r.stderr)
@@ -348,12 +362,14 @@ func TestCheckStdio(t *testing.T) {
 		}
 	})
 	t.Run("shell and profile", func(t *testing.T) {
+		t.Parallel()
 		r := runCLI(t, "", "check", "--shell", "--stdio", "exec "+cmdline+" 2>/dev/null", "--profile", "reference", "--case", "progress/*")
 		if r.code != ExitConformant || strings.Contains(r.stdout, "SKIP") {
 			t.Fatalf("exit code %d\n%s\n%s", r.code, r.stdout, r.stderr)
 		}
 	})
 	t.Run("missing executable", func(t *testing.T) {
+		t.Parallel()
 		r := runCLI(t, "", "check", "--stdio", filepath.Join(t.TempDir(), "no-such-server"), "--case", "ping/*")
 		if r.code != ExitError || !strings.Contains(r.stdout, "cannot reach the target") {
 			t.Fatalf("exit code %d\n%s\n%s", r.code, r.stdout, r.stderr)
@@ -371,6 +387,7 @@ var serverEverything = filepath.Join("..", "..", "testdata", "targets", "node_mo
 // with its built-in profile, picked from the command line. Under CI the
 // server must be installed; elsewhere the test is skipped without it.
 func TestCheckServerEverything(t *testing.T) {
+	t.Parallel()
 	node, err := exec.LookPath("node")
 	_, statErr := os.Stat(serverEverything)
 	if err != nil || statErr != nil {
@@ -382,7 +399,10 @@ func TestCheckServerEverything(t *testing.T) {
 	}
 	cmdline := transportQuote(node, serverEverything, "stdio")
 	reportPath := filepath.Join(t.TempDir(), "report.json")
-	r := runCLI(t, "", "check", "--stdio", cmdline, "--json", reportPath)
+	// The cases run side by side (--jobs by default); their deadline is
+	// a safety net only, generous for a loaded machine: the verdicts rest
+	// on the chronology, never on a deadline.
+	r := runCLI(t, "", "check", "--stdio", cmdline, "--json", reportPath, "--case-timeout", "1m")
 	if r.code == ExitError {
 		t.Fatalf("exit code %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
@@ -459,6 +479,7 @@ func TestCheckServerEverything(t *testing.T) {
 func transportQuote(argv ...string) string { return transport.QuoteArgs(argv) }
 
 func TestUseColor(t *testing.T) {
+	t.Parallel()
 	devNull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -497,6 +518,7 @@ func TestUseColor(t *testing.T) {
 }
 
 func TestJSONLName(t *testing.T) {
+	t.Parallel()
 	if got := JSONLName("cancel/mid-work-no-response"); got != "cancel_mid-work-no-response.jsonl" {
 		t.Errorf("JSONLName = %q", got)
 	}

@@ -11,6 +11,7 @@ import (
 // TestNewcomerErrorMessages checks that the common ways of pointing
 // mcpflight at the wrong thing end in one message a newcomer can act on.
 func TestNewcomerErrorMessages(t *testing.T) {
+	t.Parallel()
 	badProfile := filepath.Join(t.TempDir(), "bad.json")
 	if err := os.WriteFile(badProfile, []byte(`{"name":"bad","slow":{"name":"nope"},"slowSteps":3}`), 0o600); err != nil {
 		t.Fatal(err)
@@ -54,6 +55,7 @@ func TestNewcomerErrorMessages(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			r := runCLI(t, "", tt.args...)
 			out := r.stdout + r.stderr
 			if r.code != tt.wantCode {

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/peer"
 	"github.com/mcpflight/mcpflight/profile"
 	"github.com/mcpflight/mcpflight/runner"
 	"github.com/mcpflight/mcpflight/transport"
@@ -224,7 +225,8 @@ func (e Env) sessionTarget(o checkOptions, usage string) (runner.Target, *profil
 		return runner.Target{}, nil, nop, err
 	}
 	if o.url != "" {
-		return e.httpTarget(o)
+		target, prof, err := e.httpTarget(o)
+		return target, prof, nop, err
 	}
 	target, prof, err := e.target(o)
 	return target, prof, nop, err
@@ -240,27 +242,55 @@ func redactReport(rep *runner.Report, r *chrono.Redactor) {
 	if rep == nil || r.Empty() {
 		return
 	}
-	rep.Target = r.String(rep.Target)
-	if rep.Server != nil {
-		s := *rep.Server
-		s.Name, s.Title, s.Version = r.String(s.Name), r.String(s.Title), r.String(s.Version)
-		rep.Server = &s
-	}
+	redactHeader(rep, r)
 	rep.Teardown.Summary = r.String(rep.Teardown.Summary)
 	for i, msg := range rep.Teardown.Errors {
 		rep.Teardown.Errors[i] = r.String(msg)
 	}
 	for i := range rep.Results {
-		res := &rep.Results[i]
-		o := &res.Outcome
-		o.Summary, o.Actual = r.String(o.Summary), r.String(o.Actual)
-		for j, alt := range o.Expected {
-			o.Expected[j] = r.String(alt)
-		}
-		if res.Teardown.Err != nil {
-			if msg := res.Teardown.Err.Error(); r.String(msg) != msg {
-				res.Teardown.Err = errors.New(r.String(msg))
-			}
+		redactResult(&rep.Results[i], r)
+	}
+}
+
+// redactHeader redacts the texts of a report's header: its target and
+// server.
+func redactHeader(rep *runner.Report, r *chrono.Redactor) {
+	if r.Empty() {
+		return
+	}
+	rep.Target = r.String(rep.Target)
+	rep.Server = redactServer(rep.Server, r)
+}
+
+func redactServer(s *peer.Implementation, r *chrono.Redactor) *peer.Implementation {
+	if s == nil {
+		return nil
+	}
+	c := *s
+	c.Name, c.Title, c.Version = r.String(c.Name), r.String(c.Title), r.String(c.Version)
+	return &c
+}
+
+// redactResult redacts the texts of one result: it may be a copy that
+// shares its slices with the report's, so those are replaced, never
+// written in place.
+func redactResult(res *runner.Result, r *chrono.Redactor) {
+	if r.Empty() {
+		return
+	}
+	res.Server = redactServer(res.Server, r)
+	o := &res.Outcome
+	o.Summary, o.Actual = r.String(o.Summary), r.String(o.Actual)
+	expected := make([]string, len(o.Expected))
+	for j, alt := range o.Expected {
+		expected[j] = r.String(alt)
+	}
+	if o.Expected != nil {
+		o.Expected = expected
+	}
+	if res.Teardown.Err != nil {
+		if msg := res.Teardown.Err.Error(); r.String(msg) != msg {
+			res.Teardown.Err = errors.New(r.String(msg))
 		}
 	}
 }

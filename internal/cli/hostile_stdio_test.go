@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -66,7 +67,7 @@ type zooRun struct {
 	rep    zooReport
 	code   int
 	maxRSS int64 // KiB: the check process, or its largest waited-for descendant
-	floor  int64 // KiB: this test process's peak when check started
+	floor  int64 // KiB: this test process's peak when check had ended
 	wall   time.Duration
 	pids   []int // the targets' pids (each also a group id) and grandchildren
 	out    string
@@ -87,10 +88,6 @@ func runZoo(t *testing.T, mode hostile.Mode, caseTimeout string, extra []string,
 	args = append(args, extra...)
 	cmd := exec.Command(binary, args...)
 	cmd.Env = append(os.Environ(), hostile.PidfileEnv+"="+pidfile, "NO_COLOR=1")
-	// Linux keeps a process's peak RSS across exec, so the figure wait4
-	// reports for check starts at this test process's own peak: below
-	// that floor it is only an upper bound.
-	floor := selfPeakRSS()
 	var out strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &out
 	start := time.Now()
@@ -117,6 +114,12 @@ func runZoo(t *testing.T, mode hostile.Mode, caseTimeout string, extra []string,
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		r.maxRSS = ru.Maxrss
 	}
+	// Linux keeps a process's peak RSS across exec, so the figure wait4
+	// reports for check starts at this test process's size when it
+	// spawned check: at or below this process's peak, read now (tests
+	// beside this one may have grown it meanwhile), it is only an upper
+	// bound.
+	floor := selfPeakRSS()
 	r.floor = floor
 	raw, err := readReportWithoutEvents(jsonFile)
 	if err != nil {
@@ -283,14 +286,16 @@ const (
 )
 
 func TestHostileStdioGarbageBeforeInit(t *testing.T) {
-	r := runZoo(t, hostile.GarbageBeforeInit, "5s", nil, casePing, caseStdout, caseProgress)
+	t.Parallel()
+	r := runZoo(t, hostile.GarbageBeforeInit, "1m", nil, casePing, caseStdout, caseProgress)
 	r.expect(t, caseStdout, "fail", "STD-4", "parse-error")
 	r.passes(t, casePing, caseProgress)
 	r.rssCap(t, 128)
 }
 
 func TestHostileStdioGarbageAfterInit(t *testing.T) {
-	r := runZoo(t, hostile.GarbageAfterInit, "5s", nil, casePing, caseStdout, caseProgress)
+	t.Parallel()
+	r := runZoo(t, hostile.GarbageAfterInit, "1m", nil, casePing, caseStdout, caseProgress)
 	r.expect(t, caseStdout, "fail", "STD-4", "parse-error")
 	r.passes(t, casePing, caseProgress)
 	r.rssCap(t, 128)
@@ -300,7 +305,8 @@ func TestHostileStdioGarbageAfterInit(t *testing.T) {
 // limit (never held in memory), and a case whose evidence it cut is an
 // error that names the limit.
 func TestHostileStdioHugeLine(t *testing.T) {
-	r := runZoo(t, hostile.HugeLine, "10s", nil, casePing, caseStdout, caseProgress)
+	t.Parallel()
+	r := runZoo(t, hostile.HugeLine, "1m", nil, casePing, caseStdout, caseProgress)
 	r.expect(t, caseStdout, "error", "", "maximum frame size", "limit 4194304")
 	r.expect(t, caseProgress, "error", "", "maximum frame size")
 	r.passes(t, casePing)
@@ -308,21 +314,24 @@ func TestHostileStdioHugeLine(t *testing.T) {
 }
 
 func TestHostileStdioInvalidUTF8(t *testing.T) {
-	r := runZoo(t, hostile.InvalidUTF8, "5s", nil, casePing, caseStdout, caseProgress)
+	t.Parallel()
+	r := runZoo(t, hostile.InvalidUTF8, "1m", nil, casePing, caseStdout, caseProgress)
 	r.expect(t, caseStdout, "fail", "STD-4", "invalid-utf8")
 	r.passes(t, casePing, caseProgress)
 	r.rssCap(t, 128)
 }
 
 func TestHostileStdioDeepJSON(t *testing.T) {
-	r := runZoo(t, hostile.DeepJSON, "5s", nil, casePing, caseStdout, caseProgress)
+	t.Parallel()
+	r := runZoo(t, hostile.DeepJSON, "1m", nil, casePing, caseStdout, caseProgress)
 	r.expect(t, caseStdout, "fail", "STD-4", "parse-error")
 	r.passes(t, casePing, caseProgress)
 	r.rssCap(t, 128)
 }
 
 func TestHostileStdioUnknownIDs(t *testing.T) {
-	r := runZoo(t, hostile.UnknownIDs, "5s", nil, casePing, caseIDZero, caseStdout)
+	t.Parallel()
+	r := runZoo(t, hostile.UnknownIDs, "1m", nil, casePing, caseIDZero, caseStdout)
 	r.expect(t, casePing, "fail", "RPC-8", "hostile-never-sent")
 	r.expect(t, caseIDZero, "fail", "RPC-8", "hostile-never-sent")
 	// Every frame is still a valid JSON-RPC message.
@@ -331,7 +340,8 @@ func TestHostileStdioUnknownIDs(t *testing.T) {
 }
 
 func TestHostileStdioDuplicateResponses(t *testing.T) {
-	r := runZoo(t, hostile.DuplicateResponses, "5s", nil, casePing, caseNoAnswer, caseStdout)
+	t.Parallel()
+	r := runZoo(t, hostile.DuplicateResponses, "1m", nil, casePing, caseNoAnswer, caseStdout)
 	r.expect(t, casePing, "fail", "RPC-8")
 	// A second response answers a request, not a notification: RPC-8,
 	// not RPC-15.
@@ -346,7 +356,8 @@ func TestHostileStdioDuplicateResponses(t *testing.T) {
 // its cap, so the case cannot vouch for the target and is an error that
 // names the cap. Memory stays bounded by the caps, not by the flood.
 func TestHostileStdioProgressFlood(t *testing.T) {
-	r := runZoo(t, hostile.ProgressFlood, "90s", nil, casePing, caseProgress)
+	t.Parallel()
+	r := runZoo(t, hostile.ProgressFlood, "2m", nil, casePing, caseProgress)
 	r.expect(t, caseProgress, "error", "", fmt.Sprintf("cap of %d events", chrono.DefaultMaxEvents), fmt.Sprintf("%d progress notifications", hostile.FloodCount+3))
 	r.passes(t, casePing)
 	r.rssCap(t, 256)
@@ -356,6 +367,7 @@ func TestHostileStdioProgressFlood(t *testing.T) {
 // is an error that says initialize went unanswered, and the server, which
 // stays after its input ends, needs SIGTERM (STD-46).
 func TestHostileStdioNeverAnswers(t *testing.T) {
+	t.Parallel()
 	r := runZoo(t, hostile.NeverAnswers, "1s", nil, casePing)
 	r.expect(t, casePing, "error", "", "no answer to initialize", "case deadline of 1s")
 	if td := r.rep.Teardown; td.Worst != "SIGTERM" || td.Requirement != "STD-46" {
@@ -367,7 +379,8 @@ func TestHostileStdioNeverAnswers(t *testing.T) {
 // TestHostileStdioIgnoreSIGTERM: the teardown case warns STD-46, the
 // run's teardown grade is SIGKILL, and the unaffected case passes.
 func TestHostileStdioIgnoreSIGTERM(t *testing.T) {
-	r := runZoo(t, hostile.IgnoreSIGTERM, "15s", nil, casePing, caseTeardown)
+	t.Parallel()
+	r := runZoo(t, hostile.IgnoreSIGTERM, "1m", nil, casePing, caseTeardown)
 	r.expect(t, caseTeardown, "warn", "STD-46", "SIGKILL")
 	r.passes(t, casePing)
 	if td := r.rep.Teardown; td.Worst != "SIGKILL" || td.Leftovers != 0 {
@@ -380,7 +393,8 @@ func TestHostileStdioIgnoreSIGTERM(t *testing.T) {
 // open after the server exits; teardown does not wedge on it, and it is
 // killed with its group.
 func TestHostileStdioGrandchildHoldsStdout(t *testing.T) {
-	r := runZoo(t, hostile.GrandchildHoldsStdout, "5s", nil, casePing, caseTeardown, caseStdout)
+	t.Parallel()
+	r := runZoo(t, hostile.GrandchildHoldsStdout, "1m", nil, casePing, caseTeardown, caseStdout)
 	r.passes(t, casePing, caseTeardown, caseStdout)
 	if len(r.pids) != 2*3 {
 		t.Errorf("pids %v, want a server and a grandchild per case", r.pids)
@@ -392,7 +406,8 @@ func TestHostileStdioGrandchildHoldsStdout(t *testing.T) {
 // name the exit code and quote the server's last words; the next cases get
 // a fresh server and pass.
 func TestHostileStdioExitMidCase(t *testing.T) {
-	r := runZoo(t, hostile.ExitMidCase, "5s", nil, casePing, caseStdout, caseProgress, caseIDZero)
+	t.Parallel()
+	r := runZoo(t, hostile.ExitMidCase, "1m", nil, casePing, caseStdout, caseProgress, caseIDZero)
 	for _, id := range []string{caseStdout, caseProgress} {
 		r.expect(t, id, "error", "", "exited with code 3", "hostile: a tools/call arrived")
 	}
@@ -403,7 +418,8 @@ func TestHostileStdioExitMidCase(t *testing.T) {
 // TestHostileStdioStderrFirehose: stderr is logging (STD-3): the cases
 // pass, and the per-connection stderr budget keeps memory bounded.
 func TestHostileStdioStderrFirehose(t *testing.T) {
-	r := runZoo(t, hostile.StderrFirehose, "10s", nil, casePing, caseStdout, caseProgress)
+	t.Parallel()
+	r := runZoo(t, hostile.StderrFirehose, "1m", nil, casePing, caseStdout, caseProgress)
 	r.passes(t, casePing, caseStdout, caseProgress)
 	r.rssCap(t, 128)
 }
@@ -412,6 +428,7 @@ func TestHostileStdioStderrFirehose(t *testing.T) {
 // never answers; the case running and the cases not yet run are errors,
 // the exit code is 2, and no target survives.
 func TestHostileStdioRunTimeout(t *testing.T) {
+	t.Parallel()
 	r := runZoo(t, hostile.NeverAnswers, "1m", []string{"--timeout", "500ms"}, casePing, caseIDZero, caseStdout)
 	if r.code != ExitError || !r.rep.Interrupted {
 		t.Errorf("exit code %d, interrupted %v; want %d and true", r.code, r.rep.Interrupted, ExitError)
@@ -429,23 +446,18 @@ func TestHostileStdioRunTimeout(t *testing.T) {
 // that is not a race; TestHostileStdioGrandchildHoldsStdout and the zoo
 // test cover its teardown.)
 func TestHostileStdioInterrupt(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []hostile.Mode{hostile.IgnoreSIGTERM, hostile.NeverAnswers} {
 		t.Run(string(mode), func(t *testing.T) {
+			t.Parallel()
 			dir := t.TempDir()
 			fifo := filepath.Join(dir, "pids")
 			if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 				t.Fatal(err)
 			}
 			target := transport.QuoteArgs([]string{binary, "serve", "--stdio", "--hostile", string(mode)})
-			cmd := exec.Command(binary, "check", "--stdio", target, "--profile", "reference", "--case", caseTeardown, "--case-timeout", "1m")
-			cmd.Env = append(os.Environ(), hostile.PidfileEnv+"="+fifo)
-			var out strings.Builder
-			cmd.Stdout, cmd.Stderr = &out, &out
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			exited := make(chan error, 1)
-			go func() { exited <- cmd.Wait() }()
+			cmd, exited, out := startCheck(t, []string{hostile.PidfileEnv + "=" + fifo},
+				"--stdio", target, "--profile", "reference", "--case", caseTeardown, "--case-timeout", "1m")
 
 			// The target writes its pid once its misbehaviour is in
 			// place; ignore-sigterm writes it again when its stdin has
@@ -456,21 +468,7 @@ func TestHostileStdioInterrupt(t *testing.T) {
 			if mode == hostile.IgnoreSIGTERM {
 				want = 2
 			}
-			got := make(chan []int, 1)
-			go func() { got <- readFIFOLines(fifo, want) }()
-			var pids []int
-			select {
-			case pids = <-got:
-			case err := <-exited:
-				// Unblock the reader, which waits for a writer.
-				if w, err := os.OpenFile(fifo, os.O_RDWR, 0); err == nil {
-					w.Close()
-				}
-				t.Fatalf("check ended (%v) before its target recorded %d pid lines\n%s", err, want, out.String())
-			case <-time.After(zooSafety): // safety net only
-				_ = cmd.Process.Kill()
-				t.Fatalf("the target did not record its pid\n%s", out.String())
-			}
+			pids := awaitPids(t, fifo, func() []int { return readFIFOLines(fifo, want) }, cmd, exited, out)
 			if len(pids) != want {
 				t.Fatalf("pid lines %v, want %d", pids, want)
 			}
@@ -479,7 +477,7 @@ func TestHostileStdioInterrupt(t *testing.T) {
 					t.Fatalf("target process %d not running before the interrupt (state %q; pids %v)\n%s", pid, procState(pid), pids, out.String())
 				}
 			}
-			if err := interrupt(t, cmd, exited, &out, zooSafety); !exitedWith(err, ExitError) {
+			if err := interrupt(t, cmd, exited, out, zooSafety); !exitedWith(err, ExitError) {
 				t.Errorf("interrupted check: %v, want exit code %d\n%s", err, ExitError, out.String())
 			}
 			assertNoSurvivors(t, pids)
@@ -520,21 +518,28 @@ func readFIFOLines(fifo string, n int) []int {
 // fires) and counts, afterwards, the processes of every target group:
 // none remains.
 func TestHostileStdioZoo(t *testing.T) {
-	var all []int
-	modes := 0
-	for _, in := range hostile.All() {
-		if in.Transport != hostile.TransportStdio {
-			continue
+	t.Parallel()
+	var (
+		mu  sync.Mutex
+		all []int
+	)
+	modes := stdioModes()
+	t.Run("modes", func(t *testing.T) {
+		for _, mode := range modes {
+			t.Run(string(mode), func(t *testing.T) {
+				t.Parallel()
+				r := runZoo(t, mode, "2s", nil, caseStdout)
+				if len(r.rep.Results) != 1 {
+					t.Errorf("%s: %d results, want 1", mode, len(r.rep.Results))
+				}
+				mu.Lock()
+				all = append(all, r.pids...)
+				mu.Unlock()
+			})
 		}
-		modes++
-		r := runZoo(t, in.Mode, "2s", nil, caseStdout)
-		if len(r.rep.Results) != 1 {
-			t.Errorf("%s: %d results, want 1", in.Mode, len(r.rep.Results))
-		}
-		all = append(all, r.pids...)
-	}
-	if modes != 13 {
-		t.Errorf("%d stdio modes, want 13", modes)
+	})
+	if len(modes) != 13 {
+		t.Errorf("%d stdio modes, want 13", len(modes))
 	}
 	alive := 0
 	for _, pid := range all {
@@ -544,7 +549,7 @@ func TestHostileStdioZoo(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d target processes recorded across %d modes; %d alive afterwards", len(all), modes, alive)
+	t.Logf("%d target processes recorded across %d modes; %d alive afterwards", len(all), len(modes), alive)
 	if alive != 0 {
 		t.Errorf("%d processes of the targets' groups remain", alive)
 	}
@@ -562,6 +567,7 @@ const zooMarkEnv = "MCPFLIGHT_TEST_ZOO_MARK"
 // Afterwards no process carrying the run's mark may be alive, whatever
 // its process group (found through /proc/PID/environ, from outside).
 func TestHostileStdioZooInterrupted(t *testing.T) {
+	t.Parallel()
 	if _, err := os.Stat("/proc/self/environ"); err != nil {
 		t.Skip("no /proc to inspect")
 	}
@@ -583,48 +589,25 @@ func TestHostileStdioZooInterrupted(t *testing.T) {
 	_ = probe.Wait()
 	stdin.Close()
 
-	modes := 0
-	for _, in := range hostile.All() {
-		if in.Transport != hostile.TransportStdio {
-			continue
-		}
-		modes++
-		t.Run(string(in.Mode), func(t *testing.T) {
-			mark := fmt.Sprintf("%d-%s", os.Getpid(), in.Mode)
+	modes := stdioModes()
+	for _, mode := range modes {
+		t.Run(string(mode), func(t *testing.T) {
+			t.Parallel()
+			mark := fmt.Sprintf("%d-%s", os.Getpid(), mode)
 			fifo := filepath.Join(t.TempDir(), "pids")
 			if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 				t.Fatal(err)
 			}
-			target := transport.QuoteArgs([]string{binary, "serve", "--stdio", "--hostile", string(in.Mode)})
-			cmd := exec.Command(binary, "check", "--stdio", target, "--profile", "reference", "--case", caseStdout, "--case-timeout", "1m")
-			cmd.Env = append(os.Environ(), hostile.PidfileEnv+"="+fifo, zooMarkEnv+"="+mark)
-			var out strings.Builder
-			cmd.Stdout, cmd.Stderr = &out, &out
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			exited := make(chan error, 1)
-			go func() { exited <- cmd.Wait() }()
-			got := make(chan []int, 1)
-			go func() { got <- readFIFOLines(fifo, 1) }()
-			select {
-			case pids := <-got:
-				if len(pids) == 0 {
-					t.Fatalf("no pid recorded\n%s", out.String())
-				}
-			case err := <-exited:
-				if w, err := os.OpenFile(fifo, os.O_RDWR, 0); err == nil {
-					w.Close()
-				}
-				t.Fatalf("check ended (%v) before its target started\n%s", err, out.String())
-			case <-time.After(zooSafety): // safety net only
-				_ = cmd.Process.Kill()
-				t.Fatalf("the target did not record its pid\n%s", out.String())
+			target := transport.QuoteArgs([]string{binary, "serve", "--stdio", "--hostile", string(mode)})
+			cmd, exited, out := startCheck(t, []string{hostile.PidfileEnv + "=" + fifo, zooMarkEnv + "=" + mark},
+				"--stdio", target, "--profile", "reference", "--case", caseStdout, "--case-timeout", "1m")
+			if pids := awaitPids(t, fifo, func() []int { return readFIFOLines(fifo, 1) }, cmd, exited, out); len(pids) == 0 {
+				t.Fatalf("no pid recorded\n%s", out.String())
 			}
 			// Interrupted mid-case: exit 2 (ExitError). Only a case that
 			// finished in the instant before the signal could make it
 			// exit otherwise; what is asserted below holds either way.
-			if err := interrupt(t, cmd, exited, &out, zooSafety); !exitedWith(err, ExitError) {
+			if err := interrupt(t, cmd, exited, out, zooSafety); !exitedWith(err, ExitError) {
 				t.Logf("check exited with %v (not interrupted mid-case?)", err)
 			}
 			if left := markedProcesses(mark); len(left) > 0 {
@@ -632,8 +615,8 @@ func TestHostileStdioZooInterrupted(t *testing.T) {
 			}
 		})
 	}
-	if modes != 13 {
-		t.Errorf("%d stdio modes, want 13", modes)
+	if len(modes) != 13 {
+		t.Errorf("%d stdio modes, want 13", len(modes))
 	}
 }
 
@@ -657,6 +640,70 @@ func markedProcesses(mark string) []int {
 		}
 		if st := procState(pid); st != "" && st != "Z" {
 			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// TestHostileStdioInterruptJobs sends SIGINT to a check running cases side
+// by side (--jobs 4) against servers that ignore SIGTERM: once three
+// target processes have recorded their pids (so several cases run, and the
+// first case's teardown is under way beside them), the interrupt ends the
+// run, and no process of the run survives, whether it was serving a case,
+// in a teardown no case waits for, or still starting.
+func TestHostileStdioInterruptJobs(t *testing.T) {
+	t.Parallel()
+	if _, err := os.Stat("/proc/self/environ"); err != nil {
+		t.Skip("no /proc to inspect")
+	}
+	mark := fmt.Sprintf("%d-jobs", os.Getpid())
+	fifo := filepath.Join(t.TempDir(), "pids")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	target := transport.QuoteArgs([]string{binary, "serve", "--stdio", "--hostile", string(hostile.IgnoreSIGTERM)})
+	cmd, exited, out := startCheck(t, []string{hostile.PidfileEnv + "=" + fifo, zooMarkEnv + "=" + mark},
+		"--stdio", target, "--profile", "reference", "--case", "progress/*", "--jobs", "4", "--case-timeout", "1m")
+	pids := awaitPids(t, fifo, func() []int { return readDistinctPids(fifo, 3) }, cmd, exited, out)
+	if len(pids) < 3 {
+		t.Fatalf("pids %v, want 3", pids)
+	}
+	if err := interrupt(t, cmd, exited, out, zooSafety); !exitedWith(err, ExitError) {
+		t.Errorf("interrupted check: %v, want exit code %d\n%s", err, ExitError, out.String())
+	}
+	assertNoSurvivors(t, pids)
+	if left := markedProcesses(mark); len(left) > 0 {
+		t.Errorf("processes %v of the interrupted run survived\n%s", left, out.String())
+	}
+}
+
+// stdioModes lists the hostile stdio modes.
+func stdioModes() []hostile.Mode {
+	var modes []hostile.Mode
+	for _, in := range hostile.All() {
+		if in.Transport == hostile.TransportStdio {
+			modes = append(modes, in.Mode)
+		}
+	}
+	return modes
+}
+
+// readDistinctPids reads pid lines from the FIFO, reopening it for each
+// writer, until it has n distinct pids; it returns early, with what it
+// has, on a malformed line or an error.
+func readDistinctPids(fifo string, n int) []int {
+	seen := map[int]bool{}
+	var pids []int
+	for len(pids) < n {
+		lines := readFIFOLines(fifo, 1)
+		if len(lines) == 0 {
+			return pids
+		}
+		for _, pid := range lines {
+			if !seen[pid] {
+				seen[pid] = true
+				pids = append(pids, pid)
+			}
 		}
 	}
 	return pids

@@ -74,6 +74,7 @@ func hostileServer(t *testing.T) string {
 // checks every output: the console (with -v), JSON, JUnit, HTML, the
 // JSON Lines chronologies and show's rendering of them.
 func TestHostileServerEveryFormat(t *testing.T) {
+	t.Parallel()
 	url := hostileServer(t)
 	dir := t.TempDir()
 	jsonFile, junitFile, htmlFile, jsonlDir := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.xml"), filepath.Join(dir, "r.html"), filepath.Join(dir, "jsonl")
@@ -155,6 +156,7 @@ func TestHostileServerEveryFormat(t *testing.T) {
 // TestHostileServerInteractive runs call, tools and shell against the
 // hostile server: their console output holds no control character.
 func TestHostileServerInteractive(t *testing.T) {
+	t.Parallel()
 	url := hostileServer(t)
 	for _, tt := range []struct {
 		name, stdin string
@@ -166,6 +168,7 @@ func TestHostileServerInteractive(t *testing.T) {
 		{"shell", "ping\nlist_tools\ncall_tool echo {}\nexpect text nothing\nquit\n", []string{"shell", "--url", url + "?list=hostile", "-v"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			r := runCLI(t, tt.stdin, tt.args...)
 			for name, out := range map[string]string{"stdout": r.stdout, "stderr": r.stderr} {
 				if what, i := termsafe.FirstUnsafe([]byte(out)); i >= 0 {

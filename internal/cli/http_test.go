@@ -15,6 +15,7 @@ import (
 // TestCheckHTTP drives the catalogue over Streamable HTTP: the built-in
 // server in process (--transport http) and a --url target.
 func TestCheckHTTP(t *testing.T) {
+	t.Parallel()
 	h := refserver.New(refserver.Options{}).HTTPHandler(refserver.HTTPOptions{})
 	ts := httptest.NewServer(h)
 	t.Cleanup(func() {
@@ -36,6 +37,7 @@ func TestCheckHTTP(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			r := runCLI(t, "", append([]string{"check"}, tt.args...)...)
 			if r.code != tt.code || !strings.Contains(r.stdout, tt.want) {
 				t.Errorf("exit code %d (want %d); stdout lacks %q?\n%s\nstderr:\n%s", r.code, tt.code, tt.want, r.stdout, r.stderr)
@@ -45,6 +47,7 @@ func TestCheckHTTP(t *testing.T) {
 }
 
 func TestServeHTTPRefusesRemoteBind(t *testing.T) {
+	t.Parallel()
 	r := runCLI(t, "", "serve", "--http", "0.0.0.0:0")
 	if r.code == ExitConformant || !strings.Contains(r.stderr, "--listen-any") {
 		t.Errorf("exit %d, stderr %q", r.code, r.stderr)
@@ -54,6 +57,7 @@ func TestServeHTTPRefusesRemoteBind(t *testing.T) {
 // TestServeLimits: serve --max-frame passes the limit to the server; the
 // session answers the frame over it with -32700 and goes on.
 func TestServeLimits(t *testing.T) {
+	t.Parallel()
 	in := `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"` + strings.Repeat("x", 200) + `"}}
 {"jsonrpc":"2.0","id":2,"method":"ping"}
 `
@@ -70,6 +74,7 @@ func TestServeLimits(t *testing.T) {
 // TestListenHTTPBind: loopback addresses bind as they are; any other
 // needs the --listen-any opt-in (HTTP-5).
 func TestListenHTTPBind(t *testing.T) {
+	t.Parallel()
 	srv := refserver.New(refserver.Options{})
 	for _, tt := range []struct {
 		addr   string
@@ -98,6 +103,7 @@ func TestListenHTTPBind(t *testing.T) {
 // TestHTTPServerBoundsHeaders: a client that never finishes its headers
 // is disconnected at the header deadline.
 func TestHTTPServerBoundsHeaders(t *testing.T) {
+	t.Parallel()
 	if hs := httpServer(http.NotFoundHandler(), readHeaderTimeout); hs.ReadHeaderTimeout <= 0 || hs.MaxHeaderBytes <= 0 || hs.IdleTimeout <= 0 {
 		t.Fatalf("unbounded server: %+v", hs)
 	}

@@ -12,6 +12,7 @@ import (
 // TestCheckReportFiles runs a failing case and checks the JUnit and HTML
 // files check writes beside the text report.
 func TestCheckReportFiles(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	junit, page := filepath.Join(dir, "r.xml"), filepath.Join(dir, "r.html")
 	r := runCLI(t, "", "check", "--target-fault", "non-increasing-progress", "--case", "progress/strictly-increasing",
@@ -60,6 +61,7 @@ func TestCheckReportFiles(t *testing.T) {
 // failing run, rerun (known: exit 0), fix the server (stale: exit 1), and
 // a new failure (unexpected: exit 1).
 func TestCheckBaseline(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	base := filepath.Join(dir, "baseline.json")
 	failing := []string{"check", "--target-fault", "non-increasing-progress", "--case", "progress/strictly-increasing", "--case", "ping/*"}
@@ -113,6 +115,7 @@ func TestCheckBaseline(t *testing.T) {
 
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			r := runCLI(t, "", append(tt.args, "--baseline", base)...)
 			if r.code != tt.code {
 				t.Errorf("exit code %d, want %d\n%s\n%s", r.code, tt.code, r.stdout, r.stderr)

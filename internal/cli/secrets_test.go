@@ -92,6 +92,7 @@ func secretForms(secret, core string) []string {
 // credentials back everywhere it can, and proves the server got them
 // and no output holds them in any encoding.
 func TestNoSecretLeaks(t *testing.T) {
+	t.Parallel()
 	random := func() string {
 		b := make([]byte, 16)
 		_, _ = rand.Read(b)
@@ -225,6 +226,7 @@ func TestNoSecretLeaks(t *testing.T) {
 }
 
 func TestHeaderFlagErrors(t *testing.T) {
+	t.Parallel()
 	const secret = "Bearer do-not-print-me-123"
 	tests := []struct {
 		name string
@@ -266,6 +268,7 @@ func TestHeaderFlagErrors(t *testing.T) {
 // TestHeaderEnvSent: --header-env reads its value through Env.Getenv and
 // sends it, and a short credential is said to be searched for nowhere.
 func TestHeaderEnvSent(t *testing.T) {
+	t.Parallel()
 	h := refserver.New(refserver.Options{}).HTTPHandler(refserver.HTTPOptions{})
 	srv := &echoServer{next: h, seen: map[string]int{}}
 	ts := httptest.NewServer(srv)
@@ -292,6 +295,7 @@ func TestHeaderEnvSent(t *testing.T) {
 }
 
 func TestURLPasswordRedacted(t *testing.T) {
+	t.Parallel()
 	e := Env{redact: chrono.NewRedactor()}
 	if got := e.redactedURL("http://user:pw-123456@127.0.0.1:1/mcp"); got != "http://user:xxxxx@127.0.0.1:1/mcp" {
 		t.Errorf("redactedURL = %q", got)

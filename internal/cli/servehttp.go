@@ -47,6 +47,13 @@ func httpServer(handler http.Handler, headerTimeout time.Duration) *http.Server 
 // URL and a function that stops it and ends every session. wrap, when not
 // nil, wraps the endpoint's handler (a hostile mode).
 func listenHTTP(srv *refserver.Server, addr string, remote bool, opts refserver.HTTPOptions, wrap func(http.Handler) http.Handler) (string, func(), error) {
+	return listenHTTPDrain(srv, addr, remote, opts, wrap, 2*time.Second)
+}
+
+// listenHTTPDrain is listenHTTP whose stop waits up to drain for the
+// requests in progress (and connections a client opened but has not used
+// yet) before it closes every connection; with 0 it closes them at once.
+func listenHTTPDrain(srv *refserver.Server, addr string, remote bool, opts refserver.HTTPOptions, wrap func(http.Handler) http.Handler, drain time.Duration) (string, func(), error) {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return "", nil, fmt.Errorf("--http %q: %w", addr, err)
@@ -71,11 +78,15 @@ func listenHTTP(srv *refserver.Server, addr string, remote bool, opts refserver.
 	}()
 	stop := func() {
 		h.Close()
-		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		if err := hs.Shutdown(sctx); err != nil {
-			_ = hs.Close()
+		if drain > 0 {
+			sctx, cancel := context.WithTimeout(context.Background(), drain)
+			defer cancel()
+			if err := hs.Shutdown(sctx); err == nil {
+				<-done
+				return
+			}
 		}
+		_ = hs.Close()
 		<-done
 	}
 	return "http://" + ln.Addr().String() + "/mcp", stop, nil
@@ -102,25 +113,22 @@ func httpBound(caseTimeout time.Duration) time.Duration { return caseTimeout * 3
 
 // httpTarget is the runner's target for a Streamable HTTP endpoint: the
 // URL given with --url, or the built-in reference server served in this
-// process on a free loopback port (--transport http). stop ends the
-// built-in server; it is a no-op for --url.
-func (e Env) httpTarget(o checkOptions) (target runner.Target, prof *profile.Profile, stop func(), err error) {
-	stop = func() {}
+// process (--transport http), a server of its own for each case on a free
+// loopback port, so that cases run side by side share nothing; it stops
+// when the case is over.
+func (e Env) httpTarget(o checkOptions) (target runner.Target, prof *profile.Profile, err error) {
 	url, name, profileName := o.url, e.redactedURL(o.url), o.profile
+	var set refserver.FaultSet
 	if url == "" {
-		set := refserver.FaultSet{}
+		set = refserver.FaultSet{}
 		for _, f := range o.faults {
 			fault, err := refserver.ParseFault(f)
 			if err != nil {
-				return target, nil, stop, usagef(checkUsage, "--target-fault: %v", err)
+				return target, nil, usagef(checkUsage, "--target-fault: %v", err)
 			}
 			set[fault] = true
 		}
-		srv := refserver.New(refserver.Options{Faults: set, Version: e.version()})
-		if url, stop, err = listenHTTP(srv, "127.0.0.1:0", false, refserver.HTTPOptions{}, nil); err != nil {
-			return target, nil, func() {}, err
-		}
-		name = "built-in reference server over HTTP at " + url
+		name = "built-in reference server over HTTP (in this process, one per case on 127.0.0.1)"
 		if len(o.faults) > 0 {
 			name += " with faults " + strings.Join(o.faults, ", ")
 		}
@@ -132,22 +140,36 @@ func (e Env) httpTarget(o checkOptions) (target runner.Target, prof *profile.Pro
 	}
 	if profileName != "" {
 		if prof, err = profile.Resolve(profileName); err != nil {
-			stop()
-			return target, nil, func() {}, usagef(checkUsage, "--profile: %v", err)
+			return target, nil, usagef(checkUsage, "--profile: %v", err)
 		}
 	}
 	maxBody := int64(o.maxFrame)
 	redact := e.redact
 	bound := httpBound(o.caseTimeout)
-	return runner.Target{
-		Name:      name,
-		Transport: runner.TransportHTTP,
-		Dial: func(ctx context.Context, log *chrono.Log) (transport.Conn, error) {
+	dialURL := func(url string) func(ctx context.Context, log *chrono.Log) (transport.Conn, error) {
+		return func(ctx context.Context, log *chrono.Log) (transport.Conn, error) {
 			// The chronology redacts the headers' values wherever the
 			// target echoes them: bodies, log messages, errors.
 			log.SetRedactor(redact)
 			return transport.DialHTTP(ctx, transport.HTTPConfig{URL: url, Log: log, Headers: o.header,
 				MaxEvent: maxBody, StallTimeout: bound, HeaderTimeout: bound})
-		},
-	}, prof, stop, nil
+		}
+	}
+	target = runner.Target{Name: name, Transport: runner.TransportHTTP}
+	if o.url != "" {
+		target.Dial = dialURL(url)
+		return target, prof, nil
+	}
+	version := e.version()
+	target.PerCase = func(context.Context) (func(context.Context, *chrono.Log) (transport.Conn, error), func(), error) {
+		srv := refserver.New(refserver.Options{Faults: set, Version: version})
+		// The case and its teardown are over when the server stops:
+		// nothing is left to drain.
+		url, stop, err := listenHTTPDrain(srv, "127.0.0.1:0", false, refserver.HTTPOptions{}, nil, 0)
+		if err != nil {
+			return nil, nil, err
+		}
+		return dialURL(url), stop, nil
+	}
+	return target, prof, nil
 }

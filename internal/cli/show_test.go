@@ -15,6 +15,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 // TestShowGolden renders a saved chronology (testdata/cancel.jsonl, as
 // check --jsonl-dir writes it) as a text sequence diagram.
 func TestShowGolden(t *testing.T) {
+	t.Parallel()
 	in := filepath.Join("testdata", "cancel.jsonl")
 	r := runCLI(t, "", "show", in, "--mark", "34")
 	if r.code != 0 || r.stderr != "" {
@@ -32,6 +33,7 @@ func TestShowGolden(t *testing.T) {
 }
 
 func TestShowErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.jsonl")
 	if err := os.WriteFile(bad, []byte("{\"seq\":1,\"kind\":\"frame\"}\nnot json\n"), 0o644); err != nil {

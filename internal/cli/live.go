@@ -1,0 +1,259 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/mcpflight/mcpflight/cases"
+	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/peer"
+	"github.com/mcpflight/mcpflight/report"
+	"github.com/mcpflight/mcpflight/runner"
+)
+
+// liveOutput is check's console output while the run goes on, a
+// runner.Watcher. It prints the text report as the run produces it: the
+// header once the server is known, then each case's lines in catalogue
+// order as soon as the case and every case before it have finished, and,
+// given the final report, the teardown grade and the summary; what it
+// prints in all is report.Text's report. On a terminal it also keeps one
+// status line at the bottom ("[37/84] 3 running: cancel/duplicate, … 12s"),
+// erased before anything else is printed and at the end, so that no trail
+// of lines is left. Quiet prints the summary line alone.
+type liveOutput struct {
+	mu       sync.Mutex
+	w        io.Writer
+	stream   *report.TextStream // nil when quiet
+	terminal bool
+	redact   *chrono.Redactor
+	// width is the terminal's width in columns; the status line is cut
+	// to one column less, so that it never wraps.
+	width int
+
+	header  runner.Report
+	printed int                   // results printed, a prefix of the catalogue
+	held    map[int]runner.Result // finished, waiting for earlier cases
+	total   int                   // cases in the run
+	done    int                   // cases finished
+	running []runningCase         // started and not finished, in start order
+	status  string                // the status line drawn, "" if none
+	stop    chan struct{}         // closed by Close: stops the clock
+	closing sync.Once
+	ticking sync.WaitGroup
+}
+
+// runningCase is one case the status line names.
+type runningCase struct {
+	i  int
+	id string
+}
+
+// statusTick is how often the status line's elapsed time is redrawn.
+const statusTick = time.Second
+
+// newLiveOutput returns check's console output on w for a run of total
+// cases: the text report (with opts), a status line when terminal, or
+// only the summary when quiet.
+func newLiveOutput(w io.Writer, total int, opts report.TextOptions, terminal, quiet bool, width int, redact *chrono.Redactor) *liveOutput {
+	l := &liveOutput{w: w, terminal: terminal && !quiet, redact: redact, total: total, width: width,
+		held: map[int]runner.Result{}, stop: make(chan struct{})}
+	if !quiet {
+		l.stream = report.NewTextStream(w, opts)
+	}
+	return l
+}
+
+// Began implements runner.Watcher: it starts the status line's clock.
+func (l *liveOutput) Began(header runner.Report) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	redactHeader(&header, l.redact)
+	l.header = header
+	if !l.terminal {
+		return
+	}
+	l.draw()
+	l.ticking.Add(1)
+	go l.tick()
+}
+
+// tick redraws the status line every statusTick until End.
+func (l *liveOutput) tick() {
+	defer l.ticking.Done()
+	t := time.NewTicker(statusTick)
+	defer t.Stop()
+	for {
+		select {
+		case <-l.stop:
+			return
+		case <-t.C:
+			l.mu.Lock()
+			l.draw()
+			l.mu.Unlock()
+		}
+	}
+}
+
+// Started implements runner.Watcher.
+func (l *liveOutput) Started(i int, c cases.Case) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.running = append(l.running, runningCase{i, c.ID})
+	l.draw()
+}
+
+// Finished implements runner.Watcher: it prints what is now known in
+// catalogue order.
+func (l *liveOutput) Finished(i int, res runner.Result) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.running = slices.DeleteFunc(l.running, func(r runningCase) bool { return r.i == i })
+	l.done++
+	redactResult(&res, l.redact)
+	l.held[i] = res
+	if l.stream != nil {
+		l.printReady()
+	}
+	l.draw()
+}
+
+// printReady prints the results now due: once the header can be printed
+// (the first case in catalogue order that had a handshake, or every case,
+// has finished), every finished case whose predecessors are printed.
+func (l *liveOutput) printReady() {
+	if _, due := l.held[l.printed]; !due {
+		return
+	}
+	if l.printed == 0 {
+		// The header names the server of the first handshake in
+		// catalogue order: wait until it is known.
+		server, known := l.firstServer()
+		if !known {
+			return
+		}
+		l.header.Server = server
+		l.erase()
+		l.stream.Header(&l.header)
+	}
+	l.erase()
+	for {
+		res, ok := l.held[l.printed]
+		if !ok {
+			break
+		}
+		delete(l.held, l.printed)
+		l.printed++
+		l.stream.Result(res)
+	}
+	_ = l.stream.Flush()
+}
+
+// firstServer is the server of the first case in catalogue order that
+// had a handshake, and whether it is known yet: it is not while a case
+// before that one, or before every case when none had one, is running.
+func (l *liveOutput) firstServer() (*peer.Implementation, bool) {
+	for i := 0; i < l.total; i++ {
+		res, ok := l.held[i]
+		if !ok {
+			return nil, false
+		}
+		if res.Server != nil {
+			return res.Server, true
+		}
+	}
+	return nil, true
+}
+
+// Close erases the status line and stops its clock; End calls it, and
+// check defers it for the paths that end without a report.
+func (l *liveOutput) Close() {
+	l.closing.Do(func() {
+		l.mu.Lock()
+		close(l.stop)
+		l.erase()
+		l.terminal = false
+		l.mu.Unlock()
+		l.ticking.Wait()
+	})
+}
+
+// End prints the rest of the final report rep (already redacted): the
+// header and results not printed yet (an interrupted run's, or all of
+// them when no case had a handshake), the teardown grade and the summary
+// line; quiet, only the summary line. It erases the status line first.
+func (l *liveOutput) End(rep *runner.Report) error {
+	l.Close()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.stream == nil {
+		_, err := fmt.Fprintln(l.w, report.Summary(rep))
+		return err
+	}
+	if l.printed == 0 {
+		l.stream.Header(rep)
+	}
+	for _, res := range rep.Results[min(l.printed, len(rep.Results)):] {
+		l.stream.Result(res)
+	}
+	return l.stream.End(rep)
+}
+
+// erase removes the status line, if one is drawn.
+func (l *liveOutput) erase() {
+	if l.status == "" {
+		return
+	}
+	fmt.Fprint(l.w, "\r\x1b[K")
+	l.status = ""
+	flushWriters(l.w)
+}
+
+// draw redraws the status line on a terminal.
+func (l *liveOutput) draw() {
+	if !l.terminal {
+		return
+	}
+	line := l.statusLine(time.Since(l.header.Started))
+	fmt.Fprint(l.w, "\r\x1b[K"+line)
+	l.status = line
+	// The line is ours (case IDs and counts): nothing in it needs
+	// holding back for the redactor.
+	flushWriters(l.w)
+}
+
+// statusLine is "[done/total] N running: id, id +M  12s", as many IDs
+// as fit the terminal's width less one column.
+func (l *liveOutput) statusLine(elapsed time.Duration) string {
+	line := fmt.Sprintf("[%d/%d]", l.done, l.total)
+	clock := fmt.Sprintf("  %ds", int(elapsed.Seconds()))
+	limit := max(l.width-1, 24) - len(clock)
+	if n := len(l.running); n > 0 {
+		line += fmt.Sprintf(" %d running", n)
+		names := ""
+		for k, r := range l.running {
+			next := ", " + chrono.Sanitize(r.id, false)
+			if k == 0 {
+				next = ": " + next[2:]
+			}
+			more := ""
+			if rest := n - k - 1; rest > 0 {
+				more = fmt.Sprintf(" +%d", rest)
+			}
+			if len(line)+len(names)+len(next)+len(more) > limit {
+				if names != "" {
+					names += fmt.Sprintf(" +%d", n-k)
+				}
+				break
+			}
+			names += next
+		}
+		line += names
+	}
+	if len(line) > limit {
+		line = line[:limit]
+	}
+	return line + clock
+}

@@ -1,0 +1,92 @@
+//go:build unix
+
+package cli
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os/exec"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+	"github.com/google/go-cmp/cmp"
+)
+
+// statusDrawing is one drawing of the status line: a carriage return, an
+// erase, and a line that begins with the count of cases done.
+var statusDrawing = regexp.MustCompile(`\r\x1b\[K(\[\d+/\d+\][^\r\n]*)`)
+
+// TestCheckLiveOnTerminal runs check on a pseudo-terminal: it draws a
+// status line no wider than the terminal, and what the terminal shows at
+// the end is the text report a non-terminal gets, with no trail of status
+// lines.
+func TestCheckLiveOnTerminal(t *testing.T) {
+	t.Parallel()
+	args := []string{"check", "--case", "ping/*", "--case", "rpc/*", "--case", "progress/*", "--jobs", "4"}
+	const width = 60
+	raw := onTerminal(t, width, args...)
+	drawings := statusDrawing.FindAllStringSubmatch(raw, -1)
+	if len(drawings) == 0 {
+		t.Fatalf("no status line in %q", raw)
+	}
+	for _, d := range drawings {
+		if len(d[1]) > width-1 {
+			t.Errorf("status line %q is %d columns on a terminal of %d", d[1], len(d[1]), width)
+		}
+	}
+	lines, _ := screen(t, raw)
+	plain := runCLI(t, "", args...)
+	if plain.code != ExitConformant {
+		t.Fatalf("exit code %d\n%s\n%s", plain.code, plain.stdout, plain.stderr)
+	}
+	want := strings.Split(strings.TrimSuffix(normalText(plain.stdout), "\n"), "\n")
+	for i := range lines {
+		lines[i] = normalText(lines[i])
+	}
+	if diff := cmp.Diff(want, lines); diff != "" {
+		t.Errorf("terminal screen (-non-terminal output +screen):\n%s", diff)
+	}
+	if strings.Contains(plain.stdout, "\r") || statusDrawing.MatchString(plain.stdout) {
+		t.Errorf("a non-terminal got a status line:\n%q", plain.stdout)
+	}
+}
+
+// onTerminal runs the built binary with args on a pseudo-terminal of the
+// given width, without colours, and returns everything it printed.
+func onTerminal(t *testing.T, width uint16, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Env = append(cmd.Environ(), "NO_COLOR=1")
+	tty, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: width})
+	if err != nil {
+		t.Skipf("no pseudo-terminal: %v", err)
+	}
+	defer tty.Close()
+	var out bytes.Buffer
+	read := make(chan error, 1)
+	go func() {
+		_, err := io.Copy(&out, tty)
+		read <- err
+	}()
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Fatalf("check on a terminal: %v\n%q", err, out.String())
+		}
+	case <-time.After(zooSafety): // safety net only
+		_ = cmd.Process.Kill()
+		t.Fatalf("check on a terminal did not end\n%q", out.String())
+	}
+	// Once the child is gone the terminal's reads end (EIO on Linux).
+	if err := <-read; err != nil && !errors.Is(err, syscall.EIO) {
+		t.Fatalf("reading the terminal: %v", err)
+	}
+	return out.String()
+}

@@ -1,0 +1,354 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+
+	"github.com/mcpflight/mcpflight/cases"
+	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/transport"
+)
+
+// Watcher is told of a run as it goes (Config.Watch). The runner calls
+// its methods one at a time, from the goroutine that called Run; the run
+// waits for each call, so a method should return promptly.
+type Watcher interface {
+	// Began is called once, before any case starts, with the report's
+	// header: its target, transport, version, profile, strictness and
+	// start time, and no results.
+	Began(header Report)
+	// Started is called when case i (an index into Config.Cases) begins.
+	Started(i int, c cases.Case)
+	// Finished is called with case i's final result (its teardown over,
+	// --strict applied), in the order the cases finish. A case not run
+	// (after a target that cannot be reached, or at the run deadline) is
+	// finished without having started.
+	Finished(i int, r Result)
+}
+
+// Defaults of Config.Jobs and Config.Starts by transport, chosen from
+// measurements on a 2-core machine (see the README's Performance
+// section): a case spends nearly all its time waiting for the target, so
+// many run well side by side; over stdio each also starts a server
+// process, which costs CPU.
+const (
+	// DefaultJobsHTTP is the default over Streamable HTTP: sessions of
+	// one server, which cost the checker little each.
+	DefaultJobsHTTP = 16
+	// DefaultJobsStdioPerCPU is the default over stdio per CPU: each
+	// case starts a server process of its own, DefaultStarts at a time.
+	DefaultJobsStdioPerCPU = 8
+	// DefaultJobsInProcess is the default for a target served in this
+	// process, whose sessions compete with the checker for the CPU.
+	DefaultJobsInProcess = 4
+)
+
+// DefaultJobs is a sensible Config.Jobs for a target of the given
+// transport on this machine.
+func DefaultJobs(transportName string) int {
+	switch transportName {
+	case TransportHTTP:
+		return DefaultJobsHTTP
+	case TransportStdio:
+		return DefaultJobsStdioPerCPU * runtime.NumCPU()
+	case TransportInProcess:
+		return DefaultJobsInProcess
+	}
+	return 1
+}
+
+// DefaultStarts is a sensible Config.Starts for a target of the given
+// transport: over stdio one start per CPU (a Node.js server's start-up
+// costs about half a CPU second, and many at once make each one slow
+// enough to eat into its case's deadline); elsewhere no bound but Jobs.
+func DefaultStarts(transportName string) int {
+	if transportName == TransportStdio {
+		return runtime.NumCPU()
+	}
+	return 0
+}
+
+// caseHooks is how a case's goroutine tells the scheduler of its
+// progress; a nil function is not called.
+type caseHooks struct {
+	// handshaken is called once the case's handshake has succeeded.
+	handshaken func()
+	// concluded is called once the case's verdict is in and its
+	// teardown begins, with whether the target could not be reached.
+	concluded func(targetMissing bool)
+}
+
+func (h caseHooks) shookHands() {
+	if h.handshaken != nil {
+		h.handshaken()
+	}
+}
+
+func (h caseHooks) conclude(targetMissing bool) {
+	if h.concluded != nil {
+		h.concluded(targetMissing)
+	}
+}
+
+// phase is where a started case is.
+type phase int
+
+const (
+	starting phase = iota // started; neither handshaken nor concluded
+	running               // handshaken, verdict not in
+	tearing               // verdict in, teardown not over
+	over                  // result final
+)
+
+// eventKind says what a caseEvent reports.
+type eventKind int
+
+const (
+	evHandshaken eventKind = iota
+	evConcluded
+	evFinished
+)
+
+// caseEvent is what a case's goroutine tells the scheduler.
+type caseEvent struct {
+	kind    eventKind
+	i       int
+	missing bool // evConcluded: the target could not be reached
+	res     Result
+}
+
+// slots is what decides whether the next case may start: how many cases
+// are in each phase, the bounds, and whether a case has reached the
+// target yet.
+type slots struct {
+	jobs, starts int
+	count        map[phase]int
+	contact      bool
+}
+
+// mayStart reports whether case next may start now: it needs a slot (at
+// most jobs cases starting or running, at most jobs tearing down), at most
+// starts cases starting, and, until a case has reached the target, every
+// case before it over.
+func (s slots) mayStart(next int) bool {
+	return s.count[starting]+s.count[running] < s.jobs && s.count[tearing] < s.jobs &&
+		s.count[starting] < s.starts && (s.contact || next == s.count[over])
+}
+
+// noWatcher is the Watcher of a Config without one.
+type noWatcher struct{}
+
+func (noWatcher) Began(Report)            {}
+func (noWatcher) Started(int, cases.Case) {}
+func (noWatcher) Finished(int, Result)    {}
+
+// runCases runs cfg.Cases, cfg.Jobs at a time, and fills rep's results,
+// counts and server. It returns the error Run returns with the report
+// when ctx ended before every case had started.
+//
+// Cases start in catalogue order. Until one case has reached the target
+// (a handshake, or a verdict of a case that needs none), they start one at
+// a time, so that a target that cannot be started or reached is found by
+// the first case that tries, as with Jobs 1, and the others are not run.
+// A case holds its slot until its verdict is in; its teardown then goes
+// on beside the next cases, at most Jobs teardowns at once. At most
+// cfg.Starts cases are starting (before their handshake) at once.
+func runCases(ctx context.Context, cfg Config, rep *Report) error {
+	watch := cfg.Watch
+	if watch == nil {
+		watch = noWatcher{}
+	}
+	jobs := max(cfg.Jobs, 1)
+	starts := cfg.Starts
+	if starts <= 0 || starts > jobs {
+		starts = jobs
+	}
+	n := len(cfg.Cases)
+	header := *rep
+	header.Counts = nil
+	watch.Began(header)
+
+	// Each case sends at most three events; the buffer keeps a case from
+	// ever waiting on the scheduler.
+	events := make(chan caseEvent, 3*n)
+	results := make([]Result, n)
+	phases := make([]phase, n)
+	sl := slots{jobs: jobs, starts: starts, count: map[phase]int{}}
+	var (
+		next    int  // the next case to start
+		stopped bool // start no more cases
+	)
+	move := func(i int, to phase) {
+		sl.count[phases[i]]--
+		phases[i] = to
+		sl.count[to]++
+	}
+	start := func(i int) {
+		c := cfg.Cases[i]
+		var hooks caseHooks
+		if jobs > 1 {
+			hooks = caseHooks{
+				handshaken: func() { events <- caseEvent{kind: evHandshaken, i: i} },
+				concluded:  func(missing bool) { events <- caseEvent{kind: evConcluded, i: i, missing: missing} },
+			}
+		}
+		ccfg, release := perCase(ctx, cfg)
+		go func() {
+			res, init := runCase(ctx, ccfg, c, hooks)
+			release()
+			// The schema check reads the whole chronology: done here, it
+			// runs beside the other cases.
+			res = checkSchema(cfg.Version, res)
+			if init != nil {
+				info := init.ServerInfo
+				res.Server = &info
+			}
+			events <- caseEvent{kind: evFinished, i: i, res: res}
+		}()
+	}
+	for {
+		for !stopped && next < n && sl.mayStart(next) {
+			if ctx.Err() != nil {
+				stopped = true
+				break
+			}
+			watch.Started(next, cfg.Cases[next])
+			phases[next] = starting
+			sl.count[starting]++
+			start(next)
+			next++
+		}
+		if next == sl.count[over] {
+			break
+		}
+		ev := <-events
+		switch ev.kind {
+		case evHandshaken:
+			move(ev.i, running)
+			sl.contact = true
+			continue
+		case evConcluded:
+			move(ev.i, tearing)
+			if ev.missing {
+				stopped = true
+			}
+			continue
+		}
+		move(ev.i, over)
+		res := ev.res
+		if cfg.Strict && res.Outcome.Verdict == cases.Warn {
+			res.Outcome.Verdict = cases.Fail
+			res.Outcome.Summary += " (warn under --strict)"
+		}
+		switch v := res.Outcome.Verdict; {
+		case res.TargetMissing:
+			// Every other case would fail the same way: say it once.
+			stopped = true
+		case res.HadSession() && v != cases.Error && v != cases.Skip:
+			// A case that needs no handshake reached the target.
+			sl.contact = true
+		}
+		results[ev.i] = res
+		watch.Finished(ev.i, res)
+	}
+
+	rep.Results = results[:next]
+	runErr := notRun(ctx, cfg, rep, next, watch)
+	for _, r := range rep.Results {
+		rep.Counts[r.Outcome.Verdict]++
+		if rep.Server == nil && r.Server != nil {
+			rep.Server = r.Server
+		}
+	}
+	return runErr
+}
+
+// notRun reports the cases from index next on, which did not start: after
+// a target that could not be reached each is a skip that points at the
+// case that found it; at the run deadline each is an error; after an
+// interrupt they are left out. It returns the run's error, if any.
+func notRun(ctx context.Context, cfg Config, rep *Report, next int, watch Watcher) error {
+	if next == len(cfg.Cases) {
+		return nil
+	}
+	rest := cfg.Cases[next:]
+	missing := ""
+	for _, r := range rep.Results {
+		if r.TargetMissing {
+			missing = r.ID
+			break
+		}
+	}
+	var (
+		runErr error
+		mark   func(cases.Case) Result
+	)
+	cause := context.Cause(ctx)
+	switch {
+	case missing != "":
+		mark = func(c cases.Case) Result {
+			return Result{ID: c.ID, Title: c.Title, Area: c.Area(), Reqs: c.Reqs, Transport: cfg.Target.Transport,
+				Outcome: cases.Skipf("not run: the target could not be started or reached (see %s)", missing)}
+		}
+	case errors.Is(cause, ErrRunDeadline):
+		runErr = fmt.Errorf("runner: %w, before %s", cause, rest[0].ID)
+		// Reported, not silently left out: each is an error.
+		mark = func(c cases.Case) Result {
+			return Result{ID: c.ID, Title: c.Title, Area: c.Area(), Reqs: c.Reqs, Transport: cfg.Target.Transport,
+				Interrupted: true, Outcome: cases.Errorf("not run: %v", cause)}
+		}
+	default:
+		return fmt.Errorf("runner: run interrupted before %s: %w", rest[0].ID, ctx.Err())
+	}
+	for i, c := range rest {
+		r := mark(c)
+		rep.Results = append(rep.Results, r)
+		watch.Finished(next+i, r)
+	}
+	return runErr
+}
+
+// perCase returns the configuration one case runs with and the function
+// to call when it is over: when the target gives each case a server of
+// its own (Target.PerCase), the case's Dial asks for that server at its
+// first connection.
+func perCase(ctx context.Context, cfg Config) (Config, func()) {
+	if cfg.Target.PerCase == nil {
+		return cfg, func() {}
+	}
+	var (
+		mu      sync.Mutex
+		dial    func(context.Context, *chrono.Log) (transport.Conn, error)
+		release func()
+		err     error
+	)
+	newServer := cfg.Target.PerCase
+	cfg.Target.Dial = func(dctx context.Context, log *chrono.Log) (transport.Conn, error) {
+		mu.Lock()
+		if dial == nil && err == nil {
+			dial, release, err = newServer(ctx)
+			if err == nil && dial == nil {
+				err = ErrNoDial
+			}
+		}
+		d, derr := dial, err
+		mu.Unlock()
+		if derr != nil {
+			return nil, fmt.Errorf("runner: a server for the case: %w", derr)
+		}
+		return d(dctx, log)
+	}
+	return cfg, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if release != nil {
+			release()
+		}
+		// A case abandoned after its deadline that dials again finds no
+		// server.
+		err = errors.New("the case is over")
+	}
+}
