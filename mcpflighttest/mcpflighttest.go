@@ -192,7 +192,8 @@ func Cases(globs ...string) Option {
 	return func(s *settings) { s.globs = append(s.globs, globs...) }
 }
 
-// Jobs runs up to n cases at once (runner.Config.Jobs); 1, the default,
+// Jobs runs up to n cases at once (runner.Config.Jobs); by default the
+// runner's choice for the target's transport (runner.DefaultJobs), and 1
 // runs them one after the other.
 func Jobs(n int) Option {
 	return func(s *settings) {
@@ -225,7 +226,7 @@ const deadlineMargin = 10 * time.Second
 // matches nothing, a target that cannot be opened) fails t at once.
 func Run(t *testing.T, target Target, opts ...Option) {
 	t.Helper()
-	s := settings{revision: cases.V20251125, caseTimeout: runner.DefaultCaseTimeout, maxFrame: transport.DefaultMaxFrame, jobs: 1}
+	s := settings{revision: cases.V20251125, caseTimeout: runner.DefaultCaseTimeout, maxFrame: transport.DefaultMaxFrame}
 	for _, o := range opts {
 		o(&s)
 	}
@@ -274,8 +275,11 @@ func Run(t *testing.T, target Target, opts ...Option) {
 			CaseTimeout: s.caseTimeout,
 			Grace:       s.grace,
 			Strict:      s.strict,
+			Jobs:        s.jobs,
 		}
-		// TODO(merge jobs): cfg.Jobs = s.jobs, once runner.Config.Jobs exists.
+		if cfg.Jobs == 0 {
+			cfg.Jobs = runner.DefaultJobs(rt.Transport)
+		}
 		if d, ok := t.Deadline(); ok {
 			cfg.RunTimeout = max(time.Until(d)-deadlineMargin, time.Second)
 		}
