@@ -157,15 +157,15 @@ type task struct {
 	seen        []sighting
 	// cancelReq is our tasks/cancel, released the gates released before
 	// it, cancelOK its successful answer.
-	cancelReq    uint64
-	released     int
-	cancelOK     uint64
-	notifCancel  uint64
-	progress     int
-	postCancel   []progressAt
-	results      []string
-	resultSeq    []uint64
-	endReached   bool
+	cancelReq   uint64
+	released    int
+	cancelOK    uint64
+	notifCancel uint64
+	progress    int
+	postCancel  []progressAt
+	results     []string
+	resultSeq   []uint64
+	endReached  bool
 }
 
 // sessState is the checker's view of one session.

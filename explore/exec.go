@@ -24,10 +24,10 @@ import (
 // the explorer's own intent (it closed the session, it gave up waiting),
 // never for what the server did, which only the frames say.
 const (
-	noteChannel = "explore"
-	notePrefOp  = "op "
-	noteClosing = "closing the session"
-	noteDrain   = "drain"
+	noteChannel  = "explore"
+	notePrefOp   = "op "
+	noteClosing  = "closing the session"
+	noteDrain    = "drain"
 	notePrefLost = "session lost: "
 )
 
