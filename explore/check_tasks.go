@@ -131,10 +131,10 @@ func (c *checker) taskAnswer(s *sessState, r *req, ev chrono.Event, m *jsonrpc.M
 		terminalBefore := nt.terminal != "" && nt.terminalSeq < r.seq
 		switch {
 		case m.Error != nil && terminalBefore:
-			c.fig[FigTaskCancelRefused]++
+			c.fig.Counts[CountTaskCancelDone]++
 			return
 		case m.Error != nil:
-			c.fig[FigTaskCancelRace]++
+			c.fig.Races[RaceTaskEndFirst]++
 			return
 		case terminalBefore:
 			c.violate(s, InvTaskCancelTerminal, "TSK-63", ev.Seq, false,
@@ -150,7 +150,7 @@ func (c *checker) taskAnswer(s *sessState, r *req, ev chrono.Event, m *jsonrpc.M
 		}
 		if !terminalBefore {
 			nt.cancelOK = ev.Seq
-			c.fig[FigTaskCancelAccepted]++
+			c.fig.Races[RaceTaskCancelFirst]++
 		}
 		c.observe(s, t, ev.Seq, "tasks/cancel")
 		return
@@ -197,7 +197,7 @@ func (c *checker) taskResult(s *sessState, r *req, ev chrono.Event, m *jsonrpc.M
 		return
 	}
 	if nt.terminal == "" || nt.terminalSeq > r.seq {
-		c.fig[FigTaskResultBlocked]++
+		c.fig.Counts[CountResultBlocked]++
 	}
 	var answer string
 	if m.Error != nil {

@@ -211,7 +211,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	res := &Result{Target: cfg.Target.Info(), Revision: cfg.Revision, Seed: cfg.Seed, Features: f, Sessions: cfg.Sessions,
-		ByKind: map[Kind]int{}, Figures: Figures{}}
+		ByKind: map[Kind]int{}, Figures: NewFigures()}
 	started := time.Now()
 	runCtx := ctx
 	if cfg.Duration > 0 {

@@ -241,6 +241,9 @@ func build(rng *rand.Rand, k Kind, f Features, g *genSession) Op {
 			src := pick(rng, from)
 			op.From, c.token = src.label, src.token
 			op.Token = src.token
+			// The token moves to the new call: only one active request
+			// may hold it (PRG-2).
+			g.done = slices.DeleteFunc(g.done, func(d *genCall) bool { return d == src })
 		} else {
 			c.token = pick(rng, []string{TokenNone, TokenString, TokenString, TokenInt})
 			op.Token = c.token
