@@ -137,8 +137,10 @@ type req struct {
 	responses int
 	respSeq   uint64
 	resp      *jsonrpc.Message
-	progress  int
-	last      float64
+	// respChannel is the channel the response came on.
+	respChannel string
+	progress    int
+	last        float64
 	// postCancel are the progress notifications after our cancel, by
 	// their number among the request's progress.
 	postCancel []progressAt
@@ -510,7 +512,7 @@ func (c *checker) inFrame(s *sessState, channel string, ev chrono.Event) {
 	case m.Kind.IsResponse():
 		c.response(s, channel, ev, m, foreign)
 	case m.Kind == jsonrpc.KindNotification && m.Method == "notifications/progress":
-		c.progress(s, ev, m)
+		c.progress(s, channel, ev, m)
 	case m.Kind == jsonrpc.KindNotification && m.Method == peer.NotificationTaskStatus:
 		if t, err := peer.ParseTask(m.Params); err == nil {
 			c.observe(s, t, ev.Seq, "notifications/tasks/status")
@@ -612,9 +614,9 @@ func (c *checker) routing(s *sessState, stream string, ev chrono.Event, m *jsonr
 		c.violate(s, InvReplayOwnStream, "HTTP-44", ev.Seq, false,
 			"%s resumes %s (request %s) but replays a message of request %s", stream, s.resumeOf[stream], owner.id, mine.id)
 		return true
-	case s.listen[stream] && m.Method == "notifications/progress" && mine.responses == 0 && !mine.taskAug:
+	case s.listen[stream] && m.Method == "notifications/progress" && !mine.taskAug:
 		c.violate(s, InvStreamRouting, "HTTP-31", ev.Seq, false,
-			"progress of request %s, still running, came on the GET stream %s", mine.id, stream)
+			"progress of request %s came on the GET stream %s, not on the request's own stream", mine.id, stream)
 	case owner != nil && mine != owner && m.Method == "notifications/progress" && s.resumeOf[stream] == "":
 		c.violate(s, InvStreamRouting, "HTTP-22", ev.Seq, false,
 			"progress of request %s came on %s, the stream of request %s", mine.id, stream, owner.id)
@@ -653,7 +655,7 @@ func (c *checker) response(s *sessState, channel string, ev chrono.Event, m *jso
 		c.violate(s, InvOneResponse, "RPC-8", ev.Seq, false, "a second response to request %s (%s, first at #%d)", r.id, r.method, r.respSeq)
 		return
 	}
-	r.resp, r.respSeq = m, ev.Seq
+	r.resp, r.respSeq, r.respChannel = m, ev.Seq, channel
 	switch r.method {
 	case control.MethodAwait:
 		c.awaited(s, r, m)
@@ -738,7 +740,7 @@ func (c *checker) callAnswer(s *sessState, r *req, ev chrono.Event, m *jsonrpc.M
 	c.observe(s, t, ev.Seq, "CreateTaskResult")
 }
 
-func (c *checker) progress(s *sessState, ev chrono.Event, m *jsonrpc.Message) {
+func (c *checker) progress(s *sessState, channel string, ev chrono.Event, m *jsonrpc.Message) {
 	p, err := peer.ParseProgress(m.Params)
 	if err != nil {
 		c.violate(s, InvTokenKnown, "PRG-7", ev.Seq, false, "progress whose params break the schema: %v", err)
@@ -764,7 +766,9 @@ func (c *checker) progress(s *sessState, ev chrono.Event, m *jsonrpc.Message) {
 		c.taskProgress(s, r, ev, p)
 		return
 	}
-	if r.responses > 0 {
+	// Over Streamable HTTP only a response and progress read from the
+	// same stream were written in the order they were read.
+	if r.responses > 0 && (s.info.Transport != TransportHTTP || r.respChannel == channel) {
 		c.violate(s, InvProgressAfterEnd, "PRG-14", ev.Seq, false,
 			"progress %v for token %s after the response to request %s at #%d", p.Progress, p.Token, r.id, r.respSeq)
 	}
@@ -898,9 +902,12 @@ func (c *checker) cancelled(s *sessState, r *req) {
 	default:
 		c.fig.Races[RaceCancelFirst]++
 	}
-	if r.responses > 0 && r.respSeq > r.cancelSeq {
+	// A response written before the cancel was read would have made the
+	// cancel one for a completed request (KEY/end: completed): with the
+	// cancel accepted, any response came after it.
+	if r.responses > 0 {
 		c.violate(s, InvCancelNoResponse, "CAN-8", r.respSeq, false,
-			"request %s was answered after its cancel at #%d, which the server accepted (%s/end: cancelled)", r.id, r.cancelSeq, r.key)
+			"request %s was answered though its cancel at #%d was accepted (%s/end: cancelled)", r.id, r.cancelSeq, r.key)
 	}
 	for _, p := range r.postCancel {
 		if p.n > allowed {

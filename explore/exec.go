@@ -91,8 +91,10 @@ type slot struct {
 	nTok    int64
 	calls   map[string]*xcall
 	tasks   map[string]*xtask
-	// inflight are requests whose answers the drain awaits.
+	// inflight are requests whose answers the drain awaits; dropped the
+	// awaits cancelled because nothing would answer them.
 	inflight []*peer.Call
+	dropped  map[*peer.Call]bool
 	zeroUsed bool
 }
 
@@ -111,6 +113,10 @@ type xcall struct {
 	lastID    string
 	token     jsonrpc.ProgressToken
 	answered  bool // its response arrived
+	// endWait is the await of KEY/end, sent with the call: whatever ends
+	// the operation (its completion, a cancel, the server on its own),
+	// its answer says so, and no other wait outlives it.
+	endWait *peer.Call
 }
 
 // xtask is a task the explorer created.
@@ -123,6 +129,7 @@ type xtask struct {
 	ended    bool // its worker's end checkpoint was reached
 	gaveUp   bool
 	terminal bool // a terminal status was seen
+	endWait  *peer.Call
 }
 
 // runPlan runs plan against dial and returns what was recorded. An error
@@ -172,6 +179,7 @@ func (s *slot) open() error {
 	s.base = int64(ex.nInc) * idBlock
 	s.nTok = 0
 	s.calls, s.tasks, s.inflight, s.zeroUsed = map[string]*xcall{}, map[string]*xtask{}, nil, false
+	s.dropped = map[*peer.Call]bool{}
 	s.sess, s.http, s.ctl, s.tasksOK, s.lost = nil, nil, nil, false, false
 	conn, err := ex.dial(ex.ctx, log)
 	if err != nil {
@@ -395,6 +403,9 @@ func (s *slot) opCall(op Op) bool {
 	if s.http != nil {
 		xc.stream = s.http.StreamOf(c.ID)
 	}
+	if s.ctl != nil {
+		xc.endWait = s.startAwait(op.Call + "/end")
+	}
 	s.calls[op.Call] = xc
 	return true
 }
@@ -416,36 +427,88 @@ func (s *slot) release(checkpoint string) bool {
 	return err == nil
 }
 
-// await waits until checkpoint has been reached and returns its outcome
-// ("completed", "cancelled" … for KEY/end). ok is false when it was not
-// reached within the operation timeout; the await is then cancelled.
-func (s *slot) await(checkpoint string) (outcome string, ok bool) {
+// reached is how a wait for a checkpoint of an operation came out.
+type reached uint8
+
+const (
+	reachedIt    reached = iota // the checkpoint was reached
+	reachedEnd                  // the operation ended first
+	reachedNever                // the operation was refused, or the wait timed out
+)
+
+// awaitStep awaits a step checkpoint of an operation whose end is
+// awaited by end (and whose request is call, if it is a call): the first
+// of the checkpoint, the operation's end, and a response to call that
+// says it never started settles it. A wait still pending is cancelled.
+func (s *slot) awaitStep(checkpoint string, end, call *peer.Call) (reached, string) {
+	c := s.startAwait(checkpoint)
+	if c == nil {
+		return reachedNever, ""
+	}
 	ctx, cancel := s.ex.opContext()
 	defer cancel()
-	c, err := s.sess.Start(ctx, control.MethodAwait, map[string]any{"checkpoint": checkpoint})
-	if err != nil {
-		s.failed("await "+checkpoint, err)
-		return "", false
+	var endDone, callDone <-chan struct{}
+	if end != nil {
+		endDone = end.Done()
 	}
-	resp, err := c.Await(ctx)
-	if err != nil {
-		s.failed("await "+checkpoint, err)
-		if s.alive() {
-			_ = s.cancel(c.ID, "checkpoint not reached")
+	if call != nil {
+		callDone = call.Done()
+	}
+	for {
+		select {
+		case <-c.Done():
+			if resp, _ := c.Response(); resp != nil && resp.Error == nil {
+				return reachedIt, ""
+			}
+			return reachedNever, ""
+		case <-endDone:
+			s.dropAwait(c)
+			return reachedEnd, outcomeOf(end)
+		case <-callDone:
+			if resp, _ := call.Response(); resp == nil || resp.Error != nil {
+				// Refused (or lost): the operation never ran, so neither
+				// this checkpoint nor its end will come.
+				s.dropAwait(c)
+				s.dropAwait(end)
+				return reachedNever, ""
+			}
+			callDone = nil // completed: its end follows
+		case <-ctx.Done():
+			s.failed("await "+checkpoint, ctx.Err())
+			s.dropAwait(c)
+			return reachedNever, ""
 		}
-		return "", false
 	}
-	if resp.Error != nil {
-		s.tr.log.Harness(chrono.KindError, noteChannel, "await "+checkpoint+": "+resp.Error.Message)
-		return "", false
+}
+
+// dropAwait cancels an await still pending, so that the server does not
+// hold it.
+func (s *slot) dropAwait(c *peer.Call) {
+	if c == nil {
+		return
+	}
+	select {
+	case <-c.Done():
+	default:
+		s.dropped[c] = true
+		if s.alive() {
+			_ = s.cancel(c.ID, "no longer awaited")
+		}
+	}
+}
+
+// outcomeOf is the outcome an answered await of KEY/end carries.
+func outcomeOf(c *peer.Call) string {
+	resp, _ := c.Response()
+	if resp == nil || resp.Error != nil {
+		return ""
 	}
 	var r control.Reached
 	_ = json.Unmarshal(resp.Result, &r)
-	return r.Outcome, true
+	return r.Outcome
 }
 
-// answer waits for the call's response, and over HTTP for the end of
-// its stream, so that every frame of the call has been read.
+// answer waits for the call's response.
 func (s *slot) answer(xc *xcall) {
 	if _, err := s.wait(xc.call); err != nil {
 		xc.gaveUp = true
@@ -476,25 +539,54 @@ func (s *slot) opAdvance(op Op) bool {
 // settle awaits the checkpoint that follows release number n of the
 // call: the next step, or its end and then its response.
 func (s *slot) settle(xc *xcall, n int) {
-	if n <= xc.steps {
-		if _, ok := s.await(xc.label + "/step/" + strconv.Itoa(n)); !ok {
-			xc.gaveUp = true
-		}
+	if n > xc.steps {
+		s.end(xc)
 		return
 	}
-	s.end(xc)
+	switch r, out := s.awaitStep(xc.label+"/step/"+strconv.Itoa(n), xc.endWait, xc.call); r {
+	case reachedEnd:
+		s.ended(xc, out)
+	case reachedNever:
+		xc.gaveUp = true
+	}
 }
 
-// end awaits the call's end; when it completed, its response.
+// end waits for the call's end; when it completed, for its response.
 func (s *slot) end(xc *xcall) {
-	out, ok := s.await(xc.label + "/end")
-	if !ok {
+	if xc.endWait == nil {
 		xc.gaveUp = true
 		return
 	}
-	xc.ended, xc.outcome = true, out
-	if out == "completed" && !xc.dropped {
-		// A dropped call's response waits on its stream for the resume.
+	ctx, cancel := s.ex.opContext()
+	defer cancel()
+	select {
+	case <-xc.endWait.Done():
+	case <-xc.call.Done():
+		if resp, _ := xc.call.Response(); resp == nil || resp.Error != nil {
+			s.dropAwait(xc.endWait)
+			xc.ended, xc.answered = true, resp != nil
+			return
+		}
+		select {
+		case <-xc.endWait.Done():
+		case <-ctx.Done():
+		}
+	case <-ctx.Done():
+	}
+	if ctx.Err() != nil {
+		s.failed("await "+xc.label+"/end", ctx.Err())
+		s.dropAwait(xc.endWait)
+		xc.gaveUp = true
+		return
+	}
+	s.ended(xc, outcomeOf(xc.endWait))
+}
+
+// ended records the call's end; a completed call's response is then due
+// (a dropped call's waits on its stream for the resume).
+func (s *slot) ended(xc *xcall, outcome string) {
+	xc.ended, xc.outcome = true, outcome
+	if outcome == "completed" && !xc.dropped {
 		s.answer(xc)
 	}
 }
@@ -711,6 +803,7 @@ func (s *slot) opTask(op Op) bool {
 	}
 	if t, err := peer.ParseCreateTaskResult(resp.Result); err == nil {
 		xt.id = t.TaskID
+		xt.endWait = s.startAwait(op.Task + "/end")
 	}
 	return true
 }
@@ -731,16 +824,31 @@ func (s *slot) opTaskAdvance(op Op) bool {
 	if op.NoWait {
 		return true
 	}
-	next := xt.label + "/end"
-	if xt.released <= xt.ticks {
-		next = xt.label + "/tick/" + strconv.Itoa(xt.released)
+	if xt.released > xt.ticks {
+		s.taskEnd(xt)
+		return true
 	}
-	if _, ok := s.await(next); !ok {
+	switch r, _ := s.awaitStep(xt.label+"/tick/"+strconv.Itoa(xt.released), xt.endWait, nil); r {
+	case reachedEnd:
+		xt.ended = true
+	case reachedNever:
 		xt.gaveUp = true
-	} else if xt.released > xt.ticks {
-		xt.ended, xt.terminal = true, true
 	}
 	return true
+}
+
+// taskEnd waits for the task worker's end.
+func (s *slot) taskEnd(xt *xtask) {
+	if xt.endWait == nil {
+		xt.gaveUp = true
+		return
+	}
+	if _, err := s.wait(xt.endWait); err != nil {
+		s.dropAwait(xt.endWait)
+		xt.gaveUp = true
+		return
+	}
+	xt.ended, xt.terminal = true, true
 }
 
 func (s *slot) opTaskRequest(op Op) bool {
@@ -849,8 +957,8 @@ func (ex *executor) drain() {
 				s.release(gate(xc.label, "step", xc.released))
 				xc.released++
 			}
-			if c := s.startAwait(xc.label + "/end"); c != nil {
-				waits = append(waits, endWait{s: s, xc: xc, c: c})
+			if xc.endWait != nil {
+				waits = append(waits, endWait{s: s, xc: xc, c: xc.endWait})
 			}
 		}
 		for _, xt := range s.sortedTasks() {
@@ -863,8 +971,8 @@ func (ex *executor) drain() {
 				s.release(gate(xt.label, "tick", xt.released))
 				xt.released++
 			}
-			if c := s.startAwait(xt.label + "/end"); c != nil {
-				waits = append(waits, endWait{s: s, xt: xt, c: c})
+			if xt.endWait != nil {
+				waits = append(waits, endWait{s: s, xt: xt, c: xt.endWait})
 			}
 		}
 	}
@@ -872,17 +980,28 @@ func (ex *executor) drain() {
 	ctx, cancel := ex.opContext()
 	defer cancel()
 	for _, w := range waits {
-		resp, err := w.c.Await(ctx)
-		if err != nil || resp.Error != nil {
-			if w.s.alive() {
-				_ = w.s.cancel(w.c.ID, "end not reached")
-			}
+		if w.s.dropped[w.c] {
 			continue
 		}
-		var r control.Reached
-		_ = json.Unmarshal(resp.Result, &r)
 		if w.xc != nil {
-			w.xc.ended, w.xc.outcome = true, r.Outcome
+			// A refused call's end never comes: its response says so.
+			select {
+			case <-w.c.Done():
+			case <-w.xc.call.Done():
+				if resp, _ := w.xc.call.Response(); resp == nil || resp.Error != nil {
+					w.s.dropAwait(w.c)
+					continue
+				}
+			case <-ctx.Done():
+			}
+		}
+		resp, err := w.c.Await(ctx)
+		if err != nil || resp.Error != nil {
+			w.s.dropAwait(w.c)
+			continue
+		}
+		if w.xc != nil {
+			w.xc.ended, w.xc.outcome = true, outcomeOf(w.c)
 		} else {
 			w.xt.ended = true
 		}

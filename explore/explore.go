@@ -67,8 +67,14 @@ type Config struct {
 	Mix []Weight
 	// NoControl ignores the control extension where it is offered.
 	NoControl bool
+	// NoRaces draws no racing variants (GenOptions.NoRaces).
+	NoRaces bool
 	// Profile names the tools of a target without the control extension.
 	Profile *profile.Profile
+	// Want, when set, says which violations end the run: a trial fails
+	// only with a violation Want accepts, and that one is shrunk. Other
+	// violations are still reported with it. Nil accepts every one.
+	Want func(Violation) bool
 	// NoShrink reports the failing trial as it was found.
 	NoShrink bool
 	// ShrinkRuns and ShrinkTime bound the shrinking; DefaultShrinkRuns
@@ -250,7 +256,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		i := next
 		next++
 		drawn += n
-		return i, PlanFor(cfg.Seed, i, f, cfg.Revision, cfg.Mix, cfg.Sessions, n), true
+		return i, PlanFor(cfg.Seed, i, GenOptions{Features: f, Revision: cfg.Revision, Mix: cfg.Mix, Sessions: cfg.Sessions, Ops: n, NoRaces: cfg.NoRaces}), true
 	}
 	results := make(chan outcome)
 	var wg sync.WaitGroup
@@ -268,7 +274,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 				if err == nil {
 					o.vs, o.figs = Check(h, cfg.Revision)
 					o.ev, o.cap = len(h.Events), h.capped
-					if len(o.vs) > 0 {
+					if _, failed := cfg.pick(o.vs); failed {
 						mu.Lock()
 						if failedAt < 0 || i < failedAt {
 							failedAt = i
@@ -307,7 +313,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		for _, c := range o.cap {
 			res.Capped = append(res.Capped, fmt.Sprintf("trial %d: %s", o.trial, c))
 		}
-		if len(o.vs) > 0 && (failing == nil || o.trial < failing.trial) {
+		if _, failed := cfg.pick(o.vs); failed && (failing == nil || o.trial < failing.trial) {
 			oc := o
 			failing = &oc
 		}
@@ -319,7 +325,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if failing == nil {
 		return res, nil
 	}
-	first, _ := Primary(failing.vs)
+	first, _ := cfg.pick(failing.vs)
 	found := &Found{Trial: failing.trial, Violation: first, Violations: failing.vs, Original: failing.plan, Minimal: failing.plan}
 	if !cfg.NoShrink {
 		found.Minimal, found.ShrinkRuns = Shrink(ctx, cfg, f, failing.plan, first)
@@ -341,10 +347,23 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	return res, nil
 }
 
+// pick is the violation of vs a run ends with: the primary one, or with
+// Want, the first Want accepts.
+func (c *Config) pick(vs []Violation) (Violation, bool) {
+	if c.Want == nil {
+		return Primary(vs)
+	}
+	for _, v := range vs {
+		if c.Want(v) {
+			return v, true
+		}
+	}
+	return Violation{}, false
+}
+
 // PlanFor is trial i's plan of a run with seed.
-func PlanFor(seed uint64, trial int, f Features, revision string, mix []Weight, sessions, n int) Plan {
-	rng := rand.New(rand.NewPCG(seed, uint64(trial)))
-	return Generate(rng, f, revision, mix, sessions, n)
+func PlanFor(seed uint64, trial int, o GenOptions) Plan {
+	return Generate(rand.New(rand.NewPCG(seed, uint64(trial))), o)
 }
 
 // runOnce runs a plan in a trial of its own and merges its history.

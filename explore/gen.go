@@ -134,21 +134,35 @@ func (g *genSession) pendingResults() int {
 	return n
 }
 
-// Generate draws a plan of n operations over sessions sessions from the
-// mix, with rng. The same rng state, features, revision and mix give the
-// same plan. The generator models what a conforming server does, so that
-// each operation refers to something it can act on (a cancel names a
-// call in flight, a reuse a completed call's token); against a server
-// that behaves otherwise, the executor skips what no longer applies.
-func Generate(rng *rand.Rand, f Features, revision string, mix []Weight, sessions, n int) Plan {
-	model := make([]*genSession, sessions)
+// GenOptions says what a plan is drawn for.
+type GenOptions struct {
+	Features Features
+	Revision string
+	Mix      []Weight
+	Sessions int
+	// Ops is the number of steps.
+	Ops int
+	// NoRaces draws no racing variants: every release is awaited and no
+	// cancel follows a release at once, so that the seed alone decides
+	// the order of everything the explorer sends.
+	NoRaces bool
+}
+
+// Generate draws a plan from the options' mix with rng. The same rng
+// state and options give the same plan. The generator models what a
+// conforming server does, so that each operation refers to something it
+// can act on (a cancel names a call in flight, a reuse a completed call's
+// token); against a server that behaves otherwise, the executor skips
+// what no longer applies.
+func Generate(rng *rand.Rand, o GenOptions) Plan {
+	model := make([]*genSession, o.Sessions)
 	for i := range model {
 		model[i] = &genSession{}
 	}
-	plan := Plan{Sessions: sessions}
-	for len(plan.Steps) < n {
-		s := rng.IntN(sessions)
-		op, ok := draw(rng, f, revision, mix, model[s])
+	plan := Plan{Sessions: o.Sessions}
+	for len(plan.Steps) < o.Ops {
+		s := rng.IntN(o.Sessions)
+		op, ok := draw(rng, o, model[s])
 		if !ok {
 			continue
 		}
@@ -160,12 +174,12 @@ func Generate(rng *rand.Rand, f Features, revision string, mix []Weight, session
 // draw picks one applicable operation for the session and updates its
 // model. ok is false when nothing applies (never with the default mix:
 // ping always does).
-func draw(rng *rand.Rand, f Features, revision string, mix []Weight, g *genSession) (Op, bool) {
+func draw(rng *rand.Rand, o GenOptions, g *genSession) (Op, bool) {
 	var kinds []Kind
 	var weights []int
 	total := 0
-	for _, w := range mix {
-		if w.Weight <= 0 || !slices.Contains(w.Revisions, revision) || !applicable(w.Kind, f, g) {
+	for _, w := range o.Mix {
+		if w.Weight <= 0 || !slices.Contains(w.Revisions, o.Revision) || !applicable(w.Kind, o.Features, g) {
 			continue
 		}
 		kinds = append(kinds, w.Kind)
@@ -184,7 +198,11 @@ func draw(rng *rand.Rand, f Features, revision string, mix []Weight, g *genSessi
 		}
 		pick -= w
 	}
-	return build(rng, k, f, g), true
+	op := build(rng, k, g)
+	if o.NoRaces {
+		op.Race, op.NoWait = false, false
+	}
+	return op, true
 }
 
 // applicable reports whether kind can act on something in g.
@@ -224,7 +242,7 @@ func pick[T any](rng *rand.Rand, xs []T) T { return xs[rng.IntN(len(xs))] }
 
 // build draws the arguments of one operation of kind k and applies it to
 // the model.
-func build(rng *rand.Rand, k Kind, f Features, g *genSession) Op {
+func build(rng *rand.Rand, k Kind, g *genSession) Op {
 	op := Op{Kind: k}
 	switch k {
 	case OpCall, OpReuse:

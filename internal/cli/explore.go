@@ -54,6 +54,9 @@ Target:
                        extension (as for check)
   --no-control         ignore the control extension: calls run ungated and
                        acceptance of a cancel is not evidenced
+  --no-races           draw no racing variants (every release awaited, no
+                       cancel right after a release): the seed alone then
+                       orders everything the explorer sends
   --max-frame BYTES    largest frame accepted from the server (default 4194304)
 
 Budget:
@@ -87,6 +90,7 @@ Exit codes: 0 no violation, 1 a violation, 2 usage, harness or target error.
 type exploreOptions struct {
 	target     checkOptions
 	noControl  bool
+	noRaces    bool
 	ops        int
 	duration   time.Duration
 	sessions   int
@@ -114,6 +118,7 @@ func (e Env) explore(ctx context.Context, args []string) (int, error) {
 	fs.IntVar(&o.target.maxFrame, "max-frame", transport.DefaultMaxFrame, "")
 	o.target.headers.register(fs)
 	fs.BoolVar(&o.noControl, "no-control", false, "")
+	fs.BoolVar(&o.noRaces, "no-races", false, "")
 	fs.IntVar(&o.ops, "ops", 0, "")
 	fs.DurationVar(&o.duration, "duration", 0, "")
 	fs.IntVar(&o.sessions, "sessions", explore.DefaultSessions, "")
@@ -145,6 +150,8 @@ func (e Env) explore(ctx context.Context, args []string) (int, error) {
 		return 0, usagef(exploreUsage, "--target-fault applies to the built-in server only")
 	case o.target.shell && o.target.stdio == "":
 		return 0, usagef(exploreUsage, "--shell needs --stdio")
+	case o.target.headers.given() && o.target.url == "":
+		return 0, usagef(exploreUsage, "%v", errHeadersNeedHTTP)
 	}
 	if o.replay != "" {
 		return e.exploreReplay(ctx, o)
@@ -159,7 +166,7 @@ func (e Env) explore(ctx context.Context, args []string) (int, error) {
 	}
 	defer stop()
 	cfg := explore.Config{Target: target, Seed: seed, Ops: o.ops, Duration: o.duration, Sessions: o.sessions,
-		OpsPerTrial: o.trialOps, Workers: o.workers, OpTimeout: o.opTimeout, NoControl: o.noControl, Profile: prof,
+		OpsPerTrial: o.trialOps, Workers: o.workers, OpTimeout: o.opTimeout, NoControl: o.noControl, NoRaces: o.noRaces, Profile: prof,
 		NoShrink: o.noShrink, ShrinkRuns: o.shrinkRuns}
 	if cfg.Ops == 0 && cfg.Duration == 0 {
 		cfg.Ops = 2000
@@ -327,8 +334,9 @@ func exploreText(w io.Writer, res *explore.Result, files []string, verbose bool)
 	}
 	fmt.Fprintln(w)
 	writeViolation(w, f.Violation)
-	fmt.Fprintf(w, "  found in trial %d (%d steps over %d sessions), shrunk to %d steps over %d sessions in %d runs; ",
-		f.Trial, len(f.Original.Steps), f.Original.Sessions, len(f.Minimal.Steps), f.Minimal.Sessions, f.ShrinkRuns)
+	fmt.Fprintf(w, "  found in trial %d (%s over %s), shrunk to %s over %s in %s; ",
+		f.Trial, plural(len(f.Original.Steps), "step", "steps"), plural(f.Original.Sessions, "session", "sessions"),
+		plural(len(f.Minimal.Steps), "step", "steps"), plural(f.Minimal.Sessions, "session", "sessions"), plural(f.ShrinkRuns, "run", "runs"))
 	if f.Reproduced {
 		fmt.Fprintln(w, "the minimal plan reproduces it")
 	} else {
@@ -350,7 +358,7 @@ func writeViolation(w io.Writer, v explore.Violation) {
 // writePlanAndHistory writes a minimal plan, the files written and the
 // chronology as a sequence diagram with the violating event marked.
 func writePlanAndHistory(w io.Writer, plan explore.Plan, h *explore.History, v explore.Violation, all []explore.Violation, files []string, verbose bool) error {
-	fmt.Fprintf(w, "  minimal plan (%d sessions):\n", plan.Sessions)
+	fmt.Fprintf(w, "  minimal plan (%s):\n", plural(plan.Sessions, "session", "sessions"))
 	for i, st := range plan.Steps {
 		fmt.Fprintf(w, "    %3d  s%d  %s\n", i, st.Session+1, st.Op)
 	}
@@ -413,8 +421,9 @@ func (e Env) exploreReplay(ctx context.Context, o exploreOptions) (int, error) {
 		return 0, err
 	}
 	text := func(w io.Writer) error {
-		fmt.Fprintf(w, "mcpflight explore --replay %s: %d steps over %d sessions against %s, revision %s\n",
-			chrono.Sanitize(o.replay, false), len(rp.Steps), rp.Sessions, chrono.Sanitize(target.Info().Name, false), rp.Revision)
+		fmt.Fprintf(w, "mcpflight explore --replay %s: %s over %s against %s, revision %s\n",
+			chrono.Sanitize(o.replay, false), plural(len(rp.Steps), "step", "steps"), plural(rp.Sessions, "session", "sessions"),
+			chrono.Sanitize(target.Info().Name, false), rp.Revision)
 		switch {
 		case res.Reproduced:
 			fmt.Fprintln(w, "reproduced: the recorded violation happened again")
