@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/refserver"
 	"github.com/mcpflight/mcpflight/transport"
@@ -55,7 +57,7 @@ func stdioTarget(faults ...refserver.Fault) Target {
 
 // target returns the reference server with faults over a transport,
 // closed at the end of the test.
-func target(t *testing.T, transportName string, faults ...refserver.Fault) Target {
+func target(t testing.TB, transportName string, faults ...refserver.Fault) Target {
 	t.Helper()
 	if transportName == TransportStdio {
 		return stdioTarget(faults...)
@@ -307,5 +309,59 @@ func TestConformingServer(t *testing.T) {
 			}
 			t.Logf("%d trials, %d operations, %d events, %.0f ops/s; races %v", res.Trials, res.Ops, res.Events, res.OpsPerSecond(), res.Figures.Races)
 		})
+	}
+}
+
+// TestSeedReproducible: with no racing variants, a seed gives the same
+// run against the reference server however its trials are scheduled:
+// the same operations, and every race figure the same. Within a trial
+// each session sends the same frames in the same order and receives the
+// same ones (task IDs and timestamps aside, which the server draws).
+func TestSeedReproducible(t *testing.T) {
+	tg := target(t, TransportInProcess)
+	run := func(workers int) *Result {
+		res, err := Run(context.Background(), Config{Target: tg, Seed: 9, Ops: 1200, NoRaces: true, Workers: workers, OpTimeout: 20 * time.Second})
+		if err != nil || res.Found != nil {
+			t.Fatalf("%v %+v", err, res.Found)
+		}
+		return res
+	}
+	a, b := run(1), run(2)
+	type gist struct {
+		Ops     int
+		ByKind  map[Kind]int
+		Figures Figures
+	}
+	if diff := cmp.Diff(gist{a.Ops, a.ByKind, a.Figures}, gist{b.Ops, b.ByKind, b.Figures}); diff != "" {
+		t.Errorf("two runs of seed 9 differ (-one worker +two):\n%s", diff)
+	}
+
+	f, err := Probe(context.Background(), tg, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := PlanFor(9, 3, GenOptions{Features: f, Revision: Revision20251125, Mix: DefaultMix(), Sessions: 3, Ops: 150, NoRaces: true})
+	frames := func() []string {
+		_, h, err := runOnce(context.Background(), Config{Target: tg, OpTimeout: 20 * time.Second}, f, plan)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sent, got []string
+		for _, ev := range h.Events {
+			if ev.Kind != chrono.KindFrame || ev.Summary == nil {
+				continue
+			}
+			g := fmt.Sprintf("%s %s %s %s id=%s token=%s cancels=%s", ev.Channel, ev.Dir, ev.Summary.Kind, ev.Summary.Method, ev.Summary.ID, ev.Summary.Token, ev.Summary.RequestID)
+			if ev.Dir == chrono.Out {
+				sent = append(sent, g)
+			} else {
+				got = append(got, g)
+			}
+		}
+		slices.Sort(got)
+		return append(sent, got...)
+	}
+	if diff := cmp.Diff(frames(), frames()); diff != "" {
+		t.Errorf("the same plan sent or received other frames (-first +second):\n%s", diff)
 	}
 }

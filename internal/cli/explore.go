@@ -54,6 +54,8 @@ Target:
                        extension (as for check)
   --no-control         ignore the control extension: calls run ungated and
                        acceptance of a cancel is not evidenced
+  --revision REV       the protocol revision whose invariants are checked
+                       (default and, for now, only: 2025-11-25)
   --no-races           draw no racing variants (every release awaited, no
                        cancel right after a release): the seed alone then
                        orders everything the explorer sends
@@ -91,6 +93,7 @@ type exploreOptions struct {
 	target     checkOptions
 	noControl  bool
 	noRaces    bool
+	revision   string
 	ops        int
 	duration   time.Duration
 	sessions   int
@@ -119,6 +122,7 @@ func (e Env) explore(ctx context.Context, args []string) (int, error) {
 	o.target.headers.register(fs)
 	fs.BoolVar(&o.noControl, "no-control", false, "")
 	fs.BoolVar(&o.noRaces, "no-races", false, "")
+	fs.StringVar(&o.revision, "revision", explore.Revision20251125, "")
 	fs.IntVar(&o.ops, "ops", 0, "")
 	fs.DurationVar(&o.duration, "duration", 0, "")
 	fs.IntVar(&o.sessions, "sessions", explore.DefaultSessions, "")
@@ -153,6 +157,9 @@ func (e Env) explore(ctx context.Context, args []string) (int, error) {
 	case o.target.headers.given() && o.target.url == "":
 		return 0, usagef(exploreUsage, "%v", errHeadersNeedHTTP)
 	}
+	if o.revision != explore.Revision20251125 {
+		return 0, usagef(exploreUsage, "--revision: %v", fmt.Errorf("%w %q (implemented: %s)", explore.ErrRevision, o.revision, explore.Revision20251125))
+	}
 	if o.replay != "" {
 		return e.exploreReplay(ctx, o)
 	}
@@ -165,7 +172,7 @@ func (e Env) explore(ctx context.Context, args []string) (int, error) {
 		return 0, err
 	}
 	defer stop()
-	cfg := explore.Config{Target: target, Seed: seed, Ops: o.ops, Duration: o.duration, Sessions: o.sessions,
+	cfg := explore.Config{Target: target, Revision: o.revision, Seed: seed, Ops: o.ops, Duration: o.duration, Sessions: o.sessions,
 		OpsPerTrial: o.trialOps, Workers: o.workers, OpTimeout: o.opTimeout, NoControl: o.noControl, NoRaces: o.noRaces, Profile: prof,
 		NoShrink: o.noShrink, ShrinkRuns: o.shrinkRuns}
 	if cfg.Ops == 0 && cfg.Duration == 0 {
