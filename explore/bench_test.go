@@ -48,7 +48,9 @@ func BenchmarkExploreInProcess(b *testing.B) {
 
 func BenchmarkExploreHTTP(b *testing.B) { benchExplore(b, TransportHTTP, 2000, runtime.GOMAXPROCS(0)) }
 
-func BenchmarkExploreStdio(b *testing.B) { benchExplore(b, TransportStdio, 1000, runtime.GOMAXPROCS(0)) }
+func BenchmarkExploreStdio(b *testing.B) {
+	benchExplore(b, TransportStdio, 1000, runtime.GOMAXPROCS(0))
+}
 
 // BenchmarkCheck is the checker's cost per event of a recorded trial.
 func BenchmarkCheck(b *testing.B) {
