@@ -583,12 +583,27 @@ func (s *slot) end(xc *xcall) {
 }
 
 // ended records the call's end; a completed call's response is then due
-// (a dropped call's waits on its stream for the resume).
+// (a dropped call's waits on its stream for the resume). On one ordered
+// stream (stdio, in process) it has already been read: the operation
+// wrote it before it reached KEY/end, and the end's answer came after it
+// (docs/control-extension.md, rule 4), so a response missing now never
+// comes and is not waited for.
 func (s *slot) ended(xc *xcall, outcome string) {
 	xc.ended, xc.outcome = true, outcome
-	if outcome == "completed" && !xc.dropped {
-		s.answer(xc)
+	if outcome != "completed" || xc.dropped {
+		return
 	}
+	if s.http == nil {
+		select {
+		case <-xc.call.Done():
+			xc.answered = true
+		default:
+			xc.gaveUp = true
+			s.note("the response of " + xc.label + " did not come before its end")
+		}
+		return
+	}
+	s.answer(xc)
 }
 
 // nextProgress waits, on a target without the control extension, for
@@ -1076,7 +1091,7 @@ func (s *slot) due(c *peer.Call) bool {
 			if s.ctl == nil {
 				return !xc.cancelled
 			}
-			return xc.ended && xc.outcome == "completed"
+			return xc.ended && xc.outcome == "completed" && !xc.gaveUp
 		}
 	}
 	return true

@@ -91,6 +91,8 @@ type faultRow struct {
 	find      []rule
 	deadline  bool
 	excluded  string
+	// ops, when set, is the row's budget of operations.
+	ops int
 	// racy says why the fault itself acts only if the server wins a race
 	// that no frame orders; its replay is then tried up to three times.
 	racy string
@@ -145,7 +147,7 @@ func faultTable() []faultRow {
 			racy: "the server takes a dropped stream for a cancel only if it notices the disconnect before the stream is resumed, " +
 				"on a goroutine of its own that no frame orders"},
 		{fault: refserver.FaultReplayCrossesStreams, transport: http, find: r(InvReplayOwnStream, "HTTP-44")},
-		{fault: refserver.FaultLoseEventsOnResume, transport: http, find: r(InvOneResponse, "HTTP-21"), deadline: true},
+		{fault: refserver.FaultLoseEventsOnResume, transport: http, find: r(InvOneResponse, "HTTP-21"), deadline: true, ops: 800},
 		{fault: refserver.FaultDuplicateEventIDs, transport: http, find: r(InvEventIDsUnique, "HTTP-40"), deadline: true},
 		{fault: refserver.FaultNoSessionCheck, transport: http, excluded: headersOnly},
 		{fault: refserver.FaultNoOriginCheck, transport: http, excluded: headersOnly},
@@ -187,8 +189,16 @@ func TestFaultTableCoversEveryFault(t *testing.T) {
 // makes a wait run out.
 func faultConfig(tg Target, row faultRow) Config {
 	cfg := Config{Target: tg, Seed: 1, Ops: 800, OpTimeout: 20 * time.Second, ShrinkRuns: 80, Workers: 1}
-	if row.deadline || row.fault == refserver.FaultIgnoreStdinEOF {
+	if row.deadline {
 		cfg.Ops, cfg.OpTimeout, cfg.ShrinkRuns = 300, time.Second, 10
+	}
+	if row.fault == refserver.FaultIgnoreStdinEOF {
+		// Every close waits this long for a server that never exits;
+		// nothing judged depends on it.
+		cfg.OpTimeout = 200 * time.Millisecond
+	}
+	if row.ops > 0 {
+		cfg.Ops = row.ops
 	}
 	if len(row.find) > 0 {
 		cfg.Want = func(v Violation) bool {
