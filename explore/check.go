@@ -1,6 +1,7 @@
 package explore
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -388,6 +389,9 @@ func (c *checker) outFrame(s *sessState, channel string, ev chrono.Event) {
 	if ev.Truncated || ev.Summary == nil || ev.Summary.Malformed != "" {
 		return
 	}
+	if c.quickControl(s, channel, ev) {
+		return
+	}
 	var w outWire
 	if json.Unmarshal(ev.Raw, &w) != nil {
 		return
@@ -487,15 +491,8 @@ func (c *checker) inFrame(s *sessState, channel string, ev chrono.Event) {
 		c.malformed(s, channel, ev)
 		return
 	}
-	if c.quickAnswer(s, channel, ev) {
-		return
-	}
-	m, ok := decodeFrame(ev)
-	if !ok {
-		return
-	}
 	stream := strings.TrimPrefix(channel, "SSE ")
-	foreign := false
+	sse := strings.HasPrefix(channel, "SSE ")
 	if strings.HasPrefix(channel, "SSE POST #") && !s.firstOn[channel] {
 		s.firstOn[channel] = true
 		if !s.unprimed {
@@ -504,7 +501,18 @@ func (c *checker) inFrame(s *sessState, channel string, ev chrono.Event) {
 				"the SSE stream of %s began with a message, not with a priming event (an event ID and empty data) to resume from", stream)
 		}
 	}
-	if strings.HasPrefix(channel, "SSE ") {
+	if c.quickAnswer(s, channel, ev) {
+		if sse {
+			c.eventID(s, channel, ev, nil)
+		}
+		return
+	}
+	m, ok := decodeFrame(ev)
+	if !ok {
+		return
+	}
+	foreign := false
+	if sse {
 		foreign = c.routing(s, stream, ev, m)
 		c.eventID(s, channel, ev, func() bool { return foreign })
 	}
@@ -520,19 +528,56 @@ func (c *checker) inFrame(s *sessState, channel string, ev chrono.Event) {
 	}
 }
 
-// quickAnswer takes the answer to a release, the commonest frame of a
-// trial, from the chronology's summary alone: nothing in it needs
-// decoding. It reports whether it did.
+// quickAnswer takes the answer to a release or to an await of a step,
+// the commonest frames of a trial, from the chronology's summary alone:
+// nothing in them needs decoding. A frame on a resumed stream is never
+// taken so (whose message it is matters there, HTTP-44). It reports
+// whether it took the frame.
 func (c *checker) quickAnswer(s *sessState, channel string, ev chrono.Event) bool {
 	sum := ev.Summary
-	if sum == nil || sum.Kind != "result" || strings.HasPrefix(channel, "SSE ") {
+	if sum == nil || sum.Kind != "result" || s.resumeOf[strings.TrimPrefix(channel, "SSE ")] != "" {
 		return false
 	}
 	r := s.byText[sum.ID]
-	if r == nil || r.method != control.MethodRelease || r.responses > 0 {
+	if r == nil || r.responses > 0 {
 		return false
 	}
-	r.responses, r.respSeq = 1, ev.Seq
+	switch {
+	case r.method == control.MethodRelease:
+	case r.method == control.MethodAwait && !strings.HasSuffix(r.checkpoint, "/end"):
+		if key, step, ok := strings.Cut(r.checkpoint, "/step/"); ok {
+			if n, err := strconv.Atoi(step); err == nil && n > s.reached[key] {
+				s.reached[key] = n
+			}
+		}
+	default:
+		return false
+	}
+	r.responses, r.respSeq, r.respChannel = 1, ev.Seq, channel
+	return true
+}
+
+// quickControl takes a release or an await the explorer sent from the
+// summary and the checkpoint's text, without decoding the frame; false
+// when the frame is not one (or not in the form the explorer writes).
+func (c *checker) quickControl(s *sessState, channel string, ev chrono.Event) bool {
+	sum := ev.Summary
+	if sum.Kind != "request" || sum.Method != control.MethodRelease && sum.Method != control.MethodAwait {
+		return false
+	}
+	const mark = `"checkpoint":"`
+	i := bytes.Index(ev.Raw, []byte(mark))
+	if i < 0 {
+		return false
+	}
+	rest := ev.Raw[i+len(mark):]
+	j := bytes.IndexByte(rest, '"')
+	if j < 0 || bytes.IndexByte(rest[:j], '\\') >= 0 {
+		return false
+	}
+	var w outWire
+	w.ID, w.Method, w.Params.Checkpoint = json.RawMessage(sum.ID), sum.Method, string(rest[:j])
+	c.outRequest(s, channel, ev, &w)
 	return true
 }
 

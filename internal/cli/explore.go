@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -184,6 +185,10 @@ func (e Env) explore(ctx context.Context, args []string) (int, error) {
 			cfg.Workers = runtime.GOMAXPROCS(0)
 		}
 	}
+	// A trial's history is checked and dropped, so the heap stays small
+	// and flat: collecting it less often costs little memory and saves
+	// about a fifth of the CPU (measured, README's performance section).
+	defer debug.SetGCPercent(debug.SetGCPercent(400))
 	res, err := explore.Run(ctx, cfg)
 	if err != nil {
 		return 0, err
