@@ -763,7 +763,10 @@ func (c *checker) awaited(s *sessState, r *req, m *jsonrpc.Message) {
 }
 
 func (c *checker) callAnswer(s *sessState, r *req, ev chrono.Event, m *jsonrpc.Message) {
-	if r.reuses != nil && m.Error != nil && m.Error.Code == jsonrpc.CodeInvalidParams {
+	// Refused although the request it took the token from, a call of the
+	// same tool, was accepted: the token is what differs.
+	if prev := r.reuses; prev != nil && m.Error != nil && m.Error.Code == jsonrpc.CodeInvalidParams &&
+		prev.tool == r.tool && prev.resp != nil && prev.resp.Error == nil {
 		c.violate(s, InvTokenReusable, "PRG-2", ev.Seq, false,
 			"request %s reuses the progress token %s of request %s, answered at #%d, and was refused: %s",
 			r.id, r.token, r.reuses.id, r.reuses.respSeq, errText(m))

@@ -389,7 +389,11 @@ func (s *slot) opCall(op Op) bool {
 		if p == nil || p.Slow == nil {
 			return false
 		}
-		params = map[string]any{"name": p.Slow.Name, "arguments": p.Slow.CloneArgs()}
+		args := p.Slow.CloneArgs()
+		if _, ok := args["key"]; ok {
+			args["key"] = op.Call // each call names its own operation
+		}
+		params = map[string]any{"name": p.Slow.Name, "arguments": args}
 	}
 	opts := s.requestID(op.ID, op.Call)
 	if token.IsValid() {

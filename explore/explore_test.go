@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/profile"
 	"github.com/mcpflight/mcpflight/refserver"
 	"github.com/mcpflight/mcpflight/transport"
 )
@@ -320,6 +321,48 @@ func TestConformingServer(t *testing.T) {
 			t.Logf("%d trials, %d operations, %d events, %.0f ops/s; races %v", res.Trials, res.Ops, res.Events, res.OpsPerSecond(), res.Figures.Races)
 		})
 	}
+}
+
+// TestWithoutControl: ignoring the control extension, calls run ungated
+// (the profile's slow tool); a cancel's acceptance is then not evidenced,
+// so what follows it is counted, never judged, and the rules that need
+// no such evidence still find nothing wrong with the conforming server,
+// and still fire on a broken one.
+func TestWithoutControl(t *testing.T) {
+	prof := &profile.Profile{Name: "ungated", Slow: &profile.Tool{Name: "slow", Arguments: map[string]any{"key": "", "steps": 3, "gated": false}}}
+	cfg := Config{Target: target(t, TransportInProcess), Seed: 3, Ops: 600, NoControl: true, Profile: prof, OpTimeout: 20 * time.Second}
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Found != nil {
+		t.Fatalf("found %+v", res.Found.Violation)
+	}
+	if res.Features.Control || res.ByKind[OpTask] > 0 || res.ByKind[OpCall] == 0 || res.Figures.Counts[CountCalls] == 0 {
+		t.Errorf("features %+v, operations %v, counts %v", res.Features, res.ByKind, res.Figures.Counts)
+	}
+	// A cancel that reached a call still unanswered has no evidence of
+	// acceptance; one that came after the response is a cancel of a
+	// completed request, to be ignored.
+	if n := res.Figures.Races[RaceUnknown] + res.Figures.Races[RaceUnknownSilent]; n == 0 || n != sum(res.Figures.Races) {
+		t.Errorf("%d cancels; races %v: every one should lack evidence of acceptance", res.ByKind[OpCancel], res.Figures.Races)
+	}
+	cfg.Target, cfg.Want = target(t, TransportInProcess, refserver.FaultNonIncreasingProgress), nil
+	res, err = Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Found == nil || res.Found.Violation.Requirement != "PRG-4" {
+		t.Fatalf("non-increasing progress without the control extension: %+v", res.Found)
+	}
+}
+
+func sum(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
 }
 
 // TestSeedReproducible: with no racing variants, a seed gives the same
