@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -864,7 +865,7 @@ func (c *checker) countersAnswer(s *sessState, r *req, ev chrono.Event, m *jsonr
 	if cs.ProgressTokensLive != 0 {
 		c.violate(s, InvTokenReusable, "PRG-2", ev.Seq, false, "every operation has ended, yet %d progress tokens are still held", cs.ProgressTokensLive)
 	}
-	for _, k := range slices.Sorted(mapKeys(cs.Tasks)) {
+	for _, k := range slices.Sorted(maps.Keys(cs.Tasks)) {
 		w := cs.Tasks[k]
 		t := s.taskKey[k]
 		if t == nil || t.cancelOK == 0 {
@@ -873,16 +874,6 @@ func (c *checker) countersAnswer(s *sessState, r *req, ev chrono.Event, m *jsonr
 		if allowed := min(t.released, t.ticks); w.Ticks > allowed {
 			c.violate(s, InvTaskWorkerStops, "TSK-64", ev.Seq, false,
 				"task %s was cancelled when its worker had been allowed %d ticks, and it has done %d", k, allowed, w.Ticks)
-		}
-	}
-}
-
-func mapKeys[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
 		}
 	}
 }
@@ -900,7 +891,7 @@ func (c *checker) finish(s *sessState) {
 		}
 		c.unanswered(s, r)
 	}
-	for _, id := range slices.Sorted(mapKeys(s.tasks)) {
+	for _, id := range slices.Sorted(maps.Keys(s.tasks)) {
 		c.stable(s, s.tasks[id])
 		c.taskResults(s, s.tasks[id])
 	}

@@ -1,11 +1,14 @@
 package explore
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -1103,35 +1106,24 @@ func (s *slot) due(c *peer.Call) bool {
 
 // sorted returns the slot's calls in label order, so that the drain is
 // the same on every run.
-func (s *slot) sorted() []*xcall {
-	out := make([]*xcall, 0, len(s.calls))
-	for _, xc := range s.calls {
-		out = append(out, xc)
-	}
-	sortByLabel(out, func(x *xcall) string { return x.label })
-	return out
-}
+func (s *slot) sorted() []*xcall { return byLabel(s.calls) }
 
-func (s *slot) sortedTasks() []*xtask {
-	out := make([]*xtask, 0, len(s.tasks))
-	for _, xt := range s.tasks {
-		out = append(out, xt)
-	}
-	sortByLabel(out, func(x *xtask) string { return x.label })
-	return out
-}
+func (s *slot) sortedTasks() []*xtask { return byLabel(s.tasks) }
 
-// sortByLabel sorts by the number after the label's letter: c2 before c10.
-func sortByLabel[T any](xs []T, label func(T) string) {
-	num := func(x T) int {
-		n, _ := strconv.Atoi(strings.TrimLeft(label(x), "abcdefghijklmnopqrstuvwxyz"))
+// byLabel returns the values of m ordered by the number in their label
+// (the key): c2 before c10.
+func byLabel[T any](m map[string]T) []T {
+	keys := slices.Collect(maps.Keys(m))
+	num := func(k string) int {
+		n, _ := strconv.Atoi(strings.TrimLeft(k, "abcdefghijklmnopqrstuvwxyz"))
 		return n
 	}
-	for i := 1; i < len(xs); i++ {
-		for j := i; j > 0 && num(xs[j]) < num(xs[j-1]); j-- {
-			xs[j], xs[j-1] = xs[j-1], xs[j]
-		}
+	slices.SortFunc(keys, func(a, b string) int { return cmp.Compare(num(a), num(b)) })
+	out := make([]T, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, m[k])
 	}
+	return out
 }
 
 // closeAll ends every session of the trial.

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -326,13 +327,13 @@ func exploreText(w io.Writer, res *explore.Result, files []string, verbose bool)
 	fmt.Fprintf(w, "  operations: %s\n", counts(res.ByKind))
 	if len(res.Figures.Races) > 0 {
 		fmt.Fprintln(w, "  races, by the ordering that happened (the spec allows each; not violations):")
-		for _, k := range slices.Sorted(mapKeysOf(res.Figures.Races)) {
+		for _, k := range slices.Sorted(maps.Keys(res.Figures.Races)) {
 			fmt.Fprintf(w, "    %7d  %s\n", res.Figures.Races[k], k)
 		}
 	}
 	if len(res.Figures.Counts) > 0 {
 		fmt.Fprintln(w, "  counts:")
-		for _, k := range slices.Sorted(mapKeysOf(res.Figures.Counts)) {
+		for _, k := range slices.Sorted(maps.Keys(res.Figures.Counts)) {
 			fmt.Fprintf(w, "    %7d  %s\n", res.Figures.Counts[k], k)
 		}
 	}
@@ -481,16 +482,6 @@ func counts(m map[explore.Kind]int) string {
 		return "none"
 	}
 	return strings.Join(parts, ", ")
-}
-
-func mapKeysOf[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // countHolding is how many invariants hold under revision.
