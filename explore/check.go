@@ -222,10 +222,12 @@ type sessState struct {
 	notifPost   map[string]bool
 	firstOn     map[string]bool
 	unprimed    bool
+	// served are the IDs of requests the server sent us.
+	served map[string]bool
 }
 
 func newSessState(i int, info SessionInfo) *sessState {
-	return &sessState{idx: i, info: info, reqs: map[string]*req{}, byText: map[string]*req{}, firstOn: map[string]bool{}, byKey: map[string]*req{}, tokens: map[string]*req{},
+	return &sessState{idx: i, info: info, reqs: map[string]*req{}, byText: map[string]*req{}, firstOn: map[string]bool{}, served: map[string]bool{}, byKey: map[string]*req{}, tokens: map[string]*req{},
 		gates: map[string]map[string]bool{}, ended: map[string]string{}, reached: map[string]int{}, tasks: map[string]*task{}, taskKey: map[string]*task{},
 		streamReq: map[string]*req{}, resumeOf: map[string]string{}, listen: map[string]bool{},
 		eventSeen: map[string]uint64{}, eventStream: map[string]string{}, notifPost: map[string]bool{}}
@@ -522,10 +524,34 @@ func (c *checker) inFrame(s *sessState, channel string, ev chrono.Event) {
 		c.response(s, channel, ev, m, foreign)
 	case m.Kind == jsonrpc.KindNotification && m.Method == "notifications/progress":
 		c.progress(s, channel, ev, m)
+	case m.Kind == jsonrpc.KindRequest:
+		s.served[m.ID.Key()] = true
+	case m.Kind == jsonrpc.KindNotification && m.Method == "notifications/cancelled":
+		c.serverCancel(s, ev, m)
 	case m.Kind == jsonrpc.KindNotification && m.Method == peer.NotificationTaskStatus:
 		if t, err := peer.ParseTask(m.Params); err == nil {
 			c.observe(s, t, ev.Seq, "notifications/tasks/status")
 		}
+	}
+}
+
+// serverCancel judges a cancel the server sent: it may only name a
+// request the server itself sent (CAN-1, CAN-5), never one of ours, whose
+// IDs are another direction's.
+func (c *checker) serverCancel(s *sessState, ev chrono.Event, m *jsonrpc.Message) {
+	var p struct {
+		RequestID json.RawMessage `json:"requestId"`
+	}
+	if json.Unmarshal(m.Params, &p) != nil {
+		return
+	}
+	id, err := jsonrpc.ParseID(p.RequestID)
+	if err != nil || s.served[id.Key()] {
+		return
+	}
+	if r := s.reqs[id.Key()]; r != nil {
+		c.violate(s, InvDirections, "CAN-1", ev.Seq, false,
+			"the server sent notifications/cancelled for request %s (%s), which the explorer sent, not the server", id, r.method)
 	}
 }
 

@@ -164,6 +164,22 @@ func TestNullIDErrorOverHTTP(t *testing.T) {
 	}
 }
 
+// TestDirections: a cancel from the server may name a request it sent,
+// never one the explorer sent (CAN-1).
+func TestDirections(t *testing.T) {
+	vs, _ := Check(history(TransportInProcess, 1,
+		in(0, `{"jsonrpc":"2.0","id":7,"method":"ping"}`),
+		out(0, `{"jsonrpc":"2.0","id":7,"result":{}}`),
+		in(0, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}`),
+		out(0, `{"jsonrpc":"2.0","id":8,"method":"ping"}`),
+		in(0, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":8}}`),
+		in(0, `{"jsonrpc":"2.0","id":8,"result":{}}`),
+	), Revision20251125)
+	if diff := cmp.Diff([]brief{{InvDirections, "CAN-1", 5}}, briefs(vs)); diff != "" {
+		t.Errorf("violations (-want +got):\n%s", diff)
+	}
+}
+
 // TestInvariantsCiteTheRegistry: every requirement an invariant cites
 // exists in the registry, for every revision it holds for.
 func TestInvariantsCiteTheRegistry(t *testing.T) {

@@ -49,6 +49,7 @@ const (
 	InvEventIDsUnique      = "http-event-ids-unique"
 	InvStreamRouting       = "http-stream-routing"
 	InvStreamPrimed        = "http-stream-primed"
+	InvDirections          = "ids-by-direction"
 )
 
 // Invariants returns every invariant, in a stable order. Adding a
@@ -64,6 +65,8 @@ func Invariants() []Invariant {
 		{InvProgressIncreasing, "progress strictly increases per token", v("PRG-4")},
 		{InvProgressAfterEnd, "no progress after the request's response (after the task is terminal, for a task)", v("PRG-14", "PRG-11")},
 		{InvTokenKnown, "progress names a token this session gave an active request", v("PRG-7")},
+		{InvDirections, "a cancel from the server names a request the server sent, never one of ours", v("CAN-1")},
+		{InvDirections, "a cancel from the server names a request the server sent, never one of ours", v("CAN-1")},
 		{InvTokenReusable, "a token whose request has ended may be used again, and is no longer held", v("PRG-2")},
 		{InvCleanupOnce, "an ended operation released its resource exactly once; a cancelled one ends", v("CAN-8")},
 		{InvTaskTerminalStable, "a terminal task never changes status", v("TSK-31", "TSK-65")},
