@@ -158,7 +158,6 @@ type req struct {
 	// reuses is the earlier request whose token this one reuses, once
 	// that one had ended.
 	reuses *req
-	stream string // Streamable HTTP: the POST stream that answers it
 }
 
 type progressAt struct {
@@ -455,7 +454,6 @@ func (c *checker) outRequest(s *sessState, channel string, ev chrono.Event, w *o
 	}
 	if strings.HasPrefix(channel, "POST #") {
 		s.streamReq[channel] = r
-		r.stream = channel
 	}
 	s.reqs[id.Key()] = r
 	s.byText[ev.Summary.ID] = r

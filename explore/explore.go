@@ -165,8 +165,9 @@ type Found struct {
 	Minimal  Plan `json:"minimal"`
 	// History is the chronology of the minimal plan's last run.
 	History *History `json:"-"`
-	// Reproduced is set when the minimal plan, run once more, broke the
-	// same rule again.
+	// Shrunk is set unless Config.NoShrink; Reproduced when the minimal
+	// plan, run once more after shrinking, broke the same rule again.
+	Shrunk     bool `json:"shrunk"`
 	Reproduced bool `json:"reproduced"`
 	// ShrinkRuns is how many runs the shrinking took.
 	ShrinkRuns int `json:"shrinkRuns"`
@@ -229,6 +230,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		trial int
 		plan  Plan
 		tr    *trace
+		h     *History // kept only when the trial failed
 		vs    []Violation
 		figs  Figures
 		ev    int
@@ -275,6 +277,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 					o.vs, o.figs = Check(h, cfg.Revision)
 					o.ev, o.cap = len(h.Events), h.capped
 					if _, failed := cfg.pick(o.vs); failed {
+						o.h = h
 						mu.Lock()
 						if failedAt < 0 || i < failedAt {
 							failedAt = i
@@ -326,25 +329,41 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return res, nil
 	}
 	first, _ := cfg.pick(failing.vs)
-	found := &Found{Trial: failing.trial, Violation: first, Violations: failing.vs, Original: failing.plan, Minimal: failing.plan}
+	found := &Found{Trial: failing.trial, Violation: first, Violations: failing.vs, Original: failing.plan,
+		Minimal: failing.plan, History: failing.h}
+	var shrunk *History
 	if !cfg.NoShrink {
-		found.Minimal, found.ShrinkRuns = Shrink(ctx, cfg, f, failing.plan, first)
+		found.Shrunk = true
+		found.Minimal, found.ShrinkRuns, shrunk = Shrink(ctx, cfg, f, failing.plan, first)
+		found.History = nil
 	}
 	// The minimal plan once more: the history the report shows, and
-	// whether it reproduces.
-	if _, h, err := runOnce(ctx, cfg, f, found.Minimal); err == nil {
-		found.History = h
-		vs, _ := Check(h, cfg.Revision)
-		found.Violations = vs
-		for _, v := range vs {
-			if v.Same(first) {
-				found.Violation, found.Reproduced = v, true
-				break
-			}
+	// whether it reproduces. When it did not this time, the report shows
+	// the last run that did.
+	if found.History == nil {
+		found.Reproduced = false
+		if _, h, err := runOnce(ctx, cfg, f, found.Minimal); err == nil {
+			found.Reproduced = found.take(h, cfg.Revision, first)
+		}
+		if !found.Reproduced && shrunk != nil {
+			found.take(shrunk, cfg.Revision, first)
 		}
 	}
 	res.Found = found
 	return res, nil
+}
+
+// take makes h the history the finding shows if it breaks the rule of
+// want, and reports whether it does.
+func (f *Found) take(h *History, revision string, want Violation) bool {
+	vs, _ := Check(h, revision)
+	for _, v := range vs {
+		if v.Same(want) {
+			f.History, f.Violations, f.Violation = h, vs, v
+			return true
+		}
+	}
+	return false
 }
 
 // pick is the violation of vs a run ends with: the primary one, or with

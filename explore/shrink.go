@@ -16,7 +16,8 @@ import (
 // of one tick that completes), repeating until nothing more goes or the
 // budget (cfg.ShrinkRuns runs, cfg.ShrinkTime) is spent. Every candidate
 // is a real run against the target. It returns the smallest plan and the
-// number of runs taken.
+// number of runs taken, with the history of the last run that broke the
+// rule (nil when no candidate did).
 //
 // The shrinker is written for the explorer rather than taken from a
 // property-testing library: a candidate is a plan of operations that a
@@ -25,7 +26,7 @@ import (
 // files), shrinking runs from the command line, not only inside go test,
 // and the moves that pay here (drop a session, drop a call with what
 // refers to it, which the executor then skips) are the domain's own.
-func Shrink(ctx context.Context, cfg Config, f Features, plan Plan, want Violation) (Plan, int) {
+func Shrink(ctx context.Context, cfg Config, f Features, plan Plan, want Violation) (Plan, int, *History) {
 	_ = cfg.defaults()
 	sh := &shrinker{ctx: ctx, cfg: cfg, f: f, want: want, deadline: time.Now().Add(cfg.ShrinkTime)}
 	best := plan.Clone()
@@ -49,7 +50,7 @@ func Shrink(ctx context.Context, cfg Config, f Features, plan Plan, want Violati
 			best, changed = p, true
 		}
 	}
-	return best, sh.runs
+	return best, sh.runs, sh.last
 }
 
 type shrinker struct {
@@ -59,7 +60,7 @@ type shrinker struct {
 	want     Violation
 	deadline time.Time
 	runs     int
-	// lastSeq is where the latest failing run showed the violation.
+	// last is the history of the latest run that broke the rule.
 	last *History
 }
 

@@ -347,13 +347,16 @@ func exploreText(w io.Writer, res *explore.Result, files []string, verbose bool)
 	}
 	fmt.Fprintln(w)
 	writeViolation(w, f.Violation)
-	fmt.Fprintf(w, "  found in trial %d (%s over %s), shrunk to %s over %s in %s; ",
-		f.Trial, plural(len(f.Original.Steps), "step", "steps"), plural(f.Original.Sessions, "session", "sessions"),
-		plural(len(f.Minimal.Steps), "step", "steps"), plural(f.Minimal.Sessions, "session", "sessions"), plural(f.ShrinkRuns, "run", "runs"))
-	if f.Reproduced {
-		fmt.Fprintln(w, "the minimal plan reproduces it")
-	} else {
-		fmt.Fprintln(w, "the minimal plan did not reproduce it on its last run (a race)")
+	fmt.Fprintf(w, "  found in trial %d (%s over %s)", f.Trial, plural(len(f.Original.Steps), "step", "steps"), plural(f.Original.Sessions, "session", "sessions"))
+	switch {
+	case !f.Shrunk:
+		fmt.Fprintln(w, "; not shrunk (--no-shrink)")
+	case f.Reproduced:
+		fmt.Fprintf(w, ", shrunk to %s over %s in %s; the minimal plan reproduces it\n",
+			plural(len(f.Minimal.Steps), "step", "steps"), plural(f.Minimal.Sessions, "session", "sessions"), plural(f.ShrinkRuns, "run", "runs"))
+	default:
+		fmt.Fprintf(w, ", shrunk to %s over %s in %s; the minimal plan broke the rule while shrinking but not on its last run (a race): the chronology shown is of a run that broke it\n",
+			plural(len(f.Minimal.Steps), "step", "steps"), plural(f.Minimal.Sessions, "session", "sessions"), plural(f.ShrinkRuns, "run", "runs"))
 	}
 	return writePlanAndHistory(w, f.Minimal, f.History, f.Violation, f.Violations, files, verbose)
 }
