@@ -98,6 +98,8 @@ type slot struct {
 	// awaits cancelled because nothing would answer them.
 	inflight []*peer.Call
 	dropped  map[*peer.Call]bool
+	// pings are the pings sent since the last settling.
+	pings    []*peer.Call
 	zeroUsed bool
 }
 
@@ -182,7 +184,7 @@ func (s *slot) open() error {
 	s.base = int64(ex.nInc) * idBlock
 	s.nTok = 0
 	s.calls, s.tasks, s.inflight, s.zeroUsed = map[string]*xcall{}, map[string]*xtask{}, nil, false
-	s.dropped = map[*peer.Call]bool{}
+	s.dropped, s.pings = map[*peer.Call]bool{}, nil
 	s.sess, s.http, s.ctl, s.tasksOK, s.lost = nil, nil, nil, false, false
 	conn, err := ex.dial(ex.ctx, log)
 	if err != nil {
@@ -649,10 +651,11 @@ func (s *slot) opCancel(op Op) bool {
 	if s.cancel(xc.call.ID, "explore") != nil {
 		return false
 	}
+	// Its end (which says whether the cancel was accepted) is collected
+	// later, with the others', before the session closes: waiting for
+	// it here would only slow the trial, and cost a timeout each time a
+	// server never ends a cancelled operation.
 	xc.cancelled = true
-	if s.ctl != nil {
-		s.end(xc)
-	}
 	return true
 }
 
@@ -698,9 +701,8 @@ func (s *slot) opPing(op Op) bool {
 	if err != nil {
 		return false
 	}
-	if _, err := s.wait(c); err != nil {
-		s.giveUp(c)
-	}
+	// Its answer is collected before the session closes.
+	s.pings = append(s.pings, c)
 	return true
 }
 
@@ -777,12 +779,38 @@ func (s *slot) opListen() bool {
 }
 
 func (s *slot) opClose() bool {
+	s.settleOwed()
 	s.closeSession()
 	s.inc++
 	if err := s.open(); err != nil {
 		return true // the loss is in the new session's chronology
 	}
 	return true
+}
+
+// settleOwed waits, with one deadline, for what the session owes before it
+// is closed in the middle of a trial: the answers of its pings and the
+// ends of its cancelled calls (which say whether the cancels were
+// accepted). Calls still gated stay in flight: closing over them is the
+// point of the operation.
+func (s *slot) settleOwed() {
+	if s.sess == nil || !s.alive() {
+		return
+	}
+	ctx, cancel := s.ex.opContext()
+	defer cancel()
+	for _, c := range s.pings {
+		_, _ = c.Await(ctx)
+	}
+	s.pings = nil
+	for _, xc := range s.sorted() {
+		if !xc.cancelled || xc.ended || xc.endWait == nil || s.dropped[xc.endWait] {
+			continue
+		}
+		if _, err := xc.endWait.Await(ctx); err == nil {
+			xc.ended, xc.outcome = true, outcomeOf(xc.endWait)
+		}
+	}
 }
 
 // closeSession ends the slot's session; everything in flight in it is
@@ -910,11 +938,7 @@ func (s *slot) opTaskResult(op Op) bool {
 	if err != nil {
 		return false
 	}
-	if xt.terminal {
-		if _, err := s.wait(c); err != nil {
-			s.giveUp(c)
-		}
-	}
+	_ = c // answered when the task is terminal; the drain collects it
 	return true
 }
 
