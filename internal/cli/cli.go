@@ -55,7 +55,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 }
 
 // takesSecrets are the commands with --header and --header-env.
-var takesSecrets = map[string]bool{"check": true, "call": true, "tools": true, "shell": true}
+var takesSecrets = map[string]bool{"check": true, "call": true, "tools": true, "shell": true, "explore": true}
 
 // maxErrorText bounds the error message Run prints.
 const maxErrorText = 16 << 10
@@ -124,6 +124,7 @@ const mainUsage = `Usage: mcpflight <command> [flags]
 
 Commands:
   check     run the conformance catalogue against an MCP server
+  explore   look for races with seeded random operations; shrink and replay counterexamples
   serve     run the built-in reference server (serve --stdio)
   call      call one tool, with live progress; Ctrl-C sends a real cancel
   tools     list a server's tools, their task support and profile use
@@ -145,6 +146,8 @@ func (e Env) dispatch(ctx context.Context, args []string) (int, error) {
 	switch cmd {
 	case "check":
 		return e.check(ctx, rest)
+	case "explore":
+		return e.explore(ctx, rest)
 	case "serve":
 		return e.serve(ctx, rest)
 	case "call":

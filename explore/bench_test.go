@@ -1,0 +1,73 @@
+package explore
+
+import (
+	"context"
+	"runtime"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// cpuTime is the process's user and system time so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// benchExplore runs explorations of the conforming reference server
+// (whose server, in process or over HTTP, runs in this process too) and
+// reports operations per second of wall time, the process's CPU time per
+// operation, and events per operation. Every run must find nothing.
+func benchExplore(b *testing.B, transportName string, ops, workers int) {
+	tg := target(b, transportName)
+	var done, events int
+	var wall time.Duration
+	cpu0 := cpuTime()
+	for i := 0; b.Loop(); i++ {
+		res, err := Run(context.Background(), Config{Target: tg, Seed: uint64(i + 1), Ops: ops, Workers: workers, OpTimeout: 30 * time.Second})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if res.Found != nil {
+			b.Fatalf("violation: %+v", res.Found.Violation)
+		}
+		done += res.Ops
+		events += res.Events
+		wall += res.Elapsed
+	}
+	cpu := cpuTime() - cpu0
+	b.ReportMetric(float64(done)/wall.Seconds(), "ops/s")
+	b.ReportMetric(float64(cpu.Microseconds())/float64(done), "cpu-µs/op")
+	b.ReportMetric(float64(events)/float64(done), "events/op")
+}
+
+func BenchmarkExploreInProcess(b *testing.B) {
+	benchExplore(b, TransportInProcess, 8000, runtime.GOMAXPROCS(0))
+}
+
+func BenchmarkExploreHTTP(b *testing.B) { benchExplore(b, TransportHTTP, 2000, runtime.GOMAXPROCS(0)) }
+
+func BenchmarkExploreStdio(b *testing.B) {
+	benchExplore(b, TransportStdio, 1000, runtime.GOMAXPROCS(0))
+}
+
+// BenchmarkCheck is the checker's cost per event of a recorded trial.
+func BenchmarkCheck(b *testing.B) {
+	tg := target(b, TransportInProcess)
+	f, err := Probe(context.Background(), tg, false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	plan := PlanFor(1, 0, GenOptions{Features: f, Revision: Revision20251125, Mix: DefaultMix(), Sessions: 4, Ops: 400})
+	_, h, err := runOnce(context.Background(), Config{Target: tg, OpTimeout: 30 * time.Second}, f, plan)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if vs, _ := Check(h, Revision20251125); len(vs) != 0 {
+			b.Fatal(vs)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(h.Events)), "ns/event")
+}

@@ -1,0 +1,1027 @@
+package explore
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/control"
+	"github.com/mcpflight/mcpflight/jsonrpc"
+	"github.com/mcpflight/mcpflight/peer"
+)
+
+// Figures are what a history counted: Races, the orderings the spec
+// allows, by which way each went (they are not violations), and Counts,
+// how much of each kind of thing happened.
+type Figures struct {
+	Races  map[string]int `json:"races"`
+	Counts map[string]int `json:"counts"`
+}
+
+// NewFigures returns empty figures.
+func NewFigures() Figures { return Figures{Races: map[string]int{}, Counts: map[string]int{}} }
+
+// Add adds other's figures to f.
+func (f Figures) Add(other Figures) {
+	for k, v := range other.Races {
+		f.Races[k] += v
+	}
+	for k, v := range other.Counts {
+		f.Counts[k] += v
+	}
+}
+
+// Race orderings. A call is parked when the explorer had seen it reach
+// the gate it waits at (or it had not been released at all); a cancel
+// sent right after a release races what that release let the server
+// write.
+const (
+	RaceParkedAtStart    = "cancel of a call parked at its start (before the first progress): accepted"
+	RaceParkedAtStep     = "cancel of a call parked between steps: accepted"
+	RaceProgressFirst    = "cancel racing the next progress: the progress was written first (within the race window)"
+	RaceCancelFirst      = "cancel racing the next progress: the cancel was read first"
+	RaceResponseAccepted = "cancel racing the response: the cancel was read first (accepted)"
+	RaceResponseFirst    = "cancel racing the response: the response was written first (cancel ignored, CAN-9)"
+	RaceUnknown          = "cancel without evidence of acceptance (no control extension): the response came anyway"
+	RaceUnknownSilent    = "cancel without evidence of acceptance (no control extension): no response"
+	RaceTaskCancelFirst  = "tasks/cancel of a working task: accepted"
+	RaceTaskEndFirst     = "tasks/cancel racing the worker's end: the worker ended first (-32602)"
+)
+
+// Counts.
+const (
+	CountCalls          = "calls completed"
+	CountProgress       = "progress notifications"
+	CountBadCancels     = "invalid cancels sent (to be ignored, CAN-14)"
+	CountTokensReused   = "progress tokens reused after completion"
+	CountTaskCancelDone = "tasks/cancel of a terminal task refused (-32602)"
+	CountResultBlocked  = "tasks/result answers that blocked until the task ended"
+)
+
+// Check checks a history against every invariant that holds under
+// revision and returns the violations, in the order of the history, and
+// the race figures.
+func Check(h *History, revision string) ([]Violation, Figures) {
+	c := &checker{h: h, rev: revision, fig: NewFigures(), idOwner: map[string]int{}, tokenOwner: map[string]int{}, taskOwner: map[string]int{}}
+	for i, si := range h.Sessions {
+		c.sess = append(c.sess, newSessState(i, si))
+	}
+	for i, ev := range h.Events {
+		o := h.origins[i]
+		c.event(c.sess[o.session], o.channel, ev)
+	}
+	for _, s := range c.sess {
+		c.finish(s)
+	}
+	slices.SortStableFunc(c.out, func(a, b Violation) int {
+		switch {
+		case a.Seq < b.Seq:
+			return -1
+		case a.Seq > b.Seq:
+			return 1
+		}
+		return 0
+	})
+	return c.out, c.fig
+}
+
+// Primary is the violation a report leads with: the first one that
+// something the server did shows, else the first absence.
+func Primary(vs []Violation) (Violation, bool) {
+	for _, v := range vs {
+		if !v.Absence {
+			return v, true
+		}
+	}
+	if len(vs) > 0 {
+		return vs[0], true
+	}
+	return Violation{}, false
+}
+
+type checker struct {
+	h   *History
+	rev string
+	// sess is the state of each session, in the order of h.Sessions.
+	sess []*sessState
+	out  []Violation
+	fig  Figures
+	// The session that sent each request ID, gave each token, created
+	// each task: a frame that names another session's is told apart from
+	// one that names nothing at all.
+	idOwner, tokenOwner, taskOwner map[string]int
+}
+
+// req is one request the explorer sent.
+type req struct {
+	id      jsonrpc.ID
+	method  string
+	seq     uint64
+	tool    string
+	key     string // tools/call: arguments.key (the operation key)
+	steps   int
+	taskAug bool
+	token   jsonrpc.ProgressToken
+	// checkpoint is what an await or release names; taskID what a task
+	// method names.
+	checkpoint string
+	taskID     string
+	// cancelSeq is our first notifications/cancelled for it; released
+	// the gates of its key released before that.
+	cancelSeq uint64
+	released  int
+	// The response: how many came, the first.
+	responses int
+	respSeq   uint64
+	resp      *jsonrpc.Message
+	// respChannel is the channel the response came on.
+	respChannel string
+	progress    int
+	last        float64
+	// postCancel are the progress notifications after our cancel, by
+	// their number among the request's progress.
+	postCancel []progressAt
+	abandoned  bool
+	// parked is set when, at our cancel, the call was known to wait at
+	// the gate after its last release.
+	parked bool
+	// timedOut is set when the explorer stopped waiting for its answer
+	// at the operation timeout: the absence is then evidence, even if
+	// the session is closed afterwards.
+	timedOut bool
+	dropped  bool
+	// reuses is the earlier request whose token this one reuses, once
+	// that one had ended.
+	reuses *req
+}
+
+type progressAt struct {
+	seq uint64
+	n   int
+}
+
+// task is one task created in a session.
+type task struct {
+	id     string
+	key    string
+	create *req
+	ticks  int
+	// terminal is the first terminal status that arrived; seen every
+	// sighting of its status.
+	terminal    string
+	terminalSeq uint64
+	seen        []sighting
+	// cancelReq is our tasks/cancel, released the gates released before
+	// it, cancelOK its successful answer.
+	cancelReq   uint64
+	released    int
+	cancelOK    uint64
+	notifCancel uint64
+	progress    int
+	postCancel  []progressAt
+	results     []string
+	resultSeq   []uint64
+	endReached  bool
+}
+
+// sessState is the checker's view of one session.
+type sessState struct {
+	idx     int
+	info    SessionInfo
+	reqs    map[string]*req
+	byText  map[string]*req // by the ID as the chronology writes it
+	order   []*req
+	byKey   map[string]*req
+	tokens  map[string]*req
+	gates   map[string]map[string]bool
+	ended   map[string]string // op key → KEY/end outcome
+	reached map[string]int    // op key → the last step checkpoint seen reached
+	tasks   map[string]*task
+	taskKey map[string]*task
+	// badCancel is the first cancel that must be ignored.
+	badCancel  uint64
+	closed     bool
+	lost       bool
+	drain      uint64
+	counters   *control.Counters
+	countersAt uint64
+	// Streamable HTTP: the request each stream answers, the streams that
+	// are resumptions (of which stream) or the GET stream, and where each
+	// event ID was seen.
+	streamReq   map[string]*req
+	resumeOf    map[string]string
+	listen      map[string]bool
+	eventSeen   map[string]uint64
+	eventStream map[string]string
+	notifPost   map[string]bool
+	firstOn     map[string]bool
+	unprimed    bool
+	// served are the IDs of requests the server sent us.
+	served map[string]bool
+}
+
+func newSessState(i int, info SessionInfo) *sessState {
+	return &sessState{idx: i, info: info, reqs: map[string]*req{}, byText: map[string]*req{}, firstOn: map[string]bool{}, served: map[string]bool{}, byKey: map[string]*req{}, tokens: map[string]*req{},
+		gates: map[string]map[string]bool{}, ended: map[string]string{}, reached: map[string]int{}, tasks: map[string]*task{}, taskKey: map[string]*task{},
+		streamReq: map[string]*req{}, resumeOf: map[string]string{}, listen: map[string]bool{},
+		eventSeen: map[string]uint64{}, eventStream: map[string]string{}, notifPost: map[string]bool{}}
+}
+
+// violate records a violation of inv citing req.
+func (c *checker) violate(s *sessState, inv, reqID string, seq uint64, absence bool, format string, args ...any) {
+	if !invariant(inv).Holds(c.rev) {
+		return
+	}
+	c.out = append(c.out, Violation{Invariant: inv, Requirement: reqID, Level: level(reqID), Session: s.info.Label,
+		Seq: seq, Absence: absence, Text: fmt.Sprintf(format, args...)})
+}
+
+// other names the session, other than s, that owns a key, or "".
+func (c *checker) other(s *sessState, owners map[string]int, key string) string {
+	if i, ok := owners[key]; ok && i != s.idx {
+		return c.sess[i].info.Label
+	}
+	return ""
+}
+
+func (c *checker) event(s *sessState, channel string, ev chrono.Event) {
+	switch {
+	case ev.Dir == chrono.Harness:
+		c.harness(s, channel, ev)
+	case ev.Kind == chrono.KindHTTP:
+		c.httpEvent(s, channel, ev)
+	case ev.Kind != chrono.KindFrame:
+	case ev.Dir == chrono.Out:
+		c.outFrame(s, channel, ev)
+	default:
+		c.inFrame(s, channel, ev)
+	}
+}
+
+func (c *checker) harness(s *sessState, channel string, ev chrono.Event) {
+	switch {
+	case channel == noteChannel && ev.Text == noteClosing:
+		s.closed = true
+		if s.drain > 0 {
+			break // the drain waited for everything still due
+		}
+		// Closed in the middle of the trial: what was in flight is
+		// abandoned, except what the explorer had already waited for
+		// in vain.
+		for _, r := range s.order {
+			if r.responses == 0 && !r.timedOut {
+				r.abandoned = true
+			}
+		}
+	case ev.Kind == chrono.KindDeadline && strings.HasPrefix(channel, "request "):
+		if r := s.byText[strings.TrimPrefix(channel, "request ")]; r != nil && r.responses == 0 {
+			r.timedOut = true
+		}
+	case channel == noteChannel && ev.Text == noteDrain:
+		s.drain = ev.Seq
+	case channel == noteChannel && ev.Kind == chrono.KindError && strings.HasPrefix(ev.Text, notePrefLost):
+		c.lose(s, ev.Seq, strings.TrimPrefix(ev.Text, notePrefLost))
+	case ev.Kind == chrono.KindNote && ev.Text == "end of stream" && !s.closed:
+		c.lose(s, ev.Seq, "the server's output ended")
+	case ev.Kind == chrono.KindDecision && strings.HasPrefix(channel, "SSE ") && strings.Contains(ev.Text, "on purpose"):
+		if r := s.streamReq[strings.TrimPrefix(channel, "SSE ")]; r != nil {
+			r.dropped = true
+		}
+	}
+}
+
+// lose records that the session ended without the explorer closing it.
+func (c *checker) lose(s *sessState, seq uint64, why string) {
+	if s.lost || s.closed {
+		return
+	}
+	s.lost = true
+	for _, r := range s.order {
+		if r.responses == 0 {
+			r.abandoned = true // judged as the session's loss, once
+		}
+	}
+	if s.badCancel > 0 {
+		c.violate(s, InvSessionUsable, "CAN-14", seq, false,
+			"the session ended (%s) after an invalid cancel at #%d: invalid cancels should be ignored and the session go on", why, s.badCancel)
+		return
+	}
+	c.violate(s, InvSessionUsable, "CAN-11", seq, false, "the session ended (%s) while it was being used", why)
+}
+
+func (c *checker) httpEvent(s *sessState, channel string, ev chrono.Event) {
+	switch {
+	case ev.Dir == chrono.Out && strings.HasPrefix(channel, "GET #"):
+		if last := headerValue(ev.Text, "Last-Event-Id"); last != "" {
+			from := s.eventStream[last]
+			s.resumeOf[channel] = from
+			if r := s.streamReq[from]; r != nil {
+				s.streamReq[channel] = r
+			}
+		} else {
+			s.listen[channel] = true
+		}
+	case ev.Dir == chrono.In && strings.HasPrefix(channel, "SSE "):
+		s.firstOn[channel] = true
+		c.eventID(s, channel, ev, nil)
+	}
+}
+
+// headerValue finds "Name: value" in a chronology's header text.
+func headerValue(text, name string) string {
+	for part := range strings.SplitSeq(text, "; ") {
+		if i := strings.Index(part, name+": "); i >= 0 && (i == 0 || part[i-1] == ' ') {
+			return part[i+len(name)+2:]
+		}
+	}
+	return ""
+}
+
+// eventID records the SSE event ID of an inbound event (HTTP-40) and
+// reports whether it was seen before.
+func (c *checker) eventID(s *sessState, channel string, ev chrono.Event, skip func() bool) {
+	_, after, ok := strings.Cut(ev.Text, "id=")
+	if !ok {
+		return
+	}
+	id, _, _ := strings.Cut(after, " ")
+	if id == "" {
+		return
+	}
+	stream := strings.TrimPrefix(channel, "SSE ")
+	if prev, seen := s.eventSeen[id]; seen {
+		if skip == nil || !skip() {
+			c.violate(s, InvEventIDsUnique, "HTTP-40", ev.Seq, false,
+				"SSE event ID %s on %s was already used at #%d on %s", strconv.Quote(id), stream, prev, s.eventStream[id])
+		}
+		return
+	}
+	s.eventSeen[id] = ev.Seq
+	s.eventStream[id] = stream
+}
+
+// outWire is a frame the explorer sent, decoded in one pass with the
+// params members the checker reads.
+type outWire struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params struct {
+		Name      string `json:"name"`
+		Arguments struct {
+			Key   string `json:"key"`
+			Steps *int   `json:"steps"`
+			Ticks *int   `json:"ticks"`
+		} `json:"arguments"`
+		Task json.RawMessage `json:"task"`
+		Meta struct {
+			Token json.RawMessage `json:"progressToken"`
+		} `json:"_meta"`
+		Checkpoint string          `json:"checkpoint"`
+		TaskID     string          `json:"taskId"`
+		RequestID  json.RawMessage `json:"requestId"`
+	} `json:"params"`
+}
+
+func (c *checker) outFrame(s *sessState, channel string, ev chrono.Event) {
+	if ev.Truncated || ev.Summary == nil || ev.Summary.Malformed != "" {
+		return
+	}
+	if c.quickControl(s, channel, ev) {
+		return
+	}
+	var w outWire
+	if json.Unmarshal(ev.Raw, &w) != nil {
+		return
+	}
+	switch ev.Summary.Kind {
+	case "request":
+		c.outRequest(s, channel, ev, &w)
+	case "notification":
+		if strings.HasPrefix(channel, "POST #") {
+			s.notifPost[channel] = true
+		}
+		if w.Method == "notifications/cancelled" {
+			c.outCancel(s, ev, w.Params.RequestID)
+		}
+	}
+}
+
+func (c *checker) outRequest(s *sessState, channel string, ev chrono.Event, w *outWire) {
+	id, err := jsonrpc.ParseID(w.ID)
+	if err != nil {
+		return
+	}
+	p := &w.Params
+	r := &req{id: id, method: w.Method, seq: ev.Seq, checkpoint: p.Checkpoint, taskID: p.TaskID}
+	switch w.Method {
+	case "tools/call":
+		a := p.Arguments
+		r.tool, r.key, r.steps = p.Name, a.Key, 3
+		switch {
+		case a.Steps != nil:
+			r.steps = *a.Steps
+		case a.Ticks != nil:
+			r.steps = *a.Ticks
+		}
+		r.taskAug = len(p.Task) > 0 && string(p.Task) != "null"
+		if r.key != "" {
+			s.byKey[r.key] = r
+		}
+		if tok, err := jsonrpc.ParseToken(p.Meta.Token); err == nil {
+			r.token = tok
+			if prev := s.tokens[tok.Key()]; prev != nil && prev.responses > 0 && !prev.taskAug {
+				r.reuses = prev
+				c.fig.Counts[CountTokensReused]++
+			}
+			s.tokens[tok.Key()] = r
+			c.tokenOwner[tok.Key()] = s.idx
+		}
+	case control.MethodRelease:
+		key, _, _ := strings.Cut(p.Checkpoint, "/")
+		if s.gates[key] == nil {
+			s.gates[key] = map[string]bool{}
+		}
+		s.gates[key][p.Checkpoint] = true
+	case peer.MethodTasksCancel:
+		if t := s.tasks[p.TaskID]; t != nil && t.cancelReq == 0 {
+			t.cancelReq, t.released = ev.Seq, len(s.gates[t.key])
+		}
+	}
+	if strings.HasPrefix(channel, "POST #") {
+		s.streamReq[channel] = r
+	}
+	s.reqs[id.Key()] = r
+	s.byText[ev.Summary.ID] = r
+	s.order = append(s.order, r)
+	c.idOwner[id.Key()] = s.idx
+}
+
+func (c *checker) outCancel(s *sessState, ev chrono.Event, requestID json.RawMessage) {
+	id, err := jsonrpc.ParseID(requestID)
+	r := s.reqs[id.Key()]
+	switch {
+	case err != nil || r == nil || r.responses > 0:
+		// Malformed, unknown or for a completed request: to be ignored
+		// (CAN-14). One naming the request that created a task must not
+		// cancel the task (CAN-4).
+		if s.badCancel == 0 {
+			s.badCancel = ev.Seq
+		}
+		c.fig.Counts[CountBadCancels]++
+		if r != nil && r.taskAug {
+			for _, t := range s.tasks {
+				if t.create == r && t.notifCancel == 0 {
+					t.notifCancel = ev.Seq
+				}
+			}
+		}
+	case r.cancelSeq == 0:
+		r.cancelSeq = ev.Seq
+		r.released = len(s.gates[r.key])
+		r.parked = r.released == 0 || s.reached[r.key] >= r.released
+	}
+}
+
+func (c *checker) inFrame(s *sessState, channel string, ev chrono.Event) {
+	if ev.Summary != nil && ev.Summary.Malformed != "" {
+		c.malformed(s, channel, ev)
+		return
+	}
+	stream := strings.TrimPrefix(channel, "SSE ")
+	sse := strings.HasPrefix(channel, "SSE ")
+	if strings.HasPrefix(channel, "SSE POST #") && !s.firstOn[channel] {
+		s.firstOn[channel] = true
+		if !s.unprimed {
+			s.unprimed = true
+			c.violate(s, InvStreamPrimed, "HTTP-16", ev.Seq, false,
+				"the SSE stream of %s began with a message, not with a priming event (an event ID and empty data) to resume from", stream)
+		}
+	}
+	if c.quickAnswer(s, channel, ev) {
+		if sse {
+			c.eventID(s, channel, ev, nil)
+		}
+		return
+	}
+	m, ok := decodeFrame(ev)
+	if !ok {
+		return
+	}
+	foreign := false
+	if sse {
+		foreign = c.routing(s, stream, ev, m)
+		c.eventID(s, channel, ev, func() bool { return foreign })
+	}
+	switch {
+	case m.Kind.IsResponse():
+		c.response(s, channel, ev, m, foreign)
+	case m.Kind == jsonrpc.KindNotification && m.Method == "notifications/progress":
+		c.progress(s, channel, ev, m)
+	case m.Kind == jsonrpc.KindRequest:
+		s.served[m.ID.Key()] = true
+	case m.Kind == jsonrpc.KindNotification && m.Method == "notifications/cancelled":
+		c.serverCancel(s, ev, m)
+	case m.Kind == jsonrpc.KindNotification && m.Method == peer.NotificationTaskStatus:
+		if t, err := peer.ParseTask(m.Params); err == nil {
+			c.observe(s, t, ev.Seq, "notifications/tasks/status")
+		}
+	}
+}
+
+// serverCancel judges a cancel the server sent: it may only name a
+// request the server itself sent (CAN-1, CAN-5), never one of ours, whose
+// IDs are another direction's.
+func (c *checker) serverCancel(s *sessState, ev chrono.Event, m *jsonrpc.Message) {
+	var p struct {
+		RequestID json.RawMessage `json:"requestId"`
+	}
+	if json.Unmarshal(m.Params, &p) != nil {
+		return
+	}
+	id, err := jsonrpc.ParseID(p.RequestID)
+	if err != nil || s.served[id.Key()] {
+		return
+	}
+	if r := s.reqs[id.Key()]; r != nil {
+		c.violate(s, InvDirections, "CAN-1", ev.Seq, false,
+			"the server sent notifications/cancelled for request %s (%s), which the explorer sent, not the server", id, r.method)
+	}
+}
+
+// quickAnswer takes the answer to a release or to an await of a step,
+// the commonest frames of a trial, from the chronology's summary alone:
+// nothing in them needs decoding. A frame on a resumed stream is never
+// taken so (whose message it is matters there, HTTP-44). It reports
+// whether it took the frame.
+func (c *checker) quickAnswer(s *sessState, channel string, ev chrono.Event) bool {
+	sum := ev.Summary
+	if sum == nil || sum.Kind != "result" || s.resumeOf[strings.TrimPrefix(channel, "SSE ")] != "" {
+		return false
+	}
+	r := s.byText[sum.ID]
+	if r == nil || r.responses > 0 {
+		return false
+	}
+	switch {
+	case r.method == control.MethodRelease:
+	case r.method == control.MethodAwait && !strings.HasSuffix(r.checkpoint, "/end"):
+		if key, step, ok := strings.Cut(r.checkpoint, "/step/"); ok {
+			if n, err := strconv.Atoi(step); err == nil && n > s.reached[key] {
+				s.reached[key] = n
+			}
+		}
+	default:
+		return false
+	}
+	r.responses, r.respSeq, r.respChannel = 1, ev.Seq, channel
+	return true
+}
+
+// quickControl takes a release or an await the explorer sent from the
+// summary and the checkpoint's text, without decoding the frame; false
+// when the frame is not one (or not in the form the explorer writes).
+func (c *checker) quickControl(s *sessState, channel string, ev chrono.Event) bool {
+	sum := ev.Summary
+	if sum.Kind != "request" || sum.Method != control.MethodRelease && sum.Method != control.MethodAwait {
+		return false
+	}
+	const mark = `"checkpoint":"`
+	i := bytes.Index(ev.Raw, []byte(mark))
+	if i < 0 {
+		return false
+	}
+	rest := ev.Raw[i+len(mark):]
+	j := bytes.IndexByte(rest, '"')
+	if j < 0 || bytes.IndexByte(rest[:j], '\\') >= 0 {
+		return false
+	}
+	var w outWire
+	w.ID, w.Method, w.Params.Checkpoint = json.RawMessage(sum.ID), sum.Method, string(rest[:j])
+	c.outRequest(s, channel, ev, &w)
+	return true
+}
+
+// wireFrame is one pass over a recorded frame, its members kept raw.
+type wireFrame struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
+	Result json.RawMessage `json:"result"`
+	Error  *jsonrpc.Error  `json:"error"`
+}
+
+// decodeFrame decodes a recorded frame in one pass: the transport has
+// already decoded it strictly and classified it in its summary (a
+// malformed frame never gets here), so the checker needs its members,
+// not another validation.
+func decodeFrame(ev chrono.Event) (*jsonrpc.Message, bool) {
+	if ev.Truncated || ev.Summary == nil || ev.Summary.Malformed != "" {
+		return nil, false
+	}
+	var w wireFrame
+	if json.Unmarshal(ev.Raw, &w) != nil {
+		return nil, false
+	}
+	m := &jsonrpc.Message{Method: w.Method, Params: w.Params, Result: w.Result, Error: w.Error, Raw: ev.Raw}
+	switch ev.Summary.Kind {
+	case "request":
+		m.Kind = jsonrpc.KindRequest
+	case "notification":
+		m.Kind = jsonrpc.KindNotification
+	case "result":
+		m.Kind = jsonrpc.KindResult
+	case "error":
+		m.Kind = jsonrpc.KindError
+	default:
+		return nil, false
+	}
+	if len(w.ID) > 0 {
+		if string(w.ID) == "null" {
+			m.NullID = true
+		} else if id, err := jsonrpc.ParseID(w.ID); err == nil {
+			m.ID = id
+		}
+	}
+	return m, true
+}
+
+func (c *checker) malformed(s *sessState, channel string, ev chrono.Event) {
+	switch {
+	case s.notifPost[channel]:
+		c.violate(s, InvWellFormed, "HTTP-11", ev.Seq, false,
+			"the POST of a notification was answered with a body that is not a message (%s) instead of 202 with none", ev.Summary.Malformed)
+	case s.info.Transport == TransportHTTP:
+		c.violate(s, InvWellFormed, "RPC-2", ev.Seq, false, "a frame that is not a JSON-RPC message (%s)", ev.Summary.Malformed)
+	default:
+		c.violate(s, InvWellFormed, "STD-4", ev.Seq, false, "the server wrote a line that is not a JSON-RPC message (%s)", ev.Summary.Malformed)
+	}
+}
+
+// routing checks which stream a message came on (Streamable HTTP) and
+// reports whether it belongs to another request than the one the
+// resumed stream answers (HTTP-44).
+func (c *checker) routing(s *sessState, stream string, ev chrono.Event, m *jsonrpc.Message) bool {
+	owner := s.streamReq[stream]
+	var mine *req
+	switch {
+	case m.Kind.IsResponse() && m.ID.IsValid():
+		mine = s.reqs[m.ID.Key()]
+	case m.Method == "notifications/progress":
+		if p, err := peer.ParseProgress(m.Params); err == nil {
+			mine = s.tokens[p.Token.Key()]
+		}
+	}
+	if mine == nil {
+		return false
+	}
+	switch {
+	case s.resumeOf[stream] != "" && owner != nil && mine != owner:
+		c.violate(s, InvReplayOwnStream, "HTTP-44", ev.Seq, false,
+			"%s resumes %s (request %s) but replays a message of request %s", stream, s.resumeOf[stream], owner.id, mine.id)
+		return true
+	case s.listen[stream] && m.Method == "notifications/progress" && !mine.taskAug:
+		c.violate(s, InvStreamRouting, "HTTP-31", ev.Seq, false,
+			"progress of request %s came on the GET stream %s, not on the request's own stream", mine.id, stream)
+	case owner != nil && mine != owner && m.Method == "notifications/progress" && s.resumeOf[stream] == "":
+		c.violate(s, InvStreamRouting, "HTTP-22", ev.Seq, false,
+			"progress of request %s came on %s, the stream of request %s", mine.id, stream, owner.id)
+	}
+	return false
+}
+
+func (c *checker) response(s *sessState, channel string, ev chrono.Event, m *jsonrpc.Message, foreign bool) {
+	if !m.ID.IsValid() {
+		// Over HTTP an error without id may answer a POST whose session
+		// is gone (404); only in the body of a notification's POST is it
+		// an answer to a notification.
+		if m.NullID && (s.info.Transport != TransportHTTP || s.notifPost[channel]) {
+			c.violate(s, InvNoNotificationReply, "RPC-15", ev.Seq, false,
+				"an error response with a null id (%s), and the explorer sent no malformed request: a notification was answered", errText(m))
+		}
+		return
+	}
+	r := s.reqs[m.ID.Key()]
+	if r == nil {
+		what := "an id this session never sent"
+		if o := c.other(s, c.idOwner, m.ID.Key()); o != "" {
+			what = "an id of session " + o
+		}
+		if n := sameText(s, m.ID); n != nil {
+			what += fmt.Sprintf("; request %s (sent at #%d) has the same text with the other JSON type", n.id, n.seq)
+		}
+		c.violate(s, InvOneResponse, "RPC-8", ev.Seq, false, "a response for %s: %s", m.ID, what)
+		return
+	}
+	if foreign {
+		return // a replayed copy, judged as such (HTTP-44)
+	}
+	r.responses++
+	if r.responses > 1 {
+		c.violate(s, InvOneResponse, "RPC-8", ev.Seq, false, "a second response to request %s (%s, first at #%d)", r.id, r.method, r.respSeq)
+		return
+	}
+	r.resp, r.respSeq, r.respChannel = m, ev.Seq, channel
+	switch r.method {
+	case control.MethodAwait:
+		c.awaited(s, r, m)
+	case control.MethodCounters:
+		c.countersAnswer(s, r, ev, m)
+	case "ping":
+		if m.Error != nil {
+			c.violate(s, InvSessionUsable, "PNG-1", ev.Seq, false, "ping %s was answered with an error: %s", r.id, errText(m))
+		} else if strings.TrimSpace(string(m.Result)) != "{}" {
+			c.violate(s, InvSessionUsable, "PNG-1", ev.Seq, false, "ping %s was answered with a result that is not empty: %s", r.id, chrono.Clip(string(m.Result), 200))
+		}
+	case "tools/call":
+		c.callAnswer(s, r, ev, m)
+	case peer.MethodTasksGet, peer.MethodTasksCancel, peer.MethodTasksList, peer.MethodTasksResult:
+		c.taskAnswer(s, r, ev, m)
+	}
+}
+
+// sameText finds a request of s whose ID has id's text but not its type.
+func sameText(s *sessState, id jsonrpc.ID) *req {
+	text := strings.Trim(id.String(), `"`)
+	for _, r := range s.order {
+		if strings.Trim(r.id.String(), `"`) == text && r.id.Key() != id.Key() {
+			return r
+		}
+	}
+	return nil
+}
+
+func errText(m *jsonrpc.Message) string {
+	if m.Error == nil {
+		return ""
+	}
+	return fmt.Sprintf("%d %s", m.Error.Code, chrono.Clip(m.Error.Message, 200))
+}
+
+// awaited takes the outcome of an operation's end checkpoint.
+func (c *checker) awaited(s *sessState, r *req, m *jsonrpc.Message) {
+	if m.Error != nil {
+		return
+	}
+	if key, step, ok := strings.Cut(r.checkpoint, "/step/"); ok {
+		if n, err := strconv.Atoi(step); err == nil && n > s.reached[key] {
+			s.reached[key] = n
+		}
+		return
+	}
+	if !strings.HasSuffix(r.checkpoint, "/end") {
+		return
+	}
+	var res control.Reached
+	if json.Unmarshal(m.Result, &res) != nil {
+		return
+	}
+	key := strings.TrimSuffix(r.checkpoint, "/end")
+	s.ended[key] = res.Outcome
+	if t := s.taskKey[key]; t != nil {
+		t.endReached = true
+	}
+}
+
+func (c *checker) callAnswer(s *sessState, r *req, ev chrono.Event, m *jsonrpc.Message) {
+	// Refused although the request it took the token from, a call of the
+	// same tool, was accepted: the token is what differs.
+	if prev := r.reuses; prev != nil && m.Error != nil && m.Error.Code == jsonrpc.CodeInvalidParams &&
+		prev.tool == r.tool && prev.resp != nil && prev.resp.Error == nil {
+		c.violate(s, InvTokenReusable, "PRG-2", ev.Seq, false,
+			"request %s reuses the progress token %s of request %s, answered at #%d, and was refused: %s",
+			r.id, r.token, r.reuses.id, r.reuses.respSeq, errText(m))
+	}
+	if !r.taskAug {
+		if m.Error == nil {
+			c.fig.Counts[CountCalls]++
+		}
+		return
+	}
+	t, err := peer.ParseCreateTaskResult(m.Result)
+	if m.Error != nil || err != nil {
+		return
+	}
+	nt := &task{id: t.TaskID, key: r.key, create: r, ticks: r.steps}
+	s.tasks[t.TaskID] = nt
+	s.taskKey[r.key] = nt
+	c.taskOwner[t.TaskID] = s.idx
+	c.observe(s, t, ev.Seq, "CreateTaskResult")
+}
+
+func (c *checker) progress(s *sessState, channel string, ev chrono.Event, m *jsonrpc.Message) {
+	p, err := peer.ParseProgress(m.Params)
+	if err != nil {
+		c.violate(s, InvTokenKnown, "PRG-7", ev.Seq, false, "progress whose params break the schema: %v", err)
+		return
+	}
+	c.fig.Counts[CountProgress]++
+	r := s.tokens[p.Token.Key()]
+	if r == nil {
+		what := "a token this session never gave"
+		if o := c.other(s, c.tokenOwner, p.Token.Key()); o != "" {
+			what = "a token of session " + o
+		}
+		c.violate(s, InvTokenKnown, "PRG-7", ev.Seq, false, "progress %v for %s: %s", p.Progress, p.Token, what)
+		return
+	}
+	r.progress++
+	if r.progress > 1 && p.Progress <= r.last {
+		c.violate(s, InvProgressIncreasing, "PRG-4", ev.Seq, false,
+			"progress %v for token %s after %v (request %s)", p.Progress, p.Token, r.last, r.id)
+	}
+	r.last = p.Progress
+	if r.taskAug {
+		c.taskProgress(s, r, ev, p)
+		return
+	}
+	// Over Streamable HTTP only a response and progress read from the
+	// same stream were written in the order they were read.
+	if r.responses > 0 && (s.info.Transport != TransportHTTP || r.respChannel == channel) {
+		c.violate(s, InvProgressAfterEnd, "PRG-14", ev.Seq, false,
+			"progress %v for token %s after the response to request %s at #%d", p.Progress, p.Token, r.id, r.respSeq)
+	}
+	if r.cancelSeq > 0 {
+		r.postCancel = append(r.postCancel, progressAt{seq: ev.Seq, n: r.progress})
+	}
+}
+
+// countersAnswer checks the server's accounting: every operation whose
+// end was reached released its resource exactly once; at the drain, when
+// everything has ended, nothing is active and no token is held.
+func (c *checker) countersAnswer(s *sessState, r *req, ev chrono.Event, m *jsonrpc.Message) {
+	var cs control.Counters
+	if m.Error != nil || json.Unmarshal(m.Result, &cs) != nil {
+		return
+	}
+	s.counters, s.countersAt = &cs, ev.Seq
+	keys := make([]string, 0, len(cs.Operations))
+	for k := range cs.Operations {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	allEnded := true
+	for _, k := range keys {
+		op := cs.Operations[k]
+		outcome, ended := s.ended[k]
+		switch {
+		case ended && op.Releases != 1:
+			c.violate(s, InvCleanupOnce, "CAN-8", ev.Seq, false,
+				"operation %s ended (%s) and released its resource %d times, not once", k, outcome, op.Releases)
+		case !ended && op.State == "cancelled" && s.drain > 0:
+			c.violate(s, InvCleanupOnce, "CAN-8", ev.Seq, false,
+				"operation %s accepted its cancel but never ended within the operation timeout: its resource is still held (%d releases)", k, op.Releases)
+		}
+		if !ended {
+			allEnded = false
+		}
+	}
+	if s.drain == 0 || !allEnded {
+		return
+	}
+	if cs.OperationsActive != 0 {
+		c.violate(s, InvCleanupOnce, "CAN-8", ev.Seq, false, "every operation has ended, yet %d are still active", cs.OperationsActive)
+	}
+	if cs.ProgressTokensLive != 0 {
+		c.violate(s, InvTokenReusable, "PRG-2", ev.Seq, false, "every operation has ended, yet %d progress tokens are still held", cs.ProgressTokensLive)
+	}
+	for _, k := range slices.Sorted(maps.Keys(cs.Tasks)) {
+		w := cs.Tasks[k]
+		t := s.taskKey[k]
+		if t == nil || t.cancelOK == 0 {
+			continue
+		}
+		if allowed := min(t.released, t.ticks); w.Ticks > allowed {
+			c.violate(s, InvTaskWorkerStops, "TSK-64", ev.Seq, false,
+				"task %s was cancelled when its worker had been allowed %d ticks, and it has done %d", k, allowed, w.Ticks)
+		}
+	}
+}
+
+// finish judges what only the end of the history shows: the fate of
+// cancelled requests, and the requests that were never answered.
+func (c *checker) finish(s *sessState) {
+	for _, r := range s.order {
+		if r.cancelSeq > 0 {
+			c.cancelled(s, r)
+			continue
+		}
+		if r.responses > 0 || r.abandoned {
+			continue
+		}
+		c.unanswered(s, r)
+	}
+	for _, id := range slices.Sorted(maps.Keys(s.tasks)) {
+		c.stable(s, s.tasks[id])
+		c.taskResults(s, s.tasks[id])
+	}
+}
+
+// cancelled judges a request we cancelled. The race window is what the
+// server had been allowed to write before it read the cancel: the gates
+// released before the cancel let the operation write that many progress
+// notifications (KEY/start lets it write progress 1, KEY/step/i progress
+// i+1), and its response only once every gate was open. With the control
+// extension, KEY/end says whether the cancel was accepted.
+func (c *checker) cancelled(s *sessState, r *req) {
+	if r.method != "tools/call" {
+		return // an await the explorer gave up on
+	}
+	outcome, known := s.ended[r.key]
+	if !known && s.counters != nil {
+		if op, ok := s.counters.Operations[r.key]; ok && op.State == "cancelled" {
+			outcome, known = "cancelled", true
+		}
+	}
+	allowed := min(r.released, r.steps)
+	switch {
+	case !known || r.key == "":
+		if r.responses > 0 && r.respSeq > r.cancelSeq {
+			c.fig.Races[RaceUnknown]++
+		} else {
+			c.fig.Races[RaceUnknownSilent]++
+		}
+		return
+	case outcome == "completed":
+		c.fig.Races[RaceResponseFirst]++
+		if r.responses == 0 && !r.abandoned {
+			c.unanswered(s, r)
+		}
+		return
+	case outcome != "cancelled":
+		return
+	case r.parked && r.released == 0:
+		c.fig.Races[RaceParkedAtStart]++
+	case r.parked:
+		c.fig.Races[RaceParkedAtStep]++
+	case r.released > r.steps:
+		c.fig.Races[RaceResponseAccepted]++
+	case r.progress >= allowed:
+		c.fig.Races[RaceProgressFirst]++
+	default:
+		c.fig.Races[RaceCancelFirst]++
+	}
+	// A response written before the cancel was read would have made the
+	// cancel one for a completed request (KEY/end: completed): with the
+	// cancel accepted, any response came after it.
+	if r.responses > 0 {
+		c.violate(s, InvCancelNoResponse, "CAN-8", r.respSeq, false,
+			"request %s was answered though its cancel at #%d was accepted (%s/end: cancelled)", r.id, r.cancelSeq, r.key)
+	}
+	for _, p := range r.postCancel {
+		if p.n > allowed {
+			c.violate(s, InvCancelNoProgress, "CAN-8", p.seq, false,
+				"progress number %d of request %s after its accepted cancel at #%d; before the cancel the server had been allowed to write %d",
+				p.n, r.id, r.cancelSeq, allowed)
+			break
+		}
+	}
+}
+
+// unanswered judges a request that never got its response, by what the
+// history shows of why.
+func (c *checker) unanswered(s *sessState, r *req) {
+	if s.lost {
+		return // judged as the session's loss
+	}
+	outcome, ended := s.ended[r.key]
+	switch {
+	case r.method == "tools/call" && ended && outcome == "cancelled" && r.dropped && s.info.Transport == TransportHTTP:
+		also := ""
+		if s.badCancel > 0 {
+			also = fmt.Sprintf("; an invalid cancel was also sent at #%d (CAN-14)", s.badCancel)
+		}
+		c.violate(s, InvOneResponse, "HTTP-25", r.seq, true,
+			"request %s was never cancelled, yet the server ended it as cancelled (%s/end) after its SSE stream was dropped: a disconnection is not a cancellation%s", r.id, r.key, also)
+	case r.method == "tools/call" && ended && outcome == "cancelled" && s.badCancel > 0:
+		c.violate(s, InvOneResponse, "CAN-14", r.seq, true,
+			"request %s was never cancelled, yet the server ended it as cancelled (%s/end) after the invalid cancel at #%d", r.id, r.key, s.badCancel)
+	case r.method == "ping":
+		c.violate(s, InvOneResponse, "PNG-1", r.seq, true, "ping %s was never answered%s", r.id, zeroNote(r.id))
+	case r.method == peer.MethodTasksResult:
+		c.violate(s, InvOneResponse, "TSK-46", r.seq, true, "tasks/result %s for task %s was never answered, though the explorer brought the task to an end", r.id, r.taskID)
+	case r.dropped:
+		c.violate(s, InvOneResponse, "HTTP-21", r.seq, true,
+			"request %s (%s) got no response, not even on the stream resumed after its SSE stream was dropped%s", r.id, r.method, endNote(outcome, ended))
+	default:
+		c.violate(s, InvOneResponse, "RPC-2", r.seq, true, "request %s (%s) was never answered%s%s", r.id, r.method, zeroNote(r.id), endNote(outcome, ended))
+	}
+}
+
+func zeroNote(id jsonrpc.ID) string {
+	if id == jsonrpc.IntID(0) {
+		return " (its id is 0, a valid ID: RPC-4)"
+	}
+	return ""
+}
+
+func endNote(outcome string, ended bool) string {
+	if ended {
+		return fmt.Sprintf(" (the operation ended: %s)", outcome)
+	}
+	return ""
+}

@@ -1,0 +1,255 @@
+package explore
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/jsonrpc"
+	"github.com/mcpflight/mcpflight/peer"
+)
+
+// observe takes one sighting of a task's status. Whether a terminal task
+// changed status (TSK-31, TSK-65) is judged at the end (stable), over
+// all sightings in the order of the task's lastUpdatedAt: over
+// Streamable HTTP two streams are not read in the order they were
+// written. What needs the order of arrival is judged here: only
+// tasks/cancel cancels a task (CAN-4), and tasks/cancel of a task seen
+// terminal is refused (TSK-63, in taskAnswer).
+func (c *checker) observe(s *sessState, t peer.Task, seq uint64, source string) {
+	nt := s.tasks[t.TaskID]
+	if nt == nil {
+		return
+	}
+	updated, err := time.Parse(time.RFC3339Nano, t.LastUpdatedAt)
+	if len(nt.seen) < maxSightings {
+		nt.seen = append(nt.seen, sighting{status: t.Status, updated: updated, timed: err == nil, seq: seq, source: source})
+	}
+	if t.Status == peer.TaskCancelled && nt.cancelReq == 0 && nt.notifCancel > 0 && nt.terminal == "" {
+		c.violate(s, InvTaskNotifCancel, "CAN-4", seq, false,
+			"task %s is cancelled (%s), and no tasks/cancel named it: notifications/cancelled at #%d named the request that created it",
+			nt.key, source, nt.notifCancel)
+	}
+	if peer.Terminal(t.Status) && nt.terminal == "" {
+		nt.terminal, nt.terminalSeq = t.Status, seq
+	}
+}
+
+// maxSightings bounds the sightings kept per task.
+const maxSightings = 256
+
+// sighting is one status of a task as one message showed it.
+type sighting struct {
+	status  string
+	updated time.Time
+	timed   bool
+	seq     uint64
+	source  string
+}
+
+// stable judges the sightings of a task: once terminal, the same status
+// ever after.
+func (c *checker) stable(s *sessState, nt *task) {
+	seen := slices.Clone(nt.seen)
+	timed := !slices.ContainsFunc(seen, func(x sighting) bool { return !x.timed })
+	slices.SortStableFunc(seen, func(a, b sighting) int {
+		if timed {
+			if d := a.updated.Compare(b.updated); d != 0 {
+				return d
+			}
+		}
+		return cmp.Compare(a.seq, b.seq)
+	})
+	first := slices.IndexFunc(seen, func(x sighting) bool { return peer.Terminal(x.status) })
+	if first < 0 {
+		return
+	}
+	term := seen[first]
+	for _, x := range seen[first+1:] {
+		if x.status == term.status {
+			continue
+		}
+		rule := "TSK-31"
+		if term.status == peer.TaskCancelled {
+			rule = "TSK-65"
+		}
+		c.violate(s, InvTaskTerminalStable, rule, x.seq, false,
+			"task %s was %s (#%d, %s, lastUpdatedAt %s); then %s (#%d, %s, lastUpdatedAt %s)", nt.key,
+			term.status, term.seq, term.source, stamp(term), x.status, x.seq, x.source, stamp(x))
+		return
+	}
+}
+
+func stamp(x sighting) string {
+	if !x.timed {
+		return "unreadable"
+	}
+	return x.updated.Format(time.RFC3339Nano)
+}
+
+func (c *checker) taskAnswer(s *sessState, r *req, ev chrono.Event, m *jsonrpc.Message) {
+	switch r.method {
+	case peer.MethodTasksList:
+		if m.Error != nil {
+			return
+		}
+		var res struct {
+			Tasks []json.RawMessage `json:"tasks"`
+		}
+		if json.Unmarshal(m.Result, &res) != nil {
+			return
+		}
+		for _, raw := range res.Tasks {
+			t, err := peer.ParseTask(raw)
+			if err != nil {
+				continue
+			}
+			if s.tasks[t.TaskID] == nil {
+				whose := "a task this session never created"
+				if o := c.other(s, c.taskOwner, t.TaskID); o != "" {
+					whose = "a task of session " + o
+				}
+				c.violate(s, InvTaskListOwn, "TSK-84", ev.Seq, false, "tasks/list %s lists %s: %s", r.id, chrono.Clip(t.TaskID, 80), whose)
+				continue
+			}
+			c.observe(s, t, ev.Seq, "tasks/list")
+		}
+		return
+	case peer.MethodTasksResult:
+		c.taskResult(s, r, ev, m)
+		return
+	}
+	nt := s.tasks[r.taskID]
+	if nt == nil {
+		return
+	}
+	if r.method == peer.MethodTasksCancel {
+		terminalBefore := nt.terminal != "" && nt.terminalSeq < r.seq
+		switch {
+		case m.Error != nil && terminalBefore:
+			c.fig.Counts[CountTaskCancelDone]++
+			return
+		case m.Error != nil:
+			c.fig.Races[RaceTaskEndFirst]++
+			return
+		case terminalBefore:
+			c.violate(s, InvTaskCancelTerminal, "TSK-63", ev.Seq, false,
+				"tasks/cancel of task %s, %s since #%d, succeeded instead of -32602", nt.key, nt.terminal, nt.terminalSeq)
+		}
+		t, err := peer.ParseTask(m.Result)
+		if err != nil {
+			return
+		}
+		if t.Status != peer.TaskCancelled {
+			c.violate(s, InvTaskCancelResult, "TSK-64", ev.Seq, false,
+				"tasks/cancel of task %s succeeded with status %s, not cancelled", nt.key, t.Status)
+		}
+		if !terminalBefore {
+			nt.cancelOK = ev.Seq
+			c.fig.Races[RaceTaskCancelFirst]++
+		}
+		c.observe(s, t, ev.Seq, "tasks/cancel")
+		return
+	}
+	if m.Error == nil {
+		if t, err := peer.ParseTask(m.Result); err == nil {
+			c.observe(s, t, ev.Seq, r.method)
+		}
+	}
+}
+
+// taskProgress judges progress under a task's token: it may follow the
+// CreateTaskResult (PRG-9) but stops when the task is terminal (PRG-11):
+// after an accepted tasks/cancel no more than the gates released before
+// it allowed, and never more than the task's ticks.
+func (c *checker) taskProgress(s *sessState, r *req, ev chrono.Event, p peer.Progress) {
+	var nt *task
+	for _, t := range s.tasks {
+		if t.create == r {
+			nt = t
+		}
+	}
+	if nt == nil {
+		return
+	}
+	nt.progress++
+	switch {
+	case nt.progress > nt.ticks:
+		c.violate(s, InvProgressAfterEnd, "PRG-11", ev.Seq, false,
+			"progress number %d for task %s, which has %d ticks", nt.progress, nt.key, nt.ticks)
+	case nt.cancelOK > 0 && nt.progress > min(nt.released, nt.ticks):
+		c.violate(s, InvProgressAfterEnd, "PRG-11", ev.Seq, false,
+			"progress number %d for task %s after it was cancelled at #%d, when its worker had been allowed %d",
+			nt.progress, nt.key, nt.cancelOK, min(nt.released, nt.ticks))
+	}
+}
+
+// taskResult checks one tasks/result answer: its related-task _meta
+// (TSK-55), and that it is what every other answer for the task was
+// (TSK-48).
+func (c *checker) taskResult(s *sessState, r *req, ev chrono.Event, m *jsonrpc.Message) {
+	nt := s.tasks[r.taskID]
+	if nt == nil {
+		return
+	}
+	if nt.terminal == "" || nt.terminalSeq > r.seq {
+		c.fig.Counts[CountResultBlocked]++
+	}
+	var answer string
+	if m.Error != nil {
+		answer = fmt.Sprintf("error %d %s", m.Error.Code, m.Error.Message)
+	} else {
+		if id, ok := peer.RelatedTaskID(m.Result); !ok || id != nt.id {
+			c.violate(s, InvTaskResult, "TSK-55", ev.Seq, false,
+				"the tasks/result answer for task %s lacks _meta %q with its taskId", nt.key, peer.RelatedTaskMeta)
+		}
+		answer = withoutMeta(m.Result)
+	}
+	if len(nt.results) > 0 && answer != nt.results[0] {
+		c.violate(s, InvTaskResult, "TSK-48", ev.Seq, false,
+			"tasks/result for task %s answered %s, and at #%d %s", nt.key, chrono.Clip(answer, 200), nt.resultSeq[0], chrono.Clip(nt.results[0], 200))
+	}
+	nt.results = append(nt.results, answer)
+	nt.resultSeq = append(nt.resultSeq, ev.Seq)
+}
+
+// withoutMeta is a result without its _meta, re-encoded with sorted keys.
+func withoutMeta(raw json.RawMessage) string {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(raw, &obj) != nil {
+		return string(bytes.TrimSpace(raw))
+	}
+	delete(obj, "_meta")
+	out, _ := json.Marshal(obj)
+	return string(out)
+}
+
+// taskResults checks, at the end, that the answers of tasks/result match
+// the status the task ended in (TSK-46): completed is a result that is
+// not an error, failed an error result or a JSON-RPC error. What a
+// cancelled task's tasks/result answers is open (ambiguity A-4).
+func (c *checker) taskResults(s *sessState, nt *task) {
+	if len(nt.results) == 0 || nt.terminal == "" {
+		return
+	}
+	var res struct {
+		IsError bool `json:"isError"`
+	}
+	answer := nt.results[0]
+	isRPCError := len(answer) > 6 && answer[:6] == "error "
+	if !isRPCError {
+		_ = json.Unmarshal([]byte(answer), &res)
+	}
+	switch {
+	case nt.terminal == peer.TaskCompleted && (isRPCError || res.IsError):
+		c.violate(s, InvTaskResult, "TSK-46", nt.resultSeq[0], false,
+			"task %s completed, yet tasks/result answered %s", nt.key, chrono.Clip(answer, 200))
+	case nt.terminal == peer.TaskFailed && !isRPCError && !res.IsError:
+		c.violate(s, InvTaskResult, "TSK-46", nt.resultSeq[0], false,
+			"task %s failed, yet tasks/result answered a result that is not an error: %s", nt.key, chrono.Clip(answer, 200))
+	}
+}

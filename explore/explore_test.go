@@ -1,0 +1,429 @@
+package explore
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/profile"
+	"github.com/mcpflight/mcpflight/refserver"
+	"github.com/mcpflight/mcpflight/transport"
+)
+
+// helperEnv makes the test binary, re-executed, serve the reference
+// server over stdio with the faults it names (comma-separated).
+const helperEnv = "MCPFLIGHT_EXPLORE_SERVE"
+
+// TestHelperProcess is not a test: the stdio target of these tests runs
+// the test binary again as the reference server.
+func TestHelperProcess(t *testing.T) {
+	spec, ok := os.LookupEnv(helperEnv)
+	if !ok {
+		t.Skip("helper process for the stdio targets")
+	}
+	set := refserver.FaultSet{}
+	for _, f := range strings.Split(spec, ",") {
+		if f != "" {
+			set[refserver.Fault(f)] = true
+		}
+	}
+	err := refserver.New(refserver.Options{Faults: set}).Serve(context.Background(), os.Stdin, os.Stdout)
+	if err != nil {
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// stdioTarget is the reference server as a child process per session.
+func stdioTarget(faults ...refserver.Fault) Target {
+	var names []string
+	for _, f := range faults {
+		names = append(names, string(f))
+	}
+	env := helperEnv + "=" + strings.Join(names, ",")
+	return Remote(TargetInfo{Name: "reference server over stdio (test helper)", Transport: TransportStdio},
+		func(ctx context.Context, log *chrono.Log) (transport.Conn, error) {
+			return transport.StartStdio(ctx, transport.StdioConfig{
+				Argv: []string{os.Args[0], "-test.run=^TestHelperProcess$"}, Env: []string{env}, Log: log})
+		})
+}
+
+// target returns the reference server with faults over a transport,
+// closed at the end of the test.
+func target(t testing.TB, transportName string, faults ...refserver.Fault) Target {
+	t.Helper()
+	if transportName == TransportStdio {
+		return stdioTarget(faults...)
+	}
+	b, err := NewBuiltIn(BuiltInOptions{Transport: transportName, Faults: faults})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.Close)
+	return b
+}
+
+// rule is an invariant and the requirements a finding of it may cite.
+type rule struct {
+	inv  string
+	reqs []string
+}
+
+func (r rule) matches(v Violation) bool {
+	return v.Invariant == r.inv && slices.Contains(r.reqs, v.Requirement)
+}
+
+// faultRow says what the explorer finds against one fault: the rules a
+// finding may break (any of them), or why the fault breaks no invariant
+// of the explorer. deadline marks a fault that only a wait running into
+// the operation timeout can show (a response that never comes, an
+// operation that never ends).
+type faultRow struct {
+	fault     refserver.Fault
+	transport string
+	find      []rule
+	deadline  bool
+	// present marks a deadline row whose violation is something the
+	// server did (a stray frame): a short timeout cannot fake it.
+	present  bool
+	excluded string
+	// ops, when set, is the row's budget of operations.
+	ops int
+	// racy says why the fault itself acts only if the server wins a race
+	// that no frame orders; its replay is then tried up to three times.
+	racy string
+}
+
+// faultTable covers every fault of the reference server.
+func faultTable() []faultRow {
+	r := func(inv string, reqs ...string) []rule { return []rule{{inv, reqs}} }
+	ip, http := TransportInProcess, TransportHTTP
+	const noLogging = "the mix has no logging: log levels and log messages are judged by check's logging cases " +
+		"(on stdio a notifications/message names no request, so the history alone cannot tie one to a cancelled call)"
+	const headersOnly = "the explorer only sends well-formed requests with the session ID, the protocol version and no Origin; " +
+		"this rule of the HTTP endpoint is judged by check's http cases"
+	return []faultRow{
+		{fault: refserver.FaultRespondAfterCancel, transport: ip, find: r(InvCancelNoResponse, "CAN-8")},
+		{fault: refserver.FaultRespondAfterCancel, transport: TransportStdio, find: r(InvCancelNoResponse, "CAN-8")},
+		{fault: refserver.FaultRespondAfterCancel, transport: http, find: r(InvCancelNoResponse, "CAN-8")},
+		{fault: refserver.FaultProgressAfterCancel, transport: ip, find: r(InvCancelNoProgress, "CAN-8")},
+		{fault: refserver.FaultProgressAfterCancel, transport: TransportStdio, find: r(InvCancelNoProgress, "CAN-8")},
+		{fault: refserver.FaultProgressAfterResponse, transport: ip, find: r(InvProgressAfterEnd, "PRG-14")},
+		{fault: refserver.FaultNonIncreasingProgress, transport: ip, find: r(InvProgressIncreasing, "PRG-4")},
+		{fault: refserver.FaultWrongToken, transport: ip, find: r(InvTokenKnown, "PRG-7")},
+		{fault: refserver.FaultProgressWithoutToken, transport: ip, find: r(InvTokenKnown, "PRG-7")},
+		{fault: refserver.FaultErrorOnNotification, transport: ip, find: r(InvNoNotificationReply, "RPC-15")},
+		{fault: refserver.FaultCrashOnMalformedCancel, transport: ip, find: r(InvSessionUsable, "CAN-14")},
+		{fault: refserver.FaultCancelUnknownHitsOther, transport: ip, find: r(InvOneResponse, "CAN-14")},
+		{fault: refserver.FaultLeakOnCancel, transport: ip, find: r(InvCleanupOnce, "CAN-8")},
+		{fault: refserver.FaultDoubleCleanup, transport: ip, find: r(InvCleanupOnce, "CAN-8")},
+		{fault: refserver.FaultIDTypeConfusion, transport: ip, find: r(InvOneResponse, "RPC-8"), deadline: true, present: true},
+		{fault: refserver.FaultIDZeroAbsent, transport: ip, find: r(InvOneResponse, "PNG-1"), deadline: true},
+		{fault: refserver.FaultStaleToken, transport: ip, find: r(InvTokenReusable, "PRG-2")},
+		{fault: refserver.FaultStdoutNoise, transport: ip, find: r(InvWellFormed, "STD-4")},
+		{fault: refserver.FaultPingBroken, transport: ip, find: r(InvSessionUsable, "PNG-1")},
+		{fault: refserver.FaultIgnoreStdinEOF, transport: ip, ops: 100, excluded: "the server does not exit when its input ends: a teardown " +
+			"grade (STD-46 is a 2026-07-28 SHOULD; check grades the teardown of every case), not a rule of the history; " +
+			"the explorer's close waits for it, at most the operation timeout"},
+		{fault: refserver.FaultVersionMismatch, transport: ip, excluded: "the handshake fails, so no session and no history: " +
+			"explore reports it as a target error, and check's lifecycle cases judge LIF-9 and LIF-10"},
+		{fault: refserver.FaultLogLevelIgnored, transport: ip, excluded: noLogging},
+		{fault: refserver.FaultHangAfterCancel, transport: ip, find: r(InvCleanupOnce, "CAN-8"), deadline: true},
+		{fault: refserver.FaultCancelDoesNotStopWorker, transport: ip,
+			find: []rule{{InvProgressAfterEnd, []string{"PRG-11"}}, {InvTaskWorkerStops, []string{"TSK-64"}}}},
+		{fault: refserver.FaultStatusChangesAfterCancelled, transport: ip, find: r(InvTaskTerminalStable, "TSK-65", "TSK-31")},
+		{fault: refserver.FaultCancelTerminalSucceeds, transport: ip, find: r(InvTaskCancelTerminal, "TSK-63")},
+		{fault: refserver.FaultResultHangsAfterCancel, transport: ip, find: r(InvOneResponse, "TSK-46"), deadline: true},
+		{fault: refserver.FaultNotificationCancelsTask, transport: ip, find: r(InvTaskNotifCancel, "CAN-4")},
+		{fault: refserver.FaultMissingRelatedTaskMeta, transport: ip, find: r(InvTaskResult, "TSK-55")},
+		{fault: refserver.FaultListLeaksOtherSessions, transport: ip, find: r(InvTaskListOwn, "TSK-84")},
+		{fault: refserver.FaultPollIntervalIgnored, transport: ip, excluded: "pollInterval is advice to the requestor " +
+			"(TSK-43: MAY, and SHOULD respect); no rule of the history forbids 0, and check's tasks cases judge it"},
+		{fault: refserver.FaultCancelOnDisconnect, transport: http, find: r(InvOneResponse, "HTTP-25"),
+			racy: "the server takes a dropped stream for a cancel only if it notices the disconnect before the stream is resumed, " +
+				"on a goroutine of its own that no frame orders"},
+		{fault: refserver.FaultReplayCrossesStreams, transport: http, find: r(InvReplayOwnStream, "HTTP-44")},
+		{fault: refserver.FaultLoseEventsOnResume, transport: http, find: r(InvOneResponse, "HTTP-21"), deadline: true, ops: 800},
+		{fault: refserver.FaultDuplicateEventIDs, transport: http, find: r(InvEventIDsUnique, "HTTP-40"), deadline: true, present: true},
+		{fault: refserver.FaultNoSessionCheck, transport: http, excluded: headersOnly},
+		{fault: refserver.FaultNoOriginCheck, transport: http, excluded: headersOnly},
+		{fault: refserver.FaultJSONBodyForNotification, transport: http, find: r(InvWellFormed, "HTTP-11")},
+		{fault: refserver.FaultResponseAfterCancelOnStream, transport: http, find: r(InvCancelNoResponse, "CAN-8")},
+		{fault: refserver.FaultNoProtocolVersionCheck, transport: http, excluded: headersOnly},
+		{fault: refserver.FaultProgressOnGETStream, transport: http, find: r(InvStreamRouting, "HTTP-31")},
+		{fault: refserver.FaultNoPrimingEvent, transport: http, find: r(InvStreamPrimed, "HTTP-16"), deadline: true, present: true},
+		{fault: refserver.FaultSessionIDInvisible, transport: http, excluded: "the session ID's bytes are a header form rule " +
+			"(HTTP-48), which check's http cases judge; the sessions themselves work"},
+		{fault: refserver.FaultRejectValidLevel, transport: ip, excluded: noLogging},
+		{fault: refserver.FaultAcceptInvalidLevel, transport: ip, excluded: noLogging},
+		{fault: refserver.FaultBadMessageShape, transport: ip, excluded: noLogging},
+		{fault: refserver.FaultLogAfterCancel, transport: ip, excluded: noLogging},
+	}
+}
+
+// TestFaultTableCoversEveryFault: every fault of the reference server is
+// either found or listed with the reason it cannot be.
+func TestFaultTableCoversEveryFault(t *testing.T) {
+	listed := map[refserver.Fault]bool{}
+	for _, row := range faultTable() {
+		if (row.excluded == "") == (len(row.find) == 0) {
+			t.Errorf("%s over %s: a row either finds something or gives the reason it cannot", row.fault, row.transport)
+		}
+		listed[row.fault] = true
+	}
+	for _, f := range refserver.AllFaults() {
+		if !listed[f] {
+			t.Errorf("fault %s is not in the table", f)
+		}
+	}
+}
+
+// faultConfig is the exploration of one row: a fixed seed and a bounded
+// number of operations. A row found only by a deadline gets a short
+// operation timeout and a small shrinking budget (each run waits it out
+// once); every other row a generous timeout, so that a busy machine never
+// makes a wait run out.
+func faultConfig(tg Target, row faultRow) Config {
+	cfg := Config{Target: tg, Seed: 1, Ops: 800, OpTimeout: 20 * time.Second, ShrinkRuns: 60, Workers: 1}
+	if row.deadline {
+		cfg.Ops, cfg.OpTimeout, cfg.ShrinkRuns = 200, time.Second, 8
+	}
+	if row.present {
+		cfg.OpTimeout = 300 * time.Millisecond
+	}
+	if row.fault == refserver.FaultIgnoreStdinEOF {
+		// Every close waits this long for a server that never exits;
+		// nothing judged depends on it.
+		cfg.OpTimeout = 200 * time.Millisecond
+	}
+	if row.ops > 0 {
+		cfg.Ops = row.ops
+	}
+	if len(row.find) > 0 {
+		cfg.Want = func(v Violation) bool {
+			return slices.ContainsFunc(row.find, func(r rule) bool { return r.matches(v) })
+		}
+	}
+	return cfg
+}
+
+// TestFaultTable: every fault that breaks an invariant is found within a
+// bounded number of operations from a fixed seed, its shrunk plan still
+// breaks the same rule, and the replay file written for it, read back and
+// run again, does too. Every other fault is explored as well and shows
+// nothing.
+func TestFaultTable(t *testing.T) {
+	for _, row := range faultTable() {
+		t.Run(fmt.Sprintf("%s/%s", row.fault, row.transport), func(t *testing.T) {
+			tg := target(t, row.transport, row.fault)
+			cfg := faultConfig(tg, row)
+			if row.excluded != "" {
+				cfg.Ops = 300
+				if row.ops > 0 {
+					cfg.Ops = row.ops
+				}
+				res, err := Run(context.Background(), cfg)
+				if row.fault == refserver.FaultVersionMismatch {
+					if err == nil || !strings.Contains(err.Error(), "handshake") {
+						t.Fatalf("want a handshake error, got %v", err)
+					}
+					return
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res.Found != nil {
+					t.Fatalf("listed as breaking no invariant (%s), yet found %+v", row.excluded, res.Found.Violation)
+				}
+				return
+			}
+			res, err := Run(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Found == nil {
+				t.Fatalf("not found in %d operations (seed %d)", res.Ops, cfg.Seed)
+			}
+			f := res.Found
+			if !cfg.Want(f.Violation) {
+				t.Fatalf("found %s %s, want one of %v", f.Violation.Invariant, f.Violation.Requirement, row.find)
+			}
+			if len(f.Minimal.Steps) > len(f.Original.Steps) || f.Minimal.Sessions > f.Original.Sessions {
+				t.Errorf("shrinking grew the plan: %d steps over %d sessions from %d over %d",
+					len(f.Minimal.Steps), f.Minimal.Sessions, len(f.Original.Steps), f.Original.Sessions)
+			}
+			if !f.Reproduced && row.racy == "" {
+				t.Errorf("the minimal plan did not reproduce %s %s", f.Violation.Invariant, f.Violation.Requirement)
+			}
+			// The replay file round-trips and reproduces.
+			var buf bytes.Buffer
+			if err := WriteReplay(&buf, NewReplay(res, cfg)); err != nil {
+				t.Fatal(err)
+			}
+			rp, err := ReadReplay(&buf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tries := 1
+			if row.racy != "" {
+				tries = 3
+			}
+			var again *ReplayResult
+			for range tries {
+				if again, err = RunReplay(context.Background(), tg, rp); err != nil {
+					t.Fatal(err)
+				}
+				if again.Reproduced {
+					break
+				}
+			}
+			if !again.Reproduced {
+				t.Errorf("the replay did not reproduce %s %s; it showed %v", f.Violation.Invariant, f.Violation.Requirement, again.Violations)
+			}
+			t.Logf("%s %s in trial %d, %d steps over %d sessions shrunk to %d over %d in %d runs: %s",
+				f.Violation.Invariant, f.Violation.Requirement, f.Trial, len(f.Original.Steps), f.Original.Sessions,
+				len(f.Minimal.Steps), f.Minimal.Sessions, f.ShrinkRuns, f.Violation.Text)
+		})
+	}
+}
+
+// TestConformingServer: against the reference server without a fault a
+// run finds nothing, over each transport, while it does what the mix
+// says: calls complete, cancels are accepted at every point, tasks are
+// cancelled, and HTTP streams are dropped and resumed.
+func TestConformingServer(t *testing.T) {
+	for _, tc := range []struct {
+		transport string
+		ops       int
+		workers   int
+		want      []Kind
+	}{
+		{TransportInProcess, 4000, 2, []Kind{OpCall, OpAdvance, OpCancel, OpBadCancel, OpReuse, OpPing, OpClose, OpTask, OpTaskCancel, OpTaskResult, OpTaskList}},
+		{TransportHTTP, 800, 1, []Kind{OpCall, OpAdvance, OpCancel, OpDrop, OpResume, OpListen}},
+		{TransportStdio, 300, 1, []Kind{OpCall, OpAdvance, OpCancel, OpClose}},
+	} {
+		t.Run(tc.transport, func(t *testing.T) {
+			res, err := Run(context.Background(), Config{Target: target(t, tc.transport), Seed: 42, Ops: tc.ops,
+				OpTimeout: 20 * time.Second, Workers: tc.workers})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Found != nil {
+				t.Fatalf("the conforming server broke %s %s: %s", res.Found.Violation.Invariant, res.Found.Violation.Requirement, res.Found.Violation.Text)
+			}
+			for _, k := range tc.want {
+				if res.ByKind[k] == 0 {
+					t.Errorf("no %s operation ran in %d", k, res.Ops)
+				}
+			}
+			if res.Figures.Races[RaceParkedAtStart]+res.Figures.Races[RaceParkedAtStep] == 0 || res.Figures.Counts[CountCalls] == 0 {
+				t.Errorf("no accepted cancel or completed call: %v", res.Figures)
+			}
+			t.Logf("%d trials, %d operations, %d events, %.0f ops/s; races %v", res.Trials, res.Ops, res.Events, res.OpsPerSecond(), res.Figures.Races)
+		})
+	}
+}
+
+// TestWithoutControl: ignoring the control extension, calls run ungated
+// (the profile's slow tool); a cancel's acceptance is then not evidenced,
+// so what follows it is counted, never judged, and the rules that need
+// no such evidence still find nothing wrong with the conforming server,
+// and still fire on a broken one.
+func TestWithoutControl(t *testing.T) {
+	prof := &profile.Profile{Name: "ungated", Slow: &profile.Tool{Name: "slow", Arguments: map[string]any{"key": "", "steps": 3, "gated": false}}}
+	cfg := Config{Target: target(t, TransportInProcess), Seed: 3, Ops: 600, NoControl: true, Profile: prof, OpTimeout: 20 * time.Second}
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Found != nil {
+		t.Fatalf("found %+v", res.Found.Violation)
+	}
+	if res.Features.Control || res.ByKind[OpTask] > 0 || res.ByKind[OpCall] == 0 || res.Figures.Counts[CountCalls] == 0 {
+		t.Errorf("features %+v, operations %v, counts %v", res.Features, res.ByKind, res.Figures.Counts)
+	}
+	// A cancel that reached a call still unanswered has no evidence of
+	// acceptance; one that came after the response is a cancel of a
+	// completed request, to be ignored.
+	if n := res.Figures.Races[RaceUnknown] + res.Figures.Races[RaceUnknownSilent]; n == 0 || n != sum(res.Figures.Races) {
+		t.Errorf("%d cancels; races %v: every one should lack evidence of acceptance", res.ByKind[OpCancel], res.Figures.Races)
+	}
+	cfg.Target, cfg.Want = target(t, TransportInProcess, refserver.FaultNonIncreasingProgress), nil
+	res, err = Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Found == nil || res.Found.Violation.Requirement != "PRG-4" {
+		t.Fatalf("non-increasing progress without the control extension: %+v", res.Found)
+	}
+}
+
+func sum(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+// TestSeedReproducible: with no racing variants, a seed gives the same
+// run against the reference server however its trials are scheduled:
+// the same operations, and every race figure the same. Within a trial
+// each session sends the same frames in the same order and receives the
+// same ones (task IDs and timestamps aside, which the server draws).
+func TestSeedReproducible(t *testing.T) {
+	tg := target(t, TransportInProcess)
+	run := func(workers int) *Result {
+		res, err := Run(context.Background(), Config{Target: tg, Seed: 9, Ops: 1200, NoRaces: true, Workers: workers, OpTimeout: 20 * time.Second})
+		if err != nil || res.Found != nil {
+			t.Fatalf("%v %+v", err, res.Found)
+		}
+		return res
+	}
+	a, b := run(1), run(2)
+	type gist struct {
+		Ops     int
+		ByKind  map[Kind]int
+		Figures Figures
+	}
+	if diff := cmp.Diff(gist{a.Ops, a.ByKind, a.Figures}, gist{b.Ops, b.ByKind, b.Figures}); diff != "" {
+		t.Errorf("two runs of seed 9 differ (-one worker +two):\n%s", diff)
+	}
+
+	f, err := Probe(context.Background(), tg, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := PlanFor(9, 3, GenOptions{Features: f, Revision: Revision20251125, Mix: DefaultMix(), Sessions: 3, Ops: 150, NoRaces: true})
+	frames := func() []string {
+		_, h, err := runOnce(context.Background(), Config{Target: tg, OpTimeout: 20 * time.Second}, f, plan)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sent, got []string
+		for _, ev := range h.Events {
+			if ev.Kind != chrono.KindFrame || ev.Summary == nil {
+				continue
+			}
+			g := fmt.Sprintf("%s %s %s %s id=%s token=%s cancels=%s", ev.Channel, ev.Dir, ev.Summary.Kind, ev.Summary.Method, ev.Summary.ID, ev.Summary.Token, ev.Summary.RequestID)
+			if ev.Dir == chrono.Out {
+				sent = append(sent, g)
+			} else {
+				got = append(got, g)
+			}
+		}
+		slices.Sort(got)
+		return append(sent, got...)
+	}
+	if diff := cmp.Diff(frames(), frames()); diff != "" {
+		t.Errorf("the same plan sent or received other frames (-first +second):\n%s", diff)
+	}
+}

@@ -1,0 +1,100 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mcpflight/mcpflight/explore"
+)
+
+// TestExploreConforming: a short exploration of the built-in server, in
+// process and as stdio children, finds nothing and says what it did.
+func TestExploreConforming(t *testing.T) {
+	for _, args := range [][]string{
+		{"explore", "--ops", "300", "--seed", "11"},
+		{"explore", "--transport", "stdio", "--sessions", "2", "--ops", "100", "--seed", "11"},
+	} {
+		r := runCLI(t, "", args...)
+		if r.code != ExitConformant {
+			t.Fatalf("%v: exit %d\nstdout:\n%s\nstderr:\n%s", args, r.code, r.stdout, r.stderr)
+		}
+		for _, want := range []string{"seed 11", "control extension: yes", "no violation of"} {
+			if !strings.Contains(r.stdout, want) {
+				t.Errorf("%v: the report lacks %q:\n%s", args, want, r.stdout)
+			}
+		}
+	}
+}
+
+// TestExploreFindShrinkReplay: against a faulty built-in server explore
+// exits 1 with the violation, its requirement and the minimal chronology
+// as a sequence diagram with the violating event marked, and writes a
+// replay file and chronology; --replay of that file reproduces it, and
+// show renders the chronology.
+func TestExploreFindShrinkReplay(t *testing.T) {
+	dir := t.TempDir()
+	r := runCLI(t, "", "explore", "--target-fault", "respond-after-cancel", "--ops", "400", "--seed", "5", "--out", dir)
+	if r.code != ExitNonConformant {
+		t.Fatalf("exit %d, want 1\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{"VIOLATION cancel-no-response: CAN-8 (SHOULD)", "the minimal plan reproduces it", "✗ first wrong event", "replay file:"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("the report lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	replay := filepath.Join(dir, "explore-5.replay.json")
+	f, err := os.Open(replay)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp, err := explore.ReadReplay(f)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rp.Violation == nil || rp.Violation.Invariant != explore.InvCancelNoResponse || !rp.Target.BuiltIn {
+		t.Fatalf("replay file: %+v", rp)
+	}
+	// The file names its target: no flags needed to run it again.
+	again := runCLI(t, "", "explore", "--replay", replay)
+	if again.code != ExitNonConformant || !strings.Contains(again.stdout, "reproduced: the recorded violation happened again") {
+		t.Errorf("--replay: exit %d\n%s\n%s", again.code, again.stdout, again.stderr)
+	}
+	// Against the conforming server the same plan shows nothing.
+	fixed := runCLI(t, "", "explore", "--replay", replay, "--transport", "inprocess")
+	if fixed.code != ExitConformant || !strings.Contains(fixed.stdout, "not reproduced: no violation") {
+		t.Errorf("--replay against the conforming server: exit %d\n%s\n%s", fixed.code, fixed.stdout, fixed.stderr)
+	}
+	shown := runCLI(t, "", "show", filepath.Join(dir, "explore-5.jsonl"), "--mark", "11")
+	if shown.code != 0 || !strings.Contains(shown.stdout, "s1 stdout") {
+		t.Errorf("show: exit %d\n%s\n%s", shown.code, shown.stdout, shown.stderr)
+	}
+}
+
+func TestExploreUsageErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"explore", "--sessions", "0"}, "--sessions must be 1.."},
+		{[]string{"explore", "--transport", "carrier-pigeon"}, "--transport must be inprocess, http or stdio"},
+		{[]string{"explore", "--stdio", "x", "--target-fault", "ping-broken"}, "--target-fault applies to the built-in server only"},
+		{[]string{"explore", "--target-fault", "no-such-fault"}, "unknown fault"},
+		{[]string{"explore", "--seed", "minus-one"}, "--seed"},
+		{[]string{"explore", "--header", "X-A: b"}, "HTTP targets only"},
+	} {
+		r := runCLI(t, "", tc.args...)
+		if r.code != ExitError || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tc.args, r.code, r.stderr, tc.want)
+		}
+	}
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	if err := os.WriteFile(bad, []byte(`{"format":"something-else/v9","sessions":1,"steps":[]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := runCLI(t, "", "explore", "--replay", bad); r.code != ExitError || !strings.Contains(r.stderr, "not a replay file") {
+		t.Errorf("--replay of a foreign file: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
