@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/jsonrpc"
+	"github.com/mcpflight/mcpflight/mcp"
 	"github.com/mcpflight/mcpflight/peer"
 	"github.com/mcpflight/mcpflight/transport"
 )
@@ -131,7 +132,7 @@ func baseCases() []Case {
 
 func versionProbe(ctx context.Context, e *Env, asked string) Outcome {
 	var res peer.InitResult
-	err := e.S.Request(ctx, "initialize", map[string]any{
+	err := e.S.Request(ctx, mcp.MethodInitialize, map[string]any{
 		"protocolVersion": asked,
 		"capabilities":    map[string]any{},
 		"clientInfo":      map[string]any{"name": "mcpflight", "version": "dev"},
@@ -168,7 +169,7 @@ func versionProbe(ctx context.Context, e *Env, asked string) Outcome {
 func pingIDs(ctx context.Context, e *Env, ids ...jsonrpc.ID) Outcome {
 	calls := make([]*peer.Call, 0, len(ids))
 	for _, id := range ids {
-		c, err := e.S.Start(ctx, "ping", nil, peer.WithID(id))
+		c, err := e.S.Start(ctx, mcp.MethodPing, nil, peer.WithID(id))
 		if err != nil {
 			return Errorf("%v", err)
 		}
@@ -207,9 +208,9 @@ func noResponseToNotifications(ctx context.Context, e *Env) Outcome {
 		method string
 		params any
 	}{
-		{"notifications/initialized", nil},
-		{"notifications/cancelled", map[string]any{"requestId": "mcpflight-never-sent", "reason": "probe"}},
-		{"notifications/progress", map[string]any{"progressToken": "mcpflight-never-issued", "progress": 1}},
+		{mcp.NotificationInitialized, nil},
+		{mcp.NotificationCancelled, map[string]any{"requestId": "mcpflight-never-sent", "reason": "probe"}},
+		{mcp.NotificationProgress, map[string]any{"progressToken": "mcpflight-never-issued", "progress": 1}},
 		{"notifications/mcpflight/unknown", map[string]any{"probe": true}},
 	}
 	for _, n := range notes {
@@ -292,7 +293,7 @@ func loggingCases() []Case {
 var logLevels = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
 
 func loggingLevelFilter(ctx context.Context, e *Env) Outcome {
-	if err := e.S.Request(ctx, "logging/setLevel", map[string]any{"level": "warning"}, nil); err != nil {
+	if err := e.S.Request(ctx, mcp.MethodLoggingSetLevel, map[string]any{"level": "warning"}, nil); err != nil {
 		return Violation(Fail, "LOG-3", []string{"logging/setLevel answered with an empty result"}, chrono.Sanitize(err.Error(), false), 0)
 	}
 	args := e.Profile.Log.CloneArgs()
@@ -305,7 +306,7 @@ func loggingLevelFilter(ctx context.Context, e *Env) Outcome {
 	}
 	first := e.Log.Len()
 	var res json.RawMessage
-	if err := e.S.Request(ctx, "tools/call", map[string]any{"name": e.Profile.Log.Name, "arguments": args}, &res); err != nil {
+	if err := e.S.Request(ctx, mcp.MethodToolsCall, map[string]any{"name": e.Profile.Log.Name, "arguments": args}, &res); err != nil {
 		return Errorf("calling %s: %v", e.Profile.Log.Name, err)
 	}
 	if err := e.Quiesce(ctx); err != nil {
@@ -313,7 +314,7 @@ func loggingLevelFilter(ctx context.Context, e *Env) Outcome {
 	}
 	seen := 0
 	for _, ev := range e.Log.Since(first) {
-		if ev.Dir != chrono.In || ev.Summary == nil || ev.Summary.Method != "notifications/message" {
+		if ev.Dir != chrono.In || ev.Summary == nil || ev.Summary.Method != mcp.NotificationMessage {
 			continue
 		}
 		m, err := ev.Message()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/mcpflight/mcpflight/jsonrpc"
+	"github.com/mcpflight/mcpflight/mcp"
 	"github.com/mcpflight/mcpflight/peer"
 )
 
@@ -365,7 +366,7 @@ func cancelExtraFields(ctx context.Context, e *Env) Outcome {
 		"requestId":      op.Call.ID,
 		"reason":         "mcpflight: \x1b[31mextra fields\x1b[0m",
 		"x-mcpflight":    map[string]any{"nested": []any{1, "two", nil}},
-		"_meta":          map[string]any{"io.mcpflight/probe": true},
+		mcp.MetaKey:      map[string]any{"io.mcpflight/probe": true},
 		"requestIdAlias": 123456,
 	})
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/control"
 	"github.com/mcpflight/mcpflight/jsonrpc"
+	"github.com/mcpflight/mcpflight/mcp"
 	"github.com/mcpflight/mcpflight/peer"
 	"github.com/mcpflight/mcpflight/transport"
 )
@@ -74,7 +75,7 @@ func (e *Env) StartSlow(ctx context.Context, spec SlowSpec) (*Op, error) {
 	case spec.Progress:
 		opts = append(opts, peer.WithProgress())
 	}
-	call, err := e.S.Start(ctx, "tools/call", map[string]any{"name": e.Profile.Slow.Name, "arguments": args}, opts...)
+	call, err := e.S.Start(ctx, mcp.MethodToolsCall, map[string]any{"name": e.Profile.Slow.Name, "arguments": args}, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("starting %s: %w", e.Profile.Slow.Name, err)
 	}
@@ -325,7 +326,7 @@ func (o *Op) OperationState(ctx context.Context) (control.Operation, control.Cou
 // CancelRaw sends notifications/cancelled with arbitrary params, for
 // unknown, duplicate and malformed cancels.
 func (e *Env) CancelRaw(ctx context.Context, params any) (uint64, error) {
-	return e.S.NotifySeq(ctx, "notifications/cancelled", params)
+	return e.S.NotifySeq(ctx, mcp.NotificationCancelled, params)
 }
 
 // frameAfter returns the first inbound frame after seq that matches.
@@ -350,13 +351,13 @@ func responseTo(id jsonrpc.ID) func(chrono.Event) bool {
 func progressFor(tok jsonrpc.ProgressToken) func(chrono.Event) bool {
 	want := tok.String()
 	return func(ev chrono.Event) bool {
-		return ev.Summary != nil && ev.Summary.Method == "notifications/progress" && ev.Summary.Token == want
+		return ev.Summary != nil && ev.Summary.Method == mcp.NotificationProgress && ev.Summary.Token == want
 	}
 }
 
 // anyProgress matches every progress notification.
 func anyProgress(ev chrono.Event) bool {
-	return ev.Summary != nil && ev.Summary.Method == "notifications/progress"
+	return ev.Summary != nil && ev.Summary.Method == mcp.NotificationProgress
 }
 
 // anyResponse matches every response frame.

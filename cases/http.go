@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/jsonrpc"
+	"github.com/mcpflight/mcpflight/mcp"
 	"github.com/mcpflight/mcpflight/transport"
 )
 
@@ -541,7 +542,7 @@ func notification202(ctx context.Context, e *Env) Outcome {
 
 // rawPing POSTs a ping with header changes and returns the status.
 func (e *Env) rawPing(ctx context.Context, h *transport.HTTP, headers http.Header) (int, uint64, error) {
-	raw, err := jsonrpc.EncodeRequest(e.S.NewID(), "ping", nil)
+	raw, err := jsonrpc.EncodeRequest(e.S.NewID(), mcp.MethodPing, nil)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -598,7 +599,7 @@ func visibleASCII(s string) bool { return transport.VisibleASCII(s) }
 // rawInitialize POSTs an initialize without session ID and protocol
 // version headers; the transport does not take the session it opens.
 func (e *Env) rawInitialize(ctx context.Context, h *transport.HTTP) (*transport.RawResponse, error) {
-	init, err := jsonrpc.EncodeRequest(e.S.NewID(), "initialize", map[string]any{
+	init, err := jsonrpc.EncodeRequest(e.S.NewID(), mcp.MethodInitialize, map[string]any{
 		"protocolVersion": V20251125, "capabilities": map[string]any{},
 		"clientInfo": map[string]any{"name": "mcpflight", "version": "dev"},
 	})
@@ -673,7 +674,7 @@ func deleteThen404(ctx context.Context, e *Env) Outcome {
 	for _, method := range []string{http.MethodPost, http.MethodGet, http.MethodDelete} {
 		var body []byte
 		if method == http.MethodPost {
-			body, _ = jsonrpc.EncodeRequest(e.S.NewID(), "ping", nil)
+			body, _ = jsonrpc.EncodeRequest(e.S.NewID(), mcp.MethodPing, nil)
 		}
 		seq := e.Log.Len() + 1
 		resp, err := h.Raw(ctx, method, body, oldHdr)
@@ -788,7 +789,7 @@ func answerContentType(ctx context.Context, e *Env) Outcome {
 	if err := e.S.Ping(ctx); err != nil && !errors.As(err, &rpcErr) {
 		return Errorf("ping: %v", err)
 	}
-	if err := e.S.Request(ctx, "tools/list", map[string]any{}, nil); err != nil && !errors.As(err, &rpcErr) {
+	if err := e.S.Request(ctx, mcp.MethodToolsList, map[string]any{}, nil); err != nil && !errors.As(err, &rpcErr) {
 		return Errorf("tools/list: %v", err)
 	}
 	op, err := e.StartSlow(ctx, SlowSpec{Key: "a", Progress: true, Free: true})
@@ -858,8 +859,8 @@ func batchRejected(ctx context.Context, e *Env) Outcome {
 	if o != nil {
 		return *o
 	}
-	a, _ := jsonrpc.EncodeRequest(e.S.NewID(), "ping", nil)
-	b, _ := jsonrpc.EncodeRequest(e.S.NewID(), "ping", nil)
+	a, _ := jsonrpc.EncodeRequest(e.S.NewID(), mcp.MethodPing, nil)
+	b, _ := jsonrpc.EncodeRequest(e.S.NewID(), mcp.MethodPing, nil)
 	body := append(append(append([]byte("["), a...), ','), b...)
 	body = append(body, ']')
 	seq := e.Log.Len() + 1

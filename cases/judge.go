@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/jsonrpc"
+	"github.com/mcpflight/mcpflight/mcp"
 	"github.com/mcpflight/mcpflight/peer"
 	"github.com/mcpflight/mcpflight/transport"
 )
@@ -42,7 +43,7 @@ func (e *Env) drainCancelledStreams(ctx context.Context) {
 	wctx, cancel := context.WithTimeout(ctx, e.Grace)
 	defer cancel()
 	for _, ev := range e.Log.Events() {
-		if ev.Dir != chrono.Out || ev.Summary == nil || ev.Summary.Method != "notifications/cancelled" || ev.Summary.RequestID == "" {
+		if ev.Dir != chrono.Out || ev.Summary == nil || ev.Summary.Method != mcp.NotificationCancelled || ev.Summary.RequestID == "" {
 			continue
 		}
 		id, err := jsonrpc.ParseID([]byte(ev.Summary.RequestID))

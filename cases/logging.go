@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/jsonrpc"
+	"github.com/mcpflight/mcpflight/mcp"
 	"github.com/mcpflight/mcpflight/peer"
 )
 
@@ -62,7 +63,7 @@ func moreLoggingCases() []Case {
 func loggingEveryLevel(ctx context.Context, e *Env) Outcome {
 	for _, lvl := range logLevels {
 		seq := e.Log.Len() + 1
-		err := e.S.Request(ctx, "logging/setLevel", map[string]any{"level": lvl}, nil)
+		err := e.S.Request(ctx, mcp.MethodLoggingSetLevel, map[string]any{"level": lvl}, nil)
 		var rpcErr *jsonrpc.Error
 		switch {
 		case errors.As(err, &rpcErr):
@@ -76,7 +77,7 @@ func loggingEveryLevel(ctx context.Context, e *Env) Outcome {
 }
 
 func loggingInvalidLevel(ctx context.Context, e *Env) Outcome {
-	err := e.S.Request(ctx, "logging/setLevel", map[string]any{"level": "verbose"}, nil)
+	err := e.S.Request(ctx, mcp.MethodLoggingSetLevel, map[string]any{"level": "verbose"}, nil)
 	var rpcErr *jsonrpc.Error
 	switch {
 	case errors.As(err, &rpcErr) && rpcErr.Code == jsonrpc.CodeInvalidParams:
@@ -125,7 +126,7 @@ func judgeLogMessage(ev chrono.Event) *Outcome {
 func loggingMessageShape(ctx context.Context, e *Env) Outcome {
 	declared := e.S.Server() != nil && e.S.Server().HasCapability("logging")
 	if declared {
-		if err := e.S.Request(ctx, "logging/setLevel", map[string]any{"level": "debug"}, nil); err != nil {
+		if err := e.S.Request(ctx, mcp.MethodLoggingSetLevel, map[string]any{"level": "debug"}, nil); err != nil {
 			return Errorf("logging/setLevel debug: %v", err)
 		}
 	}
@@ -137,7 +138,7 @@ func loggingMessageShape(ctx context.Context, e *Env) Outcome {
 		}
 	}
 	first := e.Log.Len()
-	if err := e.S.Request(ctx, "tools/call", map[string]any{"name": e.Profile.Log.Name, "arguments": args}, nil); err != nil {
+	if err := e.S.Request(ctx, mcp.MethodToolsCall, map[string]any{"name": e.Profile.Log.Name, "arguments": args}, nil); err != nil {
 		return Errorf("calling %s: %v", e.Profile.Log.Name, err)
 	}
 	if err := e.Quiesce(ctx); err != nil {
@@ -145,7 +146,7 @@ func loggingMessageShape(ctx context.Context, e *Env) Outcome {
 	}
 	n := 0
 	for _, ev := range e.Log.Since(first) {
-		if ev.Dir != chrono.In || ev.Summary == nil || ev.Summary.Method != "notifications/message" {
+		if ev.Dir != chrono.In || ev.Summary == nil || ev.Summary.Method != mcp.NotificationMessage {
 			continue
 		}
 		if !declared {
@@ -163,12 +164,12 @@ func loggingMessageShape(ctx context.Context, e *Env) Outcome {
 }
 
 func loggingNoFloodAfterCancel(ctx context.Context, e *Env) Outcome {
-	if err := e.S.Request(ctx, "logging/setLevel", map[string]any{"level": "debug"}, nil); err != nil {
+	if err := e.S.Request(ctx, mcp.MethodLoggingSetLevel, map[string]any{"level": "debug"}, nil); err != nil {
 		return Errorf("logging/setLevel debug: %v", err)
 	}
 	args := e.Profile.Slow.CloneArgs()
 	args["key"], args["logSteps"], args["steps"] = "a", true, 3
-	c, err := e.S.Start(ctx, "tools/call", map[string]any{"name": e.Profile.Slow.Name, "arguments": args}, peer.WithProgress())
+	c, err := e.S.Start(ctx, mcp.MethodToolsCall, map[string]any{"name": e.Profile.Slow.Name, "arguments": args}, peer.WithProgress())
 	if err != nil {
 		return Errorf("%v", err)
 	}
@@ -187,7 +188,7 @@ func loggingNoFloodAfterCancel(ctx context.Context, e *Env) Outcome {
 	}
 	before := 0
 	for _, ev := range e.Log.Since(c.SentSeq) {
-		if ev.Dir != chrono.In || ev.Summary == nil || ev.Summary.Method != "notifications/message" {
+		if ev.Dir != chrono.In || ev.Summary == nil || ev.Summary.Method != mcp.NotificationMessage {
 			continue
 		}
 		if ev.Seq > c.CancelSeq {

@@ -11,6 +11,7 @@ import (
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/control"
 	"github.com/mcpflight/mcpflight/jsonrpc"
+	"github.com/mcpflight/mcpflight/mcp"
 	"github.com/mcpflight/mcpflight/peer"
 )
 
@@ -83,7 +84,7 @@ func (e *Env) StartTask(ctx context.Context, spec TaskSpec) (*TaskOp, error) {
 	if spec.Progress {
 		opts = append(opts, peer.WithProgress(), peer.KeepProgressToken())
 	}
-	call, err := e.S.Start(ctx, "tools/call", peer.TaskParams(map[string]any{"name": e.Profile.Task.Name, "arguments": args}, ttl), opts...)
+	call, err := e.S.Start(ctx, mcp.MethodToolsCall, peer.TaskParams(map[string]any{"name": e.Profile.Task.Name, "arguments": args}, ttl), opts...)
 	if err != nil {
 		return nil, fmt.Errorf("starting %s: %w", e.Profile.Task.Name, err)
 	}
@@ -223,10 +224,10 @@ func validTransition(from, to string) bool {
 		return true
 	}
 	switch from {
-	case peer.TaskWorking:
-		return to == peer.TaskInputRequired || peer.Terminal(to)
-	case peer.TaskInputRequired:
-		return to == peer.TaskWorking || peer.Terminal(to)
+	case mcp.TaskWorking:
+		return to == mcp.TaskInputRequired || mcp.TaskTerminal(to)
+	case mcp.TaskInputRequired:
+		return to == mcp.TaskWorking || mcp.TaskTerminal(to)
 	}
 	return false
 }
@@ -338,7 +339,7 @@ func toolTaskSupport(ctx context.Context, e *Env, tool string) (string, bool, er
 		if cursor != "" {
 			params["cursor"] = cursor
 		}
-		if err := e.S.Request(ctx, "tools/list", params, &r); err != nil {
+		if err := e.S.Request(ctx, mcp.MethodToolsList, params, &r); err != nil {
 			return "", false, err
 		}
 		for _, t := range r.Tools {
@@ -383,7 +384,7 @@ func taskRequiredWithoutTask(ctx context.Context, e *Env) Outcome {
 	if e.Control != nil {
 		args["key"], args["gated"] = "plain", false
 	}
-	call, err := e.S.Start(ctx, "tools/call", map[string]any{"name": e.Profile.Task.Name, "arguments": args})
+	call, err := e.S.Start(ctx, mcp.MethodToolsCall, map[string]any{"name": e.Profile.Task.Name, "arguments": args})
 	if err != nil {
 		return Errorf("%v", err)
 	}
@@ -417,7 +418,7 @@ func taskForbiddenWithTask(ctx context.Context, e *Env) Outcome {
 		args["key"], args["gated"] = "forbidden", false
 	}
 	var raw json.RawMessage
-	err = e.S.Request(ctx, "tools/call", peer.TaskParams(map[string]any{"name": e.Profile.Effect.Name, "arguments": args}, 60000), &raw)
+	err = e.S.Request(ctx, mcp.MethodToolsCall, peer.TaskParams(map[string]any{"name": e.Profile.Effect.Name, "arguments": args}, 60000), &raw)
 	code, isRPC := rpcCode(err)
 	switch {
 	case isRPC && code == jsonrpc.CodeMethodNotFound:
@@ -436,7 +437,7 @@ func taskIgnoredWithoutCapability(ctx context.Context, e *Env) Outcome {
 		args["key"], args["gated"] = "ignored", false
 	}
 	var raw json.RawMessage
-	err := e.S.Request(ctx, "tools/call", peer.TaskParams(map[string]any{"name": e.Profile.Slow.Name, "arguments": args}, 60000), &raw)
+	err := e.S.Request(ctx, mcp.MethodToolsCall, peer.TaskParams(map[string]any{"name": e.Profile.Slow.Name, "arguments": args}, 60000), &raw)
 	if err != nil {
 		if _, isRPC := rpcCode(err); isRPC {
 			return Violation(Fail, "TSK-24", []string{"an ordinary CallToolResult: the task field is ignored"}, chrono.Sanitize(err.Error(), false), 0)
@@ -489,7 +490,7 @@ func taskCreateShape(ctx context.Context, e *Env) Outcome {
 		return createOutcome(err)
 	}
 	defer op.ReleaseAll(context.WithoutCancel(ctx))
-	if op.Task.Status != peer.TaskWorking {
+	if op.Task.Status != mcp.TaskWorking {
 		return Violation(Fail, "TSK-29", []string{`status "working" at creation`}, fmt.Sprintf("status %q", chrono.Sanitize(op.Task.Status, false)), op.RespSeq)
 	}
 	if o := taskShape(op.Task, op.RespSeq); o != nil {
@@ -652,9 +653,9 @@ func taskStatusNotifications(ctx context.Context, e *Env) Outcome {
 	if err := e.Quiesce(ctx); err != nil {
 		return Errorf("%v", err)
 	}
-	prev, n := peer.TaskWorking, 0
+	prev, n := mcp.TaskWorking, 0
 	for _, ev := range e.Log.Since(op.RespSeq) {
-		if ev.Dir != chrono.In || ev.Summary == nil || ev.Summary.Method != peer.NotificationTaskStatus {
+		if ev.Dir != chrono.In || ev.Summary == nil || ev.Summary.Method != mcp.NotificationTaskStatus {
 			continue
 		}
 		m, err := ev.Message()
@@ -715,7 +716,7 @@ func cancelMid(ctx context.Context, e *Env, key string) (*TaskOp, peer.Task, *Ou
 		o := Errorf("tasks/cancel: %v", err)
 		return nil, peer.Task{}, &o
 	}
-	if got.Status != peer.TaskCancelled {
+	if got.Status != mcp.TaskCancelled {
 		o := Violation(Fail, "TSK-64", []string{`the tasks/cancel result has status "cancelled"`}, "status "+chrono.Sanitize(got.Status, false), seq)
 		return nil, peer.Task{}, &o
 	}
@@ -733,7 +734,7 @@ func taskCancelWorking(ctx context.Context, e *Env) Outcome {
 	} else if err != nil {
 		return Errorf("tasks/get: %v", err)
 	}
-	if got.Status != peer.TaskCancelled {
+	if got.Status != mcp.TaskCancelled {
 		return Violation(Fail, "TSK-64", []string{"tasks/get after the cancel says cancelled"}, "status "+chrono.Sanitize(got.Status, false), 0)
 	}
 	return Passf("cancelled before the reply; tasks/get agrees")
@@ -766,7 +767,7 @@ func taskCancelledSticky(ctx context.Context, e *Env) Outcome {
 		} else if err != nil {
 			return Errorf("tasks/get: %v", err)
 		}
-		if got.Status != peer.TaskCancelled {
+		if got.Status != mcp.TaskCancelled {
 			return Violation(Fail, "TSK-65", []string{"the task stays cancelled after its work ends"}, "status "+chrono.Sanitize(got.Status, false), 0)
 		}
 	}
@@ -836,14 +837,14 @@ func taskNotificationDoesNotCancel(ctx context.Context, e *Env) Outcome {
 	if err != nil {
 		return Errorf("tasks/get: %v", err)
 	}
-	if got.Status == peer.TaskCancelled {
+	if got.Status == mcp.TaskCancelled {
 		return Violation(Fail, "CAN-4", []string{"the task is untouched: only tasks/cancel cancels a task"}, "the task became cancelled after notifications/cancelled", seq)
 	}
 	final, _, err := op.RunToEnd(ctx)
 	if err != nil {
 		return Errorf("running the task: %v", err)
 	}
-	if final.Status == peer.TaskCancelled {
+	if final.Status == mcp.TaskCancelled {
 		return Violation(Fail, "CAN-4", []string{"the task ends on its own, not cancelled"}, "it ended cancelled", seq)
 	}
 	return Passf("the request-level cancel at seq %d left the task alone; it ended %s", seq, final.Status)
@@ -939,7 +940,7 @@ func taskResultEquivalence(ctx context.Context, e *Env) Outcome {
 	}
 	_, seq := c.Response()
 	if resp.Error != nil {
-		if final.Status == peer.TaskCompleted {
+		if final.Status == mcp.TaskCompleted {
 			return Violation(Fail, "TSK-48", []string{"the successful result of the underlying tools/call"}, fmt.Sprintf("error %d", resp.Error.Code), seq)
 		}
 		return Infof("the task ended %s and tasks/result answered error %d", final.Status, resp.Error.Code)
@@ -952,7 +953,7 @@ func taskResultEquivalence(ctx context.Context, e *Env) Outcome {
 	}
 	id, ok := peer.RelatedTaskID(resp.Result)
 	if !ok || id != op.Task.TaskID {
-		return Violation(Fail, "TSK-55", []string{fmt.Sprintf("_meta %q.taskId = %q", peer.RelatedTaskMeta, op.Task.TaskID)}, describe(e.eventAt(seq)), seq)
+		return Violation(Fail, "TSK-55", []string{fmt.Sprintf("_meta %q.taskId = %q", mcp.MetaRelatedTask, op.Task.TaskID)}, describe(e.eventAt(seq)), seq)
 	}
 	return Passf("tasks/result returned a CallToolResult tied to task %s", chrono.Sanitize(id, false))
 }
@@ -966,13 +967,13 @@ func taskResultError(ctx context.Context, e *Env) Outcome {
 	if err != nil {
 		return Errorf("%v", err)
 	}
-	if final.Status != peer.TaskFailed {
+	if final.Status != mcp.TaskFailed {
 		return Violation(Fail, "TSK-77", []string{"status failed for a request that ended in a JSON-RPC error"}, "status "+chrono.Sanitize(final.Status, false), 0)
 	}
 	if final.StatusMessage == "" {
 		return Violation(Warn, "TSK-75", []string{"a statusMessage with diagnostic information"}, "no statusMessage", 0)
 	}
-	err = e.S.Request(ctx, peer.MethodTasksResult, map[string]any{"taskId": op.Task.TaskID}, nil)
+	err = e.S.Request(ctx, mcp.MethodTasksResult, map[string]any{"taskId": op.Task.TaskID}, nil)
 	if _, isRPC := rpcCode(err); !isRPC {
 		return Violation(Fail, "TSK-77", []string{"tasks/result returns the same JSON-RPC error"}, fmt.Sprintf("%v", err), 0)
 	}
@@ -989,11 +990,11 @@ func taskIsErrorFails(ctx context.Context, e *Env) Outcome {
 		return Errorf("%v", err)
 	}
 	var raw json.RawMessage
-	rerr := e.S.Request(ctx, peer.MethodTasksResult, map[string]any{"taskId": op.Task.TaskID}, &raw)
+	rerr := e.S.Request(ctx, mcp.MethodTasksResult, map[string]any{"taskId": op.Task.TaskID}, &raw)
 	if rerr != nil {
 		return Violation(Fail, "TSK-78", []string{"a successful response with the CallToolResult (isError true)"}, chrono.Sanitize(rerr.Error(), false), 0)
 	}
-	if final.Status != peer.TaskFailed {
+	if final.Status != mcp.TaskFailed {
 		return Violation(Warn, "TSK-76", []string{"status failed for a tool result with isError true"}, "status "+chrono.Sanitize(final.Status, false), 0)
 	}
 	return Passf("failed; tasks/result returned the isError result")
@@ -1038,7 +1039,7 @@ func taskResultBlocks(ctx context.Context, e *Env) Outcome {
 }
 
 func taskUnknownID(ctx context.Context, e *Env) Outcome {
-	for _, m := range []string{peer.MethodTasksGet, peer.MethodTasksResult, peer.MethodTasksCancel} {
+	for _, m := range []string{mcp.MethodTasksGet, mcp.MethodTasksResult, mcp.MethodTasksCancel} {
 		seq := e.Log.Len() + 1
 		err := e.S.Request(ctx, m, map[string]any{"taskId": "mcpflight-no-such-task"}, nil)
 		code, isRPC := rpcCode(err)
@@ -1063,9 +1064,9 @@ func taskIDSourceOfTruth(ctx context.Context, e *Env) Outcome {
 		return createOutcome(err)
 	}
 	defer func() { _ = a.ReleaseAll(context.WithoutCancel(ctx)); _ = b.ReleaseAll(context.WithoutCancel(ctx)) }()
-	call, err := e.S.Start(ctx, peer.MethodTasksGet, map[string]any{
-		"taskId": a.Task.TaskID,
-		"_meta":  map[string]any{peer.RelatedTaskMeta: map[string]any{"taskId": b.Task.TaskID}},
+	call, err := e.S.Start(ctx, mcp.MethodTasksGet, map[string]any{
+		"taskId":    a.Task.TaskID,
+		mcp.MetaKey: map[string]any{mcp.MetaRelatedTask: map[string]any{"taskId": b.Task.TaskID}},
 	})
 	if err != nil {
 		return Errorf("%v", err)

@@ -32,6 +32,7 @@ import (
 
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/jsonrpc"
+	"github.com/mcpflight/mcpflight/mcp"
 	"github.com/mcpflight/mcpflight/peer"
 )
 
@@ -251,7 +252,7 @@ func (c *Controller) Start(ctx context.Context, params map[string]any, ttl int64
 		return nil, ErrNoTasks
 	}
 	opts = append(opts, peer.KeepProgressToken())
-	call, err := s.Start(ctx, "tools/call", peer.TaskParams(params, ttl), opts...)
+	call, err := s.Start(ctx, mcp.MethodToolsCall, peer.TaskParams(params, ttl), opts...)
 	if err != nil {
 		return nil, fmt.Errorf("hostcancel: starting the task: %w", err)
 	}
@@ -361,7 +362,7 @@ func (op *Operation) pollDelay() time.Duration {
 
 // Poll sends one tasks/get.
 func (op *Operation) Poll(ctx context.Context) (peer.Task, error) {
-	return op.taskCall(ctx, peer.MethodTasksGet)
+	return op.taskCall(ctx, mcp.MethodTasksGet)
 }
 
 // Wait polls tasks/get, respecting pollInterval, until the task is
@@ -474,7 +475,7 @@ func (op *Operation) cancel(ctx context.Context) Result {
 	defer stop()
 	c.c.requested.Add(1)
 	c.emit(Event{Name: EventTaskCancelRequested, TaskID: op.TaskID, Status: op.LastKnown().Status})
-	resp, id, err := op.request(vctx, peer.MethodTasksCancel, map[string]any{"taskId": op.TaskID})
+	resp, id, err := op.request(vctx, mcp.MethodTasksCancel, map[string]any{"taskId": op.TaskID})
 	switch {
 	case err != nil:
 		return Result{Classification: OutcomeUnknown, Task: op.LastKnown(), CancelSent: true, Detail: "tasks/cancel got no answer: " + err.Error()}
@@ -519,15 +520,15 @@ func (op *Operation) cancel(ctx context.Context) Result {
 		}
 		t = got
 	}
-	if t.Terminal() && t.Status != peer.TaskCancelled {
+	if t.Terminal() && t.Status != mcp.TaskCancelled {
 		return op.fromTerminal(vctx, t, true, "the task ended "+t.Status+" before the cancel took effect")
 	}
-	if after, err := op.Poll(vctx); err == nil && after.Status != peer.TaskCancelled {
+	if after, err := op.Poll(vctx); err == nil && after.Status != mcp.TaskCancelled {
 		return Result{Classification: OutcomeUnknown, Task: after, CancelSent: true, Alert: true,
 			Detail: "the task left cancelled for " + after.Status + " (TSK-65)"}
 	}
 	c.c.verified.Add(1)
-	c.emit(Event{Name: EventTaskCancelVerified, TaskID: op.TaskID, Status: peer.TaskCancelled})
+	c.emit(Event{Name: EventTaskCancelVerified, TaskID: op.TaskID, Status: mcp.TaskCancelled})
 	if c.cfg.Ack != nil {
 		stopped, detail, err := c.cfg.Ack(vctx, op)
 		c.c.acks.Add(1)
@@ -548,15 +549,15 @@ func (op *Operation) cancel(ctx context.Context) Result {
 func (op *Operation) fromTerminal(ctx context.Context, t peer.Task, sent bool, detail string) Result {
 	r := Result{Task: t, CancelSent: sent, Detail: detail}
 	switch t.Status {
-	case peer.TaskCancelled:
+	case mcp.TaskCancelled:
 		r.Classification = CancelledVerified
 		return r
-	case peer.TaskCompleted:
+	case mcp.TaskCompleted:
 		r.Classification = CompletedBeforeCancel
 	default:
 		r.Classification = Failed
 	}
-	resp, _, err := op.request(ctx, peer.MethodTasksResult, map[string]any{"taskId": op.TaskID})
+	resp, _, err := op.request(ctx, mcp.MethodTasksResult, map[string]any{"taskId": op.TaskID})
 	switch {
 	case err != nil:
 		r.Detail += "; tasks/result: " + err.Error()

@@ -12,6 +12,7 @@ import (
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/control"
 	"github.com/mcpflight/mcpflight/hostcancel"
+	"github.com/mcpflight/mcpflight/mcp"
 	"github.com/mcpflight/mcpflight/peer"
 	"github.com/mcpflight/mcpflight/refserver"
 	"github.com/mcpflight/mcpflight/transport"
@@ -103,7 +104,7 @@ func (f *fixture) await(t testing.TB, name string) {
 func (f *fixture) cancelsOnWire() int {
 	n := 0
 	for _, ev := range f.log.Events() {
-		if ev.Dir == chrono.Out && ev.Kind == chrono.KindFrame && ev.Summary != nil && ev.Summary.Method == peer.MethodTasksCancel {
+		if ev.Dir == chrono.Out && ev.Kind == chrono.KindFrame && ev.Summary != nil && ev.Summary.Method == mcp.MethodTasksCancel {
 			n++
 		}
 	}
@@ -220,13 +221,13 @@ func TestCancelRacesCompletion(t *testing.T) {
 	f := newFixture(t)
 	c := hostcancel.New(hostcancel.Config{Session: f.s})
 	op := f.start(t, c, "k", map[string]any{"ticks": 1})
-	if got, err := op.Poll(f.ctx); err != nil || got.Status != peer.TaskWorking {
+	if got, err := op.Poll(f.ctx); err != nil || got.Status != mcp.TaskWorking {
 		t.Fatalf("poll: %v %s", err, got.Raw)
 	}
 	f.release(t, "k/start", "k/tick/1")
 	f.await(t, "k/end")
 	r := op.Abort(f.ctx, "user pressed stop")
-	if r.Classification != hostcancel.CompletedBeforeCancel || !r.CancelSent || r.Task.Status != peer.TaskCompleted {
+	if r.Classification != hostcancel.CompletedBeforeCancel || !r.CancelSent || r.Task.Status != mcp.TaskCompleted {
 		t.Fatalf("%+v", r)
 	}
 	var res struct {
@@ -269,7 +270,7 @@ func TestConnectionLost(t *testing.T) {
 	defer cancel()
 	f.s.Close(cctx)
 	r := op.Abort(f.ctx, "host shutting down")
-	if r.Classification != hostcancel.OutcomeUnknown || r.Task.Status != peer.TaskWorking {
+	if r.Classification != hostcancel.OutcomeUnknown || r.Task.Status != mcp.TaskWorking {
 		t.Errorf("%+v", r)
 	}
 	if c.Counters().TaskCancelVerified != 0 {

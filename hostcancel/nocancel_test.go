@@ -9,6 +9,7 @@ import (
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/hostcancel"
 	"github.com/mcpflight/mcpflight/jsonrpc"
+	"github.com/mcpflight/mcpflight/mcp"
 	"github.com/mcpflight/mcpflight/peer"
 	"github.com/mcpflight/mcpflight/transport"
 )
@@ -69,7 +70,7 @@ func TestNoCancelCapability(t *testing.T) {
 		t.Errorf("%+v", r)
 	}
 	for _, ev := range log.Events() {
-		if ev.Dir == chrono.Out && ev.Summary != nil && ev.Summary.Method == peer.MethodTasksCancel {
+		if ev.Dir == chrono.Out && ev.Summary != nil && ev.Summary.Method == mcp.MethodTasksCancel {
 			t.Errorf("tasks/cancel sent to a server without tasks.cancel: seq %d", ev.Seq)
 		}
 	}

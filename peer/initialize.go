@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/mcp"
 )
 
 // Protocol versions the session speaks with an initialize handshake.
@@ -89,7 +90,7 @@ func (s *Session) Initialize(ctx context.Context, opts InitOptions) (*InitResult
 		"capabilities":    opts.Capabilities,
 		"clientInfo":      opts.ClientInfo,
 	}
-	c, err := s.Start(ctx, "initialize", params)
+	c, err := s.Start(ctx, mcp.MethodInitialize, params)
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +113,7 @@ func (s *Session) Initialize(ctx context.Context, opts InitOptions) (*InitResult
 	s.mu.Lock()
 	s.init = &res
 	s.mu.Unlock()
-	if err := s.Notify(ctx, "notifications/initialized", nil); err != nil {
+	if err := s.Notify(ctx, mcp.NotificationInitialized, nil); err != nil {
 		return nil, err
 	}
 	s.log.State("session", "initializing", "ready")

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/mcpflight/mcpflight/jsonrpc"
+	"github.com/mcpflight/mcpflight/mcp"
 )
 
 // Each fault breaks one contract; these tests show its observable effect.
@@ -118,7 +119,7 @@ func TestFaultCancelUnknownHitsOther(t *testing.T) {
 	h.await("old/start")
 	h.await("new/start")
 	h.cancelReq(jsonrpc.IntID(999))
-	if end := h.await("new/end"); end.Outcome != OutcomeCancelled {
+	if end := h.await("new/end"); end.Outcome != mcp.OutcomeCancelled {
 		t.Fatalf("new/end %+v", end)
 	}
 	if c := h.counters(); c.Operations["old"].State != "running" {
@@ -158,7 +159,7 @@ func TestFaultIDTypeConfusion(t *testing.T) {
 	h.slow(jsonrpc.IntID(5), nil, map[string]any{"key": "k"})
 	h.await("k/start")
 	h.cancelReq(jsonrpc.StringID("5"))
-	if end := h.await("k/end"); end.Outcome != OutcomeCancelled {
+	if end := h.await("k/end"); end.Outcome != mcp.OutcomeCancelled {
 		t.Fatalf("k/end %+v", end)
 	}
 }
@@ -270,7 +271,7 @@ func TestFaultLogLevelIgnored(t *testing.T) {
 func TestFaultHangAfterCancel(t *testing.T) {
 	h := newHarness(t, FaultHangAfterCancel)
 	cancelAtStep1(h)
-	h.request(jsonrpc.StringID("end"), MethodAwait, map[string]any{"checkpoint": "k/end"})
+	h.request(jsonrpc.StringID("end"), mcp.MethodControlAwait, map[string]any{"checkpoint": "k/end"})
 	h.stderr.wait(t, `operation "k" hangs after cancel`)
 	// The operation will not move again, so what counters say now stays.
 	c := h.counters()

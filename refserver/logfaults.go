@@ -1,5 +1,7 @@
 package refserver
 
+import "github.com/mcpflight/mcpflight/mcp"
+
 // Faults of MCP logging (2025-11-25 server/utilities/logging). Each breaks
 // one rule that a logging case checks.
 const (
@@ -60,5 +62,5 @@ func (ss *session) sendLog(c *call, level string, i int) {
 	if ss.has(FaultBadMessageShape) {
 		p = map[string]any{"level": "WARN", "logger": "slow"}
 	}
-	ss.notifyFor(c.id, "notifications/message", p)
+	ss.notifyFor(c.id, mcp.NotificationMessage, p)
 }

@@ -35,22 +35,14 @@ const (
 	// LatestProtocolVersion is the version answered when the client asks
 	// for one the server does not support (LIF-10, LIF-11).
 	LatestProtocolVersion = "2025-11-25"
-	// ControlCapability is the experimental capability key of the control
-	// extension; its value is {"version": ControlVersion}.
-	ControlCapability = "io.mcpflight/control"
-	// ControlVersion is the version of the control extension.
+	// ControlVersion is the version of the control extension, the value
+	// of its experimental capability (mcp.ControlCapability).
 	ControlVersion = 1
 	// MaxFrame is the default of Options.MaxFrame: the largest input
 	// frame (stdio) or request body (HTTP) accepted, in bytes.
 	MaxFrame = transport.DefaultMaxFrame
 	// DefaultMaxInFlight is the default of Options.MaxInFlight.
 	DefaultMaxInFlight = 64
-	// CodeTooManyRequests is the JSON-RPC error code of a request refused
-	// because the session already has Options.MaxInFlight requests in
-	// flight. It lies outside the range JSON-RPC reserves (-32768 to
-	// -32000), as RPC-50 asks of application-defined codes, and outside
-	// the legacy server-error sub-range that RPC-46 retires.
-	CodeTooManyRequests = -31000
 )
 
 // SupportedProtocolVersions lists the protocol versions initialize echoes,
@@ -90,7 +82,7 @@ type Options struct {
 	// once (the goroutines serving them, a task's worker included, since
 	// it is the goroutine that answered tasks augmentation); 0 means
 	// DefaultMaxInFlight, a negative value means no limit. A request over
-	// the limit is answered at once with CodeTooManyRequests and changes
+	// the limit is answered at once with mcp.CodeTooManyRequests and changes
 	// nothing. Awaits and gated operations of the control extension stay
 	// in flight until released or cancelled, so they count.
 	MaxInFlight int

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpflight/mcpflight/jsonrpc"
+	"github.com/mcpflight/mcpflight/mcp"
 )
 
 // Durable tasks (MCP 2025-11-25, basic/utilities/tasks).
@@ -30,16 +31,6 @@ import (
 const (
 	// ToolTaskWorker is the tool whose taskSupport is "required".
 	ToolTaskWorker = "task_worker"
-	// MethodTasksGet, MethodTasksList, MethodTasksCancel and
-	// MethodTasksResult are the task methods.
-	MethodTasksGet    = "tasks/get"
-	MethodTasksList   = "tasks/list"
-	MethodTasksCancel = "tasks/cancel"
-	MethodTasksResult = "tasks/result"
-	// NotificationTaskStatus is sent on every status change (TSK-21).
-	NotificationTaskStatus = "notifications/tasks/status"
-	// RelatedTaskMeta is the _meta key that ties a message to a task.
-	RelatedTaskMeta = "io.modelcontextprotocol/related-task"
 	// DefaultTaskTTL is the ttl, in milliseconds, of a task whose request
 	// asked for none; MaxTaskTTL caps a requested ttl (TSK-40, TSK-86).
 	DefaultTaskTTL = 300_000
@@ -53,44 +44,6 @@ const (
 	// maxTicks bounds task_worker's ticks argument.
 	maxTicks = 1000
 )
-
-// Task statuses (TSK-29, TSK-30).
-const (
-	TaskWorking       = "working"
-	TaskInputRequired = "input_required"
-	TaskCompleted     = "completed"
-	TaskFailed        = "failed"
-	TaskCancelled     = "cancelled"
-)
-
-// OutcomeExpired is the KEY/end outcome of a task deleted at its ttl.
-const OutcomeExpired = "expired"
-
-// terminalStatus reports whether status is terminal (TSK-31).
-func terminalStatus(status string) bool {
-	return status == TaskCompleted || status == TaskFailed || status == TaskCancelled
-}
-
-// TaskCounters is one task's entry in Counters.Tasks, keyed by the task's
-// operation key.
-type TaskCounters struct {
-	// TaskID is the receiver-generated task ID.
-	TaskID string `json:"taskId"`
-	// RequestID is the ID of the tools/call that created the task.
-	RequestID jsonrpc.ID `json:"requestId"`
-	// Status is the task's status as tasks/get would report it.
-	Status string `json:"status"`
-	// Ticks is the worker's counter: how many units of work it has done.
-	Ticks int `json:"ticks"`
-	// WorkerRunning is true until the worker has stopped for good.
-	WorkerRunning bool `json:"workerRunning"`
-	// ProgressSent counts progress notifications sent for the task.
-	ProgressSent int `json:"progressSent"`
-	// CancelRequests counts tasks/cancel requests that named the task.
-	CancelRequests int `json:"cancelRequests"`
-	// Deleted is true once the task has expired (ttl) and been purged.
-	Deleted bool `json:"deleted"`
-}
 
 // task is one durable task of a session.
 type task struct {
@@ -406,7 +359,7 @@ func (ss *session) registerTask(t *task) *rpcError {
 	t.seq = ts.seq
 	t.created = time.Now().UTC()
 	t.updated = t.created
-	t.status = TaskWorking // TSK-29
+	t.status = mcp.TaskWorking // TSK-29
 	t.message = "The worker is starting."
 	t.running = true
 	ts.byID[t.id] = t
@@ -464,7 +417,7 @@ func (t *task) setStatusLocked(status, message string) {
 // notifyStatus sends notifications/tasks/status with the full task and no
 // related-task metadata (TSK-21, TSK-58).
 func (ss *session) notifyStatus(view taskWire) {
-	ss.notify(NotificationTaskStatus, view)
+	ss.notify(mcp.NotificationTaskStatus, view)
 }
 
 // taskGate reaches the checkpoint name and, for a gated task, waits for
@@ -498,7 +451,7 @@ func (ss *session) taskGate(t *task, name string) {
 // and KEY/<step>/i, then the end the task asked for, then KEY/end.
 func (ss *session) runTask(t *task) {
 	ts := ss.tasks
-	outcome := OutcomeCompleted
+	outcome := mcp.OutcomeCompleted
 	defer func() {
 		ts.mu.Lock()
 		t.running = false
@@ -508,8 +461,8 @@ func (ss *session) runTask(t *task) {
 		}
 	}()
 	ts.mu.Lock()
-	if t.status == TaskWorking { // a cancel may already have come
-		t.setStatusLocked(TaskWorking, "The worker is running.")
+	if t.status == mcp.TaskWorking { // a cancel may already have come
+		t.setStatusLocked(mcp.TaskWorking, "The worker is running.")
 	}
 	ts.mu.Unlock()
 	ss.taskGate(t, t.key+"/start")
@@ -526,7 +479,7 @@ func (ss *session) runTask(t *task) {
 			break
 		}
 		t.counter++
-		live := !terminalStatus(t.status) || ss.has(FaultCancelDoesNotStopWorker)
+		live := !mcp.TaskTerminal(t.status) || ss.has(FaultCancelDoesNotStopWorker)
 		ts.mu.Unlock()
 		if live {
 			ss.taskProgress(t, i)
@@ -553,7 +506,7 @@ func (ss *session) taskProgress(t *task, i int) {
 	ss.tasks.mu.Lock()
 	t.progressSent++
 	ss.tasks.mu.Unlock()
-	ss.notify("notifications/progress", p)
+	ss.notify(mcp.NotificationProgress, p)
 }
 
 // finishTask ends the task as its worker says, unless it is already
@@ -565,25 +518,25 @@ func (ss *session) finishTask(t *task) string {
 	ts.mu.Lock()
 	if t.deleted {
 		ts.mu.Unlock()
-		return OutcomeExpired
+		return mcp.OutcomeExpired
 	}
-	if terminalStatus(t.status) && !ss.has(FaultStatusChangesAfterCancelled) {
+	if mcp.TaskTerminal(t.status) && !ss.has(FaultStatusChangesAfterCancelled) {
 		ts.mu.Unlock()
-		return OutcomeCancelled
+		return mcp.OutcomeCancelled
 	}
-	wasCancelled := t.status == TaskCancelled
+	wasCancelled := t.status == mcp.TaskCancelled
 	switch t.end {
 	case "fail":
 		r := textResult(fmt.Sprintf("failed after %d ticks", t.counter))
 		r.IsError = true
 		t.result, _ = json.Marshal(r)
-		t.setStatusLocked(TaskFailed, fmt.Sprintf("Tool execution failed after %d ticks.", t.counter)) // TSK-75, TSK-76
+		t.setStatusLocked(mcp.TaskFailed, fmt.Sprintf("Tool execution failed after %d ticks.", t.counter)) // TSK-75, TSK-76
 	case "error":
 		t.rpcErr = &jsonrpc.Error{Code: codeInternalError, Message: fmt.Sprintf("Internal error: the worker broke after %d ticks", t.counter)}
-		t.setStatusLocked(TaskFailed, "The worker ended with a JSON-RPC error: "+t.rpcErr.Message)
+		t.setStatusLocked(mcp.TaskFailed, "The worker ended with a JSON-RPC error: "+t.rpcErr.Message)
 	default:
 		t.result, _ = json.Marshal(textResult(fmt.Sprintf("done after %d ticks", t.counter)))
-		t.setStatusLocked(TaskCompleted, fmt.Sprintf("Completed after %d ticks.", t.counter))
+		t.setStatusLocked(mcp.TaskCompleted, fmt.Sprintf("Completed after %d ticks.", t.counter))
 	}
 	t.closeDone()
 	view := ss.taskViewLocked(t)
@@ -592,8 +545,8 @@ func (ss *session) finishTask(t *task) string {
 		ss.logf("task %s changed from cancelled to %s (fault %s)", t.id, view.Status, FaultStatusChangesAfterCancelled)
 	}
 	ss.notifyStatus(view)
-	if view.Status == TaskCompleted {
-		return OutcomeCompleted
+	if view.Status == mcp.TaskCompleted {
+		return mcp.OutcomeCompleted
 	}
 	return "failed"
 }
@@ -638,20 +591,20 @@ func (ss *session) taskMethod(id jsonrpc.ID, method string, params map[string]js
 		return false
 	}
 	switch method {
-	case MethodTasksGet:
+	case mcp.MethodTasksGet:
 		t, rerr := ss.lookupTask(params)
 		var view taskWire
 		if rerr == nil {
 			view = ss.taskView(t)
 		}
 		ss.spawnReq(id, func() { ss.answer(id, view, rerr) })
-	case MethodTasksList:
+	case mcp.MethodTasksList:
 		res, rerr := ss.listTasks(params)
 		ss.spawnReq(id, func() { ss.answer(id, res, rerr) })
-	case MethodTasksCancel:
+	case mcp.MethodTasksCancel:
 		view, rerr := ss.cancelTask(params)
 		ss.spawnReq(id, func() { ss.answer(id, view, rerr) })
-	case MethodTasksResult:
+	case mcp.MethodTasksResult:
 		t, rerr := ss.lookupTask(params)
 		if rerr != nil {
 			ss.spawnReq(id, func() { ss.answer(id, nil, rerr) })
@@ -675,12 +628,12 @@ func (ss *session) cancelTask(params map[string]json.RawMessage) (any, *rpcError
 	ts := ss.tasks
 	ts.mu.Lock()
 	t.cancelRequests++
-	if terminalStatus(t.status) && !ss.has(FaultCancelTerminalSucceeds) {
+	if mcp.TaskTerminal(t.status) && !ss.has(FaultCancelTerminalSucceeds) {
 		status := t.status
 		ts.mu.Unlock()
 		return nil, invalidParams("Cannot cancel task: already in terminal status %s", strconv.Quote(status))
 	}
-	t.setStatusLocked(TaskCancelled, "The task was cancelled by tasks/cancel.")
+	t.setStatusLocked(mcp.TaskCancelled, "The task was cancelled by tasks/cancel.")
 	t.closeStop()
 	if !ss.has(FaultResultHangsAfterCancel) {
 		t.closeDone()
@@ -699,11 +652,11 @@ func (ss *session) cancelTaskByRequest(key string) bool {
 	ts := ss.tasks
 	ts.mu.Lock()
 	t := ts.byReq[key]
-	if t == nil || t.deleted || terminalStatus(t.status) {
+	if t == nil || t.deleted || mcp.TaskTerminal(t.status) {
 		ts.mu.Unlock()
 		return false
 	}
-	t.setStatusLocked(TaskCancelled, "The task was cancelled by notifications/cancelled.")
+	t.setStatusLocked(mcp.TaskCancelled, "The task was cancelled by notifications/cancelled.")
 	t.closeStop()
 	t.closeDone()
 	view := ss.taskViewLocked(t)
@@ -732,10 +685,10 @@ func (ss *session) taskResult(id jsonrpc.ID, t *task) {
 	case deleted:
 		ss.replyError(id, codeInvalidParams, "Failed to retrieve task: Task has expired", nil)
 		return
-	case rpcErr != nil && status != TaskCancelled:
+	case rpcErr != nil && status != mcp.TaskCancelled:
 		ss.replyError(id, rpcErr.Code, rpcErr.Message, nil)
 		return
-	case result == nil || status == TaskCancelled:
+	case result == nil || status == mcp.TaskCancelled:
 		r := textResult("The task was cancelled before it completed.")
 		r.IsError = true
 		result, _ = json.Marshal(r)
@@ -746,8 +699,8 @@ func (ss *session) taskResult(id jsonrpc.ID, t *task) {
 		return
 	}
 	if !ss.has(FaultMissingRelatedTaskMeta) {
-		meta, _ := json.Marshal(map[string]any{RelatedTaskMeta: map[string]string{"taskId": t.id}})
-		obj["_meta"] = meta
+		meta, _ := json.Marshal(map[string]any{mcp.MetaRelatedTask: map[string]string{"taskId": t.id}})
+		obj[mcp.MetaKey] = meta
 	}
 	ss.reply(id, obj)
 }
@@ -810,16 +763,16 @@ func (ss *session) listTasks(params map[string]json.RawMessage) (any, *rpcError)
 
 // taskCounters is the tasks part of mcpflight/counters. Caller holds
 // session.mu (lock order session.mu, then taskStore.mu).
-func (ss *session) taskCounters() map[string]TaskCounters {
+func (ss *session) taskCounters() map[string]mcp.ControlTask {
 	ts := ss.tasks
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	if len(ts.tasks) == 0 {
 		return nil
 	}
-	out := make(map[string]TaskCounters, len(ts.tasks))
+	out := make(map[string]mcp.ControlTask, len(ts.tasks))
 	for _, t := range ts.tasks {
-		out[t.key] = TaskCounters{
+		out[t.key] = mcp.ControlTask{
 			TaskID:         t.id,
 			RequestID:      t.reqID,
 			Status:         t.status,
