@@ -8,6 +8,8 @@ import (
 	"github.com/mcpflight/mcpflight/jsonrpc"
 	"github.com/mcpflight/mcpflight/mcp"
 	"github.com/mcpflight/mcpflight/peer"
+	"github.com/mcpflight/mcpflight/spec"
+	"github.com/mcpflight/mcpflight/verdict"
 )
 
 // cancelCases cover notifications/cancelled for ordinary requests
@@ -18,11 +20,11 @@ func cancelCases() []Case {
 			ID:       "cancel/mid-work-no-response",
 			Title:    "a request cancelled mid-work gets no response",
 			Reqs:     []string{"CAN-8", "CAN-16"},
-			Versions: []string{V20251125},
+			Versions: []string{spec.V20251125},
 			Needs:    Needs{SlowTool: true},
 			Sends:    "tools/call with a progress token; after the first progress, notifications/cancelled",
 			Expect:   "no response for that id; the session stays usable",
-			Run: func(ctx context.Context, e *Env) Outcome {
+			Run: func(ctx context.Context, e *Env) verdict.Outcome {
 				return cancelMidWork(ctx, e, false)
 			},
 		},
@@ -30,11 +32,11 @@ func cancelCases() []Case {
 			ID:       "cancel/mid-work-no-progress",
 			Title:    "no progress follows a cancel",
 			Reqs:     []string{"CAN-8", "CAN-16", "PRG-7"},
-			Versions: []string{V20251125},
+			Versions: []string{spec.V20251125},
 			Needs:    Needs{SlowTool: true},
 			Sends:    "tools/call with a progress token; after the first progress, notifications/cancelled",
 			Expect:   "no progress for the token after the cancel",
-			Run: func(ctx context.Context, e *Env) Outcome {
+			Run: func(ctx context.Context, e *Env) verdict.Outcome {
 				return cancelMidWork(ctx, e, true)
 			},
 		},
@@ -42,7 +44,7 @@ func cancelCases() []Case {
 			ID:       "cancel/before-first-progress",
 			Title:    "a request cancelled before its first progress stays silent",
 			Reqs:     []string{"CAN-8", "CAN-15"},
-			Versions: []string{V20251125},
+			Versions: []string{spec.V20251125},
 			Needs:    Needs{SlowTool: true},
 			Sends:    "tools/call with a progress token, then notifications/cancelled before any progress",
 			Expect:   "no progress and no response for the request",
@@ -52,7 +54,7 @@ func cancelCases() []Case {
 			ID:       "cancel/after-completion",
 			Title:    "a cancel for a completed request is ignored",
 			Reqs:     []string{"CAN-9", "CAN-11", "CAN-14", "RPC-15"},
-			Versions: []string{V20251125},
+			Versions: []string{spec.V20251125},
 			Needs:    Needs{SlowTool: true},
 			Sends:    "tools/call run to completion, then notifications/cancelled for its id",
 			Expect:   "the result stands; no response to the cancel; the session stays usable",
@@ -62,11 +64,11 @@ func cancelCases() []Case {
 			ID:       "cancel/unknown-id-ignored",
 			Title:    "a cancel for an unknown id touches nothing",
 			Reqs:     []string{"CAN-14", "CAN-9", "RPC-15"},
-			Versions: []string{V20251125},
+			Versions: []string{spec.V20251125},
 			Needs:    Needs{SlowTool: true},
 			Sends:    "a running tools/call, then notifications/cancelled for ids never sent",
 			Expect:   "the running request completes; no response to the cancels",
-			Run: func(ctx context.Context, e *Env) Outcome {
+			Run: func(ctx context.Context, e *Env) verdict.Outcome {
 				return bogusCancel(ctx, e, "a cancel for unknown ids",
 					[]any{map[string]any{"requestId": 987654321}, map[string]any{"requestId": "mcpflight-never-sent"}})
 			},
@@ -75,11 +77,11 @@ func cancelCases() []Case {
 			ID:       "cancel/missing-request-id",
 			Title:    "a cancel without requestId is ignored",
 			Reqs:     []string{"CAN-14", "CAN-6", "CAN-11"},
-			Versions: []string{V20251125},
+			Versions: []string{spec.V20251125},
 			Needs:    Needs{SlowTool: true},
 			Sends:    `a running tools/call, then notifications/cancelled {"reason": "…"} with no requestId`,
 			Expect:   "ignored: no response, no crash, the running request completes",
-			Run: func(ctx context.Context, e *Env) Outcome {
+			Run: func(ctx context.Context, e *Env) verdict.Outcome {
 				return bogusCancel(ctx, e, "a cancel without requestId",
 					[]any{map[string]any{"reason": "mcpflight: no request id"}})
 			},
@@ -88,11 +90,11 @@ func cancelCases() []Case {
 			ID:       "cancel/invalid-request-id",
 			Title:    "cancels with structurally invalid ids are ignored",
 			Reqs:     []string{"CAN-14", "RPC-4", "RPC-5", "CAN-11"},
-			Versions: []string{V20251125},
+			Versions: []string{spec.V20251125},
 			Needs:    Needs{SlowTool: true},
 			Sends:    "a running tools/call, then notifications/cancelled with requestId null, 1.5, true, {}, []",
 			Expect:   "each is ignored: no response, no crash, the running request completes",
-			Run: func(ctx context.Context, e *Env) Outcome {
+			Run: func(ctx context.Context, e *Env) verdict.Outcome {
 				return bogusCancel(ctx, e, "cancels with invalid requestIds", []any{
 					map[string]any{"requestId": nil},
 					map[string]any{"requestId": 1.5},
@@ -106,11 +108,11 @@ func cancelCases() []Case {
 			ID:       "cancel/no-params",
 			Title:    "a cancel with no params is ignored",
 			Reqs:     []string{"CAN-14", "CAN-11", "RPC-15"},
-			Versions: []string{V20251125},
+			Versions: []string{spec.V20251125},
 			Needs:    Needs{SlowTool: true},
 			Sends:    "a running tools/call, then notifications/cancelled without params",
 			Expect:   "ignored: no response, no crash, the running request completes",
-			Run: func(ctx context.Context, e *Env) Outcome {
+			Run: func(ctx context.Context, e *Env) verdict.Outcome {
 				return bogusCancel(ctx, e, "a cancel without params", []any{nil})
 			},
 		},
@@ -118,7 +120,7 @@ func cancelCases() []Case {
 			ID:       "cancel/duplicate",
 			Title:    "a repeated cancel is idempotent",
 			Reqs:     []string{"CAN-14", "CAN-8", "CAN-11"},
-			Versions: []string{V20251125},
+			Versions: []string{spec.V20251125},
 			Needs:    Needs{SlowTool: true},
 			Sends:    "tools/call; notifications/cancelled for it, twice",
 			Expect:   "no response; one cleanup; no response to either notification; the session stays usable",
@@ -128,7 +130,7 @@ func cancelCases() []Case {
 			ID:       "cancel/extra-fields",
 			Title:    "extra members in a cancel do not break the receiver",
 			Reqs:     []string{"CAN-14", "RPC-15", "CAN-11"},
-			Versions: []string{V20251125},
+			Versions: []string{spec.V20251125},
 			Needs:    Needs{SlowTool: true},
 			Sends:    "tools/call; notifications/cancelled with its id plus unknown members and _meta",
 			Expect:   "either cancelled or ignored (recorded as info); no response to the notification; the session stays usable",
@@ -138,11 +140,11 @@ func cancelCases() []Case {
 			ID:       "cancel/id-zero",
 			Title:    "request id 0 can be cancelled",
 			Reqs:     []string{"CAN-5", "RPC-4", "CAN-8"},
-			Versions: []string{V20251125},
+			Versions: []string{spec.V20251125},
 			Needs:    Needs{SlowTool: true},
 			Sends:    "tools/call with id 0; notifications/cancelled {requestId: 0}",
 			Expect:   "no response; on a controlled target the operation is cancelled, not left running",
-			Run: func(ctx context.Context, e *Env) Outcome {
+			Run: func(ctx context.Context, e *Env) verdict.Outcome {
 				return cancelByID(ctx, e, jsonrpc.IntID(0))
 			},
 		},
@@ -150,7 +152,7 @@ func cancelCases() []Case {
 			ID:       "cancel/string-vs-integer-target",
 			Title:    `cancelling "5" leaves request 5 alone`,
 			Reqs:     []string{"CAN-5", "RPC-8", "CAN-14"},
-			Versions: []string{V20251125},
+			Versions: []string{spec.V20251125},
 			Needs:    Needs{SlowTool: true},
 			Sends:    `two tools/call with ids "5" and 5; notifications/cancelled {requestId: "5"}`,
 			Expect:   `no response for "5"; request 5 completes with a response whose id is the integer 5`,
@@ -160,7 +162,7 @@ func cancelCases() []Case {
 			ID:       "cancel/interleaved-other-completes",
 			Title:    "cancelling one of two requests leaves the other intact",
 			Reqs:     []string{"CAN-8", "PRG-4", "PRG-7"},
-			Versions: []string{V20251125},
+			Versions: []string{spec.V20251125},
 			Needs:    Needs{SlowTool: true},
 			Sends:    "two tools/call with progress tokens; cancel the first after its first progress",
 			Expect:   "the first gets no response or progress after the cancel; the second completes with strictly increasing progress",
@@ -170,7 +172,7 @@ func cancelCases() []Case {
 			ID:       "cancel/cleanup-exactly-once",
 			Title:    "an accepted cancel frees the operation exactly once",
 			Reqs:     []string{"CAN-8", "PRG-12"},
-			Versions: []string{V20251125},
+			Versions: []string{spec.V20251125},
 			Needs:    Needs{SlowTool: true, Control: true},
 			Sends:    "tools/call with a progress token; notifications/cancelled mid-work",
 			Expect:   "the counters show the operation cancelled, one release, nothing active, no live token",
@@ -180,7 +182,7 @@ func cancelCases() []Case {
 			ID:       "cancel/crossing-response",
 			Title:    "a cancel that crosses the response is handled gracefully",
 			Reqs:     []string{"CAN-11", "CAN-9", "CAN-15", "RPC-15"},
-			Versions: []string{V20251125},
+			Versions: []string{spec.V20251125},
 			Needs:    Needs{SlowTool: true},
 			Sends:    "tools/call; the last step released and notifications/cancelled sent back to back",
 			Expect:   "exactly one terminal outcome (response or none, recorded as info); one cleanup; the session stays usable",
@@ -189,18 +191,18 @@ func cancelCases() []Case {
 	}
 }
 
-func cancelMidWork(ctx context.Context, e *Env, judgeProgress bool) Outcome {
+func cancelMidWork(ctx context.Context, e *Env, judgeProgress bool) verdict.Outcome {
 	op, err := e.StartSlow(ctx, SlowSpec{Key: "a", Progress: true})
 	if err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	if err := op.AtStep(ctx, 1); err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	if err := e.S.Cancel(ctx, op.Call, "mcpflight: cancel mid-work"); errors.Is(err, peer.ErrNotPending) {
-		return Infof("the request completed before the cancel could be sent (CAN-9); nothing to judge")
+		return verdict.Infof("the request completed before the cancel could be sent (CAN-9); nothing to judge")
 	} else if err != nil {
-		return Errorf("sending cancel: %v", err)
+		return verdict.Errorf("sending cancel: %v", err)
 	}
 	if o := e.settleAfterCancel(ctx, op); o != nil {
 		return *o
@@ -216,28 +218,28 @@ func cancelMidWork(ctx context.Context, e *Env, judgeProgress bool) Outcome {
 		return *h
 	}
 	if judgeProgress {
-		return Passf("no progress for token %s after the cancel at seq %d", op.Call.Token, op.Call.CancelSeq)
+		return verdict.Passf("no progress for token %s after the cancel at seq %d", op.Call.Token, op.Call.CancelSeq)
 	}
-	return Passf("no response for request %s after the cancel at seq %d", op.Call.ID, op.Call.CancelSeq)
+	return verdict.Passf("no response for request %s after the cancel at seq %d", op.Call.ID, op.Call.CancelSeq)
 }
 
-func cancelBeforeFirstProgress(ctx context.Context, e *Env) Outcome {
+func cancelBeforeFirstProgress(ctx context.Context, e *Env) verdict.Outcome {
 	op, err := e.StartSlow(ctx, SlowSpec{Key: "a", Progress: true})
 	if err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	if e.Control != nil {
 		if _, err := op.Checkpoint(ctx, "start"); err != nil {
-			return Errorf("%v", err)
+			return verdict.Errorf("%v", err)
 		}
 	}
 	if err := e.S.Cancel(ctx, op.Call, "mcpflight: cancel before progress"); errors.Is(err, peer.ErrNotPending) {
-		return Infof("the request completed before the cancel could be sent (CAN-9)")
+		return verdict.Infof("the request completed before the cancel could be sent (CAN-9)")
 	} else if err != nil {
-		return Errorf("sending cancel: %v", err)
+		return verdict.Errorf("sending cancel: %v", err)
 	}
 	if ev, ok := e.frameAfter(op.Call.SentSeq, progressFor(op.Call.Token)); ok && ev.Seq < op.Call.CancelSeq {
-		return Infof("progress arrived (seq %d) before the cancel could be sent; the target is too fast to test this without checkpoints", ev.Seq)
+		return verdict.Infof("progress arrived (seq %d) before the cancel could be sent; the target is too fast to test this without checkpoints", ev.Seq)
 	}
 	if o := e.settleAfterCancel(ctx, op); o != nil {
 		return *o
@@ -248,30 +250,30 @@ func cancelBeforeFirstProgress(ctx context.Context, e *Env) Outcome {
 	if h := e.Healthy(ctx, "a cancel before the first progress"); h != nil {
 		return *h
 	}
-	return Passf("no progress and no response after the cancel at seq %d", op.Call.CancelSeq)
+	return verdict.Passf("no progress and no response after the cancel at seq %d", op.Call.CancelSeq)
 }
 
-func cancelAfterCompletion(ctx context.Context, e *Env) Outcome {
+func cancelAfterCompletion(ctx context.Context, e *Env) verdict.Outcome {
 	op, err := e.StartSlow(ctx, SlowSpec{Key: "a", Progress: true, Free: true})
 	if err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	resp, err := op.Complete(ctx)
 	if err != nil {
-		return Errorf("awaiting the result: %v", err)
+		return verdict.Errorf("awaiting the result: %v", err)
 	}
 	if resp.Error != nil {
-		return Errorf("the slow tool failed: %s", resp.Error.Message)
+		return verdict.Errorf("the slow tool failed: %s", resp.Error.Message)
 	}
 	if _, err := op.Settle(ctx); err != nil {
-		return Errorf("settling: %v", err)
+		return verdict.Errorf("settling: %v", err)
 	}
 	seq, err := e.CancelRaw(ctx, map[string]any{"requestId": op.Call.ID, "reason": "mcpflight: cancel after completion"})
 	if err != nil {
-		return Errorf("sending cancel: %v", err)
+		return verdict.Errorf("sending cancel: %v", err)
 	}
 	if err := e.Quiesce(ctx); err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	if o := e.answeredNotification(seq - 1); o != nil {
 		return *o
@@ -282,18 +284,18 @@ func cancelAfterCompletion(ctx context.Context, e *Env) Outcome {
 	if h := e.Healthy(ctx, "a cancel for a completed request"); h != nil {
 		return *h
 	}
-	return Passf("the result stood; the late cancel at seq %d was ignored", seq)
+	return verdict.Passf("the result stood; the late cancel at seq %d was ignored", seq)
 }
 
 // bogusCancel sends cancels that name no running request while one runs,
 // and expects them all to be ignored.
-func bogusCancel(ctx context.Context, e *Env, what string, params []any) Outcome {
+func bogusCancel(ctx context.Context, e *Env, what string, params []any) verdict.Outcome {
 	op, err := e.StartSlow(ctx, SlowSpec{Key: "a", Progress: true})
 	if err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	if err := op.AtStep(ctx, 1); err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	first := e.Log.Len() + 1
 	for _, p := range params {
@@ -305,7 +307,7 @@ func bogusCancel(ctx context.Context, e *Env, what string, params []any) Outcome
 		return *o
 	}
 	if err := e.Quiesce(ctx); err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	if o := e.answeredNotification(first - 1); o != nil {
 		return *o
@@ -313,31 +315,31 @@ func bogusCancel(ctx context.Context, e *Env, what string, params []any) Outcome
 	if h := e.Healthy(ctx, what); h != nil {
 		return *h
 	}
-	return Passf("%s ignored: the running request completed and nothing answered the notifications", what)
+	return verdict.Passf("%s ignored: the running request completed and nothing answered the notifications", what)
 }
 
-func cancelDuplicate(ctx context.Context, e *Env) Outcome {
+func cancelDuplicate(ctx context.Context, e *Env) verdict.Outcome {
 	op, err := e.StartSlow(ctx, SlowSpec{Key: "a", Progress: true})
 	if err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	if err := op.AtStep(ctx, 1); err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	if err := e.S.Cancel(ctx, op.Call, "mcpflight: first cancel"); errors.Is(err, peer.ErrNotPending) {
-		return Infof("the request completed before the cancel could be sent (CAN-9)")
+		return verdict.Infof("the request completed before the cancel could be sent (CAN-9)")
 	} else if err != nil {
-		return Errorf("sending cancel: %v", err)
+		return verdict.Errorf("sending cancel: %v", err)
 	}
 	second, err := e.CancelRaw(ctx, map[string]any{"requestId": op.Call.ID, "reason": "mcpflight: second cancel"})
 	if err != nil {
-		return Errorf("sending cancel: %v", err)
+		return verdict.Errorf("sending cancel: %v", err)
 	}
 	if o := e.settleAfterCancel(ctx, op); o != nil {
 		return *o
 	}
 	if err := e.Quiesce(ctx); err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	if o := e.afterCancel(op); o != nil {
 		return *o
@@ -351,16 +353,16 @@ func cancelDuplicate(ctx context.Context, e *Env) Outcome {
 	if h := e.Healthy(ctx, "a duplicate cancel"); h != nil {
 		return *h
 	}
-	return Passf("both cancels (seq %d, %d) handled idempotently", op.Call.CancelSeq, second)
+	return verdict.Passf("both cancels (seq %d, %d) handled idempotently", op.Call.CancelSeq, second)
 }
 
-func cancelExtraFields(ctx context.Context, e *Env) Outcome {
+func cancelExtraFields(ctx context.Context, e *Env) verdict.Outcome {
 	op, err := e.StartSlow(ctx, SlowSpec{Key: "a", Progress: true})
 	if err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	if err := op.AtStep(ctx, 1); err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	seq, err := e.CancelRaw(ctx, map[string]any{
 		"requestId":      op.Call.ID,
@@ -370,12 +372,12 @@ func cancelExtraFields(ctx context.Context, e *Env) Outcome {
 		"requestIdAlias": 123456,
 	})
 	if err != nil {
-		return Errorf("sending cancel: %v", err)
+		return verdict.Errorf("sending cancel: %v", err)
 	}
 	// Release everything: an ignored cancel lets the request complete, an
 	// accepted one ends it silently.
 	if err := op.ReleaseAll(ctx); err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	branch := ""
 	wctx, cancel := context.WithTimeout(ctx, e.Grace)
@@ -383,7 +385,7 @@ func cancelExtraFields(ctx context.Context, e *Env) Outcome {
 	cancel()
 	switch {
 	case errors.Is(err, peer.ErrConnectionClosed):
-		return Violation(Fail, "CAN-11", []string{"the target handles a cancel with extra members and stays connected"},
+		return Violation(verdict.Fail, "CAN-11", []string{"the target handles a cancel with extra members and stays connected"},
 			"the target closed its output", seq)
 	case err != nil:
 		branch = "accepted as a cancel: no response followed"
@@ -393,7 +395,7 @@ func cancelExtraFields(ctx context.Context, e *Env) Outcome {
 		branch = "ignored; the request completed"
 	}
 	if err := e.Quiesce(ctx); err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	if o := e.answeredNotification(seq - 1); o != nil {
 		return *o
@@ -401,27 +403,27 @@ func cancelExtraFields(ctx context.Context, e *Env) Outcome {
 	if h := e.Healthy(ctx, "a cancel with extra members"); h != nil {
 		return *h
 	}
-	return Infof("cancel with extra members %s", branch)
+	return verdict.Infof("cancel with extra members %s", branch)
 }
 
-func cancelByID(ctx context.Context, e *Env, id jsonrpc.ID) Outcome {
+func cancelByID(ctx context.Context, e *Env, id jsonrpc.ID) verdict.Outcome {
 	op, err := e.StartSlow(ctx, SlowSpec{Key: "a", Progress: true, ID: id})
 	if err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	if err := op.AtStep(ctx, 1); errors.Is(err, ErrNotReached) {
 		if o := e.ordinaryIDReachesStep(ctx); o != nil {
 			return *o
 		}
-		return Violation(Fail, "RPC-4", []string{fmt.Sprintf("request %s is served like any other request", id)},
+		return Violation(verdict.Fail, "RPC-4", []string{fmt.Sprintf("request %s is served like any other request", id)},
 			fmt.Sprintf("the operation started by request %s never reached its first step", id), op.Call.SentSeq)
 	} else if err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	if err := e.S.Cancel(ctx, op.Call, "mcpflight: cancel id "+id.String()); errors.Is(err, peer.ErrNotPending) {
-		return Infof("the request completed before the cancel could be sent (CAN-9)")
+		return verdict.Infof("the request completed before the cancel could be sent (CAN-9)")
 	} else if err != nil {
-		return Errorf("sending cancel: %v", err)
+		return verdict.Errorf("sending cancel: %v", err)
 	}
 	if o := e.settleAfterCancel(ctx, op); o != nil {
 		return *o
@@ -435,7 +437,7 @@ func cancelByID(ctx context.Context, e *Env, id jsonrpc.ID) Outcome {
 	if h := e.Healthy(ctx, "a cancel of id "+id.String()); h != nil {
 		return *h
 	}
-	return Passf("request %s cancelled cleanly", id)
+	return verdict.Passf("request %s cancelled cleanly", id)
 }
 
 // ordinaryIDReachesStep starts a slow call with an ordinary ID and brings
@@ -443,54 +445,54 @@ func cancelByID(ctx context.Context, e *Env, id jsonrpc.ID) Outcome {
 // there either, the slow tool does not work at all (a broken exchange, a
 // silent stream), nothing is particular to the ID under test, and the
 // returned outcome is an error; nil when it gets there.
-func (e *Env) ordinaryIDReachesStep(ctx context.Context) *Outcome {
+func (e *Env) ordinaryIDReachesStep(ctx context.Context) *verdict.Outcome {
 	op, err := e.StartSlow(ctx, SlowSpec{Key: "ordinary", Progress: true})
 	if err != nil {
-		o := Errorf("a call with an ordinary id, for comparison: %v", err)
+		o := verdict.Errorf("a call with an ordinary id, for comparison: %v", err)
 		return &o
 	}
 	defer func() { _ = op.ReleaseAll(ctx) }()
 	if err := op.AtStep(ctx, 1); err != nil {
-		o := Errorf("a call with an ordinary id did not reach its first step either, so nothing is particular to the id under test: %v", err)
+		o := verdict.Errorf("a call with an ordinary id did not reach its first step either, so nothing is particular to the id under test: %v", err)
 		return &o
 	}
 	return nil
 }
 
-func cancelStringVsInteger(ctx context.Context, e *Env) Outcome {
+func cancelStringVsInteger(ctx context.Context, e *Env) verdict.Outcome {
 	strOp, err := e.StartSlow(ctx, SlowSpec{Key: "str", Progress: true, ID: jsonrpc.StringID("5")})
 	if err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	intOp, err := e.StartSlow(ctx, SlowSpec{Key: "int", Progress: true, ID: jsonrpc.IntID(5)})
 	if err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	if err := strOp.AtStep(ctx, 1); err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	if err := e.S.Cancel(ctx, strOp.Call, `mcpflight: cancel "5" only`); errors.Is(err, peer.ErrNotPending) {
-		return Infof(`request "5" completed before the cancel could be sent`)
+		return verdict.Infof(`request "5" completed before the cancel could be sent`)
 	} else if err != nil {
-		return Errorf("sending cancel: %v", err)
+		return verdict.Errorf("sending cancel: %v", err)
 	}
 	if err := intOp.ReleaseAll(ctx); err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	wctx, cancel := context.WithTimeout(ctx, e.slowBudget())
 	resp, err := intOp.Call.Await(wctx)
 	cancel()
 	if err != nil {
 		if ev, ok := e.frameAfter(intOp.Call.SentSeq, anyResponse); ok {
-			return Violation(Fail, "RPC-8", []string{"a response whose id is the integer 5"},
+			return Violation(verdict.Fail, "RPC-8", []string{"a response whose id is the integer 5"},
 				"no response with integer id 5; instead "+describe(ev), ev.Seq)
 		}
-		return Violation(Fail, "RPC-8", []string{"a response whose id is the integer 5"},
+		return Violation(verdict.Fail, "RPC-8", []string{"a response whose id is the integer 5"},
 			"no response for integer id 5: "+err.Error(), 0)
 	}
 	_, respSeq := intOp.Call.Response()
 	if resp.Error != nil {
-		return Violation(Fail, "RPC-8", []string{`request 5 completes; cancelling "5" does not touch it`},
+		return Violation(verdict.Fail, "RPC-8", []string{`request 5 completes; cancelling "5" does not touch it`},
 			"request 5 failed: "+describe(e.eventAt(respSeq)), respSeq)
 	}
 	if o := e.settleAfterCancel(ctx, strOp); o != nil {
@@ -505,34 +507,34 @@ func cancelStringVsInteger(ctx context.Context, e *Env) Outcome {
 	if h := e.Healthy(ctx, `cancelling "5" beside 5`); h != nil {
 		return *h
 	}
-	return Passf(`request "5" cancelled; request 5 completed at seq %d`, respSeq)
+	return verdict.Passf(`request "5" cancelled; request 5 completed at seq %d`, respSeq)
 }
 
-func cancelInterleaved(ctx context.Context, e *Env) Outcome {
+func cancelInterleaved(ctx context.Context, e *Env) verdict.Outcome {
 	a, err := e.StartSlow(ctx, SlowSpec{Key: "a", Progress: true})
 	if err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	b, err := e.StartSlow(ctx, SlowSpec{Key: "b", Progress: true})
 	if err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	if err := a.AtStep(ctx, 1); err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	if err := e.S.Cancel(ctx, a.Call, "mcpflight: cancel one of two"); errors.Is(err, peer.ErrNotPending) {
-		return Infof("the first request completed before the cancel could be sent")
+		return verdict.Infof("the first request completed before the cancel could be sent")
 	} else if err != nil {
-		return Errorf("sending cancel: %v", err)
+		return verdict.Errorf("sending cancel: %v", err)
 	}
 	if err := b.ReleaseAll(ctx); err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	wctx, cancel := context.WithTimeout(ctx, e.slowBudget())
 	resp, err := b.Call.Await(wctx)
 	cancel()
 	if err != nil || resp.Error != nil {
-		return Violation(Fail, "CAN-8", []string{"the request that was not cancelled completes"},
+		return Violation(verdict.Fail, "CAN-8", []string{"the request that was not cancelled completes"},
 			fmt.Sprintf("request %s did not complete: %v", b.Call.ID, errOr(err, resp)), 0)
 	}
 	if o := e.settleAfterCancel(ctx, a); o != nil {
@@ -542,16 +544,16 @@ func cancelInterleaved(ctx context.Context, e *Env) Outcome {
 		return *o
 	}
 	for _, v := range b.Call.Violations() {
-		return Violation(Fail, string(v.Rule), []string{"the other request's progress strictly increases and stops at its response"}, v.Detail, v.Seq)
+		return Violation(verdict.Fail, string(v.Rule), []string{"the other request's progress strictly increases and stops at its response"}, v.Detail, v.Seq)
 	}
 	if e.Control != nil && b.Call.ProgressCount() != b.Steps {
-		return Violation(Fail, "PRG-7", []string{fmt.Sprintf("%d progress notifications for the other request", b.Steps)},
+		return Violation(verdict.Fail, "PRG-7", []string{fmt.Sprintf("%d progress notifications for the other request", b.Steps)},
 			fmt.Sprintf("%d arrived", b.Call.ProgressCount()), 0)
 	}
 	if h := e.Healthy(ctx, "cancelling one of two requests"); h != nil {
 		return *h
 	}
-	return Passf("request %s cancelled; request %s completed with %d progress notifications", a.Call.ID, b.Call.ID, b.Call.ProgressCount())
+	return verdict.Passf("request %s cancelled; request %s completed with %d progress notifications", a.Call.ID, b.Call.ID, b.Call.ProgressCount())
 }
 
 func errOr(err error, resp *jsonrpc.Message) string {
@@ -564,16 +566,16 @@ func errOr(err error, resp *jsonrpc.Message) string {
 	return "no error"
 }
 
-func cancelCleanupOnce(ctx context.Context, e *Env) Outcome {
+func cancelCleanupOnce(ctx context.Context, e *Env) verdict.Outcome {
 	op, err := e.StartSlow(ctx, SlowSpec{Key: "a", Progress: true})
 	if err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	if err := op.AtStep(ctx, 1); err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	if err := e.S.Cancel(ctx, op.Call, "mcpflight: cleanup check"); err != nil {
-		return Errorf("sending cancel: %v", err)
+		return verdict.Errorf("sending cancel: %v", err)
 	}
 	if o := e.settleAfterCancel(ctx, op); o != nil {
 		return *o
@@ -581,26 +583,26 @@ func cancelCleanupOnce(ctx context.Context, e *Env) Outcome {
 	if o := e.cleanupOnce(ctx, op, "cancelled"); o != nil {
 		return *o
 	}
-	return Passf("operation cancelled with exactly one release; nothing left active")
+	return verdict.Passf("operation cancelled with exactly one release; nothing left active")
 }
 
-func cancelCrossing(ctx context.Context, e *Env) Outcome {
+func cancelCrossing(ctx context.Context, e *Env) verdict.Outcome {
 	op, err := e.StartSlow(ctx, SlowSpec{Key: "a", Progress: true})
 	if err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	last := max(op.Steps, 1)
 	if err := op.AtStep(ctx, last); err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	if e.Control != nil {
 		if err := op.Release(ctx, fmt.Sprintf("step/%d", last)); err != nil {
-			return Errorf("%v", err)
+			return verdict.Errorf("%v", err)
 		}
 	}
 	cancelErr := e.S.Cancel(ctx, op.Call, "mcpflight: crossing cancel")
 	if cancelErr != nil && !errors.Is(cancelErr, peer.ErrNotPending) {
-		return Errorf("sending cancel: %v", cancelErr)
+		return verdict.Errorf("sending cancel: %v", cancelErr)
 	}
 	cancelSeq := op.Call.CancelSeq
 	if cancelErr != nil {
@@ -608,15 +610,15 @@ func cancelCrossing(ctx context.Context, e *Env) Outcome {
 		// cancel still crosses it on the wire, as a late one (CAN-9).
 		seq, err := e.CancelRaw(ctx, map[string]any{"requestId": op.Call.ID, "reason": "mcpflight: crossing cancel"})
 		if err != nil {
-			return Errorf("sending cancel: %v", err)
+			return verdict.Errorf("sending cancel: %v", err)
 		}
 		cancelSeq = seq
 	}
 	if _, err := op.Settle(ctx); err != nil && !errors.Is(err, ErrNotSettled) {
-		return Errorf("settling: %v", err)
+		return verdict.Errorf("settling: %v", err)
 	}
 	if err := e.Quiesce(ctx); err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	if o := e.answeredNotification(cancelSeq - 1); o != nil {
 		return *o
@@ -633,5 +635,5 @@ func cancelCrossing(ctx context.Context, e *Env) Outcome {
 	if h := e.Healthy(ctx, "a cancel crossing the response"); h != nil {
 		return *h
 	}
-	return Infof("%s; one terminal outcome, session usable", branch)
+	return verdict.Infof("%s; one terminal outcome, session usable", branch)
 }

@@ -15,45 +15,8 @@ import (
 	"github.com/mcpflight/mcpflight/peer"
 	"github.com/mcpflight/mcpflight/profile"
 	"github.com/mcpflight/mcpflight/transport"
+	"github.com/mcpflight/mcpflight/verdict"
 )
-
-// Verdict is a case's result.
-type Verdict string
-
-// Verdicts. Warn is a broken SHOULD (fail under --strict); Info records
-// which branch of an open behaviour happened; Skip always has a reason;
-// Error means the harness or the target broke and says nothing about
-// conformance.
-const (
-	Pass  Verdict = "pass"
-	Fail  Verdict = "fail"
-	Warn  Verdict = "warn"
-	Info  Verdict = "info"
-	Skip  Verdict = "skip"
-	Error Verdict = "error"
-)
-
-// Protocol versions a case can apply to.
-const (
-	V20251125 = "2025-11-25"
-	V20260728 = "2026-07-28"
-)
-
-// Outcome is what a case concluded.
-type Outcome struct {
-	Verdict Verdict `json:"verdict"`
-	// Summary is one line saying what happened.
-	Summary string `json:"summary"`
-	// Requirement is the requirement ID a fail or warn broke.
-	Requirement string `json:"requirement,omitempty"`
-	// Expected lists every acceptable alternative.
-	Expected []string `json:"expected,omitempty"`
-	// Actual says what happened instead.
-	Actual string `json:"actual,omitempty"`
-	// ActualSeq is the chronology sequence number of the first wrong
-	// event, or 0 when the wrong thing was an absence.
-	ActualSeq uint64 `json:"actualSeq,omitempty"`
-}
 
 // Needs says what a case requires of the target.
 type Needs struct {
@@ -100,7 +63,7 @@ type Case struct {
 	// Expect says what must happen.
 	Expect string
 	// Run drives the session and judges.
-	Run func(ctx context.Context, e *Env) Outcome
+	Run func(ctx context.Context, e *Env) verdict.Outcome
 }
 
 // Area is the part of the ID before the first slash.
@@ -147,30 +110,8 @@ type Env struct {
 // Teardown is the transport's teardown grade, re-exported for cases.
 type Teardown = transport.Teardown
 
-// Outcome constructors.
-
-// Passf is a pass with a summary.
-func Passf(format string, args ...any) Outcome {
-	return Outcome{Verdict: Pass, Summary: fmt.Sprintf(format, args...)}
-}
-
-// Infof records which branch of an open behaviour happened.
-func Infof(format string, args ...any) Outcome {
-	return Outcome{Verdict: Info, Summary: fmt.Sprintf(format, args...)}
-}
-
-// Skipf skips with a reason.
-func Skipf(format string, args ...any) Outcome {
-	return Outcome{Verdict: Skip, Summary: fmt.Sprintf(format, args...)}
-}
-
-// Errorf reports that the harness or the target broke.
-func Errorf(format string, args ...any) Outcome {
-	return Outcome{Verdict: Error, Summary: fmt.Sprintf(format, args...)}
-}
-
 // Violation builds a fail (MUST) or warn (SHOULD) outcome.
-func Violation(v Verdict, req string, expected []string, actual string, seq uint64) Outcome {
-	return Outcome{Verdict: v, Requirement: req, Expected: expected, Actual: actual, ActualSeq: seq,
+func Violation(v verdict.Verdict, req string, expected []string, actual string, seq uint64) verdict.Outcome {
+	return verdict.Outcome{Verdict: v, Requirement: req, Expected: expected, Actual: actual, ActualSeq: seq,
 		Summary: fmt.Sprintf("%s violated: %s", req, actual)}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/mcpflight/mcpflight/mcp"
 	"github.com/mcpflight/mcpflight/peer"
 	"github.com/mcpflight/mcpflight/transport"
+	"github.com/mcpflight/mcpflight/verdict"
 )
 
 // SlowSpec describes a long-running operation for a case to start.
@@ -381,12 +382,12 @@ func describe(ev chrono.Event) string {
 // Healthy pings the target after a race and fails the case when the
 // session has become unusable (CAN-11: both parties MUST handle races
 // gracefully). It returns nil when the ping succeeded.
-func (e *Env) Healthy(ctx context.Context, after string) *Outcome {
+func (e *Env) Healthy(ctx context.Context, after string) *verdict.Outcome {
 	pctx, cancel := context.WithTimeout(ctx, 2*e.Grace+2*time.Second)
 	defer cancel()
 	seq := e.Log.Len()
 	if err := e.S.Ping(pctx); err != nil {
-		o := Violation(Fail, "CAN-11",
+		o := Violation(verdict.Fail, "CAN-11",
 			[]string{"ping answered with an empty result after " + after},
 			"ping failed: "+chrono.Sanitize(err.Error(), false), seq+1)
 		return &o

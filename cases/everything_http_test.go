@@ -16,6 +16,7 @@ import (
 	"github.com/mcpflight/mcpflight/profile"
 	"github.com/mcpflight/mcpflight/runner"
 	"github.com/mcpflight/mcpflight/transport"
+	"github.com/mcpflight/mcpflight/verdict"
 )
 
 // startEverythingHTTP runs server-everything in streamableHttp mode on a
@@ -112,7 +113,7 @@ func TestCatalogueOverHTTPAgainstServerEverything(t *testing.T) {
 	}
 	for _, r := range rep.Results {
 		t.Logf("%-48s %-5s %s", r.ID, r.Outcome.Verdict, chrono.Sanitize(r.Outcome.Summary, false))
-		if r.Outcome.Verdict == cases.Error {
+		if r.Outcome.Verdict == verdict.Error {
 			t.Errorf("%s ended in error: %s", r.ID, r.Outcome.Summary)
 		}
 	}

@@ -11,13 +11,15 @@ import (
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/jsonrpc"
 	"github.com/mcpflight/mcpflight/mcp"
+	"github.com/mcpflight/mcpflight/spec"
 	"github.com/mcpflight/mcpflight/transport"
+	"github.com/mcpflight/mcpflight/verdict"
 )
 
 // httpCases cover the Streamable HTTP transport of 2025-11-25: streams,
 // disconnection and resumption, sessions, Origin and headers.
 func httpCases() []Case {
-	v := []string{V20251125}
+	v := []string{spec.V20251125}
 	return []Case{
 		{
 			ID: "http/disconnect-is-not-cancel", Title: "dropping a call's SSE stream does not cancel the call",
@@ -33,7 +35,7 @@ func httpCases() []Case {
 			Needs:  Needs{HTTP: true, SlowTool: true, Control: true},
 			Sends:  "tools/call with progress; drop after step 1; step 2 runs while away; GET with Last-Event-ID while step 3 is held; release",
 			Expect: "progress 2 replayed, then progress 3 and the result live, on the resumed stream",
-			Run:    func(ctx context.Context, e *Env) Outcome { return resumeCase(ctx, e, false) },
+			Run:    func(ctx context.Context, e *Env) verdict.Outcome { return resumeCase(ctx, e, false) },
 		},
 		{
 			ID: "http/resume-after-completion", Title: "a resume after the call completed replays the rest and the result",
@@ -41,7 +43,7 @@ func httpCases() []Case {
 			Needs:  Needs{HTTP: true, SlowTool: true, Control: true},
 			Sends:  "tools/call with progress; drop after step 1; the call runs to its end; then GET with Last-Event-ID",
 			Expect: "the remaining progress and the result, replayed on the resumed stream",
-			Run:    func(ctx context.Context, e *Env) Outcome { return resumeCase(ctx, e, true) },
+			Run:    func(ctx context.Context, e *Env) verdict.Outcome { return resumeCase(ctx, e, true) },
 		},
 		{
 			ID: "http/replay-only-disconnected-stream", Title: "a resume replays only the stream that was disconnected",
@@ -159,10 +161,10 @@ func httpCases() []Case {
 }
 
 // conn is the case's HTTP connection.
-func (e *Env) httpConn() (*transport.HTTP, *Outcome) {
+func (e *Env) httpConn() (*transport.HTTP, *verdict.Outcome) {
 	h, ok := e.S.Conn().(*transport.HTTP)
 	if !ok {
-		o := Errorf("the session's transport is not Streamable HTTP")
+		o := verdict.Errorf("the session's transport is not Streamable HTTP")
 		return nil, &o
 	}
 	return h, nil
@@ -170,10 +172,10 @@ func (e *Env) httpConn() (*transport.HTTP, *Outcome) {
 
 // streamOf names the SSE stream of a call, or returns an outcome saying
 // the server answered with JSON (no stream to drop).
-func streamOf(h *transport.HTTP, id jsonrpc.ID) (string, *Outcome) {
+func streamOf(h *transport.HTTP, id jsonrpc.ID) (string, *verdict.Outcome) {
 	name := h.StreamOf(id)
 	if name == "" {
-		o := Infof("the server answered the call with a JSON body, not an SSE stream: nothing to drop or resume (HTTP-14 allows both)")
+		o := verdict.Infof("the server answered the call with a JSON body, not an SSE stream: nothing to drop or resume (HTTP-14 allows both)")
 		return "", &o
 	}
 	return name, nil
@@ -182,14 +184,14 @@ func streamOf(h *transport.HTTP, id jsonrpc.ID) (string, *Outcome) {
 // dropAfterStep starts a gated slow call with progress, brings it to step
 // 1 and drops its stream. It returns the op, the dropped stream and the
 // last event ID read on it.
-func (e *Env) dropAfterStep(ctx context.Context, h *transport.HTTP, key string) (*Op, string, string, *Outcome) {
+func (e *Env) dropAfterStep(ctx context.Context, h *transport.HTTP, key string) (*Op, string, string, *verdict.Outcome) {
 	op, err := e.StartSlow(ctx, SlowSpec{Key: key, Progress: true, Steps: 3})
 	if err != nil {
-		o := Errorf("%v", err)
+		o := verdict.Errorf("%v", err)
 		return nil, "", "", &o
 	}
 	if err := op.AtStep(ctx, 1); err != nil {
-		o := Errorf("%v", err)
+		o := verdict.Errorf("%v", err)
 		return nil, "", "", &o
 	}
 	stream, o := streamOf(h, op.Call.ID)
@@ -198,11 +200,11 @@ func (e *Env) dropAfterStep(ctx context.Context, h *transport.HTTP, key string) 
 	}
 	last := h.LastEventID(stream)
 	if err := h.Drop(stream); err != nil {
-		o := Errorf("dropping %s: %v", stream, err)
+		o := verdict.Errorf("dropping %s: %v", stream, err)
 		return nil, "", "", &o
 	}
 	if last == "" {
-		o := Infof("the server's stream carried no event ID: it is not resumable (HTTP-27, HTTP-39 are MAY)")
+		o := verdict.Infof("the server's stream carried no event ID: it is not resumable (HTTP-27, HTTP-39 are MAY)")
 		return nil, "", "", &o
 	}
 	return op, stream, last, nil
@@ -236,7 +238,7 @@ func (e *Env) framesOn(stream string) []chrono.Event {
 	return out
 }
 
-func disconnectIsNotCancel(ctx context.Context, e *Env) Outcome {
+func disconnectIsNotCancel(ctx context.Context, e *Env) verdict.Outcome {
 	h, o := e.httpConn()
 	if o != nil {
 		return *o
@@ -250,14 +252,14 @@ func disconnectIsNotCancel(ctx context.Context, e *Env) Outcome {
 		// resuming at once.
 		resumed, err := h.Resume(ctx, last)
 		if err != nil {
-			return Infof("resuming was refused (%s): whether the work went on cannot be seen without the control extension", chrono.Sanitize(err.Error(), false))
+			return verdict.Infof("resuming was refused (%s): whether the work went on cannot be seen without the control extension", chrono.Sanitize(err.Error(), false))
 		}
 		resp, err := e.awaitResult(ctx, op)
 		if err != nil || resp == nil {
-			return Violation(Warn, "HTTP-25", []string{"the call goes on after its stream dropped and its result comes on the resumed stream " + resumed},
+			return Violation(verdict.Warn, "HTTP-25", []string{"the call goes on after its stream dropped and its result comes on the resumed stream " + resumed},
 				"no result after the drop and the resume: the call was lost or treated as cancelled", 0)
 		}
-		return Passf("the call went on after its stream dropped; its result came on %s", resumed)
+		return verdict.Passf("the call went on after its stream dropped; its result came on %s", resumed)
 	}
 	// The call is held at its step-1 gate: watch, for the grace window,
 	// whether the server ends it by itself because the stream dropped.
@@ -267,33 +269,33 @@ func disconnectIsNotCancel(ctx context.Context, e *Env) Outcome {
 	if endErr != nil && ctx.Err() == nil {
 		e.Log.Harness(chrono.KindDeadline, "case", fmt.Sprintf("the held call did not end within the grace window of %v after the drop", e.Grace))
 		if err := op.ReleaseAll(ctx); err != nil {
-			return Errorf("%v", err)
+			return verdict.Errorf("%v", err)
 		}
 		if _, err := op.Settle(ctx); err != nil {
-			return Errorf("settling: %v", err)
+			return verdict.Errorf("settling: %v", err)
 		}
 	}
 	state, _, err := op.OperationState(ctx)
 	if err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	if state.State != "completed" {
-		return Violation(Warn, "HTTP-25", []string{"operation \"a\" completed although its stream was dropped (a disconnection is not a cancellation)"},
+		return Violation(verdict.Warn, "HTTP-25", []string{"operation \"a\" completed although its stream was dropped (a disconnection is not a cancellation)"},
 			fmt.Sprintf("the server reports operation \"a\" as %q after the client dropped its stream", state.State), 0)
 	}
 	resumed, err := h.Resume(ctx, last)
 	if err != nil {
-		return Infof("the work completed despite the drop (HTTP-25 holds); resuming was refused: %v", chrono.Sanitize(err.Error(), false))
+		return verdict.Infof("the work completed despite the drop (HTTP-25 holds); resuming was refused: %v", chrono.Sanitize(err.Error(), false))
 	}
 	resp, err := e.awaitResult(ctx, op)
 	if err != nil || resp == nil {
-		return Violation(Warn, "HTTP-21", []string{"the call's result on the stream resumed with Last-Event-ID " + last},
+		return Violation(verdict.Warn, "HTTP-21", []string{"the call's result on the stream resumed with Last-Event-ID " + last},
 			fmt.Sprintf("no result on %s", resumed), 0)
 	}
-	return Passf("the call completed after its stream was dropped; the result came on %s", resumed)
+	return verdict.Passf("the call completed after its stream was dropped; the result came on %s", resumed)
 }
 
-func resumeCase(ctx context.Context, e *Env, afterCompletion bool) Outcome {
+func resumeCase(ctx context.Context, e *Env, afterCompletion bool) verdict.Outcome {
 	h, o := e.httpConn()
 	if o != nil {
 		return *o
@@ -303,43 +305,43 @@ func resumeCase(ctx context.Context, e *Env, afterCompletion bool) Outcome {
 		return *o
 	}
 	if err := op.Release(ctx, "step/1"); err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	wctx, cancel := context.WithTimeout(ctx, e.slowBudget())
 	_, err := op.Checkpoint(wctx, "step/2")
 	cancel()
 	if err != nil {
 		if state, _, serr := op.OperationState(ctx); serr == nil && state.State == "cancelled" {
-			return Violation(Warn, "HTTP-25", []string{"the call goes on after its stream dropped (a disconnection is not a cancellation)"},
+			return Violation(verdict.Warn, "HTTP-25", []string{"the call goes on after its stream dropped (a disconnection is not a cancellation)"},
 				"the server reports the call cancelled after the client dropped its stream", 0)
 		}
-		return Errorf("awaiting step 2: %v", err)
+		return verdict.Errorf("awaiting step 2: %v", err)
 	}
 	if afterCompletion {
 		if err := op.ReleaseAll(ctx); err != nil {
-			return Errorf("%v", err)
+			return verdict.Errorf("%v", err)
 		}
 		if _, err := op.Settle(ctx); err != nil {
-			return Errorf("settling: %v", err)
+			return verdict.Errorf("settling: %v", err)
 		}
 	}
 	resumed, err := h.Resume(ctx, last)
 	if err != nil {
 		var se *transport.StatusError
 		if errors.As(err, &se) && se.Status == http.StatusMethodNotAllowed {
-			return Infof("the server offers no GET stream (405): it does not resume (HTTP-27 is MAY)")
+			return verdict.Infof("the server offers no GET stream (405): it does not resume (HTTP-27 is MAY)")
 		}
-		return Violation(Warn, "HTTP-43", []string{"GET with Last-Event-ID resumes the dropped stream"},
+		return Violation(verdict.Warn, "HTTP-43", []string{"GET with Last-Event-ID resumes the dropped stream"},
 			"resuming failed: "+chrono.Sanitize(err.Error(), false), 0)
 	}
 	if !afterCompletion {
 		if err := op.ReleaseAll(ctx); err != nil {
-			return Errorf("%v", err)
+			return verdict.Errorf("%v", err)
 		}
 	}
 	resp, err := e.awaitResult(ctx, op)
 	if err != nil || resp == nil {
-		return Violation(Warn, "HTTP-21", []string{fmt.Sprintf("progress 2 and 3 and the result on %s", resumed)},
+		return Violation(verdict.Warn, "HTTP-21", []string{fmt.Sprintf("progress 2 and 3 and the result on %s", resumed)},
 			fmt.Sprintf("no result for the call on %s", resumed), 0)
 	}
 	isMine := progressFor(op.Call.Token)
@@ -350,13 +352,13 @@ func resumeCase(ctx context.Context, e *Env, afterCompletion bool) Outcome {
 		}
 	}
 	if got != 2 {
-		return Violation(Warn, "HTTP-43", []string{fmt.Sprintf("the 2 progress notifications after event %s replayed or sent on %s", last, resumed)},
+		return Violation(verdict.Warn, "HTTP-43", []string{fmt.Sprintf("the 2 progress notifications after event %s replayed or sent on %s", last, resumed)},
 			fmt.Sprintf("%d progress notifications for the call on %s", got, resumed), 0)
 	}
-	return Passf("the resumed stream %s carried the 2 missed progress notifications and the result", resumed)
+	return verdict.Passf("the resumed stream %s carried the 2 missed progress notifications and the result", resumed)
 }
 
-func replayOnlyDisconnected(ctx context.Context, e *Env) Outcome {
+func replayOnlyDisconnected(ctx context.Context, e *Env) verdict.Outcome {
 	h, o := e.httpConn()
 	if o != nil {
 		return *o
@@ -367,34 +369,34 @@ func replayOnlyDisconnected(ctx context.Context, e *Env) Outcome {
 	}
 	b, err := e.StartSlow(ctx, SlowSpec{Key: "b", Progress: true, Free: true})
 	if err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	if _, err := e.awaitResult(ctx, b); err != nil {
-		return Errorf("call b: %v", err)
+		return verdict.Errorf("call b: %v", err)
 	}
 	if err := a.ReleaseAll(ctx); err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	if _, err := a.Settle(ctx); err != nil {
-		return Errorf("settling a: %v", err)
+		return verdict.Errorf("settling a: %v", err)
 	}
 	resumed, err := h.Resume(ctx, last)
 	if err != nil {
-		return Infof("resuming was refused (%s): nothing replayed, nothing crossed", chrono.Sanitize(err.Error(), false))
+		return verdict.Infof("resuming was refused (%s): nothing replayed, nothing crossed", chrono.Sanitize(err.Error(), false))
 	}
 	if _, err := e.awaitResult(ctx, a); err != nil {
-		return Violation(Warn, "HTTP-21", []string{"call a's result on the resumed stream"}, "no result for call a on "+resumed, 0)
+		return Violation(verdict.Warn, "HTTP-21", []string{"call a's result on the resumed stream"}, "no result for call a on "+resumed, 0)
 	}
 	<-streamDoneOr(ctx, h, resumed, e)
 	isB := progressFor(b.Call.Token)
 	bResp := responseTo(b.Call.ID)
 	for _, ev := range e.framesOn(resumed) {
 		if isB(ev) || bResp(ev) {
-			return Violation(Fail, "HTTP-44", []string{"only call a's messages on the stream resumed after event " + last},
+			return Violation(verdict.Fail, "HTTP-44", []string{"only call a's messages on the stream resumed after event " + last},
 				fmt.Sprintf("call b's %s replayed on %s", describe(ev), resumed), ev.Seq)
 		}
 	}
-	return Passf("the resumed stream %s carried only the disconnected call's messages", resumed)
+	return verdict.Passf("the resumed stream %s carried only the disconnected call's messages", resumed)
 }
 
 // streamDoneOr is the stream's end, or the end of the grace window.
@@ -412,7 +414,7 @@ func streamDoneOr(ctx context.Context, h *transport.HTTP, stream string, e *Env)
 	return out
 }
 
-func eventIDsUnique(ctx context.Context, e *Env) Outcome {
+func eventIDsUnique(ctx context.Context, e *Env) verdict.Outcome {
 	h, o := e.httpConn()
 	if o != nil {
 		return *o
@@ -420,10 +422,10 @@ func eventIDsUnique(ctx context.Context, e *Env) Outcome {
 	for _, key := range []string{"a", "b"} {
 		op, err := e.StartSlow(ctx, SlowSpec{Key: key, Progress: true, Free: true})
 		if err != nil {
-			return Errorf("%v", err)
+			return verdict.Errorf("%v", err)
 		}
 		if _, err := e.awaitResult(ctx, op); err != nil {
-			return Errorf("call %s: %v", key, err)
+			return verdict.Errorf("call %s: %v", key, err)
 		}
 		if name := h.StreamOf(op.Call.ID); name != "" {
 			<-streamDoneOr(ctx, h, name, e)
@@ -438,16 +440,16 @@ func eventIDsUnique(ctx context.Context, e *Env) Outcome {
 			}
 			n++
 			if prev, dup := seen[ev.ID]; dup {
-				return Violation(Fail, "HTTP-40", []string{"every event ID unique across the session's streams"},
+				return Violation(verdict.Fail, "HTTP-40", []string{"every event ID unique across the session's streams"},
 					fmt.Sprintf("event ID %q on %s and on %s", chrono.Sanitize(ev.ID, false), prev, stream), ev.Seq)
 			}
 			seen[ev.ID] = stream
 		}
 	}
 	if n == 0 {
-		return Infof("the server attached no event IDs (HTTP-39 is MAY)")
+		return verdict.Infof("the server attached no event IDs (HTTP-39 is MAY)")
 	}
-	return Passf("%d event IDs, all distinct", n)
+	return verdict.Passf("%d event IDs, all distinct", n)
 }
 
 // statusAfter finds the HTTP status recorded for the exchange whose
@@ -476,38 +478,38 @@ func (e *Env) bodyAfter(seq uint64) (chrono.Event, bool) {
 	return chrono.Event{}, false
 }
 
-func cancel202NoResponse(ctx context.Context, e *Env) Outcome {
+func cancel202NoResponse(ctx context.Context, e *Env) verdict.Outcome {
 	h, o := e.httpConn()
 	if o != nil {
 		return *o
 	}
 	op, err := e.StartSlow(ctx, SlowSpec{Key: "a", Progress: true})
 	if err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	if err := op.AtStep(ctx, 1); err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	stream := h.StreamOf(op.Call.ID)
 	if err := e.S.Cancel(ctx, op.Call, "mcpflight: cancel over HTTP"); err != nil {
 		var se *transport.StatusError
 		if !errors.As(err, &se) {
-			return Errorf("sending cancel: %v", err)
+			return verdict.Errorf("sending cancel: %v", err)
 		}
 	}
 	if _, err := op.Settle(ctx); err != nil && !errors.Is(err, ErrNotSettled) {
-		return Errorf("settling: %v", err)
+		return verdict.Errorf("settling: %v", err)
 	}
 	if err := e.Quiesce(ctx); err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	cseq := op.Call.CancelSeq
 	status, sev, ok := e.statusAfter(cseq)
 	if !ok {
-		return Errorf("no HTTP status recorded for the cancel's POST")
+		return verdict.Errorf("no HTTP status recorded for the cancel's POST")
 	}
 	if status != http.StatusAccepted {
-		return Violation(Fail, "HTTP-11", []string{"HTTP 202 Accepted for the POSTed notifications/cancelled"},
+		return Violation(verdict.Fail, "HTTP-11", []string{"HTTP 202 Accepted for the POSTed notifications/cancelled"},
 			chrono.Sanitize(sev.Text, false), sev.Seq)
 	}
 	if stream != "" {
@@ -516,10 +518,10 @@ func cancel202NoResponse(ctx context.Context, e *Env) Outcome {
 	if o := e.responseAfterCancel(op); o != nil {
 		return *o
 	}
-	return Passf("the cancel got 202 and no response followed")
+	return verdict.Passf("the cancel got 202 and no response followed")
 }
 
-func notification202(ctx context.Context, e *Env) Outcome {
+func notification202(ctx context.Context, e *Env) verdict.Outcome {
 	h, o := e.httpConn()
 	if o != nil {
 		return *o
@@ -528,16 +530,16 @@ func notification202(ctx context.Context, e *Env) Outcome {
 	seq := e.Log.Len() + 1
 	resp, err := h.RawPOST(ctx, body, nil)
 	if err != nil {
-		return Errorf("POST: %v", err)
+		return verdict.Errorf("POST: %v", err)
 	}
 	if resp.Status != http.StatusAccepted || len(resp.Body) > 0 || len(resp.Events) > 0 {
 		actual := fmt.Sprintf("HTTP %d with %d body bytes", resp.Status, len(resp.Body))
 		if ev, ok := e.bodyAfter(seq); ok {
-			return Violation(Fail, "HTTP-11", []string{"HTTP 202 Accepted with no body"}, actual, ev.Seq)
+			return Violation(verdict.Fail, "HTTP-11", []string{"HTTP 202 Accepted with no body"}, actual, ev.Seq)
 		}
-		return Violation(Fail, "HTTP-11", []string{"HTTP 202 Accepted with no body"}, actual, seq)
+		return Violation(verdict.Fail, "HTTP-11", []string{"HTTP 202 Accepted with no body"}, actual, seq)
 	}
-	return Passf("202 with no body")
+	return verdict.Passf("202 with no body")
 }
 
 // rawPing POSTs a ping with header changes and returns the status.
@@ -554,43 +556,43 @@ func (e *Env) rawPing(ctx context.Context, h *transport.HTTP, headers http.Heade
 	return resp.Status, seq, nil
 }
 
-func sessionIDRequired(ctx context.Context, e *Env) Outcome {
+func sessionIDRequired(ctx context.Context, e *Env) verdict.Outcome {
 	h, o := e.httpConn()
 	if o != nil {
 		return *o
 	}
 	if h.SessionID() == "" {
-		return Skipf("the server assigned no session ID (HTTP-46 is MAY)")
+		return verdict.Skipf("the server assigned no session ID (HTTP-46 is MAY)")
 	}
 	status, seq, err := e.rawPing(ctx, h, http.Header{transport.HeaderSessionID: nil})
 	if err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	if status != http.StatusBadRequest {
-		return Violation(Warn, "HTTP-51", []string{"HTTP 400 for a request without MCP-Session-Id"}, fmt.Sprintf("HTTP %d", status), seq)
+		return Violation(verdict.Warn, "HTTP-51", []string{"HTTP 400 for a request without MCP-Session-Id"}, fmt.Sprintf("HTTP %d", status), seq)
 	}
-	return Passf("400 without the session ID")
+	return verdict.Passf("400 without the session ID")
 }
 
-func unknownSession404(ctx context.Context, e *Env) Outcome {
+func unknownSession404(ctx context.Context, e *Env) verdict.Outcome {
 	h, o := e.httpConn()
 	if o != nil {
 		return *o
 	}
 	if h.SessionID() == "" {
-		return Skipf("the server assigned no session ID (HTTP-46 is MAY)")
+		return verdict.Skipf("the server assigned no session ID (HTTP-46 is MAY)")
 	}
 	status, seq, err := e.rawPing(ctx, h, http.Header{transport.HeaderSessionID: {"mcpflight-no-such-session"}})
 	if err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	if status != http.StatusNotFound {
 		// HTTP-52's MUST is about terminated sessions; a session ID never
 		// issued is the same case for the client (HTTP-53), but the
 		// sentence does not literally cover it: a warn.
-		return Violation(Warn, "HTTP-52", []string{"HTTP 404 for a session ID the server never issued (as for a terminated one)"}, fmt.Sprintf("HTTP %d", status), seq)
+		return Violation(verdict.Warn, "HTTP-52", []string{"HTTP 404 for a session ID the server never issued (as for a terminated one)"}, fmt.Sprintf("HTTP %d", status), seq)
 	}
-	return Passf("404 for an unknown session ID")
+	return verdict.Passf("404 for an unknown session ID")
 }
 
 // visibleASCII reports whether s is non-empty and only 0x21..0x7E.
@@ -600,7 +602,7 @@ func visibleASCII(s string) bool { return transport.VisibleASCII(s) }
 // version headers; the transport does not take the session it opens.
 func (e *Env) rawInitialize(ctx context.Context, h *transport.HTTP) (*transport.RawResponse, error) {
 	init, err := jsonrpc.EncodeRequest(e.S.NewID(), mcp.MethodInitialize, map[string]any{
-		"protocolVersion": V20251125, "capabilities": map[string]any{},
+		"protocolVersion": spec.V20251125, "capabilities": map[string]any{},
 		"clientInfo": map[string]any{"name": "mcpflight", "version": "dev"},
 	})
 	if err != nil {
@@ -612,7 +614,7 @@ func (e *Env) rawInitialize(ctx context.Context, h *transport.HTTP) (*transport.
 // sessionIDVisibleASCII reads the session ID of a fresh initialize. What
 // net/http hands over is the header value with surrounding whitespace
 // trimmed; a space or a byte over 0x7E inside it still shows.
-func sessionIDVisibleASCII(ctx context.Context, e *Env) Outcome {
+func sessionIDVisibleASCII(ctx context.Context, e *Env) verdict.Outcome {
 	h, o := e.httpConn()
 	if o != nil {
 		return *o
@@ -620,7 +622,7 @@ func sessionIDVisibleASCII(ctx context.Context, e *Env) Outcome {
 	from := e.Log.Len()
 	resp, err := e.rawInitialize(ctx, h)
 	if err != nil {
-		return Errorf("initialize: %v", err)
+		return verdict.Errorf("initialize: %v", err)
 	}
 	seq := from + 1
 	for _, ev := range e.Log.Since(from) {
@@ -630,45 +632,45 @@ func sessionIDVisibleASCII(ctx context.Context, e *Env) Outcome {
 		}
 	}
 	if resp.Status/100 != 2 {
-		return Errorf("initialize answered HTTP %d", resp.Status)
+		return verdict.Errorf("initialize answered HTTP %d", resp.Status)
 	}
 	ids := resp.Header.Values(transport.HeaderSessionID)
 	if len(ids) == 0 {
-		return Skipf("the server assigned no session ID (HTTP-46 is MAY)")
+		return verdict.Skipf("the server assigned no session ID (HTTP-46 is MAY)")
 	}
 	defer func() {
 		_, _ = h.Raw(ctx, http.MethodDelete, nil, http.Header{transport.HeaderSessionID: {ids[0]}})
 	}()
 	for _, id := range ids {
 		if !visibleASCII(id) {
-			return Violation(Fail, "HTTP-48", []string{"a session ID of visible ASCII (0x21 to 0x7E)"}, fmt.Sprintf("session ID %q", chrono.Sanitize(id, false)), seq)
+			return Violation(verdict.Fail, "HTTP-48", []string{"a session ID of visible ASCII (0x21 to 0x7E)"}, fmt.Sprintf("session ID %q", chrono.Sanitize(id, false)), seq)
 		}
 	}
-	return Passf("the session ID is %d visible ASCII characters", len(ids[0]))
+	return verdict.Passf("the session ID is %d visible ASCII characters", len(ids[0]))
 }
 
-func deleteThen404(ctx context.Context, e *Env) Outcome {
+func deleteThen404(ctx context.Context, e *Env) verdict.Outcome {
 	h, o := e.httpConn()
 	if o != nil {
 		return *o
 	}
 	old := h.SessionID()
 	if old == "" {
-		return Skipf("the server assigned no session ID (HTTP-46 is MAY)")
+		return verdict.Skipf("the server assigned no session ID (HTTP-46 is MAY)")
 	}
 	if !visibleASCII(old) {
-		return Violation(Fail, "HTTP-48", []string{"a session ID of visible ASCII (0x21 to 0x7E)"}, fmt.Sprintf("session ID %q", chrono.Sanitize(old, false)), 0)
+		return Violation(verdict.Fail, "HTTP-48", []string{"a session ID of visible ASCII (0x21 to 0x7E)"}, fmt.Sprintf("session ID %q", chrono.Sanitize(old, false)), 0)
 	}
 	seq := e.Log.Len() + 1
 	status, err := h.Delete(ctx)
 	if err != nil {
-		return Errorf("DELETE: %v", err)
+		return verdict.Errorf("DELETE: %v", err)
 	}
 	if status == http.StatusMethodNotAllowed {
-		return Infof("DELETE answered 405: the server does not let clients end sessions (HTTP-55)")
+		return verdict.Infof("DELETE answered 405: the server does not let clients end sessions (HTTP-55)")
 	}
 	if status/100 != 2 {
-		return Violation(Fail, "HTTP-54", []string{"DELETE answered 2xx, or 405 when not allowed"}, fmt.Sprintf("HTTP %d", status), seq)
+		return Violation(verdict.Fail, "HTTP-54", []string{"DELETE answered 2xx, or 405 when not allowed"}, fmt.Sprintf("HTTP %d", status), seq)
 	}
 	oldHdr := http.Header{transport.HeaderSessionID: {old}}
 	for _, method := range []string{http.MethodPost, http.MethodGet, http.MethodDelete} {
@@ -679,63 +681,63 @@ func deleteThen404(ctx context.Context, e *Env) Outcome {
 		seq := e.Log.Len() + 1
 		resp, err := h.Raw(ctx, method, body, oldHdr)
 		if err != nil {
-			return Errorf("%s after DELETE: %v", method, err)
+			return verdict.Errorf("%s after DELETE: %v", method, err)
 		}
 		if resp.Status != http.StatusNotFound {
-			return Violation(Fail, "HTTP-52", []string{method + " with a deleted session ID answered 404"}, fmt.Sprintf("HTTP %d", resp.Status), seq)
+			return Violation(verdict.Fail, "HTTP-52", []string{method + " with a deleted session ID answered 404"}, fmt.Sprintf("HTTP %d", resp.Status), seq)
 		}
 	}
 	seq = e.Log.Len() + 1
 	resp, err := e.rawInitialize(ctx, h)
 	if err != nil {
-		return Errorf("new initialize: %v", err)
+		return verdict.Errorf("new initialize: %v", err)
 	}
 	fresh := resp.Header.Get(transport.HeaderSessionID)
 	switch {
 	case resp.Status/100 != 2:
-		return Violation(Fail, "HTTP-53", []string{"a new initialize without a session ID starts a new session"}, fmt.Sprintf("HTTP %d", resp.Status), seq)
+		return Violation(verdict.Fail, "HTTP-53", []string{"a new initialize without a session ID starts a new session"}, fmt.Sprintf("HTTP %d", resp.Status), seq)
 	case fresh == old:
-		return Violation(Fail, "HTTP-52", []string{"a new session ID after DELETE"}, "the deleted session ID was issued again", seq)
+		return Violation(verdict.Fail, "HTTP-52", []string{"a new session ID after DELETE"}, "the deleted session ID was issued again", seq)
 	case fresh != "" && !visibleASCII(fresh):
-		return Violation(Fail, "HTTP-48", []string{"a session ID of visible ASCII (0x21 to 0x7E)"}, fmt.Sprintf("session ID %q", chrono.Sanitize(fresh, false)), seq)
+		return Violation(verdict.Fail, "HTTP-48", []string{"a session ID of visible ASCII (0x21 to 0x7E)"}, fmt.Sprintf("session ID %q", chrono.Sanitize(fresh, false)), seq)
 	}
 	if fresh != "" {
 		_, _ = h.Raw(ctx, http.MethodDelete, nil, http.Header{transport.HeaderSessionID: {fresh}})
 	}
-	return Passf("DELETE ended the session (404 for POST, GET and DELETE after it); a new initialize got a new session")
+	return verdict.Passf("DELETE ended the session (404 for POST, GET and DELETE after it); a new initialize got a new session")
 }
 
-func originForbidden(ctx context.Context, e *Env) Outcome {
+func originForbidden(ctx context.Context, e *Env) verdict.Outcome {
 	h, o := e.httpConn()
 	if o != nil {
 		return *o
 	}
 	status, seq, err := e.rawPing(ctx, h, http.Header{"Origin": {"http://evil.example"}})
 	if err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	if status != http.StatusForbidden {
-		return Violation(Fail, "HTTP-3", []string{"HTTP 403 for Origin: http://evil.example"}, fmt.Sprintf("HTTP %d", status), seq)
+		return Violation(verdict.Fail, "HTTP-3", []string{"HTTP 403 for Origin: http://evil.example"}, fmt.Sprintf("HTTP %d", status), seq)
 	}
-	return Passf("403 for a foreign Origin")
+	return verdict.Passf("403 for a foreign Origin")
 }
 
-func protocolVersionInvalid(ctx context.Context, e *Env) Outcome {
+func protocolVersionInvalid(ctx context.Context, e *Env) verdict.Outcome {
 	h, o := e.httpConn()
 	if o != nil {
 		return *o
 	}
 	status, seq, err := e.rawPing(ctx, h, http.Header{transport.HeaderProtocolVersion: {"1999-01-01"}})
 	if err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	if status != http.StatusBadRequest {
-		return Violation(Fail, "HTTP-59", []string{"HTTP 400 for MCP-Protocol-Version: 1999-01-01"}, fmt.Sprintf("HTTP %d", status), seq)
+		return Violation(verdict.Fail, "HTTP-59", []string{"HTTP 400 for MCP-Protocol-Version: 1999-01-01"}, fmt.Sprintf("HTTP %d", status), seq)
 	}
-	return Passf("400 for an unsupported MCP-Protocol-Version")
+	return verdict.Passf("400 for an unsupported MCP-Protocol-Version")
 }
 
-func getStreamClean(ctx context.Context, e *Env) Outcome {
+func getStreamClean(ctx context.Context, e *Env) verdict.Outcome {
 	h, o := e.httpConn()
 	if o != nil {
 		return *o
@@ -744,22 +746,22 @@ func getStreamClean(ctx context.Context, e *Env) Outcome {
 	if err != nil {
 		var se *transport.StatusError
 		if errors.As(err, &se) && se.Status == http.StatusMethodNotAllowed {
-			return Infof("the server offers no GET stream (405, allowed by HTTP-30)")
+			return verdict.Infof("the server offers no GET stream (405, allowed by HTTP-30)")
 		}
 		if errors.Is(err, transport.ErrBadContentType) {
-			return Violation(Fail, "HTTP-30", []string{"GET answered with text/event-stream or 405"}, chrono.Sanitize(err.Error(), false), 0)
+			return Violation(verdict.Fail, "HTTP-30", []string{"GET answered with text/event-stream or 405"}, chrono.Sanitize(err.Error(), false), 0)
 		}
-		return Errorf("GET: %v", err)
+		return verdict.Errorf("GET: %v", err)
 	}
 	op, err := e.StartSlow(ctx, SlowSpec{Key: "a", Progress: true, Free: true})
 	if err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	if _, err := e.awaitResult(ctx, op); err != nil {
-		return Errorf("call: %v", err)
+		return verdict.Errorf("call: %v", err)
 	}
 	if err := e.Quiesce(ctx); err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	// The GET stream is read on a connection of its own: nothing orders
 	// it with the call's stream, so it is watched for the grace window.
@@ -772,32 +774,32 @@ func getStreamClean(ctx context.Context, e *Env) Outcome {
 	})
 	switch {
 	case err == nil && anyResponse(ev):
-		return Violation(Fail, "HTTP-32", []string{"no JSON-RPC response on the GET stream (not a resumption)"}, describe(ev), ev.Seq)
+		return Violation(verdict.Fail, "HTTP-32", []string{"no JSON-RPC response on the GET stream (not a resumption)"}, describe(ev), ev.Seq)
 	case err == nil:
-		return Violation(Warn, "HTTP-31", []string{"progress of a POSTed call on that call's stream, not on the GET stream"}, describe(ev), ev.Seq)
+		return Violation(verdict.Warn, "HTTP-31", []string{"progress of a POSTed call on that call's stream, not on the GET stream"}, describe(ev), ev.Seq)
 	case ctx.Err() != nil:
-		return Errorf("%v", ctx.Err())
+		return verdict.Errorf("%v", ctx.Err())
 	}
 	e.Log.Harness(chrono.KindDeadline, "case", fmt.Sprintf("watched the GET stream for %v", e.Grace))
-	return Passf("the GET stream carried nothing of the call")
+	return verdict.Passf("the GET stream carried nothing of the call")
 }
 
-func answerContentType(ctx context.Context, e *Env) Outcome {
+func answerContentType(ctx context.Context, e *Env) verdict.Outcome {
 	start := e.Log.Len()
 	// JSON-RPC errors are for other cases; only the HTTP answers count.
 	var rpcErr *jsonrpc.Error
 	if err := e.S.Ping(ctx); err != nil && !errors.As(err, &rpcErr) {
-		return Errorf("ping: %v", err)
+		return verdict.Errorf("ping: %v", err)
 	}
 	if err := e.S.Request(ctx, mcp.MethodToolsList, map[string]any{}, nil); err != nil && !errors.As(err, &rpcErr) {
-		return Errorf("tools/list: %v", err)
+		return verdict.Errorf("tools/list: %v", err)
 	}
 	op, err := e.StartSlow(ctx, SlowSpec{Key: "a", Progress: true, Free: true})
 	if err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	if _, err := e.awaitResult(ctx, op); err != nil {
-		return Errorf("call: %v", err)
+		return verdict.Errorf("call: %v", err)
 	}
 	n := 0
 	requests := map[string]bool{}
@@ -811,24 +813,24 @@ func answerContentType(ctx context.Context, e *Env) Outcome {
 		n++
 		ct := strings.ToLower(ev.Text)
 		if !strings.Contains(ct, "content-type: application/json") && !strings.Contains(ct, "content-type: text/event-stream") {
-			return Violation(Fail, "HTTP-14", []string{"Content-Type application/json or text/event-stream for a POSTed request"},
+			return Violation(verdict.Fail, "HTTP-14", []string{"Content-Type application/json or text/event-stream for a POSTed request"},
 				chrono.Sanitize(ev.Text, false), ev.Seq)
 		}
 	}
-	return Passf("%d request answers, each JSON or an event stream", n)
+	return verdict.Passf("%d request answers, each JSON or an event stream", n)
 }
 
-func primingEvent(ctx context.Context, e *Env) Outcome {
+func primingEvent(ctx context.Context, e *Env) verdict.Outcome {
 	h, o := e.httpConn()
 	if o != nil {
 		return *o
 	}
 	op, err := e.StartSlow(ctx, SlowSpec{Key: "a", Progress: true, Free: true})
 	if err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	if _, err := e.awaitResult(ctx, op); err != nil {
-		return Errorf("call: %v", err)
+		return verdict.Errorf("call: %v", err)
 	}
 	stream, o := streamOf(h, op.Call.ID)
 	if o != nil {
@@ -839,7 +841,7 @@ func primingEvent(ctx context.Context, e *Env) Outcome {
 	select {
 	case <-h.StreamDone(stream):
 	case <-wctx.Done():
-		return Violation(Warn, "HTTP-24", []string{"the SSE stream ends after the response"}, stream+" stayed open after the response", 0)
+		return Violation(verdict.Warn, "HTTP-24", []string{"the SSE stream ends after the response"}, stream+" stayed open after the response", 0)
 	}
 	evs := h.Events(stream)
 	if len(evs) == 0 || !evs[0].HasID || evs[0].ID == "" || !evs[0].HasData || evs[0].Data != "" {
@@ -849,12 +851,12 @@ func primingEvent(ctx context.Context, e *Env) Outcome {
 			first = fmt.Sprintf("first event id=%q data=%q", chrono.Sanitize(evs[0].ID, false), chrono.Sanitize(evs[0].Data, false))
 			seq = evs[0].Seq
 		}
-		return Violation(Warn, "HTTP-16", []string{"a first event with an event ID and an empty data field"}, first, seq)
+		return Violation(verdict.Warn, "HTTP-16", []string{"a first event with an event ID and an empty data field"}, first, seq)
 	}
-	return Passf("%s opened with a priming event (id %s) and ended after the response", stream, chrono.Sanitize(evs[0].ID, false))
+	return verdict.Passf("%s opened with a priming event (id %s) and ended after the response", stream, chrono.Sanitize(evs[0].ID, false))
 }
 
-func batchRejected(ctx context.Context, e *Env) Outcome {
+func batchRejected(ctx context.Context, e *Env) verdict.Outcome {
 	h, o := e.httpConn()
 	if o != nil {
 		return *o
@@ -866,14 +868,14 @@ func batchRejected(ctx context.Context, e *Env) Outcome {
 	seq := e.Log.Len() + 1
 	resp, err := h.RawPOST(ctx, body, nil)
 	if err != nil {
-		return Errorf("POST: %v", err)
+		return verdict.Errorf("POST: %v", err)
 	}
 	if resp.Status/100 == 2 {
-		return Infof("the server accepted a batch (HTTP %d): HTTP-10 binds the client, and a lenient server breaks no rule", resp.Status)
+		return verdict.Infof("the server accepted a batch (HTTP %d): HTTP-10 binds the client, and a lenient server breaks no rule", resp.Status)
 	}
 	if resp.Status/100 != 4 {
-		return Violation(Fail, "HTTP-12", []string{"an HTTP 4xx status for a batch it cannot accept (the body must be a single message, HTTP-10)"},
+		return Violation(verdict.Fail, "HTTP-12", []string{"an HTTP 4xx status for a batch it cannot accept (the body must be a single message, HTTP-10)"},
 			fmt.Sprintf("HTTP %d", resp.Status), seq)
 	}
-	return Passf("HTTP %d for a batch", resp.Status)
+	return verdict.Passf("HTTP %d for a batch", resp.Status)
 }

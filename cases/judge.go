@@ -11,6 +11,7 @@ import (
 	"github.com/mcpflight/mcpflight/mcp"
 	"github.com/mcpflight/mcpflight/peer"
 	"github.com/mcpflight/mcpflight/transport"
+	"github.com/mcpflight/mcpflight/verdict"
 )
 
 // Quiesce makes sure everything the target sent in reaction to our earlier
@@ -62,7 +63,7 @@ func (e *Env) drainCancelledStreams(ctx context.Context) {
 
 // answeredNotification fails the case when a response arrived that answers
 // no request of ours after seq: the answer to a notification (RPC-15).
-func (e *Env) answeredNotification(after uint64) *Outcome {
+func (e *Env) answeredNotification(after uint64) *verdict.Outcome {
 	for _, st := range e.S.Strays() {
 		if st.Seq <= after {
 			continue
@@ -71,12 +72,12 @@ func (e *Env) answeredNotification(after uint64) *Outcome {
 		case peer.StrayDuplicateResponse:
 			// A second response to one of our requests answers a
 			// request, not a notification: it breaks RPC-8.
-			o := Violation(Fail, "RPC-8", []string{"exactly one response per request, with the request's exact id"},
+			o := Violation(verdict.Fail, "RPC-8", []string{"exactly one response per request, with the request's exact id"},
 				describe(e.eventAt(st.Seq)), st.Seq)
 			return &o
 		case peer.StrayNullIDError, peer.StrayUnknownResponse:
 			ev := e.eventAt(st.Seq)
-			o := Violation(Fail, "RPC-15", []string{"no response of any kind to a notification"},
+			o := Violation(verdict.Fail, "RPC-15", []string{"no response of any kind to a notification"},
 				describe(ev), st.Seq)
 			return &o
 		}
@@ -86,10 +87,10 @@ func (e *Env) answeredNotification(after uint64) *Outcome {
 
 // extraResponses fails the case on a response to an id never sent, or a
 // second response to one of ours, anywhere in the session (RPC-8).
-func (e *Env) extraResponses() *Outcome {
+func (e *Env) extraResponses() *verdict.Outcome {
 	for _, st := range e.S.Strays() {
 		if st.Kind == peer.StrayDuplicateResponse || st.Kind == peer.StrayUnknownResponse {
-			o := Violation(Fail, "RPC-8", []string{"exactly one response per request, with the request's exact id"},
+			o := Violation(verdict.Fail, "RPC-8", []string{"exactly one response per request, with the request's exact id"},
 				describe(e.eventAt(st.Seq)), st.Seq)
 			return &o
 		}
@@ -99,10 +100,10 @@ func (e *Env) extraResponses() *Outcome {
 
 // malformedAfter fails the case on any inbound frame after seq that is not
 // a JSON-RPC message (RPC-2, STD-4).
-func (e *Env) malformedAfter(after uint64, req string) *Outcome {
+func (e *Env) malformedAfter(after uint64, req string) *verdict.Outcome {
 	for _, ev := range e.Log.Since(after) {
 		if ev.Dir == chrono.In && ev.Kind == chrono.KindFrame && ev.Summary != nil && ev.Summary.Malformed != "" {
-			o := Violation(Fail, req, []string{"every frame from the target is a valid JSON-RPC message"},
+			o := Violation(verdict.Fail, req, []string{"every frame from the target is a valid JSON-RPC message"},
 				describe(ev)+" ("+ev.Summary.Malformed+")", ev.Seq)
 			return &o
 		}
@@ -124,7 +125,7 @@ func (e *Env) eventAt(seq uint64) chrono.Event {
 // afterCancel judges an operation we cancelled once it has settled:
 // no response and no progress after the cancel (CAN-8, CAN-16). It
 // returns nil when both held.
-func (e *Env) afterCancel(op *Op) *Outcome {
+func (e *Env) afterCancel(op *Op) *verdict.Outcome {
 	if o := e.responseAfterCancel(op); o != nil {
 		return o
 	}
@@ -132,10 +133,10 @@ func (e *Env) afterCancel(op *Op) *Outcome {
 }
 
 // responseAfterCancel judges that no response followed our cancel.
-func (e *Env) responseAfterCancel(op *Op) *Outcome {
+func (e *Env) responseAfterCancel(op *Op) *verdict.Outcome {
 	cancelSeq := op.Call.CancelSeq
 	if ev, ok := e.frameAfter(cancelSeq, responseTo(op.Call.ID)); ok {
-		o := Violation(Warn, "CAN-8",
+		o := Violation(verdict.Warn, "CAN-8",
 			[]string{fmt.Sprintf("no response for request %s after notifications/cancelled (seq %d)", op.Call.ID, cancelSeq)},
 			"a response arrived: "+describe(ev), ev.Seq)
 		return &o
@@ -144,11 +145,11 @@ func (e *Env) responseAfterCancel(op *Op) *Outcome {
 }
 
 // progressAfterCancel judges that no progress followed our cancel.
-func (e *Env) progressAfterCancel(op *Op) *Outcome {
+func (e *Env) progressAfterCancel(op *Op) *verdict.Outcome {
 	cancelSeq := op.Call.CancelSeq
 	if op.Call.Token.IsValid() {
 		if ev, ok := e.frameAfter(cancelSeq, progressFor(op.Call.Token)); ok {
-			o := Violation(Warn, "CAN-8",
+			o := Violation(verdict.Warn, "CAN-8",
 				[]string{fmt.Sprintf("no progress for token %s after notifications/cancelled (seq %d)", op.Call.Token, cancelSeq)},
 				"progress arrived: "+describe(ev), ev.Seq)
 			return &o
@@ -159,15 +160,15 @@ func (e *Env) progressAfterCancel(op *Op) *Outcome {
 
 // settleAfterCancel waits for a cancelled operation to end and judges a
 // target that never ends it.
-func (e *Env) settleAfterCancel(ctx context.Context, op *Op) *Outcome {
+func (e *Env) settleAfterCancel(ctx context.Context, op *Op) *verdict.Outcome {
 	_, err := op.Settle(ctx)
 	switch {
 	case errors.Is(err, ErrNotSettled):
-		o := Violation(Warn, "CAN-8", []string{"the operation stops after an accepted cancel (its end checkpoint is reached)"},
+		o := Violation(verdict.Warn, "CAN-8", []string{"the operation stops after an accepted cancel (its end checkpoint is reached)"},
 			fmt.Sprintf("operation %q still had not ended %v after the cancel", op.Key, e.Grace), 0)
 		return &o
 	case err != nil:
-		o := Errorf("settling after cancel: %v", err)
+		o := verdict.Errorf("settling after cancel: %v", err)
 		return &o
 	}
 	return nil
@@ -176,30 +177,30 @@ func (e *Env) settleAfterCancel(ctx context.Context, op *Op) *Outcome {
 // cleanupOnce checks the server's counters for an operation that ended:
 // exactly one release, and nothing left active (CAN-8 "free associated
 // resources"). wantState is "cancelled" or "completed".
-func (e *Env) cleanupOnce(ctx context.Context, op *Op, wantState string) *Outcome {
+func (e *Env) cleanupOnce(ctx context.Context, op *Op, wantState string) *verdict.Outcome {
 	if e.Control == nil {
 		return nil
 	}
 	st, c, err := op.OperationState(ctx)
 	if err != nil {
-		o := Errorf("reading counters: %v", err)
+		o := verdict.Errorf("reading counters: %v", err)
 		return &o
 	}
 	switch {
 	case st.State != wantState:
-		o := Violation(Warn, "CAN-8", []string{fmt.Sprintf("operation %q %s", op.Key, wantState)},
+		o := Violation(verdict.Warn, "CAN-8", []string{fmt.Sprintf("operation %q %s", op.Key, wantState)},
 			fmt.Sprintf("the server reports operation %q as %q", op.Key, st.State), 0)
 		return &o
 	case st.Releases != 1:
-		o := Violation(Warn, "CAN-8", []string{fmt.Sprintf("operation %q released its resources exactly once", op.Key)},
+		o := Violation(verdict.Warn, "CAN-8", []string{fmt.Sprintf("operation %q released its resources exactly once", op.Key)},
 			fmt.Sprintf("the server reports %d releases for operation %q", st.Releases, op.Key), 0)
 		return &o
 	case c.OperationsActive != 0:
-		o := Violation(Warn, "CAN-8", []string{"no operation left active"},
+		o := Violation(verdict.Warn, "CAN-8", []string{"no operation left active"},
 			fmt.Sprintf("%d operations still active", c.OperationsActive), 0)
 		return &o
 	case c.ProgressTokensLive != 0:
-		o := Violation(Warn, "PRG-12", []string{"no progress token left live"},
+		o := Violation(verdict.Warn, "PRG-12", []string{"no progress token left live"},
 			fmt.Sprintf("%d progress tokens still live", c.ProgressTokensLive), 0)
 		return &o
 	}
@@ -208,7 +209,7 @@ func (e *Env) cleanupOnce(ctx context.Context, op *Op, wantState string) *Outcom
 
 // completeAfterNoise releases an operation that a bogus notification must
 // not have touched, and judges that it completed normally.
-func (e *Env) completeAfterNoise(ctx context.Context, op *Op, noise string, noiseSeq uint64) *Outcome {
+func (e *Env) completeAfterNoise(ctx context.Context, op *Op, noise string, noiseSeq uint64) *verdict.Outcome {
 	if err := op.ReleaseAll(ctx); err != nil {
 		o := e.goneOrError(ctx, err, noise, noiseSeq)
 		return &o
@@ -218,15 +219,15 @@ func (e *Env) completeAfterNoise(ctx context.Context, op *Op, noise string, nois
 	resp, err := op.Call.Await(wctx)
 	switch {
 	case errors.Is(err, peer.ErrConnectionClosed):
-		o := Violation(Fail, "CAN-11", []string{"the target ignores " + noise + " and stays connected"},
+		o := Violation(verdict.Fail, "CAN-11", []string{"the target ignores " + noise + " and stays connected"},
 			"the target closed its output: "+chrono.Sanitize(err.Error(), false), noiseSeq)
 		return &o
 	case err != nil:
-		o := Violation(Warn, "CAN-14", []string{"the running request completes: " + noise + " is ignored"},
+		o := Violation(verdict.Warn, "CAN-14", []string{"the running request completes: " + noise + " is ignored"},
 			fmt.Sprintf("no response for request %s: it was treated as cancelled", op.Call.ID), 0)
 		return &o
 	case resp.Error != nil:
-		o := Violation(Warn, "CAN-14", []string{"the running request completes normally"},
+		o := Violation(verdict.Warn, "CAN-14", []string{"the running request completes normally"},
 			"it ended with an error: "+chrono.Sanitize(resp.Error.Message, false), 0)
 		return &o
 	}
@@ -241,15 +242,15 @@ func (e *Env) slowBudget() time.Duration {
 // goneOrError turns a failed exchange into a verdict: a fail when the
 // target has closed its output after what we sent (CAN-11: races and bad
 // input MUST be handled gracefully), an error otherwise.
-func (e *Env) goneOrError(ctx context.Context, err error, after string, seq uint64) Outcome {
+func (e *Env) goneOrError(ctx context.Context, err error, after string, seq uint64) verdict.Outcome {
 	t := time.NewTimer(e.Grace)
 	defer t.Stop()
 	select {
 	case <-e.S.Done():
-		return Violation(Fail, "CAN-11", []string{"the target handles " + after + " and stays connected"},
+		return Violation(verdict.Fail, "CAN-11", []string{"the target handles " + after + " and stays connected"},
 			"the target closed its output: "+chrono.Sanitize(err.Error(), false), seq)
 	case <-t.C:
 	case <-ctx.Done():
 	}
-	return Errorf("%v", err)
+	return verdict.Errorf("%v", err)
 }

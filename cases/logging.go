@@ -11,6 +11,8 @@ import (
 	"github.com/mcpflight/mcpflight/jsonrpc"
 	"github.com/mcpflight/mcpflight/mcp"
 	"github.com/mcpflight/mcpflight/peer"
+	"github.com/mcpflight/mcpflight/spec"
+	"github.com/mcpflight/mcpflight/verdict"
 )
 
 // moreLoggingCases cover logging/setLevel and notifications/message
@@ -21,7 +23,7 @@ func moreLoggingCases() []Case {
 			ID:       "logging/every-level-accepted",
 			Title:    "logging/setLevel accepts each RFC 5424 level",
 			Reqs:     []string{"LOG-2", "LOG-3"},
-			Versions: []string{V20251125},
+			Versions: []string{spec.V20251125},
 			Needs:    Needs{Capabilities: []string{"logging"}},
 			Sends:    "logging/setLevel with debug, info, notice, warning, error, critical, alert and emergency in turn",
 			Expect:   "an empty result for every one",
@@ -31,7 +33,7 @@ func moreLoggingCases() []Case {
 			ID:       "logging/invalid-level-rejected",
 			Title:    "an unknown level is refused with -32602",
 			Reqs:     []string{"LOG-6", "LOG-2"},
-			Versions: []string{V20251125},
+			Versions: []string{spec.V20251125},
 			Needs:    Needs{Capabilities: []string{"logging"}},
 			Sends:    `logging/setLevel "verbose"`,
 			Expect:   "error -32602 (Invalid params)",
@@ -41,7 +43,7 @@ func moreLoggingCases() []Case {
 			ID:       "logging/message-shape",
 			Title:    "log messages carry a valid level and data",
 			Reqs:     []string{"LOG-2", "LOG-1", "RPC-2"},
-			Versions: []string{V20251125},
+			Versions: []string{spec.V20251125},
 			Needs:    Needs{LogTool: true},
 			Sends:    "logging/setLevel debug, then the profile's log tool",
 			Expect:   "every notifications/message has one of the eight levels, data, and a string logger if any; the logging capability is declared",
@@ -51,7 +53,7 @@ func moreLoggingCases() []Case {
 			ID:       "logging/no-flood-after-cancel",
 			Title:    "a cancelled operation stops logging",
 			Reqs:     []string{"CAN-8", "LOG-7"},
-			Versions: []string{V20251125},
+			Versions: []string{spec.V20251125},
 			Needs:    Needs{SlowTool: true, Control: true, Capabilities: []string{"logging"}},
 			Sends:    "logging/setLevel debug; a slow call that logs every step; notifications/cancelled after step 1",
 			Expect:   "no notifications/message after the cancel",
@@ -60,74 +62,74 @@ func moreLoggingCases() []Case {
 	}
 }
 
-func loggingEveryLevel(ctx context.Context, e *Env) Outcome {
+func loggingEveryLevel(ctx context.Context, e *Env) verdict.Outcome {
 	for _, lvl := range logLevels {
 		seq := e.Log.Len() + 1
 		err := e.S.Request(ctx, mcp.MethodLoggingSetLevel, map[string]any{"level": lvl}, nil)
 		var rpcErr *jsonrpc.Error
 		switch {
 		case errors.As(err, &rpcErr):
-			return Violation(Fail, "LOG-2", []string{fmt.Sprintf("level %q accepted with an empty result", lvl)},
+			return Violation(verdict.Fail, "LOG-2", []string{fmt.Sprintf("level %q accepted with an empty result", lvl)},
 				fmt.Sprintf("error %d: %s", rpcErr.Code, chrono.Sanitize(rpcErr.Message, false)), seq+1)
 		case err != nil:
-			return Errorf("logging/setLevel %s: %v", lvl, err)
+			return verdict.Errorf("logging/setLevel %s: %v", lvl, err)
 		}
 	}
-	return Passf("all %d levels accepted", len(logLevels))
+	return verdict.Passf("all %d levels accepted", len(logLevels))
 }
 
-func loggingInvalidLevel(ctx context.Context, e *Env) Outcome {
+func loggingInvalidLevel(ctx context.Context, e *Env) verdict.Outcome {
 	err := e.S.Request(ctx, mcp.MethodLoggingSetLevel, map[string]any{"level": "verbose"}, nil)
 	var rpcErr *jsonrpc.Error
 	switch {
 	case errors.As(err, &rpcErr) && rpcErr.Code == jsonrpc.CodeInvalidParams:
-		return Passf("refused with -32602: %s", chrono.Sanitize(rpcErr.Message, false))
+		return verdict.Passf("refused with -32602: %s", chrono.Sanitize(rpcErr.Message, false))
 	case errors.As(err, &rpcErr):
-		return Violation(Warn, "LOG-6", []string{"error -32602 (Invalid params)"},
+		return Violation(verdict.Warn, "LOG-6", []string{"error -32602 (Invalid params)"},
 			fmt.Sprintf("error %d: %s", rpcErr.Code, chrono.Sanitize(rpcErr.Message, false)), 0)
 	case err != nil:
-		return Errorf("logging/setLevel: %v", err)
+		return verdict.Errorf("logging/setLevel: %v", err)
 	}
-	return Violation(Warn, "LOG-6", []string{"error -32602 (Invalid params)"}, `"verbose" was accepted with a result`, 0)
+	return Violation(verdict.Warn, "LOG-6", []string{"error -32602 (Invalid params)"}, `"verbose" was accepted with a result`, 0)
 }
 
 // judgeLogMessage checks one notifications/message against the schema's
 // LoggingMessageNotification: level one of the eight, data present,
 // logger a string when present.
-func judgeLogMessage(ev chrono.Event) *Outcome {
+func judgeLogMessage(ev chrono.Event) *verdict.Outcome {
 	m, err := ev.Message()
 	if err != nil {
 		return nil
 	}
 	var p map[string]json.RawMessage
 	if json.Unmarshal(m.Params, &p) != nil {
-		o := Violation(Fail, "RPC-2", []string{"params is an object"}, describe(ev), ev.Seq)
+		o := Violation(verdict.Fail, "RPC-2", []string{"params is an object"}, describe(ev), ev.Seq)
 		return &o
 	}
 	var level string
 	if json.Unmarshal(p["level"], &level) != nil || !slices.Contains(logLevels, level) {
-		o := Violation(Fail, "LOG-2", []string{fmt.Sprintf("level is one of %v", logLevels)}, describe(ev), ev.Seq)
+		o := Violation(verdict.Fail, "LOG-2", []string{fmt.Sprintf("level is one of %v", logLevels)}, describe(ev), ev.Seq)
 		return &o
 	}
 	if _, ok := p["data"]; !ok {
-		o := Violation(Fail, "LOG-2", []string{"a data member (required by LoggingMessageNotification)"}, describe(ev), ev.Seq)
+		o := Violation(verdict.Fail, "LOG-2", []string{"a data member (required by LoggingMessageNotification)"}, describe(ev), ev.Seq)
 		return &o
 	}
 	if raw, ok := p["logger"]; ok {
 		var logger string
 		if json.Unmarshal(raw, &logger) != nil {
-			o := Violation(Fail, "LOG-2", []string{"logger is a string"}, describe(ev), ev.Seq)
+			o := Violation(verdict.Fail, "LOG-2", []string{"logger is a string"}, describe(ev), ev.Seq)
 			return &o
 		}
 	}
 	return nil
 }
 
-func loggingMessageShape(ctx context.Context, e *Env) Outcome {
+func loggingMessageShape(ctx context.Context, e *Env) verdict.Outcome {
 	declared := e.S.Server() != nil && e.S.Server().HasCapability("logging")
 	if declared {
 		if err := e.S.Request(ctx, mcp.MethodLoggingSetLevel, map[string]any{"level": "debug"}, nil); err != nil {
-			return Errorf("logging/setLevel debug: %v", err)
+			return verdict.Errorf("logging/setLevel debug: %v", err)
 		}
 	}
 	args := e.Profile.Log.CloneArgs()
@@ -139,10 +141,10 @@ func loggingMessageShape(ctx context.Context, e *Env) Outcome {
 	}
 	first := e.Log.Len()
 	if err := e.S.Request(ctx, mcp.MethodToolsCall, map[string]any{"name": e.Profile.Log.Name, "arguments": args}, nil); err != nil {
-		return Errorf("calling %s: %v", e.Profile.Log.Name, err)
+		return verdict.Errorf("calling %s: %v", e.Profile.Log.Name, err)
 	}
 	if err := e.Quiesce(ctx); err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	n := 0
 	for _, ev := range e.Log.Since(first) {
@@ -150,7 +152,7 @@ func loggingMessageShape(ctx context.Context, e *Env) Outcome {
 			continue
 		}
 		if !declared {
-			return Violation(Fail, "LOG-1", []string{"no notifications/message from a server that did not declare logging"}, describe(ev), ev.Seq)
+			return Violation(verdict.Fail, "LOG-1", []string{"no notifications/message from a server that did not declare logging"}, describe(ev), ev.Seq)
 		}
 		if o := judgeLogMessage(ev); o != nil {
 			return *o
@@ -158,33 +160,33 @@ func loggingMessageShape(ctx context.Context, e *Env) Outcome {
 		n++
 	}
 	if n == 0 {
-		return Infof("the log tool sent no notifications/message")
+		return verdict.Infof("the log tool sent no notifications/message")
 	}
-	return Passf("%d log messages, each with a valid level and data", n)
+	return verdict.Passf("%d log messages, each with a valid level and data", n)
 }
 
-func loggingNoFloodAfterCancel(ctx context.Context, e *Env) Outcome {
+func loggingNoFloodAfterCancel(ctx context.Context, e *Env) verdict.Outcome {
 	if err := e.S.Request(ctx, mcp.MethodLoggingSetLevel, map[string]any{"level": "debug"}, nil); err != nil {
-		return Errorf("logging/setLevel debug: %v", err)
+		return verdict.Errorf("logging/setLevel debug: %v", err)
 	}
 	args := e.Profile.Slow.CloneArgs()
 	args["key"], args["logSteps"], args["steps"] = "a", true, 3
 	c, err := e.S.Start(ctx, mcp.MethodToolsCall, map[string]any{"name": e.Profile.Slow.Name, "arguments": args}, peer.WithProgress())
 	if err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	op := &Op{Call: c, Key: "a", Steps: 3, e: e}
 	if err := op.AtStep(ctx, 1); err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	if err := e.S.Cancel(ctx, c, "mcpflight: stop logging"); err != nil {
-		return Errorf("sending cancel: %v", err)
+		return verdict.Errorf("sending cancel: %v", err)
 	}
 	if o := e.settleAfterCancel(ctx, op); o != nil {
 		return *o
 	}
 	if err := e.Quiesce(ctx); err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	before := 0
 	for _, ev := range e.Log.Since(c.SentSeq) {
@@ -192,13 +194,13 @@ func loggingNoFloodAfterCancel(ctx context.Context, e *Env) Outcome {
 			continue
 		}
 		if ev.Seq > c.CancelSeq {
-			return Violation(Warn, "CAN-8", []string{fmt.Sprintf("no log messages about the operation after notifications/cancelled (seq %d)", c.CancelSeq)},
+			return Violation(verdict.Warn, "CAN-8", []string{fmt.Sprintf("no log messages about the operation after notifications/cancelled (seq %d)", c.CancelSeq)},
 				describe(ev), ev.Seq)
 		}
 		before++
 	}
 	if before == 0 {
-		return Infof("the operation logged nothing before the cancel either")
+		return verdict.Infof("the operation logged nothing before the cancel either")
 	}
-	return Passf("%d log messages before the cancel, none after", before)
+	return verdict.Passf("%d log messages before the cancel, none after", before)
 }

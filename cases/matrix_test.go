@@ -15,6 +15,7 @@ import (
 	"github.com/mcpflight/mcpflight/refserver"
 	"github.com/mcpflight/mcpflight/runner"
 	"github.com/mcpflight/mcpflight/transport"
+	"github.com/mcpflight/mcpflight/verdict"
 )
 
 // killers lists, for every reference-server fault, the cases that must
@@ -183,8 +184,8 @@ func TestCatalogueAgainstReferenceServer(t *testing.T) {
 	rep := runCatalogue(t, nil)
 	for _, r := range rep.Results {
 		switch r.Outcome.Verdict {
-		case cases.Pass, cases.Info:
-		case cases.Skip:
+		case verdict.Pass, verdict.Info:
+		case verdict.Skip:
 			if _, ok := skippedOnReference[r.ID]; !ok && !needsHTTP(r.ID) {
 				t.Errorf("%s: skipped: %s", r.ID, r.Outcome.Summary)
 			}
@@ -207,7 +208,7 @@ func TestCatalogueOverHTTP(t *testing.T) {
 			t.Errorf("%s: transport %q, want http", r.ID, r.Transport)
 		}
 		switch r.Outcome.Verdict {
-		case cases.Pass, cases.Info, cases.Skip:
+		case verdict.Pass, verdict.Info, verdict.Skip:
 		default:
 			t.Errorf("%s: %s: %s (expected %v, actual %s at seq %d)", r.ID, r.Outcome.Verdict, r.Outcome.Summary,
 				r.Outcome.Expected, r.Outcome.Actual, r.Outcome.ActualSeq)
@@ -222,20 +223,20 @@ func TestMutationMatrix(t *testing.T) {
 	killedBy := map[string][]refserver.Fault{}
 	var mu sync.Mutex
 	check := func(t *testing.T, fault refserver.Fault, want []string, rep *runner.Report) {
-		got := map[string]cases.Verdict{}
+		got := map[string]verdict.Verdict{}
 		for _, r := range rep.Results {
 			got[r.ID] = r.Outcome.Verdict
 			switch r.Outcome.Verdict {
-			case cases.Fail, cases.Warn:
+			case verdict.Fail, verdict.Warn:
 				mu.Lock()
 				killedBy[r.ID] = append(killedBy[r.ID], fault)
 				mu.Unlock()
-			case cases.Error:
+			case verdict.Error:
 				t.Errorf("%s ended in error under %s over %s: %s", r.ID, fault, r.Transport, r.Outcome.Summary)
 			}
 		}
 		for _, id := range want {
-			if v := got[id]; v != cases.Fail && v != cases.Warn {
+			if v := got[id]; v != verdict.Fail && v != verdict.Warn {
 				t.Errorf("%s did not detect %s over %s: verdict %q", id, fault, rep.Transport, v)
 			}
 		}

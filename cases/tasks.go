@@ -13,6 +13,8 @@ import (
 	"github.com/mcpflight/mcpflight/jsonrpc"
 	"github.com/mcpflight/mcpflight/mcp"
 	"github.com/mcpflight/mcpflight/peer"
+	"github.com/mcpflight/mcpflight/spec"
+	"github.com/mcpflight/mcpflight/verdict"
 )
 
 // TaskSpec describes a durable task for a case to create.
@@ -50,7 +52,7 @@ type TaskOp struct {
 
 // errCreate is a task creation the target refused or answered wrongly.
 type errCreate struct {
-	o Outcome
+	o verdict.Outcome
 }
 
 func (e *errCreate) Error() string { return e.o.Summary }
@@ -94,24 +96,24 @@ func (e *Env) StartTask(ctx context.Context, spec TaskSpec) (*TaskOp, error) {
 	}
 	_, seq := call.Response()
 	if resp.Error != nil {
-		return nil, &errCreate{Violation(Fail, "TSK-44", []string{"a CreateTaskResult for a task-augmented call to a tool that supports tasks"},
+		return nil, &errCreate{Violation(verdict.Fail, "TSK-44", []string{"a CreateTaskResult for a task-augmented call to a tool that supports tasks"},
 			fmt.Sprintf("error %d: %s", resp.Error.Code, chrono.Sanitize(resp.Error.Message, false)), seq)}
 	}
 	task, err := peer.ParseCreateTaskResult(resp.Result)
 	if err != nil || task.TaskID == "" {
-		return nil, &errCreate{Violation(Fail, "TSK-44", []string{`a CreateTaskResult {"task": {"taskId": …, "status": "working", …}}`},
+		return nil, &errCreate{Violation(verdict.Fail, "TSK-44", []string{`a CreateTaskResult {"task": {"taskId": …, "status": "working", …}}`},
 			describe(e.eventAt(seq)), seq)}
 	}
 	return &TaskOp{Call: call, Task: task, RespSeq: seq, Key: spec.Key, Ticks: ticks, e: e}, nil
 }
 
 // createOutcome turns a StartTask error into the case's verdict.
-func createOutcome(err error) Outcome {
+func createOutcome(err error) verdict.Outcome {
 	var ce *errCreate
 	if errors.As(err, &ce) {
 		return ce.o
 	}
-	return Errorf("%v", err)
+	return verdict.Errorf("%v", err)
 }
 
 // Release opens one of the worker's gates ("start", "tick/1").
@@ -235,8 +237,8 @@ func validTransition(from, to string) bool {
 // taskCases cover durable tasks (2025-11-25 basic/utilities/tasks) and
 // the line between request cancellation and task cancellation (CAN-4).
 func taskCases() []Case {
-	tc := func(id, title string, reqs []string, needs Needs, sends, expect string, run func(context.Context, *Env) Outcome) Case {
-		return Case{ID: id, Title: title, Reqs: reqs, Versions: []string{V20251125}, Needs: needs, Sends: sends, Expect: expect, Run: run}
+	tc := func(id, title string, reqs []string, needs Needs, sends, expect string, run func(context.Context, *Env) verdict.Outcome) Case {
+		return Case{ID: id, Title: title, Reqs: reqs, Versions: []string{spec.V20251125}, Needs: needs, Sends: sends, Expect: expect, Run: run}
 	}
 	tasks := Needs{Tasks: true}
 	ctl := Needs{Tasks: true, Control: true}
@@ -302,7 +304,7 @@ func taskCases() []Case {
 	}
 }
 
-func taskCapabilityShape(_ context.Context, e *Env) Outcome {
+func taskCapabilityShape(_ context.Context, e *Env) verdict.Outcome {
 	init := e.S.Server()
 	var c struct {
 		List     json.RawMessage `json:"list"`
@@ -310,15 +312,15 @@ func taskCapabilityShape(_ context.Context, e *Env) Outcome {
 		Requests map[string]json.RawMessage
 	}
 	if err := json.Unmarshal(init.Capabilities["tasks"], &c); err != nil {
-		return Violation(Fail, "TSK-1", []string{"capabilities.tasks is an object"}, chrono.Sanitize(string(init.Capabilities["tasks"]), false), 0)
+		return Violation(verdict.Fail, "TSK-1", []string{"capabilities.tasks is an object"}, chrono.Sanitize(string(init.Capabilities["tasks"]), false), 0)
 	}
 	for name, raw := range map[string]json.RawMessage{"list": c.List, "cancel": c.Cancel, "requests.tools": c.Requests["tools"]} {
 		if len(raw) > 0 && !strings.HasPrefix(strings.TrimSpace(string(raw)), "{") {
-			return Violation(Fail, "TSK-2", []string{"tasks." + name + " is an object when present"}, chrono.Sanitize(string(raw), false), 0)
+			return Violation(verdict.Fail, "TSK-2", []string{"tasks." + name + " is an object when present"}, chrono.Sanitize(string(raw), false), 0)
 		}
 	}
 	tcs := init.Tasks()
-	return Passf("tasks declared: tools/call %v, list %v, cancel %v", tcs.ToolsCall, tcs.List, tcs.Cancel)
+	return verdict.Passf("tasks declared: tools/call %v, list %v, cancel %v", tcs.ToolsCall, tcs.List, tcs.Cancel)
 }
 
 // toolTaskSupport returns the execution.taskSupport the target lists for
@@ -358,27 +360,27 @@ func toolTaskSupport(ctx context.Context, e *Env, tool string) (string, bool, er
 	return "", false, nil
 }
 
-func taskToolSupport(ctx context.Context, e *Env) Outcome {
+func taskToolSupport(ctx context.Context, e *Env) verdict.Outcome {
 	support, listed, err := toolTaskSupport(ctx, e, e.Profile.Task.Name)
 	switch {
 	case err != nil:
-		return Errorf("tools/list: %v", err)
+		return verdict.Errorf("tools/list: %v", err)
 	case !listed:
-		return Errorf("tools/list does not list the profile's task tool %q", e.Profile.Task.Name)
+		return verdict.Errorf("tools/list does not list the profile's task tool %q", e.Profile.Task.Name)
 	case support == "required" || support == "optional":
-		return Passf("%s has taskSupport %q", e.Profile.Task.Name, support)
+		return verdict.Passf("%s has taskSupport %q", e.Profile.Task.Name, support)
 	}
-	return Violation(Fail, "TSK-8", []string{`taskSupport "required" or "optional" for a tool that runs as a task`},
+	return Violation(verdict.Fail, "TSK-8", []string{`taskSupport "required" or "optional" for a tool that runs as a task`},
 		fmt.Sprintf("taskSupport %q", chrono.Sanitize(support, false)), 0)
 }
 
-func taskRequiredWithoutTask(ctx context.Context, e *Env) Outcome {
+func taskRequiredWithoutTask(ctx context.Context, e *Env) verdict.Outcome {
 	support, _, err := toolTaskSupport(ctx, e, e.Profile.Task.Name)
 	if err != nil {
-		return Errorf("tools/list: %v", err)
+		return verdict.Errorf("tools/list: %v", err)
 	}
 	if support != "required" {
-		return Skipf("the task tool's taskSupport is %q, not required", support)
+		return verdict.Skipf("the task tool's taskSupport is %q, not required", support)
 	}
 	args := e.Profile.Task.CloneArgs()
 	if e.Control != nil {
@@ -386,32 +388,32 @@ func taskRequiredWithoutTask(ctx context.Context, e *Env) Outcome {
 	}
 	call, err := e.S.Start(ctx, mcp.MethodToolsCall, map[string]any{"name": e.Profile.Task.Name, "arguments": args})
 	if err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	resp, err := call.Await(ctx)
 	if err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	_, seq := call.Response()
 	switch {
 	case resp.Error != nil && resp.Error.Code == jsonrpc.CodeMethodNotFound:
-		return Passf("refused with -32601")
+		return verdict.Passf("refused with -32601")
 	case resp.Error != nil && resp.Error.Code == jsonrpc.CodeInvalidRequest:
-		return Infof("refused with -32600, which TSK-72 allows and TSK-12 does not (ambiguity A-3)")
+		return verdict.Infof("refused with -32600, which TSK-72 allows and TSK-12 does not (ambiguity A-3)")
 	case resp.Error != nil:
-		return Violation(Fail, "TSK-12", []string{"error -32601 (Method not found)", "error -32600 (TSK-72, ambiguity A-3)"}, describe(e.eventAt(seq)), seq)
+		return Violation(verdict.Fail, "TSK-12", []string{"error -32601 (Method not found)", "error -32600 (TSK-72, ambiguity A-3)"}, describe(e.eventAt(seq)), seq)
 	}
-	return Violation(Fail, "TSK-12", []string{"error -32601 (Method not found)", "error -32600 (TSK-72, ambiguity A-3)"},
+	return Violation(verdict.Fail, "TSK-12", []string{"error -32601 (Method not found)", "error -32600 (TSK-72, ambiguity A-3)"},
 		"a result, not a JSON-RPC error: "+describe(e.eventAt(seq)), seq)
 }
 
-func taskForbiddenWithTask(ctx context.Context, e *Env) Outcome {
+func taskForbiddenWithTask(ctx context.Context, e *Env) verdict.Outcome {
 	support, _, err := toolTaskSupport(ctx, e, e.Profile.Effect.Name)
 	if err != nil {
-		return Errorf("tools/list: %v", err)
+		return verdict.Errorf("tools/list: %v", err)
 	}
 	if support != "" && support != "forbidden" {
-		return Skipf("the effect tool's taskSupport is %q", support)
+		return verdict.Skipf("the effect tool's taskSupport is %q", support)
 	}
 	args := e.Profile.Effect.CloneArgs()
 	if e.Control != nil {
@@ -422,16 +424,16 @@ func taskForbiddenWithTask(ctx context.Context, e *Env) Outcome {
 	code, isRPC := rpcCode(err)
 	switch {
 	case isRPC && code == jsonrpc.CodeMethodNotFound:
-		return Passf("refused with -32601")
+		return verdict.Passf("refused with -32601")
 	case isRPC:
-		return Violation(Warn, "TSK-9", []string{"error -32601 (Method not found)"}, fmt.Sprintf("error %d", code), 0)
+		return Violation(verdict.Warn, "TSK-9", []string{"error -32601 (Method not found)"}, fmt.Sprintf("error %d", code), 0)
 	case err != nil:
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
-	return Violation(Warn, "TSK-9", []string{"error -32601 (Method not found)"}, "a result: "+chrono.Sanitize(string(raw), false), 0)
+	return Violation(verdict.Warn, "TSK-9", []string{"error -32601 (Method not found)"}, "a result: "+chrono.Sanitize(string(raw), false), 0)
 }
 
-func taskIgnoredWithoutCapability(ctx context.Context, e *Env) Outcome {
+func taskIgnoredWithoutCapability(ctx context.Context, e *Env) verdict.Outcome {
 	args := e.Profile.Slow.CloneArgs()
 	if e.Control != nil {
 		args["key"], args["gated"] = "ignored", false
@@ -440,14 +442,14 @@ func taskIgnoredWithoutCapability(ctx context.Context, e *Env) Outcome {
 	err := e.S.Request(ctx, mcp.MethodToolsCall, peer.TaskParams(map[string]any{"name": e.Profile.Slow.Name, "arguments": args}, 60000), &raw)
 	if err != nil {
 		if _, isRPC := rpcCode(err); isRPC {
-			return Violation(Fail, "TSK-24", []string{"an ordinary CallToolResult: the task field is ignored"}, chrono.Sanitize(err.Error(), false), 0)
+			return Violation(verdict.Fail, "TSK-24", []string{"an ordinary CallToolResult: the task field is ignored"}, chrono.Sanitize(err.Error(), false), 0)
 		}
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	if _, err := peer.ParseCreateTaskResult(raw); err == nil {
-		return Violation(Fail, "TSK-24", []string{"an ordinary CallToolResult, not a CreateTaskResult"}, chrono.Sanitize(string(raw), false), 0)
+		return Violation(verdict.Fail, "TSK-24", []string{"an ordinary CallToolResult, not a CreateTaskResult"}, chrono.Sanitize(string(raw), false), 0)
 	}
-	return Passf("the task field was ignored; an ordinary result came back")
+	return verdict.Passf("the task field was ignored; an ordinary result came back")
 }
 
 // rfc3339 reports whether s is an RFC 3339 timestamp.
@@ -457,11 +459,11 @@ func rfc3339(s string) (time.Time, bool) {
 }
 
 // taskShape checks one Task object (TSK-26, TSK-38, TSK-39, TSK-41).
-func taskShape(t peer.Task, seq uint64) *Outcome {
+func taskShape(t peer.Task, seq uint64) *verdict.Outcome {
 	var raw map[string]json.RawMessage
 	_ = json.Unmarshal(t.Raw, &raw)
-	fail := func(req, want string) *Outcome {
-		o := Violation(Fail, req, []string{want}, chrono.Sanitize(string(t.Raw), false), seq)
+	fail := func(req, want string) *verdict.Outcome {
+		o := Violation(verdict.Fail, req, []string{want}, chrono.Sanitize(string(t.Raw), false), seq)
 		return &o
 	}
 	if id := strings.TrimSpace(string(raw["taskId"])); !strings.HasPrefix(id, `"`) {
@@ -484,22 +486,22 @@ func taskShape(t peer.Task, seq uint64) *Outcome {
 	return nil
 }
 
-func taskCreateShape(ctx context.Context, e *Env) Outcome {
+func taskCreateShape(ctx context.Context, e *Env) verdict.Outcome {
 	op, err := e.StartTask(ctx, TaskSpec{Key: "shape"})
 	if err != nil {
 		return createOutcome(err)
 	}
 	defer op.ReleaseAll(context.WithoutCancel(ctx))
 	if op.Task.Status != mcp.TaskWorking {
-		return Violation(Fail, "TSK-29", []string{`status "working" at creation`}, fmt.Sprintf("status %q", chrono.Sanitize(op.Task.Status, false)), op.RespSeq)
+		return Violation(verdict.Fail, "TSK-29", []string{`status "working" at creation`}, fmt.Sprintf("status %q", chrono.Sanitize(op.Task.Status, false)), op.RespSeq)
 	}
 	if o := taskShape(op.Task, op.RespSeq); o != nil {
 		return *o
 	}
-	return Passf("task %s created working", chrono.Sanitize(op.Task.TaskID, false))
+	return verdict.Passf("task %s created working", chrono.Sanitize(op.Task.TaskID, false))
 }
 
-func taskDurableID(ctx context.Context, e *Env) Outcome {
+func taskDurableID(ctx context.Context, e *Env) verdict.Outcome {
 	a, err := e.StartTask(ctx, TaskSpec{Key: "d1"})
 	if err != nil {
 		return createOutcome(err)
@@ -510,18 +512,18 @@ func taskDurableID(ctx context.Context, e *Env) Outcome {
 	}
 	defer func() { _ = a.ReleaseAll(context.WithoutCancel(ctx)); _ = b.ReleaseAll(context.WithoutCancel(ctx)) }()
 	if a.Task.TaskID == b.Task.TaskID {
-		return Violation(Fail, "TSK-28", []string{"distinct task ids"}, "both tasks are "+chrono.Sanitize(a.Task.TaskID, false), b.RespSeq)
+		return Violation(verdict.Fail, "TSK-28", []string{"distinct task ids"}, "both tasks are "+chrono.Sanitize(a.Task.TaskID, false), b.RespSeq)
 	}
 	for _, op := range []*TaskOp{a, b} {
 		got, err := e.S.GetTask(ctx, op.Task.TaskID)
 		if err != nil {
-			return Violation(Fail, "TSK-44", []string{"the task just created is found by tasks/get"}, chrono.Sanitize(err.Error(), false), 0)
+			return Violation(verdict.Fail, "TSK-44", []string{"the task just created is found by tasks/get"}, chrono.Sanitize(err.Error(), false), 0)
 		}
 		if got.TaskID != op.Task.TaskID {
-			return Violation(Fail, "TSK-51", []string{"tasks/get answers about the task asked for"}, chrono.Sanitize(string(got.Raw), false), 0)
+			return Violation(verdict.Fail, "TSK-51", []string{"tasks/get answers about the task asked for"}, chrono.Sanitize(string(got.Raw), false), 0)
 		}
 	}
-	return Passf("two tasks with distinct ids, both found at once")
+	return verdict.Passf("two tasks with distinct ids, both found at once")
 }
 
 // guessable says why a set of task ids looks guessable, or "": an id
@@ -560,7 +562,7 @@ func guessable(ids []string) string {
 	return fmt.Sprintf("ids %q count up after the prefix %q", ids, prefix)
 }
 
-func taskUnguessableIDs(ctx context.Context, e *Env) Outcome {
+func taskUnguessableIDs(ctx context.Context, e *Env) verdict.Outcome {
 	var ids []string
 	for i := range 3 {
 		op, err := e.StartTask(ctx, TaskSpec{Key: fmt.Sprintf("g%d", i), Free: true, Ticks: 1})
@@ -570,13 +572,13 @@ func taskUnguessableIDs(ctx context.Context, e *Env) Outcome {
 		ids = append(ids, op.Task.TaskID)
 	}
 	if why := guessable(ids); why != "" {
-		return Violation(Warn, "TSK-81", []string{"cryptographically random task ids when tasks are not bound to an authorization context"},
+		return Violation(verdict.Warn, "TSK-81", []string{"cryptographically random task ids when tasks are not bound to an authorization context"},
 			chrono.Sanitize(why, false), 0)
 	}
-	return Passf("%d ids, none short or sequential", len(ids))
+	return verdict.Passf("%d ids, none short or sequential", len(ids))
 }
 
-func taskTimestamps(ctx context.Context, e *Env) Outcome {
+func taskTimestamps(ctx context.Context, e *Env) verdict.Outcome {
 	op, err := e.StartTask(ctx, TaskSpec{Key: "ts", Free: true})
 	if err != nil {
 		return createOutcome(err)
@@ -586,19 +588,19 @@ func taskTimestamps(ctx context.Context, e *Env) Outcome {
 	for {
 		got, err := e.S.GetTask(ctx, op.Task.TaskID)
 		if err != nil {
-			return Errorf("tasks/get: %v", err)
+			return verdict.Errorf("tasks/get: %v", err)
 		}
 		polls++
 		if o := taskShape(got, 0); o != nil {
 			return *o
 		}
 		if got.CreatedAt != op.Task.CreatedAt {
-			return Violation(Fail, "TSK-38", []string{"the same createdAt " + op.Task.CreatedAt}, "createdAt "+chrono.Sanitize(got.CreatedAt, false), 0)
+			return Violation(verdict.Fail, "TSK-38", []string{"the same createdAt " + op.Task.CreatedAt}, "createdAt "+chrono.Sanitize(got.CreatedAt, false), 0)
 		}
 		pu, _ := rfc3339(prev.LastUpdatedAt)
 		gu, _ := rfc3339(got.LastUpdatedAt)
 		if gu.Before(pu) {
-			return Violation(Fail, "TSK-39", []string{"lastUpdatedAt never goes back"}, fmt.Sprintf("%s after %s", chrono.Sanitize(got.LastUpdatedAt, false), chrono.Sanitize(prev.LastUpdatedAt, false)), 0)
+			return Violation(verdict.Fail, "TSK-39", []string{"lastUpdatedAt never goes back"}, fmt.Sprintf("%s after %s", chrono.Sanitize(got.LastUpdatedAt, false), chrono.Sanitize(prev.LastUpdatedAt, false)), 0)
 		}
 		prev = got
 		if got.Terminal() || polls > 200 {
@@ -609,49 +611,49 @@ func taskTimestamps(ctx context.Context, e *Env) Outcome {
 		case <-t.C:
 		case <-ctx.Done():
 			t.Stop()
-			return Errorf("%v", ctx.Err())
+			return verdict.Errorf("%v", ctx.Err())
 		}
 	}
-	return Passf("%d polls: createdAt stable, lastUpdatedAt non-decreasing", polls)
+	return verdict.Passf("%d polls: createdAt stable, lastUpdatedAt non-decreasing", polls)
 }
 
-func taskTransitions(ctx context.Context, e *Env) Outcome {
+func taskTransitions(ctx context.Context, e *Env) verdict.Outcome {
 	op, err := e.StartTask(ctx, TaskSpec{Key: "tr"})
 	if err != nil {
 		return createOutcome(err)
 	}
 	final, seen, err := op.RunToEnd(ctx)
 	if err != nil {
-		return Errorf("running the task: %v", err)
+		return verdict.Errorf("running the task: %v", err)
 	}
 	for i := 1; i < len(seen); i++ {
 		if !validTransition(seen[i-1], seen[i]) {
-			return Violation(Fail, "TSK-30", []string{"working → input_required | terminal; input_required → working | terminal; terminal stays"},
+			return Violation(verdict.Fail, "TSK-30", []string{"working → input_required | terminal; input_required → working | terminal; terminal stays"},
 				fmt.Sprintf("%q then %q", chrono.Sanitize(seen[i-1], false), chrono.Sanitize(seen[i], false)), 0)
 		}
 	}
 	for range 2 {
 		got, err := e.S.GetTask(ctx, op.Task.TaskID)
 		if err != nil {
-			return Infof("the task was gone after it ended (%s); TSK-42 allows deletion", chrono.Sanitize(err.Error(), false))
+			return verdict.Infof("the task was gone after it ended (%s); TSK-42 allows deletion", chrono.Sanitize(err.Error(), false))
 		}
 		if got.Status != final.Status {
-			return Violation(Fail, "TSK-31", []string{"the terminal status " + final.Status + " stays"}, "status "+chrono.Sanitize(got.Status, false), 0)
+			return Violation(verdict.Fail, "TSK-31", []string{"the terminal status " + final.Status + " stays"}, "status "+chrono.Sanitize(got.Status, false), 0)
 		}
 	}
-	return Passf("statuses %s; the terminal status stayed", chrono.Sanitize(strings.Join(seen, " → "), false))
+	return verdict.Passf("statuses %s; the terminal status stayed", chrono.Sanitize(strings.Join(seen, " → "), false))
 }
 
-func taskStatusNotifications(ctx context.Context, e *Env) Outcome {
+func taskStatusNotifications(ctx context.Context, e *Env) verdict.Outcome {
 	op, err := e.StartTask(ctx, TaskSpec{Key: "sn"})
 	if err != nil {
 		return createOutcome(err)
 	}
 	if _, _, err := op.RunToEnd(ctx); err != nil {
-		return Errorf("running the task: %v", err)
+		return verdict.Errorf("running the task: %v", err)
 	}
 	if err := e.Quiesce(ctx); err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	prev, n := mcp.TaskWorking, 0
 	for _, ev := range e.Log.Since(op.RespSeq) {
@@ -664,30 +666,30 @@ func taskStatusNotifications(ctx context.Context, e *Env) Outcome {
 		}
 		t, err := peer.ParseTask(m.Params)
 		if err != nil || t.TaskID == "" {
-			return Violation(Fail, "TSK-21", []string{"notifications/tasks/status params are a Task"}, describe(ev), ev.Seq)
+			return Violation(verdict.Fail, "TSK-21", []string{"notifications/tasks/status params are a Task"}, describe(ev), ev.Seq)
 		}
 		if t.TaskID != op.Task.TaskID {
 			continue
 		}
 		n++
 		if _, ok := peer.RelatedTaskID(m.Params); ok {
-			return Violation(Warn, "TSK-58", []string{"no io.modelcontextprotocol/related-task _meta in a status notification"}, describe(ev), ev.Seq)
+			return Violation(verdict.Warn, "TSK-58", []string{"no io.modelcontextprotocol/related-task _meta in a status notification"}, describe(ev), ev.Seq)
 		}
 		if !validTransition(prev, t.Status) {
-			return Violation(Fail, "TSK-30", []string{"status notifications follow the task state machine"},
+			return Violation(verdict.Fail, "TSK-30", []string{"status notifications follow the task state machine"},
 				fmt.Sprintf("%q after %q: %s", chrono.Sanitize(t.Status, false), chrono.Sanitize(prev, false), describe(ev)), ev.Seq)
 		}
 		prev = t.Status
 	}
 	if n == 0 {
-		return Infof("no notifications/tasks/status for the task (they are optional, TSK-21)")
+		return verdict.Infof("no notifications/tasks/status for the task (they are optional, TSK-21)")
 	}
-	return Passf("%d status notifications, ending %s", n, chrono.Sanitize(prev, false))
+	return verdict.Passf("%d status notifications, ending %s", n, chrono.Sanitize(prev, false))
 }
 
 // cancelMid creates a task, brings it to work (tick 1 on a controlled
 // target), and cancels it with tasks/cancel.
-func cancelMid(ctx context.Context, e *Env, key string) (*TaskOp, peer.Task, *Outcome) {
+func cancelMid(ctx context.Context, e *Env, key string) (*TaskOp, peer.Task, *verdict.Outcome) {
 	op, err := e.StartTask(ctx, TaskSpec{Key: key, Ticks: 3})
 	if err != nil {
 		o := createOutcome(err)
@@ -695,11 +697,11 @@ func cancelMid(ctx context.Context, e *Env, key string) (*TaskOp, peer.Task, *Ou
 	}
 	if e.Control != nil {
 		if err := op.Release(ctx, "start"); err != nil {
-			o := Errorf("%v", err)
+			o := verdict.Errorf("%v", err)
 			return nil, peer.Task{}, &o
 		}
 		if err := op.Checkpoint(ctx, "tick/1"); err != nil {
-			o := Errorf("%v", err)
+			o := verdict.Errorf("%v", err)
 			return nil, peer.Task{}, &o
 		}
 	}
@@ -707,37 +709,37 @@ func cancelMid(ctx context.Context, e *Env, key string) (*TaskOp, peer.Task, *Ou
 	got, err := e.S.CancelTask(ctx, op.Task.TaskID)
 	if code, isRPC := rpcCode(err); isRPC {
 		if code == jsonrpc.CodeInvalidParams && e.Control == nil {
-			o := Infof("the task ended before tasks/cancel arrived (-32602, A-15); nothing to judge")
+			o := verdict.Infof("the task ended before tasks/cancel arrived (-32602, A-15); nothing to judge")
 			return nil, peer.Task{}, &o
 		}
-		o := Violation(Fail, "TSK-64", []string{"tasks/cancel on a working task returns the task, cancelled"}, fmt.Sprintf("error %d", code), seq)
+		o := Violation(verdict.Fail, "TSK-64", []string{"tasks/cancel on a working task returns the task, cancelled"}, fmt.Sprintf("error %d", code), seq)
 		return nil, peer.Task{}, &o
 	} else if err != nil {
-		o := Errorf("tasks/cancel: %v", err)
+		o := verdict.Errorf("tasks/cancel: %v", err)
 		return nil, peer.Task{}, &o
 	}
 	if got.Status != mcp.TaskCancelled {
-		o := Violation(Fail, "TSK-64", []string{`the tasks/cancel result has status "cancelled"`}, "status "+chrono.Sanitize(got.Status, false), seq)
+		o := Violation(verdict.Fail, "TSK-64", []string{`the tasks/cancel result has status "cancelled"`}, "status "+chrono.Sanitize(got.Status, false), seq)
 		return nil, peer.Task{}, &o
 	}
 	return op, got, nil
 }
 
-func taskCancelWorking(ctx context.Context, e *Env) Outcome {
+func taskCancelWorking(ctx context.Context, e *Env) verdict.Outcome {
 	op, _, o := cancelMid(ctx, e, "cw")
 	if o != nil {
 		return *o
 	}
 	got, err := e.S.GetTask(ctx, op.Task.TaskID)
 	if code, isRPC := rpcCode(err); isRPC && code == jsonrpc.CodeInvalidParams {
-		return Infof("the cancelled task was deleted at once (TSK-66 allows it)")
+		return verdict.Infof("the cancelled task was deleted at once (TSK-66 allows it)")
 	} else if err != nil {
-		return Errorf("tasks/get: %v", err)
+		return verdict.Errorf("tasks/get: %v", err)
 	}
 	if got.Status != mcp.TaskCancelled {
-		return Violation(Fail, "TSK-64", []string{"tasks/get after the cancel says cancelled"}, "status "+chrono.Sanitize(got.Status, false), 0)
+		return Violation(verdict.Fail, "TSK-64", []string{"tasks/get after the cancel says cancelled"}, "status "+chrono.Sanitize(got.Status, false), 0)
 	}
-	return Passf("cancelled before the reply; tasks/get agrees")
+	return verdict.Passf("cancelled before the reply; tasks/get agrees")
 }
 
 // settle waits until the task's worker has ended: its end checkpoint
@@ -752,29 +754,29 @@ func (t *TaskOp) settle(ctx context.Context) error {
 	return t.Checkpoint(ctx, "end")
 }
 
-func taskCancelledSticky(ctx context.Context, e *Env) Outcome {
+func taskCancelledSticky(ctx context.Context, e *Env) verdict.Outcome {
 	op, _, o := cancelMid(ctx, e, "cs")
 	if o != nil {
 		return *o
 	}
 	if err := op.settle(ctx); err != nil && !errors.Is(err, ErrNotReached) {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	for range 2 {
 		got, err := e.S.GetTask(ctx, op.Task.TaskID)
 		if code, isRPC := rpcCode(err); isRPC && code == jsonrpc.CodeInvalidParams {
-			return Infof("the cancelled task was deleted (TSK-66 allows it)")
+			return verdict.Infof("the cancelled task was deleted (TSK-66 allows it)")
 		} else if err != nil {
-			return Errorf("tasks/get: %v", err)
+			return verdict.Errorf("tasks/get: %v", err)
 		}
 		if got.Status != mcp.TaskCancelled {
-			return Violation(Fail, "TSK-65", []string{"the task stays cancelled after its work ends"}, "status "+chrono.Sanitize(got.Status, false), 0)
+			return Violation(verdict.Fail, "TSK-65", []string{"the task stays cancelled after its work ends"}, "status "+chrono.Sanitize(got.Status, false), 0)
 		}
 	}
-	return Passf("still cancelled after the worker ended")
+	return verdict.Passf("still cancelled after the worker ended")
 }
 
-func taskSecondCancel(ctx context.Context, e *Env) Outcome {
+func taskSecondCancel(ctx context.Context, e *Env) verdict.Outcome {
 	op, _, o := cancelMid(ctx, e, "sc")
 	if o != nil {
 		return *o
@@ -784,23 +786,23 @@ func taskSecondCancel(ctx context.Context, e *Env) Outcome {
 	code, isRPC := rpcCode(err)
 	switch {
 	case isRPC && code == jsonrpc.CodeInvalidParams:
-		return Passf("the second cancel was refused with -32602")
+		return verdict.Passf("the second cancel was refused with -32602")
 	case isRPC:
-		return Violation(Fail, "TSK-63", []string{"error -32602 for a task already cancelled"}, fmt.Sprintf("error %d", code), seq)
+		return Violation(verdict.Fail, "TSK-63", []string{"error -32602 for a task already cancelled"}, fmt.Sprintf("error %d", code), seq)
 	case err != nil:
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
-	return Violation(Fail, "TSK-63", []string{"error -32602 for a task already cancelled"}, "a result: "+chrono.Sanitize(string(got.Raw), false), seq)
+	return Violation(verdict.Fail, "TSK-63", []string{"error -32602 for a task already cancelled"}, "a result: "+chrono.Sanitize(string(got.Raw), false), seq)
 }
 
-func taskCancelCompleted(ctx context.Context, e *Env) Outcome {
+func taskCancelCompleted(ctx context.Context, e *Env) verdict.Outcome {
 	op, err := e.StartTask(ctx, TaskSpec{Key: "cc", Free: true, Ticks: 1})
 	if err != nil {
 		return createOutcome(err)
 	}
 	final, _, err := op.RunToEnd(ctx)
 	if err != nil {
-		return Errorf("running the task: %v", err)
+		return verdict.Errorf("running the task: %v", err)
 	}
 	seq := e.Log.Len() + 1
 	got, err := e.S.CancelTask(ctx, op.Task.TaskID)
@@ -808,80 +810,80 @@ func taskCancelCompleted(ctx context.Context, e *Env) Outcome {
 	switch {
 	case isRPC && code == jsonrpc.CodeInvalidParams:
 	case isRPC:
-		return Violation(Fail, "TSK-63", []string{"error -32602 for a task already " + final.Status}, fmt.Sprintf("error %d", code), seq)
+		return Violation(verdict.Fail, "TSK-63", []string{"error -32602 for a task already " + final.Status}, fmt.Sprintf("error %d", code), seq)
 	case err != nil:
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	default:
-		return Violation(Fail, "TSK-63", []string{"error -32602 for a task already " + final.Status}, "a result: "+chrono.Sanitize(string(got.Raw), false), seq)
+		return Violation(verdict.Fail, "TSK-63", []string{"error -32602 for a task already " + final.Status}, "a result: "+chrono.Sanitize(string(got.Raw), false), seq)
 	}
 	after, err := e.S.GetTask(ctx, op.Task.TaskID)
 	if err == nil && after.Status != final.Status {
-		return Violation(Fail, "TSK-31", []string{"the status stays " + final.Status}, "status "+chrono.Sanitize(after.Status, false), 0)
+		return Violation(verdict.Fail, "TSK-31", []string{"the status stays " + final.Status}, "status "+chrono.Sanitize(after.Status, false), 0)
 	}
-	return Passf("cancel of a %s task refused with -32602", final.Status)
+	return verdict.Passf("cancel of a %s task refused with -32602", final.Status)
 }
 
-func taskNotificationDoesNotCancel(ctx context.Context, e *Env) Outcome {
+func taskNotificationDoesNotCancel(ctx context.Context, e *Env) verdict.Outcome {
 	op, err := e.StartTask(ctx, TaskSpec{Key: "nc"})
 	if err != nil {
 		return createOutcome(err)
 	}
 	seq, err := e.CancelRaw(ctx, map[string]any{"requestId": op.Call.ID, "reason": "mcpflight: request-level cancel of a task-creating request"})
 	if err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	if err := e.Quiesce(ctx); err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	got, err := e.S.GetTask(ctx, op.Task.TaskID)
 	if err != nil {
-		return Errorf("tasks/get: %v", err)
+		return verdict.Errorf("tasks/get: %v", err)
 	}
 	if got.Status == mcp.TaskCancelled {
-		return Violation(Fail, "CAN-4", []string{"the task is untouched: only tasks/cancel cancels a task"}, "the task became cancelled after notifications/cancelled", seq)
+		return Violation(verdict.Fail, "CAN-4", []string{"the task is untouched: only tasks/cancel cancels a task"}, "the task became cancelled after notifications/cancelled", seq)
 	}
 	final, _, err := op.RunToEnd(ctx)
 	if err != nil {
-		return Errorf("running the task: %v", err)
+		return verdict.Errorf("running the task: %v", err)
 	}
 	if final.Status == mcp.TaskCancelled {
-		return Violation(Fail, "CAN-4", []string{"the task ends on its own, not cancelled"}, "it ended cancelled", seq)
+		return Violation(verdict.Fail, "CAN-4", []string{"the task ends on its own, not cancelled"}, "it ended cancelled", seq)
 	}
-	return Passf("the request-level cancel at seq %d left the task alone; it ended %s", seq, final.Status)
+	return verdict.Passf("the request-level cancel at seq %d left the task alone; it ended %s", seq, final.Status)
 }
 
-func taskResultAfterCancel(ctx context.Context, e *Env) Outcome {
+func taskResultAfterCancel(ctx context.Context, e *Env) verdict.Outcome {
 	op, err := e.StartTask(ctx, TaskSpec{Key: "rc"})
 	if err != nil {
 		return createOutcome(err)
 	}
 	res, err := e.S.StartTaskResult(ctx, op.Task.TaskID)
 	if err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	if err := e.Quiesce(ctx); err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	if _, err := e.S.CancelTask(ctx, op.Task.TaskID); err != nil {
 		if code, isRPC := rpcCode(err); isRPC && code == jsonrpc.CodeInvalidParams {
-			return Infof("the task ended before the cancel (A-15)")
+			return verdict.Infof("the task ended before the cancel (A-15)")
 		}
-		return Errorf("tasks/cancel: %v", err)
+		return verdict.Errorf("tasks/cancel: %v", err)
 	}
 	wctx, cancel := context.WithTimeout(ctx, 2*e.Grace+time.Second)
 	defer cancel()
 	resp, err := res.Await(wctx)
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
-			return Violation(Fail, "TSK-47", []string{"the blocked tasks/result is answered once tasks/cancel made the task terminal (an error or a result)"},
+			return Violation(verdict.Fail, "TSK-47", []string{"the blocked tasks/result is answered once tasks/cancel made the task terminal (an error or a result)"},
 				fmt.Sprintf("no answer to tasks/result %s within %v of the cancel", res.ID, 2*e.Grace+time.Second), 0)
 		}
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	if resp.Error != nil {
-		return Infof("the blocked tasks/result was answered with error %d %q (ambiguity A-4)", resp.Error.Code, chrono.Sanitize(resp.Error.Message, false))
+		return verdict.Infof("the blocked tasks/result was answered with error %d %q (ambiguity A-4)", resp.Error.Code, chrono.Sanitize(resp.Error.Message, false))
 	}
-	return Infof("the blocked tasks/result was answered with a result (ambiguity A-4): %s", chrono.Sanitize(clip(string(resp.Result), 120), false))
+	return verdict.Infof("the blocked tasks/result was answered with a result (ambiguity A-4): %s", chrono.Sanitize(clip(string(resp.Result), 120), false))
 }
 
 func clip(s string, n int) string {
@@ -891,154 +893,154 @@ func clip(s string, n int) string {
 	return s
 }
 
-func taskWorkerStops(ctx context.Context, e *Env) Outcome {
+func taskWorkerStops(ctx context.Context, e *Env) verdict.Outcome {
 	op, got, o := cancelMid(ctx, e, "ws")
 	if o != nil {
 		return *o
 	}
 	if e.Control == nil {
-		return Infof("tasks/cancel answered %s, but the target exposes no worker counter: whether the work stopped cannot be observed", chrono.Sanitize(got.Status, false))
+		return verdict.Infof("tasks/cancel answered %s, but the target exposes no worker counter: whether the work stopped cannot be observed", chrono.Sanitize(got.Status, false))
 	}
 	before, _, err := op.Counter(ctx)
 	if err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	if err := op.ReleaseAll(ctx); err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	ended := op.Checkpoint(ctx, "end")
 	after, running, err := op.Counter(ctx)
 	if err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	switch {
 	case after > before:
-		return Violation(Warn, "TSK-64", []string{"the worker stops: its counter stays at " + fmt.Sprint(before) + " after tasks/cancel"},
+		return Violation(verdict.Warn, "TSK-64", []string{"the worker stops: its counter stays at " + fmt.Sprint(before) + " after tasks/cancel"},
 			fmt.Sprintf("the counter went from %d to %d after the cancel", before, after), 0)
 	case ended != nil || running:
-		return Violation(Warn, "TSK-64", []string{"the worker ends after tasks/cancel"}, "the worker is still running", 0)
+		return Violation(verdict.Warn, "TSK-64", []string{"the worker ends after tasks/cancel"}, "the worker is still running", 0)
 	}
-	return Passf("the counter stayed at %d and the worker ended", after)
+	return verdict.Passf("the counter stayed at %d and the worker ended", after)
 }
 
-func taskResultEquivalence(ctx context.Context, e *Env) Outcome {
+func taskResultEquivalence(ctx context.Context, e *Env) verdict.Outcome {
 	op, err := e.StartTask(ctx, TaskSpec{Key: "re"})
 	if err != nil {
 		return createOutcome(err)
 	}
 	final, _, err := op.RunToEnd(ctx)
 	if err != nil {
-		return Errorf("running the task: %v", err)
+		return verdict.Errorf("running the task: %v", err)
 	}
 	c, err := e.S.StartTaskResult(ctx, op.Task.TaskID)
 	if err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	resp, err := c.Await(ctx)
 	if err != nil {
-		return Errorf("tasks/result: %v", err)
+		return verdict.Errorf("tasks/result: %v", err)
 	}
 	_, seq := c.Response()
 	if resp.Error != nil {
 		if final.Status == mcp.TaskCompleted {
-			return Violation(Fail, "TSK-48", []string{"the successful result of the underlying tools/call"}, fmt.Sprintf("error %d", resp.Error.Code), seq)
+			return Violation(verdict.Fail, "TSK-48", []string{"the successful result of the underlying tools/call"}, fmt.Sprintf("error %d", resp.Error.Code), seq)
 		}
-		return Infof("the task ended %s and tasks/result answered error %d", final.Status, resp.Error.Code)
+		return verdict.Infof("the task ended %s and tasks/result answered error %d", final.Status, resp.Error.Code)
 	}
 	var r struct {
 		Content *json.RawMessage `json:"content"`
 	}
 	if json.Unmarshal(resp.Result, &r) != nil || r.Content == nil {
-		return Violation(Fail, "TSK-48", []string{"a CallToolResult (with content)"}, describe(e.eventAt(seq)), seq)
+		return Violation(verdict.Fail, "TSK-48", []string{"a CallToolResult (with content)"}, describe(e.eventAt(seq)), seq)
 	}
 	id, ok := peer.RelatedTaskID(resp.Result)
 	if !ok || id != op.Task.TaskID {
-		return Violation(Fail, "TSK-55", []string{fmt.Sprintf("_meta %q.taskId = %q", mcp.MetaRelatedTask, op.Task.TaskID)}, describe(e.eventAt(seq)), seq)
+		return Violation(verdict.Fail, "TSK-55", []string{fmt.Sprintf("_meta %q.taskId = %q", mcp.MetaRelatedTask, op.Task.TaskID)}, describe(e.eventAt(seq)), seq)
 	}
-	return Passf("tasks/result returned a CallToolResult tied to task %s", chrono.Sanitize(id, false))
+	return verdict.Passf("tasks/result returned a CallToolResult tied to task %s", chrono.Sanitize(id, false))
 }
 
-func taskResultError(ctx context.Context, e *Env) Outcome {
+func taskResultError(ctx context.Context, e *Env) verdict.Outcome {
 	op, err := e.StartTask(ctx, TaskSpec{Key: "er", Free: true, Ticks: 1, End: "error"})
 	if err != nil {
 		return createOutcome(err)
 	}
 	final, _, err := op.RunToEnd(ctx)
 	if err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	if final.Status != mcp.TaskFailed {
-		return Violation(Fail, "TSK-77", []string{"status failed for a request that ended in a JSON-RPC error"}, "status "+chrono.Sanitize(final.Status, false), 0)
+		return Violation(verdict.Fail, "TSK-77", []string{"status failed for a request that ended in a JSON-RPC error"}, "status "+chrono.Sanitize(final.Status, false), 0)
 	}
 	if final.StatusMessage == "" {
-		return Violation(Warn, "TSK-75", []string{"a statusMessage with diagnostic information"}, "no statusMessage", 0)
+		return Violation(verdict.Warn, "TSK-75", []string{"a statusMessage with diagnostic information"}, "no statusMessage", 0)
 	}
 	err = e.S.Request(ctx, mcp.MethodTasksResult, map[string]any{"taskId": op.Task.TaskID}, nil)
 	if _, isRPC := rpcCode(err); !isRPC {
-		return Violation(Fail, "TSK-77", []string{"tasks/result returns the same JSON-RPC error"}, fmt.Sprintf("%v", err), 0)
+		return Violation(verdict.Fail, "TSK-77", []string{"tasks/result returns the same JSON-RPC error"}, fmt.Sprintf("%v", err), 0)
 	}
-	return Passf("failed with a statusMessage; tasks/result answered the error")
+	return verdict.Passf("failed with a statusMessage; tasks/result answered the error")
 }
 
-func taskIsErrorFails(ctx context.Context, e *Env) Outcome {
+func taskIsErrorFails(ctx context.Context, e *Env) verdict.Outcome {
 	op, err := e.StartTask(ctx, TaskSpec{Key: "ie", Free: true, Ticks: 1, End: "fail"})
 	if err != nil {
 		return createOutcome(err)
 	}
 	final, _, err := op.RunToEnd(ctx)
 	if err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	var raw json.RawMessage
 	rerr := e.S.Request(ctx, mcp.MethodTasksResult, map[string]any{"taskId": op.Task.TaskID}, &raw)
 	if rerr != nil {
-		return Violation(Fail, "TSK-78", []string{"a successful response with the CallToolResult (isError true)"}, chrono.Sanitize(rerr.Error(), false), 0)
+		return Violation(verdict.Fail, "TSK-78", []string{"a successful response with the CallToolResult (isError true)"}, chrono.Sanitize(rerr.Error(), false), 0)
 	}
 	if final.Status != mcp.TaskFailed {
-		return Violation(Warn, "TSK-76", []string{"status failed for a tool result with isError true"}, "status "+chrono.Sanitize(final.Status, false), 0)
+		return Violation(verdict.Warn, "TSK-76", []string{"status failed for a tool result with isError true"}, "status "+chrono.Sanitize(final.Status, false), 0)
 	}
-	return Passf("failed; tasks/result returned the isError result")
+	return verdict.Passf("failed; tasks/result returned the isError result")
 }
 
-func taskResultBlocks(ctx context.Context, e *Env) Outcome {
+func taskResultBlocks(ctx context.Context, e *Env) verdict.Outcome {
 	op, err := e.StartTask(ctx, TaskSpec{Key: "rb", Ticks: 2})
 	if err != nil {
 		return createOutcome(err)
 	}
 	c, err := e.S.StartTaskResult(ctx, op.Task.TaskID)
 	if err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	if got, err := e.S.GetTask(ctx, op.Task.TaskID); err != nil {
-		return Violation(Fail, "TSK-20", []string{"tasks/get is served while tasks/result blocks"}, chrono.Sanitize(err.Error(), false), 0)
+		return Violation(verdict.Fail, "TSK-20", []string{"tasks/get is served while tasks/result blocks"}, chrono.Sanitize(err.Error(), false), 0)
 	} else if got.Terminal() {
-		return Errorf("the gated task ended on its own")
+		return verdict.Errorf("the gated task ended on its own")
 	}
 	if err := e.Quiesce(ctx); err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	select {
 	case <-c.Done():
 		_, seq := c.Response()
-		return Violation(Fail, "TSK-47", []string{"no answer to tasks/result while the task is working"}, describe(e.eventAt(seq)), seq)
+		return Violation(verdict.Fail, "TSK-47", []string{"no answer to tasks/result while the task is working"}, describe(e.eventAt(seq)), seq)
 	default:
 	}
 	if err := op.ReleaseAll(ctx); err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	wctx, cancel := context.WithTimeout(ctx, e.taskBudget())
 	defer cancel()
 	resp, err := c.Await(wctx)
 	if err != nil {
-		return Violation(Fail, "TSK-47", []string{"tasks/result answered once the task completed"}, chrono.Sanitize(err.Error(), false), 0)
+		return Violation(verdict.Fail, "TSK-47", []string{"tasks/result answered once the task completed"}, chrono.Sanitize(err.Error(), false), 0)
 	}
 	if resp.Error != nil {
-		return Violation(Fail, "TSK-48", []string{"the underlying result"}, fmt.Sprintf("error %d", resp.Error.Code), 0)
+		return Violation(verdict.Fail, "TSK-48", []string{"the underlying result"}, fmt.Sprintf("error %d", resp.Error.Code), 0)
 	}
-	return Passf("tasks/result waited for the task and then answered")
+	return verdict.Passf("tasks/result waited for the task and then answered")
 }
 
-func taskUnknownID(ctx context.Context, e *Env) Outcome {
+func taskUnknownID(ctx context.Context, e *Env) verdict.Outcome {
 	for _, m := range []string{mcp.MethodTasksGet, mcp.MethodTasksResult, mcp.MethodTasksCancel} {
 		seq := e.Log.Len() + 1
 		err := e.S.Request(ctx, m, map[string]any{"taskId": "mcpflight-no-such-task"}, nil)
@@ -1048,13 +1050,13 @@ func taskUnknownID(ctx context.Context, e *Env) Outcome {
 			if err != nil {
 				actual = chrono.Sanitize(err.Error(), false)
 			}
-			return Violation(Fail, "TSK-68", []string{m + " for an unknown taskId gets -32602"}, actual, seq)
+			return Violation(verdict.Fail, "TSK-68", []string{m + " for an unknown taskId gets -32602"}, actual, seq)
 		}
 	}
-	return Passf("tasks/get, tasks/result and tasks/cancel answered -32602")
+	return verdict.Passf("tasks/get, tasks/result and tasks/cancel answered -32602")
 }
 
-func taskIDSourceOfTruth(ctx context.Context, e *Env) Outcome {
+func taskIDSourceOfTruth(ctx context.Context, e *Env) verdict.Outcome {
 	a, err := e.StartTask(ctx, TaskSpec{Key: "sa"})
 	if err != nil {
 		return createOutcome(err)
@@ -1069,7 +1071,7 @@ func taskIDSourceOfTruth(ctx context.Context, e *Env) Outcome {
 		mcp.MetaKey: map[string]any{mcp.MetaRelatedTask: map[string]any{"taskId": b.Task.TaskID}},
 	})
 	if err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	wait := 2*e.Grace + 2*time.Second
 	wctx, cancel := context.WithTimeout(ctx, wait)
@@ -1077,20 +1079,20 @@ func taskIDSourceOfTruth(ctx context.Context, e *Env) Outcome {
 	resp, err := call.Await(wctx)
 	switch {
 	case err != nil && ctx.Err() == nil && wctx.Err() != nil:
-		return Violation(Fail, "TSK-52", []string{"the related-task metadata is ignored; tasks/get answers about task A"},
+		return Violation(verdict.Fail, "TSK-52", []string{"the related-task metadata is ignored; tasks/get answers about task A"},
 			fmt.Sprintf("no answer to tasks/get %s (seq %d) within %v", call.ID, call.SentSeq, wait), call.SentSeq)
 	case err != nil:
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	_, seq := call.Response()
 	if resp.Error != nil {
-		return Violation(Fail, "TSK-52", []string{"the related-task metadata is ignored; task A is returned"}, describe(e.eventAt(seq)), seq)
+		return Violation(verdict.Fail, "TSK-52", []string{"the related-task metadata is ignored; task A is returned"}, describe(e.eventAt(seq)), seq)
 	}
 	got, _ := peer.ParseTask(resp.Result)
 	if got.TaskID != a.Task.TaskID {
-		return Violation(Fail, "TSK-51", []string{"task " + a.Task.TaskID}, describe(e.eventAt(seq)), seq)
+		return Violation(verdict.Fail, "TSK-51", []string{"task " + a.Task.TaskID}, describe(e.eventAt(seq)), seq)
 	}
-	return Passf("params.taskId won over the related-task metadata")
+	return verdict.Passf("params.taskId won over the related-task metadata")
 }
 
 // listAll pages through tasks/list.
@@ -1111,9 +1113,9 @@ func listAll(ctx context.Context, s *peer.Session) ([]peer.Task, int, error) {
 	return all, 100, errors.New("more than 100 pages")
 }
 
-func taskListPagination(ctx context.Context, e *Env) Outcome {
+func taskListPagination(ctx context.Context, e *Env) verdict.Outcome {
 	if !e.S.Server().Tasks().List {
-		return Skipf("the server does not declare tasks.list")
+		return verdict.Skipf("the server does not declare tasks.list")
 	}
 	ids := map[string]int{}
 	for i := range 3 {
@@ -1125,7 +1127,7 @@ func taskListPagination(ctx context.Context, e *Env) Outcome {
 	}
 	all, pages, err := listAll(ctx, e.S)
 	if err != nil {
-		return Violation(Fail, "TSK-60", []string{"tasks/list pages end with no nextCursor"}, chrono.Sanitize(err.Error(), false), 0)
+		return Violation(verdict.Fail, "TSK-60", []string{"tasks/list pages end with no nextCursor"}, chrono.Sanitize(err.Error(), false), 0)
 	}
 	for _, t := range all {
 		if _, ok := ids[t.TaskID]; ok {
@@ -1134,29 +1136,29 @@ func taskListPagination(ctx context.Context, e *Env) Outcome {
 	}
 	for id, n := range ids {
 		if n != 1 {
-			return Violation(Fail, "TSK-62", []string{"every task retrievable by tasks/get is listed exactly once"}, fmt.Sprintf("task %s listed %d times over %d pages", chrono.Sanitize(id, false), n, pages), 0)
+			return Violation(verdict.Fail, "TSK-62", []string{"every task retrievable by tasks/get is listed exactly once"}, fmt.Sprintf("task %s listed %d times over %d pages", chrono.Sanitize(id, false), n, pages), 0)
 		}
 	}
 	_, err = e.S.ListTasks(ctx, "mcpflight-bogus-cursor")
 	if code, isRPC := rpcCode(err); !isRPC || code != jsonrpc.CodeInvalidParams {
-		return Violation(Fail, "TSK-69", []string{"error -32602 for an invalid cursor"}, fmt.Sprintf("%v", err), 0)
+		return Violation(verdict.Fail, "TSK-69", []string{"error -32602 for an invalid cursor"}, fmt.Sprintf("%v", err), 0)
 	}
-	return Passf("%d tasks over %d pages, each once; a bogus cursor got -32602", len(all), pages)
+	return verdict.Passf("%d tasks over %d pages, each once; a bogus cursor got -32602", len(all), pages)
 }
 
-func taskListIsolation(ctx context.Context, e *Env) Outcome {
+func taskListIsolation(ctx context.Context, e *Env) verdict.Outcome {
 	if !e.S.Server().Tasks().List {
-		return Skipf("the server does not declare tasks.list")
+		return verdict.Skipf("the server does not declare tasks.list")
 	}
 	if e.Open == nil {
-		return Skipf("the runner offers no second session")
+		return verdict.Skipf("the runner offers no second session")
 	}
 	if e.Transport == "stdio" {
-		return Skipf("over stdio a second session is a second server process, which shares nothing to leak")
+		return verdict.Skipf("over stdio a second session is a second server process, which shares nothing to leak")
 	}
 	other, err := e.Open(ctx)
 	if err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	oe := *e
 	oe.S = other
@@ -1167,35 +1169,35 @@ func taskListIsolation(ctx context.Context, e *Env) Outcome {
 	}
 	all, _, err := listAll(ctx, e.S)
 	if err != nil {
-		return Errorf("tasks/list: %v", err)
+		return verdict.Errorf("tasks/list: %v", err)
 	}
 	for _, t := range all {
 		if t.TaskID == op.Task.TaskID {
-			return Violation(Fail, "TSK-84", []string{"tasks/list lists only the requestor's own tasks"}, "it listed task "+chrono.Sanitize(t.TaskID, false)+" of another session", 0)
+			return Violation(verdict.Fail, "TSK-84", []string{"tasks/list lists only the requestor's own tasks"}, "it listed task "+chrono.Sanitize(t.TaskID, false)+" of another session", 0)
 		}
 	}
-	return Passf("the other session's task was not listed (%d tasks listed)", len(all))
+	return verdict.Passf("the other session's task was not listed (%d tasks listed)", len(all))
 }
 
-func taskTTLExpiry(ctx context.Context, e *Env) Outcome {
+func taskTTLExpiry(ctx context.Context, e *Env) verdict.Outcome {
 	op, err := e.StartTask(ctx, TaskSpec{Key: "ttl", TTL: 1})
 	if err != nil {
 		return createOutcome(err)
 	}
 	if op.Task.TTL != nil && *op.Task.TTL != 1 {
-		return Infof("the server overrode the ttl of 1 ms with %v (TSK-40)", *op.Task.TTL)
+		return verdict.Infof("the server overrode the ttl of 1 ms with %v (TSK-40)", *op.Task.TTL)
 	}
 	wctx, cancel := context.WithTimeout(ctx, e.Grace)
 	defer cancel()
 	for {
 		_, err := e.S.GetTask(wctx, op.Task.TaskID)
 		if code, isRPC := rpcCode(err); isRPC && code == jsonrpc.CodeInvalidParams {
-			return Passf("the task was gone after its ttl (-32602)")
+			return verdict.Passf("the task was gone after its ttl (-32602)")
 		} else if isRPC {
-			return Violation(Fail, "TSK-68", []string{"-32602 for a task that no longer exists"}, fmt.Sprintf("error %d", code), 0)
+			return Violation(verdict.Fail, "TSK-68", []string{"-32602 for a task that no longer exists"}, fmt.Sprintf("error %d", code), 0)
 		}
 		if wctx.Err() != nil {
-			return Infof("the task was kept past its ttl of 1 ms (deletion is a MAY, TSK-42)")
+			return verdict.Infof("the task was kept past its ttl of 1 ms (deletion is a MAY, TSK-42)")
 		}
 		t := time.NewTimer(10 * time.Millisecond)
 		select {
@@ -1206,7 +1208,7 @@ func taskTTLExpiry(ctx context.Context, e *Env) Outcome {
 	}
 }
 
-func taskPollInterval(ctx context.Context, e *Env) Outcome {
+func taskPollInterval(ctx context.Context, e *Env) verdict.Outcome {
 	op, err := e.StartTask(ctx, TaskSpec{Key: "pi"})
 	if err != nil {
 		return createOutcome(err)
@@ -1214,30 +1216,30 @@ func taskPollInterval(ctx context.Context, e *Env) Outcome {
 	defer op.ReleaseAll(context.WithoutCancel(ctx))
 	got, err := e.S.GetTask(ctx, op.Task.TaskID)
 	if err != nil {
-		return Errorf("tasks/get: %v", err)
+		return verdict.Errorf("tasks/get: %v", err)
 	}
 	for _, t := range []peer.Task{op.Task, got} {
 		if t.PollInterval != nil && *t.PollInterval <= 0 {
-			return Violation(Warn, "TSK-43", []string{"pollInterval absent, or a positive number of milliseconds a requestor can respect (TSK-16)"},
+			return Violation(verdict.Warn, "TSK-43", []string{"pollInterval absent, or a positive number of milliseconds a requestor can respect (TSK-16)"},
 				fmt.Sprintf("pollInterval %v", *t.PollInterval), 0)
 		}
 	}
 	if got.PollInterval == nil {
-		return Infof("no pollInterval suggested")
+		return verdict.Infof("no pollInterval suggested")
 	}
-	return Passf("pollInterval %v ms", *got.PollInterval)
+	return verdict.Passf("pollInterval %v ms", *got.PollInterval)
 }
 
-func taskProgressLifetime(ctx context.Context, e *Env) Outcome {
+func taskProgressLifetime(ctx context.Context, e *Env) verdict.Outcome {
 	op, err := e.StartTask(ctx, TaskSpec{Key: "pt", Progress: true})
 	if err != nil {
 		return createOutcome(err)
 	}
 	if _, _, err := op.RunToEnd(ctx); err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	if err := e.Quiesce(ctx); err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	e.S.EndProgress(op.Call)
 	after := 0
@@ -1247,10 +1249,10 @@ func taskProgressLifetime(ctx context.Context, e *Env) Outcome {
 		}
 	}
 	if v := op.Call.Violations(); len(v) > 0 {
-		return Violation(Fail, string(v[0].Rule), []string{"strictly increasing progress under the request's token"}, v[0].Detail, v[0].Seq)
+		return Violation(verdict.Fail, string(v[0].Rule), []string{"strictly increasing progress under the request's token"}, v[0].Detail, v[0].Seq)
 	}
 	if after == 0 {
-		return Infof("no progress after the CreateTaskResult (progress is optional)")
+		return verdict.Infof("no progress after the CreateTaskResult (progress is optional)")
 	}
-	return Passf("%d progress notifications after the CreateTaskResult under token %s", after, op.Call.Token)
+	return verdict.Passf("%d progress notifications after the CreateTaskResult under token %s", after, op.Call.Token)
 }

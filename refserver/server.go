@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/mcpflight/mcpflight/jsonrpc"
+	"github.com/mcpflight/mcpflight/spec"
 	"github.com/mcpflight/mcpflight/transport"
 )
 
@@ -34,7 +35,7 @@ const (
 	DefaultVersion = "dev"
 	// LatestProtocolVersion is the version answered when the client asks
 	// for one the server does not support (LIF-10, LIF-11).
-	LatestProtocolVersion = "2025-11-25"
+	LatestProtocolVersion = spec.V20251125
 	// ControlVersion is the version of the control extension, the value
 	// of its experimental capability (mcp.ControlCapability).
 	ControlVersion = 1
@@ -48,7 +49,7 @@ const (
 // SupportedProtocolVersions lists the protocol versions initialize echoes,
 // newest first.
 func SupportedProtocolVersions() []string {
-	return []string{"2025-11-25", "2025-06-18", "2025-03-26"}
+	return []string{spec.V20251125, spec.V20250618, spec.V20250326}
 }
 
 // ErrCrash is returned (wrapped) by Serve when a fault makes it crash.

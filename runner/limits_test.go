@@ -14,6 +14,7 @@ import (
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/profile"
 	"github.com/mcpflight/mcpflight/transport"
+	"github.com/mcpflight/mcpflight/verdict"
 )
 
 // TestTransportLimitIsAnErrorVerdict: a server whose answer to ping
@@ -44,7 +45,7 @@ func TestTransportLimitIsAnErrorVerdict(t *testing.T) {
 	rep := run(t, Config{Target: target, Profile: &profile.Profile{Name: "none"}, Cases: []cases.Case{pingCase("ping/huge")},
 		CaseTimeout: 2 * time.Second})
 	got := rep.Results[0].Outcome
-	if got.Verdict != cases.Error || !strings.Contains(got.Summary, "transport limit") || !strings.Contains(got.Summary, "maximum body size") {
+	if got.Verdict != verdict.Error || !strings.Contains(got.Summary, "transport limit") || !strings.Contains(got.Summary, "maximum body size") {
 		t.Fatalf("outcome %s: %s", got.Verdict, got.Summary)
 	}
 }

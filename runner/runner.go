@@ -22,7 +22,9 @@ import (
 	"github.com/mcpflight/mcpflight/control"
 	"github.com/mcpflight/mcpflight/peer"
 	"github.com/mcpflight/mcpflight/profile"
+	"github.com/mcpflight/mcpflight/spec"
 	"github.com/mcpflight/mcpflight/transport"
+	"github.com/mcpflight/mcpflight/verdict"
 )
 
 // Defaults of Config.
@@ -79,7 +81,7 @@ type Config struct {
 	Profile *profile.Profile
 	// Cases to run, in order (see Select).
 	Cases []cases.Case
-	// Version is the protocol version to test; cases.V20251125 if empty.
+	// Version is the protocol version to test; spec.V20251125 if empty.
 	Version string
 	// CaseTimeout bounds each case, handshake included;
 	// DefaultCaseTimeout if zero.
@@ -108,7 +110,7 @@ type Result struct {
 	// Reqs are the requirement IDs the case checks.
 	Reqs []string
 	// Outcome is the verdict, after --strict.
-	Outcome cases.Outcome
+	Outcome verdict.Outcome
 	// Transport is the transport the case ran over.
 	Transport string
 	// Duration is the case's wall time, teardown included.
@@ -155,7 +157,7 @@ type Report struct {
 	// Results holds one result per case, in the order run.
 	Results []Result
 	// Counts is the number of results per verdict.
-	Counts map[cases.Verdict]int
+	Counts map[verdict.Verdict]int
 	// Teardown grades how every session ended, separately from the cases.
 	Teardown TeardownGrade
 	// Interrupted is set when the run's context ended before every case
@@ -172,10 +174,10 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, ErrNoDial
 	}
 	if cfg.Version == "" {
-		cfg.Version = cases.V20251125
+		cfg.Version = spec.V20251125
 	}
-	if cfg.Version != cases.V20251125 && cfg.Version != cases.V20260728 {
-		return nil, fmt.Errorf("%w %q (known: %s, %s)", ErrUnknownVersion, cfg.Version, cases.V20251125, cases.V20260728)
+	if cfg.Version != spec.V20251125 && cfg.Version != spec.V20260728 {
+		return nil, fmt.Errorf("%w %q (known: %s, %s)", ErrUnknownVersion, cfg.Version, spec.V20251125, spec.V20260728)
 	}
 	if cfg.CaseTimeout <= 0 {
 		cfg.CaseTimeout = DefaultCaseTimeout
@@ -196,7 +198,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		Profile:   cfg.Profile.Name,
 		Strict:    cfg.Strict,
 		Started:   time.Now(),
-		Counts:    map[cases.Verdict]int{},
+		Counts:    map[verdict.Verdict]int{},
 	}
 	if cfg.RunTimeout > 0 {
 		var cancel context.CancelFunc
@@ -212,8 +214,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 				// Reported, not silently left out: each is an error.
 				for _, rest := range cfg.Cases[i:] {
 					rep.Results = append(rep.Results, Result{ID: rest.ID, Title: rest.Title, Area: rest.Area(), Reqs: rest.Reqs,
-						Transport: cfg.Target.Transport, Interrupted: true, Outcome: cases.Errorf("not run: %v", cause)})
-					rep.Counts[cases.Error]++
+						Transport: cfg.Target.Transport, Interrupted: true, Outcome: verdict.Errorf("not run: %v", cause)})
+					rep.Counts[verdict.Error]++
 				}
 				break
 			}
@@ -221,8 +223,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			break
 		}
 		res, server := runCase(ctx, cfg, c)
-		if cfg.Strict && res.Outcome.Verdict == cases.Warn {
-			res.Outcome.Verdict = cases.Fail
+		if cfg.Strict && res.Outcome.Verdict == verdict.Warn {
+			res.Outcome.Verdict = verdict.Fail
 			res.Outcome.Summary += " (warn under --strict)"
 		}
 		if rep.Server == nil && server != nil {
@@ -235,8 +237,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			// Every other case would fail the same way: say it once.
 			for _, rest := range cfg.Cases[len(rep.Results):] {
 				rep.Results = append(rep.Results, Result{ID: rest.ID, Title: rest.Title, Area: rest.Area(), Reqs: rest.Reqs,
-					Transport: cfg.Target.Transport, Outcome: cases.Skipf("not run: the target could not be started or reached (see %s)", c.ID)})
-				rep.Counts[cases.Skip]++
+					Transport: cfg.Target.Transport, Outcome: verdict.Skipf("not run: the target could not be started or reached (see %s)", c.ID)})
+				rep.Counts[verdict.Skip]++
 			}
 			break
 		}
@@ -259,7 +261,7 @@ func runCase(ctx context.Context, cfg Config, c cases.Case) (Result, *peer.InitR
 		Reqs:      slices.Clone(c.Reqs),
 		Transport: cfg.Target.Transport,
 	}
-	finish := func(o cases.Outcome) (Result, *peer.InitResult) {
+	finish := func(o verdict.Outcome) (Result, *peer.InitResult) {
 		res.Outcome = o
 		res.Duration = time.Since(start)
 		if res.Log != nil {
@@ -270,12 +272,12 @@ func runCase(ctx context.Context, cfg Config, c cases.Case) (Result, *peer.InitR
 		return res, nil
 	}
 	if !c.AppliesTo(cfg.Version) {
-		return finish(cases.Skipf("applies to %s only", versionList(c.Versions)))
+		return finish(verdict.Skipf("applies to %s only", versionList(c.Versions)))
 	}
 	// Needs that the profile and target alone decide are checked before
 	// anything is started.
 	if reason := staticSkip(cfg, c.Needs); reason != "" {
-		return finish(cases.Skipf("%s", reason))
+		return finish(verdict.Skipf("%s", reason))
 	}
 
 	log := chrono.New()
@@ -284,7 +286,7 @@ func runCase(ctx context.Context, cfg Config, c cases.Case) (Result, *peer.InitR
 	if err != nil {
 		log.Harness(chrono.KindError, "runner", "dial failed: "+err.Error())
 		res.TargetMissing = unreachable(err)
-		return finish(cases.Errorf("cannot reach the target: %v", err))
+		return finish(verdict.Errorf("cannot reach the target: %v", err))
 	}
 	s := peer.New(conn, peer.Options{Log: log})
 	var (
@@ -321,7 +323,7 @@ func runCase(ctx context.Context, cfg Config, c cases.Case) (Result, *peer.InitR
 	defer cancel()
 
 	var init *peer.InitResult
-	handshake := !c.Needs.NoHandshake && cfg.Version == cases.V20251125
+	handshake := !c.Needs.NoHandshake && cfg.Version == spec.V20251125
 	if handshake {
 		init, err = s.Initialize(caseCtx, peer.InitOptions{ProtocolVersion: cfg.Version})
 		if err != nil {
@@ -329,13 +331,13 @@ func runCase(ctx context.Context, cfg Config, c cases.Case) (Result, *peer.InitR
 			if caseCtx.Err() != nil {
 				why := stopReason(caseCtx, cfg)
 				log.Harness(chrono.KindDeadline, "runner", why+" during the handshake")
-				if o.Verdict == cases.Error {
-					o = cases.Errorf("no answer to initialize: %s before the target answered it (%s)", why, chrono.Sanitize(err.Error(), false))
+				if o.Verdict == verdict.Error {
+					o = verdict.Errorf("no answer to initialize: %s before the target answered it (%s)", why, chrono.Sanitize(err.Error(), false))
 				}
 			}
 			res.TargetMissing = unreachable(err)
 			closeBounded()
-			if o.Verdict == cases.Error {
+			if o.Verdict == verdict.Error {
 				// The target's own last words are what a newcomer needs.
 				o.Summary += targetLastWords(log)
 			}
@@ -349,7 +351,7 @@ func runCase(ctx context.Context, cfg Config, c cases.Case) (Result, *peer.InitR
 	}
 	if reason != "" {
 		closeBounded()
-		return finish(cases.Skipf("%s", reason))
+		return finish(verdict.Skipf("%s", reason))
 	}
 
 	env := &cases.Env{
@@ -397,7 +399,7 @@ func runCase(ctx context.Context, cfg Config, c cases.Case) (Result, *peer.InitR
 		o = incomplete(log, o, "the chronology reached its cap", "the evidence is incomplete, so the case cannot vouch for the target: "+capped)
 	}
 	closeBounded()
-	if td := res.Teardown; o.Verdict == cases.Error && (td.ExitedAfter == transport.StepNone || (td.ExitCode > 0 && td.Signal == "")) {
+	if td := res.Teardown; o.Verdict == verdict.Error && (td.ExitedAfter == transport.StepNone || (td.ExitCode > 0 && td.Signal == "")) {
 		// The target died during the case, or exited with a failure
 		// code: its exit code and last words explain the error.
 		o.Summary += targetLastWords(log)
@@ -411,21 +413,21 @@ func runCase(ctx context.Context, cfg Config, c cases.Case) (Result, *peer.InitR
 // run: when the deadline fires first, the verdict is an error. The case is
 // then given Grace to return after its session is closed, and abandoned
 // (its goroutine left to finish) if it still does not.
-func runGuarded(ctx context.Context, cfg Config, c cases.Case, env *cases.Env, closeSession func(context.Context) transport.Teardown) cases.Outcome {
+func runGuarded(ctx context.Context, cfg Config, c cases.Case, env *cases.Env, closeSession func(context.Context) transport.Teardown) verdict.Outcome {
 	if c.Run == nil {
-		return cases.Errorf("case has no Run function")
+		return verdict.Errorf("case has no Run function")
 	}
-	done := make(chan cases.Outcome, 1)
+	done := make(chan verdict.Outcome, 1)
 	go func() {
 		defer func() {
 			if p := recover(); p != nil {
 				env.Log.Harness(chrono.KindError, "runner", fmt.Sprintf("case panicked: %v\n%s", p, debug.Stack()))
-				done <- cases.Errorf("case panicked: %v", p)
+				done <- verdict.Errorf("case panicked: %v", p)
 			}
 		}()
 		o := c.Run(ctx, env)
 		if o.Verdict == "" {
-			o = cases.Errorf("case returned no verdict")
+			o = verdict.Errorf("case returned no verdict")
 		}
 		done <- o
 	}()
@@ -444,7 +446,7 @@ func runGuarded(ctx context.Context, cfg Config, c cases.Case, env *cases.Env, c
 			return o
 		}
 		env.Log.Harness(chrono.KindDeadline, "runner", reason)
-		return cases.Errorf("%s before the case concluded (it then said: %s: %s)", reason, o.Verdict, o.Summary)
+		return verdict.Errorf("%s before the case concluded (it then said: %s: %s)", reason, o.Verdict, o.Summary)
 	default:
 	}
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
@@ -459,10 +461,10 @@ func runGuarded(ctx context.Context, cfg Config, c cases.Case, env *cases.Env, c
 	defer wait.Stop()
 	select {
 	case o := <-done:
-		return cases.Errorf("%s before the case concluded (it then said: %s: %s)", reason, o.Verdict, o.Summary)
+		return verdict.Errorf("%s before the case concluded (it then said: %s: %s)", reason, o.Verdict, o.Summary)
 	case <-wait.C:
 		env.Log.Harness(chrono.KindError, "runner", fmt.Sprintf("case did not return within %v of its end; abandoned", cfg.Grace))
-		return cases.Errorf("%s; the case did not return and was abandoned", reason)
+		return verdict.Errorf("%s; the case did not return and was abandoned", reason)
 	}
 }
 
@@ -482,20 +484,20 @@ func stopReason(ctx context.Context, cfg Config) string {
 // handshakeOutcome judges a failed initialize. A version the checker does
 // not support is the server's fault (LIF-9/LIF-10); anything else is an
 // error that says nothing about conformance.
-func handshakeOutcome(err error, init *peer.InitResult, requested string) cases.Outcome {
+func handshakeOutcome(err error, init *peer.InitResult, requested string) verdict.Outcome {
 	if errors.Is(err, peer.ErrVersionMismatch) {
 		got := ""
 		if init != nil {
 			got = init.ProtocolVersion
 		}
-		return cases.Violation(cases.Fail, "LIF-9",
+		return cases.Violation(verdict.Fail, "LIF-9",
 			[]string{
 				fmt.Sprintf("protocolVersion %q, the version requested, when the server supports it (LIF-9)", requested),
 				fmt.Sprintf("another protocol version the server supports (LIF-10), one of %s", strings.Join(peer.SupportedVersions, ", ")),
 			},
 			fmt.Sprintf("the initialize result has protocolVersion %q", got), 0)
 	}
-	return cases.Errorf("handshake failed: %v", err)
+	return verdict.Errorf("handshake failed: %v", err)
 }
 
 // missingTool checks the tools a case needs against the server's
@@ -540,12 +542,12 @@ func missingTool(ctx context.Context, s *peer.Session, p *profile.Profile, n cas
 // incomplete observation could not show (pass, info, error); a fail or
 // warn the case found stands, and so does a skip. The decision is
 // recorded in log.
-func incomplete(log *chrono.Log, o cases.Outcome, decision, why string) cases.Outcome {
-	if o.Verdict == cases.Fail || o.Verdict == cases.Warn || o.Verdict == cases.Skip {
+func incomplete(log *chrono.Log, o verdict.Outcome, decision, why string) verdict.Outcome {
+	if o.Verdict == verdict.Fail || o.Verdict == verdict.Warn || o.Verdict == verdict.Skip {
 		return o
 	}
 	log.Harness(chrono.KindDecision, "runner", "verdict is error: "+decision)
-	return cases.Errorf("%s (case said: %s %s)", why, o.Verdict, o.Summary)
+	return verdict.Errorf("%s (case said: %s %s)", why, o.Verdict, o.Summary)
 }
 
 // limitHit returns err when it reports one of the transport's bounds:
@@ -685,13 +687,13 @@ func Select(all []cases.Case, globs []string) ([]cases.Case, error) {
 // run was interrupted; otherwise 0. A fail dominates an error: a
 // conformance violation was shown even if something else broke.
 func (r *Report) ExitCode() int {
-	fail := r.Teardown.Verdict == cases.Fail
-	errored := r.Teardown.Verdict == cases.Error || r.Interrupted
+	fail := r.Teardown.Verdict == verdict.Fail
+	errored := r.Teardown.Verdict == verdict.Error || r.Interrupted
 	for _, res := range r.Results {
 		switch res.Outcome.Verdict {
-		case cases.Fail:
+		case verdict.Fail:
 			fail = true
-		case cases.Error:
+		case verdict.Error:
 			errored = true
 		}
 	}
