@@ -11,14 +11,15 @@ import (
 	"github.com/mcpflight/mcpflight/jsonrpc"
 	"github.com/mcpflight/mcpflight/mcp"
 	"github.com/mcpflight/mcpflight/peer"
+	"github.com/mcpflight/mcpflight/probe"
 	"github.com/mcpflight/mcpflight/spec"
 	"github.com/mcpflight/mcpflight/transport"
 	"github.com/mcpflight/mcpflight/verdict"
 )
 
 // All returns the whole catalogue in a stable order.
-func All() []Case {
-	var all []Case
+func All() []probe.Case {
+	var all []probe.Case
 	all = append(all, baseCases()...)
 	all = append(all, cancelCases()...)
 	all = append(all, progressCases()...)
@@ -28,17 +29,17 @@ func All() []Case {
 	return all
 }
 
-func baseCases() []Case {
-	return []Case{
+func baseCases() []probe.Case {
+	return []probe.Case{
 		{
 			ID:       "lifecycle/version-echo",
 			Title:    "initialize answers the requested version",
 			Reqs:     []string{"LIF-9", "LIF-3"},
 			Versions: []string{spec.V20251125},
-			Needs:    Needs{NoHandshake: true},
+			Needs:    probe.Needs{NoHandshake: true},
 			Sends:    `initialize with protocolVersion "2025-11-25"`,
 			Expect:   `protocolVersion "2025-11-25", or (info) an older published version the server prefers`,
-			Run: func(ctx context.Context, e *Env) verdict.Outcome {
+			Run: func(ctx context.Context, e *probe.Env) verdict.Outcome {
 				return versionProbe(ctx, e, spec.V20251125)
 			},
 		},
@@ -47,10 +48,10 @@ func baseCases() []Case {
 			Title:    "initialize with an unknown version gets a supported one",
 			Reqs:     []string{"LIF-10", "LIF-11"},
 			Versions: []string{spec.V20251125},
-			Needs:    Needs{NoHandshake: true},
+			Needs:    probe.Needs{NoHandshake: true},
 			Sends:    `initialize with protocolVersion "1900-01-01"`,
 			Expect:   "a published protocol version the server supports (an error is recorded as info: ambiguity A-2)",
-			Run: func(ctx context.Context, e *Env) verdict.Outcome {
+			Run: func(ctx context.Context, e *probe.Env) verdict.Outcome {
 				return versionProbe(ctx, e, "1900-01-01")
 			},
 		},
@@ -61,16 +62,16 @@ func baseCases() []Case {
 			Versions: []string{spec.V20251125},
 			Sends:    "ping",
 			Expect:   "{} with the same id",
-			Run: func(ctx context.Context, e *Env) verdict.Outcome {
+			Run: func(ctx context.Context, e *probe.Env) verdict.Outcome {
 				seq := e.Log.Len()
 				if err := e.S.Ping(ctx); err != nil {
-					ev, _ := e.frameAfter(seq, anyResponse)
-					return Violation(verdict.Fail, "PNG-1", []string{`{"result":{}} with the ping's id`}, chrono.Sanitize(err.Error(), false)+"; "+describe(ev), ev.Seq)
+					ev, _ := e.FrameAfter(seq, probe.AnyResponse)
+					return probe.Violation(verdict.Fail, "PNG-1", []string{`{"result":{}} with the ping's id`}, chrono.Sanitize(err.Error(), false)+"; "+probe.Describe(ev), ev.Seq)
 				}
 				if err := e.Quiesce(ctx); err != nil {
 					return verdict.Errorf("%v", err)
 				}
-				if o := e.extraResponses(); o != nil {
+				if o := e.ExtraResponses(); o != nil {
 					return *o
 				}
 				return verdict.Passf("ping answered with an empty result")
@@ -83,7 +84,7 @@ func baseCases() []Case {
 			Versions: []string{spec.V20251125},
 			Sends:    "ping with id 0",
 			Expect:   "a response with the integer id 0",
-			Run: func(ctx context.Context, e *Env) verdict.Outcome {
+			Run: func(ctx context.Context, e *probe.Env) verdict.Outcome {
 				return pingIDs(ctx, e, jsonrpc.IntID(0))
 			},
 		},
@@ -94,7 +95,7 @@ func baseCases() []Case {
 			Versions: []string{spec.V20251125},
 			Sends:    `ping with id "7", ping with id 7, ping with id "-1" and -1, concurrently`,
 			Expect:   "each answered once, with its id's exact JSON type",
-			Run: func(ctx context.Context, e *Env) verdict.Outcome {
+			Run: func(ctx context.Context, e *probe.Env) verdict.Outcome {
 				return pingIDs(ctx, e, jsonrpc.StringID("7"), jsonrpc.IntID(7), jsonrpc.StringID("-1"), jsonrpc.IntID(-1))
 			},
 		},
@@ -112,7 +113,7 @@ func baseCases() []Case {
 			Title:    "the target writes only JSON-RPC messages",
 			Reqs:     []string{"STD-4", "STD-1", "RPC-2"},
 			Versions: []string{spec.V20251125},
-			Needs:    Needs{SlowTool: true},
+			Needs:    probe.Needs{SlowTool: true},
 			Sends:    "a tools/call with progress run to completion",
 			Expect:   "every frame the target wrote, from the start of the session, is one valid JSON-RPC message",
 			Run:      stdoutOnlyMessages,
@@ -129,7 +130,7 @@ func baseCases() []Case {
 	}
 }
 
-func versionProbe(ctx context.Context, e *Env, asked string) verdict.Outcome {
+func versionProbe(ctx context.Context, e *probe.Env, asked string) verdict.Outcome {
 	var res peer.InitResult
 	err := e.S.Request(ctx, mcp.MethodInitialize, map[string]any{
 		"protocolVersion": asked,
@@ -143,7 +144,7 @@ func versionProbe(ctx context.Context, e *Env, asked string) verdict.Outcome {
 			return verdict.Infof("initialize with %q was refused with error %d %q (the spec's error example allows it: ambiguity A-2)",
 				asked, rpcErr.Code, chrono.Sanitize(rpcErr.Message, false))
 		}
-		return Violation(verdict.Fail, "LIF-3", []string{"a result with the server's capabilities and information"},
+		return probe.Violation(verdict.Fail, "LIF-3", []string{"a result with the server's capabilities and information"},
 			fmt.Sprintf("error %d: %s", rpcErr.Code, chrono.Sanitize(rpcErr.Message, false)), 0)
 	case err != nil:
 		return verdict.Errorf("initialize: %v", err)
@@ -157,7 +158,7 @@ func versionProbe(ctx context.Context, e *Env, asked string) verdict.Outcome {
 		if asked == spec.V20251125 {
 			req = "LIF-9"
 		}
-		return Violation(verdict.Fail, req, []string{fmt.Sprintf("%q, or another published version the server supports: %v", asked, spec.Published())},
+		return probe.Violation(verdict.Fail, req, []string{fmt.Sprintf("%q, or another published version the server supports: %v", asked, spec.Published())},
 			fmt.Sprintf("protocolVersion %q, which no server can support", chrono.Sanitize(got, false)), 0)
 	case asked == spec.V20251125:
 		return verdict.Infof("the server prefers the older version %q over %q", got, asked)
@@ -165,7 +166,7 @@ func versionProbe(ctx context.Context, e *Env, asked string) verdict.Outcome {
 	return verdict.Passf("asked for %q, the server offered %q", asked, got)
 }
 
-func pingIDs(ctx context.Context, e *Env, ids ...jsonrpc.ID) verdict.Outcome {
+func pingIDs(ctx context.Context, e *probe.Env, ids ...jsonrpc.ID) verdict.Outcome {
 	calls := make([]*peer.Call, 0, len(ids))
 	for _, id := range ids {
 		c, err := e.S.Start(ctx, mcp.MethodPing, nil, peer.WithID(id))
@@ -181,27 +182,27 @@ func pingIDs(ctx context.Context, e *Env, ids ...jsonrpc.ID) verdict.Outcome {
 		if err != nil {
 			actual := fmt.Sprintf("no response with id %s", c.ID)
 			var seq uint64
-			if ev, ok := e.frameAfter(c.SentSeq, anyResponse); ok {
-				actual += "; the nearest response was " + describe(ev)
+			if ev, ok := e.FrameAfter(c.SentSeq, probe.AnyResponse); ok {
+				actual += "; the nearest response was " + probe.Describe(ev)
 				seq = ev.Seq
 			}
-			return Violation(verdict.Fail, "RPC-8", []string{fmt.Sprintf("a response whose id is exactly %s", c.ID)}, actual, seq)
+			return probe.Violation(verdict.Fail, "RPC-8", []string{fmt.Sprintf("a response whose id is exactly %s", c.ID)}, actual, seq)
 		}
 		if resp.Error != nil {
 			_, seq := c.Response()
-			return Violation(verdict.Fail, "PNG-1", []string{"an empty result"}, describe(e.eventAt(seq)), seq)
+			return probe.Violation(verdict.Fail, "PNG-1", []string{"an empty result"}, probe.Describe(e.EventAt(seq)), seq)
 		}
 	}
 	if err := e.Quiesce(ctx); err != nil {
 		return verdict.Errorf("%v", err)
 	}
-	if o := e.extraResponses(); o != nil {
+	if o := e.ExtraResponses(); o != nil {
 		return *o
 	}
 	return verdict.Passf("%d requests answered with their exact ids", len(ids))
 }
 
-func noResponseToNotifications(ctx context.Context, e *Env) verdict.Outcome {
+func noResponseToNotifications(ctx context.Context, e *probe.Env) verdict.Outcome {
 	first := e.Log.Len()
 	notes := []struct {
 		method string
@@ -220,7 +221,7 @@ func noResponseToNotifications(ctx context.Context, e *Env) verdict.Outcome {
 	if err := e.Quiesce(ctx); err != nil {
 		return verdict.Errorf("%v", err)
 	}
-	if o := e.answeredNotification(first); o != nil {
+	if o := e.AnsweredNotification(first); o != nil {
 		return *o
 	}
 	if h := e.Healthy(ctx, "unsolicited notifications"); h != nil {
@@ -229,8 +230,8 @@ func noResponseToNotifications(ctx context.Context, e *Env) verdict.Outcome {
 	return verdict.Passf("%d notifications sent, none answered", len(notes))
 }
 
-func stdoutOnlyMessages(ctx context.Context, e *Env) verdict.Outcome {
-	op, err := e.StartSlow(ctx, SlowSpec{Key: "a", Progress: true, Free: true})
+func stdoutOnlyMessages(ctx context.Context, e *probe.Env) verdict.Outcome {
+	op, err := e.StartSlow(ctx, probe.SlowSpec{Key: "a", Progress: true, Free: true})
 	if err != nil {
 		return verdict.Errorf("%v", err)
 	}
@@ -240,7 +241,7 @@ func stdoutOnlyMessages(ctx context.Context, e *Env) verdict.Outcome {
 	if err := e.Quiesce(ctx); err != nil {
 		return verdict.Errorf("%v", err)
 	}
-	if o := e.malformedAfter(0, "STD-4"); o != nil {
+	if o := e.MalformedAfter(0, "STD-4"); o != nil {
 		return *o
 	}
 	n := 0
@@ -252,7 +253,7 @@ func stdoutOnlyMessages(ctx context.Context, e *Env) verdict.Outcome {
 	return verdict.Passf("%d frames from the target, all valid JSON-RPC messages", n)
 }
 
-func teardownOnStdinClose(ctx context.Context, e *Env) verdict.Outcome {
+func teardownOnStdinClose(ctx context.Context, e *probe.Env) verdict.Outcome {
 	if e.Transport == "http" {
 		return verdict.Skipf("stdin exists only for a process the harness runs; over HTTP teardown is DELETE, graded with the run")
 	}
@@ -268,19 +269,19 @@ func teardownOnStdinClose(ctx context.Context, e *Env) verdict.Outcome {
 	case td.ExitedAfter == transport.StepNone || td.ExitedAfter == transport.StepCloseInput:
 		return verdict.Passf("the target exited %v after its input closed (exit code %d)", td.Waited.Round(1e5), td.ExitCode)
 	}
-	return Violation(verdict.Warn, "STD-46", []string{"the target exits promptly once stdin is closed"},
+	return probe.Violation(verdict.Warn, "STD-46", []string{"the target exits promptly once stdin is closed"},
 		fmt.Sprintf("it had to be sent %s after %v", td.ExitedAfter, td.Waited.Round(1e6)), 0)
 }
 
 // loggingCases cover notifications/message level filtering.
-func loggingCases() []Case {
-	return append([]Case{
+func loggingCases() []probe.Case {
+	return append([]probe.Case{
 		{
 			ID:       "logging/level-filter",
 			Title:    "logging/setLevel filters lower levels",
 			Reqs:     []string{"LOG-4", "LOG-3", "LOG-1"},
 			Versions: []string{spec.V20251125},
-			Needs:    Needs{LogTool: true, Capabilities: []string{"logging"}},
+			Needs:    probe.Needs{LogTool: true, Capabilities: []string{"logging"}},
 			Sends:    `logging/setLevel "warning", then a tool that logs at debug, info, warning and error`,
 			Expect:   "only warning and error messages arrive",
 			Run:      loggingLevelFilter,
@@ -291,9 +292,9 @@ func loggingCases() []Case {
 // logLevels are the RFC 5424 levels in order of severity (LOG-2).
 var logLevels = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
 
-func loggingLevelFilter(ctx context.Context, e *Env) verdict.Outcome {
+func loggingLevelFilter(ctx context.Context, e *probe.Env) verdict.Outcome {
 	if err := e.S.Request(ctx, mcp.MethodLoggingSetLevel, map[string]any{"level": "warning"}, nil); err != nil {
-		return Violation(verdict.Fail, "LOG-3", []string{"logging/setLevel answered with an empty result"}, chrono.Sanitize(err.Error(), false), 0)
+		return probe.Violation(verdict.Fail, "LOG-3", []string{"logging/setLevel answered with an empty result"}, chrono.Sanitize(err.Error(), false), 0)
 	}
 	args := e.Profile.Log.CloneArgs()
 	if e.Control != nil {
@@ -326,8 +327,8 @@ func loggingLevelFilter(ctx context.Context, e *Env) verdict.Outcome {
 		_ = json.Unmarshal(m.Params, &p)
 		seen++
 		if slices.Index(logLevels, p.Level) < slices.Index(logLevels, "warning") {
-			return Violation(verdict.Warn, "LOG-4", []string{"only messages at warning or above after logging/setLevel warning"},
-				describe(ev), ev.Seq)
+			return probe.Violation(verdict.Warn, "LOG-4", []string{"only messages at warning or above after logging/setLevel warning"},
+				probe.Describe(ev), ev.Seq)
 		}
 	}
 	if seen == 0 {

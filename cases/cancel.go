@@ -8,23 +8,24 @@ import (
 	"github.com/mcpflight/mcpflight/jsonrpc"
 	"github.com/mcpflight/mcpflight/mcp"
 	"github.com/mcpflight/mcpflight/peer"
+	"github.com/mcpflight/mcpflight/probe"
 	"github.com/mcpflight/mcpflight/spec"
 	"github.com/mcpflight/mcpflight/verdict"
 )
 
 // cancelCases cover notifications/cancelled for ordinary requests
 // (2025-11-25 utilities/cancellation).
-func cancelCases() []Case {
-	return []Case{
+func cancelCases() []probe.Case {
+	return []probe.Case{
 		{
 			ID:       "cancel/mid-work-no-response",
 			Title:    "a request cancelled mid-work gets no response",
 			Reqs:     []string{"CAN-8", "CAN-16"},
 			Versions: []string{spec.V20251125},
-			Needs:    Needs{SlowTool: true},
+			Needs:    probe.Needs{SlowTool: true},
 			Sends:    "tools/call with a progress token; after the first progress, notifications/cancelled",
 			Expect:   "no response for that id; the session stays usable",
-			Run: func(ctx context.Context, e *Env) verdict.Outcome {
+			Run: func(ctx context.Context, e *probe.Env) verdict.Outcome {
 				return cancelMidWork(ctx, e, false)
 			},
 		},
@@ -33,10 +34,10 @@ func cancelCases() []Case {
 			Title:    "no progress follows a cancel",
 			Reqs:     []string{"CAN-8", "CAN-16", "PRG-7"},
 			Versions: []string{spec.V20251125},
-			Needs:    Needs{SlowTool: true},
+			Needs:    probe.Needs{SlowTool: true},
 			Sends:    "tools/call with a progress token; after the first progress, notifications/cancelled",
 			Expect:   "no progress for the token after the cancel",
-			Run: func(ctx context.Context, e *Env) verdict.Outcome {
+			Run: func(ctx context.Context, e *probe.Env) verdict.Outcome {
 				return cancelMidWork(ctx, e, true)
 			},
 		},
@@ -45,7 +46,7 @@ func cancelCases() []Case {
 			Title:    "a request cancelled before its first progress stays silent",
 			Reqs:     []string{"CAN-8", "CAN-15"},
 			Versions: []string{spec.V20251125},
-			Needs:    Needs{SlowTool: true},
+			Needs:    probe.Needs{SlowTool: true},
 			Sends:    "tools/call with a progress token, then notifications/cancelled before any progress",
 			Expect:   "no progress and no response for the request",
 			Run:      cancelBeforeFirstProgress,
@@ -55,7 +56,7 @@ func cancelCases() []Case {
 			Title:    "a cancel for a completed request is ignored",
 			Reqs:     []string{"CAN-9", "CAN-11", "CAN-14", "RPC-15"},
 			Versions: []string{spec.V20251125},
-			Needs:    Needs{SlowTool: true},
+			Needs:    probe.Needs{SlowTool: true},
 			Sends:    "tools/call run to completion, then notifications/cancelled for its id",
 			Expect:   "the result stands; no response to the cancel; the session stays usable",
 			Run:      cancelAfterCompletion,
@@ -65,10 +66,10 @@ func cancelCases() []Case {
 			Title:    "a cancel for an unknown id touches nothing",
 			Reqs:     []string{"CAN-14", "CAN-9", "RPC-15"},
 			Versions: []string{spec.V20251125},
-			Needs:    Needs{SlowTool: true},
+			Needs:    probe.Needs{SlowTool: true},
 			Sends:    "a running tools/call, then notifications/cancelled for ids never sent",
 			Expect:   "the running request completes; no response to the cancels",
-			Run: func(ctx context.Context, e *Env) verdict.Outcome {
+			Run: func(ctx context.Context, e *probe.Env) verdict.Outcome {
 				return bogusCancel(ctx, e, "a cancel for unknown ids",
 					[]any{map[string]any{"requestId": 987654321}, map[string]any{"requestId": "mcpflight-never-sent"}})
 			},
@@ -78,10 +79,10 @@ func cancelCases() []Case {
 			Title:    "a cancel without requestId is ignored",
 			Reqs:     []string{"CAN-14", "CAN-6", "CAN-11"},
 			Versions: []string{spec.V20251125},
-			Needs:    Needs{SlowTool: true},
+			Needs:    probe.Needs{SlowTool: true},
 			Sends:    `a running tools/call, then notifications/cancelled {"reason": "…"} with no requestId`,
 			Expect:   "ignored: no response, no crash, the running request completes",
-			Run: func(ctx context.Context, e *Env) verdict.Outcome {
+			Run: func(ctx context.Context, e *probe.Env) verdict.Outcome {
 				return bogusCancel(ctx, e, "a cancel without requestId",
 					[]any{map[string]any{"reason": "mcpflight: no request id"}})
 			},
@@ -91,10 +92,10 @@ func cancelCases() []Case {
 			Title:    "cancels with structurally invalid ids are ignored",
 			Reqs:     []string{"CAN-14", "RPC-4", "RPC-5", "CAN-11"},
 			Versions: []string{spec.V20251125},
-			Needs:    Needs{SlowTool: true},
+			Needs:    probe.Needs{SlowTool: true},
 			Sends:    "a running tools/call, then notifications/cancelled with requestId null, 1.5, true, {}, []",
 			Expect:   "each is ignored: no response, no crash, the running request completes",
-			Run: func(ctx context.Context, e *Env) verdict.Outcome {
+			Run: func(ctx context.Context, e *probe.Env) verdict.Outcome {
 				return bogusCancel(ctx, e, "cancels with invalid requestIds", []any{
 					map[string]any{"requestId": nil},
 					map[string]any{"requestId": 1.5},
@@ -109,10 +110,10 @@ func cancelCases() []Case {
 			Title:    "a cancel with no params is ignored",
 			Reqs:     []string{"CAN-14", "CAN-11", "RPC-15"},
 			Versions: []string{spec.V20251125},
-			Needs:    Needs{SlowTool: true},
+			Needs:    probe.Needs{SlowTool: true},
 			Sends:    "a running tools/call, then notifications/cancelled without params",
 			Expect:   "ignored: no response, no crash, the running request completes",
-			Run: func(ctx context.Context, e *Env) verdict.Outcome {
+			Run: func(ctx context.Context, e *probe.Env) verdict.Outcome {
 				return bogusCancel(ctx, e, "a cancel without params", []any{nil})
 			},
 		},
@@ -121,7 +122,7 @@ func cancelCases() []Case {
 			Title:    "a repeated cancel is idempotent",
 			Reqs:     []string{"CAN-14", "CAN-8", "CAN-11"},
 			Versions: []string{spec.V20251125},
-			Needs:    Needs{SlowTool: true},
+			Needs:    probe.Needs{SlowTool: true},
 			Sends:    "tools/call; notifications/cancelled for it, twice",
 			Expect:   "no response; one cleanup; no response to either notification; the session stays usable",
 			Run:      cancelDuplicate,
@@ -131,7 +132,7 @@ func cancelCases() []Case {
 			Title:    "extra members in a cancel do not break the receiver",
 			Reqs:     []string{"CAN-14", "RPC-15", "CAN-11"},
 			Versions: []string{spec.V20251125},
-			Needs:    Needs{SlowTool: true},
+			Needs:    probe.Needs{SlowTool: true},
 			Sends:    "tools/call; notifications/cancelled with its id plus unknown members and _meta",
 			Expect:   "either cancelled or ignored (recorded as info); no response to the notification; the session stays usable",
 			Run:      cancelExtraFields,
@@ -141,10 +142,10 @@ func cancelCases() []Case {
 			Title:    "request id 0 can be cancelled",
 			Reqs:     []string{"CAN-5", "RPC-4", "CAN-8"},
 			Versions: []string{spec.V20251125},
-			Needs:    Needs{SlowTool: true},
+			Needs:    probe.Needs{SlowTool: true},
 			Sends:    "tools/call with id 0; notifications/cancelled {requestId: 0}",
 			Expect:   "no response; on a controlled target the operation is cancelled, not left running",
-			Run: func(ctx context.Context, e *Env) verdict.Outcome {
+			Run: func(ctx context.Context, e *probe.Env) verdict.Outcome {
 				return cancelByID(ctx, e, jsonrpc.IntID(0))
 			},
 		},
@@ -153,7 +154,7 @@ func cancelCases() []Case {
 			Title:    `cancelling "5" leaves request 5 alone`,
 			Reqs:     []string{"CAN-5", "RPC-8", "CAN-14"},
 			Versions: []string{spec.V20251125},
-			Needs:    Needs{SlowTool: true},
+			Needs:    probe.Needs{SlowTool: true},
 			Sends:    `two tools/call with ids "5" and 5; notifications/cancelled {requestId: "5"}`,
 			Expect:   `no response for "5"; request 5 completes with a response whose id is the integer 5`,
 			Run:      cancelStringVsInteger,
@@ -163,7 +164,7 @@ func cancelCases() []Case {
 			Title:    "cancelling one of two requests leaves the other intact",
 			Reqs:     []string{"CAN-8", "PRG-4", "PRG-7"},
 			Versions: []string{spec.V20251125},
-			Needs:    Needs{SlowTool: true},
+			Needs:    probe.Needs{SlowTool: true},
 			Sends:    "two tools/call with progress tokens; cancel the first after its first progress",
 			Expect:   "the first gets no response or progress after the cancel; the second completes with strictly increasing progress",
 			Run:      cancelInterleaved,
@@ -173,7 +174,7 @@ func cancelCases() []Case {
 			Title:    "an accepted cancel frees the operation exactly once",
 			Reqs:     []string{"CAN-8", "PRG-12"},
 			Versions: []string{spec.V20251125},
-			Needs:    Needs{SlowTool: true, Control: true},
+			Needs:    probe.Needs{SlowTool: true, Control: true},
 			Sends:    "tools/call with a progress token; notifications/cancelled mid-work",
 			Expect:   "the counters show the operation cancelled, one release, nothing active, no live token",
 			Run:      cancelCleanupOnce,
@@ -183,7 +184,7 @@ func cancelCases() []Case {
 			Title:    "a cancel that crosses the response is handled gracefully",
 			Reqs:     []string{"CAN-11", "CAN-9", "CAN-15", "RPC-15"},
 			Versions: []string{spec.V20251125},
-			Needs:    Needs{SlowTool: true},
+			Needs:    probe.Needs{SlowTool: true},
 			Sends:    "tools/call; the last step released and notifications/cancelled sent back to back",
 			Expect:   "exactly one terminal outcome (response or none, recorded as info); one cleanup; the session stays usable",
 			Run:      cancelCrossing,
@@ -191,8 +192,8 @@ func cancelCases() []Case {
 	}
 }
 
-func cancelMidWork(ctx context.Context, e *Env, judgeProgress bool) verdict.Outcome {
-	op, err := e.StartSlow(ctx, SlowSpec{Key: "a", Progress: true})
+func cancelMidWork(ctx context.Context, e *probe.Env, judgeProgress bool) verdict.Outcome {
+	op, err := e.StartSlow(ctx, probe.SlowSpec{Key: "a", Progress: true})
 	if err != nil {
 		return verdict.Errorf("%v", err)
 	}
@@ -204,12 +205,12 @@ func cancelMidWork(ctx context.Context, e *Env, judgeProgress bool) verdict.Outc
 	} else if err != nil {
 		return verdict.Errorf("sending cancel: %v", err)
 	}
-	if o := e.settleAfterCancel(ctx, op); o != nil {
+	if o := e.SettleAfterCancel(ctx, op); o != nil {
 		return *o
 	}
-	judge := e.responseAfterCancel
+	judge := e.ResponseAfterCancel
 	if judgeProgress {
-		judge = e.progressAfterCancel
+		judge = e.ProgressAfterCancel
 	}
 	if o := judge(op); o != nil {
 		return *o
@@ -223,8 +224,8 @@ func cancelMidWork(ctx context.Context, e *Env, judgeProgress bool) verdict.Outc
 	return verdict.Passf("no response for request %s after the cancel at seq %d", op.Call.ID, op.Call.CancelSeq)
 }
 
-func cancelBeforeFirstProgress(ctx context.Context, e *Env) verdict.Outcome {
-	op, err := e.StartSlow(ctx, SlowSpec{Key: "a", Progress: true})
+func cancelBeforeFirstProgress(ctx context.Context, e *probe.Env) verdict.Outcome {
+	op, err := e.StartSlow(ctx, probe.SlowSpec{Key: "a", Progress: true})
 	if err != nil {
 		return verdict.Errorf("%v", err)
 	}
@@ -238,13 +239,13 @@ func cancelBeforeFirstProgress(ctx context.Context, e *Env) verdict.Outcome {
 	} else if err != nil {
 		return verdict.Errorf("sending cancel: %v", err)
 	}
-	if ev, ok := e.frameAfter(op.Call.SentSeq, progressFor(op.Call.Token)); ok && ev.Seq < op.Call.CancelSeq {
+	if ev, ok := e.FrameAfter(op.Call.SentSeq, probe.ProgressFor(op.Call.Token)); ok && ev.Seq < op.Call.CancelSeq {
 		return verdict.Infof("progress arrived (seq %d) before the cancel could be sent; the target is too fast to test this without checkpoints", ev.Seq)
 	}
-	if o := e.settleAfterCancel(ctx, op); o != nil {
+	if o := e.SettleAfterCancel(ctx, op); o != nil {
 		return *o
 	}
-	if o := e.afterCancel(op); o != nil {
+	if o := e.AfterCancel(op); o != nil {
 		return *o
 	}
 	if h := e.Healthy(ctx, "a cancel before the first progress"); h != nil {
@@ -253,8 +254,8 @@ func cancelBeforeFirstProgress(ctx context.Context, e *Env) verdict.Outcome {
 	return verdict.Passf("no progress and no response after the cancel at seq %d", op.Call.CancelSeq)
 }
 
-func cancelAfterCompletion(ctx context.Context, e *Env) verdict.Outcome {
-	op, err := e.StartSlow(ctx, SlowSpec{Key: "a", Progress: true, Free: true})
+func cancelAfterCompletion(ctx context.Context, e *probe.Env) verdict.Outcome {
+	op, err := e.StartSlow(ctx, probe.SlowSpec{Key: "a", Progress: true, Free: true})
 	if err != nil {
 		return verdict.Errorf("%v", err)
 	}
@@ -275,10 +276,10 @@ func cancelAfterCompletion(ctx context.Context, e *Env) verdict.Outcome {
 	if err := e.Quiesce(ctx); err != nil {
 		return verdict.Errorf("%v", err)
 	}
-	if o := e.answeredNotification(seq - 1); o != nil {
+	if o := e.AnsweredNotification(seq - 1); o != nil {
 		return *o
 	}
-	if o := e.cleanupOnce(ctx, op, "completed"); o != nil {
+	if o := e.CleanupOnce(ctx, op, "completed"); o != nil {
 		return *o
 	}
 	if h := e.Healthy(ctx, "a cancel for a completed request"); h != nil {
@@ -289,8 +290,8 @@ func cancelAfterCompletion(ctx context.Context, e *Env) verdict.Outcome {
 
 // bogusCancel sends cancels that name no running request while one runs,
 // and expects them all to be ignored.
-func bogusCancel(ctx context.Context, e *Env, what string, params []any) verdict.Outcome {
-	op, err := e.StartSlow(ctx, SlowSpec{Key: "a", Progress: true})
+func bogusCancel(ctx context.Context, e *probe.Env, what string, params []any) verdict.Outcome {
+	op, err := e.StartSlow(ctx, probe.SlowSpec{Key: "a", Progress: true})
 	if err != nil {
 		return verdict.Errorf("%v", err)
 	}
@@ -300,16 +301,16 @@ func bogusCancel(ctx context.Context, e *Env, what string, params []any) verdict
 	first := e.Log.Len() + 1
 	for _, p := range params {
 		if _, err := e.CancelRaw(ctx, p); err != nil {
-			return e.goneOrError(ctx, err, what, first)
+			return e.GoneOrError(ctx, err, what, first)
 		}
 	}
-	if o := e.completeAfterNoise(ctx, op, what, first); o != nil {
+	if o := e.CompleteAfterNoise(ctx, op, what, first); o != nil {
 		return *o
 	}
 	if err := e.Quiesce(ctx); err != nil {
 		return verdict.Errorf("%v", err)
 	}
-	if o := e.answeredNotification(first - 1); o != nil {
+	if o := e.AnsweredNotification(first - 1); o != nil {
 		return *o
 	}
 	if h := e.Healthy(ctx, what); h != nil {
@@ -318,8 +319,8 @@ func bogusCancel(ctx context.Context, e *Env, what string, params []any) verdict
 	return verdict.Passf("%s ignored: the running request completed and nothing answered the notifications", what)
 }
 
-func cancelDuplicate(ctx context.Context, e *Env) verdict.Outcome {
-	op, err := e.StartSlow(ctx, SlowSpec{Key: "a", Progress: true})
+func cancelDuplicate(ctx context.Context, e *probe.Env) verdict.Outcome {
+	op, err := e.StartSlow(ctx, probe.SlowSpec{Key: "a", Progress: true})
 	if err != nil {
 		return verdict.Errorf("%v", err)
 	}
@@ -335,19 +336,19 @@ func cancelDuplicate(ctx context.Context, e *Env) verdict.Outcome {
 	if err != nil {
 		return verdict.Errorf("sending cancel: %v", err)
 	}
-	if o := e.settleAfterCancel(ctx, op); o != nil {
+	if o := e.SettleAfterCancel(ctx, op); o != nil {
 		return *o
 	}
 	if err := e.Quiesce(ctx); err != nil {
 		return verdict.Errorf("%v", err)
 	}
-	if o := e.afterCancel(op); o != nil {
+	if o := e.AfterCancel(op); o != nil {
 		return *o
 	}
-	if o := e.answeredNotification(op.Call.CancelSeq - 1); o != nil {
+	if o := e.AnsweredNotification(op.Call.CancelSeq - 1); o != nil {
 		return *o
 	}
-	if o := e.cleanupOnce(ctx, op, "cancelled"); o != nil {
+	if o := e.CleanupOnce(ctx, op, "cancelled"); o != nil {
 		return *o
 	}
 	if h := e.Healthy(ctx, "a duplicate cancel"); h != nil {
@@ -356,8 +357,8 @@ func cancelDuplicate(ctx context.Context, e *Env) verdict.Outcome {
 	return verdict.Passf("both cancels (seq %d, %d) handled idempotently", op.Call.CancelSeq, second)
 }
 
-func cancelExtraFields(ctx context.Context, e *Env) verdict.Outcome {
-	op, err := e.StartSlow(ctx, SlowSpec{Key: "a", Progress: true})
+func cancelExtraFields(ctx context.Context, e *probe.Env) verdict.Outcome {
+	op, err := e.StartSlow(ctx, probe.SlowSpec{Key: "a", Progress: true})
 	if err != nil {
 		return verdict.Errorf("%v", err)
 	}
@@ -385,7 +386,7 @@ func cancelExtraFields(ctx context.Context, e *Env) verdict.Outcome {
 	cancel()
 	switch {
 	case errors.Is(err, peer.ErrConnectionClosed):
-		return Violation(verdict.Fail, "CAN-11", []string{"the target handles a cancel with extra members and stays connected"},
+		return probe.Violation(verdict.Fail, "CAN-11", []string{"the target handles a cancel with extra members and stays connected"},
 			"the target closed its output", seq)
 	case err != nil:
 		branch = "accepted as a cancel: no response followed"
@@ -397,7 +398,7 @@ func cancelExtraFields(ctx context.Context, e *Env) verdict.Outcome {
 	if err := e.Quiesce(ctx); err != nil {
 		return verdict.Errorf("%v", err)
 	}
-	if o := e.answeredNotification(seq - 1); o != nil {
+	if o := e.AnsweredNotification(seq - 1); o != nil {
 		return *o
 	}
 	if h := e.Healthy(ctx, "a cancel with extra members"); h != nil {
@@ -406,16 +407,16 @@ func cancelExtraFields(ctx context.Context, e *Env) verdict.Outcome {
 	return verdict.Infof("cancel with extra members %s", branch)
 }
 
-func cancelByID(ctx context.Context, e *Env, id jsonrpc.ID) verdict.Outcome {
-	op, err := e.StartSlow(ctx, SlowSpec{Key: "a", Progress: true, ID: id})
+func cancelByID(ctx context.Context, e *probe.Env, id jsonrpc.ID) verdict.Outcome {
+	op, err := e.StartSlow(ctx, probe.SlowSpec{Key: "a", Progress: true, ID: id})
 	if err != nil {
 		return verdict.Errorf("%v", err)
 	}
-	if err := op.AtStep(ctx, 1); errors.Is(err, ErrNotReached) {
-		if o := e.ordinaryIDReachesStep(ctx); o != nil {
+	if err := op.AtStep(ctx, 1); errors.Is(err, probe.ErrNotReached) {
+		if o := ordinaryIDReachesStep(ctx, e); o != nil {
 			return *o
 		}
-		return Violation(verdict.Fail, "RPC-4", []string{fmt.Sprintf("request %s is served like any other request", id)},
+		return probe.Violation(verdict.Fail, "RPC-4", []string{fmt.Sprintf("request %s is served like any other request", id)},
 			fmt.Sprintf("the operation started by request %s never reached its first step", id), op.Call.SentSeq)
 	} else if err != nil {
 		return verdict.Errorf("%v", err)
@@ -425,13 +426,13 @@ func cancelByID(ctx context.Context, e *Env, id jsonrpc.ID) verdict.Outcome {
 	} else if err != nil {
 		return verdict.Errorf("sending cancel: %v", err)
 	}
-	if o := e.settleAfterCancel(ctx, op); o != nil {
+	if o := e.SettleAfterCancel(ctx, op); o != nil {
 		return *o
 	}
-	if o := e.afterCancel(op); o != nil {
+	if o := e.AfterCancel(op); o != nil {
 		return *o
 	}
-	if o := e.cleanupOnce(ctx, op, "cancelled"); o != nil {
+	if o := e.CleanupOnce(ctx, op, "cancelled"); o != nil {
 		return *o
 	}
 	if h := e.Healthy(ctx, "a cancel of id "+id.String()); h != nil {
@@ -445,8 +446,8 @@ func cancelByID(ctx context.Context, e *Env, id jsonrpc.ID) verdict.Outcome {
 // there either, the slow tool does not work at all (a broken exchange, a
 // silent stream), nothing is particular to the ID under test, and the
 // returned outcome is an error; nil when it gets there.
-func (e *Env) ordinaryIDReachesStep(ctx context.Context) *verdict.Outcome {
-	op, err := e.StartSlow(ctx, SlowSpec{Key: "ordinary", Progress: true})
+func ordinaryIDReachesStep(ctx context.Context, e *probe.Env) *verdict.Outcome {
+	op, err := e.StartSlow(ctx, probe.SlowSpec{Key: "ordinary", Progress: true})
 	if err != nil {
 		o := verdict.Errorf("a call with an ordinary id, for comparison: %v", err)
 		return &o
@@ -459,12 +460,12 @@ func (e *Env) ordinaryIDReachesStep(ctx context.Context) *verdict.Outcome {
 	return nil
 }
 
-func cancelStringVsInteger(ctx context.Context, e *Env) verdict.Outcome {
-	strOp, err := e.StartSlow(ctx, SlowSpec{Key: "str", Progress: true, ID: jsonrpc.StringID("5")})
+func cancelStringVsInteger(ctx context.Context, e *probe.Env) verdict.Outcome {
+	strOp, err := e.StartSlow(ctx, probe.SlowSpec{Key: "str", Progress: true, ID: jsonrpc.StringID("5")})
 	if err != nil {
 		return verdict.Errorf("%v", err)
 	}
-	intOp, err := e.StartSlow(ctx, SlowSpec{Key: "int", Progress: true, ID: jsonrpc.IntID(5)})
+	intOp, err := e.StartSlow(ctx, probe.SlowSpec{Key: "int", Progress: true, ID: jsonrpc.IntID(5)})
 	if err != nil {
 		return verdict.Errorf("%v", err)
 	}
@@ -479,29 +480,29 @@ func cancelStringVsInteger(ctx context.Context, e *Env) verdict.Outcome {
 	if err := intOp.ReleaseAll(ctx); err != nil {
 		return verdict.Errorf("%v", err)
 	}
-	wctx, cancel := context.WithTimeout(ctx, e.slowBudget())
+	wctx, cancel := context.WithTimeout(ctx, e.SlowBudget())
 	resp, err := intOp.Call.Await(wctx)
 	cancel()
 	if err != nil {
-		if ev, ok := e.frameAfter(intOp.Call.SentSeq, anyResponse); ok {
-			return Violation(verdict.Fail, "RPC-8", []string{"a response whose id is the integer 5"},
-				"no response with integer id 5; instead "+describe(ev), ev.Seq)
+		if ev, ok := e.FrameAfter(intOp.Call.SentSeq, probe.AnyResponse); ok {
+			return probe.Violation(verdict.Fail, "RPC-8", []string{"a response whose id is the integer 5"},
+				"no response with integer id 5; instead "+probe.Describe(ev), ev.Seq)
 		}
-		return Violation(verdict.Fail, "RPC-8", []string{"a response whose id is the integer 5"},
+		return probe.Violation(verdict.Fail, "RPC-8", []string{"a response whose id is the integer 5"},
 			"no response for integer id 5: "+err.Error(), 0)
 	}
 	_, respSeq := intOp.Call.Response()
 	if resp.Error != nil {
-		return Violation(verdict.Fail, "RPC-8", []string{`request 5 completes; cancelling "5" does not touch it`},
-			"request 5 failed: "+describe(e.eventAt(respSeq)), respSeq)
+		return probe.Violation(verdict.Fail, "RPC-8", []string{`request 5 completes; cancelling "5" does not touch it`},
+			"request 5 failed: "+probe.Describe(e.EventAt(respSeq)), respSeq)
 	}
-	if o := e.settleAfterCancel(ctx, strOp); o != nil {
+	if o := e.SettleAfterCancel(ctx, strOp); o != nil {
 		return *o
 	}
-	if o := e.afterCancel(strOp); o != nil {
+	if o := e.AfterCancel(strOp); o != nil {
 		return *o
 	}
-	if o := e.cleanupOnce(ctx, strOp, "cancelled"); o != nil {
+	if o := e.CleanupOnce(ctx, strOp, "cancelled"); o != nil {
 		return *o
 	}
 	if h := e.Healthy(ctx, `cancelling "5" beside 5`); h != nil {
@@ -510,12 +511,12 @@ func cancelStringVsInteger(ctx context.Context, e *Env) verdict.Outcome {
 	return verdict.Passf(`request "5" cancelled; request 5 completed at seq %d`, respSeq)
 }
 
-func cancelInterleaved(ctx context.Context, e *Env) verdict.Outcome {
-	a, err := e.StartSlow(ctx, SlowSpec{Key: "a", Progress: true})
+func cancelInterleaved(ctx context.Context, e *probe.Env) verdict.Outcome {
+	a, err := e.StartSlow(ctx, probe.SlowSpec{Key: "a", Progress: true})
 	if err != nil {
 		return verdict.Errorf("%v", err)
 	}
-	b, err := e.StartSlow(ctx, SlowSpec{Key: "b", Progress: true})
+	b, err := e.StartSlow(ctx, probe.SlowSpec{Key: "b", Progress: true})
 	if err != nil {
 		return verdict.Errorf("%v", err)
 	}
@@ -530,24 +531,24 @@ func cancelInterleaved(ctx context.Context, e *Env) verdict.Outcome {
 	if err := b.ReleaseAll(ctx); err != nil {
 		return verdict.Errorf("%v", err)
 	}
-	wctx, cancel := context.WithTimeout(ctx, e.slowBudget())
+	wctx, cancel := context.WithTimeout(ctx, e.SlowBudget())
 	resp, err := b.Call.Await(wctx)
 	cancel()
 	if err != nil || resp.Error != nil {
-		return Violation(verdict.Fail, "CAN-8", []string{"the request that was not cancelled completes"},
+		return probe.Violation(verdict.Fail, "CAN-8", []string{"the request that was not cancelled completes"},
 			fmt.Sprintf("request %s did not complete: %v", b.Call.ID, errOr(err, resp)), 0)
 	}
-	if o := e.settleAfterCancel(ctx, a); o != nil {
+	if o := e.SettleAfterCancel(ctx, a); o != nil {
 		return *o
 	}
-	if o := e.afterCancel(a); o != nil {
+	if o := e.AfterCancel(a); o != nil {
 		return *o
 	}
 	for _, v := range b.Call.Violations() {
-		return Violation(verdict.Fail, string(v.Rule), []string{"the other request's progress strictly increases and stops at its response"}, v.Detail, v.Seq)
+		return probe.Violation(verdict.Fail, string(v.Rule), []string{"the other request's progress strictly increases and stops at its response"}, v.Detail, v.Seq)
 	}
 	if e.Control != nil && b.Call.ProgressCount() != b.Steps {
-		return Violation(verdict.Fail, "PRG-7", []string{fmt.Sprintf("%d progress notifications for the other request", b.Steps)},
+		return probe.Violation(verdict.Fail, "PRG-7", []string{fmt.Sprintf("%d progress notifications for the other request", b.Steps)},
 			fmt.Sprintf("%d arrived", b.Call.ProgressCount()), 0)
 	}
 	if h := e.Healthy(ctx, "cancelling one of two requests"); h != nil {
@@ -566,8 +567,8 @@ func errOr(err error, resp *jsonrpc.Message) string {
 	return "no error"
 }
 
-func cancelCleanupOnce(ctx context.Context, e *Env) verdict.Outcome {
-	op, err := e.StartSlow(ctx, SlowSpec{Key: "a", Progress: true})
+func cancelCleanupOnce(ctx context.Context, e *probe.Env) verdict.Outcome {
+	op, err := e.StartSlow(ctx, probe.SlowSpec{Key: "a", Progress: true})
 	if err != nil {
 		return verdict.Errorf("%v", err)
 	}
@@ -577,17 +578,17 @@ func cancelCleanupOnce(ctx context.Context, e *Env) verdict.Outcome {
 	if err := e.S.Cancel(ctx, op.Call, "mcpflight: cleanup check"); err != nil {
 		return verdict.Errorf("sending cancel: %v", err)
 	}
-	if o := e.settleAfterCancel(ctx, op); o != nil {
+	if o := e.SettleAfterCancel(ctx, op); o != nil {
 		return *o
 	}
-	if o := e.cleanupOnce(ctx, op, "cancelled"); o != nil {
+	if o := e.CleanupOnce(ctx, op, "cancelled"); o != nil {
 		return *o
 	}
 	return verdict.Passf("operation cancelled with exactly one release; nothing left active")
 }
 
-func cancelCrossing(ctx context.Context, e *Env) verdict.Outcome {
-	op, err := e.StartSlow(ctx, SlowSpec{Key: "a", Progress: true})
+func cancelCrossing(ctx context.Context, e *probe.Env) verdict.Outcome {
+	op, err := e.StartSlow(ctx, probe.SlowSpec{Key: "a", Progress: true})
 	if err != nil {
 		return verdict.Errorf("%v", err)
 	}
@@ -614,13 +615,13 @@ func cancelCrossing(ctx context.Context, e *Env) verdict.Outcome {
 		}
 		cancelSeq = seq
 	}
-	if _, err := op.Settle(ctx); err != nil && !errors.Is(err, ErrNotSettled) {
+	if _, err := op.Settle(ctx); err != nil && !errors.Is(err, probe.ErrNotSettled) {
 		return verdict.Errorf("settling: %v", err)
 	}
 	if err := e.Quiesce(ctx); err != nil {
 		return verdict.Errorf("%v", err)
 	}
-	if o := e.answeredNotification(cancelSeq - 1); o != nil {
+	if o := e.AnsweredNotification(cancelSeq - 1); o != nil {
 		return *o
 	}
 	resp, _ := op.Call.Response()
@@ -629,7 +630,7 @@ func cancelCrossing(ctx context.Context, e *Env) verdict.Outcome {
 	if resp != nil {
 		branch, want = "the response won the race", "completed"
 	}
-	if o := e.cleanupOnce(ctx, op, want); o != nil {
+	if o := e.CleanupOnce(ctx, op, want); o != nil {
 		return *o
 	}
 	if h := e.Healthy(ctx, "a cancel crossing the response"); h != nil {

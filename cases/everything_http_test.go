@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpflight/mcpflight/cases"
 	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/probe"
 	"github.com/mcpflight/mcpflight/profile"
 	"github.com/mcpflight/mcpflight/runner"
 	"github.com/mcpflight/mcpflight/transport"
@@ -89,7 +90,7 @@ func TestCatalogueOverHTTPAgainstServerEverything(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var sel []cases.Case
+	var sel []probe.Case
 	for _, c := range cases.All() {
 		if c.Area() != "tasks" {
 			sel = append(sel, c)

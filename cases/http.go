@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/jsonrpc"
 	"github.com/mcpflight/mcpflight/mcp"
+	"github.com/mcpflight/mcpflight/probe"
 	"github.com/mcpflight/mcpflight/spec"
 	"github.com/mcpflight/mcpflight/transport"
 	"github.com/mcpflight/mcpflight/verdict"
@@ -18,13 +18,13 @@ import (
 
 // httpCases cover the Streamable HTTP transport of 2025-11-25: streams,
 // disconnection and resumption, sessions, Origin and headers.
-func httpCases() []Case {
+func httpCases() []probe.Case {
 	v := []string{spec.V20251125}
-	return []Case{
+	return []probe.Case{
 		{
 			ID: "http/disconnect-is-not-cancel", Title: "dropping a call's SSE stream does not cancel the call",
 			Reqs: []string{"HTTP-25", "HTTP-42", "HTTP-45"}, Versions: v,
-			Needs:  Needs{HTTP: true, SlowTool: true},
+			Needs:  probe.Needs{HTTP: true, SlowTool: true},
 			Sends:  "tools/call with progress; after step 1 the client drops the POST's SSE stream without a cancel; the work is released and runs to its end; GET with Last-Event-ID",
 			Expect: "the server reports the operation completed, not cancelled; the resumed stream carries the remaining progress and the result",
 			Run:    disconnectIsNotCancel,
@@ -32,23 +32,23 @@ func httpCases() []Case {
 		{
 			ID: "http/resume-while-running", Title: "a resume while the call still runs replays what was missed and goes on live",
 			Reqs: []string{"HTTP-43", "HTTP-45", "HTTP-21"}, Versions: v,
-			Needs:  Needs{HTTP: true, SlowTool: true, Control: true},
+			Needs:  probe.Needs{HTTP: true, SlowTool: true, Control: true},
 			Sends:  "tools/call with progress; drop after step 1; step 2 runs while away; GET with Last-Event-ID while step 3 is held; release",
 			Expect: "progress 2 replayed, then progress 3 and the result live, on the resumed stream",
-			Run:    func(ctx context.Context, e *Env) verdict.Outcome { return resumeCase(ctx, e, false) },
+			Run:    func(ctx context.Context, e *probe.Env) verdict.Outcome { return resumeCase(ctx, e, false) },
 		},
 		{
 			ID: "http/resume-after-completion", Title: "a resume after the call completed replays the rest and the result",
 			Reqs: []string{"HTTP-43", "HTTP-45", "HTTP-21"}, Versions: v,
-			Needs:  Needs{HTTP: true, SlowTool: true, Control: true},
+			Needs:  probe.Needs{HTTP: true, SlowTool: true, Control: true},
 			Sends:  "tools/call with progress; drop after step 1; the call runs to its end; then GET with Last-Event-ID",
 			Expect: "the remaining progress and the result, replayed on the resumed stream",
-			Run:    func(ctx context.Context, e *Env) verdict.Outcome { return resumeCase(ctx, e, true) },
+			Run:    func(ctx context.Context, e *probe.Env) verdict.Outcome { return resumeCase(ctx, e, true) },
 		},
 		{
 			ID: "http/replay-only-disconnected-stream", Title: "a resume replays only the stream that was disconnected",
 			Reqs: []string{"HTTP-44", "HTTP-37"}, Versions: v,
-			Needs:  Needs{HTTP: true, SlowTool: true, Control: true},
+			Needs:  probe.Needs{HTTP: true, SlowTool: true, Control: true},
 			Sends:  "call A dropped after step 1; call B runs to completion on its own stream; A completes; GET with Last-Event-ID of A",
 			Expect: "the resumed stream carries only A's messages, nothing of B",
 			Run:    replayOnlyDisconnected,
@@ -56,7 +56,7 @@ func httpCases() []Case {
 		{
 			ID: "http/event-ids-unique", Title: "SSE event IDs are unique across the session's streams",
 			Reqs: []string{"HTTP-40"}, Versions: v,
-			Needs:  Needs{HTTP: true, SlowTool: true},
+			Needs:  probe.Needs{HTTP: true, SlowTool: true},
 			Sends:  "two tools/call with progress, each to completion",
 			Expect: "no event ID appears twice across all streams",
 			Run:    eventIDsUnique,
@@ -64,7 +64,7 @@ func httpCases() []Case {
 		{
 			ID: "http/cancel-202-then-no-response", Title: "a POSTed cancel gets 202 and the cancelled call's stream carries no response",
 			Reqs: []string{"HTTP-11", "HTTP-26", "CAN-8"}, Versions: v,
-			Needs:  Needs{HTTP: true, SlowTool: true, Control: true},
+			Needs:  probe.Needs{HTTP: true, SlowTool: true, Control: true},
 			Sends:  "tools/call with progress; after step 1 notifications/cancelled as its own POST",
 			Expect: "202 with no body for the cancel; no response for the call on its stream",
 			Run:    cancel202NoResponse,
@@ -72,7 +72,7 @@ func httpCases() []Case {
 		{
 			ID: "http/notification-202-no-body", Title: "a POSTed notification is answered 202 with no body",
 			Reqs: []string{"HTTP-11"}, Versions: v,
-			Needs:  Needs{HTTP: true},
+			Needs:  probe.Needs{HTTP: true},
 			Sends:  "notifications/cancelled for a request ID never used",
 			Expect: "HTTP 202 Accepted, empty body",
 			Run:    notification202,
@@ -80,7 +80,7 @@ func httpCases() []Case {
 		{
 			ID: "http/session-id-required", Title: "a request without the session ID is refused with 400",
 			Reqs: []string{"HTTP-51"}, Versions: v,
-			Needs:  Needs{HTTP: true},
+			Needs:  probe.Needs{HTTP: true},
 			Sends:  "ping without MCP-Session-Id on a session that has one",
 			Expect: "HTTP 400",
 			Run:    sessionIDRequired,
@@ -88,7 +88,7 @@ func httpCases() []Case {
 		{
 			ID: "http/unknown-session-404", Title: "a request with an unknown session ID gets 404",
 			Reqs: []string{"HTTP-52"}, Versions: v,
-			Needs:  Needs{HTTP: true},
+			Needs:  probe.Needs{HTTP: true},
 			Sends:  "ping with MCP-Session-Id: mcpflight-no-such-session",
 			Expect: "HTTP 404",
 			Run:    unknownSession404,
@@ -96,7 +96,7 @@ func httpCases() []Case {
 		{
 			ID: "http/delete-then-404-then-new-session", Title: "after DELETE the session is gone and a new initialize starts a new one",
 			Reqs: []string{"HTTP-52", "HTTP-54", "HTTP-55", "HTTP-46", "HTTP-48"}, Versions: v,
-			Needs:  Needs{HTTP: true},
+			Needs:  probe.Needs{HTTP: true},
 			Sends:  "DELETE; then ping, GET and DELETE with the old session ID; then initialize without a session ID",
 			Expect: "DELETE 2xx (or 405: not allowed); 404 for every later request; the new initialize gets a different, visible-ASCII session ID",
 			Run:    deleteThen404,
@@ -104,7 +104,7 @@ func httpCases() []Case {
 		{
 			ID: "http/session-id-visible-ascii", Title: "the session ID is visible ASCII only",
 			Reqs: []string{"HTTP-48"}, Versions: v,
-			Needs:  Needs{HTTP: true, NoHandshake: true},
+			Needs:  probe.Needs{HTTP: true, NoHandshake: true},
 			Sends:  "initialize as a raw POST without a session ID; then DELETE of the session it opened",
 			Expect: "an MCP-Session-Id of bytes 0x21 to 0x7E only (or none: HTTP-46 is MAY)",
 			Run:    sessionIDVisibleASCII,
@@ -112,7 +112,7 @@ func httpCases() []Case {
 		{
 			ID: "http/origin-forbidden", Title: "a foreign Origin is refused with 403",
 			Reqs: []string{"HTTP-2", "HTTP-3"}, Versions: v,
-			Needs:  Needs{HTTP: true},
+			Needs:  probe.Needs{HTTP: true},
 			Sends:  "ping with Origin: http://evil.example",
 			Expect: "HTTP 403",
 			Run:    originForbidden,
@@ -120,7 +120,7 @@ func httpCases() []Case {
 		{
 			ID: "http/protocol-version-header-invalid", Title: "an unsupported MCP-Protocol-Version header is refused with 400",
 			Reqs: []string{"HTTP-59"}, Versions: v,
-			Needs:  Needs{HTTP: true},
+			Needs:  probe.Needs{HTTP: true},
 			Sends:  "ping with MCP-Protocol-Version: 1999-01-01",
 			Expect: "HTTP 400",
 			Run:    protocolVersionInvalid,
@@ -128,7 +128,7 @@ func httpCases() []Case {
 		{
 			ID: "http/get-stream-carries-no-call-messages", Title: "progress and responses of a POSTed call stay off the GET stream",
 			Reqs: []string{"HTTP-30", "HTTP-31", "HTTP-32", "HTTP-22", "HTTP-37"}, Versions: v,
-			Needs:  Needs{HTTP: true, SlowTool: true},
+			Needs:  probe.Needs{HTTP: true, SlowTool: true},
 			Sends:  "GET stream opened; tools/call with progress to completion",
 			Expect: "GET answered with an event stream or 405; the call's progress and result only on its POST stream",
 			Run:    getStreamClean,
@@ -136,7 +136,7 @@ func httpCases() []Case {
 		{
 			ID: "http/answer-content-type", Title: "every POSTed request is answered with JSON or an event stream",
 			Reqs: []string{"HTTP-14"}, Versions: v,
-			Needs:  Needs{HTTP: true, SlowTool: true},
+			Needs:  probe.Needs{HTTP: true, SlowTool: true},
 			Sends:  "ping, tools/list and a tools/call with progress",
 			Expect: "each answer has Content-Type application/json or text/event-stream",
 			Run:    answerContentType,
@@ -144,7 +144,7 @@ func httpCases() []Case {
 		{
 			ID: "http/priming-event", Title: "an SSE answer starts with an event ID and empty data",
 			Reqs: []string{"HTTP-16", "HTTP-24"}, Versions: v,
-			Needs:  Needs{HTTP: true, SlowTool: true},
+			Needs:  probe.Needs{HTTP: true, SlowTool: true},
 			Sends:  "tools/call with progress to completion",
 			Expect: "a stream answer's first event has an ID and empty data; the stream ends after the response",
 			Run:    primingEvent,
@@ -152,7 +152,7 @@ func httpCases() []Case {
 		{
 			ID: "http/batch-rejected", Title: "a POSTed batch is refused with an HTTP error",
 			Reqs: []string{"HTTP-10", "HTTP-12"}, Versions: v,
-			Needs:  Needs{HTTP: true},
+			Needs:  probe.Needs{HTTP: true},
 			Sends:  "a JSON array of two pings",
 			Expect: "an HTTP 4xx status",
 			Run:    batchRejected,
@@ -160,90 +160,12 @@ func httpCases() []Case {
 	}
 }
 
-// conn is the case's HTTP connection.
-func (e *Env) httpConn() (*transport.HTTP, *verdict.Outcome) {
-	h, ok := e.S.Conn().(*transport.HTTP)
-	if !ok {
-		o := verdict.Errorf("the session's transport is not Streamable HTTP")
-		return nil, &o
-	}
-	return h, nil
-}
-
-// streamOf names the SSE stream of a call, or returns an outcome saying
-// the server answered with JSON (no stream to drop).
-func streamOf(h *transport.HTTP, id jsonrpc.ID) (string, *verdict.Outcome) {
-	name := h.StreamOf(id)
-	if name == "" {
-		o := verdict.Infof("the server answered the call with a JSON body, not an SSE stream: nothing to drop or resume (HTTP-14 allows both)")
-		return "", &o
-	}
-	return name, nil
-}
-
-// dropAfterStep starts a gated slow call with progress, brings it to step
-// 1 and drops its stream. It returns the op, the dropped stream and the
-// last event ID read on it.
-func (e *Env) dropAfterStep(ctx context.Context, h *transport.HTTP, key string) (*Op, string, string, *verdict.Outcome) {
-	op, err := e.StartSlow(ctx, SlowSpec{Key: key, Progress: true, Steps: 3})
-	if err != nil {
-		o := verdict.Errorf("%v", err)
-		return nil, "", "", &o
-	}
-	if err := op.AtStep(ctx, 1); err != nil {
-		o := verdict.Errorf("%v", err)
-		return nil, "", "", &o
-	}
-	stream, o := streamOf(h, op.Call.ID)
-	if o != nil {
-		return nil, "", "", o
-	}
-	last := h.LastEventID(stream)
-	if err := h.Drop(stream); err != nil {
-		o := verdict.Errorf("dropping %s: %v", stream, err)
-		return nil, "", "", &o
-	}
-	if last == "" {
-		o := verdict.Infof("the server's stream carried no event ID: it is not resumable (HTTP-27, HTTP-39 are MAY)")
-		return nil, "", "", &o
-	}
-	return op, stream, last, nil
-}
-
-// awaitResult waits for the call's response within the slow budget, and
-// ends a second before the case's own deadline, so that a result that
-// never comes is a verdict rather than a deadline error.
-func (e *Env) awaitResult(ctx context.Context, op *Op) (*jsonrpc.Message, error) {
-	budget := e.slowBudget()
-	if dl, ok := ctx.Deadline(); ok {
-		budget = min(budget, time.Until(dl)-time.Second)
-	}
-	wctx, cancel := context.WithTimeout(ctx, budget)
-	defer cancel()
-	resp, err := op.Call.Await(wctx)
-	if err != nil && wctx.Err() != nil && ctx.Err() == nil {
-		e.Log.Harness(chrono.KindDeadline, "case", fmt.Sprintf("no response for request %s within %v", op.Call.ID, budget.Round(time.Millisecond)))
-	}
-	return resp, err
-}
-
-// framesOn returns the JSON-RPC frames read on the SSE stream channel.
-func (e *Env) framesOn(stream string) []chrono.Event {
-	var out []chrono.Event
-	for _, ev := range e.Log.Events() {
-		if ev.Dir == chrono.In && ev.Kind == chrono.KindFrame && ev.Channel == "SSE "+stream {
-			out = append(out, ev)
-		}
-	}
-	return out
-}
-
-func disconnectIsNotCancel(ctx context.Context, e *Env) verdict.Outcome {
-	h, o := e.httpConn()
+func disconnectIsNotCancel(ctx context.Context, e *probe.Env) verdict.Outcome {
+	h, o := e.HTTPConn()
 	if o != nil {
 		return *o
 	}
-	op, _, last, o := e.dropAfterStep(ctx, h, "a")
+	op, _, last, o := e.DropAfterStep(ctx, h, "a")
 	if o != nil {
 		return *o
 	}
@@ -254,9 +176,9 @@ func disconnectIsNotCancel(ctx context.Context, e *Env) verdict.Outcome {
 		if err != nil {
 			return verdict.Infof("resuming was refused (%s): whether the work went on cannot be seen without the control extension", chrono.Sanitize(err.Error(), false))
 		}
-		resp, err := e.awaitResult(ctx, op)
+		resp, err := e.AwaitResult(ctx, op)
 		if err != nil || resp == nil {
-			return Violation(verdict.Warn, "HTTP-25", []string{"the call goes on after its stream dropped and its result comes on the resumed stream " + resumed},
+			return probe.Violation(verdict.Warn, "HTTP-25", []string{"the call goes on after its stream dropped and its result comes on the resumed stream " + resumed},
 				"no result after the drop and the resume: the call was lost or treated as cancelled", 0)
 		}
 		return verdict.Passf("the call went on after its stream dropped; its result came on %s", resumed)
@@ -280,39 +202,39 @@ func disconnectIsNotCancel(ctx context.Context, e *Env) verdict.Outcome {
 		return verdict.Errorf("%v", err)
 	}
 	if state.State != "completed" {
-		return Violation(verdict.Warn, "HTTP-25", []string{"operation \"a\" completed although its stream was dropped (a disconnection is not a cancellation)"},
+		return probe.Violation(verdict.Warn, "HTTP-25", []string{"operation \"a\" completed although its stream was dropped (a disconnection is not a cancellation)"},
 			fmt.Sprintf("the server reports operation \"a\" as %q after the client dropped its stream", state.State), 0)
 	}
 	resumed, err := h.Resume(ctx, last)
 	if err != nil {
 		return verdict.Infof("the work completed despite the drop (HTTP-25 holds); resuming was refused: %v", chrono.Sanitize(err.Error(), false))
 	}
-	resp, err := e.awaitResult(ctx, op)
+	resp, err := e.AwaitResult(ctx, op)
 	if err != nil || resp == nil {
-		return Violation(verdict.Warn, "HTTP-21", []string{"the call's result on the stream resumed with Last-Event-ID " + last},
+		return probe.Violation(verdict.Warn, "HTTP-21", []string{"the call's result on the stream resumed with Last-Event-ID " + last},
 			fmt.Sprintf("no result on %s", resumed), 0)
 	}
 	return verdict.Passf("the call completed after its stream was dropped; the result came on %s", resumed)
 }
 
-func resumeCase(ctx context.Context, e *Env, afterCompletion bool) verdict.Outcome {
-	h, o := e.httpConn()
+func resumeCase(ctx context.Context, e *probe.Env, afterCompletion bool) verdict.Outcome {
+	h, o := e.HTTPConn()
 	if o != nil {
 		return *o
 	}
-	op, _, last, o := e.dropAfterStep(ctx, h, "a")
+	op, _, last, o := e.DropAfterStep(ctx, h, "a")
 	if o != nil {
 		return *o
 	}
 	if err := op.Release(ctx, "step/1"); err != nil {
 		return verdict.Errorf("%v", err)
 	}
-	wctx, cancel := context.WithTimeout(ctx, e.slowBudget())
+	wctx, cancel := context.WithTimeout(ctx, e.SlowBudget())
 	_, err := op.Checkpoint(wctx, "step/2")
 	cancel()
 	if err != nil {
 		if state, _, serr := op.OperationState(ctx); serr == nil && state.State == "cancelled" {
-			return Violation(verdict.Warn, "HTTP-25", []string{"the call goes on after its stream dropped (a disconnection is not a cancellation)"},
+			return probe.Violation(verdict.Warn, "HTTP-25", []string{"the call goes on after its stream dropped (a disconnection is not a cancellation)"},
 				"the server reports the call cancelled after the client dropped its stream", 0)
 		}
 		return verdict.Errorf("awaiting step 2: %v", err)
@@ -331,7 +253,7 @@ func resumeCase(ctx context.Context, e *Env, afterCompletion bool) verdict.Outco
 		if errors.As(err, &se) && se.Status == http.StatusMethodNotAllowed {
 			return verdict.Infof("the server offers no GET stream (405): it does not resume (HTTP-27 is MAY)")
 		}
-		return Violation(verdict.Warn, "HTTP-43", []string{"GET with Last-Event-ID resumes the dropped stream"},
+		return probe.Violation(verdict.Warn, "HTTP-43", []string{"GET with Last-Event-ID resumes the dropped stream"},
 			"resuming failed: "+chrono.Sanitize(err.Error(), false), 0)
 	}
 	if !afterCompletion {
@@ -339,39 +261,39 @@ func resumeCase(ctx context.Context, e *Env, afterCompletion bool) verdict.Outco
 			return verdict.Errorf("%v", err)
 		}
 	}
-	resp, err := e.awaitResult(ctx, op)
+	resp, err := e.AwaitResult(ctx, op)
 	if err != nil || resp == nil {
-		return Violation(verdict.Warn, "HTTP-21", []string{fmt.Sprintf("progress 2 and 3 and the result on %s", resumed)},
+		return probe.Violation(verdict.Warn, "HTTP-21", []string{fmt.Sprintf("progress 2 and 3 and the result on %s", resumed)},
 			fmt.Sprintf("no result for the call on %s", resumed), 0)
 	}
-	isMine := progressFor(op.Call.Token)
+	isMine := probe.ProgressFor(op.Call.Token)
 	got := 0
-	for _, ev := range e.framesOn(resumed) {
+	for _, ev := range e.FramesOn(resumed) {
 		if isMine(ev) {
 			got++
 		}
 	}
 	if got != 2 {
-		return Violation(verdict.Warn, "HTTP-43", []string{fmt.Sprintf("the 2 progress notifications after event %s replayed or sent on %s", last, resumed)},
+		return probe.Violation(verdict.Warn, "HTTP-43", []string{fmt.Sprintf("the 2 progress notifications after event %s replayed or sent on %s", last, resumed)},
 			fmt.Sprintf("%d progress notifications for the call on %s", got, resumed), 0)
 	}
 	return verdict.Passf("the resumed stream %s carried the 2 missed progress notifications and the result", resumed)
 }
 
-func replayOnlyDisconnected(ctx context.Context, e *Env) verdict.Outcome {
-	h, o := e.httpConn()
+func replayOnlyDisconnected(ctx context.Context, e *probe.Env) verdict.Outcome {
+	h, o := e.HTTPConn()
 	if o != nil {
 		return *o
 	}
-	a, _, last, o := e.dropAfterStep(ctx, h, "a")
+	a, _, last, o := e.DropAfterStep(ctx, h, "a")
 	if o != nil {
 		return *o
 	}
-	b, err := e.StartSlow(ctx, SlowSpec{Key: "b", Progress: true, Free: true})
+	b, err := e.StartSlow(ctx, probe.SlowSpec{Key: "b", Progress: true, Free: true})
 	if err != nil {
 		return verdict.Errorf("%v", err)
 	}
-	if _, err := e.awaitResult(ctx, b); err != nil {
+	if _, err := e.AwaitResult(ctx, b); err != nil {
 		return verdict.Errorf("call b: %v", err)
 	}
 	if err := a.ReleaseAll(ctx); err != nil {
@@ -384,51 +306,36 @@ func replayOnlyDisconnected(ctx context.Context, e *Env) verdict.Outcome {
 	if err != nil {
 		return verdict.Infof("resuming was refused (%s): nothing replayed, nothing crossed", chrono.Sanitize(err.Error(), false))
 	}
-	if _, err := e.awaitResult(ctx, a); err != nil {
-		return Violation(verdict.Warn, "HTTP-21", []string{"call a's result on the resumed stream"}, "no result for call a on "+resumed, 0)
+	if _, err := e.AwaitResult(ctx, a); err != nil {
+		return probe.Violation(verdict.Warn, "HTTP-21", []string{"call a's result on the resumed stream"}, "no result for call a on "+resumed, 0)
 	}
-	<-streamDoneOr(ctx, h, resumed, e)
-	isB := progressFor(b.Call.Token)
-	bResp := responseTo(b.Call.ID)
-	for _, ev := range e.framesOn(resumed) {
+	<-probe.StreamDoneOr(ctx, h, resumed, e)
+	isB := probe.ProgressFor(b.Call.Token)
+	bResp := probe.ResponseTo(b.Call.ID)
+	for _, ev := range e.FramesOn(resumed) {
 		if isB(ev) || bResp(ev) {
-			return Violation(verdict.Fail, "HTTP-44", []string{"only call a's messages on the stream resumed after event " + last},
-				fmt.Sprintf("call b's %s replayed on %s", describe(ev), resumed), ev.Seq)
+			return probe.Violation(verdict.Fail, "HTTP-44", []string{"only call a's messages on the stream resumed after event " + last},
+				fmt.Sprintf("call b's %s replayed on %s", probe.Describe(ev), resumed), ev.Seq)
 		}
 	}
 	return verdict.Passf("the resumed stream %s carried only the disconnected call's messages", resumed)
 }
 
-// streamDoneOr is the stream's end, or the end of the grace window.
-func streamDoneOr(ctx context.Context, h *transport.HTTP, stream string, e *Env) <-chan struct{} {
-	out := make(chan struct{})
-	go func() {
-		defer close(out)
-		wctx, cancel := context.WithTimeout(ctx, e.Grace)
-		defer cancel()
-		select {
-		case <-h.StreamDone(stream):
-		case <-wctx.Done():
-		}
-	}()
-	return out
-}
-
-func eventIDsUnique(ctx context.Context, e *Env) verdict.Outcome {
-	h, o := e.httpConn()
+func eventIDsUnique(ctx context.Context, e *probe.Env) verdict.Outcome {
+	h, o := e.HTTPConn()
 	if o != nil {
 		return *o
 	}
 	for _, key := range []string{"a", "b"} {
-		op, err := e.StartSlow(ctx, SlowSpec{Key: key, Progress: true, Free: true})
+		op, err := e.StartSlow(ctx, probe.SlowSpec{Key: key, Progress: true, Free: true})
 		if err != nil {
 			return verdict.Errorf("%v", err)
 		}
-		if _, err := e.awaitResult(ctx, op); err != nil {
+		if _, err := e.AwaitResult(ctx, op); err != nil {
 			return verdict.Errorf("call %s: %v", key, err)
 		}
 		if name := h.StreamOf(op.Call.ID); name != "" {
-			<-streamDoneOr(ctx, h, name, e)
+			<-probe.StreamDoneOr(ctx, h, name, e)
 		}
 	}
 	seen := map[string]string{}
@@ -440,7 +347,7 @@ func eventIDsUnique(ctx context.Context, e *Env) verdict.Outcome {
 			}
 			n++
 			if prev, dup := seen[ev.ID]; dup {
-				return Violation(verdict.Fail, "HTTP-40", []string{"every event ID unique across the session's streams"},
+				return probe.Violation(verdict.Fail, "HTTP-40", []string{"every event ID unique across the session's streams"},
 					fmt.Sprintf("event ID %q on %s and on %s", chrono.Sanitize(ev.ID, false), prev, stream), ev.Seq)
 			}
 			seen[ev.ID] = stream
@@ -452,38 +359,12 @@ func eventIDsUnique(ctx context.Context, e *Env) verdict.Outcome {
 	return verdict.Passf("%d event IDs, all distinct", n)
 }
 
-// statusAfter finds the HTTP status recorded for the exchange whose
-// outbound frame has sequence number seq.
-func (e *Env) statusAfter(seq uint64) (int, chrono.Event, bool) {
-	ev := e.eventAt(seq)
-	for _, r := range e.Log.Since(seq) {
-		if r.Dir == chrono.In && r.Kind == chrono.KindHTTP && r.Channel == ev.Channel && strings.HasPrefix(r.Text, "HTTP ") {
-			var status int
-			if _, err := fmt.Sscanf(r.Text, "HTTP %d", &status); err == nil {
-				return status, r, true
-			}
-		}
-	}
-	return 0, chrono.Event{}, false
-}
-
-// bodyAfter reports a body recorded for the exchange of seq.
-func (e *Env) bodyAfter(seq uint64) (chrono.Event, bool) {
-	ev := e.eventAt(seq)
-	for _, r := range e.Log.Since(seq) {
-		if r.Dir == chrono.In && r.Channel == ev.Channel && len(r.Raw) > 0 {
-			return r, true
-		}
-	}
-	return chrono.Event{}, false
-}
-
-func cancel202NoResponse(ctx context.Context, e *Env) verdict.Outcome {
-	h, o := e.httpConn()
+func cancel202NoResponse(ctx context.Context, e *probe.Env) verdict.Outcome {
+	h, o := e.HTTPConn()
 	if o != nil {
 		return *o
 	}
-	op, err := e.StartSlow(ctx, SlowSpec{Key: "a", Progress: true})
+	op, err := e.StartSlow(ctx, probe.SlowSpec{Key: "a", Progress: true})
 	if err != nil {
 		return verdict.Errorf("%v", err)
 	}
@@ -497,32 +378,32 @@ func cancel202NoResponse(ctx context.Context, e *Env) verdict.Outcome {
 			return verdict.Errorf("sending cancel: %v", err)
 		}
 	}
-	if _, err := op.Settle(ctx); err != nil && !errors.Is(err, ErrNotSettled) {
+	if _, err := op.Settle(ctx); err != nil && !errors.Is(err, probe.ErrNotSettled) {
 		return verdict.Errorf("settling: %v", err)
 	}
 	if err := e.Quiesce(ctx); err != nil {
 		return verdict.Errorf("%v", err)
 	}
 	cseq := op.Call.CancelSeq
-	status, sev, ok := e.statusAfter(cseq)
+	status, sev, ok := e.StatusAfter(cseq)
 	if !ok {
 		return verdict.Errorf("no HTTP status recorded for the cancel's POST")
 	}
 	if status != http.StatusAccepted {
-		return Violation(verdict.Fail, "HTTP-11", []string{"HTTP 202 Accepted for the POSTed notifications/cancelled"},
+		return probe.Violation(verdict.Fail, "HTTP-11", []string{"HTTP 202 Accepted for the POSTed notifications/cancelled"},
 			chrono.Sanitize(sev.Text, false), sev.Seq)
 	}
 	if stream != "" {
-		<-streamDoneOr(ctx, h, stream, e)
+		<-probe.StreamDoneOr(ctx, h, stream, e)
 	}
-	if o := e.responseAfterCancel(op); o != nil {
+	if o := e.ResponseAfterCancel(op); o != nil {
 		return *o
 	}
 	return verdict.Passf("the cancel got 202 and no response followed")
 }
 
-func notification202(ctx context.Context, e *Env) verdict.Outcome {
-	h, o := e.httpConn()
+func notification202(ctx context.Context, e *probe.Env) verdict.Outcome {
+	h, o := e.HTTPConn()
 	if o != nil {
 		return *o
 	}
@@ -534,55 +415,41 @@ func notification202(ctx context.Context, e *Env) verdict.Outcome {
 	}
 	if resp.Status != http.StatusAccepted || len(resp.Body) > 0 || len(resp.Events) > 0 {
 		actual := fmt.Sprintf("HTTP %d with %d body bytes", resp.Status, len(resp.Body))
-		if ev, ok := e.bodyAfter(seq); ok {
-			return Violation(verdict.Fail, "HTTP-11", []string{"HTTP 202 Accepted with no body"}, actual, ev.Seq)
+		if ev, ok := e.BodyAfter(seq); ok {
+			return probe.Violation(verdict.Fail, "HTTP-11", []string{"HTTP 202 Accepted with no body"}, actual, ev.Seq)
 		}
-		return Violation(verdict.Fail, "HTTP-11", []string{"HTTP 202 Accepted with no body"}, actual, seq)
+		return probe.Violation(verdict.Fail, "HTTP-11", []string{"HTTP 202 Accepted with no body"}, actual, seq)
 	}
 	return verdict.Passf("202 with no body")
 }
 
-// rawPing POSTs a ping with header changes and returns the status.
-func (e *Env) rawPing(ctx context.Context, h *transport.HTTP, headers http.Header) (int, uint64, error) {
-	raw, err := jsonrpc.EncodeRequest(e.S.NewID(), mcp.MethodPing, nil)
-	if err != nil {
-		return 0, 0, err
-	}
-	seq := e.Log.Len() + 1
-	resp, err := h.RawPOST(ctx, raw, headers)
-	if err != nil {
-		return 0, seq, err
-	}
-	return resp.Status, seq, nil
-}
-
-func sessionIDRequired(ctx context.Context, e *Env) verdict.Outcome {
-	h, o := e.httpConn()
+func sessionIDRequired(ctx context.Context, e *probe.Env) verdict.Outcome {
+	h, o := e.HTTPConn()
 	if o != nil {
 		return *o
 	}
 	if h.SessionID() == "" {
 		return verdict.Skipf("the server assigned no session ID (HTTP-46 is MAY)")
 	}
-	status, seq, err := e.rawPing(ctx, h, http.Header{transport.HeaderSessionID: nil})
+	status, seq, err := e.RawPing(ctx, h, http.Header{transport.HeaderSessionID: nil})
 	if err != nil {
 		return verdict.Errorf("%v", err)
 	}
 	if status != http.StatusBadRequest {
-		return Violation(verdict.Warn, "HTTP-51", []string{"HTTP 400 for a request without MCP-Session-Id"}, fmt.Sprintf("HTTP %d", status), seq)
+		return probe.Violation(verdict.Warn, "HTTP-51", []string{"HTTP 400 for a request without MCP-Session-Id"}, fmt.Sprintf("HTTP %d", status), seq)
 	}
 	return verdict.Passf("400 without the session ID")
 }
 
-func unknownSession404(ctx context.Context, e *Env) verdict.Outcome {
-	h, o := e.httpConn()
+func unknownSession404(ctx context.Context, e *probe.Env) verdict.Outcome {
+	h, o := e.HTTPConn()
 	if o != nil {
 		return *o
 	}
 	if h.SessionID() == "" {
 		return verdict.Skipf("the server assigned no session ID (HTTP-46 is MAY)")
 	}
-	status, seq, err := e.rawPing(ctx, h, http.Header{transport.HeaderSessionID: {"mcpflight-no-such-session"}})
+	status, seq, err := e.RawPing(ctx, h, http.Header{transport.HeaderSessionID: {"mcpflight-no-such-session"}})
 	if err != nil {
 		return verdict.Errorf("%v", err)
 	}
@@ -590,37 +457,21 @@ func unknownSession404(ctx context.Context, e *Env) verdict.Outcome {
 		// HTTP-52's MUST is about terminated sessions; a session ID never
 		// issued is the same case for the client (HTTP-53), but the
 		// sentence does not literally cover it: a warn.
-		return Violation(verdict.Warn, "HTTP-52", []string{"HTTP 404 for a session ID the server never issued (as for a terminated one)"}, fmt.Sprintf("HTTP %d", status), seq)
+		return probe.Violation(verdict.Warn, "HTTP-52", []string{"HTTP 404 for a session ID the server never issued (as for a terminated one)"}, fmt.Sprintf("HTTP %d", status), seq)
 	}
 	return verdict.Passf("404 for an unknown session ID")
-}
-
-// visibleASCII reports whether s is non-empty and only 0x21..0x7E.
-func visibleASCII(s string) bool { return transport.VisibleASCII(s) }
-
-// rawInitialize POSTs an initialize without session ID and protocol
-// version headers; the transport does not take the session it opens.
-func (e *Env) rawInitialize(ctx context.Context, h *transport.HTTP) (*transport.RawResponse, error) {
-	init, err := jsonrpc.EncodeRequest(e.S.NewID(), mcp.MethodInitialize, map[string]any{
-		"protocolVersion": spec.V20251125, "capabilities": map[string]any{},
-		"clientInfo": map[string]any{"name": "mcpflight", "version": "dev"},
-	})
-	if err != nil {
-		return nil, err
-	}
-	return h.RawPOST(ctx, init, http.Header{transport.HeaderSessionID: nil, transport.HeaderProtocolVersion: nil})
 }
 
 // sessionIDVisibleASCII reads the session ID of a fresh initialize. What
 // net/http hands over is the header value with surrounding whitespace
 // trimmed; a space or a byte over 0x7E inside it still shows.
-func sessionIDVisibleASCII(ctx context.Context, e *Env) verdict.Outcome {
-	h, o := e.httpConn()
+func sessionIDVisibleASCII(ctx context.Context, e *probe.Env) verdict.Outcome {
+	h, o := e.HTTPConn()
 	if o != nil {
 		return *o
 	}
 	from := e.Log.Len()
-	resp, err := e.rawInitialize(ctx, h)
+	resp, err := e.RawInitialize(ctx, h)
 	if err != nil {
 		return verdict.Errorf("initialize: %v", err)
 	}
@@ -642,15 +493,15 @@ func sessionIDVisibleASCII(ctx context.Context, e *Env) verdict.Outcome {
 		_, _ = h.Raw(ctx, http.MethodDelete, nil, http.Header{transport.HeaderSessionID: {ids[0]}})
 	}()
 	for _, id := range ids {
-		if !visibleASCII(id) {
-			return Violation(verdict.Fail, "HTTP-48", []string{"a session ID of visible ASCII (0x21 to 0x7E)"}, fmt.Sprintf("session ID %q", chrono.Sanitize(id, false)), seq)
+		if !transport.VisibleASCII(id) {
+			return probe.Violation(verdict.Fail, "HTTP-48", []string{"a session ID of visible ASCII (0x21 to 0x7E)"}, fmt.Sprintf("session ID %q", chrono.Sanitize(id, false)), seq)
 		}
 	}
 	return verdict.Passf("the session ID is %d visible ASCII characters", len(ids[0]))
 }
 
-func deleteThen404(ctx context.Context, e *Env) verdict.Outcome {
-	h, o := e.httpConn()
+func deleteThen404(ctx context.Context, e *probe.Env) verdict.Outcome {
+	h, o := e.HTTPConn()
 	if o != nil {
 		return *o
 	}
@@ -658,8 +509,8 @@ func deleteThen404(ctx context.Context, e *Env) verdict.Outcome {
 	if old == "" {
 		return verdict.Skipf("the server assigned no session ID (HTTP-46 is MAY)")
 	}
-	if !visibleASCII(old) {
-		return Violation(verdict.Fail, "HTTP-48", []string{"a session ID of visible ASCII (0x21 to 0x7E)"}, fmt.Sprintf("session ID %q", chrono.Sanitize(old, false)), 0)
+	if !transport.VisibleASCII(old) {
+		return probe.Violation(verdict.Fail, "HTTP-48", []string{"a session ID of visible ASCII (0x21 to 0x7E)"}, fmt.Sprintf("session ID %q", chrono.Sanitize(old, false)), 0)
 	}
 	seq := e.Log.Len() + 1
 	status, err := h.Delete(ctx)
@@ -670,7 +521,7 @@ func deleteThen404(ctx context.Context, e *Env) verdict.Outcome {
 		return verdict.Infof("DELETE answered 405: the server does not let clients end sessions (HTTP-55)")
 	}
 	if status/100 != 2 {
-		return Violation(verdict.Fail, "HTTP-54", []string{"DELETE answered 2xx, or 405 when not allowed"}, fmt.Sprintf("HTTP %d", status), seq)
+		return probe.Violation(verdict.Fail, "HTTP-54", []string{"DELETE answered 2xx, or 405 when not allowed"}, fmt.Sprintf("HTTP %d", status), seq)
 	}
 	oldHdr := http.Header{transport.HeaderSessionID: {old}}
 	for _, method := range []string{http.MethodPost, http.MethodGet, http.MethodDelete} {
@@ -684,22 +535,22 @@ func deleteThen404(ctx context.Context, e *Env) verdict.Outcome {
 			return verdict.Errorf("%s after DELETE: %v", method, err)
 		}
 		if resp.Status != http.StatusNotFound {
-			return Violation(verdict.Fail, "HTTP-52", []string{method + " with a deleted session ID answered 404"}, fmt.Sprintf("HTTP %d", resp.Status), seq)
+			return probe.Violation(verdict.Fail, "HTTP-52", []string{method + " with a deleted session ID answered 404"}, fmt.Sprintf("HTTP %d", resp.Status), seq)
 		}
 	}
 	seq = e.Log.Len() + 1
-	resp, err := e.rawInitialize(ctx, h)
+	resp, err := e.RawInitialize(ctx, h)
 	if err != nil {
 		return verdict.Errorf("new initialize: %v", err)
 	}
 	fresh := resp.Header.Get(transport.HeaderSessionID)
 	switch {
 	case resp.Status/100 != 2:
-		return Violation(verdict.Fail, "HTTP-53", []string{"a new initialize without a session ID starts a new session"}, fmt.Sprintf("HTTP %d", resp.Status), seq)
+		return probe.Violation(verdict.Fail, "HTTP-53", []string{"a new initialize without a session ID starts a new session"}, fmt.Sprintf("HTTP %d", resp.Status), seq)
 	case fresh == old:
-		return Violation(verdict.Fail, "HTTP-52", []string{"a new session ID after DELETE"}, "the deleted session ID was issued again", seq)
-	case fresh != "" && !visibleASCII(fresh):
-		return Violation(verdict.Fail, "HTTP-48", []string{"a session ID of visible ASCII (0x21 to 0x7E)"}, fmt.Sprintf("session ID %q", chrono.Sanitize(fresh, false)), seq)
+		return probe.Violation(verdict.Fail, "HTTP-52", []string{"a new session ID after DELETE"}, "the deleted session ID was issued again", seq)
+	case fresh != "" && !transport.VisibleASCII(fresh):
+		return probe.Violation(verdict.Fail, "HTTP-48", []string{"a session ID of visible ASCII (0x21 to 0x7E)"}, fmt.Sprintf("session ID %q", chrono.Sanitize(fresh, false)), seq)
 	}
 	if fresh != "" {
 		_, _ = h.Raw(ctx, http.MethodDelete, nil, http.Header{transport.HeaderSessionID: {fresh}})
@@ -707,38 +558,38 @@ func deleteThen404(ctx context.Context, e *Env) verdict.Outcome {
 	return verdict.Passf("DELETE ended the session (404 for POST, GET and DELETE after it); a new initialize got a new session")
 }
 
-func originForbidden(ctx context.Context, e *Env) verdict.Outcome {
-	h, o := e.httpConn()
+func originForbidden(ctx context.Context, e *probe.Env) verdict.Outcome {
+	h, o := e.HTTPConn()
 	if o != nil {
 		return *o
 	}
-	status, seq, err := e.rawPing(ctx, h, http.Header{"Origin": {"http://evil.example"}})
+	status, seq, err := e.RawPing(ctx, h, http.Header{"Origin": {"http://evil.example"}})
 	if err != nil {
 		return verdict.Errorf("%v", err)
 	}
 	if status != http.StatusForbidden {
-		return Violation(verdict.Fail, "HTTP-3", []string{"HTTP 403 for Origin: http://evil.example"}, fmt.Sprintf("HTTP %d", status), seq)
+		return probe.Violation(verdict.Fail, "HTTP-3", []string{"HTTP 403 for Origin: http://evil.example"}, fmt.Sprintf("HTTP %d", status), seq)
 	}
 	return verdict.Passf("403 for a foreign Origin")
 }
 
-func protocolVersionInvalid(ctx context.Context, e *Env) verdict.Outcome {
-	h, o := e.httpConn()
+func protocolVersionInvalid(ctx context.Context, e *probe.Env) verdict.Outcome {
+	h, o := e.HTTPConn()
 	if o != nil {
 		return *o
 	}
-	status, seq, err := e.rawPing(ctx, h, http.Header{transport.HeaderProtocolVersion: {"1999-01-01"}})
+	status, seq, err := e.RawPing(ctx, h, http.Header{transport.HeaderProtocolVersion: {"1999-01-01"}})
 	if err != nil {
 		return verdict.Errorf("%v", err)
 	}
 	if status != http.StatusBadRequest {
-		return Violation(verdict.Fail, "HTTP-59", []string{"HTTP 400 for MCP-Protocol-Version: 1999-01-01"}, fmt.Sprintf("HTTP %d", status), seq)
+		return probe.Violation(verdict.Fail, "HTTP-59", []string{"HTTP 400 for MCP-Protocol-Version: 1999-01-01"}, fmt.Sprintf("HTTP %d", status), seq)
 	}
 	return verdict.Passf("400 for an unsupported MCP-Protocol-Version")
 }
 
-func getStreamClean(ctx context.Context, e *Env) verdict.Outcome {
-	h, o := e.httpConn()
+func getStreamClean(ctx context.Context, e *probe.Env) verdict.Outcome {
+	h, o := e.HTTPConn()
 	if o != nil {
 		return *o
 	}
@@ -749,15 +600,15 @@ func getStreamClean(ctx context.Context, e *Env) verdict.Outcome {
 			return verdict.Infof("the server offers no GET stream (405, allowed by HTTP-30)")
 		}
 		if errors.Is(err, transport.ErrBadContentType) {
-			return Violation(verdict.Fail, "HTTP-30", []string{"GET answered with text/event-stream or 405"}, chrono.Sanitize(err.Error(), false), 0)
+			return probe.Violation(verdict.Fail, "HTTP-30", []string{"GET answered with text/event-stream or 405"}, chrono.Sanitize(err.Error(), false), 0)
 		}
 		return verdict.Errorf("GET: %v", err)
 	}
-	op, err := e.StartSlow(ctx, SlowSpec{Key: "a", Progress: true, Free: true})
+	op, err := e.StartSlow(ctx, probe.SlowSpec{Key: "a", Progress: true, Free: true})
 	if err != nil {
 		return verdict.Errorf("%v", err)
 	}
-	if _, err := e.awaitResult(ctx, op); err != nil {
+	if _, err := e.AwaitResult(ctx, op); err != nil {
 		return verdict.Errorf("call: %v", err)
 	}
 	if err := e.Quiesce(ctx); err != nil {
@@ -765,18 +616,18 @@ func getStreamClean(ctx context.Context, e *Env) verdict.Outcome {
 	}
 	// The GET stream is read on a connection of its own: nothing orders
 	// it with the call's stream, so it is watched for the grace window.
-	isMine := progressFor(op.Call.Token)
+	isMine := probe.ProgressFor(op.Call.Token)
 	wctx, cancel := context.WithTimeout(ctx, e.Grace)
 	defer cancel()
 	ev, err := e.Log.WaitFor(wctx, 0, func(ev chrono.Event) bool {
 		return ev.Dir == chrono.In && ev.Kind == chrono.KindFrame && ev.Channel == "SSE "+get &&
-			(anyResponse(ev) || isMine(ev))
+			(probe.AnyResponse(ev) || isMine(ev))
 	})
 	switch {
-	case err == nil && anyResponse(ev):
-		return Violation(verdict.Fail, "HTTP-32", []string{"no JSON-RPC response on the GET stream (not a resumption)"}, describe(ev), ev.Seq)
+	case err == nil && probe.AnyResponse(ev):
+		return probe.Violation(verdict.Fail, "HTTP-32", []string{"no JSON-RPC response on the GET stream (not a resumption)"}, probe.Describe(ev), ev.Seq)
 	case err == nil:
-		return Violation(verdict.Warn, "HTTP-31", []string{"progress of a POSTed call on that call's stream, not on the GET stream"}, describe(ev), ev.Seq)
+		return probe.Violation(verdict.Warn, "HTTP-31", []string{"progress of a POSTed call on that call's stream, not on the GET stream"}, probe.Describe(ev), ev.Seq)
 	case ctx.Err() != nil:
 		return verdict.Errorf("%v", ctx.Err())
 	}
@@ -784,7 +635,7 @@ func getStreamClean(ctx context.Context, e *Env) verdict.Outcome {
 	return verdict.Passf("the GET stream carried nothing of the call")
 }
 
-func answerContentType(ctx context.Context, e *Env) verdict.Outcome {
+func answerContentType(ctx context.Context, e *probe.Env) verdict.Outcome {
 	start := e.Log.Len()
 	// JSON-RPC errors are for other cases; only the HTTP answers count.
 	var rpcErr *jsonrpc.Error
@@ -794,11 +645,11 @@ func answerContentType(ctx context.Context, e *Env) verdict.Outcome {
 	if err := e.S.Request(ctx, mcp.MethodToolsList, map[string]any{}, nil); err != nil && !errors.As(err, &rpcErr) {
 		return verdict.Errorf("tools/list: %v", err)
 	}
-	op, err := e.StartSlow(ctx, SlowSpec{Key: "a", Progress: true, Free: true})
+	op, err := e.StartSlow(ctx, probe.SlowSpec{Key: "a", Progress: true, Free: true})
 	if err != nil {
 		return verdict.Errorf("%v", err)
 	}
-	if _, err := e.awaitResult(ctx, op); err != nil {
+	if _, err := e.AwaitResult(ctx, op); err != nil {
 		return verdict.Errorf("call: %v", err)
 	}
 	n := 0
@@ -813,26 +664,26 @@ func answerContentType(ctx context.Context, e *Env) verdict.Outcome {
 		n++
 		ct := strings.ToLower(ev.Text)
 		if !strings.Contains(ct, "content-type: application/json") && !strings.Contains(ct, "content-type: text/event-stream") {
-			return Violation(verdict.Fail, "HTTP-14", []string{"Content-Type application/json or text/event-stream for a POSTed request"},
+			return probe.Violation(verdict.Fail, "HTTP-14", []string{"Content-Type application/json or text/event-stream for a POSTed request"},
 				chrono.Sanitize(ev.Text, false), ev.Seq)
 		}
 	}
 	return verdict.Passf("%d request answers, each JSON or an event stream", n)
 }
 
-func primingEvent(ctx context.Context, e *Env) verdict.Outcome {
-	h, o := e.httpConn()
+func primingEvent(ctx context.Context, e *probe.Env) verdict.Outcome {
+	h, o := e.HTTPConn()
 	if o != nil {
 		return *o
 	}
-	op, err := e.StartSlow(ctx, SlowSpec{Key: "a", Progress: true, Free: true})
+	op, err := e.StartSlow(ctx, probe.SlowSpec{Key: "a", Progress: true, Free: true})
 	if err != nil {
 		return verdict.Errorf("%v", err)
 	}
-	if _, err := e.awaitResult(ctx, op); err != nil {
+	if _, err := e.AwaitResult(ctx, op); err != nil {
 		return verdict.Errorf("call: %v", err)
 	}
-	stream, o := streamOf(h, op.Call.ID)
+	stream, o := probe.StreamOf(h, op.Call.ID)
 	if o != nil {
 		return *o
 	}
@@ -841,7 +692,7 @@ func primingEvent(ctx context.Context, e *Env) verdict.Outcome {
 	select {
 	case <-h.StreamDone(stream):
 	case <-wctx.Done():
-		return Violation(verdict.Warn, "HTTP-24", []string{"the SSE stream ends after the response"}, stream+" stayed open after the response", 0)
+		return probe.Violation(verdict.Warn, "HTTP-24", []string{"the SSE stream ends after the response"}, stream+" stayed open after the response", 0)
 	}
 	evs := h.Events(stream)
 	if len(evs) == 0 || !evs[0].HasID || evs[0].ID == "" || !evs[0].HasData || evs[0].Data != "" {
@@ -851,13 +702,13 @@ func primingEvent(ctx context.Context, e *Env) verdict.Outcome {
 			first = fmt.Sprintf("first event id=%q data=%q", chrono.Sanitize(evs[0].ID, false), chrono.Sanitize(evs[0].Data, false))
 			seq = evs[0].Seq
 		}
-		return Violation(verdict.Warn, "HTTP-16", []string{"a first event with an event ID and an empty data field"}, first, seq)
+		return probe.Violation(verdict.Warn, "HTTP-16", []string{"a first event with an event ID and an empty data field"}, first, seq)
 	}
 	return verdict.Passf("%s opened with a priming event (id %s) and ended after the response", stream, chrono.Sanitize(evs[0].ID, false))
 }
 
-func batchRejected(ctx context.Context, e *Env) verdict.Outcome {
-	h, o := e.httpConn()
+func batchRejected(ctx context.Context, e *probe.Env) verdict.Outcome {
+	h, o := e.HTTPConn()
 	if o != nil {
 		return *o
 	}
@@ -874,7 +725,7 @@ func batchRejected(ctx context.Context, e *Env) verdict.Outcome {
 		return verdict.Infof("the server accepted a batch (HTTP %d): HTTP-10 binds the client, and a lenient server breaks no rule", resp.Status)
 	}
 	if resp.Status/100 != 4 {
-		return Violation(verdict.Fail, "HTTP-12", []string{"an HTTP 4xx status for a batch it cannot accept (the body must be a single message, HTTP-10)"},
+		return probe.Violation(verdict.Fail, "HTTP-12", []string{"an HTTP 4xx status for a batch it cannot accept (the body must be a single message, HTTP-10)"},
 			fmt.Sprintf("HTTP %d", resp.Status), seq)
 	}
 	return verdict.Passf("HTTP %d for a batch", resp.Status)

@@ -11,20 +11,21 @@ import (
 	"github.com/mcpflight/mcpflight/jsonrpc"
 	"github.com/mcpflight/mcpflight/mcp"
 	"github.com/mcpflight/mcpflight/peer"
+	"github.com/mcpflight/mcpflight/probe"
 	"github.com/mcpflight/mcpflight/spec"
 	"github.com/mcpflight/mcpflight/verdict"
 )
 
 // moreLoggingCases cover logging/setLevel and notifications/message
 // beyond level filtering (2025-11-25 server/utilities/logging).
-func moreLoggingCases() []Case {
-	return []Case{
+func moreLoggingCases() []probe.Case {
+	return []probe.Case{
 		{
 			ID:       "logging/every-level-accepted",
 			Title:    "logging/setLevel accepts each RFC 5424 level",
 			Reqs:     []string{"LOG-2", "LOG-3"},
 			Versions: []string{spec.V20251125},
-			Needs:    Needs{Capabilities: []string{"logging"}},
+			Needs:    probe.Needs{Capabilities: []string{"logging"}},
 			Sends:    "logging/setLevel with debug, info, notice, warning, error, critical, alert and emergency in turn",
 			Expect:   "an empty result for every one",
 			Run:      loggingEveryLevel,
@@ -34,7 +35,7 @@ func moreLoggingCases() []Case {
 			Title:    "an unknown level is refused with -32602",
 			Reqs:     []string{"LOG-6", "LOG-2"},
 			Versions: []string{spec.V20251125},
-			Needs:    Needs{Capabilities: []string{"logging"}},
+			Needs:    probe.Needs{Capabilities: []string{"logging"}},
 			Sends:    `logging/setLevel "verbose"`,
 			Expect:   "error -32602 (Invalid params)",
 			Run:      loggingInvalidLevel,
@@ -44,7 +45,7 @@ func moreLoggingCases() []Case {
 			Title:    "log messages carry a valid level and data",
 			Reqs:     []string{"LOG-2", "LOG-1", "RPC-2"},
 			Versions: []string{spec.V20251125},
-			Needs:    Needs{LogTool: true},
+			Needs:    probe.Needs{LogTool: true},
 			Sends:    "logging/setLevel debug, then the profile's log tool",
 			Expect:   "every notifications/message has one of the eight levels, data, and a string logger if any; the logging capability is declared",
 			Run:      loggingMessageShape,
@@ -54,7 +55,7 @@ func moreLoggingCases() []Case {
 			Title:    "a cancelled operation stops logging",
 			Reqs:     []string{"CAN-8", "LOG-7"},
 			Versions: []string{spec.V20251125},
-			Needs:    Needs{SlowTool: true, Control: true, Capabilities: []string{"logging"}},
+			Needs:    probe.Needs{SlowTool: true, Control: true, Capabilities: []string{"logging"}},
 			Sends:    "logging/setLevel debug; a slow call that logs every step; notifications/cancelled after step 1",
 			Expect:   "no notifications/message after the cancel",
 			Run:      loggingNoFloodAfterCancel,
@@ -62,14 +63,14 @@ func moreLoggingCases() []Case {
 	}
 }
 
-func loggingEveryLevel(ctx context.Context, e *Env) verdict.Outcome {
+func loggingEveryLevel(ctx context.Context, e *probe.Env) verdict.Outcome {
 	for _, lvl := range logLevels {
 		seq := e.Log.Len() + 1
 		err := e.S.Request(ctx, mcp.MethodLoggingSetLevel, map[string]any{"level": lvl}, nil)
 		var rpcErr *jsonrpc.Error
 		switch {
 		case errors.As(err, &rpcErr):
-			return Violation(verdict.Fail, "LOG-2", []string{fmt.Sprintf("level %q accepted with an empty result", lvl)},
+			return probe.Violation(verdict.Fail, "LOG-2", []string{fmt.Sprintf("level %q accepted with an empty result", lvl)},
 				fmt.Sprintf("error %d: %s", rpcErr.Code, chrono.Sanitize(rpcErr.Message, false)), seq+1)
 		case err != nil:
 			return verdict.Errorf("logging/setLevel %s: %v", lvl, err)
@@ -78,19 +79,19 @@ func loggingEveryLevel(ctx context.Context, e *Env) verdict.Outcome {
 	return verdict.Passf("all %d levels accepted", len(logLevels))
 }
 
-func loggingInvalidLevel(ctx context.Context, e *Env) verdict.Outcome {
+func loggingInvalidLevel(ctx context.Context, e *probe.Env) verdict.Outcome {
 	err := e.S.Request(ctx, mcp.MethodLoggingSetLevel, map[string]any{"level": "verbose"}, nil)
 	var rpcErr *jsonrpc.Error
 	switch {
 	case errors.As(err, &rpcErr) && rpcErr.Code == jsonrpc.CodeInvalidParams:
 		return verdict.Passf("refused with -32602: %s", chrono.Sanitize(rpcErr.Message, false))
 	case errors.As(err, &rpcErr):
-		return Violation(verdict.Warn, "LOG-6", []string{"error -32602 (Invalid params)"},
+		return probe.Violation(verdict.Warn, "LOG-6", []string{"error -32602 (Invalid params)"},
 			fmt.Sprintf("error %d: %s", rpcErr.Code, chrono.Sanitize(rpcErr.Message, false)), 0)
 	case err != nil:
 		return verdict.Errorf("logging/setLevel: %v", err)
 	}
-	return Violation(verdict.Warn, "LOG-6", []string{"error -32602 (Invalid params)"}, `"verbose" was accepted with a result`, 0)
+	return probe.Violation(verdict.Warn, "LOG-6", []string{"error -32602 (Invalid params)"}, `"verbose" was accepted with a result`, 0)
 }
 
 // judgeLogMessage checks one notifications/message against the schema's
@@ -103,29 +104,29 @@ func judgeLogMessage(ev chrono.Event) *verdict.Outcome {
 	}
 	var p map[string]json.RawMessage
 	if json.Unmarshal(m.Params, &p) != nil {
-		o := Violation(verdict.Fail, "RPC-2", []string{"params is an object"}, describe(ev), ev.Seq)
+		o := probe.Violation(verdict.Fail, "RPC-2", []string{"params is an object"}, probe.Describe(ev), ev.Seq)
 		return &o
 	}
 	var level string
 	if json.Unmarshal(p["level"], &level) != nil || !slices.Contains(logLevels, level) {
-		o := Violation(verdict.Fail, "LOG-2", []string{fmt.Sprintf("level is one of %v", logLevels)}, describe(ev), ev.Seq)
+		o := probe.Violation(verdict.Fail, "LOG-2", []string{fmt.Sprintf("level is one of %v", logLevels)}, probe.Describe(ev), ev.Seq)
 		return &o
 	}
 	if _, ok := p["data"]; !ok {
-		o := Violation(verdict.Fail, "LOG-2", []string{"a data member (required by LoggingMessageNotification)"}, describe(ev), ev.Seq)
+		o := probe.Violation(verdict.Fail, "LOG-2", []string{"a data member (required by LoggingMessageNotification)"}, probe.Describe(ev), ev.Seq)
 		return &o
 	}
 	if raw, ok := p["logger"]; ok {
 		var logger string
 		if json.Unmarshal(raw, &logger) != nil {
-			o := Violation(verdict.Fail, "LOG-2", []string{"logger is a string"}, describe(ev), ev.Seq)
+			o := probe.Violation(verdict.Fail, "LOG-2", []string{"logger is a string"}, probe.Describe(ev), ev.Seq)
 			return &o
 		}
 	}
 	return nil
 }
 
-func loggingMessageShape(ctx context.Context, e *Env) verdict.Outcome {
+func loggingMessageShape(ctx context.Context, e *probe.Env) verdict.Outcome {
 	declared := e.S.Server() != nil && e.S.Server().HasCapability("logging")
 	if declared {
 		if err := e.S.Request(ctx, mcp.MethodLoggingSetLevel, map[string]any{"level": "debug"}, nil); err != nil {
@@ -152,7 +153,7 @@ func loggingMessageShape(ctx context.Context, e *Env) verdict.Outcome {
 			continue
 		}
 		if !declared {
-			return Violation(verdict.Fail, "LOG-1", []string{"no notifications/message from a server that did not declare logging"}, describe(ev), ev.Seq)
+			return probe.Violation(verdict.Fail, "LOG-1", []string{"no notifications/message from a server that did not declare logging"}, probe.Describe(ev), ev.Seq)
 		}
 		if o := judgeLogMessage(ev); o != nil {
 			return *o
@@ -165,7 +166,7 @@ func loggingMessageShape(ctx context.Context, e *Env) verdict.Outcome {
 	return verdict.Passf("%d log messages, each with a valid level and data", n)
 }
 
-func loggingNoFloodAfterCancel(ctx context.Context, e *Env) verdict.Outcome {
+func loggingNoFloodAfterCancel(ctx context.Context, e *probe.Env) verdict.Outcome {
 	if err := e.S.Request(ctx, mcp.MethodLoggingSetLevel, map[string]any{"level": "debug"}, nil); err != nil {
 		return verdict.Errorf("logging/setLevel debug: %v", err)
 	}
@@ -175,14 +176,14 @@ func loggingNoFloodAfterCancel(ctx context.Context, e *Env) verdict.Outcome {
 	if err != nil {
 		return verdict.Errorf("%v", err)
 	}
-	op := &Op{Call: c, Key: "a", Steps: 3, e: e}
+	op := e.Follow(c, "a", 3)
 	if err := op.AtStep(ctx, 1); err != nil {
 		return verdict.Errorf("%v", err)
 	}
 	if err := e.S.Cancel(ctx, c, "mcpflight: stop logging"); err != nil {
 		return verdict.Errorf("sending cancel: %v", err)
 	}
-	if o := e.settleAfterCancel(ctx, op); o != nil {
+	if o := e.SettleAfterCancel(ctx, op); o != nil {
 		return *o
 	}
 	if err := e.Quiesce(ctx); err != nil {
@@ -194,8 +195,8 @@ func loggingNoFloodAfterCancel(ctx context.Context, e *Env) verdict.Outcome {
 			continue
 		}
 		if ev.Seq > c.CancelSeq {
-			return Violation(verdict.Warn, "CAN-8", []string{fmt.Sprintf("no log messages about the operation after notifications/cancelled (seq %d)", c.CancelSeq)},
-				describe(ev), ev.Seq)
+			return probe.Violation(verdict.Warn, "CAN-8", []string{fmt.Sprintf("no log messages about the operation after notifications/cancelled (seq %d)", c.CancelSeq)},
+				probe.Describe(ev), ev.Seq)
 		}
 		before++
 	}

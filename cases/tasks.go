@@ -13,245 +13,29 @@ import (
 	"github.com/mcpflight/mcpflight/jsonrpc"
 	"github.com/mcpflight/mcpflight/mcp"
 	"github.com/mcpflight/mcpflight/peer"
+	"github.com/mcpflight/mcpflight/probe"
 	"github.com/mcpflight/mcpflight/spec"
 	"github.com/mcpflight/mcpflight/verdict"
 )
 
-// TaskSpec describes a durable task for a case to create.
-type TaskSpec struct {
-	// Key names the worker's checkpoints on a controlled target.
-	Key string
-	// Ticks is the worker's number of ticks on a controlled target.
-	Ticks int
-	// Free runs the worker without gates.
-	Free bool
-	// End is "complete", "fail" or "error" on a controlled target.
-	End string
-	// TTL is the requested ttl in milliseconds; 0 asks for 60000 and a
-	// negative value asks for none.
-	TTL int64
-	// Progress sends a progress token that stays live for the task's
-	// lifetime (PRG-9).
-	Progress bool
-}
-
-// TaskOp is a task a case created.
-type TaskOp struct {
-	// Call is the task-augmented tools/call.
-	Call *peer.Call
-	// Task is the task of its CreateTaskResult.
-	Task peer.Task
-	// RespSeq is the sequence number of the CreateTaskResult.
-	RespSeq uint64
-	// Key names the worker's checkpoints, Ticks its number of ticks
-	// (controlled targets only).
-	Key   string
-	Ticks int
-	e     *Env
-}
-
-// errCreate is a task creation the target refused or answered wrongly.
-type errCreate struct {
-	o verdict.Outcome
-}
-
-func (e *errCreate) Error() string { return e.o.Summary }
-
-// StartTask calls the profile's task tool as a task and waits for its
-// CreateTaskResult. A target that answers with anything else yields an
-// error whose outcome createOutcome extracts (TSK-44).
-func (e *Env) StartTask(ctx context.Context, spec TaskSpec) (*TaskOp, error) {
-	if e.Profile == nil || e.Profile.Task == nil {
-		return nil, errors.New("profile names no task tool")
-	}
-	args := e.Profile.Task.CloneArgs()
-	ticks := 0
-	if e.Control != nil {
-		args["key"] = spec.Key
-		args["gated"] = !spec.Free
-		ticks = 3
-		if spec.Ticks > 0 {
-			ticks = spec.Ticks
-		}
-		args["ticks"] = ticks
-		if spec.End != "" {
-			args["end"] = spec.End
-		}
-	}
-	ttl := spec.TTL
-	if ttl == 0 {
-		ttl = 60000
-	}
-	var opts []peer.CallOption
-	if spec.Progress {
-		opts = append(opts, peer.WithProgress(), peer.KeepProgressToken())
-	}
-	call, err := e.S.Start(ctx, mcp.MethodToolsCall, peer.TaskParams(map[string]any{"name": e.Profile.Task.Name, "arguments": args}, ttl), opts...)
-	if err != nil {
-		return nil, fmt.Errorf("starting %s: %w", e.Profile.Task.Name, err)
-	}
-	resp, err := call.Await(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("awaiting the CreateTaskResult: %w", err)
-	}
-	_, seq := call.Response()
-	if resp.Error != nil {
-		return nil, &errCreate{Violation(verdict.Fail, "TSK-44", []string{"a CreateTaskResult for a task-augmented call to a tool that supports tasks"},
-			fmt.Sprintf("error %d: %s", resp.Error.Code, chrono.Sanitize(resp.Error.Message, false)), seq)}
-	}
-	task, err := peer.ParseCreateTaskResult(resp.Result)
-	if err != nil || task.TaskID == "" {
-		return nil, &errCreate{Violation(verdict.Fail, "TSK-44", []string{`a CreateTaskResult {"task": {"taskId": …, "status": "working", …}}`},
-			describe(e.eventAt(seq)), seq)}
-	}
-	return &TaskOp{Call: call, Task: task, RespSeq: seq, Key: spec.Key, Ticks: ticks, e: e}, nil
-}
-
-// createOutcome turns a StartTask error into the case's verdict.
-func createOutcome(err error) verdict.Outcome {
-	var ce *errCreate
-	if errors.As(err, &ce) {
-		return ce.o
-	}
-	return verdict.Errorf("%v", err)
-}
-
-// Release opens one of the worker's gates ("start", "tick/1").
-func (t *TaskOp) Release(ctx context.Context, name string) error {
-	if t.e.Control == nil {
-		return ErrNoControl
-	}
-	return t.e.Control.Release(ctx, t.Key+"/"+name)
-}
-
-// ReleaseAll opens every gate of the worker.
-func (t *TaskOp) ReleaseAll(ctx context.Context) error {
-	if t.e.Control == nil {
-		return nil
-	}
-	if err := t.Release(ctx, "start"); err != nil {
-		return err
-	}
-	for i := 1; i <= t.Ticks; i++ {
-		if err := t.Release(ctx, fmt.Sprintf("tick/%d", i)); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// Checkpoint awaits one of the worker's checkpoints, within the grace
-// window; ErrNotReached when it is not reached in time.
-func (t *TaskOp) Checkpoint(ctx context.Context, name string) error {
-	if t.e.Control == nil {
-		return ErrNoControl
-	}
-	wctx, cancel := context.WithTimeout(ctx, t.e.Grace)
-	defer cancel()
-	_, err := t.e.Control.Await(wctx, t.Key+"/"+name)
-	if err != nil && ctx.Err() == nil && wctx.Err() != nil {
-		return fmt.Errorf("%w: %s within %v", ErrNotReached, name, t.e.Grace)
-	}
-	return err
-}
-
-// Counter reads the worker's counter and whether it still runs, on a
-// controlled target.
-func (t *TaskOp) Counter(ctx context.Context) (int, bool, error) {
-	if t.e.Control == nil {
-		return 0, false, ErrNoControl
-	}
-	w, err := t.e.Control.Worker(ctx, t.Key)
-	return w.Ticks, w.WorkerRunning, err
-}
-
-// pollDelay is the pause between polls: the task's pollInterval, bounded
-// to [10ms, 1s] (TSK-16).
-func pollDelay(t peer.Task) time.Duration {
-	d := 100 * time.Millisecond
-	if t.PollInterval != nil {
-		d = time.Duration(*t.PollInterval) * time.Millisecond
-	}
-	return min(max(d, 10*time.Millisecond), time.Second)
-}
-
-// taskBudget bounds how long a case waits for a task to end.
-func (e *Env) taskBudget() time.Duration { return 10*e.Grace + 10*time.Second }
-
-// PollUntilTerminal polls tasks/get, respecting pollInterval, until the task
-// is terminal or the budget ends. It returns every status seen, in order.
-func (e *Env) PollUntilTerminal(ctx context.Context, id string, first peer.Task) (peer.Task, []string, error) {
-	ctx, cancel := context.WithTimeout(ctx, e.taskBudget())
-	defer cancel()
-	seen := []string{first.Status}
-	last := first
-	for !last.Terminal() {
-		t := time.NewTimer(pollDelay(last))
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return last, seen, fmt.Errorf("task %s still %s: %w", id, last.Status, ctx.Err())
-		}
-		got, err := e.S.GetTask(ctx, id)
-		if err != nil {
-			return last, seen, err
-		}
-		last = got
-		seen = append(seen, got.Status)
-	}
-	return last, seen, nil
-}
-
-// RunToEnd releases every gate (controlled) and polls until terminal.
-func (t *TaskOp) RunToEnd(ctx context.Context) (peer.Task, []string, error) {
-	if err := t.ReleaseAll(ctx); err != nil {
-		return peer.Task{}, nil, err
-	}
-	return t.e.PollUntilTerminal(ctx, t.Task.TaskID, t.Task)
-}
-
-// rpcCode returns the JSON-RPC error code in err, and whether there was one.
-func rpcCode(err error) (int, bool) {
-	var rpc *jsonrpc.Error
-	if errors.As(err, &rpc) {
-		return rpc.Code, true
-	}
-	return 0, false
-}
-
-// validTransition reports whether from → to is allowed (TSK-30, TSK-31).
-func validTransition(from, to string) bool {
-	if from == to {
-		return true
-	}
-	switch from {
-	case mcp.TaskWorking:
-		return to == mcp.TaskInputRequired || mcp.TaskTerminal(to)
-	case mcp.TaskInputRequired:
-		return to == mcp.TaskWorking || mcp.TaskTerminal(to)
-	}
-	return false
-}
-
 // taskCases cover durable tasks (2025-11-25 basic/utilities/tasks) and
 // the line between request cancellation and task cancellation (CAN-4).
-func taskCases() []Case {
-	tc := func(id, title string, reqs []string, needs Needs, sends, expect string, run func(context.Context, *Env) verdict.Outcome) Case {
-		return Case{ID: id, Title: title, Reqs: reqs, Versions: []string{spec.V20251125}, Needs: needs, Sends: sends, Expect: expect, Run: run}
+func taskCases() []probe.Case {
+	tc := func(id, title string, reqs []string, needs probe.Needs, sends, expect string, run func(context.Context, *probe.Env) verdict.Outcome) probe.Case {
+		return probe.Case{ID: id, Title: title, Reqs: reqs, Versions: []string{spec.V20251125}, Needs: needs, Sends: sends, Expect: expect, Run: run}
 	}
-	tasks := Needs{Tasks: true}
-	ctl := Needs{Tasks: true, Control: true}
-	return []Case{
+	tasks := probe.Needs{Tasks: true}
+	ctl := probe.Needs{Tasks: true, Control: true}
+	return []probe.Case{
 		tc("tasks/capability-shape", "the tasks capability is declared by request category", []string{"TSK-1", "TSK-2", "TSK-6"}, tasks,
 			"initialize", "capabilities.tasks.requests.tools.call is an object; list and cancel, when present, are objects", taskCapabilityShape),
 		tc("tasks/tool-task-support", "the task tool advertises execution.taskSupport", []string{"TSK-8", "TSK-10", "TSK-11"}, tasks,
 			"tools/list", `the profile's task tool has execution.taskSupport "required" or "optional"`, taskToolSupport),
 		tc("tasks/required-without-task", "a required-task tool called without a task is refused", []string{"TSK-12", "TSK-72"}, tasks,
 			"tools/call of a taskSupport:required tool without params.task", "error -32601 (-32600 is recorded as info: ambiguity A-3)", taskRequiredWithoutTask),
-		tc("tasks/forbidden-with-task", "a forbidden-task tool called as a task is refused", []string{"TSK-9", "TSK-8"}, Needs{Tasks: true, EffectTool: true},
+		tc("tasks/forbidden-with-task", "a forbidden-task tool called as a task is refused", []string{"TSK-9", "TSK-8"}, probe.Needs{Tasks: true, EffectTool: true},
 			"tools/call of the effect tool (taskSupport forbidden or absent) with params.task", "error -32601", taskForbiddenWithTask),
-		tc("tasks/ignored-without-capability", "without the tasks capability the task field is ignored", []string{"TSK-24", "TSK-4"}, Needs{NoTasks: true, SlowTool: true},
+		tc("tasks/ignored-without-capability", "without the tasks capability the task field is ignored", []string{"TSK-24", "TSK-4"}, probe.Needs{NoTasks: true, SlowTool: true},
 			"tools/call of the slow tool with params.task to a server that declares no tasks capability", "an ordinary CallToolResult, not a CreateTaskResult and not an error", taskIgnoredWithoutCapability),
 		tc("tasks/create-result-shape", "creation returns a working task with a receiver-generated string id", []string{"TSK-44", "TSK-26", "TSK-27", "TSK-29", "TSK-38", "TSK-39", "TSK-41"}, tasks,
 			"a task-augmented tools/call", "CreateTaskResult.task: string taskId, status working, RFC 3339 createdAt and lastUpdatedAt, ttl present", taskCreateShape),
@@ -304,7 +88,7 @@ func taskCases() []Case {
 	}
 }
 
-func taskCapabilityShape(_ context.Context, e *Env) verdict.Outcome {
+func taskCapabilityShape(_ context.Context, e *probe.Env) verdict.Outcome {
 	init := e.S.Server()
 	var c struct {
 		List     json.RawMessage `json:"list"`
@@ -312,56 +96,19 @@ func taskCapabilityShape(_ context.Context, e *Env) verdict.Outcome {
 		Requests map[string]json.RawMessage
 	}
 	if err := json.Unmarshal(init.Capabilities["tasks"], &c); err != nil {
-		return Violation(verdict.Fail, "TSK-1", []string{"capabilities.tasks is an object"}, chrono.Sanitize(string(init.Capabilities["tasks"]), false), 0)
+		return probe.Violation(verdict.Fail, "TSK-1", []string{"capabilities.tasks is an object"}, chrono.Sanitize(string(init.Capabilities["tasks"]), false), 0)
 	}
 	for name, raw := range map[string]json.RawMessage{"list": c.List, "cancel": c.Cancel, "requests.tools": c.Requests["tools"]} {
 		if len(raw) > 0 && !strings.HasPrefix(strings.TrimSpace(string(raw)), "{") {
-			return Violation(verdict.Fail, "TSK-2", []string{"tasks." + name + " is an object when present"}, chrono.Sanitize(string(raw), false), 0)
+			return probe.Violation(verdict.Fail, "TSK-2", []string{"tasks." + name + " is an object when present"}, chrono.Sanitize(string(raw), false), 0)
 		}
 	}
 	tcs := init.Tasks()
 	return verdict.Passf("tasks declared: tools/call %v, list %v, cancel %v", tcs.ToolsCall, tcs.List, tcs.Cancel)
 }
 
-// toolTaskSupport returns the execution.taskSupport the target lists for
-// tool ("" when absent), and whether the tool was listed.
-func toolTaskSupport(ctx context.Context, e *Env, tool string) (string, bool, error) {
-	var r struct {
-		Tools []struct {
-			Name      string `json:"name"`
-			Execution *struct {
-				TaskSupport string `json:"taskSupport"`
-			} `json:"execution"`
-		} `json:"tools"`
-		NextCursor string `json:"nextCursor"`
-	}
-	cursor := ""
-	for range 20 {
-		params := map[string]any{}
-		if cursor != "" {
-			params["cursor"] = cursor
-		}
-		if err := e.S.Request(ctx, mcp.MethodToolsList, params, &r); err != nil {
-			return "", false, err
-		}
-		for _, t := range r.Tools {
-			if t.Name == tool {
-				if t.Execution == nil {
-					return "", true, nil
-				}
-				return t.Execution.TaskSupport, true, nil
-			}
-		}
-		if r.NextCursor == "" {
-			break
-		}
-		cursor = r.NextCursor
-	}
-	return "", false, nil
-}
-
-func taskToolSupport(ctx context.Context, e *Env) verdict.Outcome {
-	support, listed, err := toolTaskSupport(ctx, e, e.Profile.Task.Name)
+func taskToolSupport(ctx context.Context, e *probe.Env) verdict.Outcome {
+	support, listed, err := probe.ToolTaskSupport(ctx, e, e.Profile.Task.Name)
 	switch {
 	case err != nil:
 		return verdict.Errorf("tools/list: %v", err)
@@ -370,12 +117,12 @@ func taskToolSupport(ctx context.Context, e *Env) verdict.Outcome {
 	case support == "required" || support == "optional":
 		return verdict.Passf("%s has taskSupport %q", e.Profile.Task.Name, support)
 	}
-	return Violation(verdict.Fail, "TSK-8", []string{`taskSupport "required" or "optional" for a tool that runs as a task`},
+	return probe.Violation(verdict.Fail, "TSK-8", []string{`taskSupport "required" or "optional" for a tool that runs as a task`},
 		fmt.Sprintf("taskSupport %q", chrono.Sanitize(support, false)), 0)
 }
 
-func taskRequiredWithoutTask(ctx context.Context, e *Env) verdict.Outcome {
-	support, _, err := toolTaskSupport(ctx, e, e.Profile.Task.Name)
+func taskRequiredWithoutTask(ctx context.Context, e *probe.Env) verdict.Outcome {
+	support, _, err := probe.ToolTaskSupport(ctx, e, e.Profile.Task.Name)
 	if err != nil {
 		return verdict.Errorf("tools/list: %v", err)
 	}
@@ -401,14 +148,14 @@ func taskRequiredWithoutTask(ctx context.Context, e *Env) verdict.Outcome {
 	case resp.Error != nil && resp.Error.Code == jsonrpc.CodeInvalidRequest:
 		return verdict.Infof("refused with -32600, which TSK-72 allows and TSK-12 does not (ambiguity A-3)")
 	case resp.Error != nil:
-		return Violation(verdict.Fail, "TSK-12", []string{"error -32601 (Method not found)", "error -32600 (TSK-72, ambiguity A-3)"}, describe(e.eventAt(seq)), seq)
+		return probe.Violation(verdict.Fail, "TSK-12", []string{"error -32601 (Method not found)", "error -32600 (TSK-72, ambiguity A-3)"}, probe.Describe(e.EventAt(seq)), seq)
 	}
-	return Violation(verdict.Fail, "TSK-12", []string{"error -32601 (Method not found)", "error -32600 (TSK-72, ambiguity A-3)"},
-		"a result, not a JSON-RPC error: "+describe(e.eventAt(seq)), seq)
+	return probe.Violation(verdict.Fail, "TSK-12", []string{"error -32601 (Method not found)", "error -32600 (TSK-72, ambiguity A-3)"},
+		"a result, not a JSON-RPC error: "+probe.Describe(e.EventAt(seq)), seq)
 }
 
-func taskForbiddenWithTask(ctx context.Context, e *Env) verdict.Outcome {
-	support, _, err := toolTaskSupport(ctx, e, e.Profile.Effect.Name)
+func taskForbiddenWithTask(ctx context.Context, e *probe.Env) verdict.Outcome {
+	support, _, err := probe.ToolTaskSupport(ctx, e, e.Profile.Effect.Name)
 	if err != nil {
 		return verdict.Errorf("tools/list: %v", err)
 	}
@@ -421,19 +168,19 @@ func taskForbiddenWithTask(ctx context.Context, e *Env) verdict.Outcome {
 	}
 	var raw json.RawMessage
 	err = e.S.Request(ctx, mcp.MethodToolsCall, peer.TaskParams(map[string]any{"name": e.Profile.Effect.Name, "arguments": args}, 60000), &raw)
-	code, isRPC := rpcCode(err)
+	code, isRPC := probe.RPCCode(err)
 	switch {
 	case isRPC && code == jsonrpc.CodeMethodNotFound:
 		return verdict.Passf("refused with -32601")
 	case isRPC:
-		return Violation(verdict.Warn, "TSK-9", []string{"error -32601 (Method not found)"}, fmt.Sprintf("error %d", code), 0)
+		return probe.Violation(verdict.Warn, "TSK-9", []string{"error -32601 (Method not found)"}, fmt.Sprintf("error %d", code), 0)
 	case err != nil:
 		return verdict.Errorf("%v", err)
 	}
-	return Violation(verdict.Warn, "TSK-9", []string{"error -32601 (Method not found)"}, "a result: "+chrono.Sanitize(string(raw), false), 0)
+	return probe.Violation(verdict.Warn, "TSK-9", []string{"error -32601 (Method not found)"}, "a result: "+chrono.Sanitize(string(raw), false), 0)
 }
 
-func taskIgnoredWithoutCapability(ctx context.Context, e *Env) verdict.Outcome {
+func taskIgnoredWithoutCapability(ctx context.Context, e *probe.Env) verdict.Outcome {
 	args := e.Profile.Slow.CloneArgs()
 	if e.Control != nil {
 		args["key"], args["gated"] = "ignored", false
@@ -441,13 +188,13 @@ func taskIgnoredWithoutCapability(ctx context.Context, e *Env) verdict.Outcome {
 	var raw json.RawMessage
 	err := e.S.Request(ctx, mcp.MethodToolsCall, peer.TaskParams(map[string]any{"name": e.Profile.Slow.Name, "arguments": args}, 60000), &raw)
 	if err != nil {
-		if _, isRPC := rpcCode(err); isRPC {
-			return Violation(verdict.Fail, "TSK-24", []string{"an ordinary CallToolResult: the task field is ignored"}, chrono.Sanitize(err.Error(), false), 0)
+		if _, isRPC := probe.RPCCode(err); isRPC {
+			return probe.Violation(verdict.Fail, "TSK-24", []string{"an ordinary CallToolResult: the task field is ignored"}, chrono.Sanitize(err.Error(), false), 0)
 		}
 		return verdict.Errorf("%v", err)
 	}
 	if _, err := peer.ParseCreateTaskResult(raw); err == nil {
-		return Violation(verdict.Fail, "TSK-24", []string{"an ordinary CallToolResult, not a CreateTaskResult"}, chrono.Sanitize(string(raw), false), 0)
+		return probe.Violation(verdict.Fail, "TSK-24", []string{"an ordinary CallToolResult, not a CreateTaskResult"}, chrono.Sanitize(string(raw), false), 0)
 	}
 	return verdict.Passf("the task field was ignored; an ordinary result came back")
 }
@@ -463,7 +210,7 @@ func taskShape(t peer.Task, seq uint64) *verdict.Outcome {
 	var raw map[string]json.RawMessage
 	_ = json.Unmarshal(t.Raw, &raw)
 	fail := func(req, want string) *verdict.Outcome {
-		o := Violation(verdict.Fail, req, []string{want}, chrono.Sanitize(string(t.Raw), false), seq)
+		o := probe.Violation(verdict.Fail, req, []string{want}, chrono.Sanitize(string(t.Raw), false), seq)
 		return &o
 	}
 	if id := strings.TrimSpace(string(raw["taskId"])); !strings.HasPrefix(id, `"`) {
@@ -486,14 +233,14 @@ func taskShape(t peer.Task, seq uint64) *verdict.Outcome {
 	return nil
 }
 
-func taskCreateShape(ctx context.Context, e *Env) verdict.Outcome {
-	op, err := e.StartTask(ctx, TaskSpec{Key: "shape"})
+func taskCreateShape(ctx context.Context, e *probe.Env) verdict.Outcome {
+	op, err := e.StartTask(ctx, probe.TaskSpec{Key: "shape"})
 	if err != nil {
-		return createOutcome(err)
+		return probe.CreateOutcome(err)
 	}
 	defer op.ReleaseAll(context.WithoutCancel(ctx))
 	if op.Task.Status != mcp.TaskWorking {
-		return Violation(verdict.Fail, "TSK-29", []string{`status "working" at creation`}, fmt.Sprintf("status %q", chrono.Sanitize(op.Task.Status, false)), op.RespSeq)
+		return probe.Violation(verdict.Fail, "TSK-29", []string{`status "working" at creation`}, fmt.Sprintf("status %q", chrono.Sanitize(op.Task.Status, false)), op.RespSeq)
 	}
 	if o := taskShape(op.Task, op.RespSeq); o != nil {
 		return *o
@@ -501,26 +248,26 @@ func taskCreateShape(ctx context.Context, e *Env) verdict.Outcome {
 	return verdict.Passf("task %s created working", chrono.Sanitize(op.Task.TaskID, false))
 }
 
-func taskDurableID(ctx context.Context, e *Env) verdict.Outcome {
-	a, err := e.StartTask(ctx, TaskSpec{Key: "d1"})
+func taskDurableID(ctx context.Context, e *probe.Env) verdict.Outcome {
+	a, err := e.StartTask(ctx, probe.TaskSpec{Key: "d1"})
 	if err != nil {
-		return createOutcome(err)
+		return probe.CreateOutcome(err)
 	}
-	b, err := e.StartTask(ctx, TaskSpec{Key: "d2"})
+	b, err := e.StartTask(ctx, probe.TaskSpec{Key: "d2"})
 	if err != nil {
-		return createOutcome(err)
+		return probe.CreateOutcome(err)
 	}
 	defer func() { _ = a.ReleaseAll(context.WithoutCancel(ctx)); _ = b.ReleaseAll(context.WithoutCancel(ctx)) }()
 	if a.Task.TaskID == b.Task.TaskID {
-		return Violation(verdict.Fail, "TSK-28", []string{"distinct task ids"}, "both tasks are "+chrono.Sanitize(a.Task.TaskID, false), b.RespSeq)
+		return probe.Violation(verdict.Fail, "TSK-28", []string{"distinct task ids"}, "both tasks are "+chrono.Sanitize(a.Task.TaskID, false), b.RespSeq)
 	}
-	for _, op := range []*TaskOp{a, b} {
+	for _, op := range []*probe.TaskOp{a, b} {
 		got, err := e.S.GetTask(ctx, op.Task.TaskID)
 		if err != nil {
-			return Violation(verdict.Fail, "TSK-44", []string{"the task just created is found by tasks/get"}, chrono.Sanitize(err.Error(), false), 0)
+			return probe.Violation(verdict.Fail, "TSK-44", []string{"the task just created is found by tasks/get"}, chrono.Sanitize(err.Error(), false), 0)
 		}
 		if got.TaskID != op.Task.TaskID {
-			return Violation(verdict.Fail, "TSK-51", []string{"tasks/get answers about the task asked for"}, chrono.Sanitize(string(got.Raw), false), 0)
+			return probe.Violation(verdict.Fail, "TSK-51", []string{"tasks/get answers about the task asked for"}, chrono.Sanitize(string(got.Raw), false), 0)
 		}
 	}
 	return verdict.Passf("two tasks with distinct ids, both found at once")
@@ -562,26 +309,26 @@ func guessable(ids []string) string {
 	return fmt.Sprintf("ids %q count up after the prefix %q", ids, prefix)
 }
 
-func taskUnguessableIDs(ctx context.Context, e *Env) verdict.Outcome {
+func taskUnguessableIDs(ctx context.Context, e *probe.Env) verdict.Outcome {
 	var ids []string
 	for i := range 3 {
-		op, err := e.StartTask(ctx, TaskSpec{Key: fmt.Sprintf("g%d", i), Free: true, Ticks: 1})
+		op, err := e.StartTask(ctx, probe.TaskSpec{Key: fmt.Sprintf("g%d", i), Free: true, Ticks: 1})
 		if err != nil {
-			return createOutcome(err)
+			return probe.CreateOutcome(err)
 		}
 		ids = append(ids, op.Task.TaskID)
 	}
 	if why := guessable(ids); why != "" {
-		return Violation(verdict.Warn, "TSK-81", []string{"cryptographically random task ids when tasks are not bound to an authorization context"},
+		return probe.Violation(verdict.Warn, "TSK-81", []string{"cryptographically random task ids when tasks are not bound to an authorization context"},
 			chrono.Sanitize(why, false), 0)
 	}
 	return verdict.Passf("%d ids, none short or sequential", len(ids))
 }
 
-func taskTimestamps(ctx context.Context, e *Env) verdict.Outcome {
-	op, err := e.StartTask(ctx, TaskSpec{Key: "ts", Free: true})
+func taskTimestamps(ctx context.Context, e *probe.Env) verdict.Outcome {
+	op, err := e.StartTask(ctx, probe.TaskSpec{Key: "ts", Free: true})
 	if err != nil {
-		return createOutcome(err)
+		return probe.CreateOutcome(err)
 	}
 	prev := op.Task
 	polls := 0
@@ -595,18 +342,18 @@ func taskTimestamps(ctx context.Context, e *Env) verdict.Outcome {
 			return *o
 		}
 		if got.CreatedAt != op.Task.CreatedAt {
-			return Violation(verdict.Fail, "TSK-38", []string{"the same createdAt " + op.Task.CreatedAt}, "createdAt "+chrono.Sanitize(got.CreatedAt, false), 0)
+			return probe.Violation(verdict.Fail, "TSK-38", []string{"the same createdAt " + op.Task.CreatedAt}, "createdAt "+chrono.Sanitize(got.CreatedAt, false), 0)
 		}
 		pu, _ := rfc3339(prev.LastUpdatedAt)
 		gu, _ := rfc3339(got.LastUpdatedAt)
 		if gu.Before(pu) {
-			return Violation(verdict.Fail, "TSK-39", []string{"lastUpdatedAt never goes back"}, fmt.Sprintf("%s after %s", chrono.Sanitize(got.LastUpdatedAt, false), chrono.Sanitize(prev.LastUpdatedAt, false)), 0)
+			return probe.Violation(verdict.Fail, "TSK-39", []string{"lastUpdatedAt never goes back"}, fmt.Sprintf("%s after %s", chrono.Sanitize(got.LastUpdatedAt, false), chrono.Sanitize(prev.LastUpdatedAt, false)), 0)
 		}
 		prev = got
 		if got.Terminal() || polls > 200 {
 			break
 		}
-		t := time.NewTimer(pollDelay(got))
+		t := time.NewTimer(probe.PollDelay(got))
 		select {
 		case <-t.C:
 		case <-ctx.Done():
@@ -617,18 +364,18 @@ func taskTimestamps(ctx context.Context, e *Env) verdict.Outcome {
 	return verdict.Passf("%d polls: createdAt stable, lastUpdatedAt non-decreasing", polls)
 }
 
-func taskTransitions(ctx context.Context, e *Env) verdict.Outcome {
-	op, err := e.StartTask(ctx, TaskSpec{Key: "tr"})
+func taskTransitions(ctx context.Context, e *probe.Env) verdict.Outcome {
+	op, err := e.StartTask(ctx, probe.TaskSpec{Key: "tr"})
 	if err != nil {
-		return createOutcome(err)
+		return probe.CreateOutcome(err)
 	}
 	final, seen, err := op.RunToEnd(ctx)
 	if err != nil {
 		return verdict.Errorf("running the task: %v", err)
 	}
 	for i := 1; i < len(seen); i++ {
-		if !validTransition(seen[i-1], seen[i]) {
-			return Violation(verdict.Fail, "TSK-30", []string{"working → input_required | terminal; input_required → working | terminal; terminal stays"},
+		if !probe.ValidTransition(seen[i-1], seen[i]) {
+			return probe.Violation(verdict.Fail, "TSK-30", []string{"working → input_required | terminal; input_required → working | terminal; terminal stays"},
 				fmt.Sprintf("%q then %q", chrono.Sanitize(seen[i-1], false), chrono.Sanitize(seen[i], false)), 0)
 		}
 	}
@@ -638,16 +385,16 @@ func taskTransitions(ctx context.Context, e *Env) verdict.Outcome {
 			return verdict.Infof("the task was gone after it ended (%s); TSK-42 allows deletion", chrono.Sanitize(err.Error(), false))
 		}
 		if got.Status != final.Status {
-			return Violation(verdict.Fail, "TSK-31", []string{"the terminal status " + final.Status + " stays"}, "status "+chrono.Sanitize(got.Status, false), 0)
+			return probe.Violation(verdict.Fail, "TSK-31", []string{"the terminal status " + final.Status + " stays"}, "status "+chrono.Sanitize(got.Status, false), 0)
 		}
 	}
 	return verdict.Passf("statuses %s; the terminal status stayed", chrono.Sanitize(strings.Join(seen, " → "), false))
 }
 
-func taskStatusNotifications(ctx context.Context, e *Env) verdict.Outcome {
-	op, err := e.StartTask(ctx, TaskSpec{Key: "sn"})
+func taskStatusNotifications(ctx context.Context, e *probe.Env) verdict.Outcome {
+	op, err := e.StartTask(ctx, probe.TaskSpec{Key: "sn"})
 	if err != nil {
-		return createOutcome(err)
+		return probe.CreateOutcome(err)
 	}
 	if _, _, err := op.RunToEnd(ctx); err != nil {
 		return verdict.Errorf("running the task: %v", err)
@@ -666,18 +413,18 @@ func taskStatusNotifications(ctx context.Context, e *Env) verdict.Outcome {
 		}
 		t, err := peer.ParseTask(m.Params)
 		if err != nil || t.TaskID == "" {
-			return Violation(verdict.Fail, "TSK-21", []string{"notifications/tasks/status params are a Task"}, describe(ev), ev.Seq)
+			return probe.Violation(verdict.Fail, "TSK-21", []string{"notifications/tasks/status params are a Task"}, probe.Describe(ev), ev.Seq)
 		}
 		if t.TaskID != op.Task.TaskID {
 			continue
 		}
 		n++
 		if _, ok := peer.RelatedTaskID(m.Params); ok {
-			return Violation(verdict.Warn, "TSK-58", []string{"no io.modelcontextprotocol/related-task _meta in a status notification"}, describe(ev), ev.Seq)
+			return probe.Violation(verdict.Warn, "TSK-58", []string{"no io.modelcontextprotocol/related-task _meta in a status notification"}, probe.Describe(ev), ev.Seq)
 		}
-		if !validTransition(prev, t.Status) {
-			return Violation(verdict.Fail, "TSK-30", []string{"status notifications follow the task state machine"},
-				fmt.Sprintf("%q after %q: %s", chrono.Sanitize(t.Status, false), chrono.Sanitize(prev, false), describe(ev)), ev.Seq)
+		if !probe.ValidTransition(prev, t.Status) {
+			return probe.Violation(verdict.Fail, "TSK-30", []string{"status notifications follow the task state machine"},
+				fmt.Sprintf("%q after %q: %s", chrono.Sanitize(t.Status, false), chrono.Sanitize(prev, false), probe.Describe(ev)), ev.Seq)
 		}
 		prev = t.Status
 	}
@@ -689,10 +436,10 @@ func taskStatusNotifications(ctx context.Context, e *Env) verdict.Outcome {
 
 // cancelMid creates a task, brings it to work (tick 1 on a controlled
 // target), and cancels it with tasks/cancel.
-func cancelMid(ctx context.Context, e *Env, key string) (*TaskOp, peer.Task, *verdict.Outcome) {
-	op, err := e.StartTask(ctx, TaskSpec{Key: key, Ticks: 3})
+func cancelMid(ctx context.Context, e *probe.Env, key string) (*probe.TaskOp, peer.Task, *verdict.Outcome) {
+	op, err := e.StartTask(ctx, probe.TaskSpec{Key: key, Ticks: 3})
 	if err != nil {
-		o := createOutcome(err)
+		o := probe.CreateOutcome(err)
 		return nil, peer.Task{}, &o
 	}
 	if e.Control != nil {
@@ -707,98 +454,86 @@ func cancelMid(ctx context.Context, e *Env, key string) (*TaskOp, peer.Task, *ve
 	}
 	seq := e.Log.Len() + 1
 	got, err := e.S.CancelTask(ctx, op.Task.TaskID)
-	if code, isRPC := rpcCode(err); isRPC {
+	if code, isRPC := probe.RPCCode(err); isRPC {
 		if code == jsonrpc.CodeInvalidParams && e.Control == nil {
 			o := verdict.Infof("the task ended before tasks/cancel arrived (-32602, A-15); nothing to judge")
 			return nil, peer.Task{}, &o
 		}
-		o := Violation(verdict.Fail, "TSK-64", []string{"tasks/cancel on a working task returns the task, cancelled"}, fmt.Sprintf("error %d", code), seq)
+		o := probe.Violation(verdict.Fail, "TSK-64", []string{"tasks/cancel on a working task returns the task, cancelled"}, fmt.Sprintf("error %d", code), seq)
 		return nil, peer.Task{}, &o
 	} else if err != nil {
 		o := verdict.Errorf("tasks/cancel: %v", err)
 		return nil, peer.Task{}, &o
 	}
 	if got.Status != mcp.TaskCancelled {
-		o := Violation(verdict.Fail, "TSK-64", []string{`the tasks/cancel result has status "cancelled"`}, "status "+chrono.Sanitize(got.Status, false), seq)
+		o := probe.Violation(verdict.Fail, "TSK-64", []string{`the tasks/cancel result has status "cancelled"`}, "status "+chrono.Sanitize(got.Status, false), seq)
 		return nil, peer.Task{}, &o
 	}
 	return op, got, nil
 }
 
-func taskCancelWorking(ctx context.Context, e *Env) verdict.Outcome {
+func taskCancelWorking(ctx context.Context, e *probe.Env) verdict.Outcome {
 	op, _, o := cancelMid(ctx, e, "cw")
 	if o != nil {
 		return *o
 	}
 	got, err := e.S.GetTask(ctx, op.Task.TaskID)
-	if code, isRPC := rpcCode(err); isRPC && code == jsonrpc.CodeInvalidParams {
+	if code, isRPC := probe.RPCCode(err); isRPC && code == jsonrpc.CodeInvalidParams {
 		return verdict.Infof("the cancelled task was deleted at once (TSK-66 allows it)")
 	} else if err != nil {
 		return verdict.Errorf("tasks/get: %v", err)
 	}
 	if got.Status != mcp.TaskCancelled {
-		return Violation(verdict.Fail, "TSK-64", []string{"tasks/get after the cancel says cancelled"}, "status "+chrono.Sanitize(got.Status, false), 0)
+		return probe.Violation(verdict.Fail, "TSK-64", []string{"tasks/get after the cancel says cancelled"}, "status "+chrono.Sanitize(got.Status, false), 0)
 	}
 	return verdict.Passf("cancelled before the reply; tasks/get agrees")
 }
 
-// settle waits until the task's worker has ended: its end checkpoint
-// on a controlled target (gates released), the grace window elsewhere.
-func (t *TaskOp) settle(ctx context.Context) error {
-	if t.e.Control == nil {
-		return t.e.Observe(ctx)
-	}
-	if err := t.ReleaseAll(ctx); err != nil {
-		return err
-	}
-	return t.Checkpoint(ctx, "end")
-}
-
-func taskCancelledSticky(ctx context.Context, e *Env) verdict.Outcome {
+func taskCancelledSticky(ctx context.Context, e *probe.Env) verdict.Outcome {
 	op, _, o := cancelMid(ctx, e, "cs")
 	if o != nil {
 		return *o
 	}
-	if err := op.settle(ctx); err != nil && !errors.Is(err, ErrNotReached) {
+	if err := op.Settle(ctx); err != nil && !errors.Is(err, probe.ErrNotReached) {
 		return verdict.Errorf("%v", err)
 	}
 	for range 2 {
 		got, err := e.S.GetTask(ctx, op.Task.TaskID)
-		if code, isRPC := rpcCode(err); isRPC && code == jsonrpc.CodeInvalidParams {
+		if code, isRPC := probe.RPCCode(err); isRPC && code == jsonrpc.CodeInvalidParams {
 			return verdict.Infof("the cancelled task was deleted (TSK-66 allows it)")
 		} else if err != nil {
 			return verdict.Errorf("tasks/get: %v", err)
 		}
 		if got.Status != mcp.TaskCancelled {
-			return Violation(verdict.Fail, "TSK-65", []string{"the task stays cancelled after its work ends"}, "status "+chrono.Sanitize(got.Status, false), 0)
+			return probe.Violation(verdict.Fail, "TSK-65", []string{"the task stays cancelled after its work ends"}, "status "+chrono.Sanitize(got.Status, false), 0)
 		}
 	}
 	return verdict.Passf("still cancelled after the worker ended")
 }
 
-func taskSecondCancel(ctx context.Context, e *Env) verdict.Outcome {
+func taskSecondCancel(ctx context.Context, e *probe.Env) verdict.Outcome {
 	op, _, o := cancelMid(ctx, e, "sc")
 	if o != nil {
 		return *o
 	}
 	seq := e.Log.Len() + 1
 	got, err := e.S.CancelTask(ctx, op.Task.TaskID)
-	code, isRPC := rpcCode(err)
+	code, isRPC := probe.RPCCode(err)
 	switch {
 	case isRPC && code == jsonrpc.CodeInvalidParams:
 		return verdict.Passf("the second cancel was refused with -32602")
 	case isRPC:
-		return Violation(verdict.Fail, "TSK-63", []string{"error -32602 for a task already cancelled"}, fmt.Sprintf("error %d", code), seq)
+		return probe.Violation(verdict.Fail, "TSK-63", []string{"error -32602 for a task already cancelled"}, fmt.Sprintf("error %d", code), seq)
 	case err != nil:
 		return verdict.Errorf("%v", err)
 	}
-	return Violation(verdict.Fail, "TSK-63", []string{"error -32602 for a task already cancelled"}, "a result: "+chrono.Sanitize(string(got.Raw), false), seq)
+	return probe.Violation(verdict.Fail, "TSK-63", []string{"error -32602 for a task already cancelled"}, "a result: "+chrono.Sanitize(string(got.Raw), false), seq)
 }
 
-func taskCancelCompleted(ctx context.Context, e *Env) verdict.Outcome {
-	op, err := e.StartTask(ctx, TaskSpec{Key: "cc", Free: true, Ticks: 1})
+func taskCancelCompleted(ctx context.Context, e *probe.Env) verdict.Outcome {
+	op, err := e.StartTask(ctx, probe.TaskSpec{Key: "cc", Free: true, Ticks: 1})
 	if err != nil {
-		return createOutcome(err)
+		return probe.CreateOutcome(err)
 	}
 	final, _, err := op.RunToEnd(ctx)
 	if err != nil {
@@ -806,27 +541,27 @@ func taskCancelCompleted(ctx context.Context, e *Env) verdict.Outcome {
 	}
 	seq := e.Log.Len() + 1
 	got, err := e.S.CancelTask(ctx, op.Task.TaskID)
-	code, isRPC := rpcCode(err)
+	code, isRPC := probe.RPCCode(err)
 	switch {
 	case isRPC && code == jsonrpc.CodeInvalidParams:
 	case isRPC:
-		return Violation(verdict.Fail, "TSK-63", []string{"error -32602 for a task already " + final.Status}, fmt.Sprintf("error %d", code), seq)
+		return probe.Violation(verdict.Fail, "TSK-63", []string{"error -32602 for a task already " + final.Status}, fmt.Sprintf("error %d", code), seq)
 	case err != nil:
 		return verdict.Errorf("%v", err)
 	default:
-		return Violation(verdict.Fail, "TSK-63", []string{"error -32602 for a task already " + final.Status}, "a result: "+chrono.Sanitize(string(got.Raw), false), seq)
+		return probe.Violation(verdict.Fail, "TSK-63", []string{"error -32602 for a task already " + final.Status}, "a result: "+chrono.Sanitize(string(got.Raw), false), seq)
 	}
 	after, err := e.S.GetTask(ctx, op.Task.TaskID)
 	if err == nil && after.Status != final.Status {
-		return Violation(verdict.Fail, "TSK-31", []string{"the status stays " + final.Status}, "status "+chrono.Sanitize(after.Status, false), 0)
+		return probe.Violation(verdict.Fail, "TSK-31", []string{"the status stays " + final.Status}, "status "+chrono.Sanitize(after.Status, false), 0)
 	}
 	return verdict.Passf("cancel of a %s task refused with -32602", final.Status)
 }
 
-func taskNotificationDoesNotCancel(ctx context.Context, e *Env) verdict.Outcome {
-	op, err := e.StartTask(ctx, TaskSpec{Key: "nc"})
+func taskNotificationDoesNotCancel(ctx context.Context, e *probe.Env) verdict.Outcome {
+	op, err := e.StartTask(ctx, probe.TaskSpec{Key: "nc"})
 	if err != nil {
-		return createOutcome(err)
+		return probe.CreateOutcome(err)
 	}
 	seq, err := e.CancelRaw(ctx, map[string]any{"requestId": op.Call.ID, "reason": "mcpflight: request-level cancel of a task-creating request"})
 	if err != nil {
@@ -840,22 +575,22 @@ func taskNotificationDoesNotCancel(ctx context.Context, e *Env) verdict.Outcome 
 		return verdict.Errorf("tasks/get: %v", err)
 	}
 	if got.Status == mcp.TaskCancelled {
-		return Violation(verdict.Fail, "CAN-4", []string{"the task is untouched: only tasks/cancel cancels a task"}, "the task became cancelled after notifications/cancelled", seq)
+		return probe.Violation(verdict.Fail, "CAN-4", []string{"the task is untouched: only tasks/cancel cancels a task"}, "the task became cancelled after notifications/cancelled", seq)
 	}
 	final, _, err := op.RunToEnd(ctx)
 	if err != nil {
 		return verdict.Errorf("running the task: %v", err)
 	}
 	if final.Status == mcp.TaskCancelled {
-		return Violation(verdict.Fail, "CAN-4", []string{"the task ends on its own, not cancelled"}, "it ended cancelled", seq)
+		return probe.Violation(verdict.Fail, "CAN-4", []string{"the task ends on its own, not cancelled"}, "it ended cancelled", seq)
 	}
 	return verdict.Passf("the request-level cancel at seq %d left the task alone; it ended %s", seq, final.Status)
 }
 
-func taskResultAfterCancel(ctx context.Context, e *Env) verdict.Outcome {
-	op, err := e.StartTask(ctx, TaskSpec{Key: "rc"})
+func taskResultAfterCancel(ctx context.Context, e *probe.Env) verdict.Outcome {
+	op, err := e.StartTask(ctx, probe.TaskSpec{Key: "rc"})
 	if err != nil {
-		return createOutcome(err)
+		return probe.CreateOutcome(err)
 	}
 	res, err := e.S.StartTaskResult(ctx, op.Task.TaskID)
 	if err != nil {
@@ -865,7 +600,7 @@ func taskResultAfterCancel(ctx context.Context, e *Env) verdict.Outcome {
 		return verdict.Errorf("%v", err)
 	}
 	if _, err := e.S.CancelTask(ctx, op.Task.TaskID); err != nil {
-		if code, isRPC := rpcCode(err); isRPC && code == jsonrpc.CodeInvalidParams {
+		if code, isRPC := probe.RPCCode(err); isRPC && code == jsonrpc.CodeInvalidParams {
 			return verdict.Infof("the task ended before the cancel (A-15)")
 		}
 		return verdict.Errorf("tasks/cancel: %v", err)
@@ -875,7 +610,7 @@ func taskResultAfterCancel(ctx context.Context, e *Env) verdict.Outcome {
 	resp, err := res.Await(wctx)
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
-			return Violation(verdict.Fail, "TSK-47", []string{"the blocked tasks/result is answered once tasks/cancel made the task terminal (an error or a result)"},
+			return probe.Violation(verdict.Fail, "TSK-47", []string{"the blocked tasks/result is answered once tasks/cancel made the task terminal (an error or a result)"},
 				fmt.Sprintf("no answer to tasks/result %s within %v of the cancel", res.ID, 2*e.Grace+time.Second), 0)
 		}
 		return verdict.Errorf("%v", err)
@@ -893,7 +628,7 @@ func clip(s string, n int) string {
 	return s
 }
 
-func taskWorkerStops(ctx context.Context, e *Env) verdict.Outcome {
+func taskWorkerStops(ctx context.Context, e *probe.Env) verdict.Outcome {
 	op, got, o := cancelMid(ctx, e, "ws")
 	if o != nil {
 		return *o
@@ -915,18 +650,18 @@ func taskWorkerStops(ctx context.Context, e *Env) verdict.Outcome {
 	}
 	switch {
 	case after > before:
-		return Violation(verdict.Warn, "TSK-64", []string{"the worker stops: its counter stays at " + fmt.Sprint(before) + " after tasks/cancel"},
+		return probe.Violation(verdict.Warn, "TSK-64", []string{"the worker stops: its counter stays at " + fmt.Sprint(before) + " after tasks/cancel"},
 			fmt.Sprintf("the counter went from %d to %d after the cancel", before, after), 0)
 	case ended != nil || running:
-		return Violation(verdict.Warn, "TSK-64", []string{"the worker ends after tasks/cancel"}, "the worker is still running", 0)
+		return probe.Violation(verdict.Warn, "TSK-64", []string{"the worker ends after tasks/cancel"}, "the worker is still running", 0)
 	}
 	return verdict.Passf("the counter stayed at %d and the worker ended", after)
 }
 
-func taskResultEquivalence(ctx context.Context, e *Env) verdict.Outcome {
-	op, err := e.StartTask(ctx, TaskSpec{Key: "re"})
+func taskResultEquivalence(ctx context.Context, e *probe.Env) verdict.Outcome {
+	op, err := e.StartTask(ctx, probe.TaskSpec{Key: "re"})
 	if err != nil {
-		return createOutcome(err)
+		return probe.CreateOutcome(err)
 	}
 	final, _, err := op.RunToEnd(ctx)
 	if err != nil {
@@ -943,7 +678,7 @@ func taskResultEquivalence(ctx context.Context, e *Env) verdict.Outcome {
 	_, seq := c.Response()
 	if resp.Error != nil {
 		if final.Status == mcp.TaskCompleted {
-			return Violation(verdict.Fail, "TSK-48", []string{"the successful result of the underlying tools/call"}, fmt.Sprintf("error %d", resp.Error.Code), seq)
+			return probe.Violation(verdict.Fail, "TSK-48", []string{"the successful result of the underlying tools/call"}, fmt.Sprintf("error %d", resp.Error.Code), seq)
 		}
 		return verdict.Infof("the task ended %s and tasks/result answered error %d", final.Status, resp.Error.Code)
 	}
@@ -951,41 +686,41 @@ func taskResultEquivalence(ctx context.Context, e *Env) verdict.Outcome {
 		Content *json.RawMessage `json:"content"`
 	}
 	if json.Unmarshal(resp.Result, &r) != nil || r.Content == nil {
-		return Violation(verdict.Fail, "TSK-48", []string{"a CallToolResult (with content)"}, describe(e.eventAt(seq)), seq)
+		return probe.Violation(verdict.Fail, "TSK-48", []string{"a CallToolResult (with content)"}, probe.Describe(e.EventAt(seq)), seq)
 	}
 	id, ok := peer.RelatedTaskID(resp.Result)
 	if !ok || id != op.Task.TaskID {
-		return Violation(verdict.Fail, "TSK-55", []string{fmt.Sprintf("_meta %q.taskId = %q", mcp.MetaRelatedTask, op.Task.TaskID)}, describe(e.eventAt(seq)), seq)
+		return probe.Violation(verdict.Fail, "TSK-55", []string{fmt.Sprintf("_meta %q.taskId = %q", mcp.MetaRelatedTask, op.Task.TaskID)}, probe.Describe(e.EventAt(seq)), seq)
 	}
 	return verdict.Passf("tasks/result returned a CallToolResult tied to task %s", chrono.Sanitize(id, false))
 }
 
-func taskResultError(ctx context.Context, e *Env) verdict.Outcome {
-	op, err := e.StartTask(ctx, TaskSpec{Key: "er", Free: true, Ticks: 1, End: "error"})
+func taskResultError(ctx context.Context, e *probe.Env) verdict.Outcome {
+	op, err := e.StartTask(ctx, probe.TaskSpec{Key: "er", Free: true, Ticks: 1, End: "error"})
 	if err != nil {
-		return createOutcome(err)
+		return probe.CreateOutcome(err)
 	}
 	final, _, err := op.RunToEnd(ctx)
 	if err != nil {
 		return verdict.Errorf("%v", err)
 	}
 	if final.Status != mcp.TaskFailed {
-		return Violation(verdict.Fail, "TSK-77", []string{"status failed for a request that ended in a JSON-RPC error"}, "status "+chrono.Sanitize(final.Status, false), 0)
+		return probe.Violation(verdict.Fail, "TSK-77", []string{"status failed for a request that ended in a JSON-RPC error"}, "status "+chrono.Sanitize(final.Status, false), 0)
 	}
 	if final.StatusMessage == "" {
-		return Violation(verdict.Warn, "TSK-75", []string{"a statusMessage with diagnostic information"}, "no statusMessage", 0)
+		return probe.Violation(verdict.Warn, "TSK-75", []string{"a statusMessage with diagnostic information"}, "no statusMessage", 0)
 	}
 	err = e.S.Request(ctx, mcp.MethodTasksResult, map[string]any{"taskId": op.Task.TaskID}, nil)
-	if _, isRPC := rpcCode(err); !isRPC {
-		return Violation(verdict.Fail, "TSK-77", []string{"tasks/result returns the same JSON-RPC error"}, fmt.Sprintf("%v", err), 0)
+	if _, isRPC := probe.RPCCode(err); !isRPC {
+		return probe.Violation(verdict.Fail, "TSK-77", []string{"tasks/result returns the same JSON-RPC error"}, fmt.Sprintf("%v", err), 0)
 	}
 	return verdict.Passf("failed with a statusMessage; tasks/result answered the error")
 }
 
-func taskIsErrorFails(ctx context.Context, e *Env) verdict.Outcome {
-	op, err := e.StartTask(ctx, TaskSpec{Key: "ie", Free: true, Ticks: 1, End: "fail"})
+func taskIsErrorFails(ctx context.Context, e *probe.Env) verdict.Outcome {
+	op, err := e.StartTask(ctx, probe.TaskSpec{Key: "ie", Free: true, Ticks: 1, End: "fail"})
 	if err != nil {
-		return createOutcome(err)
+		return probe.CreateOutcome(err)
 	}
 	final, _, err := op.RunToEnd(ctx)
 	if err != nil {
@@ -994,25 +729,25 @@ func taskIsErrorFails(ctx context.Context, e *Env) verdict.Outcome {
 	var raw json.RawMessage
 	rerr := e.S.Request(ctx, mcp.MethodTasksResult, map[string]any{"taskId": op.Task.TaskID}, &raw)
 	if rerr != nil {
-		return Violation(verdict.Fail, "TSK-78", []string{"a successful response with the CallToolResult (isError true)"}, chrono.Sanitize(rerr.Error(), false), 0)
+		return probe.Violation(verdict.Fail, "TSK-78", []string{"a successful response with the CallToolResult (isError true)"}, chrono.Sanitize(rerr.Error(), false), 0)
 	}
 	if final.Status != mcp.TaskFailed {
-		return Violation(verdict.Warn, "TSK-76", []string{"status failed for a tool result with isError true"}, "status "+chrono.Sanitize(final.Status, false), 0)
+		return probe.Violation(verdict.Warn, "TSK-76", []string{"status failed for a tool result with isError true"}, "status "+chrono.Sanitize(final.Status, false), 0)
 	}
 	return verdict.Passf("failed; tasks/result returned the isError result")
 }
 
-func taskResultBlocks(ctx context.Context, e *Env) verdict.Outcome {
-	op, err := e.StartTask(ctx, TaskSpec{Key: "rb", Ticks: 2})
+func taskResultBlocks(ctx context.Context, e *probe.Env) verdict.Outcome {
+	op, err := e.StartTask(ctx, probe.TaskSpec{Key: "rb", Ticks: 2})
 	if err != nil {
-		return createOutcome(err)
+		return probe.CreateOutcome(err)
 	}
 	c, err := e.S.StartTaskResult(ctx, op.Task.TaskID)
 	if err != nil {
 		return verdict.Errorf("%v", err)
 	}
 	if got, err := e.S.GetTask(ctx, op.Task.TaskID); err != nil {
-		return Violation(verdict.Fail, "TSK-20", []string{"tasks/get is served while tasks/result blocks"}, chrono.Sanitize(err.Error(), false), 0)
+		return probe.Violation(verdict.Fail, "TSK-20", []string{"tasks/get is served while tasks/result blocks"}, chrono.Sanitize(err.Error(), false), 0)
 	} else if got.Terminal() {
 		return verdict.Errorf("the gated task ended on its own")
 	}
@@ -1022,48 +757,48 @@ func taskResultBlocks(ctx context.Context, e *Env) verdict.Outcome {
 	select {
 	case <-c.Done():
 		_, seq := c.Response()
-		return Violation(verdict.Fail, "TSK-47", []string{"no answer to tasks/result while the task is working"}, describe(e.eventAt(seq)), seq)
+		return probe.Violation(verdict.Fail, "TSK-47", []string{"no answer to tasks/result while the task is working"}, probe.Describe(e.EventAt(seq)), seq)
 	default:
 	}
 	if err := op.ReleaseAll(ctx); err != nil {
 		return verdict.Errorf("%v", err)
 	}
-	wctx, cancel := context.WithTimeout(ctx, e.taskBudget())
+	wctx, cancel := context.WithTimeout(ctx, e.TaskBudget())
 	defer cancel()
 	resp, err := c.Await(wctx)
 	if err != nil {
-		return Violation(verdict.Fail, "TSK-47", []string{"tasks/result answered once the task completed"}, chrono.Sanitize(err.Error(), false), 0)
+		return probe.Violation(verdict.Fail, "TSK-47", []string{"tasks/result answered once the task completed"}, chrono.Sanitize(err.Error(), false), 0)
 	}
 	if resp.Error != nil {
-		return Violation(verdict.Fail, "TSK-48", []string{"the underlying result"}, fmt.Sprintf("error %d", resp.Error.Code), 0)
+		return probe.Violation(verdict.Fail, "TSK-48", []string{"the underlying result"}, fmt.Sprintf("error %d", resp.Error.Code), 0)
 	}
 	return verdict.Passf("tasks/result waited for the task and then answered")
 }
 
-func taskUnknownID(ctx context.Context, e *Env) verdict.Outcome {
+func taskUnknownID(ctx context.Context, e *probe.Env) verdict.Outcome {
 	for _, m := range []string{mcp.MethodTasksGet, mcp.MethodTasksResult, mcp.MethodTasksCancel} {
 		seq := e.Log.Len() + 1
 		err := e.S.Request(ctx, m, map[string]any{"taskId": "mcpflight-no-such-task"}, nil)
-		code, isRPC := rpcCode(err)
+		code, isRPC := probe.RPCCode(err)
 		if !isRPC || code != jsonrpc.CodeInvalidParams {
 			actual := "a result"
 			if err != nil {
 				actual = chrono.Sanitize(err.Error(), false)
 			}
-			return Violation(verdict.Fail, "TSK-68", []string{m + " for an unknown taskId gets -32602"}, actual, seq)
+			return probe.Violation(verdict.Fail, "TSK-68", []string{m + " for an unknown taskId gets -32602"}, actual, seq)
 		}
 	}
 	return verdict.Passf("tasks/get, tasks/result and tasks/cancel answered -32602")
 }
 
-func taskIDSourceOfTruth(ctx context.Context, e *Env) verdict.Outcome {
-	a, err := e.StartTask(ctx, TaskSpec{Key: "sa"})
+func taskIDSourceOfTruth(ctx context.Context, e *probe.Env) verdict.Outcome {
+	a, err := e.StartTask(ctx, probe.TaskSpec{Key: "sa"})
 	if err != nil {
-		return createOutcome(err)
+		return probe.CreateOutcome(err)
 	}
-	b, err := e.StartTask(ctx, TaskSpec{Key: "sb"})
+	b, err := e.StartTask(ctx, probe.TaskSpec{Key: "sb"})
 	if err != nil {
-		return createOutcome(err)
+		return probe.CreateOutcome(err)
 	}
 	defer func() { _ = a.ReleaseAll(context.WithoutCancel(ctx)); _ = b.ReleaseAll(context.WithoutCancel(ctx)) }()
 	call, err := e.S.Start(ctx, mcp.MethodTasksGet, map[string]any{
@@ -1079,55 +814,37 @@ func taskIDSourceOfTruth(ctx context.Context, e *Env) verdict.Outcome {
 	resp, err := call.Await(wctx)
 	switch {
 	case err != nil && ctx.Err() == nil && wctx.Err() != nil:
-		return Violation(verdict.Fail, "TSK-52", []string{"the related-task metadata is ignored; tasks/get answers about task A"},
+		return probe.Violation(verdict.Fail, "TSK-52", []string{"the related-task metadata is ignored; tasks/get answers about task A"},
 			fmt.Sprintf("no answer to tasks/get %s (seq %d) within %v", call.ID, call.SentSeq, wait), call.SentSeq)
 	case err != nil:
 		return verdict.Errorf("%v", err)
 	}
 	_, seq := call.Response()
 	if resp.Error != nil {
-		return Violation(verdict.Fail, "TSK-52", []string{"the related-task metadata is ignored; task A is returned"}, describe(e.eventAt(seq)), seq)
+		return probe.Violation(verdict.Fail, "TSK-52", []string{"the related-task metadata is ignored; task A is returned"}, probe.Describe(e.EventAt(seq)), seq)
 	}
 	got, _ := peer.ParseTask(resp.Result)
 	if got.TaskID != a.Task.TaskID {
-		return Violation(verdict.Fail, "TSK-51", []string{"task " + a.Task.TaskID}, describe(e.eventAt(seq)), seq)
+		return probe.Violation(verdict.Fail, "TSK-51", []string{"task " + a.Task.TaskID}, probe.Describe(e.EventAt(seq)), seq)
 	}
 	return verdict.Passf("params.taskId won over the related-task metadata")
 }
 
-// listAll pages through tasks/list.
-func listAll(ctx context.Context, s *peer.Session) ([]peer.Task, int, error) {
-	var all []peer.Task
-	cursor := ""
-	for pages := 1; pages <= 100; pages++ {
-		page, err := s.ListTasks(ctx, cursor)
-		if err != nil {
-			return all, pages, err
-		}
-		all = append(all, page.Tasks...)
-		if !page.HasNext {
-			return all, pages, nil
-		}
-		cursor = page.NextCursor
-	}
-	return all, 100, errors.New("more than 100 pages")
-}
-
-func taskListPagination(ctx context.Context, e *Env) verdict.Outcome {
+func taskListPagination(ctx context.Context, e *probe.Env) verdict.Outcome {
 	if !e.S.Server().Tasks().List {
 		return verdict.Skipf("the server does not declare tasks.list")
 	}
 	ids := map[string]int{}
 	for i := range 3 {
-		op, err := e.StartTask(ctx, TaskSpec{Key: fmt.Sprintf("lp%d", i), Free: true, Ticks: 1})
+		op, err := e.StartTask(ctx, probe.TaskSpec{Key: fmt.Sprintf("lp%d", i), Free: true, Ticks: 1})
 		if err != nil {
-			return createOutcome(err)
+			return probe.CreateOutcome(err)
 		}
 		ids[op.Task.TaskID] = 0
 	}
-	all, pages, err := listAll(ctx, e.S)
+	all, pages, err := probe.ListAllTasks(ctx, e.S)
 	if err != nil {
-		return Violation(verdict.Fail, "TSK-60", []string{"tasks/list pages end with no nextCursor"}, chrono.Sanitize(err.Error(), false), 0)
+		return probe.Violation(verdict.Fail, "TSK-60", []string{"tasks/list pages end with no nextCursor"}, chrono.Sanitize(err.Error(), false), 0)
 	}
 	for _, t := range all {
 		if _, ok := ids[t.TaskID]; ok {
@@ -1136,17 +853,17 @@ func taskListPagination(ctx context.Context, e *Env) verdict.Outcome {
 	}
 	for id, n := range ids {
 		if n != 1 {
-			return Violation(verdict.Fail, "TSK-62", []string{"every task retrievable by tasks/get is listed exactly once"}, fmt.Sprintf("task %s listed %d times over %d pages", chrono.Sanitize(id, false), n, pages), 0)
+			return probe.Violation(verdict.Fail, "TSK-62", []string{"every task retrievable by tasks/get is listed exactly once"}, fmt.Sprintf("task %s listed %d times over %d pages", chrono.Sanitize(id, false), n, pages), 0)
 		}
 	}
 	_, err = e.S.ListTasks(ctx, "mcpflight-bogus-cursor")
-	if code, isRPC := rpcCode(err); !isRPC || code != jsonrpc.CodeInvalidParams {
-		return Violation(verdict.Fail, "TSK-69", []string{"error -32602 for an invalid cursor"}, fmt.Sprintf("%v", err), 0)
+	if code, isRPC := probe.RPCCode(err); !isRPC || code != jsonrpc.CodeInvalidParams {
+		return probe.Violation(verdict.Fail, "TSK-69", []string{"error -32602 for an invalid cursor"}, fmt.Sprintf("%v", err), 0)
 	}
 	return verdict.Passf("%d tasks over %d pages, each once; a bogus cursor got -32602", len(all), pages)
 }
 
-func taskListIsolation(ctx context.Context, e *Env) verdict.Outcome {
+func taskListIsolation(ctx context.Context, e *probe.Env) verdict.Outcome {
 	if !e.S.Server().Tasks().List {
 		return verdict.Skipf("the server does not declare tasks.list")
 	}
@@ -1163,26 +880,26 @@ func taskListIsolation(ctx context.Context, e *Env) verdict.Outcome {
 	oe := *e
 	oe.S = other
 	oe.Control = control.Detect(other)
-	op, err := oe.StartTask(ctx, TaskSpec{Key: "iso", Free: true, Ticks: 1})
+	op, err := oe.StartTask(ctx, probe.TaskSpec{Key: "iso", Free: true, Ticks: 1})
 	if err != nil {
-		return createOutcome(err)
+		return probe.CreateOutcome(err)
 	}
-	all, _, err := listAll(ctx, e.S)
+	all, _, err := probe.ListAllTasks(ctx, e.S)
 	if err != nil {
 		return verdict.Errorf("tasks/list: %v", err)
 	}
 	for _, t := range all {
 		if t.TaskID == op.Task.TaskID {
-			return Violation(verdict.Fail, "TSK-84", []string{"tasks/list lists only the requestor's own tasks"}, "it listed task "+chrono.Sanitize(t.TaskID, false)+" of another session", 0)
+			return probe.Violation(verdict.Fail, "TSK-84", []string{"tasks/list lists only the requestor's own tasks"}, "it listed task "+chrono.Sanitize(t.TaskID, false)+" of another session", 0)
 		}
 	}
 	return verdict.Passf("the other session's task was not listed (%d tasks listed)", len(all))
 }
 
-func taskTTLExpiry(ctx context.Context, e *Env) verdict.Outcome {
-	op, err := e.StartTask(ctx, TaskSpec{Key: "ttl", TTL: 1})
+func taskTTLExpiry(ctx context.Context, e *probe.Env) verdict.Outcome {
+	op, err := e.StartTask(ctx, probe.TaskSpec{Key: "ttl", TTL: 1})
 	if err != nil {
-		return createOutcome(err)
+		return probe.CreateOutcome(err)
 	}
 	if op.Task.TTL != nil && *op.Task.TTL != 1 {
 		return verdict.Infof("the server overrode the ttl of 1 ms with %v (TSK-40)", *op.Task.TTL)
@@ -1191,10 +908,10 @@ func taskTTLExpiry(ctx context.Context, e *Env) verdict.Outcome {
 	defer cancel()
 	for {
 		_, err := e.S.GetTask(wctx, op.Task.TaskID)
-		if code, isRPC := rpcCode(err); isRPC && code == jsonrpc.CodeInvalidParams {
+		if code, isRPC := probe.RPCCode(err); isRPC && code == jsonrpc.CodeInvalidParams {
 			return verdict.Passf("the task was gone after its ttl (-32602)")
 		} else if isRPC {
-			return Violation(verdict.Fail, "TSK-68", []string{"-32602 for a task that no longer exists"}, fmt.Sprintf("error %d", code), 0)
+			return probe.Violation(verdict.Fail, "TSK-68", []string{"-32602 for a task that no longer exists"}, fmt.Sprintf("error %d", code), 0)
 		}
 		if wctx.Err() != nil {
 			return verdict.Infof("the task was kept past its ttl of 1 ms (deletion is a MAY, TSK-42)")
@@ -1208,10 +925,10 @@ func taskTTLExpiry(ctx context.Context, e *Env) verdict.Outcome {
 	}
 }
 
-func taskPollInterval(ctx context.Context, e *Env) verdict.Outcome {
-	op, err := e.StartTask(ctx, TaskSpec{Key: "pi"})
+func taskPollInterval(ctx context.Context, e *probe.Env) verdict.Outcome {
+	op, err := e.StartTask(ctx, probe.TaskSpec{Key: "pi"})
 	if err != nil {
-		return createOutcome(err)
+		return probe.CreateOutcome(err)
 	}
 	defer op.ReleaseAll(context.WithoutCancel(ctx))
 	got, err := e.S.GetTask(ctx, op.Task.TaskID)
@@ -1220,7 +937,7 @@ func taskPollInterval(ctx context.Context, e *Env) verdict.Outcome {
 	}
 	for _, t := range []peer.Task{op.Task, got} {
 		if t.PollInterval != nil && *t.PollInterval <= 0 {
-			return Violation(verdict.Warn, "TSK-43", []string{"pollInterval absent, or a positive number of milliseconds a requestor can respect (TSK-16)"},
+			return probe.Violation(verdict.Warn, "TSK-43", []string{"pollInterval absent, or a positive number of milliseconds a requestor can respect (TSK-16)"},
 				fmt.Sprintf("pollInterval %v", *t.PollInterval), 0)
 		}
 	}
@@ -1230,10 +947,10 @@ func taskPollInterval(ctx context.Context, e *Env) verdict.Outcome {
 	return verdict.Passf("pollInterval %v ms", *got.PollInterval)
 }
 
-func taskProgressLifetime(ctx context.Context, e *Env) verdict.Outcome {
-	op, err := e.StartTask(ctx, TaskSpec{Key: "pt", Progress: true})
+func taskProgressLifetime(ctx context.Context, e *probe.Env) verdict.Outcome {
+	op, err := e.StartTask(ctx, probe.TaskSpec{Key: "pt", Progress: true})
 	if err != nil {
-		return createOutcome(err)
+		return probe.CreateOutcome(err)
 	}
 	if _, _, err := op.RunToEnd(ctx); err != nil {
 		return verdict.Errorf("%v", err)
@@ -1249,7 +966,7 @@ func taskProgressLifetime(ctx context.Context, e *Env) verdict.Outcome {
 		}
 	}
 	if v := op.Call.Violations(); len(v) > 0 {
-		return Violation(verdict.Fail, string(v[0].Rule), []string{"strictly increasing progress under the request's token"}, v[0].Detail, v[0].Seq)
+		return probe.Violation(verdict.Fail, string(v[0].Rule), []string{"strictly increasing progress under the request's token"}, v[0].Detail, v[0].Seq)
 	}
 	if after == 0 {
 		return verdict.Infof("no progress after the CreateTaskResult (progress is optional)")

@@ -168,7 +168,7 @@ func (t textWriter) result(res runner.Result, verbose bool) {
 
 func (t textWriter) violation(res runner.Result) {
 	o := res.Outcome
-	// A summary made by cases.Violation only repeats the requirement and
+	// A summary made by probe.Violation only repeats the requirement and
 	// the actual line printed below.
 	if o.Summary != "" && o.Summary != fmt.Sprintf("%s violated: %s", o.Requirement, o.Actual) {
 		t.linef("%s%s", indent, san(o.Summary))

@@ -17,10 +17,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/mcpflight/mcpflight/cases"
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/control"
 	"github.com/mcpflight/mcpflight/peer"
+	"github.com/mcpflight/mcpflight/probe"
 	"github.com/mcpflight/mcpflight/profile"
 	"github.com/mcpflight/mcpflight/spec"
 	"github.com/mcpflight/mcpflight/transport"
@@ -80,7 +80,7 @@ type Config struct {
 	// empty profile, under which cases that need a tool are skipped.
 	Profile *profile.Profile
 	// Cases to run, in order (see Select).
-	Cases []cases.Case
+	Cases []probe.Case
 	// Version is the protocol version to test; spec.V20251125 if empty.
 	Version string
 	// CaseTimeout bounds each case, handshake included;
@@ -252,7 +252,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 // runCase runs one case in isolation: its own chronology, connection and
 // session. It returns the server's initialize result when the handshake
 // succeeded.
-func runCase(ctx context.Context, cfg Config, c cases.Case) (Result, *peer.InitResult) {
+func runCase(ctx context.Context, cfg Config, c probe.Case) (Result, *peer.InitResult) {
 	start := time.Now()
 	res := Result{
 		ID:        c.ID,
@@ -354,7 +354,7 @@ func runCase(ctx context.Context, cfg Config, c cases.Case) (Result, *peer.InitR
 		return finish(verdict.Skipf("%s", reason))
 	}
 
-	env := &cases.Env{
+	env := &probe.Env{
 		S:         s,
 		Log:       log,
 		Profile:   cfg.Profile,
@@ -413,7 +413,7 @@ func runCase(ctx context.Context, cfg Config, c cases.Case) (Result, *peer.InitR
 // run: when the deadline fires first, the verdict is an error. The case is
 // then given Grace to return after its session is closed, and abandoned
 // (its goroutine left to finish) if it still does not.
-func runGuarded(ctx context.Context, cfg Config, c cases.Case, env *cases.Env, closeSession func(context.Context) transport.Teardown) verdict.Outcome {
+func runGuarded(ctx context.Context, cfg Config, c probe.Case, env *probe.Env, closeSession func(context.Context) transport.Teardown) verdict.Outcome {
 	if c.Run == nil {
 		return verdict.Errorf("case has no Run function")
 	}
@@ -490,7 +490,7 @@ func handshakeOutcome(err error, init *peer.InitResult, requested string) verdic
 		if init != nil {
 			got = init.ProtocolVersion
 		}
-		return cases.Violation(verdict.Fail, "LIF-9",
+		return probe.Violation(verdict.Fail, "LIF-9",
 			[]string{
 				fmt.Sprintf("protocolVersion %q, the version requested, when the server supports it (LIF-9)", requested),
 				fmt.Sprintf("another protocol version the server supports (LIF-10), one of %s", strings.Join(peer.SupportedVersions, ", ")),
@@ -504,7 +504,7 @@ func handshakeOutcome(err error, init *peer.InitResult, requested string) verdic
 // tools/list, so that a profile naming a tool the server lacks is reported
 // as such instead of as a failed call. It returns the skip reason, or ""
 // (also when tools/list itself fails: the case then finds out).
-func missingTool(ctx context.Context, s *peer.Session, p *profile.Profile, n cases.Needs) string {
+func missingTool(ctx context.Context, s *peer.Session, p *profile.Profile, n probe.Needs) string {
 	needed := map[string]*profile.Tool{}
 	if n.SlowTool {
 		needed["slow"] = p.Slow
@@ -595,7 +595,7 @@ func targetLastWords(log *chrono.Log) string {
 
 // staticSkip returns why the case must be skipped on what the profile and
 // target say, or "".
-func staticSkip(cfg Config, n cases.Needs) string {
+func staticSkip(cfg Config, n probe.Needs) string {
 	switch {
 	case n.SlowTool && cfg.Profile.Slow == nil:
 		return "profile names no slow tool; pass --profile"
@@ -615,7 +615,7 @@ func staticSkip(cfg Config, n cases.Needs) string {
 
 // sessionSkip returns why the case must be skipped on what the server
 // declared, or "".
-func sessionSkip(n cases.Needs, init *peer.InitResult, ctl *control.Client) string {
+func sessionSkip(n probe.Needs, init *peer.InitResult, ctl *control.Client) string {
 	if n.Control && ctl == nil {
 		return "target does not offer the " + control.Capability + " extension"
 	}
@@ -651,7 +651,7 @@ func orNone(s string) string {
 // syntax: "cancel/*" matches every cancellation case), in catalogue order.
 // No globs selects every case. A glob that matches nothing, or is
 // malformed, is an error.
-func Select(all []cases.Case, globs []string) ([]cases.Case, error) {
+func Select(all []probe.Case, globs []string) ([]probe.Case, error) {
 	if len(globs) == 0 {
 		return slices.Clone(all), nil
 	}
@@ -671,7 +671,7 @@ func Select(all []cases.Case, globs []string) ([]cases.Case, error) {
 			return nil, fmt.Errorf("%w %q", ErrNoMatch, g)
 		}
 	}
-	var out []cases.Case
+	var out []probe.Case
 	for i, c := range all {
 		if picked[i] {
 			out = append(out, c)

@@ -11,9 +11,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/mcpflight/mcpflight/cases"
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/jsonrpc"
+	"github.com/mcpflight/mcpflight/probe"
 	"github.com/mcpflight/mcpflight/profile"
 	"github.com/mcpflight/mcpflight/refserver"
 	"github.com/mcpflight/mcpflight/spec"
@@ -83,11 +83,11 @@ func (j jsonRaw) MarshalJSON() ([]byte, error) { return []byte(j), nil }
 const bareInit = `{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"bare","version":"1"}}`
 
 // pingCase passes when ping works.
-func pingCase(id string) cases.Case {
-	return cases.Case{
+func pingCase(id string) probe.Case {
+	return probe.Case{
 		ID: id, Title: "ping works", Reqs: []string{"PNG-1"},
 		Versions: []string{spec.V20251125},
-		Run: func(ctx context.Context, e *cases.Env) verdict.Outcome {
+		Run: func(ctx context.Context, e *probe.Env) verdict.Outcome {
 			if err := e.S.Ping(ctx); err != nil {
 				return verdict.Errorf("ping: %v", err)
 			}
@@ -97,10 +97,10 @@ func pingCase(id string) cases.Case {
 }
 
 // fixed returns a case that returns o without touching the session.
-func fixed(id string, needs cases.Needs, o verdict.Outcome) cases.Case {
-	return cases.Case{
+func fixed(id string, needs probe.Needs, o verdict.Outcome) probe.Case {
+	return probe.Case{
 		ID: id, Title: id, Versions: []string{spec.V20251125}, Needs: needs,
-		Run: func(context.Context, *cases.Env) verdict.Outcome { return o },
+		Run: func(context.Context, *probe.Env) verdict.Outcome { return o },
 	}
 }
 
@@ -132,35 +132,35 @@ func verdicts(rep *Report) []string {
 }
 
 func TestSkipReasons(t *testing.T) {
-	v26 := fixed("v/26", cases.Needs{}, verdict.Passf("ran"))
+	v26 := fixed("v/26", probe.Needs{}, verdict.Passf("ran"))
 	v26.Versions = []string{spec.V20260728}
 	tests := []struct {
 		name    string
 		target  Target
 		profile *profile.Profile
-		c       cases.Case
+		c       probe.Case
 		want    string
 		session bool
 	}{
 		{"version", reference(), nil, v26, "skip: applies to 2026-07-28 only", false},
-		{"slow tool", reference(), &profile.Profile{}, fixed("a/slow", cases.Needs{SlowTool: true}, verdict.Passf("ran")),
+		{"slow tool", reference(), &profile.Profile{}, fixed("a/slow", probe.Needs{SlowTool: true}, verdict.Passf("ran")),
 			"skip: profile names no slow tool; pass --profile", false},
-		{"effect tool", reference(), &profile.Profile{Slow: &profile.Tool{Name: "s"}}, fixed("a/effect", cases.Needs{SlowTool: true, EffectTool: true}, verdict.Passf("ran")),
+		{"effect tool", reference(), &profile.Profile{Slow: &profile.Tool{Name: "s"}}, fixed("a/effect", probe.Needs{SlowTool: true, EffectTool: true}, verdict.Passf("ran")),
 			"skip: profile names no effect tool; pass --profile", false},
-		{"log tool", reference(), &profile.Profile{}, fixed("a/log", cases.Needs{LogTool: true}, verdict.Passf("ran")),
+		{"log tool", reference(), &profile.Profile{}, fixed("a/log", probe.Needs{LogTool: true}, verdict.Passf("ran")),
 			"skip: profile names no log tool; pass --profile", false},
-		{"stdio", reference(), nil, fixed("a/stdio", cases.Needs{Stdio: true}, verdict.Passf("ran")),
+		{"stdio", reference(), nil, fixed("a/stdio", probe.Needs{Stdio: true}, verdict.Passf("ran")),
 			"skip: needs the stdio transport; the target uses inprocess", false},
-		{"control", bare(bareInit, nil), nil, fixed("a/control", cases.Needs{Control: true}, verdict.Passf("ran")),
+		{"control", bare(bareInit, nil), nil, fixed("a/control", probe.Needs{Control: true}, verdict.Passf("ran")),
 			"skip: target does not offer the io.mcpflight/control extension", true},
-		{"capability", bare(bareInit, nil), nil, fixed("a/cap", cases.Needs{Capabilities: []string{"tools", "logging"}}, verdict.Passf("ran")),
+		{"capability", bare(bareInit, nil), nil, fixed("a/cap", probe.Needs{Capabilities: []string{"tools", "logging"}}, verdict.Passf("ran")),
 			`skip: capability "logging" not advertised`, true},
-		{"needs met", reference(), nil, fixed("a/all", cases.Needs{SlowTool: true, EffectTool: true, LogTool: true, Control: true, Capabilities: []string{"tools"}}, verdict.Passf("ran")),
+		{"needs met", reference(), nil, fixed("a/all", probe.Needs{SlowTool: true, EffectTool: true, LogTool: true, Control: true, Capabilities: []string{"tools"}}, verdict.Passf("ran")),
 			"pass: ran", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			rep := run(t, Config{Target: tt.target, Profile: tt.profile, Cases: []cases.Case{tt.c}})
+			rep := run(t, Config{Target: tt.target, Profile: tt.profile, Cases: []probe.Case{tt.c}})
 			if diff := cmp.Diff([]string{tt.want}, verdicts(rep)); diff != "" {
 				t.Errorf("verdicts (-want +got):\n%s", diff)
 			}
@@ -172,7 +172,7 @@ func TestSkipReasons(t *testing.T) {
 }
 
 func TestPassAndReport(t *testing.T) {
-	rep := run(t, Config{Cases: []cases.Case{pingCase("ping/a"), pingCase("ping/b")}})
+	rep := run(t, Config{Cases: []probe.Case{pingCase("ping/a"), pingCase("ping/b")}})
 	if diff := cmp.Diff([]string{"pass: ping answered", "pass: ping answered"}, verdicts(rep)); diff != "" {
 		t.Errorf("verdicts (-want +got):\n%s", diff)
 	}
@@ -208,25 +208,25 @@ func TestErrors(t *testing.T) {
 	tests := []struct {
 		name   string
 		target Target
-		c      cases.Case
+		c      probe.Case
 		want   string // prefix of "verdict: summary"
 		event  chrono.Kind
 	}{
-		{"panic", reference(), cases.Case{ID: "x/panic", Versions: []string{spec.V20251125},
-			Run: func(context.Context, *cases.Env) verdict.Outcome { panic("boom at step 2") }},
+		{"panic", reference(), probe.Case{ID: "x/panic", Versions: []string{spec.V20251125},
+			Run: func(context.Context, *probe.Env) verdict.Outcome { panic("boom at step 2") }},
 			"error: case panicked: boom at step 2", chrono.KindError},
-		{"no verdict", reference(), fixed("x/zero", cases.Needs{}, verdict.Outcome{Summary: "forgot"}),
+		{"no verdict", reference(), fixed("x/zero", probe.Needs{}, verdict.Outcome{Summary: "forgot"}),
 			"error: case returned no verdict", ""},
-		{"no run", reference(), cases.Case{ID: "x/norun", Versions: []string{spec.V20251125}},
+		{"no run", reference(), probe.Case{ID: "x/norun", Versions: []string{spec.V20251125}},
 			"error: case has no Run function", ""},
-		{"deadline", reference(), cases.Case{ID: "x/deadline", Versions: []string{spec.V20251125},
-			Run: func(ctx context.Context, e *cases.Env) verdict.Outcome {
+		{"deadline", reference(), probe.Case{ID: "x/deadline", Versions: []string{spec.V20251125},
+			Run: func(ctx context.Context, e *probe.Env) verdict.Outcome {
 				<-ctx.Done()
 				return verdict.Passf("nothing happened before the deadline")
 			}},
 			"error: case deadline of 50ms exceeded before the case concluded (it then said: pass: nothing happened before the deadline)", chrono.KindDeadline},
-		{"ignores its context", reference(), cases.Case{ID: "x/stuck", Versions: []string{spec.V20251125},
-			Run: func(context.Context, *cases.Env) verdict.Outcome {
+		{"ignores its context", reference(), probe.Case{ID: "x/stuck", Versions: []string{spec.V20251125},
+			Run: func(context.Context, *probe.Env) verdict.Outcome {
 				<-release
 				return verdict.Passf("released")
 			}},
@@ -241,7 +241,7 @@ func TestErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			rep := run(t, Config{Target: tt.target, Cases: []cases.Case{tt.c},
+			rep := run(t, Config{Target: tt.target, Cases: []probe.Case{tt.c},
 				CaseTimeout: 50 * time.Millisecond, Grace: 20 * time.Millisecond})
 			got := verdicts(rep)[0]
 			if !strings.HasPrefix(got, tt.want) {
@@ -255,7 +255,7 @@ func TestErrors(t *testing.T) {
 }
 
 func TestVersionMismatchCitesBothRules(t *testing.T) {
-	rep := run(t, Config{Target: reference(refserver.FaultVersionMismatch), Cases: []cases.Case{pingCase("x/version")}})
+	rep := run(t, Config{Target: reference(refserver.FaultVersionMismatch), Cases: []probe.Case{pingCase("x/version")}})
 	o := rep.Results[0].Outcome
 	if o.Requirement != "LIF-9" || len(o.Expected) != 2 || !strings.Contains(o.Expected[1], "LIF-10") {
 		t.Errorf("outcome = %+v", o)
@@ -275,9 +275,9 @@ func hasEvent(events []chrono.Event, kind chrono.Kind) bool {
 }
 
 func TestStrict(t *testing.T) {
-	warn := cases.Violation(verdict.Warn, "CAN-8", []string{"no response"}, "a response came", 7)
+	warn := probe.Violation(verdict.Warn, "CAN-8", []string{"no response"}, "a response came", 7)
 	for _, strict := range []bool{false, true} {
-		rep := run(t, Config{Strict: strict, Cases: []cases.Case{fixed("s/warn", cases.Needs{}, warn)}})
+		rep := run(t, Config{Strict: strict, Cases: []probe.Case{fixed("s/warn", probe.Needs{}, warn)}})
 		o := rep.Results[0].Outcome
 		want := verdict.Warn
 		summary := warn.Summary
@@ -295,8 +295,8 @@ func TestStrict(t *testing.T) {
 
 func TestEnvClose(t *testing.T) {
 	var first, second transport.Teardown
-	c := cases.Case{ID: "t/close", Versions: []string{spec.V20251125},
-		Run: func(ctx context.Context, e *cases.Env) verdict.Outcome {
+	c := probe.Case{ID: "t/close", Versions: []string{spec.V20251125},
+		Run: func(ctx context.Context, e *probe.Env) verdict.Outcome {
 			first = e.Close(ctx)
 			second = e.Close(ctx)
 			if e.Grace != 300*time.Millisecond || e.Transport != TransportInProcess || e.Control == nil || e.Profile.Name != profile.Reference {
@@ -304,7 +304,7 @@ func TestEnvClose(t *testing.T) {
 			}
 			return verdict.Passf("closed")
 		}}
-	rep := run(t, Config{Cases: []cases.Case{c}})
+	rep := run(t, Config{Cases: []probe.Case{c}})
 	if got := verdicts(rep); got[0] != "pass: closed" {
 		t.Fatal(got)
 	}
@@ -316,7 +316,7 @@ func TestEnvClose(t *testing.T) {
 func TestTeardownIgnoringEOF(t *testing.T) {
 	for _, strict := range []bool{false, true} {
 		rep := run(t, Config{Target: reference(refserver.FaultIgnoreStdinEOF), Strict: strict,
-			CloseTimeout: 20 * time.Millisecond, Cases: []cases.Case{pingCase("t/a")}})
+			CloseTimeout: 20 * time.Millisecond, Cases: []probe.Case{pingCase("t/a")}})
 		g := rep.Teardown
 		want := verdict.Warn
 		if strict {
@@ -403,8 +403,8 @@ func TestExitCode(t *testing.T) {
 }
 
 func TestSelect(t *testing.T) {
-	all := []cases.Case{{ID: "cancel/a"}, {ID: "cancel/b"}, {ID: "progress/a"}, {ID: "ping/a"}}
-	ids := func(cs []cases.Case) []string {
+	all := []probe.Case{{ID: "cancel/a"}, {ID: "cancel/b"}, {ID: "progress/a"}, {ID: "ping/a"}}
+	ids := func(cs []probe.Case) []string {
 		var out []string
 		for _, c := range cs {
 			out = append(out, c.ID)
@@ -454,13 +454,13 @@ func TestRunConfigErrors(t *testing.T) {
 
 func TestRunInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
-	first := cases.Case{ID: "i/first", Versions: []string{spec.V20251125},
-		Run: func(context.Context, *cases.Env) verdict.Outcome {
+	first := probe.Case{ID: "i/first", Versions: []string{spec.V20251125},
+		Run: func(context.Context, *probe.Env) verdict.Outcome {
 			cancel()
 			return verdict.Passf("done")
 		}}
 	p, _ := profile.Builtin(profile.Reference)
-	rep, err := Run(ctx, Config{Target: reference(), Profile: p, Cases: []cases.Case{first, pingCase("i/second")}})
+	rep, err := Run(ctx, Config{Target: reference(), Profile: p, Cases: []probe.Case{first, pingCase("i/second")}})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
@@ -481,14 +481,14 @@ func TestRunInterrupted(t *testing.T) {
 // the target: that case and every case not yet run are errors naming the
 // run deadline, and the run is reported, not silently cut short.
 func TestRunTimeout(t *testing.T) {
-	waits := cases.Case{ID: "t/waits", Versions: []string{spec.V20251125},
-		Run: func(ctx context.Context, e *cases.Env) verdict.Outcome {
+	waits := probe.Case{ID: "t/waits", Versions: []string{spec.V20251125},
+		Run: func(ctx context.Context, e *probe.Env) verdict.Outcome {
 			<-ctx.Done()
 			return verdict.Errorf("stopped: %v", ctx.Err())
 		}}
 	p, _ := profile.Builtin(profile.Reference)
 	rep, err := Run(context.Background(), Config{Target: reference(), Profile: p, CaseTimeout: time.Minute, // safety net only
-		RunTimeout: 100 * time.Millisecond, Cases: []cases.Case{waits, pingCase("t/second"), pingCase("t/third")}})
+		RunTimeout: 100 * time.Millisecond, Cases: []probe.Case{waits, pingCase("t/second"), pingCase("t/third")}})
 	if !errors.Is(err, ErrRunDeadline) {
 		t.Fatalf("err = %v, want ErrRunDeadline", err)
 	}
@@ -512,18 +512,18 @@ func TestRunTimeout(t *testing.T) {
 // TestChronologyCapIsNoPass: a case whose chronology reached its cap
 // cannot pass on that evidence; a fail it found stands.
 func TestChronologyCapIsNoPass(t *testing.T) {
-	flood := func(id string, o verdict.Outcome) cases.Case {
-		return cases.Case{ID: id, Versions: []string{spec.V20251125},
-			Run: func(_ context.Context, e *cases.Env) verdict.Outcome {
+	flood := func(id string, o verdict.Outcome) probe.Case {
+		return probe.Case{ID: id, Versions: []string{spec.V20251125},
+			Run: func(_ context.Context, e *probe.Env) verdict.Outcome {
 				for range chrono.DefaultMaxEvents {
 					e.Log.Harness(chrono.KindNote, "test", "flood")
 				}
 				return o
 			}}
 	}
-	rep := run(t, Config{Cases: []cases.Case{
+	rep := run(t, Config{Cases: []probe.Case{
 		flood("c/pass", verdict.Passf("looked fine")),
-		flood("c/fail", cases.Violation(verdict.Fail, "PRG-4", []string{"increase"}, "decrease", 0)),
+		flood("c/fail", probe.Violation(verdict.Fail, "PRG-4", []string{"increase"}, "decrease", 0)),
 	}})
 	if r := rep.Results[0]; r.Outcome.Verdict != verdict.Error || !strings.Contains(r.Outcome.Summary, "cap of") {
 		t.Errorf("capped pass: %s %q", r.Outcome.Verdict, r.Outcome.Summary)

@@ -1,4 +1,4 @@
-package cases
+package probe
 
 import (
 	"context"
@@ -63,7 +63,7 @@ func (e *Env) drainCancelledStreams(ctx context.Context) {
 
 // answeredNotification fails the case when a response arrived that answers
 // no request of ours after seq: the answer to a notification (RPC-15).
-func (e *Env) answeredNotification(after uint64) *verdict.Outcome {
+func (e *Env) AnsweredNotification(after uint64) *verdict.Outcome {
 	for _, st := range e.S.Strays() {
 		if st.Seq <= after {
 			continue
@@ -73,12 +73,12 @@ func (e *Env) answeredNotification(after uint64) *verdict.Outcome {
 			// A second response to one of our requests answers a
 			// request, not a notification: it breaks RPC-8.
 			o := Violation(verdict.Fail, "RPC-8", []string{"exactly one response per request, with the request's exact id"},
-				describe(e.eventAt(st.Seq)), st.Seq)
+				Describe(e.EventAt(st.Seq)), st.Seq)
 			return &o
 		case peer.StrayNullIDError, peer.StrayUnknownResponse:
-			ev := e.eventAt(st.Seq)
+			ev := e.EventAt(st.Seq)
 			o := Violation(verdict.Fail, "RPC-15", []string{"no response of any kind to a notification"},
-				describe(ev), st.Seq)
+				Describe(ev), st.Seq)
 			return &o
 		}
 	}
@@ -87,11 +87,11 @@ func (e *Env) answeredNotification(after uint64) *verdict.Outcome {
 
 // extraResponses fails the case on a response to an id never sent, or a
 // second response to one of ours, anywhere in the session (RPC-8).
-func (e *Env) extraResponses() *verdict.Outcome {
+func (e *Env) ExtraResponses() *verdict.Outcome {
 	for _, st := range e.S.Strays() {
 		if st.Kind == peer.StrayDuplicateResponse || st.Kind == peer.StrayUnknownResponse {
 			o := Violation(verdict.Fail, "RPC-8", []string{"exactly one response per request, with the request's exact id"},
-				describe(e.eventAt(st.Seq)), st.Seq)
+				Describe(e.EventAt(st.Seq)), st.Seq)
 			return &o
 		}
 	}
@@ -100,18 +100,18 @@ func (e *Env) extraResponses() *verdict.Outcome {
 
 // malformedAfter fails the case on any inbound frame after seq that is not
 // a JSON-RPC message (RPC-2, STD-4).
-func (e *Env) malformedAfter(after uint64, req string) *verdict.Outcome {
+func (e *Env) MalformedAfter(after uint64, req string) *verdict.Outcome {
 	for _, ev := range e.Log.Since(after) {
 		if ev.Dir == chrono.In && ev.Kind == chrono.KindFrame && ev.Summary != nil && ev.Summary.Malformed != "" {
 			o := Violation(verdict.Fail, req, []string{"every frame from the target is a valid JSON-RPC message"},
-				describe(ev)+" ("+ev.Summary.Malformed+")", ev.Seq)
+				Describe(ev)+" ("+ev.Summary.Malformed+")", ev.Seq)
 			return &o
 		}
 	}
 	return nil
 }
 
-func (e *Env) eventAt(seq uint64) chrono.Event {
+func (e *Env) EventAt(seq uint64) chrono.Event {
 	if seq == 0 {
 		return chrono.Event{}
 	}
@@ -125,33 +125,33 @@ func (e *Env) eventAt(seq uint64) chrono.Event {
 // afterCancel judges an operation we cancelled once it has settled:
 // no response and no progress after the cancel (CAN-8, CAN-16). It
 // returns nil when both held.
-func (e *Env) afterCancel(op *Op) *verdict.Outcome {
-	if o := e.responseAfterCancel(op); o != nil {
+func (e *Env) AfterCancel(op *Op) *verdict.Outcome {
+	if o := e.ResponseAfterCancel(op); o != nil {
 		return o
 	}
-	return e.progressAfterCancel(op)
+	return e.ProgressAfterCancel(op)
 }
 
 // responseAfterCancel judges that no response followed our cancel.
-func (e *Env) responseAfterCancel(op *Op) *verdict.Outcome {
+func (e *Env) ResponseAfterCancel(op *Op) *verdict.Outcome {
 	cancelSeq := op.Call.CancelSeq
-	if ev, ok := e.frameAfter(cancelSeq, responseTo(op.Call.ID)); ok {
+	if ev, ok := e.FrameAfter(cancelSeq, ResponseTo(op.Call.ID)); ok {
 		o := Violation(verdict.Warn, "CAN-8",
 			[]string{fmt.Sprintf("no response for request %s after notifications/cancelled (seq %d)", op.Call.ID, cancelSeq)},
-			"a response arrived: "+describe(ev), ev.Seq)
+			"a response arrived: "+Describe(ev), ev.Seq)
 		return &o
 	}
 	return nil
 }
 
 // progressAfterCancel judges that no progress followed our cancel.
-func (e *Env) progressAfterCancel(op *Op) *verdict.Outcome {
+func (e *Env) ProgressAfterCancel(op *Op) *verdict.Outcome {
 	cancelSeq := op.Call.CancelSeq
 	if op.Call.Token.IsValid() {
-		if ev, ok := e.frameAfter(cancelSeq, progressFor(op.Call.Token)); ok {
+		if ev, ok := e.FrameAfter(cancelSeq, ProgressFor(op.Call.Token)); ok {
 			o := Violation(verdict.Warn, "CAN-8",
 				[]string{fmt.Sprintf("no progress for token %s after notifications/cancelled (seq %d)", op.Call.Token, cancelSeq)},
-				"progress arrived: "+describe(ev), ev.Seq)
+				"progress arrived: "+Describe(ev), ev.Seq)
 			return &o
 		}
 	}
@@ -160,7 +160,7 @@ func (e *Env) progressAfterCancel(op *Op) *verdict.Outcome {
 
 // settleAfterCancel waits for a cancelled operation to end and judges a
 // target that never ends it.
-func (e *Env) settleAfterCancel(ctx context.Context, op *Op) *verdict.Outcome {
+func (e *Env) SettleAfterCancel(ctx context.Context, op *Op) *verdict.Outcome {
 	_, err := op.Settle(ctx)
 	switch {
 	case errors.Is(err, ErrNotSettled):
@@ -177,7 +177,7 @@ func (e *Env) settleAfterCancel(ctx context.Context, op *Op) *verdict.Outcome {
 // cleanupOnce checks the server's counters for an operation that ended:
 // exactly one release, and nothing left active (CAN-8 "free associated
 // resources"). wantState is "cancelled" or "completed".
-func (e *Env) cleanupOnce(ctx context.Context, op *Op, wantState string) *verdict.Outcome {
+func (e *Env) CleanupOnce(ctx context.Context, op *Op, wantState string) *verdict.Outcome {
 	if e.Control == nil {
 		return nil
 	}
@@ -209,12 +209,12 @@ func (e *Env) cleanupOnce(ctx context.Context, op *Op, wantState string) *verdic
 
 // completeAfterNoise releases an operation that a bogus notification must
 // not have touched, and judges that it completed normally.
-func (e *Env) completeAfterNoise(ctx context.Context, op *Op, noise string, noiseSeq uint64) *verdict.Outcome {
+func (e *Env) CompleteAfterNoise(ctx context.Context, op *Op, noise string, noiseSeq uint64) *verdict.Outcome {
 	if err := op.ReleaseAll(ctx); err != nil {
-		o := e.goneOrError(ctx, err, noise, noiseSeq)
+		o := e.GoneOrError(ctx, err, noise, noiseSeq)
 		return &o
 	}
-	wctx, cancel := context.WithTimeout(ctx, e.slowBudget())
+	wctx, cancel := context.WithTimeout(ctx, e.SlowBudget())
 	defer cancel()
 	resp, err := op.Call.Await(wctx)
 	switch {
@@ -235,14 +235,14 @@ func (e *Env) completeAfterNoise(ctx context.Context, op *Op, noise string, nois
 }
 
 // slowBudget bounds how long a case waits for a slow operation to finish.
-func (e *Env) slowBudget() time.Duration {
+func (e *Env) SlowBudget() time.Duration {
 	return 10*e.Grace + 10*time.Second
 }
 
 // goneOrError turns a failed exchange into a verdict: a fail when the
 // target has closed its output after what we sent (CAN-11: races and bad
 // input MUST be handled gracefully), an error otherwise.
-func (e *Env) goneOrError(ctx context.Context, err error, after string, seq uint64) verdict.Outcome {
+func (e *Env) GoneOrError(ctx context.Context, err error, after string, seq uint64) verdict.Outcome {
 	t := time.NewTimer(e.Grace)
 	defer t.Stop()
 	select {
@@ -253,4 +253,36 @@ func (e *Env) goneOrError(ctx context.Context, err error, after string, seq uint
 	case <-ctx.Done():
 	}
 	return verdict.Errorf("%v", err)
+}
+
+// judgeProgress checks one finished call's progress: no strays for
+// unknown tokens, strictly increasing, none after the response.
+func (e *Env) JudgeProgress(calls ...*peer.Call) *verdict.Outcome {
+	for _, st := range e.S.Strays() {
+		switch st.Kind {
+		case peer.StrayUnknownToken, peer.StrayBadProgress:
+			want := []string{}
+			for _, c := range calls {
+				if c.Token.IsValid() {
+					want = append(want, "progress with token "+c.Token.String())
+				}
+			}
+			if len(want) == 0 {
+				want = []string{"no progress: no request carried a token"}
+			}
+			o := Violation(verdict.Fail, "PRG-7", want, Describe(e.EventAt(st.Seq))+" ("+st.Detail+")", st.Seq)
+			if st.Kind == peer.StrayBadProgress {
+				o.Requirement = "PRG-1"
+			}
+			return &o
+		}
+	}
+	for _, c := range calls {
+		for _, v := range c.Violations() {
+			o := Violation(verdict.Fail, string(v.Rule), []string{"progress for token " + c.Token.String() + " strictly increases and stops at the response"},
+				v.Detail+": "+Describe(e.EventAt(v.Seq)), v.Seq)
+			return &o
+		}
+	}
+	return nil
 }

@@ -1,4 +1,4 @@
-package cases
+package probe
 
 import (
 	"context"
@@ -41,6 +41,12 @@ type Op struct {
 	Key   string
 	Steps int
 	e     *Env
+}
+
+// Follow makes an Op of a call the case started itself (a slow tool with
+// arguments of its own), with the key and step count of its checkpoints.
+func (e *Env) Follow(call *peer.Call, key string, steps int) *Op {
+	return &Op{Call: call, Key: key, Steps: steps, e: e}
 }
 
 // ErrNoControl reports a step that needs the control extension.
@@ -158,7 +164,7 @@ func (o *Op) AtStep(ctx context.Context, n int) error {
 			}
 			return fmt.Errorf("%w: step %d within %v", ErrNotReached, n, o.e.Grace)
 		}
-		if err == nil && o.e.separateStreams() && o.Call.Token.IsValid() {
+		if err == nil && o.e.SeparateStreams() && o.Call.Token.IsValid() {
 			// Over HTTP the await's answer and the call's progress travel
 			// on different streams: the checkpoint says the progress was
 			// sent, so wait until it has also been read.
@@ -201,7 +207,7 @@ func (o *Op) callFailed() error {
 // waitProgress waits until n progress notifications for the call's token
 // have been read.
 func (o *Op) waitProgress(ctx context.Context, n int) error {
-	isMine := progressFor(o.Call.Token)
+	isMine := ProgressFor(o.Call.Token)
 	seen := 0
 	_, err := o.e.Log.WaitFor(ctx, 0, func(ev chrono.Event) bool {
 		if ev.Dir == chrono.In && isMine(ev) {
@@ -242,7 +248,7 @@ func (o *Op) waitStreamProgress(ctx context.Context, n int) error {
 	}
 	seen := 0
 	_, err := o.e.Log.WaitFor(ctx, 0, func(ev chrono.Event) bool {
-		if ev.Dir == chrono.In && ev.Channel == "SSE "+stream && anyProgress(ev) {
+		if ev.Dir == chrono.In && ev.Channel == "SSE "+stream && AnyProgress(ev) {
 			seen++
 		}
 		return seen >= n
@@ -253,7 +259,7 @@ func (o *Op) waitStreamProgress(ctx context.Context, n int) error {
 // separateStreams reports whether the session's messages travel on
 // independent streams (Streamable HTTP), so that the order in which two
 // answers are read says nothing about the order they were sent.
-func (e *Env) separateStreams() bool {
+func (e *Env) SeparateStreams() bool {
 	_, ok := e.S.Conn().(*transport.HTTP)
 	return ok
 }
@@ -331,7 +337,7 @@ func (e *Env) CancelRaw(ctx context.Context, params any) (uint64, error) {
 }
 
 // frameAfter returns the first inbound frame after seq that matches.
-func (e *Env) frameAfter(seq uint64, match func(chrono.Event) bool) (chrono.Event, bool) {
+func (e *Env) FrameAfter(seq uint64, match func(chrono.Event) bool) (chrono.Event, bool) {
 	for _, ev := range e.Log.Since(seq) {
 		if ev.Dir == chrono.In && ev.Kind == chrono.KindFrame && match(ev) {
 			return ev, true
@@ -341,7 +347,7 @@ func (e *Env) frameAfter(seq uint64, match func(chrono.Event) bool) (chrono.Even
 }
 
 // responseTo matches a response frame for the request ID.
-func responseTo(id jsonrpc.ID) func(chrono.Event) bool {
+func ResponseTo(id jsonrpc.ID) func(chrono.Event) bool {
 	want := id.String()
 	return func(ev chrono.Event) bool {
 		return ev.Summary != nil && (ev.Summary.Kind == "result" || ev.Summary.Kind == "error") && ev.Summary.ID == want
@@ -349,25 +355,25 @@ func responseTo(id jsonrpc.ID) func(chrono.Event) bool {
 }
 
 // progressFor matches a progress notification for the token.
-func progressFor(tok jsonrpc.ProgressToken) func(chrono.Event) bool {
+func ProgressFor(tok jsonrpc.ProgressToken) func(chrono.Event) bool {
 	want := tok.String()
 	return func(ev chrono.Event) bool {
 		return ev.Summary != nil && ev.Summary.Method == mcp.NotificationProgress && ev.Summary.Token == want
 	}
 }
 
-// anyProgress matches every progress notification.
-func anyProgress(ev chrono.Event) bool {
+// AnyProgress matches every progress notification.
+func AnyProgress(ev chrono.Event) bool {
 	return ev.Summary != nil && ev.Summary.Method == mcp.NotificationProgress
 }
 
-// anyResponse matches every response frame.
-func anyResponse(ev chrono.Event) bool {
+// AnyResponse matches every response frame.
+func AnyResponse(ev chrono.Event) bool {
 	return ev.Summary != nil && (ev.Summary.Kind == "result" || ev.Summary.Kind == "error")
 }
 
 // describe renders an event for an Actual line.
-func describe(ev chrono.Event) string {
+func Describe(ev chrono.Event) string {
 	if ev.Summary == nil {
 		return fmt.Sprintf("seq %d %s %s", ev.Seq, ev.Kind, chrono.Sanitize(ev.Text, false))
 	}
