@@ -176,7 +176,7 @@ func pingIDs(ctx context.Context, e *probe.Env, ids ...jsonrpc.ID) verdict.Outco
 		calls = append(calls, c)
 	}
 	for _, c := range calls {
-		wctx, cancel := context.WithTimeout(ctx, e.Grace)
+		wctx, cancel := context.WithTimeout(ctx, e.Patience())
 		resp, err := c.Await(wctx)
 		cancel()
 		if err != nil {

@@ -380,10 +380,35 @@ func cancelExtraFields(ctx context.Context, e *probe.Env) verdict.Outcome {
 	if err := op.ReleaseAll(ctx); err != nil {
 		return verdict.Errorf("%v", err)
 	}
+	// On a controlled target the end checkpoint says which way the cancel
+	// went; elsewhere the grace window decides: a response within it is
+	// an ignored cancel.
+	wait := e.Grace
+	if e.Control != nil {
+		r, err := op.Settle(ctx)
+		switch {
+		case errors.Is(err, probe.ErrNotSettled):
+			// The cancel was accepted (nothing holds the operation back
+			// otherwise), and the operation never ended.
+			return e.NotSettled(op)
+		case err != nil:
+			return e.GoneOrError(ctx, err, "a cancel with extra members", seq)
+		case r.Outcome == mcp.OutcomeCancelled:
+			wait = 0
+		default:
+			wait = e.Patience()
+		}
+	}
 	branch := ""
-	wctx, cancel := context.WithTimeout(ctx, e.Grace)
-	resp, err := op.Call.Await(wctx)
-	cancel()
+	var resp *jsonrpc.Message
+	err = context.DeadlineExceeded
+	if wait > 0 {
+		wctx, cancel := context.WithTimeout(ctx, wait)
+		resp, err = op.Call.Await(wctx)
+		cancel()
+	} else if r, _ := op.Call.Response(); r != nil {
+		resp, err = r, nil
+	}
 	switch {
 	case errors.Is(err, peer.ErrConnectionClosed):
 		return probe.Violation(verdict.Fail, "CAN-11", []string{"the target handles a cancel with extra members and stays connected"},

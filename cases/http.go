@@ -183,19 +183,30 @@ func disconnectIsNotCancel(ctx context.Context, e *probe.Env) verdict.Outcome {
 		}
 		return verdict.Passf("the call went on after its stream dropped; its result came on %s", resumed)
 	}
-	// The call is held at its step-1 gate: watch, for the grace window,
-	// whether the server ends it by itself because the stream dropped.
-	wctx, cancel := context.WithTimeout(ctx, e.Grace)
-	_, endErr := op.Checkpoint(wctx, "end")
+	// The call is held at its step-1 gate. The server reaches
+	// a/disconnected once it has dealt with the dropped stream; its state
+	// then says whether it took the drop for a cancel. A server without
+	// that checkpoint is released and judged by the state it ends in.
+	wctx, cancel := context.WithTimeout(ctx, e.Patience())
+	_, discErr := op.Checkpoint(wctx, "disconnected")
 	cancel()
-	if endErr != nil && ctx.Err() == nil {
-		e.Log.Harness(chrono.KindDeadline, "case", fmt.Sprintf("the held call did not end within the grace window of %v after the drop", e.Grace))
-		if err := op.ReleaseAll(ctx); err != nil {
+	if discErr == nil {
+		state, _, err := op.OperationState(ctx)
+		if err != nil {
 			return verdict.Errorf("%v", err)
 		}
-		if _, err := op.Settle(ctx); err != nil {
-			return verdict.Errorf("settling: %v", err)
+		if state.State == "cancelled" {
+			return probe.Violation(verdict.Warn, "HTTP-25", []string{"operation \"a\" goes on although its stream was dropped (a disconnection is not a cancellation)"},
+				"the server reports operation \"a\" cancelled once it noticed the client dropped its stream", 0)
 		}
+	} else if ctx.Err() == nil {
+		e.Log.Harness(chrono.KindDeadline, "case", fmt.Sprintf("the server did not reach a/disconnected within %v of the drop", e.Patience()))
+	}
+	if err := op.ReleaseAll(ctx); err != nil {
+		return verdict.Errorf("%v", err)
+	}
+	if _, err := op.Settle(ctx); err != nil {
+		return verdict.Errorf("settling: %v", err)
 	}
 	state, _, err := op.OperationState(ctx)
 	if err != nil {
@@ -378,8 +389,8 @@ func cancel202NoResponse(ctx context.Context, e *probe.Env) verdict.Outcome {
 			return verdict.Errorf("sending cancel: %v", err)
 		}
 	}
-	if _, err := op.Settle(ctx); err != nil && !errors.Is(err, probe.ErrNotSettled) {
-		return verdict.Errorf("settling: %v", err)
+	if o := e.SettleAfterCancel(ctx, op); o != nil {
+		return *o
 	}
 	if err := e.Quiesce(ctx); err != nil {
 		return verdict.Errorf("%v", err)
@@ -615,24 +626,51 @@ func getStreamClean(ctx context.Context, e *probe.Env) verdict.Outcome {
 		return verdict.Errorf("%v", err)
 	}
 	// The GET stream is read on a connection of its own: nothing orders
-	// it with the call's stream, so it is watched for the grace window.
-	isMine := probe.ProgressFor(op.Call.Token)
+	// it with the call's stream. A controlled target says how many
+	// progress notifications it sent: once that many are read, wherever
+	// they came, the chronology is complete. Elsewhere the GET stream is
+	// watched for the grace window.
+	// The call is the only one running: any progress is its own, whatever
+	// token it names (a wrong token is for the progress cases to judge).
+	onGET := func(ev chrono.Event) bool {
+		return ev.Dir == chrono.In && ev.Kind == chrono.KindFrame && ev.Channel == "SSE "+get &&
+			(probe.AnyResponse(ev) || probe.AnyProgress(ev))
+	}
+	if e.Control != nil {
+		st, _, err := op.OperationState(ctx)
+		if err != nil {
+			return verdict.Errorf("%v", err)
+		}
+		if err := op.WaitAnyProgress(ctx, st.ProgressSent); err != nil {
+			return verdict.Errorf("the server reports %d progress notifications sent; %d were read: %v", st.ProgressSent, op.Call.ProgressCount(), err)
+		}
+		for _, ev := range e.Log.Events() {
+			if onGET(ev) {
+				return getStreamViolation(e, ev)
+			}
+		}
+		return verdict.Passf("the GET stream carried nothing of the call (all %d progress notifications came on its own stream)", st.ProgressSent)
+	}
 	wctx, cancel := context.WithTimeout(ctx, e.Grace)
 	defer cancel()
-	ev, err := e.Log.WaitFor(wctx, 0, func(ev chrono.Event) bool {
-		return ev.Dir == chrono.In && ev.Kind == chrono.KindFrame && ev.Channel == "SSE "+get &&
-			(probe.AnyResponse(ev) || isMine(ev))
-	})
+	ev, err := e.Log.WaitFor(wctx, 0, onGET)
 	switch {
-	case err == nil && probe.AnyResponse(ev):
-		return probe.Violation(verdict.Fail, "HTTP-32", []string{"no JSON-RPC response on the GET stream (not a resumption)"}, probe.Describe(ev), ev.Seq)
 	case err == nil:
-		return probe.Violation(verdict.Warn, "HTTP-31", []string{"progress of a POSTed call on that call's stream, not on the GET stream"}, probe.Describe(ev), ev.Seq)
+		return getStreamViolation(e, ev)
 	case ctx.Err() != nil:
 		return verdict.Errorf("%v", ctx.Err())
 	}
 	e.Log.Harness(chrono.KindDeadline, "case", fmt.Sprintf("watched the GET stream for %v", e.Grace))
 	return verdict.Passf("the GET stream carried nothing of the call")
+}
+
+// getStreamViolation judges a frame of a POSTed call read on the GET
+// stream: a response there breaks HTTP-32, progress HTTP-31.
+func getStreamViolation(e *probe.Env, ev chrono.Event) verdict.Outcome {
+	if probe.AnyResponse(ev) {
+		return probe.Violation(verdict.Fail, "HTTP-32", []string{"no JSON-RPC response on the GET stream (not a resumption)"}, probe.Describe(ev), ev.Seq)
+	}
+	return probe.Violation(verdict.Warn, "HTTP-31", []string{"progress of a POSTed call on that call's stream, not on the GET stream"}, probe.Describe(ev), ev.Seq)
 }
 
 func answerContentType(ctx context.Context, e *probe.Env) verdict.Outcome {
@@ -687,7 +725,7 @@ func primingEvent(ctx context.Context, e *probe.Env) verdict.Outcome {
 	if o != nil {
 		return *o
 	}
-	wctx, cancel := context.WithTimeout(ctx, e.Grace)
+	wctx, cancel := context.WithTimeout(ctx, e.Patience())
 	defer cancel()
 	select {
 	case <-h.StreamDone(stream):

@@ -2,6 +2,8 @@ package cases_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net/http/httptest"
 	"slices"
 	"strings"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/mcpflight/mcpflight/cases"
 	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/probe"
 	"github.com/mcpflight/mcpflight/profile"
 	"github.com/mcpflight/mcpflight/refserver"
 	"github.com/mcpflight/mcpflight/runner"
@@ -106,62 +109,111 @@ var unkillable = map[string]string{
 	"tasks/unguessable-ids":             "the reference server's ids are 128-bit random; TestGuessable shows the heuristic firing",
 }
 
-// referenceTarget dials sessions of one server, as a server process would
-// serve them: a second session of a case (tasks/list-isolation) shares it.
-func referenceTarget(faults refserver.FaultSet) runner.Target {
-	srv := refserver.New(refserver.Options{Faults: faults})
-	return runner.Target{
-		Name:      "reference",
-		Transport: runner.TransportInProcess,
-		Dial: func(ctx context.Context, log *chrono.Log) (transport.Conn, error) {
-			conn, _ := srv.InProcess(ctx, transport.StreamConfig{Log: log})
-			return conn, nil
-		},
+// A target makes the server one case runs against. Every case gets a
+// server of its own, so that cases running at the same time cannot see
+// each other; a second session of a case (tasks/list-isolation) shares
+// its server, as a server process would serve it.
+type target func() (runner.Target, func())
+
+// referenceTarget serves the reference server in process.
+func referenceTarget(faults refserver.FaultSet) target {
+	return func() (runner.Target, func()) {
+		srv := refserver.New(refserver.Options{Faults: faults})
+		return runner.Target{
+			Name:      "reference",
+			Transport: runner.TransportInProcess,
+			Dial: func(ctx context.Context, log *chrono.Log) (transport.Conn, error) {
+				conn, _ := srv.InProcess(ctx, transport.StreamConfig{Log: log})
+				return conn, nil
+			},
+		}, func() {}
 	}
 }
 
 // referenceHTTPTarget serves the reference server over Streamable HTTP
-// from an httptest server, closed with the test.
-func referenceHTTPTarget(t *testing.T, faults refserver.FaultSet) runner.Target {
-	t.Helper()
-	h := refserver.New(refserver.Options{Faults: faults}).HTTPHandler(refserver.HTTPOptions{})
-	ts := httptest.NewServer(h)
-	t.Cleanup(func() {
-		h.Close()
-		ts.Close()
-	})
-	return runner.Target{
-		Name:      ts.URL,
-		Transport: runner.TransportHTTP,
-		Dial: func(ctx context.Context, log *chrono.Log) (transport.Conn, error) {
-			return transport.DialHTTP(ctx, transport.HTTPConfig{URL: ts.URL, Log: log, StallTimeout: 10 * time.Second})
-		},
+// from an httptest server.
+func referenceHTTPTarget(faults refserver.FaultSet) target {
+	return func() (runner.Target, func()) {
+		h := refserver.New(refserver.Options{Faults: faults}).HTTPHandler(refserver.HTTPOptions{})
+		ts := httptest.NewServer(h)
+		return runner.Target{
+				Name:      ts.URL,
+				Transport: runner.TransportHTTP,
+				Dial: func(ctx context.Context, log *chrono.Log) (transport.Conn, error) {
+					return transport.DialHTTP(ctx, transport.HTTPConfig{URL: ts.URL, Log: log, StallTimeout: 10 * time.Second})
+				},
+			}, func() {
+				h.Close()
+				ts.Close()
+			}
 	}
 }
+
+// runSlots bounds how many cases of this package's tests run at once.
+// A case mostly waits (on a checkpoint, on the wire), so many more run
+// than there are cores; each has its own server and deadline.
+var runSlots = make(chan struct{}, 24)
 
 func runCatalogue(t *testing.T, faults refserver.FaultSet) *runner.Report {
 	t.Helper()
 	return runCatalogueOn(t, referenceTarget(faults))
 }
 
-func runCatalogueOn(t *testing.T, target runner.Target) *runner.Report {
+// runCatalogueOn runs the catalogue (see catalogue) and fails the test
+// when a run could not be made.
+func runCatalogueOn(t *testing.T, mk target) *runner.Report {
 	t.Helper()
-	prof, err := profile.Builtin("reference")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	rep, err := runner.Run(ctx, runner.Config{
-		Target:       target,
-		Profile:      prof,
-		Cases:        cases.All(),
-		CloseTimeout: 300 * time.Millisecond,
-	})
+	rep, err := catalogue(mk)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return rep
+}
+
+// catalogue runs every case of the catalogue, each against a server of
+// its own, concurrently (within runSlots), and gathers the results in
+// catalogue order.
+func catalogue(mk target) (*runner.Report, error) {
+	prof, err := profile.Builtin("reference")
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	all := cases.All()
+	rep := &runner.Report{Results: make([]runner.Result, len(all))}
+	errs := make([]error, len(all))
+	var wg sync.WaitGroup
+	for i, c := range all {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runSlots <- struct{}{}
+			defer func() { <-runSlots }()
+			tgt, closeTarget := mk()
+			defer closeTarget()
+			r, err := runner.Run(ctx, runner.Config{
+				Target:       tgt,
+				Profile:      prof,
+				Cases:        []probe.Case{c},
+				CloseTimeout: 300 * time.Millisecond,
+			})
+			if err == nil && len(r.Results) != 1 {
+				err = fmt.Errorf("%d results for one case", len(r.Results))
+			}
+			if err != nil {
+				errs[i] = fmt.Errorf("%s: %w", c.ID, err)
+				return
+			}
+			rep.Results[i] = r.Results[0]
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	rep.Transport = rep.Results[0].Transport
+	return rep, nil
 }
 
 // skippedOnReference lists cases the reference server cannot run, with
@@ -181,6 +233,7 @@ func needsHTTP(id string) bool {
 }
 
 func TestCatalogueAgainstReferenceServer(t *testing.T) {
+	t.Parallel()
 	rep := runCatalogue(t, nil)
 	for _, r := range rep.Results {
 		switch r.Outcome.Verdict {
@@ -200,8 +253,9 @@ func TestCatalogueAgainstReferenceServer(t *testing.T) {
 }
 
 func TestCatalogueOverHTTP(t *testing.T) {
+	t.Parallel()
 	start := time.Now()
-	rep := runCatalogueOn(t, referenceHTTPTarget(t, nil))
+	rep := runCatalogueOn(t, referenceHTTPTarget(nil))
 	t.Logf("catalogue over HTTP: %d cases in %s", len(rep.Results), time.Since(start))
 	for _, r := range rep.Results {
 		if r.Transport != runner.TransportHTTP {
@@ -217,6 +271,7 @@ func TestCatalogueOverHTTP(t *testing.T) {
 }
 
 func TestMutationMatrix(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("the mutation matrix runs the catalogue once per fault")
 	}
@@ -241,33 +296,56 @@ func TestMutationMatrix(t *testing.T) {
 			}
 		}
 	}
+	// A row is one fault over one transport and the cases that must
+	// catch it. Every row's catalogue runs at the same time (each case
+	// against a server of its own, within runSlots); the checks follow.
+	type row struct {
+		name  string
+		fault refserver.Fault
+		want  []string
+		mk    target
+	}
+	var rows []row
 	for _, fault := range refserver.AllFaults() {
+		set := refserver.FaultSet{fault: true}
 		if slices.Contains(refserver.HTTPFaults(), fault) {
-			t.Run("http/"+string(fault), func(t *testing.T) {
-				want := httpKillers[fault]
-				if len(want) == 0 {
-					t.Fatalf("HTTP fault %s has no killer listed in httpKillers", fault)
-				}
-				check(t, fault, want, runCatalogueOn(t, referenceHTTPTarget(t, refserver.FaultSet{fault: true})))
-			})
+			rows = append(rows, row{"http/" + string(fault), fault, httpKillers[fault], referenceHTTPTarget(set)})
 			continue
 		}
-		t.Run(string(fault), func(t *testing.T) {
-			want, ok := killers[fault]
-			if !ok || len(want) == 0 {
-				t.Fatalf("fault %s has no killer listed: add the cases that detect it", fault)
+		var overHTTP []string
+		for _, id := range killers[fault] {
+			if _, lost := lostOverHTTP[string(fault)+" "+id]; !lost && !strings.HasPrefix(id, "stdio/") {
+				overHTTP = append(overHTTP, id)
 			}
-			check(t, fault, want, runCatalogue(t, refserver.FaultSet{fault: true}))
-		})
-		t.Run("http/"+string(fault), func(t *testing.T) {
-			var want []string
-			for _, id := range killers[fault] {
-				if _, lost := lostOverHTTP[string(fault)+" "+id]; !lost && !strings.HasPrefix(id, "stdio/") {
-					want = append(want, id)
-				}
+		}
+		rows = append(rows,
+			row{string(fault), fault, killers[fault], referenceTarget(set)},
+			row{"http/" + string(fault), fault, overHTTP, referenceHTTPTarget(set)})
+	}
+	reps := make([]*runner.Report, len(rows))
+	errs := make([]error, len(rows))
+	var wg sync.WaitGroup
+	for i, r := range rows {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			reps[i], errs[i] = catalogue(r.mk)
+		}()
+	}
+	wg.Wait()
+	for i, r := range rows {
+		t.Run(r.name, func(t *testing.T) {
+			if errs[i] != nil {
+				t.Fatal(errs[i])
 			}
-			check(t, fault, want, runCatalogueOn(t, referenceHTTPTarget(t, refserver.FaultSet{fault: true})))
+			if len(r.want) == 0 && !strings.HasPrefix(r.name, "http/") || len(r.want) == 0 && slices.Contains(refserver.HTTPFaults(), r.fault) {
+				t.Fatalf("fault %s has no killer listed: add the cases that detect it", r.fault)
+			}
+			check(t, r.fault, r.want, reps[i])
 		})
+	}
+	if t.Failed() {
+		return
 	}
 	for _, c := range cases.All() {
 		if _, excused := unkillable[c.ID]; excused {

@@ -605,13 +605,13 @@ func taskResultAfterCancel(ctx context.Context, e *probe.Env) verdict.Outcome {
 		}
 		return verdict.Errorf("tasks/cancel: %v", err)
 	}
-	wctx, cancel := context.WithTimeout(ctx, 2*e.Grace+time.Second)
+	wctx, cancel := context.WithTimeout(ctx, e.Patience())
 	defer cancel()
 	resp, err := res.Await(wctx)
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
 			return probe.Violation(verdict.Fail, "TSK-47", []string{"the blocked tasks/result is answered once tasks/cancel made the task terminal (an error or a result)"},
-				fmt.Sprintf("no answer to tasks/result %s within %v of the cancel", res.ID, 2*e.Grace+time.Second), 0)
+				fmt.Sprintf("no answer to tasks/result %s within %v of the cancel", res.ID, e.Patience()), 0)
 		}
 		return verdict.Errorf("%v", err)
 	}
@@ -808,7 +808,7 @@ func taskIDSourceOfTruth(ctx context.Context, e *probe.Env) verdict.Outcome {
 	if err != nil {
 		return verdict.Errorf("%v", err)
 	}
-	wait := 2*e.Grace + 2*time.Second
+	wait := e.Patience()
 	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	resp, err := call.Await(wctx)

@@ -111,6 +111,14 @@ type Env struct {
 	Open func(ctx context.Context) (*peer.Session, error)
 }
 
+// Patience bounds a wait for something that must happen and that nothing
+// holds back: a checkpoint once its gates are open, an answer in flight,
+// the end of a stream after its response. It is a safety net that a
+// loaded machine cannot overrun (ten grace windows and two seconds),
+// never the thing a case tests; what must not happen is judged after a
+// barrier (Quiesce) or, on a target without checkpoints, over Grace.
+func (e *Env) Patience() time.Duration { return 10*e.Grace + 2*time.Second }
+
 // Teardown is the transport's teardown grade, re-exported for cases.
 type Teardown = transport.Teardown
 

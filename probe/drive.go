@@ -155,14 +155,14 @@ func (o *Op) AtStep(ctx context.Context, n int) error {
 				return err
 			}
 		}
-		wctx, cancel := context.WithTimeout(ctx, o.e.Grace)
+		wctx, cancel := context.WithTimeout(ctx, o.e.Patience())
 		defer cancel()
 		_, err := o.Checkpoint(wctx, fmt.Sprintf("step/%d", n))
 		if err != nil && ctx.Err() == nil && wctx.Err() != nil {
 			if cerr := o.callFailed(); cerr != nil {
 				return fmt.Errorf("the call failed before step %d: %w", n, cerr)
 			}
-			return fmt.Errorf("%w: step %d within %v", ErrNotReached, n, o.e.Grace)
+			return fmt.Errorf("%w: step %d within %v", ErrNotReached, n, o.e.Patience())
 		}
 		if err == nil && o.e.SeparateStreams() && o.Call.Token.IsValid() {
 			// Over HTTP the await's answer and the call's progress travel
@@ -173,7 +173,7 @@ func (o *Op) AtStep(ctx context.Context, n int) error {
 				if cerr := o.callFailed(); cerr != nil {
 					return fmt.Errorf("the call failed before its progress %d arrived: %w", n, cerr)
 				}
-				return fmt.Errorf("%w: progress %d of a reached step/%d never arrived within %v", ErrNotReached, n, n, o.e.Grace)
+				return fmt.Errorf("%w: progress %d of a reached step/%d never arrived within %v", ErrNotReached, n, n, o.e.Patience())
 			}
 		}
 		return err
@@ -202,6 +202,25 @@ func (o *Op) callFailed() error {
 		return err
 	}
 	return nil
+}
+
+// WaitAnyProgress waits, at most Env.Patience, until n progress
+// notifications have been read since the call was sent, whatever token
+// they name: for a case that runs one call at a time.
+func (o *Op) WaitAnyProgress(ctx context.Context, n int) error {
+	if n <= 0 {
+		return nil
+	}
+	wctx, cancel := context.WithTimeout(ctx, o.e.Patience())
+	defer cancel()
+	seen := 0
+	_, err := o.e.Log.WaitFor(wctx, o.Call.SentSeq, func(ev chrono.Event) bool {
+		if ev.Dir == chrono.In && AnyProgress(ev) {
+			seen++
+		}
+		return seen >= n
+	})
+	return err
 }
 
 // waitProgress waits until n progress notifications for the call's token
@@ -265,24 +284,24 @@ func (e *Env) SeparateStreams() bool {
 }
 
 // ErrNotReached reports that a controlled operation did not reach a
-// checkpoint within the grace window, although nothing held it back.
+// checkpoint within Env.Patience, although nothing held it back.
 var ErrNotReached = errors.New("operation did not reach its checkpoint")
 
 // ErrNotSettled reports that an operation did not reach its end within
-// the grace window after it should have stopped.
+// Env.Patience after it should have stopped.
 var ErrNotSettled = errors.New("operation did not reach its end checkpoint")
 
 // Settle waits until everything the operation will ever send is on the
 // wire. On a controlled target that is the KEY/end checkpoint (bounded by
-// the grace window); elsewhere it is the grace window itself, recorded as
+// Env.Patience); elsewhere it is the grace window itself, recorded as
 // a deadline event: an observation window, not a synchronisation.
 func (o *Op) Settle(ctx context.Context) (control.Reached, error) {
 	if o.e.Control != nil {
-		wctx, cancel := context.WithTimeout(ctx, o.e.Grace)
+		wctx, cancel := context.WithTimeout(ctx, o.e.Patience())
 		defer cancel()
 		r, err := o.Checkpoint(wctx, "end")
 		if err != nil && ctx.Err() == nil {
-			return r, fmt.Errorf("%w within %v: %w", ErrNotSettled, o.e.Grace, err)
+			return r, fmt.Errorf("%w within %v: %w", ErrNotSettled, o.e.Patience(), err)
 		}
 		if err == nil {
 			o.e.drainStream(wctx, o.Call.ID)
@@ -389,7 +408,7 @@ func Describe(ev chrono.Event) string {
 // session has become unusable (CAN-11: both parties MUST handle races
 // gracefully). It returns nil when the ping succeeded.
 func (e *Env) Healthy(ctx context.Context, after string) *verdict.Outcome {
-	pctx, cancel := context.WithTimeout(ctx, 2*e.Grace+2*time.Second)
+	pctx, cancel := context.WithTimeout(ctx, e.Patience())
 	defer cancel()
 	seq := e.Log.Len()
 	if err := e.S.Ping(pctx); err != nil {

@@ -93,12 +93,12 @@ func (e *Env) FramesOn(stream string) []chrono.Event {
 	return out
 }
 
-// streamDoneOr is the stream's end, or the end of the grace window.
+// StreamDoneOr is the stream's end, or the end of Env.Patience.
 func StreamDoneOr(ctx context.Context, h *transport.HTTP, stream string, e *Env) <-chan struct{} {
 	out := make(chan struct{})
 	go func() {
 		defer close(out)
-		wctx, cancel := context.WithTimeout(ctx, e.Grace)
+		wctx, cancel := context.WithTimeout(ctx, e.Patience())
 		defer cancel()
 		select {
 		case <-h.StreamDone(stream):

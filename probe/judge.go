@@ -22,7 +22,7 @@ import (
 // Over Streamable HTTP each request has its own stream, so a round trip
 // orders nothing across streams: the streams of requests we cancelled,
 // which the server may still be ending, are also waited for (bounded by
-// the grace window).
+// Env.Patience).
 func (e *Env) Quiesce(ctx context.Context) error {
 	if e.Control != nil {
 		_, err := e.Control.Counters(ctx)
@@ -34,21 +34,25 @@ func (e *Env) Quiesce(ctx context.Context) error {
 	return e.Observe(ctx)
 }
 
-// drainCancelledStreams waits, at most the grace window, for the SSE
-// streams of cancelled requests to end.
+// drainCancelledStreams waits, at most Env.Patience, for the SSE
+// streams of cancelled requests to end. A request answered before its
+// cancel was sent is left out: its stream has nothing more to say about
+// the cancel (a task's creating stream, for one, stays open for the
+// task's own messages).
 func (e *Env) drainCancelledStreams(ctx context.Context) {
 	h, ok := e.S.Conn().(*transport.HTTP)
 	if !ok {
 		return
 	}
-	wctx, cancel := context.WithTimeout(ctx, e.Grace)
+	wctx, cancel := context.WithTimeout(ctx, e.Patience())
 	defer cancel()
-	for _, ev := range e.Log.Events() {
+	events := e.Log.Events()
+	for _, ev := range events {
 		if ev.Dir != chrono.Out || ev.Summary == nil || ev.Summary.Method != mcp.NotificationCancelled || ev.Summary.RequestID == "" {
 			continue
 		}
 		id, err := jsonrpc.ParseID([]byte(ev.Summary.RequestID))
-		if err != nil {
+		if err != nil || answeredBefore(events, id, ev.Seq) {
 			continue
 		}
 		if done := h.StreamDone(h.StreamOf(id)); done != nil {
@@ -59,6 +63,20 @@ func (e *Env) drainCancelledStreams(ctx context.Context) {
 			}
 		}
 	}
+}
+
+// answeredBefore reports whether a response for id was read before seq.
+func answeredBefore(events []chrono.Event, id jsonrpc.ID, seq uint64) bool {
+	isResponse := ResponseTo(id)
+	for _, ev := range events {
+		if ev.Seq >= seq {
+			return false
+		}
+		if ev.Dir == chrono.In && ev.Kind == chrono.KindFrame && isResponse(ev) {
+			return true
+		}
+	}
+	return false
 }
 
 // answeredNotification fails the case when a response arrived that answers
@@ -158,20 +176,26 @@ func (e *Env) ProgressAfterCancel(op *Op) *verdict.Outcome {
 	return nil
 }
 
-// settleAfterCancel waits for a cancelled operation to end and judges a
+// SettleAfterCancel waits for a cancelled operation to end and judges a
 // target that never ends it.
 func (e *Env) SettleAfterCancel(ctx context.Context, op *Op) *verdict.Outcome {
 	_, err := op.Settle(ctx)
 	switch {
 	case errors.Is(err, ErrNotSettled):
-		o := Violation(verdict.Warn, "CAN-8", []string{"the operation stops after an accepted cancel (its end checkpoint is reached)"},
-			fmt.Sprintf("operation %q still had not ended %v after the cancel", op.Key, e.Grace), 0)
+		o := e.NotSettled(op)
 		return &o
 	case err != nil:
 		o := verdict.Errorf("settling after cancel: %v", err)
 		return &o
 	}
 	return nil
+}
+
+// NotSettled judges an operation that did not reach its end after a
+// cancel it accepted (Settle's ErrNotSettled): it did not stop (CAN-8).
+func (e *Env) NotSettled(op *Op) verdict.Outcome {
+	return Violation(verdict.Warn, "CAN-8", []string{"the operation stops after an accepted cancel (its end checkpoint is reached)"},
+		fmt.Sprintf("operation %q still had not ended %v after the cancel", op.Key, e.Patience()), 0)
 }
 
 // cleanupOnce checks the server's counters for an operation that ended:
@@ -214,7 +238,21 @@ func (e *Env) CompleteAfterNoise(ctx context.Context, op *Op, noise string, nois
 		o := e.GoneOrError(ctx, err, noise, noiseSeq)
 		return &o
 	}
-	wctx, cancel := context.WithTimeout(ctx, e.SlowBudget())
+	budget := e.SlowBudget()
+	if e.Control != nil {
+		// The end checkpoint says how the operation ended: a cancelled
+		// one was touched by the noise, and no response will come.
+		r, err := op.Settle(ctx)
+		switch {
+		case err == nil && r.Outcome == mcp.OutcomeCancelled:
+			o := Violation(verdict.Warn, "CAN-14", []string{"the running request completes: " + noise + " is ignored"},
+				fmt.Sprintf("the server reports operation %q cancelled: %s was treated as a cancel of request %s", op.Key, noise, op.Call.ID), 0)
+			return &o
+		case err == nil:
+			budget = e.Patience()
+		}
+	}
+	wctx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
 	resp, err := op.Call.Await(wctx)
 	switch {
@@ -243,7 +281,7 @@ func (e *Env) SlowBudget() time.Duration {
 // target has closed its output after what we sent (CAN-11: races and bad
 // input MUST be handled gracefully), an error otherwise.
 func (e *Env) GoneOrError(ctx context.Context, err error, after string, seq uint64) verdict.Outcome {
-	t := time.NewTimer(e.Grace)
+	t := time.NewTimer(e.Patience())
 	defer t.Stop()
 	select {
 	case <-e.S.Done():

@@ -136,17 +136,17 @@ func (t *TaskOp) ReleaseAll(ctx context.Context) error {
 	return nil
 }
 
-// Checkpoint awaits one of the worker's checkpoints, within the grace
-// window; ErrNotReached when it is not reached in time.
+// Checkpoint awaits one of the worker's checkpoints, within
+// Env.Patience; ErrNotReached when it is not reached in time.
 func (t *TaskOp) Checkpoint(ctx context.Context, name string) error {
 	if t.e.Control == nil {
 		return ErrNoControl
 	}
-	wctx, cancel := context.WithTimeout(ctx, t.e.Grace)
+	wctx, cancel := context.WithTimeout(ctx, t.e.Patience())
 	defer cancel()
 	_, err := t.e.Control.Await(wctx, t.Key+"/"+name)
 	if err != nil && ctx.Err() == nil && wctx.Err() != nil {
-		return fmt.Errorf("%w: %s within %v", ErrNotReached, name, t.e.Grace)
+		return fmt.Errorf("%w: %s within %v", ErrNotReached, name, t.e.Patience())
 	}
 	return err
 }

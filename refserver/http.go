@@ -953,23 +953,27 @@ func (hs *httpSession) disconnected(st *hstream) {
 	if ended || key == "" {
 		return
 	}
+	hs.ss.mu.Lock()
+	var c *call
+	for _, in := range hs.ss.inflight {
+		if in.id.Key() == key {
+			c = in
+		}
+	}
+	hs.ss.mu.Unlock()
+	if c == nil || c.key == "" {
+		return
+	}
+	// KEY/disconnected is reached once the disconnection has been dealt
+	// with: a checker awaits it, then reads the operation's state, instead
+	// of watching a window for a cancellation that must not come.
+	defer hs.ss.mark(c, c.key+"/disconnected", "")
 	hs.ss.logf("http: client disconnected from stream %d; the request goes on", st.n)
 	if !hs.h.has(FaultCancelOnDisconnect) {
 		return
 	}
-	hs.ss.mu.Lock()
-	var id jsonrpc.ID
-	for _, c := range hs.ss.inflight {
-		if c.id.Key() == key {
-			id = c.id
-		}
-	}
-	hs.ss.mu.Unlock()
-	if !id.IsValid() {
-		return
-	}
 	hs.ss.logf("http: disconnection taken for a cancellation (fault %s)", FaultCancelOnDisconnect)
-	frame, _ := jsonrpc.EncodeNotification(mcp.NotificationCancelled, map[string]any{"requestId": id, "reason": "client disconnected"})
+	frame, _ := jsonrpc.EncodeNotification(mcp.NotificationCancelled, map[string]any{"requestId": c.id, "reason": "client disconnected"})
 	msg, _ := jsonrpc.Decode(frame)
 	_ = hs.notification(msg, frame)
 }
