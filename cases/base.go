@@ -34,7 +34,7 @@ func baseCases() []probe.Case {
 		{
 			ID:       "lifecycle/version-echo",
 			Title:    "initialize answers the requested version",
-			Reqs:     []string{"LIF-9", "LIF-3"},
+			Reqs:     []string{"LIF-9", "LIF-3", "LIF-10"},
 			Versions: []string{spec.V20251125},
 			Needs:    probe.Needs{NoHandshake: true},
 			Sends:    `initialize with protocolVersion "2025-11-25"`,
@@ -46,7 +46,7 @@ func baseCases() []probe.Case {
 		{
 			ID:       "lifecycle/unsupported-version",
 			Title:    "initialize with an unknown version gets a supported one",
-			Reqs:     []string{"LIF-10", "LIF-11"},
+			Reqs:     []string{"LIF-10", "LIF-11", "LIF-3", "LIF-9"},
 			Versions: []string{spec.V20251125},
 			Needs:    probe.Needs{NoHandshake: true},
 			Sends:    `initialize with protocolVersion "1900-01-01"`,
@@ -66,7 +66,7 @@ func baseCases() []probe.Case {
 				seq := e.Log.Len()
 				if err := e.S.Ping(ctx); err != nil {
 					ev, _ := e.FrameAfter(seq, probe.AnyResponse)
-					return probe.Violation(verdict.Fail, "PNG-1", []string{`{"result":{}} with the ping's id`}, chrono.Sanitize(err.Error(), false)+"; "+probe.Describe(ev), ev.Seq)
+					return e.Breaks("PNG-1", []string{`{"result":{}} with the ping's id`}, chrono.Sanitize(err.Error(), false)+"; "+probe.Describe(ev), ev.Seq)
 				}
 				if err := e.Quiesce(ctx); err != nil {
 					return verdict.Errorf("%v", err)
@@ -102,7 +102,7 @@ func baseCases() []probe.Case {
 		{
 			ID:       "rpc/no-response-to-notifications",
 			Title:    "notifications are never answered",
-			Reqs:     []string{"RPC-15", "CAN-14"},
+			Reqs:     []string{"RPC-15", "CAN-14", "CAN-11", "RPC-8"},
 			Versions: []string{spec.V20251125},
 			Sends:    "notifications/initialized again, cancelled for an unknown id, progress for an unknown token, and an unknown notification",
 			Expect:   "no response of any kind; the session stays usable",
@@ -121,7 +121,7 @@ func baseCases() []probe.Case {
 		{
 			ID:       "stdio/teardown-on-stdin-close",
 			Title:    "the target exits when its input closes",
-			Reqs:     []string{"STD-46", "STD-7", "STD-44"},
+			Reqs:     []string{"STD-7"},
 			Versions: []string{spec.V20251125},
 			Sends:    "closes the target's stdin and climbs the shutdown ladder only if needed",
 			Expect:   "the target exits after stdin closes, before SIGTERM",
@@ -144,7 +144,7 @@ func versionProbe(ctx context.Context, e *probe.Env, asked string) verdict.Outco
 			return verdict.Infof("initialize with %q was refused with error %d %q (the spec's error example allows it: ambiguity A-2)",
 				asked, rpcErr.Code, chrono.Sanitize(rpcErr.Message, false))
 		}
-		return probe.Violation(verdict.Fail, "LIF-3", []string{"a result with the server's capabilities and information"},
+		return e.Breaks("LIF-3", []string{"a result with the server's capabilities and information"},
 			fmt.Sprintf("error %d: %s", rpcErr.Code, chrono.Sanitize(rpcErr.Message, false)), 0)
 	case err != nil:
 		return verdict.Errorf("initialize: %v", err)
@@ -158,7 +158,7 @@ func versionProbe(ctx context.Context, e *probe.Env, asked string) verdict.Outco
 		if asked == spec.V20251125 {
 			req = "LIF-9"
 		}
-		return probe.Violation(verdict.Fail, req, []string{fmt.Sprintf("%q, or another published version the server supports: %v", asked, spec.Published())},
+		return e.Breaks(req, []string{fmt.Sprintf("%q, or another published version the server supports: %v", asked, spec.Published())},
 			fmt.Sprintf("protocolVersion %q, which no server can support", chrono.Sanitize(got, false)), 0)
 	case asked == spec.V20251125:
 		return verdict.Infof("the server prefers the older version %q over %q", got, asked)
@@ -175,22 +175,26 @@ func pingIDs(ctx context.Context, e *probe.Env, ids ...jsonrpc.ID) verdict.Outco
 		}
 		calls = append(calls, c)
 	}
+	brokenPing := ""
 	for _, c := range calls {
 		wctx, cancel := context.WithTimeout(ctx, e.Patience())
 		resp, err := c.Await(wctx)
 		cancel()
 		if err != nil {
-			actual := fmt.Sprintf("no response with id %s", c.ID)
-			var seq uint64
+			want := []string{fmt.Sprintf("a response whose id is exactly %s", c.ID)}
 			if ev, ok := e.FrameAfter(c.SentSeq, probe.AnyResponse); ok {
-				actual += "; the nearest response was " + probe.Describe(ev)
-				seq = ev.Seq
+				return e.Breaks("RPC-8", want, fmt.Sprintf("no response with id %s; the nearest response was %s", c.ID, probe.Describe(ev)), ev.Seq)
 			}
-			return probe.Violation(verdict.Fail, "RPC-8", []string{fmt.Sprintf("a response whose id is exactly %s", c.ID)}, actual, seq)
+			// Nothing answered the request at all: a valid string or
+			// integer ID was taken for none (RPC-4), the request for a
+			// notification.
+			return e.Breaks("RPC-4", want, fmt.Sprintf("no response at all for the request with id %s: it was treated as if it had no id", c.ID), 0)
 		}
-		if resp.Error != nil {
+		if resp.Error != nil && brokenPing == "" {
+			// An error answer with the exact id still answers the id:
+			// what broke is ping, which ping/empty-result judges.
 			_, seq := c.Response()
-			return probe.Violation(verdict.Fail, "PNG-1", []string{"an empty result"}, probe.Describe(e.EventAt(seq)), seq)
+			brokenPing = probe.Describe(e.EventAt(seq))
 		}
 	}
 	if err := e.Quiesce(ctx); err != nil {
@@ -198,6 +202,10 @@ func pingIDs(ctx context.Context, e *probe.Env, ids ...jsonrpc.ID) verdict.Outco
 	}
 	if o := e.ExtraResponses(); o != nil {
 		return *o
+	}
+	if brokenPing != "" {
+		return e.Blame("ping carrying the ids under test", probe.PingOwner,
+			"every id was answered with its exact type, but with an error: "+brokenPing)
 	}
 	return verdict.Passf("%d requests answered with their exact ids", len(ids))
 }
@@ -241,7 +249,13 @@ func stdoutOnlyMessages(ctx context.Context, e *probe.Env) verdict.Outcome {
 	if err := e.Quiesce(ctx); err != nil {
 		return verdict.Errorf("%v", err)
 	}
-	if o := e.MalformedAfter(0, "STD-4"); o != nil {
+	// Over stdio the frames are the target's stdout (STD-4); over HTTP
+	// they are its answers, held to JSON-RPC itself (RPC-2).
+	rule := "STD-4"
+	if e.Transport == "http" {
+		rule = "RPC-2"
+	}
+	if o := e.MalformedAfter(0, rule); o != nil {
 		return *o
 	}
 	n := 0
@@ -269,7 +283,11 @@ func teardownOnStdinClose(ctx context.Context, e *probe.Env) verdict.Outcome {
 	case td.ExitedAfter == transport.StepNone || td.ExitedAfter == transport.StepCloseInput:
 		return verdict.Passf("the target exited %v after its input closed (exit code %d)", td.Waited.Round(1e5), td.ExitCode)
 	}
-	return probe.Violation(verdict.Warn, "STD-46", []string{"the target exits promptly once stdin is closed"},
+	// STD-46 (servers SHOULD exit once stdin closes) is 2026-07-28's;
+	// 2025-11-25 has no server sentence, only the client's ladder STD-7,
+	// whose "waiting for the server to exit" relies on it (the registry's
+	// note on STD-46).
+	return e.Broke(verdict.Req("STD-7").Under(spec.V20260728, "STD-46"), []string{"the target exits promptly once stdin is closed"},
 		fmt.Sprintf("it had to be sent %s after %v", td.ExitedAfter, td.Waited.Round(1e6)), 0)
 }
 
@@ -279,7 +297,7 @@ func loggingCases() []probe.Case {
 		{
 			ID:       "logging/level-filter",
 			Title:    "logging/setLevel filters lower levels",
-			Reqs:     []string{"LOG-4", "LOG-3", "LOG-1"},
+			Reqs:     []string{"LOG-4", "LOG-3", "LOG-1", "LOG-2"},
 			Versions: []string{spec.V20251125},
 			Needs:    probe.Needs{LogTool: true, Capabilities: []string{"logging"}},
 			Sends:    `logging/setLevel "warning", then a tool that logs at debug, info, warning and error`,
@@ -294,7 +312,7 @@ var logLevels = []string{"debug", "info", "notice", "warning", "error", "critica
 
 func loggingLevelFilter(ctx context.Context, e *probe.Env) verdict.Outcome {
 	if err := e.S.Request(ctx, mcp.MethodLoggingSetLevel, map[string]any{"level": "warning"}, nil); err != nil {
-		return probe.Violation(verdict.Fail, "LOG-3", []string{"logging/setLevel answered with an empty result"}, chrono.Sanitize(err.Error(), false), 0)
+		return e.Breaks("LOG-2", []string{"logging/setLevel with the RFC 5424 level \"warning\" answered with an empty result"}, chrono.Sanitize(err.Error(), false), 0)
 	}
 	args := e.Profile.Log.CloneArgs()
 	if e.Control != nil {
@@ -326,8 +344,11 @@ func loggingLevelFilter(ctx context.Context, e *probe.Env) verdict.Outcome {
 		}
 		_ = json.Unmarshal(m.Params, &p)
 		seen++
+		if !slices.Contains(logLevels, p.Level) {
+			return e.Breaks("LOG-2", []string{fmt.Sprintf("a level that is one of %v", logLevels)}, probe.Describe(ev), ev.Seq)
+		}
 		if slices.Index(logLevels, p.Level) < slices.Index(logLevels, "warning") {
-			return probe.Violation(verdict.Warn, "LOG-4", []string{"only messages at warning or above after logging/setLevel warning"},
+			return e.Breaks("LOG-4", []string{"only messages at warning or above after logging/setLevel warning"},
 				probe.Describe(ev), ev.Seq)
 		}
 	}

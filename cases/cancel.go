@@ -20,7 +20,7 @@ func cancelCases() []probe.Case {
 		{
 			ID:       "cancel/mid-work-no-response",
 			Title:    "a request cancelled mid-work gets no response",
-			Reqs:     []string{"CAN-8", "CAN-16"},
+			Reqs:     []string{"CAN-8", "CAN-16", "CAN-11"},
 			Versions: []string{spec.V20251125},
 			Needs:    probe.Needs{SlowTool: true},
 			Sends:    "tools/call with a progress token; after the first progress, notifications/cancelled",
@@ -32,7 +32,7 @@ func cancelCases() []probe.Case {
 		{
 			ID:       "cancel/mid-work-no-progress",
 			Title:    "no progress follows a cancel",
-			Reqs:     []string{"CAN-8", "CAN-16", "PRG-7"},
+			Reqs:     []string{"CAN-8", "CAN-16", "PRG-7", "CAN-11"},
 			Versions: []string{spec.V20251125},
 			Needs:    probe.Needs{SlowTool: true},
 			Sends:    "tools/call with a progress token; after the first progress, notifications/cancelled",
@@ -44,7 +44,7 @@ func cancelCases() []probe.Case {
 		{
 			ID:       "cancel/before-first-progress",
 			Title:    "a request cancelled before its first progress stays silent",
-			Reqs:     []string{"CAN-8", "CAN-15"},
+			Reqs:     []string{"CAN-8", "CAN-15", "CAN-11"},
 			Versions: []string{spec.V20251125},
 			Needs:    probe.Needs{SlowTool: true},
 			Sends:    "tools/call with a progress token, then notifications/cancelled before any progress",
@@ -54,7 +54,7 @@ func cancelCases() []probe.Case {
 		{
 			ID:       "cancel/after-completion",
 			Title:    "a cancel for a completed request is ignored",
-			Reqs:     []string{"CAN-9", "CAN-11", "CAN-14", "RPC-15"},
+			Reqs:     []string{"CAN-9", "CAN-11", "CAN-14", "RPC-15", "CAN-8", "PRG-12", "RPC-8"},
 			Versions: []string{spec.V20251125},
 			Needs:    probe.Needs{SlowTool: true},
 			Sends:    "tools/call run to completion, then notifications/cancelled for its id",
@@ -64,7 +64,7 @@ func cancelCases() []probe.Case {
 		{
 			ID:       "cancel/unknown-id-ignored",
 			Title:    "a cancel for an unknown id touches nothing",
-			Reqs:     []string{"CAN-14", "CAN-9", "RPC-15"},
+			Reqs:     []string{"CAN-14", "CAN-9", "RPC-15", "CAN-11", "RPC-8"},
 			Versions: []string{spec.V20251125},
 			Needs:    probe.Needs{SlowTool: true},
 			Sends:    "a running tools/call, then notifications/cancelled for ids never sent",
@@ -77,7 +77,7 @@ func cancelCases() []probe.Case {
 		{
 			ID:       "cancel/missing-request-id",
 			Title:    "a cancel without requestId is ignored",
-			Reqs:     []string{"CAN-14", "CAN-6", "CAN-11"},
+			Reqs:     []string{"CAN-14", "CAN-6", "CAN-11", "RPC-15", "RPC-8"},
 			Versions: []string{spec.V20251125},
 			Needs:    probe.Needs{SlowTool: true},
 			Sends:    `a running tools/call, then notifications/cancelled {"reason": "…"} with no requestId`,
@@ -90,7 +90,7 @@ func cancelCases() []probe.Case {
 		{
 			ID:       "cancel/invalid-request-id",
 			Title:    "cancels with structurally invalid ids are ignored",
-			Reqs:     []string{"CAN-14", "RPC-4", "RPC-5", "CAN-11"},
+			Reqs:     []string{"CAN-14", "RPC-4", "RPC-5", "CAN-11", "RPC-15", "RPC-8"},
 			Versions: []string{spec.V20251125},
 			Needs:    probe.Needs{SlowTool: true},
 			Sends:    "a running tools/call, then notifications/cancelled with requestId null, 1.5, true, {}, []",
@@ -108,7 +108,7 @@ func cancelCases() []probe.Case {
 		{
 			ID:       "cancel/no-params",
 			Title:    "a cancel with no params is ignored",
-			Reqs:     []string{"CAN-14", "CAN-11", "RPC-15"},
+			Reqs:     []string{"CAN-14", "CAN-11", "RPC-15", "RPC-8"},
 			Versions: []string{spec.V20251125},
 			Needs:    probe.Needs{SlowTool: true},
 			Sends:    "a running tools/call, then notifications/cancelled without params",
@@ -120,7 +120,7 @@ func cancelCases() []probe.Case {
 		{
 			ID:       "cancel/duplicate",
 			Title:    "a repeated cancel is idempotent",
-			Reqs:     []string{"CAN-14", "CAN-8", "CAN-11"},
+			Reqs:     []string{"CAN-14", "CAN-8", "CAN-11", "PRG-12", "RPC-15", "RPC-8"},
 			Versions: []string{spec.V20251125},
 			Needs:    probe.Needs{SlowTool: true},
 			Sends:    "tools/call; notifications/cancelled for it, twice",
@@ -130,7 +130,7 @@ func cancelCases() []probe.Case {
 		{
 			ID:       "cancel/extra-fields",
 			Title:    "extra members in a cancel do not break the receiver",
-			Reqs:     []string{"CAN-14", "RPC-15", "CAN-11"},
+			Reqs:     []string{"CAN-14", "RPC-15", "CAN-11", "CAN-8", "RPC-8"},
 			Versions: []string{spec.V20251125},
 			Needs:    probe.Needs{SlowTool: true},
 			Sends:    "tools/call; notifications/cancelled with its id plus unknown members and _meta",
@@ -140,7 +140,7 @@ func cancelCases() []probe.Case {
 		{
 			ID:       "cancel/id-zero",
 			Title:    "request id 0 can be cancelled",
-			Reqs:     []string{"CAN-5", "RPC-4", "CAN-8"},
+			Reqs:     []string{"CAN-5", "RPC-4", "CAN-8", "CAN-11", "PRG-12"},
 			Versions: []string{spec.V20251125},
 			Needs:    probe.Needs{SlowTool: true},
 			Sends:    "tools/call with id 0; notifications/cancelled {requestId: 0}",
@@ -152,7 +152,7 @@ func cancelCases() []probe.Case {
 		{
 			ID:       "cancel/string-vs-integer-target",
 			Title:    `cancelling "5" leaves request 5 alone`,
-			Reqs:     []string{"CAN-5", "RPC-8", "CAN-14"},
+			Reqs:     []string{"CAN-5", "RPC-8", "CAN-14", "CAN-11", "CAN-8", "PRG-12"},
 			Versions: []string{spec.V20251125},
 			Needs:    probe.Needs{SlowTool: true},
 			Sends:    `two tools/call with ids "5" and 5; notifications/cancelled {requestId: "5"}`,
@@ -162,7 +162,7 @@ func cancelCases() []probe.Case {
 		{
 			ID:       "cancel/interleaved-other-completes",
 			Title:    "cancelling one of two requests leaves the other intact",
-			Reqs:     []string{"CAN-8", "PRG-4", "PRG-7"},
+			Reqs:     []string{"CAN-8", "PRG-4", "PRG-7", "CAN-11", "PRG-1", "PRG-14"},
 			Versions: []string{spec.V20251125},
 			Needs:    probe.Needs{SlowTool: true},
 			Sends:    "two tools/call with progress tokens; cancel the first after its first progress",
@@ -182,7 +182,7 @@ func cancelCases() []probe.Case {
 		{
 			ID:       "cancel/crossing-response",
 			Title:    "a cancel that crosses the response is handled gracefully",
-			Reqs:     []string{"CAN-11", "CAN-9", "CAN-15", "RPC-15"},
+			Reqs:     []string{"CAN-11", "CAN-9", "CAN-15", "RPC-15", "CAN-8", "PRG-12", "RPC-8"},
 			Versions: []string{spec.V20251125},
 			Needs:    probe.Needs{SlowTool: true},
 			Sends:    "tools/call; the last step released and notifications/cancelled sent back to back",
@@ -301,7 +301,7 @@ func bogusCancel(ctx context.Context, e *probe.Env, what string, params []any) v
 	first := e.Log.Len() + 1
 	for _, p := range params {
 		if _, err := e.CancelRaw(ctx, p); err != nil {
-			return e.GoneOrError(ctx, err, what, first)
+			return e.GoneOrError(ctx, err, verdict.Req("CAN-14"), what, first)
 		}
 	}
 	if o := e.CompleteAfterNoise(ctx, op, what, first); o != nil {
@@ -392,7 +392,7 @@ func cancelExtraFields(ctx context.Context, e *probe.Env) verdict.Outcome {
 			// otherwise), and the operation never ended.
 			return e.NotSettled(op)
 		case err != nil:
-			return e.GoneOrError(ctx, err, "a cancel with extra members", seq)
+			return e.GoneOrError(ctx, err, verdict.Req("CAN-11"), "a cancel with extra members", seq)
 		case r.Outcome == mcp.OutcomeCancelled:
 			wait = 0
 		default:
@@ -411,7 +411,7 @@ func cancelExtraFields(ctx context.Context, e *probe.Env) verdict.Outcome {
 	}
 	switch {
 	case errors.Is(err, peer.ErrConnectionClosed):
-		return probe.Violation(verdict.Fail, "CAN-11", []string{"the target handles a cancel with extra members and stays connected"},
+		return e.Breaks("CAN-11", []string{"the target handles a cancel with extra members and stays connected"},
 			"the target closed its output", seq)
 	case err != nil:
 		branch = "accepted as a cancel: no response followed"
@@ -441,7 +441,7 @@ func cancelByID(ctx context.Context, e *probe.Env, id jsonrpc.ID) verdict.Outcom
 		if o := ordinaryIDReachesStep(ctx, e); o != nil {
 			return *o
 		}
-		return probe.Violation(verdict.Fail, "RPC-4", []string{fmt.Sprintf("request %s is served like any other request", id)},
+		return e.Breaks("RPC-4", []string{fmt.Sprintf("request %s is served like any other request", id)},
 			fmt.Sprintf("the operation started by request %s never reached its first step", id), op.Call.SentSeq)
 	} else if err != nil {
 		return verdict.Errorf("%v", err)
@@ -510,15 +510,15 @@ func cancelStringVsInteger(ctx context.Context, e *probe.Env) verdict.Outcome {
 	cancel()
 	if err != nil {
 		if ev, ok := e.FrameAfter(intOp.Call.SentSeq, probe.AnyResponse); ok {
-			return probe.Violation(verdict.Fail, "RPC-8", []string{"a response whose id is the integer 5"},
+			return e.Breaks("RPC-8", []string{"a response whose id is the integer 5"},
 				"no response with integer id 5; instead "+probe.Describe(ev), ev.Seq)
 		}
-		return probe.Violation(verdict.Fail, "RPC-8", []string{"a response whose id is the integer 5"},
+		return e.Breaks("RPC-8", []string{"a response whose id is the integer 5"},
 			"no response for integer id 5: "+err.Error(), 0)
 	}
 	_, respSeq := intOp.Call.Response()
 	if resp.Error != nil {
-		return probe.Violation(verdict.Fail, "RPC-8", []string{`request 5 completes; cancelling "5" does not touch it`},
+		return e.Breaks("RPC-8", []string{`request 5 completes; cancelling "5" does not touch it`},
 			"request 5 failed: "+probe.Describe(e.EventAt(respSeq)), respSeq)
 	}
 	if o := e.SettleAfterCancel(ctx, strOp); o != nil {
@@ -560,7 +560,7 @@ func cancelInterleaved(ctx context.Context, e *probe.Env) verdict.Outcome {
 	resp, err := b.Call.Await(wctx)
 	cancel()
 	if err != nil || resp.Error != nil {
-		return probe.Violation(verdict.Fail, "CAN-8", []string{"the request that was not cancelled completes"},
+		return e.Breaks("CAN-8", []string{"the request that was not cancelled completes"},
 			fmt.Sprintf("request %s did not complete: %v", b.Call.ID, errOr(err, resp)), 0)
 	}
 	if o := e.SettleAfterCancel(ctx, a); o != nil {
@@ -569,11 +569,11 @@ func cancelInterleaved(ctx context.Context, e *probe.Env) verdict.Outcome {
 	if o := e.AfterCancel(a); o != nil {
 		return *o
 	}
-	for _, v := range b.Call.Violations() {
-		return probe.Violation(verdict.Fail, string(v.Rule), []string{"the other request's progress strictly increases and stops at its response"}, v.Detail, v.Seq)
+	if o := e.JudgeProgress(b.Call); o != nil {
+		return *o
 	}
 	if e.Control != nil && b.Call.ProgressCount() != b.Steps {
-		return probe.Violation(verdict.Fail, "PRG-7", []string{fmt.Sprintf("%d progress notifications for the other request", b.Steps)},
+		return e.Breaks("PRG-7", []string{fmt.Sprintf("%d progress notifications for the other request", b.Steps)},
 			fmt.Sprintf("%d arrived", b.Call.ProgressCount()), 0)
 	}
 	if h := e.Healthy(ctx, "cancelling one of two requests"); h != nil {

@@ -23,7 +23,7 @@ func httpCases() []probe.Case {
 	return []probe.Case{
 		{
 			ID: "http/disconnect-is-not-cancel", Title: "dropping a call's SSE stream does not cancel the call",
-			Reqs: []string{"HTTP-25", "HTTP-42", "HTTP-45"}, Versions: v,
+			Reqs: []string{"HTTP-25", "HTTP-42", "HTTP-45", "HTTP-21"}, Versions: v,
 			Needs:  probe.Needs{HTTP: true, SlowTool: true},
 			Sends:  "tools/call with progress; after step 1 the client drops the POST's SSE stream without a cancel; the work is released and runs to its end; GET with Last-Event-ID",
 			Expect: "the server reports the operation completed, not cancelled; the resumed stream carries the remaining progress and the result",
@@ -31,7 +31,7 @@ func httpCases() []probe.Case {
 		},
 		{
 			ID: "http/resume-while-running", Title: "a resume while the call still runs replays what was missed and goes on live",
-			Reqs: []string{"HTTP-43", "HTTP-45", "HTTP-21"}, Versions: v,
+			Reqs: []string{"HTTP-43", "HTTP-45", "HTTP-21", "HTTP-25"}, Versions: v,
 			Needs:  probe.Needs{HTTP: true, SlowTool: true, Control: true},
 			Sends:  "tools/call with progress; drop after step 1; step 2 runs while away; GET with Last-Event-ID while step 3 is held; release",
 			Expect: "progress 2 replayed, then progress 3 and the result live, on the resumed stream",
@@ -39,7 +39,7 @@ func httpCases() []probe.Case {
 		},
 		{
 			ID: "http/resume-after-completion", Title: "a resume after the call completed replays the rest and the result",
-			Reqs: []string{"HTTP-43", "HTTP-45", "HTTP-21"}, Versions: v,
+			Reqs: []string{"HTTP-43", "HTTP-45", "HTTP-21", "HTTP-25"}, Versions: v,
 			Needs:  probe.Needs{HTTP: true, SlowTool: true, Control: true},
 			Sends:  "tools/call with progress; drop after step 1; the call runs to its end; then GET with Last-Event-ID",
 			Expect: "the remaining progress and the result, replayed on the resumed stream",
@@ -47,7 +47,7 @@ func httpCases() []probe.Case {
 		},
 		{
 			ID: "http/replay-only-disconnected-stream", Title: "a resume replays only the stream that was disconnected",
-			Reqs: []string{"HTTP-44", "HTTP-37"}, Versions: v,
+			Reqs: []string{"HTTP-44", "HTTP-37", "HTTP-21", "HTTP-25"}, Versions: v,
 			Needs:  probe.Needs{HTTP: true, SlowTool: true, Control: true},
 			Sends:  "call A dropped after step 1; call B runs to completion on its own stream; A completes; GET with Last-Event-ID of A",
 			Expect: "the resumed stream carries only A's messages, nothing of B",
@@ -95,7 +95,7 @@ func httpCases() []probe.Case {
 		},
 		{
 			ID: "http/delete-then-404-then-new-session", Title: "after DELETE the session is gone and a new initialize starts a new one",
-			Reqs: []string{"HTTP-52", "HTTP-54", "HTTP-55", "HTTP-46", "HTTP-48"}, Versions: v,
+			Reqs: []string{"HTTP-52", "HTTP-54", "HTTP-55", "HTTP-46", "HTTP-48", "HTTP-53"}, Versions: v,
 			Needs:  probe.Needs{HTTP: true},
 			Sends:  "DELETE; then ping, GET and DELETE with the old session ID; then initialize without a session ID",
 			Expect: "DELETE 2xx (or 405: not allowed); 404 for every later request; the new initialize gets a different, visible-ASCII session ID",
@@ -178,30 +178,13 @@ func disconnectIsNotCancel(ctx context.Context, e *probe.Env) verdict.Outcome {
 		}
 		resp, err := e.AwaitResult(ctx, op)
 		if err != nil || resp == nil {
-			return probe.Violation(verdict.Warn, "HTTP-25", []string{"the call goes on after its stream dropped and its result comes on the resumed stream " + resumed},
+			return e.Breaks("HTTP-25", []string{"the call goes on after its stream dropped and its result comes on the resumed stream " + resumed},
 				"no result after the drop and the resume: the call was lost or treated as cancelled", 0)
 		}
 		return verdict.Passf("the call went on after its stream dropped; its result came on %s", resumed)
 	}
-	// The call is held at its step-1 gate. The server reaches
-	// a/disconnected once it has dealt with the dropped stream; its state
-	// then says whether it took the drop for a cancel. A server without
-	// that checkpoint is released and judged by the state it ends in.
-	wctx, cancel := context.WithTimeout(ctx, e.Patience())
-	_, discErr := op.Checkpoint(wctx, "disconnected")
-	cancel()
-	if discErr == nil {
-		state, _, err := op.OperationState(ctx)
-		if err != nil {
-			return verdict.Errorf("%v", err)
-		}
-		if state.State == "cancelled" {
-			return probe.Violation(verdict.Warn, "HTTP-25", []string{"operation \"a\" goes on although its stream was dropped (a disconnection is not a cancellation)"},
-				"the server reports operation \"a\" cancelled once it noticed the client dropped its stream", 0)
-		}
-	} else if ctx.Err() == nil {
-		e.Log.Harness(chrono.KindDeadline, "case", fmt.Sprintf("the server did not reach a/disconnected within %v of the drop", e.Patience()))
-	}
+	// The call is held at its step-1 gate, and DropAfterStep has judged
+	// the state the server left it in once it dealt with the drop.
 	if err := op.ReleaseAll(ctx); err != nil {
 		return verdict.Errorf("%v", err)
 	}
@@ -213,7 +196,7 @@ func disconnectIsNotCancel(ctx context.Context, e *probe.Env) verdict.Outcome {
 		return verdict.Errorf("%v", err)
 	}
 	if state.State != "completed" {
-		return probe.Violation(verdict.Warn, "HTTP-25", []string{"operation \"a\" completed although its stream was dropped (a disconnection is not a cancellation)"},
+		return e.Breaks("HTTP-25", []string{"operation \"a\" completed although its stream was dropped (a disconnection is not a cancellation)"},
 			fmt.Sprintf("the server reports operation \"a\" as %q after the client dropped its stream", state.State), 0)
 	}
 	resumed, err := h.Resume(ctx, last)
@@ -222,7 +205,7 @@ func disconnectIsNotCancel(ctx context.Context, e *probe.Env) verdict.Outcome {
 	}
 	resp, err := e.AwaitResult(ctx, op)
 	if err != nil || resp == nil {
-		return probe.Violation(verdict.Warn, "HTTP-21", []string{"the call's result on the stream resumed with Last-Event-ID " + last},
+		return e.Breaks("HTTP-21", []string{"the call's result on the stream resumed with Last-Event-ID " + last},
 			fmt.Sprintf("no result on %s", resumed), 0)
 	}
 	return verdict.Passf("the call completed after its stream was dropped; the result came on %s", resumed)
@@ -245,7 +228,7 @@ func resumeCase(ctx context.Context, e *probe.Env, afterCompletion bool) verdict
 	cancel()
 	if err != nil {
 		if state, _, serr := op.OperationState(ctx); serr == nil && state.State == "cancelled" {
-			return probe.Violation(verdict.Warn, "HTTP-25", []string{"the call goes on after its stream dropped (a disconnection is not a cancellation)"},
+			return e.Breaks("HTTP-25", []string{"the call goes on after its stream dropped (a disconnection is not a cancellation)"},
 				"the server reports the call cancelled after the client dropped its stream", 0)
 		}
 		return verdict.Errorf("awaiting step 2: %v", err)
@@ -264,7 +247,7 @@ func resumeCase(ctx context.Context, e *probe.Env, afterCompletion bool) verdict
 		if errors.As(err, &se) && se.Status == http.StatusMethodNotAllowed {
 			return verdict.Infof("the server offers no GET stream (405): it does not resume (HTTP-27 is MAY)")
 		}
-		return probe.Violation(verdict.Warn, "HTTP-43", []string{"GET with Last-Event-ID resumes the dropped stream"},
+		return e.Breaks("HTTP-43", []string{"GET with Last-Event-ID resumes the dropped stream"},
 			"resuming failed: "+chrono.Sanitize(err.Error(), false), 0)
 	}
 	if !afterCompletion {
@@ -274,7 +257,7 @@ func resumeCase(ctx context.Context, e *probe.Env, afterCompletion bool) verdict
 	}
 	resp, err := e.AwaitResult(ctx, op)
 	if err != nil || resp == nil {
-		return probe.Violation(verdict.Warn, "HTTP-21", []string{fmt.Sprintf("progress 2 and 3 and the result on %s", resumed)},
+		return e.Breaks("HTTP-21", []string{fmt.Sprintf("progress 2 and 3 and the result on %s", resumed)},
 			fmt.Sprintf("no result for the call on %s", resumed), 0)
 	}
 	isMine := probe.ProgressFor(op.Call.Token)
@@ -285,7 +268,7 @@ func resumeCase(ctx context.Context, e *probe.Env, afterCompletion bool) verdict
 		}
 	}
 	if got != 2 {
-		return probe.Violation(verdict.Warn, "HTTP-43", []string{fmt.Sprintf("the 2 progress notifications after event %s replayed or sent on %s", last, resumed)},
+		return e.Breaks("HTTP-43", []string{fmt.Sprintf("the 2 progress notifications after event %s replayed or sent on %s", last, resumed)},
 			fmt.Sprintf("%d progress notifications for the call on %s", got, resumed), 0)
 	}
 	return verdict.Passf("the resumed stream %s carried the 2 missed progress notifications and the result", resumed)
@@ -310,22 +293,29 @@ func replayOnlyDisconnected(ctx context.Context, e *probe.Env) verdict.Outcome {
 	if err := a.ReleaseAll(ctx); err != nil {
 		return verdict.Errorf("%v", err)
 	}
-	if _, err := a.Settle(ctx); err != nil {
+	end, err := a.Settle(ctx)
+	if err != nil {
 		return verdict.Errorf("settling a: %v", err)
+	}
+	if end.Outcome == mcp.OutcomeCancelled {
+		// Nothing will come for a on any stream: the drop was taken for
+		// a cancel, which is the broken rule, not the replay.
+		return e.Breaks("HTTP-25", []string{"call a goes on after its stream dropped, and its result is replayed on the resumed stream"},
+			"the server reports call a cancelled after the client dropped its stream", 0)
 	}
 	resumed, err := h.Resume(ctx, last)
 	if err != nil {
 		return verdict.Infof("resuming was refused (%s): nothing replayed, nothing crossed", chrono.Sanitize(err.Error(), false))
 	}
 	if _, err := e.AwaitResult(ctx, a); err != nil {
-		return probe.Violation(verdict.Warn, "HTTP-21", []string{"call a's result on the resumed stream"}, "no result for call a on "+resumed, 0)
+		return e.Breaks("HTTP-21", []string{"call a's result on the resumed stream"}, "no result for call a on "+resumed, 0)
 	}
 	<-probe.StreamDoneOr(ctx, h, resumed, e)
 	isB := probe.ProgressFor(b.Call.Token)
 	bResp := probe.ResponseTo(b.Call.ID)
 	for _, ev := range e.FramesOn(resumed) {
 		if isB(ev) || bResp(ev) {
-			return probe.Violation(verdict.Fail, "HTTP-44", []string{"only call a's messages on the stream resumed after event " + last},
+			return e.Breaks("HTTP-44", []string{"only call a's messages on the stream resumed after event " + last},
 				fmt.Sprintf("call b's %s replayed on %s", probe.Describe(ev), resumed), ev.Seq)
 		}
 	}
@@ -358,7 +348,7 @@ func eventIDsUnique(ctx context.Context, e *probe.Env) verdict.Outcome {
 			}
 			n++
 			if prev, dup := seen[ev.ID]; dup {
-				return probe.Violation(verdict.Fail, "HTTP-40", []string{"every event ID unique across the session's streams"},
+				return e.Breaks("HTTP-40", []string{"every event ID unique across the session's streams"},
 					fmt.Sprintf("event ID %q on %s and on %s", chrono.Sanitize(ev.ID, false), prev, stream), ev.Seq)
 			}
 			seen[ev.ID] = stream
@@ -401,7 +391,7 @@ func cancel202NoResponse(ctx context.Context, e *probe.Env) verdict.Outcome {
 		return verdict.Errorf("no HTTP status recorded for the cancel's POST")
 	}
 	if status != http.StatusAccepted {
-		return probe.Violation(verdict.Fail, "HTTP-11", []string{"HTTP 202 Accepted for the POSTed notifications/cancelled"},
+		return e.Breaks("HTTP-11", []string{"HTTP 202 Accepted for the POSTed notifications/cancelled"},
 			chrono.Sanitize(sev.Text, false), sev.Seq)
 	}
 	if stream != "" {
@@ -427,9 +417,9 @@ func notification202(ctx context.Context, e *probe.Env) verdict.Outcome {
 	if resp.Status != http.StatusAccepted || len(resp.Body) > 0 || len(resp.Events) > 0 {
 		actual := fmt.Sprintf("HTTP %d with %d body bytes", resp.Status, len(resp.Body))
 		if ev, ok := e.BodyAfter(seq); ok {
-			return probe.Violation(verdict.Fail, "HTTP-11", []string{"HTTP 202 Accepted with no body"}, actual, ev.Seq)
+			return e.Breaks("HTTP-11", []string{"HTTP 202 Accepted with no body"}, actual, ev.Seq)
 		}
-		return probe.Violation(verdict.Fail, "HTTP-11", []string{"HTTP 202 Accepted with no body"}, actual, seq)
+		return e.Breaks("HTTP-11", []string{"HTTP 202 Accepted with no body"}, actual, seq)
 	}
 	return verdict.Passf("202 with no body")
 }
@@ -447,7 +437,7 @@ func sessionIDRequired(ctx context.Context, e *probe.Env) verdict.Outcome {
 		return verdict.Errorf("%v", err)
 	}
 	if status != http.StatusBadRequest {
-		return probe.Violation(verdict.Warn, "HTTP-51", []string{"HTTP 400 for a request without MCP-Session-Id"}, fmt.Sprintf("HTTP %d", status), seq)
+		return e.Breaks("HTTP-51", []string{"HTTP 400 for a request without MCP-Session-Id"}, fmt.Sprintf("HTTP %d", status), seq)
 	}
 	return verdict.Passf("400 without the session ID")
 }
@@ -468,7 +458,9 @@ func unknownSession404(ctx context.Context, e *probe.Env) verdict.Outcome {
 		// HTTP-52's MUST is about terminated sessions; a session ID never
 		// issued is the same case for the client (HTTP-53), but the
 		// sentence does not literally cover it: a warn.
-		return probe.Violation(verdict.Warn, "HTTP-52", []string{"HTTP 404 for a session ID the server never issued (as for a terminated one)"}, fmt.Sprintf("HTTP %d", status), seq)
+		return e.Broke(verdict.Req("HTTP-52").Clause("MUST").Except(verdict.Warn,
+			"HTTP-52's MUST is about a session the server terminated; a session ID never issued is the same situation for the client (HTTP-53), but the sentence does not literally cover it"),
+			[]string{"HTTP 404 for a session ID the server never issued (as for a terminated one)"}, fmt.Sprintf("HTTP %d", status), seq)
 	}
 	return verdict.Passf("404 for an unknown session ID")
 }
@@ -505,7 +497,7 @@ func sessionIDVisibleASCII(ctx context.Context, e *probe.Env) verdict.Outcome {
 	}()
 	for _, id := range ids {
 		if !transport.VisibleASCII(id) {
-			return probe.Violation(verdict.Fail, "HTTP-48", []string{"a session ID of visible ASCII (0x21 to 0x7E)"}, fmt.Sprintf("session ID %q", chrono.Sanitize(id, false)), seq)
+			return e.Breaks("HTTP-48", []string{"a session ID of visible ASCII (0x21 to 0x7E)"}, fmt.Sprintf("session ID %q", chrono.Sanitize(id, false)), seq)
 		}
 	}
 	return verdict.Passf("the session ID is %d visible ASCII characters", len(ids[0]))
@@ -521,7 +513,7 @@ func deleteThen404(ctx context.Context, e *probe.Env) verdict.Outcome {
 		return verdict.Skipf("the server assigned no session ID (HTTP-46 is MAY)")
 	}
 	if !transport.VisibleASCII(old) {
-		return probe.Violation(verdict.Fail, "HTTP-48", []string{"a session ID of visible ASCII (0x21 to 0x7E)"}, fmt.Sprintf("session ID %q", chrono.Sanitize(old, false)), 0)
+		return e.Breaks("HTTP-48", []string{"a session ID of visible ASCII (0x21 to 0x7E)"}, fmt.Sprintf("session ID %q", chrono.Sanitize(old, false)), 0)
 	}
 	seq := e.Log.Len() + 1
 	status, err := h.Delete(ctx)
@@ -532,7 +524,7 @@ func deleteThen404(ctx context.Context, e *probe.Env) verdict.Outcome {
 		return verdict.Infof("DELETE answered 405: the server does not let clients end sessions (HTTP-55)")
 	}
 	if status/100 != 2 {
-		return probe.Violation(verdict.Fail, "HTTP-54", []string{"DELETE answered 2xx, or 405 when not allowed"}, fmt.Sprintf("HTTP %d", status), seq)
+		return e.Breaks("HTTP-54", []string{"DELETE answered 2xx, or 405 when not allowed"}, fmt.Sprintf("HTTP %d", status), seq)
 	}
 	oldHdr := http.Header{transport.HeaderSessionID: {old}}
 	for _, method := range []string{http.MethodPost, http.MethodGet, http.MethodDelete} {
@@ -546,7 +538,7 @@ func deleteThen404(ctx context.Context, e *probe.Env) verdict.Outcome {
 			return verdict.Errorf("%s after DELETE: %v", method, err)
 		}
 		if resp.Status != http.StatusNotFound {
-			return probe.Violation(verdict.Fail, "HTTP-52", []string{method + " with a deleted session ID answered 404"}, fmt.Sprintf("HTTP %d", resp.Status), seq)
+			return e.Broke(verdict.Req("HTTP-52").Clause("MUST"), []string{method + " with a deleted session ID answered 404"}, fmt.Sprintf("HTTP %d", resp.Status), seq)
 		}
 	}
 	seq = e.Log.Len() + 1
@@ -557,11 +549,11 @@ func deleteThen404(ctx context.Context, e *probe.Env) verdict.Outcome {
 	fresh := resp.Header.Get(transport.HeaderSessionID)
 	switch {
 	case resp.Status/100 != 2:
-		return probe.Violation(verdict.Fail, "HTTP-53", []string{"a new initialize without a session ID starts a new session"}, fmt.Sprintf("HTTP %d", resp.Status), seq)
+		return e.Breaks("HTTP-53", []string{"a new initialize without a session ID starts a new session"}, fmt.Sprintf("HTTP %d", resp.Status), seq)
 	case fresh == old:
-		return probe.Violation(verdict.Fail, "HTTP-52", []string{"a new session ID after DELETE"}, "the deleted session ID was issued again", seq)
+		return e.Broke(verdict.Req("HTTP-52").Clause("MUST"), []string{"a new session ID after DELETE"}, "the deleted session ID was issued again", seq)
 	case fresh != "" && !transport.VisibleASCII(fresh):
-		return probe.Violation(verdict.Fail, "HTTP-48", []string{"a session ID of visible ASCII (0x21 to 0x7E)"}, fmt.Sprintf("session ID %q", chrono.Sanitize(fresh, false)), seq)
+		return e.Breaks("HTTP-48", []string{"a session ID of visible ASCII (0x21 to 0x7E)"}, fmt.Sprintf("session ID %q", chrono.Sanitize(fresh, false)), seq)
 	}
 	if fresh != "" {
 		_, _ = h.Raw(ctx, http.MethodDelete, nil, http.Header{transport.HeaderSessionID: {fresh}})
@@ -579,7 +571,7 @@ func originForbidden(ctx context.Context, e *probe.Env) verdict.Outcome {
 		return verdict.Errorf("%v", err)
 	}
 	if status != http.StatusForbidden {
-		return probe.Violation(verdict.Fail, "HTTP-3", []string{"HTTP 403 for Origin: http://evil.example"}, fmt.Sprintf("HTTP %d", status), seq)
+		return e.Breaks("HTTP-3", []string{"HTTP 403 for Origin: http://evil.example"}, fmt.Sprintf("HTTP %d", status), seq)
 	}
 	return verdict.Passf("403 for a foreign Origin")
 }
@@ -594,7 +586,7 @@ func protocolVersionInvalid(ctx context.Context, e *probe.Env) verdict.Outcome {
 		return verdict.Errorf("%v", err)
 	}
 	if status != http.StatusBadRequest {
-		return probe.Violation(verdict.Fail, "HTTP-59", []string{"HTTP 400 for MCP-Protocol-Version: 1999-01-01"}, fmt.Sprintf("HTTP %d", status), seq)
+		return e.Breaks("HTTP-59", []string{"HTTP 400 for MCP-Protocol-Version: 1999-01-01"}, fmt.Sprintf("HTTP %d", status), seq)
 	}
 	return verdict.Passf("400 for an unsupported MCP-Protocol-Version")
 }
@@ -611,7 +603,7 @@ func getStreamClean(ctx context.Context, e *probe.Env) verdict.Outcome {
 			return verdict.Infof("the server offers no GET stream (405, allowed by HTTP-30)")
 		}
 		if errors.Is(err, transport.ErrBadContentType) {
-			return probe.Violation(verdict.Fail, "HTTP-30", []string{"GET answered with text/event-stream or 405"}, chrono.Sanitize(err.Error(), false), 0)
+			return e.Breaks("HTTP-30", []string{"GET answered with text/event-stream or 405"}, chrono.Sanitize(err.Error(), false), 0)
 		}
 		return verdict.Errorf("GET: %v", err)
 	}
@@ -668,9 +660,9 @@ func getStreamClean(ctx context.Context, e *probe.Env) verdict.Outcome {
 // stream: a response there breaks HTTP-32, progress HTTP-31.
 func getStreamViolation(e *probe.Env, ev chrono.Event) verdict.Outcome {
 	if probe.AnyResponse(ev) {
-		return probe.Violation(verdict.Fail, "HTTP-32", []string{"no JSON-RPC response on the GET stream (not a resumption)"}, probe.Describe(ev), ev.Seq)
+		return e.Breaks("HTTP-32", []string{"no JSON-RPC response on the GET stream (not a resumption)"}, probe.Describe(ev), ev.Seq)
 	}
-	return probe.Violation(verdict.Warn, "HTTP-31", []string{"progress of a POSTed call on that call's stream, not on the GET stream"}, probe.Describe(ev), ev.Seq)
+	return e.Broke(verdict.Req("HTTP-31").Clause("SHOULD"), []string{"progress of a POSTed call on that call's stream, not on the GET stream"}, probe.Describe(ev), ev.Seq)
 }
 
 func answerContentType(ctx context.Context, e *probe.Env) verdict.Outcome {
@@ -702,7 +694,7 @@ func answerContentType(ctx context.Context, e *probe.Env) verdict.Outcome {
 		n++
 		ct := strings.ToLower(ev.Text)
 		if !strings.Contains(ct, "content-type: application/json") && !strings.Contains(ct, "content-type: text/event-stream") {
-			return probe.Violation(verdict.Fail, "HTTP-14", []string{"Content-Type application/json or text/event-stream for a POSTed request"},
+			return e.Breaks("HTTP-14", []string{"Content-Type application/json or text/event-stream for a POSTed request"},
 				chrono.Sanitize(ev.Text, false), ev.Seq)
 		}
 	}
@@ -730,7 +722,7 @@ func primingEvent(ctx context.Context, e *probe.Env) verdict.Outcome {
 	select {
 	case <-h.StreamDone(stream):
 	case <-wctx.Done():
-		return probe.Violation(verdict.Warn, "HTTP-24", []string{"the SSE stream ends after the response"}, stream+" stayed open after the response", 0)
+		return e.Breaks("HTTP-24", []string{"the SSE stream ends after the response"}, stream+" stayed open after the response", 0)
 	}
 	evs := h.Events(stream)
 	if len(evs) == 0 || !evs[0].HasID || evs[0].ID == "" || !evs[0].HasData || evs[0].Data != "" {
@@ -740,7 +732,7 @@ func primingEvent(ctx context.Context, e *probe.Env) verdict.Outcome {
 			first = fmt.Sprintf("first event id=%q data=%q", chrono.Sanitize(evs[0].ID, false), chrono.Sanitize(evs[0].Data, false))
 			seq = evs[0].Seq
 		}
-		return probe.Violation(verdict.Warn, "HTTP-16", []string{"a first event with an event ID and an empty data field"}, first, seq)
+		return e.Breaks("HTTP-16", []string{"a first event with an event ID and an empty data field"}, first, seq)
 	}
 	return verdict.Passf("%s opened with a priming event (id %s) and ended after the response", stream, chrono.Sanitize(evs[0].ID, false))
 }
@@ -763,7 +755,7 @@ func batchRejected(ctx context.Context, e *probe.Env) verdict.Outcome {
 		return verdict.Infof("the server accepted a batch (HTTP %d): HTTP-10 binds the client, and a lenient server breaks no rule", resp.Status)
 	}
 	if resp.Status/100 != 4 {
-		return probe.Violation(verdict.Fail, "HTTP-12", []string{"an HTTP 4xx status for a batch it cannot accept (the body must be a single message, HTTP-10)"},
+		return e.Breaks("HTTP-12", []string{"an HTTP 4xx status for a batch it cannot accept (the body must be a single message, HTTP-10)"},
 			fmt.Sprintf("HTTP %d", resp.Status), seq)
 	}
 	return verdict.Passf("HTTP %d for a batch", resp.Status)

@@ -70,7 +70,7 @@ func loggingEveryLevel(ctx context.Context, e *probe.Env) verdict.Outcome {
 		var rpcErr *jsonrpc.Error
 		switch {
 		case errors.As(err, &rpcErr):
-			return probe.Violation(verdict.Fail, "LOG-2", []string{fmt.Sprintf("level %q accepted with an empty result", lvl)},
+			return e.Breaks("LOG-2", []string{fmt.Sprintf("level %q accepted with an empty result", lvl)},
 				fmt.Sprintf("error %d: %s", rpcErr.Code, chrono.Sanitize(rpcErr.Message, false)), seq+1)
 		case err != nil:
 			return verdict.Errorf("logging/setLevel %s: %v", lvl, err)
@@ -86,40 +86,40 @@ func loggingInvalidLevel(ctx context.Context, e *probe.Env) verdict.Outcome {
 	case errors.As(err, &rpcErr) && rpcErr.Code == jsonrpc.CodeInvalidParams:
 		return verdict.Passf("refused with -32602: %s", chrono.Sanitize(rpcErr.Message, false))
 	case errors.As(err, &rpcErr):
-		return probe.Violation(verdict.Warn, "LOG-6", []string{"error -32602 (Invalid params)"},
+		return e.Breaks("LOG-6", []string{"error -32602 (Invalid params)"},
 			fmt.Sprintf("error %d: %s", rpcErr.Code, chrono.Sanitize(rpcErr.Message, false)), 0)
 	case err != nil:
 		return verdict.Errorf("logging/setLevel: %v", err)
 	}
-	return probe.Violation(verdict.Warn, "LOG-6", []string{"error -32602 (Invalid params)"}, `"verbose" was accepted with a result`, 0)
+	return e.Breaks("LOG-6", []string{"error -32602 (Invalid params)"}, `"verbose" was accepted with a result`, 0)
 }
 
 // judgeLogMessage checks one notifications/message against the schema's
 // LoggingMessageNotification: level one of the eight, data present,
 // logger a string when present.
-func judgeLogMessage(ev chrono.Event) *verdict.Outcome {
+func judgeLogMessage(e *probe.Env, ev chrono.Event) *verdict.Outcome {
 	m, err := ev.Message()
 	if err != nil {
 		return nil
 	}
 	var p map[string]json.RawMessage
 	if json.Unmarshal(m.Params, &p) != nil {
-		o := probe.Violation(verdict.Fail, "RPC-2", []string{"params is an object"}, probe.Describe(ev), ev.Seq)
+		o := e.Breaks("RPC-2", []string{"params is an object"}, probe.Describe(ev), ev.Seq)
 		return &o
 	}
 	var level string
 	if json.Unmarshal(p["level"], &level) != nil || !slices.Contains(logLevels, level) {
-		o := probe.Violation(verdict.Fail, "LOG-2", []string{fmt.Sprintf("level is one of %v", logLevels)}, probe.Describe(ev), ev.Seq)
+		o := e.Breaks("LOG-2", []string{fmt.Sprintf("level is one of %v", logLevels)}, probe.Describe(ev), ev.Seq)
 		return &o
 	}
 	if _, ok := p["data"]; !ok {
-		o := probe.Violation(verdict.Fail, "LOG-2", []string{"a data member (required by LoggingMessageNotification)"}, probe.Describe(ev), ev.Seq)
+		o := e.Breaks("LOG-2", []string{"a data member (required by LoggingMessageNotification)"}, probe.Describe(ev), ev.Seq)
 		return &o
 	}
 	if raw, ok := p["logger"]; ok {
 		var logger string
 		if json.Unmarshal(raw, &logger) != nil {
-			o := probe.Violation(verdict.Fail, "LOG-2", []string{"logger is a string"}, probe.Describe(ev), ev.Seq)
+			o := e.Breaks("LOG-2", []string{"logger is a string"}, probe.Describe(ev), ev.Seq)
 			return &o
 		}
 	}
@@ -153,9 +153,9 @@ func loggingMessageShape(ctx context.Context, e *probe.Env) verdict.Outcome {
 			continue
 		}
 		if !declared {
-			return probe.Violation(verdict.Fail, "LOG-1", []string{"no notifications/message from a server that did not declare logging"}, probe.Describe(ev), ev.Seq)
+			return e.Breaks("LOG-1", []string{"no notifications/message from a server that did not declare logging"}, probe.Describe(ev), ev.Seq)
 		}
-		if o := judgeLogMessage(ev); o != nil {
+		if o := judgeLogMessage(e, ev); o != nil {
 			return *o
 		}
 		n++
@@ -195,7 +195,7 @@ func loggingNoFloodAfterCancel(ctx context.Context, e *probe.Env) verdict.Outcom
 			continue
 		}
 		if ev.Seq > c.CancelSeq {
-			return probe.Violation(verdict.Warn, "CAN-8", []string{fmt.Sprintf("no log messages about the operation after notifications/cancelled (seq %d)", c.CancelSeq)},
+			return e.Breaks("CAN-8", []string{fmt.Sprintf("no log messages about the operation after notifications/cancelled (seq %d)", c.CancelSeq)},
 				probe.Describe(ev), ev.Seq)
 		}
 		before++

@@ -17,7 +17,7 @@ func progressCases() []probe.Case {
 		{
 			ID:       "progress/strictly-increasing",
 			Title:    "progress values strictly increase",
-			Reqs:     []string{"PRG-4", "PRG-8"},
+			Reqs:     []string{"PRG-4", "PRG-8", "PRG-1", "PRG-14", "PRG-7"},
 			Versions: []string{spec.V20251125},
 			Needs:    probe.Needs{SlowTool: true},
 			Sends:    "tools/call with a progress token, run to completion",
@@ -29,7 +29,7 @@ func progressCases() []probe.Case {
 		{
 			ID:       "progress/token-echo-string",
 			Title:    "a string token is echoed exactly",
-			Reqs:     []string{"PRG-7", "PRG-1"},
+			Reqs:     []string{"PRG-7", "PRG-1", "PRG-14", "PRG-4"},
 			Versions: []string{spec.V20251125},
 			Needs:    probe.Needs{SlowTool: true},
 			Sends:    `tools/call with progressToken "mcpflight-tök-\"q\"-7"`,
@@ -41,7 +41,7 @@ func progressCases() []probe.Case {
 		{
 			ID:       "progress/token-echo-integer",
 			Title:    "an integer token is echoed as an integer",
-			Reqs:     []string{"PRG-7", "PRG-1"},
+			Reqs:     []string{"PRG-7", "PRG-1", "PRG-14", "PRG-4"},
 			Versions: []string{spec.V20251125},
 			Needs:    probe.Needs{SlowTool: true},
 			Sends:    "tools/call with progressToken 42",
@@ -53,7 +53,7 @@ func progressCases() []probe.Case {
 		{
 			ID:       "progress/token-zero",
 			Title:    "progress token 0 is a real token",
-			Reqs:     []string{"PRG-7", "PRG-1"},
+			Reqs:     []string{"PRG-7", "PRG-1", "PRG-14", "PRG-4"},
 			Versions: []string{spec.V20251125},
 			Needs:    probe.Needs{SlowTool: true},
 			Sends:    "tools/call with progressToken 0",
@@ -73,7 +73,7 @@ func progressCases() []probe.Case {
 		{
 			ID:       "progress/none-after-response",
 			Title:    "progress stops at the response",
-			Reqs:     []string{"PRG-14", "PRG-7"},
+			Reqs:     []string{"PRG-14", "PRG-7", "PRG-1", "PRG-4"},
 			Versions: []string{spec.V20251125},
 			Needs:    probe.Needs{SlowTool: true},
 			Sends:    "tools/call with a progress token, run to completion",
@@ -85,7 +85,7 @@ func progressCases() []probe.Case {
 		{
 			ID:       "progress/fractional-total",
 			Title:    "fractional progress and total survive",
-			Reqs:     []string{"PRG-5", "PRG-4"},
+			Reqs:     []string{"PRG-5", "PRG-4", "PRG-1", "PRG-14", "PRG-7"},
 			Versions: []string{spec.V20251125},
 			Needs:    probe.Needs{SlowTool: true},
 			Sends:    "tools/call with a progress token; on a controlled target, steps of 0.5",
@@ -95,7 +95,7 @@ func progressCases() []probe.Case {
 		{
 			ID:       "progress/token-reuse-after-cleanup",
 			Title:    "a token reused after its request ended starts afresh",
-			Reqs:     []string{"PRG-2", "PRG-7", "PRG-4"},
+			Reqs:     []string{"PRG-2", "PRG-7", "PRG-4", "PRG-1", "PRG-14"},
 			Versions: []string{spec.V20251125},
 			Needs:    probe.Needs{SlowTool: true},
 			Sends:    "two tools/call in turn with the same progress token",
@@ -105,7 +105,7 @@ func progressCases() []probe.Case {
 		{
 			ID:       "progress/interleaved-tokens",
 			Title:    "concurrent requests keep their progress apart",
-			Reqs:     []string{"PRG-7", "PRG-2", "PRG-4"},
+			Reqs:     []string{"PRG-7", "PRG-2", "PRG-4", "PRG-1", "PRG-14"},
 			Versions: []string{spec.V20251125},
 			Needs:    probe.Needs{SlowTool: true},
 			Sends:    `three concurrent tools/call with tokens "a", 7 and "7"`,
@@ -115,7 +115,7 @@ func progressCases() []probe.Case {
 		{
 			ID:       "progress/token-independent-of-id",
 			Title:    "progress tokens are not request IDs",
-			Reqs:     []string{"PRG-7", "CAN-5"},
+			Reqs:     []string{"PRG-7", "CAN-5", "PRG-1", "PRG-14", "PRG-4"},
 			Versions: []string{spec.V20251125},
 			Needs:    probe.Needs{SlowTool: true},
 			Sends:    "request 101 with token 102 and request 102 with token 101, concurrently",
@@ -168,7 +168,7 @@ func progressTokenZero(ctx context.Context, e *probe.Env) verdict.Outcome {
 			return verdict.Errorf("awaiting the result: %v", err)
 		}
 		if resp.Error != nil {
-			return probe.Violation(verdict.Fail, "PRG-1", []string{"a request with progress token " + op.Call.Token.String() + " is accepted"},
+			return e.Breaks("PRG-1", []string{"a request with progress token " + op.Call.Token.String() + " is accepted"},
 				"it failed: "+probe.Describe(e.EventAt(op.Call.SentSeq+1)), 0)
 		}
 		if _, err := op.Settle(ctx); err != nil {
@@ -186,7 +186,9 @@ func progressTokenZero(ctx context.Context, e *probe.Env) verdict.Outcome {
 	case nZero > 0:
 		return verdict.Passf("%d progress notifications carried token 0", nZero)
 	case nRef > 0:
-		return probe.Violation(verdict.Warn, "PRG-7", []string{"progress for token 0, as for the string token"},
+		return e.Broke(verdict.Req("PRG-1").Except(verdict.Warn,
+			"0 is a valid integer token (PRG-1), and the same call with another token got progress, so 0 was most likely dropped as falsy; but PRG-8 lets a receiver send no progress at all, so the evidence cannot prove a MUST broken"),
+			[]string{"progress for token 0, as for the string token"},
 			fmt.Sprintf("%d notifications for the string token, none for 0: 0 looks treated as absent", nRef), 0)
 	}
 	return verdict.Infof("the target sent no progress for either token (PRG-8 allows none)")
@@ -211,7 +213,7 @@ func progressNoneWithoutToken(ctx context.Context, e *probe.Env) verdict.Outcome
 		return verdict.Errorf("%v", err)
 	}
 	if ev, ok := e.FrameAfter(0, probe.AnyProgress); ok {
-		return probe.Violation(verdict.Fail, "PRG-7", []string{"no notifications/progress: the request carried no token"}, probe.Describe(ev), ev.Seq)
+		return e.Breaks("PRG-7", []string{"no notifications/progress: the request carried no token"}, probe.Describe(ev), ev.Seq)
 	}
 	return verdict.Passf("no progress without a token")
 }
@@ -245,7 +247,7 @@ func progressFractional(ctx context.Context, e *probe.Env) verdict.Outcome {
 		}
 	}
 	if e.Control != nil && !fractional {
-		return probe.Violation(verdict.Fail, "PRG-5", []string{"fractional progress values, as requested with unit 0.5"},
+		return e.Breaks("PRG-5", []string{"fractional progress values, as requested with unit 0.5"},
 			"every value was whole", seen[0].Seq)
 	}
 	if !fractional {
@@ -276,7 +278,7 @@ func progressTokenReuse(ctx context.Context, e *probe.Env) verdict.Outcome {
 	}
 	if resp.Error != nil {
 		_, seq := second.Call.Response()
-		return probe.Violation(verdict.Fail, "PRG-2", []string{"a token is free again once its request has ended: the second request is accepted"},
+		return e.Breaks("PRG-2", []string{"a token is free again once its request has ended: the second request is accepted"},
 			probe.Describe(e.EventAt(seq)), seq)
 	}
 	if _, err := second.Settle(ctx); err != nil {
@@ -350,7 +352,7 @@ func runConcurrently(ctx context.Context, e *probe.Env, specs []probe.SlowSpec) 
 		n := op.Call.ProgressCount()
 		total += n
 		if e.Control != nil && n != op.Steps {
-			return probe.Violation(verdict.Fail, "PRG-7", []string{fmt.Sprintf("%d progress notifications for token %s", op.Steps, op.Call.Token)},
+			return e.Breaks("PRG-7", []string{fmt.Sprintf("%d progress notifications for token %s", op.Steps, op.Call.Token)},
 				fmt.Sprintf("%d arrived", n), 0)
 		}
 	}

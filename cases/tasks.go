@@ -21,70 +21,297 @@ import (
 // taskCases cover durable tasks (2025-11-25 basic/utilities/tasks) and
 // the line between request cancellation and task cancellation (CAN-4).
 func taskCases() []probe.Case {
-	tc := func(id, title string, reqs []string, needs probe.Needs, sends, expect string, run func(context.Context, *probe.Env) verdict.Outcome) probe.Case {
-		return probe.Case{ID: id, Title: title, Reqs: reqs, Versions: []string{spec.V20251125}, Needs: needs, Sends: sends, Expect: expect, Run: run}
-	}
-	tasks := probe.Needs{Tasks: true}
-	ctl := probe.Needs{Tasks: true, Control: true}
 	return []probe.Case{
-		tc("tasks/capability-shape", "the tasks capability is declared by request category", []string{"TSK-1", "TSK-2", "TSK-6"}, tasks,
-			"initialize", "capabilities.tasks.requests.tools.call is an object; list and cancel, when present, are objects", taskCapabilityShape),
-		tc("tasks/tool-task-support", "the task tool advertises execution.taskSupport", []string{"TSK-8", "TSK-10", "TSK-11"}, tasks,
-			"tools/list", `the profile's task tool has execution.taskSupport "required" or "optional"`, taskToolSupport),
-		tc("tasks/required-without-task", "a required-task tool called without a task is refused", []string{"TSK-12", "TSK-72"}, tasks,
-			"tools/call of a taskSupport:required tool without params.task", "error -32601 (-32600 is recorded as info: ambiguity A-3)", taskRequiredWithoutTask),
-		tc("tasks/forbidden-with-task", "a forbidden-task tool called as a task is refused", []string{"TSK-9", "TSK-8"}, probe.Needs{Tasks: true, EffectTool: true},
-			"tools/call of the effect tool (taskSupport forbidden or absent) with params.task", "error -32601", taskForbiddenWithTask),
-		tc("tasks/ignored-without-capability", "without the tasks capability the task field is ignored", []string{"TSK-24", "TSK-4"}, probe.Needs{NoTasks: true, SlowTool: true},
-			"tools/call of the slow tool with params.task to a server that declares no tasks capability", "an ordinary CallToolResult, not a CreateTaskResult and not an error", taskIgnoredWithoutCapability),
-		tc("tasks/create-result-shape", "creation returns a working task with a receiver-generated string id", []string{"TSK-44", "TSK-26", "TSK-27", "TSK-29", "TSK-38", "TSK-39", "TSK-41"}, tasks,
-			"a task-augmented tools/call", "CreateTaskResult.task: string taskId, status working, RFC 3339 createdAt and lastUpdatedAt, ttl present", taskCreateShape),
-		tc("tasks/durable-id", "a task exists as soon as it is created, under a unique id", []string{"TSK-28", "TSK-44", "TSK-62"}, tasks,
-			"two task-augmented tools/call, then tasks/get on each at once", "both found, with distinct ids", taskDurableID),
-		tc("tasks/unguessable-ids", "task ids are not guessable", []string{"TSK-81", "TSK-28"}, tasks,
-			"three task-augmented tools/call", "ids of at least 16 characters that are not a counter (a heuristic: a warn, never a fail)", taskUnguessableIDs),
-		tc("tasks/timestamps-monotonic", "createdAt is stable and lastUpdatedAt never goes back", []string{"TSK-38", "TSK-39"}, tasks,
-			"a task polled with tasks/get until terminal", "the same createdAt on every poll; lastUpdatedAt ≥ createdAt and non-decreasing", taskTimestamps),
-		tc("tasks/status-transitions", "statuses follow the task state machine and terminal states stay put", []string{"TSK-30", "TSK-31", "TSK-29"}, tasks,
-			"a task polled to its end, then polled twice more", "only valid transitions; the terminal status does not change", taskTransitions),
-		tc("tasks/status-notifications", "status notifications carry the full task and follow the state machine", []string{"TSK-21", "TSK-58", "TSK-30", "TSK-22"}, tasks,
-			"a task run to its end while watching notifications/tasks/status", "each is a Task of that id, without related-task _meta, in a valid order (none at all is info: they are optional)", taskStatusNotifications),
-		tc("tasks/cancel-working", "tasks/cancel answers with the task already cancelled", []string{"TSK-64", "TSK-66"}, tasks,
-			"tasks/cancel on a working task, then tasks/get", "the cancel result says cancelled; tasks/get says cancelled (or -32602: deleted, TSK-66)", taskCancelWorking),
-		tc("tasks/cancelled-stays-cancelled", "a cancelled task stays cancelled after its worker ends", []string{"TSK-65", "TSK-31"}, tasks,
-			"tasks/cancel mid-work, the worker's end awaited, then tasks/get", "cancelled", taskCancelledSticky),
-		tc("tasks/second-cancel-rejected", "cancelling a cancelled task is refused", []string{"TSK-63", "TSK-70"}, tasks,
-			"tasks/cancel twice on the same task", "the first returns the cancelled task, the second error -32602", taskSecondCancel),
-		tc("tasks/cancel-completed-rejected", "cancelling a completed task is refused", []string{"TSK-63", "TSK-70", "TSK-31"}, tasks,
-			"a task run to completion, then tasks/cancel", "error -32602; tasks/get still says completed", taskCancelCompleted),
-		tc("tasks/notification-does-not-cancel", "notifications/cancelled for the creating request leaves the task alone", []string{"CAN-4", "CAN-14"}, tasks,
-			"a task-augmented tools/call, then notifications/cancelled naming its request id", "the task stays working and then completes", taskNotificationDoesNotCancel),
-		tc("tasks/result-answered-after-cancel", "a blocked tasks/result is answered when the task is cancelled", []string{"TSK-47", "TSK-46"}, tasks,
-			"tasks/result on a working task, then tasks/cancel", "tasks/result is answered, not left hanging; an error or a result (recorded as info: ambiguity A-4)", taskResultAfterCancel),
-		tc("tasks/worker-stops-after-cancel", "tasks/cancel stops the work itself", []string{"TSK-64", "CAN-4"}, tasks,
-			"a gated worker at tick 1; tasks/cancel; every later gate released", "the worker's counter stays at 1 and the worker ends (a target without a worker counter is recorded as info)", taskWorkerStops),
-		tc("tasks/result-equivalence", "tasks/result returns the underlying result with related-task metadata", []string{"TSK-48", "TSK-78", "TSK-55", "TSK-46"}, tasks,
-			"a task run to completion, then tasks/result", "a CallToolResult whose _meta io.modelcontextprotocol/related-task.taskId is the task's id", taskResultEquivalence),
-		tc("tasks/result-error-equivalence", "a task whose request failed returns the same JSON-RPC error", []string{"TSK-77", "TSK-75"}, ctl,
-			"a worker that ends with a JSON-RPC error, then tasks/get and tasks/result", "status failed with a statusMessage; tasks/result answers a JSON-RPC error", taskResultError),
-		tc("tasks/iserror-fails-task", "a tool result with isError makes the task failed", []string{"TSK-76", "TSK-78"}, ctl,
-			"a worker that ends with isError true", "status failed; tasks/result is a successful response with isError true", taskIsErrorFails),
-		tc("tasks/result-blocks-while-working", "tasks/result waits for a working task", []string{"TSK-47", "TSK-20"}, ctl,
-			"tasks/result on a gated worker, tasks/get meanwhile, then the gates released", "no answer while working; tasks/get served meanwhile; the result once completed", taskResultBlocks),
-		tc("tasks/unknown-id", "unknown task ids are invalid params", []string{"TSK-68"}, tasks,
-			"tasks/get, tasks/result and tasks/cancel for a task id never issued", "error -32602 for each", taskUnknownID),
-		tc("tasks/task-id-is-source-of-truth", "params.taskId wins over related-task metadata", []string{"TSK-51", "TSK-52"}, tasks,
-			"tasks/get with params.taskId A and _meta related-task B", "the task A", taskIDSourceOfTruth),
-		tc("tasks/list-pagination", "tasks/list pages through every task", []string{"TSK-60", "TSK-62", "TSK-59", "TSK-69"}, tasks,
-			"three tasks, tasks/list followed by nextCursor, then a bogus cursor", "every task listed exactly once; the bogus cursor gets -32602", taskListPagination),
-		tc("tasks/list-isolation", "tasks/list shows only the requestor's tasks", []string{"TSK-84", "TSK-62"}, tasks,
-			"a task created in a second session, then tasks/list in the first", "the other session's task is not listed", taskListIsolation),
-		tc("tasks/ttl-expiry", "a task past its ttl may be deleted", []string{"TSK-42", "TSK-74", "TSK-40"}, tasks,
-			"a task with ttl 1 ms, then tasks/get until it is gone or the budget ends", "-32602 once deleted; a task kept longer is recorded as info", taskTTLExpiry),
-		tc("tasks/poll-interval", "pollInterval, when present, is a usable interval", []string{"TSK-43", "TSK-16"}, tasks,
-			"a task-augmented tools/call and tasks/get", "pollInterval absent or a positive number of milliseconds", taskPollInterval),
-		tc("tasks/progress-token-lifetime", "the request's progress token stays valid for the task's lifetime", []string{"PRG-9", "PRG-14"}, tasks,
-			"a task-augmented tools/call with a progress token, run to its end", "progress after the CreateTaskResult carries the token; none after the task is terminal (no progress at all is info)", taskProgressLifetime),
+		{
+			ID:       "tasks/capability-shape",
+			Title:    "the tasks capability is declared by request category",
+			Reqs:     []string{"TSK-1", "TSK-2", "TSK-6"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{Tasks: true},
+			Sends:    "initialize",
+			Expect:   "capabilities.tasks.requests.tools.call is an object; list and cancel, when present, are objects",
+			Run:      taskCapabilityShape,
+		},
+		{
+			ID:       "tasks/tool-task-support",
+			Title:    "the task tool advertises execution.taskSupport",
+			Reqs:     []string{"TSK-8", "TSK-10", "TSK-11"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{Tasks: true},
+			Sends:    "tools/list",
+			Expect:   `the profile's task tool has execution.taskSupport "required" or "optional"`,
+			Run:      taskToolSupport,
+		},
+		{
+			ID:       "tasks/required-without-task",
+			Title:    "a required-task tool called without a task is refused",
+			Reqs:     []string{"TSK-12", "TSK-72"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{Tasks: true},
+			Sends:    "tools/call of a taskSupport:required tool without params.task",
+			Expect:   "error -32601 (-32600 is recorded as info: ambiguity A-3)",
+			Run:      taskRequiredWithoutTask,
+		},
+		{
+			ID:       "tasks/forbidden-with-task",
+			Title:    "a forbidden-task tool called as a task is refused",
+			Reqs:     []string{"TSK-9", "TSK-8"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{Tasks: true, EffectTool: true},
+			Sends:    "tools/call of the effect tool (taskSupport forbidden or absent) with params.task",
+			Expect:   "error -32601",
+			Run:      taskForbiddenWithTask,
+		},
+		{
+			ID:       "tasks/ignored-without-capability",
+			Title:    "without the tasks capability the task field is ignored",
+			Reqs:     []string{"TSK-24", "TSK-4"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{NoTasks: true, SlowTool: true},
+			Sends:    "tools/call of the slow tool with params.task to a server that declares no tasks capability",
+			Expect:   "an ordinary CallToolResult, not a CreateTaskResult and not an error",
+			Run:      taskIgnoredWithoutCapability,
+		},
+		{
+			ID:       "tasks/create-result-shape",
+			Title:    "creation returns a working task with a receiver-generated string id",
+			Reqs:     []string{"TSK-44", "TSK-26", "TSK-27", "TSK-29", "TSK-38", "TSK-39", "TSK-41"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{Tasks: true},
+			Sends:    "a task-augmented tools/call",
+			Expect:   "CreateTaskResult.task: string taskId, status working, RFC 3339 createdAt and lastUpdatedAt, ttl present",
+			Run:      taskCreateShape,
+		},
+		{
+			ID:       "tasks/durable-id",
+			Title:    "a task exists as soon as it is created, under a unique id",
+			Reqs:     []string{"TSK-28", "TSK-44", "TSK-62", "TSK-51"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{Tasks: true},
+			Sends:    "two task-augmented tools/call, then tasks/get on each at once",
+			Expect:   "both found, with distinct ids",
+			Run:      taskDurableID,
+		},
+		{
+			ID:       "tasks/unguessable-ids",
+			Title:    "task ids are not guessable",
+			Reqs:     []string{"TSK-81", "TSK-28", "TSK-44"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{Tasks: true},
+			Sends:    "three task-augmented tools/call",
+			Expect:   "ids of at least 16 characters that are not a counter (a heuristic: a warn, never a fail)",
+			Run:      taskUnguessableIDs,
+		},
+		{
+			ID:       "tasks/timestamps-monotonic",
+			Title:    "createdAt is stable and lastUpdatedAt never goes back",
+			Reqs:     []string{"TSK-38", "TSK-39", "TSK-26", "TSK-41", "TSK-44"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{Tasks: true},
+			Sends:    "a task polled with tasks/get until terminal",
+			Expect:   "the same createdAt on every poll; lastUpdatedAt ≥ createdAt and non-decreasing",
+			Run:      taskTimestamps,
+		},
+		{
+			ID:       "tasks/status-transitions",
+			Title:    "statuses follow the task state machine and terminal states stay put",
+			Reqs:     []string{"TSK-30", "TSK-31", "TSK-29", "TSK-44"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{Tasks: true},
+			Sends:    "a task polled to its end, then polled twice more",
+			Expect:   "only valid transitions; the terminal status does not change",
+			Run:      taskTransitions,
+		},
+		{
+			ID:       "tasks/status-notifications",
+			Title:    "status notifications carry the full task and follow the state machine",
+			Reqs:     []string{"TSK-21", "TSK-58", "TSK-30", "TSK-22", "TSK-44"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{Tasks: true},
+			Sends:    "a task run to its end while watching notifications/tasks/status",
+			Expect:   "each is a Task of that id, without related-task _meta, in a valid order (none at all is info: they are optional)",
+			Run:      taskStatusNotifications,
+		},
+		{
+			ID:       "tasks/cancel-working",
+			Title:    "tasks/cancel answers with the task already cancelled",
+			Reqs:     []string{"TSK-64", "TSK-66", "TSK-44", "TSK-65"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{Tasks: true},
+			Sends:    "tasks/cancel on a working task, then tasks/get",
+			Expect:   "the cancel result says cancelled; tasks/get says cancelled (or -32602: deleted, TSK-66)",
+			Run:      taskCancelWorking,
+		},
+		{
+			ID:       "tasks/cancelled-stays-cancelled",
+			Title:    "a cancelled task stays cancelled after its worker ends",
+			Reqs:     []string{"TSK-65", "TSK-31", "TSK-44", "TSK-64"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{Tasks: true},
+			Sends:    "tasks/cancel mid-work, the worker's end awaited, then tasks/get",
+			Expect:   "cancelled",
+			Run:      taskCancelledSticky,
+		},
+		{
+			ID:       "tasks/second-cancel-rejected",
+			Title:    "cancelling a cancelled task is refused",
+			Reqs:     []string{"TSK-63", "TSK-70", "TSK-44", "TSK-64"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{Tasks: true},
+			Sends:    "tasks/cancel twice on the same task",
+			Expect:   "the first returns the cancelled task, the second error -32602",
+			Run:      taskSecondCancel,
+		},
+		{
+			ID:       "tasks/cancel-completed-rejected",
+			Title:    "cancelling a completed task is refused",
+			Reqs:     []string{"TSK-63", "TSK-70", "TSK-31", "TSK-44"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{Tasks: true},
+			Sends:    "a task run to completion, then tasks/cancel",
+			Expect:   "error -32602; tasks/get still says completed",
+			Run:      taskCancelCompleted,
+		},
+		{
+			ID:       "tasks/notification-does-not-cancel",
+			Title:    "notifications/cancelled for the creating request leaves the task alone",
+			Reqs:     []string{"CAN-4", "CAN-14", "TSK-44"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{Tasks: true},
+			Sends:    "a task-augmented tools/call, then notifications/cancelled naming its request id",
+			Expect:   "the task stays working and then completes",
+			Run:      taskNotificationDoesNotCancel,
+		},
+		{
+			ID:       "tasks/result-answered-after-cancel",
+			Title:    "a blocked tasks/result is answered when the task is cancelled",
+			Reqs:     []string{"TSK-47", "TSK-46", "TSK-44"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{Tasks: true},
+			Sends:    "tasks/result on a working task, then tasks/cancel",
+			Expect:   "tasks/result is answered, not left hanging; an error or a result (recorded as info: ambiguity A-4)",
+			Run:      taskResultAfterCancel,
+		},
+		{
+			ID:       "tasks/worker-stops-after-cancel",
+			Title:    "tasks/cancel stops the work itself",
+			Reqs:     []string{"TSK-64", "CAN-4", "TSK-44"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{Tasks: true},
+			Sends:    "a gated worker at tick 1; tasks/cancel; every later gate released",
+			Expect:   "the worker's counter stays at 1 and the worker ends (a target without a worker counter is recorded as info)",
+			Run:      taskWorkerStops,
+		},
+		{
+			ID:       "tasks/result-equivalence",
+			Title:    "tasks/result returns the underlying result with related-task metadata",
+			Reqs:     []string{"TSK-48", "TSK-78", "TSK-55", "TSK-46", "TSK-44"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{Tasks: true},
+			Sends:    "a task run to completion, then tasks/result",
+			Expect:   "a CallToolResult whose _meta io.modelcontextprotocol/related-task.taskId is the task's id",
+			Run:      taskResultEquivalence,
+		},
+		{
+			ID:       "tasks/result-error-equivalence",
+			Title:    "a task whose request failed returns the same JSON-RPC error",
+			Reqs:     []string{"TSK-77", "TSK-75", "TSK-44"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{Tasks: true, Control: true},
+			Sends:    "a worker that ends with a JSON-RPC error, then tasks/get and tasks/result",
+			Expect:   "status failed with a statusMessage; tasks/result answers a JSON-RPC error",
+			Run:      taskResultError,
+		},
+		{
+			ID:       "tasks/iserror-fails-task",
+			Title:    "a tool result with isError makes the task failed",
+			Reqs:     []string{"TSK-76", "TSK-78", "TSK-44"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{Tasks: true, Control: true},
+			Sends:    "a worker that ends with isError true",
+			Expect:   "status failed; tasks/result is a successful response with isError true",
+			Run:      taskIsErrorFails,
+		},
+		{
+			ID:       "tasks/result-blocks-while-working",
+			Title:    "tasks/result waits for a working task",
+			Reqs:     []string{"TSK-47", "TSK-20", "TSK-44", "TSK-48"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{Tasks: true, Control: true},
+			Sends:    "tasks/result on a gated worker, tasks/get meanwhile, then the gates released",
+			Expect:   "no answer while working; tasks/get served meanwhile; the result once completed",
+			Run:      taskResultBlocks,
+		},
+		{
+			ID:       "tasks/unknown-id",
+			Title:    "unknown task ids are invalid params",
+			Reqs:     []string{"TSK-68"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{Tasks: true},
+			Sends:    "tasks/get, tasks/result and tasks/cancel for a task id never issued",
+			Expect:   "error -32602 for each",
+			Run:      taskUnknownID,
+		},
+		{
+			ID:       "tasks/task-id-is-source-of-truth",
+			Title:    "params.taskId wins over related-task metadata",
+			Reqs:     []string{"TSK-51", "TSK-52", "TSK-44"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{Tasks: true},
+			Sends:    "tasks/get with params.taskId A and _meta related-task B",
+			Expect:   "the task A",
+			Run:      taskIDSourceOfTruth,
+		},
+		{
+			ID:       "tasks/list-pagination",
+			Title:    "tasks/list pages through every task",
+			Reqs:     []string{"TSK-60", "TSK-62", "TSK-59", "TSK-69", "TSK-44"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{Tasks: true},
+			Sends:    "three tasks, tasks/list followed by nextCursor, then a bogus cursor",
+			Expect:   "every task listed exactly once; the bogus cursor gets -32602",
+			Run:      taskListPagination,
+		},
+		{
+			ID:       "tasks/list-isolation",
+			Title:    "tasks/list shows only the requestor's tasks",
+			Reqs:     []string{"TSK-84", "TSK-62", "TSK-44"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{Tasks: true},
+			Sends:    "a task created in a second session, then tasks/list in the first",
+			Expect:   "the other session's task is not listed",
+			Run:      taskListIsolation,
+		},
+		{
+			ID:       "tasks/ttl-expiry",
+			Title:    "a task past its ttl may be deleted",
+			Reqs:     []string{"TSK-42", "TSK-74", "TSK-40", "TSK-44", "TSK-68"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{Tasks: true},
+			Sends:    "a task with ttl 1 ms, then tasks/get until it is gone or the budget ends",
+			Expect:   "-32602 once deleted; a task kept longer is recorded as info",
+			Run:      taskTTLExpiry,
+		},
+		{
+			ID:       "tasks/poll-interval",
+			Title:    "pollInterval, when present, is a usable interval",
+			Reqs:     []string{"TSK-43", "TSK-16", "TSK-44"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{Tasks: true},
+			Sends:    "a task-augmented tools/call and tasks/get",
+			Expect:   "pollInterval absent or a positive number of milliseconds",
+			Run:      taskPollInterval,
+		},
+		{
+			ID:       "tasks/progress-token-lifetime",
+			Title:    "the request's progress token stays valid for the task's lifetime",
+			Reqs:     []string{"PRG-9", "PRG-14", "PRG-1", "PRG-4", "PRG-7", "TSK-44"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{Tasks: true},
+			Sends:    "a task-augmented tools/call with a progress token, run to its end",
+			Expect:   "progress after the CreateTaskResult carries the token; none after the task is terminal (no progress at all is info)",
+			Run:      taskProgressLifetime,
+		},
 	}
 }
 
@@ -96,11 +323,11 @@ func taskCapabilityShape(_ context.Context, e *probe.Env) verdict.Outcome {
 		Requests map[string]json.RawMessage
 	}
 	if err := json.Unmarshal(init.Capabilities["tasks"], &c); err != nil {
-		return probe.Violation(verdict.Fail, "TSK-1", []string{"capabilities.tasks is an object"}, chrono.Sanitize(string(init.Capabilities["tasks"]), false), 0)
+		return e.Breaks("TSK-1", []string{"capabilities.tasks is an object"}, chrono.Sanitize(string(init.Capabilities["tasks"]), false), 0)
 	}
 	for name, raw := range map[string]json.RawMessage{"list": c.List, "cancel": c.Cancel, "requests.tools": c.Requests["tools"]} {
 		if len(raw) > 0 && !strings.HasPrefix(strings.TrimSpace(string(raw)), "{") {
-			return probe.Violation(verdict.Fail, "TSK-2", []string{"tasks." + name + " is an object when present"}, chrono.Sanitize(string(raw), false), 0)
+			return e.Breaks("TSK-2", []string{"tasks." + name + " is an object when present"}, chrono.Sanitize(string(raw), false), 0)
 		}
 	}
 	tcs := init.Tasks()
@@ -117,7 +344,7 @@ func taskToolSupport(ctx context.Context, e *probe.Env) verdict.Outcome {
 	case support == "required" || support == "optional":
 		return verdict.Passf("%s has taskSupport %q", e.Profile.Task.Name, support)
 	}
-	return probe.Violation(verdict.Fail, "TSK-8", []string{`taskSupport "required" or "optional" for a tool that runs as a task`},
+	return e.Breaks("TSK-8", []string{`taskSupport "required" or "optional" for a tool that runs as a task`},
 		fmt.Sprintf("taskSupport %q", chrono.Sanitize(support, false)), 0)
 }
 
@@ -148,9 +375,9 @@ func taskRequiredWithoutTask(ctx context.Context, e *probe.Env) verdict.Outcome 
 	case resp.Error != nil && resp.Error.Code == jsonrpc.CodeInvalidRequest:
 		return verdict.Infof("refused with -32600, which TSK-72 allows and TSK-12 does not (ambiguity A-3)")
 	case resp.Error != nil:
-		return probe.Violation(verdict.Fail, "TSK-12", []string{"error -32601 (Method not found)", "error -32600 (TSK-72, ambiguity A-3)"}, probe.Describe(e.EventAt(seq)), seq)
+		return e.Breaks("TSK-12", []string{"error -32601 (Method not found)", "error -32600 (TSK-72, ambiguity A-3)"}, probe.Describe(e.EventAt(seq)), seq)
 	}
-	return probe.Violation(verdict.Fail, "TSK-12", []string{"error -32601 (Method not found)", "error -32600 (TSK-72, ambiguity A-3)"},
+	return e.Breaks("TSK-12", []string{"error -32601 (Method not found)", "error -32600 (TSK-72, ambiguity A-3)"},
 		"a result, not a JSON-RPC error: "+probe.Describe(e.EventAt(seq)), seq)
 }
 
@@ -173,11 +400,11 @@ func taskForbiddenWithTask(ctx context.Context, e *probe.Env) verdict.Outcome {
 	case isRPC && code == jsonrpc.CodeMethodNotFound:
 		return verdict.Passf("refused with -32601")
 	case isRPC:
-		return probe.Violation(verdict.Warn, "TSK-9", []string{"error -32601 (Method not found)"}, fmt.Sprintf("error %d", code), 0)
+		return e.Breaks("TSK-9", []string{"error -32601 (Method not found)"}, fmt.Sprintf("error %d", code), 0)
 	case err != nil:
 		return verdict.Errorf("%v", err)
 	}
-	return probe.Violation(verdict.Warn, "TSK-9", []string{"error -32601 (Method not found)"}, "a result: "+chrono.Sanitize(string(raw), false), 0)
+	return e.Breaks("TSK-9", []string{"error -32601 (Method not found)"}, "a result: "+chrono.Sanitize(string(raw), false), 0)
 }
 
 func taskIgnoredWithoutCapability(ctx context.Context, e *probe.Env) verdict.Outcome {
@@ -189,12 +416,12 @@ func taskIgnoredWithoutCapability(ctx context.Context, e *probe.Env) verdict.Out
 	err := e.S.Request(ctx, mcp.MethodToolsCall, peer.TaskParams(map[string]any{"name": e.Profile.Slow.Name, "arguments": args}, 60000), &raw)
 	if err != nil {
 		if _, isRPC := probe.RPCCode(err); isRPC {
-			return probe.Violation(verdict.Fail, "TSK-24", []string{"an ordinary CallToolResult: the task field is ignored"}, chrono.Sanitize(err.Error(), false), 0)
+			return e.Breaks("TSK-24", []string{"an ordinary CallToolResult: the task field is ignored"}, chrono.Sanitize(err.Error(), false), 0)
 		}
 		return verdict.Errorf("%v", err)
 	}
 	if _, err := peer.ParseCreateTaskResult(raw); err == nil {
-		return probe.Violation(verdict.Fail, "TSK-24", []string{"an ordinary CallToolResult, not a CreateTaskResult"}, chrono.Sanitize(string(raw), false), 0)
+		return e.Breaks("TSK-24", []string{"an ordinary CallToolResult, not a CreateTaskResult"}, chrono.Sanitize(string(raw), false), 0)
 	}
 	return verdict.Passf("the task field was ignored; an ordinary result came back")
 }
@@ -206,11 +433,11 @@ func rfc3339(s string) (time.Time, bool) {
 }
 
 // taskShape checks one Task object (TSK-26, TSK-38, TSK-39, TSK-41).
-func taskShape(t peer.Task, seq uint64) *verdict.Outcome {
+func taskShape(e *probe.Env, t peer.Task, seq uint64) *verdict.Outcome {
 	var raw map[string]json.RawMessage
 	_ = json.Unmarshal(t.Raw, &raw)
 	fail := func(req, want string) *verdict.Outcome {
-		o := probe.Violation(verdict.Fail, req, []string{want}, chrono.Sanitize(string(t.Raw), false), seq)
+		o := e.Breaks(req, []string{want}, chrono.Sanitize(string(t.Raw), false), seq)
 		return &o
 	}
 	if id := strings.TrimSpace(string(raw["taskId"])); !strings.HasPrefix(id, `"`) {
@@ -240,9 +467,9 @@ func taskCreateShape(ctx context.Context, e *probe.Env) verdict.Outcome {
 	}
 	defer op.ReleaseAll(context.WithoutCancel(ctx))
 	if op.Task.Status != mcp.TaskWorking {
-		return probe.Violation(verdict.Fail, "TSK-29", []string{`status "working" at creation`}, fmt.Sprintf("status %q", chrono.Sanitize(op.Task.Status, false)), op.RespSeq)
+		return e.Breaks("TSK-29", []string{`status "working" at creation`}, fmt.Sprintf("status %q", chrono.Sanitize(op.Task.Status, false)), op.RespSeq)
 	}
-	if o := taskShape(op.Task, op.RespSeq); o != nil {
+	if o := taskShape(e, op.Task, op.RespSeq); o != nil {
 		return *o
 	}
 	return verdict.Passf("task %s created working", chrono.Sanitize(op.Task.TaskID, false))
@@ -259,15 +486,15 @@ func taskDurableID(ctx context.Context, e *probe.Env) verdict.Outcome {
 	}
 	defer func() { _ = a.ReleaseAll(context.WithoutCancel(ctx)); _ = b.ReleaseAll(context.WithoutCancel(ctx)) }()
 	if a.Task.TaskID == b.Task.TaskID {
-		return probe.Violation(verdict.Fail, "TSK-28", []string{"distinct task ids"}, "both tasks are "+chrono.Sanitize(a.Task.TaskID, false), b.RespSeq)
+		return e.Breaks("TSK-28", []string{"distinct task ids"}, "both tasks are "+chrono.Sanitize(a.Task.TaskID, false), b.RespSeq)
 	}
 	for _, op := range []*probe.TaskOp{a, b} {
 		got, err := e.S.GetTask(ctx, op.Task.TaskID)
 		if err != nil {
-			return probe.Violation(verdict.Fail, "TSK-44", []string{"the task just created is found by tasks/get"}, chrono.Sanitize(err.Error(), false), 0)
+			return e.Breaks("TSK-44", []string{"the task just created is found by tasks/get"}, chrono.Sanitize(err.Error(), false), 0)
 		}
 		if got.TaskID != op.Task.TaskID {
-			return probe.Violation(verdict.Fail, "TSK-51", []string{"tasks/get answers about the task asked for"}, chrono.Sanitize(string(got.Raw), false), 0)
+			return e.Breaks("TSK-51", []string{"tasks/get answers about the task asked for"}, chrono.Sanitize(string(got.Raw), false), 0)
 		}
 	}
 	return verdict.Passf("two tasks with distinct ids, both found at once")
@@ -319,7 +546,9 @@ func taskUnguessableIDs(ctx context.Context, e *probe.Env) verdict.Outcome {
 		ids = append(ids, op.Task.TaskID)
 	}
 	if why := guessable(ids); why != "" {
-		return probe.Violation(verdict.Warn, "TSK-81", []string{"cryptographically random task ids when tasks are not bound to an authorization context"},
+		return e.Broke(verdict.Req("TSK-81").Except(verdict.Warn,
+			"a heuristic (S~ in the registry): short or counting ids suggest guessable ones, but cannot prove the entropy insufficient"),
+			[]string{"cryptographically random task ids when tasks are not bound to an authorization context"},
 			chrono.Sanitize(why, false), 0)
 	}
 	return verdict.Passf("%d ids, none short or sequential", len(ids))
@@ -338,16 +567,16 @@ func taskTimestamps(ctx context.Context, e *probe.Env) verdict.Outcome {
 			return verdict.Errorf("tasks/get: %v", err)
 		}
 		polls++
-		if o := taskShape(got, 0); o != nil {
+		if o := taskShape(e, got, 0); o != nil {
 			return *o
 		}
 		if got.CreatedAt != op.Task.CreatedAt {
-			return probe.Violation(verdict.Fail, "TSK-38", []string{"the same createdAt " + op.Task.CreatedAt}, "createdAt "+chrono.Sanitize(got.CreatedAt, false), 0)
+			return e.Breaks("TSK-38", []string{"the same createdAt " + op.Task.CreatedAt}, "createdAt "+chrono.Sanitize(got.CreatedAt, false), 0)
 		}
 		pu, _ := rfc3339(prev.LastUpdatedAt)
 		gu, _ := rfc3339(got.LastUpdatedAt)
 		if gu.Before(pu) {
-			return probe.Violation(verdict.Fail, "TSK-39", []string{"lastUpdatedAt never goes back"}, fmt.Sprintf("%s after %s", chrono.Sanitize(got.LastUpdatedAt, false), chrono.Sanitize(prev.LastUpdatedAt, false)), 0)
+			return e.Breaks("TSK-39", []string{"lastUpdatedAt never goes back"}, fmt.Sprintf("%s after %s", chrono.Sanitize(got.LastUpdatedAt, false), chrono.Sanitize(prev.LastUpdatedAt, false)), 0)
 		}
 		prev = got
 		if got.Terminal() || polls > 200 {
@@ -375,7 +604,7 @@ func taskTransitions(ctx context.Context, e *probe.Env) verdict.Outcome {
 	}
 	for i := 1; i < len(seen); i++ {
 		if !probe.ValidTransition(seen[i-1], seen[i]) {
-			return probe.Violation(verdict.Fail, "TSK-30", []string{"working → input_required | terminal; input_required → working | terminal; terminal stays"},
+			return e.Breaks("TSK-30", []string{"working → input_required | terminal; input_required → working | terminal; terminal stays"},
 				fmt.Sprintf("%q then %q", chrono.Sanitize(seen[i-1], false), chrono.Sanitize(seen[i], false)), 0)
 		}
 	}
@@ -385,7 +614,7 @@ func taskTransitions(ctx context.Context, e *probe.Env) verdict.Outcome {
 			return verdict.Infof("the task was gone after it ended (%s); TSK-42 allows deletion", chrono.Sanitize(err.Error(), false))
 		}
 		if got.Status != final.Status {
-			return probe.Violation(verdict.Fail, "TSK-31", []string{"the terminal status " + final.Status + " stays"}, "status "+chrono.Sanitize(got.Status, false), 0)
+			return e.Breaks("TSK-31", []string{"the terminal status " + final.Status + " stays"}, "status "+chrono.Sanitize(got.Status, false), 0)
 		}
 	}
 	return verdict.Passf("statuses %s; the terminal status stayed", chrono.Sanitize(strings.Join(seen, " → "), false))
@@ -413,17 +642,19 @@ func taskStatusNotifications(ctx context.Context, e *probe.Env) verdict.Outcome 
 		}
 		t, err := peer.ParseTask(m.Params)
 		if err != nil || t.TaskID == "" {
-			return probe.Violation(verdict.Fail, "TSK-21", []string{"notifications/tasks/status params are a Task"}, probe.Describe(ev), ev.Seq)
+			return e.Broke(verdict.Req("TSK-21").Except(verdict.Fail,
+				"TSK-21 makes the notification optional (MAY); one that is sent is held to the schema, whose TaskStatusNotification carries a Task: params that are no Task are not that notification"),
+				[]string{"notifications/tasks/status params are a Task"}, probe.Describe(ev), ev.Seq)
 		}
 		if t.TaskID != op.Task.TaskID {
 			continue
 		}
 		n++
 		if _, ok := peer.RelatedTaskID(m.Params); ok {
-			return probe.Violation(verdict.Warn, "TSK-58", []string{"no io.modelcontextprotocol/related-task _meta in a status notification"}, probe.Describe(ev), ev.Seq)
+			return e.Breaks("TSK-58", []string{"no io.modelcontextprotocol/related-task _meta in a status notification"}, probe.Describe(ev), ev.Seq)
 		}
 		if !probe.ValidTransition(prev, t.Status) {
-			return probe.Violation(verdict.Fail, "TSK-30", []string{"status notifications follow the task state machine"},
+			return e.Breaks("TSK-30", []string{"status notifications follow the task state machine"},
 				fmt.Sprintf("%q after %q: %s", chrono.Sanitize(t.Status, false), chrono.Sanitize(prev, false), probe.Describe(ev)), ev.Seq)
 		}
 		prev = t.Status
@@ -459,14 +690,14 @@ func cancelMid(ctx context.Context, e *probe.Env, key string) (*probe.TaskOp, pe
 			o := verdict.Infof("the task ended before tasks/cancel arrived (-32602, A-15); nothing to judge")
 			return nil, peer.Task{}, &o
 		}
-		o := probe.Violation(verdict.Fail, "TSK-64", []string{"tasks/cancel on a working task returns the task, cancelled"}, fmt.Sprintf("error %d", code), seq)
+		o := e.Broke(verdict.Req("TSK-64").Clause("MUST"), []string{"tasks/cancel on a working task returns the task, cancelled"}, fmt.Sprintf("error %d", code), seq)
 		return nil, peer.Task{}, &o
 	} else if err != nil {
 		o := verdict.Errorf("tasks/cancel: %v", err)
 		return nil, peer.Task{}, &o
 	}
 	if got.Status != mcp.TaskCancelled {
-		o := probe.Violation(verdict.Fail, "TSK-64", []string{`the tasks/cancel result has status "cancelled"`}, "status "+chrono.Sanitize(got.Status, false), seq)
+		o := e.Broke(verdict.Req("TSK-64").Clause("MUST"), []string{`the tasks/cancel result has status "cancelled"`}, "status "+chrono.Sanitize(got.Status, false), seq)
 		return nil, peer.Task{}, &o
 	}
 	return op, got, nil
@@ -484,7 +715,12 @@ func taskCancelWorking(ctx context.Context, e *probe.Env) verdict.Outcome {
 		return verdict.Errorf("tasks/get: %v", err)
 	}
 	if got.Status != mcp.TaskCancelled {
-		return probe.Violation(verdict.Fail, "TSK-64", []string{"tasks/get after the cancel says cancelled"}, "status "+chrono.Sanitize(got.Status, false), 0)
+		// The cancel's answer already said cancelled (cancelMid), so the
+		// task left the cancelled status (TSK-65); that the answer came
+		// before a transition that never happened (TSK-64) would fit
+		// too, and is said in the expected line.
+		return e.Breaks("TSK-65", []string{"tasks/get after the cancel says cancelled, as the cancel's answer did (TSK-64: the transition comes before that answer; TSK-65: a cancelled task stays cancelled)"},
+			"the cancel answered cancelled, then tasks/get said "+chrono.Sanitize(got.Status, false), 0)
 	}
 	return verdict.Passf("cancelled before the reply; tasks/get agrees")
 }
@@ -505,7 +741,7 @@ func taskCancelledSticky(ctx context.Context, e *probe.Env) verdict.Outcome {
 			return verdict.Errorf("tasks/get: %v", err)
 		}
 		if got.Status != mcp.TaskCancelled {
-			return probe.Violation(verdict.Fail, "TSK-65", []string{"the task stays cancelled after its work ends"}, "status "+chrono.Sanitize(got.Status, false), 0)
+			return e.Breaks("TSK-65", []string{"the task stays cancelled after its work ends"}, "status "+chrono.Sanitize(got.Status, false), 0)
 		}
 	}
 	return verdict.Passf("still cancelled after the worker ended")
@@ -523,11 +759,11 @@ func taskSecondCancel(ctx context.Context, e *probe.Env) verdict.Outcome {
 	case isRPC && code == jsonrpc.CodeInvalidParams:
 		return verdict.Passf("the second cancel was refused with -32602")
 	case isRPC:
-		return probe.Violation(verdict.Fail, "TSK-63", []string{"error -32602 for a task already cancelled"}, fmt.Sprintf("error %d", code), seq)
+		return e.Breaks("TSK-63", []string{"error -32602 for a task already cancelled"}, fmt.Sprintf("error %d", code), seq)
 	case err != nil:
 		return verdict.Errorf("%v", err)
 	}
-	return probe.Violation(verdict.Fail, "TSK-63", []string{"error -32602 for a task already cancelled"}, "a result: "+chrono.Sanitize(string(got.Raw), false), seq)
+	return e.Breaks("TSK-63", []string{"error -32602 for a task already cancelled"}, "a result: "+chrono.Sanitize(string(got.Raw), false), seq)
 }
 
 func taskCancelCompleted(ctx context.Context, e *probe.Env) verdict.Outcome {
@@ -545,15 +781,15 @@ func taskCancelCompleted(ctx context.Context, e *probe.Env) verdict.Outcome {
 	switch {
 	case isRPC && code == jsonrpc.CodeInvalidParams:
 	case isRPC:
-		return probe.Violation(verdict.Fail, "TSK-63", []string{"error -32602 for a task already " + final.Status}, fmt.Sprintf("error %d", code), seq)
+		return e.Breaks("TSK-63", []string{"error -32602 for a task already " + final.Status}, fmt.Sprintf("error %d", code), seq)
 	case err != nil:
 		return verdict.Errorf("%v", err)
 	default:
-		return probe.Violation(verdict.Fail, "TSK-63", []string{"error -32602 for a task already " + final.Status}, "a result: "+chrono.Sanitize(string(got.Raw), false), seq)
+		return e.Breaks("TSK-63", []string{"error -32602 for a task already " + final.Status}, "a result: "+chrono.Sanitize(string(got.Raw), false), seq)
 	}
 	after, err := e.S.GetTask(ctx, op.Task.TaskID)
 	if err == nil && after.Status != final.Status {
-		return probe.Violation(verdict.Fail, "TSK-31", []string{"the status stays " + final.Status}, "status "+chrono.Sanitize(after.Status, false), 0)
+		return e.Breaks("TSK-31", []string{"the status stays " + final.Status}, "status "+chrono.Sanitize(after.Status, false), 0)
 	}
 	return verdict.Passf("cancel of a %s task refused with -32602", final.Status)
 }
@@ -575,14 +811,14 @@ func taskNotificationDoesNotCancel(ctx context.Context, e *probe.Env) verdict.Ou
 		return verdict.Errorf("tasks/get: %v", err)
 	}
 	if got.Status == mcp.TaskCancelled {
-		return probe.Violation(verdict.Fail, "CAN-4", []string{"the task is untouched: only tasks/cancel cancels a task"}, "the task became cancelled after notifications/cancelled", seq)
+		return e.Breaks("CAN-4", []string{"the task is untouched: only tasks/cancel cancels a task"}, "the task became cancelled after notifications/cancelled", seq)
 	}
 	final, _, err := op.RunToEnd(ctx)
 	if err != nil {
 		return verdict.Errorf("running the task: %v", err)
 	}
 	if final.Status == mcp.TaskCancelled {
-		return probe.Violation(verdict.Fail, "CAN-4", []string{"the task ends on its own, not cancelled"}, "it ended cancelled", seq)
+		return e.Breaks("CAN-4", []string{"the task ends on its own, not cancelled"}, "it ended cancelled", seq)
 	}
 	return verdict.Passf("the request-level cancel at seq %d left the task alone; it ended %s", seq, final.Status)
 }
@@ -610,7 +846,7 @@ func taskResultAfterCancel(ctx context.Context, e *probe.Env) verdict.Outcome {
 	resp, err := res.Await(wctx)
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
-			return probe.Violation(verdict.Fail, "TSK-47", []string{"the blocked tasks/result is answered once tasks/cancel made the task terminal (an error or a result)"},
+			return e.Breaks("TSK-47", []string{"the blocked tasks/result is answered once tasks/cancel made the task terminal (an error or a result)"},
 				fmt.Sprintf("no answer to tasks/result %s within %v of the cancel", res.ID, e.Patience()), 0)
 		}
 		return verdict.Errorf("%v", err)
@@ -650,10 +886,10 @@ func taskWorkerStops(ctx context.Context, e *probe.Env) verdict.Outcome {
 	}
 	switch {
 	case after > before:
-		return probe.Violation(verdict.Warn, "TSK-64", []string{"the worker stops: its counter stays at " + fmt.Sprint(before) + " after tasks/cancel"},
+		return e.Broke(verdict.Req("TSK-64").Clause("SHOULD"), []string{"the worker stops: its counter stays at " + fmt.Sprint(before) + " after tasks/cancel"},
 			fmt.Sprintf("the counter went from %d to %d after the cancel", before, after), 0)
 	case ended != nil || running:
-		return probe.Violation(verdict.Warn, "TSK-64", []string{"the worker ends after tasks/cancel"}, "the worker is still running", 0)
+		return e.Broke(verdict.Req("TSK-64").Clause("SHOULD"), []string{"the worker ends after tasks/cancel"}, "the worker is still running", 0)
 	}
 	return verdict.Passf("the counter stayed at %d and the worker ended", after)
 }
@@ -678,7 +914,7 @@ func taskResultEquivalence(ctx context.Context, e *probe.Env) verdict.Outcome {
 	_, seq := c.Response()
 	if resp.Error != nil {
 		if final.Status == mcp.TaskCompleted {
-			return probe.Violation(verdict.Fail, "TSK-48", []string{"the successful result of the underlying tools/call"}, fmt.Sprintf("error %d", resp.Error.Code), seq)
+			return e.Breaks("TSK-48", []string{"the successful result of the underlying tools/call"}, fmt.Sprintf("error %d", resp.Error.Code), seq)
 		}
 		return verdict.Infof("the task ended %s and tasks/result answered error %d", final.Status, resp.Error.Code)
 	}
@@ -686,11 +922,11 @@ func taskResultEquivalence(ctx context.Context, e *probe.Env) verdict.Outcome {
 		Content *json.RawMessage `json:"content"`
 	}
 	if json.Unmarshal(resp.Result, &r) != nil || r.Content == nil {
-		return probe.Violation(verdict.Fail, "TSK-48", []string{"a CallToolResult (with content)"}, probe.Describe(e.EventAt(seq)), seq)
+		return e.Breaks("TSK-48", []string{"a CallToolResult (with content)"}, probe.Describe(e.EventAt(seq)), seq)
 	}
 	id, ok := peer.RelatedTaskID(resp.Result)
 	if !ok || id != op.Task.TaskID {
-		return probe.Violation(verdict.Fail, "TSK-55", []string{fmt.Sprintf("_meta %q.taskId = %q", mcp.MetaRelatedTask, op.Task.TaskID)}, probe.Describe(e.EventAt(seq)), seq)
+		return e.Breaks("TSK-55", []string{fmt.Sprintf("_meta %q.taskId = %q", mcp.MetaRelatedTask, op.Task.TaskID)}, probe.Describe(e.EventAt(seq)), seq)
 	}
 	return verdict.Passf("tasks/result returned a CallToolResult tied to task %s", chrono.Sanitize(id, false))
 }
@@ -705,14 +941,14 @@ func taskResultError(ctx context.Context, e *probe.Env) verdict.Outcome {
 		return verdict.Errorf("%v", err)
 	}
 	if final.Status != mcp.TaskFailed {
-		return probe.Violation(verdict.Fail, "TSK-77", []string{"status failed for a request that ended in a JSON-RPC error"}, "status "+chrono.Sanitize(final.Status, false), 0)
+		return e.Breaks("TSK-77", []string{"status failed for a request that ended in a JSON-RPC error"}, "status "+chrono.Sanitize(final.Status, false), 0)
 	}
 	if final.StatusMessage == "" {
-		return probe.Violation(verdict.Warn, "TSK-75", []string{"a statusMessage with diagnostic information"}, "no statusMessage", 0)
+		return e.Breaks("TSK-75", []string{"a statusMessage with diagnostic information"}, "no statusMessage", 0)
 	}
 	err = e.S.Request(ctx, mcp.MethodTasksResult, map[string]any{"taskId": op.Task.TaskID}, nil)
 	if _, isRPC := probe.RPCCode(err); !isRPC {
-		return probe.Violation(verdict.Fail, "TSK-77", []string{"tasks/result returns the same JSON-RPC error"}, fmt.Sprintf("%v", err), 0)
+		return e.Breaks("TSK-77", []string{"tasks/result returns the same JSON-RPC error"}, fmt.Sprintf("%v", err), 0)
 	}
 	return verdict.Passf("failed with a statusMessage; tasks/result answered the error")
 }
@@ -729,10 +965,10 @@ func taskIsErrorFails(ctx context.Context, e *probe.Env) verdict.Outcome {
 	var raw json.RawMessage
 	rerr := e.S.Request(ctx, mcp.MethodTasksResult, map[string]any{"taskId": op.Task.TaskID}, &raw)
 	if rerr != nil {
-		return probe.Violation(verdict.Fail, "TSK-78", []string{"a successful response with the CallToolResult (isError true)"}, chrono.Sanitize(rerr.Error(), false), 0)
+		return e.Breaks("TSK-78", []string{"a successful response with the CallToolResult (isError true)"}, chrono.Sanitize(rerr.Error(), false), 0)
 	}
 	if final.Status != mcp.TaskFailed {
-		return probe.Violation(verdict.Warn, "TSK-76", []string{"status failed for a tool result with isError true"}, "status "+chrono.Sanitize(final.Status, false), 0)
+		return e.Breaks("TSK-76", []string{"status failed for a tool result with isError true"}, "status "+chrono.Sanitize(final.Status, false), 0)
 	}
 	return verdict.Passf("failed; tasks/result returned the isError result")
 }
@@ -747,7 +983,7 @@ func taskResultBlocks(ctx context.Context, e *probe.Env) verdict.Outcome {
 		return verdict.Errorf("%v", err)
 	}
 	if got, err := e.S.GetTask(ctx, op.Task.TaskID); err != nil {
-		return probe.Violation(verdict.Fail, "TSK-20", []string{"tasks/get is served while tasks/result blocks"}, chrono.Sanitize(err.Error(), false), 0)
+		return e.Breaks("TSK-20", []string{"tasks/get is served while tasks/result blocks"}, chrono.Sanitize(err.Error(), false), 0)
 	} else if got.Terminal() {
 		return verdict.Errorf("the gated task ended on its own")
 	}
@@ -757,7 +993,7 @@ func taskResultBlocks(ctx context.Context, e *probe.Env) verdict.Outcome {
 	select {
 	case <-c.Done():
 		_, seq := c.Response()
-		return probe.Violation(verdict.Fail, "TSK-47", []string{"no answer to tasks/result while the task is working"}, probe.Describe(e.EventAt(seq)), seq)
+		return e.Breaks("TSK-47", []string{"no answer to tasks/result while the task is working"}, probe.Describe(e.EventAt(seq)), seq)
 	default:
 	}
 	if err := op.ReleaseAll(ctx); err != nil {
@@ -767,10 +1003,10 @@ func taskResultBlocks(ctx context.Context, e *probe.Env) verdict.Outcome {
 	defer cancel()
 	resp, err := c.Await(wctx)
 	if err != nil {
-		return probe.Violation(verdict.Fail, "TSK-47", []string{"tasks/result answered once the task completed"}, chrono.Sanitize(err.Error(), false), 0)
+		return e.Breaks("TSK-47", []string{"tasks/result answered once the task completed"}, chrono.Sanitize(err.Error(), false), 0)
 	}
 	if resp.Error != nil {
-		return probe.Violation(verdict.Fail, "TSK-48", []string{"the underlying result"}, fmt.Sprintf("error %d", resp.Error.Code), 0)
+		return e.Breaks("TSK-48", []string{"the underlying result"}, fmt.Sprintf("error %d", resp.Error.Code), 0)
 	}
 	return verdict.Passf("tasks/result waited for the task and then answered")
 }
@@ -785,7 +1021,7 @@ func taskUnknownID(ctx context.Context, e *probe.Env) verdict.Outcome {
 			if err != nil {
 				actual = chrono.Sanitize(err.Error(), false)
 			}
-			return probe.Violation(verdict.Fail, "TSK-68", []string{m + " for an unknown taskId gets -32602"}, actual, seq)
+			return e.Breaks("TSK-68", []string{m + " for an unknown taskId gets -32602"}, actual, seq)
 		}
 	}
 	return verdict.Passf("tasks/get, tasks/result and tasks/cancel answered -32602")
@@ -814,18 +1050,18 @@ func taskIDSourceOfTruth(ctx context.Context, e *probe.Env) verdict.Outcome {
 	resp, err := call.Await(wctx)
 	switch {
 	case err != nil && ctx.Err() == nil && wctx.Err() != nil:
-		return probe.Violation(verdict.Fail, "TSK-52", []string{"the related-task metadata is ignored; tasks/get answers about task A"},
+		return e.Broke(verdict.Req("TSK-52").Clause("MUST"), []string{"the related-task metadata is ignored; tasks/get answers about task A"},
 			fmt.Sprintf("no answer to tasks/get %s (seq %d) within %v", call.ID, call.SentSeq, wait), call.SentSeq)
 	case err != nil:
 		return verdict.Errorf("%v", err)
 	}
 	_, seq := call.Response()
 	if resp.Error != nil {
-		return probe.Violation(verdict.Fail, "TSK-52", []string{"the related-task metadata is ignored; task A is returned"}, probe.Describe(e.EventAt(seq)), seq)
+		return e.Broke(verdict.Req("TSK-52").Clause("MUST"), []string{"the related-task metadata is ignored; task A is returned"}, probe.Describe(e.EventAt(seq)), seq)
 	}
 	got, _ := peer.ParseTask(resp.Result)
 	if got.TaskID != a.Task.TaskID {
-		return probe.Violation(verdict.Fail, "TSK-51", []string{"task " + a.Task.TaskID}, probe.Describe(e.EventAt(seq)), seq)
+		return e.Breaks("TSK-51", []string{"task " + a.Task.TaskID}, probe.Describe(e.EventAt(seq)), seq)
 	}
 	return verdict.Passf("params.taskId won over the related-task metadata")
 }
@@ -844,7 +1080,7 @@ func taskListPagination(ctx context.Context, e *probe.Env) verdict.Outcome {
 	}
 	all, pages, err := probe.ListAllTasks(ctx, e.S)
 	if err != nil {
-		return probe.Violation(verdict.Fail, "TSK-60", []string{"tasks/list pages end with no nextCursor"}, chrono.Sanitize(err.Error(), false), 0)
+		return e.Breaks("TSK-60", []string{"tasks/list pages end with no nextCursor"}, chrono.Sanitize(err.Error(), false), 0)
 	}
 	for _, t := range all {
 		if _, ok := ids[t.TaskID]; ok {
@@ -853,12 +1089,12 @@ func taskListPagination(ctx context.Context, e *probe.Env) verdict.Outcome {
 	}
 	for id, n := range ids {
 		if n != 1 {
-			return probe.Violation(verdict.Fail, "TSK-62", []string{"every task retrievable by tasks/get is listed exactly once"}, fmt.Sprintf("task %s listed %d times over %d pages", chrono.Sanitize(id, false), n, pages), 0)
+			return e.Breaks("TSK-62", []string{"every task retrievable by tasks/get is listed exactly once"}, fmt.Sprintf("task %s listed %d times over %d pages", chrono.Sanitize(id, false), n, pages), 0)
 		}
 	}
 	_, err = e.S.ListTasks(ctx, "mcpflight-bogus-cursor")
 	if code, isRPC := probe.RPCCode(err); !isRPC || code != jsonrpc.CodeInvalidParams {
-		return probe.Violation(verdict.Fail, "TSK-69", []string{"error -32602 for an invalid cursor"}, fmt.Sprintf("%v", err), 0)
+		return e.Breaks("TSK-69", []string{"error -32602 for an invalid cursor"}, fmt.Sprintf("%v", err), 0)
 	}
 	return verdict.Passf("%d tasks over %d pages, each once; a bogus cursor got -32602", len(all), pages)
 }
@@ -890,7 +1126,7 @@ func taskListIsolation(ctx context.Context, e *probe.Env) verdict.Outcome {
 	}
 	for _, t := range all {
 		if t.TaskID == op.Task.TaskID {
-			return probe.Violation(verdict.Fail, "TSK-84", []string{"tasks/list lists only the requestor's own tasks"}, "it listed task "+chrono.Sanitize(t.TaskID, false)+" of another session", 0)
+			return e.Breaks("TSK-84", []string{"tasks/list lists only the requestor's own tasks"}, "it listed task "+chrono.Sanitize(t.TaskID, false)+" of another session", 0)
 		}
 	}
 	return verdict.Passf("the other session's task was not listed (%d tasks listed)", len(all))
@@ -911,7 +1147,7 @@ func taskTTLExpiry(ctx context.Context, e *probe.Env) verdict.Outcome {
 		if code, isRPC := probe.RPCCode(err); isRPC && code == jsonrpc.CodeInvalidParams {
 			return verdict.Passf("the task was gone after its ttl (-32602)")
 		} else if isRPC {
-			return probe.Violation(verdict.Fail, "TSK-68", []string{"-32602 for a task that no longer exists"}, fmt.Sprintf("error %d", code), 0)
+			return e.Breaks("TSK-68", []string{"-32602 for a task that no longer exists"}, fmt.Sprintf("error %d", code), 0)
 		}
 		if wctx.Err() != nil {
 			return verdict.Infof("the task was kept past its ttl of 1 ms (deletion is a MAY, TSK-42)")
@@ -937,7 +1173,9 @@ func taskPollInterval(ctx context.Context, e *probe.Env) verdict.Outcome {
 	}
 	for _, t := range []peer.Task{op.Task, got} {
 		if t.PollInterval != nil && *t.PollInterval <= 0 {
-			return probe.Violation(verdict.Warn, "TSK-43", []string{"pollInterval absent, or a positive number of milliseconds a requestor can respect (TSK-16)"},
+			return e.Broke(verdict.Req("TSK-43").Clause("MAY").Except(verdict.Warn,
+				"including pollInterval is a MAY, but a value of 0 or less turns a requestor that respects it (TSK-16, SHOULD) into a busy poll"),
+				[]string{"pollInterval absent, or a positive number of milliseconds a requestor can respect (TSK-16)"},
 				fmt.Sprintf("pollInterval %v", *t.PollInterval), 0)
 		}
 	}
@@ -965,8 +1203,8 @@ func taskProgressLifetime(ctx context.Context, e *probe.Env) verdict.Outcome {
 			after++
 		}
 	}
-	if v := op.Call.Violations(); len(v) > 0 {
-		return probe.Violation(verdict.Fail, string(v[0].Rule), []string{"strictly increasing progress under the request's token"}, v[0].Detail, v[0].Seq)
+	if o := e.JudgeProgress(op.Call); o != nil {
+		return *o
 	}
 	if after == 0 {
 		return verdict.Infof("no progress after the CreateTaskResult (progress is optional)")

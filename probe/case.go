@@ -11,6 +11,7 @@ package probe
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -58,6 +59,12 @@ type Case struct {
 	Title string
 	// Reqs are requirement IDs from REQUIREMENTS.md.
 	Reqs []string
+	// ReqsUnder lists, per revision, the requirements the case cites only
+	// under that revision, because the registry has a row per sentence
+	// and the same behaviour is another row there (CAN-8 under
+	// 2025-11-25, CAN-54 under 2026-07-28). Every ID of Reqs applies to
+	// every revision of Versions; an ID of ReqsUnder[rev] applies to rev.
+	ReqsUnder map[string][]string
 	// Versions the case applies to.
 	Versions []string
 	// Needs of the target.
@@ -74,6 +81,13 @@ type Case struct {
 func (c Case) Area() string {
 	area, _, _ := strings.Cut(c.ID, "/")
 	return area
+}
+
+// ReqsFor is every requirement the case cites under revision: Reqs and
+// ReqsUnder[revision]. A Run that cites another is a harness bug
+// (Env.Broke).
+func (c Case) ReqsFor(revision string) []string {
+	return append(slices.Clone(c.Reqs), c.ReqsUnder[revision]...)
 }
 
 // AppliesTo reports whether the case applies to a protocol version.
@@ -102,6 +116,14 @@ type Env struct {
 	Grace time.Duration
 	// Transport names the transport ("stdio", "http", "inprocess").
 	Transport string
+	// Revision is the protocol revision the run tests (spec.V20251125,
+	// spec.V20260728): it decides which registry row a rule cites and how
+	// severe its breach is.
+	Revision string
+	// Cites are the requirements the case declares for Revision
+	// (Case.ReqsFor); a rule outside them is a harness bug. Nil checks
+	// nothing, for an Env built outside the runner.
+	Cites []string
 	// Close ends the session's transport and grades teardown; for cases
 	// that judge teardown themselves. The runner tolerates a second close.
 	Close func(ctx context.Context) Teardown
@@ -122,8 +144,20 @@ func (e *Env) Patience() time.Duration { return 10*e.Grace + 2*time.Second }
 // Teardown is the transport's teardown grade, re-exported for cases.
 type Teardown = transport.Teardown
 
-// Violation builds a fail (MUST) or warn (SHOULD) outcome.
-func Violation(v verdict.Verdict, req string, expected []string, actual string, seq uint64) verdict.Outcome {
-	return verdict.Outcome{Verdict: v, Requirement: req, Expected: expected, Actual: actual, ActualSeq: seq,
-		Summary: fmt.Sprintf("%s violated: %s", req, actual)}
+// Broke is the outcome of evidence that breaks rule under the run's
+// revision: the registry's level for the requirement cited decides fail,
+// warn or info (verdict.Broken). A rule the case does not declare, or one
+// that does not apply to the revision, is an error naming the harness
+// bug, never a verdict about the target.
+func (e *Env) Broke(rule verdict.Rule, expected []string, actual string, seq uint64) verdict.Outcome {
+	if id := rule.ID(e.Revision); e.Cites != nil && !slices.Contains(e.Cites, id) {
+		return verdict.HarnessBug(fmt.Errorf("%s under %s: %w (it declares %s)", id, e.Revision, verdict.ErrNotCited, strings.Join(e.Cites, ", ")))
+	}
+	return verdict.Broken(e.Revision, rule, expected, actual, seq)
+}
+
+// Breaks is Broke for a rule that cites one requirement under every
+// revision: e.Breaks("PRG-4", ...) is e.Broke(verdict.Req("PRG-4"), ...).
+func (e *Env) Breaks(id string, expected []string, actual string, seq uint64) verdict.Outcome {
+	return e.Broke(verdict.Req(id), expected, actual, seq)
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/mcpflight/mcpflight/mcp"
 	"github.com/mcpflight/mcpflight/peer"
 	"github.com/mcpflight/mcpflight/transport"
-	"github.com/mcpflight/mcpflight/verdict"
 )
 
 // SlowSpec describes a long-running operation for a case to start.
@@ -402,20 +401,4 @@ func Describe(ev chrono.Event) string {
 		raw = raw[:160] + "…"
 	}
 	return fmt.Sprintf("seq %d %s %s %s", ev.Seq, ev.Channel, s.Kind, chrono.Sanitize(raw, false))
-}
-
-// Healthy pings the target after a race and fails the case when the
-// session has become unusable (CAN-11: both parties MUST handle races
-// gracefully). It returns nil when the ping succeeded.
-func (e *Env) Healthy(ctx context.Context, after string) *verdict.Outcome {
-	pctx, cancel := context.WithTimeout(ctx, e.Patience())
-	defer cancel()
-	seq := e.Log.Len()
-	if err := e.S.Ping(pctx); err != nil {
-		o := Violation(verdict.Fail, "CAN-11",
-			[]string{"ping answered with an empty result after " + after},
-			"ping failed: "+chrono.Sanitize(err.Error(), false), seq+1)
-		return &o
-	}
-	return nil
 }

@@ -36,9 +36,12 @@ func StreamOf(h *transport.HTTP, id jsonrpc.ID) (string, *verdict.Outcome) {
 	return name, nil
 }
 
-// dropAfterStep starts a gated slow call with progress, brings it to step
+// DropAfterStep starts a gated slow call with progress, brings it to step
 // 1 and drops its stream. It returns the op, the dropped stream and the
-// last event ID read on it.
+// last event ID read on it. On a controlled target it then awaits
+// KEY/disconnected, the server's word that it has dealt with the drop,
+// and judges a drop taken for a cancel (HTTP-25): every case that drops a
+// stream relies on the call going on.
 func (e *Env) DropAfterStep(ctx context.Context, h *transport.HTTP, key string) (*Op, string, string, *verdict.Outcome) {
 	op, err := e.StartSlow(ctx, SlowSpec{Key: key, Progress: true, Steps: 3})
 	if err != nil {
@@ -57,6 +60,21 @@ func (e *Env) DropAfterStep(ctx context.Context, h *transport.HTTP, key string) 
 	if err := h.Drop(stream); err != nil {
 		o := verdict.Errorf("dropping %s: %v", stream, err)
 		return nil, "", "", &o
+	}
+	if e.Control != nil {
+		wctx, cancel := context.WithTimeout(ctx, e.Patience())
+		_, err := op.Checkpoint(wctx, "disconnected")
+		cancel()
+		switch {
+		case err == nil:
+			if st, _, err := op.OperationState(ctx); err == nil && st.State == mcp.OutcomeCancelled {
+				o := e.Breaks("HTTP-25", []string{fmt.Sprintf("operation %q goes on although its stream was dropped (a disconnection is not a cancellation)", key)},
+					fmt.Sprintf("the server reports operation %q cancelled once it noticed the client dropped its stream", key), 0)
+				return nil, "", "", &o
+			}
+		case ctx.Err() == nil:
+			e.Log.Harness(chrono.KindDeadline, "case", fmt.Sprintf("the server did not reach %s/disconnected within %v of the drop", key, e.Patience()))
+		}
 	}
 	if last == "" {
 		o := verdict.Infof("the server's stream carried no event ID: it is not resumable (HTTP-27, HTTP-39 are MAY)")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/mcpflight/mcpflight/chrono"
@@ -90,12 +91,12 @@ func (e *Env) AnsweredNotification(after uint64) *verdict.Outcome {
 		case peer.StrayDuplicateResponse:
 			// A second response to one of our requests answers a
 			// request, not a notification: it breaks RPC-8.
-			o := Violation(verdict.Fail, "RPC-8", []string{"exactly one response per request, with the request's exact id"},
+			o := e.Breaks("RPC-8", []string{"exactly one response per request, with the request's exact id"},
 				Describe(e.EventAt(st.Seq)), st.Seq)
 			return &o
 		case peer.StrayNullIDError, peer.StrayUnknownResponse:
 			ev := e.EventAt(st.Seq)
-			o := Violation(verdict.Fail, "RPC-15", []string{"no response of any kind to a notification"},
+			o := e.Breaks("RPC-15", []string{"no response of any kind to a notification"},
 				Describe(ev), st.Seq)
 			return &o
 		}
@@ -108,7 +109,7 @@ func (e *Env) AnsweredNotification(after uint64) *verdict.Outcome {
 func (e *Env) ExtraResponses() *verdict.Outcome {
 	for _, st := range e.S.Strays() {
 		if st.Kind == peer.StrayDuplicateResponse || st.Kind == peer.StrayUnknownResponse {
-			o := Violation(verdict.Fail, "RPC-8", []string{"exactly one response per request, with the request's exact id"},
+			o := e.Breaks("RPC-8", []string{"exactly one response per request, with the request's exact id"},
 				Describe(e.EventAt(st.Seq)), st.Seq)
 			return &o
 		}
@@ -116,12 +117,12 @@ func (e *Env) ExtraResponses() *verdict.Outcome {
 	return nil
 }
 
-// malformedAfter fails the case on any inbound frame after seq that is not
-// a JSON-RPC message (RPC-2, STD-4).
+// MalformedAfter judges, under req (RPC-2, STD-4), any inbound frame
+// after seq that is not a JSON-RPC message.
 func (e *Env) MalformedAfter(after uint64, req string) *verdict.Outcome {
 	for _, ev := range e.Log.Since(after) {
 		if ev.Dir == chrono.In && ev.Kind == chrono.KindFrame && ev.Summary != nil && ev.Summary.Malformed != "" {
-			o := Violation(verdict.Fail, req, []string{"every frame from the target is a valid JSON-RPC message"},
+			o := e.Breaks(req, []string{"every frame from the target is a valid JSON-RPC message"},
 				Describe(ev)+" ("+ev.Summary.Malformed+")", ev.Seq)
 			return &o
 		}
@@ -154,7 +155,7 @@ func (e *Env) AfterCancel(op *Op) *verdict.Outcome {
 func (e *Env) ResponseAfterCancel(op *Op) *verdict.Outcome {
 	cancelSeq := op.Call.CancelSeq
 	if ev, ok := e.FrameAfter(cancelSeq, ResponseTo(op.Call.ID)); ok {
-		o := Violation(verdict.Warn, "CAN-8",
+		o := e.Breaks("CAN-8",
 			[]string{fmt.Sprintf("no response for request %s after notifications/cancelled (seq %d)", op.Call.ID, cancelSeq)},
 			"a response arrived: "+Describe(ev), ev.Seq)
 		return &o
@@ -167,7 +168,7 @@ func (e *Env) ProgressAfterCancel(op *Op) *verdict.Outcome {
 	cancelSeq := op.Call.CancelSeq
 	if op.Call.Token.IsValid() {
 		if ev, ok := e.FrameAfter(cancelSeq, ProgressFor(op.Call.Token)); ok {
-			o := Violation(verdict.Warn, "CAN-8",
+			o := e.Breaks("CAN-8",
 				[]string{fmt.Sprintf("no progress for token %s after notifications/cancelled (seq %d)", op.Call.Token, cancelSeq)},
 				"progress arrived: "+Describe(ev), ev.Seq)
 			return &o
@@ -194,7 +195,7 @@ func (e *Env) SettleAfterCancel(ctx context.Context, op *Op) *verdict.Outcome {
 // NotSettled judges an operation that did not reach its end after a
 // cancel it accepted (Settle's ErrNotSettled): it did not stop (CAN-8).
 func (e *Env) NotSettled(op *Op) verdict.Outcome {
-	return Violation(verdict.Warn, "CAN-8", []string{"the operation stops after an accepted cancel (its end checkpoint is reached)"},
+	return e.Breaks("CAN-8", []string{"the operation stops after an accepted cancel (its end checkpoint is reached)"},
 		fmt.Sprintf("operation %q still had not ended %v after the cancel", op.Key, e.Patience()), 0)
 }
 
@@ -212,30 +213,31 @@ func (e *Env) CleanupOnce(ctx context.Context, op *Op, wantState string) *verdic
 	}
 	switch {
 	case st.State != wantState:
-		o := Violation(verdict.Warn, "CAN-8", []string{fmt.Sprintf("operation %q %s", op.Key, wantState)},
+		o := e.Breaks("CAN-8", []string{fmt.Sprintf("operation %q %s", op.Key, wantState)},
 			fmt.Sprintf("the server reports operation %q as %q", op.Key, st.State), 0)
 		return &o
 	case st.Releases != 1:
-		o := Violation(verdict.Warn, "CAN-8", []string{fmt.Sprintf("operation %q released its resources exactly once", op.Key)},
+		o := e.Breaks("CAN-8", []string{fmt.Sprintf("operation %q released its resources exactly once", op.Key)},
 			fmt.Sprintf("the server reports %d releases for operation %q", st.Releases, op.Key), 0)
 		return &o
 	case c.OperationsActive != 0:
-		o := Violation(verdict.Warn, "CAN-8", []string{"no operation left active"},
+		o := e.Breaks("CAN-8", []string{"no operation left active"},
 			fmt.Sprintf("%d operations still active", c.OperationsActive), 0)
 		return &o
 	case c.ProgressTokensLive != 0:
-		o := Violation(verdict.Warn, "PRG-12", []string{"no progress token left live"},
+		o := e.Breaks("PRG-12", []string{"no progress token left live"},
 			fmt.Sprintf("%d progress tokens still live", c.ProgressTokensLive), 0)
 		return &o
 	}
 	return nil
 }
 
-// completeAfterNoise releases an operation that a bogus notification must
-// not have touched, and judges that it completed normally.
+// CompleteAfterNoise releases an operation that invalid cancellation
+// notifications must not have touched (CAN-14), and judges that it
+// completed normally and that the target stayed connected.
 func (e *Env) CompleteAfterNoise(ctx context.Context, op *Op, noise string, noiseSeq uint64) *verdict.Outcome {
 	if err := op.ReleaseAll(ctx); err != nil {
-		o := e.GoneOrError(ctx, err, noise, noiseSeq)
+		o := e.GoneOrError(ctx, err, verdict.Req("CAN-14"), noise, noiseSeq)
 		return &o
 	}
 	budget := e.SlowBudget()
@@ -245,7 +247,7 @@ func (e *Env) CompleteAfterNoise(ctx context.Context, op *Op, noise string, nois
 		r, err := op.Settle(ctx)
 		switch {
 		case err == nil && r.Outcome == mcp.OutcomeCancelled:
-			o := Violation(verdict.Warn, "CAN-14", []string{"the running request completes: " + noise + " is ignored"},
+			o := e.Breaks("CAN-14", []string{"the running request completes: " + noise + " is ignored"},
 				fmt.Sprintf("the server reports operation %q cancelled: %s was treated as a cancel of request %s", op.Key, noise, op.Call.ID), 0)
 			return &o
 		case err == nil:
@@ -257,15 +259,15 @@ func (e *Env) CompleteAfterNoise(ctx context.Context, op *Op, noise string, nois
 	resp, err := op.Call.Await(wctx)
 	switch {
 	case errors.Is(err, peer.ErrConnectionClosed):
-		o := Violation(verdict.Fail, "CAN-11", []string{"the target ignores " + noise + " and stays connected"},
+		o := e.Breaks("CAN-14", []string{"the target ignores " + noise + " and stays connected"},
 			"the target closed its output: "+chrono.Sanitize(err.Error(), false), noiseSeq)
 		return &o
 	case err != nil:
-		o := Violation(verdict.Warn, "CAN-14", []string{"the running request completes: " + noise + " is ignored"},
+		o := e.Breaks("CAN-14", []string{"the running request completes: " + noise + " is ignored"},
 			fmt.Sprintf("no response for request %s: it was treated as cancelled", op.Call.ID), 0)
 		return &o
 	case resp.Error != nil:
-		o := Violation(verdict.Warn, "CAN-14", []string{"the running request completes normally"},
+		o := e.Breaks("CAN-14", []string{"the running request completes normally"},
 			"it ended with an error: "+chrono.Sanitize(resp.Error.Message, false), 0)
 		return &o
 	}
@@ -277,15 +279,16 @@ func (e *Env) SlowBudget() time.Duration {
 	return 10*e.Grace + 10*time.Second
 }
 
-// goneOrError turns a failed exchange into a verdict: a fail when the
-// target has closed its output after what we sent (CAN-11: races and bad
-// input MUST be handled gracefully), an error otherwise.
-func (e *Env) GoneOrError(ctx context.Context, err error, after string, seq uint64) verdict.Outcome {
+// GoneOrError turns a failed exchange into a verdict: rule is broken
+// when the target has closed its output after what we sent (CAN-14 for
+// an invalid cancellation it should have ignored, CAN-11 for a race it
+// must handle gracefully); an error otherwise.
+func (e *Env) GoneOrError(ctx context.Context, err error, rule verdict.Rule, after string, seq uint64) verdict.Outcome {
 	t := time.NewTimer(e.Patience())
 	defer t.Stop()
 	select {
 	case <-e.S.Done():
-		return Violation(verdict.Fail, "CAN-11", []string{"the target handles " + after + " and stays connected"},
+		return e.Broke(rule, []string{"the target handles " + after + " and stays connected"},
 			"the target closed its output: "+chrono.Sanitize(err.Error(), false), seq)
 	case <-t.C:
 	case <-ctx.Done():
@@ -293,8 +296,13 @@ func (e *Env) GoneOrError(ctx context.Context, err error, after string, seq uint
 	return verdict.Errorf("%v", err)
 }
 
-// judgeProgress checks one finished call's progress: no strays for
-// unknown tokens, strictly increasing, none after the response.
+// callProgressRules are the rules of peer's progress checks that
+// JudgeProgress judges. Progress after a cancel (peer.RuleAfterCancel) is
+// for the case that sent the cancel to judge (ProgressAfterCancel).
+var callProgressRules = []peer.ViolationRule{peer.RuleNotIncreasing, peer.RuleAfterResponse}
+
+// JudgeProgress checks finished calls' progress: no strays for unknown
+// tokens, strictly increasing, none after the response.
 func (e *Env) JudgeProgress(calls ...*peer.Call) *verdict.Outcome {
 	for _, st := range e.S.Strays() {
 		switch st.Kind {
@@ -308,16 +316,20 @@ func (e *Env) JudgeProgress(calls ...*peer.Call) *verdict.Outcome {
 			if len(want) == 0 {
 				want = []string{"no progress: no request carried a token"}
 			}
-			o := Violation(verdict.Fail, "PRG-7", want, Describe(e.EventAt(st.Seq))+" ("+st.Detail+")", st.Seq)
+			req := "PRG-7" // a token no active request carried
 			if st.Kind == peer.StrayBadProgress {
-				o.Requirement = "PRG-1"
+				req = "PRG-1" // not a string or integer token at all
 			}
+			o := e.Breaks(req, want, Describe(e.EventAt(st.Seq))+" ("+st.Detail+")", st.Seq)
 			return &o
 		}
 	}
 	for _, c := range calls {
 		for _, v := range c.Violations() {
-			o := Violation(verdict.Fail, string(v.Rule), []string{"progress for token " + c.Token.String() + " strictly increases and stops at the response"},
+			if !slices.Contains(callProgressRules, v.Rule) {
+				continue
+			}
+			o := e.Breaks(string(v.Rule), []string{"progress for token " + c.Token.String() + " strictly increases and stops at the response"},
 				v.Detail+": "+Describe(e.EventAt(v.Seq)), v.Seq)
 			return &o
 		}

@@ -92,12 +92,12 @@ func (e *Env) StartTask(ctx context.Context, spec TaskSpec) (*TaskOp, error) {
 	}
 	_, seq := call.Response()
 	if resp.Error != nil {
-		return nil, &errCreate{Violation(verdict.Fail, "TSK-44", []string{"a CreateTaskResult for a task-augmented call to a tool that supports tasks"},
+		return nil, &errCreate{e.Breaks("TSK-44", []string{"a CreateTaskResult for a task-augmented call to a tool that supports tasks"},
 			fmt.Sprintf("error %d: %s", resp.Error.Code, chrono.Sanitize(resp.Error.Message, false)), seq)}
 	}
 	task, err := peer.ParseCreateTaskResult(resp.Result)
 	if err != nil || task.TaskID == "" {
-		return nil, &errCreate{Violation(verdict.Fail, "TSK-44", []string{`a CreateTaskResult {"task": {"taskId": …, "status": "working", …}}`},
+		return nil, &errCreate{e.Breaks("TSK-44", []string{`a CreateTaskResult {"task": {"taskId": …, "status": "working", …}}`},
 			Describe(e.EventAt(seq)), seq)}
 	}
 	return &TaskOp{Call: call, Task: task, RespSeq: seq, Key: spec.Key, Ticks: ticks, e: e}, nil

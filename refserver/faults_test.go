@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcpflight/mcpflight/jsonrpc"
 	"github.com/mcpflight/mcpflight/mcp"
+	"github.com/mcpflight/mcpflight/spec"
 )
 
 // Each fault breaks one contract; these tests show its observable effect.
@@ -286,5 +287,27 @@ func TestFaultHangAfterCancel(t *testing.T) {
 	}
 	if strings.Contains(h.stderr.text(), "checkpoint k/end reached") {
 		t.Errorf("k/end reached")
+	}
+}
+
+// TestFaultsDocumentTheirRequirements: every fault names, as data, the
+// requirements it breaks, each a row of the registry.
+func TestFaultsDocumentTheirRequirements(t *testing.T) {
+	for _, f := range AllFaults() {
+		breaks := f.Breaks()
+		if len(breaks) == 0 {
+			t.Errorf("%s documents no requirement it breaks", f)
+		}
+		for _, id := range breaks {
+			if _, ok := spec.Lookup(id); !ok {
+				t.Errorf("%s breaks %s, which is not in the registry", f, id)
+			}
+		}
+		if !strings.HasSuffix(f.Description(), "("+strings.Join(breaks, ", ")+")") {
+			t.Errorf("%s: description %q does not end with its requirements", f, f.Description())
+		}
+	}
+	if len(faultDocs) != len(AllFaults()) {
+		t.Errorf("%d faults documented, %d listed in AllFaults", len(faultDocs), len(AllFaults()))
 	}
 }

@@ -25,20 +25,6 @@ func LogFaults() []Fault {
 	return []Fault{FaultRejectValidLevel, FaultAcceptInvalidLevel, FaultBadMessageShape, FaultLogAfterCancel}
 }
 
-func logFaultDescription(f Fault) string {
-	switch f {
-	case FaultRejectValidLevel:
-		return `logging/setLevel refuses the valid level "notice" with -32602 (LOG-2, LOG-3)`
-	case FaultAcceptInvalidLevel:
-		return "logging/setLevel accepts an unknown level instead of -32602 (LOG-6)"
-	case FaultBadMessageShape:
-		return `notifications/message with level "WARN" and no data (LOG-2, schema)`
-	case FaultLogAfterCancel:
-		return "a cancelled operation keeps logging after the cancel (CAN-8)"
-	}
-	return ""
-}
-
 // stepLog sends the log line of a slow operation's step i, when the
 // operation asked for step logs and the session's level lets info through
 // (LOG-4). The caller holds c.sendMu, so no line follows a cancel.

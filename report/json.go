@@ -156,10 +156,17 @@ type JSONResult struct {
 	Verdict     verdict.Verdict `json:"verdict"`
 	Summary     string          `json:"summary"`
 	Requirement string          `json:"requirement,omitempty"`
-	Expected    []string        `json:"expected,omitempty"`
-	Actual      string          `json:"actual,omitempty"`
-	ActualSeq   uint64          `json:"actualSeq,omitempty"`
-	DurationNs  int64           `json:"durationNs"`
+	// Level (the registry's level that decided the verdict, or the
+	// clause of a compound one), Exception (the case's written reason
+	// when the verdict departs from Level) and Blame (the helper step
+	// and the case that owns its rule, on an error) were added to v1.
+	Level      string         `json:"level,omitempty"`
+	Exception  string         `json:"exception,omitempty"`
+	Blame      *verdict.Blame `json:"blame,omitempty"`
+	Expected   []string       `json:"expected,omitempty"`
+	Actual     string         `json:"actual,omitempty"`
+	ActualSeq  uint64         `json:"actualSeq,omitempty"`
+	DurationNs int64          `json:"durationNs"`
 	// Teardown is null when the case opened no connection.
 	Teardown *JSONTeardown `json:"teardown"`
 	// Events is the case's chronology: chrono.Event as JSON, with the
@@ -283,6 +290,9 @@ func document(r *runner.Report, events bool) JSONReport {
 			Verdict:      res.Outcome.Verdict,
 			Summary:      jsonText(res.Outcome.Summary),
 			Requirement:  res.Outcome.Requirement,
+			Level:        res.Outcome.Level,
+			Exception:    res.Outcome.Exception,
+			Blame:        res.Outcome.Blame,
 			Expected:     jsonTexts(res.Outcome.Expected),
 			Actual:       jsonText(res.Outcome.Actual),
 			ActualSeq:    res.Outcome.ActualSeq,

@@ -168,13 +168,16 @@ func (t textWriter) result(res runner.Result, verbose bool) {
 
 func (t textWriter) violation(res runner.Result) {
 	o := res.Outcome
-	// A summary made by probe.Violation only repeats the requirement and
+	// A summary made by verdict.Broken only repeats the requirement and
 	// the actual line printed below.
 	if o.Summary != "" && o.Summary != fmt.Sprintf("%s violated: %s", o.Requirement, o.Actual) {
 		t.linef("%s%s", indent, san(o.Summary))
 	}
 	if o.Requirement != "" {
 		t.linef("%sRequirement: %s", indent, requirementLine(o.Requirement))
+	}
+	if o.Exception != "" {
+		t.linef("%sException: %s, not what %s gives: %s", indent, o.Verdict, san(o.Level), san(o.Exception))
 	}
 	if len(o.Expected) > 0 {
 		t.linef("%sExpected:", indent)

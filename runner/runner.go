@@ -213,7 +213,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 				runErr = fmt.Errorf("runner: %w, before %s", cause, c.ID)
 				// Reported, not silently left out: each is an error.
 				for _, rest := range cfg.Cases[i:] {
-					rep.Results = append(rep.Results, Result{ID: rest.ID, Title: rest.Title, Area: rest.Area(), Reqs: rest.Reqs,
+					rep.Results = append(rep.Results, Result{ID: rest.ID, Title: rest.Title, Area: rest.Area(), Reqs: rest.ReqsFor(cfg.Version),
 						Transport: cfg.Target.Transport, Interrupted: true, Outcome: verdict.Errorf("not run: %v", cause)})
 					rep.Counts[verdict.Error]++
 				}
@@ -236,7 +236,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		if res.TargetMissing {
 			// Every other case would fail the same way: say it once.
 			for _, rest := range cfg.Cases[len(rep.Results):] {
-				rep.Results = append(rep.Results, Result{ID: rest.ID, Title: rest.Title, Area: rest.Area(), Reqs: rest.Reqs,
+				rep.Results = append(rep.Results, Result{ID: rest.ID, Title: rest.Title, Area: rest.Area(), Reqs: rest.ReqsFor(cfg.Version),
 					Transport: cfg.Target.Transport, Outcome: verdict.Skipf("not run: the target could not be started or reached (see %s)", c.ID)})
 				rep.Counts[verdict.Skip]++
 			}
@@ -258,7 +258,7 @@ func runCase(ctx context.Context, cfg Config, c probe.Case) (Result, *peer.InitR
 		ID:        c.ID,
 		Title:     c.Title,
 		Area:      c.Area(),
-		Reqs:      slices.Clone(c.Reqs),
+		Reqs:      c.ReqsFor(cfg.Version),
 		Transport: cfg.Target.Transport,
 	}
 	finish := func(o verdict.Outcome) (Result, *peer.InitResult) {
@@ -355,6 +355,8 @@ func runCase(ctx context.Context, cfg Config, c probe.Case) (Result, *peer.InitR
 	}
 
 	env := &probe.Env{
+		Revision:  cfg.Version,
+		Cites:     c.ReqsFor(cfg.Version),
 		S:         s,
 		Log:       log,
 		Profile:   cfg.Profile,
@@ -490,7 +492,7 @@ func handshakeOutcome(err error, init *peer.InitResult, requested string) verdic
 		if init != nil {
 			got = init.ProtocolVersion
 		}
-		return probe.Violation(verdict.Fail, "LIF-9",
+		return verdict.Broken(requested, verdict.Req("LIF-9"),
 			[]string{
 				fmt.Sprintf("protocolVersion %q, the version requested, when the server supports it (LIF-9)", requested),
 				fmt.Sprintf("another protocol version the server supports (LIF-10), one of %s", strings.Join(peer.SupportedVersions, ", ")),

@@ -275,7 +275,7 @@ func hasEvent(events []chrono.Event, kind chrono.Kind) bool {
 }
 
 func TestStrict(t *testing.T) {
-	warn := probe.Violation(verdict.Warn, "CAN-8", []string{"no response"}, "a response came", 7)
+	warn := verdict.Broken(spec.V20251125, verdict.Req("CAN-8"), []string{"no response"}, "a response came", 7)
 	for _, strict := range []bool{false, true} {
 		rep := run(t, Config{Strict: strict, Cases: []probe.Case{fixed("s/warn", probe.Needs{}, warn)}})
 		o := rep.Results[0].Outcome
@@ -523,7 +523,7 @@ func TestChronologyCapIsNoPass(t *testing.T) {
 	}
 	rep := run(t, Config{Cases: []probe.Case{
 		flood("c/pass", verdict.Passf("looked fine")),
-		flood("c/fail", probe.Violation(verdict.Fail, "PRG-4", []string{"increase"}, "decrease", 0)),
+		flood("c/fail", verdict.Broken(spec.V20251125, verdict.Req("PRG-4"), []string{"increase"}, "decrease", 0)),
 	}})
 	if r := rep.Results[0]; r.Outcome.Verdict != verdict.Error || !strings.Contains(r.Outcome.Summary, "cap of") {
 		t.Errorf("capped pass: %s %q", r.Outcome.Verdict, r.Outcome.Summary)
