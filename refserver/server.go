@@ -106,6 +106,8 @@ type Server struct {
 	live atomic.Int64
 	// tasks holds the task stores of live sessions (tasks.go).
 	tasks taskRegistry
+	// taskIDs counts tasks for FaultSequentialTaskIDs.
+	taskIDs atomic.Int64
 }
 
 // New returns a server with a private copy of opts.

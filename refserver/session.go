@@ -639,7 +639,7 @@ func (ss *session) initialize(params map[string]json.RawMessage) (any, *rpcError
 		},
 	}
 	if !ss.srv.opts.NoTasks {
-		caps["tasks"] = taskCapability()
+		caps["tasks"] = ss.taskCapability()
 	}
 	return map[string]any{
 		"protocolVersion": version,

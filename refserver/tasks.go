@@ -86,6 +86,9 @@ type task struct {
 	cancelRequests int
 	stopClosed     bool
 	doneClosed     bool
+	// getsCompleted counts tasks/get answers since it completed
+	// (FaultCompletedTaskReopens).
+	getsCompleted int
 }
 
 // closeStop closes stop once. Caller holds taskStore.mu.
@@ -171,9 +174,13 @@ func (r *taskRegistry) others(ts *taskStore) []*taskStore {
 }
 
 // taskCapability is the server's tasks capability (TSK-1, TSK-2).
-func taskCapability() map[string]any {
+func (ss *session) taskCapability() map[string]any {
+	var list any = map[string]any{}
+	if ss.has(FaultTaskListNotObject) {
+		list = true
+	}
 	return map[string]any{
-		"list":     map[string]any{},
+		"list":     list,
 		"cancel":   map[string]any{},
 		"requests": map[string]any{"tools": map[string]any{"call": map[string]any{}}},
 	}
@@ -225,7 +232,15 @@ func (ss *session) listTools() []map[string]any {
 	if ss.srv.opts.NoTasks {
 		return toolList()
 	}
-	return toolListWithTasks()
+	tools := toolListWithTasks()
+	if ss.has(FaultTaskSupportMissing) {
+		for _, t := range tools {
+			if t["name"] == ToolTaskWorker {
+				delete(t, "execution")
+			}
+		}
+	}
+	return tools
 }
 
 // taskParams reads params.task. present is false when the request is not
@@ -263,11 +278,18 @@ func (ss *session) taskCall(id jsonrpc.ID, name string, params map[string]json.R
 	switch {
 	case rerr != nil:
 		return fail(rerr)
+	case !augmented && support == "required" && ss.has(FaultRequiredTaskRunsPlain):
+		r := textResult("MCP error -32601: tool " + strconv.Quote(name) + " must be called as a task")
+		r.IsError = true
+		ss.spawnReq(id, func() { ss.reply(id, r) })
+		return true
 	case !augmented && support == "required":
 		// TSK-12 (MUST -32601; TSK-72's -32600 is only a MAY).
 		return fail(&rpcError{code: codeMethodNotFound, message: "Method not found: tool " + strconv.Quote(name) + " must be called as a task (taskSupport required)"})
 	case !augmented:
 		return false
+	case (name == ToolLog || name == ToolEffect) && ss.has(FaultForbiddenRunsPlain):
+		return false // the task field ignored, as if the tool allowed it
 	case name == ToolLog || name == ToolEffect:
 		return fail(&rpcError{code: codeMethodNotFound, message: "Method not found: tool " + strconv.Quote(name) + " cannot be called as a task (taskSupport forbidden)"}) // TSK-9
 	case name != ToolTaskWorker && name != ToolSlow:
@@ -355,6 +377,9 @@ func (ss *session) registerTask(t *task) *rpcError {
 		})
 	}
 	t.id = "task-" + randomHex(16) // TSK-26..28, TSK-81
+	if ss.has(FaultSequentialTaskIDs) {
+		t.id = "task-" + strconv.FormatInt(ss.srv.taskIDs.Add(1), 10)
+	}
 	ts.seq++
 	t.seq = ts.seq
 	t.created = time.Now().UTC()
@@ -378,6 +403,21 @@ type taskWire struct {
 	LastUpdatedAt string `json:"lastUpdatedAt"`
 	TTL           *int64 `json:"ttl"`
 	PollInterval  *int64 `json:"pollInterval,omitempty"`
+	// noTTL leaves ttl out (FaultTaskWithoutTTL); null would be there.
+	noTTL bool
+}
+
+// MarshalJSON writes the Task, without its ttl member under
+// FaultTaskWithoutTTL.
+func (w taskWire) MarshalJSON() ([]byte, error) {
+	type plain taskWire
+	if !w.noTTL {
+		return json.Marshal(plain(w))
+	}
+	return json.Marshal(struct {
+		plain
+		TTL *int64 `json:"ttl,omitempty"`
+	}{plain: plain(w)})
 }
 
 // taskViewLocked renders t. Caller holds taskStore.mu.
@@ -387,15 +427,36 @@ func (ss *session) taskViewLocked(t *task) taskWire {
 	if ss.has(FaultPollIntervalIgnored) {
 		poll = 0
 	}
+	updated := t.updated
+	if ss.has(FaultLastUpdatedBeforeCreated) {
+		updated = t.created.Add(-time.Second)
+	}
 	return taskWire{
 		TaskID:        t.id,
 		Status:        t.status,
 		StatusMessage: t.message,
 		CreatedAt:     t.created.Format(time.RFC3339Nano),
-		LastUpdatedAt: t.updated.Format(time.RFC3339Nano),
+		LastUpdatedAt: updated.Format(time.RFC3339Nano),
 		TTL:           &ttl,
 		PollInterval:  &poll,
+		noTTL:         ss.has(FaultTaskWithoutTTL),
 	}
+}
+
+// getView is the Task tasks/get answers: the task as it is, except that
+// under FaultCompletedTaskReopens the second tasks/get after it completed
+// says working.
+func (ss *session) getView(t *task) taskWire {
+	ss.tasks.mu.Lock()
+	defer ss.tasks.mu.Unlock()
+	view := ss.taskViewLocked(t)
+	if ss.has(FaultCompletedTaskReopens) && t.status == mcp.TaskCompleted {
+		t.getsCompleted++
+		if t.getsCompleted == 2 {
+			view.Status = mcp.TaskWorking
+		}
+	}
+	return view
 }
 
 func (ss *session) taskView(t *task) taskWire {
@@ -417,6 +478,14 @@ func (t *task) setStatusLocked(status, message string) {
 // notifyStatus sends notifications/tasks/status with the full task and no
 // related-task metadata (TSK-21, TSK-58).
 func (ss *session) notifyStatus(view taskWire) {
+	if ss.has(FaultStatusNotificationMeta) {
+		raw, _ := json.Marshal(view)
+		var params map[string]any
+		_ = json.Unmarshal(raw, &params)
+		params[mcp.MetaKey] = map[string]any{mcp.MetaRelatedTask: map[string]string{"taskId": view.TaskID}}
+		ss.notify(mcp.NotificationTaskStatus, params)
+		return
+	}
 	ss.notify(mcp.NotificationTaskStatus, view)
 }
 
@@ -498,7 +567,11 @@ func (ss *session) taskProgress(t *task, i int) {
 	if !t.hasToken {
 		return
 	}
-	p := progressParams{ProgressToken: t.token, Progress: float64(i) * t.unit, Message: fmt.Sprintf("tick %d of %d", i, t.ticks)}
+	token := t.token
+	if ss.has(FaultTaskProgressOtherToken) {
+		token = jsonrpc.StringToken("mcpflight-other-" + t.id)
+	}
+	p := progressParams{ProgressToken: token, Progress: float64(i) * t.unit, Message: fmt.Sprintf("tick %d of %d", i, t.ticks)}
 	if !t.noTotal {
 		total := float64(t.ticks) * t.unit
 		p.Total = &total
@@ -531,6 +604,9 @@ func (ss *session) finishTask(t *task) string {
 		r.IsError = true
 		t.result, _ = json.Marshal(r)
 		t.setStatusLocked(mcp.TaskFailed, fmt.Sprintf("Tool execution failed after %d ticks.", t.counter)) // TSK-75, TSK-76
+		if ss.has(FaultIsErrorCompletesTask) {
+			t.setStatusLocked(mcp.TaskCompleted, fmt.Sprintf("Completed after %d ticks.", t.counter))
+		}
 	case "error":
 		t.rpcErr = &jsonrpc.Error{Code: codeInternalError, Message: fmt.Sprintf("Internal error: the worker broke after %d ticks", t.counter)}
 		t.setStatusLocked(mcp.TaskFailed, "The worker ended with a JSON-RPC error: "+t.rpcErr.Message)
@@ -573,11 +649,22 @@ func (ss *session) lookupTask(params map[string]json.RawMessage) (*task, *rpcErr
 	if !ok || json.Unmarshal(raw, &id) != nil {
 		return nil, invalidParams("Invalid params: taskId must be a string")
 	}
+	if ss.has(FaultRelatedTaskMetaWins) {
+		var meta map[string]struct {
+			TaskID string `json:"taskId"`
+		}
+		if json.Unmarshal(params[mcp.MetaKey], &meta) == nil && meta[mcp.MetaRelatedTask].TaskID != "" {
+			id = meta[mcp.MetaRelatedTask].TaskID
+		}
+	}
 	ts := ss.tasks
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	ts.expireLocked(time.Now())
 	t := ts.byID[id]
+	if t == nil && ss.has(FaultUnknownTaskInternalError) {
+		return nil, &rpcError{code: codeInternalError, message: "Internal error: no such task"}
+	}
 	if t == nil {
 		return nil, invalidParams("Failed to retrieve task: Task not found") // TSK-68, TSK-74
 	}
@@ -595,7 +682,7 @@ func (ss *session) taskMethod(id jsonrpc.ID, method string, params map[string]js
 		t, rerr := ss.lookupTask(params)
 		var view taskWire
 		if rerr == nil {
-			view = ss.taskView(t)
+			view = ss.getView(t)
 		}
 		ss.spawnReq(id, func() { ss.answer(id, view, rerr) })
 	case mcp.MethodTasksList:
@@ -606,6 +693,9 @@ func (ss *session) taskMethod(id jsonrpc.ID, method string, params map[string]js
 		ss.spawnReq(id, func() { ss.answer(id, view, rerr) })
 	case mcp.MethodTasksResult:
 		t, rerr := ss.lookupTask(params)
+		if rerr == nil && ss.has(FaultResultAnswersEarly) && !mcp.TaskTerminal(ss.taskView(t).Status) {
+			rerr = invalidParams("Invalid params: the task has not finished")
+		}
 		if rerr != nil {
 			ss.spawnReq(id, func() { ss.answer(id, nil, rerr) })
 			return true
@@ -633,12 +723,18 @@ func (ss *session) cancelTask(params map[string]json.RawMessage) (any, *rpcError
 		ts.mu.Unlock()
 		return nil, invalidParams("Cannot cancel task: already in terminal status %s", strconv.Quote(status))
 	}
+	before := ss.taskViewLocked(t)
 	t.setStatusLocked(mcp.TaskCancelled, "The task was cancelled by tasks/cancel.")
 	t.closeStop()
 	if !ss.has(FaultResultHangsAfterCancel) {
 		t.closeDone()
 	}
 	view := ss.taskViewLocked(t)
+	if ss.has(FaultCancelAnswersBeforeTransition) {
+		ts.mu.Unlock()
+		ss.notifyStatus(view)
+		return before, nil
+	}
 	ts.mu.Unlock()
 	ss.logf("task %s cancelled by tasks/cancel", t.id)
 	ss.notifyStatus(view)
@@ -685,6 +781,8 @@ func (ss *session) taskResult(id jsonrpc.ID, t *task) {
 	case deleted:
 		ss.replyError(id, codeInvalidParams, "Failed to retrieve task: Task has expired", nil)
 		return
+	case rpcErr != nil && status != mcp.TaskCancelled && ss.has(FaultFailedResultNotError):
+		result, _ = json.Marshal(textResult("The worker broke: " + rpcErr.Message))
 	case rpcErr != nil && status != mcp.TaskCancelled:
 		ss.replyError(id, rpcErr.Code, rpcErr.Message, nil)
 		return
@@ -718,10 +816,14 @@ func (ss *session) listTasks(params map[string]json.RawMessage) (any, *rpcError)
 		}
 		salt, n, ok := strings.Cut(cursor, ".")
 		v, err := strconv.ParseUint(n, 10, 64)
-		if !ok || salt != ts.salt || err != nil {
+		switch {
+		case (!ok || salt != ts.salt || err != nil) && ss.has(FaultBogusCursorAccepted):
+			// the first page, as if there had been no cursor
+		case !ok || salt != ts.salt || err != nil:
 			return nil, invalidParams("Invalid params: unknown cursor") // TSK-69
+		default:
+			after = v
 		}
-		after = v
 	}
 	ts.mu.Lock()
 	ts.expireLocked(time.Now())
