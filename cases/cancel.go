@@ -17,6 +17,12 @@ import (
 // (2025-11-25 utilities/cancellation).
 func cancelCases() []probe.Case {
 	return []probe.Case{
+		// CAN-8 SHOULD: "Receivers of cancellation notifications SHOULD: ▸ Stop processing the
+		//   cancelled request ▸ Free associated resources ▸ Not send a response for the cancelled
+		//   request"
+		// CAN-16 SHOULD: "This notification indicates that the result will be unused, so any
+		//   associated processing SHOULD cease."
+		// CAN-11 MUST: "Both parties MUST handle these race conditions gracefully:"
 		{
 			ID:       "cancel/mid-work-no-response",
 			Title:    "a request cancelled mid-work gets no response",
@@ -29,6 +35,14 @@ func cancelCases() []probe.Case {
 				return cancelMidWork(ctx, e, false)
 			},
 		},
+		// CAN-8 SHOULD: "Receivers of cancellation notifications SHOULD: ▸ Stop processing the
+		//   cancelled request ▸ Free associated resources ▸ Not send a response for the cancelled
+		//   request"
+		// CAN-16 SHOULD: "This notification indicates that the result will be unused, so any
+		//   associated processing SHOULD cease."
+		// PRG-7 MUST: "Progress notifications MUST only reference tokens that: ▸ Were provided in
+		//   an active request ▸ Are associated with an in-progress operation"
+		// CAN-11 MUST: "Both parties MUST handle these race conditions gracefully:"
 		{
 			ID:       "cancel/mid-work-no-progress",
 			Title:    "no progress follows a cancel",
@@ -41,6 +55,13 @@ func cancelCases() []probe.Case {
 				return cancelMidWork(ctx, e, true)
 			},
 		},
+		// CAN-8 SHOULD: "Receivers of cancellation notifications SHOULD: ▸ Stop processing the
+		//   cancelled request ▸ Free associated resources ▸ Not send a response for the cancelled
+		//   request"
+		// CAN-15 SHOULD: "The request SHOULD still be in-flight, but due to communication latency,
+		//   it is always possible that this notification MAY arrive after the request has already
+		//   finished."
+		// CAN-11 MUST: "Both parties MUST handle these race conditions gracefully:"
 		{
 			ID:       "cancel/before-first-progress",
 			Title:    "a request cancelled before its first progress stays silent",
@@ -51,6 +72,18 @@ func cancelCases() []probe.Case {
 			Expect:   "no progress and no response for the request",
 			Run:      cancelBeforeFirstProgress,
 		},
+		// CAN-9 MAY: "Receivers MAY ignore cancellation notifications if: ▸ The referenced request
+		//   is unknown ▸ Processing has already completed ▸ The request cannot be cancelled"
+		// CAN-11 MUST: "Both parties MUST handle these race conditions gracefully:"
+		// CAN-14 SHOULD: "Invalid cancellation notifications SHOULD be ignored: ▸ Unknown request
+		//   IDs ▸ Already completed requests ▸ Malformed notifications"
+		// RPC-15 MUST NOT: "The receiver MUST NOT send a response."
+		// CAN-8 SHOULD: "Receivers of cancellation notifications SHOULD: ▸ Stop processing the
+		//   cancelled request ▸ Free associated resources ▸ Not send a response for the cancelled
+		//   request"
+		// PRG-12 SHOULD: "Senders and receivers SHOULD track active progress tokens"
+		// RPC-8 MUST: "Result responses MUST include the same ID as the request they correspond
+		//   to."
 		{
 			ID:       "cancel/after-completion",
 			Title:    "a cancel for a completed request is ignored",
@@ -61,6 +94,14 @@ func cancelCases() []probe.Case {
 			Expect:   "the result stands; no response to the cancel; the session stays usable",
 			Run:      cancelAfterCompletion,
 		},
+		// CAN-14 SHOULD: "Invalid cancellation notifications SHOULD be ignored: ▸ Unknown request
+		//   IDs ▸ Already completed requests ▸ Malformed notifications"
+		// CAN-9 MAY: "Receivers MAY ignore cancellation notifications if: ▸ The referenced request
+		//   is unknown ▸ Processing has already completed ▸ The request cannot be cancelled"
+		// RPC-15 MUST NOT: "The receiver MUST NOT send a response."
+		// CAN-11 MUST: "Both parties MUST handle these race conditions gracefully:"
+		// RPC-8 MUST: "Result responses MUST include the same ID as the request they correspond
+		//   to."
 		{
 			ID:       "cancel/unknown-id-ignored",
 			Title:    "a cancel for an unknown id touches nothing",
@@ -74,6 +115,13 @@ func cancelCases() []probe.Case {
 					[]any{map[string]any{"requestId": 987654321}, map[string]any{"requestId": "mcpflight-never-sent"}})
 			},
 		},
+		// CAN-14 SHOULD: "Invalid cancellation notifications SHOULD be ignored: ▸ Unknown request
+		//   IDs ▸ Already completed requests ▸ Malformed notifications"
+		// CAN-6 MUST: "This MUST be provided for cancelling non-task requests."
+		// CAN-11 MUST: "Both parties MUST handle these race conditions gracefully:"
+		// RPC-15 MUST NOT: "The receiver MUST NOT send a response."
+		// RPC-8 MUST: "Result responses MUST include the same ID as the request they correspond
+		//   to."
 		{
 			ID:       "cancel/missing-request-id",
 			Title:    "a cancel without requestId is ignored",
@@ -87,6 +135,14 @@ func cancelCases() []probe.Case {
 					[]any{map[string]any{"reason": "mcpflight: no request id"}})
 			},
 		},
+		// CAN-14 SHOULD: "Invalid cancellation notifications SHOULD be ignored: ▸ Unknown request
+		//   IDs ▸ Already completed requests ▸ Malformed notifications"
+		// RPC-4 MUST: "Requests MUST include a string or integer ID."
+		// RPC-5 MUST NOT: "Unlike base JSON-RPC, the ID MUST NOT be `null`."
+		// CAN-11 MUST: "Both parties MUST handle these race conditions gracefully:"
+		// RPC-15 MUST NOT: "The receiver MUST NOT send a response."
+		// RPC-8 MUST: "Result responses MUST include the same ID as the request they correspond
+		//   to."
 		{
 			ID:       "cancel/invalid-request-id",
 			Title:    "cancels with structurally invalid ids are ignored",
@@ -105,6 +161,12 @@ func cancelCases() []probe.Case {
 				})
 			},
 		},
+		// CAN-14 SHOULD: "Invalid cancellation notifications SHOULD be ignored: ▸ Unknown request
+		//   IDs ▸ Already completed requests ▸ Malformed notifications"
+		// CAN-11 MUST: "Both parties MUST handle these race conditions gracefully:"
+		// RPC-15 MUST NOT: "The receiver MUST NOT send a response."
+		// RPC-8 MUST: "Result responses MUST include the same ID as the request they correspond
+		//   to."
 		{
 			ID:       "cancel/no-params",
 			Title:    "a cancel with no params is ignored",
@@ -117,6 +179,16 @@ func cancelCases() []probe.Case {
 				return bogusCancel(ctx, e, "a cancel without params", []any{nil})
 			},
 		},
+		// CAN-14 SHOULD: "Invalid cancellation notifications SHOULD be ignored: ▸ Unknown request
+		//   IDs ▸ Already completed requests ▸ Malformed notifications"
+		// CAN-8 SHOULD: "Receivers of cancellation notifications SHOULD: ▸ Stop processing the
+		//   cancelled request ▸ Free associated resources ▸ Not send a response for the cancelled
+		//   request"
+		// CAN-11 MUST: "Both parties MUST handle these race conditions gracefully:"
+		// PRG-12 SHOULD: "Senders and receivers SHOULD track active progress tokens"
+		// RPC-15 MUST NOT: "The receiver MUST NOT send a response."
+		// RPC-8 MUST: "Result responses MUST include the same ID as the request they correspond
+		//   to."
 		{
 			ID:       "cancel/duplicate",
 			Title:    "a repeated cancel is idempotent",
@@ -127,6 +199,15 @@ func cancelCases() []probe.Case {
 			Expect:   "no response; one cleanup; no response to either notification; the session stays usable",
 			Run:      cancelDuplicate,
 		},
+		// CAN-14 SHOULD: "Invalid cancellation notifications SHOULD be ignored: ▸ Unknown request
+		//   IDs ▸ Already completed requests ▸ Malformed notifications"
+		// RPC-15 MUST NOT: "The receiver MUST NOT send a response."
+		// CAN-11 MUST: "Both parties MUST handle these race conditions gracefully:"
+		// CAN-8 SHOULD: "Receivers of cancellation notifications SHOULD: ▸ Stop processing the
+		//   cancelled request ▸ Free associated resources ▸ Not send a response for the cancelled
+		//   request"
+		// RPC-8 MUST: "Result responses MUST include the same ID as the request they correspond
+		//   to."
 		{
 			ID:       "cancel/extra-fields",
 			Title:    "extra members in a cancel do not break the receiver",
@@ -137,6 +218,14 @@ func cancelCases() []probe.Case {
 			Expect:   "either cancelled or ignored (recorded as info); no response to the notification; the session stays usable",
 			Run:      cancelExtraFields,
 		},
+		// CAN-5 MUST: "This MUST correspond to the ID of a request previously issued in the same
+		//   direction."
+		// RPC-4 MUST: "Requests MUST include a string or integer ID."
+		// CAN-8 SHOULD: "Receivers of cancellation notifications SHOULD: ▸ Stop processing the
+		//   cancelled request ▸ Free associated resources ▸ Not send a response for the cancelled
+		//   request"
+		// CAN-11 MUST: "Both parties MUST handle these race conditions gracefully:"
+		// PRG-12 SHOULD: "Senders and receivers SHOULD track active progress tokens"
 		{
 			ID:       "cancel/id-zero",
 			Title:    "request id 0 can be cancelled",
@@ -149,6 +238,17 @@ func cancelCases() []probe.Case {
 				return cancelByID(ctx, e, jsonrpc.IntID(0))
 			},
 		},
+		// CAN-5 MUST: "This MUST correspond to the ID of a request previously issued in the same
+		//   direction."
+		// RPC-8 MUST: "Result responses MUST include the same ID as the request they correspond
+		//   to."
+		// CAN-14 SHOULD: "Invalid cancellation notifications SHOULD be ignored: ▸ Unknown request
+		//   IDs ▸ Already completed requests ▸ Malformed notifications"
+		// CAN-11 MUST: "Both parties MUST handle these race conditions gracefully:"
+		// CAN-8 SHOULD: "Receivers of cancellation notifications SHOULD: ▸ Stop processing the
+		//   cancelled request ▸ Free associated resources ▸ Not send a response for the cancelled
+		//   request"
+		// PRG-12 SHOULD: "Senders and receivers SHOULD track active progress tokens"
 		{
 			ID:       "cancel/string-vs-integer-target",
 			Title:    `cancelling "5" leaves request 5 alone`,
@@ -159,6 +259,16 @@ func cancelCases() []probe.Case {
 			Expect:   `no response for "5"; request 5 completes with a response whose id is the integer 5`,
 			Run:      cancelStringVsInteger,
 		},
+		// CAN-8 SHOULD: "Receivers of cancellation notifications SHOULD: ▸ Stop processing the
+		//   cancelled request ▸ Free associated resources ▸ Not send a response for the cancelled
+		//   request"
+		// PRG-4 MUST: "The `progress` value MUST increase with each notification, even if the
+		//   total is unknown."
+		// PRG-7 MUST: "Progress notifications MUST only reference tokens that: ▸ Were provided in
+		//   an active request ▸ Are associated with an in-progress operation"
+		// CAN-11 MUST: "Both parties MUST handle these race conditions gracefully:"
+		// PRG-1 MUST: "Progress tokens MUST be a string or integer value"
+		// PRG-14 MUST: "Progress notifications MUST stop after completion"
 		{
 			ID:       "cancel/interleaved-other-completes",
 			Title:    "cancelling one of two requests leaves the other intact",
@@ -169,6 +279,10 @@ func cancelCases() []probe.Case {
 			Expect:   "the first gets no response or progress after the cancel; the second completes with strictly increasing progress",
 			Run:      cancelInterleaved,
 		},
+		// CAN-8 SHOULD: "Receivers of cancellation notifications SHOULD: ▸ Stop processing the
+		//   cancelled request ▸ Free associated resources ▸ Not send a response for the cancelled
+		//   request"
+		// PRG-12 SHOULD: "Senders and receivers SHOULD track active progress tokens"
 		{
 			ID:       "cancel/cleanup-exactly-once",
 			Title:    "an accepted cancel frees the operation exactly once",
@@ -179,6 +293,19 @@ func cancelCases() []probe.Case {
 			Expect:   "the counters show the operation cancelled, one release, nothing active, no live token",
 			Run:      cancelCleanupOnce,
 		},
+		// CAN-11 MUST: "Both parties MUST handle these race conditions gracefully:"
+		// CAN-9 MAY: "Receivers MAY ignore cancellation notifications if: ▸ The referenced request
+		//   is unknown ▸ Processing has already completed ▸ The request cannot be cancelled"
+		// CAN-15 SHOULD: "The request SHOULD still be in-flight, but due to communication latency,
+		//   it is always possible that this notification MAY arrive after the request has already
+		//   finished."
+		// RPC-15 MUST NOT: "The receiver MUST NOT send a response."
+		// CAN-8 SHOULD: "Receivers of cancellation notifications SHOULD: ▸ Stop processing the
+		//   cancelled request ▸ Free associated resources ▸ Not send a response for the cancelled
+		//   request"
+		// PRG-12 SHOULD: "Senders and receivers SHOULD track active progress tokens"
+		// RPC-8 MUST: "Result responses MUST include the same ID as the request they correspond
+		//   to."
 		{
 			ID:       "cancel/crossing-response",
 			Title:    "a cancel that crosses the response is handled gracefully",

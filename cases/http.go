@@ -19,143 +19,277 @@ import (
 // httpCases cover the Streamable HTTP transport of 2025-11-25: streams,
 // disconnection and resumption, sessions, Origin and headers.
 func httpCases() []probe.Case {
-	v := []string{spec.V20251125}
 	return []probe.Case{
+		// HTTP-25 SHOULD NOT: "Disconnection SHOULD NOT be interpreted as the client cancelling
+		//   its request."
+		// HTTP-42 SHOULD: "If the client wishes to resume after a disconnection (whether due to
+		//   network failure or server-initiated closure), it SHOULD issue an HTTP GET to the MCP
+		//   endpoint, and include the `Last-Event-ID` header to indicate the last event ID it
+		//   received."
+		// HTTP-45 DEF: "This mechanism applies regardless of how the original stream was initiated
+		//   (via POST or GET). Resumption is always via HTTP GET with `Last-Event-ID`."
+		// HTTP-21 SHOULD: "The SSE stream SHOULD eventually include a JSON-RPC _response_ for the
+		//   JSON-RPC _request_ sent in the POST body."
 		{
-			ID: "http/disconnect-is-not-cancel", Title: "dropping a call's SSE stream does not cancel the call",
-			Reqs: []string{"HTTP-25", "HTTP-42", "HTTP-45", "HTTP-21"}, Versions: v,
-			Needs:  probe.Needs{HTTP: true, SlowTool: true},
-			Sends:  "tools/call with progress; after step 1 the client drops the POST's SSE stream without a cancel; the work is released and runs to its end; GET with Last-Event-ID",
-			Expect: "the server reports the operation completed, not cancelled; the resumed stream carries the remaining progress and the result",
-			Run:    disconnectIsNotCancel,
+			ID:       "http/disconnect-is-not-cancel",
+			Title:    "dropping a call's SSE stream does not cancel the call",
+			Reqs:     []string{"HTTP-25", "HTTP-42", "HTTP-45", "HTTP-21"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{HTTP: true, SlowTool: true},
+			Sends:    "tools/call with progress; after step 1 the client drops the POST's SSE stream without a cancel; the work is released and runs to its end; GET with Last-Event-ID",
+			Expect:   "the server reports the operation completed, not cancelled; the resumed stream carries the remaining progress and the result",
+			Run:      disconnectIsNotCancel,
 		},
+		// HTTP-43 MAY: "The server MAY use this header to replay messages that would have been
+		//   sent after the last event ID, _on the stream that was disconnected_, and to resume the
+		//   stream from that point."
+		// HTTP-45 DEF: "This mechanism applies regardless of how the original stream was initiated
+		//   (via POST or GET). Resumption is always via HTTP GET with `Last-Event-ID`."
+		// HTTP-21 SHOULD: "The SSE stream SHOULD eventually include a JSON-RPC _response_ for the
+		//   JSON-RPC _request_ sent in the POST body."
+		// HTTP-25 SHOULD NOT: "Disconnection SHOULD NOT be interpreted as the client cancelling
+		//   its request."
 		{
-			ID: "http/resume-while-running", Title: "a resume while the call still runs replays what was missed and goes on live",
-			Reqs: []string{"HTTP-43", "HTTP-45", "HTTP-21", "HTTP-25"}, Versions: v,
-			Needs:  probe.Needs{HTTP: true, SlowTool: true, Control: true},
-			Sends:  "tools/call with progress; drop after step 1; step 2 runs while away; GET with Last-Event-ID while step 3 is held; release",
-			Expect: "progress 2 replayed, then progress 3 and the result live, on the resumed stream",
-			Run:    func(ctx context.Context, e *probe.Env) verdict.Outcome { return resumeCase(ctx, e, false) },
+			ID:       "http/resume-while-running",
+			Title:    "a resume while the call still runs replays what was missed and goes on live",
+			Reqs:     []string{"HTTP-43", "HTTP-45", "HTTP-21", "HTTP-25"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{HTTP: true, SlowTool: true, Control: true},
+			Sends:    "tools/call with progress; drop after step 1; step 2 runs while away; GET with Last-Event-ID while step 3 is held; release",
+			Expect:   "progress 2 replayed, then progress 3 and the result live, on the resumed stream",
+			Run:      func(ctx context.Context, e *probe.Env) verdict.Outcome { return resumeCase(ctx, e, false) },
 		},
+		// HTTP-43 MAY: "The server MAY use this header to replay messages that would have been
+		//   sent after the last event ID, _on the stream that was disconnected_, and to resume the
+		//   stream from that point."
+		// HTTP-45 DEF: "This mechanism applies regardless of how the original stream was initiated
+		//   (via POST or GET). Resumption is always via HTTP GET with `Last-Event-ID`."
+		// HTTP-21 SHOULD: "The SSE stream SHOULD eventually include a JSON-RPC _response_ for the
+		//   JSON-RPC _request_ sent in the POST body."
+		// HTTP-25 SHOULD NOT: "Disconnection SHOULD NOT be interpreted as the client cancelling
+		//   its request."
 		{
-			ID: "http/resume-after-completion", Title: "a resume after the call completed replays the rest and the result",
-			Reqs: []string{"HTTP-43", "HTTP-45", "HTTP-21", "HTTP-25"}, Versions: v,
-			Needs:  probe.Needs{HTTP: true, SlowTool: true, Control: true},
-			Sends:  "tools/call with progress; drop after step 1; the call runs to its end; then GET with Last-Event-ID",
-			Expect: "the remaining progress and the result, replayed on the resumed stream",
-			Run:    func(ctx context.Context, e *probe.Env) verdict.Outcome { return resumeCase(ctx, e, true) },
+			ID:       "http/resume-after-completion",
+			Title:    "a resume after the call completed replays the rest and the result",
+			Reqs:     []string{"HTTP-43", "HTTP-45", "HTTP-21", "HTTP-25"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{HTTP: true, SlowTool: true, Control: true},
+			Sends:    "tools/call with progress; drop after step 1; the call runs to its end; then GET with Last-Event-ID",
+			Expect:   "the remaining progress and the result, replayed on the resumed stream",
+			Run:      func(ctx context.Context, e *probe.Env) verdict.Outcome { return resumeCase(ctx, e, true) },
 		},
+		// HTTP-44 MUST NOT: "The server MUST NOT replay messages that would have been delivered on
+		//   a different stream."
+		// HTTP-37 MUST: "The server MUST send each of its JSON-RPC messages on only one of the
+		//   connected streams; that is, it MUST NOT broadcast the same message across multiple
+		//   streams."
+		// HTTP-21 SHOULD: "The SSE stream SHOULD eventually include a JSON-RPC _response_ for the
+		//   JSON-RPC _request_ sent in the POST body."
+		// HTTP-25 SHOULD NOT: "Disconnection SHOULD NOT be interpreted as the client cancelling
+		//   its request."
 		{
-			ID: "http/replay-only-disconnected-stream", Title: "a resume replays only the stream that was disconnected",
-			Reqs: []string{"HTTP-44", "HTTP-37", "HTTP-21", "HTTP-25"}, Versions: v,
-			Needs:  probe.Needs{HTTP: true, SlowTool: true, Control: true},
-			Sends:  "call A dropped after step 1; call B runs to completion on its own stream; A completes; GET with Last-Event-ID of A",
-			Expect: "the resumed stream carries only A's messages, nothing of B",
-			Run:    replayOnlyDisconnected,
+			ID:       "http/replay-only-disconnected-stream",
+			Title:    "a resume replays only the stream that was disconnected",
+			Reqs:     []string{"HTTP-44", "HTTP-37", "HTTP-21", "HTTP-25"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{HTTP: true, SlowTool: true, Control: true},
+			Sends:    "call A dropped after step 1; call B runs to completion on its own stream; A completes; GET with Last-Event-ID of A",
+			Expect:   "the resumed stream carries only A's messages, nothing of B",
+			Run:      replayOnlyDisconnected,
 		},
+		// HTTP-40 MUST: "If present, the ID MUST be globally unique across all streams within that
+		//   session—or all streams with that specific client, if session management is not in use."
 		{
-			ID: "http/event-ids-unique", Title: "SSE event IDs are unique across the session's streams",
-			Reqs: []string{"HTTP-40"}, Versions: v,
-			Needs:  probe.Needs{HTTP: true, SlowTool: true},
-			Sends:  "two tools/call with progress, each to completion",
-			Expect: "no event ID appears twice across all streams",
-			Run:    eventIDsUnique,
+			ID:       "http/event-ids-unique",
+			Title:    "SSE event IDs are unique across the session's streams",
+			Reqs:     []string{"HTTP-40"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{HTTP: true, SlowTool: true},
+			Sends:    "two tools/call with progress, each to completion",
+			Expect:   "no event ID appears twice across all streams",
+			Run:      eventIDsUnique,
 		},
+		// HTTP-11 MUST: "If the server accepts the input, the server MUST return HTTP status code
+		//   202 Accepted with no body."
+		// HTTP-26 SHOULD: "To cancel, the client SHOULD explicitly send an MCP
+		//   `CancelledNotification`."
+		// CAN-8 SHOULD: "Receivers of cancellation notifications SHOULD: ▸ Stop processing the
+		//   cancelled request ▸ Free associated resources ▸ Not send a response for the cancelled
+		//   request"
 		{
-			ID: "http/cancel-202-then-no-response", Title: "a POSTed cancel gets 202 and the cancelled call's stream carries no response",
-			Reqs: []string{"HTTP-11", "HTTP-26", "CAN-8"}, Versions: v,
-			Needs:  probe.Needs{HTTP: true, SlowTool: true, Control: true},
-			Sends:  "tools/call with progress; after step 1 notifications/cancelled as its own POST",
-			Expect: "202 with no body for the cancel; no response for the call on its stream",
-			Run:    cancel202NoResponse,
+			ID:       "http/cancel-202-then-no-response",
+			Title:    "a POSTed cancel gets 202 and the cancelled call's stream carries no response",
+			Reqs:     []string{"HTTP-11", "HTTP-26", "CAN-8"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{HTTP: true, SlowTool: true, Control: true},
+			Sends:    "tools/call with progress; after step 1 notifications/cancelled as its own POST",
+			Expect:   "202 with no body for the cancel; no response for the call on its stream",
+			Run:      cancel202NoResponse,
 		},
+		// HTTP-11 MUST: "If the server accepts the input, the server MUST return HTTP status code
+		//   202 Accepted with no body."
 		{
-			ID: "http/notification-202-no-body", Title: "a POSTed notification is answered 202 with no body",
-			Reqs: []string{"HTTP-11"}, Versions: v,
-			Needs:  probe.Needs{HTTP: true},
-			Sends:  "notifications/cancelled for a request ID never used",
-			Expect: "HTTP 202 Accepted, empty body",
-			Run:    notification202,
+			ID:       "http/notification-202-no-body",
+			Title:    "a POSTed notification is answered 202 with no body",
+			Reqs:     []string{"HTTP-11"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{HTTP: true},
+			Sends:    "notifications/cancelled for a request ID never used",
+			Expect:   "HTTP 202 Accepted, empty body",
+			Run:      notification202,
 		},
+		// HTTP-51 SHOULD: "Servers that require a session ID SHOULD respond to requests without an
+		//   `MCP-Session-Id` header (other than initialization) with HTTP 400 Bad Request."
 		{
-			ID: "http/session-id-required", Title: "a request without the session ID is refused with 400",
-			Reqs: []string{"HTTP-51"}, Versions: v,
-			Needs:  probe.Needs{HTTP: true},
-			Sends:  "ping without MCP-Session-Id on a session that has one",
-			Expect: "HTTP 400",
-			Run:    sessionIDRequired,
+			ID:       "http/session-id-required",
+			Title:    "a request without the session ID is refused with 400",
+			Reqs:     []string{"HTTP-51"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{HTTP: true},
+			Sends:    "ping without MCP-Session-Id on a session that has one",
+			Expect:   "HTTP 400",
+			Run:      sessionIDRequired,
 		},
+		// HTTP-52 MAY/MUST: "The server MAY terminate the session at any time, after which it MUST
+		//   respond to requests containing that session ID with HTTP 404 Not Found."
 		{
-			ID: "http/unknown-session-404", Title: "a request with an unknown session ID gets 404",
-			Reqs: []string{"HTTP-52"}, Versions: v,
-			Needs:  probe.Needs{HTTP: true},
-			Sends:  "ping with MCP-Session-Id: mcpflight-no-such-session",
-			Expect: "HTTP 404",
-			Run:    unknownSession404,
+			ID:       "http/unknown-session-404",
+			Title:    "a request with an unknown session ID gets 404",
+			Reqs:     []string{"HTTP-52"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{HTTP: true},
+			Sends:    "ping with MCP-Session-Id: mcpflight-no-such-session",
+			Expect:   "HTTP 404",
+			Run:      unknownSession404,
 		},
+		// HTTP-52 MAY/MUST: "The server MAY terminate the session at any time, after which it MUST
+		//   respond to requests containing that session ID with HTTP 404 Not Found."
+		// HTTP-54 SHOULD: "Clients that no longer need a particular session (e.g., because the
+		//   user is leaving the client application) SHOULD send an HTTP DELETE to the MCP endpoint
+		//   with the `MCP-Session-Id` header, to explicitly terminate the session."
+		// HTTP-55 MAY: "The server MAY respond to this request with HTTP 405 Method Not Allowed,
+		//   indicating that the server does not allow clients to terminate sessions."
+		// HTTP-46 MAY: "A server using the Streamable HTTP transport MAY assign a session ID at
+		//   initialization time, by including it in an `MCP-Session-Id` header on the HTTP response
+		//   containing the `InitializeResult`."
+		// HTTP-48 MUST: "The session ID MUST only contain visible ASCII characters (ranging from
+		//   0x21 to 0x7E)."
+		// HTTP-53 MUST: "When a client receives HTTP 404 in response to a request containing an
+		//   `MCP-Session-Id`, it MUST start a new session by sending a new `InitializeRequest`
+		//   without a session ID attached."
 		{
-			ID: "http/delete-then-404-then-new-session", Title: "after DELETE the session is gone and a new initialize starts a new one",
-			Reqs: []string{"HTTP-52", "HTTP-54", "HTTP-55", "HTTP-46", "HTTP-48", "HTTP-53"}, Versions: v,
-			Needs:  probe.Needs{HTTP: true},
-			Sends:  "DELETE; then ping, GET and DELETE with the old session ID; then initialize without a session ID",
-			Expect: "DELETE 2xx (or 405: not allowed); 404 for every later request; the new initialize gets a different, visible-ASCII session ID",
-			Run:    deleteThen404,
+			ID:       "http/delete-then-404-then-new-session",
+			Title:    "after DELETE the session is gone and a new initialize starts a new one",
+			Reqs:     []string{"HTTP-52", "HTTP-54", "HTTP-55", "HTTP-46", "HTTP-48", "HTTP-53"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{HTTP: true},
+			Sends:    "DELETE; then ping, GET and DELETE with the old session ID; then initialize without a session ID",
+			Expect:   "DELETE 2xx (or 405: not allowed); 404 for every later request; the new initialize gets a different, visible-ASCII session ID",
+			Run:      deleteThen404,
 		},
+		// HTTP-48 MUST: "The session ID MUST only contain visible ASCII characters (ranging from
+		//   0x21 to 0x7E)."
 		{
-			ID: "http/session-id-visible-ascii", Title: "the session ID is visible ASCII only",
-			Reqs: []string{"HTTP-48"}, Versions: v,
-			Needs:  probe.Needs{HTTP: true, NoHandshake: true},
-			Sends:  "initialize as a raw POST without a session ID; then DELETE of the session it opened",
-			Expect: "an MCP-Session-Id of bytes 0x21 to 0x7E only (or none: HTTP-46 is MAY)",
-			Run:    sessionIDVisibleASCII,
+			ID:       "http/session-id-visible-ascii",
+			Title:    "the session ID is visible ASCII only",
+			Reqs:     []string{"HTTP-48"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{HTTP: true, NoHandshake: true},
+			Sends:    "initialize as a raw POST without a session ID; then DELETE of the session it opened",
+			Expect:   "an MCP-Session-Id of bytes 0x21 to 0x7E only (or none: HTTP-46 is MAY)",
+			Run:      sessionIDVisibleASCII,
 		},
+		// HTTP-2 MUST: "Servers MUST validate the `Origin` header on all incoming connections to
+		//   prevent DNS rebinding attacks"
+		// HTTP-3 MUST: "If the `Origin` header is present and invalid, servers MUST respond with
+		//   HTTP 403 Forbidden."
 		{
-			ID: "http/origin-forbidden", Title: "a foreign Origin is refused with 403",
-			Reqs: []string{"HTTP-2", "HTTP-3"}, Versions: v,
-			Needs:  probe.Needs{HTTP: true},
-			Sends:  "ping with Origin: http://evil.example",
-			Expect: "HTTP 403",
-			Run:    originForbidden,
+			ID:       "http/origin-forbidden",
+			Title:    "a foreign Origin is refused with 403",
+			Reqs:     []string{"HTTP-2", "HTTP-3"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{HTTP: true},
+			Sends:    "ping with Origin: http://evil.example",
+			Expect:   "HTTP 403",
+			Run:      originForbidden,
 		},
+		// HTTP-59 MUST: "If the server receives a request with an invalid or unsupported
+		//   `MCP-Protocol-Version`, it MUST respond with `400 Bad Request`."
 		{
-			ID: "http/protocol-version-header-invalid", Title: "an unsupported MCP-Protocol-Version header is refused with 400",
-			Reqs: []string{"HTTP-59"}, Versions: v,
-			Needs:  probe.Needs{HTTP: true},
-			Sends:  "ping with MCP-Protocol-Version: 1999-01-01",
-			Expect: "HTTP 400",
-			Run:    protocolVersionInvalid,
+			ID:       "http/protocol-version-header-invalid",
+			Title:    "an unsupported MCP-Protocol-Version header is refused with 400",
+			Reqs:     []string{"HTTP-59"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{HTTP: true},
+			Sends:    "ping with MCP-Protocol-Version: 1999-01-01",
+			Expect:   "HTTP 400",
+			Run:      protocolVersionInvalid,
 		},
+		// HTTP-30 MUST: "The server MUST either return `Content-Type: text/event-stream` in
+		//   response to this HTTP GET, or else return HTTP 405 Method Not Allowed, indicating that
+		//   the server does not offer an SSE stream at this endpoint."
+		// HTTP-31 MAY/SHOULD: "The server MAY send JSON-RPC _requests_ and _notifications_ on the
+		//   stream. ▸ These messages SHOULD be unrelated to any concurrently-running JSON-RPC
+		//   _request_ from the client."
+		// HTTP-32 MUST NOT: "The server MUST NOT send a JSON-RPC _response_ on the stream unless
+		//   resuming a stream associated with a previous client request."
+		// HTTP-22 MAY/SHOULD: "The server MAY send JSON-RPC _requests_ and _notifications_ before
+		//   sending the JSON-RPC _response_. These messages SHOULD relate to the originating client
+		//   _request_."
+		// HTTP-37 MUST: "The server MUST send each of its JSON-RPC messages on only one of the
+		//   connected streams; that is, it MUST NOT broadcast the same message across multiple
+		//   streams."
 		{
-			ID: "http/get-stream-carries-no-call-messages", Title: "progress and responses of a POSTed call stay off the GET stream",
-			Reqs: []string{"HTTP-30", "HTTP-31", "HTTP-32", "HTTP-22", "HTTP-37"}, Versions: v,
-			Needs:  probe.Needs{HTTP: true, SlowTool: true},
-			Sends:  "GET stream opened; tools/call with progress to completion",
-			Expect: "GET answered with an event stream or 405; the call's progress and result only on its POST stream",
-			Run:    getStreamClean,
+			ID:       "http/get-stream-carries-no-call-messages",
+			Title:    "progress and responses of a POSTed call stay off the GET stream",
+			Reqs:     []string{"HTTP-30", "HTTP-31", "HTTP-32", "HTTP-22", "HTTP-37"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{HTTP: true, SlowTool: true},
+			Sends:    "GET stream opened; tools/call with progress to completion",
+			Expect:   "GET answered with an event stream or 405; the call's progress and result only on its POST stream",
+			Run:      getStreamClean,
 		},
+		// HTTP-14 MUST: "If the input is a JSON-RPC _request_, the server MUST either return
+		//   `Content-Type: text/event-stream`, to initiate an SSE stream, or `Content-Type:
+		//   application/json`, to return one JSON object."
 		{
-			ID: "http/answer-content-type", Title: "every POSTed request is answered with JSON or an event stream",
-			Reqs: []string{"HTTP-14"}, Versions: v,
-			Needs:  probe.Needs{HTTP: true, SlowTool: true},
-			Sends:  "ping, tools/list and a tools/call with progress",
-			Expect: "each answer has Content-Type application/json or text/event-stream",
-			Run:    answerContentType,
+			ID:       "http/answer-content-type",
+			Title:    "every POSTed request is answered with JSON or an event stream",
+			Reqs:     []string{"HTTP-14"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{HTTP: true, SlowTool: true},
+			Sends:    "ping, tools/list and a tools/call with progress",
+			Expect:   "each answer has Content-Type application/json or text/event-stream",
+			Run:      answerContentType,
 		},
+		// HTTP-16 SHOULD: "The server SHOULD immediately send an SSE event consisting of an event
+		//   ID and an empty `data` field in order to prime the client to reconnect (using that event
+		//   ID as `Last-Event-ID`)."
+		// HTTP-24 SHOULD: "After the JSON-RPC _response_ has been sent, the server SHOULD
+		//   terminate the SSE stream."
 		{
-			ID: "http/priming-event", Title: "an SSE answer starts with an event ID and empty data",
-			Reqs: []string{"HTTP-16", "HTTP-24"}, Versions: v,
-			Needs:  probe.Needs{HTTP: true, SlowTool: true},
-			Sends:  "tools/call with progress to completion",
-			Expect: "a stream answer's first event has an ID and empty data; the stream ends after the response",
-			Run:    primingEvent,
+			ID:       "http/priming-event",
+			Title:    "an SSE answer starts with an event ID and empty data",
+			Reqs:     []string{"HTTP-16", "HTTP-24"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{HTTP: true, SlowTool: true},
+			Sends:    "tools/call with progress to completion",
+			Expect:   "a stream answer's first event has an ID and empty data; the stream ends after the response",
+			Run:      primingEvent,
 		},
+		// HTTP-10 MUST: "The body of the POST request MUST be a single JSON-RPC _request_,
+		//   _notification_, or _response_."
+		// HTTP-12 MUST: "If the server cannot accept the input, it MUST return an HTTP error
+		//   status code (e.g., 400 Bad Request)."
 		{
-			ID: "http/batch-rejected", Title: "a POSTed batch is refused with an HTTP error",
-			Reqs: []string{"HTTP-10", "HTTP-12"}, Versions: v,
-			Needs:  probe.Needs{HTTP: true},
-			Sends:  "a JSON array of two pings",
-			Expect: "an HTTP 4xx status",
-			Run:    batchRejected,
+			ID:       "http/batch-rejected",
+			Title:    "a POSTed batch is refused with an HTTP error",
+			Reqs:     []string{"HTTP-10", "HTTP-12"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{HTTP: true},
+			Sends:    "a JSON array of two pings",
+			Expect:   "an HTTP 4xx status",
+			Run:      batchRejected,
 		},
 	}
 }

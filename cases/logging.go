@@ -16,10 +16,33 @@ import (
 	"github.com/mcpflight/mcpflight/verdict"
 )
 
-// moreLoggingCases cover logging/setLevel and notifications/message
-// beyond level filtering (2025-11-25 server/utilities/logging).
-func moreLoggingCases() []probe.Case {
+// loggingCases cover logging/setLevel and notifications/message
+// (2025-11-25 server/utilities/logging).
+func loggingCases() []probe.Case {
 	return []probe.Case{
+		// LOG-4 should (lc): "The level of logging that the client wants to receive from the
+		//   server. The server should send all logs at this level and higher (i.e., more severe) to
+		//   the client as notifications/message."
+		// LOG-3 MAY: "To configure the minimum log level, clients MAY send a `logging/setLevel`
+		//   request:"
+		// LOG-1 MUST: "Servers that emit log message notifications MUST declare the `logging`
+		//   capability:"
+		// LOG-2 DEF: "The protocol follows the standard syslog severity levels specified in RFC
+		//   5424:"
+		{
+			ID:       "logging/level-filter",
+			Title:    "logging/setLevel filters lower levels",
+			Reqs:     []string{"LOG-4", "LOG-3", "LOG-1", "LOG-2"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{LogTool: true, Capabilities: []string{"logging"}},
+			Sends:    `logging/setLevel "warning", then a tool that logs at debug, info, warning and error`,
+			Expect:   "only warning and error messages arrive",
+			Run:      loggingLevelFilter,
+		},
+		// LOG-2 DEF: "The protocol follows the standard syslog severity levels specified in RFC
+		//   5424:"
+		// LOG-3 MAY: "To configure the minimum log level, clients MAY send a `logging/setLevel`
+		//   request:"
 		{
 			ID:       "logging/every-level-accepted",
 			Title:    "logging/setLevel accepts each RFC 5424 level",
@@ -30,6 +53,11 @@ func moreLoggingCases() []probe.Case {
 			Expect:   "an empty result for every one",
 			Run:      loggingEveryLevel,
 		},
+		// LOG-6 SHOULD: "Servers SHOULD return standard JSON-RPC errors for common failure cases:
+		//   ▸ Invalid log level: `-32602` (Invalid params) ▸ Configuration errors: `-32603`
+		//   (Internal error)"
+		// LOG-2 DEF: "The protocol follows the standard syslog severity levels specified in RFC
+		//   5424:"
 		{
 			ID:       "logging/invalid-level-rejected",
 			Title:    "an unknown level is refused with -32602",
@@ -40,6 +68,12 @@ func moreLoggingCases() []probe.Case {
 			Expect:   "error -32602 (Invalid params)",
 			Run:      loggingInvalidLevel,
 		},
+		// LOG-2 DEF: "The protocol follows the standard syslog severity levels specified in RFC
+		//   5424:"
+		// LOG-1 MUST: "Servers that emit log message notifications MUST declare the `logging`
+		//   capability:"
+		// RPC-2 MUST: "All messages between MCP clients and servers MUST follow the JSON-RPC 2.0
+		//   specification."
 		{
 			ID:       "logging/message-shape",
 			Title:    "log messages carry a valid level and data",
@@ -50,6 +84,11 @@ func moreLoggingCases() []probe.Case {
 			Expect:   "every notifications/message has one of the eight levels, data, and a string logger if any; the logging capability is declared",
 			Run:      loggingMessageShape,
 		},
+		// CAN-8 SHOULD: "Receivers of cancellation notifications SHOULD: ▸ Stop processing the
+		//   cancelled request ▸ Free associated resources ▸ Not send a response for the cancelled
+		//   request"
+		// LOG-7 SHOULD: "Servers SHOULD: ▸ Rate limit log messages ▸ Include relevant context in
+		//   data field ▸ Use consistent logger names ▸ Remove sensitive information"
 		{
 			ID:       "logging/no-flood-after-cancel",
 			Title:    "a cancelled operation stops logging",
@@ -61,6 +100,57 @@ func moreLoggingCases() []probe.Case {
 			Run:      loggingNoFloodAfterCancel,
 		},
 	}
+}
+
+// logLevels are the RFC 5424 levels in order of severity (LOG-2).
+var logLevels = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
+
+func loggingLevelFilter(ctx context.Context, e *probe.Env) verdict.Outcome {
+	if err := e.S.Request(ctx, mcp.MethodLoggingSetLevel, map[string]any{"level": "warning"}, nil); err != nil {
+		return e.Breaks("LOG-2", []string{"logging/setLevel with the RFC 5424 level \"warning\" answered with an empty result"}, chrono.Sanitize(err.Error(), false), 0)
+	}
+	args := e.Profile.Log.CloneArgs()
+	if e.Control != nil {
+		var msgs []any
+		for _, lvl := range []string{"debug", "info", "warning", "error"} {
+			msgs = append(msgs, map[string]any{"level": lvl, "logger": "mcpflight", "data": "probe at " + lvl})
+		}
+		args["messages"] = msgs
+	}
+	first := e.Log.Len()
+	var res json.RawMessage
+	if err := e.S.Request(ctx, mcp.MethodToolsCall, map[string]any{"name": e.Profile.Log.Name, "arguments": args}, &res); err != nil {
+		return verdict.Errorf("calling %s: %v", e.Profile.Log.Name, err)
+	}
+	if err := e.Quiesce(ctx); err != nil {
+		return verdict.Errorf("%v", err)
+	}
+	seen := 0
+	for _, ev := range e.Log.Since(first) {
+		if ev.Dir != chrono.In || ev.Summary == nil || ev.Summary.Method != mcp.NotificationMessage {
+			continue
+		}
+		m, err := ev.Message()
+		if err != nil {
+			continue
+		}
+		var p struct {
+			Level string `json:"level"`
+		}
+		_ = json.Unmarshal(m.Params, &p)
+		seen++
+		if !slices.Contains(logLevels, p.Level) {
+			return e.Breaks("LOG-2", []string{fmt.Sprintf("a level that is one of %v", logLevels)}, probe.Describe(ev), ev.Seq)
+		}
+		if slices.Index(logLevels, p.Level) < slices.Index(logLevels, "warning") {
+			return e.Breaks("LOG-4", []string{"only messages at warning or above after logging/setLevel warning"},
+				probe.Describe(ev), ev.Seq)
+		}
+	}
+	if seen == 0 {
+		return verdict.Infof("no log messages arrived at all")
+	}
+	return verdict.Passf("%d messages at warning or above; nothing below", seen)
 }
 
 func loggingEveryLevel(ctx context.Context, e *probe.Env) verdict.Outcome {

@@ -14,6 +14,15 @@ import (
 // progressCases cover notifications/progress (2025-11-25 utilities/progress).
 func progressCases() []probe.Case {
 	return []probe.Case{
+		// PRG-4 MUST: "The `progress` value MUST increase with each notification, even if the
+		//   total is unknown."
+		// PRG-8 MAY: "Receivers of progress requests MAY: ▸ Choose not to send any progress
+		//   notifications ▸ Send notifications at whatever frequency they deem appropriate ▸ Omit
+		//   the total value if unknown"
+		// PRG-1 MUST: "Progress tokens MUST be a string or integer value"
+		// PRG-14 MUST: "Progress notifications MUST stop after completion"
+		// PRG-7 MUST: "Progress notifications MUST only reference tokens that: ▸ Were provided in
+		//   an active request ▸ Are associated with an in-progress operation"
 		{
 			ID:       "progress/strictly-increasing",
 			Title:    "progress values strictly increase",
@@ -26,6 +35,12 @@ func progressCases() []probe.Case {
 				return runWithToken(ctx, e, probe.SlowSpec{Key: "a", Progress: true, Free: true})
 			},
 		},
+		// PRG-7 MUST: "Progress notifications MUST only reference tokens that: ▸ Were provided in
+		//   an active request ▸ Are associated with an in-progress operation"
+		// PRG-1 MUST: "Progress tokens MUST be a string or integer value"
+		// PRG-14 MUST: "Progress notifications MUST stop after completion"
+		// PRG-4 MUST: "The `progress` value MUST increase with each notification, even if the
+		//   total is unknown."
 		{
 			ID:       "progress/token-echo-string",
 			Title:    "a string token is echoed exactly",
@@ -38,6 +53,12 @@ func progressCases() []probe.Case {
 				return runWithToken(ctx, e, probe.SlowSpec{Key: "a", Token: jsonrpc.StringToken(`mcpflight-tök-"q"-7`), Free: true})
 			},
 		},
+		// PRG-7 MUST: "Progress notifications MUST only reference tokens that: ▸ Were provided in
+		//   an active request ▸ Are associated with an in-progress operation"
+		// PRG-1 MUST: "Progress tokens MUST be a string or integer value"
+		// PRG-14 MUST: "Progress notifications MUST stop after completion"
+		// PRG-4 MUST: "The `progress` value MUST increase with each notification, even if the
+		//   total is unknown."
 		{
 			ID:       "progress/token-echo-integer",
 			Title:    "an integer token is echoed as an integer",
@@ -50,6 +71,12 @@ func progressCases() []probe.Case {
 				return runWithToken(ctx, e, probe.SlowSpec{Key: "a", Token: jsonrpc.IntToken(42), Free: true})
 			},
 		},
+		// PRG-7 MUST: "Progress notifications MUST only reference tokens that: ▸ Were provided in
+		//   an active request ▸ Are associated with an in-progress operation"
+		// PRG-1 MUST: "Progress tokens MUST be a string or integer value"
+		// PRG-14 MUST: "Progress notifications MUST stop after completion"
+		// PRG-4 MUST: "The `progress` value MUST increase with each notification, even if the
+		//   total is unknown."
 		{
 			ID:       "progress/token-zero",
 			Title:    "progress token 0 is a real token",
@@ -60,6 +87,8 @@ func progressCases() []probe.Case {
 			Expect:   "progress notifications carry the integer 0; a target that sends progress for other tokens but none for 0 treats 0 as absent",
 			Run:      progressTokenZero,
 		},
+		// PRG-7 MUST: "Progress notifications MUST only reference tokens that: ▸ Were provided in
+		//   an active request ▸ Are associated with an in-progress operation"
 		{
 			ID:       "progress/none-without-token",
 			Title:    "no progress is sent for a request without a token",
@@ -70,6 +99,12 @@ func progressCases() []probe.Case {
 			Expect:   "no notifications/progress at all",
 			Run:      progressNoneWithoutToken,
 		},
+		// PRG-14 MUST: "Progress notifications MUST stop after completion"
+		// PRG-7 MUST: "Progress notifications MUST only reference tokens that: ▸ Were provided in
+		//   an active request ▸ Are associated with an in-progress operation"
+		// PRG-1 MUST: "Progress tokens MUST be a string or integer value"
+		// PRG-4 MUST: "The `progress` value MUST increase with each notification, even if the
+		//   total is unknown."
 		{
 			ID:       "progress/none-after-response",
 			Title:    "progress stops at the response",
@@ -82,6 +117,13 @@ func progressCases() []probe.Case {
 				return runWithToken(ctx, e, probe.SlowSpec{Key: "a", Progress: true, Free: true})
 			},
 		},
+		// PRG-5 MAY: "The `progress` and the `total` values MAY be floating point."
+		// PRG-4 MUST: "The `progress` value MUST increase with each notification, even if the
+		//   total is unknown."
+		// PRG-1 MUST: "Progress tokens MUST be a string or integer value"
+		// PRG-14 MUST: "Progress notifications MUST stop after completion"
+		// PRG-7 MUST: "Progress notifications MUST only reference tokens that: ▸ Were provided in
+		//   an active request ▸ Are associated with an in-progress operation"
 		{
 			ID:       "progress/fractional-total",
 			Title:    "fractional progress and total survive",
@@ -92,6 +134,14 @@ func progressCases() []probe.Case {
 			Expect:   "floating-point progress and total are valid, and still strictly increase",
 			Run:      progressFractional,
 		},
+		// PRG-2 MUST: "Progress tokens can be chosen by the sender using any means, but MUST be
+		//   unique across all active requests."
+		// PRG-7 MUST: "Progress notifications MUST only reference tokens that: ▸ Were provided in
+		//   an active request ▸ Are associated with an in-progress operation"
+		// PRG-4 MUST: "The `progress` value MUST increase with each notification, even if the
+		//   total is unknown."
+		// PRG-1 MUST: "Progress tokens MUST be a string or integer value"
+		// PRG-14 MUST: "Progress notifications MUST stop after completion"
 		{
 			ID:       "progress/token-reuse-after-cleanup",
 			Title:    "a token reused after its request ended starts afresh",
@@ -102,6 +152,14 @@ func progressCases() []probe.Case {
 			Expect:   "the second request is accepted and gets its own strictly increasing progress",
 			Run:      progressTokenReuse,
 		},
+		// PRG-7 MUST: "Progress notifications MUST only reference tokens that: ▸ Were provided in
+		//   an active request ▸ Are associated with an in-progress operation"
+		// PRG-2 MUST: "Progress tokens can be chosen by the sender using any means, but MUST be
+		//   unique across all active requests."
+		// PRG-4 MUST: "The `progress` value MUST increase with each notification, even if the
+		//   total is unknown."
+		// PRG-1 MUST: "Progress tokens MUST be a string or integer value"
+		// PRG-14 MUST: "Progress notifications MUST stop after completion"
 		{
 			ID:       "progress/interleaved-tokens",
 			Title:    "concurrent requests keep their progress apart",
@@ -112,6 +170,14 @@ func progressCases() []probe.Case {
 			Expect:   "every notification carries one of those exact tokens and each sequence strictly increases",
 			Run:      progressInterleaved,
 		},
+		// PRG-7 MUST: "Progress notifications MUST only reference tokens that: ▸ Were provided in
+		//   an active request ▸ Are associated with an in-progress operation"
+		// CAN-5 MUST: "This MUST correspond to the ID of a request previously issued in the same
+		//   direction."
+		// PRG-1 MUST: "Progress tokens MUST be a string or integer value"
+		// PRG-14 MUST: "Progress notifications MUST stop after completion"
+		// PRG-4 MUST: "The `progress` value MUST increase with each notification, even if the
+		//   total is unknown."
 		{
 			ID:       "progress/token-independent-of-id",
 			Title:    "progress tokens are not request IDs",

@@ -274,7 +274,7 @@ func (o *Op) waitStreamProgress(ctx context.Context, n int) error {
 	return err
 }
 
-// separateStreams reports whether the session's messages travel on
+// SeparateStreams reports whether the session's messages travel on
 // independent streams (Streamable HTTP), so that the order in which two
 // answers are read says nothing about the order they were sent.
 func (e *Env) SeparateStreams() bool {
@@ -354,7 +354,7 @@ func (e *Env) CancelRaw(ctx context.Context, params any) (uint64, error) {
 	return e.S.NotifySeq(ctx, mcp.NotificationCancelled, params)
 }
 
-// frameAfter returns the first inbound frame after seq that matches.
+// FrameAfter returns the first inbound frame after seq that matches.
 func (e *Env) FrameAfter(seq uint64, match func(chrono.Event) bool) (chrono.Event, bool) {
 	for _, ev := range e.Log.Since(seq) {
 		if ev.Dir == chrono.In && ev.Kind == chrono.KindFrame && match(ev) {
@@ -364,7 +364,7 @@ func (e *Env) FrameAfter(seq uint64, match func(chrono.Event) bool) (chrono.Even
 	return chrono.Event{}, false
 }
 
-// responseTo matches a response frame for the request ID.
+// ResponseTo matches a response frame for the request ID.
 func ResponseTo(id jsonrpc.ID) func(chrono.Event) bool {
 	want := id.String()
 	return func(ev chrono.Event) bool {
@@ -372,7 +372,7 @@ func ResponseTo(id jsonrpc.ID) func(chrono.Event) bool {
 	}
 }
 
-// progressFor matches a progress notification for the token.
+// ProgressFor matches a progress notification for the token.
 func ProgressFor(tok jsonrpc.ProgressToken) func(chrono.Event) bool {
 	want := tok.String()
 	return func(ev chrono.Event) bool {
@@ -390,7 +390,7 @@ func AnyResponse(ev chrono.Event) bool {
 	return ev.Summary != nil && (ev.Summary.Kind == "result" || ev.Summary.Kind == "error")
 }
 
-// describe renders an event for an Actual line.
+// Describe renders an event for an Actual line.
 func Describe(ev chrono.Event) string {
 	if ev.Summary == nil {
 		return fmt.Sprintf("seq %d %s %s", ev.Seq, ev.Kind, chrono.Sanitize(ev.Text, false))

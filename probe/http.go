@@ -15,7 +15,7 @@ import (
 	"github.com/mcpflight/mcpflight/verdict"
 )
 
-// conn is the case's HTTP connection.
+// HTTPConn is the case's HTTP connection.
 func (e *Env) HTTPConn() (*transport.HTTP, *verdict.Outcome) {
 	h, ok := e.S.Conn().(*transport.HTTP)
 	if !ok {
@@ -25,7 +25,7 @@ func (e *Env) HTTPConn() (*transport.HTTP, *verdict.Outcome) {
 	return h, nil
 }
 
-// streamOf names the SSE stream of a call, or returns an outcome saying
+// StreamOf names the SSE stream of a call, or returns an outcome saying
 // the server answered with JSON (no stream to drop).
 func StreamOf(h *transport.HTTP, id jsonrpc.ID) (string, *verdict.Outcome) {
 	name := h.StreamOf(id)
@@ -83,7 +83,7 @@ func (e *Env) DropAfterStep(ctx context.Context, h *transport.HTTP, key string) 
 	return op, stream, last, nil
 }
 
-// awaitResult waits for the call's response within the slow budget, and
+// AwaitResult waits for the call's response within the slow budget, and
 // ends a second before the case's own deadline, so that a result that
 // never comes is a verdict rather than a deadline error.
 func (e *Env) AwaitResult(ctx context.Context, op *Op) (*jsonrpc.Message, error) {
@@ -100,7 +100,7 @@ func (e *Env) AwaitResult(ctx context.Context, op *Op) (*jsonrpc.Message, error)
 	return resp, err
 }
 
-// framesOn returns the JSON-RPC frames read on the SSE stream channel.
+// FramesOn returns the JSON-RPC frames read on the SSE stream channel.
 func (e *Env) FramesOn(stream string) []chrono.Event {
 	var out []chrono.Event
 	for _, ev := range e.Log.Events() {
@@ -126,7 +126,7 @@ func StreamDoneOr(ctx context.Context, h *transport.HTTP, stream string, e *Env)
 	return out
 }
 
-// statusAfter finds the HTTP status recorded for the exchange whose
+// StatusAfter finds the HTTP status recorded for the exchange whose
 // outbound frame has sequence number seq.
 func (e *Env) StatusAfter(seq uint64) (int, chrono.Event, bool) {
 	ev := e.EventAt(seq)
@@ -141,7 +141,7 @@ func (e *Env) StatusAfter(seq uint64) (int, chrono.Event, bool) {
 	return 0, chrono.Event{}, false
 }
 
-// bodyAfter reports a body recorded for the exchange of seq.
+// BodyAfter reports a body recorded for the exchange of seq.
 func (e *Env) BodyAfter(seq uint64) (chrono.Event, bool) {
 	ev := e.EventAt(seq)
 	for _, r := range e.Log.Since(seq) {
@@ -152,7 +152,7 @@ func (e *Env) BodyAfter(seq uint64) (chrono.Event, bool) {
 	return chrono.Event{}, false
 }
 
-// rawPing POSTs a ping with header changes and returns the status.
+// RawPing POSTs a ping with header changes and returns the status.
 func (e *Env) RawPing(ctx context.Context, h *transport.HTTP, headers http.Header) (int, uint64, error) {
 	raw, err := jsonrpc.EncodeRequest(e.S.NewID(), mcp.MethodPing, nil)
 	if err != nil {
@@ -166,7 +166,7 @@ func (e *Env) RawPing(ctx context.Context, h *transport.HTTP, headers http.Heade
 	return resp.Status, seq, nil
 }
 
-// rawInitialize POSTs an initialize without session ID and protocol
+// RawInitialize POSTs an initialize without session ID and protocol
 // version headers; the transport does not take the session it opens.
 func (e *Env) RawInitialize(ctx context.Context, h *transport.HTTP) (*transport.RawResponse, error) {
 	init, err := jsonrpc.EncodeRequest(e.S.NewID(), mcp.MethodInitialize, map[string]any{

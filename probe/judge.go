@@ -80,7 +80,7 @@ func answeredBefore(events []chrono.Event, id jsonrpc.ID, seq uint64) bool {
 	return false
 }
 
-// answeredNotification fails the case when a response arrived that answers
+// AnsweredNotification fails the case when a response arrived that answers
 // no request of ours after seq: the answer to a notification (RPC-15).
 func (e *Env) AnsweredNotification(after uint64) *verdict.Outcome {
 	for _, st := range e.S.Strays() {
@@ -104,7 +104,7 @@ func (e *Env) AnsweredNotification(after uint64) *verdict.Outcome {
 	return nil
 }
 
-// extraResponses fails the case on a response to an id never sent, or a
+// ExtraResponses fails the case on a response to an id never sent, or a
 // second response to one of ours, anywhere in the session (RPC-8).
 func (e *Env) ExtraResponses() *verdict.Outcome {
 	for _, st := range e.S.Strays() {
@@ -130,6 +130,7 @@ func (e *Env) MalformedAfter(after uint64, req string) *verdict.Outcome {
 	return nil
 }
 
+// EventAt is the event with sequence number seq, or a zero Event.
 func (e *Env) EventAt(seq uint64) chrono.Event {
 	if seq == 0 {
 		return chrono.Event{}
@@ -141,7 +142,7 @@ func (e *Env) EventAt(seq uint64) chrono.Event {
 	return evs[0]
 }
 
-// afterCancel judges an operation we cancelled once it has settled:
+// AfterCancel judges an operation we cancelled once it has settled:
 // no response and no progress after the cancel (CAN-8, CAN-16). It
 // returns nil when both held.
 func (e *Env) AfterCancel(op *Op) *verdict.Outcome {
@@ -151,7 +152,7 @@ func (e *Env) AfterCancel(op *Op) *verdict.Outcome {
 	return e.ProgressAfterCancel(op)
 }
 
-// responseAfterCancel judges that no response followed our cancel.
+// ResponseAfterCancel judges that no response followed our cancel.
 func (e *Env) ResponseAfterCancel(op *Op) *verdict.Outcome {
 	cancelSeq := op.Call.CancelSeq
 	if ev, ok := e.FrameAfter(cancelSeq, ResponseTo(op.Call.ID)); ok {
@@ -163,7 +164,7 @@ func (e *Env) ResponseAfterCancel(op *Op) *verdict.Outcome {
 	return nil
 }
 
-// progressAfterCancel judges that no progress followed our cancel.
+// ProgressAfterCancel judges that no progress followed our cancel.
 func (e *Env) ProgressAfterCancel(op *Op) *verdict.Outcome {
 	cancelSeq := op.Call.CancelSeq
 	if op.Call.Token.IsValid() {
@@ -199,7 +200,7 @@ func (e *Env) NotSettled(op *Op) verdict.Outcome {
 		fmt.Sprintf("operation %q still had not ended %v after the cancel", op.Key, e.Patience()), 0)
 }
 
-// cleanupOnce checks the server's counters for an operation that ended:
+// CleanupOnce checks the server's counters for an operation that ended:
 // exactly one release, and nothing left active (CAN-8 "free associated
 // resources"). wantState is "cancelled" or "completed".
 func (e *Env) CleanupOnce(ctx context.Context, op *Op, wantState string) *verdict.Outcome {
@@ -274,7 +275,7 @@ func (e *Env) CompleteAfterNoise(ctx context.Context, op *Op, noise string, nois
 	return nil
 }
 
-// slowBudget bounds how long a case waits for a slow operation to finish.
+// SlowBudget bounds how long a case waits for a slow operation to finish.
 func (e *Env) SlowBudget() time.Duration {
 	return 10*e.Grace + 10*time.Second
 }

@@ -103,7 +103,7 @@ func (e *Env) StartTask(ctx context.Context, spec TaskSpec) (*TaskOp, error) {
 	return &TaskOp{Call: call, Task: task, RespSeq: seq, Key: spec.Key, Ticks: ticks, e: e}, nil
 }
 
-// createOutcome turns a StartTask error into the case's verdict.
+// CreateOutcome turns a StartTask error into the case's verdict.
 func CreateOutcome(err error) verdict.Outcome {
 	var ce *errCreate
 	if errors.As(err, &ce) {
@@ -161,7 +161,7 @@ func (t *TaskOp) Counter(ctx context.Context) (int, bool, error) {
 	return w.Ticks, w.WorkerRunning, err
 }
 
-// pollDelay is the pause between polls: the task's pollInterval, bounded
+// PollDelay is the pause between polls: the task's pollInterval, bounded
 // to [10ms, 1s] (TSK-16).
 func PollDelay(t peer.Task) time.Duration {
 	d := 100 * time.Millisecond
@@ -171,7 +171,7 @@ func PollDelay(t peer.Task) time.Duration {
 	return min(max(d, 10*time.Millisecond), time.Second)
 }
 
-// taskBudget bounds how long a case waits for a task to end.
+// TaskBudget bounds how long a case waits for a task to end.
 func (e *Env) TaskBudget() time.Duration { return 10*e.Grace + 10*time.Second }
 
 // PollUntilTerminal polls tasks/get, respecting pollInterval, until the task
@@ -216,7 +216,7 @@ func RPCCode(err error) (int, bool) {
 	return 0, false
 }
 
-// validTransition reports whether from → to is allowed (TSK-30, TSK-31).
+// ValidTransition reports whether from → to is allowed (TSK-30, TSK-31).
 func ValidTransition(from, to string) bool {
 	if from == to {
 		return true
@@ -230,7 +230,7 @@ func ValidTransition(from, to string) bool {
 	return false
 }
 
-// toolTaskSupport returns the execution.taskSupport the target lists for
+// ToolTaskSupport returns the execution.taskSupport the target lists for
 // tool ("" when absent), and whether the tool was listed.
 func ToolTaskSupport(ctx context.Context, e *Env, tool string) (string, bool, error) {
 	var r struct {
@@ -267,7 +267,7 @@ func ToolTaskSupport(ctx context.Context, e *Env, tool string) (string, bool, er
 	return "", false, nil
 }
 
-// settle waits until the task's worker has ended: its end checkpoint
+// Settle waits until the task's worker has ended: its end checkpoint
 // on a controlled target (gates released), the grace window elsewhere.
 func (t *TaskOp) Settle(ctx context.Context) error {
 	if t.e.Control == nil {
@@ -279,7 +279,7 @@ func (t *TaskOp) Settle(ctx context.Context) error {
 	return t.Checkpoint(ctx, "end")
 }
 
-// listAll pages through tasks/list.
+// ListAllTasks pages through tasks/list.
 func ListAllTasks(ctx context.Context, s *peer.Session) ([]peer.Task, int, error) {
 	var all []peer.Task
 	cursor := ""
