@@ -73,6 +73,7 @@ func startEverythingHTTP(t *testing.T, node string) string {
 // Streamable HTTP against the real server-everything. Every verdict must
 // be a judgement: no error.
 func TestCatalogueOverHTTPAgainstServerEverything(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts node")
 	}
@@ -96,19 +97,16 @@ func TestCatalogueOverHTTPAgainstServerEverything(t *testing.T) {
 			sel = append(sel, c)
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	rep, err := runner.Run(ctx, runner.Config{
-		Target: runner.Target{
+	// One server, a session per case; the cases run at the same time.
+	rep, err := runEach(func() (runner.Target, func()) {
+		return runner.Target{
 			Name:      url,
 			Transport: runner.TransportHTTP,
 			Dial: func(ctx context.Context, log *chrono.Log) (transport.Conn, error) {
 				return transport.DialHTTP(ctx, transport.HTTPConfig{URL: url, Log: log, StallTimeout: 20 * time.Second})
 			},
-		},
-		Profile: prof,
-		Cases:   sel,
-	})
+		}, func() {}
+	}, runner.Config{Profile: prof, Cases: sel, CaseTimeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}

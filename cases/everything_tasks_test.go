@@ -29,6 +29,7 @@ var serverEverything = filepath.Join("..", "testdata", "targets", "node_modules"
 // chronology: no error, and every fail points at the frame that broke
 // the rule.
 func TestTaskCasesAgainstServerEverything(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("the research task takes four seconds a case")
 	}
@@ -49,20 +50,16 @@ func TestTaskCasesAgainstServerEverything(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	rep, err := runner.Run(ctx, runner.Config{
-		Target: runner.Target{
+	// A server process per case; the cases run at the same time.
+	rep, err := runEach(func() (runner.Target, func()) {
+		return runner.Target{
 			Name:      "server-everything",
 			Transport: runner.TransportStdio,
 			Dial: func(ctx context.Context, log *chrono.Log) (transport.Conn, error) {
 				return transport.StartStdio(ctx, transport.StdioConfig{Argv: []string{node, serverEverything, "stdio"}, Log: log})
 			},
-		},
-		Profile:      prof,
-		Cases:        sel,
-		CloseTimeout: 3 * time.Second,
-	})
+		}, func() {}
+	}, runner.Config{Profile: prof, Cases: sel, CloseTimeout: 3 * time.Second, CaseTimeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -73,7 +73,7 @@ func pingIDs(ctx context.Context, e *probe.Env, ids ...jsonrpc.ID) verdict.Outco
 	}
 	brokenPing := ""
 	for _, c := range calls {
-		wctx, cancel := context.WithTimeout(ctx, e.Patience())
+		wctx, cancel, _ := e.WithPatience(ctx)
 		resp, err := c.Await(wctx)
 		cancel()
 		if err != nil {

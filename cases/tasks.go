@@ -1073,13 +1073,13 @@ func taskResultAfterCancel(ctx context.Context, e *probe.Env) verdict.Outcome {
 		}
 		return verdict.Errorf("tasks/cancel: %v", err)
 	}
-	wctx, cancel := context.WithTimeout(ctx, e.Patience())
+	wctx, cancel, wait := e.WithPatience(ctx)
 	defer cancel()
 	resp, err := res.Await(wctx)
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
 			return e.Breaks("TSK-47", []string{"the blocked tasks/result is answered once tasks/cancel made the task terminal (an error or a result)"},
-				fmt.Sprintf("no answer to tasks/result %s within %v of the cancel", res.ID, e.Patience()), 0)
+				fmt.Sprintf("no answer to tasks/result %s within %v of the cancel", res.ID, wait), 0)
 		}
 		return verdict.Errorf("%v", err)
 	}
@@ -1276,8 +1276,7 @@ func taskIDSourceOfTruth(ctx context.Context, e *probe.Env) verdict.Outcome {
 	if err != nil {
 		return verdict.Errorf("%v", err)
 	}
-	wait := e.Patience()
-	wctx, cancel := context.WithTimeout(ctx, wait)
+	wctx, cancel, wait := e.WithPatience(ctx)
 	defer cancel()
 	resp, err := call.Await(wctx)
 	switch {

@@ -136,10 +136,25 @@ type Env struct {
 // Patience bounds a wait for something that must happen and that nothing
 // holds back: a checkpoint once its gates are open, an answer in flight,
 // the end of a stream after its response. It is a safety net that a
-// loaded machine cannot overrun (ten grace windows and two seconds),
-// never the thing a case tests; what must not happen is judged after a
-// barrier (Quiesce) or, on a target without checkpoints, over Grace.
-func (e *Env) Patience() time.Duration { return 10*e.Grace + 2*time.Second }
+// loaded machine cannot overrun (four grace windows and three seconds:
+// 4.2s where the reference server's 300ms window was overrun), never the
+// thing a case tests; what must not happen is judged after a barrier
+// (Quiesce) or, on a target without checkpoints, over Grace. It stays
+// well inside the default case deadline, so that an answer that never
+// comes is a verdict, not a deadline error.
+func (e *Env) Patience() time.Duration { return 4*e.Grace + 3*time.Second }
+
+// WithPatience bounds ctx by Patience, and ends it a second before the
+// case's own deadline, so that an answer that never comes is a verdict
+// rather than a deadline error. It returns the bound it used.
+func (e *Env) WithPatience(ctx context.Context) (context.Context, context.CancelFunc, time.Duration) {
+	d := e.Patience()
+	if dl, ok := ctx.Deadline(); ok {
+		d = max(min(d, time.Until(dl)-time.Second), 0)
+	}
+	wctx, cancel := context.WithTimeout(ctx, d)
+	return wctx, cancel, d
+}
 
 // Teardown is the transport's teardown grade, re-exported for cases.
 type Teardown = transport.Teardown
