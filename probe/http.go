@@ -67,7 +67,7 @@ func (e *Env) DropAfterStep(ctx context.Context, h *transport.HTTP, key string) 
 		cancel()
 		switch {
 		case err == nil:
-			if st, _, err := op.OperationState(ctx); err == nil && st.State == mcp.OutcomeCancelled {
+			if st, _, err := op.OperationState(ctx); err == nil && st.State == "cancelled" {
 				o := e.Breaks("HTTP-25", []string{fmt.Sprintf("operation %q goes on although its stream was dropped (a disconnection is not a cancellation)", key)},
 					fmt.Sprintf("the server reports operation %q cancelled once it noticed the client dropped its stream", key), 0)
 				return nil, "", "", &o

@@ -12,10 +12,6 @@ const (
 	V20260728 = "2026-07-28"
 )
 
-// Revisions are the revisions the registry's requirements apply to,
-// oldest first.
-func Revisions() []string { return []string{V20251125, V20260728} }
-
 // Published are every released MCP revision, oldest first.
 func Published() []string {
 	return []string{V20241105, V20250326, V20250618, V20251125, V20260728}
