@@ -26,8 +26,8 @@ import (
 	"os"
 	"strings"
 
-	"github.com/mcpflight/mcpflight/cases"
 	"github.com/mcpflight/mcpflight/runner"
+	"github.com/mcpflight/mcpflight/verdict"
 )
 
 // TeardownID is the entry ID of the run's teardown grade.
@@ -45,7 +45,7 @@ type Entry struct {
 	// ID is a case ID, TeardownID, or a schema finding's ID.
 	ID string `json:"id"`
 	// Verdict is what the case is known to conclude: fail or warn.
-	Verdict cases.Verdict `json:"verdict"`
+	Verdict verdict.Verdict `json:"verdict"`
 }
 
 // Load reads a baseline: a JSON array of entries, each with an ID and a
@@ -65,7 +65,7 @@ func Load(r io.Reader) ([]Entry, error) {
 		switch {
 		case e.ID == "":
 			return nil, fmt.Errorf("%w: entry %d has no id", ErrInvalid, i+1)
-		case e.Verdict != cases.Fail && e.Verdict != cases.Warn:
+		case e.Verdict != verdict.Fail && e.Verdict != verdict.Warn:
 			return nil, fmt.Errorf("%w: entry %d (%s): verdict %q, want fail or warn", ErrInvalid, i+1, e.ID, e.Verdict)
 		case seen[e.ID]:
 			return nil, fmt.Errorf("%w: %s is listed twice", ErrInvalid, e.ID)
@@ -119,15 +119,15 @@ func Write(w io.Writer, entries []Entry) error {
 func FromReport(r *runner.Report) []Entry {
 	entries := []Entry{}
 	for _, res := range r.Results {
-		if v := res.Outcome.Verdict; v == cases.Fail || v == cases.Warn {
+		if v := res.Outcome.Verdict; v == verdict.Fail || v == verdict.Warn {
 			entries = append(entries, Entry{ID: res.ID, Verdict: v})
 		}
 	}
-	if v := r.Teardown.Verdict; v == cases.Fail || v == cases.Warn {
+	if v := r.Teardown.Verdict; v == verdict.Fail || v == verdict.Warn {
 		entries = append(entries, Entry{ID: TeardownID, Verdict: v})
 	}
 	for _, f := range r.Schema.Findings {
-		entries = append(entries, Entry{ID: f.ID(), Verdict: cases.Fail})
+		entries = append(entries, Entry{ID: f.ID(), Verdict: verdict.Fail})
 	}
 	return entries
 }
@@ -137,9 +137,9 @@ type Finding struct {
 	// ID is the case ID or TeardownID.
 	ID string
 	// Listed is the verdict in the baseline, empty when not listed.
-	Listed cases.Verdict
+	Listed verdict.Verdict
 	// Now is the verdict of this run, empty when the case did not run.
-	Now cases.Verdict
+	Now verdict.Verdict
 	// Summary is this run's one-line summary of the case.
 	Summary string
 }
@@ -162,7 +162,7 @@ type Comparison struct {
 
 // Compare sets the run against the baseline.
 func Compare(r *runner.Report, entries []Entry) Comparison {
-	listed := map[string]cases.Verdict{}
+	listed := map[string]verdict.Verdict{}
 	for _, e := range entries {
 		listed[e.ID] = e.Verdict
 	}
@@ -174,14 +174,14 @@ func Compare(r *runner.Report, entries []Entry) Comparison {
 		}
 		now[res.ID] = Finding{ID: res.ID, Listed: listed[res.ID], Now: res.Outcome.Verdict, Summary: res.Outcome.Summary}
 	}
-	if r.Teardown.Verdict != "" && r.Teardown.Verdict != cases.Skip {
+	if r.Teardown.Verdict != "" && r.Teardown.Verdict != verdict.Skip {
 		order = append(order, TeardownID)
 		now[TeardownID] = Finding{ID: TeardownID, Listed: listed[TeardownID], Now: r.Teardown.Verdict, Summary: r.Teardown.Summary}
 	}
 	for _, f := range r.Schema.Findings {
 		if _, dup := now[f.ID()]; !dup {
 			order = append(order, f.ID())
-			now[f.ID()] = Finding{ID: f.ID(), Listed: listed[f.ID()], Now: cases.Fail, Summary: f.Requirement + " violated: " + runner.ViolationText(f.Violation)}
+			now[f.ID()] = Finding{ID: f.ID(), Listed: listed[f.ID()], Now: verdict.Fail, Summary: f.Requirement + " violated: " + runner.ViolationText(f.Violation)}
 		}
 	}
 	if r.Schema.Checked > 0 && r.Schema.Err == "" {
@@ -189,23 +189,23 @@ func Compare(r *runner.Report, entries []Entry) Comparison {
 		for _, e := range entries {
 			if _, found := now[e.ID]; !found && strings.HasPrefix(e.ID, SchemaPrefix) {
 				order = append(order, e.ID)
-				now[e.ID] = Finding{ID: e.ID, Listed: e.Verdict, Now: cases.Pass, Summary: "the schema check no longer finds it"}
+				now[e.ID] = Finding{ID: e.ID, Listed: e.Verdict, Now: verdict.Pass, Summary: "the schema check no longer finds it"}
 			}
 		}
 	}
 	var c Comparison
 	for _, id := range order {
 		f := now[id]
-		bad := f.Now == cases.Fail || f.Now == cases.Warn
+		bad := f.Now == verdict.Fail || f.Now == verdict.Warn
 		switch {
 		case f.Listed == "" && bad:
 			c.Unexpected = append(c.Unexpected, f)
 		case f.Listed == "":
 		case f.Listed == f.Now:
 			c.Known = append(c.Known, f)
-		case f.Now == cases.Fail: // listed as warn
+		case f.Now == verdict.Fail: // listed as warn
 			c.Unexpected = append(c.Unexpected, f)
-		case f.Now == cases.Pass || f.Now == cases.Warn: // fixed, or a listed fail now a warn
+		case f.Now == verdict.Pass || f.Now == verdict.Warn: // fixed, or a listed fail now a warn
 			c.Stale = append(c.Stale, f)
 		default: // skip, info, error: no evidence either way
 			c.Unchecked = append(c.Unchecked, f)
@@ -226,18 +226,18 @@ func Compare(r *runner.Report, entries []Entry) Comparison {
 func (c Comparison) ExitCode(r *runner.Report) int {
 	fail := len(c.Stale) > 0
 	for _, f := range c.Unexpected {
-		if f.Now == cases.Fail {
+		if f.Now == verdict.Fail {
 			fail = true
 		}
 	}
 	if fail {
 		return 1
 	}
-	if r.Interrupted || r.Teardown.Verdict == cases.Error {
+	if r.Interrupted || r.Teardown.Verdict == verdict.Error {
 		return 2
 	}
 	for _, res := range r.Results {
-		if res.Outcome.Verdict == cases.Error {
+		if res.Outcome.Verdict == verdict.Error {
 			return 2
 		}
 	}

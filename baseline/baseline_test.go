@@ -8,18 +8,18 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/mcpflight/mcpflight/cases"
 	"github.com/mcpflight/mcpflight/runner"
+	"github.com/mcpflight/mcpflight/verdict"
 	"github.com/mcpflight/mcpflight/wireschema"
 )
 
 // run builds a report with the given verdicts, in order, and teardown.
-func run(teardown cases.Verdict, verdicts ...string) *runner.Report {
-	r := &runner.Report{Counts: map[cases.Verdict]int{}, Teardown: runner.TeardownGrade{Verdict: teardown, Summary: "td"}}
+func run(teardown verdict.Verdict, verdicts ...string) *runner.Report {
+	r := &runner.Report{Counts: map[verdict.Verdict]int{}, Teardown: runner.TeardownGrade{Verdict: teardown, Summary: "td"}}
 	for _, s := range verdicts {
 		id, v, _ := strings.Cut(s, "=")
-		r.Results = append(r.Results, runner.Result{ID: id, Outcome: cases.Outcome{Verdict: cases.Verdict(v), Summary: id + " said " + v}})
-		r.Counts[cases.Verdict(v)]++
+		r.Results = append(r.Results, runner.Result{ID: id, Outcome: verdict.Outcome{Verdict: verdict.Verdict(v), Summary: id + " said " + v}})
+		r.Counts[verdict.Verdict(v)]++
 	}
 	return r
 }
@@ -34,15 +34,15 @@ func ids(fs []Finding) []string {
 
 func TestCompare(t *testing.T) {
 	entries := []Entry{
-		{"a/known-fail", cases.Fail},
-		{"a/known-warn", cases.Warn},
-		{"a/fixed", cases.Fail},
-		{"a/milder", cases.Fail},
-		{"a/worse", cases.Warn},
-		{"a/skipped", cases.Fail},
-		{"a/errored", cases.Fail},
-		{"a/not-run", cases.Fail},
-		{TeardownID, cases.Warn},
+		{"a/known-fail", verdict.Fail},
+		{"a/known-warn", verdict.Warn},
+		{"a/fixed", verdict.Fail},
+		{"a/milder", verdict.Fail},
+		{"a/worse", verdict.Warn},
+		{"a/skipped", verdict.Fail},
+		{"a/errored", verdict.Fail},
+		{"a/not-run", verdict.Fail},
+		{TeardownID, verdict.Warn},
 	}
 	tests := []struct {
 		name                              string
@@ -53,7 +53,7 @@ func TestCompare(t *testing.T) {
 	}{
 		{
 			name: "mixed",
-			rep: run(cases.Warn, "a/known-fail=fail", "a/known-warn=warn", "a/fixed=pass", "a/milder=warn", "a/worse=fail",
+			rep: run(verdict.Warn, "a/known-fail=fail", "a/known-warn=warn", "a/fixed=pass", "a/milder=warn", "a/worse=fail",
 				"a/skipped=skip", "a/errored=error", "a/new-fail=fail", "a/new-warn=warn", "a/pass=pass"),
 			known:      []string{"a/known-fail:fail>fail", "a/known-warn:warn>warn", "teardown:warn>warn"},
 			unexpected: []string{"a/worse:warn>fail", "a/new-fail:>fail", "a/new-warn:>warn"},
@@ -63,14 +63,14 @@ func TestCompare(t *testing.T) {
 		},
 		{
 			name:    "only known failures",
-			rep:     run(cases.Warn, "a/known-fail=fail", "a/known-warn=warn", "a/pass=pass"),
+			rep:     run(verdict.Warn, "a/known-fail=fail", "a/known-warn=warn", "a/pass=pass"),
 			known:   []string{"a/known-fail:fail>fail", "a/known-warn:warn>warn", "teardown:warn>warn"},
 			unknown: []string{"a/fixed:fail>", "a/milder:fail>", "a/worse:warn>", "a/skipped:fail>", "a/errored:fail>", "a/not-run:fail>"},
 			exit:    0,
 		},
 		{
 			name:  "a stale entry alone fails the run",
-			rep:   run(cases.Pass, "a/known-fail=fail", "a/fixed=pass"),
+			rep:   run(verdict.Pass, "a/known-fail=fail", "a/fixed=pass"),
 			known: []string{"a/known-fail:fail>fail"},
 			stale: []string{"a/fixed:fail>pass", "teardown:warn>pass"},
 			unknown: []string{"a/known-warn:warn>", "a/milder:fail>", "a/worse:warn>", "a/skipped:fail>",
@@ -79,7 +79,7 @@ func TestCompare(t *testing.T) {
 		},
 		{
 			name:       "a new warn alone does not fail the run; an error still exits 2",
-			rep:        run(cases.Pass, "b/new-warn=warn", "b/broke=error"),
+			rep:        run(verdict.Pass, "b/new-warn=warn", "b/broke=error"),
 			unexpected: []string{"b/new-warn:>warn"},
 			exit:       2,
 			empty:      true,
@@ -114,9 +114,9 @@ func TestCompare(t *testing.T) {
 }
 
 func TestWriteLoadRoundTrip(t *testing.T) {
-	rep := run(cases.Warn, "x/a=fail", "x/b=pass", "x/c=warn", "x/d=error")
+	rep := run(verdict.Warn, "x/a=fail", "x/b=pass", "x/c=warn", "x/d=error")
 	entries := FromReport(rep)
-	want := []Entry{{"x/a", cases.Fail}, {"x/c", cases.Warn}, {TeardownID, cases.Warn}}
+	want := []Entry{{"x/a", verdict.Fail}, {"x/c", verdict.Warn}, {TeardownID, verdict.Warn}}
 	if diff := cmp.Diff(want, entries); diff != "" {
 		t.Fatalf("FromReport (-want +got):\n%s", diff)
 	}
@@ -137,7 +137,7 @@ func TestWriteLoadRoundTrip(t *testing.T) {
 	}
 	// A clean run writes an empty list, which loads.
 	buf.Reset()
-	if err := Write(&buf, FromReport(run(cases.Pass, "x/a=pass"))); err != nil || buf.String() != "[]\n" {
+	if err := Write(&buf, FromReport(run(verdict.Pass, "x/a=pass"))); err != nil || buf.String() != "[]\n" {
 		t.Errorf("empty baseline %q, %v", buf.String(), err)
 	}
 	if got, err := Load(&buf); err != nil || len(got) != 0 {
@@ -164,19 +164,19 @@ func TestSchemaFindings(t *testing.T) {
 	finding := runner.SchemaFinding{Violation: wireschema.Violation{Definition: "InitializeResult", Requirement: "RPC-2",
 		Problem: wireschema.Problem{Pointer: "/result/serverInfo/name", Keyword: "type"}}}
 	const id = "schema/InitializeResult/result/serverInfo/name#type"
-	withFinding := run(cases.Pass, "a/ok=pass")
+	withFinding := run(verdict.Pass, "a/ok=pass")
 	withFinding.Schema = runner.SchemaReport{Checked: 3, Findings: []runner.SchemaFinding{finding}}
-	clean := run(cases.Pass, "a/ok=pass")
+	clean := run(verdict.Pass, "a/ok=pass")
 	clean.Schema = runner.SchemaReport{Checked: 3}
 
-	if diff := cmp.Diff([]Entry{{id, cases.Fail}}, FromReport(withFinding)); diff != "" {
+	if diff := cmp.Diff([]Entry{{id, verdict.Fail}}, FromReport(withFinding)); diff != "" {
 		t.Errorf("FromReport (-want +got):\n%s", diff)
 	}
 	c := Compare(withFinding, nil)
 	if diff := cmp.Diff([]string{id + ":>fail"}, ids(c.Unexpected)); diff != "" || c.ExitCode(withFinding) != 1 {
 		t.Errorf("not listed: unexpected (-want +got):\n%s\nexit %d", diff, c.ExitCode(withFinding))
 	}
-	listed := []Entry{{id, cases.Fail}}
+	listed := []Entry{{id, verdict.Fail}}
 	c = Compare(withFinding, listed)
 	if diff := cmp.Diff([]string{id + ":fail>fail"}, ids(c.Known)); diff != "" || c.ExitCode(withFinding) != 0 {
 		t.Errorf("listed: known (-want +got):\n%s\nexit %d", diff, c.ExitCode(withFinding))

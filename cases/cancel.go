@@ -6,92 +6,152 @@ import (
 	"fmt"
 
 	"github.com/mcpflight/mcpflight/jsonrpc"
+	"github.com/mcpflight/mcpflight/mcp"
 	"github.com/mcpflight/mcpflight/peer"
+	"github.com/mcpflight/mcpflight/probe"
+	"github.com/mcpflight/mcpflight/spec"
+	"github.com/mcpflight/mcpflight/verdict"
 )
 
 // cancelCases cover notifications/cancelled for ordinary requests
 // (2025-11-25 utilities/cancellation).
-func cancelCases() []Case {
-	return []Case{
+func cancelCases() []probe.Case {
+	return []probe.Case{
+		// CAN-8 SHOULD: "Receivers of cancellation notifications SHOULD: ▸ Stop processing the
+		//   cancelled request ▸ Free associated resources ▸ Not send a response for the cancelled
+		//   request"
+		// CAN-16 SHOULD: "This notification indicates that the result will be unused, so any
+		//   associated processing SHOULD cease."
+		// CAN-11 MUST: "Both parties MUST handle these race conditions gracefully:"
 		{
 			ID:       "cancel/mid-work-no-response",
 			Title:    "a request cancelled mid-work gets no response",
-			Reqs:     []string{"CAN-8", "CAN-16"},
-			Versions: []string{V20251125},
-			Needs:    Needs{SlowTool: true},
+			Reqs:     []string{"CAN-8", "CAN-16", "CAN-11"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{SlowTool: true},
 			Sends:    "tools/call with a progress token; after the first progress, notifications/cancelled",
 			Expect:   "no response for that id; the session stays usable",
-			Run: func(ctx context.Context, e *Env) Outcome {
+			Run: func(ctx context.Context, e *probe.Env) verdict.Outcome {
 				return cancelMidWork(ctx, e, false)
 			},
 		},
+		// CAN-8 SHOULD: "Receivers of cancellation notifications SHOULD: ▸ Stop processing the
+		//   cancelled request ▸ Free associated resources ▸ Not send a response for the cancelled
+		//   request"
+		// CAN-16 SHOULD: "This notification indicates that the result will be unused, so any
+		//   associated processing SHOULD cease."
+		// PRG-7 MUST: "Progress notifications MUST only reference tokens that: ▸ Were provided in
+		//   an active request ▸ Are associated with an in-progress operation"
+		// CAN-11 MUST: "Both parties MUST handle these race conditions gracefully:"
 		{
 			ID:       "cancel/mid-work-no-progress",
 			Title:    "no progress follows a cancel",
-			Reqs:     []string{"CAN-8", "CAN-16", "PRG-7"},
-			Versions: []string{V20251125},
-			Needs:    Needs{SlowTool: true},
+			Reqs:     []string{"CAN-8", "CAN-16", "PRG-7", "CAN-11"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{SlowTool: true},
 			Sends:    "tools/call with a progress token; after the first progress, notifications/cancelled",
 			Expect:   "no progress for the token after the cancel",
-			Run: func(ctx context.Context, e *Env) Outcome {
+			Run: func(ctx context.Context, e *probe.Env) verdict.Outcome {
 				return cancelMidWork(ctx, e, true)
 			},
 		},
+		// CAN-8 SHOULD: "Receivers of cancellation notifications SHOULD: ▸ Stop processing the
+		//   cancelled request ▸ Free associated resources ▸ Not send a response for the cancelled
+		//   request"
+		// CAN-15 SHOULD: "The request SHOULD still be in-flight, but due to communication latency,
+		//   it is always possible that this notification MAY arrive after the request has already
+		//   finished."
+		// CAN-11 MUST: "Both parties MUST handle these race conditions gracefully:"
 		{
 			ID:       "cancel/before-first-progress",
 			Title:    "a request cancelled before its first progress stays silent",
-			Reqs:     []string{"CAN-8", "CAN-15"},
-			Versions: []string{V20251125},
-			Needs:    Needs{SlowTool: true},
+			Reqs:     []string{"CAN-8", "CAN-15", "CAN-11"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{SlowTool: true},
 			Sends:    "tools/call with a progress token, then notifications/cancelled before any progress",
 			Expect:   "no progress and no response for the request",
 			Run:      cancelBeforeFirstProgress,
 		},
+		// CAN-9 MAY: "Receivers MAY ignore cancellation notifications if: ▸ The referenced request
+		//   is unknown ▸ Processing has already completed ▸ The request cannot be cancelled"
+		// CAN-11 MUST: "Both parties MUST handle these race conditions gracefully:"
+		// CAN-14 SHOULD: "Invalid cancellation notifications SHOULD be ignored: ▸ Unknown request
+		//   IDs ▸ Already completed requests ▸ Malformed notifications"
+		// RPC-15 MUST NOT: "The receiver MUST NOT send a response."
+		// CAN-8 SHOULD: "Receivers of cancellation notifications SHOULD: ▸ Stop processing the
+		//   cancelled request ▸ Free associated resources ▸ Not send a response for the cancelled
+		//   request"
+		// PRG-12 SHOULD: "Senders and receivers SHOULD track active progress tokens"
+		// RPC-8 MUST: "Result responses MUST include the same ID as the request they correspond
+		//   to."
 		{
 			ID:       "cancel/after-completion",
 			Title:    "a cancel for a completed request is ignored",
-			Reqs:     []string{"CAN-9", "CAN-11", "CAN-14", "RPC-15"},
-			Versions: []string{V20251125},
-			Needs:    Needs{SlowTool: true},
+			Reqs:     []string{"CAN-9", "CAN-11", "CAN-14", "RPC-15", "CAN-8", "PRG-12", "RPC-8"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{SlowTool: true},
 			Sends:    "tools/call run to completion, then notifications/cancelled for its id",
 			Expect:   "the result stands; no response to the cancel; the session stays usable",
 			Run:      cancelAfterCompletion,
 		},
+		// CAN-14 SHOULD: "Invalid cancellation notifications SHOULD be ignored: ▸ Unknown request
+		//   IDs ▸ Already completed requests ▸ Malformed notifications"
+		// CAN-9 MAY: "Receivers MAY ignore cancellation notifications if: ▸ The referenced request
+		//   is unknown ▸ Processing has already completed ▸ The request cannot be cancelled"
+		// RPC-15 MUST NOT: "The receiver MUST NOT send a response."
+		// CAN-11 MUST: "Both parties MUST handle these race conditions gracefully:"
+		// RPC-8 MUST: "Result responses MUST include the same ID as the request they correspond
+		//   to."
 		{
 			ID:       "cancel/unknown-id-ignored",
 			Title:    "a cancel for an unknown id touches nothing",
-			Reqs:     []string{"CAN-14", "CAN-9", "RPC-15"},
-			Versions: []string{V20251125},
-			Needs:    Needs{SlowTool: true},
+			Reqs:     []string{"CAN-14", "CAN-9", "RPC-15", "CAN-11", "RPC-8"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{SlowTool: true},
 			Sends:    "a running tools/call, then notifications/cancelled for ids never sent",
 			Expect:   "the running request completes; no response to the cancels",
-			Run: func(ctx context.Context, e *Env) Outcome {
+			Run: func(ctx context.Context, e *probe.Env) verdict.Outcome {
 				return bogusCancel(ctx, e, "a cancel for unknown ids",
 					[]any{map[string]any{"requestId": 987654321}, map[string]any{"requestId": "mcpflight-never-sent"}})
 			},
 		},
+		// CAN-14 SHOULD: "Invalid cancellation notifications SHOULD be ignored: ▸ Unknown request
+		//   IDs ▸ Already completed requests ▸ Malformed notifications"
+		// CAN-6 MUST: "This MUST be provided for cancelling non-task requests."
+		// CAN-11 MUST: "Both parties MUST handle these race conditions gracefully:"
+		// RPC-15 MUST NOT: "The receiver MUST NOT send a response."
+		// RPC-8 MUST: "Result responses MUST include the same ID as the request they correspond
+		//   to."
 		{
 			ID:       "cancel/missing-request-id",
 			Title:    "a cancel without requestId is ignored",
-			Reqs:     []string{"CAN-14", "CAN-6", "CAN-11"},
-			Versions: []string{V20251125},
-			Needs:    Needs{SlowTool: true},
+			Reqs:     []string{"CAN-14", "CAN-6", "CAN-11", "RPC-15", "RPC-8"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{SlowTool: true},
 			Sends:    `a running tools/call, then notifications/cancelled {"reason": "…"} with no requestId`,
 			Expect:   "ignored: no response, no crash, the running request completes",
-			Run: func(ctx context.Context, e *Env) Outcome {
+			Run: func(ctx context.Context, e *probe.Env) verdict.Outcome {
 				return bogusCancel(ctx, e, "a cancel without requestId",
 					[]any{map[string]any{"reason": "mcpflight: no request id"}})
 			},
 		},
+		// CAN-14 SHOULD: "Invalid cancellation notifications SHOULD be ignored: ▸ Unknown request
+		//   IDs ▸ Already completed requests ▸ Malformed notifications"
+		// RPC-4 MUST: "Requests MUST include a string or integer ID."
+		// RPC-5 MUST NOT: "Unlike base JSON-RPC, the ID MUST NOT be `null`."
+		// CAN-11 MUST: "Both parties MUST handle these race conditions gracefully:"
+		// RPC-15 MUST NOT: "The receiver MUST NOT send a response."
+		// RPC-8 MUST: "Result responses MUST include the same ID as the request they correspond
+		//   to."
 		{
 			ID:       "cancel/invalid-request-id",
 			Title:    "cancels with structurally invalid ids are ignored",
-			Reqs:     []string{"CAN-14", "RPC-4", "RPC-5", "CAN-11"},
-			Versions: []string{V20251125},
-			Needs:    Needs{SlowTool: true},
+			Reqs:     []string{"CAN-14", "RPC-4", "RPC-5", "CAN-11", "RPC-15", "RPC-8"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{SlowTool: true},
 			Sends:    "a running tools/call, then notifications/cancelled with requestId null, 1.5, true, {}, []",
 			Expect:   "each is ignored: no response, no crash, the running request completes",
-			Run: func(ctx context.Context, e *Env) Outcome {
+			Run: func(ctx context.Context, e *probe.Env) verdict.Outcome {
 				return bogusCancel(ctx, e, "cancels with invalid requestIds", []any{
 					map[string]any{"requestId": nil},
 					map[string]any{"requestId": 1.5},
@@ -101,86 +161,157 @@ func cancelCases() []Case {
 				})
 			},
 		},
+		// CAN-14 SHOULD: "Invalid cancellation notifications SHOULD be ignored: ▸ Unknown request
+		//   IDs ▸ Already completed requests ▸ Malformed notifications"
+		// CAN-11 MUST: "Both parties MUST handle these race conditions gracefully:"
+		// RPC-15 MUST NOT: "The receiver MUST NOT send a response."
+		// RPC-8 MUST: "Result responses MUST include the same ID as the request they correspond
+		//   to."
 		{
 			ID:       "cancel/no-params",
 			Title:    "a cancel with no params is ignored",
-			Reqs:     []string{"CAN-14", "CAN-11", "RPC-15"},
-			Versions: []string{V20251125},
-			Needs:    Needs{SlowTool: true},
+			Reqs:     []string{"CAN-14", "CAN-11", "RPC-15", "RPC-8"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{SlowTool: true},
 			Sends:    "a running tools/call, then notifications/cancelled without params",
 			Expect:   "ignored: no response, no crash, the running request completes",
-			Run: func(ctx context.Context, e *Env) Outcome {
+			Run: func(ctx context.Context, e *probe.Env) verdict.Outcome {
 				return bogusCancel(ctx, e, "a cancel without params", []any{nil})
 			},
 		},
+		// CAN-14 SHOULD: "Invalid cancellation notifications SHOULD be ignored: ▸ Unknown request
+		//   IDs ▸ Already completed requests ▸ Malformed notifications"
+		// CAN-8 SHOULD: "Receivers of cancellation notifications SHOULD: ▸ Stop processing the
+		//   cancelled request ▸ Free associated resources ▸ Not send a response for the cancelled
+		//   request"
+		// CAN-11 MUST: "Both parties MUST handle these race conditions gracefully:"
+		// PRG-12 SHOULD: "Senders and receivers SHOULD track active progress tokens"
+		// RPC-15 MUST NOT: "The receiver MUST NOT send a response."
+		// RPC-8 MUST: "Result responses MUST include the same ID as the request they correspond
+		//   to."
 		{
 			ID:       "cancel/duplicate",
 			Title:    "a repeated cancel is idempotent",
-			Reqs:     []string{"CAN-14", "CAN-8", "CAN-11"},
-			Versions: []string{V20251125},
-			Needs:    Needs{SlowTool: true},
+			Reqs:     []string{"CAN-14", "CAN-8", "CAN-11", "PRG-12", "RPC-15", "RPC-8"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{SlowTool: true},
 			Sends:    "tools/call; notifications/cancelled for it, twice",
 			Expect:   "no response; one cleanup; no response to either notification; the session stays usable",
 			Run:      cancelDuplicate,
 		},
+		// CAN-14 SHOULD: "Invalid cancellation notifications SHOULD be ignored: ▸ Unknown request
+		//   IDs ▸ Already completed requests ▸ Malformed notifications"
+		// RPC-15 MUST NOT: "The receiver MUST NOT send a response."
+		// CAN-11 MUST: "Both parties MUST handle these race conditions gracefully:"
+		// CAN-8 SHOULD: "Receivers of cancellation notifications SHOULD: ▸ Stop processing the
+		//   cancelled request ▸ Free associated resources ▸ Not send a response for the cancelled
+		//   request"
+		// RPC-8 MUST: "Result responses MUST include the same ID as the request they correspond
+		//   to."
 		{
 			ID:       "cancel/extra-fields",
 			Title:    "extra members in a cancel do not break the receiver",
-			Reqs:     []string{"CAN-14", "RPC-15", "CAN-11"},
-			Versions: []string{V20251125},
-			Needs:    Needs{SlowTool: true},
+			Reqs:     []string{"CAN-14", "RPC-15", "CAN-11", "CAN-8", "RPC-8"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{SlowTool: true},
 			Sends:    "tools/call; notifications/cancelled with its id plus unknown members and _meta",
 			Expect:   "either cancelled or ignored (recorded as info); no response to the notification; the session stays usable",
 			Run:      cancelExtraFields,
 		},
+		// CAN-5 MUST: "This MUST correspond to the ID of a request previously issued in the same
+		//   direction."
+		// RPC-4 MUST: "Requests MUST include a string or integer ID."
+		// CAN-8 SHOULD: "Receivers of cancellation notifications SHOULD: ▸ Stop processing the
+		//   cancelled request ▸ Free associated resources ▸ Not send a response for the cancelled
+		//   request"
+		// CAN-11 MUST: "Both parties MUST handle these race conditions gracefully:"
+		// PRG-12 SHOULD: "Senders and receivers SHOULD track active progress tokens"
 		{
 			ID:       "cancel/id-zero",
 			Title:    "request id 0 can be cancelled",
-			Reqs:     []string{"CAN-5", "RPC-4", "CAN-8"},
-			Versions: []string{V20251125},
-			Needs:    Needs{SlowTool: true},
+			Reqs:     []string{"CAN-5", "RPC-4", "CAN-8", "CAN-11", "PRG-12"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{SlowTool: true},
 			Sends:    "tools/call with id 0; notifications/cancelled {requestId: 0}",
 			Expect:   "no response; on a controlled target the operation is cancelled, not left running",
-			Run: func(ctx context.Context, e *Env) Outcome {
+			Run: func(ctx context.Context, e *probe.Env) verdict.Outcome {
 				return cancelByID(ctx, e, jsonrpc.IntID(0))
 			},
 		},
+		// CAN-5 MUST: "This MUST correspond to the ID of a request previously issued in the same
+		//   direction."
+		// RPC-8 MUST: "Result responses MUST include the same ID as the request they correspond
+		//   to."
+		// CAN-14 SHOULD: "Invalid cancellation notifications SHOULD be ignored: ▸ Unknown request
+		//   IDs ▸ Already completed requests ▸ Malformed notifications"
+		// CAN-11 MUST: "Both parties MUST handle these race conditions gracefully:"
+		// CAN-8 SHOULD: "Receivers of cancellation notifications SHOULD: ▸ Stop processing the
+		//   cancelled request ▸ Free associated resources ▸ Not send a response for the cancelled
+		//   request"
+		// PRG-12 SHOULD: "Senders and receivers SHOULD track active progress tokens"
 		{
 			ID:       "cancel/string-vs-integer-target",
 			Title:    `cancelling "5" leaves request 5 alone`,
-			Reqs:     []string{"CAN-5", "RPC-8", "CAN-14"},
-			Versions: []string{V20251125},
-			Needs:    Needs{SlowTool: true},
+			Reqs:     []string{"CAN-5", "RPC-8", "CAN-14", "CAN-11", "CAN-8", "PRG-12"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{SlowTool: true},
 			Sends:    `two tools/call with ids "5" and 5; notifications/cancelled {requestId: "5"}`,
 			Expect:   `no response for "5"; request 5 completes with a response whose id is the integer 5`,
 			Run:      cancelStringVsInteger,
 		},
+		// CAN-8 SHOULD: "Receivers of cancellation notifications SHOULD: ▸ Stop processing the
+		//   cancelled request ▸ Free associated resources ▸ Not send a response for the cancelled
+		//   request"
+		// PRG-4 MUST: "The `progress` value MUST increase with each notification, even if the
+		//   total is unknown."
+		// PRG-7 MUST: "Progress notifications MUST only reference tokens that: ▸ Were provided in
+		//   an active request ▸ Are associated with an in-progress operation"
+		// CAN-11 MUST: "Both parties MUST handle these race conditions gracefully:"
+		// PRG-1 MUST: "Progress tokens MUST be a string or integer value"
+		// PRG-14 MUST: "Progress notifications MUST stop after completion"
 		{
 			ID:       "cancel/interleaved-other-completes",
 			Title:    "cancelling one of two requests leaves the other intact",
-			Reqs:     []string{"CAN-8", "PRG-4", "PRG-7"},
-			Versions: []string{V20251125},
-			Needs:    Needs{SlowTool: true},
+			Reqs:     []string{"CAN-8", "PRG-4", "PRG-7", "CAN-11", "PRG-1", "PRG-14"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{SlowTool: true},
 			Sends:    "two tools/call with progress tokens; cancel the first after its first progress",
 			Expect:   "the first gets no response or progress after the cancel; the second completes with strictly increasing progress",
 			Run:      cancelInterleaved,
 		},
+		// CAN-8 SHOULD: "Receivers of cancellation notifications SHOULD: ▸ Stop processing the
+		//   cancelled request ▸ Free associated resources ▸ Not send a response for the cancelled
+		//   request"
+		// PRG-12 SHOULD: "Senders and receivers SHOULD track active progress tokens"
 		{
 			ID:       "cancel/cleanup-exactly-once",
 			Title:    "an accepted cancel frees the operation exactly once",
 			Reqs:     []string{"CAN-8", "PRG-12"},
-			Versions: []string{V20251125},
-			Needs:    Needs{SlowTool: true, Control: true},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{SlowTool: true, Control: true},
 			Sends:    "tools/call with a progress token; notifications/cancelled mid-work",
 			Expect:   "the counters show the operation cancelled, one release, nothing active, no live token",
 			Run:      cancelCleanupOnce,
 		},
+		// CAN-11 MUST: "Both parties MUST handle these race conditions gracefully:"
+		// CAN-9 MAY: "Receivers MAY ignore cancellation notifications if: ▸ The referenced request
+		//   is unknown ▸ Processing has already completed ▸ The request cannot be cancelled"
+		// CAN-15 SHOULD: "The request SHOULD still be in-flight, but due to communication latency,
+		//   it is always possible that this notification MAY arrive after the request has already
+		//   finished."
+		// RPC-15 MUST NOT: "The receiver MUST NOT send a response."
+		// CAN-8 SHOULD: "Receivers of cancellation notifications SHOULD: ▸ Stop processing the
+		//   cancelled request ▸ Free associated resources ▸ Not send a response for the cancelled
+		//   request"
+		// PRG-12 SHOULD: "Senders and receivers SHOULD track active progress tokens"
+		// RPC-8 MUST: "Result responses MUST include the same ID as the request they correspond
+		//   to."
 		{
 			ID:       "cancel/crossing-response",
 			Title:    "a cancel that crosses the response is handled gracefully",
-			Reqs:     []string{"CAN-11", "CAN-9", "CAN-15", "RPC-15"},
-			Versions: []string{V20251125},
-			Needs:    Needs{SlowTool: true},
+			Reqs:     []string{"CAN-11", "CAN-9", "CAN-15", "RPC-15", "CAN-8", "PRG-12", "RPC-8"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{SlowTool: true},
 			Sends:    "tools/call; the last step released and notifications/cancelled sent back to back",
 			Expect:   "exactly one terminal outcome (response or none, recorded as info); one cleanup; the session stays usable",
 			Run:      cancelCrossing,
@@ -188,25 +319,25 @@ func cancelCases() []Case {
 	}
 }
 
-func cancelMidWork(ctx context.Context, e *Env, judgeProgress bool) Outcome {
-	op, err := e.StartSlow(ctx, SlowSpec{Key: "a", Progress: true})
+func cancelMidWork(ctx context.Context, e *probe.Env, judgeProgress bool) verdict.Outcome {
+	op, err := e.StartSlow(ctx, probe.SlowSpec{Key: "a", Progress: true})
 	if err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	if err := op.AtStep(ctx, 1); err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	if err := e.S.Cancel(ctx, op.Call, "mcpflight: cancel mid-work"); errors.Is(err, peer.ErrNotPending) {
-		return Infof("the request completed before the cancel could be sent (CAN-9); nothing to judge")
+		return verdict.Infof("the request completed before the cancel could be sent (CAN-9); nothing to judge")
 	} else if err != nil {
-		return Errorf("sending cancel: %v", err)
+		return verdict.Errorf("sending cancel: %v", err)
 	}
-	if o := e.settleAfterCancel(ctx, op); o != nil {
+	if o := e.SettleAfterCancel(ctx, op); o != nil {
 		return *o
 	}
-	judge := e.responseAfterCancel
+	judge := e.ResponseAfterCancel
 	if judgeProgress {
-		judge = e.progressAfterCancel
+		judge = e.ProgressAfterCancel
 	}
 	if o := judge(op); o != nil {
 		return *o
@@ -215,174 +346,199 @@ func cancelMidWork(ctx context.Context, e *Env, judgeProgress bool) Outcome {
 		return *h
 	}
 	if judgeProgress {
-		return Passf("no progress for token %s after the cancel at seq %d", op.Call.Token, op.Call.CancelSeq)
+		return verdict.Passf("no progress for token %s after the cancel at seq %d", op.Call.Token, op.Call.CancelSeq)
 	}
-	return Passf("no response for request %s after the cancel at seq %d", op.Call.ID, op.Call.CancelSeq)
+	return verdict.Passf("no response for request %s after the cancel at seq %d", op.Call.ID, op.Call.CancelSeq)
 }
 
-func cancelBeforeFirstProgress(ctx context.Context, e *Env) Outcome {
-	op, err := e.StartSlow(ctx, SlowSpec{Key: "a", Progress: true})
+func cancelBeforeFirstProgress(ctx context.Context, e *probe.Env) verdict.Outcome {
+	op, err := e.StartSlow(ctx, probe.SlowSpec{Key: "a", Progress: true})
 	if err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	if e.Control != nil {
 		if _, err := op.Checkpoint(ctx, "start"); err != nil {
-			return Errorf("%v", err)
+			return verdict.Errorf("%v", err)
 		}
 	}
 	if err := e.S.Cancel(ctx, op.Call, "mcpflight: cancel before progress"); errors.Is(err, peer.ErrNotPending) {
-		return Infof("the request completed before the cancel could be sent (CAN-9)")
+		return verdict.Infof("the request completed before the cancel could be sent (CAN-9)")
 	} else if err != nil {
-		return Errorf("sending cancel: %v", err)
+		return verdict.Errorf("sending cancel: %v", err)
 	}
-	if ev, ok := e.frameAfter(op.Call.SentSeq, progressFor(op.Call.Token)); ok && ev.Seq < op.Call.CancelSeq {
-		return Infof("progress arrived (seq %d) before the cancel could be sent; the target is too fast to test this without checkpoints", ev.Seq)
+	if ev, ok := e.FrameAfter(op.Call.SentSeq, probe.ProgressFor(op.Call.Token)); ok && ev.Seq < op.Call.CancelSeq {
+		return verdict.Infof("progress arrived (seq %d) before the cancel could be sent; the target is too fast to test this without checkpoints", ev.Seq)
 	}
-	if o := e.settleAfterCancel(ctx, op); o != nil {
+	if o := e.SettleAfterCancel(ctx, op); o != nil {
 		return *o
 	}
-	if o := e.afterCancel(op); o != nil {
+	if o := e.AfterCancel(op); o != nil {
 		return *o
 	}
 	if h := e.Healthy(ctx, "a cancel before the first progress"); h != nil {
 		return *h
 	}
-	return Passf("no progress and no response after the cancel at seq %d", op.Call.CancelSeq)
+	return verdict.Passf("no progress and no response after the cancel at seq %d", op.Call.CancelSeq)
 }
 
-func cancelAfterCompletion(ctx context.Context, e *Env) Outcome {
-	op, err := e.StartSlow(ctx, SlowSpec{Key: "a", Progress: true, Free: true})
+func cancelAfterCompletion(ctx context.Context, e *probe.Env) verdict.Outcome {
+	op, err := e.StartSlow(ctx, probe.SlowSpec{Key: "a", Progress: true, Free: true})
 	if err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	resp, err := op.Complete(ctx)
 	if err != nil {
-		return Errorf("awaiting the result: %v", err)
+		return verdict.Errorf("awaiting the result: %v", err)
 	}
 	if resp.Error != nil {
-		return Errorf("the slow tool failed: %s", resp.Error.Message)
+		return verdict.Errorf("the slow tool failed: %s", resp.Error.Message)
 	}
 	if _, err := op.Settle(ctx); err != nil {
-		return Errorf("settling: %v", err)
+		return verdict.Errorf("settling: %v", err)
 	}
 	seq, err := e.CancelRaw(ctx, map[string]any{"requestId": op.Call.ID, "reason": "mcpflight: cancel after completion"})
 	if err != nil {
-		return Errorf("sending cancel: %v", err)
+		return verdict.Errorf("sending cancel: %v", err)
 	}
 	if err := e.Quiesce(ctx); err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
-	if o := e.answeredNotification(seq - 1); o != nil {
+	if o := e.AnsweredNotification(seq - 1); o != nil {
 		return *o
 	}
-	if o := e.cleanupOnce(ctx, op, "completed"); o != nil {
+	if o := e.CleanupOnce(ctx, op, "completed"); o != nil {
 		return *o
 	}
 	if h := e.Healthy(ctx, "a cancel for a completed request"); h != nil {
 		return *h
 	}
-	return Passf("the result stood; the late cancel at seq %d was ignored", seq)
+	return verdict.Passf("the result stood; the late cancel at seq %d was ignored", seq)
 }
 
 // bogusCancel sends cancels that name no running request while one runs,
 // and expects them all to be ignored.
-func bogusCancel(ctx context.Context, e *Env, what string, params []any) Outcome {
-	op, err := e.StartSlow(ctx, SlowSpec{Key: "a", Progress: true})
+func bogusCancel(ctx context.Context, e *probe.Env, what string, params []any) verdict.Outcome {
+	op, err := e.StartSlow(ctx, probe.SlowSpec{Key: "a", Progress: true})
 	if err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	if err := op.AtStep(ctx, 1); err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	first := e.Log.Len() + 1
 	for _, p := range params {
 		if _, err := e.CancelRaw(ctx, p); err != nil {
-			return e.goneOrError(ctx, err, what, first)
+			return e.GoneOrError(ctx, err, verdict.Req("CAN-14"), what, first)
 		}
 	}
-	if o := e.completeAfterNoise(ctx, op, what, first); o != nil {
+	if o := e.CompleteAfterNoise(ctx, op, what, first); o != nil {
 		return *o
 	}
 	if err := e.Quiesce(ctx); err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
-	if o := e.answeredNotification(first - 1); o != nil {
+	if o := e.AnsweredNotification(first - 1); o != nil {
 		return *o
 	}
 	if h := e.Healthy(ctx, what); h != nil {
 		return *h
 	}
-	return Passf("%s ignored: the running request completed and nothing answered the notifications", what)
+	return verdict.Passf("%s ignored: the running request completed and nothing answered the notifications", what)
 }
 
-func cancelDuplicate(ctx context.Context, e *Env) Outcome {
-	op, err := e.StartSlow(ctx, SlowSpec{Key: "a", Progress: true})
+func cancelDuplicate(ctx context.Context, e *probe.Env) verdict.Outcome {
+	op, err := e.StartSlow(ctx, probe.SlowSpec{Key: "a", Progress: true})
 	if err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	if err := op.AtStep(ctx, 1); err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	if err := e.S.Cancel(ctx, op.Call, "mcpflight: first cancel"); errors.Is(err, peer.ErrNotPending) {
-		return Infof("the request completed before the cancel could be sent (CAN-9)")
+		return verdict.Infof("the request completed before the cancel could be sent (CAN-9)")
 	} else if err != nil {
-		return Errorf("sending cancel: %v", err)
+		return verdict.Errorf("sending cancel: %v", err)
 	}
 	second, err := e.CancelRaw(ctx, map[string]any{"requestId": op.Call.ID, "reason": "mcpflight: second cancel"})
 	if err != nil {
-		return Errorf("sending cancel: %v", err)
+		return verdict.Errorf("sending cancel: %v", err)
 	}
-	if o := e.settleAfterCancel(ctx, op); o != nil {
+	if o := e.SettleAfterCancel(ctx, op); o != nil {
 		return *o
 	}
 	if err := e.Quiesce(ctx); err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
-	if o := e.afterCancel(op); o != nil {
+	if o := e.AfterCancel(op); o != nil {
 		return *o
 	}
-	if o := e.answeredNotification(op.Call.CancelSeq - 1); o != nil {
+	if o := e.AnsweredNotification(op.Call.CancelSeq - 1); o != nil {
 		return *o
 	}
-	if o := e.cleanupOnce(ctx, op, "cancelled"); o != nil {
+	if o := e.CleanupOnce(ctx, op, "cancelled"); o != nil {
 		return *o
 	}
 	if h := e.Healthy(ctx, "a duplicate cancel"); h != nil {
 		return *h
 	}
-	return Passf("both cancels (seq %d, %d) handled idempotently", op.Call.CancelSeq, second)
+	return verdict.Passf("both cancels (seq %d, %d) handled idempotently", op.Call.CancelSeq, second)
 }
 
-func cancelExtraFields(ctx context.Context, e *Env) Outcome {
-	op, err := e.StartSlow(ctx, SlowSpec{Key: "a", Progress: true})
+func cancelExtraFields(ctx context.Context, e *probe.Env) verdict.Outcome {
+	op, err := e.StartSlow(ctx, probe.SlowSpec{Key: "a", Progress: true})
 	if err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	if err := op.AtStep(ctx, 1); err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	seq, err := e.CancelRaw(ctx, map[string]any{
 		"requestId":      op.Call.ID,
 		"reason":         "mcpflight: \x1b[31mextra fields\x1b[0m",
 		"x-mcpflight":    map[string]any{"nested": []any{1, "two", nil}},
-		"_meta":          map[string]any{"io.mcpflight/probe": true},
+		mcp.MetaKey:      map[string]any{"io.mcpflight/probe": true},
 		"requestIdAlias": 123456,
 	})
 	if err != nil {
-		return Errorf("sending cancel: %v", err)
+		return verdict.Errorf("sending cancel: %v", err)
 	}
 	// Release everything: an ignored cancel lets the request complete, an
 	// accepted one ends it silently.
 	if err := op.ReleaseAll(ctx); err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
+	}
+	// On a controlled target the end checkpoint says which way the cancel
+	// went; elsewhere the grace window decides: a response within it is
+	// an ignored cancel.
+	wait := e.Grace
+	if e.Control != nil {
+		r, err := op.Settle(ctx)
+		switch {
+		case errors.Is(err, probe.ErrNotSettled):
+			// The cancel was accepted (nothing holds the operation back
+			// otherwise), and the operation never ended.
+			return e.NotSettled(op)
+		case err != nil:
+			return e.GoneOrError(ctx, err, verdict.Req("CAN-11"), "a cancel with extra members", seq)
+		case r.Outcome == mcp.OutcomeCancelled:
+			wait = 0
+		default:
+			wait = e.Patience()
+		}
 	}
 	branch := ""
-	wctx, cancel := context.WithTimeout(ctx, e.Grace)
-	resp, err := op.Call.Await(wctx)
-	cancel()
+	var resp *jsonrpc.Message
+	err = context.DeadlineExceeded
+	if wait > 0 {
+		wctx, cancel := context.WithTimeout(ctx, wait)
+		resp, err = op.Call.Await(wctx)
+		cancel()
+	} else if r, _ := op.Call.Response(); r != nil {
+		resp, err = r, nil
+	}
 	switch {
 	case errors.Is(err, peer.ErrConnectionClosed):
-		return Violation(Fail, "CAN-11", []string{"the target handles a cancel with extra members and stays connected"},
+		return e.Breaks("CAN-11", []string{"the target handles a cancel with extra members and stays connected"},
 			"the target closed its output", seq)
 	case err != nil:
 		branch = "accepted as a cancel: no response followed"
@@ -392,49 +548,49 @@ func cancelExtraFields(ctx context.Context, e *Env) Outcome {
 		branch = "ignored; the request completed"
 	}
 	if err := e.Quiesce(ctx); err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
-	if o := e.answeredNotification(seq - 1); o != nil {
+	if o := e.AnsweredNotification(seq - 1); o != nil {
 		return *o
 	}
 	if h := e.Healthy(ctx, "a cancel with extra members"); h != nil {
 		return *h
 	}
-	return Infof("cancel with extra members %s", branch)
+	return verdict.Infof("cancel with extra members %s", branch)
 }
 
-func cancelByID(ctx context.Context, e *Env, id jsonrpc.ID) Outcome {
-	op, err := e.StartSlow(ctx, SlowSpec{Key: "a", Progress: true, ID: id})
+func cancelByID(ctx context.Context, e *probe.Env, id jsonrpc.ID) verdict.Outcome {
+	op, err := e.StartSlow(ctx, probe.SlowSpec{Key: "a", Progress: true, ID: id})
 	if err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
-	if err := op.AtStep(ctx, 1); errors.Is(err, ErrNotReached) {
-		if o := e.ordinaryIDReachesStep(ctx); o != nil {
+	if err := op.AtStep(ctx, 1); errors.Is(err, probe.ErrNotReached) {
+		if o := ordinaryIDReachesStep(ctx, e); o != nil {
 			return *o
 		}
-		return Violation(Fail, "RPC-4", []string{fmt.Sprintf("request %s is served like any other request", id)},
+		return e.Breaks("RPC-4", []string{fmt.Sprintf("request %s is served like any other request", id)},
 			fmt.Sprintf("the operation started by request %s never reached its first step", id), op.Call.SentSeq)
 	} else if err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	if err := e.S.Cancel(ctx, op.Call, "mcpflight: cancel id "+id.String()); errors.Is(err, peer.ErrNotPending) {
-		return Infof("the request completed before the cancel could be sent (CAN-9)")
+		return verdict.Infof("the request completed before the cancel could be sent (CAN-9)")
 	} else if err != nil {
-		return Errorf("sending cancel: %v", err)
+		return verdict.Errorf("sending cancel: %v", err)
 	}
-	if o := e.settleAfterCancel(ctx, op); o != nil {
+	if o := e.SettleAfterCancel(ctx, op); o != nil {
 		return *o
 	}
-	if o := e.afterCancel(op); o != nil {
+	if o := e.AfterCancel(op); o != nil {
 		return *o
 	}
-	if o := e.cleanupOnce(ctx, op, "cancelled"); o != nil {
+	if o := e.CleanupOnce(ctx, op, "cancelled"); o != nil {
 		return *o
 	}
 	if h := e.Healthy(ctx, "a cancel of id "+id.String()); h != nil {
 		return *h
 	}
-	return Passf("request %s cancelled cleanly", id)
+	return verdict.Passf("request %s cancelled cleanly", id)
 }
 
 // ordinaryIDReachesStep starts a slow call with an ordinary ID and brings
@@ -442,115 +598,115 @@ func cancelByID(ctx context.Context, e *Env, id jsonrpc.ID) Outcome {
 // there either, the slow tool does not work at all (a broken exchange, a
 // silent stream), nothing is particular to the ID under test, and the
 // returned outcome is an error; nil when it gets there.
-func (e *Env) ordinaryIDReachesStep(ctx context.Context) *Outcome {
-	op, err := e.StartSlow(ctx, SlowSpec{Key: "ordinary", Progress: true})
+func ordinaryIDReachesStep(ctx context.Context, e *probe.Env) *verdict.Outcome {
+	op, err := e.StartSlow(ctx, probe.SlowSpec{Key: "ordinary", Progress: true})
 	if err != nil {
-		o := Errorf("a call with an ordinary id, for comparison: %v", err)
+		o := verdict.Errorf("a call with an ordinary id, for comparison: %v", err)
 		return &o
 	}
 	defer func() { _ = op.ReleaseAll(ctx) }()
 	if err := op.AtStep(ctx, 1); err != nil {
-		o := Errorf("a call with an ordinary id did not reach its first step either, so nothing is particular to the id under test: %v", err)
+		o := verdict.Errorf("a call with an ordinary id did not reach its first step either, so nothing is particular to the id under test: %v", err)
 		return &o
 	}
 	return nil
 }
 
-func cancelStringVsInteger(ctx context.Context, e *Env) Outcome {
-	strOp, err := e.StartSlow(ctx, SlowSpec{Key: "str", Progress: true, ID: jsonrpc.StringID("5")})
+func cancelStringVsInteger(ctx context.Context, e *probe.Env) verdict.Outcome {
+	strOp, err := e.StartSlow(ctx, probe.SlowSpec{Key: "str", Progress: true, ID: jsonrpc.StringID("5")})
 	if err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
-	intOp, err := e.StartSlow(ctx, SlowSpec{Key: "int", Progress: true, ID: jsonrpc.IntID(5)})
+	intOp, err := e.StartSlow(ctx, probe.SlowSpec{Key: "int", Progress: true, ID: jsonrpc.IntID(5)})
 	if err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	if err := strOp.AtStep(ctx, 1); err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	if err := e.S.Cancel(ctx, strOp.Call, `mcpflight: cancel "5" only`); errors.Is(err, peer.ErrNotPending) {
-		return Infof(`request "5" completed before the cancel could be sent`)
+		return verdict.Infof(`request "5" completed before the cancel could be sent`)
 	} else if err != nil {
-		return Errorf("sending cancel: %v", err)
+		return verdict.Errorf("sending cancel: %v", err)
 	}
 	if err := intOp.ReleaseAll(ctx); err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
-	wctx, cancel := context.WithTimeout(ctx, e.slowBudget())
+	wctx, cancel := context.WithTimeout(ctx, e.SlowBudget())
 	resp, err := intOp.Call.Await(wctx)
 	cancel()
 	if err != nil {
-		if ev, ok := e.frameAfter(intOp.Call.SentSeq, anyResponse); ok {
-			return Violation(Fail, "RPC-8", []string{"a response whose id is the integer 5"},
-				"no response with integer id 5; instead "+describe(ev), ev.Seq)
+		if ev, ok := e.FrameAfter(intOp.Call.SentSeq, probe.AnyResponse); ok {
+			return e.Breaks("RPC-8", []string{"a response whose id is the integer 5"},
+				"no response with integer id 5; instead "+probe.Describe(ev), ev.Seq)
 		}
-		return Violation(Fail, "RPC-8", []string{"a response whose id is the integer 5"},
+		return e.Breaks("RPC-8", []string{"a response whose id is the integer 5"},
 			"no response for integer id 5: "+err.Error(), 0)
 	}
 	_, respSeq := intOp.Call.Response()
 	if resp.Error != nil {
-		return Violation(Fail, "RPC-8", []string{`request 5 completes; cancelling "5" does not touch it`},
-			"request 5 failed: "+describe(e.eventAt(respSeq)), respSeq)
+		return e.Breaks("RPC-8", []string{`request 5 completes; cancelling "5" does not touch it`},
+			"request 5 failed: "+probe.Describe(e.EventAt(respSeq)), respSeq)
 	}
-	if o := e.settleAfterCancel(ctx, strOp); o != nil {
+	if o := e.SettleAfterCancel(ctx, strOp); o != nil {
 		return *o
 	}
-	if o := e.afterCancel(strOp); o != nil {
+	if o := e.AfterCancel(strOp); o != nil {
 		return *o
 	}
-	if o := e.cleanupOnce(ctx, strOp, "cancelled"); o != nil {
+	if o := e.CleanupOnce(ctx, strOp, "cancelled"); o != nil {
 		return *o
 	}
 	if h := e.Healthy(ctx, `cancelling "5" beside 5`); h != nil {
 		return *h
 	}
-	return Passf(`request "5" cancelled; request 5 completed at seq %d`, respSeq)
+	return verdict.Passf(`request "5" cancelled; request 5 completed at seq %d`, respSeq)
 }
 
-func cancelInterleaved(ctx context.Context, e *Env) Outcome {
-	a, err := e.StartSlow(ctx, SlowSpec{Key: "a", Progress: true})
+func cancelInterleaved(ctx context.Context, e *probe.Env) verdict.Outcome {
+	a, err := e.StartSlow(ctx, probe.SlowSpec{Key: "a", Progress: true})
 	if err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
-	b, err := e.StartSlow(ctx, SlowSpec{Key: "b", Progress: true})
+	b, err := e.StartSlow(ctx, probe.SlowSpec{Key: "b", Progress: true})
 	if err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	if err := a.AtStep(ctx, 1); err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	if err := e.S.Cancel(ctx, a.Call, "mcpflight: cancel one of two"); errors.Is(err, peer.ErrNotPending) {
-		return Infof("the first request completed before the cancel could be sent")
+		return verdict.Infof("the first request completed before the cancel could be sent")
 	} else if err != nil {
-		return Errorf("sending cancel: %v", err)
+		return verdict.Errorf("sending cancel: %v", err)
 	}
 	if err := b.ReleaseAll(ctx); err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
-	wctx, cancel := context.WithTimeout(ctx, e.slowBudget())
+	wctx, cancel := context.WithTimeout(ctx, e.SlowBudget())
 	resp, err := b.Call.Await(wctx)
 	cancel()
 	if err != nil || resp.Error != nil {
-		return Violation(Fail, "CAN-8", []string{"the request that was not cancelled completes"},
+		return e.Breaks("CAN-8", []string{"the request that was not cancelled completes"},
 			fmt.Sprintf("request %s did not complete: %v", b.Call.ID, errOr(err, resp)), 0)
 	}
-	if o := e.settleAfterCancel(ctx, a); o != nil {
+	if o := e.SettleAfterCancel(ctx, a); o != nil {
 		return *o
 	}
-	if o := e.afterCancel(a); o != nil {
+	if o := e.AfterCancel(a); o != nil {
 		return *o
 	}
-	for _, v := range b.Call.Violations() {
-		return Violation(Fail, string(v.Rule), []string{"the other request's progress strictly increases and stops at its response"}, v.Detail, v.Seq)
+	if o := e.JudgeProgress(b.Call); o != nil {
+		return *o
 	}
 	if e.Control != nil && b.Call.ProgressCount() != b.Steps {
-		return Violation(Fail, "PRG-7", []string{fmt.Sprintf("%d progress notifications for the other request", b.Steps)},
+		return e.Breaks("PRG-7", []string{fmt.Sprintf("%d progress notifications for the other request", b.Steps)},
 			fmt.Sprintf("%d arrived", b.Call.ProgressCount()), 0)
 	}
 	if h := e.Healthy(ctx, "cancelling one of two requests"); h != nil {
 		return *h
 	}
-	return Passf("request %s cancelled; request %s completed with %d progress notifications", a.Call.ID, b.Call.ID, b.Call.ProgressCount())
+	return verdict.Passf("request %s cancelled; request %s completed with %d progress notifications", a.Call.ID, b.Call.ID, b.Call.ProgressCount())
 }
 
 func errOr(err error, resp *jsonrpc.Message) string {
@@ -563,43 +719,43 @@ func errOr(err error, resp *jsonrpc.Message) string {
 	return "no error"
 }
 
-func cancelCleanupOnce(ctx context.Context, e *Env) Outcome {
-	op, err := e.StartSlow(ctx, SlowSpec{Key: "a", Progress: true})
+func cancelCleanupOnce(ctx context.Context, e *probe.Env) verdict.Outcome {
+	op, err := e.StartSlow(ctx, probe.SlowSpec{Key: "a", Progress: true})
 	if err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	if err := op.AtStep(ctx, 1); err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	if err := e.S.Cancel(ctx, op.Call, "mcpflight: cleanup check"); err != nil {
-		return Errorf("sending cancel: %v", err)
+		return verdict.Errorf("sending cancel: %v", err)
 	}
-	if o := e.settleAfterCancel(ctx, op); o != nil {
+	if o := e.SettleAfterCancel(ctx, op); o != nil {
 		return *o
 	}
-	if o := e.cleanupOnce(ctx, op, "cancelled"); o != nil {
+	if o := e.CleanupOnce(ctx, op, "cancelled"); o != nil {
 		return *o
 	}
-	return Passf("operation cancelled with exactly one release; nothing left active")
+	return verdict.Passf("operation cancelled with exactly one release; nothing left active")
 }
 
-func cancelCrossing(ctx context.Context, e *Env) Outcome {
-	op, err := e.StartSlow(ctx, SlowSpec{Key: "a", Progress: true})
+func cancelCrossing(ctx context.Context, e *probe.Env) verdict.Outcome {
+	op, err := e.StartSlow(ctx, probe.SlowSpec{Key: "a", Progress: true})
 	if err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	last := max(op.Steps, 1)
 	if err := op.AtStep(ctx, last); err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	if e.Control != nil {
 		if err := op.Release(ctx, fmt.Sprintf("step/%d", last)); err != nil {
-			return Errorf("%v", err)
+			return verdict.Errorf("%v", err)
 		}
 	}
 	cancelErr := e.S.Cancel(ctx, op.Call, "mcpflight: crossing cancel")
 	if cancelErr != nil && !errors.Is(cancelErr, peer.ErrNotPending) {
-		return Errorf("sending cancel: %v", cancelErr)
+		return verdict.Errorf("sending cancel: %v", cancelErr)
 	}
 	cancelSeq := op.Call.CancelSeq
 	if cancelErr != nil {
@@ -607,17 +763,17 @@ func cancelCrossing(ctx context.Context, e *Env) Outcome {
 		// cancel still crosses it on the wire, as a late one (CAN-9).
 		seq, err := e.CancelRaw(ctx, map[string]any{"requestId": op.Call.ID, "reason": "mcpflight: crossing cancel"})
 		if err != nil {
-			return Errorf("sending cancel: %v", err)
+			return verdict.Errorf("sending cancel: %v", err)
 		}
 		cancelSeq = seq
 	}
-	if _, err := op.Settle(ctx); err != nil && !errors.Is(err, ErrNotSettled) {
-		return Errorf("settling: %v", err)
+	if _, err := op.Settle(ctx); err != nil && !errors.Is(err, probe.ErrNotSettled) {
+		return verdict.Errorf("settling: %v", err)
 	}
 	if err := e.Quiesce(ctx); err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
-	if o := e.answeredNotification(cancelSeq - 1); o != nil {
+	if o := e.AnsweredNotification(cancelSeq - 1); o != nil {
 		return *o
 	}
 	resp, _ := op.Call.Response()
@@ -626,11 +782,11 @@ func cancelCrossing(ctx context.Context, e *Env) Outcome {
 	if resp != nil {
 		branch, want = "the response won the race", "completed"
 	}
-	if o := e.cleanupOnce(ctx, op, want); o != nil {
+	if o := e.CleanupOnce(ctx, op, want); o != nil {
 		return *o
 	}
 	if h := e.Healthy(ctx, "a cancel crossing the response"); h != nil {
 		return *h
 	}
-	return Infof("%s; one terminal outcome, session usable", branch)
+	return verdict.Infof("%s; one terminal outcome, session usable", branch)
 }

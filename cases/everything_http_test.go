@@ -13,9 +13,11 @@ import (
 
 	"github.com/mcpflight/mcpflight/cases"
 	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/probe"
 	"github.com/mcpflight/mcpflight/profile"
 	"github.com/mcpflight/mcpflight/runner"
 	"github.com/mcpflight/mcpflight/transport"
+	"github.com/mcpflight/mcpflight/verdict"
 )
 
 // startEverythingHTTP runs server-everything in streamableHttp mode on a
@@ -71,6 +73,7 @@ func startEverythingHTTP(t *testing.T, node string) string {
 // Streamable HTTP against the real server-everything. Every verdict must
 // be a judgement: no error.
 func TestCatalogueOverHTTPAgainstServerEverything(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts node")
 	}
@@ -88,31 +91,28 @@ func TestCatalogueOverHTTPAgainstServerEverything(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var sel []cases.Case
+	var sel []probe.Case
 	for _, c := range cases.All() {
 		if c.Area() != "tasks" {
 			sel = append(sel, c)
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	rep, err := runner.Run(ctx, runner.Config{
-		Target: runner.Target{
+	// One server, a session per case; the cases run at the same time.
+	rep, err := runEach(func() (runner.Target, func()) {
+		return runner.Target{
 			Name:      url,
 			Transport: runner.TransportHTTP,
 			Dial: func(ctx context.Context, log *chrono.Log) (transport.Conn, error) {
 				return transport.DialHTTP(ctx, transport.HTTPConfig{URL: url, Log: log, StallTimeout: 20 * time.Second})
 			},
-		},
-		Profile: prof,
-		Cases:   sel,
-	})
+		}, func() {}
+	}, runner.Config{Profile: prof, Cases: sel, CaseTimeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range rep.Results {
 		t.Logf("%-48s %-5s %s", r.ID, r.Outcome.Verdict, chrono.Sanitize(r.Outcome.Summary, false))
-		if r.Outcome.Verdict == cases.Error {
+		if r.Outcome.Verdict == verdict.Error {
 			t.Errorf("%s ended in error: %s", r.ID, r.Outcome.Summary)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/mcpflight/mcpflight/profile"
 	"github.com/mcpflight/mcpflight/runner"
 	"github.com/mcpflight/mcpflight/transport"
+	"github.com/mcpflight/mcpflight/verdict"
 )
 
 // serverEverything is @modelcontextprotocol/server-everything@2026.8.31,
@@ -28,6 +29,7 @@ var serverEverything = filepath.Join("..", "testdata", "targets", "node_modules"
 // chronology: no error, and every fail points at the frame that broke
 // the rule.
 func TestTaskCasesAgainstServerEverything(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("the research task takes four seconds a case")
 	}
@@ -48,53 +50,49 @@ func TestTaskCasesAgainstServerEverything(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	rep, err := runner.Run(ctx, runner.Config{
-		Target: runner.Target{
+	// A server process per case; the cases run at the same time.
+	rep, err := runEach(func() (runner.Target, func()) {
+		return runner.Target{
 			Name:      "server-everything",
 			Transport: runner.TransportStdio,
 			Dial: func(ctx context.Context, log *chrono.Log) (transport.Conn, error) {
 				return transport.StartStdio(ctx, transport.StdioConfig{Argv: []string{node, serverEverything, "stdio"}, Log: log})
 			},
-		},
-		Profile:      prof,
-		Cases:        sel,
-		CloseTimeout: 3 * time.Second,
-	})
+		}, func() {}
+	}, runner.Config{Profile: prof, Cases: sel, CloseTimeout: 3 * time.Second, CaseTimeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := map[string]cases.Verdict{}
+	got := map[string]verdict.Verdict{}
 	for _, r := range rep.Results {
 		got[r.ID] = r.Outcome.Verdict
 		t.Logf("%s: %s: %s", r.ID, r.Outcome.Verdict, r.Outcome.Summary)
 		switch r.Outcome.Verdict {
-		case cases.Error:
+		case verdict.Error:
 			t.Errorf("%s: error: %s", r.ID, r.Outcome.Summary)
-		case cases.Fail, cases.Warn:
+		case verdict.Fail, verdict.Warn:
 			o := r.Outcome
 			if o.Requirement == "" || o.Actual == "" || o.ActualSeq == 0 || o.ActualSeq > uint64(len(r.Events)) {
 				t.Errorf("%s: a %s without evidence: requirement %q, actual %q at seq %d", r.ID, o.Verdict, o.Requirement, o.Actual, o.ActualSeq)
 			}
 		}
 	}
-	for id, want := range map[string]cases.Verdict{
-		"tasks/capability-shape":             cases.Pass,
-		"tasks/create-result-shape":          cases.Pass,
-		"tasks/cancel-working":               cases.Pass,
-		"tasks/second-cancel-rejected":       cases.Pass,
-		"tasks/cancel-completed-rejected":    cases.Pass,
-		"tasks/notification-does-not-cancel": cases.Pass,
-		"tasks/result-equivalence":           cases.Pass,
-		"tasks/result-answered-after-cancel": cases.Info,
-		"tasks/worker-stops-after-cancel":    cases.Info, // no control extension: no counter to read
+	for id, want := range map[string]verdict.Verdict{
+		"tasks/capability-shape":             verdict.Pass,
+		"tasks/create-result-shape":          verdict.Pass,
+		"tasks/cancel-working":               verdict.Pass,
+		"tasks/second-cancel-rejected":       verdict.Pass,
+		"tasks/cancel-completed-rejected":    verdict.Pass,
+		"tasks/notification-does-not-cancel": verdict.Pass,
+		"tasks/result-equivalence":           verdict.Pass,
+		"tasks/result-answered-after-cancel": verdict.Info,
+		"tasks/worker-stops-after-cancel":    verdict.Info, // no control extension: no counter to read
 		// Findings: the SDK answers a required-task tool called without a
 		// task with an isError CallToolResult that quotes -32601 instead
 		// of the JSON-RPC error, and never answers a tasks/get that
 		// carries related-task _meta for another task.
-		"tasks/required-without-task":      cases.Fail,
-		"tasks/task-id-is-source-of-truth": cases.Fail,
+		"tasks/required-without-task":      verdict.Fail,
+		"tasks/task-id-is-source-of-truth": verdict.Fail,
 	} {
 		if got[id] != want {
 			t.Errorf("%s: verdict %q, want %q", id, got[id], want)

@@ -6,241 +6,300 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/jsonrpc"
+	"github.com/mcpflight/mcpflight/mcp"
+	"github.com/mcpflight/mcpflight/probe"
+	"github.com/mcpflight/mcpflight/spec"
 	"github.com/mcpflight/mcpflight/transport"
+	"github.com/mcpflight/mcpflight/verdict"
 )
 
 // httpCases cover the Streamable HTTP transport of 2025-11-25: streams,
 // disconnection and resumption, sessions, Origin and headers.
-func httpCases() []Case {
-	v := []string{V20251125}
-	return []Case{
+func httpCases() []probe.Case {
+	return []probe.Case{
+		// HTTP-25 SHOULD NOT: "Disconnection SHOULD NOT be interpreted as the client cancelling
+		//   its request."
+		// HTTP-42 SHOULD: "If the client wishes to resume after a disconnection (whether due to
+		//   network failure or server-initiated closure), it SHOULD issue an HTTP GET to the MCP
+		//   endpoint, and include the `Last-Event-ID` header to indicate the last event ID it
+		//   received."
+		// HTTP-45 DEF: "This mechanism applies regardless of how the original stream was initiated
+		//   (via POST or GET). Resumption is always via HTTP GET with `Last-Event-ID`."
+		// HTTP-21 SHOULD: "The SSE stream SHOULD eventually include a JSON-RPC _response_ for the
+		//   JSON-RPC _request_ sent in the POST body."
 		{
-			ID: "http/disconnect-is-not-cancel", Title: "dropping a call's SSE stream does not cancel the call",
-			Reqs: []string{"HTTP-25", "HTTP-42", "HTTP-45"}, Versions: v,
-			Needs:  Needs{HTTP: true, SlowTool: true},
-			Sends:  "tools/call with progress; after step 1 the client drops the POST's SSE stream without a cancel; the work is released and runs to its end; GET with Last-Event-ID",
-			Expect: "the server reports the operation completed, not cancelled; the resumed stream carries the remaining progress and the result",
-			Run:    disconnectIsNotCancel,
+			ID:       "http/disconnect-is-not-cancel",
+			Title:    "dropping a call's SSE stream does not cancel the call",
+			Reqs:     []string{"HTTP-25", "HTTP-42", "HTTP-45", "HTTP-21"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{HTTP: true, SlowTool: true},
+			Sends:    "tools/call with progress; after step 1 the client drops the POST's SSE stream without a cancel; the work is released and runs to its end; GET with Last-Event-ID",
+			Expect:   "the server reports the operation completed, not cancelled; the resumed stream carries the remaining progress and the result",
+			Run:      disconnectIsNotCancel,
 		},
+		// HTTP-43 MAY: "The server MAY use this header to replay messages that would have been
+		//   sent after the last event ID, _on the stream that was disconnected_, and to resume the
+		//   stream from that point."
+		// HTTP-45 DEF: "This mechanism applies regardless of how the original stream was initiated
+		//   (via POST or GET). Resumption is always via HTTP GET with `Last-Event-ID`."
+		// HTTP-21 SHOULD: "The SSE stream SHOULD eventually include a JSON-RPC _response_ for the
+		//   JSON-RPC _request_ sent in the POST body."
+		// HTTP-25 SHOULD NOT: "Disconnection SHOULD NOT be interpreted as the client cancelling
+		//   its request."
 		{
-			ID: "http/resume-while-running", Title: "a resume while the call still runs replays what was missed and goes on live",
-			Reqs: []string{"HTTP-43", "HTTP-45", "HTTP-21"}, Versions: v,
-			Needs:  Needs{HTTP: true, SlowTool: true, Control: true},
-			Sends:  "tools/call with progress; drop after step 1; step 2 runs while away; GET with Last-Event-ID while step 3 is held; release",
-			Expect: "progress 2 replayed, then progress 3 and the result live, on the resumed stream",
-			Run:    func(ctx context.Context, e *Env) Outcome { return resumeCase(ctx, e, false) },
+			ID:       "http/resume-while-running",
+			Title:    "a resume while the call still runs replays what was missed and goes on live",
+			Reqs:     []string{"HTTP-43", "HTTP-45", "HTTP-21", "HTTP-25"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{HTTP: true, SlowTool: true, Control: true},
+			Sends:    "tools/call with progress; drop after step 1; step 2 runs while away; GET with Last-Event-ID while step 3 is held; release",
+			Expect:   "progress 2 replayed, then progress 3 and the result live, on the resumed stream",
+			Run:      func(ctx context.Context, e *probe.Env) verdict.Outcome { return resumeCase(ctx, e, false) },
 		},
+		// HTTP-43 MAY: "The server MAY use this header to replay messages that would have been
+		//   sent after the last event ID, _on the stream that was disconnected_, and to resume the
+		//   stream from that point."
+		// HTTP-45 DEF: "This mechanism applies regardless of how the original stream was initiated
+		//   (via POST or GET). Resumption is always via HTTP GET with `Last-Event-ID`."
+		// HTTP-21 SHOULD: "The SSE stream SHOULD eventually include a JSON-RPC _response_ for the
+		//   JSON-RPC _request_ sent in the POST body."
+		// HTTP-25 SHOULD NOT: "Disconnection SHOULD NOT be interpreted as the client cancelling
+		//   its request."
 		{
-			ID: "http/resume-after-completion", Title: "a resume after the call completed replays the rest and the result",
-			Reqs: []string{"HTTP-43", "HTTP-45", "HTTP-21"}, Versions: v,
-			Needs:  Needs{HTTP: true, SlowTool: true, Control: true},
-			Sends:  "tools/call with progress; drop after step 1; the call runs to its end; then GET with Last-Event-ID",
-			Expect: "the remaining progress and the result, replayed on the resumed stream",
-			Run:    func(ctx context.Context, e *Env) Outcome { return resumeCase(ctx, e, true) },
+			ID:       "http/resume-after-completion",
+			Title:    "a resume after the call completed replays the rest and the result",
+			Reqs:     []string{"HTTP-43", "HTTP-45", "HTTP-21", "HTTP-25"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{HTTP: true, SlowTool: true, Control: true},
+			Sends:    "tools/call with progress; drop after step 1; the call runs to its end; then GET with Last-Event-ID",
+			Expect:   "the remaining progress and the result, replayed on the resumed stream",
+			Run:      func(ctx context.Context, e *probe.Env) verdict.Outcome { return resumeCase(ctx, e, true) },
 		},
+		// HTTP-44 MUST NOT: "The server MUST NOT replay messages that would have been delivered on
+		//   a different stream."
+		// HTTP-37 MUST: "The server MUST send each of its JSON-RPC messages on only one of the
+		//   connected streams; that is, it MUST NOT broadcast the same message across multiple
+		//   streams."
+		// HTTP-21 SHOULD: "The SSE stream SHOULD eventually include a JSON-RPC _response_ for the
+		//   JSON-RPC _request_ sent in the POST body."
+		// HTTP-25 SHOULD NOT: "Disconnection SHOULD NOT be interpreted as the client cancelling
+		//   its request."
 		{
-			ID: "http/replay-only-disconnected-stream", Title: "a resume replays only the stream that was disconnected",
-			Reqs: []string{"HTTP-44", "HTTP-37"}, Versions: v,
-			Needs:  Needs{HTTP: true, SlowTool: true, Control: true},
-			Sends:  "call A dropped after step 1; call B runs to completion on its own stream; A completes; GET with Last-Event-ID of A",
-			Expect: "the resumed stream carries only A's messages, nothing of B",
-			Run:    replayOnlyDisconnected,
+			ID:       "http/replay-only-disconnected-stream",
+			Title:    "a resume replays only the stream that was disconnected",
+			Reqs:     []string{"HTTP-44", "HTTP-37", "HTTP-21", "HTTP-25"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{HTTP: true, SlowTool: true, Control: true},
+			Sends:    "call A dropped after step 1; call B runs to completion on its own stream; A completes; GET with Last-Event-ID of A",
+			Expect:   "the resumed stream carries only A's messages, nothing of B",
+			Run:      replayOnlyDisconnected,
 		},
+		// HTTP-40 MUST: "If present, the ID MUST be globally unique across all streams within that
+		//   session—or all streams with that specific client, if session management is not in use."
 		{
-			ID: "http/event-ids-unique", Title: "SSE event IDs are unique across the session's streams",
-			Reqs: []string{"HTTP-40"}, Versions: v,
-			Needs:  Needs{HTTP: true, SlowTool: true},
-			Sends:  "two tools/call with progress, each to completion",
-			Expect: "no event ID appears twice across all streams",
-			Run:    eventIDsUnique,
+			ID:       "http/event-ids-unique",
+			Title:    "SSE event IDs are unique across the session's streams",
+			Reqs:     []string{"HTTP-40"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{HTTP: true, SlowTool: true},
+			Sends:    "two tools/call with progress, each to completion",
+			Expect:   "no event ID appears twice across all streams",
+			Run:      eventIDsUnique,
 		},
+		// HTTP-11 MUST: "If the server accepts the input, the server MUST return HTTP status code
+		//   202 Accepted with no body."
+		// HTTP-26 SHOULD: "To cancel, the client SHOULD explicitly send an MCP
+		//   `CancelledNotification`."
+		// CAN-8 SHOULD: "Receivers of cancellation notifications SHOULD: ▸ Stop processing the
+		//   cancelled request ▸ Free associated resources ▸ Not send a response for the cancelled
+		//   request"
 		{
-			ID: "http/cancel-202-then-no-response", Title: "a POSTed cancel gets 202 and the cancelled call's stream carries no response",
-			Reqs: []string{"HTTP-11", "HTTP-26", "CAN-8"}, Versions: v,
-			Needs:  Needs{HTTP: true, SlowTool: true, Control: true},
-			Sends:  "tools/call with progress; after step 1 notifications/cancelled as its own POST",
-			Expect: "202 with no body for the cancel; no response for the call on its stream",
-			Run:    cancel202NoResponse,
+			ID:       "http/cancel-202-then-no-response",
+			Title:    "a POSTed cancel gets 202 and the cancelled call's stream carries no response",
+			Reqs:     []string{"HTTP-11", "HTTP-26", "CAN-8"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{HTTP: true, SlowTool: true, Control: true},
+			Sends:    "tools/call with progress; after step 1 notifications/cancelled as its own POST",
+			Expect:   "202 with no body for the cancel; no response for the call on its stream",
+			Run:      cancel202NoResponse,
 		},
+		// HTTP-11 MUST: "If the server accepts the input, the server MUST return HTTP status code
+		//   202 Accepted with no body."
 		{
-			ID: "http/notification-202-no-body", Title: "a POSTed notification is answered 202 with no body",
-			Reqs: []string{"HTTP-11"}, Versions: v,
-			Needs:  Needs{HTTP: true},
-			Sends:  "notifications/cancelled for a request ID never used",
-			Expect: "HTTP 202 Accepted, empty body",
-			Run:    notification202,
+			ID:       "http/notification-202-no-body",
+			Title:    "a POSTed notification is answered 202 with no body",
+			Reqs:     []string{"HTTP-11"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{HTTP: true},
+			Sends:    "notifications/cancelled for a request ID never used",
+			Expect:   "HTTP 202 Accepted, empty body",
+			Run:      notification202,
 		},
+		// HTTP-51 SHOULD: "Servers that require a session ID SHOULD respond to requests without an
+		//   `MCP-Session-Id` header (other than initialization) with HTTP 400 Bad Request."
 		{
-			ID: "http/session-id-required", Title: "a request without the session ID is refused with 400",
-			Reqs: []string{"HTTP-51"}, Versions: v,
-			Needs:  Needs{HTTP: true},
-			Sends:  "ping without MCP-Session-Id on a session that has one",
-			Expect: "HTTP 400",
-			Run:    sessionIDRequired,
+			ID:       "http/session-id-required",
+			Title:    "a request without the session ID is refused with 400",
+			Reqs:     []string{"HTTP-51"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{HTTP: true},
+			Sends:    "ping without MCP-Session-Id on a session that has one",
+			Expect:   "HTTP 400",
+			Run:      sessionIDRequired,
 		},
+		// HTTP-52 MAY/MUST: "The server MAY terminate the session at any time, after which it MUST
+		//   respond to requests containing that session ID with HTTP 404 Not Found."
 		{
-			ID: "http/unknown-session-404", Title: "a request with an unknown session ID gets 404",
-			Reqs: []string{"HTTP-52"}, Versions: v,
-			Needs:  Needs{HTTP: true},
-			Sends:  "ping with MCP-Session-Id: mcpflight-no-such-session",
-			Expect: "HTTP 404",
-			Run:    unknownSession404,
+			ID:       "http/unknown-session-404",
+			Title:    "a request with an unknown session ID gets 404",
+			Reqs:     []string{"HTTP-52"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{HTTP: true},
+			Sends:    "ping with MCP-Session-Id: mcpflight-no-such-session",
+			Expect:   "HTTP 404",
+			Run:      unknownSession404,
 		},
+		// HTTP-52 MAY/MUST: "The server MAY terminate the session at any time, after which it MUST
+		//   respond to requests containing that session ID with HTTP 404 Not Found."
+		// HTTP-54 SHOULD: "Clients that no longer need a particular session (e.g., because the
+		//   user is leaving the client application) SHOULD send an HTTP DELETE to the MCP endpoint
+		//   with the `MCP-Session-Id` header, to explicitly terminate the session."
+		// HTTP-55 MAY: "The server MAY respond to this request with HTTP 405 Method Not Allowed,
+		//   indicating that the server does not allow clients to terminate sessions."
+		// HTTP-46 MAY: "A server using the Streamable HTTP transport MAY assign a session ID at
+		//   initialization time, by including it in an `MCP-Session-Id` header on the HTTP response
+		//   containing the `InitializeResult`."
+		// HTTP-48 MUST: "The session ID MUST only contain visible ASCII characters (ranging from
+		//   0x21 to 0x7E)."
+		// HTTP-53 MUST: "When a client receives HTTP 404 in response to a request containing an
+		//   `MCP-Session-Id`, it MUST start a new session by sending a new `InitializeRequest`
+		//   without a session ID attached."
 		{
-			ID: "http/delete-then-404-then-new-session", Title: "after DELETE the session is gone and a new initialize starts a new one",
-			Reqs: []string{"HTTP-52", "HTTP-54", "HTTP-55", "HTTP-46", "HTTP-48"}, Versions: v,
-			Needs:  Needs{HTTP: true},
-			Sends:  "DELETE; then ping, GET and DELETE with the old session ID; then initialize without a session ID",
-			Expect: "DELETE 2xx (or 405: not allowed); 404 for every later request; the new initialize gets a different, visible-ASCII session ID",
-			Run:    deleteThen404,
+			ID:       "http/delete-then-404-then-new-session",
+			Title:    "after DELETE the session is gone and a new initialize starts a new one",
+			Reqs:     []string{"HTTP-52", "HTTP-54", "HTTP-55", "HTTP-46", "HTTP-48", "HTTP-53"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{HTTP: true},
+			Sends:    "DELETE; then ping, GET and DELETE with the old session ID; then initialize without a session ID",
+			Expect:   "DELETE 2xx (or 405: not allowed); 404 for every later request; the new initialize gets a different, visible-ASCII session ID",
+			Run:      deleteThen404,
 		},
+		// HTTP-48 MUST: "The session ID MUST only contain visible ASCII characters (ranging from
+		//   0x21 to 0x7E)."
 		{
-			ID: "http/session-id-visible-ascii", Title: "the session ID is visible ASCII only",
-			Reqs: []string{"HTTP-48"}, Versions: v,
-			Needs:  Needs{HTTP: true, NoHandshake: true},
-			Sends:  "initialize as a raw POST without a session ID; then DELETE of the session it opened",
-			Expect: "an MCP-Session-Id of bytes 0x21 to 0x7E only (or none: HTTP-46 is MAY)",
-			Run:    sessionIDVisibleASCII,
+			ID:       "http/session-id-visible-ascii",
+			Title:    "the session ID is visible ASCII only",
+			Reqs:     []string{"HTTP-48"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{HTTP: true, NoHandshake: true},
+			Sends:    "initialize as a raw POST without a session ID; then DELETE of the session it opened",
+			Expect:   "an MCP-Session-Id of bytes 0x21 to 0x7E only (or none: HTTP-46 is MAY)",
+			Run:      sessionIDVisibleASCII,
 		},
+		// HTTP-2 MUST: "Servers MUST validate the `Origin` header on all incoming connections to
+		//   prevent DNS rebinding attacks"
+		// HTTP-3 MUST: "If the `Origin` header is present and invalid, servers MUST respond with
+		//   HTTP 403 Forbidden."
 		{
-			ID: "http/origin-forbidden", Title: "a foreign Origin is refused with 403",
-			Reqs: []string{"HTTP-2", "HTTP-3"}, Versions: v,
-			Needs:  Needs{HTTP: true},
-			Sends:  "ping with Origin: http://evil.example",
-			Expect: "HTTP 403",
-			Run:    originForbidden,
+			ID:       "http/origin-forbidden",
+			Title:    "a foreign Origin is refused with 403",
+			Reqs:     []string{"HTTP-2", "HTTP-3"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{HTTP: true},
+			Sends:    "ping with Origin: http://evil.example",
+			Expect:   "HTTP 403",
+			Run:      originForbidden,
 		},
+		// HTTP-59 MUST: "If the server receives a request with an invalid or unsupported
+		//   `MCP-Protocol-Version`, it MUST respond with `400 Bad Request`."
 		{
-			ID: "http/protocol-version-header-invalid", Title: "an unsupported MCP-Protocol-Version header is refused with 400",
-			Reqs: []string{"HTTP-59"}, Versions: v,
-			Needs:  Needs{HTTP: true},
-			Sends:  "ping with MCP-Protocol-Version: 1999-01-01",
-			Expect: "HTTP 400",
-			Run:    protocolVersionInvalid,
+			ID:       "http/protocol-version-header-invalid",
+			Title:    "an unsupported MCP-Protocol-Version header is refused with 400",
+			Reqs:     []string{"HTTP-59"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{HTTP: true},
+			Sends:    "ping with MCP-Protocol-Version: 1999-01-01",
+			Expect:   "HTTP 400",
+			Run:      protocolVersionInvalid,
 		},
+		// HTTP-30 MUST: "The server MUST either return `Content-Type: text/event-stream` in
+		//   response to this HTTP GET, or else return HTTP 405 Method Not Allowed, indicating that
+		//   the server does not offer an SSE stream at this endpoint."
+		// HTTP-31 MAY/SHOULD: "The server MAY send JSON-RPC _requests_ and _notifications_ on the
+		//   stream. ▸ These messages SHOULD be unrelated to any concurrently-running JSON-RPC
+		//   _request_ from the client."
+		// HTTP-32 MUST NOT: "The server MUST NOT send a JSON-RPC _response_ on the stream unless
+		//   resuming a stream associated with a previous client request."
+		// HTTP-22 MAY/SHOULD: "The server MAY send JSON-RPC _requests_ and _notifications_ before
+		//   sending the JSON-RPC _response_. These messages SHOULD relate to the originating client
+		//   _request_."
+		// HTTP-37 MUST: "The server MUST send each of its JSON-RPC messages on only one of the
+		//   connected streams; that is, it MUST NOT broadcast the same message across multiple
+		//   streams."
 		{
-			ID: "http/get-stream-carries-no-call-messages", Title: "progress and responses of a POSTed call stay off the GET stream",
-			Reqs: []string{"HTTP-30", "HTTP-31", "HTTP-32", "HTTP-22", "HTTP-37"}, Versions: v,
-			Needs:  Needs{HTTP: true, SlowTool: true},
-			Sends:  "GET stream opened; tools/call with progress to completion",
-			Expect: "GET answered with an event stream or 405; the call's progress and result only on its POST stream",
-			Run:    getStreamClean,
+			ID:       "http/get-stream-carries-no-call-messages",
+			Title:    "progress and responses of a POSTed call stay off the GET stream",
+			Reqs:     []string{"HTTP-30", "HTTP-31", "HTTP-32", "HTTP-22", "HTTP-37"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{HTTP: true, SlowTool: true},
+			Sends:    "GET stream opened; tools/call with progress to completion",
+			Expect:   "GET answered with an event stream or 405; the call's progress and result only on its POST stream",
+			Run:      getStreamClean,
 		},
+		// HTTP-14 MUST: "If the input is a JSON-RPC _request_, the server MUST either return
+		//   `Content-Type: text/event-stream`, to initiate an SSE stream, or `Content-Type:
+		//   application/json`, to return one JSON object."
 		{
-			ID: "http/answer-content-type", Title: "every POSTed request is answered with JSON or an event stream",
-			Reqs: []string{"HTTP-14"}, Versions: v,
-			Needs:  Needs{HTTP: true, SlowTool: true},
-			Sends:  "ping, tools/list and a tools/call with progress",
-			Expect: "each answer has Content-Type application/json or text/event-stream",
-			Run:    answerContentType,
+			ID:       "http/answer-content-type",
+			Title:    "every POSTed request is answered with JSON or an event stream",
+			Reqs:     []string{"HTTP-14"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{HTTP: true, SlowTool: true},
+			Sends:    "ping, tools/list and a tools/call with progress",
+			Expect:   "each answer has Content-Type application/json or text/event-stream",
+			Run:      answerContentType,
 		},
+		// HTTP-16 SHOULD: "The server SHOULD immediately send an SSE event consisting of an event
+		//   ID and an empty `data` field in order to prime the client to reconnect (using that event
+		//   ID as `Last-Event-ID`)."
+		// HTTP-24 SHOULD: "After the JSON-RPC _response_ has been sent, the server SHOULD
+		//   terminate the SSE stream."
 		{
-			ID: "http/priming-event", Title: "an SSE answer starts with an event ID and empty data",
-			Reqs: []string{"HTTP-16", "HTTP-24"}, Versions: v,
-			Needs:  Needs{HTTP: true, SlowTool: true},
-			Sends:  "tools/call with progress to completion",
-			Expect: "a stream answer's first event has an ID and empty data; the stream ends after the response",
-			Run:    primingEvent,
+			ID:       "http/priming-event",
+			Title:    "an SSE answer starts with an event ID and empty data",
+			Reqs:     []string{"HTTP-16", "HTTP-24"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{HTTP: true, SlowTool: true},
+			Sends:    "tools/call with progress to completion",
+			Expect:   "a stream answer's first event has an ID and empty data; the stream ends after the response",
+			Run:      primingEvent,
 		},
+		// HTTP-10 MUST: "The body of the POST request MUST be a single JSON-RPC _request_,
+		//   _notification_, or _response_."
+		// HTTP-12 MUST: "If the server cannot accept the input, it MUST return an HTTP error
+		//   status code (e.g., 400 Bad Request)."
 		{
-			ID: "http/batch-rejected", Title: "a POSTed batch is refused with an HTTP error",
-			Reqs: []string{"HTTP-10", "HTTP-12"}, Versions: v,
-			Needs:  Needs{HTTP: true},
-			Sends:  "a JSON array of two pings",
-			Expect: "an HTTP 4xx status",
-			Run:    batchRejected,
+			ID:       "http/batch-rejected",
+			Title:    "a POSTed batch is refused with an HTTP error",
+			Reqs:     []string{"HTTP-10", "HTTP-12"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{HTTP: true},
+			Sends:    "a JSON array of two pings",
+			Expect:   "an HTTP 4xx status",
+			Run:      batchRejected,
 		},
 	}
 }
 
-// conn is the case's HTTP connection.
-func (e *Env) httpConn() (*transport.HTTP, *Outcome) {
-	h, ok := e.S.Conn().(*transport.HTTP)
-	if !ok {
-		o := Errorf("the session's transport is not Streamable HTTP")
-		return nil, &o
-	}
-	return h, nil
-}
-
-// streamOf names the SSE stream of a call, or returns an outcome saying
-// the server answered with JSON (no stream to drop).
-func streamOf(h *transport.HTTP, id jsonrpc.ID) (string, *Outcome) {
-	name := h.StreamOf(id)
-	if name == "" {
-		o := Infof("the server answered the call with a JSON body, not an SSE stream: nothing to drop or resume (HTTP-14 allows both)")
-		return "", &o
-	}
-	return name, nil
-}
-
-// dropAfterStep starts a gated slow call with progress, brings it to step
-// 1 and drops its stream. It returns the op, the dropped stream and the
-// last event ID read on it.
-func (e *Env) dropAfterStep(ctx context.Context, h *transport.HTTP, key string) (*Op, string, string, *Outcome) {
-	op, err := e.StartSlow(ctx, SlowSpec{Key: key, Progress: true, Steps: 3})
-	if err != nil {
-		o := Errorf("%v", err)
-		return nil, "", "", &o
-	}
-	if err := op.AtStep(ctx, 1); err != nil {
-		o := Errorf("%v", err)
-		return nil, "", "", &o
-	}
-	stream, o := streamOf(h, op.Call.ID)
-	if o != nil {
-		return nil, "", "", o
-	}
-	last := h.LastEventID(stream)
-	if err := h.Drop(stream); err != nil {
-		o := Errorf("dropping %s: %v", stream, err)
-		return nil, "", "", &o
-	}
-	if last == "" {
-		o := Infof("the server's stream carried no event ID: it is not resumable (HTTP-27, HTTP-39 are MAY)")
-		return nil, "", "", &o
-	}
-	return op, stream, last, nil
-}
-
-// awaitResult waits for the call's response within the slow budget, and
-// ends a second before the case's own deadline, so that a result that
-// never comes is a verdict rather than a deadline error.
-func (e *Env) awaitResult(ctx context.Context, op *Op) (*jsonrpc.Message, error) {
-	budget := e.slowBudget()
-	if dl, ok := ctx.Deadline(); ok {
-		budget = min(budget, time.Until(dl)-time.Second)
-	}
-	wctx, cancel := context.WithTimeout(ctx, budget)
-	defer cancel()
-	resp, err := op.Call.Await(wctx)
-	if err != nil && wctx.Err() != nil && ctx.Err() == nil {
-		e.Log.Harness(chrono.KindDeadline, "case", fmt.Sprintf("no response for request %s within %v", op.Call.ID, budget.Round(time.Millisecond)))
-	}
-	return resp, err
-}
-
-// framesOn returns the JSON-RPC frames read on the SSE stream channel.
-func (e *Env) framesOn(stream string) []chrono.Event {
-	var out []chrono.Event
-	for _, ev := range e.Log.Events() {
-		if ev.Dir == chrono.In && ev.Kind == chrono.KindFrame && ev.Channel == "SSE "+stream {
-			out = append(out, ev)
-		}
-	}
-	return out
-}
-
-func disconnectIsNotCancel(ctx context.Context, e *Env) Outcome {
-	h, o := e.httpConn()
+func disconnectIsNotCancel(ctx context.Context, e *probe.Env) verdict.Outcome {
+	h, o := e.HTTPConn()
 	if o != nil {
 		return *o
 	}
-	op, _, last, o := e.dropAfterStep(ctx, h, "a")
+	op, _, last, o := e.DropAfterStep(ctx, h, "a")
 	if o != nil {
 		return *o
 	}
@@ -249,183 +308,169 @@ func disconnectIsNotCancel(ctx context.Context, e *Env) Outcome {
 		// resuming at once.
 		resumed, err := h.Resume(ctx, last)
 		if err != nil {
-			return Infof("resuming was refused (%s): whether the work went on cannot be seen without the control extension", chrono.Sanitize(err.Error(), false))
+			return verdict.Infof("resuming was refused (%s): whether the work went on cannot be seen without the control extension", chrono.Sanitize(err.Error(), false))
 		}
-		resp, err := e.awaitResult(ctx, op)
+		resp, err := e.AwaitResult(ctx, op)
 		if err != nil || resp == nil {
-			return Violation(Warn, "HTTP-25", []string{"the call goes on after its stream dropped and its result comes on the resumed stream " + resumed},
+			return e.Breaks("HTTP-25", []string{"the call goes on after its stream dropped and its result comes on the resumed stream " + resumed},
 				"no result after the drop and the resume: the call was lost or treated as cancelled", 0)
 		}
-		return Passf("the call went on after its stream dropped; its result came on %s", resumed)
+		return verdict.Passf("the call went on after its stream dropped; its result came on %s", resumed)
 	}
-	// The call is held at its step-1 gate: watch, for the grace window,
-	// whether the server ends it by itself because the stream dropped.
-	wctx, cancel := context.WithTimeout(ctx, e.Grace)
-	_, endErr := op.Checkpoint(wctx, "end")
-	cancel()
-	if endErr != nil && ctx.Err() == nil {
-		e.Log.Harness(chrono.KindDeadline, "case", fmt.Sprintf("the held call did not end within the grace window of %v after the drop", e.Grace))
-		if err := op.ReleaseAll(ctx); err != nil {
-			return Errorf("%v", err)
-		}
-		if _, err := op.Settle(ctx); err != nil {
-			return Errorf("settling: %v", err)
-		}
+	// The call is held at its step-1 gate, and DropAfterStep has judged
+	// the state the server left it in once it dealt with the drop.
+	if err := op.ReleaseAll(ctx); err != nil {
+		return verdict.Errorf("%v", err)
+	}
+	if _, err := op.Settle(ctx); err != nil {
+		return verdict.Errorf("settling: %v", err)
 	}
 	state, _, err := op.OperationState(ctx)
 	if err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	if state.State != "completed" {
-		return Violation(Warn, "HTTP-25", []string{"operation \"a\" completed although its stream was dropped (a disconnection is not a cancellation)"},
+		return e.Breaks("HTTP-25", []string{"operation \"a\" completed although its stream was dropped (a disconnection is not a cancellation)"},
 			fmt.Sprintf("the server reports operation \"a\" as %q after the client dropped its stream", state.State), 0)
 	}
 	resumed, err := h.Resume(ctx, last)
 	if err != nil {
-		return Infof("the work completed despite the drop (HTTP-25 holds); resuming was refused: %v", chrono.Sanitize(err.Error(), false))
+		return verdict.Infof("the work completed despite the drop (HTTP-25 holds); resuming was refused: %v", chrono.Sanitize(err.Error(), false))
 	}
-	resp, err := e.awaitResult(ctx, op)
+	resp, err := e.AwaitResult(ctx, op)
 	if err != nil || resp == nil {
-		return Violation(Warn, "HTTP-21", []string{"the call's result on the stream resumed with Last-Event-ID " + last},
+		return e.Breaks("HTTP-21", []string{"the call's result on the stream resumed with Last-Event-ID " + last},
 			fmt.Sprintf("no result on %s", resumed), 0)
 	}
-	return Passf("the call completed after its stream was dropped; the result came on %s", resumed)
+	return verdict.Passf("the call completed after its stream was dropped; the result came on %s", resumed)
 }
 
-func resumeCase(ctx context.Context, e *Env, afterCompletion bool) Outcome {
-	h, o := e.httpConn()
+func resumeCase(ctx context.Context, e *probe.Env, afterCompletion bool) verdict.Outcome {
+	h, o := e.HTTPConn()
 	if o != nil {
 		return *o
 	}
-	op, _, last, o := e.dropAfterStep(ctx, h, "a")
+	op, _, last, o := e.DropAfterStep(ctx, h, "a")
 	if o != nil {
 		return *o
 	}
 	if err := op.Release(ctx, "step/1"); err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
-	wctx, cancel := context.WithTimeout(ctx, e.slowBudget())
+	wctx, cancel := context.WithTimeout(ctx, e.SlowBudget())
 	_, err := op.Checkpoint(wctx, "step/2")
 	cancel()
 	if err != nil {
 		if state, _, serr := op.OperationState(ctx); serr == nil && state.State == "cancelled" {
-			return Violation(Warn, "HTTP-25", []string{"the call goes on after its stream dropped (a disconnection is not a cancellation)"},
+			return e.Breaks("HTTP-25", []string{"the call goes on after its stream dropped (a disconnection is not a cancellation)"},
 				"the server reports the call cancelled after the client dropped its stream", 0)
 		}
-		return Errorf("awaiting step 2: %v", err)
+		return verdict.Errorf("awaiting step 2: %v", err)
 	}
 	if afterCompletion {
 		if err := op.ReleaseAll(ctx); err != nil {
-			return Errorf("%v", err)
+			return verdict.Errorf("%v", err)
 		}
 		if _, err := op.Settle(ctx); err != nil {
-			return Errorf("settling: %v", err)
+			return verdict.Errorf("settling: %v", err)
 		}
 	}
 	resumed, err := h.Resume(ctx, last)
 	if err != nil {
 		var se *transport.StatusError
 		if errors.As(err, &se) && se.Status == http.StatusMethodNotAllowed {
-			return Infof("the server offers no GET stream (405): it does not resume (HTTP-27 is MAY)")
+			return verdict.Infof("the server offers no GET stream (405): it does not resume (HTTP-27 is MAY)")
 		}
-		return Violation(Warn, "HTTP-43", []string{"GET with Last-Event-ID resumes the dropped stream"},
+		return e.Breaks("HTTP-43", []string{"GET with Last-Event-ID resumes the dropped stream"},
 			"resuming failed: "+chrono.Sanitize(err.Error(), false), 0)
 	}
 	if !afterCompletion {
 		if err := op.ReleaseAll(ctx); err != nil {
-			return Errorf("%v", err)
+			return verdict.Errorf("%v", err)
 		}
 	}
-	resp, err := e.awaitResult(ctx, op)
+	resp, err := e.AwaitResult(ctx, op)
 	if err != nil || resp == nil {
-		return Violation(Warn, "HTTP-21", []string{fmt.Sprintf("progress 2 and 3 and the result on %s", resumed)},
+		return e.Breaks("HTTP-21", []string{fmt.Sprintf("progress 2 and 3 and the result on %s", resumed)},
 			fmt.Sprintf("no result for the call on %s", resumed), 0)
 	}
-	isMine := progressFor(op.Call.Token)
+	isMine := probe.ProgressFor(op.Call.Token)
 	got := 0
-	for _, ev := range e.framesOn(resumed) {
+	for _, ev := range e.FramesOn(resumed) {
 		if isMine(ev) {
 			got++
 		}
 	}
 	if got != 2 {
-		return Violation(Warn, "HTTP-43", []string{fmt.Sprintf("the 2 progress notifications after event %s replayed or sent on %s", last, resumed)},
+		return e.Breaks("HTTP-43", []string{fmt.Sprintf("the 2 progress notifications after event %s replayed or sent on %s", last, resumed)},
 			fmt.Sprintf("%d progress notifications for the call on %s", got, resumed), 0)
 	}
-	return Passf("the resumed stream %s carried the 2 missed progress notifications and the result", resumed)
+	return verdict.Passf("the resumed stream %s carried the 2 missed progress notifications and the result", resumed)
 }
 
-func replayOnlyDisconnected(ctx context.Context, e *Env) Outcome {
-	h, o := e.httpConn()
+func replayOnlyDisconnected(ctx context.Context, e *probe.Env) verdict.Outcome {
+	h, o := e.HTTPConn()
 	if o != nil {
 		return *o
 	}
-	a, _, last, o := e.dropAfterStep(ctx, h, "a")
+	a, _, last, o := e.DropAfterStep(ctx, h, "a")
 	if o != nil {
 		return *o
 	}
-	b, err := e.StartSlow(ctx, SlowSpec{Key: "b", Progress: true, Free: true})
+	b, err := e.StartSlow(ctx, probe.SlowSpec{Key: "b", Progress: true, Free: true})
 	if err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
-	if _, err := e.awaitResult(ctx, b); err != nil {
-		return Errorf("call b: %v", err)
+	if _, err := e.AwaitResult(ctx, b); err != nil {
+		return verdict.Errorf("call b: %v", err)
 	}
 	if err := a.ReleaseAll(ctx); err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
-	if _, err := a.Settle(ctx); err != nil {
-		return Errorf("settling a: %v", err)
+	end, err := a.Settle(ctx)
+	if err != nil {
+		return verdict.Errorf("settling a: %v", err)
+	}
+	if end.Outcome == mcp.OutcomeCancelled {
+		// Nothing will come for a on any stream: the drop was taken for
+		// a cancel, which is the broken rule, not the replay.
+		return e.Breaks("HTTP-25", []string{"call a goes on after its stream dropped, and its result is replayed on the resumed stream"},
+			"the server reports call a cancelled after the client dropped its stream", 0)
 	}
 	resumed, err := h.Resume(ctx, last)
 	if err != nil {
-		return Infof("resuming was refused (%s): nothing replayed, nothing crossed", chrono.Sanitize(err.Error(), false))
+		return verdict.Infof("resuming was refused (%s): nothing replayed, nothing crossed", chrono.Sanitize(err.Error(), false))
 	}
-	if _, err := e.awaitResult(ctx, a); err != nil {
-		return Violation(Warn, "HTTP-21", []string{"call a's result on the resumed stream"}, "no result for call a on "+resumed, 0)
+	if _, err := e.AwaitResult(ctx, a); err != nil {
+		return e.Breaks("HTTP-21", []string{"call a's result on the resumed stream"}, "no result for call a on "+resumed, 0)
 	}
-	<-streamDoneOr(ctx, h, resumed, e)
-	isB := progressFor(b.Call.Token)
-	bResp := responseTo(b.Call.ID)
-	for _, ev := range e.framesOn(resumed) {
+	<-probe.StreamDoneOr(ctx, h, resumed, e)
+	isB := probe.ProgressFor(b.Call.Token)
+	bResp := probe.ResponseTo(b.Call.ID)
+	for _, ev := range e.FramesOn(resumed) {
 		if isB(ev) || bResp(ev) {
-			return Violation(Fail, "HTTP-44", []string{"only call a's messages on the stream resumed after event " + last},
-				fmt.Sprintf("call b's %s replayed on %s", describe(ev), resumed), ev.Seq)
+			return e.Breaks("HTTP-44", []string{"only call a's messages on the stream resumed after event " + last},
+				fmt.Sprintf("call b's %s replayed on %s", probe.Describe(ev), resumed), ev.Seq)
 		}
 	}
-	return Passf("the resumed stream %s carried only the disconnected call's messages", resumed)
+	return verdict.Passf("the resumed stream %s carried only the disconnected call's messages", resumed)
 }
 
-// streamDoneOr is the stream's end, or the end of the grace window.
-func streamDoneOr(ctx context.Context, h *transport.HTTP, stream string, e *Env) <-chan struct{} {
-	out := make(chan struct{})
-	go func() {
-		defer close(out)
-		wctx, cancel := context.WithTimeout(ctx, e.Grace)
-		defer cancel()
-		select {
-		case <-h.StreamDone(stream):
-		case <-wctx.Done():
-		}
-	}()
-	return out
-}
-
-func eventIDsUnique(ctx context.Context, e *Env) Outcome {
-	h, o := e.httpConn()
+func eventIDsUnique(ctx context.Context, e *probe.Env) verdict.Outcome {
+	h, o := e.HTTPConn()
 	if o != nil {
 		return *o
 	}
 	for _, key := range []string{"a", "b"} {
-		op, err := e.StartSlow(ctx, SlowSpec{Key: key, Progress: true, Free: true})
+		op, err := e.StartSlow(ctx, probe.SlowSpec{Key: key, Progress: true, Free: true})
 		if err != nil {
-			return Errorf("%v", err)
+			return verdict.Errorf("%v", err)
 		}
-		if _, err := e.awaitResult(ctx, op); err != nil {
-			return Errorf("call %s: %v", key, err)
+		if _, err := e.AwaitResult(ctx, op); err != nil {
+			return verdict.Errorf("call %s: %v", key, err)
 		}
 		if name := h.StreamOf(op.Call.ID); name != "" {
-			<-streamDoneOr(ctx, h, name, e)
+			<-probe.StreamDoneOr(ctx, h, name, e)
 		}
 	}
 	seen := map[string]string{}
@@ -437,89 +482,63 @@ func eventIDsUnique(ctx context.Context, e *Env) Outcome {
 			}
 			n++
 			if prev, dup := seen[ev.ID]; dup {
-				return Violation(Fail, "HTTP-40", []string{"every event ID unique across the session's streams"},
+				return e.Breaks("HTTP-40", []string{"every event ID unique across the session's streams"},
 					fmt.Sprintf("event ID %q on %s and on %s", chrono.Sanitize(ev.ID, false), prev, stream), ev.Seq)
 			}
 			seen[ev.ID] = stream
 		}
 	}
 	if n == 0 {
-		return Infof("the server attached no event IDs (HTTP-39 is MAY)")
+		return verdict.Infof("the server attached no event IDs (HTTP-39 is MAY)")
 	}
-	return Passf("%d event IDs, all distinct", n)
+	return verdict.Passf("%d event IDs, all distinct", n)
 }
 
-// statusAfter finds the HTTP status recorded for the exchange whose
-// outbound frame has sequence number seq.
-func (e *Env) statusAfter(seq uint64) (int, chrono.Event, bool) {
-	ev := e.eventAt(seq)
-	for _, r := range e.Log.Since(seq) {
-		if r.Dir == chrono.In && r.Kind == chrono.KindHTTP && r.Channel == ev.Channel && strings.HasPrefix(r.Text, "HTTP ") {
-			var status int
-			if _, err := fmt.Sscanf(r.Text, "HTTP %d", &status); err == nil {
-				return status, r, true
-			}
-		}
-	}
-	return 0, chrono.Event{}, false
-}
-
-// bodyAfter reports a body recorded for the exchange of seq.
-func (e *Env) bodyAfter(seq uint64) (chrono.Event, bool) {
-	ev := e.eventAt(seq)
-	for _, r := range e.Log.Since(seq) {
-		if r.Dir == chrono.In && r.Channel == ev.Channel && len(r.Raw) > 0 {
-			return r, true
-		}
-	}
-	return chrono.Event{}, false
-}
-
-func cancel202NoResponse(ctx context.Context, e *Env) Outcome {
-	h, o := e.httpConn()
+func cancel202NoResponse(ctx context.Context, e *probe.Env) verdict.Outcome {
+	h, o := e.HTTPConn()
 	if o != nil {
 		return *o
 	}
-	op, err := e.StartSlow(ctx, SlowSpec{Key: "a", Progress: true})
+	op, err := e.StartSlow(ctx, probe.SlowSpec{Key: "a", Progress: true})
 	if err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	if err := op.AtStep(ctx, 1); err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	stream := h.StreamOf(op.Call.ID)
 	if err := e.S.Cancel(ctx, op.Call, "mcpflight: cancel over HTTP"); err != nil {
 		var se *transport.StatusError
 		if !errors.As(err, &se) {
-			return Errorf("sending cancel: %v", err)
+			return verdict.Errorf("sending cancel: %v", err)
 		}
 	}
-	if _, err := op.Settle(ctx); err != nil && !errors.Is(err, ErrNotSettled) {
-		return Errorf("settling: %v", err)
+	if o := e.SettleAfterCancel(ctx, op); o != nil {
+		return *o
 	}
 	if err := e.Quiesce(ctx); err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	cseq := op.Call.CancelSeq
-	status, sev, ok := e.statusAfter(cseq)
+	status, sev, ok := e.StatusAfter(cseq)
 	if !ok {
-		return Errorf("no HTTP status recorded for the cancel's POST")
+		return verdict.Errorf("no HTTP status recorded for the cancel's POST")
 	}
 	if status != http.StatusAccepted {
-		return Violation(Fail, "HTTP-11", []string{"HTTP 202 Accepted for the POSTed notifications/cancelled"},
+		return e.Breaks("HTTP-11", []string{"HTTP 202 Accepted for the POSTed notifications/cancelled"},
 			chrono.Sanitize(sev.Text, false), sev.Seq)
 	}
 	if stream != "" {
-		<-streamDoneOr(ctx, h, stream, e)
+		<-probe.StreamDoneOr(ctx, h, stream, e)
 	}
-	if o := e.responseAfterCancel(op); o != nil {
+	if o := e.ResponseAfterCancel(op); o != nil {
 		return *o
 	}
-	return Passf("the cancel got 202 and no response followed")
+	return verdict.Passf("the cancel got 202 and no response followed")
 }
 
-func notification202(ctx context.Context, e *Env) Outcome {
-	h, o := e.httpConn()
+func notification202(ctx context.Context, e *probe.Env) verdict.Outcome {
+	h, o := e.HTTPConn()
 	if o != nil {
 		return *o
 	}
@@ -527,99 +546,71 @@ func notification202(ctx context.Context, e *Env) Outcome {
 	seq := e.Log.Len() + 1
 	resp, err := h.RawPOST(ctx, body, nil)
 	if err != nil {
-		return Errorf("POST: %v", err)
+		return verdict.Errorf("POST: %v", err)
 	}
 	if resp.Status != http.StatusAccepted || len(resp.Body) > 0 || len(resp.Events) > 0 {
 		actual := fmt.Sprintf("HTTP %d with %d body bytes", resp.Status, len(resp.Body))
-		if ev, ok := e.bodyAfter(seq); ok {
-			return Violation(Fail, "HTTP-11", []string{"HTTP 202 Accepted with no body"}, actual, ev.Seq)
+		if ev, ok := e.BodyAfter(seq); ok {
+			return e.Breaks("HTTP-11", []string{"HTTP 202 Accepted with no body"}, actual, ev.Seq)
 		}
-		return Violation(Fail, "HTTP-11", []string{"HTTP 202 Accepted with no body"}, actual, seq)
+		return e.Breaks("HTTP-11", []string{"HTTP 202 Accepted with no body"}, actual, seq)
 	}
-	return Passf("202 with no body")
+	return verdict.Passf("202 with no body")
 }
 
-// rawPing POSTs a ping with header changes and returns the status.
-func (e *Env) rawPing(ctx context.Context, h *transport.HTTP, headers http.Header) (int, uint64, error) {
-	raw, err := jsonrpc.EncodeRequest(e.S.NewID(), "ping", nil)
-	if err != nil {
-		return 0, 0, err
-	}
-	seq := e.Log.Len() + 1
-	resp, err := h.RawPOST(ctx, raw, headers)
-	if err != nil {
-		return 0, seq, err
-	}
-	return resp.Status, seq, nil
-}
-
-func sessionIDRequired(ctx context.Context, e *Env) Outcome {
-	h, o := e.httpConn()
+func sessionIDRequired(ctx context.Context, e *probe.Env) verdict.Outcome {
+	h, o := e.HTTPConn()
 	if o != nil {
 		return *o
 	}
 	if h.SessionID() == "" {
-		return Skipf("the server assigned no session ID (HTTP-46 is MAY)")
+		return verdict.Skipf("the server assigned no session ID (HTTP-46 is MAY)")
 	}
-	status, seq, err := e.rawPing(ctx, h, http.Header{transport.HeaderSessionID: nil})
+	status, seq, err := e.RawPing(ctx, h, http.Header{transport.HeaderSessionID: nil})
 	if err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	if status != http.StatusBadRequest {
-		return Violation(Warn, "HTTP-51", []string{"HTTP 400 for a request without MCP-Session-Id"}, fmt.Sprintf("HTTP %d", status), seq)
+		return e.Breaks("HTTP-51", []string{"HTTP 400 for a request without MCP-Session-Id"}, fmt.Sprintf("HTTP %d", status), seq)
 	}
-	return Passf("400 without the session ID")
+	return verdict.Passf("400 without the session ID")
 }
 
-func unknownSession404(ctx context.Context, e *Env) Outcome {
-	h, o := e.httpConn()
+func unknownSession404(ctx context.Context, e *probe.Env) verdict.Outcome {
+	h, o := e.HTTPConn()
 	if o != nil {
 		return *o
 	}
 	if h.SessionID() == "" {
-		return Skipf("the server assigned no session ID (HTTP-46 is MAY)")
+		return verdict.Skipf("the server assigned no session ID (HTTP-46 is MAY)")
 	}
-	status, seq, err := e.rawPing(ctx, h, http.Header{transport.HeaderSessionID: {"mcpflight-no-such-session"}})
+	status, seq, err := e.RawPing(ctx, h, http.Header{transport.HeaderSessionID: {"mcpflight-no-such-session"}})
 	if err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	if status != http.StatusNotFound {
 		// HTTP-52's MUST is about terminated sessions; a session ID never
 		// issued is the same case for the client (HTTP-53), but the
 		// sentence does not literally cover it: a warn.
-		return Violation(Warn, "HTTP-52", []string{"HTTP 404 for a session ID the server never issued (as for a terminated one)"}, fmt.Sprintf("HTTP %d", status), seq)
+		return e.Broke(verdict.Req("HTTP-52").Clause("MUST").Except(verdict.Warn,
+			"HTTP-52's MUST is about a session the server terminated; a session ID never issued is the same situation for the client (HTTP-53), but the sentence does not literally cover it"),
+			[]string{"HTTP 404 for a session ID the server never issued (as for a terminated one)"}, fmt.Sprintf("HTTP %d", status), seq)
 	}
-	return Passf("404 for an unknown session ID")
-}
-
-// visibleASCII reports whether s is non-empty and only 0x21..0x7E.
-func visibleASCII(s string) bool { return transport.VisibleASCII(s) }
-
-// rawInitialize POSTs an initialize without session ID and protocol
-// version headers; the transport does not take the session it opens.
-func (e *Env) rawInitialize(ctx context.Context, h *transport.HTTP) (*transport.RawResponse, error) {
-	init, err := jsonrpc.EncodeRequest(e.S.NewID(), "initialize", map[string]any{
-		"protocolVersion": V20251125, "capabilities": map[string]any{},
-		"clientInfo": map[string]any{"name": "mcpflight", "version": "dev"},
-	})
-	if err != nil {
-		return nil, err
-	}
-	return h.RawPOST(ctx, init, http.Header{transport.HeaderSessionID: nil, transport.HeaderProtocolVersion: nil})
+	return verdict.Passf("404 for an unknown session ID")
 }
 
 // sessionIDVisibleASCII reads the session ID of a fresh initialize. What
 // net/http hands over is the header value with surrounding whitespace
 // trimmed; a space or a byte over 0x7E inside it still shows.
-func sessionIDVisibleASCII(ctx context.Context, e *Env) Outcome {
-	h, o := e.httpConn()
+func sessionIDVisibleASCII(ctx context.Context, e *probe.Env) verdict.Outcome {
+	h, o := e.HTTPConn()
 	if o != nil {
 		return *o
 	}
 	from := e.Log.Len()
-	resp, err := e.rawInitialize(ctx, h)
+	resp, err := e.RawInitialize(ctx, h)
 	if err != nil {
-		return Errorf("initialize: %v", err)
+		return verdict.Errorf("initialize: %v", err)
 	}
 	seq := from + 1
 	for _, ev := range e.Log.Since(from) {
@@ -629,113 +620,113 @@ func sessionIDVisibleASCII(ctx context.Context, e *Env) Outcome {
 		}
 	}
 	if resp.Status/100 != 2 {
-		return Errorf("initialize answered HTTP %d", resp.Status)
+		return verdict.Errorf("initialize answered HTTP %d", resp.Status)
 	}
 	ids := resp.Header.Values(transport.HeaderSessionID)
 	if len(ids) == 0 {
-		return Skipf("the server assigned no session ID (HTTP-46 is MAY)")
+		return verdict.Skipf("the server assigned no session ID (HTTP-46 is MAY)")
 	}
 	defer func() {
 		_, _ = h.Raw(ctx, http.MethodDelete, nil, http.Header{transport.HeaderSessionID: {ids[0]}})
 	}()
 	for _, id := range ids {
-		if !visibleASCII(id) {
-			return Violation(Fail, "HTTP-48", []string{"a session ID of visible ASCII (0x21 to 0x7E)"}, fmt.Sprintf("session ID %q", chrono.Sanitize(id, false)), seq)
+		if !transport.VisibleASCII(id) {
+			return e.Breaks("HTTP-48", []string{"a session ID of visible ASCII (0x21 to 0x7E)"}, fmt.Sprintf("session ID %q", chrono.Sanitize(id, false)), seq)
 		}
 	}
-	return Passf("the session ID is %d visible ASCII characters", len(ids[0]))
+	return verdict.Passf("the session ID is %d visible ASCII characters", len(ids[0]))
 }
 
-func deleteThen404(ctx context.Context, e *Env) Outcome {
-	h, o := e.httpConn()
+func deleteThen404(ctx context.Context, e *probe.Env) verdict.Outcome {
+	h, o := e.HTTPConn()
 	if o != nil {
 		return *o
 	}
 	old := h.SessionID()
 	if old == "" {
-		return Skipf("the server assigned no session ID (HTTP-46 is MAY)")
+		return verdict.Skipf("the server assigned no session ID (HTTP-46 is MAY)")
 	}
-	if !visibleASCII(old) {
-		return Violation(Fail, "HTTP-48", []string{"a session ID of visible ASCII (0x21 to 0x7E)"}, fmt.Sprintf("session ID %q", chrono.Sanitize(old, false)), 0)
+	if !transport.VisibleASCII(old) {
+		return e.Breaks("HTTP-48", []string{"a session ID of visible ASCII (0x21 to 0x7E)"}, fmt.Sprintf("session ID %q", chrono.Sanitize(old, false)), 0)
 	}
 	seq := e.Log.Len() + 1
 	status, err := h.Delete(ctx)
 	if err != nil {
-		return Errorf("DELETE: %v", err)
+		return verdict.Errorf("DELETE: %v", err)
 	}
 	if status == http.StatusMethodNotAllowed {
-		return Infof("DELETE answered 405: the server does not let clients end sessions (HTTP-55)")
+		return verdict.Infof("DELETE answered 405: the server does not let clients end sessions (HTTP-55)")
 	}
 	if status/100 != 2 {
-		return Violation(Fail, "HTTP-54", []string{"DELETE answered 2xx, or 405 when not allowed"}, fmt.Sprintf("HTTP %d", status), seq)
+		return e.Breaks("HTTP-54", []string{"DELETE answered 2xx, or 405 when not allowed"}, fmt.Sprintf("HTTP %d", status), seq)
 	}
 	oldHdr := http.Header{transport.HeaderSessionID: {old}}
 	for _, method := range []string{http.MethodPost, http.MethodGet, http.MethodDelete} {
 		var body []byte
 		if method == http.MethodPost {
-			body, _ = jsonrpc.EncodeRequest(e.S.NewID(), "ping", nil)
+			body, _ = jsonrpc.EncodeRequest(e.S.NewID(), mcp.MethodPing, nil)
 		}
 		seq := e.Log.Len() + 1
 		resp, err := h.Raw(ctx, method, body, oldHdr)
 		if err != nil {
-			return Errorf("%s after DELETE: %v", method, err)
+			return verdict.Errorf("%s after DELETE: %v", method, err)
 		}
 		if resp.Status != http.StatusNotFound {
-			return Violation(Fail, "HTTP-52", []string{method + " with a deleted session ID answered 404"}, fmt.Sprintf("HTTP %d", resp.Status), seq)
+			return e.Broke(verdict.Req("HTTP-52").Clause("MUST"), []string{method + " with a deleted session ID answered 404"}, fmt.Sprintf("HTTP %d", resp.Status), seq)
 		}
 	}
 	seq = e.Log.Len() + 1
-	resp, err := e.rawInitialize(ctx, h)
+	resp, err := e.RawInitialize(ctx, h)
 	if err != nil {
-		return Errorf("new initialize: %v", err)
+		return verdict.Errorf("new initialize: %v", err)
 	}
 	fresh := resp.Header.Get(transport.HeaderSessionID)
 	switch {
 	case resp.Status/100 != 2:
-		return Violation(Fail, "HTTP-53", []string{"a new initialize without a session ID starts a new session"}, fmt.Sprintf("HTTP %d", resp.Status), seq)
+		return e.Breaks("HTTP-53", []string{"a new initialize without a session ID starts a new session"}, fmt.Sprintf("HTTP %d", resp.Status), seq)
 	case fresh == old:
-		return Violation(Fail, "HTTP-52", []string{"a new session ID after DELETE"}, "the deleted session ID was issued again", seq)
-	case fresh != "" && !visibleASCII(fresh):
-		return Violation(Fail, "HTTP-48", []string{"a session ID of visible ASCII (0x21 to 0x7E)"}, fmt.Sprintf("session ID %q", chrono.Sanitize(fresh, false)), seq)
+		return e.Broke(verdict.Req("HTTP-52").Clause("MUST"), []string{"a new session ID after DELETE"}, "the deleted session ID was issued again", seq)
+	case fresh != "" && !transport.VisibleASCII(fresh):
+		return e.Breaks("HTTP-48", []string{"a session ID of visible ASCII (0x21 to 0x7E)"}, fmt.Sprintf("session ID %q", chrono.Sanitize(fresh, false)), seq)
 	}
 	if fresh != "" {
 		_, _ = h.Raw(ctx, http.MethodDelete, nil, http.Header{transport.HeaderSessionID: {fresh}})
 	}
-	return Passf("DELETE ended the session (404 for POST, GET and DELETE after it); a new initialize got a new session")
+	return verdict.Passf("DELETE ended the session (404 for POST, GET and DELETE after it); a new initialize got a new session")
 }
 
-func originForbidden(ctx context.Context, e *Env) Outcome {
-	h, o := e.httpConn()
+func originForbidden(ctx context.Context, e *probe.Env) verdict.Outcome {
+	h, o := e.HTTPConn()
 	if o != nil {
 		return *o
 	}
-	status, seq, err := e.rawPing(ctx, h, http.Header{"Origin": {"http://evil.example"}})
+	status, seq, err := e.RawPing(ctx, h, http.Header{"Origin": {"http://evil.example"}})
 	if err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	if status != http.StatusForbidden {
-		return Violation(Fail, "HTTP-3", []string{"HTTP 403 for Origin: http://evil.example"}, fmt.Sprintf("HTTP %d", status), seq)
+		return e.Breaks("HTTP-3", []string{"HTTP 403 for Origin: http://evil.example"}, fmt.Sprintf("HTTP %d", status), seq)
 	}
-	return Passf("403 for a foreign Origin")
+	return verdict.Passf("403 for a foreign Origin")
 }
 
-func protocolVersionInvalid(ctx context.Context, e *Env) Outcome {
-	h, o := e.httpConn()
+func protocolVersionInvalid(ctx context.Context, e *probe.Env) verdict.Outcome {
+	h, o := e.HTTPConn()
 	if o != nil {
 		return *o
 	}
-	status, seq, err := e.rawPing(ctx, h, http.Header{transport.HeaderProtocolVersion: {"1999-01-01"}})
+	status, seq, err := e.RawPing(ctx, h, http.Header{transport.HeaderProtocolVersion: {"1999-01-01"}})
 	if err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	if status != http.StatusBadRequest {
-		return Violation(Fail, "HTTP-59", []string{"HTTP 400 for MCP-Protocol-Version: 1999-01-01"}, fmt.Sprintf("HTTP %d", status), seq)
+		return e.Breaks("HTTP-59", []string{"HTTP 400 for MCP-Protocol-Version: 1999-01-01"}, fmt.Sprintf("HTTP %d", status), seq)
 	}
-	return Passf("400 for an unsupported MCP-Protocol-Version")
+	return verdict.Passf("400 for an unsupported MCP-Protocol-Version")
 }
 
-func getStreamClean(ctx context.Context, e *Env) Outcome {
-	h, o := e.httpConn()
+func getStreamClean(ctx context.Context, e *probe.Env) verdict.Outcome {
+	h, o := e.HTTPConn()
 	if o != nil {
 		return *o
 	}
@@ -743,60 +734,87 @@ func getStreamClean(ctx context.Context, e *Env) Outcome {
 	if err != nil {
 		var se *transport.StatusError
 		if errors.As(err, &se) && se.Status == http.StatusMethodNotAllowed {
-			return Infof("the server offers no GET stream (405, allowed by HTTP-30)")
+			return verdict.Infof("the server offers no GET stream (405, allowed by HTTP-30)")
 		}
 		if errors.Is(err, transport.ErrBadContentType) {
-			return Violation(Fail, "HTTP-30", []string{"GET answered with text/event-stream or 405"}, chrono.Sanitize(err.Error(), false), 0)
+			return e.Breaks("HTTP-30", []string{"GET answered with text/event-stream or 405"}, chrono.Sanitize(err.Error(), false), 0)
 		}
-		return Errorf("GET: %v", err)
+		return verdict.Errorf("GET: %v", err)
 	}
-	op, err := e.StartSlow(ctx, SlowSpec{Key: "a", Progress: true, Free: true})
+	op, err := e.StartSlow(ctx, probe.SlowSpec{Key: "a", Progress: true, Free: true})
 	if err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
-	if _, err := e.awaitResult(ctx, op); err != nil {
-		return Errorf("call: %v", err)
+	if _, err := e.AwaitResult(ctx, op); err != nil {
+		return verdict.Errorf("call: %v", err)
 	}
 	if err := e.Quiesce(ctx); err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	// The GET stream is read on a connection of its own: nothing orders
-	// it with the call's stream, so it is watched for the grace window.
-	isMine := progressFor(op.Call.Token)
+	// it with the call's stream. A controlled target says how many
+	// progress notifications it sent: once that many are read, wherever
+	// they came, the chronology is complete. Elsewhere the GET stream is
+	// watched for the grace window.
+	// The call is the only one running: any progress is its own, whatever
+	// token it names (a wrong token is for the progress cases to judge).
+	onGET := func(ev chrono.Event) bool {
+		return ev.Dir == chrono.In && ev.Kind == chrono.KindFrame && ev.Channel == "SSE "+get &&
+			(probe.AnyResponse(ev) || probe.AnyProgress(ev))
+	}
+	if e.Control != nil {
+		st, _, err := op.OperationState(ctx)
+		if err != nil {
+			return verdict.Errorf("%v", err)
+		}
+		if err := op.WaitAnyProgress(ctx, st.ProgressSent); err != nil {
+			return verdict.Errorf("the server reports %d progress notifications sent; %d were read: %v", st.ProgressSent, op.Call.ProgressCount(), err)
+		}
+		for _, ev := range e.Log.Events() {
+			if onGET(ev) {
+				return getStreamViolation(e, ev)
+			}
+		}
+		return verdict.Passf("the GET stream carried nothing of the call (all %d progress notifications came on its own stream)", st.ProgressSent)
+	}
 	wctx, cancel := context.WithTimeout(ctx, e.Grace)
 	defer cancel()
-	ev, err := e.Log.WaitFor(wctx, 0, func(ev chrono.Event) bool {
-		return ev.Dir == chrono.In && ev.Kind == chrono.KindFrame && ev.Channel == "SSE "+get &&
-			(anyResponse(ev) || isMine(ev))
-	})
+	ev, err := e.Log.WaitFor(wctx, 0, onGET)
 	switch {
-	case err == nil && anyResponse(ev):
-		return Violation(Fail, "HTTP-32", []string{"no JSON-RPC response on the GET stream (not a resumption)"}, describe(ev), ev.Seq)
 	case err == nil:
-		return Violation(Warn, "HTTP-31", []string{"progress of a POSTed call on that call's stream, not on the GET stream"}, describe(ev), ev.Seq)
+		return getStreamViolation(e, ev)
 	case ctx.Err() != nil:
-		return Errorf("%v", ctx.Err())
+		return verdict.Errorf("%v", ctx.Err())
 	}
 	e.Log.Harness(chrono.KindDeadline, "case", fmt.Sprintf("watched the GET stream for %v", e.Grace))
-	return Passf("the GET stream carried nothing of the call")
+	return verdict.Passf("the GET stream carried nothing of the call")
 }
 
-func answerContentType(ctx context.Context, e *Env) Outcome {
+// getStreamViolation judges a frame of a POSTed call read on the GET
+// stream: a response there breaks HTTP-32, progress HTTP-31.
+func getStreamViolation(e *probe.Env, ev chrono.Event) verdict.Outcome {
+	if probe.AnyResponse(ev) {
+		return e.Breaks("HTTP-32", []string{"no JSON-RPC response on the GET stream (not a resumption)"}, probe.Describe(ev), ev.Seq)
+	}
+	return e.Broke(verdict.Req("HTTP-31").Clause("SHOULD"), []string{"progress of a POSTed call on that call's stream, not on the GET stream"}, probe.Describe(ev), ev.Seq)
+}
+
+func answerContentType(ctx context.Context, e *probe.Env) verdict.Outcome {
 	start := e.Log.Len()
 	// JSON-RPC errors are for other cases; only the HTTP answers count.
 	var rpcErr *jsonrpc.Error
 	if err := e.S.Ping(ctx); err != nil && !errors.As(err, &rpcErr) {
-		return Errorf("ping: %v", err)
+		return verdict.Errorf("ping: %v", err)
 	}
-	if err := e.S.Request(ctx, "tools/list", map[string]any{}, nil); err != nil && !errors.As(err, &rpcErr) {
-		return Errorf("tools/list: %v", err)
+	if err := e.S.Request(ctx, mcp.MethodToolsList, map[string]any{}, nil); err != nil && !errors.As(err, &rpcErr) {
+		return verdict.Errorf("tools/list: %v", err)
 	}
-	op, err := e.StartSlow(ctx, SlowSpec{Key: "a", Progress: true, Free: true})
+	op, err := e.StartSlow(ctx, probe.SlowSpec{Key: "a", Progress: true, Free: true})
 	if err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
-	if _, err := e.awaitResult(ctx, op); err != nil {
-		return Errorf("call: %v", err)
+	if _, err := e.AwaitResult(ctx, op); err != nil {
+		return verdict.Errorf("call: %v", err)
 	}
 	n := 0
 	requests := map[string]bool{}
@@ -810,35 +828,35 @@ func answerContentType(ctx context.Context, e *Env) Outcome {
 		n++
 		ct := strings.ToLower(ev.Text)
 		if !strings.Contains(ct, "content-type: application/json") && !strings.Contains(ct, "content-type: text/event-stream") {
-			return Violation(Fail, "HTTP-14", []string{"Content-Type application/json or text/event-stream for a POSTed request"},
+			return e.Breaks("HTTP-14", []string{"Content-Type application/json or text/event-stream for a POSTed request"},
 				chrono.Sanitize(ev.Text, false), ev.Seq)
 		}
 	}
-	return Passf("%d request answers, each JSON or an event stream", n)
+	return verdict.Passf("%d request answers, each JSON or an event stream", n)
 }
 
-func primingEvent(ctx context.Context, e *Env) Outcome {
-	h, o := e.httpConn()
+func primingEvent(ctx context.Context, e *probe.Env) verdict.Outcome {
+	h, o := e.HTTPConn()
 	if o != nil {
 		return *o
 	}
-	op, err := e.StartSlow(ctx, SlowSpec{Key: "a", Progress: true, Free: true})
+	op, err := e.StartSlow(ctx, probe.SlowSpec{Key: "a", Progress: true, Free: true})
 	if err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
-	if _, err := e.awaitResult(ctx, op); err != nil {
-		return Errorf("call: %v", err)
+	if _, err := e.AwaitResult(ctx, op); err != nil {
+		return verdict.Errorf("call: %v", err)
 	}
-	stream, o := streamOf(h, op.Call.ID)
+	stream, o := probe.StreamOf(h, op.Call.ID)
 	if o != nil {
 		return *o
 	}
-	wctx, cancel := context.WithTimeout(ctx, e.Grace)
+	wctx, cancel := context.WithTimeout(ctx, e.Patience())
 	defer cancel()
 	select {
 	case <-h.StreamDone(stream):
 	case <-wctx.Done():
-		return Violation(Warn, "HTTP-24", []string{"the SSE stream ends after the response"}, stream+" stayed open after the response", 0)
+		return e.Breaks("HTTP-24", []string{"the SSE stream ends after the response"}, stream+" stayed open after the response", 0)
 	}
 	evs := h.Events(stream)
 	if len(evs) == 0 || !evs[0].HasID || evs[0].ID == "" || !evs[0].HasData || evs[0].Data != "" {
@@ -848,31 +866,31 @@ func primingEvent(ctx context.Context, e *Env) Outcome {
 			first = fmt.Sprintf("first event id=%q data=%q", chrono.Sanitize(evs[0].ID, false), chrono.Sanitize(evs[0].Data, false))
 			seq = evs[0].Seq
 		}
-		return Violation(Warn, "HTTP-16", []string{"a first event with an event ID and an empty data field"}, first, seq)
+		return e.Breaks("HTTP-16", []string{"a first event with an event ID and an empty data field"}, first, seq)
 	}
-	return Passf("%s opened with a priming event (id %s) and ended after the response", stream, chrono.Sanitize(evs[0].ID, false))
+	return verdict.Passf("%s opened with a priming event (id %s) and ended after the response", stream, chrono.Sanitize(evs[0].ID, false))
 }
 
-func batchRejected(ctx context.Context, e *Env) Outcome {
-	h, o := e.httpConn()
+func batchRejected(ctx context.Context, e *probe.Env) verdict.Outcome {
+	h, o := e.HTTPConn()
 	if o != nil {
 		return *o
 	}
-	a, _ := jsonrpc.EncodeRequest(e.S.NewID(), "ping", nil)
-	b, _ := jsonrpc.EncodeRequest(e.S.NewID(), "ping", nil)
+	a, _ := jsonrpc.EncodeRequest(e.S.NewID(), mcp.MethodPing, nil)
+	b, _ := jsonrpc.EncodeRequest(e.S.NewID(), mcp.MethodPing, nil)
 	body := append(append(append([]byte("["), a...), ','), b...)
 	body = append(body, ']')
 	seq := e.Log.Len() + 1
 	resp, err := h.RawPOST(ctx, body, nil)
 	if err != nil {
-		return Errorf("POST: %v", err)
+		return verdict.Errorf("POST: %v", err)
 	}
 	if resp.Status/100 == 2 {
-		return Infof("the server accepted a batch (HTTP %d): HTTP-10 binds the client, and a lenient server breaks no rule", resp.Status)
+		return verdict.Infof("the server accepted a batch (HTTP %d): HTTP-10 binds the client, and a lenient server breaks no rule", resp.Status)
 	}
 	if resp.Status/100 != 4 {
-		return Violation(Fail, "HTTP-12", []string{"an HTTP 4xx status for a batch it cannot accept (the body must be a single message, HTTP-10)"},
+		return e.Breaks("HTTP-12", []string{"an HTTP 4xx status for a batch it cannot accept (the body must be a single message, HTTP-10)"},
 			fmt.Sprintf("HTTP %d", resp.Status), seq)
 	}
-	return Passf("HTTP %d for a batch", resp.Status)
+	return verdict.Passf("HTTP %d for a batch", resp.Status)
 }

@@ -3,6 +3,9 @@ package cases
 import (
 	"context"
 
+	"github.com/mcpflight/mcpflight/probe"
+	"github.com/mcpflight/mcpflight/spec"
+	"github.com/mcpflight/mcpflight/verdict"
 	"github.com/mcpflight/mcpflight/wireschema"
 )
 
@@ -11,14 +14,16 @@ import (
 // case (runner), but a target is only asked for its tools when a case
 // needs a tool; this case asks for them, so that the tools' shapes are
 // checked against any server that declares tools.
-func schemaCases() []Case {
-	return []Case{
+func schemaCases() []probe.Case {
+	return []probe.Case{
+		// RPC-2 MUST: "All messages between MCP clients and servers MUST follow the JSON-RPC 2.0
+		//   specification."
 		{
 			ID:       "rpc/tools-list-schema",
 			Title:    "every tools/list page matches the schema's ListToolsResult",
 			Reqs:     []string{"RPC-2"},
-			Versions: []string{V20251125},
-			Needs:    Needs{Capabilities: []string{"tools"}},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{Capabilities: []string{"tools"}},
 			Sends:    "tools/list, following nextCursor (peer.ListTools: at most 100 pages)",
 			Expect:   "each page's result matches ListToolsResult of the 2025-11-25 schema.json (every tool an object with a string name and an object inputSchema)",
 			Run:      toolsListSchema,
@@ -26,22 +31,22 @@ func schemaCases() []Case {
 	}
 }
 
-func toolsListSchema(ctx context.Context, e *Env) Outcome {
+func toolsListSchema(ctx context.Context, e *probe.Env) verdict.Outcome {
 	from := e.Log.Len()
 	tools, listErr := e.S.ListTools(ctx)
-	found, err := wireschema.Check(V20251125, e.Log.Events())
+	found, err := wireschema.Check(e.Revision, e.Log.Events())
 	if err != nil {
-		return Errorf("loading the schema: %v", err)
+		return verdict.Errorf("loading the schema: %v", err)
 	}
 	for _, v := range found.Violations {
 		// The pages of tools/list: the tracker checks them as
 		// ListToolsResult (and a page of the wrong kind as its envelope).
 		if v.Seq > from && (v.Definition == "ListToolsResult" || v.Definition == "JSONRPCResultResponse") {
-			return Violation(Fail, v.Requirement, []string{"every tools/list page's result matches the 2025-11-25 schema's ListToolsResult"}, v.String(), v.Seq)
+			return e.Breaks(v.Requirement, []string{"every tools/list page's result matches the " + e.Revision + " schema's ListToolsResult"}, v.String(), v.Seq)
 		}
 	}
 	if listErr != nil {
-		return Errorf("%v", listErr)
+		return verdict.Errorf("%v", listErr)
 	}
-	return Passf("tools/list listed %d tools, every page matching ListToolsResult", len(tools))
+	return verdict.Passf("tools/list listed %d tools, every page matching ListToolsResult", len(tools))
 }

@@ -11,297 +11,543 @@ import (
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/control"
 	"github.com/mcpflight/mcpflight/jsonrpc"
+	"github.com/mcpflight/mcpflight/mcp"
 	"github.com/mcpflight/mcpflight/peer"
+	"github.com/mcpflight/mcpflight/probe"
+	"github.com/mcpflight/mcpflight/spec"
+	"github.com/mcpflight/mcpflight/verdict"
 )
-
-// TaskSpec describes a durable task for a case to create.
-type TaskSpec struct {
-	// Key names the worker's checkpoints on a controlled target.
-	Key string
-	// Ticks is the worker's number of ticks on a controlled target.
-	Ticks int
-	// Free runs the worker without gates.
-	Free bool
-	// End is "complete", "fail" or "error" on a controlled target.
-	End string
-	// TTL is the requested ttl in milliseconds; 0 asks for 60000 and a
-	// negative value asks for none.
-	TTL int64
-	// Progress sends a progress token that stays live for the task's
-	// lifetime (PRG-9).
-	Progress bool
-}
-
-// TaskOp is a task a case created.
-type TaskOp struct {
-	// Call is the task-augmented tools/call.
-	Call *peer.Call
-	// Task is the task of its CreateTaskResult.
-	Task peer.Task
-	// RespSeq is the sequence number of the CreateTaskResult.
-	RespSeq uint64
-	// Key names the worker's checkpoints, Ticks its number of ticks
-	// (controlled targets only).
-	Key   string
-	Ticks int
-	e     *Env
-}
-
-// errCreate is a task creation the target refused or answered wrongly.
-type errCreate struct {
-	o Outcome
-}
-
-func (e *errCreate) Error() string { return e.o.Summary }
-
-// StartTask calls the profile's task tool as a task and waits for its
-// CreateTaskResult. A target that answers with anything else yields an
-// error whose outcome createOutcome extracts (TSK-44).
-func (e *Env) StartTask(ctx context.Context, spec TaskSpec) (*TaskOp, error) {
-	if e.Profile == nil || e.Profile.Task == nil {
-		return nil, errors.New("profile names no task tool")
-	}
-	args := e.Profile.Task.CloneArgs()
-	ticks := 0
-	if e.Control != nil {
-		args["key"] = spec.Key
-		args["gated"] = !spec.Free
-		ticks = 3
-		if spec.Ticks > 0 {
-			ticks = spec.Ticks
-		}
-		args["ticks"] = ticks
-		if spec.End != "" {
-			args["end"] = spec.End
-		}
-	}
-	ttl := spec.TTL
-	if ttl == 0 {
-		ttl = 60000
-	}
-	var opts []peer.CallOption
-	if spec.Progress {
-		opts = append(opts, peer.WithProgress(), peer.KeepProgressToken())
-	}
-	call, err := e.S.Start(ctx, "tools/call", peer.TaskParams(map[string]any{"name": e.Profile.Task.Name, "arguments": args}, ttl), opts...)
-	if err != nil {
-		return nil, fmt.Errorf("starting %s: %w", e.Profile.Task.Name, err)
-	}
-	resp, err := call.Await(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("awaiting the CreateTaskResult: %w", err)
-	}
-	_, seq := call.Response()
-	if resp.Error != nil {
-		return nil, &errCreate{Violation(Fail, "TSK-44", []string{"a CreateTaskResult for a task-augmented call to a tool that supports tasks"},
-			fmt.Sprintf("error %d: %s", resp.Error.Code, chrono.Sanitize(resp.Error.Message, false)), seq)}
-	}
-	task, err := peer.ParseCreateTaskResult(resp.Result)
-	if err != nil || task.TaskID == "" {
-		return nil, &errCreate{Violation(Fail, "TSK-44", []string{`a CreateTaskResult {"task": {"taskId": …, "status": "working", …}}`},
-			describe(e.eventAt(seq)), seq)}
-	}
-	return &TaskOp{Call: call, Task: task, RespSeq: seq, Key: spec.Key, Ticks: ticks, e: e}, nil
-}
-
-// createOutcome turns a StartTask error into the case's verdict.
-func createOutcome(err error) Outcome {
-	var ce *errCreate
-	if errors.As(err, &ce) {
-		return ce.o
-	}
-	return Errorf("%v", err)
-}
-
-// Release opens one of the worker's gates ("start", "tick/1").
-func (t *TaskOp) Release(ctx context.Context, name string) error {
-	if t.e.Control == nil {
-		return ErrNoControl
-	}
-	return t.e.Control.Release(ctx, t.Key+"/"+name)
-}
-
-// ReleaseAll opens every gate of the worker.
-func (t *TaskOp) ReleaseAll(ctx context.Context) error {
-	if t.e.Control == nil {
-		return nil
-	}
-	if err := t.Release(ctx, "start"); err != nil {
-		return err
-	}
-	for i := 1; i <= t.Ticks; i++ {
-		if err := t.Release(ctx, fmt.Sprintf("tick/%d", i)); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// Checkpoint awaits one of the worker's checkpoints, within the grace
-// window; ErrNotReached when it is not reached in time.
-func (t *TaskOp) Checkpoint(ctx context.Context, name string) error {
-	if t.e.Control == nil {
-		return ErrNoControl
-	}
-	wctx, cancel := context.WithTimeout(ctx, t.e.Grace)
-	defer cancel()
-	_, err := t.e.Control.Await(wctx, t.Key+"/"+name)
-	if err != nil && ctx.Err() == nil && wctx.Err() != nil {
-		return fmt.Errorf("%w: %s within %v", ErrNotReached, name, t.e.Grace)
-	}
-	return err
-}
-
-// Counter reads the worker's counter and whether it still runs, on a
-// controlled target.
-func (t *TaskOp) Counter(ctx context.Context) (int, bool, error) {
-	if t.e.Control == nil {
-		return 0, false, ErrNoControl
-	}
-	w, err := t.e.Control.Worker(ctx, t.Key)
-	return w.Ticks, w.WorkerRunning, err
-}
-
-// pollDelay is the pause between polls: the task's pollInterval, bounded
-// to [10ms, 1s] (TSK-16).
-func pollDelay(t peer.Task) time.Duration {
-	d := 100 * time.Millisecond
-	if t.PollInterval != nil {
-		d = time.Duration(*t.PollInterval) * time.Millisecond
-	}
-	return min(max(d, 10*time.Millisecond), time.Second)
-}
-
-// taskBudget bounds how long a case waits for a task to end.
-func (e *Env) taskBudget() time.Duration { return 10*e.Grace + 10*time.Second }
-
-// PollUntilTerminal polls tasks/get, respecting pollInterval, until the task
-// is terminal or the budget ends. It returns every status seen, in order.
-func (e *Env) PollUntilTerminal(ctx context.Context, id string, first peer.Task) (peer.Task, []string, error) {
-	ctx, cancel := context.WithTimeout(ctx, e.taskBudget())
-	defer cancel()
-	seen := []string{first.Status}
-	last := first
-	for !last.Terminal() {
-		t := time.NewTimer(pollDelay(last))
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return last, seen, fmt.Errorf("task %s still %s: %w", id, last.Status, ctx.Err())
-		}
-		got, err := e.S.GetTask(ctx, id)
-		if err != nil {
-			return last, seen, err
-		}
-		last = got
-		seen = append(seen, got.Status)
-	}
-	return last, seen, nil
-}
-
-// RunToEnd releases every gate (controlled) and polls until terminal.
-func (t *TaskOp) RunToEnd(ctx context.Context) (peer.Task, []string, error) {
-	if err := t.ReleaseAll(ctx); err != nil {
-		return peer.Task{}, nil, err
-	}
-	return t.e.PollUntilTerminal(ctx, t.Task.TaskID, t.Task)
-}
-
-// rpcCode returns the JSON-RPC error code in err, and whether there was one.
-func rpcCode(err error) (int, bool) {
-	var rpc *jsonrpc.Error
-	if errors.As(err, &rpc) {
-		return rpc.Code, true
-	}
-	return 0, false
-}
-
-// validTransition reports whether from → to is allowed (TSK-30, TSK-31).
-func validTransition(from, to string) bool {
-	if from == to {
-		return true
-	}
-	switch from {
-	case peer.TaskWorking:
-		return to == peer.TaskInputRequired || peer.Terminal(to)
-	case peer.TaskInputRequired:
-		return to == peer.TaskWorking || peer.Terminal(to)
-	}
-	return false
-}
 
 // taskCases cover durable tasks (2025-11-25 basic/utilities/tasks) and
 // the line between request cancellation and task cancellation (CAN-4).
-func taskCases() []Case {
-	tc := func(id, title string, reqs []string, needs Needs, sends, expect string, run func(context.Context, *Env) Outcome) Case {
-		return Case{ID: id, Title: title, Reqs: reqs, Versions: []string{V20251125}, Needs: needs, Sends: sends, Expect: expect, Run: run}
-	}
-	tasks := Needs{Tasks: true}
-	ctl := Needs{Tasks: true, Control: true}
-	return []Case{
-		tc("tasks/capability-shape", "the tasks capability is declared by request category", []string{"TSK-1", "TSK-2", "TSK-6"}, tasks,
-			"initialize", "capabilities.tasks.requests.tools.call is an object; list and cancel, when present, are objects", taskCapabilityShape),
-		tc("tasks/tool-task-support", "the task tool advertises execution.taskSupport", []string{"TSK-8", "TSK-10", "TSK-11"}, tasks,
-			"tools/list", `the profile's task tool has execution.taskSupport "required" or "optional"`, taskToolSupport),
-		tc("tasks/required-without-task", "a required-task tool called without a task is refused", []string{"TSK-12", "TSK-72"}, tasks,
-			"tools/call of a taskSupport:required tool without params.task", "error -32601 (-32600 is recorded as info: ambiguity A-3)", taskRequiredWithoutTask),
-		tc("tasks/forbidden-with-task", "a forbidden-task tool called as a task is refused", []string{"TSK-9", "TSK-8"}, Needs{Tasks: true, EffectTool: true},
-			"tools/call of the effect tool (taskSupport forbidden or absent) with params.task", "error -32601", taskForbiddenWithTask),
-		tc("tasks/ignored-without-capability", "without the tasks capability the task field is ignored", []string{"TSK-24", "TSK-4"}, Needs{NoTasks: true, SlowTool: true},
-			"tools/call of the slow tool with params.task to a server that declares no tasks capability", "an ordinary CallToolResult, not a CreateTaskResult and not an error", taskIgnoredWithoutCapability),
-		tc("tasks/create-result-shape", "creation returns a working task with a receiver-generated string id", []string{"TSK-44", "TSK-26", "TSK-27", "TSK-29", "TSK-38", "TSK-39", "TSK-41"}, tasks,
-			"a task-augmented tools/call", "CreateTaskResult.task: string taskId, status working, RFC 3339 createdAt and lastUpdatedAt, ttl present", taskCreateShape),
-		tc("tasks/durable-id", "a task exists as soon as it is created, under a unique id", []string{"TSK-28", "TSK-44", "TSK-62"}, tasks,
-			"two task-augmented tools/call, then tasks/get on each at once", "both found, with distinct ids", taskDurableID),
-		tc("tasks/unguessable-ids", "task ids are not guessable", []string{"TSK-81", "TSK-28"}, tasks,
-			"three task-augmented tools/call", "ids of at least 16 characters that are not a counter (a heuristic: a warn, never a fail)", taskUnguessableIDs),
-		tc("tasks/timestamps-monotonic", "createdAt is stable and lastUpdatedAt never goes back", []string{"TSK-38", "TSK-39"}, tasks,
-			"a task polled with tasks/get until terminal", "the same createdAt on every poll; lastUpdatedAt ≥ createdAt and non-decreasing", taskTimestamps),
-		tc("tasks/status-transitions", "statuses follow the task state machine and terminal states stay put", []string{"TSK-30", "TSK-31", "TSK-29"}, tasks,
-			"a task polled to its end, then polled twice more", "only valid transitions; the terminal status does not change", taskTransitions),
-		tc("tasks/status-notifications", "status notifications carry the full task and follow the state machine", []string{"TSK-21", "TSK-58", "TSK-30", "TSK-22"}, tasks,
-			"a task run to its end while watching notifications/tasks/status", "each is a Task of that id, without related-task _meta, in a valid order (none at all is info: they are optional)", taskStatusNotifications),
-		tc("tasks/cancel-working", "tasks/cancel answers with the task already cancelled", []string{"TSK-64", "TSK-66"}, tasks,
-			"tasks/cancel on a working task, then tasks/get", "the cancel result says cancelled; tasks/get says cancelled (or -32602: deleted, TSK-66)", taskCancelWorking),
-		tc("tasks/cancelled-stays-cancelled", "a cancelled task stays cancelled after its worker ends", []string{"TSK-65", "TSK-31"}, tasks,
-			"tasks/cancel mid-work, the worker's end awaited, then tasks/get", "cancelled", taskCancelledSticky),
-		tc("tasks/second-cancel-rejected", "cancelling a cancelled task is refused", []string{"TSK-63", "TSK-70"}, tasks,
-			"tasks/cancel twice on the same task", "the first returns the cancelled task, the second error -32602", taskSecondCancel),
-		tc("tasks/cancel-completed-rejected", "cancelling a completed task is refused", []string{"TSK-63", "TSK-70", "TSK-31"}, tasks,
-			"a task run to completion, then tasks/cancel", "error -32602; tasks/get still says completed", taskCancelCompleted),
-		tc("tasks/notification-does-not-cancel", "notifications/cancelled for the creating request leaves the task alone", []string{"CAN-4", "CAN-14"}, tasks,
-			"a task-augmented tools/call, then notifications/cancelled naming its request id", "the task stays working and then completes", taskNotificationDoesNotCancel),
-		tc("tasks/result-answered-after-cancel", "a blocked tasks/result is answered when the task is cancelled", []string{"TSK-47", "TSK-46"}, tasks,
-			"tasks/result on a working task, then tasks/cancel", "tasks/result is answered, not left hanging; an error or a result (recorded as info: ambiguity A-4)", taskResultAfterCancel),
-		tc("tasks/worker-stops-after-cancel", "tasks/cancel stops the work itself", []string{"TSK-64", "CAN-4"}, tasks,
-			"a gated worker at tick 1; tasks/cancel; every later gate released", "the worker's counter stays at 1 and the worker ends (a target without a worker counter is recorded as info)", taskWorkerStops),
-		tc("tasks/result-equivalence", "tasks/result returns the underlying result with related-task metadata", []string{"TSK-48", "TSK-78", "TSK-55", "TSK-46"}, tasks,
-			"a task run to completion, then tasks/result", "a CallToolResult whose _meta io.modelcontextprotocol/related-task.taskId is the task's id", taskResultEquivalence),
-		tc("tasks/result-error-equivalence", "a task whose request failed returns the same JSON-RPC error", []string{"TSK-77", "TSK-75"}, ctl,
-			"a worker that ends with a JSON-RPC error, then tasks/get and tasks/result", "status failed with a statusMessage; tasks/result answers a JSON-RPC error", taskResultError),
-		tc("tasks/iserror-fails-task", "a tool result with isError makes the task failed", []string{"TSK-76", "TSK-78"}, ctl,
-			"a worker that ends with isError true", "status failed; tasks/result is a successful response with isError true", taskIsErrorFails),
-		tc("tasks/result-blocks-while-working", "tasks/result waits for a working task", []string{"TSK-47", "TSK-20"}, ctl,
-			"tasks/result on a gated worker, tasks/get meanwhile, then the gates released", "no answer while working; tasks/get served meanwhile; the result once completed", taskResultBlocks),
-		tc("tasks/unknown-id", "unknown task ids are invalid params", []string{"TSK-68"}, tasks,
-			"tasks/get, tasks/result and tasks/cancel for a task id never issued", "error -32602 for each", taskUnknownID),
-		tc("tasks/task-id-is-source-of-truth", "params.taskId wins over related-task metadata", []string{"TSK-51", "TSK-52"}, tasks,
-			"tasks/get with params.taskId A and _meta related-task B", "the task A", taskIDSourceOfTruth),
-		tc("tasks/list-pagination", "tasks/list pages through every task", []string{"TSK-60", "TSK-62", "TSK-59", "TSK-69"}, tasks,
-			"three tasks, tasks/list followed by nextCursor, then a bogus cursor", "every task listed exactly once; the bogus cursor gets -32602", taskListPagination),
-		tc("tasks/list-isolation", "tasks/list shows only the requestor's tasks", []string{"TSK-84", "TSK-62"}, tasks,
-			"a task created in a second session, then tasks/list in the first", "the other session's task is not listed", taskListIsolation),
-		tc("tasks/ttl-expiry", "a task past its ttl may be deleted", []string{"TSK-42", "TSK-74", "TSK-40"}, tasks,
-			"a task with ttl 1 ms, then tasks/get until it is gone or the budget ends", "-32602 once deleted; a task kept longer is recorded as info", taskTTLExpiry),
-		tc("tasks/poll-interval", "pollInterval, when present, is a usable interval", []string{"TSK-43", "TSK-16"}, tasks,
-			"a task-augmented tools/call and tasks/get", "pollInterval absent or a positive number of milliseconds", taskPollInterval),
-		tc("tasks/progress-token-lifetime", "the request's progress token stays valid for the task's lifetime", []string{"PRG-9", "PRG-14"}, tasks,
-			"a task-augmented tools/call with a progress token, run to its end", "progress after the CreateTaskResult carries the token; none after the task is terminal (no progress at all is info)", taskProgressLifetime),
+func taskCases() []probe.Case {
+	return []probe.Case{
+		// TSK-1 MUST: "Servers and clients that support task-augmented requests MUST declare a
+		//   `tasks` capability during initialization."
+		// TSK-2 MUST: "Task augmentation is subject to capability negotiation - receivers MUST
+		//   declare support for task augmentation of specific request types in their capabilities."
+		// TSK-6 DEF: "`capabilities.tasks.list` controls if the `tasks/list` operation is
+		//   supported by the party."
+		{
+			ID:       "tasks/capability-shape",
+			Title:    "the tasks capability is declared by request category",
+			Reqs:     []string{"TSK-1", "TSK-2", "TSK-6"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{Tasks: true},
+			Sends:    "initialize",
+			Expect:   "capabilities.tasks.requests.tools.call is an object; list and cancel, when present, are objects",
+			Run:      taskCapabilityShape,
+		},
+		// TSK-8 MUST NOT: "If `execution.taskSupport` is not present or `"forbidden"`, clients
+		//   MUST NOT attempt to invoke the tool as a task."
+		// TSK-10 MAY: "If `execution.taskSupport` is `"optional"`, clients MAY invoke the tool as
+		//   a task or as a normal request."
+		// TSK-11 MUST: "If `execution.taskSupport` is `"required"`, clients MUST invoke the tool
+		//   as a task."
+		{
+			ID:       "tasks/tool-task-support",
+			Title:    "the task tool advertises execution.taskSupport",
+			Reqs:     []string{"TSK-8", "TSK-10", "TSK-11"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{Tasks: true},
+			Sends:    "tools/list",
+			Expect:   `the profile's task tool has execution.taskSupport "required" or "optional"`,
+			Run:      taskToolSupport,
+		},
+		// TSK-12 MUST: "Servers MUST return a `-32601` (Method not found) error if a client does
+		//   not attempt to do so."
+		// TSK-72 MAY: "Additionally, receivers MAY return the following errors: ▸
+		//   Non-task-augmented request when receiver requires task augmentation for that request
+		//   type: `-32600` (Invalid request)"
+		{
+			ID:       "tasks/required-without-task",
+			Title:    "a required-task tool called without a task is refused",
+			Reqs:     []string{"TSK-12", "TSK-72"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{Tasks: true},
+			Sends:    "tools/call of a taskSupport:required tool without params.task",
+			Expect:   "error -32601 (-32600 is recorded as info: ambiguity A-3)",
+			Run:      taskRequiredWithoutTask,
+		},
+		// TSK-9 SHOULD: "Servers SHOULD return a `-32601` (Method not found) error if a client
+		//   attempts to do so."
+		// TSK-8 MUST NOT: "If `execution.taskSupport` is not present or `"forbidden"`, clients
+		//   MUST NOT attempt to invoke the tool as a task."
+		{
+			ID:       "tasks/forbidden-with-task",
+			Title:    "a forbidden-task tool called as a task is refused",
+			Reqs:     []string{"TSK-9", "TSK-8"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{Tasks: true, EffectTool: true},
+			Sends:    "tools/call of the effect tool (taskSupport forbidden or absent) with params.task",
+			Expect:   "error -32601",
+			Run:      taskForbiddenWithTask,
+		},
+		// TSK-24 MUST: "Receivers that do not declare the task capability for a request type MUST
+		//   process requests of that type normally, ignoring any task-augmentation metadata if
+		//   present."
+		// TSK-4 SHOULD NOT: "If `capabilities.tasks` is not defined, the peer SHOULD NOT attempt
+		//   to create tasks during requests."
+		{
+			ID:       "tasks/ignored-without-capability",
+			Title:    "without the tasks capability the task field is ignored",
+			Reqs:     []string{"TSK-24", "TSK-4"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{NoTasks: true, SlowTool: true},
+			Sends:    "tools/call of the slow tool with params.task to a server that declares no tasks capability",
+			Expect:   "an ordinary CallToolResult, not a CreateTaskResult and not an error",
+			Run:      taskIgnoredWithoutCapability,
+		},
+		// TSK-44 MUST: "Receivers that accept a task-augmented request MUST return a
+		//   `CreateTaskResult` as the response."
+		// TSK-26 MUST: "Task IDs MUST be a string value."
+		// TSK-27 MUST: "Task IDs MUST be generated by the receiver when creating a task."
+		// TSK-29 MUST: "Tasks MUST begin in the `working` status when created."
+		// TSK-38 MUST: "Receivers MUST include a `createdAt` ISO 8601-formatted timestamp in all
+		//   task responses to indicate when the task was created."
+		// TSK-39 MUST: "Receivers MUST include a `lastUpdatedAt` ISO 8601-formatted timestamp in
+		//   all task responses to indicate when the task was last updated."
+		// TSK-41 MUST: "Receivers MUST include the actual `ttl` duration (or `null` for unlimited)
+		//   in `tasks/get` responses."
+		{
+			ID:       "tasks/create-result-shape",
+			Title:    "creation returns a working task with a receiver-generated string id",
+			Reqs:     []string{"TSK-44", "TSK-26", "TSK-27", "TSK-29", "TSK-38", "TSK-39", "TSK-41"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{Tasks: true},
+			Sends:    "a task-augmented tools/call",
+			Expect:   "CreateTaskResult.task: string taskId, status working, RFC 3339 createdAt and lastUpdatedAt, ttl present",
+			Run:      taskCreateShape,
+		},
+		// TSK-28 MUST: "Task IDs MUST be unique among all tasks controlled by the receiver."
+		// TSK-44 MUST: "Receivers that accept a task-augmented request MUST return a
+		//   `CreateTaskResult` as the response."
+		// TSK-62 MUST: "If a task is retrievable via `tasks/get` for a requestor, it MUST be
+		//   retrievable via `tasks/list` for that requestor."
+		// TSK-51 MUST: "For the `tasks/get`, `tasks/result`, and `tasks/cancel` operations, the
+		//   `taskId` parameter in the request MUST be used as the source of truth for identifying
+		//   the target task."
+		{
+			ID:       "tasks/durable-id",
+			Title:    "a task exists as soon as it is created, under a unique id",
+			Reqs:     []string{"TSK-28", "TSK-44", "TSK-62", "TSK-51"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{Tasks: true},
+			Sends:    "two task-augmented tools/call, then tasks/get on each at once",
+			Expect:   "both found, with distinct ids",
+			Run:      taskDurableID,
+		},
+		// TSK-81 MUST: "If context-binding is unavailable, receivers MUST generate
+		//   cryptographically secure task IDs with enough entropy to prevent guessing and should
+		//   consider using shorter TTL durations to reduce the exposure window."
+		// TSK-28 MUST: "Task IDs MUST be unique among all tasks controlled by the receiver."
+		// TSK-44 MUST: "Receivers that accept a task-augmented request MUST return a
+		//   `CreateTaskResult` as the response."
+		{
+			ID:       "tasks/unguessable-ids",
+			Title:    "task ids are not guessable",
+			Reqs:     []string{"TSK-81", "TSK-28", "TSK-44"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{Tasks: true},
+			Sends:    "three task-augmented tools/call",
+			Expect:   "ids of at least 16 characters that are not a counter (a heuristic: a warn, never a fail)",
+			Run:      taskUnguessableIDs,
+		},
+		// TSK-38 MUST: "Receivers MUST include a `createdAt` ISO 8601-formatted timestamp in all
+		//   task responses to indicate when the task was created."
+		// TSK-39 MUST: "Receivers MUST include a `lastUpdatedAt` ISO 8601-formatted timestamp in
+		//   all task responses to indicate when the task was last updated."
+		// TSK-26 MUST: "Task IDs MUST be a string value."
+		// TSK-41 MUST: "Receivers MUST include the actual `ttl` duration (or `null` for unlimited)
+		//   in `tasks/get` responses."
+		// TSK-44 MUST: "Receivers that accept a task-augmented request MUST return a
+		//   `CreateTaskResult` as the response."
+		{
+			ID:       "tasks/timestamps-monotonic",
+			Title:    "createdAt is stable and lastUpdatedAt never goes back",
+			Reqs:     []string{"TSK-38", "TSK-39", "TSK-26", "TSK-41", "TSK-44"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{Tasks: true},
+			Sends:    "a task polled with tasks/get until terminal",
+			Expect:   "the same createdAt on every poll; lastUpdatedAt ≥ createdAt and non-decreasing",
+			Run:      taskTimestamps,
+		},
+		// TSK-30 MUST: "Receivers MUST only transition tasks through the following valid paths: ▸
+		//   From `working`: may move to `input_required`, `completed`, `failed`, or `cancelled` ▸
+		//   From `input_required`: may move to `working`, `completed`, `failed`, or `cancelled`"
+		// TSK-31 MUST NOT: "Tasks with a `completed`, `failed`, or `cancelled` status are in a
+		//   terminal state and MUST NOT transition to any other status"
+		// TSK-29 MUST: "Tasks MUST begin in the `working` status when created."
+		// TSK-44 MUST: "Receivers that accept a task-augmented request MUST return a
+		//   `CreateTaskResult` as the response."
+		{
+			ID:       "tasks/status-transitions",
+			Title:    "statuses follow the task state machine and terminal states stay put",
+			Reqs:     []string{"TSK-30", "TSK-31", "TSK-29", "TSK-44"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{Tasks: true},
+			Sends:    "a task polled to its end, then polled twice more",
+			Expect:   "only valid transitions; the terminal status does not change",
+			Run:      taskTransitions,
+		},
+		// TSK-21 MAY: "When a task status changes, receivers MAY send a
+		//   `notifications/tasks/status` notification to inform the requestor of the change."
+		// TSK-58 SHOULD NOT: "When sent, the `notifications/tasks/status` notification SHOULD NOT
+		//   include the `io.modelcontextprotocol/related-task` metadata, as the task ID is already
+		//   present in the notification parameters."
+		// TSK-30 MUST: "Receivers MUST only transition tasks through the following valid paths: ▸
+		//   From `working`: may move to `input_required`, `completed`, `failed`, or `cancelled` ▸
+		//   From `input_required`: may move to `working`, `completed`, `failed`, or `cancelled`"
+		// TSK-22 MUST NOT: "Requestors MUST NOT rely on receiving this notifications, as it is
+		//   optional."
+		// TSK-44 MUST: "Receivers that accept a task-augmented request MUST return a
+		//   `CreateTaskResult` as the response."
+		{
+			ID:       "tasks/status-notifications",
+			Title:    "status notifications carry the full task and follow the state machine",
+			Reqs:     []string{"TSK-21", "TSK-58", "TSK-30", "TSK-22", "TSK-44"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{Tasks: true},
+			Sends:    "a task run to its end while watching notifications/tasks/status",
+			Expect:   "each is a Task of that id, without related-task _meta, in a valid order (none at all is info: they are optional)",
+			Run:      taskStatusNotifications,
+		},
+		// TSK-64 SHOULD / MUST: "Upon receiving a valid cancellation request, receivers SHOULD
+		//   attempt to stop the task execution and MUST transition the task to `cancelled` status
+		//   before sending the response."
+		// TSK-66 MAY: "However, receivers MAY delete cancelled tasks at their discretion at any
+		//   time, including immediately after cancellation or after the task `ttl` expires."
+		// TSK-44 MUST: "Receivers that accept a task-augmented request MUST return a
+		//   `CreateTaskResult` as the response."
+		// TSK-65 MUST: "Once a task is cancelled, it MUST remain in `cancelled` status even if
+		//   execution continues to completion or fails."
+		{
+			ID:       "tasks/cancel-working",
+			Title:    "tasks/cancel answers with the task already cancelled",
+			Reqs:     []string{"TSK-64", "TSK-66", "TSK-44", "TSK-65"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{Tasks: true},
+			Sends:    "tasks/cancel on a working task, then tasks/get",
+			Expect:   "the cancel result says cancelled; tasks/get says cancelled (or -32602: deleted, TSK-66)",
+			Run:      taskCancelWorking,
+		},
+		// TSK-65 MUST: "Once a task is cancelled, it MUST remain in `cancelled` status even if
+		//   execution continues to completion or fails."
+		// TSK-31 MUST NOT: "Tasks with a `completed`, `failed`, or `cancelled` status are in a
+		//   terminal state and MUST NOT transition to any other status"
+		// TSK-44 MUST: "Receivers that accept a task-augmented request MUST return a
+		//   `CreateTaskResult` as the response."
+		// TSK-64 SHOULD / MUST: "Upon receiving a valid cancellation request, receivers SHOULD
+		//   attempt to stop the task execution and MUST transition the task to `cancelled` status
+		//   before sending the response."
+		{
+			ID:       "tasks/cancelled-stays-cancelled",
+			Title:    "a cancelled task stays cancelled after its worker ends",
+			Reqs:     []string{"TSK-65", "TSK-31", "TSK-44", "TSK-64"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{Tasks: true},
+			Sends:    "tasks/cancel mid-work, the worker's end awaited, then tasks/get",
+			Expect:   "cancelled",
+			Run:      taskCancelledSticky,
+		},
+		// TSK-63 MUST: "Receivers MUST reject cancellation requests for tasks already in a
+		//   terminal status (`completed`, `failed`, or `cancelled`) with error code `-32602`
+		//   (Invalid params)."
+		// TSK-70 MUST: "Receivers MUST return standard JSON-RPC errors for the following protocol
+		//   error cases: ▸ Attempt to cancel a task already in a terminal status: `-32602` (Invalid
+		//   params)"
+		// TSK-44 MUST: "Receivers that accept a task-augmented request MUST return a
+		//   `CreateTaskResult` as the response."
+		// TSK-64 SHOULD / MUST: "Upon receiving a valid cancellation request, receivers SHOULD
+		//   attempt to stop the task execution and MUST transition the task to `cancelled` status
+		//   before sending the response."
+		{
+			ID:       "tasks/second-cancel-rejected",
+			Title:    "cancelling a cancelled task is refused",
+			Reqs:     []string{"TSK-63", "TSK-70", "TSK-44", "TSK-64"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{Tasks: true},
+			Sends:    "tasks/cancel twice on the same task",
+			Expect:   "the first returns the cancelled task, the second error -32602",
+			Run:      taskSecondCancel,
+		},
+		// TSK-63 MUST: "Receivers MUST reject cancellation requests for tasks already in a
+		//   terminal status (`completed`, `failed`, or `cancelled`) with error code `-32602`
+		//   (Invalid params)."
+		// TSK-70 MUST: "Receivers MUST return standard JSON-RPC errors for the following protocol
+		//   error cases: ▸ Attempt to cancel a task already in a terminal status: `-32602` (Invalid
+		//   params)"
+		// TSK-31 MUST NOT: "Tasks with a `completed`, `failed`, or `cancelled` status are in a
+		//   terminal state and MUST NOT transition to any other status"
+		// TSK-44 MUST: "Receivers that accept a task-augmented request MUST return a
+		//   `CreateTaskResult` as the response."
+		{
+			ID:       "tasks/cancel-completed-rejected",
+			Title:    "cancelling a completed task is refused",
+			Reqs:     []string{"TSK-63", "TSK-70", "TSK-31", "TSK-44"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{Tasks: true},
+			Sends:    "a task run to completion, then tasks/cancel",
+			Expect:   "error -32602; tasks/get still says completed",
+			Run:      taskCancelCompleted,
+		},
+		// CAN-4 MUST: "For task-augmented requests, the `tasks/cancel` request MUST be used
+		//   instead of the `notifications/cancelled` notification."
+		// CAN-14 SHOULD: "Invalid cancellation notifications SHOULD be ignored: ▸ Unknown request
+		//   IDs ▸ Already completed requests ▸ Malformed notifications"
+		// TSK-44 MUST: "Receivers that accept a task-augmented request MUST return a
+		//   `CreateTaskResult` as the response."
+		{
+			ID:       "tasks/notification-does-not-cancel",
+			Title:    "notifications/cancelled for the creating request leaves the task alone",
+			Reqs:     []string{"CAN-4", "CAN-14", "TSK-44"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{Tasks: true},
+			Sends:    "a task-augmented tools/call, then notifications/cancelled naming its request id",
+			Expect:   "the task stays working and then completes",
+			Run:      taskNotificationDoesNotCancel,
+		},
+		// TSK-47 MUST: "When a receiver receives a `tasks/result` request for a task in any other
+		//   non-terminal status (`working` or `input_required`), it MUST block the response until
+		//   the task reaches a terminal status."
+		// TSK-46 MUST: "When a receiver receives a `tasks/result` request for a task in a terminal
+		//   status (`completed`, `failed`, or `cancelled`), it MUST return the final result of the
+		//   underlying request, whether that is a successful result or a JSON-RPC error."
+		// TSK-44 MUST: "Receivers that accept a task-augmented request MUST return a
+		//   `CreateTaskResult` as the response."
+		{
+			ID:       "tasks/result-answered-after-cancel",
+			Title:    "a blocked tasks/result is answered when the task is cancelled",
+			Reqs:     []string{"TSK-47", "TSK-46", "TSK-44"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{Tasks: true},
+			Sends:    "tasks/result on a working task, then tasks/cancel",
+			Expect:   "tasks/result is answered, not left hanging; an error or a result (recorded as info: ambiguity A-4)",
+			Run:      taskResultAfterCancel,
+		},
+		// TSK-64 SHOULD / MUST: "Upon receiving a valid cancellation request, receivers SHOULD
+		//   attempt to stop the task execution and MUST transition the task to `cancelled` status
+		//   before sending the response."
+		// CAN-4 MUST: "For task-augmented requests, the `tasks/cancel` request MUST be used
+		//   instead of the `notifications/cancelled` notification."
+		// TSK-44 MUST: "Receivers that accept a task-augmented request MUST return a
+		//   `CreateTaskResult` as the response."
+		{
+			ID:       "tasks/worker-stops-after-cancel",
+			Title:    "tasks/cancel stops the work itself",
+			Reqs:     []string{"TSK-64", "CAN-4", "TSK-44"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{Tasks: true},
+			Sends:    "a gated worker at tick 1; tasks/cancel; every later gate released",
+			Expect:   "the worker's counter stays at 1 and the worker ends (a target without a worker counter is recorded as info)",
+			Run:      taskWorkerStops,
+		},
+		// TSK-48 MUST: "For tasks in a terminal status, receivers MUST return from `tasks/result`
+		//   exactly what the underlying request would have returned, whether that is a successful
+		//   result or a JSON-RPC error."
+		// TSK-78 MUST: "If the request completed with a JSON-RPC response, `tasks/result` MUST
+		//   return a successful JSON-RPC response containing that result."
+		// TSK-55 MUST: "The `tasks/result` operation MUST include this metadata in its response,
+		//   as the result structure itself does not contain the task ID."
+		// TSK-46 MUST: "When a receiver receives a `tasks/result` request for a task in a terminal
+		//   status (`completed`, `failed`, or `cancelled`), it MUST return the final result of the
+		//   underlying request, whether that is a successful result or a JSON-RPC error."
+		// TSK-44 MUST: "Receivers that accept a task-augmented request MUST return a
+		//   `CreateTaskResult` as the response."
+		{
+			ID:       "tasks/result-equivalence",
+			Title:    "tasks/result returns the underlying result with related-task metadata",
+			Reqs:     []string{"TSK-48", "TSK-78", "TSK-55", "TSK-46", "TSK-44"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{Tasks: true},
+			Sends:    "a task run to completion, then tasks/result",
+			Expect:   "a CallToolResult whose _meta io.modelcontextprotocol/related-task.taskId is the task's id",
+			Run:      taskResultEquivalence,
+		},
+		// TSK-77 MUST: "If the underlying request resulted in a JSON-RPC error, `tasks/result`
+		//   MUST return that same JSON-RPC error."
+		// TSK-75 SHOULD: "The `tasks/get` response SHOULD include a `statusMessage` field with
+		//   diagnostic information about the failure."
+		// TSK-44 MUST: "Receivers that accept a task-augmented request MUST return a
+		//   `CreateTaskResult` as the response."
+		{
+			ID:       "tasks/result-error-equivalence",
+			Title:    "a task whose request failed returns the same JSON-RPC error",
+			Reqs:     []string{"TSK-77", "TSK-75", "TSK-44"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{Tasks: true, Control: true},
+			Sends:    "a worker that ends with a JSON-RPC error, then tasks/get and tasks/result",
+			Expect:   "status failed with a statusMessage; tasks/result answers a JSON-RPC error",
+			Run:      taskResultError,
+		},
+		// TSK-76 should (lc): "For tasks that wrap tool call requests, when the tool result has
+		//   `isError` set to `true`, the task should reach `failed` status."
+		// TSK-78 MUST: "If the request completed with a JSON-RPC response, `tasks/result` MUST
+		//   return a successful JSON-RPC response containing that result."
+		// TSK-44 MUST: "Receivers that accept a task-augmented request MUST return a
+		//   `CreateTaskResult` as the response."
+		{
+			ID:       "tasks/iserror-fails-task",
+			Title:    "a tool result with isError makes the task failed",
+			Reqs:     []string{"TSK-76", "TSK-78", "TSK-44"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{Tasks: true, Control: true},
+			Sends:    "a worker that ends with isError true",
+			Expect:   "status failed; tasks/result is a successful response with isError true",
+			Run:      taskIsErrorFails,
+		},
+		// TSK-47 MUST: "When a receiver receives a `tasks/result` request for a task in any other
+		//   non-terminal status (`working` or `input_required`), it MUST block the response until
+		//   the task reaches a terminal status."
+		// TSK-20 DEF: "While `tasks/result` blocks until the task reaches a terminal status,
+		//   requestors can continue polling via `tasks/get` in parallel if they are not actively
+		//   blocked waiting for the result, such as if their previous `tasks/result` request failed
+		//   or was cancelled."
+		// TSK-44 MUST: "Receivers that accept a task-augmented request MUST return a
+		//   `CreateTaskResult` as the response."
+		// TSK-48 MUST: "For tasks in a terminal status, receivers MUST return from `tasks/result`
+		//   exactly what the underlying request would have returned, whether that is a successful
+		//   result or a JSON-RPC error."
+		{
+			ID:       "tasks/result-blocks-while-working",
+			Title:    "tasks/result waits for a working task",
+			Reqs:     []string{"TSK-47", "TSK-20", "TSK-44", "TSK-48"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{Tasks: true, Control: true},
+			Sends:    "tasks/result on a gated worker, tasks/get meanwhile, then the gates released",
+			Expect:   "no answer while working; tasks/get served meanwhile; the result once completed",
+			Run:      taskResultBlocks,
+		},
+		// TSK-68 MUST: "Receivers MUST return standard JSON-RPC errors for the following protocol
+		//   error cases: ▸ Invalid or nonexistent `taskId` in `tasks/get`, `tasks/result`, or
+		//   `tasks/cancel`: `-32602` (Invalid params)"
+		{
+			ID:       "tasks/unknown-id",
+			Title:    "unknown task ids are invalid params",
+			Reqs:     []string{"TSK-68"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{Tasks: true},
+			Sends:    "tasks/get, tasks/result and tasks/cancel for a task id never issued",
+			Expect:   "error -32602 for each",
+			Run:      taskUnknownID,
+		},
+		// TSK-51 MUST: "For the `tasks/get`, `tasks/result`, and `tasks/cancel` operations, the
+		//   `taskId` parameter in the request MUST be used as the source of truth for identifying
+		//   the target task."
+		// TSK-52 SHOULD NOT / MUST: "Requestors SHOULD NOT include
+		//   `io.modelcontextprotocol/related-task` metadata in these requests, and receivers MUST
+		//   ignore such metadata if present in favor of the RPC method parameter."
+		// TSK-44 MUST: "Receivers that accept a task-augmented request MUST return a
+		//   `CreateTaskResult` as the response."
+		{
+			ID:       "tasks/task-id-is-source-of-truth",
+			Title:    "params.taskId wins over related-task metadata",
+			Reqs:     []string{"TSK-51", "TSK-52", "TSK-44"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{Tasks: true},
+			Sends:    "tasks/get with params.taskId A and _meta related-task B",
+			Expect:   "the task A",
+			Run:      taskIDSourceOfTruth,
+		},
+		// TSK-60 MUST: "Receivers MUST include a `nextCursor` in the response if more tasks are
+		//   available."
+		// TSK-62 MUST: "If a task is retrievable via `tasks/get` for a requestor, it MUST be
+		//   retrievable via `tasks/list` for that requestor."
+		// TSK-59 SHOULD: "Receivers SHOULD use cursor-based pagination to limit the number of
+		//   tasks returned in a single response."
+		// TSK-69 MUST: "Receivers MUST return standard JSON-RPC errors for the following protocol
+		//   error cases: ▸ Invalid or nonexistent cursor in `tasks/list`: `-32602` (Invalid params)"
+		// TSK-44 MUST: "Receivers that accept a task-augmented request MUST return a
+		//   `CreateTaskResult` as the response."
+		{
+			ID:       "tasks/list-pagination",
+			Title:    "tasks/list pages through every task",
+			Reqs:     []string{"TSK-60", "TSK-62", "TSK-59", "TSK-69", "TSK-44"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{Tasks: true},
+			Sends:    "three tasks, tasks/list followed by nextCursor, then a bogus cursor",
+			Expect:   "every task listed exactly once; the bogus cursor gets -32602",
+			Run:      taskListPagination,
+		},
+		// TSK-84 MUST: "For `tasks/list` requests, receivers MUST ensure the returned task list
+		//   includes only tasks associated with the requestor's authorization context."
+		// TSK-62 MUST: "If a task is retrievable via `tasks/get` for a requestor, it MUST be
+		//   retrievable via `tasks/list` for that requestor."
+		// TSK-44 MUST: "Receivers that accept a task-augmented request MUST return a
+		//   `CreateTaskResult` as the response."
+		{
+			ID:       "tasks/list-isolation",
+			Title:    "tasks/list shows only the requestor's tasks",
+			Reqs:     []string{"TSK-84", "TSK-62", "TSK-44"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{Tasks: true},
+			Sends:    "a task created in a second session, then tasks/list in the first",
+			Expect:   "the other session's task is not listed",
+			Run:      taskListIsolation,
+		},
+		// TSK-42 MAY: "After a task's `ttl` lifetime has elapsed, receivers MAY delete the task
+		//   and its results, regardless of the task status."
+		// TSK-74 DEF: "Receivers are not required to retain tasks indefinitely. It is compliant
+		//   behavior for a receiver to return an error stating the task cannot be found if it has
+		//   purged an expired task."
+		// TSK-40 MAY: "Receivers MAY override the requested `ttl` duration."
+		// TSK-44 MUST: "Receivers that accept a task-augmented request MUST return a
+		//   `CreateTaskResult` as the response."
+		// TSK-68 MUST: "Receivers MUST return standard JSON-RPC errors for the following protocol
+		//   error cases: ▸ Invalid or nonexistent `taskId` in `tasks/get`, `tasks/result`, or
+		//   `tasks/cancel`: `-32602` (Invalid params)"
+		{
+			ID:       "tasks/ttl-expiry",
+			Title:    "a task past its ttl may be deleted",
+			Reqs:     []string{"TSK-42", "TSK-74", "TSK-40", "TSK-44", "TSK-68"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{Tasks: true},
+			Sends:    "a task with ttl 1 ms, then tasks/get until it is gone or the budget ends",
+			Expect:   "-32602 once deleted; a task kept longer is recorded as info",
+			Run:      taskTTLExpiry,
+		},
+		// TSK-43 MAY/SHOULD: "Receivers MAY include a `pollInterval` value (in milliseconds) in
+		//   `tasks/get` responses to suggest polling intervals. Requestors SHOULD respect this value
+		//   when provided."
+		// TSK-16 SHOULD: "Requestors SHOULD respect the `pollInterval` provided in responses when
+		//   determining polling frequency."
+		// TSK-44 MUST: "Receivers that accept a task-augmented request MUST return a
+		//   `CreateTaskResult` as the response."
+		{
+			ID:       "tasks/poll-interval",
+			Title:    "pollInterval, when present, is a usable interval",
+			Reqs:     []string{"TSK-43", "TSK-16", "TSK-44"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{Tasks: true},
+			Sends:    "a task-augmented tools/call and tasks/get",
+			Expect:   "pollInterval absent or a positive number of milliseconds",
+			Run:      taskPollInterval,
+		},
+		// PRG-9 MUST: "For task-augmented requests, the `progressToken` provided in the original
+		//   request MUST continue to be used for progress notifications throughout the task's
+		//   lifetime, even after the `CreateTaskResult` has been returned."
+		// PRG-14 MUST: "Progress notifications MUST stop after completion"
+		// PRG-1 MUST: "Progress tokens MUST be a string or integer value"
+		// PRG-4 MUST: "The `progress` value MUST increase with each notification, even if the
+		//   total is unknown."
+		// PRG-7 MUST: "Progress notifications MUST only reference tokens that: ▸ Were provided in
+		//   an active request ▸ Are associated with an in-progress operation"
+		// TSK-44 MUST: "Receivers that accept a task-augmented request MUST return a
+		//   `CreateTaskResult` as the response."
+		{
+			ID:       "tasks/progress-token-lifetime",
+			Title:    "the request's progress token stays valid for the task's lifetime",
+			Reqs:     []string{"PRG-9", "PRG-14", "PRG-1", "PRG-4", "PRG-7", "TSK-44"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{Tasks: true},
+			Sends:    "a task-augmented tools/call with a progress token, run to its end",
+			Expect:   "progress after the CreateTaskResult carries the token; none after the task is terminal (no progress at all is info)",
+			Run:      taskProgressLifetime,
+		},
 	}
 }
 
-func taskCapabilityShape(_ context.Context, e *Env) Outcome {
+func taskCapabilityShape(_ context.Context, e *probe.Env) verdict.Outcome {
 	init := e.S.Server()
 	var c struct {
 		List     json.RawMessage `json:"list"`
@@ -309,144 +555,107 @@ func taskCapabilityShape(_ context.Context, e *Env) Outcome {
 		Requests map[string]json.RawMessage
 	}
 	if err := json.Unmarshal(init.Capabilities["tasks"], &c); err != nil {
-		return Violation(Fail, "TSK-1", []string{"capabilities.tasks is an object"}, chrono.Sanitize(string(init.Capabilities["tasks"]), false), 0)
+		return e.Breaks("TSK-1", []string{"capabilities.tasks is an object"}, chrono.Sanitize(string(init.Capabilities["tasks"]), false), 0)
 	}
 	for name, raw := range map[string]json.RawMessage{"list": c.List, "cancel": c.Cancel, "requests.tools": c.Requests["tools"]} {
 		if len(raw) > 0 && !strings.HasPrefix(strings.TrimSpace(string(raw)), "{") {
-			return Violation(Fail, "TSK-2", []string{"tasks." + name + " is an object when present"}, chrono.Sanitize(string(raw), false), 0)
+			return e.Breaks("TSK-2", []string{"tasks." + name + " is an object when present"}, chrono.Sanitize(string(raw), false), 0)
 		}
 	}
 	tcs := init.Tasks()
-	return Passf("tasks declared: tools/call %v, list %v, cancel %v", tcs.ToolsCall, tcs.List, tcs.Cancel)
+	return verdict.Passf("tasks declared: tools/call %v, list %v, cancel %v", tcs.ToolsCall, tcs.List, tcs.Cancel)
 }
 
-// toolTaskSupport returns the execution.taskSupport the target lists for
-// tool ("" when absent), and whether the tool was listed.
-func toolTaskSupport(ctx context.Context, e *Env, tool string) (string, bool, error) {
-	var r struct {
-		Tools []struct {
-			Name      string `json:"name"`
-			Execution *struct {
-				TaskSupport string `json:"taskSupport"`
-			} `json:"execution"`
-		} `json:"tools"`
-		NextCursor string `json:"nextCursor"`
-	}
-	cursor := ""
-	for range 20 {
-		params := map[string]any{}
-		if cursor != "" {
-			params["cursor"] = cursor
-		}
-		if err := e.S.Request(ctx, "tools/list", params, &r); err != nil {
-			return "", false, err
-		}
-		for _, t := range r.Tools {
-			if t.Name == tool {
-				if t.Execution == nil {
-					return "", true, nil
-				}
-				return t.Execution.TaskSupport, true, nil
-			}
-		}
-		if r.NextCursor == "" {
-			break
-		}
-		cursor = r.NextCursor
-	}
-	return "", false, nil
-}
-
-func taskToolSupport(ctx context.Context, e *Env) Outcome {
-	support, listed, err := toolTaskSupport(ctx, e, e.Profile.Task.Name)
+func taskToolSupport(ctx context.Context, e *probe.Env) verdict.Outcome {
+	support, listed, err := probe.ToolTaskSupport(ctx, e, e.Profile.Task.Name)
 	switch {
 	case err != nil:
-		return Errorf("tools/list: %v", err)
+		return verdict.Errorf("tools/list: %v", err)
 	case !listed:
-		return Errorf("tools/list does not list the profile's task tool %q", e.Profile.Task.Name)
+		return verdict.Errorf("tools/list does not list the profile's task tool %q", e.Profile.Task.Name)
 	case support == "required" || support == "optional":
-		return Passf("%s has taskSupport %q", e.Profile.Task.Name, support)
+		return verdict.Passf("%s has taskSupport %q", e.Profile.Task.Name, support)
 	}
-	return Violation(Fail, "TSK-8", []string{`taskSupport "required" or "optional" for a tool that runs as a task`},
+	return e.Breaks("TSK-8", []string{`taskSupport "required" or "optional" for a tool that runs as a task`},
 		fmt.Sprintf("taskSupport %q", chrono.Sanitize(support, false)), 0)
 }
 
-func taskRequiredWithoutTask(ctx context.Context, e *Env) Outcome {
-	support, _, err := toolTaskSupport(ctx, e, e.Profile.Task.Name)
+func taskRequiredWithoutTask(ctx context.Context, e *probe.Env) verdict.Outcome {
+	support, _, err := probe.ToolTaskSupport(ctx, e, e.Profile.Task.Name)
 	if err != nil {
-		return Errorf("tools/list: %v", err)
+		return verdict.Errorf("tools/list: %v", err)
 	}
 	if support != "required" {
-		return Skipf("the task tool's taskSupport is %q, not required", support)
+		return verdict.Skipf("the task tool's taskSupport is %q, not required", support)
 	}
 	args := e.Profile.Task.CloneArgs()
 	if e.Control != nil {
 		args["key"], args["gated"] = "plain", false
 	}
-	call, err := e.S.Start(ctx, "tools/call", map[string]any{"name": e.Profile.Task.Name, "arguments": args})
+	call, err := e.S.Start(ctx, mcp.MethodToolsCall, map[string]any{"name": e.Profile.Task.Name, "arguments": args})
 	if err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	resp, err := call.Await(ctx)
 	if err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	_, seq := call.Response()
 	switch {
 	case resp.Error != nil && resp.Error.Code == jsonrpc.CodeMethodNotFound:
-		return Passf("refused with -32601")
+		return verdict.Passf("refused with -32601")
 	case resp.Error != nil && resp.Error.Code == jsonrpc.CodeInvalidRequest:
-		return Infof("refused with -32600, which TSK-72 allows and TSK-12 does not (ambiguity A-3)")
+		return verdict.Infof("refused with -32600, which TSK-72 allows and TSK-12 does not (ambiguity A-3)")
 	case resp.Error != nil:
-		return Violation(Fail, "TSK-12", []string{"error -32601 (Method not found)", "error -32600 (TSK-72, ambiguity A-3)"}, describe(e.eventAt(seq)), seq)
+		return e.Breaks("TSK-12", []string{"error -32601 (Method not found)", "error -32600 (TSK-72, ambiguity A-3)"}, probe.Describe(e.EventAt(seq)), seq)
 	}
-	return Violation(Fail, "TSK-12", []string{"error -32601 (Method not found)", "error -32600 (TSK-72, ambiguity A-3)"},
-		"a result, not a JSON-RPC error: "+describe(e.eventAt(seq)), seq)
+	return e.Breaks("TSK-12", []string{"error -32601 (Method not found)", "error -32600 (TSK-72, ambiguity A-3)"},
+		"a result, not a JSON-RPC error: "+probe.Describe(e.EventAt(seq)), seq)
 }
 
-func taskForbiddenWithTask(ctx context.Context, e *Env) Outcome {
-	support, _, err := toolTaskSupport(ctx, e, e.Profile.Effect.Name)
+func taskForbiddenWithTask(ctx context.Context, e *probe.Env) verdict.Outcome {
+	support, _, err := probe.ToolTaskSupport(ctx, e, e.Profile.Effect.Name)
 	if err != nil {
-		return Errorf("tools/list: %v", err)
+		return verdict.Errorf("tools/list: %v", err)
 	}
 	if support != "" && support != "forbidden" {
-		return Skipf("the effect tool's taskSupport is %q", support)
+		return verdict.Skipf("the effect tool's taskSupport is %q", support)
 	}
 	args := e.Profile.Effect.CloneArgs()
 	if e.Control != nil {
 		args["key"], args["gated"] = "forbidden", false
 	}
 	var raw json.RawMessage
-	err = e.S.Request(ctx, "tools/call", peer.TaskParams(map[string]any{"name": e.Profile.Effect.Name, "arguments": args}, 60000), &raw)
-	code, isRPC := rpcCode(err)
+	err = e.S.Request(ctx, mcp.MethodToolsCall, peer.TaskParams(map[string]any{"name": e.Profile.Effect.Name, "arguments": args}, 60000), &raw)
+	code, isRPC := probe.RPCCode(err)
 	switch {
 	case isRPC && code == jsonrpc.CodeMethodNotFound:
-		return Passf("refused with -32601")
+		return verdict.Passf("refused with -32601")
 	case isRPC:
-		return Violation(Warn, "TSK-9", []string{"error -32601 (Method not found)"}, fmt.Sprintf("error %d", code), 0)
+		return e.Breaks("TSK-9", []string{"error -32601 (Method not found)"}, fmt.Sprintf("error %d", code), 0)
 	case err != nil:
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
-	return Violation(Warn, "TSK-9", []string{"error -32601 (Method not found)"}, "a result: "+chrono.Sanitize(string(raw), false), 0)
+	return e.Breaks("TSK-9", []string{"error -32601 (Method not found)"}, "a result: "+chrono.Sanitize(string(raw), false), 0)
 }
 
-func taskIgnoredWithoutCapability(ctx context.Context, e *Env) Outcome {
+func taskIgnoredWithoutCapability(ctx context.Context, e *probe.Env) verdict.Outcome {
 	args := e.Profile.Slow.CloneArgs()
 	if e.Control != nil {
 		args["key"], args["gated"] = "ignored", false
 	}
 	var raw json.RawMessage
-	err := e.S.Request(ctx, "tools/call", peer.TaskParams(map[string]any{"name": e.Profile.Slow.Name, "arguments": args}, 60000), &raw)
+	err := e.S.Request(ctx, mcp.MethodToolsCall, peer.TaskParams(map[string]any{"name": e.Profile.Slow.Name, "arguments": args}, 60000), &raw)
 	if err != nil {
-		if _, isRPC := rpcCode(err); isRPC {
-			return Violation(Fail, "TSK-24", []string{"an ordinary CallToolResult: the task field is ignored"}, chrono.Sanitize(err.Error(), false), 0)
+		if _, isRPC := probe.RPCCode(err); isRPC {
+			return e.Breaks("TSK-24", []string{"an ordinary CallToolResult: the task field is ignored"}, chrono.Sanitize(err.Error(), false), 0)
 		}
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	if _, err := peer.ParseCreateTaskResult(raw); err == nil {
-		return Violation(Fail, "TSK-24", []string{"an ordinary CallToolResult, not a CreateTaskResult"}, chrono.Sanitize(string(raw), false), 0)
+		return e.Breaks("TSK-24", []string{"an ordinary CallToolResult, not a CreateTaskResult"}, chrono.Sanitize(string(raw), false), 0)
 	}
-	return Passf("the task field was ignored; an ordinary result came back")
+	return verdict.Passf("the task field was ignored; an ordinary result came back")
 }
 
 // rfc3339 reports whether s is an RFC 3339 timestamp.
@@ -456,11 +665,11 @@ func rfc3339(s string) (time.Time, bool) {
 }
 
 // taskShape checks one Task object (TSK-26, TSK-38, TSK-39, TSK-41).
-func taskShape(t peer.Task, seq uint64) *Outcome {
+func taskShape(e *probe.Env, t peer.Task, seq uint64) *verdict.Outcome {
 	var raw map[string]json.RawMessage
 	_ = json.Unmarshal(t.Raw, &raw)
-	fail := func(req, want string) *Outcome {
-		o := Violation(Fail, req, []string{want}, chrono.Sanitize(string(t.Raw), false), seq)
+	fail := func(req, want string) *verdict.Outcome {
+		o := e.Breaks(req, []string{want}, chrono.Sanitize(string(t.Raw), false), seq)
 		return &o
 	}
 	if id := strings.TrimSpace(string(raw["taskId"])); !strings.HasPrefix(id, `"`) {
@@ -483,44 +692,44 @@ func taskShape(t peer.Task, seq uint64) *Outcome {
 	return nil
 }
 
-func taskCreateShape(ctx context.Context, e *Env) Outcome {
-	op, err := e.StartTask(ctx, TaskSpec{Key: "shape"})
+func taskCreateShape(ctx context.Context, e *probe.Env) verdict.Outcome {
+	op, err := e.StartTask(ctx, probe.TaskSpec{Key: "shape"})
 	if err != nil {
-		return createOutcome(err)
+		return probe.CreateOutcome(err)
 	}
 	defer op.ReleaseAll(context.WithoutCancel(ctx))
-	if op.Task.Status != peer.TaskWorking {
-		return Violation(Fail, "TSK-29", []string{`status "working" at creation`}, fmt.Sprintf("status %q", chrono.Sanitize(op.Task.Status, false)), op.RespSeq)
+	if op.Task.Status != mcp.TaskWorking {
+		return e.Breaks("TSK-29", []string{`status "working" at creation`}, fmt.Sprintf("status %q", chrono.Sanitize(op.Task.Status, false)), op.RespSeq)
 	}
-	if o := taskShape(op.Task, op.RespSeq); o != nil {
+	if o := taskShape(e, op.Task, op.RespSeq); o != nil {
 		return *o
 	}
-	return Passf("task %s created working", chrono.Sanitize(op.Task.TaskID, false))
+	return verdict.Passf("task %s created working", chrono.Sanitize(op.Task.TaskID, false))
 }
 
-func taskDurableID(ctx context.Context, e *Env) Outcome {
-	a, err := e.StartTask(ctx, TaskSpec{Key: "d1"})
+func taskDurableID(ctx context.Context, e *probe.Env) verdict.Outcome {
+	a, err := e.StartTask(ctx, probe.TaskSpec{Key: "d1"})
 	if err != nil {
-		return createOutcome(err)
+		return probe.CreateOutcome(err)
 	}
-	b, err := e.StartTask(ctx, TaskSpec{Key: "d2"})
+	b, err := e.StartTask(ctx, probe.TaskSpec{Key: "d2"})
 	if err != nil {
-		return createOutcome(err)
+		return probe.CreateOutcome(err)
 	}
 	defer func() { _ = a.ReleaseAll(context.WithoutCancel(ctx)); _ = b.ReleaseAll(context.WithoutCancel(ctx)) }()
 	if a.Task.TaskID == b.Task.TaskID {
-		return Violation(Fail, "TSK-28", []string{"distinct task ids"}, "both tasks are "+chrono.Sanitize(a.Task.TaskID, false), b.RespSeq)
+		return e.Breaks("TSK-28", []string{"distinct task ids"}, "both tasks are "+chrono.Sanitize(a.Task.TaskID, false), b.RespSeq)
 	}
-	for _, op := range []*TaskOp{a, b} {
+	for _, op := range []*probe.TaskOp{a, b} {
 		got, err := e.S.GetTask(ctx, op.Task.TaskID)
 		if err != nil {
-			return Violation(Fail, "TSK-44", []string{"the task just created is found by tasks/get"}, chrono.Sanitize(err.Error(), false), 0)
+			return e.Breaks("TSK-44", []string{"the task just created is found by tasks/get"}, chrono.Sanitize(err.Error(), false), 0)
 		}
 		if got.TaskID != op.Task.TaskID {
-			return Violation(Fail, "TSK-51", []string{"tasks/get answers about the task asked for"}, chrono.Sanitize(string(got.Raw), false), 0)
+			return e.Breaks("TSK-51", []string{"tasks/get answers about the task asked for"}, chrono.Sanitize(string(got.Raw), false), 0)
 		}
 	}
-	return Passf("two tasks with distinct ids, both found at once")
+	return verdict.Passf("two tasks with distinct ids, both found at once")
 }
 
 // guessable says why a set of task ids looks guessable, or "": an id
@@ -559,102 +768,104 @@ func guessable(ids []string) string {
 	return fmt.Sprintf("ids %q count up after the prefix %q", ids, prefix)
 }
 
-func taskUnguessableIDs(ctx context.Context, e *Env) Outcome {
+func taskUnguessableIDs(ctx context.Context, e *probe.Env) verdict.Outcome {
 	var ids []string
 	for i := range 3 {
-		op, err := e.StartTask(ctx, TaskSpec{Key: fmt.Sprintf("g%d", i), Free: true, Ticks: 1})
+		op, err := e.StartTask(ctx, probe.TaskSpec{Key: fmt.Sprintf("g%d", i), Free: true, Ticks: 1})
 		if err != nil {
-			return createOutcome(err)
+			return probe.CreateOutcome(err)
 		}
 		ids = append(ids, op.Task.TaskID)
 	}
 	if why := guessable(ids); why != "" {
-		return Violation(Warn, "TSK-81", []string{"cryptographically random task ids when tasks are not bound to an authorization context"},
+		return e.Broke(verdict.Req("TSK-81").Except(verdict.Warn,
+			"a heuristic (S~ in the registry): short or counting ids suggest guessable ones, but cannot prove the entropy insufficient"),
+			[]string{"cryptographically random task ids when tasks are not bound to an authorization context"},
 			chrono.Sanitize(why, false), 0)
 	}
-	return Passf("%d ids, none short or sequential", len(ids))
+	return verdict.Passf("%d ids, none short or sequential", len(ids))
 }
 
-func taskTimestamps(ctx context.Context, e *Env) Outcome {
-	op, err := e.StartTask(ctx, TaskSpec{Key: "ts", Free: true})
+func taskTimestamps(ctx context.Context, e *probe.Env) verdict.Outcome {
+	op, err := e.StartTask(ctx, probe.TaskSpec{Key: "ts", Free: true})
 	if err != nil {
-		return createOutcome(err)
+		return probe.CreateOutcome(err)
 	}
 	prev := op.Task
 	polls := 0
 	for {
 		got, err := e.S.GetTask(ctx, op.Task.TaskID)
 		if err != nil {
-			return Errorf("tasks/get: %v", err)
+			return verdict.Errorf("tasks/get: %v", err)
 		}
 		polls++
-		if o := taskShape(got, 0); o != nil {
+		if o := taskShape(e, got, 0); o != nil {
 			return *o
 		}
 		if got.CreatedAt != op.Task.CreatedAt {
-			return Violation(Fail, "TSK-38", []string{"the same createdAt " + op.Task.CreatedAt}, "createdAt "+chrono.Sanitize(got.CreatedAt, false), 0)
+			return e.Breaks("TSK-38", []string{"the same createdAt " + op.Task.CreatedAt}, "createdAt "+chrono.Sanitize(got.CreatedAt, false), 0)
 		}
 		pu, _ := rfc3339(prev.LastUpdatedAt)
 		gu, _ := rfc3339(got.LastUpdatedAt)
 		if gu.Before(pu) {
-			return Violation(Fail, "TSK-39", []string{"lastUpdatedAt never goes back"}, fmt.Sprintf("%s after %s", chrono.Sanitize(got.LastUpdatedAt, false), chrono.Sanitize(prev.LastUpdatedAt, false)), 0)
+			return e.Breaks("TSK-39", []string{"lastUpdatedAt never goes back"}, fmt.Sprintf("%s after %s", chrono.Sanitize(got.LastUpdatedAt, false), chrono.Sanitize(prev.LastUpdatedAt, false)), 0)
 		}
 		prev = got
 		if got.Terminal() || polls > 200 {
 			break
 		}
-		t := time.NewTimer(pollDelay(got))
+		t := time.NewTimer(probe.PollDelay(got))
 		select {
 		case <-t.C:
 		case <-ctx.Done():
 			t.Stop()
-			return Errorf("%v", ctx.Err())
+			return verdict.Errorf("%v", ctx.Err())
 		}
 	}
-	return Passf("%d polls: createdAt stable, lastUpdatedAt non-decreasing", polls)
+	return verdict.Passf("%d polls: createdAt stable, lastUpdatedAt non-decreasing", polls)
 }
 
-func taskTransitions(ctx context.Context, e *Env) Outcome {
-	op, err := e.StartTask(ctx, TaskSpec{Key: "tr"})
+func taskTransitions(ctx context.Context, e *probe.Env) verdict.Outcome {
+	op, err := e.StartTask(ctx, probe.TaskSpec{Key: "tr"})
 	if err != nil {
-		return createOutcome(err)
+		return probe.CreateOutcome(err)
 	}
 	final, seen, err := op.RunToEnd(ctx)
 	if err != nil {
-		return Errorf("running the task: %v", err)
+		return verdict.Errorf("running the task: %v", err)
 	}
 	for i := 1; i < len(seen); i++ {
-		if !validTransition(seen[i-1], seen[i]) {
-			return Violation(Fail, "TSK-30", []string{"working → input_required | terminal; input_required → working | terminal; terminal stays"},
+		if !probe.ValidTransition(seen[i-1], seen[i]) {
+			return e.Breaks("TSK-30", []string{"working → input_required | terminal; input_required → working | terminal; terminal stays"},
 				fmt.Sprintf("%q then %q", chrono.Sanitize(seen[i-1], false), chrono.Sanitize(seen[i], false)), 0)
 		}
 	}
 	for range 2 {
 		got, err := e.S.GetTask(ctx, op.Task.TaskID)
 		if err != nil {
-			return Infof("the task was gone after it ended (%s); TSK-42 allows deletion", chrono.Sanitize(err.Error(), false))
+			return verdict.Infof("the task was gone after it ended (%s); TSK-42 allows deletion", chrono.Sanitize(err.Error(), false))
 		}
 		if got.Status != final.Status {
-			return Violation(Fail, "TSK-31", []string{"the terminal status " + final.Status + " stays"}, "status "+chrono.Sanitize(got.Status, false), 0)
+			return e.Breaks("TSK-31", []string{"the terminal status " + final.Status + " stays"}, "status "+chrono.Sanitize(got.Status, false), 0)
 		}
 	}
-	return Passf("statuses %s; the terminal status stayed", chrono.Sanitize(strings.Join(seen, " → "), false))
+	return verdict.Passf("statuses %s; the terminal status stayed", chrono.Sanitize(strings.Join(seen, " → "), false))
 }
 
-func taskStatusNotifications(ctx context.Context, e *Env) Outcome {
-	op, err := e.StartTask(ctx, TaskSpec{Key: "sn"})
+func taskStatusNotifications(ctx context.Context, e *probe.Env) verdict.Outcome {
+	op, err := e.StartTask(ctx, probe.TaskSpec{Key: "sn"})
 	if err != nil {
-		return createOutcome(err)
+		return probe.CreateOutcome(err)
 	}
 	if _, _, err := op.RunToEnd(ctx); err != nil {
-		return Errorf("running the task: %v", err)
+		return verdict.Errorf("running the task: %v", err)
 	}
 	if err := e.Quiesce(ctx); err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
-	prev, n := peer.TaskWorking, 0
+	prev, n := mcp.TaskWorking, 0
 	for _, ev := range e.Log.Since(op.RespSeq) {
-		if ev.Dir != chrono.In || ev.Summary == nil || ev.Summary.Method != peer.NotificationTaskStatus {
+		if ev.Dir != chrono.In || ev.Summary == nil || ev.Summary.Method != mcp.NotificationTaskStatus {
 			continue
 		}
 		m, err := ev.Message()
@@ -663,224 +874,219 @@ func taskStatusNotifications(ctx context.Context, e *Env) Outcome {
 		}
 		t, err := peer.ParseTask(m.Params)
 		if err != nil || t.TaskID == "" {
-			return Violation(Fail, "TSK-21", []string{"notifications/tasks/status params are a Task"}, describe(ev), ev.Seq)
+			return e.Broke(verdict.Req("TSK-21").Except(verdict.Fail,
+				"TSK-21 makes the notification optional (MAY); one that is sent is held to the schema, whose TaskStatusNotification carries a Task: params that are no Task are not that notification"),
+				[]string{"notifications/tasks/status params are a Task"}, probe.Describe(ev), ev.Seq)
 		}
 		if t.TaskID != op.Task.TaskID {
 			continue
 		}
 		n++
 		if _, ok := peer.RelatedTaskID(m.Params); ok {
-			return Violation(Warn, "TSK-58", []string{"no io.modelcontextprotocol/related-task _meta in a status notification"}, describe(ev), ev.Seq)
+			return e.Breaks("TSK-58", []string{"no io.modelcontextprotocol/related-task _meta in a status notification"}, probe.Describe(ev), ev.Seq)
 		}
-		if !validTransition(prev, t.Status) {
-			return Violation(Fail, "TSK-30", []string{"status notifications follow the task state machine"},
-				fmt.Sprintf("%q after %q: %s", chrono.Sanitize(t.Status, false), chrono.Sanitize(prev, false), describe(ev)), ev.Seq)
+		if !probe.ValidTransition(prev, t.Status) {
+			return e.Breaks("TSK-30", []string{"status notifications follow the task state machine"},
+				fmt.Sprintf("%q after %q: %s", chrono.Sanitize(t.Status, false), chrono.Sanitize(prev, false), probe.Describe(ev)), ev.Seq)
 		}
 		prev = t.Status
 	}
 	if n == 0 {
-		return Infof("no notifications/tasks/status for the task (they are optional, TSK-21)")
+		return verdict.Infof("no notifications/tasks/status for the task (they are optional, TSK-21)")
 	}
-	return Passf("%d status notifications, ending %s", n, chrono.Sanitize(prev, false))
+	return verdict.Passf("%d status notifications, ending %s", n, chrono.Sanitize(prev, false))
 }
 
 // cancelMid creates a task, brings it to work (tick 1 on a controlled
 // target), and cancels it with tasks/cancel.
-func cancelMid(ctx context.Context, e *Env, key string) (*TaskOp, peer.Task, *Outcome) {
-	op, err := e.StartTask(ctx, TaskSpec{Key: key, Ticks: 3})
+func cancelMid(ctx context.Context, e *probe.Env, key string) (*probe.TaskOp, peer.Task, *verdict.Outcome) {
+	op, err := e.StartTask(ctx, probe.TaskSpec{Key: key, Ticks: 3})
 	if err != nil {
-		o := createOutcome(err)
+		o := probe.CreateOutcome(err)
 		return nil, peer.Task{}, &o
 	}
 	if e.Control != nil {
 		if err := op.Release(ctx, "start"); err != nil {
-			o := Errorf("%v", err)
+			o := verdict.Errorf("%v", err)
 			return nil, peer.Task{}, &o
 		}
 		if err := op.Checkpoint(ctx, "tick/1"); err != nil {
-			o := Errorf("%v", err)
+			o := verdict.Errorf("%v", err)
 			return nil, peer.Task{}, &o
 		}
 	}
 	seq := e.Log.Len() + 1
 	got, err := e.S.CancelTask(ctx, op.Task.TaskID)
-	if code, isRPC := rpcCode(err); isRPC {
+	if code, isRPC := probe.RPCCode(err); isRPC {
 		if code == jsonrpc.CodeInvalidParams && e.Control == nil {
-			o := Infof("the task ended before tasks/cancel arrived (-32602, A-15); nothing to judge")
+			o := verdict.Infof("the task ended before tasks/cancel arrived (-32602, A-15); nothing to judge")
 			return nil, peer.Task{}, &o
 		}
-		o := Violation(Fail, "TSK-64", []string{"tasks/cancel on a working task returns the task, cancelled"}, fmt.Sprintf("error %d", code), seq)
+		o := e.Broke(verdict.Req("TSK-64").Clause("MUST"), []string{"tasks/cancel on a working task returns the task, cancelled"}, fmt.Sprintf("error %d", code), seq)
 		return nil, peer.Task{}, &o
 	} else if err != nil {
-		o := Errorf("tasks/cancel: %v", err)
+		o := verdict.Errorf("tasks/cancel: %v", err)
 		return nil, peer.Task{}, &o
 	}
-	if got.Status != peer.TaskCancelled {
-		o := Violation(Fail, "TSK-64", []string{`the tasks/cancel result has status "cancelled"`}, "status "+chrono.Sanitize(got.Status, false), seq)
+	if got.Status != mcp.TaskCancelled {
+		o := e.Broke(verdict.Req("TSK-64").Clause("MUST"), []string{`the tasks/cancel result has status "cancelled"`}, "status "+chrono.Sanitize(got.Status, false), seq)
 		return nil, peer.Task{}, &o
 	}
 	return op, got, nil
 }
 
-func taskCancelWorking(ctx context.Context, e *Env) Outcome {
+func taskCancelWorking(ctx context.Context, e *probe.Env) verdict.Outcome {
 	op, _, o := cancelMid(ctx, e, "cw")
 	if o != nil {
 		return *o
 	}
 	got, err := e.S.GetTask(ctx, op.Task.TaskID)
-	if code, isRPC := rpcCode(err); isRPC && code == jsonrpc.CodeInvalidParams {
-		return Infof("the cancelled task was deleted at once (TSK-66 allows it)")
+	if code, isRPC := probe.RPCCode(err); isRPC && code == jsonrpc.CodeInvalidParams {
+		return verdict.Infof("the cancelled task was deleted at once (TSK-66 allows it)")
 	} else if err != nil {
-		return Errorf("tasks/get: %v", err)
+		return verdict.Errorf("tasks/get: %v", err)
 	}
-	if got.Status != peer.TaskCancelled {
-		return Violation(Fail, "TSK-64", []string{"tasks/get after the cancel says cancelled"}, "status "+chrono.Sanitize(got.Status, false), 0)
+	if got.Status != mcp.TaskCancelled {
+		// The cancel's answer already said cancelled (cancelMid), so the
+		// task left the cancelled status (TSK-65); that the answer came
+		// before a transition that never happened (TSK-64) would fit
+		// too, and is said in the expected line.
+		return e.Breaks("TSK-65", []string{"tasks/get after the cancel says cancelled, as the cancel's answer did (TSK-64: the transition comes before that answer; TSK-65: a cancelled task stays cancelled)"},
+			"the cancel answered cancelled, then tasks/get said "+chrono.Sanitize(got.Status, false), 0)
 	}
-	return Passf("cancelled before the reply; tasks/get agrees")
+	return verdict.Passf("cancelled before the reply; tasks/get agrees")
 }
 
-// settle waits until the task's worker has ended: its end checkpoint
-// on a controlled target (gates released), the grace window elsewhere.
-func (t *TaskOp) settle(ctx context.Context) error {
-	if t.e.Control == nil {
-		return t.e.Observe(ctx)
-	}
-	if err := t.ReleaseAll(ctx); err != nil {
-		return err
-	}
-	return t.Checkpoint(ctx, "end")
-}
-
-func taskCancelledSticky(ctx context.Context, e *Env) Outcome {
+func taskCancelledSticky(ctx context.Context, e *probe.Env) verdict.Outcome {
 	op, _, o := cancelMid(ctx, e, "cs")
 	if o != nil {
 		return *o
 	}
-	if err := op.settle(ctx); err != nil && !errors.Is(err, ErrNotReached) {
-		return Errorf("%v", err)
+	if err := op.Settle(ctx); err != nil && !errors.Is(err, probe.ErrNotReached) {
+		return verdict.Errorf("%v", err)
 	}
 	for range 2 {
 		got, err := e.S.GetTask(ctx, op.Task.TaskID)
-		if code, isRPC := rpcCode(err); isRPC && code == jsonrpc.CodeInvalidParams {
-			return Infof("the cancelled task was deleted (TSK-66 allows it)")
+		if code, isRPC := probe.RPCCode(err); isRPC && code == jsonrpc.CodeInvalidParams {
+			return verdict.Infof("the cancelled task was deleted (TSK-66 allows it)")
 		} else if err != nil {
-			return Errorf("tasks/get: %v", err)
+			return verdict.Errorf("tasks/get: %v", err)
 		}
-		if got.Status != peer.TaskCancelled {
-			return Violation(Fail, "TSK-65", []string{"the task stays cancelled after its work ends"}, "status "+chrono.Sanitize(got.Status, false), 0)
+		if got.Status != mcp.TaskCancelled {
+			return e.Breaks("TSK-65", []string{"the task stays cancelled after its work ends"}, "status "+chrono.Sanitize(got.Status, false), 0)
 		}
 	}
-	return Passf("still cancelled after the worker ended")
+	return verdict.Passf("still cancelled after the worker ended")
 }
 
-func taskSecondCancel(ctx context.Context, e *Env) Outcome {
+func taskSecondCancel(ctx context.Context, e *probe.Env) verdict.Outcome {
 	op, _, o := cancelMid(ctx, e, "sc")
 	if o != nil {
 		return *o
 	}
 	seq := e.Log.Len() + 1
 	got, err := e.S.CancelTask(ctx, op.Task.TaskID)
-	code, isRPC := rpcCode(err)
+	code, isRPC := probe.RPCCode(err)
 	switch {
 	case isRPC && code == jsonrpc.CodeInvalidParams:
-		return Passf("the second cancel was refused with -32602")
+		return verdict.Passf("the second cancel was refused with -32602")
 	case isRPC:
-		return Violation(Fail, "TSK-63", []string{"error -32602 for a task already cancelled"}, fmt.Sprintf("error %d", code), seq)
+		return e.Breaks("TSK-63", []string{"error -32602 for a task already cancelled"}, fmt.Sprintf("error %d", code), seq)
 	case err != nil:
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
-	return Violation(Fail, "TSK-63", []string{"error -32602 for a task already cancelled"}, "a result: "+chrono.Sanitize(string(got.Raw), false), seq)
+	return e.Breaks("TSK-63", []string{"error -32602 for a task already cancelled"}, "a result: "+chrono.Sanitize(string(got.Raw), false), seq)
 }
 
-func taskCancelCompleted(ctx context.Context, e *Env) Outcome {
-	op, err := e.StartTask(ctx, TaskSpec{Key: "cc", Free: true, Ticks: 1})
+func taskCancelCompleted(ctx context.Context, e *probe.Env) verdict.Outcome {
+	op, err := e.StartTask(ctx, probe.TaskSpec{Key: "cc", Free: true, Ticks: 1})
 	if err != nil {
-		return createOutcome(err)
+		return probe.CreateOutcome(err)
 	}
 	final, _, err := op.RunToEnd(ctx)
 	if err != nil {
-		return Errorf("running the task: %v", err)
+		return verdict.Errorf("running the task: %v", err)
 	}
 	seq := e.Log.Len() + 1
 	got, err := e.S.CancelTask(ctx, op.Task.TaskID)
-	code, isRPC := rpcCode(err)
+	code, isRPC := probe.RPCCode(err)
 	switch {
 	case isRPC && code == jsonrpc.CodeInvalidParams:
 	case isRPC:
-		return Violation(Fail, "TSK-63", []string{"error -32602 for a task already " + final.Status}, fmt.Sprintf("error %d", code), seq)
+		return e.Breaks("TSK-63", []string{"error -32602 for a task already " + final.Status}, fmt.Sprintf("error %d", code), seq)
 	case err != nil:
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	default:
-		return Violation(Fail, "TSK-63", []string{"error -32602 for a task already " + final.Status}, "a result: "+chrono.Sanitize(string(got.Raw), false), seq)
+		return e.Breaks("TSK-63", []string{"error -32602 for a task already " + final.Status}, "a result: "+chrono.Sanitize(string(got.Raw), false), seq)
 	}
 	after, err := e.S.GetTask(ctx, op.Task.TaskID)
 	if err == nil && after.Status != final.Status {
-		return Violation(Fail, "TSK-31", []string{"the status stays " + final.Status}, "status "+chrono.Sanitize(after.Status, false), 0)
+		return e.Breaks("TSK-31", []string{"the status stays " + final.Status}, "status "+chrono.Sanitize(after.Status, false), 0)
 	}
-	return Passf("cancel of a %s task refused with -32602", final.Status)
+	return verdict.Passf("cancel of a %s task refused with -32602", final.Status)
 }
 
-func taskNotificationDoesNotCancel(ctx context.Context, e *Env) Outcome {
-	op, err := e.StartTask(ctx, TaskSpec{Key: "nc"})
+func taskNotificationDoesNotCancel(ctx context.Context, e *probe.Env) verdict.Outcome {
+	op, err := e.StartTask(ctx, probe.TaskSpec{Key: "nc"})
 	if err != nil {
-		return createOutcome(err)
+		return probe.CreateOutcome(err)
 	}
 	seq, err := e.CancelRaw(ctx, map[string]any{"requestId": op.Call.ID, "reason": "mcpflight: request-level cancel of a task-creating request"})
 	if err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	if err := e.Quiesce(ctx); err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	got, err := e.S.GetTask(ctx, op.Task.TaskID)
 	if err != nil {
-		return Errorf("tasks/get: %v", err)
+		return verdict.Errorf("tasks/get: %v", err)
 	}
-	if got.Status == peer.TaskCancelled {
-		return Violation(Fail, "CAN-4", []string{"the task is untouched: only tasks/cancel cancels a task"}, "the task became cancelled after notifications/cancelled", seq)
+	if got.Status == mcp.TaskCancelled {
+		return e.Breaks("CAN-4", []string{"the task is untouched: only tasks/cancel cancels a task"}, "the task became cancelled after notifications/cancelled", seq)
 	}
 	final, _, err := op.RunToEnd(ctx)
 	if err != nil {
-		return Errorf("running the task: %v", err)
+		return verdict.Errorf("running the task: %v", err)
 	}
-	if final.Status == peer.TaskCancelled {
-		return Violation(Fail, "CAN-4", []string{"the task ends on its own, not cancelled"}, "it ended cancelled", seq)
+	if final.Status == mcp.TaskCancelled {
+		return e.Breaks("CAN-4", []string{"the task ends on its own, not cancelled"}, "it ended cancelled", seq)
 	}
-	return Passf("the request-level cancel at seq %d left the task alone; it ended %s", seq, final.Status)
+	return verdict.Passf("the request-level cancel at seq %d left the task alone; it ended %s", seq, final.Status)
 }
 
-func taskResultAfterCancel(ctx context.Context, e *Env) Outcome {
-	op, err := e.StartTask(ctx, TaskSpec{Key: "rc"})
+func taskResultAfterCancel(ctx context.Context, e *probe.Env) verdict.Outcome {
+	op, err := e.StartTask(ctx, probe.TaskSpec{Key: "rc"})
 	if err != nil {
-		return createOutcome(err)
+		return probe.CreateOutcome(err)
 	}
 	res, err := e.S.StartTaskResult(ctx, op.Task.TaskID)
 	if err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	if err := e.Quiesce(ctx); err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	if _, err := e.S.CancelTask(ctx, op.Task.TaskID); err != nil {
-		if code, isRPC := rpcCode(err); isRPC && code == jsonrpc.CodeInvalidParams {
-			return Infof("the task ended before the cancel (A-15)")
+		if code, isRPC := probe.RPCCode(err); isRPC && code == jsonrpc.CodeInvalidParams {
+			return verdict.Infof("the task ended before the cancel (A-15)")
 		}
-		return Errorf("tasks/cancel: %v", err)
+		return verdict.Errorf("tasks/cancel: %v", err)
 	}
-	wctx, cancel := context.WithTimeout(ctx, 2*e.Grace+time.Second)
+	wctx, cancel, wait := e.WithPatience(ctx)
 	defer cancel()
 	resp, err := res.Await(wctx)
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
-			return Violation(Fail, "TSK-47", []string{"the blocked tasks/result is answered once tasks/cancel made the task terminal (an error or a result)"},
-				fmt.Sprintf("no answer to tasks/result %s within %v of the cancel", res.ID, 2*e.Grace+time.Second), 0)
+			return e.Breaks("TSK-47", []string{"the blocked tasks/result is answered once tasks/cancel made the task terminal (an error or a result)"},
+				fmt.Sprintf("no answer to tasks/result %s within %v of the cancel", res.ID, wait), 0)
 		}
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	if resp.Error != nil {
-		return Infof("the blocked tasks/result was answered with error %d %q (ambiguity A-4)", resp.Error.Code, chrono.Sanitize(resp.Error.Message, false))
+		return verdict.Infof("the blocked tasks/result was answered with error %d %q (ambiguity A-4)", resp.Error.Code, chrono.Sanitize(resp.Error.Message, false))
 	}
-	return Infof("the blocked tasks/result was answered with a result (ambiguity A-4): %s", chrono.Sanitize(clip(string(resp.Result), 120), false))
+	return verdict.Infof("the blocked tasks/result was answered with a result (ambiguity A-4): %s", chrono.Sanitize(clip(string(resp.Result), 120), false))
 }
 
 func clip(s string, n int) string {
@@ -890,241 +1096,222 @@ func clip(s string, n int) string {
 	return s
 }
 
-func taskWorkerStops(ctx context.Context, e *Env) Outcome {
+func taskWorkerStops(ctx context.Context, e *probe.Env) verdict.Outcome {
 	op, got, o := cancelMid(ctx, e, "ws")
 	if o != nil {
 		return *o
 	}
 	if e.Control == nil {
-		return Infof("tasks/cancel answered %s, but the target exposes no worker counter: whether the work stopped cannot be observed", chrono.Sanitize(got.Status, false))
+		return verdict.Infof("tasks/cancel answered %s, but the target exposes no worker counter: whether the work stopped cannot be observed", chrono.Sanitize(got.Status, false))
 	}
 	before, _, err := op.Counter(ctx)
 	if err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	if err := op.ReleaseAll(ctx); err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	ended := op.Checkpoint(ctx, "end")
 	after, running, err := op.Counter(ctx)
 	if err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	switch {
 	case after > before:
-		return Violation(Warn, "TSK-64", []string{"the worker stops: its counter stays at " + fmt.Sprint(before) + " after tasks/cancel"},
+		return e.Broke(verdict.Req("TSK-64").Clause("SHOULD"), []string{"the worker stops: its counter stays at " + fmt.Sprint(before) + " after tasks/cancel"},
 			fmt.Sprintf("the counter went from %d to %d after the cancel", before, after), 0)
 	case ended != nil || running:
-		return Violation(Warn, "TSK-64", []string{"the worker ends after tasks/cancel"}, "the worker is still running", 0)
+		return e.Broke(verdict.Req("TSK-64").Clause("SHOULD"), []string{"the worker ends after tasks/cancel"}, "the worker is still running", 0)
 	}
-	return Passf("the counter stayed at %d and the worker ended", after)
+	return verdict.Passf("the counter stayed at %d and the worker ended", after)
 }
 
-func taskResultEquivalence(ctx context.Context, e *Env) Outcome {
-	op, err := e.StartTask(ctx, TaskSpec{Key: "re"})
+func taskResultEquivalence(ctx context.Context, e *probe.Env) verdict.Outcome {
+	op, err := e.StartTask(ctx, probe.TaskSpec{Key: "re"})
 	if err != nil {
-		return createOutcome(err)
+		return probe.CreateOutcome(err)
 	}
 	final, _, err := op.RunToEnd(ctx)
 	if err != nil {
-		return Errorf("running the task: %v", err)
+		return verdict.Errorf("running the task: %v", err)
 	}
 	c, err := e.S.StartTaskResult(ctx, op.Task.TaskID)
 	if err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	resp, err := c.Await(ctx)
 	if err != nil {
-		return Errorf("tasks/result: %v", err)
+		return verdict.Errorf("tasks/result: %v", err)
 	}
 	_, seq := c.Response()
 	if resp.Error != nil {
-		if final.Status == peer.TaskCompleted {
-			return Violation(Fail, "TSK-48", []string{"the successful result of the underlying tools/call"}, fmt.Sprintf("error %d", resp.Error.Code), seq)
+		if final.Status == mcp.TaskCompleted {
+			return e.Breaks("TSK-48", []string{"the successful result of the underlying tools/call"}, fmt.Sprintf("error %d", resp.Error.Code), seq)
 		}
-		return Infof("the task ended %s and tasks/result answered error %d", final.Status, resp.Error.Code)
+		return verdict.Infof("the task ended %s and tasks/result answered error %d", final.Status, resp.Error.Code)
 	}
 	var r struct {
 		Content *json.RawMessage `json:"content"`
 	}
 	if json.Unmarshal(resp.Result, &r) != nil || r.Content == nil {
-		return Violation(Fail, "TSK-48", []string{"a CallToolResult (with content)"}, describe(e.eventAt(seq)), seq)
+		return e.Breaks("TSK-48", []string{"a CallToolResult (with content)"}, probe.Describe(e.EventAt(seq)), seq)
 	}
 	id, ok := peer.RelatedTaskID(resp.Result)
 	if !ok || id != op.Task.TaskID {
-		return Violation(Fail, "TSK-55", []string{fmt.Sprintf("_meta %q.taskId = %q", peer.RelatedTaskMeta, op.Task.TaskID)}, describe(e.eventAt(seq)), seq)
+		return e.Breaks("TSK-55", []string{fmt.Sprintf("_meta %q.taskId = %q", mcp.MetaRelatedTask, op.Task.TaskID)}, probe.Describe(e.EventAt(seq)), seq)
 	}
-	return Passf("tasks/result returned a CallToolResult tied to task %s", chrono.Sanitize(id, false))
+	return verdict.Passf("tasks/result returned a CallToolResult tied to task %s", chrono.Sanitize(id, false))
 }
 
-func taskResultError(ctx context.Context, e *Env) Outcome {
-	op, err := e.StartTask(ctx, TaskSpec{Key: "er", Free: true, Ticks: 1, End: "error"})
+func taskResultError(ctx context.Context, e *probe.Env) verdict.Outcome {
+	op, err := e.StartTask(ctx, probe.TaskSpec{Key: "er", Free: true, Ticks: 1, End: "error"})
 	if err != nil {
-		return createOutcome(err)
+		return probe.CreateOutcome(err)
 	}
 	final, _, err := op.RunToEnd(ctx)
 	if err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
-	if final.Status != peer.TaskFailed {
-		return Violation(Fail, "TSK-77", []string{"status failed for a request that ended in a JSON-RPC error"}, "status "+chrono.Sanitize(final.Status, false), 0)
+	if final.Status != mcp.TaskFailed {
+		return e.Breaks("TSK-77", []string{"status failed for a request that ended in a JSON-RPC error"}, "status "+chrono.Sanitize(final.Status, false), 0)
 	}
 	if final.StatusMessage == "" {
-		return Violation(Warn, "TSK-75", []string{"a statusMessage with diagnostic information"}, "no statusMessage", 0)
+		return e.Breaks("TSK-75", []string{"a statusMessage with diagnostic information"}, "no statusMessage", 0)
 	}
-	err = e.S.Request(ctx, peer.MethodTasksResult, map[string]any{"taskId": op.Task.TaskID}, nil)
-	if _, isRPC := rpcCode(err); !isRPC {
-		return Violation(Fail, "TSK-77", []string{"tasks/result returns the same JSON-RPC error"}, fmt.Sprintf("%v", err), 0)
+	err = e.S.Request(ctx, mcp.MethodTasksResult, map[string]any{"taskId": op.Task.TaskID}, nil)
+	if _, isRPC := probe.RPCCode(err); !isRPC {
+		return e.Breaks("TSK-77", []string{"tasks/result returns the same JSON-RPC error"}, fmt.Sprintf("%v", err), 0)
 	}
-	return Passf("failed with a statusMessage; tasks/result answered the error")
+	return verdict.Passf("failed with a statusMessage; tasks/result answered the error")
 }
 
-func taskIsErrorFails(ctx context.Context, e *Env) Outcome {
-	op, err := e.StartTask(ctx, TaskSpec{Key: "ie", Free: true, Ticks: 1, End: "fail"})
+func taskIsErrorFails(ctx context.Context, e *probe.Env) verdict.Outcome {
+	op, err := e.StartTask(ctx, probe.TaskSpec{Key: "ie", Free: true, Ticks: 1, End: "fail"})
 	if err != nil {
-		return createOutcome(err)
+		return probe.CreateOutcome(err)
 	}
 	final, _, err := op.RunToEnd(ctx)
 	if err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	var raw json.RawMessage
-	rerr := e.S.Request(ctx, peer.MethodTasksResult, map[string]any{"taskId": op.Task.TaskID}, &raw)
+	rerr := e.S.Request(ctx, mcp.MethodTasksResult, map[string]any{"taskId": op.Task.TaskID}, &raw)
 	if rerr != nil {
-		return Violation(Fail, "TSK-78", []string{"a successful response with the CallToolResult (isError true)"}, chrono.Sanitize(rerr.Error(), false), 0)
+		return e.Breaks("TSK-78", []string{"a successful response with the CallToolResult (isError true)"}, chrono.Sanitize(rerr.Error(), false), 0)
 	}
-	if final.Status != peer.TaskFailed {
-		return Violation(Warn, "TSK-76", []string{"status failed for a tool result with isError true"}, "status "+chrono.Sanitize(final.Status, false), 0)
+	if final.Status != mcp.TaskFailed {
+		return e.Breaks("TSK-76", []string{"status failed for a tool result with isError true"}, "status "+chrono.Sanitize(final.Status, false), 0)
 	}
-	return Passf("failed; tasks/result returned the isError result")
+	return verdict.Passf("failed; tasks/result returned the isError result")
 }
 
-func taskResultBlocks(ctx context.Context, e *Env) Outcome {
-	op, err := e.StartTask(ctx, TaskSpec{Key: "rb", Ticks: 2})
+func taskResultBlocks(ctx context.Context, e *probe.Env) verdict.Outcome {
+	op, err := e.StartTask(ctx, probe.TaskSpec{Key: "rb", Ticks: 2})
 	if err != nil {
-		return createOutcome(err)
+		return probe.CreateOutcome(err)
 	}
 	c, err := e.S.StartTaskResult(ctx, op.Task.TaskID)
 	if err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	if got, err := e.S.GetTask(ctx, op.Task.TaskID); err != nil {
-		return Violation(Fail, "TSK-20", []string{"tasks/get is served while tasks/result blocks"}, chrono.Sanitize(err.Error(), false), 0)
+		return e.Breaks("TSK-20", []string{"tasks/get is served while tasks/result blocks"}, chrono.Sanitize(err.Error(), false), 0)
 	} else if got.Terminal() {
-		return Errorf("the gated task ended on its own")
+		return verdict.Errorf("the gated task ended on its own")
 	}
 	if err := e.Quiesce(ctx); err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	select {
 	case <-c.Done():
 		_, seq := c.Response()
-		return Violation(Fail, "TSK-47", []string{"no answer to tasks/result while the task is working"}, describe(e.eventAt(seq)), seq)
+		return e.Breaks("TSK-47", []string{"no answer to tasks/result while the task is working"}, probe.Describe(e.EventAt(seq)), seq)
 	default:
 	}
 	if err := op.ReleaseAll(ctx); err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
-	wctx, cancel := context.WithTimeout(ctx, e.taskBudget())
+	wctx, cancel := context.WithTimeout(ctx, e.TaskBudget())
 	defer cancel()
 	resp, err := c.Await(wctx)
 	if err != nil {
-		return Violation(Fail, "TSK-47", []string{"tasks/result answered once the task completed"}, chrono.Sanitize(err.Error(), false), 0)
+		return e.Breaks("TSK-47", []string{"tasks/result answered once the task completed"}, chrono.Sanitize(err.Error(), false), 0)
 	}
 	if resp.Error != nil {
-		return Violation(Fail, "TSK-48", []string{"the underlying result"}, fmt.Sprintf("error %d", resp.Error.Code), 0)
+		return e.Breaks("TSK-48", []string{"the underlying result"}, fmt.Sprintf("error %d", resp.Error.Code), 0)
 	}
-	return Passf("tasks/result waited for the task and then answered")
+	return verdict.Passf("tasks/result waited for the task and then answered")
 }
 
-func taskUnknownID(ctx context.Context, e *Env) Outcome {
-	for _, m := range []string{peer.MethodTasksGet, peer.MethodTasksResult, peer.MethodTasksCancel} {
+func taskUnknownID(ctx context.Context, e *probe.Env) verdict.Outcome {
+	for _, m := range []string{mcp.MethodTasksGet, mcp.MethodTasksResult, mcp.MethodTasksCancel} {
 		seq := e.Log.Len() + 1
 		err := e.S.Request(ctx, m, map[string]any{"taskId": "mcpflight-no-such-task"}, nil)
-		code, isRPC := rpcCode(err)
+		code, isRPC := probe.RPCCode(err)
 		if !isRPC || code != jsonrpc.CodeInvalidParams {
 			actual := "a result"
 			if err != nil {
 				actual = chrono.Sanitize(err.Error(), false)
 			}
-			return Violation(Fail, "TSK-68", []string{m + " for an unknown taskId gets -32602"}, actual, seq)
+			return e.Breaks("TSK-68", []string{m + " for an unknown taskId gets -32602"}, actual, seq)
 		}
 	}
-	return Passf("tasks/get, tasks/result and tasks/cancel answered -32602")
+	return verdict.Passf("tasks/get, tasks/result and tasks/cancel answered -32602")
 }
 
-func taskIDSourceOfTruth(ctx context.Context, e *Env) Outcome {
-	a, err := e.StartTask(ctx, TaskSpec{Key: "sa"})
+func taskIDSourceOfTruth(ctx context.Context, e *probe.Env) verdict.Outcome {
+	a, err := e.StartTask(ctx, probe.TaskSpec{Key: "sa"})
 	if err != nil {
-		return createOutcome(err)
+		return probe.CreateOutcome(err)
 	}
-	b, err := e.StartTask(ctx, TaskSpec{Key: "sb"})
+	b, err := e.StartTask(ctx, probe.TaskSpec{Key: "sb"})
 	if err != nil {
-		return createOutcome(err)
+		return probe.CreateOutcome(err)
 	}
 	defer func() { _ = a.ReleaseAll(context.WithoutCancel(ctx)); _ = b.ReleaseAll(context.WithoutCancel(ctx)) }()
-	call, err := e.S.Start(ctx, peer.MethodTasksGet, map[string]any{
-		"taskId": a.Task.TaskID,
-		"_meta":  map[string]any{peer.RelatedTaskMeta: map[string]any{"taskId": b.Task.TaskID}},
+	call, err := e.S.Start(ctx, mcp.MethodTasksGet, map[string]any{
+		"taskId":    a.Task.TaskID,
+		mcp.MetaKey: map[string]any{mcp.MetaRelatedTask: map[string]any{"taskId": b.Task.TaskID}},
 	})
 	if err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
-	wait := 2*e.Grace + 2*time.Second
-	wctx, cancel := context.WithTimeout(ctx, wait)
+	wctx, cancel, wait := e.WithPatience(ctx)
 	defer cancel()
 	resp, err := call.Await(wctx)
 	switch {
 	case err != nil && ctx.Err() == nil && wctx.Err() != nil:
-		return Violation(Fail, "TSK-52", []string{"the related-task metadata is ignored; tasks/get answers about task A"},
+		return e.Broke(verdict.Req("TSK-52").Clause("MUST"), []string{"the related-task metadata is ignored; tasks/get answers about task A"},
 			fmt.Sprintf("no answer to tasks/get %s (seq %d) within %v", call.ID, call.SentSeq, wait), call.SentSeq)
 	case err != nil:
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	_, seq := call.Response()
 	if resp.Error != nil {
-		return Violation(Fail, "TSK-52", []string{"the related-task metadata is ignored; task A is returned"}, describe(e.eventAt(seq)), seq)
+		return e.Broke(verdict.Req("TSK-52").Clause("MUST"), []string{"the related-task metadata is ignored; task A is returned"}, probe.Describe(e.EventAt(seq)), seq)
 	}
 	got, _ := peer.ParseTask(resp.Result)
 	if got.TaskID != a.Task.TaskID {
-		return Violation(Fail, "TSK-51", []string{"task " + a.Task.TaskID}, describe(e.eventAt(seq)), seq)
+		return e.Breaks("TSK-51", []string{"task " + a.Task.TaskID}, probe.Describe(e.EventAt(seq)), seq)
 	}
-	return Passf("params.taskId won over the related-task metadata")
+	return verdict.Passf("params.taskId won over the related-task metadata")
 }
 
-// listAll pages through tasks/list.
-func listAll(ctx context.Context, s *peer.Session) ([]peer.Task, int, error) {
-	var all []peer.Task
-	cursor := ""
-	for pages := 1; pages <= 100; pages++ {
-		page, err := s.ListTasks(ctx, cursor)
-		if err != nil {
-			return all, pages, err
-		}
-		all = append(all, page.Tasks...)
-		if !page.HasNext {
-			return all, pages, nil
-		}
-		cursor = page.NextCursor
-	}
-	return all, 100, errors.New("more than 100 pages")
-}
-
-func taskListPagination(ctx context.Context, e *Env) Outcome {
+func taskListPagination(ctx context.Context, e *probe.Env) verdict.Outcome {
 	if !e.S.Server().Tasks().List {
-		return Skipf("the server does not declare tasks.list")
+		return verdict.Skipf("the server does not declare tasks.list")
 	}
 	ids := map[string]int{}
 	for i := range 3 {
-		op, err := e.StartTask(ctx, TaskSpec{Key: fmt.Sprintf("lp%d", i), Free: true, Ticks: 1})
+		op, err := e.StartTask(ctx, probe.TaskSpec{Key: fmt.Sprintf("lp%d", i), Free: true, Ticks: 1})
 		if err != nil {
-			return createOutcome(err)
+			return probe.CreateOutcome(err)
 		}
 		ids[op.Task.TaskID] = 0
 	}
-	all, pages, err := listAll(ctx, e.S)
+	all, pages, err := probe.ListAllTasks(ctx, e.S)
 	if err != nil {
-		return Violation(Fail, "TSK-60", []string{"tasks/list pages end with no nextCursor"}, chrono.Sanitize(err.Error(), false), 0)
+		return e.Breaks("TSK-60", []string{"tasks/list pages end with no nextCursor"}, chrono.Sanitize(err.Error(), false), 0)
 	}
 	for _, t := range all {
 		if _, ok := ids[t.TaskID]; ok {
@@ -1133,68 +1320,68 @@ func taskListPagination(ctx context.Context, e *Env) Outcome {
 	}
 	for id, n := range ids {
 		if n != 1 {
-			return Violation(Fail, "TSK-62", []string{"every task retrievable by tasks/get is listed exactly once"}, fmt.Sprintf("task %s listed %d times over %d pages", chrono.Sanitize(id, false), n, pages), 0)
+			return e.Breaks("TSK-62", []string{"every task retrievable by tasks/get is listed exactly once"}, fmt.Sprintf("task %s listed %d times over %d pages", chrono.Sanitize(id, false), n, pages), 0)
 		}
 	}
 	_, err = e.S.ListTasks(ctx, "mcpflight-bogus-cursor")
-	if code, isRPC := rpcCode(err); !isRPC || code != jsonrpc.CodeInvalidParams {
-		return Violation(Fail, "TSK-69", []string{"error -32602 for an invalid cursor"}, fmt.Sprintf("%v", err), 0)
+	if code, isRPC := probe.RPCCode(err); !isRPC || code != jsonrpc.CodeInvalidParams {
+		return e.Breaks("TSK-69", []string{"error -32602 for an invalid cursor"}, fmt.Sprintf("%v", err), 0)
 	}
-	return Passf("%d tasks over %d pages, each once; a bogus cursor got -32602", len(all), pages)
+	return verdict.Passf("%d tasks over %d pages, each once; a bogus cursor got -32602", len(all), pages)
 }
 
-func taskListIsolation(ctx context.Context, e *Env) Outcome {
+func taskListIsolation(ctx context.Context, e *probe.Env) verdict.Outcome {
 	if !e.S.Server().Tasks().List {
-		return Skipf("the server does not declare tasks.list")
+		return verdict.Skipf("the server does not declare tasks.list")
 	}
 	if e.Open == nil {
-		return Skipf("the runner offers no second session")
+		return verdict.Skipf("the runner offers no second session")
 	}
 	if e.Transport == "stdio" {
-		return Skipf("over stdio a second session is a second server process, which shares nothing to leak")
+		return verdict.Skipf("over stdio a second session is a second server process, which shares nothing to leak")
 	}
 	other, err := e.Open(ctx)
 	if err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	oe := *e
 	oe.S = other
 	oe.Control = control.Detect(other)
-	op, err := oe.StartTask(ctx, TaskSpec{Key: "iso", Free: true, Ticks: 1})
+	op, err := oe.StartTask(ctx, probe.TaskSpec{Key: "iso", Free: true, Ticks: 1})
 	if err != nil {
-		return createOutcome(err)
+		return probe.CreateOutcome(err)
 	}
-	all, _, err := listAll(ctx, e.S)
+	all, _, err := probe.ListAllTasks(ctx, e.S)
 	if err != nil {
-		return Errorf("tasks/list: %v", err)
+		return verdict.Errorf("tasks/list: %v", err)
 	}
 	for _, t := range all {
 		if t.TaskID == op.Task.TaskID {
-			return Violation(Fail, "TSK-84", []string{"tasks/list lists only the requestor's own tasks"}, "it listed task "+chrono.Sanitize(t.TaskID, false)+" of another session", 0)
+			return e.Breaks("TSK-84", []string{"tasks/list lists only the requestor's own tasks"}, "it listed task "+chrono.Sanitize(t.TaskID, false)+" of another session", 0)
 		}
 	}
-	return Passf("the other session's task was not listed (%d tasks listed)", len(all))
+	return verdict.Passf("the other session's task was not listed (%d tasks listed)", len(all))
 }
 
-func taskTTLExpiry(ctx context.Context, e *Env) Outcome {
-	op, err := e.StartTask(ctx, TaskSpec{Key: "ttl", TTL: 1})
+func taskTTLExpiry(ctx context.Context, e *probe.Env) verdict.Outcome {
+	op, err := e.StartTask(ctx, probe.TaskSpec{Key: "ttl", TTL: 1})
 	if err != nil {
-		return createOutcome(err)
+		return probe.CreateOutcome(err)
 	}
 	if op.Task.TTL != nil && *op.Task.TTL != 1 {
-		return Infof("the server overrode the ttl of 1 ms with %v (TSK-40)", *op.Task.TTL)
+		return verdict.Infof("the server overrode the ttl of 1 ms with %v (TSK-40)", *op.Task.TTL)
 	}
 	wctx, cancel := context.WithTimeout(ctx, e.Grace)
 	defer cancel()
 	for {
 		_, err := e.S.GetTask(wctx, op.Task.TaskID)
-		if code, isRPC := rpcCode(err); isRPC && code == jsonrpc.CodeInvalidParams {
-			return Passf("the task was gone after its ttl (-32602)")
+		if code, isRPC := probe.RPCCode(err); isRPC && code == jsonrpc.CodeInvalidParams {
+			return verdict.Passf("the task was gone after its ttl (-32602)")
 		} else if isRPC {
-			return Violation(Fail, "TSK-68", []string{"-32602 for a task that no longer exists"}, fmt.Sprintf("error %d", code), 0)
+			return e.Breaks("TSK-68", []string{"-32602 for a task that no longer exists"}, fmt.Sprintf("error %d", code), 0)
 		}
 		if wctx.Err() != nil {
-			return Infof("the task was kept past its ttl of 1 ms (deletion is a MAY, TSK-42)")
+			return verdict.Infof("the task was kept past its ttl of 1 ms (deletion is a MAY, TSK-42)")
 		}
 		t := time.NewTimer(10 * time.Millisecond)
 		select {
@@ -1205,38 +1392,40 @@ func taskTTLExpiry(ctx context.Context, e *Env) Outcome {
 	}
 }
 
-func taskPollInterval(ctx context.Context, e *Env) Outcome {
-	op, err := e.StartTask(ctx, TaskSpec{Key: "pi"})
+func taskPollInterval(ctx context.Context, e *probe.Env) verdict.Outcome {
+	op, err := e.StartTask(ctx, probe.TaskSpec{Key: "pi"})
 	if err != nil {
-		return createOutcome(err)
+		return probe.CreateOutcome(err)
 	}
 	defer op.ReleaseAll(context.WithoutCancel(ctx))
 	got, err := e.S.GetTask(ctx, op.Task.TaskID)
 	if err != nil {
-		return Errorf("tasks/get: %v", err)
+		return verdict.Errorf("tasks/get: %v", err)
 	}
 	for _, t := range []peer.Task{op.Task, got} {
 		if t.PollInterval != nil && *t.PollInterval <= 0 {
-			return Violation(Warn, "TSK-43", []string{"pollInterval absent, or a positive number of milliseconds a requestor can respect (TSK-16)"},
+			return e.Broke(verdict.Req("TSK-43").Clause("MAY").Except(verdict.Warn,
+				"including pollInterval is a MAY, but a value of 0 or less turns a requestor that respects it (TSK-16, SHOULD) into a busy poll"),
+				[]string{"pollInterval absent, or a positive number of milliseconds a requestor can respect (TSK-16)"},
 				fmt.Sprintf("pollInterval %v", *t.PollInterval), 0)
 		}
 	}
 	if got.PollInterval == nil {
-		return Infof("no pollInterval suggested")
+		return verdict.Infof("no pollInterval suggested")
 	}
-	return Passf("pollInterval %v ms", *got.PollInterval)
+	return verdict.Passf("pollInterval %v ms", *got.PollInterval)
 }
 
-func taskProgressLifetime(ctx context.Context, e *Env) Outcome {
-	op, err := e.StartTask(ctx, TaskSpec{Key: "pt", Progress: true})
+func taskProgressLifetime(ctx context.Context, e *probe.Env) verdict.Outcome {
+	op, err := e.StartTask(ctx, probe.TaskSpec{Key: "pt", Progress: true})
 	if err != nil {
-		return createOutcome(err)
+		return probe.CreateOutcome(err)
 	}
 	if _, _, err := op.RunToEnd(ctx); err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	if err := e.Quiesce(ctx); err != nil {
-		return Errorf("%v", err)
+		return verdict.Errorf("%v", err)
 	}
 	e.S.EndProgress(op.Call)
 	after := 0
@@ -1245,11 +1434,11 @@ func taskProgressLifetime(ctx context.Context, e *Env) Outcome {
 			after++
 		}
 	}
-	if v := op.Call.Violations(); len(v) > 0 {
-		return Violation(Fail, string(v[0].Rule), []string{"strictly increasing progress under the request's token"}, v[0].Detail, v[0].Seq)
+	if o := e.JudgeProgress(op.Call); o != nil {
+		return *o
 	}
 	if after == 0 {
-		return Infof("no progress after the CreateTaskResult (progress is optional)")
+		return verdict.Infof("no progress after the CreateTaskResult (progress is optional)")
 	}
-	return Passf("%d progress notifications after the CreateTaskResult under token %s", after, op.Call.Token)
+	return verdict.Passf("%d progress notifications after the CreateTaskResult under token %s", after, op.Call.Token)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/mcpflight/mcpflight/refserver"
 	"github.com/mcpflight/mcpflight/runner"
 	"github.com/mcpflight/mcpflight/transport"
+	"github.com/mcpflight/mcpflight/verdict"
 )
 
 // TestTaskCasesWithoutCapability runs the task cases against the
@@ -43,9 +44,9 @@ func TestTaskCasesWithoutCapability(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, r := range rep.Results {
-		want := cases.Skip
+		want := verdict.Skip
 		if r.ID == "tasks/ignored-without-capability" {
-			want = cases.Pass
+			want = verdict.Pass
 		}
 		if r.Outcome.Verdict != want {
 			t.Errorf("%s: %s (%s), want %s", r.ID, r.Outcome.Verdict, r.Outcome.Summary, want)

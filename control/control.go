@@ -10,19 +10,12 @@ import (
 	"fmt"
 
 	"github.com/mcpflight/mcpflight/chrono"
-	"github.com/mcpflight/mcpflight/jsonrpc"
+	"github.com/mcpflight/mcpflight/mcp"
 	"github.com/mcpflight/mcpflight/peer"
 )
 
 // Capability is the experimental capability name a server advertises.
-const Capability = "io.mcpflight/control"
-
-// Methods of the extension.
-const (
-	MethodAwait    = "mcpflight/await"
-	MethodRelease  = "mcpflight/release"
-	MethodCounters = "mcpflight/counters"
-)
+const Capability = mcp.ControlCapability
 
 // Client talks to the extension over a session.
 type Client struct {
@@ -43,16 +36,12 @@ func Detect(s *peer.Session) *Client {
 }
 
 // Reached is the answer to an await.
-type Reached struct {
-	Checkpoint string          `json:"checkpoint"`
-	RequestID  json.RawMessage `json:"requestId,omitempty"`
-	Outcome    string          `json:"outcome,omitempty"`
-}
+type Reached = mcp.ControlReached
 
 // Await blocks until the named checkpoint has been reached.
 func (c *Client) Await(ctx context.Context, checkpoint string) (Reached, error) {
 	var r Reached
-	call, err := c.s.Start(ctx, MethodAwait, map[string]any{"checkpoint": checkpoint})
+	call, err := c.s.Start(ctx, mcp.MethodControlAwait, mcp.ControlCheckpoint{Checkpoint: checkpoint})
 	if err != nil {
 		return r, err
 	}
@@ -75,7 +64,7 @@ func (c *Client) Await(ctx context.Context, checkpoint string) (Reached, error) 
 
 // Release opens a gate now, or in advance if it has not been reached.
 func (c *Client) Release(ctx context.Context, checkpoint string) error {
-	if err := c.s.Request(ctx, MethodRelease, map[string]any{"checkpoint": checkpoint}, nil); err != nil {
+	if err := c.s.Request(ctx, mcp.MethodControlRelease, mcp.ControlCheckpoint{Checkpoint: checkpoint}, nil); err != nil {
 		return fmt.Errorf("release %s: %w", checkpoint, err)
 	}
 	c.s.Log().Harness(chrono.KindCheckpoint, "control", "released "+checkpoint)
@@ -83,40 +72,13 @@ func (c *Client) Release(ctx context.Context, checkpoint string) error {
 }
 
 // Operation is the server's view of one operation.
-type Operation struct {
-	RequestID    json.RawMessage `json:"requestId"`
-	State        string          `json:"state"`
-	Releases     int             `json:"releases"`
-	ProgressSent int             `json:"progressSent"`
-}
+type Operation = mcp.ControlOperation
 
 // Counters are the server's cleanup counters.
-type Counters struct {
-	OperationsStarted   int                  `json:"operationsStarted"`
-	OperationsActive    int                  `json:"operationsActive"`
-	OperationsCompleted int                  `json:"operationsCompleted"`
-	OperationsCancelled int                  `json:"operationsCancelled"`
-	ResourcesReleased   int                  `json:"resourcesReleased"`
-	ProgressTokensLive  int                  `json:"progressTokensLive"`
-	EffectsApplied      int                  `json:"effectsApplied"`
-	Operations          map[string]Operation `json:"operations"`
-	// Tasks reports each durable task's worker, by operation key.
-	Tasks map[string]TaskWorker `json:"tasks,omitempty"`
-}
+type Counters = mcp.ControlCounters
 
-// TaskWorker is the server's view of one task's worker: its counter
-// advances once per unit of work, so a checker can tell whether the work
-// really stopped after tasks/cancel.
-type TaskWorker struct {
-	TaskID         string          `json:"taskId"`
-	RequestID      json.RawMessage `json:"requestId"`
-	Status         string          `json:"status"`
-	Ticks          int             `json:"ticks"`
-	WorkerRunning  bool            `json:"workerRunning"`
-	ProgressSent   int             `json:"progressSent"`
-	CancelRequests int             `json:"cancelRequests"`
-	Deleted        bool            `json:"deleted"`
-}
+// TaskWorker is the server's view of one task's worker.
+type TaskWorker = mcp.ControlTask
 
 // Worker returns the worker of the task with operation key, read now.
 func (c *Client) Worker(ctx context.Context, key string) (TaskWorker, error) {
@@ -134,12 +96,6 @@ func (c *Client) Worker(ctx context.Context, key string) (TaskWorker, error) {
 // Counters reads the server's counters.
 func (c *Client) Counters(ctx context.Context) (Counters, error) {
 	var out Counters
-	err := c.s.Request(ctx, MethodCounters, map[string]any{}, &out)
+	err := c.s.Request(ctx, mcp.MethodControlCounters, map[string]any{}, &out)
 	return out, err
-}
-
-// RequestIDIs reports whether a raw requestId equals id exactly.
-func RequestIDIs(raw json.RawMessage, id jsonrpc.ID) bool {
-	got, err := jsonrpc.ParseID(raw)
-	return err == nil && got == id
 }

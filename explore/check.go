@@ -12,6 +12,7 @@ import (
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/control"
 	"github.com/mcpflight/mcpflight/jsonrpc"
+	"github.com/mcpflight/mcpflight/mcp"
 	"github.com/mcpflight/mcpflight/peer"
 )
 
@@ -441,13 +442,13 @@ func (c *checker) outRequest(s *sessState, channel string, ev chrono.Event, w *o
 			s.tokens[tok.Key()] = r
 			c.tokenOwner[tok.Key()] = s.idx
 		}
-	case control.MethodRelease:
+	case mcp.MethodControlRelease:
 		key, _, _ := strings.Cut(p.Checkpoint, "/")
 		if s.gates[key] == nil {
 			s.gates[key] = map[string]bool{}
 		}
 		s.gates[key][p.Checkpoint] = true
-	case peer.MethodTasksCancel:
+	case mcp.MethodTasksCancel:
 		if t := s.tasks[p.TaskID]; t != nil && t.cancelReq == 0 {
 			t.cancelReq, t.released = ev.Seq, len(s.gates[t.key])
 		}
@@ -526,7 +527,7 @@ func (c *checker) inFrame(s *sessState, channel string, ev chrono.Event) {
 		s.served[m.ID.Key()] = true
 	case m.Kind == jsonrpc.KindNotification && m.Method == "notifications/cancelled":
 		c.serverCancel(s, ev, m)
-	case m.Kind == jsonrpc.KindNotification && m.Method == peer.NotificationTaskStatus:
+	case m.Kind == jsonrpc.KindNotification && m.Method == mcp.NotificationTaskStatus:
 		if t, err := peer.ParseTask(m.Params); err == nil {
 			c.observe(s, t, ev.Seq, "notifications/tasks/status")
 		}
@@ -568,8 +569,8 @@ func (c *checker) quickAnswer(s *sessState, channel string, ev chrono.Event) boo
 		return false
 	}
 	switch {
-	case r.method == control.MethodRelease:
-	case r.method == control.MethodAwait && !strings.HasSuffix(r.checkpoint, "/end"):
+	case r.method == mcp.MethodControlRelease:
+	case r.method == mcp.MethodControlAwait && !strings.HasSuffix(r.checkpoint, "/end"):
 		if key, step, ok := strings.Cut(r.checkpoint, "/step/"); ok {
 			if n, err := strconv.Atoi(step); err == nil && n > s.reached[key] {
 				s.reached[key] = n
@@ -587,7 +588,7 @@ func (c *checker) quickAnswer(s *sessState, channel string, ev chrono.Event) boo
 // when the frame is not one (or not in the form the explorer writes).
 func (c *checker) quickControl(s *sessState, channel string, ev chrono.Event) bool {
 	sum := ev.Summary
-	if sum.Kind != "request" || sum.Method != control.MethodRelease && sum.Method != control.MethodAwait {
+	if sum.Kind != "request" || sum.Method != mcp.MethodControlRelease && sum.Method != mcp.MethodControlAwait {
 		return false
 	}
 	const mark = `"checkpoint":"`
@@ -727,9 +728,9 @@ func (c *checker) response(s *sessState, channel string, ev chrono.Event, m *jso
 	}
 	r.resp, r.respSeq, r.respChannel = m, ev.Seq, channel
 	switch r.method {
-	case control.MethodAwait:
+	case mcp.MethodControlAwait:
 		c.awaited(s, r, m)
-	case control.MethodCounters:
+	case mcp.MethodControlCounters:
 		c.countersAnswer(s, r, ev, m)
 	case "ping":
 		if m.Error != nil {
@@ -739,7 +740,7 @@ func (c *checker) response(s *sessState, channel string, ev chrono.Event, m *jso
 		}
 	case "tools/call":
 		c.callAnswer(s, r, ev, m)
-	case peer.MethodTasksGet, peer.MethodTasksCancel, peer.MethodTasksList, peer.MethodTasksResult:
+	case mcp.MethodTasksGet, mcp.MethodTasksCancel, mcp.MethodTasksList, mcp.MethodTasksResult:
 		c.taskAnswer(s, r, ev, m)
 	}
 }
@@ -1002,7 +1003,7 @@ func (c *checker) unanswered(s *sessState, r *req) {
 			"request %s was never cancelled, yet the server ended it as cancelled (%s/end) after the invalid cancel at #%d", r.id, r.key, s.badCancel)
 	case r.method == "ping":
 		c.violate(s, InvOneResponse, "PNG-1", r.seq, true, "ping %s was never answered%s", r.id, zeroNote(r.id))
-	case r.method == peer.MethodTasksResult:
+	case r.method == mcp.MethodTasksResult:
 		c.violate(s, InvOneResponse, "TSK-46", r.seq, true, "tasks/result %s for task %s was never answered, though the explorer brought the task to an end", r.id, r.taskID)
 	case r.dropped:
 		c.violate(s, InvOneResponse, "HTTP-21", r.seq, true,

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/jsonrpc"
+	"github.com/mcpflight/mcpflight/mcp"
 	"github.com/mcpflight/mcpflight/peer"
 )
 
@@ -29,12 +30,12 @@ func (c *checker) observe(s *sessState, t peer.Task, seq uint64, source string) 
 	if len(nt.seen) < maxSightings {
 		nt.seen = append(nt.seen, sighting{status: t.Status, updated: updated, timed: err == nil, seq: seq, source: source})
 	}
-	if t.Status == peer.TaskCancelled && nt.cancelReq == 0 && nt.notifCancel > 0 && nt.terminal == "" {
+	if t.Status == mcp.TaskCancelled && nt.cancelReq == 0 && nt.notifCancel > 0 && nt.terminal == "" {
 		c.violate(s, InvTaskNotifCancel, "CAN-4", seq, false,
 			"task %s is cancelled (%s), and no tasks/cancel named it: notifications/cancelled at #%d named the request that created it",
 			nt.key, source, nt.notifCancel)
 	}
-	if peer.Terminal(t.Status) && nt.terminal == "" {
+	if mcp.TaskTerminal(t.Status) && nt.terminal == "" {
 		nt.terminal, nt.terminalSeq = t.Status, seq
 	}
 }
@@ -64,7 +65,7 @@ func (c *checker) stable(s *sessState, nt *task) {
 		}
 		return cmp.Compare(a.seq, b.seq)
 	})
-	first := slices.IndexFunc(seen, func(x sighting) bool { return peer.Terminal(x.status) })
+	first := slices.IndexFunc(seen, func(x sighting) bool { return mcp.TaskTerminal(x.status) })
 	if first < 0 {
 		return
 	}
@@ -74,7 +75,7 @@ func (c *checker) stable(s *sessState, nt *task) {
 			continue
 		}
 		rule := "TSK-31"
-		if term.status == peer.TaskCancelled {
+		if term.status == mcp.TaskCancelled {
 			rule = "TSK-65"
 		}
 		c.violate(s, InvTaskTerminalStable, rule, x.seq, false,
@@ -93,7 +94,7 @@ func stamp(x sighting) string {
 
 func (c *checker) taskAnswer(s *sessState, r *req, ev chrono.Event, m *jsonrpc.Message) {
 	switch r.method {
-	case peer.MethodTasksList:
+	case mcp.MethodTasksList:
 		if m.Error != nil {
 			return
 		}
@@ -119,7 +120,7 @@ func (c *checker) taskAnswer(s *sessState, r *req, ev chrono.Event, m *jsonrpc.M
 			c.observe(s, t, ev.Seq, "tasks/list")
 		}
 		return
-	case peer.MethodTasksResult:
+	case mcp.MethodTasksResult:
 		c.taskResult(s, r, ev, m)
 		return
 	}
@@ -127,7 +128,7 @@ func (c *checker) taskAnswer(s *sessState, r *req, ev chrono.Event, m *jsonrpc.M
 	if nt == nil {
 		return
 	}
-	if r.method == peer.MethodTasksCancel {
+	if r.method == mcp.MethodTasksCancel {
 		terminalBefore := nt.terminal != "" && nt.terminalSeq < r.seq
 		switch {
 		case m.Error != nil && terminalBefore:
@@ -144,7 +145,7 @@ func (c *checker) taskAnswer(s *sessState, r *req, ev chrono.Event, m *jsonrpc.M
 		if err != nil {
 			return
 		}
-		if t.Status != peer.TaskCancelled {
+		if t.Status != mcp.TaskCancelled {
 			c.violate(s, InvTaskCancelResult, "TSK-64", ev.Seq, false,
 				"tasks/cancel of task %s succeeded with status %s, not cancelled", nt.key, t.Status)
 		}
@@ -205,7 +206,7 @@ func (c *checker) taskResult(s *sessState, r *req, ev chrono.Event, m *jsonrpc.M
 	} else {
 		if id, ok := peer.RelatedTaskID(m.Result); !ok || id != nt.id {
 			c.violate(s, InvTaskResult, "TSK-55", ev.Seq, false,
-				"the tasks/result answer for task %s lacks _meta %q with its taskId", nt.key, peer.RelatedTaskMeta)
+				"the tasks/result answer for task %s lacks _meta %q with its taskId", nt.key, mcp.MetaRelatedTask)
 		}
 		answer = withoutMeta(m.Result)
 	}
@@ -245,10 +246,10 @@ func (c *checker) taskResults(s *sessState, nt *task) {
 		_ = json.Unmarshal([]byte(answer), &res)
 	}
 	switch {
-	case nt.terminal == peer.TaskCompleted && (isRPCError || res.IsError):
+	case nt.terminal == mcp.TaskCompleted && (isRPCError || res.IsError):
 		c.violate(s, InvTaskResult, "TSK-46", nt.resultSeq[0], false,
 			"task %s completed, yet tasks/result answered %s", nt.key, chrono.Clip(answer, 200))
-	case nt.terminal == peer.TaskFailed && !isRPCError && !res.IsError:
+	case nt.terminal == mcp.TaskFailed && !isRPCError && !res.IsError:
 		c.violate(s, InvTaskResult, "TSK-46", nt.resultSeq[0], false,
 			"task %s failed, yet tasks/result answered a result that is not an error: %s", nt.key, chrono.Clip(answer, 200))
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/control"
 	"github.com/mcpflight/mcpflight/jsonrpc"
+	"github.com/mcpflight/mcpflight/mcp"
 	"github.com/mcpflight/mcpflight/peer"
 	"github.com/mcpflight/mcpflight/profile"
 	"github.com/mcpflight/mcpflight/transport"
@@ -432,7 +433,7 @@ func gate(label, step string, released int) string {
 // collects: the release takes effect before the server reads its next
 // frame, so nothing sent after it can overtake it.
 func (s *slot) release(checkpoint string) bool {
-	_, err := s.start(control.MethodRelease, map[string]any{"checkpoint": checkpoint})
+	_, err := s.start(mcp.MethodControlRelease, map[string]any{"checkpoint": checkpoint})
 	return err == nil
 }
 
@@ -904,9 +905,9 @@ func (s *slot) opTaskRequest(op Op) bool {
 	if xt == nil || xt.id == "" {
 		return false
 	}
-	method := peer.MethodTasksGet
+	method := mcp.MethodTasksGet
 	if op.Kind == OpTaskCancel {
-		method = peer.MethodTasksCancel
+		method = mcp.MethodTasksCancel
 	}
 	c, err := s.start(method, map[string]any{"taskId": xt.id})
 	if err != nil {
@@ -932,7 +933,7 @@ func (s *slot) opTaskResult(op Op) bool {
 	if xt == nil || xt.id == "" {
 		return false
 	}
-	c, err := s.start(peer.MethodTasksResult, map[string]any{"taskId": xt.id})
+	c, err := s.start(mcp.MethodTasksResult, map[string]any{"taskId": xt.id})
 	if err != nil {
 		return false
 	}
@@ -950,7 +951,7 @@ func (s *slot) opTaskList() bool {
 		if cursor != "" {
 			params["cursor"] = cursor
 		}
-		c, err := s.start(peer.MethodTasksList, params)
+		c, err := s.start(mcp.MethodTasksList, params)
 		if err != nil {
 			return true
 		}
@@ -1103,7 +1104,7 @@ func (ex *executor) drain() {
 func (s *slot) startAwait(checkpoint string) *peer.Call {
 	ctx, cancel := s.ex.opContext()
 	defer cancel()
-	c, err := s.sess.Start(ctx, control.MethodAwait, map[string]any{"checkpoint": checkpoint})
+	c, err := s.sess.Start(ctx, mcp.MethodControlAwait, map[string]any{"checkpoint": checkpoint})
 	if err != nil {
 		s.failed("await "+checkpoint, err)
 		return nil

@@ -3,14 +3,13 @@ package explore
 import (
 	"slices"
 
-	"github.com/mcpflight/mcpflight/peer"
 	"github.com/mcpflight/mcpflight/spec"
 )
 
 // Revision20251125 is the protocol revision the explorer implements.
-// (It is peer.Version20251125; the constant moves to spec with the arch
+// (It is spec.V20251125; the constant moves to spec with the arch
 // restructuring.)
-const Revision20251125 = peer.Version20251125
+const Revision20251125 = spec.V20251125
 
 // Invariant is one rule the recorded history is checked against. Each
 // cites the requirements it checks per protocol revision: a revision

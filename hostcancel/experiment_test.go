@@ -9,7 +9,7 @@ import (
 
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/hostcancel"
-	"github.com/mcpflight/mcpflight/peer"
+	"github.com/mcpflight/mcpflight/mcp"
 	"github.com/mcpflight/mcpflight/refserver"
 )
 
@@ -124,7 +124,7 @@ func seedExperiment(t *testing.T, rev hostcancel.Revision) {
 	if !errors.Is(x.AbortErr, hostcancel.ErrAborted) {
 		t.Errorf("Wait: %v, want ErrAborted", x.AbortErr)
 	}
-	if x.CancelsAtAbort != 0 || x.StatusAtAbort != peer.TaskWorking {
+	if x.CancelsAtAbort != 0 || x.StatusAtAbort != mcp.TaskWorking {
 		t.Errorf("after the local abort: %d tasks/cancel, status %q; want 0, working", x.CancelsAtAbort, x.StatusAtAbort)
 	}
 	if x.TicksLater <= x.TicksAtAbort {
@@ -134,7 +134,7 @@ func seedExperiment(t *testing.T, rev hostcancel.Revision) {
 		t.Error("no progress kept for the task (PRG-9)")
 	}
 	// Half two: exactly one tasks/cancel, cancelled, the counter flat.
-	if x.CancelsAfter != 1 || x.StatusAfter != peer.TaskCancelled || x.Result.Classification != hostcancel.CancelledVerified {
+	if x.CancelsAfter != 1 || x.StatusAfter != mcp.TaskCancelled || x.Result.Classification != hostcancel.CancelledVerified {
 		t.Errorf("after the cancel: %d tasks/cancel, status %q, %s (%s)", x.CancelsAfter, x.StatusAfter, x.Result.Classification, x.Result.Detail)
 	}
 	if x.Result.LastProgress == nil || x.Result.LastProgress.Progress != 4 || x.Result.AbortReason == "" {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcpflight/mcpflight/hostcancel"
 	"github.com/mcpflight/mcpflight/jsonrpc"
+	"github.com/mcpflight/mcpflight/mcp"
 	"github.com/mcpflight/mcpflight/peer"
 	"github.com/mcpflight/mcpflight/transport"
 )
@@ -94,9 +95,9 @@ func (x *extServer) write(format string, args ...any) {
 func (x *extServer) taskJSON(resultType, status string) string {
 	extra := ""
 	switch status {
-	case peer.TaskCompleted:
+	case mcp.TaskCompleted:
 		extra = `,"result":` + x.result
-	case peer.TaskFailed:
+	case mcp.TaskFailed:
 		extra = `,"statusMessage":"Tool execution failed: API rate limit exceeded","error":` + extRPCError
 	}
 	return fmt.Sprintf(`{"resultType":%q,"taskId":%q,"status":%q,"createdAt":"2026-07-28T10:30:00Z","lastUpdatedAt":"2026-07-28T10:40:00Z","ttlMs":60000,"pollIntervalMs":5%s,"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"fake-ext","version":"2"}}}`,
@@ -105,7 +106,7 @@ func (x *extServer) taskJSON(resultType, status string) string {
 
 func pick(list []string, i int) string {
 	if len(list) == 0 {
-		return peer.TaskWorking
+		return mcp.TaskWorking
 	}
 	return list[min(i, len(list)-1)]
 }
@@ -140,7 +141,7 @@ func (x *extServer) answer(m *jsonrpc.Message) {
 	defer x.mu.Unlock()
 	switch m.Method {
 	case "tools/call":
-		out := x.taskJSON("task", firstOf(x.sc.initial, peer.TaskWorking))
+		out := x.taskJSON("task", firstOf(x.sc.initial, mcp.TaskWorking))
 		if x.sc.direct {
 			out = `{"resultType":"complete","content":[{"type":"text","text":"done at once"}],"isError":false}`
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/control"
 	"github.com/mcpflight/mcpflight/hostcancel"
+	"github.com/mcpflight/mcpflight/mcp"
 	"github.com/mcpflight/mcpflight/peer"
 	"github.com/mcpflight/mcpflight/refserver"
 	"github.com/mcpflight/mcpflight/transport"
@@ -139,7 +140,7 @@ func (f *fixture) sent(method string) int {
 }
 
 // cancelsOnWire counts tasks/cancel requests in the chronology.
-func (f *fixture) cancelsOnWire() int { return f.sent(peer.MethodTasksCancel) }
+func (f *fixture) cancelsOnWire() int { return f.sent(mcp.MethodTasksCancel) }
 
 // events collects a controller's events.
 type events struct {
@@ -335,13 +336,13 @@ func TestCancelRacesCompletion(t *testing.T) {
 	f := newFixture(t)
 	c := hostcancel.New(hostcancel.Config{Session: f.s})
 	op := f.start(t, c, "k", map[string]any{"ticks": 1})
-	if got, err := op.Poll(f.ctx); err != nil || got.Status != peer.TaskWorking {
+	if got, err := op.Poll(f.ctx); err != nil || got.Status != mcp.TaskWorking {
 		t.Fatalf("poll: %v %s", err, got.Raw)
 	}
 	f.release(t, "k/start", "k/tick/1")
 	f.await(t, "k/end")
 	r := op.Abort(f.ctx, "user pressed stop")
-	if r.Classification != hostcancel.CompletedBeforeCancel || !r.CancelSent || r.Task.Status != peer.TaskCompleted {
+	if r.Classification != hostcancel.CompletedBeforeCancel || !r.CancelSent || r.Task.Status != mcp.TaskCompleted {
 		t.Fatalf("%+v", r)
 	}
 	var res struct {
@@ -355,7 +356,7 @@ func TestCancelRacesCompletion(t *testing.T) {
 	if cs := c.Counters(); cs.Reconciles != 1 || cs.TaskCancelVerified != 0 || cs.ByAlert[hostcancel.AlertTerminalRace] != 1 {
 		t.Errorf("counters %+v", cs)
 	}
-	if w, err := f.ctl.Worker(f.ctx, "k"); err != nil || w.Ticks != 1 || w.Status != peer.TaskCompleted {
+	if w, err := f.ctl.Worker(f.ctx, "k"); err != nil || w.Ticks != 1 || w.Status != mcp.TaskCompleted {
 		t.Errorf("worker %+v %v", w, err)
 	}
 }
@@ -444,13 +445,13 @@ func TestStatusNotificationsWake(t *testing.T) {
 	f := newFixture(t)
 	c := hostcancel.New(hostcancel.Config{Session: f.s, MinPoll: time.Hour, MaxPoll: time.Hour})
 	op := f.start(t, c, "k", map[string]any{"ticks": 1})
-	gets := f.sent(peer.MethodTasksGet)
+	gets := f.sent(mcp.MethodTasksGet)
 	f.release(t, "k/start", "k/tick/1")
 	got, err := op.Wait(f.ctx)
-	if err != nil || got.Status != peer.TaskCompleted {
+	if err != nil || got.Status != mcp.TaskCompleted {
 		t.Fatalf("Wait: %v %s", err, got.Status)
 	}
-	if n := f.sent(peer.MethodTasksGet) - gets; n != 1 {
+	if n := f.sent(mcp.MethodTasksGet) - gets; n != 1 {
 		t.Errorf("%d tasks/get, want the one that confirmed the notification", n)
 	}
 	if cs := c.Counters(); cs.StatusNotifications < 1 {
@@ -518,7 +519,7 @@ func TestConnectionLost(t *testing.T) {
 	defer cancel()
 	f.s.Close(cctx)
 	r := op.Abort(f.ctx, "host shutting down")
-	if r.Classification != hostcancel.OutcomeUnknown || r.Unknown != hostcancel.UnknownCancelUnanswered || r.Task.Status != peer.TaskWorking {
+	if r.Classification != hostcancel.OutcomeUnknown || r.Unknown != hostcancel.UnknownCancelUnanswered || r.Task.Status != mcp.TaskWorking {
 		t.Errorf("%+v", r)
 	}
 	if c.Counters().TaskCancelVerified != 0 {

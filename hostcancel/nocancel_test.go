@@ -13,6 +13,7 @@ import (
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/hostcancel"
 	"github.com/mcpflight/mcpflight/jsonrpc"
+	"github.com/mcpflight/mcpflight/mcp"
 	"github.com/mcpflight/mcpflight/peer"
 	"github.com/mcpflight/mcpflight/transport"
 )
@@ -102,7 +103,7 @@ func TestNoCancelCapability(t *testing.T) {
 	if r.Classification != hostcancel.OutcomeUnknown || r.Unknown != hostcancel.UnknownNoCancel || !r.Alert || r.CancelSent {
 		t.Errorf("%+v", r)
 	}
-	if n := sentMethod(log, peer.MethodTasksCancel); n != 0 {
+	if n := sentMethod(log, mcp.MethodTasksCancel); n != 0 {
 		t.Errorf("%d tasks/cancel sent to a server without tasks.cancel", n)
 	}
 	if cs := c.Counters(); cs.Alerts != 1 || cs.TaskCancelRequested != 0 {

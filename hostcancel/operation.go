@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/jsonrpc"
+	"github.com/mcpflight/mcpflight/mcp"
 	"github.com/mcpflight/mcpflight/peer"
 )
 
@@ -332,7 +333,7 @@ func notificationMethod(w wire) string {
 	if w.notificationsAreState() {
 		return NotificationTasks
 	}
-	return peer.NotificationTaskStatus
+	return mcp.NotificationTaskStatus
 }
 
 // request sends method with params and records its ID.
@@ -375,7 +376,7 @@ func (op *Operation) Poll(ctx context.Context) (Task, error) {
 	if id == "" {
 		return Task{}, fmt.Errorf("hostcancel: no task yet")
 	}
-	resp, rid, err := op.request(ctx, peer.MethodTasksGet, op.w.taskParams(id))
+	resp, rid, err := op.request(ctx, mcp.MethodTasksGet, op.w.taskParams(id))
 	if err != nil {
 		return Task{}, err
 	}
@@ -386,7 +387,7 @@ func (op *Operation) Poll(ctx context.Context) (Task, error) {
 	if err != nil {
 		return t, err
 	}
-	op.observe(t, rid.String(), peer.MethodTasksGet)
+	op.observe(t, rid.String(), mcp.MethodTasksGet)
 	return t, nil
 }
 
@@ -717,8 +718,8 @@ func (op *Operation) cancel(ctx context.Context) Result {
 	op.mu.Unlock()
 	c.c.requested.Add(1)
 	op.span.cancelStart(op.TaskID(), before)
-	op.emit(Event{Name: EventTaskCancelRequested, Method: peer.MethodTasksCancel, Status: before})
-	resp, id, err := op.request(vctx, peer.MethodTasksCancel, op.w.taskParams(op.TaskID()))
+	op.emit(Event{Name: EventTaskCancelRequested, Method: mcp.MethodTasksCancel, Status: before})
+	resp, id, err := op.request(vctx, mcp.MethodTasksCancel, op.w.taskParams(op.TaskID()))
 	switch {
 	case err != nil:
 		op.span.cancelEnd(id.String(), "no answer: "+err.Error(), "", true)
@@ -728,7 +729,7 @@ func (op *Operation) cancel(ctx context.Context) Result {
 		return op.unknown(UnknownCancelUnanswered, "tasks/cancel got no answer: "+err.Error())
 	case resp.Error != nil && resp.Error.Code == jsonrpc.CodeInvalidParams:
 		op.span.cancelEnd(id.String(), fmt.Sprintf("error %d", resp.Error.Code), "", false)
-		op.emit(Event{Name: EventTaskCancelResponse, RequestID: id.String(), Method: peer.MethodTasksCancel,
+		op.emit(Event{Name: EventTaskCancelResponse, RequestID: id.String(), Method: mcp.MethodTasksCancel,
 			Detail: fmt.Sprintf("error %d %s", resp.Error.Code, resp.Error.Message)})
 		return op.reconcile(vctx, resp.Error)
 	case resp.Error != nil:
@@ -742,11 +743,11 @@ func (op *Operation) cancel(ctx context.Context) Result {
 	}
 	after := ""
 	if acked != nil {
-		op.observe(*acked, id.String(), peer.MethodTasksCancel)
+		op.observe(*acked, id.String(), mcp.MethodTasksCancel)
 		after = acked.Status
 	}
 	op.span.cancelEnd(id.String(), "accepted", after, false)
-	op.emit(Event{Name: EventTaskCancelResponse, RequestID: id.String(), Method: peer.MethodTasksCancel, Status: after,
+	op.emit(Event{Name: EventTaskCancelResponse, RequestID: id.String(), Method: mcp.MethodTasksCancel, Status: after,
 		Detail: ackDetail(acked)})
 	return op.verify(vctx, acked)
 }
@@ -755,7 +756,7 @@ func ackDetail(acked *Task) string {
 	if acked == nil {
 		return "acknowledged (empty result: eventually consistent, TSX-44)"
 	}
-	if acked.Status != peer.TaskCancelled {
+	if acked.Status != mcp.TaskCancelled {
 		return "answered with status " + acked.Status + ", not cancelled (TSK-64)"
 	}
 	return "answered with the cancelled task (TSK-64)"
@@ -777,7 +778,7 @@ func (op *Operation) reconcile(ctx context.Context, rerr *jsonrpc.Error) Result 
 	case !t.Terminal():
 		return op.unknown(UnknownCancelRefused, "tasks/cancel was refused with -32602 but the task is "+t.Status)
 	}
-	if t.Status == peer.TaskCancelled {
+	if t.Status == mcp.TaskCancelled {
 		op.checkForeignCancel()
 	} else {
 		op.alert(AlertTerminalRace, "the task was already "+t.Status+" when tasks/cancel arrived (TSK-63, A-15)")
@@ -843,10 +844,10 @@ func (op *Operation) verify(ctx context.Context, acked *Task) Result {
 		}
 		t = got
 	}
-	if t.Status != peer.TaskCancelled {
+	if t.Status != mcp.TaskCancelled {
 		// 2025-11-25: a cancelled ack followed by another status breaks
 		// TSK-65; the extension allows it (TSX-44).
-		if acked != nil && acked.Status == peer.TaskCancelled {
+		if acked != nil && acked.Status == mcp.TaskCancelled {
 			op.alert(AlertTerminalRace, "the task left cancelled for "+t.Status+" (TSK-65)")
 			r := op.unknown(UnknownLeftCancelled, "the task left cancelled for "+t.Status+" (TSK-65)")
 			r.Task = t
@@ -856,7 +857,7 @@ func (op *Operation) verify(ctx context.Context, acked *Task) Result {
 		return op.fromTerminal(ctx, t, "the task ended "+t.Status+" before the cancel took effect")
 	}
 	// Cancelled: it must stay so (TSK-65, TSX-15).
-	if after, err := op.Poll(ctx); err == nil && after.Status != peer.TaskCancelled {
+	if after, err := op.Poll(ctx); err == nil && after.Status != mcp.TaskCancelled {
 		op.alert(AlertTerminalRace, "the task left cancelled for "+after.Status+" (TSK-65)")
 		r := op.unknown(UnknownLeftCancelled, "the task left cancelled for "+after.Status+" (TSK-65)")
 		r.Task = after
@@ -908,7 +909,7 @@ func (op *Operation) fromTerminal(ctx context.Context, t Task, detail string) Re
 	r := op.known("", detail)
 	r.Task = t
 	switch t.Status {
-	case peer.TaskCancelled:
+	case mcp.TaskCancelled:
 		r.Classification = CancelledVerified
 		if !op.cancelSentNow() {
 			op.checkForeignCancel()
@@ -923,7 +924,7 @@ func (op *Operation) fromTerminal(ctx context.Context, t Task, detail string) Re
 			r.Result = t.Result
 			return r
 		}
-	case peer.TaskCompleted:
+	case mcp.TaskCompleted:
 		r.Classification = CompletedBeforeCancel
 	default:
 		r.Classification = Failed
@@ -932,7 +933,7 @@ func (op *Operation) fromTerminal(ctx context.Context, t Task, detail string) Re
 		r.Result, r.ResultError = t.Result, t.Error
 		return r
 	}
-	resp, _, err := op.request(ctx, peer.MethodTasksResult, op.w.taskParams(op.TaskID()))
+	resp, _, err := op.request(ctx, mcp.MethodTasksResult, op.w.taskParams(op.TaskID()))
 	switch {
 	case err != nil:
 		r.Detail += "; tasks/result: " + err.Error()

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/mcpflight/mcpflight/jsonrpc"
+	"github.com/mcpflight/mcpflight/mcp"
 	"github.com/mcpflight/mcpflight/peer"
 )
 
@@ -63,7 +64,7 @@ func (wire2025) progressForTasks() bool { return true }
 
 // notification decodes notifications/tasks/status: the full Task (TSK-21).
 func (wire2025) notification(m *jsonrpc.Message) (Task, bool) {
-	if m.Method != peer.NotificationTaskStatus {
+	if m.Method != mcp.NotificationTaskStatus {
 		return Task{}, false
 	}
 	t, err := peer.ParseTask(m.Params)

@@ -8,17 +8,12 @@ import (
 	"slices"
 
 	"github.com/mcpflight/mcpflight/chrono"
-)
-
-// Protocol versions the session speaks with an initialize handshake.
-const (
-	Version20251125 = "2025-11-25"
-	Version20250618 = "2025-06-18"
-	Version20250326 = "2025-03-26"
+	"github.com/mcpflight/mcpflight/mcp"
+	"github.com/mcpflight/mcpflight/spec"
 )
 
 // SupportedVersions are the handshake versions we accept, newest first.
-var SupportedVersions = []string{Version20251125, Version20250618, Version20250326}
+var SupportedVersions = []string{spec.V20251125, spec.V20250618, spec.V20250326}
 
 // ErrVersionMismatch reports a server that answered initialize with a
 // protocol version we do not support (LIF rules on version negotiation).
@@ -33,7 +28,7 @@ type Implementation struct {
 
 // InitOptions configures the handshake.
 type InitOptions struct {
-	// ProtocolVersion is the version we ask for; Version20251125 if empty.
+	// ProtocolVersion is the version we ask for; spec.V20251125 if empty.
 	ProtocolVersion string
 	// Capabilities are the client capabilities we declare.
 	Capabilities map[string]any
@@ -75,7 +70,7 @@ func (r *InitResult) Experimental(name string) (json.RawMessage, bool) {
 // kept on the session.
 func (s *Session) Initialize(ctx context.Context, opts InitOptions) (*InitResult, error) {
 	if opts.ProtocolVersion == "" {
-		opts.ProtocolVersion = Version20251125
+		opts.ProtocolVersion = spec.V20251125
 	}
 	if opts.ClientInfo.Name == "" {
 		opts.ClientInfo = Implementation{Name: "mcpflight", Version: "dev"}
@@ -89,7 +84,7 @@ func (s *Session) Initialize(ctx context.Context, opts InitOptions) (*InitResult
 		"capabilities":    opts.Capabilities,
 		"clientInfo":      opts.ClientInfo,
 	}
-	c, err := s.Start(ctx, "initialize", params)
+	c, err := s.Start(ctx, mcp.MethodInitialize, params)
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +107,7 @@ func (s *Session) Initialize(ctx context.Context, opts InitOptions) (*InitResult
 	s.mu.Lock()
 	s.init = &res
 	s.mu.Unlock()
-	if err := s.Notify(ctx, "notifications/initialized", nil); err != nil {
+	if err := s.Notify(ctx, mcp.NotificationInitialized, nil); err != nil {
 		return nil, err
 	}
 	s.log.State("session", "initializing", "ready")

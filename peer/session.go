@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/jsonrpc"
+	"github.com/mcpflight/mcpflight/mcp"
 	"github.com/mcpflight/mcpflight/transport"
 )
 
@@ -272,18 +273,18 @@ func withProgressToken(params any, token jsonrpc.ProgressToken) (any, error) {
 		}
 	}
 	meta := map[string]json.RawMessage{}
-	if m, ok := obj["_meta"]; ok {
+	if m, ok := obj[mcp.MetaKey]; ok {
 		if err := json.Unmarshal(m, &meta); err != nil {
 			return nil, fmt.Errorf("peer: _meta must be an object: %w", err)
 		}
 	}
 	tok, _ := token.MarshalJSON()
-	meta["progressToken"] = tok
+	meta[mcp.MetaProgressToken] = tok
 	metaRaw, err := json.Marshal(meta)
 	if err != nil {
 		return nil, err
 	}
-	obj["_meta"] = metaRaw
+	obj[mcp.MetaKey] = metaRaw
 	return obj, nil
 }
 
@@ -338,7 +339,7 @@ func (s *Session) SendRaw(ctx context.Context, raw []byte) error { return s.conn
 // Ping sends ping and expects an empty result (PNG-1).
 func (s *Session) Ping(ctx context.Context) error {
 	var out map[string]json.RawMessage
-	if err := s.Request(ctx, "ping", nil, &out); err != nil {
+	if err := s.Request(ctx, mcp.MethodPing, nil, &out); err != nil {
 		return err
 	}
 	if len(out) != 0 {
@@ -352,7 +353,7 @@ func (s *Session) Ping(ctx context.Context) error {
 // (CAN-1, CAN-5). The call is marked cancel-requested; a response that still
 // arrives is kept as a late response (CAN-10).
 func (s *Session) Cancel(ctx context.Context, c *Call, reason string) error {
-	if c.Method == "initialize" {
+	if c.Method == mcp.MethodInitialize {
 		s.log.Harness(chrono.KindDecision, "session", "refused to cancel initialize (CAN-2/CAN-3)")
 		return ErrCancelInitialize
 	}
@@ -374,7 +375,7 @@ func (s *Session) Cancel(ctx context.Context, c *Call, reason string) error {
 	if reason != "" {
 		params["reason"] = reason
 	}
-	seq, err := s.NotifySeq(ctx, "notifications/cancelled", params)
+	seq, err := s.NotifySeq(ctx, mcp.NotificationCancelled, params)
 	if err != nil {
 		return err
 	}
@@ -586,7 +587,7 @@ func (s *Session) finish(c *Call, resp *jsonrpc.Message, seq uint64, err error) 
 func (s *Session) onNotification(m *jsonrpc.Message, seq uint64) {
 	s.mu.Lock()
 	observers := slices.Clone(s.observers)
-	if m.Method != "notifications/progress" {
+	if m.Method != mcp.NotificationProgress {
 		if len(s.notes) < MaxNotifications {
 			s.notes = append(s.notes, m)
 		} else {
@@ -595,9 +596,9 @@ func (s *Session) onNotification(m *jsonrpc.Message, seq uint64) {
 	}
 	s.mu.Unlock()
 	switch m.Method {
-	case "notifications/progress":
+	case mcp.NotificationProgress:
 		s.onProgress(m, seq)
-	case "notifications/cancelled":
+	case mcp.NotificationCancelled:
 		var p struct {
 			RequestID json.RawMessage `json:"requestId"`
 		}
@@ -675,7 +676,7 @@ func (s *Session) serveRequest(m *jsonrpc.Message, seq uint64) {
 // DefaultHandler answers ping with an empty result and everything else
 // with -32601 (method not found).
 func DefaultHandler(_ context.Context, req *jsonrpc.Message) (any, *jsonrpc.Error) {
-	if req.Method == "ping" {
+	if req.Method == mcp.MethodPing {
 		return struct{}{}, nil
 	}
 	return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found: " + req.Method}

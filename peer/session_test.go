@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/jsonrpc"
+	"github.com/mcpflight/mcpflight/spec"
 	"github.com/mcpflight/mcpflight/transport"
 )
 
@@ -80,7 +81,7 @@ func testCtx(t *testing.T) context.Context {
 func TestRefusesToCancelInitialize(t *testing.T) {
 	ctx := testCtx(t)
 	s, fs := newPair(t)
-	call, err := s.Start(ctx, "initialize", map[string]any{"protocolVersion": Version20251125})
+	call, err := s.Start(ctx, "initialize", map[string]any{"protocolVersion": spec.V20251125})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,35 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-)
 
-// Task statuses of MCP 2025-11-25 (basic/utilities/tasks).
-const (
-	TaskWorking       = "working"
-	TaskInputRequired = "input_required"
-	TaskCompleted     = "completed"
-	TaskFailed        = "failed"
-	TaskCancelled     = "cancelled"
-)
-
-// Task wire names.
-const (
-	MethodTasksGet         = "tasks/get"
-	MethodTasksList        = "tasks/list"
-	MethodTasksCancel      = "tasks/cancel"
-	MethodTasksResult      = "tasks/result"
-	NotificationTaskStatus = "notifications/tasks/status"
-	// RelatedTaskMeta is the _meta key that ties a message to a task.
-	RelatedTaskMeta = "io.modelcontextprotocol/related-task"
+	"github.com/mcpflight/mcpflight/mcp"
 )
 
 // ErrNotTask reports a result that is not a CreateTaskResult.
 var ErrNotTask = errors.New("peer: the result is not a CreateTaskResult")
-
-// Terminal reports whether a task status is terminal (TSK-31).
-func Terminal(status string) bool {
-	return status == TaskCompleted || status == TaskFailed || status == TaskCancelled
-}
 
 // Task is the Task object, as tasks/get, tasks/cancel, tasks/list,
 // notifications/tasks/status and CreateTaskResult carry it. Raw keeps the
@@ -50,7 +27,7 @@ type Task struct {
 }
 
 // Terminal reports whether the task is in a terminal status.
-func (t Task) Terminal() bool { return Terminal(t.Status) }
+func (t Task) Terminal() bool { return mcp.TaskTerminal(t.Status) }
 
 // ParseTask decodes a Task object and keeps its bytes.
 func ParseTask(raw json.RawMessage) (Task, error) {
@@ -138,13 +115,13 @@ func (s *Session) taskRequest(ctx context.Context, method, id string) (Task, err
 
 // GetTask sends tasks/get. A JSON-RPC error comes back as *jsonrpc.Error.
 func (s *Session) GetTask(ctx context.Context, id string) (Task, error) {
-	return s.taskRequest(ctx, MethodTasksGet, id)
+	return s.taskRequest(ctx, mcp.MethodTasksGet, id)
 }
 
 // CancelTask sends tasks/cancel. A JSON-RPC error (-32602 for a terminal
 // or unknown task) comes back as *jsonrpc.Error.
 func (s *Session) CancelTask(ctx context.Context, id string) (Task, error) {
-	return s.taskRequest(ctx, MethodTasksCancel, id)
+	return s.taskRequest(ctx, mcp.MethodTasksCancel, id)
 }
 
 // TaskPage is one tasks/list page.
@@ -164,7 +141,7 @@ func (s *Session) ListTasks(ctx context.Context, cursor string) (TaskPage, error
 		Tasks      []json.RawMessage `json:"tasks"`
 		NextCursor *string           `json:"nextCursor"`
 	}
-	if err := s.Request(ctx, MethodTasksList, params, &r); err != nil {
+	if err := s.Request(ctx, mcp.MethodTasksList, params, &r); err != nil {
 		return TaskPage{}, err
 	}
 	var page TaskPage
@@ -184,10 +161,10 @@ func (s *Session) ListTasks(ctx context.Context, cursor string) (TaskPage, error
 // StartTaskResult sends tasks/result without waiting: it blocks on the
 // server until the task is terminal (TSK-47).
 func (s *Session) StartTaskResult(ctx context.Context, id string) (*Call, error) {
-	return s.Start(ctx, MethodTasksResult, map[string]any{"taskId": id})
+	return s.Start(ctx, mcp.MethodTasksResult, map[string]any{"taskId": id})
 }
 
-// RelatedTaskID returns _meta["io.modelcontextprotocol/related-task"].taskId
+// RelatedTaskID returns _meta[mcp.MetaRelatedTask].taskId
 // of a result or params object, and whether it was there.
 func RelatedTaskID(raw json.RawMessage) (string, bool) {
 	var r struct {
@@ -196,7 +173,7 @@ func RelatedTaskID(raw json.RawMessage) (string, bool) {
 	if json.Unmarshal(raw, &r) != nil {
 		return "", false
 	}
-	rel, ok := r.Meta[RelatedTaskMeta]
+	rel, ok := r.Meta[mcp.MetaRelatedTask]
 	if !ok {
 		return "", false
 	}

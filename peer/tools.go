@@ -3,6 +3,8 @@ package peer
 import (
 	"context"
 	"fmt"
+
+	"github.com/mcpflight/mcpflight/mcp"
 )
 
 // Tool is one entry of tools/list, as far as mcpflight uses it.
@@ -33,7 +35,7 @@ func (s *Session) ListTools(ctx context.Context) ([]Tool, error) {
 			Tools      []Tool `json:"tools"`
 			NextCursor string `json:"nextCursor"`
 		}
-		if err := s.Request(ctx, "tools/list", params, &res); err != nil {
+		if err := s.Request(ctx, mcp.MethodToolsList, params, &res); err != nil {
 			return all, fmt.Errorf("tools/list: %w", err)
 		}
 		all = append(all, res.Tools...)

@@ -6,71 +6,8 @@ import (
 	"time"
 
 	"github.com/mcpflight/mcpflight/jsonrpc"
+	"github.com/mcpflight/mcpflight/mcp"
 )
-
-// Methods of the io.mcpflight/control extension (docs/control-extension.md).
-const (
-	// MethodAwait blocks until a checkpoint has been reached.
-	MethodAwait = "mcpflight/await"
-	// MethodRelease opens a gate, now or in advance.
-	MethodRelease = "mcpflight/release"
-	// MethodCounters returns the server's accounting.
-	MethodCounters = "mcpflight/counters"
-)
-
-// Outcomes reported for a KEY/end checkpoint.
-const (
-	OutcomeCompleted = "completed"
-	OutcomeCancelled = "cancelled"
-)
-
-// AwaitResult is the result of mcpflight/await.
-type AwaitResult struct {
-	// Checkpoint is the name awaited.
-	Checkpoint string `json:"checkpoint"`
-	// RequestID is the ID of the tools/call that reached it.
-	RequestID jsonrpc.ID `json:"requestId"`
-	// Outcome is OutcomeCompleted or OutcomeCancelled for KEY/end, and
-	// empty for every other checkpoint.
-	Outcome string `json:"outcome"`
-}
-
-// OperationCounters is one operation's entry in Counters.Operations.
-type OperationCounters struct {
-	// RequestID is the ID of the tools/call that started the operation.
-	RequestID jsonrpc.ID `json:"requestId"`
-	// State is "running", "completed" or "cancelled" (a cancel was
-	// accepted, whether or not the operation has ended since).
-	State string `json:"state"`
-	// Releases counts releases of the operation's resource; exactly 1
-	// once it has ended.
-	Releases int `json:"releases"`
-	// ProgressSent counts progress notifications sent for it.
-	ProgressSent int `json:"progressSent"`
-}
-
-// Counters is the result of mcpflight/counters.
-type Counters struct {
-	// OperationsStarted counts operations registered in the session.
-	OperationsStarted int `json:"operationsStarted"`
-	// OperationsActive counts operations holding their resource.
-	OperationsActive int `json:"operationsActive"`
-	// OperationsCompleted counts operations that sent their result.
-	OperationsCompleted int `json:"operationsCompleted"`
-	// OperationsCancelled counts cancelled operations that have ended.
-	OperationsCancelled int `json:"operationsCancelled"`
-	// ResourcesReleased counts resource releases, one per ended
-	// operation on a conforming server.
-	ResourcesReleased int `json:"resourcesReleased"`
-	// ProgressTokensLive counts progress tokens still bound to a request.
-	ProgressTokensLive int `json:"progressTokensLive"`
-	// EffectsApplied counts side effects of the effect tool.
-	EffectsApplied int `json:"effectsApplied"`
-	// Operations is keyed by operation key.
-	Operations map[string]OperationCounters `json:"operations"`
-	// Tasks is keyed by the task's operation key (tasks.go).
-	Tasks map[string]TaskCounters `json:"tasks,omitempty"`
-}
 
 // checkpointName reads {"checkpoint": NAME}.
 func checkpointName(params map[string]json.RawMessage) (string, *rpcError) {
@@ -204,17 +141,17 @@ func (ss *session) await(id jsonrpc.ID, params map[string]json.RawMessage) {
 		if ss.inflight[c.idKey] == c {
 			delete(ss.inflight, c.idKey)
 		}
-		res := AwaitResult{Checkpoint: name, RequestID: cp.requestID, Outcome: cp.outcome}
+		res := mcp.ControlReached{Checkpoint: name, RequestID: cp.requestID, Outcome: cp.outcome}
 		ss.mu.Unlock()
 		ss.reply(id, res)
 	})
 }
 
 // snapshot is the mcpflight/counters result, taken now.
-func (ss *session) snapshot() Counters {
+func (ss *session) snapshot() mcp.ControlCounters {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	out := Counters{
+	out := mcp.ControlCounters{
 		OperationsStarted:   ss.started,
 		OperationsActive:    ss.active,
 		OperationsCompleted: ss.completed,
@@ -222,11 +159,11 @@ func (ss *session) snapshot() Counters {
 		ResourcesReleased:   ss.released,
 		ProgressTokensLive:  len(ss.tokens),
 		EffectsApplied:      ss.effects,
-		Operations:          make(map[string]OperationCounters, len(ss.ops)),
+		Operations:          make(map[string]mcp.ControlOperation, len(ss.ops)),
 		Tasks:               ss.taskCounters(),
 	}
 	for key, c := range ss.ops {
-		out.Operations[key] = OperationCounters{
+		out.Operations[key] = mcp.ControlOperation{
 			RequestID:    c.id,
 			State:        c.state.String(),
 			Releases:     c.releases,

@@ -2,6 +2,7 @@ package refserver
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -44,7 +45,7 @@ const (
 	// resource and stays counted as active (CAN-8 "free resources").
 	FaultLeakOnCancel Fault = "leak-on-cancel"
 	// FaultDoubleCleanup: a cancelled operation releases its resource
-	// twice.
+	// twice (CAN-8 "free associated resources").
 	FaultDoubleCleanup Fault = "double-cleanup"
 	// FaultIDTypeConfusion: requests are keyed by the text of their id,
 	// so string "5" and integer 5 collide, and responses to string ids
@@ -57,13 +58,13 @@ const (
 	// completes, so reusing it is refused with -32602 (PRG-2).
 	FaultStaleToken Fault = "stale-token"
 	// FaultStdoutNoise: a line that is not JSON-RPC is written before
-	// anything else (STD-1).
+	// anything else (STD-4).
 	FaultStdoutNoise Fault = "stdout-noise"
 	// FaultPingBroken: ping is answered with error -32603 (PNG-1).
 	FaultPingBroken Fault = "ping-broken"
 	// FaultIgnoreStdinEOF: Serve does not return at the end of its input
 	// but waits for its context, like a stdio server that does not exit
-	// when stdin closes.
+	// when stdin closes (STD-46; STD-7 under 2025-11-25).
 	FaultIgnoreStdinEOF Fault = "ignore-stdin-eof"
 	// FaultVersionMismatch: initialize answers protocolVersion
 	// "1999-01-01" (LIF-9, LIF-10).
@@ -73,7 +74,7 @@ const (
 	FaultLogLevelIgnored Fault = "log-level-ignored"
 	// FaultHangAfterCancel: an accepted cancel stops the operation's
 	// output, but the operation never ends: it keeps its resource and
-	// never reaches KEY/end.
+	// never reaches KEY/end (CAN-8 "stop processing").
 	FaultHangAfterCancel Fault = "hang-after-cancel"
 	// FaultCancelDoesNotStopWorker: tasks/cancel moves the task to
 	// cancelled but its worker keeps ticking at every release (TSK-64
@@ -136,74 +137,98 @@ func AllFaults() []Fault {
 		FaultMissingRelatedTaskMeta,
 		FaultListLeaksOtherSessions,
 		FaultPollIntervalIgnored,
-	}, append(HTTPFaults(), LogFaults()...)...)
+	}, append(append(HTTPFaults(), LogFaults()...), TaskFaults()...)...)
 }
 
-// Description is a one-line description of what the fault breaks; it is
-// empty for a string that names no fault.
+// faultDoc is what the fault list says of one fault: the requirements
+// it is documented to break, and what it does.
+type faultDoc struct {
+	breaks []string
+	does   string
+}
+
+// faultDocs documents every fault. The mutation matrix holds each fault
+// to it: against the whole catalogue, a fault produces fails and warns
+// only under the requirements it breaks.
+var faultDocs = map[Fault]faultDoc{
+	FaultRespondAfterCancel:            {[]string{"CAN-8"}, "a cancelled operation still sends its result when woken"},
+	FaultProgressAfterCancel:           {[]string{"CAN-8"}, "a cancelled operation sends one more progress notification, then stops without a response"},
+	FaultProgressAfterResponse:         {[]string{"PRG-14"}, "one progress notification follows the final response"},
+	FaultNonIncreasingProgress:         {[]string{"PRG-4"}, "step 2 repeats the progress value of step 1"},
+	FaultWrongToken:                    {[]string{"PRG-7"}, "progress carries the token with its JSON type flipped: \"7\" for 7, 7 for \"7\""},
+	FaultProgressWithoutToken:          {[]string{"PRG-7"}, "progress is sent with the invented token \"mcpflight-invented\" when none was given"},
+	FaultErrorOnNotification:           {[]string{"RPC-15", "HTTP-11"}, "every notification is answered with an error response with id null (over HTTP the POST's answer, where a 202 with no body belongs)"},
+	FaultCrashOnMalformedCancel:        {[]string{"CAN-14"}, "a cancel without a valid requestId makes the server stop with an error"},
+	FaultCancelUnknownHitsOther:        {[]string{"CAN-14"}, "a cancel for an unknown request id cancels the most recent running operation"},
+	FaultLeakOnCancel:                  {[]string{"CAN-8"}, "a cancelled operation never releases its resource nor stops counting as active"},
+	FaultDoubleCleanup:                 {[]string{"CAN-8"}, "a cancelled operation releases its resource twice"},
+	FaultIDTypeConfusion:               {[]string{"RPC-8"}, "request ids are keyed by their text, so \"5\" and 5 collide, and integer-like string ids are echoed as integers"},
+	FaultIDZeroAbsent:                  {[]string{"RPC-4"}, "a request with id 0 is taken for a notification and never answered"},
+	FaultStaleToken:                    {[]string{"PRG-2", "PRG-12"}, "a progress token stays live after its request completes; reusing it is refused with -32602"},
+	FaultStdoutNoise:                   {[]string{"STD-4"}, "a non-JSON banner line is written to the output before anything else"},
+	FaultPingBroken:                    {[]string{"PNG-1"}, "ping is answered with error -32603"},
+	FaultIgnoreStdinEOF:                {[]string{"STD-7", "STD-46"}, "the end of the input is ignored: the server keeps running until it is stopped"},
+	FaultVersionMismatch:               {[]string{"LIF-9", "LIF-10"}, "initialize answers protocolVersion \"1999-01-01\""},
+	FaultLogLevelIgnored:               {[]string{"LOG-4"}, "the log tool ignores the level set by logging/setLevel"},
+	FaultHangAfterCancel:               {[]string{"CAN-8"}, "a cancelled operation stops its output but never ends: it keeps its resource and never reaches KEY/end"},
+	FaultCancelDoesNotStopWorker:       {[]string{"TSK-64"}, "tasks/cancel marks the task cancelled but its worker keeps ticking"},
+	FaultStatusChangesAfterCancelled:   {[]string{"TSK-65", "TSK-31"}, "a cancelled task's worker overwrites the cancelled status with its own end"},
+	FaultCancelTerminalSucceeds:        {[]string{"TSK-63"}, "tasks/cancel of a terminal task succeeds and overwrites its status instead of -32602"},
+	FaultResultHangsAfterCancel:        {[]string{"TSK-47"}, "a tasks/result blocked on a task that is then cancelled is never answered"},
+	FaultNotificationCancelsTask:       {[]string{"CAN-4"}, "notifications/cancelled for the request that created a task cancels the task"},
+	FaultMissingRelatedTaskMeta:        {[]string{"TSK-55"}, "the tasks/result response lacks io.modelcontextprotocol/related-task _meta"},
+	FaultListLeaksOtherSessions:        {[]string{"TSK-84"}, "tasks/list also returns other sessions' tasks"},
+	FaultPollIntervalIgnored:           {[]string{"TSK-43", "TSK-16"}, "task responses advertise pollInterval 0, inviting a busy poll"},
+	FaultCancelOnDisconnect:            {[]string{"HTTP-25"}, "dropping a request's SSE stream cancels the request"},
+	FaultReplayCrossesStreams:          {[]string{"HTTP-44"}, "a resume with Last-Event-ID also replays other streams' events"},
+	FaultLoseEventsOnResume:            {[]string{"HTTP-43", "HTTP-21"}, "a resume with Last-Event-ID skips the events sent while the client was away"},
+	FaultDuplicateEventIDs:             {[]string{"HTTP-40"}, "SSE event IDs count per stream, so they repeat across a session's streams"},
+	FaultNoSessionCheck:                {[]string{"HTTP-51", "HTTP-52"}, "requests without a session ID or with an unknown one are served, not refused with 400/404"},
+	FaultNoOriginCheck:                 {[]string{"HTTP-3"}, "requests with a foreign Origin are served, not refused with 403"},
+	FaultJSONBodyForNotification:       {[]string{"HTTP-11", "RPC-2"}, "a POSTed notification gets 200 with a body of {}, which is no JSON-RPC message, instead of 202 with none"},
+	FaultResponseAfterCancelOnStream:   {[]string{"CAN-8"}, "an error response for a cancelled request still goes out on its open stream"},
+	FaultNoProtocolVersionCheck:        {[]string{"HTTP-59"}, "an unsupported MCP-Protocol-Version header is ignored instead of refused with 400"},
+	FaultProgressOnGETStream:           {[]string{"HTTP-31", "HTTP-22"}, "progress of POSTed calls goes on the open GET stream instead of the call's own stream"},
+	FaultNoPrimingEvent:                {[]string{"HTTP-16"}, "SSE answers start without a priming event"},
+	FaultSessionIDInvisible:            {[]string{"HTTP-48"}, "session IDs hold a space and non-ASCII bytes, outside visible ASCII"},
+	FaultRejectValidLevel:              {[]string{"LOG-2"}, "logging/setLevel refuses the valid level \"notice\" with -32602"},
+	FaultAcceptInvalidLevel:            {[]string{"LOG-6"}, "logging/setLevel accepts an unknown level instead of -32602"},
+	FaultBadMessageShape:               {[]string{"LOG-2"}, "notifications/message with level \"WARN\" and no data (schema LoggingMessageNotification)"},
+	FaultLogAfterCancel:                {[]string{"CAN-8"}, "a cancelled operation keeps logging after the cancel"},
+	FaultTaskListNotObject:             {[]string{"TSK-2"}, "capabilities.tasks.list is true instead of an object"},
+	FaultTaskSupportMissing:            {[]string{"TSK-8"}, "tools/list gives task_worker no execution.taskSupport"},
+	FaultRequiredTaskRunsPlain:         {[]string{"TSK-12"}, "task_worker called without a task gets an isError result instead of -32601"},
+	FaultForbiddenRunsPlain:            {[]string{"TSK-9"}, "a forbidden-task tool called as a task runs as an ordinary call instead of -32601"},
+	FaultTaskWithoutTTL:                {[]string{"TSK-41"}, "task objects have no ttl member"},
+	FaultLastUpdatedBeforeCreated:      {[]string{"TSK-39"}, "lastUpdatedAt is a second before createdAt"},
+	FaultSequentialTaskIDs:             {[]string{"TSK-81"}, "task IDs count up across the server: task-1, task-2, ..."},
+	FaultCompletedTaskReopens:          {[]string{"TSK-31"}, "the second tasks/get after a task completed says working again"},
+	FaultCancelAnswersBeforeTransition: {[]string{"TSK-64"}, "tasks/cancel answers with the task still working and cancels it after"},
+	FaultIsErrorCompletesTask:          {[]string{"TSK-76"}, "a task whose tool result has isError ends completed, not failed"},
+	FaultFailedResultNotError:          {[]string{"TSK-77"}, "tasks/result of a task whose request failed with a JSON-RPC error answers a result instead"},
+	FaultResultAnswersEarly:            {[]string{"TSK-47"}, "tasks/result of a working task is answered at once with -32602 instead of blocking"},
+	FaultUnknownTaskInternalError:      {[]string{"TSK-68"}, "a task ID that names no task gets -32603 instead of -32602"},
+	FaultRelatedTaskMetaWins:           {[]string{"TSK-51", "TSK-52"}, "the task methods take the task from the related-task _meta over params.taskId"},
+	FaultBogusCursorAccepted:           {[]string{"TSK-69"}, "tasks/list with a cursor it never issued answers the first page instead of -32602"},
+	FaultStatusNotificationMeta:        {[]string{"TSK-58"}, "notifications/tasks/status carries related-task _meta"},
+	FaultTaskProgressOtherToken:        {[]string{"PRG-10", "PRG-7"}, "a task's progress after its CreateTaskResult carries another token than the request's"},
+}
+
+// Breaks returns the requirement IDs the fault is documented to break;
+// nil for a string that names no fault.
+func (f Fault) Breaks() []string {
+	return slices.Clone(faultDocs[f].breaks)
+}
+
+// Description is a one-line description of what the fault does and the
+// requirements it breaks (Breaks); it is empty for a string that names no
+// fault.
 func (f Fault) Description() string {
-	switch f {
-	case FaultRespondAfterCancel:
-		return "a cancelled operation still sends its result when woken (CAN-8)"
-	case FaultProgressAfterCancel:
-		return "a cancelled operation sends one more progress notification, then stops without a response (CAN-8)"
-	case FaultProgressAfterResponse:
-		return "one progress notification follows the final response (PRG-14)"
-	case FaultNonIncreasingProgress:
-		return "step 2 repeats the progress value of step 1 (PRG-4)"
-	case FaultWrongToken:
-		return "progress carries the token with its JSON type flipped: \"7\" for 7, 7 for \"7\" (PRG-7)"
-	case FaultProgressWithoutToken:
-		return "progress is sent with the invented token \"mcpflight-invented\" when none was given (PRG-7)"
-	case FaultErrorOnNotification:
-		return "every notification is answered with an error response with id null (RPC-15)"
-	case FaultCrashOnMalformedCancel:
-		return "a cancel without a valid requestId makes the server stop with an error (CAN-14)"
-	case FaultCancelUnknownHitsOther:
-		return "a cancel for an unknown request id cancels the most recent running operation (CAN-14)"
-	case FaultLeakOnCancel:
-		return "a cancelled operation never releases its resource nor stops counting as active (CAN-8)"
-	case FaultDoubleCleanup:
-		return "a cancelled operation releases its resource twice (CAN-8)"
-	case FaultIDTypeConfusion:
-		return "request ids are keyed by their text, so \"5\" and 5 collide, and integer-like string ids are echoed as integers (RPC-8)"
-	case FaultIDZeroAbsent:
-		return "a request with id 0 is taken for a notification and never answered (RPC-4)"
-	case FaultStaleToken:
-		return "a progress token stays live after its request completes; reusing it is refused with -32602 (PRG-2)"
-	case FaultStdoutNoise:
-		return "a non-JSON banner line is written to the output before anything else (STD-1)"
-	case FaultPingBroken:
-		return "ping is answered with error -32603 (PNG-1)"
-	case FaultIgnoreStdinEOF:
-		return "the end of the input is ignored: the server keeps running until it is stopped"
-	case FaultVersionMismatch:
-		return "initialize answers protocolVersion \"1999-01-01\" (LIF-9, LIF-10)"
-	case FaultLogLevelIgnored:
-		return "the log tool ignores the level set by logging/setLevel (LOG-4)"
-	case FaultHangAfterCancel:
-		return "a cancelled operation stops its output but never ends: it keeps its resource and never reaches KEY/end (CAN-8)"
-	case FaultCancelDoesNotStopWorker:
-		return "tasks/cancel marks the task cancelled but its worker keeps ticking (TSK-64)"
-	case FaultStatusChangesAfterCancelled:
-		return "a cancelled task's worker overwrites the cancelled status with its own end (TSK-65, TSK-31)"
-	case FaultCancelTerminalSucceeds:
-		return "tasks/cancel of a terminal task succeeds and overwrites its status instead of -32602 (TSK-63)"
-	case FaultResultHangsAfterCancel:
-		return "a tasks/result blocked on a task that is then cancelled is never answered (TSK-47)"
-	case FaultNotificationCancelsTask:
-		return "notifications/cancelled for the request that created a task cancels the task (CAN-4)"
-	case FaultMissingRelatedTaskMeta:
-		return "the tasks/result response lacks io.modelcontextprotocol/related-task _meta (TSK-55)"
-	case FaultListLeaksOtherSessions:
-		return "tasks/list also returns other sessions' tasks (TSK-84)"
-	case FaultPollIntervalIgnored:
-		return "task responses advertise pollInterval 0, inviting a busy poll (TSK-43, TSK-16)"
+	d, ok := faultDocs[f]
+	if !ok {
+		return ""
 	}
-	if d := httpFaultDescription(f); d != "" {
-		return d
-	}
-	return logFaultDescription(f)
+	return d.does + " (" + strings.Join(d.breaks, ", ") + ")"
 }
 
 // ParseFault returns the fault named s (its flag value), or an error that

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/mcpflight/mcpflight/jsonrpc"
+	"github.com/mcpflight/mcpflight/mcp"
+	"github.com/mcpflight/mcpflight/spec"
 )
 
 // Each fault breaks one contract; these tests show its observable effect.
@@ -118,7 +120,7 @@ func TestFaultCancelUnknownHitsOther(t *testing.T) {
 	h.await("old/start")
 	h.await("new/start")
 	h.cancelReq(jsonrpc.IntID(999))
-	if end := h.await("new/end"); end.Outcome != OutcomeCancelled {
+	if end := h.await("new/end"); end.Outcome != mcp.OutcomeCancelled {
 		t.Fatalf("new/end %+v", end)
 	}
 	if c := h.counters(); c.Operations["old"].State != "running" {
@@ -158,7 +160,7 @@ func TestFaultIDTypeConfusion(t *testing.T) {
 	h.slow(jsonrpc.IntID(5), nil, map[string]any{"key": "k"})
 	h.await("k/start")
 	h.cancelReq(jsonrpc.StringID("5"))
-	if end := h.await("k/end"); end.Outcome != OutcomeCancelled {
+	if end := h.await("k/end"); end.Outcome != mcp.OutcomeCancelled {
 		t.Fatalf("k/end %+v", end)
 	}
 }
@@ -270,7 +272,7 @@ func TestFaultLogLevelIgnored(t *testing.T) {
 func TestFaultHangAfterCancel(t *testing.T) {
 	h := newHarness(t, FaultHangAfterCancel)
 	cancelAtStep1(h)
-	h.request(jsonrpc.StringID("end"), MethodAwait, map[string]any{"checkpoint": "k/end"})
+	h.request(jsonrpc.StringID("end"), mcp.MethodControlAwait, map[string]any{"checkpoint": "k/end"})
 	h.stderr.wait(t, `operation "k" hangs after cancel`)
 	// The operation will not move again, so what counters say now stays.
 	c := h.counters()
@@ -285,5 +287,27 @@ func TestFaultHangAfterCancel(t *testing.T) {
 	}
 	if strings.Contains(h.stderr.text(), "checkpoint k/end reached") {
 		t.Errorf("k/end reached")
+	}
+}
+
+// TestFaultsDocumentTheirRequirements: every fault names, as data, the
+// requirements it breaks, each a row of the registry.
+func TestFaultsDocumentTheirRequirements(t *testing.T) {
+	for _, f := range AllFaults() {
+		breaks := f.Breaks()
+		if len(breaks) == 0 {
+			t.Errorf("%s documents no requirement it breaks", f)
+		}
+		for _, id := range breaks {
+			if _, ok := spec.Lookup(id); !ok {
+				t.Errorf("%s breaks %s, which is not in the registry", f, id)
+			}
+		}
+		if !strings.HasSuffix(f.Description(), "("+strings.Join(breaks, ", ")+")") {
+			t.Errorf("%s: description %q does not end with its requirements", f, f.Description())
+		}
+	}
+	if len(faultDocs) != len(AllFaults()) {
+		t.Errorf("%d faults documented, %d listed in AllFaults", len(faultDocs), len(AllFaults()))
 	}
 }

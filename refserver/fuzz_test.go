@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcpflight/mcpflight/jsonrpc"
+	"github.com/mcpflight/mcpflight/mcp"
 	"github.com/mcpflight/mcpflight/transport"
 )
 
@@ -123,7 +124,7 @@ func FuzzServe(f *testing.F) {
 			// ping-broken fault's error, or the in-flight limit when the
 			// input left that many requests running.
 			ok := ping.Kind == jsonrpc.KindResult ||
-				(ping.Kind == jsonrpc.KindError && ping.Error.Code == CodeTooManyRequests) ||
+				(ping.Kind == jsonrpc.KindError && ping.Error.Code == mcp.CodeTooManyRequests) ||
 				(ping.Kind == jsonrpc.KindError && ping.Error.Code == jsonrpc.CodeInternalError && fs.Has(FaultPingBroken))
 			if !ok {
 				t.Fatalf("final ping answered %s; input %q", ping.Raw, input)

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/mcpflight/mcpflight/jsonrpc"
+	"github.com/mcpflight/mcpflight/mcp"
 )
 
 // wantNullParseError reads the next frame and checks that it is a parse
@@ -172,8 +173,8 @@ func doneHook(set *idSet) func(string, jsonrpc.ID) {
 
 func wantTooMany(t *testing.T, m *jsonrpc.Message, limit int) {
 	t.Helper()
-	if m.Kind != jsonrpc.KindError || m.Error.Code != CodeTooManyRequests || !strings.Contains(m.Error.Message, "limit "+strconv.Itoa(limit)) {
-		t.Fatalf("got %s, want error %d naming limit %d", m.Raw, CodeTooManyRequests, limit)
+	if m.Kind != jsonrpc.KindError || m.Error.Code != mcp.CodeTooManyRequests || !strings.Contains(m.Error.Message, "limit "+strconv.Itoa(limit)) {
+		t.Fatalf("got %s, want error %d naming limit %d", m.Raw, mcp.CodeTooManyRequests, limit)
 	}
 }
 
@@ -186,8 +187,8 @@ func TestInFlightLimit(t *testing.T) {
 	done := newIDSet()
 	h := newHarnessWith(t, Options{MaxInFlight: limit, hook: doneHook(done)})
 	h.slow(jsonrpc.StringID("s1"), nil, map[string]any{"key": "k1"})
-	h.request(jsonrpc.StringID("w1"), MethodAwait, map[string]any{"checkpoint": "never/1"})
-	h.request(jsonrpc.StringID("w2"), MethodAwait, map[string]any{"checkpoint": "never/2"})
+	h.request(jsonrpc.StringID("w1"), mcp.MethodControlAwait, map[string]any{"checkpoint": "never/1"})
+	h.request(jsonrpc.StringID("w2"), mcp.MethodControlAwait, map[string]any{"checkpoint": "never/2"})
 
 	const flood = 500
 	for i := range flood {
@@ -375,7 +376,7 @@ func TestHTTPMaxSessions(t *testing.T) {
 	for range 20 {
 		resp, body := f.do(http.MethodPost, initialize, nil)
 		m, err := jsonrpc.Decode([]byte(body))
-		if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Mcp-Session-Id") != "" || err != nil || m.Error.Code != CodeTooManyRequests {
+		if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Mcp-Session-Id") != "" || err != nil || m.Error.Code != mcp.CodeTooManyRequests {
 			t.Fatalf("initialize over the limit: %d %s", resp.StatusCode, body)
 		}
 	}

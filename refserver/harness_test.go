@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpflight/mcpflight/jsonrpc"
+	"github.com/mcpflight/mcpflight/mcp"
 	"github.com/mcpflight/mcpflight/transport"
 )
 
@@ -317,22 +318,22 @@ func (h *harness) result(method string, params, v any) {
 	}
 }
 
-func (h *harness) await(cp string) AwaitResult {
+func (h *harness) await(cp string) mcp.ControlReached {
 	h.t.Helper()
-	var r AwaitResult
-	h.result(MethodAwait, map[string]string{"checkpoint": cp}, &r)
+	var r mcp.ControlReached
+	h.result(mcp.MethodControlAwait, map[string]string{"checkpoint": cp}, &r)
 	return r
 }
 
 func (h *harness) release(cp string) {
 	h.t.Helper()
-	h.result(MethodRelease, map[string]string{"checkpoint": cp}, nil)
+	h.result(mcp.MethodControlRelease, map[string]string{"checkpoint": cp}, nil)
 }
 
-func (h *harness) counters() Counters {
+func (h *harness) counters() mcp.ControlCounters {
 	h.t.Helper()
-	var c Counters
-	h.result(MethodCounters, map[string]any{}, &c)
+	var c mcp.ControlCounters
+	h.result(mcp.MethodControlCounters, map[string]any{}, &c)
 	return c
 }
 

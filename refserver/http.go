@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/mcpflight/mcpflight/jsonrpc"
+	"github.com/mcpflight/mcpflight/mcp"
+	"github.com/mcpflight/mcpflight/transport"
 )
 
 // HTTPOptions configures the reference server's Streamable HTTP endpoint.
@@ -275,7 +277,7 @@ func (hs *httpSession) route(frame []byte) {
 					}
 				}
 			}
-		case msg.Method == "notifications/progress":
+		case msg.Method == mcp.NotificationProgress:
 			var p struct {
 				Token json.RawMessage `json:"progressToken"`
 			}
@@ -301,7 +303,7 @@ func (hs *httpSession) route(frame []byte) {
 				// the latest call still running.
 				st = hs.latestOpen()
 			}
-		case msg.Method == "notifications/message":
+		case msg.Method == mcp.NotificationMessage:
 			for _, s := range hs.logCalls {
 				if !s.ended {
 					st = s
@@ -310,7 +312,7 @@ func (hs *httpSession) route(frame []byte) {
 			}
 		}
 	}
-	if err == nil && msg.Method == "notifications/progress" && hs.h.has(FaultProgressOnGETStream) && hs.get != nil && hs.get.attached && !hs.get.ended {
+	if err == nil && msg.Method == mcp.NotificationProgress && hs.h.has(FaultProgressOnGETStream) && hs.get != nil && hs.get.attached && !hs.get.ended {
 		st = hs.get
 	}
 	if (st == nil || st.ended) && hs.capture != nil && !isResponse {
@@ -395,7 +397,7 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusForbidden, codeInvalidRequest, "Forbidden: Origin not allowed")
 		return
 	}
-	if v := r.Header.Get("Mcp-Protocol-Version"); v != "" && !supported(v) && !h.has(FaultNoProtocolVersionCheck) {
+	if v := r.Header.Get(transport.HeaderProtocolVersion); v != "" && !supported(v) && !h.has(FaultNoProtocolVersionCheck) {
 		httpError(w, http.StatusBadRequest, codeInvalidRequest, "Bad Request: unsupported MCP-Protocol-Version "+strconv.Quote(v))
 		return
 	}
@@ -477,7 +479,7 @@ func httpError(w http.ResponseWriter, status, code int, message string) {
 // 404 for an unknown or ended one (HTTP-52). Under FaultNoSessionCheck
 // the latest session serves any request.
 func (h *HTTPHandler) lookup(w http.ResponseWriter, r *http.Request) *httpSession {
-	id := r.Header.Get("Mcp-Session-Id")
+	id := r.Header.Get(transport.HeaderSessionID)
 	h.mu.Lock()
 	hs := h.sessions[id]
 	if hs == nil && h.has(FaultNoSessionCheck) {
@@ -500,7 +502,7 @@ func (h *HTTPHandler) lookup(w http.ResponseWriter, r *http.Request) *httpSessio
 // HTTP-15); anything that may block or send progress gets a stream.
 func streamed(method string) bool {
 	switch method {
-	case "initialize", "ping", "tools/list", "logging/setLevel", MethodRelease, MethodCounters:
+	case mcp.MethodInitialize, mcp.MethodPing, mcp.MethodToolsList, mcp.MethodLoggingSetLevel, mcp.MethodControlRelease, mcp.MethodControlCounters:
 		return false
 	}
 	return true
@@ -545,18 +547,18 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var hs *httpSession
-	if msg.Kind == jsonrpc.KindRequest && msg.Method == "initialize" && r.Header.Get("Mcp-Session-Id") == "" {
+	if msg.Kind == jsonrpc.KindRequest && msg.Method == mcp.MethodInitialize && r.Header.Get(transport.HeaderSessionID) == "" {
 		if hs, err = h.newSession(); err != nil {
 			code := codeInternalError
 			if errors.Is(err, errTooManySessions) {
-				code = CodeTooManyRequests
+				code = mcp.CodeTooManyRequests
 				w.Header().Set("Retry-After", "1")
 			}
 			h.srv.opts.logf("http: initialize refused: %v", err)
 			httpError(w, http.StatusServiceUnavailable, code, "Service Unavailable: "+err.Error())
 			return
 		}
-		w.Header().Set("Mcp-Session-Id", hs.id)
+		w.Header().Set(transport.HeaderSessionID, hs.id)
 	} else if hs = h.lookup(w, r); hs == nil {
 		return
 	}
@@ -682,13 +684,13 @@ func (hs *httpSession) openRequest(msg *jsonrpc.Message, prime bool) *hstream {
 		} `json:"_meta"`
 	}
 	if json.Unmarshal(msg.Params, &p) == nil {
-		if msg.Method == "tools/call" && p.Arguments.Key != nil {
+		if msg.Method == mcp.MethodToolsCall && p.Arguments.Key != nil {
 			hs.watchEnd(st, *p.Arguments.Key+"/end")
 		}
 		if tok, err := jsonrpc.ParseToken(p.Meta.Token); err == nil {
 			hs.byToken[tok.Key()] = st
 		}
-		if msg.Method == "tools/call" && p.Name == "log" {
+		if msg.Method == mcp.MethodToolsCall && p.Name == "log" {
 			hs.logCalls = append(hs.logCalls, st)
 		}
 	}
@@ -806,7 +808,7 @@ func (hs *httpSession) notification(msg *jsonrpc.Message, raw []byte) (answers [
 	}()
 	var target *call
 	var key string
-	if msg.Method == "notifications/cancelled" {
+	if msg.Method == mcp.NotificationCancelled {
 		if id, _, ok := parseCancel(msg.Params); ok {
 			key = id.Key()
 			hs.ss.mu.Lock()
@@ -951,23 +953,27 @@ func (hs *httpSession) disconnected(st *hstream) {
 	if ended || key == "" {
 		return
 	}
+	hs.ss.mu.Lock()
+	var c *call
+	for _, in := range hs.ss.inflight {
+		if in.id.Key() == key {
+			c = in
+		}
+	}
+	hs.ss.mu.Unlock()
+	if c == nil || c.key == "" {
+		return
+	}
+	// KEY/disconnected is reached once the disconnection has been dealt
+	// with: a checker awaits it, then reads the operation's state, instead
+	// of watching a window for a cancellation that must not come.
+	defer hs.ss.mark(c, c.key+"/disconnected", "")
 	hs.ss.logf("http: client disconnected from stream %d; the request goes on", st.n)
 	if !hs.h.has(FaultCancelOnDisconnect) {
 		return
 	}
-	hs.ss.mu.Lock()
-	var id jsonrpc.ID
-	for _, c := range hs.ss.inflight {
-		if c.id.Key() == key {
-			id = c.id
-		}
-	}
-	hs.ss.mu.Unlock()
-	if !id.IsValid() {
-		return
-	}
 	hs.ss.logf("http: disconnection taken for a cancellation (fault %s)", FaultCancelOnDisconnect)
-	frame, _ := jsonrpc.EncodeNotification("notifications/cancelled", map[string]any{"requestId": id, "reason": "client disconnected"})
+	frame, _ := jsonrpc.EncodeNotification(mcp.NotificationCancelled, map[string]any{"requestId": c.id, "reason": "client disconnected"})
 	msg, _ := jsonrpc.Decode(frame)
 	_ = hs.notification(msg, frame)
 }
@@ -983,7 +989,7 @@ func (h *HTTPHandler) getStream(w http.ResponseWriter, r *http.Request) {
 	if hs == nil {
 		return
 	}
-	last := r.Header.Get("Last-Event-Id")
+	last := r.Header.Get(transport.HeaderLastEventID)
 	if last == "" {
 		hs.mu.Lock()
 		if hs.get != nil && hs.get.attached && !hs.get.ended {

@@ -63,34 +63,3 @@ func HTTPFaults() []Fault {
 		FaultSessionIDInvisible,
 	}
 }
-
-// httpFaultDescription describes an HTTP fault, or returns "".
-func httpFaultDescription(f Fault) string {
-	switch f {
-	case FaultCancelOnDisconnect:
-		return "dropping a request's SSE stream cancels the request (HTTP-25)"
-	case FaultReplayCrossesStreams:
-		return "a resume with Last-Event-ID also replays other streams' events (HTTP-44)"
-	case FaultLoseEventsOnResume:
-		return "a resume with Last-Event-ID skips the events sent while the client was away (HTTP-43)"
-	case FaultDuplicateEventIDs:
-		return "SSE event IDs count per stream, so they repeat across a session's streams (HTTP-40)"
-	case FaultNoSessionCheck:
-		return "requests without a session ID or with an unknown one are served, not refused with 400/404 (HTTP-51, HTTP-52)"
-	case FaultNoOriginCheck:
-		return "requests with a foreign Origin are served, not refused with 403 (HTTP-3)"
-	case FaultJSONBodyForNotification:
-		return "a POSTed notification gets 200 with a JSON body instead of 202 with none (HTTP-11)"
-	case FaultResponseAfterCancelOnStream:
-		return "an error response for a cancelled request still goes out on its open stream (CAN-8)"
-	case FaultNoProtocolVersionCheck:
-		return "an unsupported MCP-Protocol-Version header is ignored instead of refused with 400 (HTTP-59)"
-	case FaultProgressOnGETStream:
-		return "progress of POSTed calls goes on the open GET stream instead of the call's own stream (HTTP-31)"
-	case FaultNoPrimingEvent:
-		return "SSE answers start without a priming event (HTTP-16)"
-	case FaultSessionIDInvisible:
-		return "session IDs hold a space and non-ASCII bytes, outside visible ASCII (HTTP-48)"
-	}
-	return ""
-}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/jsonrpc"
+	"github.com/mcpflight/mcpflight/mcp"
 	"github.com/mcpflight/mcpflight/transport"
 )
 
@@ -46,7 +47,7 @@ func TestInProcessClosesOnInputEnd(t *testing.T) {
 	}
 	// Blocked work does not hold the teardown up.
 	sendReq(t, s, 2, "tools/call", map[string]any{"name": "slow", "arguments": map[string]any{"key": "k"}})
-	sendReq(t, s, 3, MethodAwait, map[string]any{"checkpoint": "k/start"})
+	sendReq(t, s, 3, mcp.MethodControlAwait, map[string]any{"checkpoint": "k/start"})
 	recv(t, s)
 	td := s.Close(context.Background())
 	if td.ExitedAfter != transport.StepCloseInput || td.ExitCode != 0 {

@@ -1,5 +1,7 @@
 package refserver
 
+import "github.com/mcpflight/mcpflight/mcp"
+
 // Faults of MCP logging (2025-11-25 server/utilities/logging). Each breaks
 // one rule that a logging case checks.
 const (
@@ -21,20 +23,6 @@ const (
 // LogFaults returns the logging faults, in a stable order.
 func LogFaults() []Fault {
 	return []Fault{FaultRejectValidLevel, FaultAcceptInvalidLevel, FaultBadMessageShape, FaultLogAfterCancel}
-}
-
-func logFaultDescription(f Fault) string {
-	switch f {
-	case FaultRejectValidLevel:
-		return `logging/setLevel refuses the valid level "notice" with -32602 (LOG-2, LOG-3)`
-	case FaultAcceptInvalidLevel:
-		return "logging/setLevel accepts an unknown level instead of -32602 (LOG-6)"
-	case FaultBadMessageShape:
-		return `notifications/message with level "WARN" and no data (LOG-2, schema)`
-	case FaultLogAfterCancel:
-		return "a cancelled operation keeps logging after the cancel (CAN-8)"
-	}
-	return ""
 }
 
 // stepLog sends the log line of a slow operation's step i, when the
@@ -60,5 +48,5 @@ func (ss *session) sendLog(c *call, level string, i int) {
 	if ss.has(FaultBadMessageShape) {
 		p = map[string]any{"level": "WARN", "logger": "slow"}
 	}
-	ss.notifyFor(c.id, "notifications/message", p)
+	ss.notifyFor(c.id, mcp.NotificationMessage, p)
 }

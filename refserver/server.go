@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/mcpflight/mcpflight/jsonrpc"
+	"github.com/mcpflight/mcpflight/spec"
 	"github.com/mcpflight/mcpflight/transport"
 )
 
@@ -34,29 +35,21 @@ const (
 	DefaultVersion = "dev"
 	// LatestProtocolVersion is the version answered when the client asks
 	// for one the server does not support (LIF-10, LIF-11).
-	LatestProtocolVersion = "2025-11-25"
-	// ControlCapability is the experimental capability key of the control
-	// extension; its value is {"version": ControlVersion}.
-	ControlCapability = "io.mcpflight/control"
-	// ControlVersion is the version of the control extension.
+	LatestProtocolVersion = spec.V20251125
+	// ControlVersion is the version of the control extension, the value
+	// of its experimental capability (mcp.ControlCapability).
 	ControlVersion = 1
 	// MaxFrame is the default of Options.MaxFrame: the largest input
 	// frame (stdio) or request body (HTTP) accepted, in bytes.
 	MaxFrame = transport.DefaultMaxFrame
 	// DefaultMaxInFlight is the default of Options.MaxInFlight.
 	DefaultMaxInFlight = 64
-	// CodeTooManyRequests is the JSON-RPC error code of a request refused
-	// because the session already has Options.MaxInFlight requests in
-	// flight. It lies outside the range JSON-RPC reserves (-32768 to
-	// -32000), as RPC-50 asks of application-defined codes, and outside
-	// the legacy server-error sub-range that RPC-46 retires.
-	CodeTooManyRequests = -31000
 )
 
 // SupportedProtocolVersions lists the protocol versions initialize echoes,
 // newest first.
 func SupportedProtocolVersions() []string {
-	return []string{"2025-11-25", "2025-06-18", "2025-03-26"}
+	return []string{spec.V20251125, spec.V20250618, spec.V20250326}
 }
 
 // ErrCrash is returned (wrapped) by Serve when a fault makes it crash.
@@ -90,7 +83,7 @@ type Options struct {
 	// once (the goroutines serving them, a task's worker included, since
 	// it is the goroutine that answered tasks augmentation); 0 means
 	// DefaultMaxInFlight, a negative value means no limit. A request over
-	// the limit is answered at once with CodeTooManyRequests and changes
+	// the limit is answered at once with mcp.CodeTooManyRequests and changes
 	// nothing. Awaits and gated operations of the control extension stay
 	// in flight until released or cancelled, so they count.
 	MaxInFlight int
@@ -115,6 +108,8 @@ type Server struct {
 	tasks taskRegistry
 	// observer counts handler outcomes for the observer tool (observer.go).
 	observer observer
+	// taskIDs counts tasks for FaultSequentialTaskIDs.
+	taskIDs atomic.Int64
 }
 
 // New returns a server with a private copy of opts.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/mcpflight/mcpflight/jsonrpc"
+	"github.com/mcpflight/mcpflight/mcp"
 )
 
 func TestInitializeEchoesSupportedVersions(t *testing.T) {
@@ -176,7 +177,7 @@ func TestSlowWithoutTokenSendsNoProgress(t *testing.T) {
 		t.Errorf("got %s, want result %s", m.Raw, want)
 	}
 	end := h.await("k/end")
-	if diff := cmp.Diff(AwaitResult{Checkpoint: "k/end", RequestID: id, Outcome: OutcomeCompleted}, end, idEq()); diff != "" {
+	if diff := cmp.Diff(mcp.ControlReached{Checkpoint: "k/end", RequestID: id, Outcome: mcp.OutcomeCompleted}, end, idEq()); diff != "" {
 		t.Errorf("await (-want +got):\n%s", diff)
 	}
 	if ps, _ := h.progressSeen(); len(ps) != 0 {
@@ -261,16 +262,16 @@ func TestGatedSlowFollowsCheckpoints(t *testing.T) {
 	}
 	h.release("k/step/2")
 	end := h.await("k/end")
-	if end.Outcome != OutcomeCompleted {
+	if end.Outcome != mcp.OutcomeCompleted {
 		t.Errorf("k/end outcome %q", end.Outcome)
 	}
 	// KEY/end is reached after the last frame: the response is already in.
 	if h.indexOfResponse(id) < 0 {
 		t.Fatalf("k/end reached before the response was written")
 	}
-	want := Counters{
+	want := mcp.ControlCounters{
 		OperationsStarted: 1, OperationsCompleted: 1, ResourcesReleased: 1,
-		Operations: map[string]OperationCounters{"k": {RequestID: id, State: "completed", Releases: 1, ProgressSent: 2}},
+		Operations: map[string]mcp.ControlOperation{"k": {RequestID: id, State: "completed", Releases: 1, ProgressSent: 2}},
 	}
 	if diff := cmp.Diff(want, h.counters(), idEq()); diff != "" {
 		t.Errorf("counters (-want +got):\n%s", diff)
@@ -285,12 +286,12 @@ func TestCancelMidWork(t *testing.T) {
 	h.await("k/step/1")
 	h.cancelReq(id)
 	end := h.await("k/end")
-	if diff := cmp.Diff(AwaitResult{Checkpoint: "k/end", RequestID: id, Outcome: OutcomeCancelled}, end, idEq()); diff != "" {
+	if diff := cmp.Diff(mcp.ControlReached{Checkpoint: "k/end", RequestID: id, Outcome: mcp.OutcomeCancelled}, end, idEq()); diff != "" {
 		t.Errorf("await k/end (-want +got):\n%s", diff)
 	}
-	want := Counters{
+	want := mcp.ControlCounters{
 		OperationsStarted: 1, OperationsCancelled: 1, ResourcesReleased: 1,
-		Operations: map[string]OperationCounters{"k": {RequestID: id, State: "cancelled", Releases: 1, ProgressSent: 1}},
+		Operations: map[string]mcp.ControlOperation{"k": {RequestID: id, State: "cancelled", Releases: 1, ProgressSent: 1}},
 	}
 	if diff := cmp.Diff(want, h.counters(), idEq()); diff != "" {
 		t.Errorf("counters (-want +got):\n%s", diff)
@@ -317,7 +318,7 @@ func TestCancelBeforeStart(t *testing.T) {
 	// No await: the operation is registered before the next frame is
 	// read, so the cancel right behind the call always finds it.
 	h.cancelReq(id)
-	if end := h.await("k/end"); end.Outcome != OutcomeCancelled {
+	if end := h.await("k/end"); end.Outcome != mcp.OutcomeCancelled {
 		t.Fatalf("k/end outcome %q, want cancelled", end.Outcome)
 	}
 	c := h.counters()
@@ -403,9 +404,9 @@ func TestDuplicateAndLateCancelsAreIgnored(t *testing.T) {
 	h.cancelReq(jsonrpc.IntID(1)) // duplicate
 	h.cancelReq(jsonrpc.IntID(2)) // already completed
 	h.await("a/end")
-	want := Counters{
+	want := mcp.ControlCounters{
 		OperationsStarted: 2, OperationsCompleted: 1, OperationsCancelled: 1, ResourcesReleased: 2,
-		Operations: map[string]OperationCounters{
+		Operations: map[string]mcp.ControlOperation{
 			"a": {RequestID: jsonrpc.IntID(1), State: "cancelled", Releases: 1},
 			"b": {RequestID: jsonrpc.IntID(2), State: "completed", Releases: 1},
 		},
@@ -422,7 +423,7 @@ func TestStringAndIntegerIDsAreKeptApart(t *testing.T) {
 	h.await("int/start")
 	h.await("str/start")
 	h.cancelReq(jsonrpc.StringID("5"))
-	if end := h.await("str/end"); end.Outcome != OutcomeCancelled || end.RequestID != jsonrpc.StringID("5") {
+	if end := h.await("str/end"); end.Outcome != mcp.OutcomeCancelled || end.RequestID != jsonrpc.StringID("5") {
 		t.Fatalf("str/end: %+v", end)
 	}
 	h.release("int/start")
@@ -468,19 +469,19 @@ func TestPreRelease(t *testing.T) {
 
 func TestControlBadParams(t *testing.T) {
 	h := newHarness(t)
-	wantError(t, h.call(MethodAwait, map[string]any{}), jsonrpc.CodeInvalidParams)
-	wantError(t, h.call(MethodAwait, map[string]any{"checkpoint": 1}), jsonrpc.CodeInvalidParams)
-	wantError(t, h.call(MethodRelease, map[string]any{"checkpoint": ""}), jsonrpc.CodeInvalidParams)
+	wantError(t, h.call(mcp.MethodControlAwait, map[string]any{}), jsonrpc.CodeInvalidParams)
+	wantError(t, h.call(mcp.MethodControlAwait, map[string]any{"checkpoint": 1}), jsonrpc.CodeInvalidParams)
+	wantError(t, h.call(mcp.MethodControlRelease, map[string]any{"checkpoint": ""}), jsonrpc.CodeInvalidParams)
 	// An await whose id is in flight is refused.
-	h.request(jsonrpc.IntID(1), MethodAwait, map[string]any{"checkpoint": "never"})
-	h.request(jsonrpc.IntID(1), MethodAwait, map[string]any{"checkpoint": "never"})
+	h.request(jsonrpc.IntID(1), mcp.MethodControlAwait, map[string]any{"checkpoint": "never"})
+	h.request(jsonrpc.IntID(1), mcp.MethodControlAwait, map[string]any{"checkpoint": "never"})
 	wantError(t, h.waitResponse(jsonrpc.IntID(1)), jsonrpc.CodeInvalidRequest)
 }
 
 func TestCancelledAwaitNeverAnswers(t *testing.T) {
 	h := newHarness(t)
 	id := jsonrpc.StringID("w")
-	h.request(id, MethodAwait, map[string]any{"checkpoint": "k/start"})
+	h.request(id, mcp.MethodControlAwait, map[string]any{"checkpoint": "k/start"})
 	h.cancelReq(id)
 	h.slow(jsonrpc.IntID(1), nil, map[string]any{"key": "k", "gated": false, "steps": 0})
 	h.waitResponse(jsonrpc.IntID(1))
@@ -514,7 +515,7 @@ func TestEffect(t *testing.T) {
 	h.request(jsonrpc.IntID(2), "tools/call", map[string]any{"name": "effect", "arguments": map[string]any{"key": "e2"}})
 	h.await("e2/start")
 	h.cancelReq(jsonrpc.IntID(2))
-	if end := h.await("e2/end"); end.Outcome != OutcomeCancelled {
+	if end := h.await("e2/end"); end.Outcome != mcp.OutcomeCancelled {
 		t.Fatalf("e2/end %+v", end)
 	}
 	h.request(jsonrpc.IntID(3), "tools/call", map[string]any{"name": "effect", "arguments": map[string]any{"key": "e3", "gated": false}})
@@ -616,7 +617,7 @@ func TestServeEndsWithBlockedWork(t *testing.T) {
 	h.slow(jsonrpc.IntID(1), json.RawMessage(`1`), map[string]any{"key": "a"})
 	h.slow(jsonrpc.IntID(2), nil, map[string]any{"key": "b", "steps": 5})
 	h.request(jsonrpc.IntID(3), "tools/call", map[string]any{"name": "effect", "arguments": map[string]any{"key": "e"}})
-	h.request(jsonrpc.IntID(4), MethodAwait, map[string]any{"checkpoint": "never"})
+	h.request(jsonrpc.IntID(4), mcp.MethodControlAwait, map[string]any{"checkpoint": "never"})
 	h.await("a/start")
 	h.release("b/start")
 	h.await("b/step/1")

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcpflight/mcpflight/jsonrpc"
+	"github.com/mcpflight/mcpflight/mcp"
 )
 
 // JSON-RPC error codes used by the server.
@@ -261,14 +262,14 @@ const (
 // most Options.MaxInFlight request goroutines (spawnReq). It is called by
 // the reader (stdio) or with handleMu held (HTTP), the only places that
 // start request goroutines, so the count cannot grow between admit and
-// spawnReq. The refusal carries CodeTooManyRequests.
+// spawnReq. The refusal carries mcp.CodeTooManyRequests.
 func (ss *session) admit() *rpcError {
 	limit := ss.srv.opts.MaxInFlight
 	if limit <= 0 {
 		return nil
 	}
 	if n := ss.reqs.Load(); n >= int64(limit) {
-		return &rpcError{code: CodeTooManyRequests, message: fmt.Sprintf("Too many requests: this session already has %d requests in flight (limit %d)", n, limit)}
+		return &rpcError{code: mcp.CodeTooManyRequests, message: fmt.Sprintf("Too many requests: this session already has %d requests in flight (limit %d)", n, limit)}
 	}
 	return nil
 }
@@ -517,11 +518,11 @@ func readableRequestID(raw []byte) jsonrpc.ID {
 // unless FaultErrorOnNotification says so.
 func (ss *session) handleNotification(msg *jsonrpc.Message) error {
 	switch msg.Method {
-	case "notifications/cancelled":
+	case mcp.NotificationCancelled:
 		if err := ss.handleCancel(msg.Params); err != nil {
 			return err
 		}
-	case "notifications/initialized":
+	case mcp.NotificationInitialized:
 		ss.logf("client initialized")
 	default:
 		ss.logf("ignoring notification %s", strconv.Quote(msg.Method))
@@ -577,10 +578,10 @@ func (ss *session) handleRequest(msg *jsonrpc.Message) {
 		return
 	}
 	switch msg.Method {
-	case "initialize":
+	case mcp.MethodInitialize:
 		res, rerr := ss.initialize(params)
 		ss.spawnReq(id, func() { ss.answer(id, res, rerr) })
-	case "ping":
+	case mcp.MethodPing:
 		ss.spawnReq(id, func() {
 			if ss.has(FaultPingBroken) {
 				ss.replyError(id, codeInternalError, "Internal error", nil)
@@ -588,19 +589,19 @@ func (ss *session) handleRequest(msg *jsonrpc.Message) {
 			}
 			ss.reply(id, struct{}{}) // PNG-1
 		})
-	case "tools/list":
+	case mcp.MethodToolsList:
 		ss.spawnReq(id, func() { ss.reply(id, map[string]any{"tools": ss.listTools()}) })
-	case "logging/setLevel":
+	case mcp.MethodLoggingSetLevel:
 		rerr := ss.setLevel(params)
 		ss.spawnReq(id, func() { ss.answer(id, struct{}{}, rerr) })
-	case "tools/call":
+	case mcp.MethodToolsCall:
 		ss.toolsCall(id, params)
-	case MethodAwait:
+	case mcp.MethodControlAwait:
 		ss.await(id, params)
-	case MethodRelease:
+	case mcp.MethodControlRelease:
 		rerr := ss.release(params)
 		ss.spawnReq(id, func() { ss.answer(id, struct{}{}, rerr) })
-	case MethodCounters:
+	case mcp.MethodControlCounters:
 		snap := ss.snapshot()
 		ss.spawnReq(id, func() { ss.reply(id, snap) })
 	default:
@@ -634,11 +635,11 @@ func (ss *session) initialize(params map[string]json.RawMessage) (any, *rpcError
 		"tools":   map[string]any{},
 		"logging": map[string]any{},
 		"experimental": map[string]any{
-			ControlCapability: map[string]any{"version": ControlVersion},
+			mcp.ControlCapability: map[string]any{"version": ControlVersion},
 		},
 	}
 	if !ss.srv.opts.NoTasks {
-		caps["tasks"] = taskCapability()
+		caps["tasks"] = ss.taskCapability()
 	}
 	return map[string]any{
 		"protocolVersion": version,

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/mcpflight/mcpflight/mcp"
 	"github.com/mcpflight/mcpflight/peer"
 	"github.com/mcpflight/mcpflight/refserver"
 )
@@ -25,7 +26,7 @@ func TestTaskHoldCreate(t *testing.T) {
 	default:
 	}
 	page, err := e.s.ListTasks(e.ctx, "")
-	if err != nil || len(page.Tasks) != 1 || page.Tasks[0].Status != peer.TaskWorking {
+	if err != nil || len(page.Tasks) != 1 || page.Tasks[0].Status != mcp.TaskWorking {
 		t.Fatalf("tasks/list while held: %+v %v", page, err)
 	}
 	if w := e.worker("h"); w.Ticks != 0 || w.TaskID != page.Tasks[0].TaskID {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpflight/mcpflight/jsonrpc"
+	"github.com/mcpflight/mcpflight/mcp"
 )
 
 // Durable tasks (MCP 2025-11-25, basic/utilities/tasks).
@@ -30,16 +31,6 @@ import (
 const (
 	// ToolTaskWorker is the tool whose taskSupport is "required".
 	ToolTaskWorker = "task_worker"
-	// MethodTasksGet, MethodTasksList, MethodTasksCancel and
-	// MethodTasksResult are the task methods.
-	MethodTasksGet    = "tasks/get"
-	MethodTasksList   = "tasks/list"
-	MethodTasksCancel = "tasks/cancel"
-	MethodTasksResult = "tasks/result"
-	// NotificationTaskStatus is sent on every status change (TSK-21).
-	NotificationTaskStatus = "notifications/tasks/status"
-	// RelatedTaskMeta is the _meta key that ties a message to a task.
-	RelatedTaskMeta = "io.modelcontextprotocol/related-task"
 	// DefaultTaskTTL is the ttl, in milliseconds, of a task whose request
 	// asked for none; MaxTaskTTL caps a requested ttl (TSK-40, TSK-86).
 	DefaultTaskTTL = 300_000
@@ -53,44 +44,6 @@ const (
 	// maxTicks bounds task_worker's ticks argument.
 	maxTicks = 1000
 )
-
-// Task statuses (TSK-29, TSK-30).
-const (
-	TaskWorking       = "working"
-	TaskInputRequired = "input_required"
-	TaskCompleted     = "completed"
-	TaskFailed        = "failed"
-	TaskCancelled     = "cancelled"
-)
-
-// OutcomeExpired is the KEY/end outcome of a task deleted at its ttl.
-const OutcomeExpired = "expired"
-
-// terminalStatus reports whether status is terminal (TSK-31).
-func terminalStatus(status string) bool {
-	return status == TaskCompleted || status == TaskFailed || status == TaskCancelled
-}
-
-// TaskCounters is one task's entry in Counters.Tasks, keyed by the task's
-// operation key.
-type TaskCounters struct {
-	// TaskID is the receiver-generated task ID.
-	TaskID string `json:"taskId"`
-	// RequestID is the ID of the tools/call that created the task.
-	RequestID jsonrpc.ID `json:"requestId"`
-	// Status is the task's status as tasks/get would report it.
-	Status string `json:"status"`
-	// Ticks is the worker's counter: how many units of work it has done.
-	Ticks int `json:"ticks"`
-	// WorkerRunning is true until the worker has stopped for good.
-	WorkerRunning bool `json:"workerRunning"`
-	// ProgressSent counts progress notifications sent for the task.
-	ProgressSent int `json:"progressSent"`
-	// CancelRequests counts tasks/cancel requests that named the task.
-	CancelRequests int `json:"cancelRequests"`
-	// Deleted is true once the task has expired (ttl) and been purged.
-	Deleted bool `json:"deleted"`
-}
 
 // task is one durable task of a session.
 type task struct {
@@ -135,6 +88,9 @@ type task struct {
 	cancelRequests int
 	stopClosed     bool
 	doneClosed     bool
+	// getsCompleted counts tasks/get answers since it completed
+	// (FaultCompletedTaskReopens).
+	getsCompleted int
 }
 
 // closeStop closes stop once. Caller holds taskStore.mu.
@@ -220,9 +176,13 @@ func (r *taskRegistry) others(ts *taskStore) []*taskStore {
 }
 
 // taskCapability is the server's tasks capability (TSK-1, TSK-2).
-func taskCapability() map[string]any {
+func (ss *session) taskCapability() map[string]any {
+	var list any = map[string]any{}
+	if ss.has(FaultTaskListNotObject) {
+		list = true
+	}
 	return map[string]any{
-		"list":     map[string]any{},
+		"list":     list,
 		"cancel":   map[string]any{},
 		"requests": map[string]any{"tools": map[string]any{"call": map[string]any{}}},
 	}
@@ -275,7 +235,15 @@ func (ss *session) listTools() []map[string]any {
 	if ss.srv.opts.NoTasks {
 		return toolList()
 	}
-	return toolListWithTasks()
+	tools := toolListWithTasks()
+	if ss.has(FaultTaskSupportMissing) {
+		for _, t := range tools {
+			if t["name"] == ToolTaskWorker {
+				delete(t, "execution")
+			}
+		}
+	}
+	return tools
 }
 
 // taskParams reads params.task. present is false when the request is not
@@ -313,11 +281,18 @@ func (ss *session) taskCall(id jsonrpc.ID, name string, params map[string]json.R
 	switch {
 	case rerr != nil:
 		return fail(rerr)
+	case !augmented && support == "required" && ss.has(FaultRequiredTaskRunsPlain):
+		r := textResult("MCP error -32601: tool " + strconv.Quote(name) + " must be called as a task")
+		r.IsError = true
+		ss.spawnReq(id, func() { ss.reply(id, r) })
+		return true
 	case !augmented && support == "required":
 		// TSK-12 (MUST -32601; TSK-72's -32600 is only a MAY).
 		return fail(&rpcError{code: codeMethodNotFound, message: "Method not found: tool " + strconv.Quote(name) + " must be called as a task (taskSupport required)"})
 	case !augmented:
 		return false
+	case (name == ToolLog || name == ToolEffect) && ss.has(FaultForbiddenRunsPlain):
+		return false // the task field ignored, as if the tool allowed it
 	case name == ToolLog || name == ToolEffect:
 		return fail(&rpcError{code: codeMethodNotFound, message: "Method not found: tool " + strconv.Quote(name) + " cannot be called as a task (taskSupport forbidden)"}) // TSK-9
 	case name != ToolTaskWorker && name != ToolSlow:
@@ -410,11 +385,14 @@ func (ss *session) registerTask(t *task) *rpcError {
 		})
 	}
 	t.id = "task-" + randomHex(16) // TSK-26..28, TSK-81
+	if ss.has(FaultSequentialTaskIDs) {
+		t.id = "task-" + strconv.FormatInt(ss.srv.taskIDs.Add(1), 10)
+	}
 	ts.seq++
 	t.seq = ts.seq
 	t.created = time.Now().UTC()
 	t.updated = t.created
-	t.status = TaskWorking // TSK-29
+	t.status = mcp.TaskWorking // TSK-29
 	t.message = "The worker is starting."
 	t.running = true
 	ts.byID[t.id] = t
@@ -433,6 +411,21 @@ type taskWire struct {
 	LastUpdatedAt string `json:"lastUpdatedAt"`
 	TTL           *int64 `json:"ttl"`
 	PollInterval  *int64 `json:"pollInterval,omitempty"`
+	// noTTL leaves ttl out (FaultTaskWithoutTTL); null would be there.
+	noTTL bool
+}
+
+// MarshalJSON writes the Task, without its ttl member under
+// FaultTaskWithoutTTL.
+func (w taskWire) MarshalJSON() ([]byte, error) {
+	type plain taskWire
+	if !w.noTTL {
+		return json.Marshal(plain(w))
+	}
+	return json.Marshal(struct {
+		plain
+		TTL *int64 `json:"ttl,omitempty"`
+	}{plain: plain(w)})
 }
 
 // taskViewLocked renders t. Caller holds taskStore.mu.
@@ -442,15 +435,36 @@ func (ss *session) taskViewLocked(t *task) taskWire {
 	if ss.has(FaultPollIntervalIgnored) {
 		poll = 0
 	}
+	updated := t.updated
+	if ss.has(FaultLastUpdatedBeforeCreated) {
+		updated = t.created.Add(-time.Second)
+	}
 	return taskWire{
 		TaskID:        t.id,
 		Status:        t.status,
 		StatusMessage: t.message,
 		CreatedAt:     t.created.Format(time.RFC3339Nano),
-		LastUpdatedAt: t.updated.Format(time.RFC3339Nano),
+		LastUpdatedAt: updated.Format(time.RFC3339Nano),
 		TTL:           &ttl,
 		PollInterval:  &poll,
+		noTTL:         ss.has(FaultTaskWithoutTTL),
 	}
+}
+
+// getView is the Task tasks/get answers: the task as it is, except that
+// under FaultCompletedTaskReopens the second tasks/get after it completed
+// says working.
+func (ss *session) getView(t *task) taskWire {
+	ss.tasks.mu.Lock()
+	defer ss.tasks.mu.Unlock()
+	view := ss.taskViewLocked(t)
+	if ss.has(FaultCompletedTaskReopens) && t.status == mcp.TaskCompleted {
+		t.getsCompleted++
+		if t.getsCompleted == 2 {
+			view.Status = mcp.TaskWorking
+		}
+	}
+	return view
 }
 
 func (ss *session) taskView(t *task) taskWire {
@@ -472,7 +486,15 @@ func (t *task) setStatusLocked(status, message string) {
 // notifyStatus sends notifications/tasks/status with the full task and no
 // related-task metadata (TSK-21, TSK-58).
 func (ss *session) notifyStatus(view taskWire) {
-	ss.notify(NotificationTaskStatus, view)
+	if ss.has(FaultStatusNotificationMeta) {
+		raw, _ := json.Marshal(view)
+		var params map[string]any
+		_ = json.Unmarshal(raw, &params)
+		params[mcp.MetaKey] = map[string]any{mcp.MetaRelatedTask: map[string]string{"taskId": view.TaskID}}
+		ss.notify(mcp.NotificationTaskStatus, params)
+		return
+	}
+	ss.notify(mcp.NotificationTaskStatus, view)
 }
 
 // taskGate reaches the checkpoint name and, for a gated task, waits for
@@ -506,7 +528,7 @@ func (ss *session) taskGate(t *task, name string) {
 // and KEY/<step>/i, then the end the task asked for, then KEY/end.
 func (ss *session) runTask(t *task) {
 	ts := ss.tasks
-	outcome := OutcomeCompleted
+	outcome := mcp.OutcomeCompleted
 	defer func() {
 		ts.mu.Lock()
 		t.running = false
@@ -516,8 +538,8 @@ func (ss *session) runTask(t *task) {
 		}
 	}()
 	ts.mu.Lock()
-	if t.status == TaskWorking { // a cancel may already have come
-		t.setStatusLocked(TaskWorking, "The worker is running.")
+	if t.status == mcp.TaskWorking { // a cancel may already have come
+		t.setStatusLocked(mcp.TaskWorking, "The worker is running.")
 	}
 	ts.mu.Unlock()
 	ss.taskGate(t, t.key+"/start")
@@ -534,7 +556,7 @@ func (ss *session) runTask(t *task) {
 			break
 		}
 		t.counter++
-		live := !terminalStatus(t.status) || ss.has(FaultCancelDoesNotStopWorker)
+		live := !mcp.TaskTerminal(t.status) || ss.has(FaultCancelDoesNotStopWorker)
 		ts.mu.Unlock()
 		if live {
 			ss.applyTaskEffect(t, i)
@@ -554,7 +576,11 @@ func (ss *session) taskProgress(t *task, i int) {
 	if !t.hasToken {
 		return
 	}
-	p := progressParams{ProgressToken: t.token, Progress: float64(i) * t.unit, Message: fmt.Sprintf("tick %d of %d", i, t.ticks)}
+	token := t.token
+	if ss.has(FaultTaskProgressOtherToken) {
+		token = jsonrpc.StringToken("mcpflight-other-" + t.id)
+	}
+	p := progressParams{ProgressToken: token, Progress: float64(i) * t.unit, Message: fmt.Sprintf("tick %d of %d", i, t.ticks)}
 	if !t.noTotal {
 		total := float64(t.ticks) * t.unit
 		p.Total = &total
@@ -562,7 +588,7 @@ func (ss *session) taskProgress(t *task, i int) {
 	ss.tasks.mu.Lock()
 	t.progressSent++
 	ss.tasks.mu.Unlock()
-	ss.notify("notifications/progress", p)
+	ss.notify(mcp.NotificationProgress, p)
 }
 
 // finishTask ends the task as its worker says, unless it is already
@@ -574,25 +600,28 @@ func (ss *session) finishTask(t *task) string {
 	ts.mu.Lock()
 	if t.deleted {
 		ts.mu.Unlock()
-		return OutcomeExpired
+		return mcp.OutcomeExpired
 	}
-	if terminalStatus(t.status) && !ss.has(FaultStatusChangesAfterCancelled) {
+	if mcp.TaskTerminal(t.status) && !ss.has(FaultStatusChangesAfterCancelled) {
 		ts.mu.Unlock()
-		return OutcomeCancelled
+		return mcp.OutcomeCancelled
 	}
-	wasCancelled := t.status == TaskCancelled
+	wasCancelled := t.status == mcp.TaskCancelled
 	switch t.end {
 	case "fail":
 		r := textResult(fmt.Sprintf("failed after %d ticks", t.counter))
 		r.IsError = true
 		t.result, _ = json.Marshal(r)
-		t.setStatusLocked(TaskFailed, fmt.Sprintf("Tool execution failed after %d ticks.", t.counter)) // TSK-75, TSK-76
+		t.setStatusLocked(mcp.TaskFailed, fmt.Sprintf("Tool execution failed after %d ticks.", t.counter)) // TSK-75, TSK-76
+		if ss.has(FaultIsErrorCompletesTask) {
+			t.setStatusLocked(mcp.TaskCompleted, fmt.Sprintf("Completed after %d ticks.", t.counter))
+		}
 	case "error":
 		t.rpcErr = &jsonrpc.Error{Code: codeInternalError, Message: fmt.Sprintf("Internal error: the worker broke after %d ticks", t.counter)}
-		t.setStatusLocked(TaskFailed, "The worker ended with a JSON-RPC error: "+t.rpcErr.Message)
+		t.setStatusLocked(mcp.TaskFailed, "The worker ended with a JSON-RPC error: "+t.rpcErr.Message)
 	default:
 		t.result, _ = json.Marshal(t.host.completed(textResult(fmt.Sprintf("done after %d ticks", t.counter))))
-		t.setStatusLocked(TaskCompleted, fmt.Sprintf("Completed after %d ticks.", t.counter))
+		t.setStatusLocked(mcp.TaskCompleted, fmt.Sprintf("Completed after %d ticks.", t.counter))
 	}
 	t.closeDone()
 	view := ss.taskViewLocked(t)
@@ -601,8 +630,8 @@ func (ss *session) finishTask(t *task) string {
 		ss.logf("task %s changed from cancelled to %s (fault %s)", t.id, view.Status, FaultStatusChangesAfterCancelled)
 	}
 	ss.notifyStatus(view)
-	if view.Status == TaskCompleted {
-		return OutcomeCompleted
+	if view.Status == mcp.TaskCompleted {
+		return mcp.OutcomeCompleted
 	}
 	return "failed"
 }
@@ -629,11 +658,22 @@ func (ss *session) lookupTask(params map[string]json.RawMessage) (*task, *rpcErr
 	if !ok || json.Unmarshal(raw, &id) != nil {
 		return nil, invalidParams("Invalid params: taskId must be a string")
 	}
+	if ss.has(FaultRelatedTaskMetaWins) {
+		var meta map[string]struct {
+			TaskID string `json:"taskId"`
+		}
+		if json.Unmarshal(params[mcp.MetaKey], &meta) == nil && meta[mcp.MetaRelatedTask].TaskID != "" {
+			id = meta[mcp.MetaRelatedTask].TaskID
+		}
+	}
 	ts := ss.tasks
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	ts.expireLocked(time.Now())
 	t := ts.byID[id]
+	if t == nil && ss.has(FaultUnknownTaskInternalError) {
+		return nil, &rpcError{code: codeInternalError, message: "Internal error: no such task"}
+	}
 	if t == nil {
 		return nil, invalidParams("Failed to retrieve task: Task not found") // TSK-68, TSK-74
 	}
@@ -647,21 +687,24 @@ func (ss *session) taskMethod(id jsonrpc.ID, method string, params map[string]js
 		return false
 	}
 	switch method {
-	case MethodTasksGet:
+	case mcp.MethodTasksGet:
 		t, rerr := ss.lookupTask(params)
 		var view taskWire
 		if rerr == nil {
-			view = ss.taskView(t)
+			view = ss.getView(t)
 		}
 		ss.spawnReq(id, func() { ss.answer(id, view, rerr) })
-	case MethodTasksList:
+	case mcp.MethodTasksList:
 		res, rerr := ss.listTasks(params)
 		ss.spawnReq(id, func() { ss.answer(id, res, rerr) })
-	case MethodTasksCancel:
+	case mcp.MethodTasksCancel:
 		view, rerr := ss.cancelTask(params)
 		ss.spawnReq(id, func() { ss.answer(id, view, rerr) })
-	case MethodTasksResult:
+	case mcp.MethodTasksResult:
 		t, rerr := ss.lookupTask(params)
+		if rerr == nil && ss.has(FaultResultAnswersEarly) && !mcp.TaskTerminal(ss.taskView(t).Status) {
+			rerr = invalidParams("Invalid params: the task has not finished")
+		}
 		if rerr != nil {
 			ss.spawnReq(id, func() { ss.answer(id, nil, rerr) })
 			return true
@@ -684,17 +727,23 @@ func (ss *session) cancelTask(params map[string]json.RawMessage) (any, *rpcError
 	ts := ss.tasks
 	ts.mu.Lock()
 	t.cancelRequests++
-	if terminalStatus(t.status) && !ss.has(FaultCancelTerminalSucceeds) {
+	if mcp.TaskTerminal(t.status) && !ss.has(FaultCancelTerminalSucceeds) {
 		status := t.status
 		ts.mu.Unlock()
 		return nil, invalidParams("Cannot cancel task: already in terminal status %s", strconv.Quote(status))
 	}
-	t.setStatusLocked(TaskCancelled, "The task was cancelled by tasks/cancel.")
+	before := ss.taskViewLocked(t)
+	t.setStatusLocked(mcp.TaskCancelled, "The task was cancelled by tasks/cancel.")
 	t.closeStop()
 	if !ss.has(FaultResultHangsAfterCancel) {
 		t.closeDone()
 	}
 	view := ss.taskViewLocked(t)
+	if ss.has(FaultCancelAnswersBeforeTransition) {
+		ts.mu.Unlock()
+		ss.notifyStatus(view)
+		return before, nil
+	}
 	ts.mu.Unlock()
 	ss.logf("task %s cancelled by tasks/cancel", t.id)
 	ss.notifyStatus(view)
@@ -708,11 +757,11 @@ func (ss *session) cancelTaskByRequest(key string) bool {
 	ts := ss.tasks
 	ts.mu.Lock()
 	t := ts.byReq[key]
-	if t == nil || t.deleted || terminalStatus(t.status) {
+	if t == nil || t.deleted || mcp.TaskTerminal(t.status) {
 		ts.mu.Unlock()
 		return false
 	}
-	t.setStatusLocked(TaskCancelled, "The task was cancelled by notifications/cancelled.")
+	t.setStatusLocked(mcp.TaskCancelled, "The task was cancelled by notifications/cancelled.")
 	t.closeStop()
 	t.closeDone()
 	view := ss.taskViewLocked(t)
@@ -741,10 +790,12 @@ func (ss *session) taskResult(id jsonrpc.ID, t *task) {
 	case deleted:
 		ss.replyError(id, codeInvalidParams, "Failed to retrieve task: Task has expired", nil)
 		return
-	case rpcErr != nil && status != TaskCancelled:
+	case rpcErr != nil && status != mcp.TaskCancelled && ss.has(FaultFailedResultNotError):
+		result, _ = json.Marshal(textResult("The worker broke: " + rpcErr.Message))
+	case rpcErr != nil && status != mcp.TaskCancelled:
 		ss.replyError(id, rpcErr.Code, rpcErr.Message, nil)
 		return
-	case result == nil || status == TaskCancelled:
+	case result == nil || status == mcp.TaskCancelled:
 		r := textResult("The task was cancelled before it completed.")
 		r.IsError = true
 		result, _ = json.Marshal(r)
@@ -755,8 +806,8 @@ func (ss *session) taskResult(id jsonrpc.ID, t *task) {
 		return
 	}
 	if !ss.has(FaultMissingRelatedTaskMeta) {
-		meta, _ := json.Marshal(map[string]any{RelatedTaskMeta: map[string]string{"taskId": t.id}})
-		obj["_meta"] = meta
+		meta, _ := json.Marshal(map[string]any{mcp.MetaRelatedTask: map[string]string{"taskId": t.id}})
+		obj[mcp.MetaKey] = meta
 	}
 	ss.reply(id, obj)
 }
@@ -774,10 +825,14 @@ func (ss *session) listTasks(params map[string]json.RawMessage) (any, *rpcError)
 		}
 		salt, n, ok := strings.Cut(cursor, ".")
 		v, err := strconv.ParseUint(n, 10, 64)
-		if !ok || salt != ts.salt || err != nil {
+		switch {
+		case (!ok || salt != ts.salt || err != nil) && ss.has(FaultBogusCursorAccepted):
+			// the first page, as if there had been no cursor
+		case !ok || salt != ts.salt || err != nil:
 			return nil, invalidParams("Invalid params: unknown cursor") // TSK-69
+		default:
+			after = v
 		}
-		after = v
 	}
 	ts.mu.Lock()
 	ts.expireLocked(time.Now())
@@ -819,16 +874,16 @@ func (ss *session) listTasks(params map[string]json.RawMessage) (any, *rpcError)
 
 // taskCounters is the tasks part of mcpflight/counters. Caller holds
 // session.mu (lock order session.mu, then taskStore.mu).
-func (ss *session) taskCounters() map[string]TaskCounters {
+func (ss *session) taskCounters() map[string]mcp.ControlTask {
 	ts := ss.tasks
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	if len(ts.tasks) == 0 {
 		return nil
 	}
-	out := make(map[string]TaskCounters, len(ts.tasks))
+	out := make(map[string]mcp.ControlTask, len(ts.tasks))
 	for _, t := range ts.tasks {
-		out[t.key] = TaskCounters{
+		out[t.key] = mcp.ControlTask{
 			TaskID:         t.id,
 			RequestID:      t.reqID,
 			Status:         t.status,

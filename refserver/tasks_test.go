@@ -11,6 +11,7 @@ import (
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/control"
 	"github.com/mcpflight/mcpflight/jsonrpc"
+	"github.com/mcpflight/mcpflight/mcp"
 	"github.com/mcpflight/mcpflight/peer"
 	"github.com/mcpflight/mcpflight/refserver"
 	"github.com/mcpflight/mcpflight/transport"
@@ -126,10 +127,10 @@ func wantCode(t *testing.T, err error, code int) {
 func TestTaskLifecycleWithProgress(t *testing.T) {
 	e := newTaskEnv(t)
 	call, task := e.create("w", map[string]any{"ticks": 2}, peer.WithProgress(), peer.KeepProgressToken())
-	if task.Status != peer.TaskWorking || task.TaskID == "" || task.TTL == nil || *task.TTL != 60000 || task.PollInterval == nil {
+	if task.Status != mcp.TaskWorking || task.TaskID == "" || task.TTL == nil || *task.TTL != 60000 || task.PollInterval == nil {
 		t.Fatalf("CreateTaskResult task %s", task.Raw)
 	}
-	if got := e.get(task.TaskID); got.Status != peer.TaskWorking || got.CreatedAt != task.CreatedAt {
+	if got := e.get(task.TaskID); got.Status != mcp.TaskWorking || got.CreatedAt != task.CreatedAt {
 		t.Errorf("tasks/get %s", got.Raw)
 	}
 	res, err := e.s.StartTaskResult(e.ctx, task.TaskID)
@@ -138,11 +139,11 @@ func TestTaskLifecycleWithProgress(t *testing.T) {
 	}
 	e.release("w/start", "w/tick/1")
 	e.await("w/tick/2")
-	if w := e.worker("w"); w.Ticks != 2 || !w.WorkerRunning || w.Status != peer.TaskWorking {
+	if w := e.worker("w"); w.Ticks != 2 || !w.WorkerRunning || w.Status != mcp.TaskWorking {
 		t.Errorf("worker %+v", w)
 	}
 	e.release("w/tick/2")
-	if r := e.await("w/end"); r.Outcome != refserver.OutcomeCompleted {
+	if r := e.await("w/end"); r.Outcome != mcp.OutcomeCompleted {
 		t.Errorf("end outcome %q", r.Outcome)
 	}
 	resp, err := res.Await(e.ctx)
@@ -152,7 +153,7 @@ func TestTaskLifecycleWithProgress(t *testing.T) {
 	if id, ok := peer.RelatedTaskID(resp.Result); !ok || id != task.TaskID {
 		t.Errorf("tasks/result has related task %q %v: %s", id, ok, resp.Result)
 	}
-	if got := e.get(task.TaskID); got.Status != peer.TaskCompleted {
+	if got := e.get(task.TaskID); got.Status != mcp.TaskCompleted {
 		t.Errorf("tasks/get after the end: %s", got.Raw)
 	}
 	// PRG-9: the progress came after CreateTaskResult under the kept token.
@@ -161,7 +162,7 @@ func TestTaskLifecycleWithProgress(t *testing.T) {
 	}
 	statuses := 0
 	for _, n := range e.s.Notifications() {
-		if n.Method == peer.NotificationTaskStatus {
+		if n.Method == mcp.NotificationTaskStatus {
 			statuses++
 			if _, ok := peer.RelatedTaskID(n.Params); ok {
 				t.Errorf("status notification carries related-task meta (TSK-58): %s", n.Raw)
@@ -225,10 +226,10 @@ func TestTaskCancel(t *testing.T) {
 	e.release("c/start")
 	e.await("c/tick/1")
 	got, err := e.s.CancelTask(e.ctx, task.TaskID)
-	if err != nil || got.Status != peer.TaskCancelled {
+	if err != nil || got.Status != mcp.TaskCancelled {
 		t.Fatalf("tasks/cancel: %v %s", err, got.Raw)
 	}
-	if r := e.await("c/end"); r.Outcome != refserver.OutcomeCancelled {
+	if r := e.await("c/end"); r.Outcome != mcp.OutcomeCancelled {
 		t.Errorf("end outcome %q", r.Outcome)
 	}
 	// The blocked tasks/result is answered (A-4: here an isError result).
@@ -240,19 +241,19 @@ func TestTaskCancel(t *testing.T) {
 		t.Errorf("tasks/result: %v", resp.Error)
 	}
 	e.release("c/tick/1", "c/tick/2", "c/tick/3")
-	if w := e.worker("c"); w.Ticks != 1 || w.WorkerRunning || w.Status != peer.TaskCancelled || w.CancelRequests != 1 {
+	if w := e.worker("c"); w.Ticks != 1 || w.WorkerRunning || w.Status != mcp.TaskCancelled || w.CancelRequests != 1 {
 		t.Errorf("worker after cancel %+v", w)
 	}
 	_, err = e.s.CancelTask(e.ctx, task.TaskID)
 	wantCode(t, err, jsonrpc.CodeInvalidParams) // TSK-63
-	if got := e.get(task.TaskID); got.Status != peer.TaskCancelled {
+	if got := e.get(task.TaskID); got.Status != mcp.TaskCancelled {
 		t.Errorf("after a second cancel %s", got.Raw)
 	}
 	_, done := e.create("d", map[string]any{"gated": false, "ticks": 1})
 	e.await("d/end")
 	_, err = e.s.CancelTask(e.ctx, done.TaskID)
 	wantCode(t, err, jsonrpc.CodeInvalidParams)
-	for _, m := range []string{peer.MethodTasksGet, peer.MethodTasksCancel, peer.MethodTasksResult} {
+	for _, m := range []string{mcp.MethodTasksGet, mcp.MethodTasksCancel, mcp.MethodTasksResult} {
 		wantCode(t, e.s.Request(e.ctx, m, map[string]any{"taskId": "task-nope"}, nil), jsonrpc.CodeInvalidParams)
 	}
 }
@@ -262,9 +263,9 @@ func TestTaskEnds(t *testing.T) {
 		end, status string
 		rpcErr      bool
 	}{
-		{"complete", peer.TaskCompleted, false},
-		{"fail", peer.TaskFailed, false},
-		{"error", peer.TaskFailed, true},
+		{"complete", mcp.TaskCompleted, false},
+		{"fail", mcp.TaskFailed, false},
+		{"error", mcp.TaskFailed, true},
 	} {
 		t.Run(tc.end, func(t *testing.T) {
 			e := newTaskEnv(t)
@@ -275,7 +276,7 @@ func TestTaskEnds(t *testing.T) {
 				t.Errorf("status %s", got.Raw)
 			}
 			var raw json.RawMessage
-			err := e.s.Request(e.ctx, peer.MethodTasksResult, map[string]any{"taskId": task.TaskID}, &raw)
+			err := e.s.Request(e.ctx, mcp.MethodTasksResult, map[string]any{"taskId": task.TaskID}, &raw)
 			if tc.rpcErr {
 				wantCode(t, err, jsonrpc.CodeInternalError) // TSK-77
 				return
@@ -349,7 +350,7 @@ func TestTaskTTLExpiry(t *testing.T) {
 			break
 		}
 	}
-	if r := e.await("e/end"); r.Outcome != refserver.OutcomeExpired {
+	if r := e.await("e/end"); r.Outcome != mcp.OutcomeExpired {
 		t.Errorf("end outcome %q", r.Outcome)
 	}
 }
@@ -373,21 +374,21 @@ func TestTaskFaults(t *testing.T) {
 			cancelWorking(e, "k")
 			e.release("k/tick/1")
 			e.await("k/tick/2")
-			if w := e.worker("k"); w.Ticks != 2 || w.Status != peer.TaskCancelled {
+			if w := e.worker("k"); w.Ticks != 2 || w.Status != mcp.TaskCancelled {
 				t.Errorf("worker %+v", w)
 			}
 		}},
 		{refserver.FaultStatusChangesAfterCancelled, func(t *testing.T, e *taskEnv) {
 			task := cancelWorking(e, "k")
 			e.await("k/end")
-			if got := e.get(task.TaskID); got.Status != peer.TaskCompleted {
+			if got := e.get(task.TaskID); got.Status != mcp.TaskCompleted {
 				t.Errorf("status %s", got.Raw)
 			}
 		}},
 		{refserver.FaultCancelTerminalSucceeds, func(t *testing.T, e *taskEnv) {
 			_, task := e.create("k", map[string]any{"gated": false, "ticks": 1})
 			e.await("k/end")
-			if got, err := e.s.CancelTask(e.ctx, task.TaskID); err != nil || got.Status != peer.TaskCancelled {
+			if got, err := e.s.CancelTask(e.ctx, task.TaskID); err != nil || got.Status != mcp.TaskCancelled {
 				t.Errorf("cancel of a completed task: %v %s", err, got.Raw)
 			}
 		}},
@@ -412,14 +413,14 @@ func TestTaskFaults(t *testing.T) {
 			if err := e.s.Notify(e.ctx, "notifications/cancelled", map[string]any{"requestId": call.ID}); err != nil {
 				t.Fatal(err)
 			}
-			if got := e.get(task.TaskID); got.Status != peer.TaskCancelled {
+			if got := e.get(task.TaskID); got.Status != mcp.TaskCancelled {
 				t.Errorf("status %s", got.Raw)
 			}
 		}},
 		{refserver.FaultMissingRelatedTaskMeta, func(t *testing.T, e *taskEnv) {
 			_, task := e.create("k", map[string]any{"gated": false, "ticks": 1})
 			var raw json.RawMessage
-			if err := e.s.Request(e.ctx, peer.MethodTasksResult, map[string]any{"taskId": task.TaskID}, &raw); err != nil {
+			if err := e.s.Request(e.ctx, mcp.MethodTasksResult, map[string]any{"taskId": task.TaskID}, &raw); err != nil {
 				t.Fatal(err)
 			}
 			if _, ok := peer.RelatedTaskID(raw); ok {
@@ -481,7 +482,7 @@ func TestNoTasks(t *testing.T) {
 	if _, err := peer.ParseCreateTaskResult(raw); err == nil {
 		t.Errorf("a CreateTaskResult without the capability: %s", raw)
 	}
-	wantCode(t, s.Request(ctx, peer.MethodTasksList, map[string]any{}, nil), jsonrpc.CodeMethodNotFound)
+	wantCode(t, s.Request(ctx, mcp.MethodTasksList, map[string]any{}, nil), jsonrpc.CodeMethodNotFound)
 }
 
 // BenchmarkTaskLifecycle measures one task end to end over the in-process
@@ -507,7 +508,7 @@ func BenchmarkTaskLifecycle(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := s.Request(ctx, peer.MethodTasksResult, map[string]any{"taskId": task.TaskID}, nil); err != nil {
+		if err := s.Request(ctx, mcp.MethodTasksResult, map[string]any{"taskId": task.TaskID}, nil); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcpflight/mcpflight/jsonrpc"
+	"github.com/mcpflight/mcpflight/mcp"
 )
 
 // Tool names.
@@ -154,7 +155,7 @@ func (ss *session) toolsCall(id jsonrpc.ID, params map[string]json.RawMessage) {
 		fail(invalidParams("Invalid params: name must be a string"))
 		return
 	}
-	token, tokenKey, rerr := progressToken(params["_meta"])
+	token, tokenKey, rerr := progressToken(params[mcp.MetaKey])
 	if rerr != nil {
 		fail(rerr)
 		return
@@ -211,7 +212,7 @@ func progressToken(meta json.RawMessage) (jsonrpc.ProgressToken, string, *rpcErr
 	if err != nil {
 		return none, "", invalidParams("Invalid params: _meta must be an object")
 	}
-	raw, ok := m["progressToken"]
+	raw, ok := m[mcp.MetaProgressToken]
 	if !ok {
 		return none, "", nil
 	}
@@ -370,7 +371,7 @@ func (ss *session) writeProgress(c *call, v float64, message string) {
 	ss.mu.Lock()
 	c.progressSent++
 	ss.mu.Unlock()
-	ss.notifyFor(c.id, "notifications/progress", p)
+	ss.notifyFor(c.id, mcp.NotificationProgress, p)
 }
 
 // progress sends the progress of step i unless c was cancelled.
@@ -533,7 +534,7 @@ func (ss *session) logTool(id jsonrpc.ID, args json.RawMessage) {
 			if ss.has(FaultBadMessageShape) {
 				p = map[string]any{"level": "WARN", "logger": "log"}
 			}
-			ss.notifyFor(id, "notifications/message", p)
+			ss.notifyFor(id, mcp.NotificationMessage, p)
 			sent++
 		}
 		ss.reply(id, textResult(fmt.Sprintf("sent %d of %d messages", sent, len(msgs))))

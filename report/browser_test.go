@@ -20,6 +20,7 @@ import (
 	"github.com/mcpflight/mcpflight/refserver"
 	"github.com/mcpflight/mcpflight/runner"
 	"github.com/mcpflight/mcpflight/transport"
+	"github.com/mcpflight/mcpflight/verdict"
 )
 
 // chromiumTimeout bounds one Chromium run; a safety net, not a
@@ -35,7 +36,7 @@ const chromiumTimeout = 90 * time.Second
 func TestHTMLInChromium(t *testing.T) {
 	browser := findChromium(t)
 	rep := realReport(t)
-	if rep.Counts[cases.Fail] == 0 {
+	if rep.Counts[verdict.Fail] == 0 {
 		t.Fatalf("the run has no fail: %v", rep.Counts)
 	}
 

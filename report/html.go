@@ -9,10 +9,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcpflight/mcpflight/cases"
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/runner"
 	"github.com/mcpflight/mcpflight/spec"
+	"github.com/mcpflight/mcpflight/verdict"
 )
 
 // RaceWindow is how soon after a cancel a response or progress for the
@@ -158,7 +158,7 @@ func htmlPage(r *runner.Report) page {
 	p.Schema = htmlSchemaOf(r.Schema)
 	g := r.Teardown
 	p.Teardown = htmlTeardown{Verdict: string(g.Verdict), Summary: san(g.Summary)}
-	if g.Requirement != "" && g.Verdict != cases.Pass {
+	if g.Requirement != "" && g.Verdict != verdict.Pass {
 		p.Teardown.Requirement = requirementLine(g.Requirement)
 	}
 	if g.Sessions > 0 {
@@ -179,7 +179,7 @@ func htmlCaseOf(res runner.Result) htmlCase {
 		Transport: san(res.Transport),
 		Duration:  seconds(res.Duration),
 		Summary:   san(o.Summary),
-		Open:      o.Verdict == cases.Fail || o.Verdict == cases.Warn || o.Verdict == cases.Error,
+		Open:      o.Verdict == verdict.Fail || o.Verdict == verdict.Warn || o.Verdict == verdict.Error,
 		Actual:    san(o.Actual),
 		ActualSeq: o.ActualSeq,
 	}

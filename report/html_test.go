@@ -10,9 +10,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mcpflight/mcpflight/baseline"
-	"github.com/mcpflight/mcpflight/cases"
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/runner"
+	"github.com/mcpflight/mcpflight/verdict"
 )
 
 // racyReport is fixedReport with the late response of its first case
@@ -169,11 +169,11 @@ func TestSequenceGolden(t *testing.T) {
 func TestBaselineGolden(t *testing.T) {
 	rep := fixedReport()
 	entries := []baseline.Entry{
-		{ID: "cancel/mid-work-no-response", Verdict: cases.Warn}, // known
-		{ID: "cancel/unknown-id-ignored", Verdict: cases.Fail},   // stale: passes now
-		{ID: "ping/empty-result", Verdict: cases.Fail},           // unchecked: error now
-		{ID: "gone/case", Verdict: cases.Fail},                   // unchecked: not run
-		{ID: baseline.TeardownID, Verdict: cases.Warn},           // known
+		{ID: "cancel/mid-work-no-response", Verdict: verdict.Warn}, // known
+		{ID: "cancel/unknown-id-ignored", Verdict: verdict.Fail},   // stale: passes now
+		{ID: "ping/empty-result", Verdict: verdict.Fail},           // unchecked: error now
+		{ID: "gone/case", Verdict: verdict.Fail},                   // unchecked: not run
+		{ID: baseline.TeardownID, Verdict: verdict.Warn},           // known
 	}
 	var buf bytes.Buffer
 	if err := Baseline(&buf, rep, baseline.Compare(rep, entries), "known\x1b.json"); err != nil {

@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"github.com/mcpflight/mcpflight/baseline"
-	"github.com/mcpflight/mcpflight/cases"
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/runner"
 	"github.com/mcpflight/mcpflight/transport"
+	"github.com/mcpflight/mcpflight/verdict"
 )
 
 // Schema identifies the JSON report format. A change that removes or
@@ -59,7 +59,7 @@ type JSONReport struct {
 	Interrupted bool `json:"interrupted"`
 	// Counts has one entry per verdict (pass, fail, warn, info, skip,
 	// error), zero counts included.
-	Counts map[cases.Verdict]int `json:"counts"`
+	Counts map[verdict.Verdict]int `json:"counts"`
 	// Teardown is the separate teardown grade.
 	Teardown JSONTeardownGrade `json:"teardown"`
 	// Baseline is the run set against a baseline (--baseline), absent
@@ -99,9 +99,9 @@ type JSONBaseline struct {
 type JSONFinding struct {
 	ID string `json:"id"`
 	// Listed is the verdict in the baseline, "" when not listed.
-	Listed cases.Verdict `json:"listed"`
+	Listed verdict.Verdict `json:"listed"`
 	// Now is this run's verdict, "" when the case did not run.
-	Now cases.Verdict `json:"now"`
+	Now verdict.Verdict `json:"now"`
 	// Summary is this run's one-line summary of the case.
 	Summary string `json:"summary,omitempty"`
 }
@@ -135,7 +135,7 @@ type JSONServer struct {
 // JSONTeardownGrade is runner.TeardownGrade.
 type JSONTeardownGrade struct {
 	// Verdict is pass, warn, fail, error, or skip when no session opened.
-	Verdict cases.Verdict `json:"verdict"`
+	Verdict verdict.Verdict `json:"verdict"`
 	// Requirement is the requirement a warn or fail cites, or "".
 	Requirement string `json:"requirement,omitempty"`
 	Summary     string `json:"summary"`
@@ -158,15 +158,22 @@ type JSONResult struct {
 	Requirements []string `json:"requirements"`
 	Transport    string   `json:"transport"`
 	// Verdict, Summary, Requirement, Expected, Actual and ActualSeq are
-	// the case's outcome (cases.Outcome); ActualSeq is the sequence
+	// the case's outcome (verdict.Outcome); ActualSeq is the sequence
 	// number of the first wrong event in Events, 0 for an absence.
-	Verdict     cases.Verdict `json:"verdict"`
-	Summary     string        `json:"summary"`
-	Requirement string        `json:"requirement,omitempty"`
-	Expected    []string      `json:"expected,omitempty"`
-	Actual      string        `json:"actual,omitempty"`
-	ActualSeq   uint64        `json:"actualSeq,omitempty"`
-	DurationNs  int64         `json:"durationNs"`
+	Verdict     verdict.Verdict `json:"verdict"`
+	Summary     string          `json:"summary"`
+	Requirement string          `json:"requirement,omitempty"`
+	// Level (the registry's level that decided the verdict, or the
+	// clause of a compound one), Exception (the case's written reason
+	// when the verdict departs from Level) and Blame (the helper step
+	// and the case that owns its rule, on an error) were added to v1.
+	Level      string         `json:"level,omitempty"`
+	Exception  string         `json:"exception,omitempty"`
+	Blame      *verdict.Blame `json:"blame,omitempty"`
+	Expected   []string       `json:"expected,omitempty"`
+	Actual     string         `json:"actual,omitempty"`
+	ActualSeq  uint64         `json:"actualSeq,omitempty"`
+	DurationNs int64          `json:"durationNs"`
 	// Teardown is null when the case opened no connection.
 	Teardown *JSONTeardown `json:"teardown"`
 	// Events is the case's chronology: chrono.Event as JSON, with the
@@ -256,7 +263,7 @@ func document(r *runner.Report, events bool) JSONReport {
 		DurationNs:      int64(r.Duration),
 		ExitCode:        r.ExitCode(),
 		Interrupted:     r.Interrupted,
-		Counts:          map[cases.Verdict]int{},
+		Counts:          map[verdict.Verdict]int{},
 		Teardown: JSONTeardownGrade{
 			Verdict:     r.Teardown.Verdict,
 			Requirement: r.Teardown.Requirement,
@@ -291,6 +298,9 @@ func document(r *runner.Report, events bool) JSONReport {
 			Verdict:      res.Outcome.Verdict,
 			Summary:      jsonText(res.Outcome.Summary),
 			Requirement:  res.Outcome.Requirement,
+			Level:        res.Outcome.Level,
+			Exception:    res.Outcome.Exception,
+			Blame:        res.Outcome.Blame,
 			Expected:     jsonTexts(res.Outcome.Expected),
 			Actual:       jsonText(res.Outcome.Actual),
 			ActualSeq:    res.Outcome.ActualSeq,

@@ -8,10 +8,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcpflight/mcpflight/cases"
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/runner"
 	"github.com/mcpflight/mcpflight/spec"
+	"github.com/mcpflight/mcpflight/verdict"
 )
 
 // MaxJUnitEvents bounds the chronology lines JUnit writes into one
@@ -166,17 +166,17 @@ func junitCase(res runner.Result) junitTestcase {
 	}
 	summary := xmlText(o.Summary, false)
 	switch o.Verdict {
-	case cases.Fail:
+	case verdict.Fail:
 		tc.Failure = &junitMessage{Message: summary, Type: failureType(o), Body: violationText(res)}
 		tc.SystemOut = cdata(chronologyText(res.Events))
-	case cases.Error:
+	case verdict.Error:
 		tc.Error = &junitMessage{Message: summary, Type: "error", Body: violationText(res)}
 		tc.SystemOut = cdata(chronologyText(res.Events))
-	case cases.Skip:
+	case verdict.Skip:
 		tc.Skipped = &junitMessage{Message: summary}
-	case cases.Warn:
+	case verdict.Warn:
 		tc.SystemOut = cdata("WARN (a SHOULD was broken; a fail under --strict): " + summary + "\n" + violationText(res) + "\n" + chronologyText(res.Events))
-	case cases.Info:
+	case verdict.Info:
 		tc.SystemOut = cdata("INFO (the spec leaves this open): " + summary + "\n")
 	default:
 		if summary != "" {
@@ -187,7 +187,7 @@ func junitCase(res runner.Result) junitTestcase {
 }
 
 // failureType is the <failure type>: the requirement's level and ID.
-func failureType(o cases.Outcome) string {
+func failureType(o verdict.Outcome) string {
 	if req, ok := spec.Lookup(o.Requirement); ok {
 		return xmlText(req.Level+" "+req.ID, false)
 	}
@@ -264,11 +264,11 @@ func junitTeardown(g runner.TeardownGrade) *junitTestcase {
 		body += "Requirement: " + requirementLine(g.Requirement) + "\n"
 	}
 	switch g.Verdict {
-	case cases.Fail:
-		tc.Failure = &junitMessage{Message: xmlText(g.Summary, false), Type: failureType(cases.Outcome{Requirement: g.Requirement}), Body: body}
-	case cases.Error:
+	case verdict.Fail:
+		tc.Failure = &junitMessage{Message: xmlText(g.Summary, false), Type: failureType(verdict.Outcome{Requirement: g.Requirement}), Body: body}
+	case verdict.Error:
 		tc.Error = &junitMessage{Message: xmlText(g.Summary, false), Type: "error", Body: body}
-	case cases.Warn:
+	case verdict.Warn:
 		tc.SystemOut = cdata("WARN (a SHOULD was broken; a fail under --strict): " + body)
 	default:
 		tc.SystemOut = cdata("PASS: " + body)

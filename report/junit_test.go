@@ -7,7 +7,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/mcpflight/mcpflight/cases"
+	"github.com/mcpflight/mcpflight/verdict"
 )
 
 func TestJUnitGolden(t *testing.T) {
@@ -94,7 +94,7 @@ func TestJUnitShape(t *testing.T) {
 // fail, and JUnit shows a <failure>.
 func TestJUnitStrictWarnFails(t *testing.T) {
 	rep := fixedReport()
-	rep.Results[0].Outcome.Verdict = cases.Fail
+	rep.Results[0].Outcome.Verdict = verdict.Fail
 	var buf bytes.Buffer
 	if err := JUnit(&buf, rep); err != nil {
 		t.Fatal(err)

@@ -14,12 +14,13 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/mcpflight/mcpflight/cases"
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/jsonrpc"
 	"github.com/mcpflight/mcpflight/peer"
 	"github.com/mcpflight/mcpflight/runner"
+	"github.com/mcpflight/mcpflight/spec"
 	"github.com/mcpflight/mcpflight/transport"
+	"github.com/mcpflight/mcpflight/verdict"
 	"github.com/mcpflight/mcpflight/wireschema"
 )
 
@@ -56,8 +57,8 @@ func fixedReport() *runner.Report {
 		{
 			ID: "cancel/mid-work-no-response", Title: "no response after an accepted cancel", Area: "cancel",
 			Reqs: []string{"CAN-8"}, Transport: "stdio", Duration: ms(12), Teardown: closed, Events: cancelEvents,
-			Outcome: cases.Outcome{
-				Verdict: cases.Warn, Requirement: "CAN-8",
+			Outcome: verdict.Outcome{
+				Verdict: verdict.Warn, Requirement: "CAN-8",
 				Summary:   "CAN-8 violated: a response for request 2 arrived after the cancel",
 				Expected:  []string{"no response for request 2 within the grace window", "an error response with code -32800 (request cancelled)"},
 				Actual:    "result for request 2: done \x1b[31mred\a",
@@ -67,7 +68,7 @@ func fixedReport() *runner.Report {
 		{
 			ID: "cancel/unknown-id-ignored", Title: "a cancel for an unknown id is ignored", Area: "cancel",
 			Reqs: []string{"CAN-14"}, Transport: "stdio", Duration: ms(8), Teardown: closed,
-			Outcome: cases.Passf("the session stayed usable"),
+			Outcome: verdict.Passf("the session stayed usable"),
 			Events: []chrono.Event{
 				frame(1, 0, chrono.Out, "stdin", `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"nope"}}`),
 				frame(2, 1, chrono.Out, "stdin", `{"jsonrpc":"2.0","id":3,"method":"ping"}`),
@@ -77,8 +78,8 @@ func fixedReport() *runner.Report {
 		{
 			ID: "progress/strictly-increasing", Title: "progress values increase", Area: "progress",
 			Reqs: []string{"PRG-4"}, Transport: "stdio", Duration: ms(20), Teardown: closed,
-			Outcome: cases.Outcome{
-				Verdict: cases.Fail, Requirement: "PRG-4",
+			Outcome: verdict.Outcome{
+				Verdict: verdict.Fail, Requirement: "PRG-4",
 				Summary:  "PRG-4 violated: progress 1 followed progress 1",
 				Expected: []string{"each progress value greater than the one before"},
 				Actual:   "progress 1 after progress 1", ActualSeq: 3,
@@ -91,16 +92,16 @@ func fixedReport() *runner.Report {
 		},
 		{
 			ID: "progress/total-optional", Title: "progress without total", Area: "progress", Transport: "stdio",
-			Duration: ms(7), Teardown: closed, Outcome: cases.Infof("the server sends no total"),
+			Duration: ms(7), Teardown: closed, Outcome: verdict.Infof("the server sends no total"),
 		},
 		{
 			ID: "logging/level-filter", Title: "logging/setLevel filters messages", Area: "logging", Transport: "stdio",
-			Outcome: cases.Skipf("profile names no log tool; pass --profile"),
+			Outcome: verdict.Skipf("profile names no log tool; pass --profile"),
 		},
 		{
 			ID: "ping/empty-result", Title: "ping answers an empty result", Area: "ping", Transport: "stdio",
 			Duration: ms(15000), Teardown: transport.Teardown{ExitedAfter: transport.StepSIGTERM, Waited: ms(2004), ExitCode: -1, Signal: "terminated"},
-			Outcome: cases.Errorf("case deadline of 15s exceeded; the case did not return and was abandoned"),
+			Outcome: verdict.Errorf("case deadline of 15s exceeded; the case did not return and was abandoned"),
 			Events: []chrono.Event{
 				harness(1, 15000, chrono.KindDeadline, "runner", "case deadline of 15s exceeded"),
 				{Seq: 2, Offset: ms(17004), Dir: chrono.Harness, Channel: "process", Kind: chrono.KindExit, Text: "exited on signal terminated"},
@@ -110,20 +111,20 @@ func fixedReport() *runner.Report {
 	rep := &runner.Report{
 		Target:    "npx -y evil-server",
 		Transport: "stdio",
-		Version:   cases.V20251125,
+		Version:   spec.V20251125,
 		Profile:   "reference",
 		Server:    &peer.Implementation{Name: "evil\x1b[2J\x1b]0;title\a-server", Version: "1.0\u202e"},
 		Started:   time.Date(2026, 9, 1, 12, 0, 0, 0, time.UTC),
 		Duration:  ms(17062),
 		Results:   results,
-		Counts:    map[cases.Verdict]int{},
+		Counts:    map[verdict.Verdict]int{},
 	}
 	for _, r := range results {
 		rep.Counts[r.Outcome.Verdict]++
 	}
 	rep.Teardown = runner.GradeTeardown(results, false)
-	rep.Schema = runner.SchemaReport{Revision: cases.V20251125, Checked: 5, Unchecked: 1, Findings: []runner.SchemaFinding{{
-		Violation: wireschema.Violation{Seq: 3, Revision: cases.V20251125, Definition: "ProgressNotification", Requirement: "RPC-2",
+	rep.Schema = runner.SchemaReport{Revision: spec.V20251125, Checked: 5, Unchecked: 1, Findings: []runner.SchemaFinding{{
+		Violation: wireschema.Violation{Seq: 3, Revision: spec.V20251125, Definition: "ProgressNotification", Requirement: "RPC-2",
 			Problem: wireschema.Problem{Pointer: "/params/total\x1b[2J\x1b]0;x\a", Keyword: "type",
 				KeywordLocation: "2025-11-25/schema.json#/$defs/ProgressNotificationParams/properties/total/type",
 				Message:         "a string where the schema wants a number"}},
@@ -239,16 +240,16 @@ func TestSummary(t *testing.T) {
 	}{
 		{"conformant", &runner.Report{
 			Results:  make([]runner.Result, 3),
-			Counts:   map[cases.Verdict]int{cases.Pass: 2, cases.Warn: 1},
+			Counts:   map[verdict.Verdict]int{verdict.Pass: 2, verdict.Warn: 1},
 			Duration: ms(840),
-			Teardown: runner.TeardownGrade{Verdict: cases.Pass},
+			Teardown: runner.TeardownGrade{Verdict: verdict.Pass},
 		}, "mcpflight: 3 cases — 2 pass, 0 fail, 1 warn, 0 info, 0 skip, 0 error (0.84s) — conformant"},
 		{"fixed", fixedReport(), "mcpflight: 6 cases — 1 pass, 1 fail, 1 warn, 1 info, 1 skip, 1 error (17.06s) — 1 schema violation — non-conformant"},
 		{"schema violation alone", &runner.Report{
 			Results:  make([]runner.Result, 1),
-			Counts:   map[cases.Verdict]int{cases.Pass: 1},
+			Counts:   map[verdict.Verdict]int{verdict.Pass: 1},
 			Duration: ms(840),
-			Teardown: runner.TeardownGrade{Verdict: cases.Pass},
+			Teardown: runner.TeardownGrade{Verdict: verdict.Pass},
 			Schema:   runner.SchemaReport{Findings: make([]runner.SchemaFinding, 2)},
 		}, "mcpflight: 1 case — 1 pass, 0 fail, 0 warn, 0 info, 0 skip, 0 error (0.84s) — 2 schema violations — non-conformant"},
 	}

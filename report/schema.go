@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/mcpflight/mcpflight/cases"
 	"github.com/mcpflight/mcpflight/runner"
+	"github.com/mcpflight/mcpflight/verdict"
 )
 
 // How every format shows the run's schema check (runner.SchemaReport):
@@ -15,14 +15,14 @@ import (
 
 // schemaVerdict is the check's verdict: fail with a finding, error when
 // the schema could not be loaded, pass otherwise.
-func schemaVerdict(s runner.SchemaReport) cases.Verdict {
+func schemaVerdict(s runner.SchemaReport) verdict.Verdict {
 	switch {
 	case len(s.Findings) > 0:
-		return cases.Fail
+		return verdict.Fail
 	case s.Err != "":
-		return cases.Error
+		return verdict.Error
 	}
-	return cases.Pass
+	return verdict.Pass
 }
 
 // schemaHeadline is the check's one-line summary.
@@ -143,7 +143,7 @@ func junitSchema(s runner.SchemaReport, stamp string) junitSuite {
 		suite.Cases = append(suite.Cases, junitTestcase{
 			Name: xmlText(f.ID(), false), Classname: "mcpflight.schema", Time: "0.000",
 			Failure: &junitMessage{Message: xmlText(f.Requirement+" violated: "+runner.ViolationText(f.Violation), false),
-				Type: failureType(cases.Outcome{Requirement: f.Requirement}), Body: xmlText(body, true)},
+				Type: failureType(verdict.Outcome{Requirement: f.Requirement}), Body: xmlText(body, true)},
 		})
 		suite.Failures++
 	}

@@ -13,11 +13,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcpflight/mcpflight/cases"
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/runner"
 	"github.com/mcpflight/mcpflight/spec"
 	"github.com/mcpflight/mcpflight/transport"
+	"github.com/mcpflight/mcpflight/verdict"
 )
 
 // TextOptions configures Text.
@@ -32,7 +32,7 @@ type TextOptions struct {
 const MaxRawText = 200
 
 // verdictOrder is the order of the summary line's counts.
-var verdictOrder = []cases.Verdict{cases.Pass, cases.Fail, cases.Warn, cases.Info, cases.Skip, cases.Error}
+var verdictOrder = []verdict.Verdict{verdict.Pass, verdict.Fail, verdict.Warn, verdict.Info, verdict.Skip, verdict.Error}
 
 // ANSI colours of the verdicts.
 const (
@@ -40,19 +40,19 @@ const (
 	ansiDim   = "\x1b[2m"
 )
 
-func verdictColor(v cases.Verdict) string {
+func verdictColor(v verdict.Verdict) string {
 	switch v {
-	case cases.Pass:
+	case verdict.Pass:
 		return "\x1b[32m" // green
-	case cases.Fail:
+	case verdict.Fail:
 		return "\x1b[1;31m" // bold red
-	case cases.Warn:
+	case verdict.Warn:
 		return "\x1b[33m" // yellow
-	case cases.Info:
+	case verdict.Info:
 		return "\x1b[36m" // cyan
-	case cases.Skip:
+	case verdict.Skip:
 		return ansiDim
-	case cases.Error:
+	case verdict.Error:
 		return "\x1b[1;35m" // bold magenta
 	}
 	return ""
@@ -106,7 +106,7 @@ func (t textWriter) paint(code, s string) string {
 func (t textWriter) bold(s string) string { return t.paint("\x1b[1m", s) }
 
 // badge is the verdict in a fixed-width column.
-func (t textWriter) badge(v cases.Verdict) string {
+func (t textWriter) badge(v verdict.Verdict) string {
 	return t.paint(verdictColor(v), fmt.Sprintf("%-5s", strings.ToUpper(string(v))))
 }
 
@@ -147,11 +147,11 @@ func (t textWriter) result(res runner.Result, verbose bool) {
 	t.linef("%s", line)
 	o := res.Outcome
 	switch o.Verdict {
-	case cases.Skip, cases.Info, cases.Pass:
-		if o.Summary != "" && (o.Verdict != cases.Pass || verbose) {
+	case verdict.Skip, verdict.Info, verdict.Pass:
+		if o.Summary != "" && (o.Verdict != verdict.Pass || verbose) {
 			t.linef("%s%s", indent, t.paint(ansiDim, san(o.Summary)))
 		}
-	case cases.Fail, cases.Warn, cases.Error:
+	case verdict.Fail, verdict.Warn, verdict.Error:
 		t.violation(res)
 	}
 	if verbose {
@@ -161,13 +161,16 @@ func (t textWriter) result(res runner.Result, verbose bool) {
 
 func (t textWriter) violation(res runner.Result) {
 	o := res.Outcome
-	// A summary made by cases.Violation only repeats the requirement and
+	// A summary made by verdict.Broken only repeats the requirement and
 	// the actual line printed below.
 	if o.Summary != "" && o.Summary != fmt.Sprintf("%s violated: %s", o.Requirement, o.Actual) {
 		t.linef("%s%s", indent, san(o.Summary))
 	}
 	if o.Requirement != "" {
 		t.linef("%sRequirement: %s", indent, requirementLine(o.Requirement))
+	}
+	if o.Exception != "" {
+		t.linef("%sException: %s, not what %s gives: %s", indent, o.Verdict, san(o.Level), san(o.Exception))
 	}
 	if len(o.Expected) > 0 {
 		t.linef("%sExpected:", indent)
@@ -200,11 +203,11 @@ func requirementLine(id string) string {
 func versionsText(v string) string {
 	switch v {
 	case "25":
-		return cases.V20251125
+		return spec.V20251125
 	case "26":
-		return cases.V20260728
+		return spec.V20260728
 	case "25+26":
-		return cases.V20251125 + " and " + cases.V20260728
+		return spec.V20251125 + " and " + spec.V20260728
 	case "ext":
 		return "tasks extension"
 	}
@@ -318,7 +321,7 @@ func frameSummary(s *chrono.Summary) string {
 func (t textWriter) teardown(g runner.TeardownGrade) {
 	t.linef("%s", t.bold("teardown"))
 	t.linef("  %s %s", t.badge(g.Verdict), san(g.Summary))
-	if g.Requirement != "" && g.Verdict != cases.Pass {
+	if g.Requirement != "" && g.Verdict != verdict.Pass {
 		t.linef("%sRequirement: %s", indent, requirementLine(g.Requirement))
 	}
 	if g.Sessions == 0 {

@@ -10,10 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpflight/mcpflight/cases"
 	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/probe"
 	"github.com/mcpflight/mcpflight/profile"
 	"github.com/mcpflight/mcpflight/transport"
+	"github.com/mcpflight/mcpflight/verdict"
 )
 
 // TestTransportLimitIsAnErrorVerdict: a server whose answer to ping
@@ -41,10 +42,10 @@ func TestTransportLimitIsAnErrorVerdict(t *testing.T) {
 			return transport.DialHTTP(ctx, transport.HTTPConfig{URL: srv.URL, Log: log, MaxBody: 4 << 10})
 		},
 	}
-	rep := run(t, Config{Target: target, Profile: &profile.Profile{Name: "none"}, Cases: []cases.Case{pingCase("ping/huge")},
+	rep := run(t, Config{Target: target, Profile: &profile.Profile{Name: "none"}, Cases: []probe.Case{pingCase("ping/huge")},
 		CaseTimeout: 2 * time.Second})
 	got := rep.Results[0].Outcome
-	if got.Verdict != cases.Error || !strings.Contains(got.Summary, "transport limit") || !strings.Contains(got.Summary, "maximum body size") {
+	if got.Verdict != verdict.Error || !strings.Contains(got.Summary, "transport limit") || !strings.Contains(got.Summary, "maximum body size") {
 		t.Fatalf("outcome %s: %s", got.Verdict, got.Summary)
 	}
 }

@@ -17,12 +17,14 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/mcpflight/mcpflight/cases"
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/control"
 	"github.com/mcpflight/mcpflight/peer"
+	"github.com/mcpflight/mcpflight/probe"
 	"github.com/mcpflight/mcpflight/profile"
+	"github.com/mcpflight/mcpflight/spec"
 	"github.com/mcpflight/mcpflight/transport"
+	"github.com/mcpflight/mcpflight/verdict"
 )
 
 // Defaults of Config.
@@ -87,8 +89,8 @@ type Config struct {
 	// empty profile, under which cases that need a tool are skipped.
 	Profile *profile.Profile
 	// Cases to run, in order (see Select).
-	Cases []cases.Case
-	// Version is the protocol version to test; cases.V20251125 if empty.
+	Cases []probe.Case
+	// Version is the protocol version to test; spec.V20251125 if empty.
 	Version string
 	// CaseTimeout bounds each case, handshake included;
 	// DefaultCaseTimeout if zero.
@@ -132,7 +134,7 @@ type Result struct {
 	// Reqs are the requirement IDs the case checks.
 	Reqs []string
 	// Outcome is the verdict, after --strict.
-	Outcome cases.Outcome
+	Outcome verdict.Outcome
 	// Transport is the transport the case ran over.
 	Transport string
 	// Duration is the case's wall time, teardown included.
@@ -187,7 +189,7 @@ type Report struct {
 	// whatever Config.Jobs.
 	Results []Result
 	// Counts is the number of results per verdict.
-	Counts map[cases.Verdict]int
+	Counts map[verdict.Verdict]int
 	// Teardown grades how every session ended, separately from the cases.
 	Teardown TeardownGrade
 	// Interrupted is set when the run's context ended before every case
@@ -207,10 +209,10 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, ErrNoDial
 	}
 	if cfg.Version == "" {
-		cfg.Version = cases.V20251125
+		cfg.Version = spec.V20251125
 	}
-	if cfg.Version != cases.V20251125 && cfg.Version != cases.V20260728 {
-		return nil, fmt.Errorf("%w %q (known: %s, %s)", ErrUnknownVersion, cfg.Version, cases.V20251125, cases.V20260728)
+	if cfg.Version != spec.V20251125 && cfg.Version != spec.V20260728 {
+		return nil, fmt.Errorf("%w %q (known: %s, %s)", ErrUnknownVersion, cfg.Version, spec.V20251125, spec.V20260728)
 	}
 	if cfg.CaseTimeout <= 0 {
 		cfg.CaseTimeout = DefaultCaseTimeout
@@ -231,7 +233,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		Profile:   cfg.Profile.Name,
 		Strict:    cfg.Strict,
 		Started:   time.Now(),
-		Counts:    map[cases.Verdict]int{},
+		Counts:    map[verdict.Verdict]int{},
 	}
 	if cfg.RunTimeout > 0 {
 		var cancel context.CancelFunc
@@ -251,16 +253,16 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 // session. It returns the server's initialize result when the handshake
 // succeeded. It tells hooks when its handshake has succeeded and when its
 // verdict is in (see caseHooks).
-func runCase(ctx context.Context, cfg Config, c cases.Case, hooks caseHooks) (Result, *peer.InitResult) {
+func runCase(ctx context.Context, cfg Config, c probe.Case, hooks caseHooks) (Result, *peer.InitResult) {
 	start := time.Now()
 	res := Result{
 		ID:        c.ID,
 		Title:     c.Title,
 		Area:      c.Area(),
-		Reqs:      slices.Clone(c.Reqs),
+		Reqs:      c.ReqsFor(cfg.Version),
 		Transport: cfg.Target.Transport,
 	}
-	finish := func(o cases.Outcome) (Result, *peer.InitResult) {
+	finish := func(o verdict.Outcome) (Result, *peer.InitResult) {
 		res.Outcome = o
 		res.Duration = time.Since(start)
 		if res.Log != nil {
@@ -271,12 +273,12 @@ func runCase(ctx context.Context, cfg Config, c cases.Case, hooks caseHooks) (Re
 		return res, nil
 	}
 	if !c.AppliesTo(cfg.Version) {
-		return finish(cases.Skipf("applies to %s only", versionList(c.Versions)))
+		return finish(verdict.Skipf("applies to %s only", versionList(c.Versions)))
 	}
 	// Needs that the profile and target alone decide are checked before
 	// anything is started.
 	if reason := staticSkip(cfg, c.Needs); reason != "" {
-		return finish(cases.Skipf("%s", reason))
+		return finish(verdict.Skipf("%s", reason))
 	}
 
 	log := chrono.New()
@@ -285,7 +287,7 @@ func runCase(ctx context.Context, cfg Config, c cases.Case, hooks caseHooks) (Re
 	if err != nil {
 		log.Harness(chrono.KindError, "runner", "dial failed: "+err.Error())
 		res.TargetMissing = unreachable(err)
-		return finish(cases.Errorf("cannot reach the target: %v", err))
+		return finish(verdict.Errorf("cannot reach the target: %v", err))
 	}
 	s := peer.New(conn, peer.Options{Log: log})
 	var (
@@ -323,7 +325,7 @@ func runCase(ctx context.Context, cfg Config, c cases.Case, hooks caseHooks) (Re
 	defer cancel()
 
 	var init *peer.InitResult
-	handshake := !c.Needs.NoHandshake && cfg.Version == cases.V20251125
+	handshake := !c.Needs.NoHandshake && cfg.Version == spec.V20251125
 	if handshake {
 		init, err = s.Initialize(caseCtx, peer.InitOptions{ProtocolVersion: cfg.Version})
 		if err != nil {
@@ -331,13 +333,13 @@ func runCase(ctx context.Context, cfg Config, c cases.Case, hooks caseHooks) (Re
 			if caseCtx.Err() != nil {
 				why := stopReason(caseCtx, cfg)
 				log.Harness(chrono.KindDeadline, "runner", why+" during the handshake")
-				if o.Verdict == cases.Error {
-					o = cases.Errorf("no answer to initialize: %s before the target answered it (%s)", why, chrono.Sanitize(err.Error(), false))
+				if o.Verdict == verdict.Error {
+					o = verdict.Errorf("no answer to initialize: %s before the target answered it (%s)", why, chrono.Sanitize(err.Error(), false))
 				}
 			}
 			res.TargetMissing = unreachable(err)
 			closeBounded()
-			if o.Verdict == cases.Error {
+			if o.Verdict == verdict.Error {
 				// The target's own last words are what a newcomer needs.
 				o.Summary += targetLastWords(log)
 			}
@@ -354,10 +356,12 @@ func runCase(ctx context.Context, cfg Config, c cases.Case, hooks caseHooks) (Re
 	}
 	if reason != "" {
 		closeBounded()
-		return finish(cases.Skipf("%s", reason))
+		return finish(verdict.Skipf("%s", reason))
 	}
 
-	env := &cases.Env{
+	env := &probe.Env{
+		Revision:  cfg.Version,
+		Cites:     c.ReqsFor(cfg.Version),
 		S:         s,
 		Log:       log,
 		Profile:   cfg.Profile,
@@ -402,7 +406,7 @@ func runCase(ctx context.Context, cfg Config, c cases.Case, hooks caseHooks) (Re
 		o = incomplete(log, o, "the chronology reached its cap", "the evidence is incomplete, so the case cannot vouch for the target: "+capped)
 	}
 	closeBounded()
-	if td := res.Teardown; o.Verdict == cases.Error && (td.ExitedAfter == transport.StepNone || (td.ExitCode > 0 && td.Signal == "")) {
+	if td := res.Teardown; o.Verdict == verdict.Error && (td.ExitedAfter == transport.StepNone || (td.ExitCode > 0 && td.Signal == "")) {
 		// The target died during the case, or exited with a failure
 		// code: its exit code and last words explain the error.
 		o.Summary += targetLastWords(log)
@@ -416,21 +420,21 @@ func runCase(ctx context.Context, cfg Config, c cases.Case, hooks caseHooks) (Re
 // run: when the deadline fires first, the verdict is an error. The case is
 // then given Grace to return after its session is closed, and abandoned
 // (its goroutine left to finish) if it still does not.
-func runGuarded(ctx context.Context, cfg Config, c cases.Case, env *cases.Env, closeSession func(context.Context) transport.Teardown) cases.Outcome {
+func runGuarded(ctx context.Context, cfg Config, c probe.Case, env *probe.Env, closeSession func(context.Context) transport.Teardown) verdict.Outcome {
 	if c.Run == nil {
-		return cases.Errorf("case has no Run function")
+		return verdict.Errorf("case has no Run function")
 	}
-	done := make(chan cases.Outcome, 1)
+	done := make(chan verdict.Outcome, 1)
 	go func() {
 		defer func() {
 			if p := recover(); p != nil {
 				env.Log.Harness(chrono.KindError, "runner", fmt.Sprintf("case panicked: %v\n%s", p, debug.Stack()))
-				done <- cases.Errorf("case panicked: %v", p)
+				done <- verdict.Errorf("case panicked: %v", p)
 			}
 		}()
 		o := c.Run(ctx, env)
 		if o.Verdict == "" {
-			o = cases.Errorf("case returned no verdict")
+			o = verdict.Errorf("case returned no verdict")
 		}
 		done <- o
 	}()
@@ -449,7 +453,7 @@ func runGuarded(ctx context.Context, cfg Config, c cases.Case, env *cases.Env, c
 			return o
 		}
 		env.Log.Harness(chrono.KindDeadline, "runner", reason)
-		return cases.Errorf("%s before the case concluded (it then said: %s: %s)", reason, o.Verdict, o.Summary)
+		return verdict.Errorf("%s before the case concluded (it then said: %s: %s)", reason, o.Verdict, o.Summary)
 	default:
 	}
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
@@ -464,10 +468,10 @@ func runGuarded(ctx context.Context, cfg Config, c cases.Case, env *cases.Env, c
 	defer wait.Stop()
 	select {
 	case o := <-done:
-		return cases.Errorf("%s before the case concluded (it then said: %s: %s)", reason, o.Verdict, o.Summary)
+		return verdict.Errorf("%s before the case concluded (it then said: %s: %s)", reason, o.Verdict, o.Summary)
 	case <-wait.C:
 		env.Log.Harness(chrono.KindError, "runner", fmt.Sprintf("case did not return within %v of its end; abandoned", cfg.Grace))
-		return cases.Errorf("%s; the case did not return and was abandoned", reason)
+		return verdict.Errorf("%s; the case did not return and was abandoned", reason)
 	}
 }
 
@@ -487,27 +491,27 @@ func stopReason(ctx context.Context, cfg Config) string {
 // handshakeOutcome judges a failed initialize. A version the checker does
 // not support is the server's fault (LIF-9/LIF-10); anything else is an
 // error that says nothing about conformance.
-func handshakeOutcome(err error, init *peer.InitResult, requested string) cases.Outcome {
+func handshakeOutcome(err error, init *peer.InitResult, requested string) verdict.Outcome {
 	if errors.Is(err, peer.ErrVersionMismatch) {
 		got := ""
 		if init != nil {
 			got = init.ProtocolVersion
 		}
-		return cases.Violation(cases.Fail, "LIF-9",
+		return verdict.Broken(requested, verdict.Req("LIF-9"),
 			[]string{
 				fmt.Sprintf("protocolVersion %q, the version requested, when the server supports it (LIF-9)", requested),
 				fmt.Sprintf("another protocol version the server supports (LIF-10), one of %s", strings.Join(peer.SupportedVersions, ", ")),
 			},
 			fmt.Sprintf("the initialize result has protocolVersion %q", got), 0)
 	}
-	return cases.Errorf("handshake failed: %v", err)
+	return verdict.Errorf("handshake failed: %v", err)
 }
 
 // missingTool checks the tools a case needs against the server's
 // tools/list, so that a profile naming a tool the server lacks is reported
 // as such instead of as a failed call. It returns the skip reason, or ""
 // (also when tools/list itself fails: the case then finds out).
-func missingTool(ctx context.Context, s *peer.Session, p *profile.Profile, n cases.Needs) string {
+func missingTool(ctx context.Context, s *peer.Session, p *profile.Profile, n probe.Needs) string {
 	needed := map[string]*profile.Tool{}
 	if n.SlowTool {
 		needed["slow"] = p.Slow
@@ -545,12 +549,12 @@ func missingTool(ctx context.Context, s *peer.Session, p *profile.Profile, n cas
 // incomplete observation could not show (pass, info, error); a fail or
 // warn the case found stands, and so does a skip. The decision is
 // recorded in log.
-func incomplete(log *chrono.Log, o cases.Outcome, decision, why string) cases.Outcome {
-	if o.Verdict == cases.Fail || o.Verdict == cases.Warn || o.Verdict == cases.Skip {
+func incomplete(log *chrono.Log, o verdict.Outcome, decision, why string) verdict.Outcome {
+	if o.Verdict == verdict.Fail || o.Verdict == verdict.Warn || o.Verdict == verdict.Skip {
 		return o
 	}
 	log.Harness(chrono.KindDecision, "runner", "verdict is error: "+decision)
-	return cases.Errorf("%s (case said: %s %s)", why, o.Verdict, o.Summary)
+	return verdict.Errorf("%s (case said: %s %s)", why, o.Verdict, o.Summary)
 }
 
 // limitHit returns err when it reports one of the transport's bounds:
@@ -598,7 +602,7 @@ func targetLastWords(log *chrono.Log) string {
 
 // staticSkip returns why the case must be skipped on what the profile and
 // target say, or "".
-func staticSkip(cfg Config, n cases.Needs) string {
+func staticSkip(cfg Config, n probe.Needs) string {
 	switch {
 	case n.SlowTool && cfg.Profile.Slow == nil:
 		return "profile names no slow tool; pass --profile"
@@ -618,7 +622,7 @@ func staticSkip(cfg Config, n cases.Needs) string {
 
 // sessionSkip returns why the case must be skipped on what the server
 // declared, or "".
-func sessionSkip(n cases.Needs, init *peer.InitResult, ctl *control.Client) string {
+func sessionSkip(n probe.Needs, init *peer.InitResult, ctl *control.Client) string {
 	if n.Control && ctl == nil {
 		return "target does not offer the " + control.Capability + " extension"
 	}
@@ -654,7 +658,7 @@ func orNone(s string) string {
 // syntax: "cancel/*" matches every cancellation case), in catalogue order.
 // No globs selects every case. A glob that matches nothing, or is
 // malformed, is an error.
-func Select(all []cases.Case, globs []string) ([]cases.Case, error) {
+func Select(all []probe.Case, globs []string) ([]probe.Case, error) {
 	if len(globs) == 0 {
 		return slices.Clone(all), nil
 	}
@@ -674,7 +678,7 @@ func Select(all []cases.Case, globs []string) ([]cases.Case, error) {
 			return nil, fmt.Errorf("%w %q", ErrNoMatch, g)
 		}
 	}
-	var out []cases.Case
+	var out []probe.Case
 	for i, c := range all {
 		if picked[i] {
 			out = append(out, c)
@@ -690,13 +694,13 @@ func Select(all []cases.Case, globs []string) ([]cases.Case, error) {
 // run was interrupted; otherwise 0. A fail dominates an error: a
 // conformance violation was shown even if something else broke.
 func (r *Report) ExitCode() int {
-	fail := r.Teardown.Verdict == cases.Fail || len(r.Schema.Findings) > 0
-	errored := r.Teardown.Verdict == cases.Error || r.Interrupted
+	fail := r.Teardown.Verdict == verdict.Fail || len(r.Schema.Findings) > 0
+	errored := r.Teardown.Verdict == verdict.Error || r.Interrupted
 	for _, res := range r.Results {
 		switch res.Outcome.Verdict {
-		case cases.Fail:
+		case verdict.Fail:
 			fail = true
-		case cases.Error:
+		case verdict.Error:
 			errored = true
 		}
 	}

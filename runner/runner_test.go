@@ -12,12 +12,14 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/mcpflight/mcpflight/cases"
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/jsonrpc"
+	"github.com/mcpflight/mcpflight/probe"
 	"github.com/mcpflight/mcpflight/profile"
 	"github.com/mcpflight/mcpflight/refserver"
+	"github.com/mcpflight/mcpflight/spec"
 	"github.com/mcpflight/mcpflight/transport"
+	"github.com/mcpflight/mcpflight/verdict"
 )
 
 // reference dials the in-process reference server with the given faults.
@@ -82,24 +84,24 @@ func (j jsonRaw) MarshalJSON() ([]byte, error) { return []byte(j), nil }
 const bareInit = `{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"bare","version":"1"}}`
 
 // pingCase passes when ping works.
-func pingCase(id string) cases.Case {
-	return cases.Case{
+func pingCase(id string) probe.Case {
+	return probe.Case{
 		ID: id, Title: "ping works", Reqs: []string{"PNG-1"},
-		Versions: []string{cases.V20251125},
-		Run: func(ctx context.Context, e *cases.Env) cases.Outcome {
+		Versions: []string{spec.V20251125},
+		Run: func(ctx context.Context, e *probe.Env) verdict.Outcome {
 			if err := e.S.Ping(ctx); err != nil {
-				return cases.Errorf("ping: %v", err)
+				return verdict.Errorf("ping: %v", err)
 			}
-			return cases.Passf("ping answered")
+			return verdict.Passf("ping answered")
 		},
 	}
 }
 
 // fixed returns a case that returns o without touching the session.
-func fixed(id string, needs cases.Needs, o cases.Outcome) cases.Case {
-	return cases.Case{
-		ID: id, Title: id, Versions: []string{cases.V20251125}, Needs: needs,
-		Run: func(context.Context, *cases.Env) cases.Outcome { return o },
+func fixed(id string, needs probe.Needs, o verdict.Outcome) probe.Case {
+	return probe.Case{
+		ID: id, Title: id, Versions: []string{spec.V20251125}, Needs: needs,
+		Run: func(context.Context, *probe.Env) verdict.Outcome { return o },
 	}
 }
 
@@ -131,35 +133,35 @@ func verdicts(rep *Report) []string {
 }
 
 func TestSkipReasons(t *testing.T) {
-	v26 := fixed("v/26", cases.Needs{}, cases.Passf("ran"))
-	v26.Versions = []string{cases.V20260728}
+	v26 := fixed("v/26", probe.Needs{}, verdict.Passf("ran"))
+	v26.Versions = []string{spec.V20260728}
 	tests := []struct {
 		name    string
 		target  Target
 		profile *profile.Profile
-		c       cases.Case
+		c       probe.Case
 		want    string
 		session bool
 	}{
 		{"version", reference(), nil, v26, "skip: applies to 2026-07-28 only", false},
-		{"slow tool", reference(), &profile.Profile{}, fixed("a/slow", cases.Needs{SlowTool: true}, cases.Passf("ran")),
+		{"slow tool", reference(), &profile.Profile{}, fixed("a/slow", probe.Needs{SlowTool: true}, verdict.Passf("ran")),
 			"skip: profile names no slow tool; pass --profile", false},
-		{"effect tool", reference(), &profile.Profile{Slow: &profile.Tool{Name: "s"}}, fixed("a/effect", cases.Needs{SlowTool: true, EffectTool: true}, cases.Passf("ran")),
+		{"effect tool", reference(), &profile.Profile{Slow: &profile.Tool{Name: "s"}}, fixed("a/effect", probe.Needs{SlowTool: true, EffectTool: true}, verdict.Passf("ran")),
 			"skip: profile names no effect tool; pass --profile", false},
-		{"log tool", reference(), &profile.Profile{}, fixed("a/log", cases.Needs{LogTool: true}, cases.Passf("ran")),
+		{"log tool", reference(), &profile.Profile{}, fixed("a/log", probe.Needs{LogTool: true}, verdict.Passf("ran")),
 			"skip: profile names no log tool; pass --profile", false},
-		{"stdio", reference(), nil, fixed("a/stdio", cases.Needs{Stdio: true}, cases.Passf("ran")),
+		{"stdio", reference(), nil, fixed("a/stdio", probe.Needs{Stdio: true}, verdict.Passf("ran")),
 			"skip: needs the stdio transport; the target uses inprocess", false},
-		{"control", bare(bareInit, nil), nil, fixed("a/control", cases.Needs{Control: true}, cases.Passf("ran")),
+		{"control", bare(bareInit, nil), nil, fixed("a/control", probe.Needs{Control: true}, verdict.Passf("ran")),
 			"skip: target does not offer the io.mcpflight/control extension", true},
-		{"capability", bare(bareInit, nil), nil, fixed("a/cap", cases.Needs{Capabilities: []string{"tools", "logging"}}, cases.Passf("ran")),
+		{"capability", bare(bareInit, nil), nil, fixed("a/cap", probe.Needs{Capabilities: []string{"tools", "logging"}}, verdict.Passf("ran")),
 			`skip: capability "logging" not advertised`, true},
-		{"needs met", reference(), nil, fixed("a/all", cases.Needs{SlowTool: true, EffectTool: true, LogTool: true, Control: true, Capabilities: []string{"tools"}}, cases.Passf("ran")),
+		{"needs met", reference(), nil, fixed("a/all", probe.Needs{SlowTool: true, EffectTool: true, LogTool: true, Control: true, Capabilities: []string{"tools"}}, verdict.Passf("ran")),
 			"pass: ran", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			rep := run(t, Config{Target: tt.target, Profile: tt.profile, Cases: []cases.Case{tt.c}})
+			rep := run(t, Config{Target: tt.target, Profile: tt.profile, Cases: []probe.Case{tt.c}})
 			if diff := cmp.Diff([]string{tt.want}, verdicts(rep)); diff != "" {
 				t.Errorf("verdicts (-want +got):\n%s", diff)
 			}
@@ -171,14 +173,14 @@ func TestSkipReasons(t *testing.T) {
 }
 
 func TestPassAndReport(t *testing.T) {
-	rep := run(t, Config{Cases: []cases.Case{pingCase("ping/a"), pingCase("ping/b")}})
+	rep := run(t, Config{Cases: []probe.Case{pingCase("ping/a"), pingCase("ping/b")}})
 	if diff := cmp.Diff([]string{"pass: ping answered", "pass: ping answered"}, verdicts(rep)); diff != "" {
 		t.Errorf("verdicts (-want +got):\n%s", diff)
 	}
 	if rep.Server == nil || rep.Server.Name != refserver.DefaultName {
 		t.Errorf("Server = %+v, want %s", rep.Server, refserver.DefaultName)
 	}
-	if diff := cmp.Diff(map[cases.Verdict]int{cases.Pass: 2}, rep.Counts); diff != "" {
+	if diff := cmp.Diff(map[verdict.Verdict]int{verdict.Pass: 2}, rep.Counts); diff != "" {
 		t.Errorf("Counts (-want +got):\n%s", diff)
 	}
 	r := rep.Results[0]
@@ -193,10 +195,10 @@ func TestPassAndReport(t *testing.T) {
 	if last.Seq != r.Log.Len() {
 		t.Errorf("Events end at seq %d, log at %d", last.Seq, r.Log.Len())
 	}
-	if rep.Teardown.Verdict != cases.Pass || rep.Teardown.Sessions != 2 {
+	if rep.Teardown.Verdict != verdict.Pass || rep.Teardown.Sessions != 2 {
 		t.Errorf("teardown grade = %+v", rep.Teardown)
 	}
-	if rep.ExitCode() != 0 || rep.Version != cases.V20251125 || rep.Profile != profile.Reference {
+	if rep.ExitCode() != 0 || rep.Version != spec.V20251125 || rep.Profile != profile.Reference {
 		t.Errorf("exit %d, version %q, profile %q", rep.ExitCode(), rep.Version, rep.Profile)
 	}
 }
@@ -207,27 +209,27 @@ func TestErrors(t *testing.T) {
 	tests := []struct {
 		name   string
 		target Target
-		c      cases.Case
+		c      probe.Case
 		want   string // prefix of "verdict: summary"
 		event  chrono.Kind
 	}{
-		{"panic", reference(), cases.Case{ID: "x/panic", Versions: []string{cases.V20251125},
-			Run: func(context.Context, *cases.Env) cases.Outcome { panic("boom at step 2") }},
+		{"panic", reference(), probe.Case{ID: "x/panic", Versions: []string{spec.V20251125},
+			Run: func(context.Context, *probe.Env) verdict.Outcome { panic("boom at step 2") }},
 			"error: case panicked: boom at step 2", chrono.KindError},
-		{"no verdict", reference(), fixed("x/zero", cases.Needs{}, cases.Outcome{Summary: "forgot"}),
+		{"no verdict", reference(), fixed("x/zero", probe.Needs{}, verdict.Outcome{Summary: "forgot"}),
 			"error: case returned no verdict", ""},
-		{"no run", reference(), cases.Case{ID: "x/norun", Versions: []string{cases.V20251125}},
+		{"no run", reference(), probe.Case{ID: "x/norun", Versions: []string{spec.V20251125}},
 			"error: case has no Run function", ""},
-		{"deadline", reference(), cases.Case{ID: "x/deadline", Versions: []string{cases.V20251125},
-			Run: func(ctx context.Context, e *cases.Env) cases.Outcome {
+		{"deadline", reference(), probe.Case{ID: "x/deadline", Versions: []string{spec.V20251125},
+			Run: func(ctx context.Context, e *probe.Env) verdict.Outcome {
 				<-ctx.Done()
-				return cases.Passf("nothing happened before the deadline")
+				return verdict.Passf("nothing happened before the deadline")
 			}},
 			"error: case deadline of 50ms exceeded before the case concluded (it then said: pass: nothing happened before the deadline)", chrono.KindDeadline},
-		{"ignores its context", reference(), cases.Case{ID: "x/stuck", Versions: []string{cases.V20251125},
-			Run: func(context.Context, *cases.Env) cases.Outcome {
+		{"ignores its context", reference(), probe.Case{ID: "x/stuck", Versions: []string{spec.V20251125},
+			Run: func(context.Context, *probe.Env) verdict.Outcome {
 				<-release
-				return cases.Passf("released")
+				return verdict.Passf("released")
 			}},
 			"error: case deadline of 50ms exceeded; the case did not return and was abandoned", chrono.KindDeadline},
 		{"dial", Target{Name: "nowhere", Transport: TransportStdio, Dial: func(context.Context, *chrono.Log) (transport.Conn, error) {
@@ -240,7 +242,7 @@ func TestErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			rep := run(t, Config{Target: tt.target, Cases: []cases.Case{tt.c},
+			rep := run(t, Config{Target: tt.target, Cases: []probe.Case{tt.c},
 				CaseTimeout: 50 * time.Millisecond, Grace: 20 * time.Millisecond})
 			got := verdicts(rep)[0]
 			if !strings.HasPrefix(got, tt.want) {
@@ -254,7 +256,7 @@ func TestErrors(t *testing.T) {
 }
 
 func TestVersionMismatchCitesBothRules(t *testing.T) {
-	rep := run(t, Config{Target: reference(refserver.FaultVersionMismatch), Cases: []cases.Case{pingCase("x/version")}})
+	rep := run(t, Config{Target: reference(refserver.FaultVersionMismatch), Cases: []probe.Case{pingCase("x/version")}})
 	o := rep.Results[0].Outcome
 	if o.Requirement != "LIF-9" || len(o.Expected) != 2 || !strings.Contains(o.Expected[1], "LIF-10") {
 		t.Errorf("outcome = %+v", o)
@@ -274,14 +276,14 @@ func hasEvent(events []chrono.Event, kind chrono.Kind) bool {
 }
 
 func TestStrict(t *testing.T) {
-	warn := cases.Violation(cases.Warn, "CAN-8", []string{"no response"}, "a response came", 7)
+	warn := verdict.Broken(spec.V20251125, verdict.Req("CAN-8"), []string{"no response"}, "a response came", 7)
 	for _, strict := range []bool{false, true} {
-		rep := run(t, Config{Strict: strict, Cases: []cases.Case{fixed("s/warn", cases.Needs{}, warn)}})
+		rep := run(t, Config{Strict: strict, Cases: []probe.Case{fixed("s/warn", probe.Needs{}, warn)}})
 		o := rep.Results[0].Outcome
-		want := cases.Warn
+		want := verdict.Warn
 		summary := warn.Summary
 		if strict {
-			want, summary = cases.Fail, warn.Summary+" (warn under --strict)"
+			want, summary = verdict.Fail, warn.Summary+" (warn under --strict)"
 		}
 		if o.Verdict != want || o.Summary != summary || o.Requirement != "CAN-8" || o.ActualSeq != 7 {
 			t.Errorf("strict=%v: outcome %+v", strict, o)
@@ -294,16 +296,16 @@ func TestStrict(t *testing.T) {
 
 func TestEnvClose(t *testing.T) {
 	var first, second transport.Teardown
-	c := cases.Case{ID: "t/close", Versions: []string{cases.V20251125},
-		Run: func(ctx context.Context, e *cases.Env) cases.Outcome {
+	c := probe.Case{ID: "t/close", Versions: []string{spec.V20251125},
+		Run: func(ctx context.Context, e *probe.Env) verdict.Outcome {
 			first = e.Close(ctx)
 			second = e.Close(ctx)
 			if e.Grace != 300*time.Millisecond || e.Transport != TransportInProcess || e.Control == nil || e.Profile.Name != profile.Reference {
-				return cases.Errorf("env = %+v", e)
+				return verdict.Errorf("env = %+v", e)
 			}
-			return cases.Passf("closed")
+			return verdict.Passf("closed")
 		}}
-	rep := run(t, Config{Cases: []cases.Case{c}})
+	rep := run(t, Config{Cases: []probe.Case{c}})
 	if got := verdicts(rep); got[0] != "pass: closed" {
 		t.Fatal(got)
 	}
@@ -315,11 +317,11 @@ func TestEnvClose(t *testing.T) {
 func TestTeardownIgnoringEOF(t *testing.T) {
 	for _, strict := range []bool{false, true} {
 		rep := run(t, Config{Target: reference(refserver.FaultIgnoreStdinEOF), Strict: strict,
-			CloseTimeout: 20 * time.Millisecond, Cases: []cases.Case{pingCase("t/a")}})
+			CloseTimeout: 20 * time.Millisecond, Cases: []probe.Case{pingCase("t/a")}})
 		g := rep.Teardown
-		want := cases.Warn
+		want := verdict.Warn
 		if strict {
-			want = cases.Fail
+			want = verdict.Fail
 		}
 		if g.Verdict != want || g.Worst != transport.StepSIGTERM || g.Requirement != "STD-46" {
 			t.Errorf("strict=%v: grade %+v", strict, g)
@@ -337,24 +339,24 @@ func TestGradeTeardown(t *testing.T) {
 	tests := []struct {
 		name    string
 		results []Result
-		verdict cases.Verdict
+		verdict verdict.Verdict
 		worst   transport.Step
 		summary string
 	}{
-		{"no sessions", []Result{{ID: "skipped"}}, cases.Skip, "", "no session was opened"},
+		{"no sessions", []Result{{ID: "skipped"}}, verdict.Skip, "", "no session was opened"},
 		{"all close-stdin", []Result{td("a", transport.StepCloseInput, 0, nil), td("b", transport.StepNone, 0, nil)},
-			cases.Pass, transport.StepCloseInput, "all 2 sessions exited when their input closed"},
+			verdict.Pass, transport.StepCloseInput, "all 2 sessions exited when their input closed"},
 		{"sigterm", []Result{td("a", transport.StepCloseInput, 0, nil), td("b", transport.StepSIGTERM, 0, nil)},
-			cases.Warn, transport.StepSIGTERM, "1 of 2 sessions did not exit when stdin closed and needed SIGTERM"},
+			verdict.Warn, transport.StepSIGTERM, "1 of 2 sessions did not exit when stdin closed and needed SIGTERM"},
 		{"sigkill", []Result{td("a", transport.StepSIGKILL, 0, nil), td("b", transport.StepSIGTERM, 0, nil)},
-			cases.Fail, transport.StepSIGKILL, "1 of 2 sessions had to be killed with SIGKILL (ignored closed stdin and SIGTERM)"},
+			verdict.Fail, transport.StepSIGKILL, "1 of 2 sessions had to be killed with SIGKILL (ignored closed stdin and SIGTERM)"},
 		{"leftovers", []Result{td("a", transport.StepCloseInput, 2, nil), td("b", transport.StepCloseInput, 1, nil)},
-			cases.Fail, transport.StepCloseInput, "3 of the target's processes were still alive after teardown"},
+			verdict.Fail, transport.StepCloseInput, "3 of the target's processes were still alive after teardown"},
 		{"teardown error", []Result{td("a", transport.StepSIGTERM, 0, errors.New("wait: boom"))},
-			cases.Error, transport.StepSIGTERM, "1 of 1 teardowns failed: a: wait: boom"},
+			verdict.Error, transport.StepSIGTERM, "1 of 1 teardowns failed: a: wait: boom"},
 		{"interrupted teardown left out", []Result{td("a", transport.StepCloseInput, 0, nil),
 			{ID: "b", Interrupted: true, Teardown: transport.Teardown{ExitedAfter: transport.StepSIGKILL}}},
-			cases.Pass, transport.StepCloseInput, "the session exited when its input closed"},
+			verdict.Pass, transport.StepCloseInput, "the session exited when its input closed"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -369,10 +371,10 @@ func TestGradeTeardown(t *testing.T) {
 }
 
 func TestExitCode(t *testing.T) {
-	rep := func(teardown cases.Verdict, vs ...cases.Verdict) *Report {
+	rep := func(teardown verdict.Verdict, vs ...verdict.Verdict) *Report {
 		r := &Report{Teardown: TeardownGrade{Verdict: teardown}}
 		for _, v := range vs {
-			r.Results = append(r.Results, Result{Outcome: cases.Outcome{Verdict: v}})
+			r.Results = append(r.Results, Result{Outcome: verdict.Outcome{Verdict: v}})
 		}
 		return r
 	}
@@ -381,16 +383,16 @@ func TestExitCode(t *testing.T) {
 		r    *Report
 		want int
 	}{
-		{"empty", rep(cases.Skip), 0},
-		{"pass warn info skip", rep(cases.Pass, cases.Pass, cases.Warn, cases.Info, cases.Skip), 0},
-		{"fail", rep(cases.Pass, cases.Pass, cases.Fail), 1},
-		{"error", rep(cases.Pass, cases.Error, cases.Pass), 2},
-		{"fail dominates error", rep(cases.Pass, cases.Error, cases.Fail), 1},
-		{"teardown fail", rep(cases.Fail, cases.Pass), 1},
-		{"teardown warn", rep(cases.Warn, cases.Pass), 0},
-		{"teardown error", rep(cases.Error, cases.Pass), 2},
-		{"interrupted", func() *Report { r := rep(cases.Pass, cases.Pass); r.Interrupted = true; return r }(), 2},
-		{"interrupted with a fail", func() *Report { r := rep(cases.Pass, cases.Fail); r.Interrupted = true; return r }(), 1},
+		{"empty", rep(verdict.Skip), 0},
+		{"pass warn info skip", rep(verdict.Pass, verdict.Pass, verdict.Warn, verdict.Info, verdict.Skip), 0},
+		{"fail", rep(verdict.Pass, verdict.Pass, verdict.Fail), 1},
+		{"error", rep(verdict.Pass, verdict.Error, verdict.Pass), 2},
+		{"fail dominates error", rep(verdict.Pass, verdict.Error, verdict.Fail), 1},
+		{"teardown fail", rep(verdict.Fail, verdict.Pass), 1},
+		{"teardown warn", rep(verdict.Warn, verdict.Pass), 0},
+		{"teardown error", rep(verdict.Error, verdict.Pass), 2},
+		{"interrupted", func() *Report { r := rep(verdict.Pass, verdict.Pass); r.Interrupted = true; return r }(), 2},
+		{"interrupted with a fail", func() *Report { r := rep(verdict.Pass, verdict.Fail); r.Interrupted = true; return r }(), 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -402,8 +404,8 @@ func TestExitCode(t *testing.T) {
 }
 
 func TestSelect(t *testing.T) {
-	all := []cases.Case{{ID: "cancel/a"}, {ID: "cancel/b"}, {ID: "progress/a"}, {ID: "ping/a"}}
-	ids := func(cs []cases.Case) []string {
+	all := []probe.Case{{ID: "cancel/a"}, {ID: "cancel/b"}, {ID: "progress/a"}, {ID: "ping/a"}}
+	ids := func(cs []probe.Case) []string {
 		var out []string
 		for _, c := range cs {
 			out = append(out, c.ID)
@@ -453,13 +455,13 @@ func TestRunConfigErrors(t *testing.T) {
 
 func TestRunInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
-	first := cases.Case{ID: "i/first", Versions: []string{cases.V20251125},
-		Run: func(context.Context, *cases.Env) cases.Outcome {
+	first := probe.Case{ID: "i/first", Versions: []string{spec.V20251125},
+		Run: func(context.Context, *probe.Env) verdict.Outcome {
 			cancel()
-			return cases.Passf("done")
+			return verdict.Passf("done")
 		}}
 	p, _ := profile.Builtin(profile.Reference)
-	rep, err := Run(ctx, Config{Target: reference(), Profile: p, Cases: []cases.Case{first, pingCase("i/second")}})
+	rep, err := Run(ctx, Config{Target: reference(), Profile: p, Cases: []probe.Case{first, pingCase("i/second")}})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
@@ -468,10 +470,10 @@ func TestRunInterrupted(t *testing.T) {
 	}
 	// The case and the interruption race, so its verdict may be either;
 	// what matters is that the cut-short teardown is not graded.
-	if r := rep.Results[0]; !r.Interrupted || (r.Outcome.Verdict != cases.Pass && r.Outcome.Verdict != cases.Error) {
+	if r := rep.Results[0]; !r.Interrupted || (r.Outcome.Verdict != verdict.Pass && r.Outcome.Verdict != verdict.Error) {
 		t.Errorf("result = %+v", r)
 	}
-	if !rep.Interrupted || rep.Teardown.Verdict != cases.Skip || rep.ExitCode() != 2 {
+	if !rep.Interrupted || rep.Teardown.Verdict != verdict.Skip || rep.ExitCode() != 2 {
 		t.Errorf("interrupted %v, teardown %+v, exit code %d", rep.Interrupted, rep.Teardown, rep.ExitCode())
 	}
 }
@@ -481,11 +483,11 @@ func TestRunInterrupted(t *testing.T) {
 // the run deadline, and the run is reported, not silently cut short. With
 // Jobs 2 the two waiting cases fill the slots, so the others cannot start.
 func TestRunTimeout(t *testing.T) {
-	waits := func(id string) cases.Case {
-		return cases.Case{ID: id, Versions: []string{cases.V20251125},
-			Run: func(ctx context.Context, e *cases.Env) cases.Outcome {
+	waits := func(id string) probe.Case {
+		return probe.Case{ID: id, Versions: []string{spec.V20251125},
+			Run: func(ctx context.Context, e *probe.Env) verdict.Outcome {
 				<-ctx.Done()
-				return cases.Errorf("stopped: %v", ctx.Err())
+				return verdict.Errorf("stopped: %v", ctx.Err())
 			}}
 	}
 	for _, jobs := range []int{1, 2} {
@@ -493,7 +495,7 @@ func TestRunTimeout(t *testing.T) {
 			p, _ := profile.Builtin(profile.Reference)
 			rep, err := Run(context.Background(), Config{Target: reference(), Profile: p, CaseTimeout: time.Minute, // safety net only
 				RunTimeout: 100 * time.Millisecond, Jobs: jobs,
-				Cases: []cases.Case{waits("t/waits"), waits("t/waits-too"), pingCase("t/third"), pingCase("t/fourth")}})
+				Cases: []probe.Case{waits("t/waits"), waits("t/waits-too"), pingCase("t/third"), pingCase("t/fourth")}})
 			if !errors.Is(err, ErrRunDeadline) {
 				t.Fatalf("err = %v, want ErrRunDeadline", err)
 			}
@@ -507,11 +509,11 @@ func TestRunTimeout(t *testing.T) {
 				if want == "" || (jobs == 1 && i == 1) {
 					want = "not run: run deadline reached"
 				}
-				if r.Outcome.Verdict != cases.Error || !strings.Contains(r.Outcome.Summary, want) {
+				if r.Outcome.Verdict != verdict.Error || !strings.Contains(r.Outcome.Summary, want) {
 					t.Errorf("%s: %s %q, want an error with %q", r.ID, r.Outcome.Verdict, r.Outcome.Summary, want)
 				}
 			}
-			if !rep.Interrupted || rep.ExitCode() != 2 || rep.Counts[cases.Error] != 4 {
+			if !rep.Interrupted || rep.ExitCode() != 2 || rep.Counts[verdict.Error] != 4 {
 				t.Errorf("interrupted %v, exit code %d, counts %v", rep.Interrupted, rep.ExitCode(), rep.Counts)
 			}
 		})
@@ -521,20 +523,20 @@ func TestRunTimeout(t *testing.T) {
 // TestChronologyCapIsNoPass: a case whose chronology reached its cap
 // cannot pass on that evidence; a fail it found stands.
 func TestChronologyCapIsNoPass(t *testing.T) {
-	flood := func(id string, o cases.Outcome) cases.Case {
-		return cases.Case{ID: id, Versions: []string{cases.V20251125},
-			Run: func(_ context.Context, e *cases.Env) cases.Outcome {
+	flood := func(id string, o verdict.Outcome) probe.Case {
+		return probe.Case{ID: id, Versions: []string{spec.V20251125},
+			Run: func(_ context.Context, e *probe.Env) verdict.Outcome {
 				for range chrono.DefaultMaxEvents {
 					e.Log.Harness(chrono.KindNote, "test", "flood")
 				}
 				return o
 			}}
 	}
-	rep := run(t, Config{Cases: []cases.Case{
-		flood("c/pass", cases.Passf("looked fine")),
-		flood("c/fail", cases.Violation(cases.Fail, "PRG-4", []string{"increase"}, "decrease", 0)),
+	rep := run(t, Config{Cases: []probe.Case{
+		flood("c/pass", verdict.Passf("looked fine")),
+		flood("c/fail", verdict.Broken(spec.V20251125, verdict.Req("PRG-4"), []string{"increase"}, "decrease", 0)),
 	}})
-	if r := rep.Results[0]; r.Outcome.Verdict != cases.Error || !strings.Contains(r.Outcome.Summary, "cap of") {
+	if r := rep.Results[0]; r.Outcome.Verdict != verdict.Error || !strings.Contains(r.Outcome.Summary, "cap of") {
 		t.Errorf("capped pass: %s %q", r.Outcome.Verdict, r.Outcome.Summary)
 	}
 	// The cap is an explicit event of the chronology itself.
@@ -547,7 +549,7 @@ func TestChronologyCapIsNoPass(t *testing.T) {
 	if capEvents != 1 {
 		t.Errorf("%d cap events in the chronology, want 1", capEvents)
 	}
-	if r := rep.Results[1]; r.Outcome.Verdict != cases.Fail {
+	if r := rep.Results[1]; r.Outcome.Verdict != verdict.Fail {
 		t.Errorf("capped fail: %s %q, want the fail to stand", r.Outcome.Verdict, r.Outcome.Summary)
 	}
 }

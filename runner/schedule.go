@@ -7,9 +7,10 @@ import (
 	"runtime"
 	"sync"
 
-	"github.com/mcpflight/mcpflight/cases"
 	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/probe"
 	"github.com/mcpflight/mcpflight/transport"
+	"github.com/mcpflight/mcpflight/verdict"
 )
 
 // Watcher is told of a run as it goes (Config.Watch). The runner calls
@@ -21,7 +22,7 @@ type Watcher interface {
 	// start time, and no results.
 	Began(header Report)
 	// Started is called when case i (an index into Config.Cases) begins.
-	Started(i int, c cases.Case)
+	Started(i int, c probe.Case)
 	// Finished is called with case i's final result (its teardown over,
 	// --strict applied), in the order the cases finish. A case not run
 	// (after a target that cannot be reached, or at the run deadline) is
@@ -142,7 +143,7 @@ func (s slots) mayStart(next int) bool {
 type noWatcher struct{}
 
 func (noWatcher) Began(Report)            {}
-func (noWatcher) Started(int, cases.Case) {}
+func (noWatcher) Started(int, probe.Case) {}
 func (noWatcher) Finished(int, Result)    {}
 
 // runCases runs cfg.Cases, cfg.Jobs at a time, and fills rep's results,
@@ -239,15 +240,15 @@ func runCases(ctx context.Context, cfg Config, rep *Report) error {
 		}
 		move(ev.i, over)
 		res := ev.res
-		if cfg.Strict && res.Outcome.Verdict == cases.Warn {
-			res.Outcome.Verdict = cases.Fail
+		if cfg.Strict && res.Outcome.Verdict == verdict.Warn {
+			res.Outcome.Verdict = verdict.Fail
 			res.Outcome.Summary += " (warn under --strict)"
 		}
 		switch v := res.Outcome.Verdict; {
 		case res.TargetMissing:
 			// Every other case would fail the same way: say it once.
 			stopped = true
-		case res.HadSession() && v != cases.Error && v != cases.Skip:
+		case res.HadSession() && v != verdict.Error && v != verdict.Skip:
 			// A case that needs no handshake reached the target.
 			sl.contact = true
 		}
@@ -284,21 +285,21 @@ func notRun(ctx context.Context, cfg Config, rep *Report, next int, watch Watche
 	}
 	var (
 		runErr error
-		mark   func(cases.Case) Result
+		mark   func(probe.Case) Result
 	)
 	cause := context.Cause(ctx)
 	switch {
 	case missing != "":
-		mark = func(c cases.Case) Result {
+		mark = func(c probe.Case) Result {
 			return Result{ID: c.ID, Title: c.Title, Area: c.Area(), Reqs: c.Reqs, Transport: cfg.Target.Transport,
-				Outcome: cases.Skipf("not run: the target could not be started or reached (see %s)", missing)}
+				Outcome: verdict.Skipf("not run: the target could not be started or reached (see %s)", missing)}
 		}
 	case errors.Is(cause, ErrRunDeadline):
 		runErr = fmt.Errorf("runner: %w, before %s", cause, rest[0].ID)
 		// Reported, not silently left out: each is an error.
-		mark = func(c cases.Case) Result {
+		mark = func(c probe.Case) Result {
 			return Result{ID: c.ID, Title: c.Title, Area: c.Area(), Reqs: c.Reqs, Transport: cfg.Target.Transport,
-				Interrupted: true, Outcome: cases.Errorf("not run: %v", cause)}
+				Interrupted: true, Outcome: verdict.Errorf("not run: %v", cause)}
 		}
 	default:
 		return fmt.Errorf("runner: run interrupted before %s: %w", rest[0].ID, ctx.Err())

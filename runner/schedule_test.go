@@ -13,11 +13,13 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/mcpflight/mcpflight/cases"
 	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/probe"
 	"github.com/mcpflight/mcpflight/profile"
 	"github.com/mcpflight/mcpflight/refserver"
+	"github.com/mcpflight/mcpflight/spec"
 	"github.com/mcpflight/mcpflight/transport"
+	"github.com/mcpflight/mcpflight/verdict"
 )
 
 // safetyNet bounds waits that only a broken scheduler would reach; it
@@ -46,7 +48,7 @@ func (r *recorder) Began(h Report) {
 	r.calls = append(r.calls, "began "+h.Target)
 }
 
-func (r *recorder) Started(i int, c cases.Case) {
+func (r *recorder) Started(i int, c probe.Case) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.calls = append(r.calls, fmt.Sprintf("started %d %s", i, c.ID))
@@ -85,20 +87,20 @@ func named() Target {
 // first handshake in catalogue order, not the first to finish.
 func TestJobsResultsInCatalogueOrder(t *testing.T) {
 	rec := newRecorder(3)
-	noHandshake := fixed("o/no-handshake", cases.Needs{NoHandshake: true}, cases.Passf("no handshake"))
-	waits := cases.Case{ID: "o/waits", Versions: []string{cases.V20251125},
-		Run: func(ctx context.Context, e *cases.Env) cases.Outcome {
+	noHandshake := fixed("o/no-handshake", probe.Needs{NoHandshake: true}, verdict.Passf("no handshake"))
+	waits := probe.Case{ID: "o/waits", Versions: []string{spec.V20251125},
+		Run: func(ctx context.Context, e *probe.Env) verdict.Outcome {
 			// Finishes only after the next case has.
 			select {
 			case <-rec.finished[2]:
-				return cases.Passf("after o/quick")
+				return verdict.Passf("after o/quick")
 			case <-ctx.Done():
-				return cases.Errorf("o/quick did not finish first: %v", ctx.Err())
+				return verdict.Errorf("o/quick did not finish first: %v", ctx.Err())
 			}
 		}}
 	quick := pingCase("o/quick")
 	rep := run(t, Config{Target: named(), Jobs: 3, CaseTimeout: safetyNet, Watch: rec,
-		Cases: []cases.Case{noHandshake, waits, quick}})
+		Cases: []probe.Case{noHandshake, waits, quick}})
 
 	want := []string{"pass: no handshake", "pass: after o/quick", "pass: ping answered"}
 	if diff := cmp.Diff(want, verdicts(rep)); diff != "" {
@@ -168,7 +170,7 @@ func TestJobsTeardownOverlaps(t *testing.T) {
 				closeTimeout = 50 * time.Millisecond // the control: nothing can come before it
 			}
 			rep := run(t, Config{Target: target, Jobs: jobs, CloseTimeout: closeTimeout,
-				Cases: []cases.Case{pingCase("t/slow-teardown"), pingCase("t/next"), pingCase("t/after")}})
+				Cases: []probe.Case{pingCase("t/slow-teardown"), pingCase("t/next"), pingCase("t/after")}})
 
 			if got, want := overlapped.Load(), jobs > 1; got != want {
 				t.Errorf("the next case's session opened during the slow teardown: %v, want %v", got, want)
@@ -180,7 +182,7 @@ func TestJobsTeardownOverlaps(t *testing.T) {
 			if jobs > 1 && !hasNote(first.Events, "next case dialled during the teardown") {
 				t.Errorf("the slow case's chronology lacks the overlap:\n%v", first.Events)
 			}
-			if g := rep.Teardown; g.Verdict != cases.Warn || g.Worst != transport.StepSIGTERM || g.Steps[transport.StepSIGTERM] != 1 || g.Sessions != 3 {
+			if g := rep.Teardown; g.Verdict != verdict.Warn || g.Worst != transport.StepSIGTERM || g.Steps[transport.StepSIGTERM] != 1 || g.Sessions != 3 {
 				t.Errorf("teardown grade %+v, want a warn for one SIGTERM of 3 sessions", g)
 			}
 			if diff := cmp.Diff([]string{"pass: ping answered", "pass: ping answered", "pass: ping answered"}, verdicts(rep)); diff != "" {
@@ -240,7 +242,7 @@ func TestJobsTargetMissing(t *testing.T) {
 			return nil, fmt.Errorf("start: %w", transport.ErrExecutableNotFound)
 		}}
 		rep := run(t, Config{Target: target, Jobs: jobs,
-			Cases: []cases.Case{fixed("m/static-skip", cases.Needs{HTTP: true}, cases.Passf("ran")), pingCase("m/a"), pingCase("m/b"), pingCase("m/c")}})
+			Cases: []probe.Case{fixed("m/static-skip", probe.Needs{HTTP: true}, verdict.Passf("ran")), pingCase("m/a"), pingCase("m/b"), pingCase("m/c")}})
 		if n := dials.Load(); n != 1 {
 			t.Errorf("jobs %d: %d dials, want 1", jobs, n)
 		}
@@ -265,12 +267,12 @@ func TestJobsInterrupted(t *testing.T) {
 	defer cancel()
 	var started sync.WaitGroup
 	started.Add(2)
-	waiting := func(id string) cases.Case {
-		return cases.Case{ID: id, Versions: []string{cases.V20251125},
-			Run: func(ctx context.Context, e *cases.Env) cases.Outcome {
+	waiting := func(id string) probe.Case {
+		return probe.Case{ID: id, Versions: []string{spec.V20251125},
+			Run: func(ctx context.Context, e *probe.Env) verdict.Outcome {
 				started.Done()
 				<-ctx.Done()
-				return cases.Errorf("stopped: %v", ctx.Err())
+				return verdict.Errorf("stopped: %v", ctx.Err())
 			}}
 	}
 	go func() {
@@ -279,7 +281,7 @@ func TestJobsInterrupted(t *testing.T) {
 	}()
 	p, _ := profile.Builtin(profile.Reference)
 	rep, err := Run(ctx, Config{Target: reference(), Profile: p, Jobs: 2, CaseTimeout: safetyNet,
-		Cases: []cases.Case{pingCase("i/contact"), waiting("i/w1"), waiting("i/w2"), pingCase("i/never")}})
+		Cases: []probe.Case{pingCase("i/contact"), waiting("i/w1"), waiting("i/w2"), pingCase("i/never")}})
 	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "before i/never") {
 		t.Fatalf("err = %v, want context.Canceled before i/never", err)
 	}
@@ -287,7 +289,7 @@ func TestJobsInterrupted(t *testing.T) {
 		t.Fatalf("%d results, want the 3 started: %q", len(rep.Results), verdicts(rep))
 	}
 	for _, r := range rep.Results[1:] {
-		if !r.Interrupted || r.Outcome.Verdict != cases.Error {
+		if !r.Interrupted || r.Outcome.Verdict != verdict.Error {
 			t.Errorf("%s: interrupted %v, %s %q", r.ID, r.Interrupted, r.Outcome.Verdict, r.Outcome.Summary)
 		}
 	}
@@ -322,20 +324,20 @@ func TestPerCaseServers(t *testing.T) {
 				released = append(released, name)
 			}, nil
 		}}
-	second := cases.Case{ID: "p/second", Versions: []string{cases.V20251125},
-		Run: func(ctx context.Context, e *cases.Env) cases.Outcome {
+	second := probe.Case{ID: "p/second", Versions: []string{spec.V20251125},
+		Run: func(ctx context.Context, e *probe.Env) verdict.Outcome {
 			other, err := e.Open(ctx)
 			if err != nil {
-				return cases.Errorf("%v", err)
+				return verdict.Errorf("%v", err)
 			}
 			a, b := e.S.Server().ServerInfo.Name, other.Server().ServerInfo.Name
 			if a != b {
-				return cases.Errorf("second session on %s, first on %s", b, a)
+				return verdict.Errorf("second session on %s, first on %s", b, a)
 			}
-			return cases.Passf("both on one server")
+			return verdict.Passf("both on one server")
 		}}
-	rep := run(t, Config{Target: target, Jobs: 1, Cases: []cases.Case{
-		pingCase("p/a"), fixed("p/static-skip", cases.Needs{Stdio: true}, cases.Passf("ran")), second, pingCase("p/b")}})
+	rep := run(t, Config{Target: target, Jobs: 1, Cases: []probe.Case{
+		pingCase("p/a"), fixed("p/static-skip", probe.Needs{Stdio: true}, verdict.Passf("ran")), second, pingCase("p/b")}})
 	if diff := cmp.Diff([]string{"pass: ping answered", "skip: needs the stdio transport; the target uses inprocess",
 		"pass: both on one server", "pass: ping answered"}, verdicts(rep)); diff != "" {
 		t.Errorf("verdicts (-want +got):\n%s", diff)

@@ -3,8 +3,8 @@ package runner
 import (
 	"fmt"
 
-	"github.com/mcpflight/mcpflight/cases"
 	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/verdict"
 	"github.com/mcpflight/mcpflight/wireschema"
 )
 
@@ -73,7 +73,7 @@ func checkSchema(version string, res Result) Result {
 		return res
 	}
 	res.Schema = CaseSchema{Checked: r.Checked, Unchecked: r.Unchecked, Violations: r.Violations}
-	if res.Outcome.Verdict != cases.Error || len(r.Violations) == 0 {
+	if res.Outcome.Verdict != verdict.Error || len(r.Violations) == 0 {
 		return res
 	}
 	v := r.Violations[0]
@@ -88,8 +88,8 @@ func checkSchema(version string, res Result) Result {
 
 // schemaFail is the fail of a case that ended in error (was) with v in
 // its chronology.
-func schemaFail(v wireschema.Violation, was cases.Outcome) cases.Outcome {
-	o := cases.Violation(cases.Fail, v.Requirement,
+func schemaFail(v wireschema.Violation, was verdict.Outcome) verdict.Outcome {
+	o := verdict.Broken(v.Revision, verdict.Req(v.Requirement),
 		[]string{fmt.Sprintf("every message from the target matches the %s schema; this one its %s", v.Revision, v.Definition)},
 		ViolationText(v), v.Seq)
 	o.Summary = fmt.Sprintf("%s violated: %s; the case could not conclude (it ended in error: %s)", v.Requirement, ViolationText(v), was.Summary)

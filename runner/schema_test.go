@@ -8,7 +8,10 @@ import (
 
 	"github.com/mcpflight/mcpflight/cases"
 	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/probe"
 	"github.com/mcpflight/mcpflight/profile"
+	"github.com/mcpflight/mcpflight/spec"
+	"github.com/mcpflight/mcpflight/verdict"
 )
 
 // TestSchemaFindingOncePerRun checks that a violation every case's
@@ -17,9 +20,9 @@ import (
 // non-conformant for the finding alone.
 func TestSchemaFindingOncePerRun(t *testing.T) {
 	init := `{"protocolVersion":"2025-11-25","capabilities":{"tools":"yes"},"serverInfo":{"name":"bare","version":"1"}}`
-	rep := run(t, Config{Target: bare(init, nil), Cases: []cases.Case{pingCase("ping/a"), pingCase("ping/b"), pingCase("ping/c")}})
+	rep := run(t, Config{Target: bare(init, nil), Cases: []probe.Case{pingCase("ping/a"), pingCase("ping/b"), pingCase("ping/c")}})
 	for _, r := range rep.Results {
-		if r.Outcome.Verdict != cases.Pass {
+		if r.Outcome.Verdict != verdict.Pass {
 			t.Errorf("%s: %s %s, want pass: ping works, the finding is the run's", r.ID, r.Outcome.Verdict, r.Outcome.Summary)
 		}
 	}
@@ -36,7 +39,7 @@ func TestSchemaFindingOncePerRun(t *testing.T) {
 	if rep.ExitCode() != 1 || rep.Conformant() {
 		t.Errorf("exit code %d, want 1 (non-conformant) for a schema violation", rep.ExitCode())
 	}
-	if rep.Schema.Checked == 0 || rep.Schema.Revision != cases.V20251125 {
+	if rep.Schema.Checked == 0 || rep.Schema.Revision != spec.V20251125 {
 		t.Errorf("schema report %+v: nothing checked, or the wrong revision", rep.Schema)
 	}
 }
@@ -59,10 +62,10 @@ func initResponseSeq(t *testing.T, events []chrono.Event) uint64 {
 // and that Go's unmarshal wording reaches no summary.
 func TestUndecodableHandshakeIsTheSchemaFail(t *testing.T) {
 	init := `{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":42,"version":"1"}}`
-	rep := run(t, Config{Target: bare(init, nil), Cases: []cases.Case{pingCase("ping/a"), pingCase("ping/b")}})
+	rep := run(t, Config{Target: bare(init, nil), Cases: []probe.Case{pingCase("ping/a"), pingCase("ping/b")}})
 	for _, r := range rep.Results {
 		o := r.Outcome
-		if o.Verdict != cases.Fail || o.Requirement != "RPC-2" || o.ActualSeq != initResponseSeq(t, r.Events) {
+		if o.Verdict != verdict.Fail || o.Requirement != "RPC-2" || o.ActualSeq != initResponseSeq(t, r.Events) {
 			t.Errorf("%s: %s %s (seq %d), want the RPC-2 fail at the initialize response", r.ID, o.Verdict, o.Summary, o.ActualSeq)
 		}
 		if !strings.Contains(o.Actual, "InitializeResult at /result/serverInfo/name: a number where the schema wants a string") {
@@ -74,7 +77,7 @@ func TestUndecodableHandshakeIsTheSchemaFail(t *testing.T) {
 			}
 		}
 	}
-	if rep.Counts[cases.Error] != 0 || rep.Counts[cases.Fail] != 2 {
+	if rep.Counts[verdict.Error] != 0 || rep.Counts[verdict.Fail] != 2 {
 		t.Errorf("counts %v, want 2 fail and no error", rep.Counts)
 	}
 	if len(rep.Schema.Findings) != 1 || rep.Schema.Findings[0].Pointer != "/result/serverInfo/name" || rep.Schema.Findings[0].Cases != 2 {

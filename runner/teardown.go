@@ -5,8 +5,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcpflight/mcpflight/cases"
 	"github.com/mcpflight/mcpflight/transport"
+	"github.com/mcpflight/mcpflight/verdict"
 )
 
 // TeardownGrade grades how every session of a run ended, separately from
@@ -31,7 +31,7 @@ type TeardownGrade struct {
 	// STD-7 are SHOULDs; fail under --strict), fail when SIGKILL was
 	// needed or processes were left over, and error when a teardown
 	// itself failed. With no session it is skip.
-	Verdict cases.Verdict
+	Verdict verdict.Verdict
 	// Requirement is the requirement a warn or fail cites.
 	Requirement string
 	// Summary is one line saying what happened.
@@ -78,35 +78,35 @@ func GradeTeardown(results []Result, strict bool) TeardownGrade {
 	}
 	switch {
 	case g.Sessions == 0:
-		g.Verdict, g.Summary = cases.Skip, "no session was opened"
+		g.Verdict, g.Summary = verdict.Skip, "no session was opened"
 	case g.Leftovers > 0:
-		g.Verdict, g.Requirement = cases.Fail, "STD-7"
+		g.Verdict, g.Requirement = verdict.Fail, "STD-7"
 		g.Summary = fmt.Sprintf("%d of the target's processes were still alive after teardown", g.Leftovers)
 	case g.Worst == transport.StepSIGKILL:
-		g.Verdict, g.Requirement = cases.Fail, "STD-7"
+		g.Verdict, g.Requirement = verdict.Fail, "STD-7"
 		g.Summary = fmt.Sprintf("%d of %d sessions had to be killed with SIGKILL (ignored closed stdin and SIGTERM)",
 			g.Steps[transport.StepSIGKILL], g.Sessions)
 	case len(g.Errors) > 0:
-		g.Verdict = cases.Error
+		g.Verdict = verdict.Error
 		g.Summary = fmt.Sprintf("%d of %d teardowns failed: %s", len(g.Errors), g.Sessions, strings.Join(g.Errors, "; "))
 	case g.Worst == transport.StepSIGTERM:
-		g.Verdict, g.Requirement = cases.Warn, "STD-46"
+		g.Verdict, g.Requirement = verdict.Warn, "STD-46"
 		g.Summary = fmt.Sprintf("%d of %d sessions did not exit when stdin closed and needed SIGTERM",
 			g.Steps[transport.StepSIGTERM], g.Sessions)
 	case g.Worst == transport.StepDelete:
 		// Streamable HTTP: the sessions were ended with DELETE (HTTP-54);
 		// a failed DELETE is a teardown error above.
-		g.Verdict = cases.Pass
+		g.Verdict = verdict.Pass
 		g.Summary = fmt.Sprintf("all %d sessions were ended with DELETE (or had none to end)", g.Sessions)
 	default:
-		g.Verdict = cases.Pass
+		g.Verdict = verdict.Pass
 		g.Summary = fmt.Sprintf("all %d sessions exited when their input closed", g.Sessions)
 		if g.Sessions == 1 {
 			g.Summary = "the session exited when its input closed"
 		}
 	}
-	if strict && g.Verdict == cases.Warn {
-		g.Verdict = cases.Fail
+	if strict && g.Verdict == verdict.Warn {
+		g.Verdict = verdict.Fail
 		g.Summary += " (warn under --strict)"
 	}
 	return g

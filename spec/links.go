@@ -50,9 +50,9 @@ func sourceURL(part string) string {
 	ver, page, _ := strings.Cut(key, "/")
 	switch ver {
 	case "25":
-		ver = "2025-11-25"
+		ver = V20251125
 	case "26":
-		ver = "2026-07-28"
+		ver = V20260728
 	default: // ext/..., sep2663: the tasks extension's repository
 		return "https://github.com/modelcontextprotocol/ext-tasks/tree/" + extTasksCommit
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/jsonrpc"
+	"github.com/mcpflight/mcpflight/mcp"
 )
 
 // StepDelete is the teardown rung of a Streamable HTTP connection: the
@@ -607,10 +608,10 @@ func (t *HTTP) Send(ctx context.Context, raw []byte) error {
 	t.posts++
 	n := t.posts
 	msg, derr := jsonrpc.Decode(raw)
-	if derr == nil && msg.Kind == jsonrpc.KindRequest && msg.Method == "initialize" {
+	if derr == nil && msg.Kind == jsonrpc.KindRequest && msg.Method == mcp.MethodInitialize {
 		t.initKeys[msg.ID.Key()] = true
 	}
-	if derr == nil && msg.Kind == jsonrpc.KindNotification && msg.Method == "notifications/cancelled" {
+	if derr == nil && msg.Kind == jsonrpc.KindNotification && msg.Method == mcp.NotificationCancelled {
 		// A request we cancelled expects no answer: its stream is not
 		// reconnected when it ends.
 		var p struct {
@@ -735,7 +736,7 @@ func (t *HTTP) learnSession(resp *http.Response, sent *jsonrpc.Message, channel 
 		return
 	}
 	t.mu.Lock()
-	isInit := sent != nil && sent.Kind == jsonrpc.KindRequest && sent.Method == "initialize"
+	isInit := sent != nil && sent.Kind == jsonrpc.KindRequest && sent.Method == mcp.MethodInitialize
 	take := t.sessionID == "" || isInit
 	t.mu.Unlock()
 	if !take {

@@ -1,6 +1,18 @@
 // Package transport moves JSON-RPC frames between the harness and a peer,
 // and records every frame in the chronology. It knows framing, processes and
-// connections; it knows nothing of MCP methods.
+// connections, and of MCP methods only the two names the Streamable HTTP
+// transport itself is defined by (mcp.MethodInitialize and
+// mcp.NotificationCancelled), for these reasons:
+//
+//   - initialize: the session ID (HTTP-46, HTTP-50) and the
+//     MCP-Protocol-Version header (HTTP-56) are learned from the answer to
+//     the POST that carried initialize, and a new initialize after a 404
+//     starts a new session (HTTP-53);
+//   - notifications/cancelled: a request we cancelled expects no answer,
+//     so its SSE stream is not resumed with Last-Event-ID when it ends
+//     (HTTP-25, CAN-8).
+//
+// The stdio transport knows no method at all.
 package transport
 
 import (

@@ -10,6 +10,7 @@ import (
 	"github.com/mcpflight/mcpflight/contrib/gosdkcontrol"
 	"github.com/mcpflight/mcpflight/control"
 	"github.com/mcpflight/mcpflight/jsonrpc"
+	"github.com/mcpflight/mcpflight/mcp"
 	"github.com/mcpflight/mcpflight/peer"
 	"github.com/mcpflight/mcpflight/transport"
 )
@@ -19,9 +20,9 @@ import (
 func TestWireNames(t *testing.T) {
 	for _, n := range [][2]string{
 		{gosdkcontrol.Capability, control.Capability},
-		{gosdkcontrol.MethodAwait, control.MethodAwait},
-		{gosdkcontrol.MethodRelease, control.MethodRelease},
-		{gosdkcontrol.MethodCounters, control.MethodCounters},
+		{gosdkcontrol.MethodAwait, mcp.MethodControlAwait},
+		{gosdkcontrol.MethodRelease, mcp.MethodControlRelease},
+		{gosdkcontrol.MethodCounters, mcp.MethodControlCounters},
 	} {
 		if n[0] != n[1] {
 			t.Errorf("gosdkcontrol says %q, the checker %q", n[0], n[1])
@@ -66,7 +67,7 @@ func TestControlledCall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !control.RequestIDIs(r.RequestID, call.ID) {
+	if r.RequestID != call.ID {
 		t.Errorf("k/step/1 names request %s, want %s", r.RequestID, call.ID)
 	}
 	if err := sess.Cancel(ctx, call, "test"); err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mcpflight/mcpflight/cases"
+	"github.com/mcpflight/mcpflight/probe"
 	"github.com/mcpflight/mcpflight/refserver"
 	"github.com/mcpflight/mcpflight/transport"
 )
@@ -180,7 +181,7 @@ func TestCasesList(t *testing.T) {
 
 func TestNeedsList(t *testing.T) {
 	t.Parallel()
-	got := NeedsList(cases.Needs{SlowTool: true, Control: true, Capabilities: []string{"logging"}, Stdio: true})
+	got := NeedsList(probe.Needs{SlowTool: true, Control: true, Capabilities: []string{"logging"}, Stdio: true})
 	want := []string{"slow-tool", "control", "capability:logging", "stdio"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("NeedsList (-want +got):\n%s", diff)

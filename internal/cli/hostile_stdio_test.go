@@ -376,12 +376,12 @@ func TestHostileStdioNeverAnswers(t *testing.T) {
 	r.rssCap(t, 128)
 }
 
-// TestHostileStdioIgnoreSIGTERM: the teardown case warns STD-46, the
+// TestHostileStdioIgnoreSIGTERM: the teardown case warns STD-7 (STD-46 is 2026-07-28's), the
 // run's teardown grade is SIGKILL, and the unaffected case passes.
 func TestHostileStdioIgnoreSIGTERM(t *testing.T) {
 	t.Parallel()
 	r := runZoo(t, hostile.IgnoreSIGTERM, "1m", nil, casePing, caseTeardown)
-	r.expect(t, caseTeardown, "warn", "STD-46", "SIGKILL")
+	r.expect(t, caseTeardown, "warn", "STD-7", "SIGKILL")
 	r.passes(t, casePing)
 	if td := r.rep.Teardown; td.Worst != "SIGKILL" || td.Leftovers != 0 {
 		t.Errorf("teardown grade %+v, want SIGKILL with no leftovers", td)

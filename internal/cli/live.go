@@ -7,9 +7,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcpflight/mcpflight/cases"
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/peer"
+	"github.com/mcpflight/mcpflight/probe"
 	"github.com/mcpflight/mcpflight/report"
 	"github.com/mcpflight/mcpflight/runner"
 )
@@ -98,7 +98,7 @@ func (l *liveOutput) tick() {
 }
 
 // Started implements runner.Watcher.
-func (l *liveOutput) Started(i int, c cases.Case) {
+func (l *liveOutput) Started(i int, c probe.Case) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.running = append(l.running, runningCase{i, c.ID})

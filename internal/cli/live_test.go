@@ -10,12 +10,14 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/mcpflight/mcpflight/cases"
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/peer"
+	"github.com/mcpflight/mcpflight/probe"
 	"github.com/mcpflight/mcpflight/report"
 	"github.com/mcpflight/mcpflight/runner"
+	"github.com/mcpflight/mcpflight/spec"
 	"github.com/mcpflight/mcpflight/transport"
+	"github.com/mcpflight/mcpflight/verdict"
 )
 
 // screen renders what a terminal shows after out: '\r' returns to the
@@ -71,9 +73,9 @@ func screen(t *testing.T, out string) (lines []string, widest int) {
 // liveRun is a run as a Watcher sees it: its header, and its results in
 // catalogue order (the first has no handshake, the second names the
 // server), over two areas.
-func liveRun(verdicts ...cases.Verdict) (runner.Report, []runner.Result) {
+func liveRun(verdicts ...verdict.Verdict) (runner.Report, []runner.Result) {
 	server := &peer.Implementation{Name: "srv", Version: "1"}
-	header := runner.Report{Target: "t", Transport: runner.TransportStdio, Version: cases.V20251125, Profile: "reference", Started: time.Now()}
+	header := runner.Report{Target: "t", Transport: runner.TransportStdio, Version: spec.V20251125, Profile: "reference", Started: time.Now()}
 	var results []runner.Result
 	for i, v := range verdicts {
 		area := "alpha"
@@ -81,10 +83,10 @@ func liveRun(verdicts ...cases.Verdict) (runner.Report, []runner.Result) {
 			area = "beta"
 		}
 		r := runner.Result{ID: fmt.Sprintf("%s/case-%d", area, i), Title: "title", Area: area, Transport: runner.TransportStdio,
-			Outcome:  cases.Outcome{Verdict: v, Summary: "summary " + string(v)},
+			Outcome:  verdict.Outcome{Verdict: v, Summary: "summary " + string(v)},
 			Teardown: transport.Teardown{ExitedAfter: transport.StepCloseInput}}
-		if v == cases.Fail {
-			r.Outcome = cases.Violation(cases.Fail, "PNG-1", []string{"an empty result"}, "an error", 0)
+		if v == verdict.Fail {
+			r.Outcome = verdict.Broken(spec.V20251125, verdict.Req("PNG-1"), []string{"an empty result"}, "an error", 0)
 		}
 		if i > 0 {
 			r.Server = server
@@ -98,7 +100,7 @@ func liveRun(verdicts ...cases.Verdict) (runner.Report, []runner.Result) {
 func finalReport(header runner.Report, results []runner.Result) *runner.Report {
 	rep := header
 	rep.Results = results
-	rep.Counts = map[cases.Verdict]int{}
+	rep.Counts = map[verdict.Verdict]int{}
 	for _, r := range results {
 		rep.Counts[r.Outcome.Verdict]++
 		if rep.Server == nil {
@@ -115,7 +117,7 @@ func finalReport(header runner.Report, results []runner.Result) *runner.Report {
 func feed(l *liveOutput, header runner.Report, results []runner.Result, order []int) {
 	l.Began(header)
 	for i, r := range results {
-		l.Started(i, cases.Case{ID: r.ID})
+		l.Started(i, probe.Case{ID: r.ID})
 	}
 	for _, i := range order {
 		l.Finished(i, results[i])
@@ -128,10 +130,10 @@ func feed(l *liveOutput, header runner.Report, results []runner.Result, order []
 // the terminal and gone at the end.
 func TestLiveOutputIsTheTextReport(t *testing.T) {
 	t.Parallel()
-	all := []cases.Verdict{cases.Skip, cases.Pass, cases.Fail, cases.Warn, cases.Pass}
+	all := []verdict.Verdict{verdict.Skip, verdict.Pass, verdict.Fail, verdict.Warn, verdict.Pass}
 	tests := []struct {
 		name     string
-		verdicts []cases.Verdict
+		verdicts []verdict.Verdict
 		order    []int
 		// ran is how many results the final report has (an interrupted
 		// run reports the cases that started).
@@ -141,7 +143,7 @@ func TestLiveOutputIsTheTextReport(t *testing.T) {
 		{"out of order", all, []int{4, 2, 0, 3, 1}, 5},
 		{"server known last", all, []int{2, 3, 4, 0, 1}, 5},
 		{"interrupted", all, []int{3, 0}, 4},
-		{"no handshake anywhere", []cases.Verdict{cases.Skip}, []int{0}, 1},
+		{"no handshake anywhere", []verdict.Verdict{verdict.Skip}, []int{0}, 1},
 	}
 	for _, tt := range tests {
 		for _, terminal := range []bool{false, true} {
@@ -197,7 +199,7 @@ func maxLineWidth(s string) int {
 // line even on a terminal.
 func TestLiveOutputQuiet(t *testing.T) {
 	t.Parallel()
-	header, results := liveRun(cases.Pass, cases.Fail)
+	header, results := liveRun(verdict.Pass, verdict.Fail)
 	var out bytes.Buffer
 	l := newLiveOutput(&out, len(results), report.TextOptions{}, true, true, 80, chrono.NewRedactor())
 	feed(l, header, results, []int{1, 0})

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpflight/mcpflight/cases"
 	"github.com/mcpflight/mcpflight/internal/hostile"
+	"github.com/mcpflight/mcpflight/probe"
 	"github.com/mcpflight/mcpflight/refserver"
 )
 
@@ -200,7 +201,7 @@ func (e Env) listCases(args []string) (int, error) {
 
 // NeedsList names what a case needs of the target: slow-tool,
 // effect-tool, log-tool, control, capability:NAME, no-handshake, stdio.
-func NeedsList(n cases.Needs) []string {
+func NeedsList(n probe.Needs) []string {
 	var out []string
 	add := func(on bool, name string) {
 		if on {

@@ -1,4 +1,4 @@
-package cases
+package probe
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/control"
 	"github.com/mcpflight/mcpflight/jsonrpc"
+	"github.com/mcpflight/mcpflight/mcp"
 	"github.com/mcpflight/mcpflight/peer"
 	"github.com/mcpflight/mcpflight/transport"
 )
@@ -39,6 +40,12 @@ type Op struct {
 	Key   string
 	Steps int
 	e     *Env
+}
+
+// Follow makes an Op of a call the case started itself (a slow tool with
+// arguments of its own), with the key and step count of its checkpoints.
+func (e *Env) Follow(call *peer.Call, key string, steps int) *Op {
+	return &Op{Call: call, Key: key, Steps: steps, e: e}
 }
 
 // ErrNoControl reports a step that needs the control extension.
@@ -74,7 +81,7 @@ func (e *Env) StartSlow(ctx context.Context, spec SlowSpec) (*Op, error) {
 	case spec.Progress:
 		opts = append(opts, peer.WithProgress())
 	}
-	call, err := e.S.Start(ctx, "tools/call", map[string]any{"name": e.Profile.Slow.Name, "arguments": args}, opts...)
+	call, err := e.S.Start(ctx, mcp.MethodToolsCall, map[string]any{"name": e.Profile.Slow.Name, "arguments": args}, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("starting %s: %w", e.Profile.Slow.Name, err)
 	}
@@ -147,16 +154,16 @@ func (o *Op) AtStep(ctx context.Context, n int) error {
 				return err
 			}
 		}
-		wctx, cancel := context.WithTimeout(ctx, o.e.Grace)
+		wctx, cancel := context.WithTimeout(ctx, o.e.Patience())
 		defer cancel()
 		_, err := o.Checkpoint(wctx, fmt.Sprintf("step/%d", n))
 		if err != nil && ctx.Err() == nil && wctx.Err() != nil {
 			if cerr := o.callFailed(); cerr != nil {
 				return fmt.Errorf("the call failed before step %d: %w", n, cerr)
 			}
-			return fmt.Errorf("%w: step %d within %v", ErrNotReached, n, o.e.Grace)
+			return fmt.Errorf("%w: step %d within %v", ErrNotReached, n, o.e.Patience())
 		}
-		if err == nil && o.e.separateStreams() && o.Call.Token.IsValid() {
+		if err == nil && o.e.SeparateStreams() && o.Call.Token.IsValid() {
 			// Over HTTP the await's answer and the call's progress travel
 			// on different streams: the checkpoint says the progress was
 			// sent, so wait until it has also been read.
@@ -165,7 +172,7 @@ func (o *Op) AtStep(ctx context.Context, n int) error {
 				if cerr := o.callFailed(); cerr != nil {
 					return fmt.Errorf("the call failed before its progress %d arrived: %w", n, cerr)
 				}
-				return fmt.Errorf("%w: progress %d of a reached step/%d never arrived within %v", ErrNotReached, n, n, o.e.Grace)
+				return fmt.Errorf("%w: progress %d of a reached step/%d never arrived within %v", ErrNotReached, n, n, o.e.Patience())
 			}
 		}
 		return err
@@ -196,10 +203,29 @@ func (o *Op) callFailed() error {
 	return nil
 }
 
+// WaitAnyProgress waits, at most Env.Patience, until n progress
+// notifications have been read since the call was sent, whatever token
+// they name: for a case that runs one call at a time.
+func (o *Op) WaitAnyProgress(ctx context.Context, n int) error {
+	if n <= 0 {
+		return nil
+	}
+	wctx, cancel := context.WithTimeout(ctx, o.e.Patience())
+	defer cancel()
+	seen := 0
+	_, err := o.e.Log.WaitFor(wctx, o.Call.SentSeq, func(ev chrono.Event) bool {
+		if ev.Dir == chrono.In && AnyProgress(ev) {
+			seen++
+		}
+		return seen >= n
+	})
+	return err
+}
+
 // waitProgress waits until n progress notifications for the call's token
 // have been read.
 func (o *Op) waitProgress(ctx context.Context, n int) error {
-	isMine := progressFor(o.Call.Token)
+	isMine := ProgressFor(o.Call.Token)
 	seen := 0
 	_, err := o.e.Log.WaitFor(ctx, 0, func(ev chrono.Event) bool {
 		if ev.Dir == chrono.In && isMine(ev) {
@@ -240,7 +266,7 @@ func (o *Op) waitStreamProgress(ctx context.Context, n int) error {
 	}
 	seen := 0
 	_, err := o.e.Log.WaitFor(ctx, 0, func(ev chrono.Event) bool {
-		if ev.Dir == chrono.In && ev.Channel == "SSE "+stream && anyProgress(ev) {
+		if ev.Dir == chrono.In && ev.Channel == "SSE "+stream && AnyProgress(ev) {
 			seen++
 		}
 		return seen >= n
@@ -248,33 +274,33 @@ func (o *Op) waitStreamProgress(ctx context.Context, n int) error {
 	return err
 }
 
-// separateStreams reports whether the session's messages travel on
+// SeparateStreams reports whether the session's messages travel on
 // independent streams (Streamable HTTP), so that the order in which two
 // answers are read says nothing about the order they were sent.
-func (e *Env) separateStreams() bool {
+func (e *Env) SeparateStreams() bool {
 	_, ok := e.S.Conn().(*transport.HTTP)
 	return ok
 }
 
 // ErrNotReached reports that a controlled operation did not reach a
-// checkpoint within the grace window, although nothing held it back.
+// checkpoint within Env.Patience, although nothing held it back.
 var ErrNotReached = errors.New("operation did not reach its checkpoint")
 
 // ErrNotSettled reports that an operation did not reach its end within
-// the grace window after it should have stopped.
+// Env.Patience after it should have stopped.
 var ErrNotSettled = errors.New("operation did not reach its end checkpoint")
 
 // Settle waits until everything the operation will ever send is on the
 // wire. On a controlled target that is the KEY/end checkpoint (bounded by
-// the grace window); elsewhere it is the grace window itself, recorded as
+// Env.Patience); elsewhere it is the grace window itself, recorded as
 // a deadline event: an observation window, not a synchronisation.
 func (o *Op) Settle(ctx context.Context) (control.Reached, error) {
 	if o.e.Control != nil {
-		wctx, cancel := context.WithTimeout(ctx, o.e.Grace)
+		wctx, cancel := context.WithTimeout(ctx, o.e.Patience())
 		defer cancel()
 		r, err := o.Checkpoint(wctx, "end")
 		if err != nil && ctx.Err() == nil {
-			return r, fmt.Errorf("%w within %v: %w", ErrNotSettled, o.e.Grace, err)
+			return r, fmt.Errorf("%w within %v: %w", ErrNotSettled, o.e.Patience(), err)
 		}
 		if err == nil {
 			o.e.drainStream(wctx, o.Call.ID)
@@ -325,11 +351,11 @@ func (o *Op) OperationState(ctx context.Context) (control.Operation, control.Cou
 // CancelRaw sends notifications/cancelled with arbitrary params, for
 // unknown, duplicate and malformed cancels.
 func (e *Env) CancelRaw(ctx context.Context, params any) (uint64, error) {
-	return e.S.NotifySeq(ctx, "notifications/cancelled", params)
+	return e.S.NotifySeq(ctx, mcp.NotificationCancelled, params)
 }
 
-// frameAfter returns the first inbound frame after seq that matches.
-func (e *Env) frameAfter(seq uint64, match func(chrono.Event) bool) (chrono.Event, bool) {
+// FrameAfter returns the first inbound frame after seq that matches.
+func (e *Env) FrameAfter(seq uint64, match func(chrono.Event) bool) (chrono.Event, bool) {
 	for _, ev := range e.Log.Since(seq) {
 		if ev.Dir == chrono.In && ev.Kind == chrono.KindFrame && match(ev) {
 			return ev, true
@@ -338,34 +364,34 @@ func (e *Env) frameAfter(seq uint64, match func(chrono.Event) bool) (chrono.Even
 	return chrono.Event{}, false
 }
 
-// responseTo matches a response frame for the request ID.
-func responseTo(id jsonrpc.ID) func(chrono.Event) bool {
+// ResponseTo matches a response frame for the request ID.
+func ResponseTo(id jsonrpc.ID) func(chrono.Event) bool {
 	want := id.String()
 	return func(ev chrono.Event) bool {
 		return ev.Summary != nil && (ev.Summary.Kind == "result" || ev.Summary.Kind == "error") && ev.Summary.ID == want
 	}
 }
 
-// progressFor matches a progress notification for the token.
-func progressFor(tok jsonrpc.ProgressToken) func(chrono.Event) bool {
+// ProgressFor matches a progress notification for the token.
+func ProgressFor(tok jsonrpc.ProgressToken) func(chrono.Event) bool {
 	want := tok.String()
 	return func(ev chrono.Event) bool {
-		return ev.Summary != nil && ev.Summary.Method == "notifications/progress" && ev.Summary.Token == want
+		return ev.Summary != nil && ev.Summary.Method == mcp.NotificationProgress && ev.Summary.Token == want
 	}
 }
 
-// anyProgress matches every progress notification.
-func anyProgress(ev chrono.Event) bool {
-	return ev.Summary != nil && ev.Summary.Method == "notifications/progress"
+// AnyProgress matches every progress notification.
+func AnyProgress(ev chrono.Event) bool {
+	return ev.Summary != nil && ev.Summary.Method == mcp.NotificationProgress
 }
 
-// anyResponse matches every response frame.
-func anyResponse(ev chrono.Event) bool {
+// AnyResponse matches every response frame.
+func AnyResponse(ev chrono.Event) bool {
 	return ev.Summary != nil && (ev.Summary.Kind == "result" || ev.Summary.Kind == "error")
 }
 
-// describe renders an event for an Actual line.
-func describe(ev chrono.Event) string {
+// Describe renders an event for an Actual line.
+func Describe(ev chrono.Event) string {
 	if ev.Summary == nil {
 		return fmt.Sprintf("seq %d %s %s", ev.Seq, ev.Kind, chrono.Sanitize(ev.Text, false))
 	}
@@ -375,20 +401,4 @@ func describe(ev chrono.Event) string {
 		raw = raw[:160] + "…"
 	}
 	return fmt.Sprintf("seq %d %s %s %s", ev.Seq, ev.Channel, s.Kind, chrono.Sanitize(raw, false))
-}
-
-// Healthy pings the target after a race and fails the case when the
-// session has become unusable (CAN-11: both parties MUST handle races
-// gracefully). It returns nil when the ping succeeded.
-func (e *Env) Healthy(ctx context.Context, after string) *Outcome {
-	pctx, cancel := context.WithTimeout(ctx, 2*e.Grace+2*time.Second)
-	defer cancel()
-	seq := e.Log.Len()
-	if err := e.S.Ping(pctx); err != nil {
-		o := Violation(Fail, "CAN-11",
-			[]string{"ping answered with an empty result after " + after},
-			"ping failed: "+chrono.Sanitize(err.Error(), false), seq+1)
-		return &o
-	}
-	return nil
 }

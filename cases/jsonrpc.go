@@ -1,0 +1,135 @@
+package cases
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/mcpflight/mcpflight/jsonrpc"
+	"github.com/mcpflight/mcpflight/mcp"
+	"github.com/mcpflight/mcpflight/peer"
+	"github.com/mcpflight/mcpflight/probe"
+	"github.com/mcpflight/mcpflight/spec"
+	"github.com/mcpflight/mcpflight/verdict"
+)
+
+// jsonrpcCases cover the JSON-RPC base messages (2025-11-25 basic):
+// request IDs and notifications.
+func jsonrpcCases() []probe.Case {
+	return []probe.Case{
+		// RPC-4 MUST: "Requests MUST include a string or integer ID."
+		// RPC-8 MUST: "Result responses MUST include the same ID as the request they correspond
+		//   to."
+		{
+			ID:       "rpc/id-zero",
+			Title:    "request id 0 is answered",
+			Reqs:     []string{"RPC-4", "RPC-8"},
+			Versions: []string{spec.V20251125},
+			Sends:    "ping with id 0",
+			Expect:   "a response with the integer id 0",
+			Run: func(ctx context.Context, e *probe.Env) verdict.Outcome {
+				return pingIDs(ctx, e, jsonrpc.IntID(0))
+			},
+		},
+		// RPC-4 MUST: "Requests MUST include a string or integer ID."
+		// RPC-8 MUST: "Result responses MUST include the same ID as the request they correspond
+		//   to."
+		{
+			ID:       "rpc/string-and-integer-ids",
+			Title:    `ids "7" and 7 are different requests`,
+			Reqs:     []string{"RPC-4", "RPC-8"},
+			Versions: []string{spec.V20251125},
+			Sends:    `ping with id "7", ping with id 7, ping with id "-1" and -1, concurrently`,
+			Expect:   "each answered once, with its id's exact JSON type",
+			Run: func(ctx context.Context, e *probe.Env) verdict.Outcome {
+				return pingIDs(ctx, e, jsonrpc.StringID("7"), jsonrpc.IntID(7), jsonrpc.StringID("-1"), jsonrpc.IntID(-1))
+			},
+		},
+		// RPC-15 MUST NOT: "The receiver MUST NOT send a response."
+		// CAN-14 SHOULD: "Invalid cancellation notifications SHOULD be ignored: ▸ Unknown request
+		//   IDs ▸ Already completed requests ▸ Malformed notifications"
+		// CAN-11 MUST: "Both parties MUST handle these race conditions gracefully:"
+		// RPC-8 MUST: "Result responses MUST include the same ID as the request they correspond
+		//   to."
+		{
+			ID:       "rpc/no-response-to-notifications",
+			Title:    "notifications are never answered",
+			Reqs:     []string{"RPC-15", "CAN-14", "CAN-11", "RPC-8"},
+			Versions: []string{spec.V20251125},
+			Sends:    "notifications/initialized again, cancelled for an unknown id, progress for an unknown token, and an unknown notification",
+			Expect:   "no response of any kind; the session stays usable",
+			Run:      noResponseToNotifications,
+		},
+	}
+}
+
+func pingIDs(ctx context.Context, e *probe.Env, ids ...jsonrpc.ID) verdict.Outcome {
+	calls := make([]*peer.Call, 0, len(ids))
+	for _, id := range ids {
+		c, err := e.S.Start(ctx, mcp.MethodPing, nil, peer.WithID(id))
+		if err != nil {
+			return verdict.Errorf("%v", err)
+		}
+		calls = append(calls, c)
+	}
+	brokenPing := ""
+	for _, c := range calls {
+		wctx, cancel, _ := e.WithPatience(ctx)
+		resp, err := c.Await(wctx)
+		cancel()
+		if err != nil {
+			want := []string{fmt.Sprintf("a response whose id is exactly %s", c.ID)}
+			if ev, ok := e.FrameAfter(c.SentSeq, probe.AnyResponse); ok {
+				return e.Breaks("RPC-8", want, fmt.Sprintf("no response with id %s; the nearest response was %s", c.ID, probe.Describe(ev)), ev.Seq)
+			}
+			// Nothing answered the request at all: a valid string or
+			// integer ID was taken for none (RPC-4), the request for a
+			// notification.
+			return e.Breaks("RPC-4", want, fmt.Sprintf("no response at all for the request with id %s: it was treated as if it had no id", c.ID), 0)
+		}
+		if resp.Error != nil && brokenPing == "" {
+			// An error answer with the exact id still answers the id:
+			// what broke is ping, which ping/empty-result judges.
+			_, seq := c.Response()
+			brokenPing = probe.Describe(e.EventAt(seq))
+		}
+	}
+	if err := e.Quiesce(ctx); err != nil {
+		return verdict.Errorf("%v", err)
+	}
+	if o := e.ExtraResponses(); o != nil {
+		return *o
+	}
+	if brokenPing != "" {
+		return e.Blame("ping carrying the ids under test", probe.PingOwner,
+			"every id was answered with its exact type, but with an error: "+brokenPing)
+	}
+	return verdict.Passf("%d requests answered with their exact ids", len(ids))
+}
+
+func noResponseToNotifications(ctx context.Context, e *probe.Env) verdict.Outcome {
+	first := e.Log.Len()
+	notes := []struct {
+		method string
+		params any
+	}{
+		{mcp.NotificationInitialized, nil},
+		{mcp.NotificationCancelled, map[string]any{"requestId": "mcpflight-never-sent", "reason": "probe"}},
+		{mcp.NotificationProgress, map[string]any{"progressToken": "mcpflight-never-issued", "progress": 1}},
+		{"notifications/mcpflight/unknown", map[string]any{"probe": true}},
+	}
+	for _, n := range notes {
+		if err := e.S.Notify(ctx, n.method, n.params); err != nil {
+			return verdict.Errorf("sending %s: %v", n.method, err)
+		}
+	}
+	if err := e.Quiesce(ctx); err != nil {
+		return verdict.Errorf("%v", err)
+	}
+	if o := e.AnsweredNotification(first); o != nil {
+		return *o
+	}
+	if h := e.Healthy(ctx, "unsolicited notifications"); h != nil {
+		return *h
+	}
+	return verdict.Passf("%d notifications sent, none answered", len(notes))
+}

@@ -1,0 +1,290 @@
+package cases_test
+
+import (
+	"flag"
+	"go/ast"
+	"go/token"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/mcpflight/mcpflight/cases"
+	"github.com/mcpflight/mcpflight/spec"
+	"github.com/mcpflight/mcpflight/verdict"
+)
+
+// update rewrites the checked-in expectations of this package's tests
+// (the case ID list, the quoted sentences, the wire goldens).
+var update = flag.Bool("update", false, "rewrite the checked-in expectations (case IDs, quotes, wire goldens)")
+
+// TestCaseIDsUniqueAndStable: every case ID is a unique area/slug, and
+// the list is the checked-in one, so that renaming a case (which breaks
+// baselines and bookmarks) is a deliberate edit of testdata/case-ids.txt.
+func TestCaseIDsUniqueAndStable(t *testing.T) {
+	var ids []string
+	seen := map[string]bool{}
+	for _, c := range cases.All() {
+		if seen[c.ID] {
+			t.Errorf("case ID %s appears twice", c.ID)
+		}
+		seen[c.ID] = true
+		if area, slug, ok := strings.Cut(c.ID, "/"); !ok || area == "" || slug == "" || strings.ContainsAny(c.ID, " \t") {
+			t.Errorf("case ID %q is not area/slug", c.ID)
+		}
+		ids = append(ids, c.ID)
+	}
+	path := filepath.Join("testdata", "case-ids.txt")
+	got := strings.Join(ids, "\n") + "\n"
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./cases -run TestCaseIDs -update to write it)", err)
+	}
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		t.Errorf("the catalogue's case IDs changed (-checked in +now); if the change is deliberate, run with -update:\n%s", diff)
+	}
+}
+
+// TestCitations: every requirement a case declares exists and applies to
+// every revision the case declares it under, and every requirement its
+// Run can cite, on any path (read from the source), is declared. So a
+// citation that does not apply to the run's revision cannot ship: it is
+// caught here, and at run time it is an error naming the harness bug.
+func TestCitations(t *testing.T) {
+	src := parseSource(t)
+	for _, c := range cases.All() {
+		if len(c.Versions) == 0 {
+			t.Errorf("%s declares no protocol version", c.ID)
+		}
+		for rev := range c.ReqsUnder {
+			if !slices.Contains(c.Versions, rev) {
+				t.Errorf("%s: ReqsUnder names %s, which is not one of its versions %v", c.ID, rev, c.Versions)
+			}
+		}
+		for _, rev := range c.Versions {
+			declared := c.ReqsFor(rev)
+			for _, id := range declared {
+				r, ok := spec.Lookup(id)
+				switch {
+				case !ok:
+					t.Errorf("%s declares %s, which is not in the registry", c.ID, id)
+				case !r.AppliesTo(rev):
+					t.Errorf("%s declares %s (Ver %s) under %s, where that sentence does not exist", c.ID, id, r.Versions, rev)
+				}
+			}
+			cited, ok := src.citedUnder(c.ID, rev)
+			if !ok {
+				t.Errorf("%s: no Run found in the source", c.ID)
+				continue
+			}
+			for _, id := range cited {
+				if !slices.Contains(declared, id) {
+					t.Errorf("%s can cite %s under %s but does not declare it (Reqs %v)", c.ID, id, rev, declared)
+				}
+			}
+		}
+	}
+}
+
+// TestSeverityComesFromTheRegistry: no code of the catalogue or the kit
+// picks a verdict for a broken requirement by hand. An Outcome literal
+// or an assignment that sets fail, warn or info, would bypass the
+// registry; a departure is only possible through Rule.Except, with a
+// reason, and to a verdict the registry's level does not give already.
+func TestSeverityComesFromTheRegistry(t *testing.T) {
+	src := parseSource(t)
+	for _, f := range src.files {
+		ast.Inspect(f, func(n ast.Node) bool {
+			if n == nil {
+				return false
+			}
+			pos := src.fset.Position(n.Pos())
+			switch n := n.(type) {
+			case *ast.CompositeLit:
+				if !isSel(n.Type, "verdict", "Outcome") {
+					return true
+				}
+				for _, el := range n.Elts {
+					if kv, ok := el.(*ast.KeyValueExpr); ok && isIdent(kv.Key, "Verdict") && judging(kv.Value) {
+						t.Errorf("%s: an Outcome literal hard-codes its verdict; cite the rule with Env.Broke", pos)
+					}
+				}
+			case *ast.AssignStmt:
+				for i, lhs := range n.Lhs {
+					if sel, ok := lhs.(*ast.SelectorExpr); ok && (sel.Sel.Name == "Verdict" || sel.Sel.Name == "Requirement" || sel.Sel.Name == "Level") && i < len(n.Rhs) {
+						t.Errorf("%s: an outcome's %s is set by hand; cite the rule with Env.Broke", pos, sel.Sel.Name)
+					}
+				}
+			case *ast.CallExpr:
+				sel, ok := n.Fun.(*ast.SelectorExpr)
+				if !ok || sel.Sel.Name != "Except" || len(n.Args) != 2 {
+					return true
+				}
+				reason, ok := stringValue(n.Args[1])
+				if !ok || strings.TrimSpace(reason) == "" {
+					t.Errorf("%s: an exception without a written reason", pos)
+				}
+				v, ok := verdictValue(n.Args[0])
+				if !ok {
+					t.Errorf("%s: an exception to a verdict that is not written out", pos)
+					return true
+				}
+				id, clause := ruleOf(sel.X)
+				if id == "" {
+					t.Errorf("%s: an exception whose rule is not a literal verdict.Req", pos)
+					return true
+				}
+				req, ok := spec.Lookup(id)
+				if !ok {
+					t.Errorf("%s: an exception for %s, which is not in the registry", pos, id)
+					return true
+				}
+				level := req.Level
+				if clause != "" {
+					level = clause
+				}
+				if given, err := verdict.Severity(level); err == nil && given == v {
+					t.Errorf("%s: an exception to %s for %s (%s), which the registry gives anyway", pos, v, id, level)
+				}
+			}
+			return true
+		})
+	}
+}
+
+// TestBlameOwners: every owner a helper step blames is a case of the
+// catalogue that declares the requirement it is said to own.
+func TestBlameOwners(t *testing.T) {
+	src := parseSource(t)
+	byID := map[string][]string{}
+	for _, c := range cases.All() {
+		byID[c.ID] = c.Reqs
+	}
+	n := 0
+	for _, f := range src.files {
+		ast.Inspect(f, func(node ast.Node) bool {
+			cl, ok := node.(*ast.CompositeLit)
+			if !ok || !isOwner(cl.Type) {
+				return true
+			}
+			var req, owner string
+			for _, el := range cl.Elts {
+				if kv, ok := el.(*ast.KeyValueExpr); ok {
+					s, _ := stringValue(kv.Value)
+					switch {
+					case isIdent(kv.Key, "Requirement"):
+						req = s
+					case isIdent(kv.Key, "Case"):
+						owner = s
+					}
+				}
+			}
+			n++
+			reqs, ok := byID[owner]
+			switch {
+			case !ok:
+				t.Errorf("%s: the owner %q is not a case of the catalogue", src.fset.Position(cl.Pos()), owner)
+			case !slices.Contains(reqs, req):
+				t.Errorf("%s: %s is said to own %s, which it does not declare (%v)", src.fset.Position(cl.Pos()), owner, req, reqs)
+			}
+			return true
+		})
+	}
+	if n == 0 {
+		t.Error("found no probe.Owner in the source")
+	}
+}
+
+// judging reports whether expr is verdict.Fail, verdict.Warn or
+// verdict.Info: a verdict about a requirement.
+func judging(expr ast.Expr) bool {
+	v, ok := verdictValue(expr)
+	return ok && (v == verdict.Fail || v == verdict.Warn || v == verdict.Info)
+}
+
+func verdictValue(expr ast.Expr) (verdict.Verdict, bool) {
+	sel, ok := expr.(*ast.SelectorExpr)
+	if !ok {
+		return "", false
+	}
+	if x, ok := sel.X.(*ast.Ident); !ok || x.Name != "verdict" {
+		return "", false
+	}
+	switch sel.Sel.Name {
+	case "Pass", "Fail", "Warn", "Info", "Skip", "Error":
+		return verdict.Verdict(strings.ToLower(sel.Sel.Name)), true
+	}
+	return "", false
+}
+
+// ruleOf reads verdict.Req("ID")[.Clause("K")][.Under(...)] into the
+// default ID and the clause.
+func ruleOf(expr ast.Expr) (id, clause string) {
+	for {
+		call, ok := expr.(*ast.CallExpr)
+		if !ok {
+			return id, clause
+		}
+		sel, ok := call.Fun.(*ast.SelectorExpr)
+		if !ok {
+			return id, clause
+		}
+		switch sel.Sel.Name {
+		case "Clause":
+			if len(call.Args) == 1 {
+				clause, _ = stringValue(call.Args[0])
+			}
+		case "Req":
+			if len(call.Args) == 1 {
+				id, _ = stringValue(call.Args[0])
+			}
+			return id, clause
+		}
+		expr = sel.X
+	}
+}
+
+// stringValue is the value of a string literal or a concatenation of
+// string literals.
+func stringValue(expr ast.Expr) (string, bool) {
+	switch e := expr.(type) {
+	case *ast.BasicLit:
+		if e.Kind != token.STRING {
+			return "", false
+		}
+		s, err := strconv.Unquote(e.Value)
+		return s, err == nil
+	case *ast.BinaryExpr:
+		if e.Op != token.ADD {
+			return "", false
+		}
+		a, ok := stringValue(e.X)
+		b, ok2 := stringValue(e.Y)
+		return a + b, ok && ok2
+	case *ast.ParenExpr:
+		return stringValue(e.X)
+	}
+	return "", false
+}
+
+func isIdent(expr ast.Expr, name string) bool {
+	id, ok := expr.(*ast.Ident)
+	return ok && id.Name == name
+}
+
+func isSel(expr ast.Expr, pkg, name string) bool {
+	sel, ok := expr.(*ast.SelectorExpr)
+	if !ok || sel.Sel.Name != name {
+		return false
+	}
+	x, ok := sel.X.(*ast.Ident)
+	return ok && x.Name == pkg
+}

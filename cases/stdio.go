@@ -1,0 +1,101 @@
+package cases
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/probe"
+	"github.com/mcpflight/mcpflight/spec"
+	"github.com/mcpflight/mcpflight/transport"
+	"github.com/mcpflight/mcpflight/verdict"
+)
+
+// stdioCases cover the stdio transport (2025-11-25 basic/transports):
+// what the server writes to stdout, and its exit when stdin closes.
+func stdioCases() []probe.Case {
+	return []probe.Case{
+		// STD-4 MUST NOT: "The server MUST NOT write anything to its `stdout` that is not a valid
+		//   MCP message."
+		// STD-1 MUST NOT: "Messages are delimited by newlines, and MUST NOT contain embedded
+		//   newlines."
+		// RPC-2 MUST: "All messages between MCP clients and servers MUST follow the JSON-RPC 2.0
+		//   specification."
+		{
+			ID:       "stdio/stdout-only-messages",
+			Title:    "the target writes only JSON-RPC messages",
+			Reqs:     []string{"STD-4", "STD-1", "RPC-2"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{SlowTool: true},
+			Sends:    "a tools/call with progress run to completion",
+			Expect:   "every frame the target wrote, from the start of the session, is one valid JSON-RPC message",
+			Run:      stdoutOnlyMessages,
+		},
+		// STD-7 SHOULD: "For the stdio transport, the client SHOULD initiate shutdown by: ▸ First,
+		//   closing the input stream to the child process (the server) ▸ Waiting for the server to
+		//   exit, or sending `SIGTERM` if the server does not exit within a reasonable time ▸
+		//   Sending `SIGKILL` if the server does not exit within a reasonable time after `SIGTERM`"
+		{
+			ID:       "stdio/teardown-on-stdin-close",
+			Title:    "the target exits when its input closes",
+			Reqs:     []string{"STD-7"},
+			Versions: []string{spec.V20251125},
+			Sends:    "closes the target's stdin and climbs the shutdown ladder only if needed",
+			Expect:   "the target exits after stdin closes, before SIGTERM",
+			Run:      teardownOnStdinClose,
+		},
+	}
+}
+
+func stdoutOnlyMessages(ctx context.Context, e *probe.Env) verdict.Outcome {
+	op, err := e.StartSlow(ctx, probe.SlowSpec{Key: "a", Progress: true, Free: true})
+	if err != nil {
+		return verdict.Errorf("%v", err)
+	}
+	if _, err := op.Complete(ctx); err != nil {
+		return verdict.Errorf("awaiting the result: %v", err)
+	}
+	if err := e.Quiesce(ctx); err != nil {
+		return verdict.Errorf("%v", err)
+	}
+	// Over stdio the frames are the target's stdout (STD-4); over HTTP
+	// they are its answers, held to JSON-RPC itself (RPC-2).
+	rule := "STD-4"
+	if e.Transport == "http" {
+		rule = "RPC-2"
+	}
+	if o := e.MalformedAfter(0, rule); o != nil {
+		return *o
+	}
+	n := 0
+	for _, ev := range e.Log.Events() {
+		if ev.Dir == chrono.In && ev.Kind == chrono.KindFrame {
+			n++
+		}
+	}
+	return verdict.Passf("%d frames from the target, all valid JSON-RPC messages", n)
+}
+
+func teardownOnStdinClose(ctx context.Context, e *probe.Env) verdict.Outcome {
+	if e.Transport == "http" {
+		return verdict.Skipf("stdin exists only for a process the harness runs; over HTTP teardown is DELETE, graded with the run")
+	}
+	if e.Close == nil {
+		return verdict.Errorf("the runner gave the case no way to close the transport")
+	}
+	td := e.Close(ctx)
+	switch {
+	case td.Err != nil:
+		return verdict.Errorf("teardown failed: %v", td.Err)
+	case td.Leftovers > 0:
+		return verdict.Errorf("%d processes of the target's group survived SIGKILL", td.Leftovers)
+	case td.ExitedAfter == transport.StepNone || td.ExitedAfter == transport.StepCloseInput:
+		return verdict.Passf("the target exited %v after its input closed (exit code %d)", td.Waited.Round(1e5), td.ExitCode)
+	}
+	// STD-46 (servers SHOULD exit once stdin closes) is 2026-07-28's;
+	// 2025-11-25 has no server sentence, only the client's ladder STD-7,
+	// whose "waiting for the server to exit" relies on it (the registry's
+	// note on STD-46).
+	return e.Broke(verdict.Req("STD-7").Under(spec.V20260728, "STD-46"), []string{"the target exits promptly once stdin is closed"},
+		fmt.Sprintf("it had to be sent %s after %v", td.ExitedAfter, td.Waited.Round(1e6)), 0)
+}

@@ -1,0 +1,178 @@
+// Package probe is the kit that drives and judges a session for the
+// catalogue: the Case row and what it needs of the target (Needs), the
+// Env a running case works with, the operations that drive the target
+// (slow calls and their checkpoints, durable tasks, raw HTTP exchanges)
+// and the judges that read the chronology (no response after a cancel,
+// no answer to a notification, progress that strictly increases). The
+// rows themselves, with their Run functions, are the catalogue in package
+// cases; the runner runs them.
+package probe
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/control"
+	"github.com/mcpflight/mcpflight/peer"
+	"github.com/mcpflight/mcpflight/profile"
+	"github.com/mcpflight/mcpflight/transport"
+	"github.com/mcpflight/mcpflight/verdict"
+)
+
+// Needs says what a case requires of the target.
+type Needs struct {
+	// SlowTool: a long-running tool that can emit progress (profile "slow").
+	SlowTool bool
+	// EffectTool: a tool with an observable side effect (profile "effect").
+	EffectTool bool
+	// LogTool: a tool that emits log messages (profile "log").
+	LogTool bool
+	// Control: the io.mcpflight/control extension, for checkpoints and
+	// cleanup counters. Without it the case is skipped.
+	Control bool
+	// Capabilities are server capabilities that must be declared.
+	Capabilities []string
+	// NoHandshake: the runner must not initialize the session.
+	NoHandshake bool
+	// Stdio: only meaningful over the stdio transport.
+	Stdio bool
+	// HTTP: only meaningful over the Streamable HTTP transport; the
+	// session's Conn is then a *transport.HTTP.
+	HTTP bool
+	// Tasks: the profile names a task tool (profile "task") and the
+	// server declares tasks.requests.tools.call (2025-11-25 tasks).
+	Tasks bool
+	// NoTasks: only meaningful on a server that does not declare the
+	// tasks capability (TSK-24).
+	NoTasks bool
+}
+
+// Case is one row of the catalogue.
+type Case struct {
+	// ID is a stable slug, "area/what-is-checked".
+	ID string
+	// Title is a short human description.
+	Title string
+	// Reqs are requirement IDs from REQUIREMENTS.md.
+	Reqs []string
+	// ReqsUnder lists, per revision, the requirements the case cites only
+	// under that revision, because the registry has a row per sentence
+	// and the same behaviour is another row there (CAN-8 under
+	// 2025-11-25, CAN-54 under 2026-07-28). Every ID of Reqs applies to
+	// every revision of Versions; an ID of ReqsUnder[rev] applies to rev.
+	ReqsUnder map[string][]string
+	// Versions the case applies to.
+	Versions []string
+	// Needs of the target.
+	Needs Needs
+	// Sends says what the case puts on the wire.
+	Sends string
+	// Expect says what must happen.
+	Expect string
+	// Run drives the session and judges.
+	Run func(ctx context.Context, e *Env) verdict.Outcome
+}
+
+// Area is the part of the ID before the first slash.
+func (c Case) Area() string {
+	area, _, _ := strings.Cut(c.ID, "/")
+	return area
+}
+
+// ReqsFor is every requirement the case cites under revision: Reqs and
+// ReqsUnder[revision]. A Run that cites another is a harness bug
+// (Env.Broke).
+func (c Case) ReqsFor(revision string) []string {
+	return append(slices.Clone(c.Reqs), c.ReqsUnder[revision]...)
+}
+
+// AppliesTo reports whether the case applies to a protocol version.
+func (c Case) AppliesTo(version string) bool {
+	for _, v := range c.Versions {
+		if v == version {
+			return true
+		}
+	}
+	return false
+}
+
+// Env is what a running case works with.
+type Env struct {
+	// S is the session, initialized unless Needs.NoHandshake.
+	S *peer.Session
+	// Log is the case's chronology.
+	Log *chrono.Log
+	// Profile says which tools serve which needs.
+	Profile *profile.Profile
+	// Control is the checkpoint/counter client, nil when the target does
+	// not offer the extension.
+	Control *control.Client
+	// Grace is how long a case watches for something that must not happen
+	// when the target offers no checkpoints to synchronise on.
+	Grace time.Duration
+	// Transport names the transport ("stdio", "http", "inprocess").
+	Transport string
+	// Revision is the protocol revision the run tests (spec.V20251125,
+	// spec.V20260728): it decides which registry row a rule cites and how
+	// severe its breach is.
+	Revision string
+	// Cites are the requirements the case declares for Revision
+	// (Case.ReqsFor); a rule outside them is a harness bug. Nil checks
+	// nothing, for an Env built outside the runner.
+	Cites []string
+	// Close ends the session's transport and grades teardown; for cases
+	// that judge teardown themselves. The runner tolerates a second close.
+	Close func(ctx context.Context) Teardown
+	// Open opens and initializes another session to the same target,
+	// recording into the same chronology; the runner closes it when the
+	// case ends. Nil when the runner offers no second session.
+	Open func(ctx context.Context) (*peer.Session, error)
+}
+
+// Patience bounds a wait for something that must happen and that nothing
+// holds back: a checkpoint once its gates are open, an answer in flight,
+// the end of a stream after its response. It is a safety net that a
+// loaded machine cannot overrun (four grace windows and three seconds:
+// 4.2s where the reference server's 300ms window was overrun), never the
+// thing a case tests; what must not happen is judged after a barrier
+// (Quiesce) or, on a target without checkpoints, over Grace. It stays
+// well inside the default case deadline, so that an answer that never
+// comes is a verdict, not a deadline error.
+func (e *Env) Patience() time.Duration { return 4*e.Grace + 3*time.Second }
+
+// WithPatience bounds ctx by Patience, and ends it a second before the
+// case's own deadline, so that an answer that never comes is a verdict
+// rather than a deadline error. It returns the bound it used.
+func (e *Env) WithPatience(ctx context.Context) (context.Context, context.CancelFunc, time.Duration) {
+	d := e.Patience()
+	if dl, ok := ctx.Deadline(); ok {
+		d = max(min(d, time.Until(dl)-time.Second), 0)
+	}
+	wctx, cancel := context.WithTimeout(ctx, d)
+	return wctx, cancel, d
+}
+
+// Teardown is the transport's teardown grade, re-exported for cases.
+type Teardown = transport.Teardown
+
+// Broke is the outcome of evidence that breaks rule under the run's
+// revision: the registry's level for the requirement cited decides fail,
+// warn or info (verdict.Broken). A rule the case does not declare, or one
+// that does not apply to the revision, is an error naming the harness
+// bug, never a verdict about the target.
+func (e *Env) Broke(rule verdict.Rule, expected []string, actual string, seq uint64) verdict.Outcome {
+	if id := rule.ID(e.Revision); e.Cites != nil && !slices.Contains(e.Cites, id) {
+		return verdict.HarnessBug(fmt.Errorf("%s under %s: %w (it declares %s)", id, e.Revision, verdict.ErrNotCited, strings.Join(e.Cites, ", ")))
+	}
+	return verdict.Broken(e.Revision, rule, expected, actual, seq)
+}
+
+// Breaks is Broke for a rule that cites one requirement under every
+// revision: e.Breaks("PRG-4", ...) is e.Broke(verdict.Req("PRG-4"), ...).
+func (e *Env) Breaks(id string, expected []string, actual string, seq uint64) verdict.Outcome {
+	return e.Broke(verdict.Req(id), expected, actual, seq)
+}

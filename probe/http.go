@@ -1,0 +1,180 @@
+package probe
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/jsonrpc"
+	"github.com/mcpflight/mcpflight/mcp"
+	"github.com/mcpflight/mcpflight/spec"
+	"github.com/mcpflight/mcpflight/transport"
+	"github.com/mcpflight/mcpflight/verdict"
+)
+
+// HTTPConn is the case's HTTP connection.
+func (e *Env) HTTPConn() (*transport.HTTP, *verdict.Outcome) {
+	h, ok := e.S.Conn().(*transport.HTTP)
+	if !ok {
+		o := verdict.Errorf("the session's transport is not Streamable HTTP")
+		return nil, &o
+	}
+	return h, nil
+}
+
+// StreamOf names the SSE stream of a call, or returns an outcome saying
+// the server answered with JSON (no stream to drop).
+func StreamOf(h *transport.HTTP, id jsonrpc.ID) (string, *verdict.Outcome) {
+	name := h.StreamOf(id)
+	if name == "" {
+		o := verdict.Infof("the server answered the call with a JSON body, not an SSE stream: nothing to drop or resume (HTTP-14 allows both)")
+		return "", &o
+	}
+	return name, nil
+}
+
+// DropAfterStep starts a gated slow call with progress, brings it to step
+// 1 and drops its stream. It returns the op, the dropped stream and the
+// last event ID read on it. On a controlled target it then awaits
+// KEY/disconnected, the server's word that it has dealt with the drop,
+// and judges a drop taken for a cancel (HTTP-25): every case that drops a
+// stream relies on the call going on.
+func (e *Env) DropAfterStep(ctx context.Context, h *transport.HTTP, key string) (*Op, string, string, *verdict.Outcome) {
+	op, err := e.StartSlow(ctx, SlowSpec{Key: key, Progress: true, Steps: 3})
+	if err != nil {
+		o := verdict.Errorf("%v", err)
+		return nil, "", "", &o
+	}
+	if err := op.AtStep(ctx, 1); err != nil {
+		o := verdict.Errorf("%v", err)
+		return nil, "", "", &o
+	}
+	stream, o := StreamOf(h, op.Call.ID)
+	if o != nil {
+		return nil, "", "", o
+	}
+	last := h.LastEventID(stream)
+	if err := h.Drop(stream); err != nil {
+		o := verdict.Errorf("dropping %s: %v", stream, err)
+		return nil, "", "", &o
+	}
+	if e.Control != nil {
+		wctx, cancel := context.WithTimeout(ctx, e.Patience())
+		_, err := op.Checkpoint(wctx, "disconnected")
+		cancel()
+		switch {
+		case err == nil:
+			if st, _, err := op.OperationState(ctx); err == nil && st.State == "cancelled" {
+				o := e.Breaks("HTTP-25", []string{fmt.Sprintf("operation %q goes on although its stream was dropped (a disconnection is not a cancellation)", key)},
+					fmt.Sprintf("the server reports operation %q cancelled once it noticed the client dropped its stream", key), 0)
+				return nil, "", "", &o
+			}
+		case ctx.Err() == nil:
+			e.Log.Harness(chrono.KindDeadline, "case", fmt.Sprintf("the server did not reach %s/disconnected within %v of the drop", key, e.Patience()))
+		}
+	}
+	if last == "" {
+		o := verdict.Infof("the server's stream carried no event ID: it is not resumable (HTTP-27, HTTP-39 are MAY)")
+		return nil, "", "", &o
+	}
+	return op, stream, last, nil
+}
+
+// AwaitResult waits for the call's response within the slow budget, and
+// ends a second before the case's own deadline, so that a result that
+// never comes is a verdict rather than a deadline error.
+func (e *Env) AwaitResult(ctx context.Context, op *Op) (*jsonrpc.Message, error) {
+	budget := e.SlowBudget()
+	if dl, ok := ctx.Deadline(); ok {
+		budget = min(budget, time.Until(dl)-time.Second)
+	}
+	wctx, cancel := context.WithTimeout(ctx, budget)
+	defer cancel()
+	resp, err := op.Call.Await(wctx)
+	if err != nil && wctx.Err() != nil && ctx.Err() == nil {
+		e.Log.Harness(chrono.KindDeadline, "case", fmt.Sprintf("no response for request %s within %v", op.Call.ID, budget.Round(time.Millisecond)))
+	}
+	return resp, err
+}
+
+// FramesOn returns the JSON-RPC frames read on the SSE stream channel.
+func (e *Env) FramesOn(stream string) []chrono.Event {
+	var out []chrono.Event
+	for _, ev := range e.Log.Events() {
+		if ev.Dir == chrono.In && ev.Kind == chrono.KindFrame && ev.Channel == "SSE "+stream {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+// StreamDoneOr is the stream's end, or the end of Env.Patience.
+func StreamDoneOr(ctx context.Context, h *transport.HTTP, stream string, e *Env) <-chan struct{} {
+	out := make(chan struct{})
+	go func() {
+		defer close(out)
+		wctx, cancel := context.WithTimeout(ctx, e.Patience())
+		defer cancel()
+		select {
+		case <-h.StreamDone(stream):
+		case <-wctx.Done():
+		}
+	}()
+	return out
+}
+
+// StatusAfter finds the HTTP status recorded for the exchange whose
+// outbound frame has sequence number seq.
+func (e *Env) StatusAfter(seq uint64) (int, chrono.Event, bool) {
+	ev := e.EventAt(seq)
+	for _, r := range e.Log.Since(seq) {
+		if r.Dir == chrono.In && r.Kind == chrono.KindHTTP && r.Channel == ev.Channel && strings.HasPrefix(r.Text, "HTTP ") {
+			var status int
+			if _, err := fmt.Sscanf(r.Text, "HTTP %d", &status); err == nil {
+				return status, r, true
+			}
+		}
+	}
+	return 0, chrono.Event{}, false
+}
+
+// BodyAfter reports a body recorded for the exchange of seq.
+func (e *Env) BodyAfter(seq uint64) (chrono.Event, bool) {
+	ev := e.EventAt(seq)
+	for _, r := range e.Log.Since(seq) {
+		if r.Dir == chrono.In && r.Channel == ev.Channel && len(r.Raw) > 0 {
+			return r, true
+		}
+	}
+	return chrono.Event{}, false
+}
+
+// RawPing POSTs a ping with header changes and returns the status.
+func (e *Env) RawPing(ctx context.Context, h *transport.HTTP, headers http.Header) (int, uint64, error) {
+	raw, err := jsonrpc.EncodeRequest(e.S.NewID(), mcp.MethodPing, nil)
+	if err != nil {
+		return 0, 0, err
+	}
+	seq := e.Log.Len() + 1
+	resp, err := h.RawPOST(ctx, raw, headers)
+	if err != nil {
+		return 0, seq, err
+	}
+	return resp.Status, seq, nil
+}
+
+// RawInitialize POSTs an initialize without session ID and protocol
+// version headers; the transport does not take the session it opens.
+func (e *Env) RawInitialize(ctx context.Context, h *transport.HTTP) (*transport.RawResponse, error) {
+	init, err := jsonrpc.EncodeRequest(e.S.NewID(), mcp.MethodInitialize, map[string]any{
+		"protocolVersion": spec.V20251125, "capabilities": map[string]any{},
+		"clientInfo": map[string]any{"name": "mcpflight", "version": "dev"},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return h.RawPOST(ctx, init, http.Header{transport.HeaderSessionID: nil, transport.HeaderProtocolVersion: nil})
+}

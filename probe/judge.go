@@ -1,0 +1,339 @@
+package probe
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/jsonrpc"
+	"github.com/mcpflight/mcpflight/mcp"
+	"github.com/mcpflight/mcpflight/peer"
+	"github.com/mcpflight/mcpflight/transport"
+	"github.com/mcpflight/mcpflight/verdict"
+)
+
+// Quiesce makes sure everything the target sent in reaction to our earlier
+// frames has been read. A controlled target promises to finish handling
+// each frame before it reads the next (docs/control-extension.md), so one
+// round trip is a barrier; elsewhere the grace window is observed.
+//
+// Over Streamable HTTP each request has its own stream, so a round trip
+// orders nothing across streams: the streams of requests we cancelled,
+// which the server may still be ending, are also waited for (bounded by
+// Env.Patience).
+func (e *Env) Quiesce(ctx context.Context) error {
+	if e.Control != nil {
+		_, err := e.Control.Counters(ctx)
+		if err == nil {
+			e.drainCancelledStreams(ctx)
+		}
+		return err
+	}
+	return e.Observe(ctx)
+}
+
+// drainCancelledStreams waits, at most Env.Patience, for the SSE
+// streams of cancelled requests to end. A request answered before its
+// cancel was sent is left out: its stream has nothing more to say about
+// the cancel (a task's creating stream, for one, stays open for the
+// task's own messages).
+func (e *Env) drainCancelledStreams(ctx context.Context) {
+	h, ok := e.S.Conn().(*transport.HTTP)
+	if !ok {
+		return
+	}
+	wctx, cancel := context.WithTimeout(ctx, e.Patience())
+	defer cancel()
+	events := e.Log.Events()
+	for _, ev := range events {
+		if ev.Dir != chrono.Out || ev.Summary == nil || ev.Summary.Method != mcp.NotificationCancelled || ev.Summary.RequestID == "" {
+			continue
+		}
+		id, err := jsonrpc.ParseID([]byte(ev.Summary.RequestID))
+		if err != nil || answeredBefore(events, id, ev.Seq) {
+			continue
+		}
+		if done := h.StreamDone(h.StreamOf(id)); done != nil {
+			select {
+			case <-done:
+			case <-wctx.Done():
+				return
+			}
+		}
+	}
+}
+
+// answeredBefore reports whether a response for id was read before seq.
+func answeredBefore(events []chrono.Event, id jsonrpc.ID, seq uint64) bool {
+	isResponse := ResponseTo(id)
+	for _, ev := range events {
+		if ev.Seq >= seq {
+			return false
+		}
+		if ev.Dir == chrono.In && ev.Kind == chrono.KindFrame && isResponse(ev) {
+			return true
+		}
+	}
+	return false
+}
+
+// AnsweredNotification fails the case when a response arrived that answers
+// no request of ours after seq: the answer to a notification (RPC-15).
+func (e *Env) AnsweredNotification(after uint64) *verdict.Outcome {
+	for _, st := range e.S.Strays() {
+		if st.Seq <= after {
+			continue
+		}
+		switch st.Kind {
+		case peer.StrayDuplicateResponse:
+			// A second response to one of our requests answers a
+			// request, not a notification: it breaks RPC-8.
+			o := e.Breaks("RPC-8", []string{"exactly one response per request, with the request's exact id"},
+				Describe(e.EventAt(st.Seq)), st.Seq)
+			return &o
+		case peer.StrayNullIDError, peer.StrayUnknownResponse:
+			ev := e.EventAt(st.Seq)
+			o := e.Breaks("RPC-15", []string{"no response of any kind to a notification"},
+				Describe(ev), st.Seq)
+			return &o
+		}
+	}
+	return nil
+}
+
+// ExtraResponses fails the case on a response to an id never sent, or a
+// second response to one of ours, anywhere in the session (RPC-8).
+func (e *Env) ExtraResponses() *verdict.Outcome {
+	for _, st := range e.S.Strays() {
+		if st.Kind == peer.StrayDuplicateResponse || st.Kind == peer.StrayUnknownResponse {
+			o := e.Breaks("RPC-8", []string{"exactly one response per request, with the request's exact id"},
+				Describe(e.EventAt(st.Seq)), st.Seq)
+			return &o
+		}
+	}
+	return nil
+}
+
+// MalformedAfter judges, under req (RPC-2, STD-4), any inbound frame
+// after seq that is not a JSON-RPC message.
+func (e *Env) MalformedAfter(after uint64, req string) *verdict.Outcome {
+	for _, ev := range e.Log.Since(after) {
+		if ev.Dir == chrono.In && ev.Kind == chrono.KindFrame && ev.Summary != nil && ev.Summary.Malformed != "" {
+			o := e.Breaks(req, []string{"every frame from the target is a valid JSON-RPC message"},
+				Describe(ev)+" ("+ev.Summary.Malformed+")", ev.Seq)
+			return &o
+		}
+	}
+	return nil
+}
+
+// EventAt is the event with sequence number seq, or a zero Event.
+func (e *Env) EventAt(seq uint64) chrono.Event {
+	if seq == 0 {
+		return chrono.Event{}
+	}
+	evs := e.Log.Since(seq - 1)
+	if len(evs) == 0 {
+		return chrono.Event{}
+	}
+	return evs[0]
+}
+
+// AfterCancel judges an operation we cancelled once it has settled:
+// no response and no progress after the cancel (CAN-8, CAN-16). It
+// returns nil when both held.
+func (e *Env) AfterCancel(op *Op) *verdict.Outcome {
+	if o := e.ResponseAfterCancel(op); o != nil {
+		return o
+	}
+	return e.ProgressAfterCancel(op)
+}
+
+// ResponseAfterCancel judges that no response followed our cancel.
+func (e *Env) ResponseAfterCancel(op *Op) *verdict.Outcome {
+	cancelSeq := op.Call.CancelSeq
+	if ev, ok := e.FrameAfter(cancelSeq, ResponseTo(op.Call.ID)); ok {
+		o := e.Breaks("CAN-8",
+			[]string{fmt.Sprintf("no response for request %s after notifications/cancelled (seq %d)", op.Call.ID, cancelSeq)},
+			"a response arrived: "+Describe(ev), ev.Seq)
+		return &o
+	}
+	return nil
+}
+
+// ProgressAfterCancel judges that no progress followed our cancel.
+func (e *Env) ProgressAfterCancel(op *Op) *verdict.Outcome {
+	cancelSeq := op.Call.CancelSeq
+	if op.Call.Token.IsValid() {
+		if ev, ok := e.FrameAfter(cancelSeq, ProgressFor(op.Call.Token)); ok {
+			o := e.Breaks("CAN-8",
+				[]string{fmt.Sprintf("no progress for token %s after notifications/cancelled (seq %d)", op.Call.Token, cancelSeq)},
+				"progress arrived: "+Describe(ev), ev.Seq)
+			return &o
+		}
+	}
+	return nil
+}
+
+// SettleAfterCancel waits for a cancelled operation to end and judges a
+// target that never ends it.
+func (e *Env) SettleAfterCancel(ctx context.Context, op *Op) *verdict.Outcome {
+	_, err := op.Settle(ctx)
+	switch {
+	case errors.Is(err, ErrNotSettled):
+		o := e.NotSettled(op)
+		return &o
+	case err != nil:
+		o := verdict.Errorf("settling after cancel: %v", err)
+		return &o
+	}
+	return nil
+}
+
+// NotSettled judges an operation that did not reach its end after a
+// cancel it accepted (Settle's ErrNotSettled): it did not stop (CAN-8).
+func (e *Env) NotSettled(op *Op) verdict.Outcome {
+	return e.Breaks("CAN-8", []string{"the operation stops after an accepted cancel (its end checkpoint is reached)"},
+		fmt.Sprintf("operation %q still had not ended %v after the cancel", op.Key, e.Patience()), 0)
+}
+
+// CleanupOnce checks the server's counters for an operation that ended:
+// exactly one release, and nothing left active (CAN-8 "free associated
+// resources"). wantState is "cancelled" or "completed".
+func (e *Env) CleanupOnce(ctx context.Context, op *Op, wantState string) *verdict.Outcome {
+	if e.Control == nil {
+		return nil
+	}
+	st, c, err := op.OperationState(ctx)
+	if err != nil {
+		o := verdict.Errorf("reading counters: %v", err)
+		return &o
+	}
+	switch {
+	case st.State != wantState:
+		o := e.Breaks("CAN-8", []string{fmt.Sprintf("operation %q %s", op.Key, wantState)},
+			fmt.Sprintf("the server reports operation %q as %q", op.Key, st.State), 0)
+		return &o
+	case st.Releases != 1:
+		o := e.Breaks("CAN-8", []string{fmt.Sprintf("operation %q released its resources exactly once", op.Key)},
+			fmt.Sprintf("the server reports %d releases for operation %q", st.Releases, op.Key), 0)
+		return &o
+	case c.OperationsActive != 0:
+		o := e.Breaks("CAN-8", []string{"no operation left active"},
+			fmt.Sprintf("%d operations still active", c.OperationsActive), 0)
+		return &o
+	case c.ProgressTokensLive != 0:
+		o := e.Breaks("PRG-12", []string{"no progress token left live"},
+			fmt.Sprintf("%d progress tokens still live", c.ProgressTokensLive), 0)
+		return &o
+	}
+	return nil
+}
+
+// CompleteAfterNoise releases an operation that invalid cancellation
+// notifications must not have touched (CAN-14), and judges that it
+// completed normally and that the target stayed connected.
+func (e *Env) CompleteAfterNoise(ctx context.Context, op *Op, noise string, noiseSeq uint64) *verdict.Outcome {
+	if err := op.ReleaseAll(ctx); err != nil {
+		o := e.GoneOrError(ctx, err, verdict.Req("CAN-14"), noise, noiseSeq)
+		return &o
+	}
+	budget := e.SlowBudget()
+	if e.Control != nil {
+		// The end checkpoint says how the operation ended: a cancelled
+		// one was touched by the noise, and no response will come.
+		r, err := op.Settle(ctx)
+		switch {
+		case err == nil && r.Outcome == mcp.OutcomeCancelled:
+			o := e.Breaks("CAN-14", []string{"the running request completes: " + noise + " is ignored"},
+				fmt.Sprintf("the server reports operation %q cancelled: %s was treated as a cancel of request %s", op.Key, noise, op.Call.ID), 0)
+			return &o
+		case err == nil:
+			budget = e.Patience()
+		}
+	}
+	wctx, cancel := context.WithTimeout(ctx, budget)
+	defer cancel()
+	resp, err := op.Call.Await(wctx)
+	switch {
+	case errors.Is(err, peer.ErrConnectionClosed):
+		o := e.Breaks("CAN-14", []string{"the target ignores " + noise + " and stays connected"},
+			"the target closed its output: "+chrono.Sanitize(err.Error(), false), noiseSeq)
+		return &o
+	case err != nil:
+		o := e.Breaks("CAN-14", []string{"the running request completes: " + noise + " is ignored"},
+			fmt.Sprintf("no response for request %s: it was treated as cancelled", op.Call.ID), 0)
+		return &o
+	case resp.Error != nil:
+		o := e.Breaks("CAN-14", []string{"the running request completes normally"},
+			"it ended with an error: "+chrono.Sanitize(resp.Error.Message, false), 0)
+		return &o
+	}
+	return nil
+}
+
+// SlowBudget bounds how long a case waits for a slow operation to finish.
+func (e *Env) SlowBudget() time.Duration {
+	return 10*e.Grace + 10*time.Second
+}
+
+// GoneOrError turns a failed exchange into a verdict: rule is broken
+// when the target has closed its output after what we sent (CAN-14 for
+// an invalid cancellation it should have ignored, CAN-11 for a race it
+// must handle gracefully); an error otherwise.
+func (e *Env) GoneOrError(ctx context.Context, err error, rule verdict.Rule, after string, seq uint64) verdict.Outcome {
+	t := time.NewTimer(e.Patience())
+	defer t.Stop()
+	select {
+	case <-e.S.Done():
+		return e.Broke(rule, []string{"the target handles " + after + " and stays connected"},
+			"the target closed its output: "+chrono.Sanitize(err.Error(), false), seq)
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return verdict.Errorf("%v", err)
+}
+
+// callProgressRules are the rules of peer's progress checks that
+// JudgeProgress judges. Progress after a cancel (peer.RuleAfterCancel) is
+// for the case that sent the cancel to judge (ProgressAfterCancel).
+var callProgressRules = []peer.ViolationRule{peer.RuleNotIncreasing, peer.RuleAfterResponse}
+
+// JudgeProgress checks finished calls' progress: no strays for unknown
+// tokens, strictly increasing, none after the response.
+func (e *Env) JudgeProgress(calls ...*peer.Call) *verdict.Outcome {
+	for _, st := range e.S.Strays() {
+		switch st.Kind {
+		case peer.StrayUnknownToken, peer.StrayBadProgress:
+			want := []string{}
+			for _, c := range calls {
+				if c.Token.IsValid() {
+					want = append(want, "progress with token "+c.Token.String())
+				}
+			}
+			if len(want) == 0 {
+				want = []string{"no progress: no request carried a token"}
+			}
+			req := "PRG-7" // a token no active request carried
+			if st.Kind == peer.StrayBadProgress {
+				req = "PRG-1" // not a string or integer token at all
+			}
+			o := e.Breaks(req, want, Describe(e.EventAt(st.Seq))+" ("+st.Detail+")", st.Seq)
+			return &o
+		}
+	}
+	for _, c := range calls {
+		for _, v := range c.Violations() {
+			if !slices.Contains(callProgressRules, v.Rule) {
+				continue
+			}
+			o := e.Breaks(string(v.Rule), []string{"progress for token " + c.Token.String() + " strictly increases and stops at the response"},
+				v.Detail+": "+Describe(e.EventAt(v.Seq)), v.Seq)
+			return &o
+		}
+	}
+	return nil
+}
