@@ -12,7 +12,9 @@
 //	  {"id": "teardown", "verdict": "warn"}
 //	]
 //
-// The ID "teardown" stands for the run's teardown grade.
+// The ID "teardown" stands for the run's teardown grade, and an ID that
+// begins "schema/" for a finding of the run's schema check
+// ("schema/InitializeResult/result/serverInfo/name#type").
 package baseline
 
 import (
@@ -22,6 +24,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/mcpflight/mcpflight/runner"
 	"github.com/mcpflight/mcpflight/verdict"
@@ -30,12 +33,16 @@ import (
 // TeardownID is the entry ID of the run's teardown grade.
 const TeardownID = "teardown"
 
+// SchemaPrefix begins the entry ID of a schema finding
+// (runner.SchemaFinding.ID), which is listed as a fail.
+const SchemaPrefix = "schema/"
+
 // ErrInvalid is wrapped by the errors of Load for a malformed baseline.
 var ErrInvalid = errors.New("baseline: invalid")
 
 // Entry is one known failure or warning.
 type Entry struct {
-	// ID is a case ID, or TeardownID.
+	// ID is a case ID, TeardownID, or a schema finding's ID.
 	ID string `json:"id"`
 	// Verdict is what the case is known to conclude: fail or warn.
 	Verdict verdict.Verdict `json:"verdict"`
@@ -119,6 +126,9 @@ func FromReport(r *runner.Report) []Entry {
 	if v := r.Teardown.Verdict; v == verdict.Fail || v == verdict.Warn {
 		entries = append(entries, Entry{ID: TeardownID, Verdict: v})
 	}
+	for _, f := range r.Schema.Findings {
+		entries = append(entries, Entry{ID: f.ID(), Verdict: verdict.Fail})
+	}
 	return entries
 }
 
@@ -167,6 +177,21 @@ func Compare(r *runner.Report, entries []Entry) Comparison {
 	if r.Teardown.Verdict != "" && r.Teardown.Verdict != verdict.Skip {
 		order = append(order, TeardownID)
 		now[TeardownID] = Finding{ID: TeardownID, Listed: listed[TeardownID], Now: r.Teardown.Verdict, Summary: r.Teardown.Summary}
+	}
+	for _, f := range r.Schema.Findings {
+		if _, dup := now[f.ID()]; !dup {
+			order = append(order, f.ID())
+			now[f.ID()] = Finding{ID: f.ID(), Listed: listed[f.ID()], Now: verdict.Fail, Summary: f.Requirement + " violated: " + runner.ViolationText(f.Violation)}
+		}
+	}
+	if r.Schema.Checked > 0 && r.Schema.Err == "" {
+		// A listed schema finding this run's check did not find is fixed.
+		for _, e := range entries {
+			if _, found := now[e.ID]; !found && strings.HasPrefix(e.ID, SchemaPrefix) {
+				order = append(order, e.ID)
+				now[e.ID] = Finding{ID: e.ID, Listed: e.Verdict, Now: verdict.Pass, Summary: "the schema check no longer finds it"}
+			}
+		}
 	}
 	var c Comparison
 	for _, id := range order {

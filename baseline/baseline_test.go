@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpflight/mcpflight/runner"
 	"github.com/mcpflight/mcpflight/verdict"
+	"github.com/mcpflight/mcpflight/wireschema"
 )
 
 // run builds a report with the given verdicts, in order, and teardown.
@@ -153,5 +154,35 @@ func TestLoadRejects(t *testing.T) {
 		if _, err := Load(strings.NewReader(in)); !errors.Is(err, ErrInvalid) {
 			t.Errorf("Load(%q) = %v, want ErrInvalid", in, err)
 		}
+	}
+}
+
+// TestSchemaFindings checks that a schema finding is listed like a fail:
+// unexpected when not in the baseline, known when listed, and stale once
+// a schema check that ran no longer finds it.
+func TestSchemaFindings(t *testing.T) {
+	finding := runner.SchemaFinding{Violation: wireschema.Violation{Definition: "InitializeResult", Requirement: "RPC-2",
+		Problem: wireschema.Problem{Pointer: "/result/serverInfo/name", Keyword: "type"}}}
+	const id = "schema/InitializeResult/result/serverInfo/name#type"
+	withFinding := run(verdict.Pass, "a/ok=pass")
+	withFinding.Schema = runner.SchemaReport{Checked: 3, Findings: []runner.SchemaFinding{finding}}
+	clean := run(verdict.Pass, "a/ok=pass")
+	clean.Schema = runner.SchemaReport{Checked: 3}
+
+	if diff := cmp.Diff([]Entry{{id, verdict.Fail}}, FromReport(withFinding)); diff != "" {
+		t.Errorf("FromReport (-want +got):\n%s", diff)
+	}
+	c := Compare(withFinding, nil)
+	if diff := cmp.Diff([]string{id + ":>fail"}, ids(c.Unexpected)); diff != "" || c.ExitCode(withFinding) != 1 {
+		t.Errorf("not listed: unexpected (-want +got):\n%s\nexit %d", diff, c.ExitCode(withFinding))
+	}
+	listed := []Entry{{id, verdict.Fail}}
+	c = Compare(withFinding, listed)
+	if diff := cmp.Diff([]string{id + ":fail>fail"}, ids(c.Known)); diff != "" || c.ExitCode(withFinding) != 0 {
+		t.Errorf("listed: known (-want +got):\n%s\nexit %d", diff, c.ExitCode(withFinding))
+	}
+	c = Compare(clean, listed)
+	if diff := cmp.Diff([]string{id + ":fail>pass"}, ids(c.Stale)); diff != "" || c.ExitCode(clean) != 1 {
+		t.Errorf("fixed: stale (-want +got):\n%s\nexit %d", diff, c.ExitCode(clean))
 	}
 }

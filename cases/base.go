@@ -26,6 +26,7 @@ func All() []probe.Case {
 	all = append(all, loggingCases()...)
 	all = append(all, httpCases()...)
 	all = append(all, taskCases()...)
+	all = append(all, schemaCases()...)
 	return all
 }
 

@@ -5,9 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/control"
@@ -44,7 +47,7 @@ func newFixture(tb testing.TB, faults ...refserver.Fault) *fixture {
 		s.Close(cctx)
 		cancel()
 	}
-	if t, ok := tb.(*testing.T); ok {
+	if t, ok := tb.(interface{ Cleanup(func()) }); ok {
 		t.Cleanup(cleanup)
 	}
 	if _, err := s.Initialize(ctx, peer.InitOptions{}); err != nil {
@@ -53,35 +56,60 @@ func newFixture(tb testing.TB, faults ...refserver.Fault) *fixture {
 	return &fixture{ctx: ctx, s: s, ctl: control.Detect(s), log: log}
 }
 
-// ack is the reference server's worker acknowledgement: the worker's end
-// checkpoint, then its counters.
-func (f *fixture) ack(key string) hostcancel.WorkerAck {
+// ack is the reference server's worker acknowledgement, decided by the
+// worker counter alone: it reads the counter, opens every gate the worker
+// could still pass (KEY/tick/1..ticks), waits for the worker's end, and
+// reads the counter again. A worker that stopped at the cancel does not
+// move; one that did not stop runs to its end.
+func (f *fixture) ack(key string, ticks int) hostcancel.WorkerAck {
 	return func(ctx context.Context, op *hostcancel.Operation) (bool, string, error) {
-		if _, err := f.ctl.Await(ctx, key+"/end"); err != nil {
-			if ctx.Err() != nil {
-				return false, "the worker did not reach its end", nil
-			}
-			return false, "", err
-		}
-		w, err := f.ctl.Worker(f.ctx, key)
+		before, after, err := f.runOut(ctx, key, ticks)
 		if err != nil {
 			return false, "", err
 		}
-		return !w.WorkerRunning, fmt.Sprintf("worker counter %d, running %v", w.Ticks, w.WorkerRunning), nil
+		return after.Ticks == before.Ticks && !after.WorkerRunning,
+			fmt.Sprintf("worker counter %d → %d with every gate open, running %v", before.Ticks, after.Ticks, after.WorkerRunning), nil
 	}
 }
 
+// runOut opens every gate of the task worker key and waits for its end,
+// returning the worker before and after.
+func (f *fixture) runOut(ctx context.Context, key string, ticks int) (before, after control.TaskWorker, err error) {
+	if before, err = f.ctl.Worker(ctx, key); err != nil {
+		return before, after, err
+	}
+	gates := []string{key + "/created", key + "/start"}
+	for i := 1; i <= ticks; i++ {
+		gates = append(gates, fmt.Sprintf("%s/tick/%d", key, i))
+	}
+	for _, g := range gates {
+		if err := f.ctl.Release(ctx, g); err != nil {
+			return before, after, err
+		}
+	}
+	if _, err := f.ctl.Await(ctx, key+"/end"); err != nil {
+		return before, after, err
+	}
+	after, err = f.ctl.Worker(ctx, key)
+	return before, after, err
+}
+
+// start runs task_worker key as a task.
 func (f *fixture) start(t *testing.T, c *hostcancel.Controller, key string, args map[string]any) *hostcancel.Operation {
 	t.Helper()
-	a := map[string]any{"key": key, "ticks": 5}
-	for k, v := range args {
-		a[k] = v
-	}
-	op, err := c.Start(f.ctx, map[string]any{"name": refserver.ToolTaskWorker, "arguments": a}, 60000, peer.WithProgress())
+	op, err := c.Start(f.ctx, f.call(key, args))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return op
+}
+
+func (f *fixture) call(key string, args map[string]any) hostcancel.Call {
+	a := map[string]any{"key": key, "ticks": 5}
+	for k, v := range args {
+		a[k] = v
+	}
+	return hostcancel.Call{Tool: refserver.ToolTaskWorker, Arguments: a, TTL: time.Minute, Progress: true}
 }
 
 func (f *fixture) release(t testing.TB, names ...string) {
@@ -100,18 +128,47 @@ func (f *fixture) await(t testing.TB, name string) {
 	}
 }
 
-// cancelsOnWire counts tasks/cancel requests in the chronology.
-func (f *fixture) cancelsOnWire() int {
+// sent counts the frames of method we sent, in the chronology.
+func (f *fixture) sent(method string) int {
 	n := 0
 	for _, ev := range f.log.Events() {
-		if ev.Dir == chrono.Out && ev.Kind == chrono.KindFrame && ev.Summary != nil && ev.Summary.Method == mcp.MethodTasksCancel {
+		if ev.Dir == chrono.Out && ev.Kind == chrono.KindFrame && ev.Summary != nil && ev.Summary.Method == method {
 			n++
 		}
 	}
 	return n
 }
 
+// cancelsOnWire counts tasks/cancel requests in the chronology.
+func (f *fixture) cancelsOnWire() int { return f.sent(mcp.MethodTasksCancel) }
+
+// events collects a controller's events.
+type events struct {
+	mu     sync.Mutex
+	list   []hostcancel.Event
+	alerts []hostcancel.AlertEvent
+}
+
+func (e *events) event(ev hostcancel.Event) { e.mu.Lock(); e.list = append(e.list, ev); e.mu.Unlock() }
+func (e *events) alert(a hostcancel.AlertEvent) {
+	e.mu.Lock()
+	e.alerts = append(e.alerts, a)
+	e.mu.Unlock()
+}
+func (e *events) alertNames() []hostcancel.Alert {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []hostcancel.Alert
+	for _, a := range e.alerts {
+		out = append(out, a.Alert)
+	}
+	return out
+}
+
+// TestTerminalPaths drives every terminal path of 2025-11-25 against the
+// reference server; the worker counter proves stop or no stop in each.
 func TestTerminalPaths(t *testing.T) {
+	const ticks = 5
 	for _, tc := range []struct {
 		name    string
 		faults  []refserver.Fault
@@ -119,26 +176,31 @@ func TestTerminalPaths(t *testing.T) {
 		args    map[string]any
 		finish  bool // the task ends before the abort, unknown to the controller
 		want    hostcancel.Classification
+		unknown hostcancel.UnknownReason
 		cancels int
-		alert   bool
+		alerts  []hostcancel.Alert
+		// stopped: the worker counter does not move once every gate is open.
+		stopped bool
 	}{
-		{name: "cancelled-verified", want: hostcancel.CancelledVerified, cancels: 1},
-		{name: "completed-before-cancel", finish: true, want: hostcancel.CompletedBeforeCancel, cancels: 1},
-		{name: "failed-iserror", args: map[string]any{"end": "fail"}, finish: true, want: hostcancel.Failed, cancels: 1},
-		{name: "failed-rpc-error", args: map[string]any{"end": "error"}, finish: true, want: hostcancel.Failed, cancels: 1},
-		{name: "still-working-past-grace", faults: []refserver.Fault{refserver.FaultCancelDoesNotStopWorker}, want: hostcancel.StillWorkingPastGrace, cancels: 1, alert: true},
-		{name: "outcome-unknown-detached", policy: hostcancel.Detach, want: hostcancel.OutcomeUnknown, cancels: 0},
+		{name: "cancelled-verified", want: hostcancel.CancelledVerified, cancels: 1, stopped: true},
+		{name: "completed-before-cancel", finish: true, want: hostcancel.CompletedBeforeCancel, cancels: 1,
+			alerts: []hostcancel.Alert{hostcancel.AlertTerminalRace}, stopped: true},
+		{name: "failed-iserror", args: map[string]any{"end": "fail"}, finish: true, want: hostcancel.Failed, cancels: 1,
+			alerts: []hostcancel.Alert{hostcancel.AlertTerminalRace}, stopped: true},
+		{name: "failed-rpc-error", args: map[string]any{"end": "error"}, finish: true, want: hostcancel.Failed, cancels: 1,
+			alerts: []hostcancel.Alert{hostcancel.AlertTerminalRace}, stopped: true},
+		// TSK-64 "SHOULD attempt to stop": the cancel is acknowledged, the
+		// task reads cancelled, and the worker keeps going.
+		{name: "cancel-acked-worker-running", faults: []refserver.Fault{refserver.FaultCancelDoesNotStopWorker},
+			want: hostcancel.WorkerStillRunning, cancels: 1, alerts: []hostcancel.Alert{hostcancel.AlertCancelAckedWorkerRunning}},
+		{name: "outcome-unknown-detached", policy: hostcancel.Detach, want: hostcancel.OutcomeUnknown,
+			unknown: hostcancel.UnknownDetached, cancels: 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, tc.faults...)
-			var events []hostcancel.Event
-			var mu sync.Mutex
-			grace := safety / 2
-			if tc.alert {
-				grace = 200 * time.Millisecond // the grace ending is the event under test
-			}
-			c := hostcancel.New(hostcancel.Config{Session: f.s, Policy: tc.policy, Grace: grace, Ack: f.ack("k"),
-				OnEvent: func(e hostcancel.Event) { mu.Lock(); events = append(events, e); mu.Unlock() }})
+			var ev events
+			c := hostcancel.New(hostcancel.Config{Session: f.s, Policy: tc.policy, Grace: safety / 2, Ack: f.ack("k", ticks),
+				OnEvent: ev.event, OnAlert: ev.alert})
 			op := f.start(t, c, "k", tc.args)
 			f.release(t, "k/start")
 			f.await(t, "k/tick/1")
@@ -146,9 +208,23 @@ func TestTerminalPaths(t *testing.T) {
 				f.release(t, "k/tick/1", "k/tick/2", "k/tick/3", "k/tick/4", "k/tick/5")
 				f.await(t, "k/end")
 			}
+			atAbort, err := f.ctl.Worker(f.ctx, "k")
+			if err != nil {
+				t.Fatal(err)
+			}
 			r := op.Abort(f.ctx, "test: "+tc.name)
-			if r.Classification != tc.want || r.Alert != tc.alert {
-				t.Errorf("classification %s alert %v (%s), want %s alert %v", r.Classification, r.Alert, r.Detail, tc.want, tc.alert)
+			if r.Classification != tc.want || r.Unknown != tc.unknown {
+				t.Errorf("classification %s/%s (%s), want %s/%s", r.Classification, r.Unknown, r.Detail, tc.want, tc.unknown)
+			}
+			if diff := cmp.Diff(tc.alerts, r.Alerts); diff != "" {
+				t.Errorf("alerts (-want +got):\n%s", diff)
+			}
+			wantOpen := slices.ContainsFunc(tc.alerts, hostcancel.NewBreaker().Opens)
+			if err := c.Breaker().Allow(refserver.DefaultName, refserver.ToolTaskWorker); errors.Is(err, hostcancel.ErrCircuitOpen) != wantOpen {
+				t.Errorf("circuit: %v, want open %v", err, wantOpen)
+			}
+			if diff := cmp.Diff(tc.alerts, ev.alertNames()); diff != "" {
+				t.Errorf("alert hook (-want +got):\n%s", diff)
 			}
 			if got := f.cancelsOnWire(); got != tc.cancels {
 				t.Errorf("%d tasks/cancel on the wire, want %d", got, tc.cancels)
@@ -163,19 +239,26 @@ func TestTerminalPaths(t *testing.T) {
 					t.Errorf("no result or error fetched: %+v", r)
 				}
 			}
-			ids := op.RequestIDs()
-			if len(ids) < 1+tc.cancels || ids[0] != op.Call.ID {
-				t.Errorf("request ids %v", ids)
+			if !slices.Equal(r.RequestIDs, op.RequestIDs()) || r.RequestIDs[0] != op.Call.ID || len(r.RequestIDs) < 1+tc.cancels {
+				t.Errorf("request ids %v, operation's %v", r.RequestIDs, op.RequestIDs())
 			}
-			if at, reason := op.Aborted(); at.IsZero() || reason == "" {
-				t.Errorf("abort not recorded: %v %q", at, reason)
+			if r.TaskID != op.TaskID() || r.TaskID == "" || r.AbortedAt.IsZero() || r.AbortReason == "" {
+				t.Errorf("what is known: task %q abort %v %q", r.TaskID, r.AbortedAt, r.AbortReason)
 			}
-			if op.Server.Name != refserver.DefaultName {
-				t.Errorf("server identity %+v", op.Server)
+			if r.Server.Name != refserver.DefaultName || op.Server().Name != refserver.DefaultName {
+				t.Errorf("server identity %+v", r.Server)
 			}
-			mu.Lock()
-			defer mu.Unlock()
-			last := events[len(events)-1]
+			// The worker counter decides: open every gate, read it again.
+			_, after, err := f.runOut(f.ctx, "k", ticks)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if moved := after.Ticks != atAbort.Ticks; moved == tc.stopped {
+				t.Errorf("worker counter %d at the abort, %d with every gate open; stopped want %v", atAbort.Ticks, after.Ticks, tc.stopped)
+			}
+			ev.mu.Lock()
+			defer ev.mu.Unlock()
+			last := ev.list[len(ev.list)-1]
 			if last.Name != hostcancel.EventClassified || last.Reason != string(tc.want) {
 				t.Errorf("last event %+v", last)
 			}
@@ -183,10 +266,11 @@ func TestTerminalPaths(t *testing.T) {
 	}
 }
 
-// TestRacingCancels: however many local signals race, one tasks/cancel.
+// TestRacingCancels: however many local signals race, one tasks/cancel,
+// and the repeated cancellation requests raise one alert.
 func TestRacingCancels(t *testing.T) {
 	f := newFixture(t)
-	c := hostcancel.New(hostcancel.Config{Session: f.s, Ack: f.ack("k")})
+	c := hostcancel.New(hostcancel.Config{Session: f.s, Ack: f.ack("k", 5)})
 	op := f.start(t, c, "k", nil)
 	f.release(t, "k/start")
 	f.await(t, "k/tick/1")
@@ -213,10 +297,41 @@ func TestRacingCancels(t *testing.T) {
 	if cs.RequestCancelSignals != n || cs.LocalAborts != 1 || cs.TaskCancelRequested != 1 || cs.TaskCancelVerified != 1 || cs.WorkerAcks != 1 {
 		t.Errorf("counters %+v", cs)
 	}
+	if cs.ByAlert[hostcancel.AlertRepeatedCancel] != 1 {
+		t.Errorf("repeated-cancel alerts %d, want 1", cs.ByAlert[hostcancel.AlertRepeatedCancel])
+	}
+}
+
+// TestRepeatedCancel: a second cancellation request after the first
+// settled sends nothing, returns the same result, and alerts; the worker
+// counter stays where the cancel left it.
+func TestRepeatedCancel(t *testing.T) {
+	f := newFixture(t)
+	var ev events
+	c := hostcancel.New(hostcancel.Config{Session: f.s, Ack: f.ack("k", 5), OnAlert: ev.alert})
+	op := f.start(t, c, "k", nil)
+	f.release(t, "k/start")
+	f.await(t, "k/tick/1")
+	first := op.Abort(f.ctx, "user pressed stop")
+	second := op.Abort(f.ctx, "user pressed stop again")
+	if first.Classification != hostcancel.CancelledVerified || second.Classification != first.Classification {
+		t.Fatalf("first %s, second %s", first.Classification, second.Classification)
+	}
+	if got := f.cancelsOnWire(); got != 1 {
+		t.Errorf("%d tasks/cancel on the wire, want 1", got)
+	}
+	if diff := cmp.Diff([]hostcancel.Alert{hostcancel.AlertRepeatedCancel}, ev.alertNames()); diff != "" {
+		t.Errorf("alerts (-want +got):\n%s", diff)
+	}
+	w, err := f.ctl.Worker(f.ctx, "k")
+	if err != nil || w.CancelRequests != 1 || w.Ticks != 1 || w.WorkerRunning {
+		t.Errorf("worker %+v %v: want one cancel request, counter 1, stopped", w, err)
+	}
 }
 
 // TestCancelRacesCompletion: the task completes between the last poll
-// and tasks/cancel; the -32602 is reconciled into the completed result.
+// and tasks/cancel; the -32602 is reconciled into the completed result
+// (TSK-63, A-15) and the terminal-state race alerts.
 func TestCancelRacesCompletion(t *testing.T) {
 	f := newFixture(t)
 	c := hostcancel.New(hostcancel.Config{Session: f.s})
@@ -238,8 +353,142 @@ func TestCancelRacesCompletion(t *testing.T) {
 	if err := json.Unmarshal(r.Result, &res); err != nil || len(res.Content) == 0 || res.Content[0].Text != "done after 1 ticks" {
 		t.Errorf("result %s", r.Result)
 	}
-	if cs := c.Counters(); cs.Reconciles != 1 || cs.TaskCancelVerified != 0 {
+	if cs := c.Counters(); cs.Reconciles != 1 || cs.TaskCancelVerified != 0 || cs.ByAlert[hostcancel.AlertTerminalRace] != 1 {
 		t.Errorf("counters %+v", cs)
+	}
+	if w, err := f.ctl.Worker(f.ctx, "k"); err != nil || w.Ticks != 1 || w.Status != mcp.TaskCompleted {
+		t.Errorf("worker %+v %v", w, err)
+	}
+}
+
+// TestCancelBeforeCreateTaskResult: the abort comes while the tools/call
+// is in flight and no task ID is known. The controller keeps the
+// request, sends no notifications/cancelled (CAN-4, CAN-7), learns the
+// task ID when the CreateTaskResult comes, then applies the policy.
+func TestCancelBeforeCreateTaskResult(t *testing.T) {
+	const ticks = 3
+	for _, tc := range []struct {
+		name    string
+		policy  hostcancel.Policy
+		release bool // the CreateTaskResult comes
+		want    hostcancel.Classification
+		unknown hostcancel.UnknownReason
+		cancels int
+		stopped bool
+	}{
+		{name: "cancel", policy: hostcancel.Cancel, release: true, want: hostcancel.CancelledVerified, cancels: 1, stopped: true},
+		{name: "detach", policy: hostcancel.Detach, release: true, want: hostcancel.OutcomeUnknown, unknown: hostcancel.UnknownDetached},
+		// The grace ending without the CreateTaskResult is the event
+		// under test: the server holds it until the test releases it.
+		{name: "no-create-result", policy: hostcancel.Cancel, want: hostcancel.OutcomeUnknown, unknown: hostcancel.UnknownNoCreateResult},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			grace := safety / 2
+			if !tc.release {
+				grace = 100 * time.Millisecond
+			}
+			c := hostcancel.New(hostcancel.Config{Session: f.s, Policy: tc.policy, Grace: grace})
+			ctx, abort := context.WithCancelCause(f.ctx)
+			done := make(chan struct{})
+			var op *hostcancel.Operation
+			var err error
+			go func() {
+				defer close(done)
+				op, err = c.Start(ctx, f.call("k", map[string]any{"ticks": ticks, "holdCreate": true}))
+			}()
+			f.await(t, "k/created") // the server holds the CreateTaskResult
+			abort(errors.New("user pressed stop"))
+			<-done
+			if !errors.Is(err, hostcancel.ErrAborted) || op == nil || op.TaskID() != "" {
+				t.Fatalf("Start: %v, op %v", err, op)
+			}
+			settled := make(chan hostcancel.Result, 1)
+			go func() { settled <- op.Settle(f.ctx) }()
+			if tc.release {
+				f.release(t, "k/created")
+			}
+			r := <-settled
+			if r.Classification != tc.want || r.Unknown != tc.unknown {
+				t.Errorf("%s/%s (%s), want %s/%s", r.Classification, r.Unknown, r.Detail, tc.want, tc.unknown)
+			}
+			if tc.release && (r.TaskID == "" || r.TaskID != op.TaskID()) {
+				t.Errorf("task ID not learned: %q", r.TaskID)
+			}
+			if len(r.RequestIDs) == 0 || r.RequestIDs[0] != op.Call.ID {
+				t.Errorf("request IDs %v: the creating request must be kept", r.RequestIDs)
+			}
+			if n := f.sent("notifications/cancelled"); n != 0 {
+				t.Errorf("%d notifications/cancelled: a task request is never cancelled that way (CAN-4, CAN-7)", n)
+			}
+			if got := f.cancelsOnWire(); got != tc.cancels {
+				t.Errorf("%d tasks/cancel, want %d", got, tc.cancels)
+			}
+			// The server did create the task in every case (TSK-44): the
+			// counter decides whether its work stopped.
+			before, after, err := f.runOut(f.ctx, "k", ticks)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if moved := after.Ticks != before.Ticks; moved == tc.stopped {
+				t.Errorf("worker counter %d → %d; stopped want %v", before.Ticks, after.Ticks, tc.stopped)
+			}
+		})
+	}
+}
+
+// TestStatusNotificationsWake: notifications/tasks/status is evidence
+// beside polling. Polling is set to an hour, so Wait returns only because
+// the notification woke it; under 2025-11-25 it then confirms with one
+// tasks/get (TSK-22).
+func TestStatusNotificationsWake(t *testing.T) {
+	f := newFixture(t)
+	c := hostcancel.New(hostcancel.Config{Session: f.s, MinPoll: time.Hour, MaxPoll: time.Hour})
+	op := f.start(t, c, "k", map[string]any{"ticks": 1})
+	gets := f.sent(mcp.MethodTasksGet)
+	f.release(t, "k/start", "k/tick/1")
+	got, err := op.Wait(f.ctx)
+	if err != nil || got.Status != mcp.TaskCompleted {
+		t.Fatalf("Wait: %v %s", err, got.Status)
+	}
+	if n := f.sent(mcp.MethodTasksGet) - gets; n != 1 {
+		t.Errorf("%d tasks/get, want the one that confirmed the notification", n)
+	}
+	if cs := c.Counters(); cs.StatusNotifications < 1 {
+		t.Errorf("counters %+v", cs)
+	}
+}
+
+// TestNotificationCountedAsCancel: a layer of the host sent
+// notifications/cancelled for the task's creating request, and the server
+// counted it as task cancellation (CAN-4). The controller finds the task
+// cancelled before its own tasks/cancel, names the notification, alerts,
+// and the breaker opens for the (server, tool).
+func TestNotificationCountedAsCancel(t *testing.T) {
+	f := newFixture(t, refserver.FaultNotificationCancelsTask)
+	c := hostcancel.New(hostcancel.Config{Session: f.s, Ack: f.ack("k", 5)})
+	op := f.start(t, c, "k", nil)
+	f.release(t, "k/start")
+	f.await(t, "k/tick/1")
+	// The SDK-like layer under the host: peer refuses this (CAN-4), so it
+	// goes out as a raw notification.
+	if err := f.s.Notify(f.ctx, "notifications/cancelled", map[string]any{"requestId": op.Call.ID, "reason": "stream aborted"}); err != nil {
+		t.Fatal(err)
+	}
+	f.await(t, "k/end") // the server stopped the worker on the notification
+	r := op.Abort(f.ctx, "user pressed stop")
+	if r.Classification != hostcancel.CancelledVerified || !slices.Contains(r.Alerts, hostcancel.AlertNotificationCountedAsCancel) {
+		t.Errorf("%s alerts %v (%s)", r.Classification, r.Alerts, r.Detail)
+	}
+	if err := c.Breaker().Allow(refserver.DefaultName, refserver.ToolTaskWorker); !errors.Is(err, hostcancel.ErrCircuitOpen) {
+		t.Errorf("breaker: %v, want open", err)
+	}
+	if _, err := c.Start(f.ctx, f.call("k2", nil)); !errors.Is(err, hostcancel.ErrCircuitOpen) {
+		t.Errorf("Start on an open circuit: %v", err)
+	}
+	c.Breaker().Reset(refserver.DefaultName, refserver.ToolTaskWorker)
+	if _, err := c.Start(f.ctx, f.call("k2", nil)); err != nil {
+		t.Errorf("Start after Reset: %v", err)
 	}
 }
 
@@ -255,7 +504,7 @@ func TestNoTasksCapability(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := hostcancel.New(hostcancel.Config{Session: s})
-	if _, err := c.Start(ctx, map[string]any{"name": refserver.ToolSlow}, -1); !errors.Is(err, hostcancel.ErrNoTasks) {
+	if _, err := c.Start(ctx, hostcancel.Call{Tool: refserver.ToolSlow}); !errors.Is(err, hostcancel.ErrNoTasks) {
 		t.Errorf("Start: %v, want ErrNoTasks", err)
 	}
 }
@@ -270,7 +519,7 @@ func TestConnectionLost(t *testing.T) {
 	defer cancel()
 	f.s.Close(cctx)
 	r := op.Abort(f.ctx, "host shutting down")
-	if r.Classification != hostcancel.OutcomeUnknown || r.Task.Status != mcp.TaskWorking {
+	if r.Classification != hostcancel.OutcomeUnknown || r.Unknown != hostcancel.UnknownCancelUnanswered || r.Task.Status != mcp.TaskWorking {
 		t.Errorf("%+v", r)
 	}
 	if c.Counters().TaskCancelVerified != 0 {

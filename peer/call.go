@@ -271,7 +271,7 @@ func ParseProgress(params json.RawMessage) (Progress, error) {
 		Message  *string         `json:"message"`
 	}
 	if err := json.Unmarshal(params, &p); err != nil {
-		return Progress{}, fmt.Errorf("%w: %v", ErrBadProgress, err)
+		return Progress{}, fmt.Errorf("%w: %w", ErrBadProgress, decodeError("the params", err))
 	}
 	tok, err := jsonrpc.ParseToken(p.Token)
 	if p.Token == nil || err != nil {

@@ -97,7 +97,7 @@ func (s *Session) Initialize(ctx context.Context, opts InitOptions) (*InitResult
 	}
 	var res InitResult
 	if err := json.Unmarshal(resp.Result, &res); err != nil {
-		return nil, fmt.Errorf("initialize: decoding result: %w", err)
+		return nil, fmt.Errorf("initialize: %w", decodeError("the initialize result", err))
 	}
 	res.Raw = resp.Result
 	if !slices.Contains(SupportedVersions, res.ProtocolVersion) {

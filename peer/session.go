@@ -304,7 +304,7 @@ func (s *Session) Request(ctx context.Context, method string, params, out any, o
 	}
 	if out != nil {
 		if err := json.Unmarshal(resp.Result, out); err != nil {
-			return fmt.Errorf("peer: decoding %s result: %w", method, err)
+			return decodeError("the "+method+" result", err)
 		}
 	}
 	return nil

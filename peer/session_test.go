@@ -2,6 +2,7 @@ package peer
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -430,5 +431,27 @@ func TestFloodsStayBounded(t *testing.T) {
 	if kinds[StrayUnknownResponse] != MaxStraysPerKind || kinds[StrayMalformed] != 1 || s.StraysDropped() != 7 {
 		t.Errorf("strays by kind %v, dropped %d; want %d unknown, 1 malformed (kept past the other kind's flood), 7 dropped",
 			kinds, s.StraysDropped(), MaxStraysPerKind)
+	}
+}
+
+// TestUndecodableResultNamesTheField checks that a result of the wrong
+// shape is reported in the message's terms (the member and the JSON
+// types), never with Go's type names, and wraps ErrUndecodable.
+func TestUndecodableResultNamesTheField(t *testing.T) {
+	var out struct {
+		ServerInfo Implementation `json:"serverInfo"`
+	}
+	err := decodeError("the initialize result", json.Unmarshal([]byte(`{"serverInfo":{"name":7}}`), &out))
+	if !errors.Is(err, ErrUndecodable) {
+		t.Fatalf("%v does not wrap ErrUndecodable", err)
+	}
+	want := "peer: the initialize result does not have the shape the schema gives it: at serverInfo.name, a number where a string belongs"
+	if err.Error() != want {
+		t.Errorf("got  %q\nwant %q", err, want)
+	}
+	for _, goText := range []string{"Go struct", "cannot unmarshal", "Implementation"} {
+		if strings.Contains(err.Error(), goText) {
+			t.Errorf("%q leaks Go's wording %q", err, goText)
+		}
 	}
 }

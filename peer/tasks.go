@@ -33,7 +33,7 @@ func (t Task) Terminal() bool { return mcp.TaskTerminal(t.Status) }
 func ParseTask(raw json.RawMessage) (Task, error) {
 	var t Task
 	if err := json.Unmarshal(raw, &t); err != nil {
-		return t, fmt.Errorf("peer: decoding a task: %w", err)
+		return t, decodeError("a task", err)
 	}
 	t.Raw = raw
 	return t, nil
@@ -46,7 +46,7 @@ func ParseCreateTaskResult(raw json.RawMessage) (Task, error) {
 		Task json.RawMessage `json:"task"`
 	}
 	if err := json.Unmarshal(raw, &r); err != nil {
-		return Task{}, fmt.Errorf("%w: %w", ErrNotTask, err)
+		return Task{}, fmt.Errorf("%w: %w", ErrNotTask, decodeError("the result", err))
 	}
 	if len(r.Task) == 0 || string(r.Task) == "null" {
 		return Task{}, ErrNotTask

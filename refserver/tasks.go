@@ -67,6 +67,8 @@ type task struct {
 	hasToken bool
 	created  time.Time
 	ttl      int64 // milliseconds
+	// host are the host-test options (taskhost.go).
+	host taskHostOptions
 	// stop is closed when the task is cancelled or deleted: the worker
 	// stops at its next checkpoint.
 	stop chan struct{}
@@ -212,6 +214,7 @@ func toolListWithTasks() []map[string]any {
 			"additionalProperties": false,
 		},
 	})
+	addTaskHostSchema(tools[len(tools)-1])
 	for _, t := range tools {
 		name, _ := t["name"].(string)
 		t["execution"] = map[string]any{"taskSupport": taskSupport(name)}
@@ -283,6 +286,7 @@ func (ss *session) taskCall(id jsonrpc.ID, name string, params map[string]json.R
 			Gated  *bool   `json:"gated"`
 			End    *string `json:"end"`
 			TickMs *int    `json:"tickMs"`
+			taskHostArgs
 		}
 		if err := strictDecode(args, &a); err != nil {
 			return fail(invalidParams("Invalid params: task_worker arguments: %v", err))
@@ -306,6 +310,9 @@ func (ss *session) taskCall(id jsonrpc.ID, name string, params map[string]json.R
 			}
 			t.end = *a.End
 		}
+		if rerr := t.host.parse(a.taskHostArgs, t.ticks); rerr != nil {
+			return fail(rerr)
+		}
 	} else {
 		a, rerr := parseSlowArgs(args)
 		if rerr != nil {
@@ -327,6 +334,7 @@ func (ss *session) taskCall(id jsonrpc.ID, name string, params map[string]json.R
 	ss.spawnReq(id, func() {
 		// The task is durable before CreateTaskResult is written (TSK-44),
 		// and CreateTaskResult precedes every frame of the worker.
+		ss.holdCreateTaskResult(t)
 		ss.reply(id, map[string]any{"task": ss.taskView(t)})
 		ss.runTask(t)
 	})
@@ -482,6 +490,7 @@ func (ss *session) runTask(t *task) {
 		live := !mcp.TaskTerminal(t.status) || ss.has(FaultCancelDoesNotStopWorker)
 		ts.mu.Unlock()
 		if live {
+			ss.applyTaskEffect(t, i)
 			ss.taskProgress(t, i)
 		}
 		ss.taskGate(t, fmt.Sprintf("%s/%s/%d", t.key, t.stepName, i))
@@ -535,7 +544,7 @@ func (ss *session) finishTask(t *task) string {
 		t.rpcErr = &jsonrpc.Error{Code: codeInternalError, Message: fmt.Sprintf("Internal error: the worker broke after %d ticks", t.counter)}
 		t.setStatusLocked(mcp.TaskFailed, "The worker ended with a JSON-RPC error: "+t.rpcErr.Message)
 	default:
-		t.result, _ = json.Marshal(textResult(fmt.Sprintf("done after %d ticks", t.counter)))
+		t.result, _ = json.Marshal(t.host.completed(textResult(fmt.Sprintf("done after %d ticks", t.counter))))
 		t.setStatusLocked(mcp.TaskCompleted, fmt.Sprintf("Completed after %d ticks.", t.counter))
 	}
 	t.closeDone()

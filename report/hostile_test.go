@@ -34,6 +34,13 @@ func hostileReport() *runner.Report {
 	r.Server = &peer.Implementation{Name: hostile, Version: hostile + huge, Title: hostile}
 	r.Teardown.Summary = hostile
 	r.Teardown.Errors = append(r.Teardown.Errors, hostile)
+	// A finding's pointer and message are sanitised by wireschema, but
+	// the renderers must not rely on it.
+	for i := range r.Schema.Findings {
+		f := &r.Schema.Findings[i]
+		f.Pointer, f.Message, f.KeywordLocation, f.FirstCase = hostile+huge, hostile, hostile, hostile
+	}
+	r.Schema.Err = hostile
 	for i := range r.Results {
 		res := &r.Results[i]
 		res.Outcome.Summary = hostile

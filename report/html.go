@@ -57,6 +57,7 @@ type (
 		Matrix     []matrixRow
 		Cases      []htmlCase
 		Teardown   htmlTeardown
+		Schema     htmlSchema
 		Total      int
 		RaceWindow string
 	}
@@ -154,6 +155,7 @@ func htmlPage(r *runner.Report) page {
 	for _, res := range r.Results {
 		p.Cases = append(p.Cases, htmlCaseOf(res))
 	}
+	p.Schema = htmlSchemaOf(r.Schema)
 	g := r.Teardown
 	p.Teardown = htmlTeardown{Verdict: string(g.Verdict), Summary: san(g.Summary)}
 	if g.Requirement != "" && g.Verdict != verdict.Pass {

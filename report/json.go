@@ -48,8 +48,9 @@ type JSONReport struct {
 	Started string `json:"started"`
 	// DurationNs is the run's wall time.
 	DurationNs int64 `json:"durationNs"`
-	// ExitCode is the process exit code: 0 conformant, 1 a fail, 2 an
-	// error or an interruption without a fail.
+	// ExitCode is the process exit code: 0 conformant, 1 a fail (of a
+	// case, the teardown, or a schema finding), 2 an error or an
+	// interruption without a fail.
 	ExitCode int `json:"exitCode"`
 	// Conformant is true when ExitCode is 0.
 	Conformant bool `json:"conformant"`
@@ -65,6 +66,12 @@ type JSONReport struct {
 	// without one. With a baseline the process exits with its ExitCode,
 	// not the report's.
 	Baseline *JSONBaseline `json:"baseline,omitempty"`
+	// SchemaCheck is the schema check of every inbound message of the run
+	// against the revision's official schema.json: each distinct
+	// violation once, with its first case and seq and how often it was
+	// seen. A finding makes the run non-conformant (exitCode 1). Added
+	// within v1.
+	SchemaCheck JSONSchemaCheck `json:"schemaCheck"`
 	// Results holds one entry per case, in the order run. It is the last
 	// member, which lets JSON stream it.
 	Results []JSONResult `json:"results"`
@@ -261,7 +268,8 @@ func document(r *runner.Report, events bool) JSONReport {
 			Errors:      append([]string{}, jsonTexts(r.Teardown.Errors)...),
 			SlowestNs:   int64(r.Teardown.Slowest),
 		},
-		Results: make([]JSONResult, 0, len(r.Results)),
+		SchemaCheck: jsonSchemaCheck(r.Schema),
+		Results:     make([]JSONResult, 0, len(r.Results)),
 	}
 	doc.Conformant = doc.ExitCode == 0
 	if r.Server != nil {

@@ -82,8 +82,9 @@ type junitMessage struct {
 	Body    string `xml:",cdata"`
 }
 
-// JUnit writes the report as JUnit XML: one <testsuite> per area and one
-// for the teardown grade, one <testcase> per case (name the case ID,
+// JUnit writes the report as JUnit XML: one <testsuite> per area, one
+// for the teardown grade and one, "schema", for the schema check (a
+// <failure> per distinct violation, or one passing testcase), one <testcase> per case (name the case ID,
 // classname "mcpflight.AREA"). A fail is a <failure> and an error an
 // <error>, each with the requirement, its quoted sentence, every expected
 // alternative and the actual event with its chronology sequence number; a
@@ -135,6 +136,7 @@ func JUnit(w io.Writer, r *runner.Report) error {
 		}
 		root.Suites = append(root.Suites, s)
 	}
+	root.Suites = append(root.Suites, junitSchema(r.Schema, stamp))
 	for _, s := range root.Suites {
 		root.Tests += s.Tests
 		root.Failures += s.Failures

@@ -35,15 +35,31 @@ func TestJUnitShape(t *testing.T) {
 	if err := xml.Unmarshal(out, &got); err != nil {
 		t.Fatalf("the output does not parse: %v", err)
 	}
-	if got.Tests != 7 || got.Failures != 1 || got.Errors != 1 || got.Skipped != 1 {
-		t.Errorf("tests %d failures %d errors %d skipped %d; want 7 1 1 1", got.Tests, got.Failures, got.Errors, got.Skipped)
+	// The schema finding is a testcase and a failure of its own.
+	if got.Tests != 8 || got.Failures != 2 || got.Errors != 1 || got.Skipped != 1 {
+		t.Errorf("tests %d failures %d errors %d skipped %d; want 8 2 1 1", got.Tests, got.Failures, got.Errors, got.Skipped)
 	}
 	var names []string
 	for _, s := range got.Suites {
 		names = append(names, s.Name)
 	}
-	if want := "cancel progress logging ping teardown"; strings.Join(names, " ") != want {
-		t.Errorf("suites %v, want %s", names, want)
+	if want := "cancel progress logging ping teardown schema"; strings.Join(names, " ") != want {
+		t.Fatalf("suites %v, want %s", names, want)
+	}
+	schema := got.Suites[5]
+	if schema.Failures != 1 || len(schema.Cases) != 1 || schema.Cases[0].Failure == nil {
+		t.Fatalf("schema suite: %+v", schema)
+	}
+	for _, want := range []string{
+		"Requirement: RPC-2 MUST", "MUST follow the JSON-RPC 2.0 specification",
+		`ProgressNotification at /params/total\u001b[2J`, "first in progress/strictly-increasing at seq 3; 2 messages in 1 case",
+	} {
+		if !strings.Contains(schema.Cases[0].Failure.Body, want) {
+			t.Errorf("schema failure body lacks %q:\n%s", want, schema.Cases[0].Failure.Body)
+		}
+	}
+	if schema.Cases[0].Failure.Type != "MUST RPC-2" {
+		t.Errorf("schema failure type %q", schema.Cases[0].Failure.Type)
 	}
 	fail := got.Suites[1].Cases[0]
 	if fail.Failure == nil {
@@ -87,7 +103,7 @@ func TestJUnitStrictWarnFails(t *testing.T) {
 	if err := xml.Unmarshal(buf.Bytes(), &got); err != nil {
 		t.Fatal(err)
 	}
-	if got.Failures != 2 || got.Suites[0].Cases[0].Failure == nil {
+	if got.Failures != 3 || got.Suites[0].Cases[0].Failure == nil { // the schema finding is the third
 		t.Errorf("failures %d, first case %+v", got.Failures, got.Suites[0].Cases[0])
 	}
 }

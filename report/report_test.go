@@ -21,6 +21,7 @@ import (
 	"github.com/mcpflight/mcpflight/spec"
 	"github.com/mcpflight/mcpflight/transport"
 	"github.com/mcpflight/mcpflight/verdict"
+	"github.com/mcpflight/mcpflight/wireschema"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -122,6 +123,13 @@ func fixedReport() *runner.Report {
 		rep.Counts[r.Outcome.Verdict]++
 	}
 	rep.Teardown = runner.GradeTeardown(results, false)
+	rep.Schema = runner.SchemaReport{Revision: spec.V20251125, Checked: 5, Unchecked: 1, Findings: []runner.SchemaFinding{{
+		Violation: wireschema.Violation{Seq: 3, Revision: spec.V20251125, Definition: "ProgressNotification", Requirement: "RPC-2",
+			Problem: wireschema.Problem{Pointer: "/params/total\x1b[2J\x1b]0;x\a", Keyword: "type",
+				KeywordLocation: "2025-11-25/schema.json#/$defs/ProgressNotificationParams/properties/total/type",
+				Message:         "a string where the schema wants a number"}},
+		FirstCase: "progress/strictly-increasing", Count: 2, Cases: 1,
+	}}}
 	return rep
 }
 
@@ -236,7 +244,14 @@ func TestSummary(t *testing.T) {
 			Duration: ms(840),
 			Teardown: runner.TeardownGrade{Verdict: verdict.Pass},
 		}, "mcpflight: 3 cases — 2 pass, 0 fail, 1 warn, 0 info, 0 skip, 0 error (0.84s) — conformant"},
-		{"fixed", fixedReport(), "mcpflight: 6 cases — 1 pass, 1 fail, 1 warn, 1 info, 1 skip, 1 error (17.06s) — non-conformant"},
+		{"fixed", fixedReport(), "mcpflight: 6 cases — 1 pass, 1 fail, 1 warn, 1 info, 1 skip, 1 error (17.06s) — 1 schema violation — non-conformant"},
+		{"schema violation alone", &runner.Report{
+			Results:  make([]runner.Result, 1),
+			Counts:   map[verdict.Verdict]int{verdict.Pass: 1},
+			Duration: ms(840),
+			Teardown: runner.TeardownGrade{Verdict: verdict.Pass},
+			Schema:   runner.SchemaReport{Findings: make([]runner.SchemaFinding, 2)},
+		}, "mcpflight: 1 case — 1 pass, 0 fail, 0 warn, 0 info, 0 skip, 0 error (0.84s) — 2 schema violations — non-conformant"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

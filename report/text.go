@@ -89,6 +89,8 @@ func Text(w io.Writer, r *runner.Report, opts TextOptions) error {
 	t.linef("")
 	t.teardown(r.Teardown)
 	t.linef("")
+	t.schema(r.Schema)
+	t.linef("")
 	t.linef("%s", Summary(r))
 	return bw.Flush()
 }
@@ -346,14 +348,16 @@ func (t textWriter) teardown(g runner.TeardownGrade) {
 }
 
 // Summary is the report's last line, e.g. "mcpflight: 31 cases — 29 pass,
-// 0 fail, 1 warn, 1 info, 0 skip, 0 error (0.84s) — conformant".
+// 0 fail, 1 warn, 1 info, 0 skip, 0 error (0.84s) — conformant"; a run
+// whose schema check found violations says "… (0.84s) — 2 schema
+// violations — non-conformant".
 func Summary(r *runner.Report) string {
 	counts := make([]string, 0, len(verdictOrder))
 	for _, v := range verdictOrder {
 		counts = append(counts, fmt.Sprintf("%d %s", r.Counts[v], v))
 	}
-	return fmt.Sprintf("mcpflight: %s — %s (%s) — %s",
-		plural(len(r.Results), "case"), strings.Join(counts, ", "), seconds(r.Duration), conclusion(r))
+	return fmt.Sprintf("mcpflight: %s — %s (%s)%s — %s",
+		plural(len(r.Results), "case"), strings.Join(counts, ", "), seconds(r.Duration), schemaSummaryPart(r.Schema), conclusion(r))
 }
 
 func conclusion(r *runner.Report) string {

@@ -131,6 +131,8 @@ type Result struct {
 	// reached at all (its executable does not exist, or its URL refuses
 	// connections); the run stops after this case.
 	TargetMissing bool `json:"targetMissing,omitempty"`
+	// Schema is what the schema check found in Events (see schema.go).
+	Schema CaseSchema `json:"-"`
 }
 
 // HadSession reports whether the case opened a connection to the target.
@@ -163,6 +165,9 @@ type Report struct {
 	// Interrupted is set when the run's context ended before every case
 	// had run: the report is partial.
 	Interrupted bool
+	// Schema is the schema check of every inbound frame of the run: each
+	// distinct violation once. A finding makes the run non-conformant.
+	Schema SchemaReport
 }
 
 // Run runs every case of cfg in order and returns the report. It returns
@@ -223,6 +228,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			break
 		}
 		res, server := runCase(ctx, cfg, c)
+		res = checkSchema(cfg.Version, res)
 		if cfg.Strict && res.Outcome.Verdict == verdict.Warn {
 			res.Outcome.Verdict = verdict.Fail
 			res.Outcome.Summary += " (warn under --strict)"
@@ -246,6 +252,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	rep.Interrupted = runErr != nil || (len(rep.Results) > 0 && rep.Results[len(rep.Results)-1].Interrupted)
 	rep.Duration = time.Since(rep.Started)
 	rep.Teardown = GradeTeardown(rep.Results, cfg.Strict)
+	rep.Schema = schemaReport(cfg.Version, rep.Results)
 	return rep, runErr
 }
 
@@ -681,13 +688,13 @@ func Select(all []probe.Case, globs []string) ([]probe.Case, error) {
 }
 
 // ExitCode maps the report to the process exit code: 1 when any case or
-// the teardown grade failed (warns count as fails under --strict, which
+// the teardown grade failed, or the schema check found a violation (warns count as fails under --strict, which
 // Run has already applied); otherwise 2 when any case or the teardown
 // ended in error, because the harness or the target broke, or when the
 // run was interrupted; otherwise 0. A fail dominates an error: a
 // conformance violation was shown even if something else broke.
 func (r *Report) ExitCode() int {
-	fail := r.Teardown.Verdict == verdict.Fail
+	fail := r.Teardown.Verdict == verdict.Fail || len(r.Schema.Findings) > 0
 	errored := r.Teardown.Verdict == verdict.Error || r.Interrupted
 	for _, res := range r.Results {
 		switch res.Outcome.Verdict {

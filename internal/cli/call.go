@@ -330,14 +330,13 @@ var taskLines = map[hostcancel.Classification]string{
 // second Ctrl-C stops the verification at once.
 func (e Env) callTask(ctx, runCtx context.Context, s *peer.Session, ui *callUI, o callOptions, tool string, arguments map[string]any) int {
 	ctrl := hostcancel.New(hostcancel.Config{Session: s, Grace: o.grace})
-	op, err := ctrl.Start(runCtx, map[string]any{"name": tool, "arguments": arguments}, -1, peer.WithProgress())
+	op, err := ctrl.Begin(runCtx, hostcancel.Call{Tool: tool, Arguments: arguments, Progress: true})
 	if err != nil {
 		ui.Line("mcpflight call: %s", chrono.Sanitize(err.Error(), false))
 		return ExitError
 	}
-	ui.Line("task %s created (status %s)", chrono.Sanitize(op.TaskID, false), chrono.Sanitize(string(op.LastKnown().Status), false))
-	waitCtx, stopWaiting := context.WithCancel(runCtx)
-	defer stopWaiting()
+	waitCtx, stopWaiting := context.WithCancelCause(runCtx)
+	defer stopWaiting(nil)
 	var timeout <-chan time.Time
 	if o.timeout > 0 {
 		t := time.NewTimer(o.timeout)
@@ -349,16 +348,25 @@ func (e Env) callTask(ctx, runCtx context.Context, s *peer.Session, ui *callUI, 
 		select {
 		case <-timeout:
 			reason <- "timeout after " + o.timeout.String()
-			stopWaiting()
+			stopWaiting(errors.New("mcpflight call: timeout after " + o.timeout.String()))
 		case <-ctx.Done():
 			reason <- "interrupted"
-			stopWaiting()
+			stopWaiting(errors.New("mcpflight call: interrupted"))
 		case <-waitCtx.Done():
 		}
 	}()
-	_, werr := op.Wait(waitCtx)
+	t, werr := op.Created(waitCtx)
+	if werr == nil && t.TaskID != "" {
+		ui.Line("task %s created (status %s)", chrono.Sanitize(t.TaskID, false), chrono.Sanitize(t.Status, false))
+	}
+	if werr == nil {
+		_, werr = op.Wait(waitCtx)
+	}
 	code := 0
 	settleCtx := runCtx
+	if errors.Is(werr, hostcancel.ErrRefused) {
+		werr = nil // nothing runs: Settle classifies the refusal
+	}
 	if werr != nil {
 		why := "stopped"
 		select {
@@ -369,7 +377,6 @@ func (e Env) callTask(ctx, runCtx context.Context, s *peer.Session, ui *callUI, 
 		if strings.HasPrefix(why, "timeout") {
 			code = ExitTimeout
 		}
-		op.Stop("mcpflight call: " + why)
 		ui.Line("stopped waiting (%s); sending tasks/cancel and verifying for up to %v (Ctrl-C again to stop)", why, o.grace)
 		sigs := make(chan os.Signal, 1)
 		signal.Notify(sigs, os.Interrupt)
@@ -386,6 +393,10 @@ func (e Env) callTask(ctx, runCtx context.Context, s *peer.Session, ui *callUI, 
 		}()
 	}
 	res := op.Settle(settleCtx)
+	ui.Line("decision trail:")
+	for _, l := range strings.Split(strings.TrimRight(hostcancel.FormatTrail(hostcancel.DecisionTrail(op.Trail()), "  "), "\n"), "\n") {
+		ui.Line("%s", l)
+	}
 	line := taskLines[res.Classification]
 	switch {
 	case werr == nil && res.Classification == hostcancel.CompletedBeforeCancel:

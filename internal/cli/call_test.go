@@ -167,6 +167,17 @@ func TestCallTaskTimeoutRunsTheController(t *testing.T) {
 	if strings.Contains(r.stdout, "notification notifications/cancelled") {
 		t.Errorf("a task must not be cancelled with notifications/cancelled (CAN-4):\n%s", r.stdout)
 	}
+	// The decision trail: what the controller kept, sent and verified,
+	// before the last line, which says what happened.
+	for _, want := range []string{"decision trail:", "kept     local abort", "decided  cancel the task", "sent     tasks/cancel (request",
+		"verified task cancellation verified: status cancelled", "decided  cancelled-verified"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("no %q in the decision trail:\n%s", want, r.stdout)
+		}
+	}
+	if strings.Contains(r.stdout, "repeated-cancel-request") {
+		t.Errorf("one timeout is one cancellation request:\n%s", r.stdout)
+	}
 	r = runCLI(t, "", "call", "--task", "slow", `{"steps":2,"tickMs":1}`)
 	if r.code != 0 || !strings.Contains(r.stdout, "completed: done") {
 		t.Errorf("task completion: exit %d\n%s%s", r.code, r.stdout, r.stderr)

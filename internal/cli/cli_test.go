@@ -403,9 +403,24 @@ func TestCheckServerEverything(t *testing.T) {
 			Summary string `json:"summary"`
 			Actual  string `json:"actual"`
 		} `json:"results"`
+		SchemaCheck struct {
+			Checked  int `json:"checked"`
+			Findings []struct {
+				ID      string `json:"id"`
+				Message string `json:"message"`
+			} `json:"findings"`
+		} `json:"schemaCheck"`
 	}
 	if err := json.Unmarshal(raw, &rep); err != nil {
 		t.Fatal(err)
+	}
+	// Checked by hand (README): no message of server-everything breaks
+	// the 2025-11-25 schema.
+	for _, f := range rep.SchemaCheck.Findings {
+		t.Errorf("schema finding %s: %s", f.ID, f.Message)
+	}
+	if rep.SchemaCheck.Checked < 100 {
+		t.Errorf("only %d messages schema-checked", rep.SchemaCheck.Checked)
 	}
 	if got, want := len(rep.Results), len(cases.All()); got != want {
 		t.Fatalf("%d results for %d cases", got, want)

@@ -1,0 +1,50 @@
+package cases
+
+import (
+	"context"
+
+	"github.com/mcpflight/mcpflight/probe"
+	"github.com/mcpflight/mcpflight/spec"
+	"github.com/mcpflight/mcpflight/verdict"
+	"github.com/mcpflight/mcpflight/wireschema"
+)
+
+// schemaCases are the cases that make the target send what the schema
+// check judges: every inbound frame of every case is checked after the
+// case (runner), but a target is only asked for its tools when a case
+// needs a tool; this case asks for them, so that the tools' shapes are
+// checked against any server that declares tools.
+func schemaCases() []probe.Case {
+	return []probe.Case{
+		{
+			ID:       "rpc/tools-list-schema",
+			Title:    "every tools/list page matches the schema's ListToolsResult",
+			Reqs:     []string{"RPC-2"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{Capabilities: []string{"tools"}},
+			Sends:    "tools/list, following nextCursor (peer.ListTools: at most 100 pages)",
+			Expect:   "each page's result matches ListToolsResult of the 2025-11-25 schema.json (every tool an object with a string name and an object inputSchema)",
+			Run:      toolsListSchema,
+		},
+	}
+}
+
+func toolsListSchema(ctx context.Context, e *probe.Env) verdict.Outcome {
+	from := e.Log.Len()
+	tools, listErr := e.S.ListTools(ctx)
+	found, err := wireschema.Check(spec.V20251125, e.Log.Events())
+	if err != nil {
+		return verdict.Errorf("loading the schema: %v", err)
+	}
+	for _, v := range found.Violations {
+		// The pages of tools/list: the tracker checks them as
+		// ListToolsResult (and a page of the wrong kind as its envelope).
+		if v.Seq > from && (v.Definition == "ListToolsResult" || v.Definition == "JSONRPCResultResponse") {
+			return probe.Violation(verdict.Fail, v.Requirement, []string{"every tools/list page's result matches the 2025-11-25 schema's ListToolsResult"}, v.String(), v.Seq)
+		}
+	}
+	if listErr != nil {
+		return verdict.Errorf("%v", listErr)
+	}
+	return verdict.Passf("tools/list listed %d tools, every page matching ListToolsResult", len(tools))
+}

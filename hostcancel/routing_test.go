@@ -1,0 +1,78 @@
+package hostcancel
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/jsonrpc"
+	"github.com/mcpflight/mcpflight/transport"
+)
+
+// TestRoutingHeaders: over Streamable HTTP every tasks/get, tasks/update
+// and tasks/cancel the extension sends carries Mcp-Name = params.taskId
+// (TSX-52) and Mcp-Method (HTTP-100), through the project's HTTP transport
+// with RoutingHeaders as its client's round tripper.
+func TestRoutingHeaders(t *testing.T) {
+	type seen struct{ method, name string }
+	var mu sync.Mutex
+	var got []seen
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		m, err := jsonrpc.Decode(body)
+		mu.Lock()
+		got = append(got, seen{r.Header.Get(HeaderMethod), r.Header.Get(HeaderName)})
+		mu.Unlock()
+		if err != nil || m.Kind != jsonrpc.KindRequest {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"jsonrpc":"2.0","id":`+m.ID.String()+`,"result":{"resultType":"complete"}}`)
+	}))
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, err := transport.DialHTTP(ctx, transport.HTTPConfig{URL: srv.URL, Log: chrono.New(),
+		Client: &http.Client{Transport: RoutingHeaders(nil)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	w := wireExtension{}
+	send := func(id int64, method string, params any) {
+		raw, err := jsonrpc.EncodeRequest(jsonrpc.IntID(id), method, params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := conn.Send(ctx, raw); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-conn.Inbound():
+		case <-ctx.Done():
+			t.Fatal(ctx.Err())
+		}
+	}
+	const task = "786512e2-9e0d-44bd-8f29-789f320fe840"
+	send(1, "tools/call", w.callParams("get_weather", nil, nil, -1))
+	send(2, "tasks/get", w.taskParams(task))
+	send(3, "tasks/update", w.taskParams(task))
+	send(4, "tasks/cancel", w.taskParams(task))
+	send(5, MethodListen, mustParams(w.listenParams(task)))
+	want := []seen{{"tools/call", "get_weather"}, {"tasks/get", task}, {"tasks/update", task}, {"tasks/cancel", task}, {MethodListen, ""}}
+	mu.Lock()
+	defer mu.Unlock()
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(seen{})); diff != "" {
+		t.Errorf("headers (-want +got):\n%s", diff)
+	}
+}
+
+func mustParams(p map[string]any, _ bool) map[string]any { return p }

@@ -1,0 +1,219 @@
+package wireschema
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/mcpflight/mcpflight/chrono"
+)
+
+// Violation is one problem of one message of a chronology.
+type Violation struct {
+	// Seq is the message's sequence number in its chronology.
+	Seq uint64 `json:"seq"`
+	// Revision is the protocol revision whose schema was applied.
+	Revision string `json:"revision"`
+	// Definition is the schema definition the message had to match, e.g.
+	// "InitializeResult" ("ext-tasks:…" for the tasks extension's).
+	Definition string `json:"definition"`
+	Problem
+	// Requirement is the requirement ID the violation breaks (see
+	// Requirement).
+	Requirement string `json:"requirement"`
+}
+
+// String is one line saying what the violation is: "InitializeResult at
+// /result/serverInfo/name: a number where the schema wants a string
+// (2025-11-25/schema.json#/$defs/Implementation/properties/name/type)".
+func (v Violation) String() string {
+	at := v.Pointer
+	if at == "" {
+		at = "the top level"
+	}
+	return fmt.Sprintf("%s at %s: %s (%s)", v.Definition, at, v.Message, v.KeywordLocation)
+}
+
+// Result is what Check found in a chronology.
+type Result struct {
+	// Checked counts the inbound frames validated.
+	Checked int
+	// Unchecked counts the inbound frames that could not be: cut short
+	// by a bound of the chronology, or not JSON at all (which the cases
+	// judge: RPC-2, STD-4).
+	Unchecked int
+	// Violations lists every problem, in chronology order.
+	Violations []Violation
+}
+
+// Check validates every inbound frame of events, a chronology, against
+// revision's schema: requests and notifications by their method, a
+// response by the method of the outbound request with its id (the latest
+// before it).
+func Check(revision string, events []chrono.Event) (Result, error) {
+	s, err := Load(revision)
+	if err != nil {
+		return Result{}, err
+	}
+	t := NewTracker(s)
+	var r Result
+	for _, ev := range events {
+		checked, vs := t.Event(ev)
+		switch {
+		case checked:
+			r.Checked++
+		case ev.Kind == chrono.KindFrame && ev.Dir == chrono.In:
+			r.Unchecked++
+		}
+		r.Violations = append(r.Violations, vs...)
+	}
+	return r, nil
+}
+
+// Tracker validates a chronology's frames one at a time, in order,
+// remembering the requests sent so that it can check their responses. It
+// is not safe for concurrent use.
+type Tracker struct {
+	s    *Schema
+	sent map[string]Request // outbound requests by id (Summary.ID)
+	// taskMethods is the method of the request that created each task,
+	// by task ID, for tasks/result.
+	taskMethods map[string]string
+}
+
+// NewTracker starts a tracker for one chronology.
+func NewTracker(s *Schema) *Tracker {
+	return &Tracker{s: s, sent: map[string]Request{}, taskMethods: map[string]string{}}
+}
+
+// Event looks at one chronology event. An outbound request is
+// remembered; an inbound frame is validated (checked is true), unless it
+// was cut short or is not JSON.
+func (t *Tracker) Event(ev chrono.Event) (checked bool, vs []Violation) {
+	if ev.Kind != chrono.KindFrame || ev.Summary == nil {
+		return false, nil
+	}
+	if ev.Dir == chrono.Out {
+		t.sentFrame(ev)
+		return false, nil
+	}
+	if ev.Dir != chrono.In || ev.Truncated || len(ev.Raw) == 0 {
+		return false, nil
+	}
+	inst, err := DecodeInstance(ev.Raw)
+	if err != nil {
+		return false, nil
+	}
+	return true, t.inbound(ev, inst)
+}
+
+func (t *Tracker) sentFrame(ev chrono.Event) {
+	if ev.Summary.Kind != "request" || ev.Truncated {
+		return
+	}
+	req := Request{Method: ev.Summary.Method}
+	if req.Method == "tools/call" || req.Method == "tasks/result" {
+		var p struct {
+			Params struct {
+				Task   json.RawMessage `json:"task"`
+				TaskID string          `json:"taskId"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(ev.Raw, &p) == nil {
+			req.TaskAugmented = p.Params.Task != nil
+			req.TaskMethod = t.taskMethods[p.Params.TaskID]
+		}
+	}
+	t.sent[ev.Summary.ID] = req
+}
+
+// inbound validates one decoded inbound message.
+func (t *Tracker) inbound(ev chrono.Event, inst any) []Violation {
+	msg, _ := inst.(map[string]any)
+	var out []Violation
+	seen := map[[2]string]bool{}
+	add := func(d Def, v any, at string, kind string) {
+		ps, err := t.s.Validate(d, v, at)
+		if err != nil {
+			return // a table names a definition the schema lacks: tests catch it
+		}
+		for _, p := range ps {
+			key := [2]string{p.Pointer, p.Keyword}
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
+			out = append(out, Violation{Seq: ev.Seq, Revision: t.s.Revision, Definition: d.String(), Problem: p,
+				Requirement: Requirement(t.s.Revision, kind, p)})
+		}
+	}
+	kind := ev.Summary.Kind
+	if ev.Summary.Malformed != "" {
+		kind = shape(msg)
+	}
+	switch {
+	case kind == "":
+		// JSON, but not even shaped like a JSON-RPC message.
+		add(core("JSONRPCMessage"), inst, "", kind)
+	case ev.Summary.Malformed != "":
+		// Shaped like one kind of message but no valid one: its envelope
+		// says what is wrong (a string error code, a wrong version).
+		add(core(map[string]string{"request": envRequest, "notification": envNotification, "result": envResult, "error": envError}[kind]), inst, "", kind)
+	case kind == "request":
+		d, _ := t.s.RequestDef(ev.Summary.Method)
+		add(d, inst, "", kind)
+	case kind == "notification":
+		d, _ := t.s.NotificationDef(ev.Summary.Method)
+		add(d, inst, "", kind)
+	case kind == "error":
+		add(core(envError), inst, "", kind)
+	case kind == "result":
+		result, _ := msg["result"].(map[string]any)
+		req, known := t.sent[ev.Summary.ID]
+		if known {
+			if d, ok := t.s.ResultDef(req, result); ok && result != nil {
+				add(d, result, "/result", kind)
+				t.noteTask(req, d, result)
+			}
+		}
+		add(core(envResult), inst, "", kind)
+	}
+	return out
+}
+
+// shape is the kind of message a frame that failed to decode was
+// evidently meant to be, by its members; "" when it is not an object or
+// has none of them.
+func shape(msg map[string]any) string {
+	if msg == nil {
+		return ""
+	}
+	_, id := msg["id"]
+	_, method := msg["method"]
+	_, result := msg["result"]
+	_, err := msg["error"]
+	switch {
+	case err && !result && !method:
+		return "error"
+	case result && !err && !method:
+		return "result"
+	case method && id && !result && !err:
+		return "request"
+	case method && !id && !result && !err:
+		return "notification"
+	}
+	return ""
+}
+
+// noteTask remembers which request created a task, for tasks/result.
+func (t *Tracker) noteTask(req Request, d Def, result map[string]any) {
+	if d.Name != "CreateTaskResult" {
+		return
+	}
+	id, _ := result["taskId"].(string)
+	if task, ok := result["task"].(map[string]any); ok {
+		id, _ = task["taskId"].(string)
+	}
+	if id != "" {
+		t.taskMethods[id] = req.Method
+	}
+}
