@@ -161,6 +161,7 @@ func (ss *session) snapshot() mcp.ControlCounters {
 		EffectsApplied:      ss.effects,
 		Operations:          make(map[string]mcp.ControlOperation, len(ss.ops)),
 		Tasks:               ss.taskCounters(),
+		SubscriptionsOpen:   len(ss.subs),
 	}
 	for key, c := range ss.ops {
 		out.Operations[key] = mcp.ControlOperation{
@@ -175,8 +176,13 @@ func (ss *session) snapshot() mcp.ControlCounters {
 
 // describe names a call in diagnostics.
 func (c *call) describe() string {
-	if c.kind == kindAwait {
+	switch c.kind {
+	case kindAwait:
 		return "await of " + strconv.Quote(c.cpName)
+	case kindCreate:
+		return "creation of task " + strconv.Quote(c.key)
+	case kindListen:
+		return "subscription " + c.id.String()
 	}
 	return "operation " + strconv.Quote(c.key)
 }

@@ -136,7 +136,7 @@ func AllFaults() []Fault {
 		FaultMissingRelatedTaskMeta,
 		FaultListLeaksOtherSessions,
 		FaultPollIntervalIgnored,
-	}, append(HTTPFaults(), LogFaults()...)...)
+	}, append(append(HTTPFaults(), LogFaults()...), Faults2026()...)...)
 }
 
 // Description is a one-line description of what the fault breaks; it is
@@ -203,7 +203,10 @@ func (f Fault) Description() string {
 	if d := httpFaultDescription(f); d != "" {
 		return d
 	}
-	return logFaultDescription(f)
+	if d := logFaultDescription(f); d != "" {
+		return d
+	}
+	return fault2026Description(f)
 }
 
 // ParseFault returns the fault named s (its flag value), or an error that
