@@ -77,8 +77,17 @@ func (h *HTTPHandler) modernOther(w http.ResponseWriter, r *http.Request) bool {
 		return true
 	}
 	w.Header().Set("Allow", http.MethodPost)
-	httpError(w, http.StatusMethodNotAllowed, codeInvalidRequest, "Method Not Allowed: a 2026-07-28 endpoint serves POST only (no GET stream, no session to DELETE)")
+	modernHTTPError(w, http.StatusMethodNotAllowed, codeInvalidRequest, "Method Not Allowed: a 2026-07-28 endpoint serves POST only (no GET stream, no session to DELETE)")
 	return true
+}
+
+// modernHTTPError writes an HTTP error with a JSON-RPC error body without
+// an id: 2026-07-28 leaves the member out (the schema has no null id).
+func modernHTTPError(w http.ResponseWriter, status, code int, message string) {
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "error": jsonrpc.Error{Code: code, Message: message}})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
 }
 
 // rpcErrorBody writes rerr as the JSON-RPC error response to id, with the
@@ -128,7 +137,7 @@ func (h *HTTPHandler) postModern(w http.ResponseWriter, r *http.Request, msg *js
 		return
 	case jsonrpc.KindRequest:
 	default:
-		httpError(w, http.StatusBadRequest, codeInvalidRequest, "Bad Request: a 2026-07-28 client sends no JSON-RPC responses (HTTP-85)")
+		modernHTTPError(w, http.StatusBadRequest, codeInvalidRequest, "Bad Request: a 2026-07-28 client sends no JSON-RPC responses (HTTP-85)")
 		return
 	}
 	params, perr := objectParams(msg.Params)
@@ -465,8 +474,13 @@ func (p *postStream) Write(b []byte) (int, error) {
 		return len(b), nil
 	}
 	p.frames = append(p.frames, frame)
-	if m, err := jsonrpc.Decode(frame); err == nil && m.Kind.IsResponse() && idText(m.ID) == idText(p.id) && !p.keepOpen {
-		p.done = true
+	if m, err := jsonrpc.Decode(frame); err == nil && m.Kind.IsResponse() && idText(m.ID) == idText(p.id) {
+		if p.keepOpen {
+			p.logf("http: the response stream of request %s stays open after its response (fault %s)", p.id, FaultStreamStaysOpen)
+		} else {
+			p.logf("http: the response stream of request %s ends with its response", p.id)
+			p.done = true
+		}
 	}
 	p.signalLocked()
 	return len(b), nil

@@ -245,3 +245,45 @@ func TestModernOnlyServer(t *testing.T) {
 	}
 
 }
+
+// TestModernStdioCancel: over stdio a 2026-07-28 request is cancelled with
+// notifications/cancelled, and the server sends nothing more for it: no
+// response, no progress, no log message (CAN-53, CAN-54); its cleanup
+// counter shows the cancellation. Both after the first progress and for a
+// silent handler still at its first gate.
+func TestModernStdioCancel(t *testing.T) {
+	for _, at := range []string{"start", "step/1"} {
+		t.Run(at, func(t *testing.T) {
+			c := newClient26(newHarness(t))
+			id := c.id()
+			c.send26(id, mcp.MethodToolsCall, map[string]any{"name": ToolSlow, "arguments": map[string]any{"key": "a", "steps": 3, "logSteps": true}},
+				meta26(mcp.MetaProgressToken, "p", mcp.MetaLogLevel, "info"))
+			if at == "step/1" {
+				c.release26("a/start", nil)
+			}
+			c.await26("a/"+at, nil)
+			before := len(c.seen)
+			c.cancelReq(id)
+			c.release26("a/step/1", nil)
+			c.release26("a/step/2", nil)
+			if end := c.await26("a/end", nil); end.Outcome != mcp.OutcomeCancelled {
+				t.Fatalf("a/end %+v", end)
+			}
+			cnt := c.counters26(nil)
+			op := cnt.Operations["a"]
+			if op.State != "cancelled" || op.Releases != 1 || cnt.OperationsActive != 0 || cnt.ProgressTokensLive != 0 {
+				t.Errorf("counters %+v", cnt)
+			}
+			for _, f := range c.seen[before:] {
+				if f.msg != nil && (f.msg.Kind == jsonrpc.KindNotification || f.msg.ID == id) {
+					t.Errorf("a frame for the cancelled request: %s (CAN-54)", f.raw)
+				}
+			}
+			ps, _ := c.progressSeen()
+			if want := map[string]int{"start": 0, "step/1": 1}[at]; len(ps) != want || op.ProgressSent != want {
+				t.Errorf("%d progress notifications (%d counted), want %d", len(ps), op.ProgressSent, want)
+			}
+			schemaCheck(t, c.seenFrames(), c.methods)
+		})
+	}
+}
