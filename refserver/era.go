@@ -1,6 +1,7 @@
 package refserver
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -271,29 +272,64 @@ func (ss *session) serverInfo() map[string]any {
 // _meta (RPC-56). The faults no-resulttype and no-server-info leave them
 // out.
 func (ss *session) decorate(result any) any {
+	info := ss.serverInfo()
+	if m, ok := result.(map[string]any); ok {
+		// The results built as maps may carry a resultType ("task") or a
+		// _meta of their own (a subscription's).
+		out := make(map[string]any, len(m)+2)
+		for k, v := range m {
+			out[k] = v
+		}
+		if _, ok := out["resultType"]; !ok {
+			out["resultType"] = mcp.ResultTypeComplete
+		}
+		if ss.has(FaultNoResultType) {
+			delete(out, "resultType")
+		}
+		if !ss.has(FaultNoServerInfo) {
+			meta := map[string]any{mcp.MetaServerInfo: info}
+			if old, ok := out[mcp.MetaKey].(map[string]any); ok {
+				for k, v := range old {
+					meta[k] = v
+				}
+			}
+			out[mcp.MetaKey] = meta
+		}
+		return out
+	}
 	raw, err := json.Marshal(result)
-	if err != nil {
+	if err != nil || len(raw) < 2 || raw[0] != '{' {
 		return result
 	}
-	var obj map[string]json.RawMessage
-	if json.Unmarshal(raw, &obj) != nil || obj == nil {
-		return result
+	if bytes.Contains(raw, []byte(`"resultType"`)) || bytes.Contains(raw, []byte(mcp.MetaKey)) {
+		// It may have them already, at the top or deeper down: read it
+		// as a map (rare; the results of this package do not).
+		var obj map[string]any
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber() // request IDs and counters stay exact
+		if dec.Decode(&obj) != nil {
+			return result
+		}
+		return ss.decorate(obj)
 	}
-	if _, ok := obj["resultType"]; !ok {
-		obj["resultType"] = json.RawMessage(`"complete"`)
-	}
-	if ss.has(FaultNoResultType) {
-		delete(obj, "resultType")
+	// The usual result is a struct of this package without resultType or
+	// _meta members: the two are spliced in front of its members.
+	var head []byte
+	if !ss.has(FaultNoResultType) {
+		head = append(head, `"resultType":"complete",`...)
 	}
 	if !ss.has(FaultNoServerInfo) {
-		meta := map[string]json.RawMessage{}
-		if m, ok := obj[mcp.MetaKey]; ok {
-			_ = json.Unmarshal(m, &meta)
-		}
-		meta[mcp.MetaServerInfo], _ = json.Marshal(ss.serverInfo())
-		obj[mcp.MetaKey], _ = json.Marshal(meta)
+		meta, _ := json.Marshal(map[string]any{mcp.MetaServerInfo: info})
+		head = append(append(append(head, `"_meta":`...), meta...), ',')
 	}
-	return obj
+	if len(head) == 0 {
+		return result
+	}
+	body := raw[1:]
+	if len(body) == 1 { // "}": no members
+		head = head[:len(head)-1]
+	}
+	return json.RawMessage(append(append([]byte{'{'}, head...), body...))
 }
 
 // DiscoverTTL is the ttlMs of server/discover and tools/list results: the

@@ -183,7 +183,7 @@ func (h *HTTPHandler) postModern(w http.ResponseWriter, r *http.Request, msg *js
 		return
 	}
 	rlm.handleMu.Lock()
-	herr := ss.handleFrame(body)
+	herr := ss.handleDecoded(body, msg)
 	rlm.handleMu.Unlock()
 	if herr != nil {
 		logf("http: request %s: %v", msg.ID, herr)

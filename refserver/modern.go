@@ -90,7 +90,7 @@ func (cm *connModern) route(msg *jsonrpc.Message) bool {
 	}
 	m.handleMu.Lock()
 	defer m.handleMu.Unlock()
-	if err := m.handleFrame(msg.Raw); err != nil {
+	if err := m.handleDecoded(msg.Raw, msg); err != nil {
 		owner.logf("modern request ends with: %v", err)
 	}
 	return true
@@ -314,6 +314,12 @@ func (ss *session) handleModernRequest(msg *jsonrpc.Message) {
 // legacy execution.taskSupport (the tasks extension is server-directed),
 // task_worker with its input option.
 func (ss *session) modernTools() []map[string]any {
+	ss.srv.toolsOnce.Do(func() { ss.srv.tools26 = ss.buildModernTools() })
+	return ss.srv.tools26
+}
+
+// buildModernTools builds modernTools' list, which never changes.
+func (ss *session) buildModernTools() []map[string]any {
 	tools := toolList()
 	if ss.srv.opts.NoTasks {
 		return tools

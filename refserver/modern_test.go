@@ -255,20 +255,7 @@ func TestModernStdioCancel(t *testing.T) {
 	for _, at := range []string{"start", "step/1"} {
 		t.Run(at, func(t *testing.T) {
 			c := newClient26(newHarness(t))
-			id := c.id()
-			c.send26(id, mcp.MethodToolsCall, map[string]any{"name": ToolSlow, "arguments": map[string]any{"key": "a", "steps": 3, "logSteps": true}},
-				meta26(mcp.MetaProgressToken, "p", mcp.MetaLogLevel, "info"))
-			if at == "step/1" {
-				c.release26("a/start", nil)
-			}
-			c.await26("a/"+at, nil)
-			before := len(c.seen)
-			c.cancelReq(id)
-			c.release26("a/step/1", nil)
-			c.release26("a/step/2", nil)
-			if end := c.await26("a/end", nil); end.Outcome != mcp.OutcomeCancelled {
-				t.Fatalf("a/end %+v", end)
-			}
+			id, before := c.cancelSlow26(at)
 			cnt := c.counters26(nil)
 			op := cnt.Operations["a"]
 			if op.State != "cancelled" || op.Releases != 1 || cnt.OperationsActive != 0 || cnt.ProgressTokensLive != 0 {
@@ -286,4 +273,42 @@ func TestModernStdioCancel(t *testing.T) {
 			schemaCheck(t, c.seenFrames(), c.methods)
 		})
 	}
+	// The 2025-11-25 faults that write after a cancel break CAN-54 here.
+	for _, fault := range []Fault{FaultRespondAfterCancel, FaultProgressAfterCancel, FaultLogAfterCancel} {
+		t.Run(string(fault), func(t *testing.T) {
+			c := newClient26(newHarness(t, fault))
+			id, before := c.cancelSlow26("step/1")
+			n := 0
+			for _, f := range c.seen[before:] {
+				if f.msg != nil && (f.msg.Kind == jsonrpc.KindNotification || f.msg.ID == id) {
+					n++
+				}
+			}
+			if n != 1 {
+				t.Errorf("%d frames for the cancelled request, want the fault's one", n)
+			}
+		})
+	}
+}
+
+// cancelSlow26 starts a gated slow call under 2026-07-28 with a token and
+// step logs at info, cancels it at checkpoint at, and waits for its end.
+// It returns its ID and the index of the first frame after the cancel.
+func (c *client26) cancelSlow26(at string) (jsonrpc.ID, int) {
+	c.t.Helper()
+	id := c.id()
+	c.send26(id, mcp.MethodToolsCall, map[string]any{"name": ToolSlow, "arguments": map[string]any{"key": "a", "steps": 3, "logSteps": true}},
+		meta26(mcp.MetaProgressToken, "p", mcp.MetaLogLevel, "info"))
+	if at == "step/1" {
+		c.release26("a/start", nil)
+	}
+	c.await26("a/"+at, nil)
+	before := len(c.seen)
+	c.cancelReq(id)
+	c.release26("a/step/1", nil)
+	c.release26("a/step/2", nil)
+	if end := c.await26("a/end", nil); end.Outcome != mcp.OutcomeCancelled {
+		c.t.Fatalf("a/end %+v", end)
+	}
+	return id, before
 }

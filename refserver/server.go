@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -123,6 +124,9 @@ type Server struct {
 	tasks taskRegistry
 	// realms holds the 2026-07-28 realms, by control scope (realm.go).
 	realms realmRegistry
+	// tools26 is the 2026-07-28 tools/list, built once (modern.go).
+	toolsOnce sync.Once
+	tools26   []map[string]any
 }
 
 // New returns a server with a private copy of opts.

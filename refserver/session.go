@@ -462,7 +462,11 @@ func (ss *session) notify(method string, params any) {
 // A panic while the frame is handled is logged to Stderr with its stack;
 // a request whose handler had not started yet is answered with -32603,
 // and the session goes on. A notification is never answered (RPC-15).
-func (ss *session) handleFrame(raw []byte) (err error) {
+func (ss *session) handleFrame(raw []byte) error { return ss.handleDecoded(raw, nil) }
+
+// handleDecoded is handleFrame for a frame already decoded as msg (nil:
+// not decoded yet).
+func (ss *session) handleDecoded(raw []byte, msg *jsonrpc.Message) (err error) {
 	defer func() {
 		p := recover()
 		if p == nil {
@@ -481,12 +485,15 @@ func (ss *session) handleFrame(raw []byte) (err error) {
 			ss.replyError(msg.ID, codeInternalError, "Internal error", nil)
 		}
 	}()
-	return ss.decodeAndRoute(raw)
+	return ss.decodeAndRoute(raw, msg)
 }
 
-// decodeAndRoute is handleFrame without its panic guard.
-func (ss *session) decodeAndRoute(raw []byte) error {
-	msg, err := jsonrpc.Decode(raw)
+// decodeAndRoute is handleDecoded without its panic guard.
+func (ss *session) decodeAndRoute(raw []byte, msg *jsonrpc.Message) error {
+	var err error
+	if msg == nil {
+		msg, err = jsonrpc.Decode(raw)
+	}
 	if err != nil {
 		var de *jsonrpc.DecodeError
 		class := "unknown"
