@@ -2,6 +2,7 @@ package refserver_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
@@ -121,4 +122,69 @@ func roundTrip(b *testing.B, c conn, frame []byte, id jsonrpc.ID) {
 		}
 	}
 	b.Fatal("the server ended")
+}
+
+// TestInProcessTwoConnections26: two in-process connections of one Server
+// (as two connections to one process) share the default control scope: a
+// task created by a 2026-07-28 request on one is found, cancelled and
+// seen stopped on the other (RPC-60, TSX-16, TSX-44), while neither has
+// a 2025-11-25 session.
+func TestInProcessTwoConnections26(t *testing.T) {
+	ctx := context.Background()
+	srv := refserver.New(refserver.Options{})
+	a, aDone := srv.InProcess(ctx, transport.StreamConfig{Log: chrono.New()})
+	b, bDone := srv.InProcess(ctx, transport.StreamConfig{Log: chrono.New()})
+	tasks := `"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}`
+	ask := func(c conn, id int, method, params string) string {
+		t.Helper()
+		frame := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":{%s"_meta":{%s}}}`, id, method, params, tasks)
+		if err := c.Send(ctx, []byte(frame)); err != nil {
+			t.Fatal(err)
+		}
+		for in := range c.Inbound() {
+			if in.Err != nil {
+				t.Fatal(in.Err)
+			}
+			if in.Msg != nil && in.Msg.Kind.IsResponse() && in.Msg.ID == jsonrpc.IntID(int64(id)) {
+				return string(in.Raw)
+			}
+		}
+		t.Fatal("the connection ended")
+		return ""
+	}
+	created := ask(a, 1, "tools/call", `"name":"task_worker","arguments":{"key":"w","ticks":2},`)
+	var r struct {
+		Result struct {
+			TaskID     string `json:"taskId"`
+			ResultType string `json:"resultType"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(created), &r); err != nil || r.Result.ResultType != "task" {
+		t.Fatalf("CreateTaskResult %s", created)
+	}
+	id := fmt.Sprintf(`"taskId":%q,`, r.Result.TaskID)
+	if got := ask(b, 1, "tasks/get", id); !strings.Contains(got, `"status":"working"`) {
+		t.Errorf("tasks/get on the other connection: %s", got)
+	}
+	ask(b, 2, "mcpflight/release", `"checkpoint":"w/start",`)
+	ask(a, 2, "mcpflight/await", `"checkpoint":"w/tick/1",`)
+	if got := ask(b, 3, "tasks/cancel", id); !strings.Contains(got, `"result":{"resultType":"complete","_meta":{`) || strings.Contains(got, "error") {
+		t.Errorf("tasks/cancel: %s", got)
+	}
+	ask(a, 3, "mcpflight/release", `"checkpoint":"w/tick/1",`)
+	ask(a, 4, "mcpflight/release", `"checkpoint":"w/tick/2",`)
+	if got := ask(b, 4, "mcpflight/await", `"checkpoint":"w/end",`); !strings.Contains(got, `"outcome":"cancelled"`) {
+		t.Errorf("w/end: %s", got)
+	}
+	if got := ask(a, 5, "mcpflight/counters", ""); !strings.Contains(got, `"status":"cancelled","ticks":1,"workerRunning":false`) {
+		t.Errorf("counters: %s", got)
+	}
+	for _, c := range []conn{a, b} {
+		c.Close(ctx)
+	}
+	for _, done := range []<-chan error{aDone, bDone} {
+		if err := <-done; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	}
 }

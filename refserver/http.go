@@ -57,8 +57,9 @@ const DefaultMaxSessions = 1024
 // DefaultBodyTimeout is the default of HTTPOptions.BodyTimeout.
 const DefaultBodyTimeout = 30 * time.Second
 
-// HTTPHandler serves the reference server over Streamable HTTP
-// (2025-11-25): one endpoint for POST, GET and DELETE. Each MCP session
+// HTTPHandler serves the reference server over Streamable HTTP: stateless
+// 2026-07-28 POSTs (http2026.go) and, as described here, 2025-11-25
+// sessions, with one endpoint for POST, GET and DELETE. Each MCP session
 // (created by a POSTed initialize, named by a random MCP-Session-Id) is
 // one session of the same message handling that Serve drives over stdio,
 // so checkpoints, counters and faults work unchanged. Its output is routed
