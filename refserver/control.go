@@ -9,6 +9,24 @@ import (
 	"github.com/mcpflight/mcpflight/mcp"
 )
 
+// controlRequest handles the control extension's requests, the same in
+// both eras, and reports whether method was one of them.
+func (ss *session) controlRequest(id jsonrpc.ID, method string, params map[string]json.RawMessage) bool {
+	switch method {
+	case mcp.MethodControlAwait:
+		ss.await(id, params)
+	case mcp.MethodControlRelease:
+		rerr := ss.release(params)
+		ss.spawnReq(id, func() { ss.answer(id, struct{}{}, rerr) })
+	case mcp.MethodControlCounters:
+		snap := ss.snapshot()
+		ss.spawnReq(id, func() { ss.reply(id, snap) })
+	default:
+		return false
+	}
+	return true
+}
+
 // checkpointName reads {"checkpoint": NAME}.
 func checkpointName(params map[string]json.RawMessage) (string, *rpcError) {
 	var name string

@@ -339,13 +339,7 @@ const DiscoverTTL = 60_000
 // modernCapabilities are the server's capabilities under 2026-07-28: the
 // tasks extension instead of the legacy tasks capability (TSX-69).
 func (ss *session) modernCapabilities() map[string]any {
-	caps := map[string]any{
-		"tools":   map[string]any{},
-		"logging": map[string]any{},
-		"experimental": map[string]any{
-			mcp.ControlCapability: map[string]any{"version": ControlVersion},
-		},
-	}
+	caps := coreCapabilities()
 	if !ss.srv.opts.NoTasks {
 		caps["extensions"] = map[string]any{TasksExtension: map[string]any{}}
 	}

@@ -373,17 +373,26 @@ func (h *HTTPHandler) serveModernSSE(w http.ResponseWriter, r *http.Request, ss 
 			ps.close()
 			return
 		}
-		select {
-		case <-changed:
-		case <-r.Context().Done():
-			ps.close()
-			h.streamClosed(ss)
-			return
-		case <-h.ctx.Done():
-			ps.close()
+		if !h.waitPOST(r, ss, changed) {
 			return
 		}
 	}
+}
+
+// waitPOST waits for the POST's stream to change; it returns false when
+// the POST is over instead: the client closed the stream (which cancels
+// the request) or the endpoint is closing.
+func (h *HTTPHandler) waitPOST(r *http.Request, ss *session, changed <-chan struct{}) bool {
+	select {
+	case <-changed:
+		return true
+	case <-r.Context().Done():
+		ss.post.close()
+		h.streamClosed(ss)
+	case <-h.ctx.Done():
+		ss.post.close()
+	}
+	return false
 }
 
 // serveModernJSON answers with the request's response as one JSON body.
@@ -397,14 +406,7 @@ func (h *HTTPHandler) serveModernJSON(w http.ResponseWriter, r *http.Request, ss
 			_, _ = w.Write(resp)
 			return
 		}
-		select {
-		case <-changed:
-		case <-r.Context().Done():
-			ps.close()
-			h.streamClosed(ss)
-			return
-		case <-h.ctx.Done():
-			ps.close()
+		if !h.waitPOST(r, ss, changed) {
 			return
 		}
 	}

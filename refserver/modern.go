@@ -288,17 +288,12 @@ func (ss *session) handleModernRequest(msg *jsonrpc.Message) {
 	case mcp.MethodTasksCancel:
 		rerr := ss.xCancelTask(params)
 		ss.spawnReq(id, func() { ss.answer(id, struct{}{}, rerr) })
-	case mcp.MethodControlAwait:
-		ss.await(id, params)
-	case mcp.MethodControlRelease:
-		rerr := ss.release(params)
-		ss.spawnReq(id, func() { ss.answer(id, struct{}{}, rerr) })
-	case mcp.MethodControlCounters:
-		snap := ss.snapshot()
-		ss.spawnReq(id, func() { ss.reply(id, snap) })
 	case mcp.MethodControlTeardown:
 		ss.teardown(id, params)
 	default:
+		if ss.controlRequest(id, msg.Method, params) {
+			return
+		}
 		// Only a fault admits the methods 2026-07-28 removed: it serves
 		// them the 2025-11-25 way.
 		ss.logf("removed method %s served on a 2026-07-28 request (fault)", strconv.Quote(msg.Method))

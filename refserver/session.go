@@ -635,16 +635,8 @@ func (ss *session) handleRequest(msg *jsonrpc.Message) {
 		ss.spawnReq(id, func() { ss.answer(id, struct{}{}, rerr) })
 	case mcp.MethodToolsCall:
 		ss.toolsCall(id, params)
-	case mcp.MethodControlAwait:
-		ss.await(id, params)
-	case mcp.MethodControlRelease:
-		rerr := ss.release(params)
-		ss.spawnReq(id, func() { ss.answer(id, struct{}{}, rerr) })
-	case mcp.MethodControlCounters:
-		snap := ss.snapshot()
-		ss.spawnReq(id, func() { ss.reply(id, snap) })
 	default:
-		if ss.taskMethod(id, msg.Method, params) {
+		if ss.controlRequest(id, msg.Method, params) || ss.taskMethod(id, msg.Method, params) {
 			return
 		}
 		ss.spawnReq(id, func() {
@@ -670,13 +662,7 @@ func (ss *session) initialize(params map[string]json.RawMessage) (any, *rpcError
 		version = "1999-01-01"
 	}
 	ss.logf("initialize: client asked for %s, answering %s", strconv.Quote(requested), version)
-	caps := map[string]any{
-		"tools":   map[string]any{},
-		"logging": map[string]any{},
-		"experimental": map[string]any{
-			mcp.ControlCapability: map[string]any{"version": ControlVersion},
-		},
-	}
+	caps := coreCapabilities()
 	if !ss.srv.opts.NoTasks {
 		caps["tasks"] = taskCapability()
 	}
@@ -688,6 +674,18 @@ func (ss *session) initialize(params map[string]json.RawMessage) (any, *rpcError
 			"version": ss.srv.opts.Version,
 		},
 	}, nil
+}
+
+// coreCapabilities are the capabilities of both eras: tools, logging and
+// the control extension.
+func coreCapabilities() map[string]any {
+	return map[string]any{
+		"tools":   map[string]any{},
+		"logging": map[string]any{},
+		"experimental": map[string]any{
+			mcp.ControlCapability: map[string]any{"version": ControlVersion},
+		},
+	}
 }
 
 // handleCancel applies notifications/cancelled (CAN-8, CAN-14). It never
