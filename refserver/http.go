@@ -401,7 +401,16 @@ func (hs *httpSession) endStream(st *hstream) {
 
 // ServeHTTP implements http.Handler.
 func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// A request counts in wg only if it came before Close: wg.Add never
+	// runs concurrently with Close's wg.Wait (the race detector's rule).
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		httpError(w, http.StatusServiceUnavailable, codeInternalError, "Service Unavailable: the endpoint is closed")
+		return
+	}
 	h.wg.Add(1)
+	h.mu.Unlock()
 	defer h.wg.Done()
 	if !h.originAllowed(r.Header.Get("Origin")) {
 		h.srv.opts.logf("http: %s with Origin %s refused (HTTP-3)", r.Method, strconv.Quote(r.Header.Get("Origin")))

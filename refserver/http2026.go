@@ -350,6 +350,7 @@ func (h *HTTPHandler) serveModernSSE(w http.ResponseWriter, r *http.Request, ss 
 		flusher.Flush()
 	}
 	next, n := 0, 0
+	closing := false
 	for {
 		frames, done, changed := ps.from(next)
 		next += len(frames)
@@ -369,36 +370,45 @@ func (h *HTTPHandler) serveModernSSE(w http.ResponseWriter, r *http.Request, ss 
 		if flusher != nil {
 			flusher.Flush()
 		}
-		if done {
+		if done || closing {
 			ps.close()
 			return
 		}
-		if !h.waitPOST(r, ss, changed) {
+		switch h.waitPOST(r, ss, changed) {
+		case postGone:
 			return
+		case postClosing:
+			closing = true // write what came (a subscription's last frames), then end
 		}
 	}
 }
 
-// waitPOST waits for the POST's stream to change; it returns false when
-// the POST is over instead: the client closed the stream (which cancels
-// the request) or the endpoint is closing.
-func (h *HTTPHandler) waitPOST(r *http.Request, ss *session, changed <-chan struct{}) bool {
+// What waitPOST saw.
+const (
+	postChanged = iota // the stream has more
+	postGone           // the client closed it: the request is cancelled
+	postClosing        // the endpoint is closing
+)
+
+// waitPOST waits for the POST's stream to change, for the client to close
+// it (which cancels the request) or for the endpoint to close.
+func (h *HTTPHandler) waitPOST(r *http.Request, ss *session, changed <-chan struct{}) int {
 	select {
 	case <-changed:
-		return true
+		return postChanged
 	case <-r.Context().Done():
 		ss.post.close()
 		h.streamClosed(ss)
+		return postGone
 	case <-h.ctx.Done():
-		ss.post.close()
+		return postClosing
 	}
-	return false
 }
 
 // serveModernJSON answers with the request's response as one JSON body.
 func (h *HTTPHandler) serveModernJSON(w http.ResponseWriter, r *http.Request, ss *session) {
 	ps := ss.post
-	for {
+	for closing := false; ; {
 		resp, changed := ps.response()
 		if resp != nil {
 			ps.close()
@@ -406,8 +416,16 @@ func (h *HTTPHandler) serveModernJSON(w http.ResponseWriter, r *http.Request, ss
 			_, _ = w.Write(resp)
 			return
 		}
-		if !h.waitPOST(r, ss, changed) {
+		if closing {
+			ps.close()
+			modernHTTPError(w, http.StatusServiceUnavailable, codeInternalError, "Service Unavailable: the endpoint is closing")
 			return
+		}
+		switch h.waitPOST(r, ss, changed) {
+		case postGone:
+			return
+		case postClosing:
+			closing = true
 		}
 	}
 }
