@@ -1,6 +1,7 @@
 package refserver
 
 import (
+	"bytes"
 	"encoding/json"
 	"strconv"
 	"sync"
@@ -66,6 +67,9 @@ func (cm *connModern) route(msg *jsonrpc.Message) bool {
 		return false
 	}
 	owner := cm.owner
+	if owner.srv.servesLegacy() && msg.Method != mcp.MethodInitialize && !mayHaveEnvelope(msg.Params) {
+		return false // the common 2025-11-25 request, not parsed twice
+	}
 	params, perr := objectParams(msg.Params)
 	if msg.Method == mcp.MethodInitialize {
 		if owner.srv.servesLegacy() {
@@ -94,6 +98,13 @@ func (cm *connModern) route(msg *jsonrpc.Message) bool {
 		owner.logf("modern request ends with: %v", err)
 	}
 	return true
+}
+
+// mayHaveEnvelope reports whether raw params might hold a per-request
+// field: they name io.modelcontextprotocol, or hold an escape that could
+// spell it.
+func mayHaveEnvelope(raw json.RawMessage) bool {
+	return bytes.Contains(raw, []byte("modelcontextprotocol")) || bytes.IndexByte(raw, '\\') >= 0
 }
 
 // session returns the connection's session for scope, taking a hold on
