@@ -326,7 +326,7 @@ func (h *HTTPHandler) modernRealm(scope string) (*realm, error) {
 // the POSTs have returned, the realms are given back.
 func (h *HTTPHandler) closeModern(realms []*realm, afterPOSTs func()) {
 	for _, r := range realms {
-		r.endAll()
+		r.endHTTP()
 	}
 	afterPOSTs()
 	for _, r := range realms {

@@ -38,13 +38,21 @@ func newHTTP26(t *testing.T, opts Options) *http26 {
 	t.Helper()
 	stderr := newLineSink()
 	opts.Stderr = stderr
-	srv := New(opts)
+	return newHTTP26On(t, New(opts), stderr)
+}
+
+// newHTTP26On serves srv's endpoint; stderr is srv's Stderr. When srv
+// also serves other connections (shared), its goroutines are not counted
+// at the endpoint's Close.
+func newHTTP26On(t *testing.T, srv *Server, stderr *lineSink, shared ...bool) *http26 {
+	t.Helper()
+	isShared := len(shared) > 0 && shared[0]
 	h := srv.HTTPHandler(HTTPOptions{})
 	ts := httptest.NewServer(h)
 	t.Cleanup(func() {
 		h.Close()
 		ts.Close()
-		if n := srv.live.Load(); n != 0 {
+		if n := srv.live.Load(); n != 0 && !isShared {
 			t.Errorf("%d goroutines of the server left after Close", n)
 		}
 	})
@@ -543,4 +551,39 @@ func TestHTTP26Listen(t *testing.T) {
 	}
 	schemaCheck(t, c.frames, c.methods)
 
+}
+
+// TestCrossTransport26: one Server serves 2026-07-28 over stdio and HTTP
+// at once, from the same default scope: a task created over HTTP is read
+// over stdio (RPC-60); the endpoint's Close ends the subscriptions opened
+// over HTTP and leaves the stdio connection's open.
+func TestCrossTransport26(t *testing.T) {
+	c := newClient26(newHarness(t))
+	w := newHTTP26On(t, c.srv, c.stderr, true)
+	var created xtaskResult
+	w.result(mcp.MethodToolsCall, map[string]any{"name": ToolTaskWorker, "arguments": map[string]any{"key": "w", "ticks": 1, "gated": false}}, taskMeta(), &created)
+	c.await26("w/end", nil)
+	if got := c.getTask(created.TaskID); got.Status != mcp.TaskCompleted {
+		t.Errorf("the HTTP task over stdio: %+v", got)
+	}
+	sub := c.id()
+	c.send26(sub, mcp.MethodSubscriptionsListen, map[string]any{"notifications": map[string]any{"toolsListChanged": true}}, nil)
+	_, b := w.body(mcp.MethodSubscriptionsListen, map[string]any{"notifications": map[string]any{"toolsListChanged": true}}, nil)
+	s := w.start(b)
+	if m := s.next(t); m == nil || m.Method != mcp.NotificationSubscriptionsAcknowledged {
+		t.Fatalf("HTTP acknowledgement %v", m)
+	}
+	if n := c.counters26(nil).SubscriptionsOpen; n != 2 {
+		t.Fatalf("subscriptionsOpen %d, want 2", n)
+	}
+	w.h.Close()
+	if m := s.next(t); m == nil || m.Kind != jsonrpc.KindResult {
+		t.Errorf("the HTTP subscription's end %v", m)
+	}
+	if n := c.counters26(nil).SubscriptionsOpen; n != 1 {
+		t.Errorf("subscriptionsOpen %d after the endpoint closed, want the stdio one", n)
+	}
+	if len(c.responsesTo(sub)) != 0 {
+		t.Errorf("the stdio subscription was answered")
+	}
 }

@@ -22,7 +22,8 @@ import (
 // The client ends a subscription by cancelling the request (closing its
 // stream over HTTP, notifications/cancelled on stdio): nothing more is
 // written for it (CAN-48). The server ends one on mcpflight/teardown, as a
-// shutdown would, and when its HTTP endpoint closes; what it sends then is
+// shutdown would, and when the HTTP endpoint it was opened on closes; what
+// it sends then is
 // Options.ListenTeardown. Either way the checkpoint listen/ID/end
 // is reached once the subscription is over, with outcome "cancelled"
 // (the client's end) or "completed" (the server's), where ID is the
@@ -250,11 +251,12 @@ func (ss *session) teardown(id jsonrpc.ID, params map[string]json.RawMessage) {
 	})
 }
 
-// endAll tears down every subscription of the realm and waits until each
-// is over: the HTTP endpoint's shutdown.
-func (r *realm) endAll() {
+// endHTTP tears down the realm's subscriptions that were opened over HTTP
+// and waits until each is over: the HTTP endpoint's shutdown. Those of
+// stdio connections sharing the realm go on.
+func (r *realm) endHTTP() {
 	r.mu.Lock()
-	subs := slices.Clone(r.subs)
+	subs := slices.DeleteFunc(slices.Clone(r.subs), func(sub *subscription) bool { return sub.sess.post == nil })
 	r.mu.Unlock()
 	for _, sub := range subs {
 		sub.end()
