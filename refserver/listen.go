@@ -85,19 +85,34 @@ func (ss *session) listen(id jsonrpc.ID, params map[string]json.RawMessage, env 
 		}
 		ts.mu.Unlock()
 	}
+	// Registration and acknowledgement are one step under the
+	// subscription's sendMu: a status change that finds the subscription
+	// (publishTask) waits for it, so nothing comes before the
+	// acknowledgement (SUB-2).
+	c := sub.c
+	c.sendMu.Lock()
 	ss.mu.Lock()
-	dup := ss.inflight[sub.c.idKey] != nil
+	dup := ss.inflight[c.idKey] != nil
 	if !dup {
-		ss.inflight[sub.c.idKey] = sub.c
+		ss.inflight[c.idKey] = c
 		ss.subs = append(ss.subs, sub)
 	}
 	ss.mu.Unlock()
 	if dup {
+		c.sendMu.Unlock()
 		fail(&rpcError{code: codeInvalidRequest, message: "Invalid Request: request id " + id.String() + " is already in flight"})
 		return
 	}
+	if !ss.has(FaultListenNoAck) {
+		ss.notify(mcp.NotificationSubscriptionsAcknowledged, map[string]any{"notifications": agreed, mcp.MetaKey: ss.subscriptionMeta(id)})
+	}
+	if ss.has(FaultListenLogs) && env.logFloor >= 0 {
+		ss.notify(mcp.NotificationMessage, map[string]any{"level": "info", "logger": "listen",
+			"data": map[string]any{"subscription": id, "event": "opened"}, mcp.MetaKey: ss.subscriptionMeta(id)})
+	}
+	c.sendMu.Unlock()
 	ss.logf("subscription %s opened (tools %v, %d tasks)", id, agreed.ToolsListChanged != nil, len(sub.tasks))
-	ss.spawnReq(id, func() { ss.runListen(sub, agreed, env) })
+	ss.spawnReq(id, func() { ss.runListen(sub) })
 }
 
 // subscriptionMeta is the _meta of a message of subscription id (SUB-5).
@@ -110,7 +125,7 @@ func (ss *session) subscriptionMeta(id jsonrpc.ID) map[string]any {
 
 // runListen serves one subscription until the client cancels it, the
 // server tears it down, or the connection ends.
-func (ss *session) runListen(sub *subscription, agreed listenFilter, env envelope) {
+func (ss *session) runListen(sub *subscription) {
 	c := sub.c
 	outcome := ""
 	defer func() {
@@ -125,20 +140,6 @@ func (ss *session) runListen(sub *subscription, agreed listenFilter, env envelop
 			ss.mark(c, subscriptionCheckpoint(c.id), outcome)
 		}
 	}()
-	c.sendMu.Lock()
-	ss.mu.Lock()
-	o := ss.status(c)
-	ss.mu.Unlock()
-	if o == goOn {
-		if !ss.has(FaultListenNoAck) {
-			ss.notify(mcp.NotificationSubscriptionsAcknowledged, map[string]any{"notifications": agreed, mcp.MetaKey: ss.subscriptionMeta(c.id)})
-		}
-		if ss.has(FaultListenLogs) && env.logFloor >= 0 {
-			ss.notify(mcp.NotificationMessage, map[string]any{"level": "info", "logger": "listen",
-				"data": map[string]any{"subscription": c.id, "event": "opened"}, mcp.MetaKey: ss.subscriptionMeta(c.id)})
-		}
-	}
-	c.sendMu.Unlock()
 	select {
 	case <-c.cancelled:
 		outcome = mcp.OutcomeCancelled
@@ -150,7 +151,7 @@ func (ss *session) runListen(sub *subscription, agreed listenFilter, env envelop
 	}
 	c.sendMu.Lock()
 	ss.mu.Lock()
-	o = ss.status(c)
+	o := ss.status(c)
 	if o == goOn {
 		c.state = stateCompleted
 	}
