@@ -69,12 +69,19 @@ func (s *Session) Discover(ctx context.Context, opts ...CallOption) (*DiscoverRe
 	if err != nil {
 		return d, fmt.Errorf("server/discover: %w", err)
 	}
+	s.KeepDiscovered(d)
+	return d, nil
+}
+
+// KeepDiscovered keeps d as the session's server/discover result, for a
+// caller that sent server/discover itself (with Start, to be able to
+// cancel it); on a 2026-07-28 session Server then answers from it.
+func (s *Session) KeepDiscovered(d *DiscoverResult) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.envelope != nil {
 		s.discovered = d
 	}
-	s.mu.Unlock()
-	return d, nil
 }
 
 // Discovered returns the result of the session's last successful

@@ -107,6 +107,21 @@ func (s *Session) ClearEnvelope() {
 	}
 }
 
+// SetLogLevel changes the log level of a 2026-07-28 session's envelope:
+// every later request carries it ("" leaves it out, LOG-41). It reports
+// false on a session without an envelope.
+func (s *Session) SetLogLevel(level string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.envelope == nil {
+		return false
+	}
+	e := *s.envelope
+	e.LogLevel = level
+	s.envelope = &e
+	return true
+}
+
 // Envelope returns the session's envelope, and false on a session that
 // is not a 2026-07-28 one.
 func (s *Session) Envelope() (Envelope, bool) {

@@ -83,13 +83,14 @@ func Text(w io.Writer, r *runner.Report, opts TextOptions) error {
 		t.linef("")
 		t.linef("%s", t.bold(group.area))
 		for _, res := range group.results {
-			t.result(res, opts.Verbose)
+			t.result(res, opts.Verbose, revisionNote(r, res))
 		}
 	}
 	t.linef("")
 	t.teardown(r.Teardown)
 	t.linef("")
 	t.schema(r.Schema)
+	t.changes(r)
 	t.linef("")
 	t.linef("%s", Summary(r))
 	return bw.Flush()
@@ -132,6 +133,7 @@ func (t textWriter) header(r *runner.Report) {
 		line += ", strict"
 	}
 	t.linef("%s", line)
+	t.negotiation(r)
 	if r.Server != nil {
 		s := "server: " + san(r.Server.Name)
 		if r.Server.Version != "" {
@@ -148,10 +150,10 @@ func (t textWriter) header(r *runner.Report) {
 
 const indent = "        " // under the case's ID
 
-func (t textWriter) result(res runner.Result, verbose bool) {
+func (t textWriter) result(res runner.Result, verbose bool, revision string) {
 	line := fmt.Sprintf("  %s %s  %s", t.badge(res.Outcome.Verdict), san(res.ID), san(res.Title))
 	if res.Transport != "" {
-		line += "  [" + san(res.Transport) + "]"
+		line += "  [" + san(res.Transport) + revision + "]"
 	}
 	t.linef("%s", line)
 	o := res.Outcome
@@ -356,8 +358,8 @@ func Summary(r *runner.Report) string {
 	for _, v := range verdictOrder {
 		counts = append(counts, fmt.Sprintf("%d %s", r.Counts[v], v))
 	}
-	return fmt.Sprintf("mcpflight: %s — %s (%s)%s — %s",
-		plural(len(r.Results), "case"), strings.Join(counts, ", "), seconds(r.Duration), schemaSummaryPart(r.Schema), conclusion(r))
+	return fmt.Sprintf("mcpflight: %s — %s (%s)%s%s — %s",
+		plural(len(r.Results), "case"), strings.Join(counts, ", "), seconds(r.Duration), schemaSummaryPart(r.Schema), inconsistencyPart(r), conclusion(r))
 }
 
 func conclusion(r *runner.Report) string {

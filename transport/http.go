@@ -238,8 +238,10 @@ type HTTP struct {
 	// 2025-11-25 (http_modern.go); exchanges are its requests' POSTs.
 	modern    string
 	exchanges map[string]*exchange
-	closed    bool
-	err       error
+	// statusOf is the HTTP status that answered each request, by ID key.
+	statusOf map[string]int
+	closed   bool
+	err      error
 
 	// inMu guards closing inbound against a late delivery.
 	inMu     sync.RWMutex
@@ -299,6 +301,7 @@ func DialHTTP(ctx context.Context, cfg HTTPConfig) (*HTTP, error) {
 		byRequest: map[string]string{},
 		cancelled: map[string]bool{},
 		exchanges: map[string]*exchange{},
+		statusOf:  map[string]int{},
 	}
 	go func() {
 		select {
@@ -742,6 +745,16 @@ func (t *HTTP) send(ctx context.Context, raw []byte, extra http.Header) error {
 			read()
 		} else {
 			go read()
+		}
+		if msg != nil && msg.Kind == jsonrpc.KindRequest {
+			// An error status with a JSON body answers the request: its
+			// JSON-RPC error (a -32022 to initialize from a modern-only
+			// server, LIF-49) is the response, or its absence loses the
+			// request (readJSON). StatusOf keeps the status.
+			t.mu.Lock()
+			t.statusOf[msg.ID.Key()] = resp.StatusCode
+			t.mu.Unlock()
+			return nil
 		}
 		if resp.StatusCode/100 != 2 {
 			return &StatusError{Channel: channel, Status: resp.StatusCode}

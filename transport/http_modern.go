@@ -71,10 +71,9 @@ type exchange struct {
 	channel string
 	cancel  context.CancelFunc
 	done    chan struct{}
-	// status, answered and closed are guarded by HTTP.mu: answered is set
-	// once the request's response is on its way to Inbound, closed by
+	// answered and closed are guarded by HTTP.mu: answered is set once
+	// the request's response is on its way to Inbound, closed by
 	// CloseRequest.
-	status   int
 	answered bool
 	closed   bool
 }
@@ -120,14 +119,12 @@ func (t *HTTP) Modern() string {
 func (t *HTTP) Closable() bool { return t.Modern() != "" }
 
 // StatusOf is the HTTP status of the exchange that answered the request
-// with id, 0 while none is known (2026-07-28 only).
+// with id, 0 while none is known: on a 2026-07-28 connection for every
+// request, on a 2025-11-25 one for those answered with a JSON body.
 func (t *HTTP) StatusOf(id jsonrpc.ID) int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if x := t.exchanges[id.Key()]; x != nil {
-		return x.status
-	}
-	return 0
+	return t.statusOf[id.Key()]
 }
 
 // SendHeaders sends raw as Send does, with headers overriding the
@@ -291,7 +288,7 @@ func (t *HTTP) sendModernRequest(channel string, raw []byte, msg *jsonrpc.Messag
 			return
 		}
 		t.mu.Lock()
-		x.status = resp.StatusCode
+		t.statusOf[key] = resp.StatusCode
 		t.mu.Unlock()
 		t.answerModern(resp, guard, stop, channel, msg)
 	}()
