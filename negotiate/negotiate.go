@@ -379,7 +379,7 @@ func inconsistencies(m, l *Probe) []Inconsistency {
 		return out
 	}
 	if m.OK() && l.OK() && !m.Discover.Supports(l.Init.ProtocolVersion) {
-		add([]string{"LIF-9", "LIF-47"}, "initialize agreed to %s, which server/discover does not list (it lists %s): a server answers initialize with a version it supports",
+		add([]string{"LIF-9", "LIF-47"}, "initialize agreed to %s, which server/discover does not list (it lists %s): either the server agrees to a revision it does not list as supported (LIF-9), or its supportedVersions names only the revisions of the per-request era (the spec does not say which it must)",
 			chrono.Sanitize(l.Init.ProtocolVersion, false), orNothing(m.Discover.SupportedVersions))
 	}
 	if m.OK() && m.Discover.Supports(spec.V20251125) && !l.OK() {

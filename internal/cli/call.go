@@ -257,7 +257,10 @@ func (e Env) call(ctx context.Context, args []string) (int, error) {
 		if strings.HasPrefix(reason, "timeout") {
 			code = ExitTimeout
 		}
-		if err := s.Cancel(runCtx, c, "mcpflight call: "+reason); err == nil {
+		err := s.Cancel(runCtx, c, "mcpflight call: "+reason)
+		if err == nil && c.State() == peer.StateStreamClosed {
+			ui.Line("cancelled request %s (%s) by closing its response stream, the cancellation of 2026-07-28 over HTTP", c.ID, reason)
+		} else if err == nil {
 			ui.Line("cancelling request %s (%s); waiting up to %v for a late response (Ctrl-C again to stop waiting)", c.ID, reason, o.grace)
 			grace := time.NewTimer(o.grace)
 			select {

@@ -110,7 +110,7 @@ func TestProtocolStrictServer(t *testing.T) {
 func TestProtocolInconsistentServer(t *testing.T) {
 	jsonPath := filepath.Join(t.TempDir(), "report.json")
 	r := runCLI(t, "", append([]string{"check", "--json", jsonPath}, eraTarget(t, erasrv.Inconsistent, "stdio")...)...)
-	want := "INCONSISTENT initialize agreed to 2025-11-25, which server/discover does not list (it lists 2026-07-28): a server answers initialize with a version it supports [LIF-9, LIF-47]"
+	want := "INCONSISTENT initialize agreed to 2025-11-25, which server/discover does not list (it lists 2026-07-28): either the server agrees to a revision it does not list as supported (LIF-9), or its supportedVersions names only the revisions of the per-request era (the spec does not say which it must) [LIF-9, LIF-47]"
 	if !strings.Contains(r.stdout, want) || !strings.Contains(r.stdout, "— 1 inconsistency between the server's answers —") {
 		t.Errorf("the text report does not say the server contradicts itself:\n%s", r.stdout)
 	}
