@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/jsonrpc"
 	"github.com/mcpflight/mcpflight/mcp"
 	"github.com/mcpflight/mcpflight/peer"
 	"github.com/mcpflight/mcpflight/spec"
@@ -112,6 +113,11 @@ func discoverProbe(ctx context.Context, s *peer.Session, opts Options) *Probe {
 	}
 	if err != nil {
 		p.Discover, p.Err, p.Failure = nil, err, Describe(err, opts.ProbeTimeout)
+		if c != nil && errors.Is(err, transport.ErrNoAnswer) {
+			if e := nullIDError(s.Log(), c.SentSeq); e != nil {
+				p.Failure = "a JSON-RPC error with a null id, " + peer.ErrorName(e.Code) + ": " + chrono.Sanitize(chrono.Clip(e.Message, 120), false)
+			}
+		}
 		var se *transport.StatusError
 		if h, ok := s.Conn().(*transport.HTTP); ok && c != nil && !errors.As(err, &se) {
 			// Over HTTP the status is part of the answer (HTTP-106).
@@ -124,6 +130,21 @@ func discoverProbe(ctx context.Context, s *peer.Session, opts Options) *Probe {
 		s.Log().Harness(chrono.KindDecision, "negotiate", "server/discover probe: lists "+orNothing(p.Discover.SupportedVersions))
 	}
 	return p
+}
+
+// nullIDError is the first JSON-RPC error with a null id received after
+// seq: how a legacy Streamable HTTP server commonly refuses a request
+// before initialize (a 400 whose body answers no request).
+func nullIDError(log *chrono.Log, seq uint64) *jsonrpc.Error {
+	for _, ev := range log.Since(seq) {
+		if ev.Dir != chrono.In || ev.Kind != chrono.KindFrame {
+			continue
+		}
+		if m, err := jsonrpc.Decode(ev.Raw); err == nil && m.NullID && m.Error != nil {
+			return m.Error
+		}
+	}
+	return nil
 }
 
 // initializeProbe runs the 2025-11-25 handshake on s.

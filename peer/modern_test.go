@@ -352,3 +352,25 @@ func TestWithHeadersNeedsHTTP(t *testing.T) {
 		t.Errorf("Start = %v, want ErrNoHeaders", err)
 	}
 }
+
+// TestRemovedMethodsCanBeSent: a 2026-07-28 session does not stop a case
+// from sending what the revision removed (ping, logging/setLevel,
+// initialize): each goes with the envelope, for the server to refuse.
+func TestRemovedMethodsCanBeSent(t *testing.T) {
+	s, fs := newPair(t)
+	ctx := testCtx(t)
+	s.SetEnvelope(modernEnvelope())
+	for _, send := range []func() error{
+		func() error { _, err := s.Start(ctx, mcp.MethodPing, nil); return err },
+		func() error { _, err := s.Start(ctx, mcp.MethodLoggingSetLevel, map[string]any{"level": "debug"}); return err },
+		func() error { _, err := s.Start(ctx, mcp.MethodInitialize, map[string]any{"protocolVersion": spec.V20251125}); return err },
+	} {
+		if err := send(); err != nil {
+			t.Fatal(err)
+		}
+		m := fs.read()
+		if metaOf(t, m)[mcp.MetaProtocolVersion] != spec.V20260728 {
+			t.Errorf("%s went without the envelope: %s", m.Method, m.Params)
+		}
+	}
+}

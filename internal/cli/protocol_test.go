@@ -232,3 +232,25 @@ func TestSessionCommandsNegotiate(t *testing.T) {
 		t.Errorf("tools --protocol 2025-11-25: exit %d, stderr %q", r.code, r.stderr)
 	}
 }
+
+// TestCheckReference2026: until the 2026-07-28 cases exist, a
+// --protocol 2026-07-28 run against the built-in server skips every case
+// with the revision as the reason, over stdio and HTTP, and errors on
+// none.
+func TestCheckReference2026(t *testing.T) {
+	for _, extra := range [][]string{nil, {"--transport", "http"}} {
+		r := runCLI(t, "", append([]string{"check", "--protocol", "2026-07-28"}, extra...)...)
+		if r.code != ExitConformant || !strings.Contains(r.stdout, " 0 error ") {
+			t.Errorf("%v: exit %d\n%s\n%s", extra, r.code, r.stdout, r.stderr)
+		}
+		lines := strings.Split(r.stdout, "\n")
+		for i, line := range lines {
+			if strings.HasPrefix(strings.TrimSpace(line), "SKIP") && strings.HasSuffix(line, "]") && (i+1 >= len(lines) || strings.TrimSpace(lines[i+1]) != "applies to 2025-11-25 only") {
+				t.Errorf("%v: %s is skipped for another reason: %q", extra, strings.TrimSpace(line), lines[i+1])
+			}
+		}
+		if !strings.Contains(r.stdout, "revision 2026-07-28: as asked; ") {
+			t.Errorf("%v: the header does not say why 2026-07-28:\n%s", extra, r.stdout)
+		}
+	}
+}
