@@ -362,8 +362,14 @@ func TestRemovedMethodsCanBeSent(t *testing.T) {
 	s.SetEnvelope(modernEnvelope())
 	for _, send := range []func() error{
 		func() error { _, err := s.Start(ctx, mcp.MethodPing, nil); return err },
-		func() error { _, err := s.Start(ctx, mcp.MethodLoggingSetLevel, map[string]any{"level": "debug"}); return err },
-		func() error { _, err := s.Start(ctx, mcp.MethodInitialize, map[string]any{"protocolVersion": spec.V20251125}); return err },
+		func() error {
+			_, err := s.Start(ctx, mcp.MethodLoggingSetLevel, map[string]any{"level": "debug"})
+			return err
+		},
+		func() error {
+			_, err := s.Start(ctx, mcp.MethodInitialize, map[string]any{"protocolVersion": spec.V20251125})
+			return err
+		},
 	} {
 		if err := send(); err != nil {
 			t.Fatal(err)
