@@ -1,15 +1,10 @@
 package cli
 
 import (
-	"bufio"
-	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -19,19 +14,7 @@ import (
 
 // eraServer is testdata/eraserver (internal/erasrv as a command), built
 // once.
-var eraServer = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "mcpflight-eraserver")
-	if err != nil {
-		return "", err
-	}
-	bin := filepath.Join(dir, "eraserver")
-	build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, "./testdata/eraserver")
-	build.Dir = filepath.Join("..", "..")
-	if out, err := build.CombinedOutput(); err != nil {
-		return "", &exec.ExitError{Stderr: out}
-	}
-	return bin, nil
-})
+var eraServer = testdataCommand("eraserver")
 
 // eraTarget is the target flags for eraserver in mode over stdio or
 // HTTP (a process of its own, stopped when the test ends).
@@ -44,24 +27,7 @@ func eraTarget(t *testing.T, mode erasrv.Mode, over string) []string {
 	if over == "stdio" {
 		return []string{"--stdio", transportQuote(bin, "-mode", string(mode))}
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, bin, "-mode", string(mode), "-http", "127.0.0.1:0")
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cancel()
-		_ = cmd.Wait()
-	})
-	url, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil {
-		t.Fatalf("eraserver -http printed no URL: %v", err)
-	}
-	return []string{"--url", strings.TrimSpace(url)}
+	return []string{"--url", schemaBreakHTTP(t, bin, string(mode))}
 }
 
 // TestProtocolStrictServer is the proof of issue 12: against a strict
