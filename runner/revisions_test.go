@@ -32,7 +32,9 @@ func eraTarget(mode erasrv.Mode) Target {
 				toClientW.Close()
 			}()
 			return transport.NewStream(toClientR, toServerW, transport.StreamConfig{Log: log,
-				OnClose: func(context.Context) transport.Teardown { return transport.Teardown{ExitedAfter: transport.StepCloseInput} }}), nil
+				OnClose: func(context.Context) transport.Teardown {
+					return transport.Teardown{ExitedAfter: transport.StepCloseInput}
+				}}), nil
 		},
 	}
 }
@@ -80,14 +82,14 @@ func TestRunProtocol(t *testing.T) {
 		err      string
 	}{
 		{name: "strict server, auto", server: erasrv.ModernOnly, mode: negotiate.ModeAuto, wantRevs: []string{spec.V20260728},
-			reason: "2026-07-28: server/discover listed it",
-			want: []string{"a/legacy@2026-07-28 skip: applies to 2025-11-25 only", "a/modern@2026-07-28 pass: ran", "a/both@2026-07-28 pass: ran"},
+			reason:   "2026-07-28: server/discover listed it",
+			want:     []string{"a/legacy@2026-07-28 skip: applies to 2025-11-25 only", "a/modern@2026-07-28 pass: ran", "a/both@2026-07-28 pass: ran"},
 			sessions: []string{"2026-07-28 erasrv-modern-only", "2026-07-28 erasrv-modern-only"}},
 		{name: "strict server, 2025-11-25", server: erasrv.ModernOnly, mode: negotiate.Mode20251125,
 			err: "the server does not support 2025-11-25: it offers 2026-07-28 (initialize was answered -32022 UnsupportedProtocolVersion)"},
 		{name: "legacy server, auto", server: erasrv.LegacyMethodNotFound, mode: negotiate.ModeAuto, wantRevs: []string{spec.V20251125},
-			reason: "2025-11-25: server/discover failed (-32601 Method not found); initialize agreed",
-			want: []string{"a/legacy@2025-11-25 pass: ran", "a/modern@2025-11-25 skip: applies to 2026-07-28 only", "a/both@2025-11-25 pass: ran"},
+			reason:   "2025-11-25: server/discover failed (-32601 Method not found); initialize agreed",
+			want:     []string{"a/legacy@2025-11-25 pass: ran", "a/modern@2025-11-25 skip: applies to 2026-07-28 only", "a/both@2025-11-25 pass: ran"},
 			sessions: []string{"2025-11-25 erasrv-legacy-32601", "2025-11-25 erasrv-legacy-32601"}},
 		{name: "dual server, both", server: erasrv.Dual, mode: negotiate.ModeBoth, wantRevs: []string{spec.V20251125, spec.V20260728},
 			reason: "2025-11-25: initialize agreed to 2025-11-25; 2026-07-28: server/discover listed it",
@@ -232,4 +234,3 @@ func TestRevisionChanges(t *testing.T) {
 		t.Errorf("RevisionOnly (-want +got):\n%s", diff)
 	}
 }
-
