@@ -3,7 +3,6 @@ package negotiate_test
 import (
 	"context"
 	"errors"
-	"io"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -20,18 +19,8 @@ import (
 )
 
 // pipeConn is a stdio-shaped connection to erasrv in this process.
-func pipeConn(t *testing.T, mode erasrv.Mode, log *chrono.Log) transport.Conn {
-	t.Helper()
-	toServerR, toServerW := io.Pipe()
-	toClientR, toClientW := io.Pipe()
-	go func() {
-		_ = erasrv.Serve(mode, toServerR, toClientW)
-		toClientW.Close()
-	}()
-	return transport.NewStream(toClientR, toServerW, transport.StreamConfig{Log: log, InChannel: "stdout", OutChannel: "stdin",
-		OnClose: func(context.Context) transport.Teardown {
-			return transport.Teardown{ExitedAfter: transport.StepCloseInput}
-		}})
+func pipeConn(_ *testing.T, mode erasrv.Mode, log *chrono.Log) transport.Conn {
+	return erasrv.Conn(mode, log)
 }
 
 // dialer opens connections to erasrv over "stdio" (an in-process pipe)

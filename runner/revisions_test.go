@@ -3,7 +3,6 @@ package runner
 import (
 	"context"
 	"errors"
-	"io"
 	"strings"
 	"testing"
 	"time"
@@ -25,16 +24,7 @@ func eraTarget(mode erasrv.Mode) Target {
 		Name:      "erasrv " + string(mode),
 		Transport: TransportInProcess,
 		Dial: func(_ context.Context, log *chrono.Log) (transport.Conn, error) {
-			toServerR, toServerW := io.Pipe()
-			toClientR, toClientW := io.Pipe()
-			go func() {
-				_ = erasrv.Serve(mode, toServerR, toClientW)
-				toClientW.Close()
-			}()
-			return transport.NewStream(toClientR, toServerW, transport.StreamConfig{Log: log,
-				OnClose: func(context.Context) transport.Teardown {
-					return transport.Teardown{ExitedAfter: transport.StepCloseInput}
-				}}), nil
+			return erasrv.Conn(mode, log), nil
 		},
 	}
 }

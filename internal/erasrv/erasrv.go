@@ -10,6 +10,7 @@ package erasrv
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -17,8 +18,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/jsonrpc"
 	"github.com/mcpflight/mcpflight/mcp"
+	"github.com/mcpflight/mcpflight/transport"
 )
 
 // Mode is how the server behaves.
@@ -251,4 +254,20 @@ func Handler(mode Mode) http.Handler {
 		w.WriteHeader(status)
 		_, _ = w.Write(out)
 	})
+}
+
+// Conn is a stdio-shaped connection to a server of mode in this process,
+// recording into log: what Serve answers over in-memory pipes. Closing it
+// ends the server.
+func Conn(mode Mode, log *chrono.Log) transport.Conn {
+	toServerR, toServerW := io.Pipe()
+	toClientR, toClientW := io.Pipe()
+	go func() {
+		_ = Serve(mode, toServerR, toClientW)
+		toClientW.Close()
+	}()
+	return transport.NewStream(toClientR, toServerW, transport.StreamConfig{Log: log, InChannel: "stdout", OutChannel: "stdin",
+		OnClose: func(context.Context) transport.Teardown {
+			return transport.Teardown{ExitedAfter: transport.StepCloseInput}
+		}})
 }
