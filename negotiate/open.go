@@ -79,6 +79,9 @@ func Open(ctx context.Context, s *peer.Session, mode Mode, opts Options) (*Outco
 	return out, nil
 }
 
+// ProbeID is the request ID of the server/discover probe.
+const ProbeID = "mcpflight-discover-probe"
+
 // discoverProbe sets the 2026-07-28 envelope on s and sends
 // server/discover, waiting at most the probe timeout. An unanswered
 // probe over Streamable HTTP is cancelled by closing its stream; over
@@ -89,7 +92,10 @@ func discoverProbe(ctx context.Context, s *peer.Session, opts Options) *Probe {
 	p := &Probe{Method: mcp.MethodServerDiscover}
 	pctx, cancel := context.WithTimeout(ctx, opts.ProbeTimeout)
 	defer cancel()
-	c, err := s.Start(pctx, mcp.MethodServerDiscover, nil)
+	// A string ID of its own: the probe does not shift the integer IDs
+	// a script or a reader counts on (the first call is 1 on a modern
+	// session, 2 after initialize, as without negotiation).
+	c, err := s.Start(pctx, mcp.MethodServerDiscover, nil, peer.WithID(jsonrpc.StringID(ProbeID)))
 	if err == nil {
 		msg, aerr := c.Await(pctx)
 		switch {

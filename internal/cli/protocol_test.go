@@ -138,13 +138,18 @@ func TestProtocolBothReport(t *testing.T) {
 	if perRev["2025-11-25"] == 0 || perRev["2025-11-25"] != perRev["2026-07-28"] || len(perRev) != 2 {
 		t.Errorf("results per revision %v", perRev)
 	}
-	for file, want := range map[string]string{"r.xml": `name="lifecycle/version-echo @2026-07-28"`, "r.html": "What changed between 2025-11-25 and 2026-07-28 on this server"} {
+	for file, wants := range map[string][]string{
+		"r.xml": {`name="lifecycle/version-echo @2026-07-28"`, `<property name="revision" value="2026-07-28: server/discover listed it">`},
+		"r.html": {"What changed between 2025-11-25 and 2026-07-28 on this server", "<dt>revision</dt><dd>2025-11-25: initialize agreed to 2025-11-25</dd>"},
+	} {
 		b, err := os.ReadFile(filepath.Join(dir, file))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(string(b), want) {
-			t.Errorf("%s lacks %q", file, want)
+		for _, want := range wants {
+			if !strings.Contains(string(b), want) {
+				t.Errorf("%s lacks %q", file, want)
+			}
 		}
 	}
 }
