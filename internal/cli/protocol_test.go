@@ -139,7 +139,7 @@ func TestProtocolBothReport(t *testing.T) {
 		t.Errorf("results per revision %v", perRev)
 	}
 	for file, wants := range map[string][]string{
-		"r.xml": {`name="lifecycle/version-echo @2026-07-28"`, `<property name="revision" value="2026-07-28: server/discover listed it">`},
+		"r.xml":  {`name="lifecycle/version-echo @2026-07-28"`, `<property name="revision" value="2026-07-28: server/discover listed it">`},
 		"r.html": {"What changed between 2025-11-25 and 2026-07-28 on this server", "<dt>revision</dt><dd>2025-11-25: initialize agreed to 2025-11-25</dd>"},
 	} {
 		b, err := os.ReadFile(filepath.Join(dir, file))
