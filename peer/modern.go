@@ -357,3 +357,15 @@ func (c *Call) checkResult(result json.RawMessage) error {
 	}
 	return &ResultTypeError{Method: c.Method, ResultType: rt, Recognised: recognisedResultType(rt, c.extTasks), Raw: result}
 }
+
+// ResultType is the resultType of the request's result on a 2026-07-28
+// session: "complete" for an absent one (RPC-44), "" before a result or
+// on a 2025-11-25 session.
+func (c *Call) ResultType() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.resultType
+}
+
+// Modern reports whether the request was sent on a 2026-07-28 session.
+func (c *Call) Modern() bool { return c.modern }
