@@ -64,7 +64,14 @@ func RunProtocol(ctx context.Context, cfg Config, mode negotiate.Mode, opts nego
 		opts.ProbeTimeout = min(negotiate.DefaultProbeTimeout, caseTimeout/2)
 	}
 	started := time.Now()
-	sv, err := negotiate.SurveyTarget(ctx, negotiate.Dialer(cfg.Target.Dial), mode, opts)
+	sctx := ctx
+	if cfg.RunTimeout > 0 {
+		// --timeout bounds the whole run, the probes included.
+		var cancel context.CancelFunc
+		sctx, cancel = context.WithTimeout(ctx, cfg.RunTimeout)
+		defer cancel()
+	}
+	sv, err := negotiate.SurveyTarget(sctx, negotiate.Dialer(cfg.Target.Dial), mode, opts)
 	var nce *negotiate.NoCommonRevisionError
 	switch {
 	case errors.As(err, &nce):
@@ -84,6 +91,9 @@ func RunProtocol(ctx context.Context, cfg Config, mode negotiate.Mode, opts nego
 	for _, rev := range sv.Revisions {
 		c := cfg
 		c.Version = rev
+		if cfg.RunTimeout > 0 {
+			c.RunTimeout = max(cfg.RunTimeout-time.Since(started), time.Millisecond)
+		}
 		rep, err := Run(ctx, c)
 		if rep == nil {
 			return nil, err
