@@ -390,7 +390,16 @@ func (hs *httpSession) endStream(st *hstream) {
 
 // ServeHTTP implements http.Handler.
 func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// Add under mu, so that it cannot race Close's Wait: a request that
+	// arrives once Close has begun is refused.
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		httpError(w, http.StatusServiceUnavailable, codeInternalError, "Service Unavailable: the server is closing")
+		return
+	}
 	h.wg.Add(1)
+	h.mu.Unlock()
 	defer h.wg.Done()
 	if !h.originAllowed(r.Header.Get("Origin")) {
 		h.srv.opts.logf("http: %s with Origin %s refused (HTTP-3)", r.Method, strconv.Quote(r.Header.Get("Origin")))
