@@ -58,6 +58,7 @@ type (
 		Cases      []htmlCase
 		Teardown   htmlTeardown
 		Schema     htmlSchema
+		Changes    *htmlChanges
 		Total      int
 		RaceWindow string
 	}
@@ -136,6 +137,8 @@ func htmlPage(r *runner.Report) page {
 		{"started", r.Started.UTC().Format(time.RFC3339)},
 		{"duration", seconds(r.Duration)},
 	}
+	p.Header = append(p.Header, htmlRevisionHeader(r)...)
+	p.Changes = htmlChangesOf(r)
 	for _, v := range verdictOrder {
 		p.Verdicts = append(p.Verdicts, verdictCount{string(v), r.Counts[v]})
 	}
@@ -145,7 +148,7 @@ func htmlPage(r *runner.Report) page {
 			cell := matrixCell{Verdict: string(v)}
 			for _, res := range g.results {
 				if res.Outcome.Verdict == v {
-					cell.Cases = append(cell.Cases, caseRef{ID: san(res.ID), Anchor: anchorID(res.ID), Verdict: string(v)})
+					cell.Cases = append(cell.Cases, caseRef{ID: san(res.ID) + revisionNote(r, res), Anchor: resultAnchor(r, res), Verdict: string(v)})
 				}
 			}
 			row.Cells = append(row.Cells, cell)
@@ -153,9 +156,18 @@ func htmlPage(r *runner.Report) page {
 		p.Matrix = append(p.Matrix, row)
 	}
 	for _, res := range r.Results {
-		p.Cases = append(p.Cases, htmlCaseOf(res))
+		c := htmlCaseOf(res)
+		c.Anchor, c.Transport = resultAnchor(r, res), c.Transport+revisionNote(r, res)
+		p.Cases = append(p.Cases, c)
 	}
 	p.Schema = htmlSchemaOf(r.Schema)
+	if multiRevision(r) {
+		for i, f := range r.Schema.Findings {
+			if i < len(p.Schema.Findings) {
+				p.Schema.Findings[i].CaseAnchor = anchorID(f.FirstCase + "@" + f.Revision)
+			}
+		}
+	}
 	g := r.Teardown
 	p.Teardown = htmlTeardown{Verdict: string(g.Verdict), Summary: san(g.Summary)}
 	if g.Requirement != "" && g.Verdict != verdict.Pass {
