@@ -39,6 +39,9 @@ type Profile struct {
 	// Task is a tool to call as a durable task (2025-11-25 tasks): its
 	// execution.taskSupport is "required" or "optional".
 	Task *Tool `json:"task,omitempty"`
+	// Observer is a tool or resource that reports how handlers ended
+	// (docs/observer.md); cases that must see past the wire need it.
+	Observer *Observer `json:"observer,omitempty"`
 	// GraceMillis is the observation window for things that must not
 	// happen, used when the target offers no checkpoints.
 	GraceMillis int `json:"graceMs,omitempty"`
@@ -89,7 +92,8 @@ func Parse(data []byte) (*Profile, error) {
 
 // ParseFormat reads a profile in the given format and validates it. Both
 // formats have the same fields (the JSON names: name, description, slow,
-// slowSteps, effect, log, graceMs; a tool has name and arguments), and an
+// slowSteps, effect, log, task, observer, graceMs; a tool has name and
+// arguments), and an
 // unknown field is an error in both. Every content error matches
 // ErrInvalid.
 func ParseFormat(data []byte, format Format) (*Profile, error) {
@@ -129,7 +133,7 @@ func describeJSONError(err error) error {
 	}
 	if msg := err.Error(); strings.HasPrefix(msg, "json: unknown field ") {
 		field := strings.TrimPrefix(msg, "json: unknown field ")
-		return fmt.Errorf("unknown field %s (known: name, description, slow, slowSteps, effect, log, task, graceMs; a tool has name and arguments): %w", field, err)
+		return fmt.Errorf("unknown field %s (known: name, description, slow, slowSteps, effect, log, task, observer, graceMs; a tool has name and arguments; an observer has tool or resource, arguments, started, completed, cancelled and lastStep): %w", field, err)
 	}
 	return err
 }
@@ -153,6 +157,9 @@ func (p *Profile) Validate() error {
 	}
 	if p.GraceMillis < 0 {
 		return fmt.Errorf("%w: graceMs is negative (%d)", ErrInvalid, p.GraceMillis)
+	}
+	if p.Observer != nil {
+		return p.Observer.validate()
 	}
 	return nil
 }
@@ -203,6 +210,8 @@ func builtins() map[string]*Profile {
 			Effect:      &Tool{Name: "effect"},
 			Log:         &Tool{Name: "log"},
 			Task:        &Tool{Name: "task_worker", Arguments: map[string]any{"ticks": 3}},
+			Observer: &Observer{Tool: "observer", Started: "/started", Completed: "/completed",
+				Cancelled: "/cancelled", LastStep: "/lastStep"},
 			GraceMillis: 300,
 		},
 		ServerEverything: {

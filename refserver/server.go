@@ -106,6 +106,8 @@ type Server struct {
 	live atomic.Int64
 	// tasks holds the task stores of live sessions (tasks.go).
 	tasks taskRegistry
+	// observer counts handler outcomes for the observer tool (observer.go).
+	observer observer
 }
 
 // New returns a server with a private copy of opts.

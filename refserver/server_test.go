@@ -93,7 +93,7 @@ func TestToolsList(t *testing.T) {
 			t.Errorf("tool %s: description %q, inputSchema %v", tool.Name, tool.Description, tool.InputSchema)
 		}
 	}
-	if diff := cmp.Diff([]string{"slow", "effect", "log", "task_worker"}, names); diff != "" {
+	if diff := cmp.Diff([]string{"slow", "effect", "log", "observer", "task_worker"}, names); diff != "" {
 		t.Errorf("tools (-want +got):\n%s", diff)
 	}
 }

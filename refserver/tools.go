@@ -102,6 +102,7 @@ func toolList() []map[string]any {
 				"additionalProperties": false,
 			},
 		},
+		observerTool(),
 	}
 }
 
@@ -193,6 +194,8 @@ func (ss *session) toolsCall(id jsonrpc.ID, params map[string]json.RawMessage) {
 		ss.startOp(id, c, token, tokenKey, ss.runEffect)
 	case ToolLog:
 		ss.logTool(id, args)
+	case ToolObserver:
+		ss.observerCall(id, args)
 	default:
 		fail(invalidParams("Invalid params: unknown tool %s", strconv.Quote(name)))
 	}
@@ -246,6 +249,7 @@ func (ss *session) startOp(id jsonrpc.ID, c *call, token jsonrpc.ProgressToken, 
 		}
 		ss.started++
 		ss.active++
+		ss.srv.observer.start()
 	}
 	ss.mu.Unlock()
 	if rerr != nil {
@@ -292,6 +296,7 @@ func (ss *session) runSlow(c *call) {
 			ss.stop(c, o)
 			return
 		}
+		ss.srv.observer.step(i)
 		if o := ss.reach(c, c.key+"/step/"+strconv.Itoa(i)); o != goOn {
 			ss.stop(c, o)
 			return
@@ -423,6 +428,7 @@ func (ss *session) complete(c *call) {
 		delete(ss.inflight, c.idKey)
 	}
 	ss.completed++
+	ss.srv.observer.ended(true)
 	ss.active--
 	c.releases++
 	ss.released++
@@ -464,6 +470,7 @@ func (ss *session) afterCancel(c *call) {
 	}
 	ss.mu.Lock()
 	ss.cancelledN++
+	ss.srv.observer.ended(ss.has(FaultRespondAfterCancel))
 	switch {
 	case ss.has(FaultLeakOnCancel):
 		// Keeps its resource and stays active.

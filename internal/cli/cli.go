@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/debug"
 	"strings"
 
 	"github.com/mcpflight/mcpflight/chrono"
@@ -159,11 +158,7 @@ func (e Env) dispatch(ctx context.Context, args []string) (int, error) {
 	case "show":
 		return e.show(rest)
 	case "version", "--version", "-version":
-		if len(rest) > 0 {
-			return 0, usagef(mainUsage, "version takes no arguments")
-		}
-		fmt.Fprintf(e.Stdout, "mcpflight %s\n", e.version())
-		return 0, nil
+		return e.printVersion(rest)
 	case "help", "-h", "--help", "-help":
 		if len(rest) > 0 {
 			// "mcpflight help check" is "mcpflight check -h".
@@ -173,16 +168,6 @@ func (e Env) dispatch(ctx context.Context, args []string) (int, error) {
 		return 0, nil
 	}
 	return 0, usagef(mainUsage, "unknown command %q", cmd)
-}
-
-func (e Env) version() string {
-	if e.Version != "" {
-		return e.Version
-	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "dev"
 }
 
 // parse parses a command's flags. -h prints the usage to stdout and

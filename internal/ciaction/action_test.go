@@ -1,0 +1,148 @@
+package ciaction
+
+import (
+	"bytes"
+	"encoding/xml"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// script is the action's logic, from this package's directory.
+const script = "../../.github/action/run.sh"
+
+// buildMcpflight builds the command once for the test, as the action's
+// install step does.
+func buildMcpflight(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("the action's script needs bash")
+	}
+	bin := filepath.Join(t.TempDir(), "mcpflight")
+	build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, "github.com/mcpflight/mcpflight/cmd/mcpflight")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// runAction runs the script with the inputs in env, in a fresh working
+// directory, and returns its exit code, its output and what it wrote to
+// GITHUB_OUTPUT.
+func runAction(t *testing.T, bin string, env map[string]string) (code int, out, outputs string, dir string) {
+	t.Helper()
+	dir = t.TempDir()
+	ghOut := filepath.Join(dir, "github-output")
+	abs, err := filepath.Abs(script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("bash", abs)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "MCPFLIGHT="+bin, "GITHUB_OUTPUT="+ghOut, "NO_COLOR=1")
+	for k, v := range env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	err = cmd.Run()
+	code = 0
+	if exit, ok := err.(*exec.ExitError); ok {
+		code = exit.ExitCode()
+	} else if err != nil {
+		t.Fatalf("running the script: %v", err)
+	}
+	o, _ := os.ReadFile(ghOut)
+	return code, buf.String(), string(o), dir
+}
+
+// checkReports fails the test unless both reports exist, are not empty,
+// and are what they claim to be.
+func checkReports(t *testing.T, html, junit string, wantFailures bool) {
+	t.Helper()
+	page, err := os.ReadFile(html)
+	if err != nil || len(page) == 0 {
+		t.Fatalf("HTML report %s missing or empty (%v)", html, err)
+	}
+	if !bytes.Contains(page, []byte("<html")) || !bytes.Contains(page, []byte("ping/empty-result")) {
+		t.Errorf("the HTML report is not a report of the run: %.200s", page)
+	}
+	x, err := os.ReadFile(junit)
+	if err != nil || len(x) == 0 {
+		t.Fatalf("JUnit report %s missing or empty (%v)", junit, err)
+	}
+	var suites struct {
+		Tests    int `xml:"tests,attr"`
+		Failures int `xml:"failures,attr"`
+	}
+	if err := xml.Unmarshal(x, &suites); err != nil {
+		t.Fatalf("the JUnit report is not XML: %v", err)
+	}
+	if suites.Tests == 0 || (suites.Failures > 0) != wantFailures {
+		t.Errorf("JUnit report: %d tests, %d failures; want failures %v", suites.Tests, suites.Failures, wantFailures)
+	}
+}
+
+func TestActionAgainstReferenceServer(t *testing.T) {
+	bin := buildMcpflight(t)
+	t.Run("conformant", func(t *testing.T) {
+		code, out, outputs, dir := runAction(t, bin, map[string]string{
+			"INPUT_COMMAND": bin + " serve --stdio",
+			"INPUT_PROFILE": "reference",
+			"INPUT_STRICT":  "true",
+			"INPUT_HTML":    "reports/mcpflight.html",
+			"INPUT_JUNIT":   "reports/junit.xml",
+		})
+		if code != 0 {
+			t.Fatalf("exit code %d, want 0:\n%s", code, out)
+		}
+		checkReports(t, filepath.Join(dir, "reports/mcpflight.html"), filepath.Join(dir, "reports/junit.xml"), false)
+		if !strings.Contains(outputs, "exit-code=0\n") || !strings.Contains(outputs, "reports=true\n") {
+			t.Errorf("GITHUB_OUTPUT %q lacks exit-code=0 and reports=true", outputs)
+		}
+	})
+	t.Run("a broken server fails the step and still leaves both reports", func(t *testing.T) {
+		code, out, outputs, dir := runAction(t, bin, map[string]string{
+			"INPUT_COMMAND": bin + " serve --stdio --fault ping-broken",
+			"INPUT_PROFILE": "reference",
+			"INPUT_ARGS":    "--case ping/*",
+		})
+		if code != 1 {
+			t.Fatalf("exit code %d, want 1:\n%s", code, out)
+		}
+		checkReports(t, filepath.Join(dir, "mcpflight-report.html"), filepath.Join(dir, "mcpflight-junit.xml"), true)
+		if !strings.Contains(outputs, "exit-code=1\n") || !strings.Contains(outputs, "reports=true\n") {
+			t.Errorf("GITHUB_OUTPUT %q lacks exit-code=1 and reports=true", outputs)
+		}
+	})
+}
+
+func TestActionRefusesBadInputs(t *testing.T) {
+	bin := buildMcpflight(t)
+	tests := []struct {
+		name string
+		env  map[string]string
+		want string
+	}{
+		{"no target", map[string]string{}, "give the input command"},
+		{"two targets", map[string]string{"INPUT_COMMAND": "x", "INPUT_URL": "http://127.0.0.1:1/mcp"}, "not both"},
+		{"strict not a boolean", map[string]string{"INPUT_COMMAND": bin + " serve --stdio", "INPUT_STRICT": "yes"}, "strict must be true or false"},
+		// check refuses the profile before it writes anything: the script
+		// names the reports that are missing.
+		{"no report written", map[string]string{"INPUT_COMMAND": bin + " serve --stdio", "INPUT_PROFILE": "no-such-profile"}, "without writing mcpflight-report.html mcpflight-junit.xml"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, outputs, _ := runAction(t, bin, tt.env)
+			if code != 2 || !strings.Contains(out, tt.want) {
+				t.Errorf("exit code %d, output %q; want 2 and %q", code, out, tt.want)
+			}
+			if strings.Contains(outputs, "reports=true") {
+				t.Errorf("GITHUB_OUTPUT says reports=true: %q", outputs)
+			}
+		})
+	}
+}
