@@ -46,10 +46,13 @@ import (
 
 	"github.com/mcpflight/mcpflight/cases"
 	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/probe"
 	"github.com/mcpflight/mcpflight/profile"
 	"github.com/mcpflight/mcpflight/report"
 	"github.com/mcpflight/mcpflight/runner"
+	"github.com/mcpflight/mcpflight/spec"
 	"github.com/mcpflight/mcpflight/transport"
+	"github.com/mcpflight/mcpflight/verdict"
 )
 
 // Target is the server under test, as Run reaches it.
@@ -225,15 +228,15 @@ const deadlineMargin = 10 * time.Second
 // matches nothing, a target that cannot be opened) fails t at once.
 func Run(t *testing.T, target Target, opts ...Option) {
 	t.Helper()
-	s := settings{revision: cases.V20251125, caseTimeout: runner.DefaultCaseTimeout, maxFrame: transport.DefaultMaxFrame, jobs: 1}
+	s := settings{revision: spec.V20251125, caseTimeout: runner.DefaultCaseTimeout, maxFrame: transport.DefaultMaxFrame, jobs: 1}
 	for _, o := range opts {
 		o(&s)
 	}
 	if s.err != nil {
 		t.Fatalf("mcpflighttest: %v", s.err)
 	}
-	if s.revision != cases.V20251125 && s.revision != cases.V20260728 {
-		t.Fatalf("mcpflighttest: %v %q (known: %s, %s)", runner.ErrUnknownVersion, s.revision, cases.V20251125, cases.V20260728)
+	if s.revision != spec.V20251125 && s.revision != spec.V20260728 {
+		t.Fatalf("mcpflighttest: %v %q (known: %s, %s)", runner.ErrUnknownVersion, s.revision, spec.V20251125, spec.V20260728)
 	}
 	if s.caseTimeout <= 0 || s.grace < 0 {
 		t.Fatalf("mcpflighttest: CaseTimeout must be positive and Grace not negative")
@@ -289,7 +292,7 @@ func Run(t *testing.T, target Target, opts ...Option) {
 type batch struct {
 	// wanted is written while the subtests are registered, before run
 	// starts; read-only afterwards.
-	wanted []cases.Case
+	wanted []probe.Case
 	done   chan struct{}
 	// Set before done is closed.
 	rep *runner.Report
@@ -329,17 +332,17 @@ func (b *batch) reportCase(t *testing.T, id string) {
 	}
 	o := res.Outcome
 	switch o.Verdict {
-	case cases.Pass:
+	case verdict.Pass:
 		if o.Summary != "" {
 			t.Log(chrono.Sanitize(o.Summary, false))
 		}
-	case cases.Skip:
+	case verdict.Skip:
 		t.Skip(chrono.Sanitize(o.Summary, false))
-	case cases.Info, cases.Warn:
+	case verdict.Info, verdict.Warn:
 		t.Log(describe(*res))
-	case cases.Fail:
+	case verdict.Fail:
 		t.Error(describe(*res) + "\nin the run " + report.Summary(b.rep))
-	default: // cases.Error
+	default: // verdict.Error
 		t.Error("the harness or the target broke, so the case shows nothing either way\n" + describe(*res) + "\nin the run " + report.Summary(b.rep))
 	}
 }
@@ -353,9 +356,9 @@ func (b *batch) reportTeardown(t *testing.T) {
 	_ = report.Teardown(&sb, g)
 	text := strings.TrimRight(sb.String(), "\n")
 	switch g.Verdict {
-	case cases.Skip:
+	case verdict.Skip:
 		t.Skip(chrono.Sanitize(g.Summary, false))
-	case cases.Fail, cases.Error:
+	case verdict.Fail, verdict.Error:
 		t.Error(text)
 	default:
 		t.Log(text)
