@@ -168,6 +168,9 @@ type Report struct {
 	// Schema is the schema check of every inbound frame of the run: each
 	// distinct violation once. A finding makes the run non-conformant.
 	Schema SchemaReport
+	// Role is RoleClient when the target is a client under test
+	// (check-client) and mcpflight played the server; RoleServer else.
+	Role string
 }
 
 // Run runs every case of cfg in order and returns the report. It returns
