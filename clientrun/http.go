@@ -60,10 +60,14 @@ type sseStream struct {
 	// status and body instead of a stream.
 	status int
 	body   []byte
-	// wake is closed at every change; detach when the server drops the
-	// stream's connection.
-	wake   chan struct{}
-	detach chan struct{}
+	// wake is closed at every change.
+	wake chan struct{}
+	// cut, when cutting, is where the server dropped the stream's
+	// connection: the writer ends after the events before it.
+	cut     int
+	cutting bool
+	// dispatched is closed once the script has seen the request.
+	dispatched chan struct{}
 	// gone is closed when the client closed the stream.
 	gone     chan struct{}
 	goneOnce sync.Once
@@ -109,7 +113,7 @@ func headerText(r *http.Request) string {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		b.WriteString("\n" + k + ": " + strings.Join(r.Header.Values(k), ", "))
+		b.WriteString("; " + k + ": " + strings.Join(r.Header.Values(k), ", "))
 	}
 	return chrono.Sanitize(b.String(), false)
 }
@@ -176,15 +180,16 @@ func (s *httpServer) post(w http.ResponseWriter, r *http.Request) {
 		s.status(w, ch, code)
 		return
 	}
-	st := &sseStream{id: strconv.Itoa(n), wake: make(chan struct{}), detach: make(chan struct{}), gone: make(chan struct{})}
+	st := &sseStream{id: strconv.Itoa(n), wake: make(chan struct{}), dispatched: make(chan struct{}), gone: make(chan struct{})}
 	s.mu.Lock()
 	s.streams[st.id] = st
 	s.mu.Unlock()
 	in.reply = &reply{
-		send: func(raw []byte, final bool) error { return s.queue(st, raw, final) },
-		drop:   func() { s.drop(st) },
-		status: func(code int, body []byte) { setStatus(st, code, body) },
-		gone:   st.gone,
+		send:       func(raw []byte, final bool) error { return s.queue(st, raw, final) },
+		drop:       func() { s.drop(st) },
+		status:     func(code int, body []byte) { setStatus(st, code, body) },
+		gone:       st.gone,
+		dispatched: st.dispatched,
 	}
 	if s.legacy && msg.Method == mcp.MethodInitialize {
 		s.mu.Lock()
@@ -199,17 +204,23 @@ func (s *httpServer) post(w http.ResponseWriter, r *http.Request) {
 	s.hub.deliver(in)
 	// Wait for the script's first word on this request.
 	st.mu.Lock()
-	for len(st.events) == 0 && st.status == 0 && !st.dead {
+	for len(st.events) == 0 && st.status == 0 && !st.dead && !st.cutting {
 		wake := st.wake
 		st.mu.Unlock()
 		select {
 		case <-wake:
+		case <-st.dispatched:
+			// The script has seen the request and said nothing yet: the
+			// stream opens, and its messages follow.
+			st.mu.Lock()
+			goto open
 		case <-r.Context().Done():
 			s.clientClosed(st, ch)
 			return
 		}
 		st.mu.Lock()
 	}
+open:
 	if st.status != 0 && len(st.events) == 0 {
 		code, body := st.status, st.body
 		st.mu.Unlock()
@@ -260,11 +271,7 @@ var errStreamGone = errors.New("the stream is gone")
 func (s *httpServer) drop(st *sseStream) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	select {
-	case <-st.detach:
-	default:
-		close(st.detach)
-	}
+	st.cut, st.cutting = len(st.events), true
 	if !s.legacy {
 		st.dead = true
 	}
@@ -284,8 +291,14 @@ func (s *httpServer) pump(w http.ResponseWriter, r *http.Request, st *sseStream,
 	flusher, _ := w.(http.Flusher)
 	for {
 		st.mu.Lock()
-		evs := slices.Clone(st.events[min(from, len(st.events)):])
-		final, wake, detach := st.final, st.wake, st.detach
+		upto := len(st.events)
+		cutNow := st.cutting && st.cut <= upto
+		if cutNow {
+			upto = max(st.cut, from)
+			st.cutting = false
+		}
+		evs := slices.Clone(st.events[min(from, upto):upto])
+		final, wake := st.final && !cutNow, st.wake
 		st.mu.Unlock()
 		for _, ev := range evs {
 			if s.legacy {
@@ -298,14 +311,15 @@ func (s *httpServer) pump(w http.ResponseWriter, r *http.Request, st *sseStream,
 		if flusher != nil {
 			flusher.Flush()
 		}
-		if final {
+		if cutNow {
+			s.log.State(channel, "open", "dropped by the server (no response sent)")
+			return
+		}
+		if final && from >= upto {
 			return
 		}
 		select {
 		case <-wake:
-		case <-detach:
-			s.log.State(channel, "open", "dropped by the server (no response sent)")
-			return
 		case <-r.Context().Done():
 			s.clientClosed(st, channel)
 			return
@@ -337,9 +351,6 @@ func (s *httpServer) get(w http.ResponseWriter, r *http.Request) {
 		s.status(w, ch, http.StatusNotFound)
 		return
 	}
-	st.mu.Lock()
-	st.detach = make(chan struct{})
-	st.mu.Unlock()
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	s.log.Append(chrono.Event{Dir: chrono.Out, Channel: ch, Kind: chrono.KindHTTP, Text: fmt.Sprintf("200 OK text/event-stream (SSE %s resumed after event %s)", st.id, chrono.Sanitize(last, false))})

@@ -339,13 +339,13 @@ serve:
 	for {
 		select {
 		case m := <-h.inbox:
-			p.dispatch(sctx, m)
+			dispatch(sctx, p, m)
 		case <-proc.Done():
 			// Whatever the client sent before it ended is still to serve.
 			for {
 				select {
 				case m := <-h.inbox:
-					p.dispatch(sctx, m)
+					dispatch(sctx, p, m)
 				default:
 					break serve
 				}
@@ -391,6 +391,14 @@ serve:
 	pl.Reports = proc.Reports()
 	pl.Exit = proc.Exit()
 	return pl
+}
+
+// dispatch hands m to the peer, then says so to its stream.
+func dispatch(ctx context.Context, p *Peer, m Inbound) {
+	p.dispatch(ctx, m)
+	if m.reply != nil && m.reply.dispatched != nil {
+		m.reply.once.Do(func() { close(m.reply.dispatched) })
+	}
 }
 
 // Select returns the cases whose IDs match any of globs (path.Match), in

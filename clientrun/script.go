@@ -492,3 +492,9 @@ func (p *Peer) record() (calls []*Call, requests, notes []Inbound, tasks []*Task
 	return append([]*Call(nil), p.calls...), append([]Inbound(nil), p.requests...),
 		append([]Inbound(nil), p.notes...), append([]*Task(nil), p.taskList...)
 }
+
+// Ping sends a ping to the client on the call's channel (its stream over
+// HTTP) and waits for the answer.
+func (c *Call) Ping(ctx context.Context) (Inbound, error) {
+	return c.p.Request(ctx, c.In, mcp.MethodPing, nil)
+}

@@ -43,7 +43,10 @@ type reply struct {
 	// gone is closed when the client closed the request's stream (HTTP)
 	// or the connection ended.
 	gone <-chan struct{}
-	once sync.Once
+	// dispatched, when set, is closed once the script has seen the
+	// request (HTTP: the stream then opens).
+	dispatched chan struct{}
+	once       sync.Once
 }
 
 // hub gathers what every connection of a case receives, in arrival
