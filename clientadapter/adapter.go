@@ -108,6 +108,8 @@ type Options struct {
 // It returns an error when it could not do them at all (the connection
 // failed); the reports say what happened.
 func Run(ctx context.Context, in clientrun.Instructions, opts Options, report func(clientrun.Report)) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	a := &adapter{in: in, opts: opts, report: report, log: chrono.New()}
 	if opts.ProbeTimeout <= 0 {
 		a.opts.ProbeTimeout = time.Second
@@ -287,17 +289,22 @@ func (a *adapter) step(ctx context.Context, n int, st clientrun.Step) {
 			a.report(clientrun.Report{Step: n, Outcome: clientrun.OutcomeUnsupported, Error: "a call step without a call"})
 			return
 		}
-		r := a.call(ctx, *st.Call, 0)
+		r := a.call(ctx, *st.Call, n, 0)
 		r.Step = n
 		a.report(r)
 	case clientrun.OpParallel:
+		if a.fault(FaultSharesProgressToken) {
+			a.mu.Lock()
+			a.token = a.s.NewToken()
+			a.mu.Unlock()
+		}
 		var wg sync.WaitGroup
 		out := make([]clientrun.Report, len(st.Calls))
 		for i, cs := range st.Calls {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				out[i] = a.call(ctx, cs, i+1)
+				out[i] = a.call(ctx, cs, n, i+1)
 				out[i].Step, out[i].Call = n, i+1
 			}()
 		}
@@ -311,7 +318,7 @@ func (a *adapter) step(ctx context.Context, n int, st clientrun.Step) {
 }
 
 // call runs one call step.
-func (a *adapter) call(ctx context.Context, cs clientrun.CallStep, index int) clientrun.Report {
+func (a *adapter) call(ctx context.Context, cs clientrun.CallStep, stepN, index int) clientrun.Report {
 	if cs.Task {
 		return a.taskCall(ctx, cs)
 	}
@@ -325,14 +332,17 @@ func (a *adapter) call(ctx context.Context, cs clientrun.CallStep, index int) cl
 		opts = append(opts, peer.WithID(a.lastID), peer.AllowIDReuse())
 	}
 	if cs.Progress {
-		if a.fault(FaultSharesProgressToken) && a.token.IsValid() && index > 1 {
+		switch {
+		case a.fault(FaultSharesProgressToken) && a.token.IsValid() && index == 1:
+			opts = append(opts, peer.WithProgressToken(a.token))
+		case a.fault(FaultSharesProgressToken) && a.token.IsValid() && index > 1:
 			meta, _ := params[mcp.MetaKey].(map[string]any)
 			if meta == nil {
 				meta = map[string]any{}
 			}
 			meta[mcp.MetaProgressToken] = a.token
 			params[mcp.MetaKey] = meta
-		} else {
+		default:
 			opts = append(opts, peer.WithProgress())
 		}
 	}
@@ -341,12 +351,6 @@ func (a *adapter) call(ctx context.Context, cs clientrun.CallStep, index int) cl
 	if err != nil {
 		return clientrun.Report{Outcome: clientrun.OutcomeError, Error: err.Error()}
 	}
-	a.mu.Lock()
-	a.lastID = c.ID
-	if c.Token.IsValid() {
-		a.token = c.Token
-	}
-	a.mu.Unlock()
 
 	start := time.Now()
 	var idle, total <-chan time.Time
@@ -369,6 +373,13 @@ func (a *adapter) call(ctx context.Context, cs clientrun.CallStep, index int) cl
 		select {
 		case <-c.Done():
 			r := a.outcome(ctx, c)
+			if r.Outcome == clientrun.OutcomeResult || r.Outcome == clientrun.OutcomeError {
+				// The ID of a request that was answered: what the
+				// reuses-id fault gives the next one.
+				a.mu.Lock()
+				a.lastID = c.ID
+				a.mu.Unlock()
+			}
 			if cs.AbortAfterResponse && a.fault(FaultCancelsCompleted) {
 				_, _ = a.s.NotifySeq(ctx, mcp.NotificationCancelled, map[string]any{"requestId": c.ID, "reason": "the user cancelled"})
 			}
@@ -378,17 +389,17 @@ func (a *adapter) call(ctx context.Context, cs clientrun.CallStep, index int) cl
 				idleTimer.Reset(time.Duration(cs.TimeoutMs) * time.Millisecond)
 			}
 			if cs.AbortAfterProgress > 0 && n >= cs.AbortAfterProgress {
-				return a.giveUp(ctx, c, !a.fault(FaultNoCancelOnAbort), clientrun.OutcomeAborted, "aborted after progress")
+				return a.giveUp(ctx, c, stepN, index, !a.fault(FaultNoCancelOnAbort), clientrun.OutcomeAborted, "aborted after progress")
 			}
 		case <-idle:
-			return a.giveUp(ctx, c, !a.fault(FaultNoCancelOnTimeout), clientrun.OutcomeTimeout,
+			return a.giveUp(ctx, c, stepN, index, !a.fault(FaultNoCancelOnTimeout), clientrun.OutcomeTimeout,
 				fmt.Sprintf("request timed out after %v without a response", time.Since(start).Round(time.Millisecond)))
 		case <-total:
-			return a.giveUp(ctx, c, !a.fault(FaultNoCancelOnTimeout), clientrun.OutcomeTimeout,
+			return a.giveUp(ctx, c, stepN, index, !a.fault(FaultNoCancelOnTimeout), clientrun.OutcomeTimeout,
 				fmt.Sprintf("maximum total timeout of %dms reached", cs.MaxTotalTimeoutMs))
 		case <-dropped:
 			// The fault: a dropped stream taken for the end of the call.
-			return a.giveUp(ctx, c, true, clientrun.OutcomeError, "the stream was dropped")
+			return a.giveUp(ctx, c, stepN, index, true, clientrun.OutcomeError, "the stream was dropped")
 		case <-ctx.Done():
 			return clientrun.Report{Outcome: clientrun.OutcomeError, Error: ctx.Err().Error()}
 		}
@@ -445,18 +456,23 @@ func (a *adapter) dropWatch(ctx context.Context, c *peer.Call) <-chan struct{} {
 	return ch
 }
 
-// giveUp stops waiting for the call, cancelling it when cancel is set;
-// a late response is delivered only under FaultDeliversLateResponse.
-func (a *adapter) giveUp(ctx context.Context, c *peer.Call, cancel bool, outcome, why string) clientrun.Report {
+// giveUp stops waiting for the call, cancelling it when cancel is set.
+// Under FaultDeliversLateResponse a response that still comes is handed
+// to the caller as well: a second report for the step.
+func (a *adapter) giveUp(ctx context.Context, c *peer.Call, stepN, index int, cancel bool, outcome, why string) clientrun.Report {
 	if cancel {
 		_ = a.s.Cancel(ctx, c, why)
 	}
 	if a.fault(FaultDeliversLateResponse) {
-		select {
-		case <-c.Done():
-			return a.outcome(ctx, c)
-		case <-ctx.Done():
-		}
+		go func() {
+			select {
+			case <-c.Done():
+				r := a.outcome(ctx, c)
+				r.Step, r.Call = stepN, index
+				a.report(r)
+			case <-ctx.Done():
+			}
+		}()
 	}
 	return clientrun.Report{Outcome: outcome, Error: why}
 }
