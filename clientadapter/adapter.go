@@ -520,9 +520,12 @@ func (a *adapter) close(ctx context.Context) {
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if a.fault(FaultKillsServerWithoutEOF) {
-		if st, ok := a.conn.(interface{ Pid() int }); ok {
-			if p := st.Pid(); p > 0 {
-				terminate(p)
+		if st, ok := a.conn.(*transport.Stdio); ok && st.Pid() > 0 {
+			terminate(st.Pid())
+			// Like a client that kills its server: wait for it to die.
+			select {
+			case <-st.Exited():
+			case <-cctx.Done():
 			}
 		}
 		if _, ok := a.conn.(*transport.Stream); ok {

@@ -3,6 +3,8 @@ package clientrun
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -35,6 +37,15 @@ type relayHello struct {
 	Kind string `json:"kind"`
 	// PID is the relay process's pid.
 	PID int `json:"pid"`
+	// Nonce pairs the data and control connections of one relay.
+	Nonce string `json:"nonce"`
+}
+
+// newNonce is a random relay nonce.
+func newNonce() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 // relayEvent is a line on the control connection.
@@ -63,19 +74,21 @@ func Relay(ctx context.Context, socket string, stdin io.Reader, stdout io.Writer
 		return fmt.Errorf("client-relay: connecting to the checking process: %w", err)
 	}
 	defer ctl.Close()
-	pid := os.Getpid()
+	pid, nonce := os.Getpid(), newNonce()
 	for _, c := range []struct {
 		conn net.Conn
 		kind string
 	}{{data, "data"}, {ctl, "control"}} {
-		line, _ := json.Marshal(relayHello{Kind: c.kind, PID: pid})
+		line, _ := json.Marshal(relayHello{Kind: c.kind, PID: pid, Nonce: nonce})
 		if _, err := c.conn.Write(append(line, '\n')); err != nil {
 			return fmt.Errorf("client-relay: %w", err)
 		}
 	}
 	go func() {
 		_, _ = io.Copy(data, stdin)
-		// The client closed our stdin: say so by half-closing.
+		// The client closed our stdin: say so, then half-close.
+		line, _ := json.Marshal(relayEvent{Event: "stdin-eof"})
+		_, _ = ctl.Write(append(line, '\n'))
 		if uc, ok := data.(*net.UnixConn); ok {
 			_ = uc.CloseWrite()
 		}
@@ -110,18 +123,42 @@ func DialRelay(ctx context.Context, socket string) (io.Reader, io.WriteCloser, e
 	if err != nil {
 		return nil, nil, fmt.Errorf("clientrun: connecting to the server: %w", err)
 	}
-	line, _ := json.Marshal(relayHello{Kind: "data", PID: os.Getpid()})
-	if _, err := c.Write(append(line, '\n')); err != nil {
+	ctl, err := d.DialContext(ctx, "unix", socket)
+	if err != nil {
 		c.Close()
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("clientrun: connecting to the server: %w", err)
 	}
-	return c, halfCloser{c.(*net.UnixConn)}, nil
+	nonce := newNonce()
+	for _, x := range []struct {
+		conn net.Conn
+		kind string
+	}{{c, "data"}, {ctl, "control"}} {
+		line, _ := json.Marshal(relayHello{Kind: x.kind, PID: os.Getpid(), Nonce: nonce})
+		if _, err := x.conn.Write(append(line, '\n')); err != nil {
+			c.Close()
+			ctl.Close()
+			return nil, nil, err
+		}
+	}
+	return c, halfCloser{c: c.(*net.UnixConn), ctl: ctl}, nil
 }
 
-type halfCloser struct{ c *net.UnixConn }
+// halfCloser is the in-process client's end of the server's stdin.
+type halfCloser struct {
+	c   *net.UnixConn
+	ctl net.Conn
+}
 
 func (h halfCloser) Write(p []byte) (int, error) { return h.c.Write(p) }
-func (h halfCloser) Close() error                { return h.c.CloseWrite() }
+
+// Close is the client closing the server's stdin: the relay's event,
+// then the half-close.
+func (h halfCloser) Close() error {
+	line, _ := json.Marshal(relayEvent{Event: "stdin-eof"})
+	_, _ = h.ctl.Write(append(line, '\n'))
+	h.ctl.Close()
+	return h.c.CloseWrite()
+}
 
 // stdioServer is the checking process's end of the relays of one case.
 type stdioServer struct {
@@ -131,11 +168,33 @@ type stdioServer struct {
 	dir      string
 	ln       *net.UnixListener
 
-	mu     sync.Mutex
-	spawns int
-	pids   map[int]int // relay pid -> spawn number
-	conns  []net.Conn
-	wg     sync.WaitGroup
+	mu      sync.Mutex
+	spawns  int
+	pids    map[int]int           // relay pid -> spawn number
+	spawnOf map[string]int        // relay nonce -> spawn number
+	procs   map[string]*relayProc // by nonce
+	conns   []net.Conn
+	wg      sync.WaitGroup
+}
+
+// relayProc is what the control connection of one relay said.
+type relayProc struct {
+	// eof is closed when the relay reported the end of its stdin;
+	// ctlDone when its control connection ended (the relay exited).
+	eof, ctlDone         chan struct{}
+	eofOnce, ctlDoneOnce sync.Once
+}
+
+// relay returns the state of the relay with nonce.
+func (s *stdioServer) relay(nonce string) *relayProc {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.procs[nonce]
+	if r == nil {
+		r = &relayProc{eof: make(chan struct{}), ctlDone: make(chan struct{})}
+		s.procs[nonce] = r
+	}
+	return r
 }
 
 // listenStdio opens the case's socket in a fresh temporary directory.
@@ -150,7 +209,7 @@ func listenStdio(h *hub, log *chrono.Log, maxFrame int) (*stdioServer, error) {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("clientrun: listening for the relay: %w", err)
 	}
-	s := &stdioServer{hub: h, log: log, maxFrame: maxFrame, dir: dir, ln: ln, pids: map[int]int{}}
+	s := &stdioServer{hub: h, log: log, maxFrame: maxFrame, dir: dir, ln: ln, pids: map[int]int{}, spawnOf: map[string]int{}, procs: map[string]*relayProc{}}
 	s.wg.Add(1)
 	go s.accept()
 	return s, nil
@@ -189,13 +248,14 @@ func (s *stdioServer) serveConn(c net.Conn) {
 		return
 	}
 	if hello.Kind == "control" {
-		s.serveControl(hello.PID, br)
+		s.serveControl(hello.Nonce, br)
 		return
 	}
 	s.mu.Lock()
 	s.spawns++
 	n := s.spawns
 	s.pids[hello.PID] = n
+	s.spawnOf[hello.Nonce] = n
 	s.mu.Unlock()
 	in, out := "stdin "+strconv.Itoa(n), "stdout "+strconv.Itoa(n)
 	s.log.State("server "+strconv.Itoa(n), "", fmt.Sprintf("spawned by the client (pid %d)", hello.PID))
@@ -221,10 +281,21 @@ func (s *stdioServer) serveConn(c net.Conn) {
 			continue
 		}
 		if err != nil {
-			if errors.Is(err, io.EOF) {
-				s.log.State("server "+strconv.Itoa(n), "running", "stdin closed by the client")
-			} else {
+			if !errors.Is(err, io.EOF) {
 				s.log.Harness(chrono.KindNote, in, "connection ended: "+err.Error())
+			}
+			// Was it the end of the server's stdin, or did the relay die?
+			// Its control connection says which.
+			rp := s.relay(hello.Nonce)
+			select {
+			case <-rp.eof:
+			case <-rp.ctlDone:
+				select {
+				case <-rp.eof:
+				default:
+					s.log.State("server "+strconv.Itoa(n), "running", "the server process ended without end of input")
+				}
+			case <-s.hub.done:
 			}
 			break
 		}
@@ -242,16 +313,26 @@ func (s *stdioServer) serveConn(c net.Conn) {
 	c.Close()
 }
 
-func (s *stdioServer) serveControl(pid int, br *bufio.Reader) {
+func (s *stdioServer) serveControl(nonce string, br *bufio.Reader) {
+	rp := s.relay(nonce)
+	defer rp.ctlDoneOnce.Do(func() { close(rp.ctlDone) })
 	for {
 		line, err := br.ReadBytes('\n')
 		if len(line) > 0 {
 			var ev relayEvent
-			if json.Unmarshal(line, &ev) == nil && ev.Event == "signal" {
+			if json.Unmarshal(line, &ev) == nil {
 				s.mu.Lock()
-				n := s.pids[pid]
+				n := s.spawnOf[nonce]
 				s.mu.Unlock()
-				s.log.State("server "+strconv.Itoa(n), "running", "received signal "+chrono.Sanitize(ev.Signal, false))
+				switch ev.Event {
+				case "signal":
+					s.log.State("server "+strconv.Itoa(n), "running", "received signal "+chrono.Sanitize(ev.Signal, false))
+				case "stdin-eof":
+					rp.eofOnce.Do(func() {
+						s.log.State("server "+strconv.Itoa(n), "running", "stdin closed by the client")
+						close(rp.eof)
+					})
+				}
 			}
 		}
 		if err != nil {
