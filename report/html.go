@@ -60,6 +60,8 @@ type (
 		Schema     htmlSchema
 		Total      int
 		RaceWindow string
+		// LeftLane and RightLane name the diagram's two ends.
+		LeftLane, RightLane string
 	}
 	kv struct {
 		Key, Value string
@@ -118,6 +120,8 @@ func htmlPage(r *runner.Report) page {
 		ExitCode:   r.ExitCode(),
 		Total:      len(r.Results),
 		RaceWindow: RaceWindow.String(),
+		LeftLane:   LanesOf(r.Role).Left,
+		RightLane:  LanesOf(r.Role).Right,
 	}
 	server := "no successful handshake"
 	if r.Server != nil {
@@ -153,7 +157,7 @@ func htmlPage(r *runner.Report) page {
 		p.Matrix = append(p.Matrix, row)
 	}
 	for _, res := range r.Results {
-		p.Cases = append(p.Cases, htmlCaseOf(res))
+		p.Cases = append(p.Cases, htmlCaseOf(res, LanesOf(r.Role)))
 	}
 	p.Schema = htmlSchemaOf(r.Schema)
 	g := r.Teardown
@@ -168,7 +172,7 @@ func htmlPage(r *runner.Report) page {
 	return p
 }
 
-func htmlCaseOf(res runner.Result) htmlCase {
+func htmlCaseOf(res runner.Result, lanes Lanes) htmlCase {
 	o := res.Outcome
 	c := htmlCase{
 		ID:        san(res.ID),
@@ -202,7 +206,7 @@ func htmlCaseOf(res runner.Result) htmlCase {
 	}
 	races := racing(res.Events)
 	if len(res.Events) > 0 {
-		c.Diagram = buildDiagram(res.Events, o.ActualSeq, races)
+		c.Diagram = buildDiagram(res.Events, o.ActualSeq, races, lanes)
 	}
 	for _, e := range res.Events {
 		row := eventRow{
@@ -337,9 +341,10 @@ type (
 // buildDiagram lays out events as rows of a sequence diagram: frames are
 // arrows between the checker and server lanes, stderr a dashed arrow from
 // the server, harness events boxes on the harness lane.
-func buildDiagram(events []chrono.Event, wrong uint64, races map[uint64]uint64) *diagram {
+func buildDiagram(events []chrono.Event, wrong uint64, races map[uint64]uint64, lanes Lanes) *diagram {
+	lanes = lanes.orDefault()
 	d := &diagram{Width: diagramWidth, HLWidth: diagramWidth - 4, Lanes: []diagramLane{
-		{laneChecker, "checker"}, {laneHarness, "harness"}, {laneServer, "server"},
+		{laneChecker, lanes.Left}, {laneHarness, "harness"}, {laneServer, lanes.Right},
 	}}
 	if len(events) > MaxDiagramEvents {
 		d.More = len(events) - MaxDiagramEvents

@@ -120,7 +120,11 @@ func (t textWriter) badge(v verdict.Verdict) string {
 }
 
 func (t textWriter) header(r *runner.Report) {
-	line := "mcpflight check: " + san(r.Target)
+	command := "check"
+	if r.Role == runner.RoleClient {
+		command = "check-client"
+	}
+	line := "mcpflight " + command + ": " + san(r.Target)
 	if r.Transport != "" {
 		line += " over " + san(r.Transport)
 	}
@@ -132,6 +136,10 @@ func (t textWriter) header(r *runner.Report) {
 		line += ", strict"
 	}
 	t.linef("%s", line)
+	if r.Role == runner.RoleClient {
+		t.linef("server: mcpflight's scripted server, one per case")
+		return
+	}
 	if r.Server != nil {
 		s := "server: " + san(r.Server.Name)
 		if r.Server.Version != "" {
