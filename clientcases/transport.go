@@ -88,8 +88,11 @@ func transportCases() []clientrun.Case {
 					return noCall(p, "slow")
 				}
 				if len(calls) == 1 {
-					return verdict.Broken(e.Revision, verdict.Req("HTTP-94"), []string{"the call re-issued as a new request"},
-						"the broken request was not re-issued ("+reportsText(p)+")", 0)
+					why := "the broken request was not re-issued (" + reportsText(p) + ")"
+					if p.StoppedByUs {
+						why += "; the client was still waiting for it when the case deadline ended the case"
+					}
+					return verdict.Broken(e.Revision, verdict.Req("HTTP-94"), []string{"the call re-issued as a new request"}, why, 0)
 				}
 				if calls[1].ID.Key() == calls[0].ID.Key() {
 					return verdict.Broken(e.Revision, verdict.Req("HTTP-94"), []string{"a new request ID for the re-issued request"},

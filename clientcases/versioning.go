@@ -26,7 +26,14 @@ func metaVersion(params json.RawMessage) string {
 // probeCase is a dual-era client's fallback from a legacy server's
 // answer to server/discover.
 func probeCase(slug, title string, pa clientrun.ProbeAnswer, httpStatus int) clientrun.Case {
+	var transports []string
+	if pa.Silent {
+		// Over HTTP no rule asks for a fallback on silence (a deployed
+		// server that does not answer is an outage); stdio's does (STD-49).
+		transports = stdio
+	}
 	return clientrun.Case{
+		Transports: transports,
 		ID:       "versioning/probe-fallback-" + slug,
 		Title:    "a dual-era client falls back to initialize when the probe " + title,
 		Reqs:     []string{"STD-48", "STD-49", "LIF-52", "HTTP-106"},

@@ -243,6 +243,8 @@ type Played struct {
 	Spawns int
 	// LaunchErr is set when the client could not be started.
 	LaunchErr error
+	// stderrTail is the end of the client's stderr, for an error.
+	stderrTail string
 }
 
 // Report returns the adapter's report of step (and call, 0 for a plain
@@ -270,7 +272,20 @@ func (p *Played) Unusable() *verdict.Outcome {
 			return &o
 		}
 	}
+	if len(p.Reports) == 0 && len(p.Requests) == 0 && len(p.Notifications) == 0 && p.Exit.Exited && (p.Exit.Code != 0 || p.Exit.Signal != "") {
+		// The adapter died before it did anything: nothing here is the
+		// client's protocol behaviour.
+		o := verdict.Errorf("the client exited (code %d%s) before it reported or sent anything%s", p.Exit.Code, signalText(p.Exit.Signal), p.stderrTail)
+		return &o
+	}
 	return nil
+}
+
+func signalText(sig string) string {
+	if sig == "" {
+		return ""
+	}
+	return ", " + sig
 }
 
 // Play starts the server side and the client with told, serves script
@@ -390,6 +405,7 @@ serve:
 	pl.Calls, pl.Requests, pl.Notifications, pl.Tasks = p.record()
 	pl.Reports = proc.Reports()
 	pl.Exit = proc.Exit()
+	pl.stderrTail = stderrTail(e.Log)
 	return pl
 }
 
@@ -399,6 +415,24 @@ func dispatch(ctx context.Context, p *Peer, m Inbound) {
 	if m.reply != nil && m.reply.dispatched != nil {
 		m.reply.once.Do(func() { close(m.reply.dispatched) })
 	}
+}
+
+// stderrTail is the last lines of the client's stderr, sanitised, as
+// "; its stderr ended with: …", or "".
+func stderrTail(log *chrono.Log) string {
+	var lines []string
+	for _, ev := range log.Snapshot() {
+		if ev.Kind == chrono.KindStderr && ev.Channel == "client stderr" {
+			lines = append(lines, chrono.Sanitize(string(ev.Raw), false))
+		}
+	}
+	if len(lines) > 3 {
+		lines = lines[len(lines)-3:]
+	}
+	if len(lines) == 0 {
+		return ""
+	}
+	return "; its stderr ended with: " + strings.Join(lines, " | ")
 }
 
 // Select returns the cases whose IDs match any of globs (path.Match), in
