@@ -34,13 +34,13 @@ func probeCase(slug, title string, pa clientrun.ProbeAnswer, httpStatus int) cli
 	}
 	return clientrun.Case{
 		Transports: transports,
-		ID:       "versioning/probe-fallback-" + slug,
-		Title:    "a dual-era client falls back to initialize when the probe " + title,
-		Reqs:     []string{"STD-48", "STD-49", "LIF-52", "HTTP-106"},
-		Versions: only(v26),
-		DualEra:  true,
-		Sends:    "plays a legacy (2025-11-25) server whose answer to server/discover " + title + "; then serves initialize and one tools/call",
-		Expect:   "server/discover first (stdio), then, whatever the failure, initialize and the call",
+		ID:         "versioning/probe-fallback-" + slug,
+		Title:      "a dual-era client falls back to initialize when the probe " + title,
+		Reqs:       []string{"STD-48", "STD-49", "LIF-52", "HTTP-106"},
+		Versions:   only(v26),
+		DualEra:    true,
+		Sends:      "plays a legacy (2025-11-25) server whose answer to server/discover " + title + "; then serves initialize and one tools/call",
+		Expect:     "server/discover first (stdio), then, whatever the failure, initialize and the call",
 		Run: func(ctx context.Context, e *clientrun.Env) verdict.Outcome {
 			answer := pa
 			if e.Transport == clientrun.TransportHTTP {
