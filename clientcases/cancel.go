@@ -105,10 +105,10 @@ func cancelCases() []clientrun.Case {
 			Title:    "a call that times out is cancelled, not just abandoned",
 			Reqs:     []string{"LIF-16", "CAN-45", "CAN-5", "CAN-51"},
 			Versions: both,
-			Sends:    "never answers the call; the adapter gives it 300 ms",
+			Sends:    "never answers the call; the adapter gives it 1 s",
 			Expect:   "when the timeout fires, notifications/cancelled naming the call (or, 2026-07-28 HTTP, its stream closed)",
 			Run: func(ctx context.Context, e *clientrun.Env) verdict.Outcome {
-				p := e.Play(ctx, clientrun.Told{Steps: []clientrun.Step{step(clientrun.CallStep{Tool: "slow", TimeoutMs: 300})}},
+				p := e.Play(ctx, clientrun.Told{Steps: []clientrun.Step{step(clientrun.CallStep{Tool: "slow", TimeoutMs: 1000})}},
 					clientrun.Script{Tools: []clientrun.Tool{{Name: "slow"}}, Call: holdAfterProgress(0)})
 				if o := p.Unusable(); o != nil {
 					return *o

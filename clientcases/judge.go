@@ -130,7 +130,7 @@ func noCall(p *clientrun.Played, tool string) verdict.Outcome {
 		return verdict.Errorf("the client did not connect (%s), so it never called %s", chrono.Sanitize(r.String(), false), tool)
 	}
 	for _, r := range p.Reports {
-		if r.Step > 0 && r.Outcome == clientrun.OutcomeError {
+		if r.Step > 0 && (r.Outcome == clientrun.OutcomeError || r.Outcome == clientrun.OutcomeTimeout) {
 			// The client's own account: it could not make the call, so the
 			// case's rule was not exercised (other cases judge why).
 			return verdict.Skipf("the client could not call %s (%s), so the rule was not exercised", tool, chrono.Sanitize(r.String(), false))

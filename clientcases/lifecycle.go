@@ -18,17 +18,25 @@ func lifecycleCases() []clientrun.Case {
 			Title:    "the client never cancels initialize, even when it times out",
 			Reqs:     []string{"CAN-2", "CAN-3"},
 			Versions: only(v25),
-			Sends:    "never answers initialize; the adapter is told to give up on connecting after 300 ms",
+			Sends:    "never answers initialize; the adapter is told to give up on connecting after 1 s (3 s over HTTP)",
 			Expect:   "no notifications/cancelled naming the initialize request (CAN-2: \"The initialize request MUST NOT be cancelled by clients\")",
 			Run: func(ctx context.Context, e *clientrun.Env) verdict.Outcome {
-				p := e.Play(ctx, clientrun.Told{Connect: clientrun.Connect{TimeoutMs: 300}}, clientrun.Script{HoldInitialize: true})
+				// The first request of a fresh Node process over HTTP can take
+				// seconds on a loaded machine: the timeout must outlast it.
+				timeout := 1000
+				if e.Transport == clientrun.TransportHTTP {
+					timeout = 3000
+				}
+				p := e.Play(ctx, clientrun.Told{Connect: clientrun.Connect{TimeoutMs: timeout}}, clientrun.Script{HoldInitialize: true})
 				if o := p.Unusable(); o != nil {
 					return *o
 				}
 				inits := requests(p, mcp.MethodInitialize)
 				if len(inits) == 0 {
-					return verdict.Broken(e.Revision, verdict.Req("LIF-2").Except(verdict.Fail, "the case held initialize; the client sent none, so it never began the handshake"),
-						[]string{"an initialize request"}, "the client sent no initialize request ("+reportsText(p)+")", 0)
+					// lifecycle/initialize-first judges a client that never
+					// initializes; here it may have given up before its
+					// request reached us.
+					return verdict.Skipf("no initialize reached the server before the client gave up (%s), so the rule was not exercised", reportsText(p))
 				}
 				for _, in := range inits {
 					for _, n := range allCancels(p) {
@@ -40,7 +48,7 @@ func lifecycleCases() []clientrun.Case {
 					}
 				}
 				if p.StoppedByUs {
-					return verdict.Skipf("the client did not give up on initialize within the case deadline (it was told 300 ms), so the rule was not exercised")
+					return verdict.Skipf("the client did not give up on initialize within the case deadline (it was told %d ms), so the rule was not exercised", timeout)
 				}
 				r, _ := p.Report(0, 0)
 				return verdict.Passf("initialize %s held unanswered; the client gave up (%s) without cancelling it", inits[0].Msg.ID, chrono.Sanitize(r.Outcome, false))

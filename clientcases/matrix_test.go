@@ -37,14 +37,17 @@ type killer struct {
 // detect it and where. A case may detect more than listed; none may end
 // in error under a fault.
 var clientKillers = map[clientadapter.Fault][]killer{
-	clientadapter.FaultCancelsInitialize:        {{"lifecycle/initialize-not-cancelled", []combo{stdio25, http25}}},
-	clientadapter.FaultNoInitialized:            {{"lifecycle/initialize-first", []combo{stdio25, http25}}},
-	clientadapter.FaultIgnoresPing:              {{"lifecycle/ping-answered", []combo{stdio25, http25}}},
-	clientadapter.FaultKillsServerWithoutEOF:    {{"stdio/shutdown-closes-stdin", []combo{stdio25, stdio26}}},
-	clientadapter.FaultNoCancelOnAbort:          {{"cancel/abort-signals-cancel", []combo{http25, stdio26}}},
-	clientadapter.FaultNoCancelOnTimeout:        {{"cancel/timeout-signals-cancel", combos}},
-	clientadapter.FaultCancelsCompleted:         {{"cancel/none-after-response", combos}},
-	clientadapter.FaultDeliversLateResponse:     {{"cancel/late-response-ignored", combos}},
+	clientadapter.FaultCancelsInitialize:     {{"lifecycle/initialize-not-cancelled", []combo{stdio25, http25}}},
+	clientadapter.FaultNoInitialized:         {{"lifecycle/initialize-first", []combo{stdio25, http25}}},
+	clientadapter.FaultIgnoresPing:           {{"lifecycle/ping-answered", []combo{stdio25, http25}}},
+	clientadapter.FaultKillsServerWithoutEOF: {{"stdio/shutdown-closes-stdin", []combo{stdio25, stdio26}}},
+	clientadapter.FaultNoCancelOnAbort:       {{"cancel/abort-signals-cancel", []combo{http25, stdio26}}},
+	clientadapter.FaultNoCancelOnTimeout:     {{"cancel/timeout-signals-cancel", combos}},
+	clientadapter.FaultCancelsCompleted:      {{"cancel/none-after-response", combos}},
+	// Not over HTTP: there the late response and the next call's travel on
+	// separate streams, so the mutant may read the next one first and
+	// close before the late one arrives; the case then rightly passes.
+	clientadapter.FaultDeliversLateResponse:     {{"cancel/late-response-ignored", []combo{stdio25, stdio26}}},
 	clientadapter.FaultNoMaxTimeout:             {{"timeout/maximum-despite-progress", combos}},
 	clientadapter.FaultReusesID:                 {{"rpc/no-id-reuse", []combo{stdio25, http25}}},
 	clientadapter.FaultSharesProgressToken:      {{"progress/tokens-unique", combos}},
