@@ -229,7 +229,7 @@ func (p *proc) exited(err error) {
 	p.mu.Unlock()
 	text := "exited with code " + strconv.Itoa(ex.Code)
 	if ex.Signal != "" {
-		text = "killed by " + ex.Signal
+		text = "ended by signal " + ex.Signal
 	}
 	if err != nil && ex.Code == 0 && ex.Signal == "" {
 		text += " (" + err.Error() + ")"
