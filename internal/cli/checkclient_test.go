@@ -212,9 +212,14 @@ func TestCheckClientTypeScript(t *testing.T) {
 			"http/reissue-after-broken-stream": {"fail"},
 		}},
 	}
+	// Two runs at a time: each starts a Node process per case, and the
+	// machine is shared with the rest of the suite.
+	slots := make(chan struct{}, 2)
 	for _, run := range runs {
 		t.Run(run.name, func(t *testing.T) {
 			t.Parallel()
+			slots <- struct{}{}
+			defer func() { <-slots }()
 			path := filepath.Join(t.TempDir(), "r.json")
 			r := runCLI(t, "", append([]string{"check-client", "--command", adapter(run.adapter), "--json", path}, run.args...)...)
 			if r.code == ExitError {
