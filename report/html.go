@@ -61,6 +61,8 @@ type (
 		Changes    *htmlChanges
 		Total      int
 		RaceWindow string
+		// LeftLane and RightLane name the diagram's two ends.
+		LeftLane, RightLane string
 	}
 	kv struct {
 		Key, Value string
@@ -119,6 +121,8 @@ func htmlPage(r *runner.Report) page {
 		ExitCode:   r.ExitCode(),
 		Total:      len(r.Results),
 		RaceWindow: RaceWindow.String(),
+		LeftLane:   LanesOf(r.Role).Left,
+		RightLane:  LanesOf(r.Role).Right,
 	}
 	server := "no successful handshake"
 	if r.Server != nil {
@@ -156,7 +160,7 @@ func htmlPage(r *runner.Report) page {
 		p.Matrix = append(p.Matrix, row)
 	}
 	for _, res := range r.Results {
-		c := htmlCaseOf(res)
+		c := htmlCaseOf(res, LanesOf(r.Role))
 		c.Anchor, c.Transport = resultAnchor(r, res), c.Transport+revisionNote(r, res)
 		p.Cases = append(p.Cases, c)
 	}
@@ -180,7 +184,7 @@ func htmlPage(r *runner.Report) page {
 	return p
 }
 
-func htmlCaseOf(res runner.Result) htmlCase {
+func htmlCaseOf(res runner.Result, lanes Lanes) htmlCase {
 	o := res.Outcome
 	c := htmlCase{
 		ID:        san(res.ID),
@@ -214,7 +218,7 @@ func htmlCaseOf(res runner.Result) htmlCase {
 	}
 	races := racing(res.Events)
 	if len(res.Events) > 0 {
-		c.Diagram = buildDiagram(res.Events, o.ActualSeq, races)
+		c.Diagram = buildDiagram(res.Events, o.ActualSeq, races, lanes)
 	}
 	for _, e := range res.Events {
 		row := eventRow{
@@ -349,9 +353,10 @@ type (
 // buildDiagram lays out events as rows of a sequence diagram: frames are
 // arrows between the checker and server lanes, stderr a dashed arrow from
 // the server, harness events boxes on the harness lane.
-func buildDiagram(events []chrono.Event, wrong uint64, races map[uint64]uint64) *diagram {
+func buildDiagram(events []chrono.Event, wrong uint64, races map[uint64]uint64, lanes Lanes) *diagram {
+	lanes = lanes.orDefault()
 	d := &diagram{Width: diagramWidth, HLWidth: diagramWidth - 4, Lanes: []diagramLane{
-		{laneChecker, "checker"}, {laneHarness, "harness"}, {laneServer, "server"},
+		{laneChecker, lanes.Left}, {laneHarness, "harness"}, {laneServer, lanes.Right},
 	}}
 	if len(events) > MaxDiagramEvents {
 		d.More = len(events) - MaxDiagramEvents

@@ -34,8 +34,11 @@ const Schema = "mcpflight.report/v1"
 type JSONReport struct {
 	// Schema is always "mcpflight.report/v1".
 	Schema string `json:"schema"`
-	// Target is the server under test.
+	// Target is the server under test (the client, under check-client).
 	Target JSONTarget `json:"target"`
+	// Role is "client" when the target is a client under test and
+	// mcpflight played the server (check-client); absent otherwise.
+	Role string `json:"role,omitempty"`
 	// Server is the serverInfo of the first successful handshake, or null.
 	Server *JSONServer `json:"server"`
 	// ProtocolVersion is the protocol version tested.
@@ -272,6 +275,7 @@ func document(r *runner.Report, events bool) JSONReport {
 	doc := JSONReport{
 		Schema:          Schema,
 		Target:          JSONTarget{Name: jsonText(r.Target), Transport: r.Transport},
+		Role:            r.Role,
 		ProtocolVersion: r.Version,
 		Profile:         r.Profile,
 		Strict:          r.Strict,

@@ -111,7 +111,11 @@ func (t textWriter) badge(v verdict.Verdict) string {
 }
 
 func (t textWriter) header(r *runner.Report) {
-	line := "mcpflight check: " + san(r.Target)
+	command := "check"
+	if r.Role == runner.RoleClient {
+		command = "check-client"
+	}
+	line := "mcpflight " + command + ": " + san(r.Target)
 	if r.Transport != "" {
 		line += " over " + san(r.Transport)
 	}
@@ -123,6 +127,10 @@ func (t textWriter) header(r *runner.Report) {
 		line += ", strict"
 	}
 	t.linef("%s", line)
+	if r.Role == runner.RoleClient {
+		t.linef("server: mcpflight's scripted server, one per case")
+		return
+	}
 	t.negotiation(r)
 	if r.Server != nil {
 		s := "server: " + san(r.Server.Name)

@@ -215,6 +215,9 @@ type Report struct {
 	// Changes are the behaviours that pass under one revision and break
 	// under the other (several revisions only).
 	Changes []RevisionChange
+	// Role is RoleClient when the target is a client under test
+	// (check-client) and mcpflight played the server; RoleServer else.
+	Role string
 }
 
 // Run runs every case of cfg, Config.Jobs at a time, and returns the
