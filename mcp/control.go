@@ -15,6 +15,13 @@ const (
 	MethodControlRelease = "mcpflight/release"
 	// MethodControlCounters returns the server's accounting.
 	MethodControlCounters = "mcpflight/counters"
+	// MethodControlTeardown ends subscriptions/listen streams from the
+	// server's side, as a shutdown would (2026-07-28 only).
+	MethodControlTeardown = "mcpflight/teardown"
+	// MetaControlScope is the _meta key of a 2026-07-28 request that names
+	// its control scope: requests with the same scope share checkpoints,
+	// operations, counters and tasks (there is no session to do it).
+	MetaControlScope = "io.mcpflight/scope"
 )
 
 // Outcomes a KEY/end checkpoint reports.
@@ -99,4 +106,7 @@ type ControlCounters struct {
 	Operations map[string]ControlOperation `json:"operations"`
 	// Tasks is keyed by the task's operation key.
 	Tasks map[string]ControlTask `json:"tasks,omitempty"`
+	// SubscriptionsOpen counts open subscriptions/listen streams
+	// (2026-07-28).
+	SubscriptionsOpen int `json:"subscriptionsOpen,omitempty"`
 }

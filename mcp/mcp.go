@@ -38,6 +38,24 @@ const (
 	MethodServerDiscover = "server/discover"
 	// MethodSubscriptionsListen opens the subscription stream (26/subs).
 	MethodSubscriptionsListen = "subscriptions/listen"
+	// NotificationSubscriptionsAcknowledged is the first message of a
+	// subscription (SUB-2).
+	NotificationSubscriptionsAcknowledged = "notifications/subscriptions/acknowledged"
+
+	// The tasks extension (io.modelcontextprotocol/tasks, ext/tasks):
+	// tasks/get and tasks/cancel keep their names, tasks/update is new,
+	// and the status notification is renamed.
+	MethodTasksUpdate = "tasks/update"
+	NotificationTasks = "notifications/tasks"
+	// ExtensionTasks is the extension's identifier, a key of
+	// capabilities.extensions.
+	ExtensionTasks = "io.modelcontextprotocol/tasks"
+	// ResultTypeComplete, ResultTypeInputRequired and ResultTypeTask are
+	// the resultType values of 2026-07-28 and the tasks extension (RPC-40,
+	// TSX-8).
+	ResultTypeComplete      = "complete"
+	ResultTypeInputRequired = "input_required"
+	ResultTypeTask          = "task"
 )
 
 // Keys of a request's or notification's _meta object.

@@ -64,6 +64,9 @@ type Call struct {
 	TaskAugmented bool
 	// keepToken keeps Token live after the response (KeepProgressToken).
 	keepToken bool
+	// modern is set for a request of a 2026-07-28 session, extTasks when
+	// its clientCapabilities declared the tasks extension (modern.go).
+	modern, extTasks bool
 
 	mu sync.Mutex
 	// SentSeq is the chronology sequence number of the request frame.
@@ -72,6 +75,7 @@ type Call struct {
 	CancelSeq    uint64
 	state        State
 	cancelled    bool
+	resultType   string
 	resp         *jsonrpc.Message
 	respSeq      uint64
 	err          error

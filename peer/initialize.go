@@ -93,7 +93,8 @@ func (s *Session) Initialize(ctx context.Context, opts InitOptions) (*InitResult
 		return nil, err
 	}
 	if resp.Error != nil {
-		return nil, fmt.Errorf("initialize: %w", resp.Error)
+		// A modern-only server names its versions in a -32022 (LIF-49).
+		return nil, fmt.Errorf("initialize: %w", ModernError(resp.Error))
 	}
 	var res InitResult
 	if err := json.Unmarshal(resp.Result, &res); err != nil {
@@ -114,9 +115,18 @@ func (s *Session) Initialize(ctx context.Context, opts InitOptions) (*InitResult
 	return &res, nil
 }
 
-// Server returns the server's initialize result, or nil before the handshake.
+// Server returns the server's initialize result, or nil before the
+// handshake. On a 2026-07-28 session it is the server/discover result in
+// the same shape (the envelope's protocol version, the capabilities,
+// _meta's serverInfo), or nil before Discover.
 func (s *Session) Server() *InitResult {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.envelope != nil {
+		if s.discovered == nil {
+			return nil
+		}
+		return s.discovered.asInitResult(s.envelope.ProtocolVersion)
+	}
 	return s.init
 }

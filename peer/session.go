@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"strconv"
 	"sync"
@@ -76,7 +77,11 @@ type Session struct {
 	notesDropped  uint64
 	observers     []func(*jsonrpc.Message)
 	init          *InitResult
-	closedErr     error
+	// envelope makes the session a 2026-07-28 one (modern.go), and
+	// discovered is its server/discover result.
+	envelope   *Envelope
+	discovered *DiscoverResult
+	closedErr  error
 
 	readDone chan struct{}
 	handlers sync.WaitGroup
@@ -154,6 +159,11 @@ type callConfig struct {
 	autoToken bool
 	reuseID   bool
 	keepToken bool
+	// setMeta and dropMeta edit the request's _meta, headers its HTTP
+	// headers (modern.go).
+	setMeta  map[string]any
+	dropMeta []string
+	headers  http.Header
 }
 
 // WithID sends the request with this exact ID instead of a fresh one.
@@ -203,11 +213,24 @@ func (s *Session) Start(ctx context.Context, method string, params any, opts ...
 	if err != nil {
 		return nil, err
 	}
+	p, modern, extTasks, err := s.applyEnvelope(p, &cfg)
+	if err != nil {
+		return nil, err
+	}
 	raw, err := jsonrpc.EncodeRequest(cfg.id, method, p)
 	if err != nil {
 		return nil, err
 	}
-	c := &Call{session: s, ID: cfg.id, Method: method, Token: cfg.token, TaskAugmented: hasTaskField(p), keepToken: cfg.keepToken, done: make(chan struct{}), state: StatePending}
+	send := func() error { return s.conn.Send(ctx, raw) }
+	if cfg.headers != nil {
+		hs, ok := s.conn.(transport.HeaderSender)
+		if !ok {
+			return nil, ErrNoHeaders
+		}
+		send = func() error { return hs.SendHeaders(ctx, raw, cfg.headers) }
+	}
+	c := &Call{session: s, ID: cfg.id, Method: method, Token: cfg.token, TaskAugmented: hasTaskField(p), keepToken: cfg.keepToken,
+		modern: modern, extTasks: extTasks, done: make(chan struct{}), state: StatePending}
 	s.mu.Lock()
 	if s.closedErr != nil {
 		s.mu.Unlock()
@@ -233,7 +256,7 @@ func (s *Session) Start(ctx context.Context, method string, params any, opts ...
 	s.usedIDs[cfg.id.Key()] = c
 	s.mu.Unlock()
 	from := s.log.Len()
-	if err := s.conn.Send(ctx, raw); err != nil {
+	if err := send(); err != nil {
 		s.finish(c, nil, 0, err)
 		return nil, err
 	}
@@ -300,7 +323,10 @@ func (s *Session) Request(ctx context.Context, method string, params, out any, o
 		return err
 	}
 	if resp.Error != nil {
-		return resp.Error
+		return ModernError(resp.Error)
+	}
+	if err := c.checkResult(resp.Result); err != nil {
+		return err
 	}
 	if out != nil {
 		if err := json.Unmarshal(resp.Result, out); err != nil {
@@ -371,6 +397,9 @@ func (s *Session) Cancel(ctx context.Context, c *Call, reason string) error {
 		return fmt.Errorf("%w: %s", ErrNotPending, c.ID)
 	}
 	s.log.State("request "+c.ID.String(), string(StatePending), string(StateCancelRequested))
+	if rc, ok := s.conn.(transport.RequestCloser); ok && c.modern && rc.Closable() {
+		return s.cancelByClose(rc, c)
+	}
 	params := map[string]any{"requestId": c.ID}
 	if reason != "" {
 		params["reason"] = reason
@@ -547,6 +576,8 @@ func (s *Session) onResponse(m *jsonrpc.Message, seq uint64) {
 	switch {
 	case c != nil:
 		s.finish(c, m, seq, nil)
+	case prior != nil && prior.lateAfterClose(m, seq):
+		s.log.Harness(chrono.KindDecision, "session", "a response to "+m.ID.String()+" arrived after its response stream was closed to cancel it: kept as a late response (CAN-50)")
 	case prior != nil:
 		s.addStray(StrayDuplicateResponse, seq, "second response for "+m.ID.String())
 	default:
@@ -580,6 +611,12 @@ func (s *Session) finish(c *Call, resp *jsonrpc.Message, seq uint64, err error) 
 		s.retiredTokens[c.Token.Key()] = c
 	}
 	s.mu.Unlock()
+	if c.modern && resp != nil && resp.Kind == jsonrpc.KindResult {
+		rt := s.judgeResultType(c, resp.Result, seq)
+		c.mu.Lock()
+		c.resultType = rt
+		c.mu.Unlock()
+	}
 	from, to := c.complete(resp, seq, err)
 	s.log.State("request "+c.ID.String(), string(from), string(to))
 }

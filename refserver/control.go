@@ -9,6 +9,24 @@ import (
 	"github.com/mcpflight/mcpflight/mcp"
 )
 
+// controlRequest handles the control extension's requests, the same in
+// both eras, and reports whether method was one of them.
+func (ss *session) controlRequest(id jsonrpc.ID, method string, params map[string]json.RawMessage) bool {
+	switch method {
+	case mcp.MethodControlAwait:
+		ss.await(id, params)
+	case mcp.MethodControlRelease:
+		rerr := ss.release(params)
+		ss.spawnReq(id, func() { ss.answer(id, struct{}{}, rerr) })
+	case mcp.MethodControlCounters:
+		snap := ss.snapshot()
+		ss.spawnReq(id, func() { ss.reply(id, snap) })
+	default:
+		return false
+	}
+	return true
+}
+
 // checkpointName reads {"checkpoint": NAME}.
 func checkpointName(params map[string]json.RawMessage) (string, *rpcError) {
 	var name string
@@ -161,6 +179,7 @@ func (ss *session) snapshot() mcp.ControlCounters {
 		EffectsApplied:      ss.effects,
 		Operations:          make(map[string]mcp.ControlOperation, len(ss.ops)),
 		Tasks:               ss.taskCounters(),
+		SubscriptionsOpen:   len(ss.subs),
 	}
 	for key, c := range ss.ops {
 		out.Operations[key] = mcp.ControlOperation{
@@ -175,8 +194,13 @@ func (ss *session) snapshot() mcp.ControlCounters {
 
 // describe names a call in diagnostics.
 func (c *call) describe() string {
-	if c.kind == kindAwait {
+	switch c.kind {
+	case kindAwait:
 		return "await of " + strconv.Quote(c.cpName)
+	case kindCreate:
+		return "creation of task " + strconv.Quote(c.key)
+	case kindListen:
+		return "subscription " + c.id.String()
 	}
 	return "operation " + strconv.Quote(c.key)
 }

@@ -137,7 +137,7 @@ func AllFaults() []Fault {
 		FaultMissingRelatedTaskMeta,
 		FaultListLeaksOtherSessions,
 		FaultPollIntervalIgnored,
-	}, append(append(HTTPFaults(), LogFaults()...), TaskFaults()...)...)
+	}, append(append(append(HTTPFaults(), LogFaults()...), TaskFaults()...), Faults2026()...)...)
 }
 
 // faultDoc is what the fault list says of one fault: the requirements
@@ -217,6 +217,9 @@ var faultDocs = map[Fault]faultDoc{
 // Breaks returns the requirement IDs the fault is documented to break;
 // nil for a string that names no fault.
 func (f Fault) Breaks() []string {
+	if r, ok := fault2026Row(f); ok {
+		return slices.Clone(r.reqs)
+	}
 	return slices.Clone(faultDocs[f].breaks)
 }
 
@@ -224,6 +227,10 @@ func (f Fault) Breaks() []string {
 // requirements it breaks (Breaks); it is empty for a string that names no
 // fault.
 func (f Fault) Description() string {
+	if r, ok := fault2026Row(f); ok {
+		does, _, _ := strings.Cut(r.description, " (")
+		return does + " (" + strings.Join(r.reqs, ", ") + ")"
+	}
 	d, ok := faultDocs[f]
 	if !ok {
 		return ""

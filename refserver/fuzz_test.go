@@ -37,6 +37,17 @@ func FuzzServe(f *testing.F) {
 		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xff\"}",
 		`{"jsonrpc":"2.0","id":0,"method":"mcpflight/counters"}`,
 		"\r\n\n{",
+		// 2026-07-28: the envelope, its errors, tasks and subscriptions.
+		`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","arguments":{"key":"k","logSteps":true},"_meta":{"progressToken":"p","io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/logLevel":"info"}}}` + "\n" +
+			`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"task_worker","arguments":{"key":"w","gated":false,"inputAt":1},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}}}` + "\n" +
+			`{"jsonrpc":"2.0","id":3,"method":"subscriptions/listen","params":{"notifications":{"taskIds":["x"],"toolsListChanged":true},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}}}` + "\n" +
+			`{"jsonrpc":"2.0","id":4,"method":"tasks/update","params":{"taskId":"x","inputResponses":{"confirm":{"action":"accept"}},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}}}` + "\n" +
+			`{"jsonrpc":"2.0","id":5,"method":"mcpflight/teardown","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"1900-01-01"}}}` + "\n" +
+			`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/clientCapabilities":[]}}}` + "\n" +
+			`{"jsonrpc":"2.0","id":3,"method":"ping","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.mcpflight/scope":"s","io.modelcontextprotocol/logLevel":7}}}`,
 	}
 	for i, s := range seeds {
 		f.Add([]byte(s), uint32(i*0x9e3779b9))
@@ -44,7 +55,8 @@ func FuzzServe(f *testing.F) {
 	f.Fuzz(func(t *testing.T, input []byte, faultBits uint32) {
 		fs := FaultSet{}
 		for i, fault := range AllFaults() {
-			if i < 32 && faultBits&(1<<i) != 0 {
+			// More faults than bits: each bit turns on every 32nd one.
+			if faultBits&(1<<(i%32)) != 0 {
 				fs[fault] = true
 			}
 		}

@@ -153,6 +153,7 @@ type harness struct {
 	nextID   int64
 	serveErr error
 	ended    bool
+	shared   bool // another harness serves srv too (second)
 }
 
 func newHarness(t testing.TB, faults ...Fault) *harness {
@@ -168,16 +169,33 @@ func newHarness(t testing.TB, faults ...Fault) *harness {
 // the harness's own.
 func newHarnessWith(t testing.TB, opts Options) *harness {
 	t.Helper()
+	stderr := newLineSink()
+	opts.Stderr, opts.Version = stderr, "test"
+	return attachHarness(t, New(opts), stderr)
+}
+
+// second is another connection (another Serve) to h's server.
+// Its goroutine count is not checked: the first connection's is, at its
+// end, which comes after this one's (cleanups run last first).
+func (h *harness) second() *harness {
+	h.t.Helper()
+	o := attachHarness(h.t, h.srv, h.stderr)
+	o.shared = true
+	return o
+}
+
+// attachHarness starts one session of srv, whose Stderr is stderr.
+func attachHarness(t testing.TB, srv *Server, stderr *lineSink) *harness {
+	t.Helper()
 	h := &harness{
 		t:       t,
-		stderr:  newLineSink(),
+		stderr:  stderr,
 		served:  make(chan error, 1),
 		out:     newQueue[frame](),
 		nextID:  1000,
 		claimed: map[int]bool{},
 	}
-	opts.Stderr, opts.Version = h.stderr, "test"
-	h.srv = New(opts)
+	h.srv = srv
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	h.in = inW
@@ -220,7 +238,7 @@ func newHarnessWith(t testing.TB, opts Options) *harness {
 		case <-time.After(safety):
 			t.Errorf("output reader did not end")
 		}
-		if n := h.srv.live.Load(); n != 0 {
+		if n := h.srv.live.Load(); n != 0 && !h.shared {
 			t.Errorf("%d goroutines of Serve still running after it returned", n)
 		}
 	})
@@ -365,7 +383,7 @@ func (h *harness) waitServed() error {
 		case <-time.After(safety):
 			h.t.Fatalf("Serve did not return")
 		}
-		if n := h.srv.live.Load(); n != 0 {
+		if n := h.srv.live.Load(); n != 0 && !h.shared {
 			h.t.Errorf("%d goroutines of Serve still running after it returned", n)
 		}
 	}

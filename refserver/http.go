@@ -57,8 +57,9 @@ const DefaultMaxSessions = 1024
 // DefaultBodyTimeout is the default of HTTPOptions.BodyTimeout.
 const DefaultBodyTimeout = 30 * time.Second
 
-// HTTPHandler serves the reference server over Streamable HTTP
-// (2025-11-25): one endpoint for POST, GET and DELETE. Each MCP session
+// HTTPHandler serves the reference server over Streamable HTTP: stateless
+// 2026-07-28 POSTs (http2026.go) and, as described here, 2025-11-25
+// sessions, with one endpoint for POST, GET and DELETE. Each MCP session
 // (created by a POSTed initialize, named by a random MCP-Session-Id) is
 // one session of the same message handling that Serve drives over stdio,
 // so checkpoints, counters and faults work unchanged. Its output is routed
@@ -79,6 +80,9 @@ type HTTPHandler struct {
 	latest   *httpSession
 	closed   bool
 	wg       sync.WaitGroup
+	// modern are the realms the endpoint's 2026-07-28 POSTs used, by
+	// control scope; the endpoint holds them until Close (http2026.go).
+	modern map[string]*realm
 }
 
 // HTTPHandler returns the Streamable HTTP endpoint of s. Close it to end
@@ -88,8 +92,8 @@ func (s *Server) HTTPHandler(opts HTTPOptions) *HTTPHandler {
 	return &HTTPHandler{srv: s, opts: opts, ctx: ctx, stop: stop, sessions: map[string]*httpSession{}}
 }
 
-// Close ends every session, as DELETE would, and waits for their work to
-// stop.
+// Close ends every session, as DELETE would, tears down the 2026-07-28
+// subscriptions, and waits for their work to stop.
 func (h *HTTPHandler) Close() {
 	h.mu.Lock()
 	h.closed = true
@@ -99,12 +103,19 @@ func (h *HTTPHandler) Close() {
 	}
 	h.sessions = map[string]*httpSession{}
 	h.latest = nil
+	realms := make([]*realm, 0, len(h.modern))
+	for _, r := range h.modern {
+		realms = append(realms, r)
+	}
+	h.modern = nil
 	h.mu.Unlock()
 	for _, hs := range all {
 		hs.end()
 	}
-	h.stop()
-	h.wg.Wait()
+	h.closeModern(realms, func() {
+		h.stop()
+		h.wg.Wait()
+	})
 }
 
 // Sessions is the number of live sessions.
@@ -390,20 +401,44 @@ func (hs *httpSession) endStream(st *hstream) {
 
 // ServeHTTP implements http.Handler.
 func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// A request counts in wg only if it came before Close: wg.Add never
+	// runs concurrently with Close's wg.Wait (the race detector's rule).
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		httpError(w, http.StatusServiceUnavailable, codeInternalError, "Service Unavailable: the endpoint is closed")
+		return
+	}
 	h.wg.Add(1)
+	h.mu.Unlock()
 	defer h.wg.Done()
 	if !h.originAllowed(r.Header.Get("Origin")) {
 		h.srv.opts.logf("http: %s with Origin %s refused (HTTP-3)", r.Method, strconv.Quote(r.Header.Get("Origin")))
 		httpError(w, http.StatusForbidden, codeInvalidRequest, "Forbidden: Origin not allowed")
 		return
 	}
-	if v := r.Header.Get(transport.HeaderProtocolVersion); v != "" && !supported(v) && !h.has(FaultNoProtocolVersionCheck) {
-		httpError(w, http.StatusBadRequest, codeInvalidRequest, "Bad Request: unsupported MCP-Protocol-Version "+strconv.Quote(v))
+	if r.Method == http.MethodPost {
+		body, msg, ok := h.readPOST(w, r)
+		if !ok {
+			return
+		}
+		if h.modernPOST(r, msg) {
+			h.postModern(w, r, msg, body) // 2026-07-28 (http2026.go)
+			return
+		}
+		if !h.versionHeaderOK(w, r) {
+			return
+		}
+		h.post(w, r, body, msg)
+		return
+	}
+	if h.modernOther(w, r) {
+		return // GET, DELETE and the rest under 2026-07-28: 405 (http2026.go)
+	}
+	if !h.versionHeaderOK(w, r) {
 		return
 	}
 	switch r.Method {
-	case http.MethodPost:
-		h.post(w, r)
 	case http.MethodGet:
 		h.getStream(w, r)
 	case http.MethodDelete:
@@ -428,6 +463,16 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Allow", "GET, POST, DELETE")
 		httpError(w, http.StatusMethodNotAllowed, codeInvalidRequest, "Method Not Allowed")
 	}
+}
+
+// versionHeaderOK refuses a 2025-11-25 message whose MCP-Protocol-Version
+// header names a version this era does not support (HTTP-59).
+func (h *HTTPHandler) versionHeaderOK(w http.ResponseWriter, r *http.Request) bool {
+	if v := r.Header.Get(transport.HeaderProtocolVersion); v != "" && !supported(v) && !h.has(FaultNoProtocolVersionCheck) {
+		httpError(w, http.StatusBadRequest, codeInvalidRequest, "Bad Request: unsupported MCP-Protocol-Version "+strconv.Quote(v))
+		return false
+	}
+	return true
 }
 
 func (o Options) logf(format string, args ...any) {
@@ -508,12 +553,15 @@ func streamed(method string) bool {
 	return true
 }
 
-func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
+// readPOST reads and decodes a POST body, a single JSON-RPC message
+// (HTTP-10), within the size and time limits; ok is false when it
+// answered the POST itself.
+func (h *HTTPHandler) readPOST(w http.ResponseWriter, r *http.Request) (body []byte, msg *jsonrpc.Message, ok bool) {
 	limit := h.srv.opts.MaxFrame
 	if r.ContentLength > int64(limit) {
 		h.srv.opts.logf("http: POST body of %d bytes refused, limit %d", r.ContentLength, limit)
 		httpError(w, http.StatusRequestEntityTooLarge, codeParseError, "Request Entity Too Large: the body exceeds "+strconv.Itoa(limit)+" bytes")
-		return
+		return nil, nil, false
 	}
 	// A slow body must not hold the handler: the read has a deadline
 	// (ignored where the ResponseWriter cannot set one).
@@ -529,12 +577,12 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 		h.srv.opts.logf("http: reading a POST body: %v", err)
 		w.Header().Set("Connection", "close")
 		httpError(w, http.StatusBadRequest, codeParseError, "Bad Request: cannot read the body")
-		return
+		return nil, nil, false
 	}
 	if len(body) > limit {
 		h.srv.opts.logf("http: POST body over %d bytes refused", limit)
 		httpError(w, http.StatusRequestEntityTooLarge, codeParseError, "Request Entity Too Large: the body exceeds "+strconv.Itoa(limit)+" bytes")
-		return
+		return nil, nil, false
 	}
 	msg, derr := jsonrpc.Decode(body)
 	if derr != nil {
@@ -544,8 +592,14 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 			code = codeParseError
 		}
 		httpError(w, http.StatusBadRequest, code, "Bad Request: not a single JSON-RPC message (HTTP-10)")
-		return
+		return nil, nil, false
 	}
+	return body, msg, true
+}
+
+// post serves a 2025-11-25 POST.
+func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request, body []byte, msg *jsonrpc.Message) {
+	var err error
 	var hs *httpSession
 	if msg.Kind == jsonrpc.KindRequest && msg.Method == mcp.MethodInitialize && r.Header.Get(transport.HeaderSessionID) == "" {
 		if hs, err = h.newSession(); err != nil {

@@ -1,7 +1,11 @@
-// Package refserver is mcpflight's deterministic reference MCP server
-// (protocol 2025-11-25, also accepting 2025-06-18 and 2025-03-26).
+// Package refserver is mcpflight's deterministic reference MCP server. It
+// is dual-era: it serves protocol 2025-11-25 (also accepting 2025-06-18
+// and 2025-03-26) to a client that opens with initialize, and 2026-07-28
+// to each request that carries the per-request _meta envelope, both at
+// once on one connection or endpoint (Options.Protocols narrows it to one
+// era; modern.go describes the 2026-07-28 side).
 //
-// It serves one session of newline-framed JSON-RPC and offers three tools:
+// It serves newline-framed JSON-RPC and offers three tools:
 // "slow" (steps with progress, cancellable at every checkpoint), "effect"
 // (a gated side effect with a receipt) and "log" (notifications/message
 // filtered by logging/setLevel). Its "io.mcpflight/control" extension
@@ -19,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -87,6 +92,17 @@ type Options struct {
 	// nothing. Awaits and gated operations of the control extension stay
 	// in flight until released or cancelled, so they count.
 	MaxInFlight int
+	// Protocols are the revisions served: spec.V20260728 (the modern era,
+	// per-request metadata) and spec.V20251125 (the legacy era, an
+	// initialize handshake, which also agrees to 2025-06-18 and
+	// 2025-03-26). Empty means both: a dual-era server, which serves both
+	// eras concurrently on one connection or endpoint (LIF-47, LIF-50).
+	// See ParseProtocols and docs/control-extension.md.
+	Protocols []string
+	// ListenTeardown is what the server sends when it ends a
+	// subscriptions/listen stream itself (ambiguity A-11): TeardownResult
+	// (the default, SUB-6/SUB-7) or TeardownCancelled (CAN-41).
+	ListenTeardown ListenTeardown
 
 	// hook, set by tests only, is called with hookReader when the reader
 	// has admitted a request, with hookHandler when its goroutine starts
@@ -110,6 +126,11 @@ type Server struct {
 	observer observer
 	// taskIDs counts tasks for FaultSequentialTaskIDs.
 	taskIDs atomic.Int64
+	// realms holds the 2026-07-28 realms, by control scope (realm.go).
+	realms realmRegistry
+	// tools26 is the 2026-07-28 tools/list, built once (modern.go).
+	toolsOnce sync.Once
+	tools26   []map[string]any
 }
 
 // New returns a server with a private copy of opts.
@@ -135,6 +156,10 @@ func New(opts Options) *Server {
 	}
 	if opts.MaxInFlight == 0 {
 		opts.MaxInFlight = DefaultMaxInFlight
+	}
+	opts.Protocols = normalProtocols(opts.Protocols)
+	if opts.ListenTeardown == "" {
+		opts.ListenTeardown = TeardownResult
 	}
 	return &Server{opts: opts}
 }
@@ -165,6 +190,7 @@ type readResult struct {
 // itself and its data is discarded.
 func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 	ss := newSession(ctx, s, w)
+	ss.conn = &connModern{owner: ss}
 	defer ss.cancel()
 	if ss.has(FaultStdoutNoise) {
 		ss.writeLine([]byte("mcpflight reference server starting (this line is not JSON-RPC)"))
@@ -197,6 +223,7 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 	}
 	ss.cancel()
 	ss.wg.Wait()
+	ss.conn.release()
 	close(stopRead)
 	if !abnormal || wakeReader(r) {
 		<-readDone

@@ -632,10 +632,26 @@ func TestServeEndsWithBlockedWork(t *testing.T) {
 		}
 	}
 	// Serve has returned and counted its goroutines down to zero; no
-	// goroutine may still be running the server's code either.
-	if left := serverGoroutines(); len(left) > 0 {
+	// goroutine may still be running the server's code either, once the
+	// ones that have done their last step (the reader closes readDone, then
+	// returns) have had the chance to return.
+	if left := settledServerGoroutines(); len(left) > 0 {
 		t.Errorf("%d goroutines still in the server's code after Serve returned:\n%s", len(left), strings.Join(left, "\n\n"))
 	}
+}
+
+// settledServerGoroutines is serverGoroutines once the scheduler has let
+// every runnable goroutine run: a goroutine that signalled its end (Serve
+// waits for that signal) may still be between the signal and its return,
+// which nothing can wait for. A goroutine that is still there after a
+// thousand yields is not finishing.
+func settledServerGoroutines() []string {
+	left := serverGoroutines()
+	for i := 0; i < 1000 && len(left) > 0; i++ {
+		runtime.Gosched()
+		left = serverGoroutines()
+	}
+	return left
 }
 
 // serverGoroutines returns the stacks of goroutines that have a frame in

@@ -9,7 +9,6 @@ import (
 	"runtime/debug"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/mcpflight/mcpflight/jsonrpc"
@@ -32,6 +31,11 @@ const (
 	kindSlow callKind = iota + 1
 	kindEffect
 	kindAwait
+	// kindCreate is a 2026-07-28 tools/call whose CreateTaskResult has not
+	// been written yet (xtasks.go); kindListen a subscriptions/listen
+	// stream (listen.go).
+	kindCreate
+	kindListen
 )
 
 // callState is the lifecycle of a cancellable request.
@@ -102,26 +106,28 @@ type checkpoint struct {
 	outcome           string
 }
 
-// session is the state of one Serve call.
+// session is one connection's handling of requests: a Serve call (stdio,
+// in process), a 2025-11-25 HTTP session, or one 2026-07-28 POST. What it
+// shares with other sessions sits behind two embedded pointers: *realm,
+// the state requests act on (checkpoints, operations, accounting, tasks,
+// subscriptions; see realm.go), and *output, the frames it writes.
+// A 2025-11-25 session has a realm of its own; 2026-07-28 requests share
+// a realm of the Server's (one per control scope), so that a second
+// connection, or another POST, finds what an earlier request left.
 type session struct {
+	*realm
+	*output
+
 	srv    *Server
 	faults FaultSet
 	ctx    context.Context
 	cancel context.CancelFunc
-	wg     sync.WaitGroup
-
-	// Output. wmu serialises frames; ioMu guards the abort handshake.
-	w       io.Writer
-	wmu     sync.Mutex
-	ioMu    sync.Mutex
-	writing bool
-	aborted bool
-	werr    error
+	// wg counts the goroutines Serve (or the realm, for a POST) waits
+	// for; sessions of one connection share it.
+	wg *sync.WaitGroup
 
 	emu sync.Mutex // Stderr
 
-	// reqs counts live request goroutines (spawnReq), for admit.
-	reqs atomic.Int64
 	// ansMu guards handlers and replies, kept apart from mu so that a
 	// handler that panicked holding mu can still be answered.
 	ansMu sync.Mutex
@@ -130,40 +136,53 @@ type session struct {
 	handlers map[string]int
 	replies  map[string]int
 
-	mu          sync.Mutex
-	level       int             // index into logLevels, -1 when not set
-	known       map[string]bool // ids seen, under FaultCancelUnknownHitsOther only
-	inflight    map[string]*call
-	ops         map[string]*call // by operation key
-	tokens      map[string]*call
-	checkpoints map[string]*checkpoint
-	seq         uint64
-	started     int
-	active      int
-	completed   int
-	cancelledN  int
-	released    int
-	effects     int
-	tasks       *taskStore // durable tasks (tasks.go)
+	// Guarded by mu (the realm's).
+	level    int             // index into logLevels, -1 when not set
+	known    map[string]bool // ids seen, under FaultCancelUnknownHitsOther only
+	inflight map[string]*call
+	tokens   map[string]*call
+
+	// modern is set on a session that serves 2026-07-28 requests
+	// (modern.go): it validates each request's envelope and decorates
+	// each result with resultType and serverInfo.
+	modern bool
+	// conn is the connection's modern routing (stdio and in process):
+	// set on the 2025-11-25 session that reads the connection.
+	conn *connModern
+	// post is the response stream of a 2026-07-28 POST (http2026.go).
+	post *postStream
+	// sticky remembers the tasks extension declared by an earlier request
+	// of the connection: FaultStickyCapabilities only.
+	sticky bool
+}
+
+// output is where a session's frames go. wmu serialises frames; ioMu
+// guards the abort handshake. Sessions of one connection share it.
+type output struct {
+	w       io.Writer
+	wmu     sync.Mutex
+	ioMu    sync.Mutex
+	writing bool
+	aborted bool
+	werr    error
 }
 
 func newSession(ctx context.Context, srv *Server, w io.Writer) *session {
 	sctx, cancel := context.WithCancel(ctx)
 	return &session{
-		srv:         srv,
-		faults:      srv.opts.Faults,
-		ctx:         sctx,
-		cancel:      cancel,
-		w:           w,
-		level:       -1,
-		known:       map[string]bool{},
-		inflight:    map[string]*call{},
-		ops:         map[string]*call{},
-		tokens:      map[string]*call{},
-		checkpoints: map[string]*checkpoint{},
-		tasks:       newTaskStore(),
-		handlers:    map[string]int{},
-		replies:     map[string]int{},
+		realm:    newRealm(""),
+		output:   &output{w: w},
+		srv:      srv,
+		faults:   srv.opts.Faults,
+		ctx:      sctx,
+		cancel:   cancel,
+		wg:       &sync.WaitGroup{},
+		level:    -1,
+		known:    map[string]bool{},
+		inflight: map[string]*call{},
+		tokens:   map[string]*call{},
+		handlers: map[string]int{},
+		replies:  map[string]int{},
 	}
 }
 
@@ -370,8 +389,12 @@ func tokenText(t jsonrpc.ProgressToken) string {
 	return t.String()
 }
 
-// reply writes a success response.
+// reply writes a success response; a 2026-07-28 result gets its
+// resultType and serverInfo first (decorate).
 func (ss *session) reply(id jsonrpc.ID, result any) {
+	if ss.modern {
+		result = ss.decorate(result)
+	}
 	frame, err := jsonrpc.EncodeResult(ss.respID(id), result)
 	if err != nil {
 		ss.replyError(id, codeInternalError, "Internal error: cannot encode the result", nil)
@@ -406,6 +429,8 @@ func (ss *session) replyError(id jsonrpc.ID, code int, message string, data any)
 type rpcError struct {
 	code    int
 	message string
+	// data, when not nil, is the error's data member.
+	data any
 }
 
 func invalidParams(format string, args ...any) *rpcError {
@@ -415,7 +440,7 @@ func invalidParams(format string, args ...any) *rpcError {
 // answer writes result or rerr for id.
 func (ss *session) answer(id jsonrpc.ID, result any, rerr *rpcError) {
 	if rerr != nil {
-		ss.replyError(id, rerr.code, rerr.message, nil)
+		ss.replyError(id, rerr.code, rerr.message, rerr.data)
 		return
 	}
 	ss.reply(id, result)
@@ -437,7 +462,11 @@ func (ss *session) notify(method string, params any) {
 // A panic while the frame is handled is logged to Stderr with its stack;
 // a request whose handler had not started yet is answered with -32603,
 // and the session goes on. A notification is never answered (RPC-15).
-func (ss *session) handleFrame(raw []byte) (err error) {
+func (ss *session) handleFrame(raw []byte) error { return ss.handleDecoded(raw, nil) }
+
+// handleDecoded is handleFrame for a frame already decoded as msg (nil:
+// not decoded yet).
+func (ss *session) handleDecoded(raw []byte, msg *jsonrpc.Message) (err error) {
 	defer func() {
 		p := recover()
 		if p == nil {
@@ -456,12 +485,15 @@ func (ss *session) handleFrame(raw []byte) (err error) {
 			ss.replyError(msg.ID, codeInternalError, "Internal error", nil)
 		}
 	}()
-	return ss.decodeAndRoute(raw)
+	return ss.decodeAndRoute(raw, msg)
 }
 
-// decodeAndRoute is handleFrame without its panic guard.
-func (ss *session) decodeAndRoute(raw []byte) error {
-	msg, err := jsonrpc.Decode(raw)
+// decodeAndRoute is handleDecoded without its panic guard.
+func (ss *session) decodeAndRoute(raw []byte, msg *jsonrpc.Message) error {
+	var err error
+	if msg == nil {
+		msg, err = jsonrpc.Decode(raw)
+	}
 	if err != nil {
 		var de *jsonrpc.DecodeError
 		class := "unknown"
@@ -555,6 +587,9 @@ func objectParams(raw json.RawMessage) (map[string]json.RawMessage, error) {
 // the request's own goroutine.
 func (ss *session) handleRequest(msg *jsonrpc.Message) {
 	id := msg.ID
+	if ss.conn.route(msg) {
+		return // a 2026-07-28 request, handled in its realm (modern.go)
+	}
 	if rerr := ss.admit(); rerr != nil {
 		// Answered at once by the reader: no goroutine, no state change.
 		ss.logf("request %s (%s) refused: %s", id, strconv.Quote(msg.Method), rerr.message)
@@ -572,6 +607,10 @@ func (ss *session) handleRequest(msg *jsonrpc.Message) {
 		ss.mu.Unlock()
 	}
 
+	if ss.modern {
+		ss.handleModernRequest(msg)
+		return
+	}
 	params, perr := objectParams(msg.Params)
 	if perr != nil {
 		ss.spawnReq(id, func() { ss.answer(id, nil, invalidParams("Invalid params: %v", perr)) })
@@ -596,16 +635,8 @@ func (ss *session) handleRequest(msg *jsonrpc.Message) {
 		ss.spawnReq(id, func() { ss.answer(id, struct{}{}, rerr) })
 	case mcp.MethodToolsCall:
 		ss.toolsCall(id, params)
-	case mcp.MethodControlAwait:
-		ss.await(id, params)
-	case mcp.MethodControlRelease:
-		rerr := ss.release(params)
-		ss.spawnReq(id, func() { ss.answer(id, struct{}{}, rerr) })
-	case mcp.MethodControlCounters:
-		snap := ss.snapshot()
-		ss.spawnReq(id, func() { ss.reply(id, snap) })
 	default:
-		if ss.taskMethod(id, msg.Method, params) {
+		if ss.controlRequest(id, msg.Method, params) || ss.taskMethod(id, msg.Method, params) {
 			return
 		}
 		ss.spawnReq(id, func() {
@@ -631,13 +662,7 @@ func (ss *session) initialize(params map[string]json.RawMessage) (any, *rpcError
 		version = "1999-01-01"
 	}
 	ss.logf("initialize: client asked for %s, answering %s", strconv.Quote(requested), version)
-	caps := map[string]any{
-		"tools":   map[string]any{},
-		"logging": map[string]any{},
-		"experimental": map[string]any{
-			mcp.ControlCapability: map[string]any{"version": ControlVersion},
-		},
-	}
+	caps := coreCapabilities()
 	if !ss.srv.opts.NoTasks {
 		caps["tasks"] = ss.taskCapability()
 	}
@@ -649,6 +674,18 @@ func (ss *session) initialize(params map[string]json.RawMessage) (any, *rpcError
 			"version": ss.srv.opts.Version,
 		},
 	}, nil
+}
+
+// coreCapabilities are the capabilities of both eras: tools, logging and
+// the control extension.
+func coreCapabilities() map[string]any {
+	return map[string]any{
+		"tools":   map[string]any{},
+		"logging": map[string]any{},
+		"experimental": map[string]any{
+			mcp.ControlCapability: map[string]any{"version": ControlVersion},
+		},
+	}
 }
 
 // handleCancel applies notifications/cancelled (CAN-8, CAN-14). It never
@@ -670,6 +707,13 @@ func (ss *session) handleCancel(raw json.RawMessage) error {
 		c = ss.latestRunningOp()
 	}
 	ss.mu.Unlock()
+	target := ss
+	if c == nil {
+		// A 2026-07-28 request of the connection (modern.go).
+		if m, mc := ss.conn.inflightCall(id); mc != nil {
+			target, c = m, mc
+		}
+	}
 	if c == nil && ss.has(FaultNotificationCancelsTask) && ss.cancelTaskByRequest(key) {
 		return nil
 	}
@@ -677,7 +721,13 @@ func (ss *session) handleCancel(raw json.RawMessage) error {
 		ss.logf("ignoring cancel of request %s: not in flight", id)
 		return nil
 	}
+	target.acceptCancel(c, id, reason)
+	return nil
+}
 
+// acceptCancel cancels c, the request id, if it is still running: no
+// frame of it is written after this returns (CAN-8, CAN-54).
+func (ss *session) acceptCancel(c *call, id jsonrpc.ID, reason string) {
 	c.sendMu.Lock()
 	ss.mu.Lock()
 	state := c.state
@@ -699,10 +749,12 @@ func (ss *session) handleCancel(raw json.RawMessage) error {
 
 	if accepted {
 		ss.logf("cancel of request %s (%s) accepted, reason %s", c.id, c.describe(), strconv.Quote(reason))
+		if ss.modern {
+			ss.cancelledModern(c)
+		}
 	} else {
 		ss.logf("ignoring cancel of request %s (%s): already %s", id, c.describe(), state)
 	}
-	return nil
 }
 
 // latestRunningOp is the most recently started running operation, or nil.

@@ -69,6 +69,8 @@ type task struct {
 	ttl      int64 // milliseconds
 	// host are the host-test options (taskhost.go).
 	host taskHostOptions
+	// x is the tasks extension's part of a 2026-07-28 task (xtasks.go).
+	x xtask
 	// stop is closed when the task is cancelled or deleted: the worker
 	// stops at its next checkpoint.
 	stop chan struct{}
@@ -298,56 +300,9 @@ func (ss *session) taskCall(id jsonrpc.ID, name string, params map[string]json.R
 	case name != ToolTaskWorker && name != ToolSlow:
 		return false // unknown tool: the ordinary path says so
 	}
-	t := &task{reqID: id, reqKey: ss.idKey(id), owner: ss, token: token, hasToken: token.IsValid(),
-		ttl: ttl, unit: 1, gated: true, end: "complete", stop: make(chan struct{}), done: make(chan struct{})}
-	args := params["arguments"]
-	if name == ToolTaskWorker {
-		var a struct {
-			Key    *string `json:"key"`
-			Ticks  *int    `json:"ticks"`
-			Gated  *bool   `json:"gated"`
-			End    *string `json:"end"`
-			TickMs *int    `json:"tickMs"`
-			taskHostArgs
-		}
-		if err := strictDecode(args, &a); err != nil {
-			return fail(invalidParams("Invalid params: task_worker arguments: %v", err))
-		}
-		if a.Key == nil || *a.Key == "" {
-			return fail(invalidParams("Invalid params: task_worker needs a non-empty key"))
-		}
-		t.key, t.stepName, t.ticks = *a.Key, "tick", 3
-		if a.Ticks != nil {
-			if *a.Ticks < 1 || *a.Ticks > maxTicks {
-				return fail(invalidParams("Invalid params: ticks must be 1..%d", maxTicks))
-			}
-			t.ticks = *a.Ticks
-		}
-		if a.Gated != nil {
-			t.gated = *a.Gated
-		}
-		if a.End != nil {
-			if !slices.Contains([]string{"complete", "fail", "error"}, *a.End) {
-				return fail(invalidParams("Invalid params: end must be complete, fail or error"))
-			}
-			t.end = *a.End
-		}
-		if rerr := t.host.parse(a.taskHostArgs, t.ticks); rerr != nil {
-			return fail(rerr)
-		}
-	} else {
-		a, rerr := parseSlowArgs(args)
-		if rerr != nil {
-			return fail(rerr)
-		}
-		t.key, t.stepName, t.ticks, t.unit, t.noTotal = a.key, "step", a.steps, a.unit, a.noTotal
-		t.gated, t.tick = a.gated, a.tick
-	}
-	if tickMs := taskTickMs(args); tickMs > 0 {
-		if tickMs > 60000 {
-			return fail(invalidParams("Invalid params: tickMs must be 0..60000"))
-		}
-		t.tick, t.gated = time.Duration(tickMs)*time.Millisecond, false
+	t, rerr := ss.buildTask(id, name, params["arguments"], token, ttl, false)
+	if rerr != nil {
+		return fail(rerr)
 	}
 	if rerr := ss.registerTask(t); rerr != nil {
 		return fail(rerr)
@@ -361,6 +316,71 @@ func (ss *session) taskCall(id jsonrpc.ID, name string, params map[string]json.R
 		ss.runTask(t)
 	})
 	return true
+}
+
+// buildTask makes the task of a task_worker or slow call from its
+// arguments (modern: a 2026-07-28 task, which may also ask for input).
+func (ss *session) buildTask(id jsonrpc.ID, name string, args json.RawMessage, token jsonrpc.ProgressToken, ttl int64, modern bool) (*task, *rpcError) {
+	t := &task{reqID: id, reqKey: ss.idKey(id), owner: ss, token: token, hasToken: token.IsValid(),
+		ttl: ttl, unit: 1, gated: true, end: "complete", stop: make(chan struct{}), done: make(chan struct{})}
+	if modern {
+		// No progress for a task of the extension (PRG-46).
+		t.x.modern, t.hasToken = true, false
+	}
+	if name == ToolTaskWorker {
+		var a struct {
+			Key    *string `json:"key"`
+			Ticks  *int    `json:"ticks"`
+			Gated  *bool   `json:"gated"`
+			End    *string `json:"end"`
+			TickMs *int    `json:"tickMs"`
+			// InputAt asks for input at that tick (2026-07-28 only).
+			InputAt *int `json:"inputAt"`
+			taskHostArgs
+		}
+		if err := strictDecode(args, &a); err != nil {
+			return nil, invalidParams("Invalid params: task_worker arguments: %v", err)
+		}
+		if a.Key == nil || *a.Key == "" {
+			return nil, invalidParams("Invalid params: task_worker needs a non-empty key")
+		}
+		t.key, t.stepName, t.ticks = *a.Key, "tick", 3
+		if a.Ticks != nil {
+			if *a.Ticks < 1 || *a.Ticks > maxTicks {
+				return nil, invalidParams("Invalid params: ticks must be 1..%d", maxTicks)
+			}
+			t.ticks = *a.Ticks
+		}
+		if a.Gated != nil {
+			t.gated = *a.Gated
+		}
+		if a.End != nil {
+			if !slices.Contains([]string{"complete", "fail", "error"}, *a.End) {
+				return nil, invalidParams("Invalid params: end must be complete, fail or error")
+			}
+			t.end = *a.End
+		}
+		if rerr := t.host.parse(a.taskHostArgs, t.ticks); rerr != nil {
+			return nil, rerr
+		}
+		if rerr := t.x.parse(a.InputAt, t.ticks, modern); rerr != nil {
+			return nil, rerr
+		}
+	} else {
+		a, rerr := parseSlowArgs(args)
+		if rerr != nil {
+			return nil, rerr
+		}
+		t.key, t.stepName, t.ticks, t.unit, t.noTotal = a.key, "step", a.steps, a.unit, a.noTotal
+		t.gated, t.tick = a.gated, a.tick
+	}
+	if tickMs := taskTickMs(args); tickMs > 0 {
+		if tickMs > 60000 {
+			return nil, invalidParams("Invalid params: tickMs must be 0..60000")
+		}
+		t.tick, t.gated = time.Duration(tickMs)*time.Millisecond, false
+	}
+	return t, nil
 }
 
 // registerTask stores t under a fresh ID, before the next frame is read.
@@ -561,6 +581,7 @@ func (ss *session) runTask(t *task) {
 		if live {
 			ss.applyTaskEffect(t, i)
 			ss.taskProgress(t, i)
+			ss.taskTick(t, i) // xtasks.go
 		}
 		ss.taskGate(t, fmt.Sprintf("%s/%s/%d", t.key, t.stepName, i))
 	}
@@ -612,15 +633,12 @@ func (ss *session) finishTask(t *task) string {
 		r := textResult(fmt.Sprintf("failed after %d ticks", t.counter))
 		r.IsError = true
 		t.result, _ = json.Marshal(r)
-		t.setStatusLocked(mcp.TaskFailed, fmt.Sprintf("Tool execution failed after %d ticks.", t.counter)) // TSK-75, TSK-76
-		if ss.has(FaultIsErrorCompletesTask) {
-			t.setStatusLocked(mcp.TaskCompleted, fmt.Sprintf("Completed after %d ticks.", t.counter))
-		}
+		t.setStatusLocked(ss.isErrorStatus(t), fmt.Sprintf("Tool execution failed after %d ticks.", t.counter)) // TSK-75, TSK-76; TSX-59
 	case "error":
 		t.rpcErr = &jsonrpc.Error{Code: codeInternalError, Message: fmt.Sprintf("Internal error: the worker broke after %d ticks", t.counter)}
 		t.setStatusLocked(mcp.TaskFailed, "The worker ended with a JSON-RPC error: "+t.rpcErr.Message)
 	default:
-		t.result, _ = json.Marshal(t.host.completed(textResult(fmt.Sprintf("done after %d ticks", t.counter))))
+		t.result, _ = json.Marshal(t.host.completed(t.x.completed(textResult(fmt.Sprintf("done after %d ticks", t.counter)))))
 		t.setStatusLocked(mcp.TaskCompleted, fmt.Sprintf("Completed after %d ticks.", t.counter))
 	}
 	t.closeDone()
@@ -629,7 +647,7 @@ func (ss *session) finishTask(t *task) string {
 	if wasCancelled {
 		ss.logf("task %s changed from cancelled to %s (fault %s)", t.id, view.Status, FaultStatusChangesAfterCancelled)
 	}
-	ss.notifyStatus(view)
+	ss.taskStatusChanged(t, view)
 	if view.Status == mcp.TaskCompleted {
 		return mcp.OutcomeCompleted
 	}

@@ -149,21 +149,45 @@ func strictDecode(raw json.RawMessage, v any) error {
 // toolsCall handles tools/call. Operations are registered before the next
 // frame is read, so a cancel that follows the call always finds it.
 func (ss *session) toolsCall(id jsonrpc.ID, params map[string]json.RawMessage) {
-	fail := func(rerr *rpcError) { ss.spawnReq(id, func() { ss.answer(id, nil, rerr) }) }
-	var name string
-	if raw, ok := params["name"]; !ok || json.Unmarshal(raw, &name) != nil {
-		fail(invalidParams("Invalid params: name must be a string"))
-		return
-	}
-	token, tokenKey, rerr := progressToken(params[mcp.MetaKey])
-	if rerr != nil {
-		fail(rerr)
+	name, token, tokenKey, ok := ss.toolHead(id, params)
+	if !ok {
 		return
 	}
 	if ss.taskCall(id, name, params, token) {
 		return
 	}
-	args := params["arguments"]
+	ss.callTool(id, name, params["arguments"], token, tokenKey, logPolicy{})
+}
+
+// toolHead reads a tools/call's name and progress token; a request
+// without them is answered -32602 and ok is false.
+func (ss *session) toolHead(id jsonrpc.ID, params map[string]json.RawMessage) (name string, token jsonrpc.ProgressToken, tokenKey string, ok bool) {
+	fail := func(rerr *rpcError) { ss.spawnReq(id, func() { ss.answer(id, nil, rerr) }) }
+	if raw, present := params["name"]; !present || json.Unmarshal(raw, &name) != nil {
+		fail(invalidParams("Invalid params: name must be a string"))
+		return "", token, "", false
+	}
+	token, tokenKey, rerr := progressToken(params[mcp.MetaKey])
+	if rerr != nil {
+		fail(rerr)
+		return "", token, "", false
+	}
+	return name, token, tokenKey, true
+}
+
+// logPolicy says which log messages a request may cause. The zero value
+// is 2025-11-25's: the session's level, set by logging/setLevel. A
+// 2026-07-28 request sets its own (perRequest, LOG-41..43).
+type logPolicy struct {
+	perRequest bool
+	// floor is the request's level (an index into logLevels), or -1: the
+	// request asked for no log messages at all.
+	floor int
+}
+
+// callTool runs the ordinary (not task) call of a tool.
+func (ss *session) callTool(id jsonrpc.ID, name string, args json.RawMessage, token jsonrpc.ProgressToken, tokenKey string, lp logPolicy) {
+	fail := func(rerr *rpcError) { ss.spawnReq(id, func() { ss.answer(id, nil, rerr) }) }
 	switch name {
 	case ToolSlow:
 		a, rerr := parseSlowArgs(args)
@@ -172,7 +196,7 @@ func (ss *session) toolsCall(id jsonrpc.ID, params map[string]json.RawMessage) {
 			return
 		}
 		c := &call{kind: kindSlow, key: a.key, steps: a.steps, unit: a.unit, noTotal: a.noTotal,
-			gated: a.gated, logSteps: a.logSteps, tick: a.tick}
+			gated: a.gated, logSteps: a.logSteps && ss.logsAt(lp, "info"), tick: a.tick}
 		ss.startOp(id, c, token, tokenKey, ss.runSlow)
 	case ToolEffect:
 		var a struct {
@@ -193,7 +217,7 @@ func (ss *session) toolsCall(id jsonrpc.ID, params map[string]json.RawMessage) {
 		}
 		ss.startOp(id, c, token, tokenKey, ss.runEffect)
 	case ToolLog:
-		ss.logTool(id, args)
+		ss.logTool(id, args, lp)
 	case ToolObserver:
 		ss.observerCall(id, args)
 	default:
@@ -488,8 +512,9 @@ func (ss *session) afterCancel(c *call) {
 }
 
 // logTool handles the log tool (LOG-4). The level is read now, so a
-// setLevel sent before the call applies to it.
-func (ss *session) logTool(id jsonrpc.ID, args json.RawMessage) {
+// setLevel sent before the call applies to it; a 2026-07-28 request
+// brings its own (lp).
+func (ss *session) logTool(id jsonrpc.ID, args json.RawMessage, lp logPolicy) {
 	var a struct {
 		Messages *[]struct {
 			Level  string          `json:"level"`
@@ -517,6 +542,9 @@ func (ss *session) logTool(id jsonrpc.ID, args json.RawMessage) {
 	ss.mu.Unlock()
 	if ss.has(FaultLogLevelIgnored) {
 		floor = -1
+	}
+	if lp.perRequest {
+		floor = ss.requestFloor(lp)
 	}
 	ss.spawnReq(id, func() {
 		sent := 0

@@ -58,8 +58,11 @@ type (
 		Cases      []htmlCase
 		Teardown   htmlTeardown
 		Schema     htmlSchema
+		Changes    *htmlChanges
 		Total      int
 		RaceWindow string
+		// LeftLane and RightLane name the diagram's two ends.
+		LeftLane, RightLane string
 	}
 	kv struct {
 		Key, Value string
@@ -118,6 +121,8 @@ func htmlPage(r *runner.Report) page {
 		ExitCode:   r.ExitCode(),
 		Total:      len(r.Results),
 		RaceWindow: RaceWindow.String(),
+		LeftLane:   LanesOf(r.Role).Left,
+		RightLane:  LanesOf(r.Role).Right,
 	}
 	server := "no successful handshake"
 	if r.Server != nil {
@@ -136,6 +141,8 @@ func htmlPage(r *runner.Report) page {
 		{"started", r.Started.UTC().Format(time.RFC3339)},
 		{"duration", seconds(r.Duration)},
 	}
+	p.Header = append(p.Header, htmlRevisionHeader(r)...)
+	p.Changes = htmlChangesOf(r)
 	for _, v := range verdictOrder {
 		p.Verdicts = append(p.Verdicts, verdictCount{string(v), r.Counts[v]})
 	}
@@ -145,7 +152,7 @@ func htmlPage(r *runner.Report) page {
 			cell := matrixCell{Verdict: string(v)}
 			for _, res := range g.results {
 				if res.Outcome.Verdict == v {
-					cell.Cases = append(cell.Cases, caseRef{ID: san(res.ID), Anchor: anchorID(res.ID), Verdict: string(v)})
+					cell.Cases = append(cell.Cases, caseRef{ID: san(res.ID) + revisionNote(r, res), Anchor: resultAnchor(r, res), Verdict: string(v)})
 				}
 			}
 			row.Cells = append(row.Cells, cell)
@@ -153,9 +160,18 @@ func htmlPage(r *runner.Report) page {
 		p.Matrix = append(p.Matrix, row)
 	}
 	for _, res := range r.Results {
-		p.Cases = append(p.Cases, htmlCaseOf(res))
+		c := htmlCaseOf(res, LanesOf(r.Role))
+		c.Anchor, c.Transport = resultAnchor(r, res), c.Transport+revisionNote(r, res)
+		p.Cases = append(p.Cases, c)
 	}
 	p.Schema = htmlSchemaOf(r.Schema)
+	if multiRevision(r) {
+		for i, f := range r.Schema.Findings {
+			if i < len(p.Schema.Findings) {
+				p.Schema.Findings[i].CaseAnchor = anchorID(f.FirstCase + "@" + f.Revision)
+			}
+		}
+	}
 	g := r.Teardown
 	p.Teardown = htmlTeardown{Verdict: string(g.Verdict), Summary: san(g.Summary)}
 	if g.Requirement != "" && g.Verdict != verdict.Pass {
@@ -168,7 +184,7 @@ func htmlPage(r *runner.Report) page {
 	return p
 }
 
-func htmlCaseOf(res runner.Result) htmlCase {
+func htmlCaseOf(res runner.Result, lanes Lanes) htmlCase {
 	o := res.Outcome
 	c := htmlCase{
 		ID:        san(res.ID),
@@ -202,7 +218,7 @@ func htmlCaseOf(res runner.Result) htmlCase {
 	}
 	races := racing(res.Events)
 	if len(res.Events) > 0 {
-		c.Diagram = buildDiagram(res.Events, o.ActualSeq, races)
+		c.Diagram = buildDiagram(res.Events, o.ActualSeq, races, lanes)
 	}
 	for _, e := range res.Events {
 		row := eventRow{
@@ -337,9 +353,10 @@ type (
 // buildDiagram lays out events as rows of a sequence diagram: frames are
 // arrows between the checker and server lanes, stderr a dashed arrow from
 // the server, harness events boxes on the harness lane.
-func buildDiagram(events []chrono.Event, wrong uint64, races map[uint64]uint64) *diagram {
+func buildDiagram(events []chrono.Event, wrong uint64, races map[uint64]uint64, lanes Lanes) *diagram {
+	lanes = lanes.orDefault()
 	d := &diagram{Width: diagramWidth, HLWidth: diagramWidth - 4, Lanes: []diagramLane{
-		{laneChecker, "checker"}, {laneHarness, "harness"}, {laneServer, "server"},
+		{laneChecker, lanes.Left}, {laneHarness, "harness"}, {laneServer, lanes.Right},
 	}}
 	if len(events) > MaxDiagramEvents {
 		d.More = len(events) - MaxDiagramEvents

@@ -34,8 +34,11 @@ const Schema = "mcpflight.report/v1"
 type JSONReport struct {
 	// Schema is always "mcpflight.report/v1".
 	Schema string `json:"schema"`
-	// Target is the server under test.
+	// Target is the server under test (the client, under check-client).
 	Target JSONTarget `json:"target"`
+	// Role is "client" when the target is a client under test and
+	// mcpflight played the server (check-client); absent otherwise.
+	Role string `json:"role,omitempty"`
 	// Server is the serverInfo of the first successful handshake, or null.
 	Server *JSONServer `json:"server"`
 	// ProtocolVersion is the protocol version tested.
@@ -72,6 +75,19 @@ type JSONReport struct {
 	// seen. A finding makes the run non-conformant (exitCode 1). Added
 	// within v1.
 	SchemaCheck JSONSchemaCheck `json:"schemaCheck"`
+	// ProtocolVersions are the revisions the report covers, in the order
+	// run: one, or two under --protocol both (protocolVersion then joins
+	// them). Added within v1.
+	ProtocolVersions []string `json:"protocolVersions,omitempty"`
+	// Negotiation is how the revisions were chosen: each with its reason,
+	// what the server/discover and initialize probes saw, and the
+	// inconsistencies between them. Absent for a run that did not
+	// negotiate. Added within v1.
+	Negotiation *JSONNegotiation `json:"negotiation,omitempty"`
+	// RevisionChanges are the behaviours that pass under one revision and
+	// break under the other; present when the report covers several
+	// revisions. Added within v1.
+	RevisionChanges []JSONChange `json:"revisionChanges,omitempty"`
 	// Results holds one entry per case, in the order run. It is the last
 	// member, which lets JSON stream it.
 	Results []JSONResult `json:"results"`
@@ -174,6 +190,9 @@ type JSONResult struct {
 	Actual     string         `json:"actual,omitempty"`
 	ActualSeq  uint64         `json:"actualSeq,omitempty"`
 	DurationNs int64          `json:"durationNs"`
+	// Revision is the protocol revision the case ran under. Added within
+	// v1.
+	Revision string `json:"revision,omitempty"`
 	// Teardown is null when the case opened no connection.
 	Teardown *JSONTeardown `json:"teardown"`
 	// Events is the case's chronology: chrono.Event as JSON, with the
@@ -256,6 +275,7 @@ func document(r *runner.Report, events bool) JSONReport {
 	doc := JSONReport{
 		Schema:          Schema,
 		Target:          JSONTarget{Name: jsonText(r.Target), Transport: r.Transport},
+		Role:            r.Role,
 		ProtocolVersion: r.Version,
 		Profile:         r.Profile,
 		Strict:          r.Strict,
@@ -275,8 +295,11 @@ func document(r *runner.Report, events bool) JSONReport {
 			Errors:      append([]string{}, jsonTexts(r.Teardown.Errors)...),
 			SlowestNs:   int64(r.Teardown.Slowest),
 		},
-		SchemaCheck: jsonSchemaCheck(r.Schema),
-		Results:     make([]JSONResult, 0, len(r.Results)),
+		SchemaCheck:      jsonSchemaCheck(r.Schema),
+		ProtocolVersions: r.Revisions,
+		Negotiation:      jsonNegotiation(r),
+		RevisionChanges:  jsonChanges(r),
+		Results:          make([]JSONResult, 0, len(r.Results)),
 	}
 	doc.Conformant = doc.ExitCode == 0
 	if r.Server != nil {
@@ -305,6 +328,7 @@ func document(r *runner.Report, events bool) JSONReport {
 			Actual:       jsonText(res.Outcome.Actual),
 			ActualSeq:    res.Outcome.ActualSeq,
 			DurationNs:   int64(res.Duration),
+			Revision:     res.Revision,
 			Events:       []chrono.Event{},
 		}
 		if events {

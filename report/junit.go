@@ -105,12 +105,22 @@ func JUnit(w io.Writer, r *runner.Report) error {
 	if r.Server != nil {
 		props.Props = append(props.Props, junitProp{"server", xmlText(r.Server.Name+" "+r.Server.Version, false)})
 	}
+	for _, l := range revisionLines(r) {
+		props.Props = append(props.Props, junitProp{"revision", xmlText(l, false)})
+	}
+	for _, l := range inconsistencyLines(r) {
+		props.Props = append(props.Props, junitProp{"inconsistent", xmlText(l, false)})
+	}
 	stamp := r.Started.UTC().Format("2006-01-02T15:04:05")
 	for _, g := range groupByArea(r.Results) {
 		s := junitSuite{Name: xmlText(g.area, false), Timestamp: stamp, Properties: props}
 		var d time.Duration
 		for _, res := range g.results {
 			tc := junitCase(res)
+			if multiRevision(r) {
+				// Each revision's run of a case is a testcase of its own.
+				tc.Name = xmlText(res.ID+" @"+revisionOf(r, res), false)
+			}
 			s.Tests++
 			d += res.Duration
 			switch {

@@ -14,7 +14,7 @@ import (
 // Sequence or Chronology. Untrusted text is sanitised.
 func Result(w io.Writer, res runner.Result) error {
 	t := textWriter{w: bufio.NewWriter(w)}
-	t.result(res, false)
+	t.result(res, false, "")
 	return t.w.Flush()
 }
 

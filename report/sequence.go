@@ -16,6 +16,8 @@ type SequenceOptions struct {
 	// Mark is the sequence number of an event to flag as the first wrong
 	// event (a case's Outcome.ActualSeq); 0 for none.
 	Mark uint64
+	// Lanes names the two ends; checker and server when empty.
+	Lanes Lanes
 }
 
 // Lane columns of the text sequence diagram.
@@ -35,11 +37,12 @@ const (
 func Sequence(w io.Writer, events []chrono.Event, opts SequenceOptions) error {
 	bw := bufio.NewWriter(w)
 	races := racing(events)
-	head := []rune(strings.Repeat(" ", seqLaneServer+1))
+	head := []rune(strings.Repeat(" ", seqLaneServer+24))
 	place := func(at int, s string) { copy(head[at:], []rune(s)) }
-	place(0, "checker")
+	lanes := opts.Lanes.orDefault()
+	place(0, lanes.Left)
 	place(seqLaneHarness-3, "harness")
-	place(seqLaneServer-5, "server")
+	place(max(seqLaneHarness+5, seqLaneServer+1-len([]rune(lanes.Right))), lanes.Right)
 	fmt.Fprintf(bw, "%5s %12s  %s\n", "seq", "offset", strings.TrimRight(string(head), " "))
 	var out, in, harness int
 	for _, e := range events {

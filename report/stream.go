@@ -33,14 +33,19 @@ func NewTextStream(w io.Writer, opts TextOptions) *TextStream {
 func (s *TextStream) Header(r *runner.Report) { s.t.header(r) }
 
 // Result writes one result, under its area's title when it opens an area.
-func (s *TextStream) Result(res runner.Result) {
+// A stream is for a run of one revision: the report of several (Text)
+// groups their results by area and names each result's revision.
+func (s *TextStream) Result(res runner.Result) { s.result(res, "") }
+
+// result writes res, with revision (revisionNote) beside its transport.
+func (s *TextStream) result(res runner.Result, revision string) {
 	if s.results == 0 || res.Area != s.area {
 		s.t.linef("")
 		s.t.linef("%s", s.t.bold(res.Area))
 		s.area = res.Area
 	}
 	s.results++
-	s.t.result(res, s.verbose)
+	s.t.result(res, s.verbose, revision)
 }
 
 // Flush writes what the stream holds.
@@ -53,6 +58,7 @@ func (s *TextStream) End(r *runner.Report) error {
 	s.t.teardown(r.Teardown)
 	s.t.linef("")
 	s.t.schema(r.Schema)
+	s.t.changes(r)
 	s.t.linef("")
 	s.t.linef("%s", Summary(r))
 	return s.bw.Flush()

@@ -80,7 +80,7 @@ func Text(w io.Writer, r *runner.Report, opts TextOptions) error {
 	s.Header(r)
 	for _, group := range groupByArea(r.Results) {
 		for _, res := range group.results {
-			s.Result(res)
+			s.result(res, revisionNote(r, res))
 		}
 	}
 	return s.End(r)
@@ -111,7 +111,11 @@ func (t textWriter) badge(v verdict.Verdict) string {
 }
 
 func (t textWriter) header(r *runner.Report) {
-	line := "mcpflight check: " + san(r.Target)
+	command := "check"
+	if r.Role == runner.RoleClient {
+		command = "check-client"
+	}
+	line := "mcpflight " + command + ": " + san(r.Target)
 	if r.Transport != "" {
 		line += " over " + san(r.Transport)
 	}
@@ -123,6 +127,11 @@ func (t textWriter) header(r *runner.Report) {
 		line += ", strict"
 	}
 	t.linef("%s", line)
+	if r.Role == runner.RoleClient {
+		t.linef("server: mcpflight's scripted server, one per case")
+		return
+	}
+	t.negotiation(r)
 	if r.Server != nil {
 		s := "server: " + san(r.Server.Name)
 		if r.Server.Version != "" {
@@ -139,10 +148,10 @@ func (t textWriter) header(r *runner.Report) {
 
 const indent = "        " // under the case's ID
 
-func (t textWriter) result(res runner.Result, verbose bool) {
+func (t textWriter) result(res runner.Result, verbose bool, revision string) {
 	line := fmt.Sprintf("  %s %s  %s", t.badge(res.Outcome.Verdict), san(res.ID), san(res.Title))
 	if res.Transport != "" {
-		line += "  [" + san(res.Transport) + "]"
+		line += "  [" + san(res.Transport) + revision + "]"
 	}
 	t.linef("%s", line)
 	o := res.Outcome
@@ -350,8 +359,8 @@ func Summary(r *runner.Report) string {
 	for _, v := range verdictOrder {
 		counts = append(counts, fmt.Sprintf("%d %s", r.Counts[v], v))
 	}
-	return fmt.Sprintf("mcpflight: %s — %s (%s)%s — %s",
-		plural(len(r.Results), "case"), strings.Join(counts, ", "), seconds(r.Duration), schemaSummaryPart(r.Schema), conclusion(r))
+	return fmt.Sprintf("mcpflight: %s — %s (%s)%s%s — %s",
+		plural(len(r.Results), "case"), strings.Join(counts, ", "), seconds(r.Duration), schemaSummaryPart(r.Schema), inconsistencyPart(r), conclusion(r))
 }
 
 func conclusion(r *runner.Report) string {

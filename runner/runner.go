@@ -19,6 +19,7 @@ import (
 
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/control"
+	"github.com/mcpflight/mcpflight/negotiate"
 	"github.com/mcpflight/mcpflight/peer"
 	"github.com/mcpflight/mcpflight/probe"
 	"github.com/mcpflight/mcpflight/profile"
@@ -83,6 +84,9 @@ type Target struct {
 
 // Config is what Run needs.
 type Config struct {
+	// Negotiation, set by RunProtocol, is how the revision was chosen;
+	// the report's header (Watcher.Began) carries it.
+	Negotiation *negotiate.Survey
 	// Target is the server under test.
 	Target Target
 	// Profile says which tools serve the catalogue's needs; nil is an
@@ -161,6 +165,9 @@ type Result struct {
 	Server *peer.Implementation `json:"-"`
 	// Schema is what the schema check found in Events (see schema.go).
 	Schema CaseSchema `json:"-"`
+	// Revision is the protocol revision the case ran under; set by
+	// RunProtocol (revisions.go), "" from Run alone (Report.Version).
+	Revision string
 }
 
 // HadSession reports whether the case opened a connection to the target.
@@ -198,6 +205,19 @@ type Report struct {
 	// Schema is the schema check of every inbound frame of the run: each
 	// distinct violation once. A finding makes the run non-conformant.
 	Schema SchemaReport
+	// Negotiation is how RunProtocol chose the revisions (revisions.go):
+	// the probes, their reasons, the inconsistencies between
+	// server/discover and initialize. Nil for Run alone.
+	Negotiation *negotiate.Survey
+	// Revisions are the revisions the report covers, in the order run:
+	// one, or two under --protocol both (Version then joins them).
+	Revisions []string
+	// Changes are the behaviours that pass under one revision and break
+	// under the other (several revisions only).
+	Changes []RevisionChange
+	// Role is RoleClient when the target is a client under test
+	// (check-client) and mcpflight played the server; RoleServer else.
+	Role string
 }
 
 // Run runs every case of cfg, Config.Jobs at a time, and returns the
@@ -227,13 +247,14 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		cfg.Profile = &profile.Profile{}
 	}
 	rep := &Report{
-		Target:    cfg.Target.Name,
-		Transport: cfg.Target.Transport,
-		Version:   cfg.Version,
-		Profile:   cfg.Profile.Name,
-		Strict:    cfg.Strict,
-		Started:   time.Now(),
-		Counts:    map[verdict.Verdict]int{},
+		Target:      cfg.Target.Name,
+		Transport:   cfg.Target.Transport,
+		Version:     cfg.Version,
+		Profile:     cfg.Profile.Name,
+		Strict:      cfg.Strict,
+		Started:     time.Now(),
+		Counts:      map[verdict.Verdict]int{},
+		Negotiation: cfg.Negotiation,
 	}
 	if cfg.RunTimeout > 0 {
 		var cancel context.CancelFunc
@@ -346,12 +367,19 @@ func runCase(ctx context.Context, cfg Config, c probe.Case, hooks caseHooks) (Re
 			return finish(o)
 		}
 	}
+	if opensModern(cfg) {
+		var o *verdict.Outcome
+		if init, o = openModern(caseCtx, s, c); o != nil {
+			closeBounded()
+			return finish(*o)
+		}
+	}
 	if init != nil {
 		hooks.shookHands()
 	}
 	ctl := control.Detect(s)
 	reason := sessionSkip(c.Needs, init, ctl)
-	if reason == "" && handshake {
+	if reason == "" && (handshake || opensModern(cfg) && !c.Needs.NoHandshake) {
 		reason = missingTool(caseCtx, s, cfg.Profile, c.Needs)
 	}
 	if reason != "" {
@@ -384,8 +412,8 @@ func runCase(ctx context.Context, cfg Config, c probe.Case, hooks caseHooks) (Re
 			extraMu.Lock()
 			extras = append(extras, x)
 			extraMu.Unlock()
-			if _, err := x.Initialize(octx, peer.InitOptions{ProtocolVersion: cfg.Version}); err != nil {
-				return nil, fmt.Errorf("runner: initializing a second session: %w", err)
+			if err := openSecond(octx, cfg, x); err != nil {
+				return nil, err
 			}
 			return x, nil
 		},

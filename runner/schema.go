@@ -39,6 +39,8 @@ type SchemaFinding struct {
 	FirstCase string
 	// Count is how many frames broke it, Cases in how many cases.
 	Count, Cases int
+	// Revision is the revision whose run found it; set by RunProtocol.
+	Revision string
 }
 
 // ID names the finding in a baseline and in JUnit:

@@ -234,8 +234,14 @@ type HTTP struct {
 	byEventID map[string]*sseStream
 	byRequest map[string]string // request ID key -> stream name
 	cancelled map[string]bool   // request ID keys we sent a cancel for
-	closed    bool
-	err       error
+	// modern is the 2026-07-28 revision the connection speaks, "" for
+	// 2025-11-25 (http_modern.go); exchanges are its requests' POSTs.
+	modern    string
+	exchanges map[string]*exchange
+	// statusOf is the HTTP status that answered each request, by ID key.
+	statusOf map[string]int
+	closed   bool
+	err      error
 
 	// inMu guards closing inbound against a late delivery.
 	inMu     sync.RWMutex
@@ -294,6 +300,8 @@ func DialHTTP(ctx context.Context, cfg HTTPConfig) (*HTTP, error) {
 		byEventID: map[string]*sseStream{},
 		byRequest: map[string]string{},
 		cancelled: map[string]bool{},
+		exchanges: map[string]*exchange{},
+		statusOf:  map[string]int{},
 	}
 	go func() {
 		select {
@@ -472,13 +480,21 @@ func (t *HTTP) newRequest(ctx context.Context, method string, body []byte, accep
 		req.Header.Set("Content-Type", "application/json")
 	}
 	t.mu.Lock()
-	if t.sessionID != "" {
+	modern := t.modern
+	if t.sessionID != "" && modern == "" {
 		req.Header.Set(HeaderSessionID, t.sessionID)
 	}
-	if t.version != "" {
+	if t.version != "" && modern == "" {
 		req.Header.Set(HeaderProtocolVersion, t.version)
 	}
 	t.mu.Unlock()
+	if modern != "" && method == http.MethodPost {
+		// The request metadata headers mirror the body (HTTP-84).
+		msg, _ := jsonrpc.Decode(body)
+		for n, vs := range modernHeaders(msg, modern) {
+			req.Header[n] = vs
+		}
+	}
 	for n, vs := range extra {
 		if len(vs) == 0 {
 			req.Header.Del(n)
@@ -541,9 +557,13 @@ func (b *guardedBody) Read(p []byte) (int, error) {
 // exchange sends req and returns the response with its body guarded.
 // The returned cleanup stops the guard and cancels the request.
 func (t *HTTP) exchange(req *http.Request, channel string, body []byte) (*http.Response, *stallGuard, context.CancelFunc, error) {
-	ctx, cancel := context.WithCancel(req.Context())
-	req = req.WithContext(ctx)
-	guard := newStallGuard(t.cfg.HeaderTimeout, t.cfg.StallTimeout, cancel)
+	t.logRequest(req, channel, body)
+	return t.do(req, channel)
+}
+
+// logRequest records an outgoing request: its frame, with its method and
+// headers, or the bare exchange when it has no body.
+func (t *HTTP) logRequest(req *http.Request, channel string, body []byte) {
 	text := req.Method + " " + t.describeHeaders(req.Header)
 	if body != nil {
 		t.cfg.Log.Append(chrono.Event{Dir: chrono.Out, Channel: channel, Kind: chrono.KindFrame, Raw: body,
@@ -551,6 +571,14 @@ func (t *HTTP) exchange(req *http.Request, channel string, body []byte) (*http.R
 	} else {
 		t.cfg.Log.Append(chrono.Event{Dir: chrono.Out, Channel: channel, Kind: chrono.KindHTTP, Text: text})
 	}
+}
+
+// do performs a request logRequest recorded and returns the response with
+// its body guarded (see exchange).
+func (t *HTTP) do(req *http.Request, channel string) (*http.Response, *stallGuard, context.CancelFunc, error) {
+	ctx, cancel := context.WithCancel(req.Context())
+	req = req.WithContext(ctx)
+	guard := newStallGuard(t.cfg.HeaderTimeout, t.cfg.StallTimeout, cancel)
 	resp, err := t.client.Do(req)
 	if err != nil {
 		guard.stop()
@@ -596,7 +624,14 @@ func mediaType(h http.Header) string {
 // *StatusError; a JSON body of such a response is still delivered. A 404
 // on a request that carried a session ID forgets the session, so that
 // the next initialize starts a new one (HTTP-53).
-func (t *HTTP) Send(ctx context.Context, raw []byte) error {
+//
+// On a 2026-07-28 connection (SetModern) a request is answered in the
+// background instead: Send returns once its frame is recorded (see
+// http_modern.go).
+func (t *HTTP) Send(ctx context.Context, raw []byte) error { return t.send(ctx, raw, nil) }
+
+// send is Send with header overrides (SendHeaders).
+func (t *HTTP) send(ctx context.Context, raw []byte, extra http.Header) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -623,11 +658,15 @@ func (t *HTTP) Send(ctx context.Context, raw []byte) error {
 			}
 		}
 	}
+	modern := t.modern
 	t.mu.Unlock()
 	channel := fmt.Sprintf("POST #%d", n)
+	if modern != "" && derr == nil && msg.Kind == jsonrpc.KindRequest {
+		return t.sendModernRequest(channel, raw, msg, extra)
+	}
 	// The request lives with the connection, not with the caller's ctx:
 	// a stream must survive the call that started it.
-	req, err := t.newRequest(t.ctx, http.MethodPost, raw, "application/json, text/event-stream", nil)
+	req, err := t.newRequest(t.ctx, http.MethodPost, raw, "application/json, text/event-stream", extra)
 	if err != nil {
 		return err
 	}
@@ -707,6 +746,16 @@ func (t *HTTP) Send(ctx context.Context, raw []byte) error {
 		} else {
 			go read()
 		}
+		if msg != nil && msg.Kind == jsonrpc.KindRequest {
+			// An error status with a JSON body answers the request: its
+			// JSON-RPC error (a -32022 to initialize from a modern-only
+			// server, LIF-49) is the response, or its absence loses the
+			// request (readJSON). StatusOf keeps the status.
+			t.mu.Lock()
+			t.statusOf[msg.ID.Key()] = resp.StatusCode
+			t.mu.Unlock()
+			return nil
+		}
 		if resp.StatusCode/100 != 2 {
 			return &StatusError{Channel: channel, Status: resp.StatusCode}
 		}
@@ -732,7 +781,9 @@ func (t *HTTP) Send(ctx context.Context, raw []byte) error {
 // could not even be sent back as a header value is refused.
 func (t *HTTP) learnSession(resp *http.Response, sent *jsonrpc.Message, channel string) {
 	id := resp.Header.Get(HeaderSessionID)
-	if id == "" || resp.StatusCode/100 != 2 {
+	if id == "" || resp.StatusCode/100 != 2 || t.Modern() != "" {
+		// 2026-07-28 has no sessions: an ID a server still mints is in
+		// the chronology's headers, and never sent back (HTTP-107).
 		return
 	}
 	t.mu.Lock()
@@ -787,6 +838,10 @@ func requestID(sent *jsonrpc.Message) jsonrpc.ID {
 func (t *HTTP) readJSON(resp *http.Response, channel string, sent *jsonrpc.Message) {
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
+	if err != nil && t.closedByUs(requestID(sent)) {
+		t.cfg.Log.Harness(chrono.KindNote, channel, "JSON body not read: the client closed the exchange to cancel request "+requestID(sent).String())
+		return
+	}
 	if err != nil {
 		t.cfg.Log.Harness(chrono.KindError, channel, chrono.Sanitize("reading JSON body: "+err.Error(), false))
 		if errors.Is(err, ErrBodyTooLarge) {
@@ -819,6 +874,9 @@ func (t *HTTP) deliverMsg(channel string, raw []byte, text string, lost jsonrpc.
 		Summary: chrono.Summarize(msg, derr), Text: chrono.Sanitize(text, false)})
 	if derr == nil && msg.Kind == jsonrpc.KindResult {
 		t.learnVersion(msg)
+	}
+	if derr == nil && msg.Kind.IsResponse() && msg.ID.IsValid() {
+		t.markAnswered(msg.ID)
 	}
 	in := Inbound{Msg: msg, Raw: raw, Seq: e.Seq}
 	if derr != nil {
@@ -915,6 +973,8 @@ func (t *HTTP) readSSE(s *sseStream, resp *http.Response, guard *stallGuard) {
 				t.lostAtEnd(s, channel)
 			case dropped:
 				t.cfg.Log.Harness(chrono.KindNote, channel, "stream dropped by the client")
+			case t.closedByUs(s.reqID):
+				t.cfg.Log.Harness(chrono.KindNote, channel, "stream closed by the client: request "+s.reqID.String()+" cancelled")
 			default:
 				if guard.fired() {
 					err = fmt.Errorf("%w: nothing for %s", ErrStalled, t.cfg.StallTimeout)
@@ -1014,7 +1074,8 @@ const maxReconnects = 3
 // dropped. Called from the stream's reader.
 func (t *HTTP) reconnect(s *sseStream) {
 	t.mu.Lock()
-	ok := s.reqKey != "" && !s.answered && !s.dropped && s.lastID != "" && !t.cancelled[s.reqKey] &&
+	// 2026-07-28 streams are not resumable (HTTP-93).
+	ok := t.modern == "" && s.reqKey != "" && !s.answered && !s.dropped && s.lastID != "" && !t.cancelled[s.reqKey] &&
 		s.attempts < maxReconnects && !t.closed && t.ctx.Err() == nil
 	last, n := s.lastID, s.attempts+1
 	t.mu.Unlock()
@@ -1037,14 +1098,23 @@ func (t *HTTP) reconnect(s *sseStream) {
 // Called from the stream's reader after reconnect.
 func (t *HTTP) lostAtEnd(s *sseStream, channel string) {
 	t.mu.Lock()
-	lost := s.reqID.IsValid() && !s.answered && !s.dropped && s.lastID == "" && s.attempts == 0 &&
-		!t.cancelled[s.reqKey] && !t.closed && t.ctx.Err() == nil
-	id := s.reqID
+	// On 2026-07-28 any stream that ends before its response loses it:
+	// nothing resumes it (HTTP-94).
+	closed := false
+	if x := t.exchanges[s.reqKey]; x != nil {
+		closed = x.closed
+	}
+	lost := s.reqID.IsValid() && !s.answered && !s.dropped && (s.lastID == "" || t.modern != "") && s.attempts == 0 &&
+		!t.cancelled[s.reqKey] && !closed && !t.closed && t.ctx.Err() == nil
+	id, why := s.reqID, "with no event ID to resume it from"
+	if t.modern != "" {
+		why = "and 2026-07-28 streams are not resumed (HTTP-93, HTTP-94)"
+	}
 	t.mu.Unlock()
 	if !lost {
 		return
 	}
-	err := fmt.Errorf("transport: %s: %w: the stream ended before the response, with no event ID to resume it from", channel, ErrNoAnswer)
+	err := fmt.Errorf("transport: %s: %w: the stream ended before the response, %s", channel, ErrNoAnswer, why)
 	e := t.cfg.Log.Harness(chrono.KindError, channel, err.Error())
 	t.deliver(Inbound{Err: err, Seq: e.Seq, For: id})
 }
@@ -1083,6 +1153,10 @@ func (t *HTTP) get(ctx context.Context, lastEventID string) (string, error) {
 	if t.closed {
 		t.mu.Unlock()
 		return "", ErrClosed
+	}
+	if t.modern != "" {
+		t.mu.Unlock()
+		return "", ErrModernNoGET
 	}
 	t.gets++
 	name := fmt.Sprintf("GET #%d", t.gets)

@@ -12,6 +12,13 @@
 //     so its SSE stream is not resumed with Last-Event-ID when it ends
 //     (HTTP-25, CAN-8).
 //
+// On a 2026-07-28 connection (HTTP.SetModern) the HTTP transport also
+// mirrors the body into the request metadata headers, as the revision
+// defines them: MCP-Protocol-Version from _meta, Mcp-Method from the
+// method, and Mcp-Name from params.name (tools/call, prompts/get),
+// params.uri (resources/read) or params.taskId (tasks/get, tasks/update,
+// tasks/cancel); see http_modern.go.
+//
 // The stdio transport knows no method at all.
 package transport
 

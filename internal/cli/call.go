@@ -14,6 +14,7 @@ import (
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/hostcancel"
 	"github.com/mcpflight/mcpflight/jsonrpc"
+	"github.com/mcpflight/mcpflight/negotiate"
 	"github.com/mcpflight/mcpflight/peer"
 	"github.com/mcpflight/mcpflight/refserver"
 	"github.com/mcpflight/mcpflight/report"
@@ -25,8 +26,10 @@ Calls one tool and shows its progress and log messages as they arrive.
 Without --stdio or --url the target is the built-in reference server, whose "slow"
 tool then advances on its own every 250ms (tickMs) unless told otherwise.
 
-A --timeout or Ctrl-C sends a real notifications/cancelled; a second
-Ctrl-C stops waiting at once. The last line says what actually happened.
+A --timeout or Ctrl-C sends a real notifications/cancelled (under
+2026-07-28 over Streamable HTTP it closes the request's response stream,
+which is the cancellation there); a second Ctrl-C stops waiting at once.
+The last line says what actually happened.
 
 Flags:
   --stdio CMD        the server's command line (split like a shell, no shell)
@@ -41,12 +44,13 @@ Flags:
   --timeout D        cancel the call after D (e.g. 500ms); 0: no timeout
   --grace D          after a cancel, how long to wait for a late response
                      (default 2s)
-  --log-level LEVEL  send logging/setLevel LEVEL first (debug … emergency)
+  --log-level LEVEL  send logging/setLevel LEVEL first (debug … emergency);
+                     under 2026-07-28 the call carries it in its _meta
   --task             call the tool as a durable task (2025-11-25); a timeout or
                      Ctrl-C then stops waiting and sends one tasks/cancel, and
                      the two-phase controller verifies what happened
   -v                 print the chronology afterwards
-
+` + protocolUsage + `
 Exit codes: 0 completed, 1 the tool or the server reported an error,
 2 usage or connection error, 124 cancelled by --timeout, 130 interrupted.
 `
@@ -68,6 +72,7 @@ type callOptions struct {
 	verbose  bool
 	maxFrame int
 	task     bool
+	protocol protocolFlag
 }
 
 // parseInterleaved parses flags that may come before or after the
@@ -114,12 +119,17 @@ func (e Env) call(ctx context.Context, args []string) (int, error) {
 	fs.BoolVar(&o.verbose, "v", false, "")
 	fs.BoolVar(&o.task, "task", false, "")
 	fs.IntVar(&o.maxFrame, "max-frame", 0, "")
+	o.protocol.register(fs)
 	pos, err := parseInterleaved(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0, nil
 	}
 	if err != nil {
 		return 0, usagef(callUsage, "%v", err)
+	}
+	mode, err := o.protocol.mode(callUsage, false)
+	if err != nil {
+		return 0, err
 	}
 	if len(pos) < 1 || len(pos) > 2 {
 		return 0, usagef(callUsage, "call takes a tool name and optional JSON arguments")
@@ -200,16 +210,17 @@ func (e Env) call(ctx context.Context, args []string) (int, error) {
 	}
 
 	hctx, cancel := context.WithTimeout(runCtx, 30*time.Second)
-	_, err = s.Initialize(hctx, peer.InitOptions{})
+	_, err = negotiate.Open(hctx, s, mode, negotiate.Options{})
 	cancel()
 	if err != nil {
-		ui.Line("mcpflight call: the handshake failed: %s", chrono.Sanitize(err.Error(), false))
+		ui.Line("mcpflight call: opening the session failed: %s", chrono.Sanitize(err.Error(), false))
 		if tail := stderrTail(log, 5); tail != "" {
 			ui.Line("the server's last stderr lines:\n%s", tail)
 		}
 		return finish(ExitError)
 	}
-	if o.logLevel != "" {
+	// Under 2026-07-28 the level travels with the call (LOG-43).
+	if o.logLevel != "" && !s.SetLogLevel(o.logLevel) {
 		if err := s.Request(runCtx, "logging/setLevel", map[string]any{"level": o.logLevel}, nil); err != nil {
 			ui.Line("mcpflight call: logging/setLevel %s: %s", chrono.Sanitize(o.logLevel, false), chrono.Sanitize(err.Error(), false))
 			return finish(ExitError)
@@ -246,7 +257,10 @@ func (e Env) call(ctx context.Context, args []string) (int, error) {
 		if strings.HasPrefix(reason, "timeout") {
 			code = ExitTimeout
 		}
-		if err := s.Cancel(runCtx, c, "mcpflight call: "+reason); err == nil {
+		err := s.Cancel(runCtx, c, "mcpflight call: "+reason)
+		if err == nil && c.State() == peer.StateStreamClosed {
+			ui.Line("cancelled request %s (%s) by closing its response stream, the cancellation of 2026-07-28 over HTTP", c.ID, reason)
+		} else if err == nil {
 			ui.Line("cancelling request %s (%s); waiting up to %v for a late response (Ctrl-C again to stop waiting)", c.ID, reason, o.grace)
 			grace := time.NewTimer(o.grace)
 			select {
@@ -280,6 +294,8 @@ func (e Env) call(ctx context.Context, args []string) (int, error) {
 func classifyCall(c *peer.Call) (callOutcome, string) {
 	resp, _ := c.Response()
 	switch {
+	case c.State() == peer.StateStreamClosed && resp == nil:
+		return outcomeCancelledSilent, "its response stream was closed (the 2026-07-28 cancellation over HTTP), so no response can arrive"
 	case c.State() == peer.StateFailed:
 		return outcomeUnknown, "the connection ended before a response"
 	case resp == nil && c.CancelRequested():

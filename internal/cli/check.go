@@ -14,6 +14,7 @@ import (
 	"github.com/mcpflight/mcpflight/baseline"
 	"github.com/mcpflight/mcpflight/cases"
 	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/negotiate"
 	"github.com/mcpflight/mcpflight/profile"
 	"github.com/mcpflight/mcpflight/refserver"
 	"github.com/mcpflight/mcpflight/report"
@@ -51,7 +52,7 @@ Flags:
                        variable VAR (repeatable): the secret stays out of the
                        command line, where ps would show it
   --transport NAME     stdio (default) or http, for the built-in server
-  --shell              run --stdio's command line through /bin/sh -c
+` + checkProtocolUsage + `  --shell              run --stdio's command line through /bin/sh -c
   --profile NAME|FILE  the target profile: a built-in name (reference,
                        server-everything) or a JSON/YAML file. Default:
                        reference for the built-in server; for --stdio,
@@ -117,6 +118,7 @@ type checkOptions struct {
 	grace       time.Duration
 	faults      stringList
 	headers     headerFlags
+	protocol    protocolFlag
 	// header is what headers resolved to.
 	header http.Header
 }
@@ -146,14 +148,19 @@ func (e Env) check(ctx context.Context, args []string) (int, error) {
 	fs.DurationVar(&o.grace, "grace", 0, "")
 	fs.Var(&o.faults, "target-fault", "")
 	o.headers.register(fs)
+	o.protocol.register(fs)
 	if done, err := e.parse(fs, checkUsage, args); done || err != nil {
 		return 0, err
 	}
+	mode, err := o.protocol.mode(checkUsage, true)
+	if err != nil {
+		return 0, err
+	}
+	if mode == negotiate.ModeBoth && (o.baseline != "" || o.writeBase != "") {
+		return 0, usagef(checkUsage, "a baseline lists the cases of one revision: --baseline and --write-baseline need --protocol 2025-11-25, 2026-07-28 or auto")
+	}
 	// A baseline that cannot be read is known before anything runs.
-	var (
-		known []baseline.Entry
-		err   error
-	)
+	var known []baseline.Entry
 	if o.baseline != "" {
 		if known, err = baseline.Read(o.baseline); err != nil {
 			return 0, usagef(checkUsage, "--baseline: %v", err)
@@ -233,10 +240,15 @@ func (e Env) check(ctx context.Context, args []string) (int, error) {
 		}
 		live = newLiveOutput(e.Stdout, len(selected), report.TextOptions{Verbose: o.verbose, Color: useColor(e.Stdout, e.Getenv)},
 			isTerminal(e.Stdout), o.quiet, width, e.redact)
+		if mode == negotiate.ModeBoth {
+			// One run per revision: the report, grouped by area across
+			// them, is printed whole at the end.
+			live.wholeAtEnd()
+		}
 		cfg.Watch = live
 		defer live.Close()
 	}
-	rep, runErr := runner.Run(ctx, cfg)
+	rep, runErr := runner.RunProtocol(ctx, cfg, mode, negotiate.Options{})
 	if rep == nil {
 		return 0, runErr
 	}

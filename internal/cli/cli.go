@@ -125,6 +125,8 @@ const mainUsage = `Usage: mcpflight <command> [flags]
 Commands:
   check     run the conformance catalogue against an MCP server
   explore   look for races with seeded random operations; shrink and replay counterexamples
+  check-client
+            run the client catalogue against an MCP client (mcpflight plays the server)
   serve     run the built-in reference server (serve --stdio)
   call      call one tool, with live progress; Ctrl-C sends a real cancel
   tools     list a server's tools, their task support and profile use
@@ -148,6 +150,12 @@ func (e Env) dispatch(ctx context.Context, args []string) (int, error) {
 		return e.check(ctx, rest)
 	case "explore":
 		return e.explore(ctx, rest)
+	case "check-client":
+		return e.checkClient(ctx, rest)
+	case "client-relay":
+		return e.clientRelay(ctx, rest)
+	case "client-adapter":
+		return e.clientAdapter(ctx, rest)
 	case "serve":
 		return e.serve(ctx, rest)
 	case "call":

@@ -396,8 +396,11 @@ func TestHostileStdioGrandchildHoldsStdout(t *testing.T) {
 	t.Parallel()
 	r := runZoo(t, hostile.GrandchildHoldsStdout, "1m", nil, casePing, caseTeardown, caseStdout)
 	r.passes(t, casePing, caseTeardown, caseStdout)
-	if len(r.pids) != 2*3 {
-		t.Errorf("pids %v, want a server and a grandchild per case", r.pids)
+	// Each case, and each of the two probes that negotiate the revision
+	// before the first case (server/discover, initialize), has a server
+	// and a grandchild.
+	if len(r.pids) != 2*(3+2) {
+		t.Errorf("pids %v, want a server and a grandchild per case and per probe", r.pids)
 	}
 	r.rssCap(t, 128)
 }

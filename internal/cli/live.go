@@ -41,6 +41,13 @@ type liveOutput struct {
 	running []runningCase         // started and not finished, in start order
 	status  string                // the status line drawn, "" if none
 	stop    chan struct{}         // closed by Close: stops the clock
+	// whole is set for a run of several revisions (wholeAtEnd): each
+	// revision's run starts its indices at 0 and the report groups
+	// results across them, so nothing is printed before End.
+	whole   bool
+	began   bool
+	perRun  int // cases in one revision's run
+	opts    report.TextOptions
 	closing sync.Once
 	ticking sync.WaitGroup
 }
@@ -63,7 +70,17 @@ func newLiveOutput(w io.Writer, total int, opts report.TextOptions, terminal, qu
 	if !quiet {
 		l.stream = report.NewTextStream(w, opts)
 	}
+	l.opts = opts
 	return l
+}
+
+// wholeAtEnd makes l print the report only at End, for a run of one
+// catalogue per revision; the status line counts the cases of all of
+// them, as many as it has been told of so far.
+func (l *liveOutput) wholeAtEnd() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.whole = true
 }
 
 // Began implements runner.Watcher: it starts the status line's clock.
@@ -71,6 +88,14 @@ func (l *liveOutput) Began(header runner.Report) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	redactHeader(&header, l.redact)
+	if l.began {
+		// The next revision's run of a --protocol both run.
+		l.total += l.perRun
+		l.draw()
+		return
+	}
+	l.began = true
+	l.perRun = l.total
 	l.header = header
 	if !l.terminal {
 		return
@@ -113,6 +138,10 @@ func (l *liveOutput) Finished(i int, res runner.Result) {
 	l.running = slices.DeleteFunc(l.running, func(r runningCase) bool { return r.i == i })
 	l.done++
 	redactResult(&res, l.redact)
+	if l.whole {
+		l.draw()
+		return
+	}
 	l.held[i] = res
 	if l.stream != nil {
 		l.printReady()
@@ -191,6 +220,9 @@ func (l *liveOutput) End(rep *runner.Report) error {
 	if l.stream == nil {
 		_, err := fmt.Fprintln(l.w, report.Summary(rep))
 		return err
+	}
+	if l.whole {
+		return report.Text(l.w, rep, l.opts)
 	}
 	if l.printed == 0 {
 		l.stream.Header(rep)

@@ -14,22 +14,29 @@ import (
 )
 
 // schemaBreak is testdata/schemabreak, built once.
-var schemaBreak = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "mcpflight-schemabreak")
-	if err != nil {
-		return "", err
-	}
-	bin := filepath.Join(dir, "schemabreak")
-	build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, "./testdata/schemabreak")
-	build.Dir = filepath.Join("..", "..")
-	if out, err := build.CombinedOutput(); err != nil {
-		return "", &exec.ExitError{Stderr: out}
-	}
-	return bin, nil
-})
+var schemaBreak = testdataCommand("schemabreak")
 
-// schemaBreakHTTP starts schemabreak -http on a free loopback port and
-// returns its URL; the process is killed when the test ends.
+// testdataCommand returns a function that builds testdata/NAME once and
+// returns the binary's path.
+func testdataCommand(name string) func() (string, error) {
+	return sync.OnceValues(func() (string, error) {
+		dir, err := os.MkdirTemp("", "mcpflight-"+name)
+		if err != nil {
+			return "", err
+		}
+		bin := filepath.Join(dir, name)
+		build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, "./testdata/"+name)
+		build.Dir = filepath.Join("..", "..")
+		if out, err := build.CombinedOutput(); err != nil {
+			return "", &exec.ExitError{Stderr: out}
+		}
+		return bin, nil
+	})
+}
+
+// schemaBreakHTTP starts a testdata command (schemabreak, eraserver) with
+// -mode mode -http on a free loopback port and returns its URL; the
+// process is killed when the test ends.
 func schemaBreakHTTP(t *testing.T, bin, mode string) string {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -47,7 +54,7 @@ func schemaBreakHTTP(t *testing.T, bin, mode string) string {
 	})
 	url, err := bufio.NewReader(stdout).ReadString('\n')
 	if err != nil {
-		t.Fatalf("schemabreak -http printed no URL: %v", err)
+		t.Fatalf("%s -http printed no URL: %v", filepath.Base(bin), err)
 	}
 	return strings.TrimSpace(url)
 }

@@ -16,15 +16,17 @@ import (
 	"github.com/mcpflight/mcpflight/refserver"
 )
 
-const serveUsage = `Usage: mcpflight serve --stdio [--fault NAME]... [--hostile MODE]
-       mcpflight serve --http ADDR [--allow-origin ORIGIN]... [--fault NAME]... [--hostile MODE]
+const serveUsage = `Usage: mcpflight serve --stdio [--protocols LIST] [--fault NAME]... [--hostile MODE]
+       mcpflight serve --http ADDR [--protocols LIST] [--allow-origin ORIGIN]... [--fault NAME]... [--hostile MODE]
        mcpflight serve --list-faults | --list-hostile
 
-Runs mcpflight's reference MCP server. With --stdio it serves one session
-over stdin and stdout and exits when its input ends. With --http it serves
-Streamable HTTP (2025-11-25) at http://ADDR/mcp (any path is the
-endpoint), prints that URL on stdout and runs until interrupted.
-Diagnostics go to stderr.
+Runs mcpflight's reference MCP server. With --stdio it serves one
+connection over stdin and stdout and exits when its input ends. With --http
+it serves Streamable HTTP at http://ADDR/mcp (any path is the endpoint),
+prints that URL on stdout and runs until interrupted. It is dual-era: a
+client that opens with initialize gets 2025-11-25 (a session), a request
+that carries the 2026-07-28 _meta envelope is served on its own (stateless
+HTTP: no session, GET and DELETE 405). Diagnostics go to stderr.
 
 Flags:
   --stdio               serve over stdin/stdout
@@ -40,7 +42,15 @@ Flags:
   --max-in-flight N     requests of one session handled at once (default
                         64, -1 for no limit); more are refused with -31000
   --no-tasks            serve without the tasks capability: task-augmented
-                        requests are then ordinary ones (TSK-4, TSK-24)
+                        requests are then ordinary ones (TSK-4, TSK-24), and
+                        without the tasks extension under 2026-07-28
+  --protocols LIST      the revisions served, comma-separated: 2026-07-28,
+                        2025-11-25 (default both); 2026-07-28 alone answers
+                        initialize with -32022 naming its version (LIF-49),
+                        2025-11-25 alone knows no server/discover
+  --listen-teardown T   what ends a subscriptions/listen stream the server
+                        closes: result (default, SUB-6/SUB-7) or cancelled
+                        (notifications/cancelled, CAN-41); see ambiguity A-11
   --fault NAME          break one contract on purpose (repeatable)
   --list-faults         print the faults and what each breaks
   --hostile MODE        attack the client instead: garbage, floods, hangs,
@@ -54,6 +64,7 @@ func (e Env) serve(ctx context.Context, args []string) (int, error) {
 		listHostile, noTasks bool
 		faults, origins      stringList
 		httpAddr, hostileAt  string
+		protocols, teardown  string
 		retryMS              int
 		maxFrame, maxFlight  int
 	)
@@ -71,6 +82,8 @@ func (e Env) serve(ctx context.Context, args []string) (int, error) {
 	fs.BoolVar(&list, "list-faults", false, "")
 	fs.BoolVar(&noTasks, "no-tasks", false, "")
 	fs.Var(&faults, "fault", "")
+	fs.StringVar(&protocols, "protocols", "", "")
+	fs.StringVar(&teardown, "listen-teardown", string(refserver.TeardownResult), "")
 	if done, err := e.parse(fs, serveUsage, args); done || err != nil {
 		return 0, err
 	}
@@ -117,7 +130,19 @@ func (e Env) serve(ctx context.Context, args []string) (int, error) {
 	if maxFlight == 0 {
 		return 0, usagef(serveUsage, "--max-in-flight must be positive, or negative for no limit")
 	}
-	srv := refserver.New(refserver.Options{Faults: set, Stderr: e.Stderr, Version: e.version(), MaxFrame: maxFrame, MaxInFlight: maxFlight, NoTasks: noTasks})
+	var served []string
+	if protocols != "" {
+		var err error
+		if served, err = refserver.ParseProtocols(protocols); err != nil {
+			return 0, usagef(serveUsage, "--protocols: %v", err)
+		}
+	}
+	td, err := refserver.ParseListenTeardown(teardown)
+	if err != nil {
+		return 0, usagef(serveUsage, "--listen-teardown: %v", err)
+	}
+	srv := refserver.New(refserver.Options{Faults: set, Stderr: e.Stderr, Version: e.version(), MaxFrame: maxFrame, MaxInFlight: maxFlight, NoTasks: noTasks,
+		Protocols: served, ListenTeardown: td})
 	if httpAddr != "" {
 		var wrap func(http.Handler) http.Handler
 		if mode != nil {
@@ -132,7 +157,7 @@ func (e Env) serve(ctx context.Context, args []string) (int, error) {
 		}
 		return code, nil
 	}
-	err := srv.Serve(ctx, e.Stdin, e.Stdout)
+	err = srv.Serve(ctx, e.Stdin, e.Stdout)
 	switch {
 	case err == nil:
 		return 0, nil

@@ -6,17 +6,20 @@ import (
 	"time"
 
 	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/negotiate"
 	"github.com/mcpflight/mcpflight/peer"
 	"github.com/mcpflight/mcpflight/runner"
 )
 
-// openSession starts target and completes the handshake. closeSession
-// tears it down, bounded, even after ctx has ended.
-func openSession(ctx context.Context, target runner.Target) (s *peer.Session, log *chrono.Log, closeSession func(), err error) {
+// openSession starts target and negotiates the revision for mode (the
+// handshake, or the 2026-07-28 envelope and server/discover; see
+// negotiate.Open). closeSession tears it down, bounded, even after ctx
+// has ended.
+func openSession(ctx context.Context, target runner.Target, mode negotiate.Mode) (s *peer.Session, out *negotiate.Outcome, log *chrono.Log, closeSession func(), err error) {
 	log = chrono.New()
 	conn, err := target.Dial(ctx, log)
 	if err != nil {
-		return nil, log, func() {}, fmt.Errorf("starting %s: %w", target.Name, err)
+		return nil, nil, log, func() {}, fmt.Errorf("starting %s: %w", target.Name, err)
 	}
 	s = peer.New(conn, peer.Options{Log: log})
 	closeSession = func() {
@@ -24,9 +27,9 @@ func openSession(ctx context.Context, target runner.Target) (s *peer.Session, lo
 		defer cancel()
 		s.Close(cctx)
 	}
-	if _, err := s.Initialize(ctx, peer.InitOptions{}); err != nil {
+	if out, err = negotiate.Open(ctx, s, mode, negotiate.Options{}); err != nil {
 		closeSession()
-		return nil, log, func() {}, fmt.Errorf("handshake with %s: %w%s", target.Name, err, tailNote(log))
+		return nil, out, log, func() {}, fmt.Errorf("opening a session with %s: %w%s", target.Name, err, tailNote(log))
 	}
-	return s, log, closeSession, nil
+	return s, out, log, closeSession, nil
 }

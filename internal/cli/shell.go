@@ -28,7 +28,8 @@ A scriptable MCP session. Commands, one per line ("#" starts a comment):
   bg call_tool NAME [JSON]         start a call without waiting; prints its id
   wait ID                          wait for a background call
   cancel ID                        send notifications/cancelled for request ID
-  set_level LEVEL                  logging/setLevel
+  set_level LEVEL                  logging/setLevel; under 2026-07-28 the
+                                   logLevel every later request carries
   ping                             ping
   task call NAME [JSON]            task-augmented tools/call (prints the task id)
   task get|result|cancel TASKID    tasks/get, tasks/result, tasks/cancel
@@ -56,7 +57,7 @@ Flags:
                      variable VAR (keeps the secret out of the command line)
   --script FILE      read the commands from FILE
   -v                 print the chronology afterwards
-`
+` + protocolUsage
 
 // shellState is what expect looks at: the last command's outcome.
 type shellState struct {
@@ -83,11 +84,16 @@ func (e Env) shell(ctx context.Context, args []string) (int, error) {
 	fs.BoolVar(&o.shell, "shell", false, "")
 	fs.StringVar(&script, "script", "", "")
 	fs.BoolVar(&o.verbose, "v", false, "")
+	o.protocol.register(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0, nil
 		}
 		return 0, usagef(shellUsage, "%v", err)
+	}
+	mode, err := o.protocol.mode(shellUsage, false)
+	if err != nil {
+		return 0, err
 	}
 	in := e.Stdin
 	interactive := false
@@ -106,10 +112,11 @@ func (e Env) shell(ctx context.Context, args []string) (int, error) {
 		return 0, err
 	}
 	defer stopTarget()
-	s, log, closeSession, err := openSession(ctx, target)
+	s, out, log, closeSession, err := openSession(ctx, target, mode)
 	if err != nil {
 		return 0, err
 	}
+	fmt.Fprintf(e.Stderr, "mcpflight: speaking %s\n", chrono.Sanitize(out.String(), false))
 	defer func() {
 		closeSession()
 		if o.verbose {
@@ -199,6 +206,12 @@ func (e Env) shellCommand(ctx context.Context, s *peer.Session, st *shellState, 
 		}
 		return shellErr(err)
 	case "set_level":
+		if s.SetLogLevel(rest) {
+			// 2026-07-28 has no logging/setLevel: the level goes with
+			// every request (LOG-43).
+			st.record(nil, nil)
+			return nil
+		}
 		err := s.Request(ctx, "logging/setLevel", map[string]any{"level": rest}, nil)
 		st.record(nil, err)
 		return shellErr(err)

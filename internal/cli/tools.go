@@ -9,14 +9,19 @@ import (
 	"time"
 
 	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/negotiate"
 	"github.com/mcpflight/mcpflight/profile"
+	"github.com/mcpflight/mcpflight/spec"
 )
 
-const toolsUsage = `Usage: mcpflight tools [--stdio CMD [--shell] | --url URL [--header 'NAME: VALUE']...] [--profile NAME|FILE]
+const toolsUsage = `Usage: mcpflight tools [--stdio CMD [--shell] | --url URL [--header 'NAME: VALUE']...] [--profile NAME|FILE] [--protocol REV]
 
-Lists the server's tools with their task support (execution.taskSupport),
-and which need of the catalogue the active profile fills with each.
-Without --stdio or --url the target is the built-in reference server.
+Lists the server's tools with their task support (execution.taskSupport,
+2025-11-25 only), and which need of the catalogue the active profile
+fills with each. Without --stdio or --url the target is the built-in
+reference server. The revision spoken, and why, goes to stderr; with
+--protocol both the tools are listed under each revision the server
+offers, in a REVISION column.
 
 Flags:
   --stdio CMD        the server's command line (split like a shell, no shell)
@@ -30,6 +35,7 @@ Flags:
                      variable VAR (keeps the secret out of the command line)
   --profile NAME|FILE
                      the target profile (see "mcpflight check -h")
+` + protocolUsage + `  --protocol both    list the tools under each revision the server offers
 `
 
 func (e Env) tools(ctx context.Context, args []string) (int, error) {
@@ -42,6 +48,7 @@ func (e Env) tools(ctx context.Context, args []string) (int, error) {
 	o.headers.register(fs)
 	fs.BoolVar(&o.shell, "shell", false, "")
 	fs.StringVar(&o.profile, "profile", "", "")
+	o.protocol.register(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0, nil
@@ -51,6 +58,10 @@ func (e Env) tools(ctx context.Context, args []string) (int, error) {
 	if fs.NArg() > 0 {
 		return 0, usagef(toolsUsage, "unexpected argument %q", fs.Arg(0))
 	}
+	mode, err := o.protocol.mode(toolsUsage, true)
+	if err != nil {
+		return 0, err
+	}
 	target, prof, stopTarget, err := e.sessionTarget(o, toolsUsage)
 	if err != nil {
 		return 0, err
@@ -58,30 +69,57 @@ func (e Env) tools(ctx context.Context, args []string) (int, error) {
 	defer stopTarget()
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	s, _, closeSession, err := openSession(ctx, target)
-	if err != nil {
-		return 0, err
-	}
-	defer closeSession()
-	listed, err := s.ListTools(ctx)
-	if err != nil {
-		return 0, err
+	modes := []negotiate.Mode{mode}
+	if mode == negotiate.ModeBoth {
+		sv, err := negotiate.SurveyTarget(ctx, negotiate.Dialer(target.Dial), mode, negotiate.Options{})
+		if err != nil {
+			return 0, err
+		}
+		modes = modes[:0]
+		for _, rev := range sv.Revisions {
+			modes = append(modes, negotiate.Mode(rev))
+		}
 	}
 	uses := profileUses(prof)
 	tw := tabwriter.NewWriter(e.Stdout, 0, 4, 2, ' ', 0)
+	if mode == negotiate.ModeBoth {
+		fmt.Fprint(tw, "REVISION\t")
+	}
 	fmt.Fprintln(tw, "TOOL\tTASK SUPPORT\tPROFILE USE\tDESCRIPTION")
-	for _, t := range listed {
-		support := t.Execution.TaskSupport
-		if support == "" {
-			support = "forbidden"
+	offered := map[string]bool{}
+	for _, m := range modes {
+		s, out, _, closeSession, err := openSession(ctx, target, m)
+		if err != nil {
+			return 0, err
 		}
-		use := uses[t.Name]
-		if use == "" {
-			use = "-"
+		fmt.Fprintf(e.Stderr, "mcpflight: speaking %s\n", chrono.Sanitize(out.String(), false))
+		listed, err := s.ListTools(ctx)
+		closeSession()
+		if err != nil {
+			return 0, err
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", chrono.Sanitize(t.Name, false), chrono.Sanitize(support, false),
-			use, e.clip(chrono.Sanitize(t.Description, false), 60))
-		delete(uses, t.Name)
+		for _, t := range listed {
+			support := t.Execution.TaskSupport
+			switch {
+			case out.Revision == spec.V20260728:
+				support = "server-directed" // the tasks extension has no taskSupport (TSX-1)
+			case support == "":
+				support = "forbidden"
+			}
+			use := uses[t.Name]
+			if use == "" {
+				use = "-"
+			}
+			if mode == negotiate.ModeBoth {
+				fmt.Fprintf(tw, "%s\t", out.Revision)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", chrono.Sanitize(t.Name, false), chrono.Sanitize(support, false),
+				use, e.clip(chrono.Sanitize(t.Description, false), 60))
+			offered[t.Name] = true
+		}
+	}
+	for name := range offered {
+		delete(uses, name)
 	}
 	if err := tw.Flush(); err != nil {
 		return 0, err

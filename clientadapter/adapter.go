@@ -1,0 +1,575 @@
+// Package clientadapter is mcpflight's own client under test: the peer
+// session and the hostcancel controller behind the adapter contract of
+// package clientrun. "mcpflight check-client" with no --command grades it
+// (it must pass everything), and its named faults are the mutants of the
+// client mutation matrix: each makes it break one rule, and a case of the
+// client catalogue must catch it.
+//
+// It is a 2025-11-25 client over stdio and Streamable HTTP, and a dual-era
+// client over stdio (server/discover with the per-request _meta envelope,
+// falling back to initialize on any failure of the probe).
+// TODO(merge with rev26c): the 2026-07-28 half over Streamable HTTP (the
+// envelope's headers, closing the stream to cancel) comes with the 2026
+// peer client of branch rev26c; until then those steps report
+// "unsupported" and the cases skip.
+package clientadapter
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/clientrun"
+	"github.com/mcpflight/mcpflight/hostcancel"
+	"github.com/mcpflight/mcpflight/jsonrpc"
+	"github.com/mcpflight/mcpflight/mcp"
+	"github.com/mcpflight/mcpflight/peer"
+	"github.com/mcpflight/mcpflight/spec"
+	"github.com/mcpflight/mcpflight/transport"
+)
+
+// Fault is a deliberate client bug, for the mutation matrix.
+type Fault string
+
+// The faults.
+const (
+	FaultCancelsInitialize        Fault = "cancels-initialize"
+	FaultNoCancelOnAbort          Fault = "no-cancel-on-abort"
+	FaultNoCancelOnTimeout        Fault = "no-cancel-on-timeout"
+	FaultCancelsCompleted         Fault = "cancels-completed"
+	FaultDeliversLateResponse     Fault = "delivers-late-response"
+	FaultReusesID                 Fault = "reuses-id"
+	FaultSharesProgressToken      Fault = "shares-progress-token"
+	FaultNoMaxTimeout             Fault = "no-max-timeout"
+	FaultTaskCancelByNotification Fault = "task-cancel-by-notification"
+	FaultKillsServerWithoutEOF    Fault = "kills-server-without-eof"
+	FaultIgnoresPing              Fault = "ignores-ping"
+	FaultDropIsCancel             Fault = "drop-is-cancel"
+	FaultFallbackOnlyOn32601      Fault = "fallback-only-on-32601"
+	FaultPingsModernSession       Fault = "pings-modern-session"
+	FaultNoInitialized            Fault = "no-initialized"
+)
+
+// Faults lists every fault with what it does.
+func Faults() map[Fault]string {
+	return map[Fault]string{
+		FaultCancelsInitialize:        "sends notifications/cancelled for initialize when the handshake times out",
+		FaultNoCancelOnAbort:          "stops waiting on an abort without sending notifications/cancelled",
+		FaultNoCancelOnTimeout:        "stops waiting on a timeout without sending notifications/cancelled",
+		FaultCancelsCompleted:         "sends notifications/cancelled for a request already answered",
+		FaultDeliversLateResponse:     "delivers a response that arrives after its cancel to the caller",
+		FaultReusesID:                 "gives a request the ID of the previous one",
+		FaultSharesProgressToken:      "gives concurrent requests the same progress token",
+		FaultNoMaxTimeout:             "enforces no maximum timeout while progress keeps resetting the clock",
+		FaultTaskCancelByNotification: "cancels a task with notifications/cancelled instead of tasks/cancel",
+		FaultKillsServerWithoutEOF:    "stops the stdio server with SIGTERM without closing its stdin",
+		FaultIgnoresPing:              "never answers the server's ping",
+		FaultDropIsCancel:             "treats a dropped SSE stream as a cancel instead of resuming it",
+		FaultFallbackOnlyOn32601:      "falls back from the server/discover probe only on -32601",
+		FaultPingsModernSession:       "sends ping on a 2026-07-28 session",
+		FaultNoInitialized:            "never sends notifications/initialized",
+	}
+}
+
+// ParseFault checks a fault name.
+func ParseFault(name string) (Fault, error) {
+	f := Fault(name)
+	if _, ok := Faults()[f]; !ok {
+		names := make([]string, 0, len(Faults()))
+		for k := range Faults() {
+			names = append(names, string(k))
+		}
+		sort.Strings(names)
+		return "", fmt.Errorf("unknown client fault %q (known: %s)", name, strings.Join(names, ", "))
+	}
+	return f, nil
+}
+
+// Options configure the adapter.
+type Options struct {
+	// Faults are the bugs to have.
+	Faults map[Fault]bool
+	// Socket, when set, reaches the stdio server over the relay socket
+	// from this process instead of spawning Instructions.Server.
+	Socket string
+	// ProbeTimeout bounds the server/discover probe; 1s if zero.
+	ProbeTimeout time.Duration
+}
+
+// Run does what the instructions say and reports each outcome to report.
+// It returns an error when it could not do them at all (the connection
+// failed); the reports say what happened.
+func Run(ctx context.Context, in clientrun.Instructions, opts Options, report func(clientrun.Report)) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	a := &adapter{in: in, opts: opts, report: report, log: chrono.New()}
+	if opts.ProbeTimeout <= 0 {
+		a.opts.ProbeTimeout = time.Second
+	}
+	return a.run(ctx)
+}
+
+type adapter struct {
+	in     clientrun.Instructions
+	opts   Options
+	report func(clientrun.Report)
+	// log is the adapter's own record; the harness keeps the evidence.
+	log    *chrono.Log
+	conn   transport.Conn
+	s      *peer.Session
+	modern bool
+
+	mu     sync.Mutex
+	lastID jsonrpc.ID
+	token  jsonrpc.ProgressToken
+}
+
+func (a *adapter) fault(f Fault) bool { return a.opts.Faults[f] }
+
+func (a *adapter) run(ctx context.Context) error {
+	if a.in.Transport == clientrun.TransportHTTP && a.in.ProtocolVersion == spec.V20260728 {
+		// TODO(merge with rev26c): the 2026-07-28 Streamable HTTP client.
+		a.report(clientrun.Report{Step: 0, Outcome: clientrun.OutcomeUnsupported,
+			Error: "mcpflight's built-in client speaks 2026-07-28 over stdio only (HTTP comes with the 2026 peer client)"})
+		return nil
+	}
+	conn, err := a.dial(ctx)
+	if err != nil {
+		a.report(clientrun.Report{Step: 0, Outcome: clientrun.OutcomeError, Error: err.Error()})
+		return err
+	}
+	a.conn = conn
+	a.s = peer.New(conn, peer.Options{Log: a.log, Handler: a.handle})
+	if err := a.connect(ctx); err == nil {
+		a.report(clientrun.Report{Step: 0, Outcome: clientrun.OutcomeConnected})
+		for i, st := range a.in.Steps {
+			a.step(ctx, i+1, st)
+		}
+	}
+	a.close(ctx)
+	a.report(clientrun.Report{Step: len(a.in.Steps) + 1, Outcome: clientrun.OutcomeClosed})
+	return nil
+}
+
+// dial reaches the server.
+func (a *adapter) dial(ctx context.Context) (transport.Conn, error) {
+	switch {
+	case a.in.Transport == clientrun.TransportHTTP:
+		return transport.DialHTTP(ctx, transport.HTTPConfig{URL: a.in.URL, Log: a.log, StallTimeout: time.Minute})
+	case a.opts.Socket != "":
+		r, w, err := clientrun.DialRelay(ctx, a.opts.Socket)
+		if err != nil {
+			return nil, err
+		}
+		return transport.NewStream(r, w, transport.StreamConfig{Log: a.log, InChannel: "stdout", OutChannel: "stdin"}), nil
+	case a.in.Server != nil:
+		return transport.StartStdio(ctx, transport.StdioConfig{Argv: append([]string{a.in.Server.Command}, a.in.Server.Args...), Log: a.log})
+	}
+	return nil, errors.New("the instructions name no server to reach")
+}
+
+// handle answers the server's requests: ping.
+func (a *adapter) handle(ctx context.Context, req *jsonrpc.Message) (any, *jsonrpc.Error) {
+	if req.Method == mcp.MethodPing && a.fault(FaultIgnoresPing) {
+		<-ctx.Done()
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "ignored"}
+	}
+	return peer.DefaultHandler(ctx, req)
+}
+
+// envelope is the 2026-07-28 per-request _meta.
+func envelope() map[string]any {
+	return map[string]any{
+		mcp.MetaProtocolVersion:    spec.V20260728,
+		mcp.MetaClientInfo:         map[string]any{"name": "mcpflight", "version": "1"},
+		mcp.MetaClientCapabilities: map[string]any{},
+	}
+}
+
+// connect makes the handshake: initialize, or (2026-07-28) the
+// server/discover probe with a fallback to initialize.
+func (a *adapter) connect(ctx context.Context) error {
+	cctx, cancel := ctx, context.CancelFunc(func() {})
+	if ms := a.in.Connect.TimeoutMs; ms > 0 {
+		cctx, cancel = context.WithTimeout(ctx, time.Duration(ms)*time.Millisecond)
+	}
+	defer cancel()
+	if a.in.ProtocolVersion == spec.V20260728 {
+		modern, err := a.probe(cctx)
+		if err != nil {
+			a.report(clientrun.Report{Step: 0, Outcome: clientrun.OutcomeError, Error: err.Error()})
+			return err
+		}
+		if modern {
+			a.modern = true
+			if a.fault(FaultPingsModernSession) {
+				_ = a.s.Ping(cctx)
+			}
+			return nil
+		}
+	}
+	from := a.log.Len()
+	var err error
+	if a.fault(FaultNoInitialized) {
+		var out json.RawMessage
+		err = a.s.Request(cctx, mcp.MethodInitialize, map[string]any{"protocolVersion": spec.V20251125,
+			"capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "mcpflight", "version": "1"}}, &out)
+	} else {
+		_, err = a.s.Initialize(cctx, peer.InitOptions{ProtocolVersion: spec.V20251125})
+	}
+	if err != nil {
+		outcome := clientrun.OutcomeError
+		if cctx.Err() != nil {
+			outcome = clientrun.OutcomeTimeout
+			if a.fault(FaultCancelsInitialize) {
+				if id, ok := a.sentID(from, mcp.MethodInitialize); ok {
+					_, _ = a.s.NotifySeq(ctx, mcp.NotificationCancelled, map[string]any{"requestId": id, "reason": "timeout"})
+				}
+			}
+		}
+		a.report(clientrun.Report{Step: 0, Outcome: outcome, Error: err.Error()})
+		return err
+	}
+	return nil
+}
+
+// probe sends server/discover and says whether the server is modern.
+// Any error, or no answer within the probe's timeout, means a legacy
+// server (STD-49), except a recognised modern error.
+func (a *adapter) probe(ctx context.Context) (bool, error) {
+	pctx, cancel := context.WithTimeout(ctx, a.opts.ProbeTimeout)
+	defer cancel()
+	var out json.RawMessage
+	err := a.s.Request(pctx, mcp.MethodServerDiscover, map[string]any{mcp.MetaKey: envelope()}, &out)
+	var rpcErr *jsonrpc.Error
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.As(err, &rpcErr):
+		if rpcErr.Code == mcp.CodeUnsupportedProtocolVersion {
+			return false, fmt.Errorf("the server is modern but does not support %s", spec.V20260728)
+		}
+		if a.fault(FaultFallbackOnlyOn32601) && rpcErr.Code != jsonrpc.CodeMethodNotFound {
+			return false, fmt.Errorf("server/discover failed with %d", rpcErr.Code)
+		}
+		return false, nil
+	case pctx.Err() != nil && ctx.Err() == nil:
+		if a.fault(FaultFallbackOnlyOn32601) {
+			return false, errors.New("server/discover was not answered")
+		}
+		return false, nil
+	}
+	return false, err
+}
+
+// sentID finds the ID of the first request of method we sent after seq.
+func (a *adapter) sentID(from uint64, method string) (jsonrpc.ID, bool) {
+	for _, ev := range a.log.Since(from) {
+		if ev.Dir == chrono.Out && ev.Summary != nil && ev.Summary.Method == method && ev.Summary.ID != "" {
+			if m, err := ev.Message(); err == nil {
+				return m.ID, true
+			}
+		}
+	}
+	return jsonrpc.ID{}, false
+}
+
+func (a *adapter) step(ctx context.Context, n int, st clientrun.Step) {
+	switch st.Op {
+	case clientrun.OpCall:
+		if st.Call == nil {
+			a.report(clientrun.Report{Step: n, Outcome: clientrun.OutcomeUnsupported, Error: "a call step without a call"})
+			return
+		}
+		r := a.call(ctx, *st.Call, n, 0)
+		r.Step = n
+		a.report(r)
+	case clientrun.OpParallel:
+		if a.fault(FaultSharesProgressToken) {
+			a.mu.Lock()
+			a.token = a.s.NewToken()
+			a.mu.Unlock()
+		}
+		var wg sync.WaitGroup
+		out := make([]clientrun.Report, len(st.Calls))
+		for i, cs := range st.Calls {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				out[i] = a.call(ctx, cs, n, i+1)
+				out[i].Step, out[i].Call = n, i+1
+			}()
+		}
+		wg.Wait()
+		for _, r := range out {
+			a.report(r)
+		}
+	default:
+		a.report(clientrun.Report{Step: n, Outcome: clientrun.OutcomeUnsupported, Error: "unknown op " + st.Op})
+	}
+}
+
+// call runs one call step.
+func (a *adapter) call(ctx context.Context, cs clientrun.CallStep, stepN, index int) clientrun.Report {
+	if cs.Task {
+		return a.taskCall(ctx, cs)
+	}
+	params := map[string]any{"name": cs.Tool, "arguments": orEmpty(cs.Arguments)}
+	var opts []peer.CallOption
+	if a.modern {
+		params[mcp.MetaKey] = envelope()
+	}
+	a.mu.Lock()
+	if a.fault(FaultReusesID) && a.lastID.IsValid() && index == 0 {
+		opts = append(opts, peer.WithID(a.lastID), peer.AllowIDReuse())
+	}
+	if cs.Progress {
+		switch {
+		case a.fault(FaultSharesProgressToken) && a.token.IsValid() && index == 1:
+			opts = append(opts, peer.WithProgressToken(a.token))
+		case a.fault(FaultSharesProgressToken) && a.token.IsValid() && index > 1:
+			meta, _ := params[mcp.MetaKey].(map[string]any)
+			if meta == nil {
+				meta = map[string]any{}
+			}
+			meta[mcp.MetaProgressToken] = a.token
+			params[mcp.MetaKey] = meta
+		default:
+			opts = append(opts, peer.WithProgress())
+		}
+	}
+	a.mu.Unlock()
+	c, err := a.s.Start(ctx, mcp.MethodToolsCall, params, opts...)
+	if err != nil {
+		return clientrun.Report{Outcome: clientrun.OutcomeError, Error: err.Error()}
+	}
+
+	start := time.Now()
+	var idle, total <-chan time.Time
+	var idleTimer *time.Timer
+	if cs.TimeoutMs > 0 {
+		idleTimer = time.NewTimer(time.Duration(cs.TimeoutMs) * time.Millisecond)
+		defer idleTimer.Stop()
+		idle = idleTimer.C
+	}
+	if cs.MaxTotalTimeoutMs > 0 && !a.fault(FaultNoMaxTimeout) {
+		t := time.NewTimer(time.Duration(cs.MaxTotalTimeoutMs) * time.Millisecond)
+		defer t.Stop()
+		total = t.C
+	}
+	dropped := a.dropWatch(ctx, c)
+	wctx, stop := context.WithCancel(ctx)
+	defer stop()
+	progress := a.progressOf(wctx, c, cs.Progress)
+	for {
+		select {
+		case <-c.Done():
+			r := a.outcome(ctx, c)
+			if r.Outcome == clientrun.OutcomeResult || r.Outcome == clientrun.OutcomeError {
+				// The ID of a request that was answered: what the
+				// reuses-id fault gives the next one.
+				a.mu.Lock()
+				a.lastID = c.ID
+				a.mu.Unlock()
+			}
+			if cs.AbortAfterResponse && a.fault(FaultCancelsCompleted) {
+				_, _ = a.s.NotifySeq(ctx, mcp.NotificationCancelled, map[string]any{"requestId": c.ID, "reason": "the user cancelled"})
+			}
+			return r
+		case n := <-progress:
+			if idleTimer != nil && cs.ResetTimeoutOnProgress {
+				idleTimer.Reset(time.Duration(cs.TimeoutMs) * time.Millisecond)
+			}
+			if cs.AbortAfterProgress > 0 && n >= cs.AbortAfterProgress {
+				return a.giveUp(ctx, c, stepN, index, !a.fault(FaultNoCancelOnAbort), clientrun.OutcomeAborted, "aborted after progress")
+			}
+		case <-idle:
+			return a.giveUp(ctx, c, stepN, index, !a.fault(FaultNoCancelOnTimeout), clientrun.OutcomeTimeout,
+				fmt.Sprintf("request timed out after %v without a response", time.Since(start).Round(time.Millisecond)))
+		case <-total:
+			return a.giveUp(ctx, c, stepN, index, !a.fault(FaultNoCancelOnTimeout), clientrun.OutcomeTimeout,
+				fmt.Sprintf("maximum total timeout of %dms reached", cs.MaxTotalTimeoutMs))
+		case <-dropped:
+			// The fault: a dropped stream taken for the end of the call.
+			return a.giveUp(ctx, c, stepN, index, true, clientrun.OutcomeError, "the stream was dropped")
+		case <-ctx.Done():
+			return clientrun.Report{Outcome: clientrun.OutcomeError, Error: ctx.Err().Error()}
+		}
+	}
+}
+
+// progressOf delivers, for each progress notification naming the call's
+// token, how many have arrived so far; read from the adapter's own
+// chronology, so that a token two calls share counts for both.
+func (a *adapter) progressOf(ctx context.Context, c *peer.Call, asked bool) <-chan int {
+	out := make(chan int)
+	token := c.Token
+	if !token.IsValid() && asked {
+		a.mu.Lock()
+		token = a.token
+		a.mu.Unlock()
+	}
+	if !token.IsValid() {
+		return out
+	}
+	want := token.String()
+	go func() {
+		n := 0
+		_, _ = a.log.WaitFor(ctx, c.SentSeq, func(ev chrono.Event) bool {
+			if ev.Dir == chrono.In && ev.Summary != nil && ev.Summary.Method == mcp.NotificationProgress && ev.Summary.Token == want {
+				n++
+				select {
+				case out <- n:
+				case <-ctx.Done():
+					return true
+				}
+			}
+			return false
+		})
+	}()
+	return out
+}
+
+// dropWatch, under FaultDropIsCancel, is closed when the transport saw
+// the call's stream end before its response; nil otherwise.
+func (a *adapter) dropWatch(ctx context.Context, c *peer.Call) <-chan struct{} {
+	if !a.fault(FaultDropIsCancel) || a.in.Transport != clientrun.TransportHTTP {
+		return nil
+	}
+	ch := make(chan struct{})
+	go func() {
+		_, err := a.log.WaitFor(ctx, c.SentSeq, func(ev chrono.Event) bool {
+			return ev.Kind == chrono.KindDecision && strings.Contains(ev.Text, "the stream ended before its response")
+		})
+		if err == nil {
+			close(ch)
+		}
+	}()
+	return ch
+}
+
+// giveUp stops waiting for the call, cancelling it when cancel is set.
+// Under FaultDeliversLateResponse a response that still comes is handed
+// to the caller as well: a second report for the step.
+func (a *adapter) giveUp(ctx context.Context, c *peer.Call, stepN, index int, cancel bool, outcome, why string) clientrun.Report {
+	if cancel {
+		_ = a.s.Cancel(ctx, c, why)
+	}
+	if a.fault(FaultDeliversLateResponse) {
+		go func() {
+			select {
+			case <-c.Done():
+				r := a.outcome(ctx, c)
+				r.Step, r.Call = stepN, index
+				a.report(r)
+			case <-ctx.Done():
+			}
+		}()
+	}
+	return clientrun.Report{Outcome: outcome, Error: why}
+}
+
+// outcome reports a call that ended.
+func (a *adapter) outcome(ctx context.Context, c *peer.Call) clientrun.Report {
+	resp, err := c.Await(ctx)
+	if err != nil {
+		return clientrun.Report{Outcome: clientrun.OutcomeError, Error: err.Error()}
+	}
+	if resp.Error != nil {
+		return clientrun.Report{Outcome: clientrun.OutcomeError, Error: fmt.Sprintf("%d %s", resp.Error.Code, resp.Error.Message)}
+	}
+	return clientrun.Report{Outcome: clientrun.OutcomeResult, Text: firstText(resp.Result)}
+}
+
+// taskCall runs a call as a durable task with hostcancel.
+func (a *adapter) taskCall(ctx context.Context, cs clientrun.CallStep) clientrun.Report {
+	ctl := hostcancel.New(hostcancel.Config{Session: a.s, Policy: hostcancel.Cancel, Grace: 5 * time.Second, NoListen: true})
+	op, err := ctl.Start(ctx, hostcancel.Call{Tool: cs.Tool, Arguments: orEmpty(cs.Arguments), TTL: time.Minute})
+	if err != nil {
+		return clientrun.Report{Outcome: clientrun.OutcomeError, Error: err.Error()}
+	}
+	if !cs.AbortAfterTaskCreated {
+		t, err := op.Wait(ctx)
+		if err != nil {
+			return clientrun.Report{Outcome: clientrun.OutcomeError, Error: err.Error()}
+		}
+		return clientrun.Report{Outcome: clientrun.OutcomeResult, Text: t.Status}
+	}
+	if a.fault(FaultTaskCancelByNotification) {
+		ids := op.RequestIDs()
+		if len(ids) > 0 {
+			_, _ = a.s.NotifySeq(ctx, mcp.NotificationCancelled, map[string]any{"requestId": ids[0], "reason": "aborted"})
+		}
+		op.Stop("aborted")
+		return clientrun.Report{Outcome: clientrun.OutcomeAborted, Error: "task abandoned"}
+	}
+	res := op.Abort(ctx, "aborted as instructed")
+	return clientrun.Report{Outcome: clientrun.OutcomeAborted, Error: "task " + string(res.Classification)}
+}
+
+// close ends the connection: closing the server's stdin first (STD-7).
+func (a *adapter) close(ctx context.Context) {
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if a.fault(FaultKillsServerWithoutEOF) {
+		if st, ok := a.conn.(*transport.Stdio); ok && st.Pid() > 0 {
+			terminate(st.Pid())
+			// Like a client that kills its server: wait for it to die.
+			select {
+			case <-st.Exited():
+			case <-cctx.Done():
+			}
+		}
+		if _, ok := a.conn.(*transport.Stream); ok {
+			// In process there is no process to signal: leave without
+			// closing the server's stdin.
+			return
+		}
+	}
+	a.s.Close(cctx)
+}
+
+func orEmpty(m map[string]any) map[string]any {
+	if m == nil {
+		return map[string]any{}
+	}
+	return m
+}
+
+// firstText is the first text content of a tool result.
+func firstText(result json.RawMessage) string {
+	var r struct {
+		Content []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		} `json:"content"`
+	}
+	if json.Unmarshal(result, &r) != nil {
+		return ""
+	}
+	for _, c := range r.Content {
+		if c.Type == "text" {
+			return c.Text
+		}
+	}
+	return ""
+}
+
+// Writer reports as the contract says: one JSON object a line.
+func Writer(w io.Writer) func(clientrun.Report) {
+	var mu sync.Mutex
+	return func(r clientrun.Report) {
+		raw, _ := json.Marshal(r)
+		mu.Lock()
+		defer mu.Unlock()
+		_, _ = w.Write(append(raw, '\n'))
+	}
+}

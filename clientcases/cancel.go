@@ -1,0 +1,278 @@
+package clientcases
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/clientrun"
+	"github.com/mcpflight/mcpflight/verdict"
+)
+
+// holdAfterProgress is a slow tool: n progress notifications, then no
+// answer until the client cancels (or the case ends).
+func holdAfterProgress(n int) func(ctx context.Context, c *clientrun.Call) {
+	return func(ctx context.Context, c *clientrun.Call) {
+		for i := 0; i < n; i++ {
+			c.Progress(ctx)
+		}
+		holdUntil(ctx, c.Cancelled(), c.Gone())
+	}
+}
+
+// judgeCancel grades how the client signalled the cancel of c, by the
+// run's revision and transport.
+func judgeCancel(e *clientrun.Env, p *clientrun.Played, c *clientrun.Call, what string, missing verdict.Rule) verdict.Outcome {
+	for _, n := range allCancels(p) {
+		id, ok := requestIDOf(n.Msg)
+		if !ok {
+			return verdict.Broken(e.Revision, verdict.Req("CAN-6").Under(v26, "CAN-51"),
+				[]string{"notifications/cancelled with the requestId " + c.ID.String()}, "a notifications/cancelled without a valid requestId", n.Seq)
+		}
+		if id.Key() != c.ID.Key() || n.Conn != c.In.Conn {
+			return verdict.Broken(e.Revision, verdict.Req("CAN-5").Under(v26, "CAN-51"),
+				[]string{"notifications/cancelled naming the request " + c.ID.String()},
+				fmt.Sprintf("notifications/cancelled names %s, which is not the request in flight", id), n.Seq)
+		}
+	}
+	seq, how := signalOf(p, e.Log, c)
+	if modernHTTP(e) {
+		gone := goneSeq(e.Log, c)
+		if gone == 0 {
+			return verdict.Broken(e.Revision, missing, []string{"the client closes the request's SSE stream (CAN-43: the cancellation signal)"},
+				fmt.Sprintf("after %s the stream of request %s stayed open (%s)", what, c.ID, reportsText(p)), 0)
+		}
+		if cs := cancelsOf(p, c); len(cs) > 0 {
+			return verdict.Broken(e.Revision, verdict.Req("HTTP-99").Except(verdict.Info,
+				"2026-07-28 expects no notifications/cancelled over Streamable HTTP but forbids none"),
+				[]string{"the stream closed, and no notification"},
+				fmt.Sprintf("the stream was closed at seq %d and a notifications/cancelled was POSTed too at seq %d", gone, cs[0].Seq), cs[0].Seq)
+		}
+		return verdict.Passf("after %s the client closed the stream of request %s at seq %d", what, c.ID, gone)
+	}
+	if seq == 0 || how != "notifications/cancelled" {
+		actual := fmt.Sprintf("after %s no notifications/cancelled named request %s (%s)", what, c.ID, reportsText(p))
+		if how != "" {
+			actual += "; it only closed the stream at seq " + fmt.Sprint(seq)
+		}
+		return verdict.Broken(e.Revision, missing, []string{"notifications/cancelled with requestId " + c.ID.String()}, actual, 0)
+	}
+	return verdict.Passf("after %s the client sent notifications/cancelled for %s at seq %d", what, c.ID, seq)
+}
+
+func cancelCases() []clientrun.Case {
+	return []clientrun.Case{
+		{
+			ID:       "cancel/abort-signals-cancel",
+			Title:    "a call the user aborts is cancelled with its request ID (or, on 2026 HTTP, by closing its stream)",
+			Reqs:     []string{"HTTP-26", "CAN-5", "CAN-6", "CAN-53", "CAN-44", "CAN-40", "CAN-51", "HTTP-99"},
+			Versions: both,
+			Sends:    "one progress notification for the call, then no answer; the adapter aborts after that progress",
+			Expect:   "notifications/cancelled naming the call's request ID (stdio; 2025-11-25 HTTP), or the call's SSE stream closed (2026-07-28 HTTP)",
+			Run: func(ctx context.Context, e *clientrun.Env) verdict.Outcome {
+				p := e.Play(ctx, clientrun.Told{Steps: []clientrun.Step{step(clientrun.CallStep{Tool: "slow", Progress: true, AbortAfterProgress: 1})}},
+					clientrun.Script{Tools: []clientrun.Tool{{Name: "slow"}}, Call: holdAfterProgress(1)})
+				if o := p.Unusable(); o != nil {
+					return *o
+				}
+				calls := callsTo(p, "slow")
+				if len(calls) == 0 {
+					return noCall(p, "slow")
+				}
+				c := calls[0]
+				if !c.Token.IsValid() {
+					return verdict.Errorf("the client was told to ask for progress but its call carried no progress token, so it could not be told to abort after one")
+				}
+				// 2025-11-25 makes cancelling optional on stdio: the
+				// missing notification only leaves the server working.
+				missing := verdict.Req("HTTP-26")
+				switch {
+				case e.Revision == v26 && e.Transport == clientrun.TransportStdio:
+					missing = verdict.Req("CAN-53")
+				case e.Revision == v26:
+					missing = verdict.Req("CAN-40")
+				case e.Transport == clientrun.TransportStdio:
+					missing = verdict.Req("CAN-6").Except(verdict.Info,
+						"2025-11-25 makes cancellation optional; without the notification the server is left working")
+				}
+				return judgeCancel(e, p, c, "the abort", missing)
+			},
+		},
+		{
+			ID:       "cancel/timeout-signals-cancel",
+			Title:    "a call that times out is cancelled, not just abandoned",
+			Reqs:     []string{"LIF-16", "CAN-45", "CAN-5", "CAN-51"},
+			Versions: both,
+			Sends:    "never answers the call; the adapter gives it 1 s",
+			Expect:   "when the timeout fires, notifications/cancelled naming the call (or, 2026-07-28 HTTP, its stream closed)",
+			Run: func(ctx context.Context, e *clientrun.Env) verdict.Outcome {
+				p := e.Play(ctx, clientrun.Told{Steps: []clientrun.Step{step(clientrun.CallStep{Tool: "slow", TimeoutMs: 1000})}},
+					clientrun.Script{Tools: []clientrun.Tool{{Name: "slow"}}, Call: holdAfterProgress(0)})
+				if o := p.Unusable(); o != nil {
+					return *o
+				}
+				calls := callsTo(p, "slow")
+				if len(calls) == 0 {
+					return noCall(p, "slow")
+				}
+				return judgeCancel(e, p, calls[0], "its timeout", verdict.Req("LIF-16").Under(v26, "CAN-45"))
+			},
+		},
+		{
+			ID:       "cancel/none-after-response",
+			Title:    "no cancel for a request that was already answered",
+			Reqs:     []string{"CAN-1", "CAN-46"},
+			Versions: both,
+			Sends:    "answers the call at once; the adapter aborts its signal after the result, then makes a second call",
+			Expect:   "no notifications/cancelled naming the answered request",
+			Run: func(ctx context.Context, e *clientrun.Env) verdict.Outcome {
+				p := e.Play(ctx, clientrun.Told{Steps: []clientrun.Step{
+					step(clientrun.CallStep{Tool: "quick", AbortAfterResponse: true}),
+					step(clientrun.CallStep{Tool: "quick"}),
+				}}, clientrun.Script{Tools: []clientrun.Tool{{Name: "quick"}}})
+				if o := p.Unusable(); o != nil {
+					return *o
+				}
+				calls := callsTo(p, "quick")
+				if len(calls) == 0 {
+					return noCall(p, "quick")
+				}
+				if cs := cancelsOf(p, calls[0]); len(cs) > 0 {
+					return verdict.Broken(e.Revision, verdict.Req("CAN-1").Under(v26, "CAN-46"),
+						[]string{"no cancel for a request no longer in progress"},
+						fmt.Sprintf("notifications/cancelled for %s after its response", calls[0].ID), cs[0].Seq)
+				}
+				return verdict.Passf("no cancel named %s after it was answered", calls[0].ID)
+			},
+		},
+		{
+			ID:         "cancel/late-response-ignored",
+			Title:      "a response that arrives after the cancel reaches neither the caller nor the next call",
+			Reqs:       []string{"CAN-10", "CAN-50", "CAN-11"},
+			Versions:   both,
+			Transports: nil,
+			Sends:      "one progress, then, once the client cancelled and made its next call, the cancelled call's response (\"late-1\") before the next call's (\"fresh-2\")",
+			Expect:     "the aborted call is not given \"late-1\", and the next call gets \"fresh-2\"",
+			Run: func(ctx context.Context, e *clientrun.Env) verdict.Outcome {
+				if modernHTTP(e) {
+					return verdict.Skipf("over 2026-07-28 Streamable HTTP a cancelled request's stream is closed: no late response can be delivered")
+				}
+				second := make(chan struct{})
+				lateSent := make(chan struct{})
+				var secondOnce, lateOnce sync.Once
+				script := clientrun.Script{Tools: []clientrun.Tool{{Name: "slow"}, {Name: "quick"}},
+					Call: func(ctx context.Context, c *clientrun.Call) {
+						switch c.Tool {
+						case "slow":
+							c.Progress(ctx)
+							// The next call arrives once the client has given
+							// up on this one (cancelled or not).
+							holdUntil(ctx, second)
+							_ = c.Result(ctx, "late-1")
+							lateOnce.Do(func() { close(lateSent) })
+						default:
+							secondOnce.Do(func() { close(second) })
+							holdUntil(ctx, lateSent)
+							_ = c.Result(ctx, "fresh-2")
+						}
+					}}
+				p := e.Play(ctx, clientrun.Told{Steps: []clientrun.Step{
+					step(clientrun.CallStep{Tool: "slow", Progress: true, AbortAfterProgress: 1}),
+					step(clientrun.CallStep{Tool: "quick"}),
+				}}, script)
+				if o := p.Unusable(); o != nil {
+					return *o
+				}
+				if len(callsTo(p, "slow")) == 0 {
+					return noCall(p, "slow")
+				}
+				if len(callsTo(p, "quick")) == 0 {
+					return noCall(p, "quick")
+				}
+				r1, _ := p.Report(1, 0)
+				r2, ok2 := p.Report(2, 0)
+				if ok2 && r2.Text == "late-1" {
+					return verdict.Broken(e.Revision, verdict.Req("CAN-11"), []string{"the second call gets its own response \"fresh-2\""},
+						"the late response of the cancelled call was given to the next call: "+chrono.Sanitize(r2.String(), false), reportSeq(e.Log, 2))
+				}
+				if r1.Outcome == clientrun.OutcomeResult && r1.Text == "late-1" {
+					return verdict.Broken(e.Revision, verdict.Req("CAN-10").Under(v26, "CAN-50"), []string{"the aborted call ends aborted; its late response is ignored"},
+						"the caller of the aborted call was given the late response: "+chrono.Sanitize(r1.String(), false), reportSeq(e.Log, 1))
+				}
+				if !ok2 || r2.Outcome != clientrun.OutcomeResult || r2.Text != "fresh-2" {
+					return verdict.Broken(e.Revision, verdict.Req("CAN-11"), []string{"the second call gets \"fresh-2\" after the late response"},
+						"after the late response the next call did not get its own: "+reportsText(p), reportSeq(e.Log, 2))
+				}
+				return verdict.Passf("the late response was ignored (step 1: %s) and the next call got its own", chrono.Sanitize(r1.Outcome, false))
+			},
+		},
+		{
+			ID:       "timeout/maximum-despite-progress",
+			Title:    "a maximum timeout is enforced while progress keeps resetting the request timeout",
+			Reqs:     []string{"LIF-19", "LIF-18"},
+			Versions: both,
+			Sends:    "a progress notification every 50 ms and never an answer; after 8 times the maximum timeout (on our clock) the progress stops",
+			Expect:   "the client gives up (cancel, or closing the stream) while progress is still coming: it was told timeoutMs 4000 reset on progress, maxTotalTimeoutMs 400",
+			Run: func(ctx context.Context, e *clientrun.Env) verdict.Outcome {
+				const maxTotal = 400
+				stopped := make(chan uint64, 1)
+				script := clientrun.Script{Tools: []clientrun.Tool{{Name: "slow"}},
+					Call: func(ctx context.Context, c *clientrun.Call) {
+						t, stop := ticker(50 * time.Millisecond)
+						defer stop()
+						until := time.Now().Add(8 * maxTotal * time.Millisecond)
+						for time.Now().Before(until) {
+							select {
+							case <-t.C:
+								c.Progress(ctx)
+							case <-c.Cancelled():
+								return
+							case <-c.Gone():
+								return
+							case <-ctx.Done():
+								return
+							}
+						}
+						stopped <- e.Log.Harness(chrono.KindDecision, "server", "progress stops now: 8 times the maximum timeout the client was told").Seq
+						holdUntil(ctx, c.Cancelled(), c.Gone())
+					}}
+				p := e.Play(ctx, clientrun.Told{Steps: []clientrun.Step{step(clientrun.CallStep{Tool: "slow", Progress: true,
+					TimeoutMs: 4000, ResetTimeoutOnProgress: true, MaxTotalTimeoutMs: maxTotal})}}, script)
+				if o := p.Unusable(); o != nil {
+					return *o
+				}
+				calls := callsTo(p, "slow")
+				if len(calls) == 0 {
+					return noCall(p, "slow")
+				}
+				c := calls[0]
+				if !c.Token.IsValid() {
+					return verdict.Errorf("the client was told to ask for progress but its call carried no progress token")
+				}
+				var stopSeq uint64
+				select {
+				case stopSeq = <-stopped:
+				default:
+				}
+				told := fmt.Sprintf("told timeoutMs 4000 reset on progress and maxTotalTimeoutMs %d; %d progress notifications sent", maxTotal, c.ProgressSent())
+				sig, how := signalOf(p, e.Log, c)
+				gaveUp := reportSeq(e.Log, 1)
+				switch {
+				case sig != 0 && (stopSeq == 0 || sig < stopSeq):
+					return verdict.Passf("the client gave up by %s at seq %d while progress was still coming (%s)", how, sig, told)
+				case gaveUp != 0 && (stopSeq == 0 || gaveUp < stopSeq):
+					r, _ := p.Report(1, 0)
+					return verdict.Passf("the client gave up (%s) while progress was still coming, without a cancel signal (the timeout cases judge that) (%s)",
+						chrono.Sanitize(r.Outcome, false), told)
+				case sig != 0:
+					return verdict.Broken(e.Revision, verdict.Req("LIF-19"), []string{"giving up while progress keeps coming, at the maximum timeout"},
+						fmt.Sprintf("the client gave up only after the progress stopped (seq %d), by %s at seq %d: the per-request timeout, not a maximum (%s)", stopSeq, how, sig, told), sig)
+				}
+				return verdict.Broken(e.Revision, verdict.Req("LIF-19"), []string{"giving up while progress keeps coming, at the maximum timeout"},
+					fmt.Sprintf("the client never gave up on the call (%s; %s)", told, reportsText(p)), stopSeq)
+			},
+		},
+	}
+}

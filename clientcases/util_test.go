@@ -1,0 +1,5 @@
+package clientcases_test
+
+import "strings"
+
+type stringsBuilder = strings.Builder

@@ -1,0 +1,247 @@
+//go:build unix
+
+package cli
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// clientReport is what the tests read of a check-client JSON report.
+type clientReport struct {
+	Role    string `json:"role"`
+	Results []struct {
+		ID      string `json:"id"`
+		Verdict string `json:"verdict"`
+		Summary string `json:"summary"`
+		Actual  string `json:"actual"`
+	} `json:"results"`
+}
+
+func readClientReport(t *testing.T, path string) clientReport {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep clientReport
+	if err := json.Unmarshal(raw, &rep); err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+// TestCheckClientBuiltin grades mcpflight's own client through the real
+// binary (client-adapter as the child, client-relay as its server): it
+// passes everything it runs, at least 12 cases over stdio.
+func TestCheckClientBuiltin(t *testing.T) {
+	for _, tc := range []struct {
+		args    []string
+		minPass int
+	}{
+		{nil, 12},
+		{[]string{"--transport", "http"}, 12},
+		{[]string{"--protocol", "2026-07-28"}, 12},
+	} {
+		t.Run(strings.Join(append([]string{"default"}, tc.args...), " "), func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "r.json")
+			r := runCLI(t, "", append([]string{"check-client", "--json", path}, tc.args...)...)
+			if r.code != ExitConformant {
+				t.Fatalf("exit code %d\n%s\n%s", r.code, r.stdout, r.stderr)
+			}
+			rep := readClientReport(t, path)
+			if rep.Role != "client" {
+				t.Errorf("role %q, want client", rep.Role)
+			}
+			pass := 0
+			for _, res := range rep.Results {
+				switch res.Verdict {
+				case "pass":
+					pass++
+				case "skip":
+				default:
+					t.Errorf("%s: %s: %s", res.ID, res.Verdict, res.Summary)
+				}
+			}
+			if pass < tc.minPass {
+				t.Errorf("%d cases passed, want at least %d", pass, tc.minPass)
+			}
+		})
+	}
+}
+
+// TestCheckClientFault gives the built-in client a fault through the
+// command line and expects the case that catches it to say so.
+func TestCheckClientFault(t *testing.T) {
+	r := runCLI(t, "", "check-client", "--client-fault", "cancels-initialize", "--case", "lifecycle/*")
+	if r.code != ExitNonConformant || !strings.Contains(r.stdout, "FAIL  lifecycle/initialize-not-cancelled") {
+		t.Fatalf("exit code %d, want %d with the case failing\n%s\n%s", r.code, ExitNonConformant, r.stdout, r.stderr)
+	}
+	if r := runCLI(t, "", "check-client", "--client-fault", "nope"); r.code != ExitError || !strings.Contains(r.stderr, "unknown client fault") {
+		t.Errorf("unknown fault: exit %d\n%s", r.code, r.stderr)
+	}
+	if r := runCLI(t, "", "check-client", "--command", "x", "--client-fault", "reuses-id"); r.code != ExitError {
+		t.Errorf("--client-fault with --command: exit %d", r.code)
+	}
+}
+
+// TestCheckClientInterruptLeavesNoOrphans interrupts a real check-client
+// while its client (a shell that spawns the server it is told to, then
+// hangs) is running, and checks that the client's group, the relay
+// among it, is gone afterwards.
+func TestCheckClientInterruptLeavesNoOrphans(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "pid")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// The client reports its pid (its group's), starts the server and
+	// waits forever.
+	client := fmt.Sprintf(`sh -c 'echo $$ > %s; {server} & sleep 1000'`, fifo)
+	cmd := exec.Command(binary, "check-client", "--command", client, "--case", "cancel/abort-signals-cancel")
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	f, err := os.Open(fifo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(f).ReadString('\n')
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pgid, err := strconv.Atoi(strings.TrimSpace(line))
+	if err != nil {
+		t.Fatalf("client pid %q: %v", line, err)
+	}
+	// Wait for the relay to exist in the client's group: the shell has
+	// started it once the group has more than the shell and its sleep.
+	deadline := time.Now().Add(30 * time.Second)
+	for len(groupMembers(t, pgid)) < 3 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	members := groupMembers(t, pgid)
+	if len(members) < 3 {
+		t.Fatalf("the client's group has %v, want the shell, its sleep and the relay\n%s", members, out.String())
+	}
+	if err := interrupt(t, cmd, exited, &out, 30*time.Second); !exitedWith(err, ExitError) {
+		t.Errorf("interrupted check-client: %v, want exit code %d\n%s", err, ExitError, out.String())
+	}
+	for _, pid := range members {
+		if state := procState(pid); state != "Z" && state != "" {
+			t.Errorf("process %d of the client's group survived the interrupt (state %s)", pid, state)
+		}
+	}
+}
+
+// targetsDir is where the npm targets are installed:
+// MCPFLIGHT_TARGETS_DIR, or testdata/targets.
+func targetsDir() string {
+	if d := os.Getenv("MCPFLIGHT_TARGETS_DIR"); d != "" {
+		return d
+	}
+	return filepath.Join("..", "..", "testdata", "targets")
+}
+
+// TestCheckClientTypeScript grades the TypeScript SDK clients through
+// their adapters in testdata/targets; the verdicts are the findings the
+// README writes up (each checked by hand in its chronology). A verdict
+// set with two members is a race the client itself runs (see the README).
+func TestCheckClientTypeScript(t *testing.T) {
+	node, err := exec.LookPath("node")
+	dir := targetsDir()
+	_, e1 := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk", "package.json"))
+	_, e2 := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "client", "package.json"))
+	if err != nil || e1 != nil || e2 != nil {
+		msg := fmt.Sprintf("needs node and the npm targets in %s (cd testdata/targets && npm ci, or MCPFLIGHT_TARGETS_DIR): %v %v %v", dir, err, e1, e2)
+		if os.Getenv("CI") != "" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("MCPFLIGHT_TARGETS_DIR", abs)
+	adapter := func(name string) string {
+		p, _ := filepath.Abs(filepath.Join("..", "..", "testdata", "targets", name))
+		return transportQuote(node, p)
+	}
+	type want map[string][]string // case → acceptable verdicts; unlisted cases pass or skip
+	runs := []struct {
+		name, adapter string
+		args          []string
+		want          want
+	}{
+		{"sdk-1.32.2/stdio", "sdk-client-adapter.mjs", nil, want{
+			"lifecycle/initialize-not-cancelled": {"fail"},
+			"cancel/none-after-response":         {"fail"},
+			"tasks/cancel-with-tasks-cancel":     {"fail"},
+		}},
+		{"sdk-1.32.2/http", "sdk-client-adapter.mjs", []string{"--transport", "http"}, want{
+			"cancel/none-after-response":     {"fail"},
+			"cancel/abort-signals-cancel":    {"warn", "pass"},
+			"cancel/timeout-signals-cancel":  {"warn", "pass"},
+			"tasks/cancel-with-tasks-cancel": {"info", "fail"},
+		}},
+		{"client-2.4.0/stdio", "client-adapter.mjs", nil, want{}},
+		{"client-2.4.0/http", "client-adapter.mjs", []string{"--transport", "http"}, want{
+			"cancel/abort-signals-cancel":   {"warn", "pass"},
+			"cancel/timeout-signals-cancel": {"warn", "pass"},
+		}},
+		{"client-2.4.0/stdio/2026", "client-adapter.mjs", []string{"--protocol", "2026-07-28", "--dual-era"}, want{
+			"stdio/shutdown-closes-stdin": {"warn"},
+		}},
+		{"client-2.4.0/http/2026", "client-adapter.mjs", []string{"--protocol", "2026-07-28", "--dual-era", "--transport", "http", "--case-timeout", "8s"}, want{
+			"http/reissue-after-broken-stream": {"fail"},
+		}},
+	}
+	// Two runs at a time: each starts a Node process per case, and the
+	// machine is shared with the rest of the suite.
+	slots := make(chan struct{}, 2)
+	for _, run := range runs {
+		t.Run(run.name, func(t *testing.T) {
+			t.Parallel()
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			path := filepath.Join(t.TempDir(), "r.json")
+			r := runCLI(t, "", append([]string{"check-client", "--command", adapter(run.adapter), "--json", path}, run.args...)...)
+			if r.code == ExitError {
+				t.Fatalf("exit code %d\n%s\n%s", r.code, r.stdout, r.stderr)
+			}
+			rep := readClientReport(t, path)
+			ran := 0
+			for _, res := range rep.Results {
+				ok := []string{"pass", "skip"}
+				if w, listed := run.want[res.ID]; listed {
+					ok = w
+				}
+				if res.Verdict != "skip" {
+					ran++
+				}
+				if !slices.Contains(ok, res.Verdict) {
+					t.Errorf("%s: %s, want %v: %s (%s)", res.ID, res.Verdict, ok, res.Summary, res.Actual)
+				}
+			}
+			if ran < 10 {
+				t.Errorf("only %d cases ran", ran)
+			}
+		})
+	}
+}

@@ -1,0 +1,227 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/mcpflight/mcpflight/internal/erasrv"
+	"github.com/mcpflight/mcpflight/report"
+)
+
+// eraServer is testdata/eraserver (internal/erasrv as a command), built
+// once.
+var eraServer = testdataCommand("eraserver")
+
+// eraTarget is the target flags for eraserver in mode over stdio or
+// HTTP (a process of its own, stopped when the test ends).
+func eraTarget(t *testing.T, mode erasrv.Mode, over string) []string {
+	t.Helper()
+	bin, err := eraServer()
+	if err != nil {
+		t.Fatalf("building testdata/eraserver: %v", err)
+	}
+	if over == "stdio" {
+		return []string{"--stdio", transportQuote(bin, "-mode", string(mode))}
+	}
+	return []string{"--url", schemaBreakHTTP(t, bin, string(mode))}
+}
+
+// TestProtocolStrictServer is the proof of issue 12: against a strict
+// 2026-07-28 server (initialize answered -32022 listing only 2026-07-28;
+// over HTTP with 400), auto runs under 2026-07-28 and says why, and
+// --protocol 2025-11-25 ends with one line naming what the server
+// offers, exit 2, and no report.
+func TestProtocolStrictServer(t *testing.T) {
+	for _, over := range []string{"stdio", "http"} {
+		t.Run(over, func(t *testing.T) {
+			target := eraTarget(t, erasrv.ModernOnly, over)
+			r := runCLI(t, "", append([]string{"check"}, target...)...)
+			if r.code != ExitConformant {
+				t.Errorf("auto: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+			}
+			for _, want := range []string{", protocol 2026-07-28", "revision 2026-07-28: server/discover listed it", "server: erasrv-modern-only 1"} {
+				if !strings.Contains(r.stdout, want) {
+					t.Errorf("auto: the report lacks %q:\n%s", want, r.stdout)
+				}
+			}
+			if strings.Contains(r.stdout, "ERROR") {
+				t.Errorf("auto: harness errors:\n%s", r.stdout)
+			}
+			for _, line := range strings.Split(r.stdout, "\n") {
+				if strings.HasPrefix(strings.TrimSpace(line), "SKIP") {
+					continue
+				}
+				if strings.HasPrefix(line, "        ") && strings.Contains(line, "only") && !strings.Contains(line, "applies to 2025-11-25 only") {
+					t.Errorf("auto: a skip for another reason than the revision: %q", line)
+				}
+			}
+
+			r = runCLI(t, "", append([]string{"check", "--protocol", "2025-11-25"}, target...)...)
+			want := "mcpflight: the server does not support 2025-11-25: it offers 2026-07-28 (initialize was answered -32022 UnsupportedProtocolVersion)\n"
+			if r.code != ExitError || r.stderr != want || r.stdout != "" {
+				t.Errorf("2025-11-25: exit %d, stdout %q, stderr %q; want exit 2, no stdout, stderr %q", r.code, r.stdout, r.stderr, want)
+			}
+		})
+	}
+}
+
+// TestProtocolInconsistentServer: a server whose server/discover lists
+// only 2026-07-28 while initialize agrees to 2025-11-25 is not called
+// conformant silently: the header, the summary and the JSON report carry
+// the contradiction, with the probes' answers.
+func TestProtocolInconsistentServer(t *testing.T) {
+	jsonPath := filepath.Join(t.TempDir(), "report.json")
+	r := runCLI(t, "", append([]string{"check", "--json", jsonPath}, eraTarget(t, erasrv.Inconsistent, "stdio")...)...)
+	want := "INCONSISTENT initialize agreed to 2025-11-25, which server/discover does not list (it lists 2026-07-28): either the server agrees to a revision it does not list as supported (LIF-9), or its supportedVersions names only the revisions of the per-request era (the spec does not say which it must) [LIF-9, LIF-47]"
+	if !strings.Contains(r.stdout, want) || !strings.Contains(r.stdout, "— 1 inconsistency between the server's answers —") {
+		t.Errorf("the text report does not say the server contradicts itself:\n%s", r.stdout)
+	}
+	raw, err := os.ReadFile(jsonPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc report.JSONReport
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	n := doc.Negotiation
+	if n == nil || n.Mode != "auto" || len(n.Conflicts) != 1 || n.Discover == nil || n.Init == nil {
+		t.Fatalf("negotiation %+v", n)
+	}
+	if diff := cmp.Diff([]string{"2026-07-28"}, n.Discover.SupportedVersions); diff != "" || n.Init.ProtocolVersion != "2025-11-25" {
+		t.Errorf("probes: discover lists %v, initialize agreed %q", n.Discover.SupportedVersions, n.Init.ProtocolVersion)
+	}
+	if diff := cmp.Diff([]string{"LIF-9", "LIF-47"}, n.Conflicts[0].Requirements); diff != "" {
+		t.Error(diff)
+	}
+	if diff := cmp.Diff([]report.JSONRevisionRun{{Revision: "2026-07-28", Reason: "server/discover listed it"}}, n.Revisions); diff != "" {
+		t.Error(diff)
+	}
+}
+
+// TestProtocolBothReport: --protocol both on a dual-era server runs the
+// catalogue under each revision into one report: a revision on every
+// result and a "what changed" section, in every format.
+func TestProtocolBothReport(t *testing.T) {
+	dir := t.TempDir()
+	args := append([]string{"check", "--protocol", "both", "--json", filepath.Join(dir, "r.json"), "--junit", filepath.Join(dir, "r.xml"),
+		"--html", filepath.Join(dir, "r.html")}, eraTarget(t, erasrv.Dual, "stdio")...)
+	r := runCLI(t, "", args...)
+	if r.code != ExitConformant {
+		t.Errorf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{", protocol 2025-11-25, 2026-07-28", "revision 2025-11-25: initialize agreed to 2025-11-25",
+		"revision 2026-07-28: server/discover listed it", "[stdio, 2026-07-28]", "what changed between 2025-11-25 and 2026-07-28 on this server"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("the text report lacks %q", want)
+		}
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "r.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc report.JSONReport
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"2025-11-25", "2026-07-28"}, doc.ProtocolVersions); diff != "" {
+		t.Error(diff)
+	}
+	perRev := map[string]int{}
+	for _, res := range doc.Results {
+		perRev[res.Revision]++
+	}
+	if perRev["2025-11-25"] == 0 || perRev["2025-11-25"] != perRev["2026-07-28"] || len(perRev) != 2 {
+		t.Errorf("results per revision %v", perRev)
+	}
+	for file, wants := range map[string][]string{
+		"r.xml":  {`name="lifecycle/version-echo @2026-07-28"`, `<property name="revision" value="2026-07-28: server/discover listed it">`},
+		"r.html": {"What changed between 2025-11-25 and 2026-07-28 on this server", "<dt>revision</dt><dd>2025-11-25: initialize agreed to 2025-11-25</dd>"},
+	} {
+		b, err := os.ReadFile(filepath.Join(dir, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range wants {
+			if !strings.Contains(string(b), want) {
+				t.Errorf("%s lacks %q", file, want)
+			}
+		}
+	}
+}
+
+// TestProtocolFlag: --protocol is parsed the same by the four commands;
+// both is refused where one session is all there is, and with a
+// baseline (which lists the cases of one revision).
+func TestProtocolFlag(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"check", "--protocol", "2025-06-18"}, `--protocol: unknown protocol mode "2025-06-18" (want 2025-11-25, 2026-07-28, auto, both)`},
+		{[]string{"call", "--protocol", "both", "slow"}, "--protocol both runs once per revision"},
+		{[]string{"shell", "--protocol", "both"}, "--protocol both runs once per revision"},
+		{[]string{"tools", "--protocol", "nope"}, "unknown protocol mode"},
+		{[]string{"check", "--protocol", "both", "--write-baseline", "x.json"}, "a baseline lists the cases of one revision"},
+	} {
+		r := runCLI(t, "", tc.args...)
+		if r.code != ExitError || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tc.args, r.code, r.stderr, tc.want)
+		}
+	}
+	for _, cmd := range []string{"check", "call", "tools", "shell"} {
+		r := runCLI(t, "", cmd, "-h")
+		if !strings.Contains(r.stdout+r.stderr, "--protocol REV") {
+			t.Errorf("%s -h does not document --protocol", cmd)
+		}
+	}
+}
+
+// TestSessionCommandsNegotiate: call, tools and shell negotiate like
+// check: a strict 2026-07-28 server is spoken to in its revision under
+// auto, and refused in one line under --protocol 2025-11-25.
+func TestSessionCommandsNegotiate(t *testing.T) {
+	target := eraTarget(t, erasrv.ModernOnly, "stdio")
+	r := runCLI(t, "", append([]string{"tools"}, target...)...)
+	if r.code != 0 || !strings.Contains(r.stdout, "echo") || !strings.Contains(r.stderr, "mcpflight: speaking 2026-07-28: server/discover listed it") {
+		t.Errorf("tools: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	r = runCLI(t, "", append([]string{"call", "echo"}, target...)...)
+	if r.code != 0 || !strings.Contains(r.stdout, "completed: echo echo") {
+		t.Errorf("call: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	r = runCLI(t, "list_tools\nexpect outcome completed\n", append([]string{"shell"}, target...)...)
+	if r.code != 0 || !strings.Contains(r.stderr, "speaking 2026-07-28") {
+		t.Errorf("shell: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	r = runCLI(t, "", append([]string{"tools", "--protocol", "2025-11-25"}, target...)...)
+	if r.code != ExitError || !strings.Contains(r.stderr, "the server does not support 2025-11-25: it offers 2026-07-28") || strings.Count(r.stderr, "\n") != 1 {
+		t.Errorf("tools --protocol 2025-11-25: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
+
+// TestCheckReference2026: until the 2026-07-28 cases exist, a
+// --protocol 2026-07-28 run against the built-in server skips every case
+// with the revision as the reason, over stdio and HTTP, and errors on
+// none.
+func TestCheckReference2026(t *testing.T) {
+	for _, extra := range [][]string{nil, {"--transport", "http"}} {
+		r := runCLI(t, "", append([]string{"check", "--protocol", "2026-07-28"}, extra...)...)
+		if r.code != ExitConformant || !strings.Contains(r.stdout, " 0 error ") {
+			t.Errorf("%v: exit %d\n%s\n%s", extra, r.code, r.stdout, r.stderr)
+		}
+		lines := strings.Split(r.stdout, "\n")
+		for i, line := range lines {
+			if strings.HasPrefix(strings.TrimSpace(line), "SKIP") && strings.HasSuffix(line, "]") && (i+1 >= len(lines) || strings.TrimSpace(lines[i+1]) != "applies to 2025-11-25 only") {
+				t.Errorf("%v: %s is skipped for another reason: %q", extra, strings.TrimSpace(line), lines[i+1])
+			}
+		}
+		if !strings.Contains(r.stdout, "revision 2026-07-28: as asked; ") {
+			t.Errorf("%v: the header does not say why 2026-07-28:\n%s", extra, r.stdout)
+		}
+	}
+}

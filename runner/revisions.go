@@ -1,0 +1,235 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mcpflight/mcpflight/negotiate"
+	"github.com/mcpflight/mcpflight/spec"
+	"github.com/mcpflight/mcpflight/verdict"
+)
+
+// The revision dimension of a run (issue 12.1): which revision the
+// catalogue runs under is negotiated with the target before the first
+// case (--protocol), and under negotiate.ModeBoth the catalogue runs once
+// per revision the server offers, into one report.
+
+// RevisionChange is a behaviour that passes under one revision and breaks
+// under the other: the same case, run under both, with a pass or info
+// under one and a fail or warn under the other.
+type RevisionChange struct {
+	ID, Title string
+	// Verdicts and Summaries are the case's outcome under each revision.
+	Verdicts  map[string]verdict.Verdict
+	Summaries map[string]string
+}
+
+// Broke is the revision under which the behaviour breaks.
+func (c RevisionChange) Broke() string {
+	for rev, v := range c.Verdicts {
+		if v == verdict.Fail || v == verdict.Warn {
+			return rev
+		}
+	}
+	return ""
+}
+
+// RunProtocol negotiates the revision with the target for mode
+// (negotiate.SurveyTarget, each probe on a connection of its own), then
+// runs cfg's cases once per revision chosen, and returns one report
+// whose Negotiation says what was chosen and why. cfg.Version is ignored.
+//
+// A server that names its revisions and offers none the mode accepts (a
+// -32022 without the asked one) ends the run before any case, with a
+// *negotiate.NoCommonRevisionError and no report; so does a modern server
+// that refuses server/discover. When the probes cannot decide otherwise
+// (the target is unreachable, or answers neither probe), the catalogue
+// runs under the mode's revision, 2025-11-25 for auto and both, and the
+// cases show what is wrong.
+func RunProtocol(ctx context.Context, cfg Config, mode negotiate.Mode, opts negotiate.Options) (*Report, error) {
+	if cfg.Target.Dial == nil {
+		return nil, ErrNoDial
+	}
+	caseTimeout := cfg.CaseTimeout
+	if caseTimeout <= 0 {
+		caseTimeout = DefaultCaseTimeout
+	}
+	if opts.HandshakeTimeout <= 0 {
+		opts.HandshakeTimeout = caseTimeout
+	}
+	if opts.ProbeTimeout <= 0 {
+		opts.ProbeTimeout = min(negotiate.DefaultProbeTimeout, caseTimeout/2)
+	}
+	started := time.Now()
+	sctx := ctx
+	if cfg.RunTimeout > 0 {
+		// --timeout bounds the whole run, the probes included.
+		var cancel context.CancelFunc
+		sctx, cancel = context.WithTimeout(ctx, cfg.RunTimeout)
+		defer cancel()
+	}
+	sv, err := negotiate.SurveyTarget(sctx, negotiate.Dialer(cfg.Target.Dial), mode, opts)
+	var nce *negotiate.NoCommonRevisionError
+	switch {
+	case errors.As(err, &nce):
+		return nil, err
+	case errors.Is(err, negotiate.ErrModernRefusal):
+		return nil, err
+	case err != nil:
+		rev := string(mode)
+		if mode == negotiate.ModeAuto || mode == negotiate.ModeBoth {
+			rev = spec.V20251125
+		}
+		sv.Revisions = []string{rev}
+		sv.Reasons = map[string]string{rev: "not negotiated (" + strings.TrimPrefix(err.Error(), "negotiate: ") + "); the cases run under " + rev + " and show what fails"}
+	}
+	var reps []*Report
+	var runErr error
+	for _, rev := range sv.Revisions {
+		c := cfg
+		c.Version = rev
+		c.Negotiation = sv
+		if cfg.RunTimeout > 0 {
+			c.RunTimeout = max(cfg.RunTimeout-time.Since(started), time.Millisecond)
+		}
+		rep, err := Run(ctx, c)
+		if rep == nil {
+			return nil, err
+		}
+		for i := range rep.Results {
+			rep.Results[i].Revision = rev
+		}
+		for i := range rep.Schema.Findings {
+			rep.Schema.Findings[i].Revision = rev
+		}
+		reps = append(reps, rep)
+		if err != nil {
+			runErr = err
+			break
+		}
+	}
+	rep := mergeReports(reps, cfg.Strict)
+	rep.Started = started
+	rep.Duration = time.Since(started)
+	rep.Negotiation = sv
+	if rep.Server == nil {
+		// No case opened a session (every one skipped): the probes
+		// still heard the server name itself.
+		rep.Server = sv.ServerInfo()
+	}
+	return rep, runErr
+}
+
+// mergeReports joins the reports of one run per revision into one.
+func mergeReports(reps []*Report, strict bool) *Report {
+	if len(reps) == 1 {
+		r := reps[0]
+		r.Revisions = []string{r.Version}
+		return r
+	}
+	first := reps[0]
+	out := &Report{
+		Target: first.Target, Transport: first.Transport, Profile: first.Profile, Strict: first.Strict,
+		Counts: map[verdict.Verdict]int{},
+	}
+	for _, r := range reps {
+		out.Revisions = append(out.Revisions, r.Version)
+		out.Results = append(out.Results, r.Results...)
+		for v, n := range r.Counts {
+			out.Counts[v] += n
+		}
+		if out.Server == nil {
+			out.Server = r.Server
+		}
+		out.Interrupted = out.Interrupted || r.Interrupted
+		out.Schema.Checked += r.Schema.Checked
+		out.Schema.Unchecked += r.Schema.Unchecked
+		out.Schema.Findings = append(out.Schema.Findings, r.Schema.Findings...)
+		if r.Schema.Err != "" && out.Schema.Err == "" {
+			out.Schema.Err = r.Schema.Err
+		}
+	}
+	out.Version = strings.Join(out.Revisions, ", ")
+	out.Schema.Revision = out.Version
+	out.Teardown = GradeTeardown(out.Results, strict)
+	out.Changes = revisionChanges(out.Results, out.Revisions)
+	return out
+}
+
+// revisionChanges lists the cases that pass (or info) under one revision
+// and fail (or warn) under another, in the order of the first revision's
+// run.
+func revisionChanges(results []Result, revisions []string) []RevisionChange {
+	if len(revisions) < 2 {
+		return nil
+	}
+	byID := map[string]map[string]Result{}
+	var order []string
+	for _, r := range results {
+		if byID[r.ID] == nil {
+			byID[r.ID] = map[string]Result{}
+			order = append(order, r.ID)
+		}
+		byID[r.ID][r.Revision] = r
+	}
+	good := func(v verdict.Verdict) bool { return v == verdict.Pass || v == verdict.Info }
+	bad := func(v verdict.Verdict) bool { return v == verdict.Fail || v == verdict.Warn }
+	var out []RevisionChange
+	for _, id := range order {
+		runs := byID[id]
+		var vs []verdict.Verdict
+		for _, rev := range revisions {
+			if r, ok := runs[rev]; ok {
+				vs = append(vs, r.Outcome.Verdict)
+			}
+		}
+		if len(vs) < 2 || !slices.ContainsFunc(vs, good) || !slices.ContainsFunc(vs, bad) {
+			continue
+		}
+		c := RevisionChange{ID: id, Verdicts: map[string]verdict.Verdict{}, Summaries: map[string]string{}}
+		for rev, r := range runs {
+			c.Title = r.Title
+			c.Verdicts[rev] = r.Outcome.Verdict
+			c.Summaries[rev] = r.Outcome.Summary
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// RevisionOnly counts, per revision, the cases that ran (did not skip)
+// under that revision only, in a report of several revisions.
+func (r *Report) RevisionOnly() map[string]int {
+	ran := map[string]map[string]bool{}
+	for _, res := range r.Results {
+		if res.Outcome.Verdict == verdict.Skip {
+			continue
+		}
+		if ran[res.ID] == nil {
+			ran[res.ID] = map[string]bool{}
+		}
+		ran[res.ID][res.Revision] = true
+	}
+	out := map[string]int{}
+	for _, revs := range ran {
+		if len(revs) == 1 {
+			for rev := range revs {
+				out[rev]++
+			}
+		}
+	}
+	return out
+}
+
+// NegotiationLine is the report header's account of the revision: one
+// "REVISION: REASON" per revision run, "" for a run that did not
+// negotiate.
+func (r *Report) NegotiationLine() string {
+	if r.Negotiation == nil {
+		return ""
+	}
+	return r.Negotiation.Summary()
+}

@@ -1,0 +1,36 @@
+// Command eraserver is internal/erasrv as a process, for the command
+// line's negotiation tests (issue 12): over stdio by default, or with
+// -http ADDR over Streamable HTTP on ADDR (its URL is then the first line
+// of stdout). -mode picks the server (erasrv.Modes).
+package main
+
+import (
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+
+	"github.com/mcpflight/mcpflight/internal/erasrv"
+)
+
+func main() {
+	mode := flag.String("mode", string(erasrv.ModernOnly), "the server's behaviour (see internal/erasrv)")
+	addr := flag.String("http", "", "serve Streamable HTTP on this address instead of stdio")
+	flag.Parse()
+	m := erasrv.Mode(*mode)
+	if *addr == "" {
+		if err := erasrv.Serve(m, os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		return
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fmt.Printf("http://%s/mcp\n", ln.Addr())
+	_ = http.Serve(ln, erasrv.Handler(m))
+}
