@@ -562,6 +562,7 @@ func (ss *session) runTask(t *task) {
 		t.setStatusLocked(mcp.TaskWorking, "The worker is running.")
 	}
 	ts.mu.Unlock()
+	ss.cancelUnprompted(t)
 	ss.taskGate(t, t.key+"/start")
 	for i := 1; i <= t.ticks; i++ {
 		if ss.ctx.Err() != nil {
