@@ -184,20 +184,21 @@ func (e *Env) ResumeVerdict(r *ResumeEvidence, cause string) *verdict.Outcome {
 }
 
 // SilentResume judges a resumption whose streams never carried the
-// call's response. When a resumed stream carried a later message of the
-// call, the call went on and the resumption lost the rest: HTTP-21
-// (resumption) is broken and HTTP-25 holds. When nothing of the call
-// came at all, the evidence fits both causes and the verdict cites cause
-// (HTTP-25 or HTTP-21, the case's own subject) and names the other, and
-// what would tell them apart.
+// call's response: the evidence fits two causes, a disconnection taken
+// for a cancel (HTTP-25) and a resumption that loses the call's messages
+// (HTTP-21), and the verdict cites cause (the case's own subject) and
+// names both. Progress of the call on a resumed stream says the call
+// still ran for a while after the drop, not that it ran to its end: a
+// cancel may have taken effect later.
 func (e *Env) SilentResume(r *ResumeEvidence, cause string) verdict.Outcome {
 	streams := fmt.Sprint(r.Resumed)
+	seen := "nothing of the call came"
+	var seq uint64
 	if ev, ok := r.WentOn(e); ok {
-		return e.Breaks("HTTP-21", []string{"the call's response on the stream resumed with Last-Event-ID " + r.Last},
-			fmt.Sprintf("the call went on after the drop (%s), so the disconnection was not taken for a cancel (HTTP-25 holds), but no resumed stream of %s carried its response: the resumption lost it (wire evidence: %s watched %v)",
-				Describe(ev), streams, r.Resumed[0], r.Window.Round(time.Millisecond)), ev.Seq)
+		seen = "the call's progress came (" + Describe(ev) + ") but never its response"
+		seq = ev.Seq
 	}
-	both := fmt.Sprintf("nothing of the call came on %s after the drop of %s: either the disconnection was taken for a cancel (HTTP-25) or the resumption loses the call's messages (HTTP-21); the wire cannot tell them apart (a second resume replayed nothing), an observer (docs/observer.md) or the io.mcpflight/control extension would",
-		streams, r.Dropped)
-	return e.Breaks(cause, []string{"the call goes on after its stream dropped (HTTP-25) and its response comes on the resumed stream (HTTP-21)"}, both, 0)
+	both := fmt.Sprintf("%s on %s after the drop of %s: either the disconnection was taken for a cancel (HTTP-25) or the resumption loses the call's messages (HTTP-21); the wire cannot tell them apart (a second resume brought no response), an observer (docs/observer.md) or the io.mcpflight/control extension would",
+		seen, streams, r.Dropped)
+	return e.Breaks(cause, []string{"the call goes on after its stream dropped (HTTP-25) and its response comes on the resumed stream (HTTP-21)"}, both, seq)
 }

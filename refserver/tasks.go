@@ -393,6 +393,7 @@ func (ss *session) registerTask(t *task) *rpcError {
 	}
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
+	t.key = ss.srv.freeKey(t.key, func(k string) bool { return ss.ops[k] != nil || ts.byKey[k] != nil })
 	if ts.byKey[t.key] != nil {
 		return invalidParams("Invalid params: key %s is already used in this session", strconv.Quote(t.key))
 	}
