@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -50,7 +51,7 @@ func (c RevisionChange) Broke() string {
 // runs under the mode's revision, 2025-11-25 for auto and both, and the
 // cases show what is wrong.
 func RunProtocol(ctx context.Context, cfg Config, mode negotiate.Mode, opts negotiate.Options) (*Report, error) {
-	if cfg.Target.Dial == nil {
+	if cfg.Target.Dial == nil && cfg.Target.PerCase == nil {
 		return nil, ErrNoDial
 	}
 	caseTimeout := cfg.CaseTimeout
@@ -71,7 +72,18 @@ func RunProtocol(ctx context.Context, cfg Config, mode negotiate.Mode, opts nego
 		sctx, cancel = context.WithTimeout(ctx, cfg.RunTimeout)
 		defer cancel()
 	}
-	sv, err := negotiate.SurveyTarget(sctx, negotiate.Dialer(cfg.Target.Dial), mode, opts)
+	dial := cfg.Target.Dial
+	if dial == nil {
+		// A target that serves each case a server of its own is
+		// surveyed on one more of them.
+		d, release, err := cfg.Target.PerCase(sctx)
+		if err != nil {
+			return nil, fmt.Errorf("runner: starting a server to survey: %w", err)
+		}
+		defer release()
+		dial = d
+	}
+	sv, err := negotiate.SurveyTarget(sctx, negotiate.Dialer(dial), mode, opts)
 	var nce *negotiate.NoCommonRevisionError
 	switch {
 	case errors.As(err, &nce):
