@@ -19,5 +19,9 @@ func All() []probe.Case {
 	all = append(all, httpCases()...)
 	all = append(all, taskCases()...)
 	all = append(all, schemaCases()...)
+	all = append(all, discoverCases()...)
+	all = append(all, cancel26Cases()...)
+	all = append(all, logging26Cases()...)
+	all = append(all, subscriptionCases()...)
 	return all
 }

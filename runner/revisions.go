@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -50,7 +51,7 @@ func (c RevisionChange) Broke() string {
 // runs under the mode's revision, 2025-11-25 for auto and both, and the
 // cases show what is wrong.
 func RunProtocol(ctx context.Context, cfg Config, mode negotiate.Mode, opts negotiate.Options) (*Report, error) {
-	if cfg.Target.Dial == nil {
+	if cfg.Target.Dial == nil && cfg.Target.PerCase == nil {
 		return nil, ErrNoDial
 	}
 	caseTimeout := cfg.CaseTimeout
@@ -71,7 +72,7 @@ func RunProtocol(ctx context.Context, cfg Config, mode negotiate.Mode, opts nego
 		sctx, cancel = context.WithTimeout(ctx, cfg.RunTimeout)
 		defer cancel()
 	}
-	sv, err := negotiate.SurveyTarget(sctx, negotiate.Dialer(cfg.Target.Dial), mode, opts)
+	sv, err := survey(sctx, cfg.Target, mode, opts)
 	var nce *negotiate.NoCommonRevisionError
 	switch {
 	case errors.As(err, &nce):
@@ -121,6 +122,22 @@ func RunProtocol(ctx context.Context, cfg Config, mode negotiate.Mode, opts nego
 		rep.Server = sv.ServerInfo()
 	}
 	return rep, runErr
+}
+
+// survey is negotiate.SurveyTarget on the target: on a server of its own
+// for a target that gives every case one (PerCase), stopped once the
+// probes are done.
+func survey(ctx context.Context, t Target, mode negotiate.Mode, opts negotiate.Options) (*negotiate.Survey, error) {
+	dial := t.Dial
+	if dial == nil {
+		d, release, err := t.PerCase(ctx)
+		if err != nil {
+			return &negotiate.Survey{}, fmt.Errorf("runner: starting a server for the probes: %w", err)
+		}
+		defer release()
+		dial = d
+	}
+	return negotiate.SurveyTarget(ctx, negotiate.Dialer(dial), mode, opts)
 }
 
 // mergeReports joins the reports of one run per revision into one.
