@@ -30,11 +30,13 @@ func cancelCases() []probe.Case {
 		// CAN-48 SHOULD (2026-07-28 only): "Servers receiving cancellation notifications SHOULD: ▸
 		//   Stop processing the cancelled request ▸ Free associated resources ▸ Not send a response
 		//   for the cancelled request"
+		// CAN-55 MUST (2026-07-28 only): "Closing the SSE response stream MUST be treated by the
+		//   server as cancellation of that request."
 		{
 			ID:        "cancel/mid-work-no-response",
 			Title:     "a request cancelled mid-work gets no response",
 			Reqs:      []string{"CAN-16", "CAN-11"},
-			ReqsUnder: map[string][]string{spec.V20251125: {"CAN-8"}, spec.V20260728: {"CAN-54", "CAN-56", "CAN-48"}},
+			ReqsUnder: map[string][]string{spec.V20251125: {"CAN-8"}, spec.V20260728: {"CAN-54", "CAN-56", "CAN-48", "CAN-55"}},
 			Versions:  bothRevisions(),
 			Needs:     probe.Needs{SlowTool: true},
 			Sends:     "tools/call with a progress token; after the first progress, notifications/cancelled",
@@ -58,11 +60,13 @@ func cancelCases() []probe.Case {
 		// CAN-48 SHOULD (2026-07-28 only): "Servers receiving cancellation notifications SHOULD: ▸
 		//   Stop processing the cancelled request ▸ Free associated resources ▸ Not send a response
 		//   for the cancelled request"
+		// CAN-55 MUST (2026-07-28 only): "Closing the SSE response stream MUST be treated by the
+		//   server as cancellation of that request."
 		{
 			ID:        "cancel/mid-work-no-progress",
 			Title:     "no progress follows a cancel",
 			Reqs:      []string{"CAN-16", "PRG-7", "CAN-11"},
-			ReqsUnder: map[string][]string{spec.V20251125: {"CAN-8"}, spec.V20260728: {"CAN-54", "CAN-56", "CAN-48"}},
+			ReqsUnder: map[string][]string{spec.V20251125: {"CAN-8"}, spec.V20260728: {"CAN-54", "CAN-56", "CAN-48", "CAN-55"}},
 			Versions:  bothRevisions(),
 			Needs:     probe.Needs{SlowTool: true},
 			Sends:     "tools/call with a progress token; after the first progress, notifications/cancelled",
@@ -85,11 +89,13 @@ func cancelCases() []probe.Case {
 		// CAN-48 SHOULD (2026-07-28 only): "Servers receiving cancellation notifications SHOULD: ▸
 		//   Stop processing the cancelled request ▸ Free associated resources ▸ Not send a response
 		//   for the cancelled request"
+		// CAN-55 MUST (2026-07-28 only): "Closing the SSE response stream MUST be treated by the
+		//   server as cancellation of that request."
 		{
 			ID:        "cancel/before-first-progress",
 			Title:     "a request cancelled before its first progress stays silent",
 			Reqs:      []string{"CAN-15", "CAN-11"},
-			ReqsUnder: map[string][]string{spec.V20251125: {"CAN-8"}, spec.V20260728: {"CAN-54", "CAN-56", "CAN-48"}},
+			ReqsUnder: map[string][]string{spec.V20251125: {"CAN-8"}, spec.V20260728: {"CAN-54", "CAN-56", "CAN-48", "CAN-55"}},
 			Versions:  bothRevisions(),
 			Needs:     probe.Needs{SlowTool: true},
 			Sends:     "tools/call with a progress token, then notifications/cancelled before any progress",
@@ -122,11 +128,13 @@ func cancelCases() []probe.Case {
 		//   for the cancelled request"
 		// PRG-44 SHOULD (2026-07-28 only): "Clients and servers SHOULD track active progress
 		//   tokens"
+		// CAN-55 MUST (2026-07-28 only): "Closing the SSE response stream MUST be treated by the
+		//   server as cancellation of that request."
 		{
 			ID:        "cancel/after-completion",
 			Title:     "a cancel for a completed request is ignored",
 			Reqs:      []string{"CAN-11", "CAN-14", "RPC-15", "RPC-8"},
-			ReqsUnder: map[string][]string{spec.V20251125: {"CAN-9", "CAN-8", "PRG-12"}, spec.V20260728: {"CAN-49", "CAN-54", "CAN-56", "CAN-48", "PRG-44"}},
+			ReqsUnder: map[string][]string{spec.V20251125: {"CAN-9", "CAN-8", "PRG-12"}, spec.V20260728: {"CAN-49", "CAN-54", "CAN-56", "CAN-48", "PRG-44", "CAN-55"}},
 			Versions:  bothRevisions(),
 			Needs:     probe.Needs{SlowTool: true},
 			Sends:     "tools/call run to completion, then notifications/cancelled for its id",
@@ -242,13 +250,15 @@ func cancelCases() []probe.Case {
 		// CAN-48 SHOULD (2026-07-28 only): "Servers receiving cancellation notifications SHOULD: ▸
 		//   Stop processing the cancelled request ▸ Free associated resources ▸ Not send a response
 		//   for the cancelled request"
+		// CAN-55 MUST (2026-07-28 only): "Closing the SSE response stream MUST be treated by the
+		//   server as cancellation of that request."
 		// PRG-44 SHOULD (2026-07-28 only): "Clients and servers SHOULD track active progress
 		//   tokens"
 		{
 			ID:        "cancel/duplicate",
 			Title:     "a repeated cancel is idempotent",
 			Reqs:      []string{"CAN-14", "CAN-11", "RPC-15", "RPC-8"},
-			ReqsUnder: map[string][]string{spec.V20251125: {"CAN-8", "PRG-12"}, spec.V20260728: {"CAN-54", "CAN-56", "CAN-48", "PRG-44"}},
+			ReqsUnder: map[string][]string{spec.V20251125: {"CAN-8", "PRG-12"}, spec.V20260728: {"CAN-54", "CAN-56", "CAN-48", "CAN-55", "PRG-44"}},
 			Versions:  bothRevisions(),
 			Needs:     probe.Needs{SlowTool: true},
 			Sends:     "tools/call; notifications/cancelled for it, twice",
@@ -271,11 +281,13 @@ func cancelCases() []probe.Case {
 		// CAN-48 SHOULD (2026-07-28 only): "Servers receiving cancellation notifications SHOULD: ▸
 		//   Stop processing the cancelled request ▸ Free associated resources ▸ Not send a response
 		//   for the cancelled request"
+		// CAN-55 MUST (2026-07-28 only): "Closing the SSE response stream MUST be treated by the
+		//   server as cancellation of that request."
 		{
 			ID:        "cancel/extra-fields",
 			Title:     "extra members in a cancel do not break the receiver",
 			Reqs:      []string{"CAN-14", "RPC-15", "CAN-11", "RPC-8"},
-			ReqsUnder: map[string][]string{spec.V20251125: {"CAN-8"}, spec.V20260728: {"CAN-54", "CAN-56", "CAN-48"}},
+			ReqsUnder: map[string][]string{spec.V20251125: {"CAN-8"}, spec.V20260728: {"CAN-54", "CAN-56", "CAN-48", "CAN-55"}},
 			Versions:  bothRevisions(),
 			Needs:     probe.Needs{SlowTool: true},
 			Sends:     "tools/call; notifications/cancelled with its id plus unknown members and _meta",
@@ -298,13 +310,15 @@ func cancelCases() []probe.Case {
 		// CAN-48 SHOULD (2026-07-28 only): "Servers receiving cancellation notifications SHOULD: ▸
 		//   Stop processing the cancelled request ▸ Free associated resources ▸ Not send a response
 		//   for the cancelled request"
+		// CAN-55 MUST (2026-07-28 only): "Closing the SSE response stream MUST be treated by the
+		//   server as cancellation of that request."
 		// PRG-44 SHOULD (2026-07-28 only): "Clients and servers SHOULD track active progress
 		//   tokens"
 		{
 			ID:        "cancel/id-zero",
 			Title:     "request id 0 can be cancelled",
 			Reqs:      []string{"RPC-4", "CAN-11"},
-			ReqsUnder: map[string][]string{spec.V20251125: {"CAN-5", "CAN-8", "PRG-12"}, spec.V20260728: {"CAN-54", "CAN-56", "CAN-48", "PRG-44"}},
+			ReqsUnder: map[string][]string{spec.V20251125: {"CAN-5", "CAN-8", "PRG-12"}, spec.V20260728: {"CAN-54", "CAN-56", "CAN-48", "CAN-55", "PRG-44"}},
 			Versions:  bothRevisions(),
 			Needs:     probe.Needs{SlowTool: true},
 			Sends:     "tools/call with id 0; notifications/cancelled {requestId: 0}",
@@ -332,13 +346,15 @@ func cancelCases() []probe.Case {
 		// CAN-48 SHOULD (2026-07-28 only): "Servers receiving cancellation notifications SHOULD: ▸
 		//   Stop processing the cancelled request ▸ Free associated resources ▸ Not send a response
 		//   for the cancelled request"
+		// CAN-55 MUST (2026-07-28 only): "Closing the SSE response stream MUST be treated by the
+		//   server as cancellation of that request."
 		// PRG-44 SHOULD (2026-07-28 only): "Clients and servers SHOULD track active progress
 		//   tokens"
 		{
 			ID:        "cancel/string-vs-integer-target",
 			Title:     `cancelling "5" leaves request 5 alone`,
 			Reqs:      []string{"RPC-8", "CAN-14", "CAN-11"},
-			ReqsUnder: map[string][]string{spec.V20251125: {"CAN-5", "CAN-8", "PRG-12"}, spec.V20260728: {"CAN-54", "CAN-56", "CAN-48", "PRG-44"}},
+			ReqsUnder: map[string][]string{spec.V20251125: {"CAN-5", "CAN-8", "PRG-12"}, spec.V20260728: {"CAN-54", "CAN-56", "CAN-48", "CAN-55", "PRG-44"}},
 			Versions:  bothRevisions(),
 			Needs:     probe.Needs{SlowTool: true},
 			Sends:     `two tools/call with ids "5" and 5; notifications/cancelled {requestId: "5"}`,
@@ -362,11 +378,13 @@ func cancelCases() []probe.Case {
 		// CAN-48 SHOULD (2026-07-28 only): "Servers receiving cancellation notifications SHOULD: ▸
 		//   Stop processing the cancelled request ▸ Free associated resources ▸ Not send a response
 		//   for the cancelled request"
+		// CAN-55 MUST (2026-07-28 only): "Closing the SSE response stream MUST be treated by the
+		//   server as cancellation of that request."
 		{
 			ID:        "cancel/interleaved-other-completes",
 			Title:     "cancelling one of two requests leaves the other intact",
 			Reqs:      []string{"PRG-4", "PRG-7", "CAN-11", "PRG-1", "PRG-14"},
-			ReqsUnder: map[string][]string{spec.V20251125: {"CAN-8"}, spec.V20260728: {"CAN-54", "CAN-56", "CAN-48"}},
+			ReqsUnder: map[string][]string{spec.V20251125: {"CAN-8"}, spec.V20260728: {"CAN-54", "CAN-56", "CAN-48", "CAN-55"}},
 			Versions:  bothRevisions(),
 			Needs:     probe.Needs{SlowTool: true},
 			Sends:     "two tools/call with progress tokens; cancel the first after its first progress",
@@ -385,13 +403,15 @@ func cancelCases() []probe.Case {
 		// CAN-48 SHOULD (2026-07-28 only): "Servers receiving cancellation notifications SHOULD: ▸
 		//   Stop processing the cancelled request ▸ Free associated resources ▸ Not send a response
 		//   for the cancelled request"
+		// CAN-55 MUST (2026-07-28 only): "Closing the SSE response stream MUST be treated by the
+		//   server as cancellation of that request."
 		// PRG-44 SHOULD (2026-07-28 only): "Clients and servers SHOULD track active progress
 		//   tokens"
 		{
 			ID:        "cancel/cleanup-exactly-once",
 			Title:     "an accepted cancel frees the operation exactly once",
 			Reqs:      []string{},
-			ReqsUnder: map[string][]string{spec.V20251125: {"CAN-8", "PRG-12"}, spec.V20260728: {"CAN-54", "CAN-56", "CAN-48", "PRG-44"}},
+			ReqsUnder: map[string][]string{spec.V20251125: {"CAN-8", "PRG-12"}, spec.V20260728: {"CAN-54", "CAN-56", "CAN-48", "CAN-55", "PRG-44"}},
 			Versions:  bothRevisions(),
 			Needs:     probe.Needs{SlowTool: true, Control: true},
 			Sends:     "tools/call with a progress token; notifications/cancelled mid-work",
@@ -425,11 +445,13 @@ func cancelCases() []probe.Case {
 		//   for the cancelled request"
 		// PRG-44 SHOULD (2026-07-28 only): "Clients and servers SHOULD track active progress
 		//   tokens"
+		// CAN-55 MUST (2026-07-28 only): "Closing the SSE response stream MUST be treated by the
+		//   server as cancellation of that request."
 		{
 			ID:        "cancel/crossing-response",
 			Title:     "a cancel that crosses the response is handled gracefully",
 			Reqs:      []string{"CAN-11", "CAN-15", "RPC-15", "RPC-8"},
-			ReqsUnder: map[string][]string{spec.V20251125: {"CAN-9", "CAN-8", "PRG-12"}, spec.V20260728: {"CAN-49", "CAN-54", "CAN-56", "CAN-48", "PRG-44"}},
+			ReqsUnder: map[string][]string{spec.V20251125: {"CAN-9", "CAN-8", "PRG-12"}, spec.V20260728: {"CAN-49", "CAN-54", "CAN-56", "CAN-48", "PRG-44", "CAN-55"}},
 			Versions:  bothRevisions(),
 			Needs:     probe.Needs{SlowTool: true},
 			Sends:     "tools/call; the last step released and notifications/cancelled sent back to back",

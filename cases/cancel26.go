@@ -33,10 +33,12 @@ func cancel26Cases() []probe.Case {
 		//   purpose."
 		// CAN-11 MUST: "Both parties MUST handle these race conditions gracefully:"
 		// PRG-44 SHOULD: "Clients and servers SHOULD track active progress tokens"
+		// CAN-55 MUST: "Closing the SSE response stream MUST be treated by the server as
+		//   cancellation of that request."
 		{
 			ID:       "cancel/no-further-message-after-progress",
 			Title:    "after a cancel mid-work, nothing more for the request (stdio 2026)",
-			Reqs:     []string{"CAN-54", "CAN-48", "CAN-42", "CAN-11", "PRG-44"},
+			Reqs:     []string{"CAN-54", "CAN-48", "CAN-42", "CAN-11", "PRG-44", "CAN-55"},
 			Versions: modernOnly(),
 			Needs:    probe.Needs{SlowTool: true},
 			Sends:    "tools/call with a progress token and logLevel debug, logging every step; after the first progress, notifications/cancelled",
@@ -54,10 +56,12 @@ func cancel26Cases() []probe.Case {
 		//   purpose."
 		// CAN-11 MUST: "Both parties MUST handle these race conditions gracefully:"
 		// PRG-44 SHOULD: "Clients and servers SHOULD track active progress tokens"
+		// CAN-55 MUST: "Closing the SSE response stream MUST be treated by the server as
+		//   cancellation of that request."
 		{
 			ID:       "cancel/no-further-message-before-progress",
 			Title:    "after a cancel before the first progress, nothing at all for the request (stdio 2026)",
-			Reqs:     []string{"CAN-54", "CAN-48", "CAN-42", "CAN-11", "PRG-44"},
+			Reqs:     []string{"CAN-54", "CAN-48", "CAN-42", "CAN-11", "PRG-44", "CAN-55"},
 			Versions: modernOnly(),
 			Needs:    probe.Needs{SlowTool: true},
 			Sends:    "tools/call with a progress token and logLevel debug; notifications/cancelled before any progress",
@@ -73,10 +77,12 @@ func cancel26Cases() []probe.Case {
 		// CAN-48 SHOULD: "Servers receiving cancellation notifications SHOULD: ▸ Stop processing
 		//   the cancelled request ▸ Free associated resources ▸ Not send a response for the
 		//   cancelled request"
+		// CAN-55 MUST: "Closing the SSE response stream MUST be treated by the server as
+		//   cancellation of that request."
 		{
 			ID:       "cancel/server-sends-no-cancelled",
 			Title:    "the server does not answer a client's cancel with notifications/cancelled",
-			Reqs:     []string{"CAN-42", "CAN-52", "CAN-11", "CAN-48"},
+			Reqs:     []string{"CAN-42", "CAN-52", "CAN-11", "CAN-48", "CAN-55"},
 			Versions: modernOnly(),
 			Needs:    probe.Needs{SlowTool: true},
 			Sends:    "two tools/call; the first cancelled after its first progress, the second run to completion",

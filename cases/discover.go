@@ -363,7 +363,8 @@ func initializeAgreesToListed(ctx context.Context, e *probe.Env) verdict.Outcome
 	init, err := e.S.Initialize(ctx, peer.InitOptions{ProtocolVersion: spec.V20251125})
 	if err != nil {
 		if !e.Modern() {
-			return verdict.Errorf("initialize failed on a run that chose 2025-11-25: %v", err)
+			// initialize's own rules are lifecycle/version-echo's.
+			return e.Blame("initialize asking for 2025-11-25", versionOwner, chrono.Sanitize(err.Error(), false))
 		}
 		return verdict.Skipf("initialize failed (%s): a modern-only server agrees to nothing to compare", chrono.Sanitize(err.Error(), false))
 	}
@@ -376,6 +377,10 @@ func initializeAgreesToListed(ctx context.Context, e *probe.Env) verdict.Outcome
 		[]string{"initialize agrees to a revision server/discover lists"},
 		fmt.Sprintf("initialize agreed to %q, which server/discover does not list (it lists %s)", chrono.Sanitize(agreed, false), sanitizedList(d.SupportedVersions)), 0)
 }
+
+// versionOwner: initialize asking for 2025-11-25 relies on LIF-9, which
+// lifecycle/version-echo judges.
+var versionOwner = probe.Owner{Requirement: "LIF-9", Case: "lifecycle/version-echo"}
 
 // revisionLike matches a protocol revision named in an error message.
 var revisionLike = regexp.MustCompile(`\b20[0-9]{2}-[01][0-9]-[0-3][0-9]\b`)

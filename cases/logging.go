@@ -96,11 +96,13 @@ func loggingCases() []probe.Case {
 		// CAN-48 SHOULD (2026-07-28 only): "Servers receiving cancellation notifications SHOULD: ▸
 		//   Stop processing the cancelled request ▸ Free associated resources ▸ Not send a response
 		//   for the cancelled request"
+		// CAN-55 MUST (2026-07-28 only): "Closing the SSE response stream MUST be treated by the
+		//   server as cancellation of that request."
 		{
 			ID:        "logging/no-flood-after-cancel",
 			Title:     "a cancelled operation stops logging",
 			Reqs:      []string{"LOG-7"},
-			ReqsUnder: map[string][]string{spec.V20251125: {"CAN-8"}, spec.V20260728: {"CAN-54", "CAN-56", "CAN-48"}},
+			ReqsUnder: map[string][]string{spec.V20251125: {"CAN-8"}, spec.V20260728: {"CAN-54", "CAN-56", "CAN-48", "CAN-55"}},
 			Versions:  bothRevisions(),
 			Needs:     probe.Needs{SlowTool: true, Control: true, Capabilities: []string{"logging"}},
 			Sends:     "logging/setLevel debug; a slow call that logs every step; notifications/cancelled after step 1",

@@ -33,8 +33,14 @@ func (e *Env) NoFurtherMessageRule() verdict.Rule {
 
 // StopWorkRule is the rule broken by a cancelled operation that goes on
 // working or keeps its resources: CAN-8 under 2025-11-25, CAN-48 under
-// 2026-07-28.
+// 2026-07-28. Over 2026-07-28 Streamable HTTP the cancel is the closing
+// of the request's stream, which the server MUST treat as cancellation
+// (CAN-55): the counters showing the operation not cancelled say it did
+// not.
 func (e *Env) StopWorkRule() verdict.Rule {
+	if e.Transport == "http" {
+		return verdict.Req("CAN-8").Under(spec.V20260728, "CAN-55")
+	}
 	return verdict.Req("CAN-8").Under(spec.V20260728, "CAN-48")
 }
 
