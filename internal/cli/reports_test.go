@@ -88,7 +88,7 @@ func TestCheckBaseline(t *testing.T) {
 			"FAIL  progress/strictly-increasing", "known (1)", "exit 0, pass"}},
 		{"fixed: the entry is stale", []string{"check", "--case", "progress/strictly-increasing"}, ExitNonConformant, []string{
 			"stale (1)", "progress/strictly-increasing  listed fail, now pass", "exit 1, fail"}},
-		{"a new failure", []string{"check", "--target-fault", "ping-broken", "--case", "ping/*"}, ExitNonConformant, []string{
+		{"a new failure", []string{"check", "--protocol", "2025-11-25", "--target-fault", "ping-broken", "--case", "ping/*"}, ExitNonConformant, []string{
 			"unexpected (1)", "ping/", "unchecked (1)", "exit 1, fail"}},
 	}
 	// The JSON report carries the comparison, and its exit code.
