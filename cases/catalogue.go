@@ -21,5 +21,9 @@ func All() []probe.Case {
 	all = append(all, schemaCases()...)
 	all = append(all, http26Cases()...)
 	all = append(all, tasks26Cases()...)
+	all = append(all, discoverCases()...)
+	all = append(all, cancel26Cases()...)
+	all = append(all, logging26Cases()...)
+	all = append(all, subscriptionCases()...)
 	return all
 }

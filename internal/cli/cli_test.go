@@ -340,6 +340,7 @@ func TestCheckFaults(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
+			// These rows are about 2025-11-25's rules and severities.
 			r := runCLI(t, "", append([]string{"check", "--protocol", "2025-11-25"}, tt.args...)...)
 			if r.code != tt.code || !strings.Contains(r.stdout, tt.want) {
 				t.Errorf("exit code %d (want %d); stdout lacks %q?\n%s\nstderr:\n%s", r.code, tt.code, tt.want, r.stdout, r.stderr)
