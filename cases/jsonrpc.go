@@ -2,12 +2,15 @@ package cases
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
+	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/jsonrpc"
 	"github.com/mcpflight/mcpflight/mcp"
 	"github.com/mcpflight/mcpflight/peer"
 	"github.com/mcpflight/mcpflight/probe"
+	"github.com/mcpflight/mcpflight/spec"
 	"github.com/mcpflight/mcpflight/verdict"
 )
 
@@ -49,14 +52,18 @@ func jsonrpcCases() []probe.Case {
 		// CAN-11 MUST: "Both parties MUST handle these race conditions gracefully:"
 		// RPC-8 MUST: "Result responses MUST include the same ID as the request they correspond
 		//   to."
+		// RPC-57 MUST NOT (2026-07-28 only): "Servers MUST NOT rely on prior requests over the
+		//   same connection to establish context (e.g., capabilities, protocol version, client
+		//   identity)."
 		{
-			ID:       "rpc/no-response-to-notifications",
-			Title:    "notifications are never answered",
-			Reqs:     []string{"RPC-15", "CAN-14", "CAN-11", "RPC-8"},
-			Versions: bothRevisions(),
-			Sends:    "notifications/initialized again, cancelled for an unknown id, progress for an unknown token, and an unknown notification",
-			Expect:   "no response of any kind; the session stays usable",
-			Run:      noResponseToNotifications,
+			ID:        "rpc/no-response-to-notifications",
+			Title:     "notifications are never answered",
+			Reqs:      []string{"RPC-15", "CAN-14", "CAN-11", "RPC-8"},
+			ReqsUnder: map[string][]string{spec.V20260728: {"RPC-57"}},
+			Versions:  bothRevisions(),
+			Sends:     "notifications/initialized again, cancelled for an unknown id, progress for an unknown token, and an unknown notification",
+			Expect:    "no response of any kind; the session stays usable",
+			Run:       noResponseToNotifications,
 		},
 	}
 }
@@ -136,6 +143,23 @@ func noResponseToNotifications(ctx context.Context, e *probe.Env) verdict.Outcom
 	}
 	if o := e.AnsweredNotification(first); o != nil {
 		return *o
+	}
+	if e.Modern() && e.S.Discovered() != nil {
+		// The runner's server/discover was answered on this connection
+		// before the notifications (which carry no envelope in
+		// 2026-07-28): the same request must be answered the same way
+		// after them, or the server took its context from them.
+		seq := e.Log.Len()
+		pctx, cancel := context.WithTimeout(ctx, e.Patience())
+		_, err := e.S.Discover(pctx)
+		cancel()
+		var rpcErr *jsonrpc.Error
+		if errors.As(err, &rpcErr) {
+			// Only a 2026-07-28 session gets here: RPC-57 is the rule.
+			return e.Broke(verdict.Req("CAN-11").Under(spec.V20260728, "RPC-57"), []string{"server/discover answered as it was before the notifications, on the same connection"},
+				fmt.Sprintf("server/discover, answered before the notifications, now gets error %d: %s: the server took the envelope-less notifications for a change of era",
+					rpcErr.Code, chrono.Sanitize(rpcErr.Message, false)), seq+1)
+		}
 	}
 	if h := e.Healthy(ctx, "unsolicited notifications"); h != nil {
 		return *h
