@@ -101,8 +101,10 @@ type Served struct {
 // stopped (nothing of it is left running) and the error, wrapping
 // ErrServerNotReady, names the command and quotes its last stderr lines.
 //
-// ctx bounds the life of the process as in StartStdio: when it ends, the
-// whole group is killed with SIGKILL. Close must be called.
+// ctx bounds the start-up only: once the URL has answered, the server
+// runs until Close, so that an interrupted run (Ctrl-C, a run timeout)
+// still stops it with the ladder and grades how it went. Close must be
+// called; Kill is there for emergencies.
 func StartServed(ctx context.Context, cfg ServedConfig) (*Served, error) {
 	if cfg.Log == nil {
 		return nil, errors.New("transport: ServedConfig.Log is required")
@@ -156,7 +158,7 @@ func StartServed(ctx context.Context, cfg ServedConfig) (*Served, error) {
 	s.child = newChild(cmd, outR, cfg.Log, ServedStderrChannel, cfg.MaxStderrLine, cfg.MaxStderrLines, cfg.MaxStderrBytes)
 	s.onStderr = s.fanOut
 	s.logStarted(display)
-	s.run(ctx)
+	s.run(context.WithoutCancel(ctx))
 
 	if err := s.awaitReady(ctx, u); err != nil {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.TermGrace+2*killWait)

@@ -57,7 +57,9 @@ func startServed(t *testing.T, ctx context.Context, mode string, cfg ServedConfi
 	addr := freeAddr(t)
 	cfg.Argv = []string{bin, "-mode", mode, "-http", addr}
 	cfg.URL = "http://" + addr + "/mcp"
-	cfg.Log = chrono.New()
+	if cfg.Log == nil {
+		cfg.Log = chrono.New()
+	}
 	s, err := StartServed(ctx, cfg)
 	if s != nil {
 		t.Cleanup(func() { s.Close(closeCtx(t)) })
@@ -237,21 +239,30 @@ func TestServedLadder(t *testing.T) {
 			t.Errorf("process group %d still has %v", s.Pid(), pids)
 		}
 	})
-	t.Run("run-context", func(t *testing.T) {
+	t.Run("interrupted-start", func(t *testing.T) {
 		t.Parallel()
-		// Ctrl-C: the run's context ends, the group is killed at once.
+		// Ctrl-C while waiting for the URL: the wait ends at once and
+		// the server is stopped with the ladder.
 		ctx, cancel := context.WithCancel(context.Background())
-		s, _, err := startServed(t, ctx, "ignore-term", ServedConfig{})
-		if err != nil {
-			t.Fatal(err)
+		defer cancel()
+		log := chrono.New()
+		go func() {
+			wctx, wcancel := context.WithTimeout(context.Background(), safety)
+			defer wcancel()
+			_, _ = log.WaitFor(wctx, 0, func(ev chrono.Event) bool {
+				return strings.Contains(string(ev.Raw), "starting")
+			})
+			cancel()
+		}()
+		s, _, err := startServed(t, ctx, "never-listen", ServedConfig{Log: log, StartTimeout: 2 * safety})
+		if s != nil || !errors.Is(err, context.Canceled) || !errors.Is(err, ErrServerNotReady) {
+			t.Fatalf("StartServed = %v, %v; want ErrServerNotReady and context.Canceled", s, err)
 		}
-		cancel()
-		<-s.Exited()
-		td := s.Close(closeCtx(t))
-		if td.ExitedAfter != StepNone || td.Signal != "killed" || td.Leftovers != 0 {
-			t.Fatalf("teardown %+v, want killed before Close", td)
+		pid := startedPid(t, log)
+		if !hasEvent(log, chrono.KindState, "SIGTERM to process group") {
+			t.Errorf("the server was not stopped with SIGTERM")
 		}
-		waitGone(t, s.Pid())
+		waitGone(t, pid)
 	})
 }
 
