@@ -222,6 +222,28 @@ func TestServeFailures(t *testing.T) {
 			t.Errorf("processes left running: %v", left)
 		}
 	})
+	t.Run("run-timeout", func(t *testing.T) {
+		t.Parallel()
+		// --timeout ends the run; the server is still stopped with the
+		// ladder and graded, and nothing is left.
+		addr := freeLoopback(t)
+		r := runCLI(t, "", "check", "--url", "http://"+addr+"/mcp", "--timeout", "1ms",
+			"--serve", transport.QuoteArgs([]string{binary, "serve", "--http", addr}), "--json", "-")
+		if r.code != ExitError {
+			t.Errorf("exit %d, want 2", r.code)
+		}
+		rep := decodeServed(t, r.stdout)
+		// Which rung it needs depends on what the cut-off cases left
+		// open: the reference server drains open requests for up to 2 s
+		// on SIGTERM, as long as the ladder's TermGrace.
+		if !strings.Contains(rep.Teardown.Summary, "the HTTP server mcpflight started") ||
+			!strings.Contains(rep.Teardown.Summary, "SIGTERM") {
+			t.Errorf("teardown summary %q, want how the server ended", rep.Teardown.Summary)
+		}
+		if left := processesNaming(t, addr); len(left) > 0 {
+			t.Errorf("processes left running: %v", left)
+		}
+	})
 	t.Run("usage", func(t *testing.T) {
 		t.Parallel()
 		r := runCLI(t, "", "check", "--serve", bin)
