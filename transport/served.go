@@ -123,15 +123,7 @@ func StartServed(ctx context.Context, cfg ServedConfig) (*Served, error) {
 	if cfg.TermGrace <= 0 {
 		cfg.TermGrace = DefaultTermGrace
 	}
-	if cfg.MaxStderrLine <= 0 {
-		cfg.MaxStderrLine = DefaultMaxStderrLine
-	}
-	if cfg.MaxStderrLines <= 0 {
-		cfg.MaxStderrLines = DefaultMaxStderrLines
-	}
-	if cfg.MaxStderrBytes <= 0 {
-		cfg.MaxStderrBytes = DefaultMaxStderrBytes
-	}
+	stderrDefaults(&cfg.MaxStderrLine, &cfg.MaxStderrLines, &cfg.MaxStderrBytes)
 	cmd, err := prepareCommand(cfg.Argv, cfg.Shell, cfg.Env, cfg.Dir, display)
 	if err != nil {
 		return nil, err

@@ -181,15 +181,7 @@ func StartStdio(ctx context.Context, cfg StdioConfig) (*Stdio, error) {
 	if cfg.TermGrace <= 0 {
 		cfg.TermGrace = DefaultTermGrace
 	}
-	if cfg.MaxStderrLine <= 0 {
-		cfg.MaxStderrLine = DefaultMaxStderrLine
-	}
-	if cfg.MaxStderrLines <= 0 {
-		cfg.MaxStderrLines = DefaultMaxStderrLines
-	}
-	if cfg.MaxStderrBytes <= 0 {
-		cfg.MaxStderrBytes = DefaultMaxStderrBytes
-	}
+	stderrDefaults(&cfg.MaxStderrLine, &cfg.MaxStderrLines, &cfg.MaxStderrBytes)
 	cmd, err := prepareCommand(cfg.Argv, cfg.Shell, cfg.Env, cfg.Dir, display)
 	if err != nil {
 		return nil, err
@@ -267,6 +259,18 @@ func commandLine(ctx context.Context, argv []string, shell bool, what string) (s
 		return "", fmt.Errorf("transport: not starting %s: %w", display, err)
 	}
 	return display, nil
+}
+
+// stderrDefaults puts the default stderr budget in the fields left zero.
+func stderrDefaults(line, lines, bytes *int) {
+	for _, f := range []struct {
+		v   *int
+		def int
+	}{{line, DefaultMaxStderrLine}, {lines, DefaultMaxStderrLines}, {bytes, DefaultMaxStderrBytes}} {
+		if *f.v <= 0 {
+			*f.v = f.def
+		}
+	}
 }
 
 // shellArgv is argv as run: through /bin/sh -c, joined with spaces, when
