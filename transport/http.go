@@ -250,6 +250,10 @@ type HTTP struct {
 	closeOnce sync.Once
 	endOnce   sync.Once
 	result    Teardown
+	// afterClose are the functions AfterClose registered; guarded by mu,
+	// nil once Close has run them.
+	afterClose []func()
+	closeDone  bool
 }
 
 // DialHTTP returns a connection to the MCP endpoint at cfg.URL. Nothing is
@@ -1371,8 +1375,29 @@ func (t *HTTP) Close(ctx context.Context) Teardown {
 		t.endInbound()
 		td.Waited = time.Since(start)
 		t.result = td
+		t.mu.Lock()
+		after := t.afterClose
+		t.afterClose, t.closeDone = nil, true
+		t.mu.Unlock()
+		for _, f := range after {
+			f()
+		}
 	})
 	return t.result
+}
+
+// AfterClose registers f to be called once Close has ended every stream
+// (at once if it already has): the end of what the connection can see,
+// such as the stderr of a server the harness started (Served.Attach).
+func (t *HTTP) AfterClose(f func()) {
+	t.mu.Lock()
+	if !t.closeDone {
+		t.afterClose = append(t.afterClose, f)
+		t.mu.Unlock()
+		return
+	}
+	t.mu.Unlock()
+	f()
 }
 
 var _ Conn = (*HTTP)(nil)

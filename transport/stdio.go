@@ -55,7 +55,8 @@ const (
 	drainGrace = time.Second
 	// procChannel names the chronology channel of process events.
 	procChannel = "process"
-	// stderrChannel names the chronology channel of the child's stderr.
+	// stderrChannel names the chronology channel of a stdio server's
+	// stderr.
 	stderrChannel = "stderr"
 )
 
@@ -111,14 +112,36 @@ type StdioConfig struct {
 // must be called to reap and grade it.
 type Stdio struct {
 	*Stream
+	*child
 
-	cfg StdioConfig
+	cfg    StdioConfig
+	log    *chrono.Log
+	stdin  *stdinWriter
+	stdout *os.File
+
+	closeOnce     sync.Once
+	exitedEarly   bool          // the leader had exited before Close
+	ladderEntered chan struct{} // closed when Stream.Close hands over to the ladder
+}
+
+// child is a process running in a process group of its own, whose stderr
+// is recorded line by line within a budget and whose exit is recorded and
+// reaped: what Stdio and Served share, with the rungs of the shutdown
+// ladder from SIGTERM on and the sweep of the group that ends it.
+type child struct {
 	log *chrono.Log
 	cmd *exec.Cmd
 	pid int // also the process group id
 
-	stdin      *stdinWriter
-	stdout     *os.File
+	// stderrChannel names the chronology channel of its stderr lines.
+	stderrChannel string
+	// maxStderrLine, maxStderrLines and maxStderrBytes are the stderr
+	// budget (see StdioConfig).
+	maxStderrLine, maxStderrLines, maxStderrBytes int
+	// onStderr, when not nil, sees every stderr event as it is recorded
+	// (lines, and the notes about the budget), from the stderr reader.
+	onStderr func(chrono.Event)
+
 	stderr     *os.File
 	stderrDone chan struct{}
 
@@ -130,10 +153,7 @@ type Stdio struct {
 	waitErr    error
 	sentKill   atomic.Bool // the harness has sent SIGKILL to the group
 
-	closeOnce     sync.Once
-	exitedEarly   bool          // the leader had exited before Close
-	ladderEntered chan struct{} // closed when Stream.Close hands over to the ladder
-	closed        chan struct{} // closed when the ladder has finished
+	closed chan struct{} // closed when the ladder has finished
 	// released is set once the leader is reaped and its group is empty:
 	// from then on the group id may be reused and must not be signalled.
 	released atomic.Bool
@@ -151,19 +171,9 @@ func StartStdio(ctx context.Context, cfg StdioConfig) (*Stdio, error) {
 	if cfg.Log == nil {
 		return nil, errors.New("transport: StdioConfig.Log is required")
 	}
-	argv := cfg.Argv
-	if cfg.Shell {
-		argv = []string{"/bin/sh", "-c", strings.Join(cfg.Argv, " ")}
-		if strings.TrimSpace(argv[2]) == "" {
-			argv = nil
-		}
-	}
-	if len(argv) == 0 || argv[0] == "" {
-		return nil, errors.New("transport: no command to start the stdio server")
-	}
-	display := QuoteArgs(argv)
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("transport: not starting %s: %w", display, err)
+	display, err := commandLine(ctx, cfg.Argv, cfg.Shell, "stdio")
+	if err != nil {
+		return nil, err
 	}
 	if cfg.CloseGrace <= 0 {
 		cfg.CloseGrace = DefaultCloseGrace
@@ -171,34 +181,11 @@ func StartStdio(ctx context.Context, cfg StdioConfig) (*Stdio, error) {
 	if cfg.TermGrace <= 0 {
 		cfg.TermGrace = DefaultTermGrace
 	}
-	if cfg.MaxStderrLine <= 0 {
-		cfg.MaxStderrLine = DefaultMaxStderrLine
+	stderrDefaults(&cfg.MaxStderrLine, &cfg.MaxStderrLines, &cfg.MaxStderrBytes)
+	cmd, err := prepareCommand(cfg.Argv, cfg.Shell, cfg.Env, cfg.Dir, display)
+	if err != nil {
+		return nil, err
 	}
-	if cfg.MaxStderrLines <= 0 {
-		cfg.MaxStderrLines = DefaultMaxStderrLines
-	}
-	if cfg.MaxStderrBytes <= 0 {
-		cfg.MaxStderrBytes = DefaultMaxStderrBytes
-	}
-	if cfg.Dir != "" {
-		// Checked here because a failed chdir in the child is reported as
-		// a bare ENOENT, indistinguishable from a missing executable.
-		if fi, err := os.Stat(cfg.Dir); err != nil {
-			return nil, fmt.Errorf("transport: cannot start %s: working directory: %w", display, err)
-		} else if !fi.IsDir() {
-			return nil, fmt.Errorf("transport: cannot start %s: working directory %s is not a directory", display, cfg.Dir)
-		}
-	}
-
-	cmd := exec.Command(argv[0], argv[1:]...)
-	if cmd.Err != nil {
-		return nil, startError(display, cmd.Err)
-	}
-	cmd.Dir = cfg.Dir
-	if len(cfg.Env) > 0 {
-		cmd.Env = append(os.Environ(), cfg.Env...)
-	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 
 	// Plain pipes handed to the child as files: os/exec then starts no
 	// copying goroutines, Wait does not touch our ends, and our ends stay
@@ -238,22 +225,16 @@ func StartStdio(ctx context.Context, cfg StdioConfig) (*Stdio, error) {
 	// The child holds its own copies now; ours would keep the pipes open.
 	_, _, _ = stdinR.Close(), stdoutW.Close(), stderrW.Close()
 
+	c := newChild(cmd, stderrR, cfg.Log, stderrChannel, cfg.MaxStderrLine, cfg.MaxStderrLines, cfg.MaxStderrBytes)
 	s := &Stdio{
+		child:         c,
 		cfg:           cfg,
 		log:           cfg.Log,
-		cmd:           cmd,
-		pid:           cmd.Process.Pid,
 		stdin:         &stdinWriter{f: stdinW},
 		stdout:        stdoutR,
-		stderr:        stderrR,
-		stderrDone:    make(chan struct{}),
-		exited:        make(chan struct{}),
-		exitCode:      -1,
 		ladderEntered: make(chan struct{}),
-		closed:        make(chan struct{}),
 	}
-	s.log.Harness(chrono.KindState, procChannel,
-		fmt.Sprintf("started pid %d in process group %d: %s", s.pid, s.pid, display))
+	c.logStarted(display)
 	s.Stream = NewStream(&stdoutReader{f: stdoutR, log: s.log}, s.stdin, StreamConfig{
 		Log:        s.log,
 		InChannel:  "stdout",
@@ -261,10 +242,107 @@ func StartStdio(ctx context.Context, cfg StdioConfig) (*Stdio, error) {
 		MaxFrame:   cfg.MaxFrame,
 		OnClose:    s.ladder,
 	})
+	c.run(ctx)
+	return s, nil
+}
+
+// commandLine checks that there is a command to run and that ctx has not
+// ended, and returns the command as it would be typed. what names the
+// server kind in the error ("stdio", "HTTP").
+func commandLine(ctx context.Context, argv []string, shell bool, what string) (string, error) {
+	argv = shellArgv(argv, shell)
+	if len(argv) == 0 || argv[0] == "" {
+		return "", fmt.Errorf("transport: no command to start the %s server", what)
+	}
+	display := QuoteArgs(argv)
+	if err := ctx.Err(); err != nil {
+		return "", fmt.Errorf("transport: not starting %s: %w", display, err)
+	}
+	return display, nil
+}
+
+// stderrDefaults puts the default stderr budget in the fields left zero.
+func stderrDefaults(line, lines, bytes *int) {
+	for _, f := range []struct {
+		v   *int
+		def int
+	}{{line, DefaultMaxStderrLine}, {lines, DefaultMaxStderrLines}, {bytes, DefaultMaxStderrBytes}} {
+		if *f.v <= 0 {
+			*f.v = f.def
+		}
+	}
+}
+
+// shellArgv is argv as run: through /bin/sh -c, joined with spaces, when
+// shell is set; nil when that leaves no command.
+func shellArgv(argv []string, shell bool) []string {
+	if !shell {
+		return argv
+	}
+	line := strings.Join(argv, " ")
+	if strings.TrimSpace(line) == "" {
+		return nil
+	}
+	return []string{"/bin/sh", "-c", line}
+}
+
+// prepareCommand builds the command of a child in a process group of its
+// own (so that signals reach every process it starts), with env added to
+// the harness's environment and dir as its working directory.
+func prepareCommand(argv []string, shell bool, env []string, dir, display string) (*exec.Cmd, error) {
+	argv = shellArgv(argv, shell)
+	if dir != "" {
+		// Checked here because a failed chdir in the child is reported as
+		// a bare ENOENT, indistinguishable from a missing executable.
+		if fi, err := os.Stat(dir); err != nil {
+			return nil, fmt.Errorf("transport: cannot start %s: working directory: %w", display, err)
+		} else if !fi.IsDir() {
+			return nil, fmt.Errorf("transport: cannot start %s: working directory %s is not a directory", display, dir)
+		}
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	if cmd.Err != nil {
+		return nil, startError(display, cmd.Err)
+	}
+	cmd.Dir = dir
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	return cmd, nil
+}
+
+// newChild is the child of a started cmd whose stderr is read from
+// stderr; run starts watching it.
+func newChild(cmd *exec.Cmd, stderr *os.File, log *chrono.Log, channel string, maxLine, maxLines, maxBytes int) *child {
+	return &child{
+		log:            log,
+		cmd:            cmd,
+		pid:            cmd.Process.Pid,
+		stderrChannel:  channel,
+		maxStderrLine:  maxLine,
+		maxStderrLines: maxLines,
+		maxStderrBytes: maxBytes,
+		stderr:         stderr,
+		stderrDone:     make(chan struct{}),
+		exited:         make(chan struct{}),
+		exitCode:       -1,
+		closed:         make(chan struct{}),
+	}
+}
+
+// logStarted records the start of the child.
+func (s *child) logStarted(display string) {
+	s.log.Harness(chrono.KindState, procChannel,
+		fmt.Sprintf("started pid %d in process group %d: %s", s.pid, s.pid, display))
+}
+
+// run starts reading stderr, reaping the leader, and killing the group
+// when ctx ends before the ladder has finished.
+func (s *child) run(ctx context.Context) {
 	go s.drainStderr()
 	go s.wait()
 	go s.watch(ctx)
-	return s, nil
 }
 
 // startError explains why the command could not start, naming it.
@@ -289,15 +367,15 @@ func (e notFound) Unwrap() error        { return e.err }
 func (e notFound) Is(target error) bool { return target == ErrExecutableNotFound }
 
 // Pid is the server's process id, which is also its process group id.
-func (s *Stdio) Pid() int { return s.pid }
+func (s *child) Pid() int { return s.pid }
 
 // Exited is closed once the server process has exited and been reaped.
 // Processes it started may still be running until Close.
-func (s *Stdio) Exited() <-chan struct{} { return s.exited }
+func (s *child) Exited() <-chan struct{} { return s.exited }
 
 // ExitStatus reports, once Exited is closed, the exit code (-1 if a signal
 // ended the process) and the name of that signal. ok is false before.
-func (s *Stdio) ExitStatus() (code int, signal string, ok bool) {
+func (s *child) ExitStatus() (code int, signal string, ok bool) {
 	select {
 	case <-s.exited:
 		return s.exitCode, s.exitSignal, true
@@ -310,7 +388,7 @@ func (s *Stdio) ExitStatus() (code int, signal string, ok bool) {
 // returns without waiting. It is meant for signal handlers and other
 // emergencies; Close is still needed to reap and grade the server. Kill is
 // a no-op once Close has finished.
-func (s *Stdio) Kill() {
+func (s *child) Kill() {
 	s.killGroup("Kill called")
 }
 
@@ -371,14 +449,22 @@ func (s *Stdio) unblockStdin(ctx context.Context) {
 // ladder is the Stream's OnClose: stdin is already closed when it runs.
 func (s *Stdio) ladder(ctx context.Context) Teardown {
 	close(s.ladderEntered)
+	return s.teardown(ctx, s.exitedEarly, s.escalate, func() time.Time { return s.stdin.closedAt }, s.drainOutputs)
+}
+
+// teardown climbs the ladder with escalate unless the leader had exited
+// before (early), grades the exit, kills whatever is left of the group and
+// waits for it to be gone, and runs drain to let the outputs run dry.
+// Waited counts from firstRung's time.
+func (s *child) teardown(ctx context.Context, early bool, escalate func(context.Context) (Step, error), firstRung func() time.Time, drain func()) Teardown {
 	defer close(s.closed)
 
 	td := Teardown{ExitedAfter: StepNone, ExitCode: -1}
 	var errs []error
-	if s.exitedEarly {
+	if early {
 		s.log.Harness(chrono.KindNote, procChannel, "process had already exited before close")
 	} else {
-		step, err := s.escalate(ctx)
+		step, err := escalate(ctx)
 		td.ExitedAfter = step
 		if err != nil {
 			errs = append(errs, err)
@@ -390,7 +476,7 @@ func (s *Stdio) ladder(ctx context.Context) Teardown {
 		reaped = true
 		td.ExitCode, td.Signal = s.exitCode, s.exitSignal
 		if td.ExitedAfter != StepNone {
-			td.Waited = max(s.exitAt.Sub(s.stdin.closedAt), 0)
+			td.Waited = max(s.exitAt.Sub(firstRung()), 0)
 			if s.exitSig == syscall.SIGKILL && s.sentKill.Load() {
 				// Killed by Kill or the start context during the
 				// ladder: whatever rung it was on, SIGKILL ended it.
@@ -414,7 +500,7 @@ func (s *Stdio) ladder(ctx context.Context) Teardown {
 		s.released.Store(true)
 	}
 
-	s.drainOutputs()
+	drain()
 
 	td.Err = errors.Join(errs...)
 	s.log.Harness(chrono.KindState, procChannel, fmt.Sprintf(
@@ -436,13 +522,20 @@ func (s *Stdio) escalate(ctx context.Context) (Step, error) {
 	if s.waitRung(ctx, s.cfg.CloseGrace, "closing stdin") {
 		return StepCloseInput, nil
 	}
-	last := StepCloseInput
+	return s.signalRungs(ctx, StepCloseInput, s.cfg.TermGrace)
+}
+
+// signalRungs climbs the signal rungs of the ladder: SIGTERM to the group,
+// up to termGrace for the leader to exit, then SIGKILL (at once if ctx has
+// ended). last is the rung climbed before, returned if the group turns
+// out to be gone before a signal.
+func (s *child) signalRungs(ctx context.Context, last Step, termGrace time.Duration) (Step, error) {
 	if ctx.Err() == nil {
 		if !s.signalRung(syscall.SIGTERM) {
 			return last, s.awaitReaped()
 		}
 		last = StepSIGTERM
-		if s.waitRung(ctx, s.cfg.TermGrace, "SIGTERM") {
+		if s.waitRung(ctx, termGrace, "SIGTERM") {
 			return last, nil
 		}
 	}
@@ -462,7 +555,7 @@ func (s *Stdio) escalate(ctx context.Context) (Step, error) {
 
 // waitRung waits up to d for the leader to exit, and records a deadline
 // event if it does not. It reports whether the leader exited.
-func (s *Stdio) waitRung(ctx context.Context, d time.Duration, after string) bool {
+func (s *child) waitRung(ctx context.Context, d time.Duration, after string) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	var why string
@@ -485,14 +578,14 @@ func (s *Stdio) waitRung(ctx context.Context, d time.Duration, after string) boo
 
 // signalRung records sig and sends it to the group. It reports false when
 // the group was already gone, meaning the leader exited before the signal.
-func (s *Stdio) signalRung(sig syscall.Signal) bool {
+func (s *child) signalRung(sig syscall.Signal) bool {
 	return s.signalGroup(sig, "shutdown ladder (STD-7)")
 }
 
 // signalGroup records sig and sends it to the process group. The record
 // comes first so that the chronology shows the signal before the exit it
 // causes. It reports false when the group was already gone.
-func (s *Stdio) signalGroup(sig syscall.Signal, reason string) bool {
+func (s *child) signalGroup(sig syscall.Signal, reason string) bool {
 	s.log.Harness(chrono.KindState, procChannel, fmt.Sprintf("%s to process group %d: %s", signalName(sig), s.pid, reason))
 	if sig == syscall.SIGKILL {
 		// Before the signal: the ladder may see the exit it causes
@@ -511,7 +604,7 @@ func (s *Stdio) signalGroup(sig syscall.Signal, reason string) bool {
 }
 
 // awaitReaped waits for the wait goroutine after the group was found gone.
-func (s *Stdio) awaitReaped() error {
+func (s *child) awaitReaped() error {
 	t := time.NewTimer(killWait)
 	defer t.Stop()
 	select {
@@ -533,7 +626,7 @@ func signalName(sig syscall.Signal) string {
 }
 
 // killGroup sends SIGKILL to the group unless Close has released it.
-func (s *Stdio) killGroup(reason string) {
+func (s *child) killGroup(reason string) {
 	if s.released.Load() {
 		return
 	}
@@ -541,7 +634,7 @@ func (s *Stdio) killGroup(reason string) {
 }
 
 // watch kills the group when the start context ends before Close is done.
-func (s *Stdio) watch(ctx context.Context) {
+func (s *child) watch(ctx context.Context) {
 	select {
 	case <-ctx.Done():
 		s.killGroup(fmt.Sprintf("run context ended (%v)", context.Cause(ctx)))
@@ -550,7 +643,7 @@ func (s *Stdio) watch(ctx context.Context) {
 }
 
 // wait reaps the leader and records its exit.
-func (s *Stdio) wait() {
+func (s *child) wait() {
 	err := s.cmd.Wait()
 	s.exitAt = time.Now()
 	var text string
@@ -579,24 +672,24 @@ func (s *Stdio) wait() {
 // drainStderr records the child's stderr line by line until it ends,
 // within the connection's stderr budget, so that a firehose (STD-3 allows
 // any amount of logging) neither eats memory nor fills the chronology.
-func (s *Stdio) drainStderr() {
+func (s *child) drainStderr() {
 	defer close(s.stderrDone)
 	defer s.stderr.Close()
-	b := stderrBudget{lines: s.cfg.MaxStderrLines, bytes: s.cfg.MaxStderrBytes}
-	err := scanLines(s.stderr, s.cfg.MaxStderrLine, func(raw []byte, size int) {
+	b := stderrBudget{lines: s.maxStderrLines, bytes: s.maxStderrBytes}
+	err := scanLines(s.stderr, s.maxStderrLine, func(raw []byte, size int) {
 		if b.take(raw, size) {
 			s.recordStderr(raw, size)
 			return
 		}
 		if b.skipped == 1 {
-			s.log.Harness(chrono.KindNote, stderrChannel, fmt.Sprintf(
+			s.stderrNote(chrono.KindNote, fmt.Sprintf(
 				"stderr budget of %d lines or %d bytes reached: later lines are counted, not recorded; the last %d are recorded when stderr ends",
-				s.cfg.MaxStderrLines, s.cfg.MaxStderrBytes, StderrTail))
+				s.maxStderrLines, s.maxStderrBytes, StderrTail))
 		}
 	})
 	if b.skipped > 0 {
 		tail := b.lastLines()
-		s.log.Harness(chrono.KindNote, stderrChannel, fmt.Sprintf(
+		s.stderrNote(chrono.KindNote, fmt.Sprintf(
 			"stderr ended: %d lines (%d bytes) past the budget were not recorded; the last %d of them follow",
 			b.skipped, b.skippedBytes, len(tail)))
 		for _, l := range tail {
@@ -606,18 +699,29 @@ func (s *Stdio) drainStderr() {
 	switch {
 	case err == nil, errors.Is(err, os.ErrClosed):
 	case errors.Is(err, os.ErrDeadlineExceeded):
-		s.log.Harness(chrono.KindNote, stderrChannel,
+		s.stderrNote(chrono.KindNote,
 			"stderr still open after the process group ended (inherited by a process outside the group?); no longer reading it")
 	default:
-		s.log.Harness(chrono.KindError, stderrChannel, "reading stderr: "+err.Error())
+		s.stderrNote(chrono.KindError, "reading stderr: "+err.Error())
 	}
 }
 
-func (s *Stdio) recordStderr(raw []byte, size int) {
-	s.log.Append(chrono.Event{
-		Dir: chrono.In, Channel: stderrChannel, Kind: chrono.KindStderr,
+func (s *child) recordStderr(raw []byte, size int) {
+	ev := s.log.Append(chrono.Event{
+		Dir: chrono.In, Channel: s.stderrChannel, Kind: chrono.KindStderr,
 		Raw: raw, Size: size, Truncated: len(raw) < size,
 	})
+	if s.onStderr != nil {
+		s.onStderr(ev)
+	}
+}
+
+// stderrNote records a harness note about stderr.
+func (s *child) stderrNote(kind chrono.Kind, text string) {
+	ev := s.log.Harness(kind, s.stderrChannel, text)
+	if s.onStderr != nil {
+		s.onStderr(ev)
+	}
 }
 
 // stderrBudget decides which stderr lines are recorded: the first ones,
@@ -667,9 +771,14 @@ func (b *stderrBudget) lastLines() []tailLine {
 // returns; stdout is read by the Stream, which is not waited for because
 // its reader may be held up by a consumer that stopped reading Inbound.
 func (s *Stdio) drainOutputs() {
-	deadline := time.Now().Add(drainGrace)
-	_ = s.stderr.SetReadDeadline(deadline)
-	_ = s.stdout.SetReadDeadline(deadline)
+	_ = s.stdout.SetReadDeadline(time.Now().Add(drainGrace))
+	s.drainStderrOut()
+}
+
+// drainStderrOut waits, up to drainGrace, for the stderr reader to reach
+// the end of stderr, once the group is gone.
+func (s *child) drainStderrOut() {
+	_ = s.stderr.SetReadDeadline(time.Now().Add(drainGrace))
 	// The deadline ends the read; the timer only guards against a pipe
 	// that does not support deadlines.
 	t := time.NewTimer(2 * drainGrace)
@@ -677,7 +786,7 @@ func (s *Stdio) drainOutputs() {
 	select {
 	case <-s.stderrDone:
 	case <-t.C:
-		s.log.Harness(chrono.KindDeadline, stderrChannel, "stderr reader still busy; leaving it behind")
+		s.log.Harness(chrono.KindDeadline, s.stderrChannel, "stderr reader still busy; leaving it behind")
 	}
 }
 
@@ -735,7 +844,7 @@ func scanLines(r io.Reader, max int, emit func(raw []byte, size int)) error {
 // when each process is next scheduled, so a short wait is normal; there is
 // no event to wait on for processes that are not our children, hence the
 // polling.
-func (s *Stdio) waitGroupGone(d time.Duration) int {
+func (s *child) waitGroupGone(d time.Duration) int {
 	deadline := time.Now().Add(d)
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()

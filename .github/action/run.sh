@@ -7,6 +7,8 @@
 #   MCPFLIGHT      the mcpflight binary (default: mcpflight on PATH)
 #   INPUT_COMMAND  a stdio server's command line   } exactly one
 #   INPUT_URL      a Streamable HTTP endpoint      }
+#   INPUT_SERVE    the command that serves INPUT_URL, started and stopped
+#                  by check itself (--serve); needs INPUT_URL
 #   INPUT_PROFILE, INPUT_REVISION, INPUT_BASELINE, INPUT_STRICT (true|false)
 #   INPUT_ARGS     more flags for check, split on spaces
 #   INPUT_HTML, INPUT_JUNIT   the report paths (defaults as in action.yml)
@@ -39,6 +41,10 @@ if [[ -n $command ]]; then
 	args+=(--stdio "$command")
 else
 	args+=(--url "$url")
+fi
+if [[ -n ${INPUT_SERVE:-} ]]; then
+	[[ -n $url ]] || fail "the input serve starts the server of url: give url too"
+	args+=(--serve "$INPUT_SERVE")
 fi
 [[ -n ${INPUT_PROFILE:-} ]] && args+=(--profile "$INPUT_PROFILE")
 [[ -n ${INPUT_REVISION:-} ]] && args+=(--protocol "$INPUT_REVISION")

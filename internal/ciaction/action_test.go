@@ -129,6 +129,7 @@ func TestActionRefusesBadInputs(t *testing.T) {
 	}{
 		{"no target", map[string]string{}, "give the input command"},
 		{"two targets", map[string]string{"INPUT_COMMAND": "x", "INPUT_URL": "http://127.0.0.1:1/mcp"}, "not both"},
+		{"serve without url", map[string]string{"INPUT_COMMAND": bin + " serve --stdio", "INPUT_SERVE": bin + " serve --http 127.0.0.1:1"}, "give url too"},
 		{"strict not a boolean", map[string]string{"INPUT_COMMAND": bin + " serve --stdio", "INPUT_STRICT": "yes"}, "strict must be true or false"},
 		// check refuses the profile before it writes anything: the script
 		// names the reports that are missing.

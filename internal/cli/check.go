@@ -43,7 +43,7 @@ Flags:
   --stdio CMD          the server's command line, split like a shell would
                        (quotes, backslashes) but run without a shell
   --url URL            the MCP endpoint of a Streamable HTTP server
-  --header 'NAME: VALUE'
+` + serveFlagsUsage + `  --header 'NAME: VALUE'
                        send this header with every HTTP request (repeatable),
                        e.g. 'Authorization: Bearer …'; its value is redacted
                        from every output
@@ -52,7 +52,7 @@ Flags:
                        variable VAR (repeatable): the secret stays out of the
                        command line, where ps would show it
   --transport NAME     stdio (default) or http, for the built-in server
-` + checkProtocolUsage + `  --shell              run --stdio's command line through /bin/sh -c
+` + checkProtocolUsage + `  --shell              run --stdio's (or --serve's) command line through /bin/sh -c
   --profile NAME|FILE  the target profile: a built-in name (reference,
                        server-everything) or a JSON/YAML file. Default:
                        reference for the built-in server; for --stdio,
@@ -119,6 +119,7 @@ type checkOptions struct {
 	faults      stringList
 	headers     headerFlags
 	protocol    protocolFlag
+	serve       serveFlags
 	// header is what headers resolved to.
 	header http.Header
 }
@@ -149,6 +150,7 @@ func (e Env) check(ctx context.Context, args []string) (int, error) {
 	fs.Var(&o.faults, "target-fault", "")
 	o.headers.register(fs)
 	o.protocol.register(fs)
+	o.serve.register(fs)
 	if done, err := e.parse(fs, checkUsage, args); done || err != nil {
 		return 0, err
 	}
@@ -180,8 +182,8 @@ func (e Env) check(ctx context.Context, args []string) (int, error) {
 		return 0, usagef(checkUsage, "--jobs must be at least 1")
 	case o.quiet && o.verbose:
 		return 0, usagef(checkUsage, "-q and -v contradict each other; pass one")
-	case o.shell && o.stdio == "":
-		return 0, usagef(checkUsage, "--shell needs --stdio")
+	case o.shell && o.stdio == "" && o.serve.cmd == "":
+		return 0, usagef(checkUsage, "--shell needs --stdio or --serve")
 	case len(o.faults) > 0 && o.stdio != "":
 		return 0, usagef(checkUsage, "--target-fault applies to the built-in server only, not to --stdio")
 	case len(o.faults) > 0 && o.url != "":
@@ -217,6 +219,12 @@ func (e Env) check(ctx context.Context, args []string) (int, error) {
 	if err != nil {
 		return 0, usagef(checkUsage, "%v", err)
 	}
+	served, err := e.startServe(ctx, o, checkUsage)
+	if err != nil {
+		return 0, err
+	}
+	defer served.stop(ctx)
+	target = served.wrap(target)
 	jobs := o.jobs
 	if jobs == 0 {
 		jobs = runner.DefaultJobs(target.Transport)
@@ -249,6 +257,7 @@ func (e Env) check(ctx context.Context, args []string) (int, error) {
 		defer live.Close()
 	}
 	rep, runErr := runner.RunProtocol(ctx, cfg, mode, negotiate.Options{})
+	served.grade(ctx, rep)
 	if rep == nil {
 		return 0, runErr
 	}

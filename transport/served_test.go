@@ -1,0 +1,291 @@
+//go:build unix
+
+package transport
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpflight/mcpflight/chrono"
+)
+
+// httpServe is testdata/httpserve, built once.
+var httpServe = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "mcpflight-httpserve")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "httpserve")
+	build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, "./testdata/httpserve")
+	build.Dir = ".."
+	if out, err := build.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building testdata/httpserve: %v\n%s", err, out)
+	}
+	return bin, nil
+})
+
+// freeAddr returns a loopback address with a port nothing listens on
+// now.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// startServed starts testdata/httpserve in mode on a free port.
+func startServed(t *testing.T, ctx context.Context, mode string, cfg ServedConfig) (*Served, *chrono.Log, error) {
+	t.Helper()
+	bin, err := httpServe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := freeAddr(t)
+	cfg.Argv = []string{bin, "-mode", mode, "-http", addr}
+	cfg.URL = "http://" + addr + "/mcp"
+	if cfg.Log == nil {
+		cfg.Log = chrono.New()
+	}
+	s, err := StartServed(ctx, cfg)
+	if s != nil {
+		t.Cleanup(func() { s.Close(closeCtx(t)) })
+	}
+	return s, cfg.Log, err
+}
+
+func stderrLines(log *chrono.Log) []string {
+	var out []string
+	for _, ev := range log.Events() {
+		if ev.Kind == chrono.KindStderr {
+			out = append(out, string(ev.Raw))
+		}
+	}
+	return out
+}
+
+// TestServedStderrReachesAttachedLogs starts a server that answers, and
+// checks that a case's chronology gets the stderr lines that arrive while
+// it is attached, and only those, and that SIGTERM stops the server.
+func TestServedStderrReachesAttachedLogs(t *testing.T) {
+	t.Parallel()
+	s, own, err := startServed(t, context.Background(), "ok", ServedConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	caseLog := chrono.New()
+	detach := s.Attach(caseLog)
+	detachAgain := s.Attach(caseLog) // a second session of the same case
+	get := func() {
+		t.Helper()
+		resp, err := http.Get(s.cfg.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	get()
+	ctx, cancel := context.WithTimeout(context.Background(), safety)
+	defer cancel()
+	if _, err := caseLog.WaitFor(ctx, 0, func(ev chrono.Event) bool {
+		return ev.Kind == chrono.KindStderr && strings.Contains(string(ev.Raw), "GET /mcp")
+	}); err != nil {
+		t.Fatalf("the request's stderr line never reached the case's chronology: %v\n%v", err, stderrLines(caseLog))
+	}
+	detach()
+	detachAgain()
+	get() // after the case: its line is the server's alone
+
+	td := s.Close(closeCtx(t))
+	if td.ExitedAfter != StepSIGTERM || td.ExitCode != 0 || td.Leftovers != 0 || td.Err != nil {
+		t.Fatalf("teardown %+v, want exit 0 after SIGTERM, no leftovers", td)
+	}
+	waitGone(t, s.Pid())
+
+	caseLines := stderrLines(caseLog)
+	ownLines := stderrLines(own)
+	if n := strings.Count(strings.Join(caseLines, "\n"), "GET /mcp"); n != 1 {
+		t.Errorf("the case's chronology has %d GET lines, want the one of its own request (attached twice, recorded once): %q", n, caseLines)
+	}
+	for _, ev := range caseLog.Events() {
+		if ev.Kind == chrono.KindStderr && ev.Channel != ServedStderrChannel {
+			t.Errorf("stderr event on channel %q, want %q", ev.Channel, ServedStderrChannel)
+		}
+	}
+	last := ownLines[len(ownLines)-1]
+	if !strings.Contains(last, "got SIGTERM") {
+		t.Errorf("the server's own chronology ends with %q, want its SIGTERM line (stderr drained before Close returned): %q", last, ownLines)
+	}
+	if strings.Contains(strings.Join(caseLines, "\n"), "got SIGTERM") {
+		t.Errorf("a detached case got a later line: %q", caseLines)
+	}
+}
+
+// TestServedStartFailures covers servers that never come up: each start
+// fails with one line naming the command, wrapping ErrServerNotReady,
+// quoting the server's last words, and leaves no process behind.
+func TestServedStartFailures(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		mode    string
+		timeout bool
+		want    []string
+	}{
+		{"exit", false, []string{"exited with code 3 before", "fatal: no configuration found"}},
+		{"never-listen", true, []string{"did not answer within", "connection refused", "waiting for a database", "got SIGTERM"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.mode, func(t *testing.T) {
+			t.Parallel()
+			// The timeout decides nothing for "exit", which must fail on
+			// the exit itself, long before it.
+			cfg := ServedConfig{StartTimeout: safety}
+			if tt.timeout {
+				cfg.StartTimeout = 300 * time.Millisecond // the thing tested
+			}
+			s, log, err := startServed(t, context.Background(), tt.mode, cfg)
+			if s != nil || err == nil {
+				t.Fatalf("StartServed = %v, %v; want an error", s, err)
+			}
+			if !errors.Is(err, ErrServerNotReady) {
+				t.Errorf("error %v does not wrap ErrServerNotReady", err)
+			}
+			msg := err.Error()
+			t.Logf("%s", msg)
+			if strings.Contains(msg, "\n") {
+				t.Errorf("error is not one line: %q", msg)
+			}
+			for _, w := range append([]string{"httpserve -mode " + tt.mode}, tt.want...) {
+				if !strings.Contains(msg, w) {
+					t.Errorf("error %q does not say %q", msg, w)
+				}
+			}
+			pid := startedPid(t, log)
+			waitGone(t, pid)
+			if n, pids := groupLeftovers(pid); n != 0 {
+				t.Errorf("process group %d still has %v", pid, pids)
+			}
+		})
+	}
+}
+
+// startedPid reads the pid from the chronology's start event.
+func startedPid(t *testing.T, log *chrono.Log) int {
+	t.Helper()
+	for _, ev := range log.Events() {
+		var pid int
+		if _, err := fmt.Sscanf(ev.Text, "started pid %d", &pid); err == nil {
+			return pid
+		}
+	}
+	t.Fatal("no start event")
+	return 0
+}
+
+// TestServedLadder checks the rungs: a server that ignores SIGTERM is
+// killed with SIGKILL, a grandchild that ignores SIGTERM is swept with the
+// group, and a server that exited on its own is graded StepNone.
+func TestServedLadder(t *testing.T) {
+	t.Parallel()
+	t.Run("ignore-term", func(t *testing.T) {
+		t.Parallel()
+		s, log, err := startServed(t, context.Background(), "ignore-term", ServedConfig{TermGrace: 200 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		td := s.Close(closeCtx(t))
+		if td.ExitedAfter != StepSIGKILL || td.Signal != "killed" || td.Leftovers != 0 {
+			t.Fatalf("teardown %+v, want SIGKILL, no leftovers", td)
+		}
+		if !hasEvent(log, chrono.KindDeadline, "no exit within 200ms of SIGTERM") {
+			t.Errorf("no deadline event for the ignored SIGTERM")
+		}
+		waitGone(t, s.Pid())
+	})
+	t.Run("spawn", func(t *testing.T) {
+		t.Parallel()
+		s, log, err := startServed(t, context.Background(), "spawn", ServedConfig{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), safety)
+		defer cancel()
+		if _, err := log.WaitFor(ctx, 0, func(ev chrono.Event) bool {
+			return strings.Contains(string(ev.Raw), "child: running")
+		}); err != nil {
+			t.Fatal(err)
+		}
+		td := s.Close(closeCtx(t))
+		if td.ExitedAfter != StepSIGTERM || td.Leftovers != 0 || td.Err != nil {
+			t.Fatalf("teardown %+v, want SIGTERM, the grandchild swept", td)
+		}
+		if !hasEvent(log, chrono.KindState, "leftover process(es) still running") {
+			t.Errorf("the grandchild was not swept with SIGKILL")
+		}
+		if n, pids := groupLeftovers(s.Pid()); n != 0 {
+			t.Errorf("process group %d still has %v", s.Pid(), pids)
+		}
+	})
+	t.Run("interrupted-start", func(t *testing.T) {
+		t.Parallel()
+		// Ctrl-C while waiting for the URL: the wait ends at once and
+		// the server is stopped with the ladder.
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		log := chrono.New()
+		go func() {
+			wctx, wcancel := context.WithTimeout(context.Background(), safety)
+			defer wcancel()
+			_, _ = log.WaitFor(wctx, 0, func(ev chrono.Event) bool {
+				return strings.Contains(string(ev.Raw), "starting")
+			})
+			cancel()
+		}()
+		s, _, err := startServed(t, ctx, "never-listen", ServedConfig{Log: log, StartTimeout: 2 * safety})
+		if s != nil || !errors.Is(err, context.Canceled) || !errors.Is(err, ErrServerNotReady) {
+			t.Fatalf("StartServed = %v, %v; want ErrServerNotReady and context.Canceled", s, err)
+		}
+		pid := startedPid(t, log)
+		if !hasEvent(log, chrono.KindState, "SIGTERM to process group") {
+			t.Errorf("the server was not stopped with SIGTERM")
+		}
+		waitGone(t, pid)
+	})
+}
+
+// TestStartServedErrors covers what fails before anything runs.
+func TestStartServedErrors(t *testing.T) {
+	t.Parallel()
+	log := chrono.New()
+	tests := []struct {
+		name string
+		cfg  ServedConfig
+		want string
+	}{
+		{"no log", ServedConfig{Argv: []string{"true"}, URL: "http://127.0.0.1:1/"}, "Log is required"},
+		{"bad url", ServedConfig{Argv: []string{"true"}, URL: "localhost:8080", Log: log}, "not an http:// or https:// URL"},
+		{"no command", ServedConfig{URL: "http://127.0.0.1:1/", Log: log}, "no command to start the HTTP server"},
+		{"not found", ServedConfig{Argv: []string{"/nonexistent/server"}, URL: "http://127.0.0.1:1/", Log: log}, "cannot start /nonexistent/server"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := StartServed(context.Background(), tt.cfg)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
