@@ -38,11 +38,19 @@ type Envelope struct {
 	// LogLevel is io.modelcontextprotocol/logLevel; "" leaves it out, and
 	// then the server MUST NOT log for the request (LOG-41).
 	LogLevel string
+	// Extra are further _meta members sent on every request, such as the
+	// control extension's scope (mcp.MetaControlScope); the envelope's
+	// own members win over a key of the same name.
+	Extra map[string]any
 }
 
 // meta is the envelope as _meta members.
 func (e Envelope) meta() map[string]any {
-	m := map[string]any{mcp.MetaProtocolVersion: e.ProtocolVersion}
+	m := make(map[string]any, len(e.Extra)+4)
+	for k, v := range e.Extra {
+		m[k] = v
+	}
+	m[mcp.MetaProtocolVersion] = e.ProtocolVersion
 	caps := e.ClientCapabilities
 	if caps == nil {
 		caps = map[string]any{}

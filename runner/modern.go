@@ -2,9 +2,12 @@ package runner
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 
 	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/mcp"
 	"github.com/mcpflight/mcpflight/negotiate"
 	"github.com/mcpflight/mcpflight/peer"
 	"github.com/mcpflight/mcpflight/probe"
@@ -21,6 +24,25 @@ import (
 // modernEnvelope is the envelope of a 2026-07-28 run's sessions.
 func modernEnvelope() peer.Envelope { return negotiate.Options{}.Envelope() }
 
+// caseEnvelope is modernEnvelope with a control scope of the case's own
+// (mcp.MetaControlScope): on a target that offers the control
+// extension, the case's checkpoints, operation keys, counters and tasks
+// are then its own even when other cases share the server, as a session
+// of its own gives them under 2025-11-25. A server without the extension
+// ignores the member (a MetaObject may carry any prefixed key).
+func caseEnvelope(scope string) peer.Envelope {
+	env := modernEnvelope()
+	env.Extra = map[string]any{mcp.MetaControlScope: scope}
+	return env
+}
+
+// newScope is a control scope for one run of case id.
+func newScope(id string) string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return id + "#" + hex.EncodeToString(b[:])
+}
+
 // needsServerView reports whether a case cannot run without knowing what
 // the server declared.
 func needsServerView(n probe.Needs) bool {
@@ -33,8 +55,8 @@ func needsServerView(n probe.Needs) bool {
 // error: a helper step broke, not a rule of the case); any other case
 // runs without it. It returns what Server() says, or the outcome that
 // ends the case.
-func openModern(ctx context.Context, s *peer.Session, c probe.Case) (*peer.InitResult, *verdict.Outcome) {
-	s.SetEnvelope(modernEnvelope())
+func openModern(ctx context.Context, s *peer.Session, c probe.Case, scope string) (*peer.InitResult, *verdict.Outcome) {
+	s.SetEnvelope(caseEnvelope(scope))
 	if c.Needs.NoHandshake {
 		return nil, nil
 	}
@@ -54,9 +76,9 @@ func opensModern(cfg Config) bool { return cfg.Version == spec.V20260728 }
 
 // openSecond readies a second session of a case the way the run opens
 // its first: initialize, or the 2026-07-28 envelope.
-func openSecond(ctx context.Context, cfg Config, x *peer.Session) error {
+func openSecond(ctx context.Context, cfg Config, x *peer.Session, scope string) error {
 	if opensModern(cfg) {
-		x.SetEnvelope(modernEnvelope())
+		x.SetEnvelope(caseEnvelope(scope))
 		return nil
 	}
 	if _, err := x.Initialize(ctx, peer.InitOptions{ProtocolVersion: cfg.Version}); err != nil {

@@ -367,9 +367,11 @@ func runCase(ctx context.Context, cfg Config, c probe.Case, hooks caseHooks) (Re
 			return finish(o)
 		}
 	}
+	// The case's control scope under 2026-07-28, shared by its sessions.
+	scope := newScope(c.ID)
 	if opensModern(cfg) {
 		var o *verdict.Outcome
-		if init, o = openModern(caseCtx, s, c); o != nil {
+		if init, o = openModern(caseCtx, s, c, scope); o != nil {
 			closeBounded()
 			return finish(*o)
 		}
@@ -412,7 +414,7 @@ func runCase(ctx context.Context, cfg Config, c probe.Case, hooks caseHooks) (Re
 			extraMu.Lock()
 			extras = append(extras, x)
 			extraMu.Unlock()
-			if err := openSecond(octx, cfg, x); err != nil {
+			if err := openSecond(octx, cfg, x, scope); err != nil {
 				return nil, err
 			}
 			return x, nil

@@ -101,12 +101,25 @@ func serverLines(rep servedReport) (cases int, sample string) {
 // TestServeReferenceServer runs the catalogue against the reference server
 // started by check itself with --serve: conformant, the server's stderr in
 // the cases' chronologies, the server stopped on SIGTERM, nothing left.
+//
+// Under 2026-07-28 every case on the one shared server works in a control
+// scope of its own, as it has a session of its own under 2025-11-25: the
+// task cases' operation keys ("w", "a", "b") do not collide.
 func TestServeReferenceServer(t *testing.T) {
 	t.Parallel()
+	for _, rev := range []string{"2025-11-25", "2026-07-28"} {
+		t.Run(rev, func(t *testing.T) {
+			t.Parallel()
+			serveReference(t, rev)
+		})
+	}
+}
+
+func serveReference(t *testing.T, revision string) {
 	addr := freeLoopback(t)
 	r := runCLI(t, "", "check", "--url", "http://"+addr+"/mcp",
 		"--serve", transport.QuoteArgs([]string{binary, "serve", "--http", addr}),
-		"--profile", "reference", "--protocol", "2025-11-25", "--json", "-")
+		"--profile", "reference", "--protocol", revision, "--json", "-")
 	if r.code != ExitConformant {
 		t.Fatalf("exit %d, stderr:\n%s", r.code, r.stderr)
 	}
