@@ -215,3 +215,56 @@ func BenchmarkDecode(b *testing.B) {
 		i++
 	}
 }
+
+// TestEncodedIsDecoded checks that Encoded gives what Decode reads from
+// the frames EncodeRequest and EncodeNotification write, or nothing.
+func TestEncodedIsDecoded(t *testing.T) {
+	weird := string([]byte{'a', 0xff, 'b'})
+	rows := []struct {
+		name   string
+		id     ID
+		method string
+		params any
+		none   bool
+	}{
+		{name: "no params", id: IntID(1), method: "ping"},
+		{name: "struct params", id: StringID("x"), method: "tools/call", params: map[string]any{"name": "slow", "_meta": map[string]any{"progressToken": 7}}},
+		{name: "raw params with spaces", id: IntID(0), method: "m", params: json.RawMessage(` { "a" : [1, 2], "progressToken" : "t" } `)},
+		{name: "params look-alike in strings", id: StringID(`","params":`), method: `m","params":{}`, params: map[string]string{"k": `,"params":`}},
+		{name: "html escaped", id: IntID(2), method: "<m>", params: map[string]string{"q": "a<b&c"}},
+		{name: "null params", id: IntID(3), method: "m", params: json.RawMessage(`null`)},
+		{name: "notification", method: "notifications/cancelled", params: map[string]any{"requestId": 5}},
+		{name: "notification without params", method: "notifications/initialized"},
+		{name: "invalid utf-8 method", id: IntID(4), method: weird, none: true},
+		{name: "invalid utf-8 id", id: StringID(weird), method: "m", none: true},
+		{name: "empty method", id: IntID(5), method: "", none: true},
+	}
+	for _, r := range rows {
+		t.Run(r.name, func(t *testing.T) {
+			var raw []byte
+			var err error
+			if r.id.IsValid() {
+				raw, err = EncodeRequest(r.id, r.method, r.params)
+			} else {
+				raw, err = EncodeNotification(r.method, r.params)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := Encoded(raw, r.id, r.method)
+			if r.none {
+				if got != nil {
+					t.Fatalf("Encoded(%s) = %+v, want nil", raw, got)
+				}
+				return
+			}
+			want, err := Decode(raw)
+			if err != nil {
+				t.Fatalf("Decode(%s): %v", raw, err)
+			}
+			if diff := cmp.Diff(want, got, cmp.AllowUnexported(ID{}, scalar{})); diff != "" {
+				t.Errorf("Encoded(%s) differs from Decode (-decoded +encoded):\n%s", raw, diff)
+			}
+		})
+	}
+}
