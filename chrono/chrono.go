@@ -155,8 +155,11 @@ type Log struct {
 	dropped   uint64
 	capped    map[string]bool
 	events    []Event
-	changed   chan struct{}
-	redact    atomic.Pointer[Redactor]
+	// changed is closed at the next append once someone waits for it
+	// (Changed, WaitFor), and is nil while no one does: an append then
+	// allocates no channel.
+	changed chan struct{}
+	redact  atomic.Pointer[Redactor]
 }
 
 // Option configures a Log.
@@ -183,7 +186,7 @@ func (l *Log) SetRedactor(r *Redactor) { l.redact.Store(r) }
 // New returns an empty log whose offsets count from now.
 func New(opts ...Option) *Log {
 	l := &Log{start: time.Now(), maxRaw: DefaultMaxRaw, maxEvents: DefaultMaxEvents, maxBytes: DefaultMaxBytes,
-		capped: map[string]bool{}, changed: make(chan struct{})}
+		capped: map[string]bool{}}
 	for _, o := range opts {
 		o(l)
 	}
@@ -262,8 +265,10 @@ func (l *Log) appendLocked(e Event) Event {
 	e.Seq = uint64(len(l.events)) + 1
 	e.Offset = time.Since(l.start)
 	l.events = append(l.events, e)
-	close(l.changed)
-	l.changed = make(chan struct{})
+	if l.changed != nil {
+		close(l.changed)
+		l.changed = nil
+	}
 	return e
 }
 
@@ -360,6 +365,14 @@ func (l *Log) Len() uint64 {
 func (l *Log) Changed() <-chan struct{} {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	return l.changedLocked()
+}
+
+// changedLocked is Changed with l.mu held.
+func (l *Log) changedLocked() chan struct{} {
+	if l.changed == nil {
+		l.changed = make(chan struct{})
+	}
 	return l.changed
 }
 
@@ -373,7 +386,7 @@ func (l *Log) WaitFor(ctx context.Context, after uint64, match func(Event) bool)
 		l.mu.Lock()
 		pending := l.events[min(after, uint64(len(l.events))):]
 		after = uint64(len(l.events))
-		ch := l.changed
+		ch := l.changedLocked()
 		l.mu.Unlock()
 		for _, e := range pending {
 			if match(e) {
@@ -484,7 +497,7 @@ func Summarize(msg *jsonrpc.Message, decodeErr error) *Summary {
 	} else if msg.NullID {
 		s.ID = "null"
 	}
-	if len(msg.Params) > 0 {
+	if len(msg.Params) > 0 && mayHoldTokenOrRequestID(msg.Params) {
 		var p struct {
 			Meta struct {
 				Token json.RawMessage `json:"progressToken"`
@@ -505,4 +518,33 @@ func Summarize(msg *jsonrpc.Message, decodeErr error) *Summary {
 		}
 	}
 	return s
+}
+
+// mayHoldTokenOrRequestID reports whether params may have a member that
+// encoding/json matches to progressToken or requestId (names match
+// without regard to case, escaped, or with Unicode letters that fold to
+// ASCII ones): false only when params is ASCII without escapes and holds
+// neither name in any case, so that Summarize can skip decoding it.
+func mayHoldTokenOrRequestID(params []byte) bool {
+	for _, c := range params {
+		if c >= utf8.RuneSelf || c == '\\' {
+			return true
+		}
+	}
+	return containsFoldASCII(params, "progresstoken") || containsFoldASCII(params, "requestid")
+}
+
+// containsFoldASCII reports whether b holds lower, a lower-case ASCII
+// word, in any case.
+func containsFoldASCII(b []byte, lower string) bool {
+	for i := 0; i+len(lower) <= len(b); i++ {
+		j := 0
+		for j < len(lower) && b[i+j]|0x20 == lower[j] {
+			j++
+		}
+		if j == len(lower) {
+			return true
+		}
+	}
+	return false
 }

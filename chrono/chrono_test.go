@@ -262,3 +262,29 @@ func TestSnapshotIsStable(t *testing.T) {
 		t.Errorf("a snapshot must not be appendable into the log's array")
 	}
 }
+
+// TestSummarizeSkipsOnlyWhatCannotMatch checks that the summary finds a
+// token or request ID under every name encoding/json matches, so that
+// skipping the decoding of params that hold neither changes nothing.
+func TestSummarizeSkipsOnlyWhatCannotMatch(t *testing.T) {
+	tests := map[string]Summary{
+		`{"progressToken":"a","progress":1}`:         {Kind: "notification", Method: "m", Token: `"a"`},
+		`{"PROGRESSTOKEN":7}`:                        {Kind: "notification", Method: "m", Token: `7`},
+		`{"progress\u0054oken":8}`:                   {Kind: "notification", Method: "m", Token: `8`},
+		`{"progreſſToken":9}`:                        {Kind: "notification", Method: "m", Token: `9`},
+		`{"_meta":{"progressToken":"m"},"name":"x"}`: {Kind: "notification", Method: "m", Token: `"m"`},
+		`{"RequestId":5,"reason":"r"}`:               {Kind: "notification", Method: "m", RequestID: `5`},
+		`{"name":"slow","arguments":{"steps":2}}`:    {Kind: "notification", Method: "m"},
+		`{"name":"progresstoken-less"}`:              {Kind: "notification", Method: "m"},
+	}
+	for params, want := range tests {
+		raw := []byte(`{"jsonrpc":"2.0","method":"m","params":` + params + `}`)
+		msg, err := jsonrpc.Decode(raw)
+		if err != nil {
+			t.Fatalf("%s: %v", raw, err)
+		}
+		if diff := cmp.Diff(&want, Summarize(msg, nil)); diff != "" {
+			t.Errorf("Summarize(%s) (-want +got):\n%s", params, diff)
+		}
+	}
+}

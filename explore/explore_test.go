@@ -256,6 +256,9 @@ func faultConfig(tg Target, row faultRow) Config {
 func TestFaultTable(t *testing.T) {
 	for _, row := range faultTable() {
 		t.Run(fmt.Sprintf("%s/%s", row.fault, row.transport), func(t *testing.T) {
+			// Each row has a server of its own and a fixed seed: rows
+			// side by side share nothing but the machine.
+			t.Parallel()
 			tg := target(t, row.transport, row.fault)
 			cfg := faultConfig(tg, row)
 			if row.excluded != "" {

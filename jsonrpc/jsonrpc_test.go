@@ -215,3 +215,146 @@ func BenchmarkDecode(b *testing.B) {
 		i++
 	}
 }
+
+// TestEncodedIsDecoded checks that Encoded gives what Decode reads from
+// the frames EncodeRequest and EncodeNotification write, or nothing.
+func TestEncodedIsDecoded(t *testing.T) {
+	weird := string([]byte{'a', 0xff, 'b'})
+	rows := []struct {
+		name   string
+		id     ID
+		method string
+		params any
+		none   bool
+	}{
+		{name: "no params", id: IntID(1), method: "ping"},
+		{name: "struct params", id: StringID("x"), method: "tools/call", params: map[string]any{"name": "slow", "_meta": map[string]any{"progressToken": 7}}},
+		{name: "raw params with spaces", id: IntID(0), method: "m", params: json.RawMessage(` { "a" : [1, 2], "progressToken" : "t" } `)},
+		{name: "params look-alike in strings", id: StringID(`","params":`), method: `m","params":{}`, params: map[string]string{"k": `,"params":`}},
+		{name: "html escaped", id: IntID(2), method: "<m>", params: map[string]string{"q": "a<b&c"}},
+		{name: "null params", id: IntID(3), method: "m", params: json.RawMessage(`null`)},
+		{name: "notification", method: "notifications/cancelled", params: map[string]any{"requestId": 5}},
+		{name: "notification without params", method: "notifications/initialized"},
+		{name: "invalid utf-8 method", id: IntID(4), method: weird, none: true},
+		{name: "invalid utf-8 id", id: StringID(weird), method: "m", none: true},
+		{name: "empty method", id: IntID(5), method: "", none: true},
+	}
+	for _, r := range rows {
+		t.Run(r.name, func(t *testing.T) {
+			var raw []byte
+			var err error
+			if r.id.IsValid() {
+				raw, err = EncodeRequest(r.id, r.method, r.params)
+			} else {
+				raw, err = EncodeNotification(r.method, r.params)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := Encoded(raw, r.id, r.method)
+			if r.none {
+				if got != nil {
+					t.Fatalf("Encoded(%s) = %+v, want nil", raw, got)
+				}
+				return
+			}
+			want, err := Decode(raw)
+			if err != nil {
+				t.Fatalf("Decode(%s): %v", raw, err)
+			}
+			if diff := cmp.Diff(want, got, cmp.AllowUnexported(ID{}, scalar{})); diff != "" {
+				t.Errorf("Encoded(%s) differs from Decode (-decoded +encoded):\n%s", raw, diff)
+			}
+		})
+	}
+}
+
+// TestEnvelopeAsMarshalled checks that the encoders write, byte for byte,
+// what json.Marshal writes of the envelope, and fail where it fails.
+func TestEnvelopeAsMarshalled(t *testing.T) {
+	weird := string([]byte{'a', 0xff, '<'})
+	ids := []ID{IntID(0), IntID(-7), StringID(""), StringID(`a"<b>&\`), StringID(weird), {}}
+	methods := []string{"tools/call", `m"<&>`, weird, "\u2028"}
+	values := []any{
+		nil,
+		json.RawMessage(nil),
+		json.RawMessage{},
+		json.RawMessage(`null`),
+		json.RawMessage(` { "a" : "<x>" , "b" : [ 1 , 2 ] } `),
+		json.RawMessage(`{"a":`),
+		map[string]any{"name": "slow", "q": "a<b&c\u2028", "n": 1.5},
+		map[string]any(nil),
+		struct {
+			A string          `json:"a"`
+			R json.RawMessage `json:"r"`
+		}{"<", json.RawMessage(` [ "&" ] `)},
+		[]int{1, 2},
+	}
+	oracle := func(e envelope) ([]byte, error) { return json.Marshal(e) }
+	for _, v := range values {
+		old, oerr := func() (json.RawMessage, error) {
+			if v == nil {
+				return nil, nil
+			}
+			if raw, ok := v.(json.RawMessage); ok {
+				return raw, nil
+			}
+			return json.Marshal(v)
+		}()
+		if oerr != nil {
+			t.Fatal(oerr)
+		}
+		check := func(what string, got []byte, err error, want []byte, werr error) {
+			t.Helper()
+			if (err != nil) != (werr != nil) {
+				t.Fatalf("%s %v: error %v, json.Marshal's %v", what, v, err, werr)
+			}
+			if string(got) != string(want) {
+				t.Errorf("%s %v:\n got %s\nwant %s", what, v, got, want)
+			}
+		}
+		for _, m := range methods {
+			got, err := EncodeNotification(m, v)
+			want, werr := oracle(envelope{JSONRPC: Version, Method: m, Params: old})
+			check("notification "+m, got, err, want, werr)
+			for _, id := range ids {
+				if !id.IsValid() {
+					continue
+				}
+				got, err := EncodeRequest(id, m, v)
+				want, werr := oracle(envelope{JSONRPC: Version, ID: &id, Method: m, Params: old})
+				check("request "+id.String()+" "+m, got, err, want, werr)
+			}
+		}
+		for _, id := range ids {
+			r := old
+			if r == nil {
+				r = json.RawMessage(`{}`)
+			}
+			got, err := EncodeResult(id, v)
+			want, werr := oracle(envelope{JSONRPC: Version, ID: &id, Result: r})
+			check("result "+id.String(), got, err, want, werr)
+		}
+	}
+}
+
+func BenchmarkEncode(b *testing.B) {
+	params := map[string]any{"name": "slow", "arguments": map[string]any{"key": "c1", "steps": 3}, "_meta": map[string]any{"progressToken": "t1"}}
+	result := map[string]any{"content": []map[string]string{{"type": "text", "text": "done after 3 steps"}}}
+	b.Run("request", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := EncodeRequest(IntID(10000007), "tools/call", params); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("result", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := EncodeResult(IntID(10000007), result); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

@@ -128,19 +128,22 @@ func Decode(raw []byte) (*Message, error) {
 	if len(trimmed) == 0 {
 		return nil, decodeErr(ClassParse, raw, "empty frame")
 	}
-	if !json.Valid(trimmed) {
-		return nil, decodeErr(ClassParse, raw, "not valid JSON")
+	if trimmed[0] != '{' {
+		switch {
+		case !json.Valid(trimmed):
+			return nil, decodeErr(ClassParse, raw, "not valid JSON")
+		case trimmed[0] == '[':
+			return nil, decodeErr(ClassBatch, raw, "JSON-RPC batch arrays are not used by MCP")
+		default:
+			return nil, decodeErr(ClassNotObject, raw, "top-level JSON value is not an object")
+		}
 	}
-	switch trimmed[0] {
-	case '{':
-	case '[':
-		return nil, decodeErr(ClassBatch, raw, "JSON-RPC batch arrays are not used by MCP")
-	default:
-		return nil, decodeErr(ClassNotObject, raw, "top-level JSON value is not an object")
-	}
+	// Unmarshal validates the whole frame before it decodes (and into
+	// raw members nothing but invalid JSON fails), so the frame is not
+	// scanned twice.
 	var w wireShape
 	if err := json.Unmarshal(trimmed, &w); err != nil {
-		return nil, decodeErr(ClassParse, raw, "%v", err)
+		return nil, decodeErr(ClassParse, raw, "not valid JSON")
 	}
 	if string(w.JSONRPC) != `"2.0"` {
 		if w.JSONRPC == nil {
@@ -213,14 +216,17 @@ type envelope struct {
 	Error   *Error          `json:"error,omitempty"`
 }
 
-func marshalParams(v any) (json.RawMessage, error) {
+// marshalParams encodes v, and says whether json.Marshal did (false for
+// nil and for a caller's json.RawMessage, kept as it is).
+func marshalParams(v any) (json.RawMessage, bool, error) {
 	if v == nil {
-		return nil, nil
+		return nil, false, nil
 	}
 	if raw, ok := v.(json.RawMessage); ok {
-		return raw, nil
+		return raw, false, nil
 	}
-	return json.Marshal(v)
+	raw, err := json.Marshal(v)
+	return raw, true, err
 }
 
 // EncodeRequest encodes a request. params may be nil, a json.RawMessage or
@@ -229,32 +235,73 @@ func EncodeRequest(id ID, method string, params any) ([]byte, error) {
 	if !id.IsValid() {
 		return nil, errors.New("jsonrpc: request needs a string or integer id")
 	}
-	p, err := marshalParams(params)
+	p, encoded, err := marshalParams(params)
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(envelope{JSONRPC: Version, ID: &id, Method: method, Params: p})
+	return appendEnvelope(&id, method, "params", p, encoded)
 }
 
 // EncodeNotification encodes a notification.
 func EncodeNotification(method string, params any) ([]byte, error) {
-	p, err := marshalParams(params)
+	p, encoded, err := marshalParams(params)
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(envelope{JSONRPC: Version, Method: method, Params: p})
+	return appendEnvelope(nil, method, "params", p, encoded)
 }
 
 // EncodeResult encodes a success response.
 func EncodeResult(id ID, result any) ([]byte, error) {
-	r, err := marshalParams(result)
+	r, encoded, err := marshalParams(result)
 	if err != nil {
 		return nil, err
 	}
 	if r == nil {
-		r = json.RawMessage(`{}`)
+		r, encoded = json.RawMessage(`{}`), true
 	}
-	return json.Marshal(envelope{JSONRPC: Version, ID: &id, Result: r})
+	return appendEnvelope(&id, "", "result", r, encoded)
+}
+
+// appendEnvelope writes what json.Marshal writes of an envelope with id
+// (nil: none), method ("": none) and member (params or result, empty:
+// none; encoded: json.Marshal wrote it, so it is compact and escaped
+// already), byte for byte (TestEnvelopeAsMarshalled), without reflection,
+// and without compacting again the value that json.Marshal encoded.
+func appendEnvelope(id *ID, method, member string, value json.RawMessage, encoded bool) ([]byte, error) {
+	var idRaw, methodRaw []byte
+	var err error
+	if id != nil {
+		// Already compact, and a string already escaped as the
+		// encoder escapes it.
+		if idRaw, err = id.MarshalJSON(); err != nil {
+			return nil, err
+		}
+	}
+	if method != "" {
+		if methodRaw, err = json.Marshal(method); err != nil {
+			return nil, err
+		}
+	}
+	if len(value) > 0 && !encoded {
+		// A caller's raw JSON, validated, compacted and escaped as
+		// the encoder does with it.
+		if value, err = json.Marshal(value); err != nil {
+			return nil, err
+		}
+	}
+	b := make([]byte, 0, len(`{"jsonrpc":"2.0","id":,"method":,"params":}`)+len(idRaw)+len(methodRaw)+len(value))
+	b = append(b, `{"jsonrpc":"2.0"`...)
+	if id != nil {
+		b = append(append(b, `,"id":`...), idRaw...)
+	}
+	if method != "" {
+		b = append(append(b, `,"method":`...), methodRaw...)
+	}
+	if len(value) > 0 {
+		b = append(append(append(append(b, `,"`...), member...), `":`...), value...)
+	}
+	return append(b, '}'), nil
 }
 
 // EncodeError encodes an error response. An absent id is written as null,

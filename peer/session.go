@@ -221,7 +221,8 @@ func (s *Session) Start(ctx context.Context, method string, params any, opts ...
 	if err != nil {
 		return nil, err
 	}
-	send := func() error { return s.conn.Send(ctx, raw) }
+	var seq uint64
+	send := func() (err error) { seq, err = s.send(ctx, raw, cfg.id, method); return err }
 	if cfg.headers != nil {
 		hs, ok := s.conn.(transport.HeaderSender)
 		if !ok {
@@ -260,11 +261,25 @@ func (s *Session) Start(ctx context.Context, method string, params any, opts ...
 		s.finish(c, nil, 0, err)
 		return nil, err
 	}
-	seq := s.sentSeq(from, raw)
+	if seq == 0 {
+		seq = s.sentSeq(from, raw)
+	}
 	c.mu.Lock()
 	c.SentSeq = seq
 	c.mu.Unlock()
 	return c, nil
+}
+
+// send sends raw, the frame jsonrpc encoded of id (absent for a
+// notification) and method, and returns its sequence number in the
+// chronology, or 0 when the connection does not tell it (sentSeq finds
+// it then). A transport that records what it sends is told what the
+// frame holds, so that it does not decode the frame again.
+func (s *Session) send(ctx context.Context, raw []byte, id jsonrpc.ID, method string) (uint64, error) {
+	if es, ok := s.conn.(transport.EncodedSender); ok {
+		return es.SendEncoded(ctx, raw, jsonrpc.Encoded(raw, id, method))
+	}
+	return 0, s.conn.Send(ctx, raw)
 }
 
 // sentSeq finds the sequence number the transport gave the frame raw,
@@ -342,7 +357,8 @@ func (s *Session) Notify(ctx context.Context, method string, params any) error {
 	if err != nil {
 		return err
 	}
-	return s.conn.Send(ctx, raw)
+	_, err = s.send(ctx, raw, jsonrpc.ID{}, method)
+	return err
 }
 
 // NotifySeq sends a notification and returns the chronology sequence
@@ -353,10 +369,14 @@ func (s *Session) NotifySeq(ctx context.Context, method string, params any) (uin
 		return 0, err
 	}
 	from := s.log.Len()
-	if err := s.conn.Send(ctx, raw); err != nil {
+	seq, err := s.send(ctx, raw, jsonrpc.ID{}, method)
+	if err != nil {
 		return 0, err
 	}
-	return s.sentSeq(from, raw), nil
+	if seq == 0 {
+		seq = s.sentSeq(from, raw)
+	}
+	return seq, nil
 }
 
 // SendRaw sends bytes as one frame, unchecked, for negative cases.

@@ -116,22 +116,31 @@ func (s *Stream) Done() <-chan struct{} { return s.done }
 // made before the write so that the chronology orders a request before
 // any reply to it.
 func (s *Stream) Send(ctx context.Context, raw []byte) error {
+	_, err := s.SendEncoded(ctx, raw, nil)
+	return err
+}
+
+// SendEncoded is Send for a frame the caller encoded: msg, when not nil,
+// is what jsonrpc.Decode reads from raw (jsonrpc.Encoded), and the
+// chronology records it without decoding raw again. It returns the
+// frame's sequence number in the chronology.
+func (s *Stream) SendEncoded(ctx context.Context, raw []byte, msg *jsonrpc.Message) (uint64, error) {
 	if err := ctx.Err(); err != nil {
-		return err
+		return 0, err
 	}
 	frame := make([]byte, 0, len(raw)+1)
 	frame = append(append(frame, raw...), '\n')
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	if s.w == nil {
-		return ErrClosed
+		return 0, ErrClosed
 	}
-	s.cfg.Log.Frame(chrono.Out, s.cfg.OutChannel, raw, nil, nil)
+	e := s.cfg.Log.Frame(chrono.Out, s.cfg.OutChannel, raw, msg, nil)
 	if _, err := s.w.Write(frame); err != nil {
 		s.cfg.Log.Harness(chrono.KindError, s.cfg.OutChannel, "write failed: "+err.Error())
-		return fmt.Errorf("writing %s: %w", s.cfg.OutChannel, err)
+		return e.Seq, fmt.Errorf("writing %s: %w", s.cfg.OutChannel, err)
 	}
-	return nil
+	return e.Seq, nil
 }
 
 // Close closes the writer (the peer's input), then runs OnClose to finish
@@ -155,4 +164,7 @@ func (s *Stream) Close(ctx context.Context) Teardown {
 	return s.result
 }
 
-var _ Conn = (*Stream)(nil)
+var (
+	_ Conn          = (*Stream)(nil)
+	_ EncodedSender = (*Stream)(nil)
+)

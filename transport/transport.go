@@ -71,6 +71,15 @@ type Conn interface {
 	Close(ctx context.Context) Teardown
 }
 
+// EncodedSender is a Conn that can be told what a frame its caller encoded
+// holds, so that recording it does not decode it again.
+type EncodedSender interface {
+	// SendEncoded sends raw as Send does; msg, when not nil, is what
+	// jsonrpc.Decode reads from raw (see jsonrpc.Encoded). It returns the
+	// frame's sequence number in the chronology.
+	SendEncoded(ctx context.Context, raw []byte, msg *jsonrpc.Message) (uint64, error)
+}
+
 // Step is one rung of a shutdown ladder.
 type Step string
 
