@@ -71,6 +71,12 @@ const (
 	UnknownLeftCancelled    UnknownReason = "status-left-cancelled"
 	UnknownInterrupted      UnknownReason = "settlement-interrupted"
 	UnknownConnectionLost   UnknownReason = "connection-lost"
+	// UnknownNotFound: the task was announced by a CreateTaskResult but
+	// the server never found it (not durable when announced).
+	UnknownNotFound UnknownReason = "task-not-found"
+	// UnknownResultMissing: the task completed, but its result is not
+	// inlined and cannot be asked for (the extension).
+	UnknownResultMissing UnknownReason = "result-missing"
 )
 
 // Event names.

@@ -88,6 +88,9 @@ type Operation struct {
 	server      peer.Implementation
 	taskID      string
 	direct      *jsonrpc.Message // the call's own answer when it made no task
+	// seen: the server reported the task's state after its
+	// CreateTaskResult (tasks/get, a notification, tasks/cancel).
+	seen bool
 	requestIDs  []jsonrpc.ID
 	last        Task
 	cancelSent  bool
@@ -358,10 +361,23 @@ func (op *Operation) request(ctx context.Context, method string, params any) (*j
 	return resp, call.ID, err
 }
 
-// observe records a task state; a terminal state is never replaced by a
-// later non-terminal one from a stale source.
+// observe records a task state the server reported (a tasks/get answer,
+// a notification, a tasks/cancel answer). A terminal state is never
+// replaced by a non-terminal one: terminal states are final (TSK-65,
+// TSX-15), so a non-terminal state read after one is stale, as a
+// notification on the subscription stream can be when it overtakes, or is
+// overtaken by, a tasks/get answer on another HTTP exchange. The
+// terminal state read later (a status that left cancelled) is kept, so
+// that verify can judge it.
 func (op *Operation) observe(t Task, id, source string) {
 	op.mu.Lock()
+	op.seen = true
+	if op.last.Terminal() && !t.Terminal() {
+		op.mu.Unlock()
+		op.emit(Event{Name: EventStatus, RequestID: id, Status: t.Status, Reason: source,
+			Detail: "stale: the task was already " + op.last.Status + "; kept " + op.last.Status})
+		return
+	}
 	changed := t.Status != op.last.Status
 	op.last = t
 	op.mu.Unlock()
@@ -771,6 +787,11 @@ func (op *Operation) reconcile(ctx context.Context, rerr *jsonrpc.Error) Result 
 	t, err := op.Poll(ctx)
 	var rpc *jsonrpc.Error
 	switch {
+	case errors.As(err, &rpc) && rpc.Code == jsonrpc.CodeInvalidParams && !op.wasSeen():
+		// Never read since its CreateTaskResult: it was announced before
+		// it was durable (TSK-44, TSX-16), and its work may yet start.
+		return op.unknown(UnknownNotFound, "the server answered a CreateTaskResult, but tasks/cancel and tasks/get do not find the task: "+
+			"it was not durable when announced (TSK-44, TSX-16), so its work may still start")
 	case errors.As(err, &rpc) && rpc.Code == jsonrpc.CodeInvalidParams:
 		return op.unknown(UnknownTaskVanished, "tasks/cancel and tasks/get both say the task is unknown (expired or deleted)")
 	case err != nil:
@@ -778,12 +799,24 @@ func (op *Operation) reconcile(ctx context.Context, rerr *jsonrpc.Error) Result 
 	case !t.Terminal():
 		return op.unknown(UnknownCancelRefused, "tasks/cancel was refused with -32602 but the task is "+t.Status)
 	}
+	why := "(TSK-63, A-15)"
+	if !op.w.fetchesResult() {
+		// The extension acknowledges a cancel of a terminal task (TSX-44,
+		// A-17); -32602 is the 2025-11-25 answer, and the state decides.
+		why = "(the extension acknowledges that cancel, TSX-44; this server refused it with -32602 as 2025-11-25 does)"
+	}
 	if t.Status == mcp.TaskCancelled {
 		op.checkForeignCancel()
 	} else {
-		op.alert(AlertTerminalRace, "the task was already "+t.Status+" when tasks/cancel arrived (TSK-63, A-15)")
+		op.alert(AlertTerminalRace, "the task was already "+t.Status+" when tasks/cancel arrived "+why)
 	}
-	return op.fromTerminal(ctx, t, "tasks/cancel refused: the task was already "+t.Status)
+	return op.fromTerminal(ctx, t, "tasks/cancel refused: the task was already "+t.Status+" "+why)
+}
+
+func (op *Operation) wasSeen() bool {
+	op.mu.Lock()
+	defer op.mu.Unlock()
+	return op.seen
 }
 
 // checkForeignCancel is called when the task turned out cancelled without
@@ -857,13 +890,17 @@ func (op *Operation) verify(ctx context.Context, acked *Task) Result {
 		return op.fromTerminal(ctx, t, "the task ended "+t.Status+" before the cancel took effect")
 	}
 	// Cancelled: it must stay so (TSK-65, TSX-15).
-	if after, err := op.Poll(ctx); err == nil && after.Status != mcp.TaskCancelled {
+	after, err := op.Poll(ctx)
+	switch {
+	case err == nil && after.Status != mcp.TaskCancelled:
 		op.alert(AlertTerminalRace, "the task left cancelled for "+after.Status+" (TSK-65)")
 		r := op.unknown(UnknownLeftCancelled, "the task left cancelled for "+after.Status+" (TSK-65)")
 		r.Task = after
 		return r
+	case err == nil:
+		t = after
 	}
-	return op.fromTerminal(ctx, op.LastKnown(), "tasks/cancel accepted and verified")
+	return op.fromTerminal(ctx, t, "tasks/cancel accepted and verified")
 }
 
 // errGraceEnded is the cause of a verification context whose grace ended.
@@ -931,6 +968,17 @@ func (op *Operation) fromTerminal(ctx context.Context, t Task, detail string) Re
 	}
 	if !op.w.fetchesResult() {
 		r.Result, r.ResultError = t.Result, t.Error
+		switch {
+		case t.Status == mcp.TaskCompleted && t.Result == nil:
+			// There is no tasks/result to ask (TSX-65): the outcome the
+			// task completed with is lost.
+			r.Classification, r.Unknown = OutcomeUnknown, UnknownResultMissing
+			r.Detail += "; the completed task carries no result (TSX-27), and the extension has no tasks/result to ask"
+			return r
+		case t.Status == mcp.TaskFailed && t.Error == nil:
+			r.Detail += "; the failed task carries no error (TSX-29)"
+		}
+		toolError(&r)
 		return r
 	}
 	resp, _, err := op.request(ctx, mcp.MethodTasksResult, op.w.taskParams(op.TaskID()))
@@ -942,7 +990,28 @@ func (op *Operation) fromTerminal(ctx context.Context, t Task, detail string) Re
 	default:
 		r.Result = resp.Result
 	}
+	toolError(&r)
 	return r
+}
+
+// toolError classifies a completed task whose tool result has isError as
+// Failed: the tool failed, which 2025-11-25 says with the failed status
+// (TSK-76) and the extension with completed and the result (TSX-14,
+// TSX-59), so that one host reads one outcome under both.
+func toolError(r *Result) {
+	if r.Classification != CompletedBeforeCancel || !isToolError(r.Result) {
+		return
+	}
+	r.Classification = Failed
+	r.Detail += "; the tool reported an error (isError)"
+}
+
+// isToolError reports whether a CallToolResult has isError true.
+func isToolError(result json.RawMessage) bool {
+	var v struct {
+		IsError bool `json:"isError"`
+	}
+	return len(result) > 0 && json.Unmarshal(result, &v) == nil && v.IsError
 }
 
 func (op *Operation) cancelSentNow() bool {
