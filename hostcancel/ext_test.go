@@ -366,7 +366,10 @@ func TestExtensionTerminalPaths(t *testing.T) {
 					t.Errorf("result %s, want %s (inlined, TSX-27)", r.Result, want)
 				}
 			case hostcancel.Failed:
-				if r.ResultError == nil || r.ResultError.Code != tc.errorCode {
+				switch {
+				case tc.result != "" && string(r.Result) != tc.result:
+					t.Errorf("result %s, want the tool's isError result %s (TSX-61)", r.Result, tc.result)
+				case tc.result == "" && (r.ResultError == nil || r.ResultError.Code != tc.errorCode):
 					t.Errorf("error %+v, want code %d (TSX-60)", r.ResultError, tc.errorCode)
 				}
 			}
