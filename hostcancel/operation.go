@@ -84,13 +84,13 @@ type Operation struct {
 	createErr  error
 	wake       chan struct{} // a status notification arrived
 
-	mu          sync.Mutex
-	server      peer.Implementation
-	taskID      string
-	direct      *jsonrpc.Message // the call's own answer when it made no task
+	mu     sync.Mutex
+	server peer.Implementation
+	taskID string
+	direct *jsonrpc.Message // the call's own answer when it made no task
 	// seen: the server reported the task's state after its
 	// CreateTaskResult (tasks/get, a notification, tasks/cancel).
-	seen bool
+	seen        bool
 	requestIDs  []jsonrpc.ID
 	last        Task
 	cancelSent  bool
