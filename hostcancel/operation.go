@@ -15,7 +15,7 @@ import (
 	"github.com/mcpflight/mcpflight/peer"
 )
 
-const methodToolsCall = "tools/call"
+const methodToolsCall = mcp.MethodToolsCall
 
 // MaxTrail bounds the events an operation keeps for its decision trail;
 // later ones are counted, not kept.
@@ -830,7 +830,7 @@ func (op *Operation) checkForeignCancel() {
 	}
 	for _, ev := range op.ctrl.cfg.Session.Log().Events() {
 		if ev.Dir == chrono.Out && ev.Kind == chrono.KindFrame && ev.Summary != nil &&
-			ev.Summary.Method == "notifications/cancelled" && ids[ev.Summary.RequestID] {
+			ev.Summary.Method == mcp.NotificationCancelled && ids[ev.Summary.RequestID] {
 			op.alert(AlertNotificationCountedAsCancel, fmt.Sprintf(
 				"the task was cancelled before tasks/cancel, after notifications/cancelled for request %s (seq %d): a request notification counted as task cancellation (CAN-4)",
 				ev.Summary.RequestID, ev.Seq))

@@ -517,3 +517,99 @@ func isErrorResult(raw json.RawMessage) bool {
 	}
 	return raw != nil && json.Unmarshal(raw, &v) == nil && v.IsError
 }
+
+// TestExtensionOverHTTP runs the extension over Streamable HTTP against
+// the reference server's endpoint: each request its own POST, Mcp-Name
+// carrying the task ID on every tasks/get and tasks/cancel (TSX-52), and
+// status on the subscriptions/listen stream (TSX-48).
+func TestExtensionOverHTTP(t *testing.T) {
+	t.Run("cancel", func(t *testing.T) {
+		f, rc := newFixtureHTTP(t)
+		c := hostcancel.New(hostcancel.Config{Session: f.s, Grace: safety / 2, Ack: f.ack("k", 5)})
+		op := f.start(t, c, "k", nil)
+		f.release(t, "k/start")
+		f.await(t, "k/tick/1")
+		r := op.Abort(f.ctx, "user pressed stop")
+		if r.Classification != hostcancel.CancelledVerified || r.WorkerStopped == nil || !*r.WorkerStopped {
+			t.Errorf("%s (%s), worker stopped %v", r.Classification, r.Detail, r.WorkerStopped)
+		}
+		checkRouting(t, rc, op.TaskID(), 1)
+		if w, err := f.ctl.Worker(f.ctx, "k"); err != nil || w.Ticks != 1 || w.WorkerRunning || w.Status != mcp.TaskCancelled {
+			t.Errorf("worker %+v %v: want counter 1, stopped, cancelled", w, err)
+		}
+	})
+	// Polling is slowed to an hour: after the acknowledgement (the task
+	// still working, TSX-44) only notifications/tasks on the listen
+	// stream can tell the controller that the cancel took effect.
+	t.Run("status-by-notification", func(t *testing.T) {
+		f, rc := newFixtureHTTP(t)
+		var op *hostcancel.Operation
+		var statusAfterAck string
+		late := newAfterAck(func() {
+			if got, err := f.s.GetTask(f.ctx, op.TaskID()); err == nil {
+				statusAfterAck = got.Status
+			}
+			_ = f.ctl.Release(f.ctx, "k/tick/1")
+		})
+		c := hostcancel.New(hostcancel.Config{Session: f.s, Grace: safety / 2, Ack: f.ack("k", 5),
+			MinPoll: time.Hour, MaxPoll: time.Hour, OnEvent: late.event})
+		op = f.start(t, c, "k", map[string]any{"lateCancel": "cancel"})
+		f.release(t, "k/start")
+		f.await(t, "k/tick/1")
+		r := op.Abort(f.ctx, "user pressed stop")
+		late.wait(f.ctx)
+		if statusAfterAck != mcp.TaskWorking {
+			t.Errorf("status after the acknowledgement %q, want working", statusAfterAck)
+		}
+		if r.Classification != hostcancel.CancelledVerified {
+			t.Errorf("%s (%s)", r.Classification, r.Detail)
+		}
+		if n := c.Counters().StatusNotifications; n < 1 {
+			t.Errorf("%d status notifications routed", n)
+		}
+		if n := len(rc.posts(mcp.MethodSubscriptionsListen)); n != 1 {
+			t.Errorf("%d subscriptions/listen POSTs, want 1", n)
+		}
+		// One tasks/get is the controller's check that cancelled sticks
+		// (TSX-15); the test's own is the other.
+		checkRouting(t, rc, op.TaskID(), 1)
+		if w, err := f.ctl.Worker(f.ctx, "k"); err != nil || w.Ticks != 1 || w.WorkerRunning {
+			t.Errorf("worker %+v %v: want counter 1, stopped", w, err)
+		}
+	})
+	// The abort comes while the tools/call POST waits for its
+	// CreateTaskResult: the controller keeps the request (its stream
+	// open: closing it would cancel the request, CAN-43), learns the
+	// task ID and cancels the task.
+	for _, tc := range []earlyAbort{
+		{name: "early-abort-cancel", policy: hostcancel.Cancel, release: true, want: hostcancel.CancelledVerified, cancels: 1, stopped: true},
+		{name: "early-abort-detach", policy: hostcancel.Detach, release: true, want: hostcancel.OutcomeUnknown, unknown: hostcancel.UnknownDetached},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, _ := newFixtureHTTP(t)
+			tc.run(t, f)
+		})
+	}
+}
+
+// checkRouting checks that every tasks/get and tasks/cancel POST carried
+// Mcp-Name equal to its params.taskId, the operation's task (TSX-52),
+// and Mcp-Method its method; cancels is the tasks/cancel POSTs expected.
+func checkRouting(t *testing.T, rc *recorder, taskID string, cancels int) {
+	t.Helper()
+	if got := len(rc.posts(mcp.MethodTasksCancel)); got != cancels {
+		t.Errorf("%d tasks/cancel POSTs, want %d", got, cancels)
+	}
+	for _, m := range []string{mcp.MethodTasksGet, mcp.MethodTasksCancel} {
+		for _, p := range rc.posts(m) {
+			if p.headerName != taskID || p.taskID != taskID || p.headerMethod != m {
+				t.Errorf("%s POST: Mcp-Method %q, Mcp-Name %q, params.taskId %q; want %s and the task %q (TSX-52)", m, p.headerMethod, p.headerName, p.taskID, m, taskID)
+			}
+		}
+	}
+	for _, p := range rc.posts(mcp.MethodToolsCall) {
+		if p.headerName != refserver.ToolTaskWorker {
+			t.Errorf("tools/call POST: Mcp-Name %q, want the tool (HTTP-100)", p.headerName)
+		}
+	}
+}
