@@ -2,6 +2,7 @@ package hostcancel
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/jsonrpc"
+	"github.com/mcpflight/mcpflight/mcp"
 	"github.com/mcpflight/mcpflight/peer"
 )
 
@@ -197,6 +199,8 @@ type Controller struct {
 	mu      sync.Mutex
 	byAlert map[Alert]int64
 	byTask  map[string]*Operation
+	// byListen routes subscription acknowledgements, by listen request.
+	byListen map[string]*Operation
 }
 
 // New returns a controller. It watches the session's notifications for
@@ -227,7 +231,7 @@ func New(cfg Config) *Controller {
 		}
 	}
 	c := &Controller{cfg: cfg, tel: newTelemetry(cfg.TracerProvider, cfg.MeterProvider),
-		byAlert: map[Alert]int64{}, byTask: map[string]*Operation{}}
+		byAlert: map[Alert]int64{}, byTask: map[string]*Operation{}, byListen: map[string]*Operation{}}
 	c.w, c.wErr = wireFor(rev)
 	if cfg.Session != nil && c.wErr == nil {
 		cfg.Session.OnNotification(c.onNotification)
@@ -401,9 +405,26 @@ func (c *Controller) unregister(taskID string) {
 	c.mu.Unlock()
 }
 
-// onNotification routes a status notification to its operation. It runs
-// on the session's read loop and does not block.
+func (c *Controller) registerListen(op *Operation, id jsonrpc.ID) {
+	c.mu.Lock()
+	c.byListen[id.Key()] = op
+	c.mu.Unlock()
+}
+
+func (c *Controller) unregisterListen(id jsonrpc.ID) {
+	c.mu.Lock()
+	delete(c.byListen, id.Key())
+	c.mu.Unlock()
+}
+
+// onNotification routes a status notification, or a subscription's
+// acknowledgement, to its operation. It runs on the session's read loop
+// and does not block.
 func (c *Controller) onNotification(m *jsonrpc.Message) {
+	if m.Method == mcp.NotificationSubscriptionsAcknowledged {
+		c.onListenAck(m)
+		return
+	}
 	t, ok := c.w.notification(m)
 	if !ok {
 		return
@@ -416,6 +437,27 @@ func (c *Controller) onNotification(m *jsonrpc.Message) {
 	}
 	c.c.notes.Add(1)
 	op.notified(t)
+}
+
+// onListenAck marks the operation whose listen request the
+// acknowledgement names (_meta subscriptionId, SUB-5) as subscribed.
+func (c *Controller) onListenAck(m *jsonrpc.Message) {
+	var p struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	if json.Unmarshal(m.Params, &p) != nil {
+		return
+	}
+	id, err := jsonrpc.ParseID(p.Meta[mcp.MetaSubscriptionID])
+	if err != nil {
+		return
+	}
+	c.mu.Lock()
+	op := c.byListen[id.Key()]
+	c.mu.Unlock()
+	if op != nil {
+		op.listenAcked()
+	}
 }
 
 // countAlert counts an alert.

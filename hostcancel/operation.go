@@ -100,10 +100,12 @@ type Operation struct {
 	// implicitReason: the abort reason is Wait's own; a Stop replaces it.
 	implicitReason bool
 	listen         *peer.Call
-	trail          []Event
-	trailLost      int
-	alerted        map[Alert]bool
-	alerts         []Alert
+	// subscribed: the server acknowledged the listen stream (SUB-2).
+	subscribed bool
+	trail      []Event
+	trailLost  int
+	alerted    map[Alert]bool
+	alerts     []Alert
 
 	stopped  chan struct{}
 	stopOnce sync.Once
@@ -288,8 +290,14 @@ func (op *Operation) subscribe(ctx context.Context) {
 	if !ok {
 		return
 	}
-	call, err := op.ctrl.cfg.Session.Start(context.WithoutCancel(ctx), MethodListen, params)
+	s := op.ctrl.cfg.Session
+	id := s.NewID()
+	// Known to the router before it is sent: the acknowledgement may
+	// come before Start returns.
+	op.ctrl.registerListen(op, id)
+	call, err := s.Start(context.WithoutCancel(ctx), MethodListen, params, peer.WithID(id))
 	if err != nil {
+		op.ctrl.unregisterListen(id)
 		op.emit(Event{Name: EventListen, Method: MethodListen, Detail: "not opened: " + err.Error()})
 		return
 	}
@@ -298,6 +306,22 @@ func (op *Operation) subscribe(ctx context.Context) {
 	op.requestIDs = append(op.requestIDs, call.ID)
 	op.mu.Unlock()
 	op.emit(Event{Name: EventRequest, RequestID: call.ID.String(), Method: MethodListen})
+}
+
+// listenAcked records the subscription's acknowledgement (SUB-2): from
+// now on a status change of the task is sent on it (TSX-48).
+func (op *Operation) listenAcked() {
+	op.mu.Lock()
+	op.subscribed = true
+	op.mu.Unlock()
+	op.emit(Event{Name: EventListen, Method: mcp.NotificationSubscriptionsAcknowledged, Detail: "subscription acknowledged"})
+}
+
+// subscribedNow reports whether the task's subscription is acknowledged.
+func (op *Operation) subscribedNow() bool {
+	op.mu.Lock()
+	defer op.mu.Unlock()
+	return op.subscribed
 }
 
 // unsubscribe ends the listen stream: a client cancels it with
@@ -599,6 +623,12 @@ func (op *Operation) finish(ctx context.Context, r *Result) {
 		c.cfg.Session.EndProgress(op.Call)
 	}
 	op.unsubscribe(context.WithoutCancel(ctx))
+	op.mu.Lock()
+	listen := op.listen
+	op.mu.Unlock()
+	if listen != nil {
+		c.unregisterListen(listen.ID)
+	}
 	if id := op.TaskID(); id != "" {
 		c.unregister(id)
 	}
@@ -847,23 +877,32 @@ func (op *Operation) verify(ctx context.Context, acked *Task) Result {
 	if acked != nil {
 		t = *acked
 	}
+	// The extension's empty ack says nothing of the state, which a server
+	// that cancels at once (most do) already shows: without an
+	// acknowledged subscription to tell the change (TSX-48), read it now
+	// rather than after a poll interval (never wait longer than the
+	// evidence needs). 2025-11-25's ack is the state itself (TSK-64).
+	pollNow := acked == nil && !op.subscribedNow()
 	for !t.Terminal() {
-		poll, err := op.next(ctx, false)
-		if err != nil && !graceEnded(ctx) {
-			r := op.unknown(UnknownInterrupted, "verification stopped before the grace ended: "+context.Cause(ctx).Error())
-			r.Task = t
-			return r
+		if !pollNow {
+			poll, err := op.next(ctx, false)
+			if err != nil && !graceEnded(ctx) {
+				r := op.unknown(UnknownInterrupted, "verification stopped before the grace ended: "+context.Cause(ctx).Error())
+				r.Task = t
+				return r
+			}
+			if err != nil {
+				op.alert(AlertStillWorkingPastGrace, fmt.Sprintf("the task was still %s %v after tasks/cancel", t.Status, c.cfg.Grace))
+				r := op.known(StillWorkingPastGrace, fmt.Sprintf("the task was still %s %v after tasks/cancel", t.Status, c.cfg.Grace))
+				r.Task = t
+				return r
+			}
+			if !poll {
+				t = op.LastKnown()
+				continue
+			}
 		}
-		if err != nil {
-			op.alert(AlertStillWorkingPastGrace, fmt.Sprintf("the task was still %s %v after tasks/cancel", t.Status, c.cfg.Grace))
-			r := op.known(StillWorkingPastGrace, fmt.Sprintf("the task was still %s %v after tasks/cancel", t.Status, c.cfg.Grace))
-			r.Task = t
-			return r
-		}
-		if !poll {
-			t = op.LastKnown()
-			continue
-		}
+		pollNow = false
 		got, err := op.Poll(ctx)
 		if err != nil {
 			var rpc *jsonrpc.Error
