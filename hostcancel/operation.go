@@ -275,6 +275,11 @@ func (op *Operation) readCreated(ctx context.Context) error {
 	default:
 	}
 	op.ctrl.register(op, t.TaskID)
+	if op.Key != "" {
+		if err := op.ctrl.ledger.created(op.Key, t.TaskID); err != nil {
+			op.emit(Event{Name: EventEffect, Reason: "ledger", Detail: "the task ID was not recorded: " + err.Error()})
+		}
+	}
 	op.emit(Event{Name: EventTaskCreated, TaskID: t.TaskID, RequestID: op.Call.ID.String(), Method: methodToolsCall, Status: t.Status})
 	op.subscribe(ctx)
 	return nil
@@ -633,9 +638,10 @@ func (op *Operation) finish(ctx context.Context, r *Result) {
 		c.unregister(id)
 	}
 	if op.Key != "" {
-		c.ledger.update(op.Key, func(e *Entry) {
-			e.TaskID, e.Settled, e.Classification, e.Effect = r.TaskID, true, r.Classification, r.Effect
-		})
+		if err := c.ledger.settle(op.Key, r.TaskID, r.Classification, r.Effect); err != nil {
+			op.emit(Event{Name: EventEffect, Reason: "ledger", Detail: "the settlement was not recorded: " + err.Error()})
+		}
+		c.settledKey(op.Key)
 	}
 	op.span.end(op, *r)
 }
@@ -644,7 +650,16 @@ func (op *Operation) finish(ctx context.Context, r *Result) {
 // effect: the receipt first, then the system of record. A cancelled (or
 // unknown) outcome whose effect committed becomes EffectCommitted.
 func (op *Operation) reconcileEffect(ctx context.Context, r *Result) {
-	eff := op.ctrl.cfg.Effects
+	if reconcileEffect(ctx, op.ctrl.cfg.Effects, op.Key, r, op.emit) {
+		op.alert(AlertCancelHidesEffect, r.Detail)
+	}
+}
+
+// reconcileEffect completes r with what the receipt, then the system of
+// record, say of key's effect; a classification other than completed
+// whose effect committed becomes EffectCommitted. It reports whether a
+// committed effect was hidden by a non-failed outcome (an alert).
+func reconcileEffect(ctx context.Context, eff *Effects, key string, r *Result, emit func(Event)) (hidden bool) {
 	r.Effect = EffectUnknown
 	if rec, ok := eff.receipt(r.Result); ok {
 		r.Receipt = &rec
@@ -652,29 +667,28 @@ func (op *Operation) reconcileEffect(ctx context.Context, r *Result) {
 		if rec.Applied {
 			r.Effect = EffectApplied
 		}
-		op.emit(Event{Name: EventEffect, Reason: "receipt", Detail: fmt.Sprintf("receipt %q applied %v", rec.ID, rec.Applied)})
+		emit(Event{Name: EventEffect, Reason: "receipt", Detail: fmt.Sprintf("receipt %q applied %v", rec.ID, rec.Applied)})
 	}
 	if r.Effect != EffectApplied && eff.Check != nil && !(r.Classification == CompletedBeforeCancel && r.Receipt != nil) {
-		applied, detail, err := eff.Check(ctx, op.Key)
+		applied, detail, err := eff.Check(ctx, key)
 		switch {
 		case err != nil:
-			op.emit(Event{Name: EventEffect, Reason: "system of record", Detail: "check failed: " + err.Error()})
+			emit(Event{Name: EventEffect, Reason: "system of record", Detail: "check failed: " + err.Error()})
 		case applied:
 			r.Effect = EffectApplied
-			op.emit(Event{Name: EventEffect, Reason: "system of record", Detail: "applied: " + detail})
+			emit(Event{Name: EventEffect, Reason: "system of record", Detail: "applied: " + detail})
 		default:
 			r.Effect = EffectNotApplied
-			op.emit(Event{Name: EventEffect, Reason: "system of record", Detail: "not applied: " + detail})
+			emit(Event{Name: EventEffect, Reason: "system of record", Detail: "not applied: " + detail})
 		}
 	}
 	if r.Effect == EffectApplied && r.Classification != CompletedBeforeCancel {
 		was := r.Classification
-		r.Classification = EffectCommitted
+		r.Classification, r.Unknown = EffectCommitted, ""
 		r.Detail = fmt.Sprintf("%s, but the effect committed: %s", was, r.Detail)
-		if was != Failed {
-			op.alert(AlertCancelHidesEffect, r.Detail)
-		}
+		return was != Failed
 	}
+	return false
 }
 
 // settle is phase two.
@@ -1005,7 +1019,18 @@ func (op *Operation) fromTerminal(ctx context.Context, t Task, detail string) Re
 	default:
 		r.Classification = Failed
 	}
-	if !op.w.fetchesResult() {
+	readOutcome(ctx, op.w, op.request, op.TaskID(), t, &r)
+	return r
+}
+
+// sender sends one request and awaits its answer: an operation's (which
+// records the request ID) or the controller's own (Reconcile).
+type sender func(ctx context.Context, method string, params any) (*jsonrpc.Message, jsonrpc.ID, error)
+
+// readOutcome completes r, classified from the terminal task t, with its
+// outcome: inlined (extension) or by tasks/result (2025-11-25).
+func readOutcome(ctx context.Context, w wire, send sender, taskID string, t Task, r *Result) {
+	if !w.fetchesResult() {
 		r.Result, r.ResultError = t.Result, t.Error
 		switch {
 		case t.Status == mcp.TaskCompleted && t.Result == nil:
@@ -1013,14 +1038,14 @@ func (op *Operation) fromTerminal(ctx context.Context, t Task, detail string) Re
 			// task completed with is lost.
 			r.Classification, r.Unknown = OutcomeUnknown, UnknownResultMissing
 			r.Detail += "; the completed task carries no result (TSX-27), and the extension has no tasks/result to ask"
-			return r
+			return
 		case t.Status == mcp.TaskFailed && t.Error == nil:
 			r.Detail += "; the failed task carries no error (TSX-29)"
 		}
-		toolError(&r)
-		return r
+		toolError(r)
+		return
 	}
-	resp, _, err := op.request(ctx, mcp.MethodTasksResult, op.w.taskParams(op.TaskID()))
+	resp, _, err := send(ctx, mcp.MethodTasksResult, w.taskParams(taskID))
 	switch {
 	case err != nil:
 		r.Detail += "; tasks/result: " + err.Error()
@@ -1029,8 +1054,7 @@ func (op *Operation) fromTerminal(ctx context.Context, t Task, detail string) Re
 	default:
 		r.Result = resp.Result
 	}
-	toolError(&r)
-	return r
+	toolError(r)
 }
 
 // toolError classifies a completed task whose tool result has isError as
