@@ -297,20 +297,25 @@ func (op *Operation) subscribe(ctx context.Context) {
 	}
 	s := op.ctrl.cfg.Session
 	id := s.NewID()
-	// Known to the router before it is sent: the acknowledgement may
-	// come before Start returns.
+	// Known to the router before it is sent, as it is in the trail: the
+	// acknowledgement may come before Start returns.
 	op.ctrl.registerListen(op, id)
+	op.mu.Lock()
+	op.requestIDs = append(op.requestIDs, id)
+	op.mu.Unlock()
+	op.emit(Event{Name: EventRequest, RequestID: id.String(), Method: MethodListen})
 	call, err := s.Start(context.WithoutCancel(ctx), MethodListen, params, peer.WithID(id))
 	if err != nil {
 		op.ctrl.unregisterListen(id)
+		op.mu.Lock()
+		op.requestIDs = slices.DeleteFunc(op.requestIDs, func(x jsonrpc.ID) bool { return x == id })
+		op.mu.Unlock()
 		op.emit(Event{Name: EventListen, Method: MethodListen, Detail: "not opened: " + err.Error()})
 		return
 	}
 	op.mu.Lock()
 	op.listen = call
-	op.requestIDs = append(op.requestIDs, call.ID)
 	op.mu.Unlock()
-	op.emit(Event{Name: EventRequest, RequestID: call.ID.String(), Method: MethodListen})
 }
 
 // listenAcked records the subscription's acknowledgement (SUB-2): from
