@@ -26,19 +26,7 @@ func BenchmarkOperation(b *testing.B) {
 				cfg.TracerProvider, cfg.MeterProvider = sink.tp, sink.mp
 			}
 			c := hostcancel.New(cfg)
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i := range b.N {
-				call := f.call(fmt.Sprintf("b%d", i), map[string]any{"ticks": 1})
-				call.Progress = false
-				op, err := c.Start(f.ctx, call)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if r := op.Abort(f.ctx, "bench"); r.Classification != hostcancel.CancelledVerified {
-					b.Fatalf("%s (%s)", r.Classification, r.Detail)
-				}
-			}
+			cancelLoop(b, f, c)
 		})
 	}
 }
@@ -63,21 +51,27 @@ func BenchmarkCancelRoundTrip(b *testing.B) {
 		b.Run(bc.name, func(b *testing.B) {
 			f := bc.fixture(b)
 			c := hostcancel.New(hostcancel.Config{Session: f.s, NoListen: bc.noListen})
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i := range b.N {
-				call := f.call(fmt.Sprintf("b%d", i), map[string]any{"ticks": 1})
-				call.Progress = false
-				op, err := c.Start(f.ctx, call)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if r := op.Abort(f.ctx, "bench"); r.Classification != hostcancel.CancelledVerified {
-					b.Fatalf("%s (%s)", r.Classification, r.Detail)
-				}
-			}
+			cancelLoop(b, f, c)
 			b.StopTimer()
 			b.ReportMetric(float64(f.sent(mcp.MethodTasksGet))/float64(b.N), "tasks/get/op")
 		})
+	}
+}
+
+// cancelLoop runs b.N operations on f: create, abort, one tasks/cancel,
+// verification.
+func cancelLoop(b *testing.B, f *fixture, c *hostcancel.Controller) {
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		call := f.call(fmt.Sprintf("b%d", i), map[string]any{"ticks": 1})
+		call.Progress = false
+		op, err := c.Start(f.ctx, call)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if r := op.Abort(f.ctx, "bench"); r.Classification != hostcancel.CancelledVerified {
+			b.Fatalf("%s (%s)", r.Classification, r.Detail)
+		}
 	}
 }

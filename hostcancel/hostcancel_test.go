@@ -178,6 +178,23 @@ func (e *events) alertNames() []hostcancel.Alert {
 	return out
 }
 
+// check checks that r and the alert hook carry exactly alerts, and that
+// the circuit of the reference server's task_worker is open exactly when
+// one of them opens it.
+func (e *events) check(t *testing.T, c *hostcancel.Controller, r hostcancel.Result, alerts []hostcancel.Alert) {
+	t.Helper()
+	if diff := cmp.Diff(alerts, r.Alerts); diff != "" {
+		t.Errorf("alerts (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(alerts, e.alertNames()); diff != "" {
+		t.Errorf("alert hook (-want +got):\n%s", diff)
+	}
+	wantOpen := slices.ContainsFunc(alerts, hostcancel.NewBreaker().Opens)
+	if err := c.Breaker().Allow(refserver.DefaultName, refserver.ToolTaskWorker); errors.Is(err, hostcancel.ErrCircuitOpen) != wantOpen {
+		t.Errorf("circuit: %v, want open %v", err, wantOpen)
+	}
+}
+
 // TestTerminalPaths drives every terminal path of 2025-11-25 against the
 // reference server; the worker counter proves stop or no stop in each.
 func TestTerminalPaths(t *testing.T) {
@@ -229,16 +246,7 @@ func TestTerminalPaths(t *testing.T) {
 			if r.Classification != tc.want || r.Unknown != tc.unknown {
 				t.Errorf("classification %s/%s (%s), want %s/%s", r.Classification, r.Unknown, r.Detail, tc.want, tc.unknown)
 			}
-			if diff := cmp.Diff(tc.alerts, r.Alerts); diff != "" {
-				t.Errorf("alerts (-want +got):\n%s", diff)
-			}
-			wantOpen := slices.ContainsFunc(tc.alerts, hostcancel.NewBreaker().Opens)
-			if err := c.Breaker().Allow(refserver.DefaultName, refserver.ToolTaskWorker); errors.Is(err, hostcancel.ErrCircuitOpen) != wantOpen {
-				t.Errorf("circuit: %v, want open %v", err, wantOpen)
-			}
-			if diff := cmp.Diff(tc.alerts, ev.alertNames()); diff != "" {
-				t.Errorf("alert hook (-want +got):\n%s", diff)
-			}
+			ev.check(t, c, r, tc.alerts)
 			if got := f.cancelsOnWire(); got != tc.cancels {
 				t.Errorf("%d tasks/cancel on the wire, want %d", got, tc.cancels)
 			}

@@ -4,12 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -294,16 +292,7 @@ func TestExtensionOnReferenceServer(t *testing.T) {
 			if r.Classification != tc.want || r.Unknown != tc.unknown {
 				t.Errorf("classification %s/%s (%s), want %s/%s", r.Classification, r.Unknown, r.Detail, tc.want, tc.unknown)
 			}
-			if diff := cmp.Diff(tc.alerts, r.Alerts); diff != "" {
-				t.Errorf("alerts (-want +got):\n%s", diff)
-			}
-			if diff := cmp.Diff(tc.alerts, ev.alertNames()); diff != "" {
-				t.Errorf("alert hook (-want +got):\n%s", diff)
-			}
-			wantOpen := slices.ContainsFunc(tc.alerts, hostcancel.NewBreaker().Opens)
-			if err := c.Breaker().Allow(refserver.DefaultName, refserver.ToolTaskWorker); errors.Is(err, hostcancel.ErrCircuitOpen) != wantOpen {
-				t.Errorf("circuit: %v, want open %v", err, wantOpen)
-			}
+			ev.check(t, c, r, tc.alerts)
 			if got := f.cancelsOnWire(); got != tc.cancels {
 				t.Errorf("%d tasks/cancel on the wire, want %d", got, tc.cancels)
 			}
