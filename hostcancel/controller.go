@@ -2,6 +2,7 @@ package hostcancel
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/jsonrpc"
+	"github.com/mcpflight/mcpflight/mcp"
 	"github.com/mcpflight/mcpflight/peer"
 )
 
@@ -71,6 +73,16 @@ const (
 	UnknownLeftCancelled    UnknownReason = "status-left-cancelled"
 	UnknownInterrupted      UnknownReason = "settlement-interrupted"
 	UnknownConnectionLost   UnknownReason = "connection-lost"
+	// UnknownNotFound: the task was announced by a CreateTaskResult but
+	// the server never found it (not durable when announced).
+	UnknownNotFound UnknownReason = "task-not-found"
+	// UnknownResultMissing: the task completed, but its result is not
+	// inlined and cannot be asked for (the extension).
+	UnknownResultMissing UnknownReason = "result-missing"
+	// UnknownEffect: the task was cancelled (or its state is lost), and
+	// neither a receipt nor the system of record says whether its effect
+	// happened (Reconcile).
+	UnknownEffect UnknownReason = "effect-unknown"
 )
 
 // Event names.
@@ -165,6 +177,10 @@ type Config struct {
 	// Effects marks consequential tools and configures their keys,
 	// receipts and system of record.
 	Effects *Effects
+	// Ledger holds the idempotency keys of consequential operations; an
+	// in-memory ledger of the controller's own if nil. OpenLedger makes
+	// one that survives the host (Controller.Reconcile after a restart).
+	Ledger *Ledger
 	// Breaker is consulted by Start and opened by alerts; a breaker of
 	// the controller's own (DefaultBreakerAlerts) if nil.
 	Breaker *Breaker
@@ -184,13 +200,18 @@ type Controller struct {
 	w      wire
 	wErr   error
 	tel    *telemetry
-	ledger ledger
+	ledger *Ledger
 	c      struct {
 		signals, aborts, requested, verified, acks, reconciles, notes, alerts atomic.Int64
 	}
 	mu      sync.Mutex
 	byAlert map[Alert]int64
 	byTask  map[string]*Operation
+	// byListen routes subscription acknowledgements, by listen request.
+	byListen map[string]*Operation
+	// live holds the idempotency keys of this controller's operations
+	// that have not settled.
+	live map[string]bool
 }
 
 // New returns a controller. It watches the session's notifications for
@@ -211,6 +232,9 @@ func New(cfg Config) *Controller {
 	if cfg.Breaker == nil {
 		cfg.Breaker = NewBreaker()
 	}
+	if cfg.Ledger == nil {
+		cfg.Ledger = NewLedger()
+	}
 	rev := cfg.Revision
 	if rev == "" {
 		rev = Rev20251125
@@ -220,8 +244,8 @@ func New(cfg Config) *Controller {
 			}
 		}
 	}
-	c := &Controller{cfg: cfg, tel: newTelemetry(cfg.TracerProvider, cfg.MeterProvider),
-		byAlert: map[Alert]int64{}, byTask: map[string]*Operation{}}
+	c := &Controller{cfg: cfg, ledger: cfg.Ledger, live: map[string]bool{}, tel: newTelemetry(cfg.TracerProvider, cfg.MeterProvider),
+		byAlert: map[Alert]int64{}, byTask: map[string]*Operation{}, byListen: map[string]*Operation{}}
 	c.w, c.wErr = wireFor(rev)
 	if cfg.Session != nil && c.wErr == nil {
 		cfg.Session.OnNotification(c.onNotification)
@@ -347,12 +371,18 @@ func (c *Controller) Begin(ctx context.Context, call Call) (*Operation, error) {
 			op.Key = newKey()
 		}
 		if err := c.ledger.reserve(op.Key); err != nil {
-			op.alert(AlertReplacementBeforeReconcile, err.Error())
+			if errors.Is(err, ErrNotReconciled) {
+				op.alert(AlertReplacementBeforeReconcile, err.Error())
+			}
 			return nil, err
 		}
+		c.mu.Lock()
+		c.live[op.Key] = true
+		c.mu.Unlock()
 		if !cancel {
 			op.alert(AlertConsequentialWithoutCancel, "tool "+call.Tool+" is consequential and the server does not declare tasks.cancel")
 			if !c.cfg.Effects.AllowWithoutCancel {
+				c.settledKey(op.Key)
 				c.ledger.release(op.Key)
 				return nil, fmt.Errorf("%w: %s", ErrNoCancelCapability, call.Tool)
 			}
@@ -371,6 +401,7 @@ func (c *Controller) Begin(ctx context.Context, call Call) (*Operation, error) {
 	pc, err := s.Start(ctx, methodToolsCall, c.w.callParams(call.Tool, args, meta, ttl), opts...)
 	if err != nil {
 		if op.Key != "" {
+			c.settledKey(op.Key)
 			c.ledger.release(op.Key)
 		}
 		op.span.end(op, Result{Classification: OutcomeUnknown, Detail: err.Error()})
@@ -380,6 +411,13 @@ func (c *Controller) Begin(ctx context.Context, call Call) (*Operation, error) {
 	op.requestIDs = []jsonrpc.ID{pc.ID}
 	c.emit(op, Event{Name: EventRequest, RequestID: pc.ID.String(), Method: methodToolsCall})
 	return op, nil
+}
+
+// settledKey forgets that an operation of this controller holds key.
+func (c *Controller) settledKey(key string) {
+	c.mu.Lock()
+	delete(c.live, key)
+	c.mu.Unlock()
 }
 
 // register makes op's task ID known to the notification router.
@@ -395,9 +433,26 @@ func (c *Controller) unregister(taskID string) {
 	c.mu.Unlock()
 }
 
-// onNotification routes a status notification to its operation. It runs
-// on the session's read loop and does not block.
+func (c *Controller) registerListen(op *Operation, id jsonrpc.ID) {
+	c.mu.Lock()
+	c.byListen[id.Key()] = op
+	c.mu.Unlock()
+}
+
+func (c *Controller) unregisterListen(id jsonrpc.ID) {
+	c.mu.Lock()
+	delete(c.byListen, id.Key())
+	c.mu.Unlock()
+}
+
+// onNotification routes a status notification, or a subscription's
+// acknowledgement, to its operation. It runs on the session's read loop
+// and does not block.
 func (c *Controller) onNotification(m *jsonrpc.Message) {
+	if m.Method == mcp.NotificationSubscriptionsAcknowledged {
+		c.onListenAck(m)
+		return
+	}
 	t, ok := c.w.notification(m)
 	if !ok {
 		return
@@ -410,6 +465,27 @@ func (c *Controller) onNotification(m *jsonrpc.Message) {
 	}
 	c.c.notes.Add(1)
 	op.notified(t)
+}
+
+// onListenAck marks the operation whose listen request the
+// acknowledgement names (_meta subscriptionId, SUB-5) as subscribed.
+func (c *Controller) onListenAck(m *jsonrpc.Message) {
+	var p struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	if json.Unmarshal(m.Params, &p) != nil {
+		return
+	}
+	id, err := jsonrpc.ParseID(p.Meta[mcp.MetaSubscriptionID])
+	if err != nil {
+		return
+	}
+	c.mu.Lock()
+	op := c.byListen[id.Key()]
+	c.mu.Unlock()
+	if op != nil {
+		op.listenAcked()
+	}
 }
 
 // countAlert counts an alert.

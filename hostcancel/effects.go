@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
 )
 
 // KeyPlacement says where a consequential call carries its idempotency key.
@@ -130,60 +129,6 @@ func (e Entry) Reconciled() bool {
 	return false
 }
 
-// ledger holds the idempotency keys of consequential operations.
-type ledger struct {
-	mu      sync.Mutex
-	entries map[string]*Entry
-}
-
-// reserve claims key for a new operation, refusing a key whose previous
-// operation is not reconciled.
-func (l *ledger) reserve(key string) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.entries == nil {
-		l.entries = map[string]*Entry{}
-	}
-	if e, ok := l.entries[key]; ok && !e.Reconciled() {
-		return fmt.Errorf("%w: key %q (task %q, %s)", ErrNotReconciled, key, e.TaskID, describeEntry(*e))
-	}
-	l.entries[key] = &Entry{Key: key}
-	return nil
-}
-
-func describeEntry(e Entry) string {
-	if !e.Settled {
-		return "still in flight"
-	}
-	return string(e.Classification)
-}
-
-func (l *ledger) update(key string, f func(*Entry)) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if e, ok := l.entries[key]; ok {
-		f(e)
-	}
-}
-
-func (l *ledger) get(key string) (Entry, bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	e, ok := l.entries[key]
-	if !ok {
-		return Entry{}, false
-	}
-	return *e, true
-}
-
-// release forgets key when its operation never started (the request could
-// not be sent).
-func (l *ledger) release(key string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	delete(l.entries, key)
-}
-
 // newKey returns a fresh idempotency key.
 func newKey() string {
 	b := make([]byte, 16)
@@ -200,10 +145,9 @@ func (c *Controller) Ledger(key string) (Entry, bool) { return c.ledger.get(key)
 // abandoned by the caller, so that a replacement may be launched. The
 // caller takes responsibility for any effect it may have committed.
 func (c *Controller) Abandon(key, reason string) error {
-	if _, ok := c.ledger.get(key); !ok {
-		return fmt.Errorf("%w: %q", ErrUnknownKey, key)
+	if err := c.ledger.abandon(key, reason); err != nil {
+		return err
 	}
-	c.ledger.update(key, func(e *Entry) { e.Abandoned, e.Reason = true, reason })
 	c.emit(nil, Event{Name: EventAbandoned, Reason: reason, Detail: "idempotency key " + key})
 	return nil
 }

@@ -20,22 +20,14 @@ import (
 	"github.com/mcpflight/mcpflight/transport"
 )
 
-// The tasks extension (io.modelcontextprotocol/tasks, 2026-07-28) is
-// driven here against extServer, a small scripted server written for
-// these tests: the reference server does not speak the extension yet.
-//
-// What the later proof against the reference server must add, once it
-// serves the extension (another helper's round): the same table run on
-// refserver.InProcess with its worker counter as the stop evidence, so
-// that "cancelled" and "the worker stopped" are told apart as in
-// TestTerminalPaths (here the script's status is the only evidence); a
-// cancel acknowledged while the worker keeps going (the refserver fault
-// cancel-does-not-stop-worker under the extension); the CreateTaskResult
-// held at a gate (holdCreate) for the early abort; the seed experiment
-// under RevTasksExtension (TestSeedExperiment skips it today); and the
-// whole flow over Streamable HTTP, where RoutingHeaders must put the task
-// ID in Mcp-Name on every tasks/* request (TSX-52; TestRoutingHeaders
-// checks the headers against a recording HTTP server today).
+// The tasks extension (io.modelcontextprotocol/tasks, 2026-07-28) driven
+// against extServer, a small scripted server written for these tests. The
+// reference server serves the extension too, and refext_test.go runs the
+// controller against it with its worker counter as the stop evidence; the
+// script stays for what a conforming reference server never does by
+// itself: a status that stays working for a number of polls, a task whose
+// seed state is already terminal (TSX-13), a tool result answered without
+// a task (TSX-3), and a task ID unknown to tasks/cancel (TSX-54).
 
 // extScript says how extServer answers.
 type extScript struct {
@@ -281,9 +273,9 @@ func TestExtensionTerminalPaths(t *testing.T) {
 		{name: "failed-after-ack", reqs: "TSX-29, TSX-60: failed carries the JSON-RPC error",
 			sc:   extScript{after: []string{"failed"}},
 			want: hostcancel.Failed, alerts: []hostcancel.Alert{hostcancel.AlertTerminalRace}, cancels: 1, errorCode: -32603},
-		{name: "iserror-is-completed", reqs: "TSX-59, TSX-61: isError is completed, not failed; A-17 cancel of a terminal task is acked",
+		{name: "iserror-is-completed", reqs: "TSX-59, TSX-61: isError is completed, not failed, on the wire; the host reads the tool's error as failed, as under 2025-11-25 (TSK-76); A-17 cancel of a terminal task is acked",
 			sc: extScript{after: []string{"completed"}}, result: extToolError,
-			want: hostcancel.CompletedBeforeCancel, alerts: []hostcancel.Alert{hostcancel.AlertTerminalRace}, cancels: 1},
+			want: hostcancel.Failed, alerts: []hostcancel.Alert{hostcancel.AlertTerminalRace}, cancels: 1},
 		{name: "terminal-at-creation", reqs: "TSX-13: the seed state may already be terminal",
 			sc:   extScript{initial: "completed", before: []string{"completed"}},
 			want: hostcancel.CompletedBeforeCancel, cancels: 0},
@@ -366,7 +358,10 @@ func TestExtensionTerminalPaths(t *testing.T) {
 					t.Errorf("result %s, want %s (inlined, TSX-27)", r.Result, want)
 				}
 			case hostcancel.Failed:
-				if r.ResultError == nil || r.ResultError.Code != tc.errorCode {
+				switch {
+				case tc.result != "" && string(r.Result) != tc.result:
+					t.Errorf("result %s, want the tool's isError result %s (TSX-61)", r.Result, tc.result)
+				case tc.result == "" && (r.ResultError == nil || r.ResultError.Code != tc.errorCode):
 					t.Errorf("error %+v, want code %d (TSX-60)", r.ResultError, tc.errorCode)
 				}
 			}

@@ -15,6 +15,7 @@ import (
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/control"
 	"github.com/mcpflight/mcpflight/hostcancel"
+	"github.com/mcpflight/mcpflight/jsonrpc"
 	"github.com/mcpflight/mcpflight/mcp"
 	"github.com/mcpflight/mcpflight/peer"
 	"github.com/mcpflight/mcpflight/refserver"
@@ -139,6 +140,18 @@ func (f *fixture) sent(method string) int {
 	return n
 }
 
+// cancelledFor counts the notifications/cancelled we sent naming id.
+func (f *fixture) cancelledFor(id jsonrpc.ID) int {
+	n := 0
+	for _, ev := range f.log.Events() {
+		if ev.Dir == chrono.Out && ev.Kind == chrono.KindFrame && ev.Summary != nil &&
+			ev.Summary.Method == mcp.NotificationCancelled && ev.Summary.RequestID == id.String() {
+			n++
+		}
+	}
+	return n
+}
+
 // cancelsOnWire counts tasks/cancel requests in the chronology.
 func (f *fixture) cancelsOnWire() int { return f.sent(mcp.MethodTasksCancel) }
 
@@ -163,6 +176,23 @@ func (e *events) alertNames() []hostcancel.Alert {
 		out = append(out, a.Alert)
 	}
 	return out
+}
+
+// check checks that r and the alert hook carry exactly alerts, and that
+// the circuit of the reference server's task_worker is open exactly when
+// one of them opens it.
+func (e *events) check(t *testing.T, c *hostcancel.Controller, r hostcancel.Result, alerts []hostcancel.Alert) {
+	t.Helper()
+	if diff := cmp.Diff(alerts, r.Alerts); diff != "" {
+		t.Errorf("alerts (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(alerts, e.alertNames()); diff != "" {
+		t.Errorf("alert hook (-want +got):\n%s", diff)
+	}
+	wantOpen := slices.ContainsFunc(alerts, hostcancel.NewBreaker().Opens)
+	if err := c.Breaker().Allow(refserver.DefaultName, refserver.ToolTaskWorker); errors.Is(err, hostcancel.ErrCircuitOpen) != wantOpen {
+		t.Errorf("circuit: %v, want open %v", err, wantOpen)
+	}
 }
 
 // TestTerminalPaths drives every terminal path of 2025-11-25 against the
@@ -216,16 +246,7 @@ func TestTerminalPaths(t *testing.T) {
 			if r.Classification != tc.want || r.Unknown != tc.unknown {
 				t.Errorf("classification %s/%s (%s), want %s/%s", r.Classification, r.Unknown, r.Detail, tc.want, tc.unknown)
 			}
-			if diff := cmp.Diff(tc.alerts, r.Alerts); diff != "" {
-				t.Errorf("alerts (-want +got):\n%s", diff)
-			}
-			wantOpen := slices.ContainsFunc(tc.alerts, hostcancel.NewBreaker().Opens)
-			if err := c.Breaker().Allow(refserver.DefaultName, refserver.ToolTaskWorker); errors.Is(err, hostcancel.ErrCircuitOpen) != wantOpen {
-				t.Errorf("circuit: %v, want open %v", err, wantOpen)
-			}
-			if diff := cmp.Diff(tc.alerts, ev.alertNames()); diff != "" {
-				t.Errorf("alert hook (-want +got):\n%s", diff)
-			}
+			ev.check(t, c, r, tc.alerts)
 			if got := f.cancelsOnWire(); got != tc.cancels {
 				t.Errorf("%d tasks/cancel on the wire, want %d", got, tc.cancels)
 			}
@@ -269,36 +290,40 @@ func TestTerminalPaths(t *testing.T) {
 // TestRacingCancels: however many local signals race, one tasks/cancel,
 // and the repeated cancellation requests raise one alert.
 func TestRacingCancels(t *testing.T) {
-	f := newFixture(t)
-	c := hostcancel.New(hostcancel.Config{Session: f.s, Ack: f.ack("k", 5)})
-	op := f.start(t, c, "k", nil)
-	f.release(t, "k/start")
-	f.await(t, "k/tick/1")
-	const n = 8
-	results := make([]hostcancel.Result, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			results[i] = op.Abort(f.ctx, fmt.Sprintf("signal %d", i))
-		}()
-	}
-	wg.Wait()
-	for i, r := range results {
-		if r.Classification != hostcancel.CancelledVerified || r.Detail != results[0].Detail {
-			t.Errorf("result %d: %+v", i, r)
-		}
-	}
-	if got := f.cancelsOnWire(); got != 1 {
-		t.Errorf("%d tasks/cancel on the wire, want 1", got)
-	}
-	cs := c.Counters()
-	if cs.RequestCancelSignals != n || cs.LocalAborts != 1 || cs.TaskCancelRequested != 1 || cs.TaskCancelVerified != 1 || cs.WorkerAcks != 1 {
-		t.Errorf("counters %+v", cs)
-	}
-	if cs.ByAlert[hostcancel.AlertRepeatedCancel] != 1 {
-		t.Errorf("repeated-cancel alerts %d, want 1", cs.ByAlert[hostcancel.AlertRepeatedCancel])
+	for _, rev := range revisions {
+		t.Run(string(rev), func(t *testing.T) {
+			f := newFixtureAt(t, rev)
+			c := hostcancel.New(hostcancel.Config{Session: f.s, Ack: f.ack("k", 5)})
+			op := f.start(t, c, "k", nil)
+			f.release(t, "k/start")
+			f.await(t, "k/tick/1")
+			const n = 8
+			results := make([]hostcancel.Result, n)
+			var wg sync.WaitGroup
+			for i := range n {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					results[i] = op.Abort(f.ctx, fmt.Sprintf("signal %d", i))
+				}()
+			}
+			wg.Wait()
+			for i, r := range results {
+				if r.Classification != hostcancel.CancelledVerified || r.Detail != results[0].Detail {
+					t.Errorf("result %d: %+v", i, r)
+				}
+			}
+			if got := f.cancelsOnWire(); got != 1 {
+				t.Errorf("%d tasks/cancel on the wire, want 1", got)
+			}
+			cs := c.Counters()
+			if cs.RequestCancelSignals != n || cs.LocalAborts != 1 || cs.TaskCancelRequested != 1 || cs.TaskCancelVerified != 1 || cs.WorkerAcks != 1 {
+				t.Errorf("counters %+v", cs)
+			}
+			if cs.ByAlert[hostcancel.AlertRepeatedCancel] != 1 {
+				t.Errorf("repeated-cancel alerts %d, want 1", cs.ByAlert[hostcancel.AlertRepeatedCancel])
+			}
+		})
 	}
 }
 
@@ -306,26 +331,30 @@ func TestRacingCancels(t *testing.T) {
 // settled sends nothing, returns the same result, and alerts; the worker
 // counter stays where the cancel left it.
 func TestRepeatedCancel(t *testing.T) {
-	f := newFixture(t)
-	var ev events
-	c := hostcancel.New(hostcancel.Config{Session: f.s, Ack: f.ack("k", 5), OnAlert: ev.alert})
-	op := f.start(t, c, "k", nil)
-	f.release(t, "k/start")
-	f.await(t, "k/tick/1")
-	first := op.Abort(f.ctx, "user pressed stop")
-	second := op.Abort(f.ctx, "user pressed stop again")
-	if first.Classification != hostcancel.CancelledVerified || second.Classification != first.Classification {
-		t.Fatalf("first %s, second %s", first.Classification, second.Classification)
-	}
-	if got := f.cancelsOnWire(); got != 1 {
-		t.Errorf("%d tasks/cancel on the wire, want 1", got)
-	}
-	if diff := cmp.Diff([]hostcancel.Alert{hostcancel.AlertRepeatedCancel}, ev.alertNames()); diff != "" {
-		t.Errorf("alerts (-want +got):\n%s", diff)
-	}
-	w, err := f.ctl.Worker(f.ctx, "k")
-	if err != nil || w.CancelRequests != 1 || w.Ticks != 1 || w.WorkerRunning {
-		t.Errorf("worker %+v %v: want one cancel request, counter 1, stopped", w, err)
+	for _, rev := range revisions {
+		t.Run(string(rev), func(t *testing.T) {
+			f := newFixtureAt(t, rev)
+			var ev events
+			c := hostcancel.New(hostcancel.Config{Session: f.s, Ack: f.ack("k", 5), OnAlert: ev.alert})
+			op := f.start(t, c, "k", nil)
+			f.release(t, "k/start")
+			f.await(t, "k/tick/1")
+			first := op.Abort(f.ctx, "user pressed stop")
+			second := op.Abort(f.ctx, "user pressed stop again")
+			if first.Classification != hostcancel.CancelledVerified || second.Classification != first.Classification {
+				t.Fatalf("first %s, second %s", first.Classification, second.Classification)
+			}
+			if got := f.cancelsOnWire(); got != 1 {
+				t.Errorf("%d tasks/cancel on the wire, want 1", got)
+			}
+			if diff := cmp.Diff([]hostcancel.Alert{hostcancel.AlertRepeatedCancel}, ev.alertNames()); diff != "" {
+				t.Errorf("alerts (-want +got):\n%s", diff)
+			}
+			w, err := f.ctl.Worker(f.ctx, "k")
+			if err != nil || w.CancelRequests != 1 || w.Ticks != 1 || w.WorkerRunning {
+				t.Errorf("worker %+v %v: want one cancel request, counter 1, stopped", w, err)
+			}
+		})
 	}
 }
 
@@ -333,31 +362,43 @@ func TestRepeatedCancel(t *testing.T) {
 // and tasks/cancel; the -32602 is reconciled into the completed result
 // (TSK-63, A-15) and the terminal-state race alerts.
 func TestCancelRacesCompletion(t *testing.T) {
-	f := newFixture(t)
-	c := hostcancel.New(hostcancel.Config{Session: f.s})
-	op := f.start(t, c, "k", map[string]any{"ticks": 1})
-	if got, err := op.Poll(f.ctx); err != nil || got.Status != mcp.TaskWorking {
-		t.Fatalf("poll: %v %s", err, got.Raw)
-	}
-	f.release(t, "k/start", "k/tick/1")
-	f.await(t, "k/end")
-	r := op.Abort(f.ctx, "user pressed stop")
-	if r.Classification != hostcancel.CompletedBeforeCancel || !r.CancelSent || r.Task.Status != mcp.TaskCompleted {
-		t.Fatalf("%+v", r)
-	}
-	var res struct {
-		Content []struct {
-			Text string `json:"text"`
-		} `json:"content"`
-	}
-	if err := json.Unmarshal(r.Result, &res); err != nil || len(res.Content) == 0 || res.Content[0].Text != "done after 1 ticks" {
-		t.Errorf("result %s", r.Result)
-	}
-	if cs := c.Counters(); cs.Reconciles != 1 || cs.TaskCancelVerified != 0 || cs.ByAlert[hostcancel.AlertTerminalRace] != 1 {
-		t.Errorf("counters %+v", cs)
-	}
-	if w, err := f.ctl.Worker(f.ctx, "k"); err != nil || w.Ticks != 1 || w.Status != mcp.TaskCompleted {
-		t.Errorf("worker %+v %v", w, err)
+	for _, rev := range revisions {
+		t.Run(string(rev), func(t *testing.T) {
+			f := newFixtureAt(t, rev)
+			// No subscription: the completion is news to the tasks/cancel.
+			c := hostcancel.New(hostcancel.Config{Session: f.s, NoListen: true})
+			op := f.start(t, c, "k", map[string]any{"ticks": 1})
+			if got, err := op.Poll(f.ctx); err != nil || got.Status != mcp.TaskWorking {
+				t.Fatalf("poll: %v %s", err, got.Raw)
+			}
+			f.release(t, "k/start", "k/tick/1")
+			f.await(t, "k/end")
+			r := op.Abort(f.ctx, "user pressed stop")
+			if r.Classification != hostcancel.CompletedBeforeCancel || !r.CancelSent || r.Task.Status != mcp.TaskCompleted {
+				t.Fatalf("%+v", r)
+			}
+			var res struct {
+				Content []struct {
+					Text string `json:"text"`
+				} `json:"content"`
+			}
+			if err := json.Unmarshal(r.Result, &res); err != nil || len(res.Content) == 0 || res.Content[0].Text != "done after 1 ticks" {
+				t.Errorf("result %s", r.Result)
+			}
+			// 2025-11-25 refuses the cancel of a terminal task with -32602
+			// (TSK-63), reconciled; the extension acknowledges it (TSX-44)
+			// and verification reads completed.
+			reconciles := int64(1)
+			if rev == hostcancel.RevTasksExtension {
+				reconciles = 0
+			}
+			if cs := c.Counters(); cs.Reconciles != reconciles || cs.TaskCancelVerified != 0 || cs.ByAlert[hostcancel.AlertTerminalRace] != 1 {
+				t.Errorf("counters %+v", cs)
+			}
+			if w, err := f.ctl.Worker(f.ctx, "k"); err != nil || w.Ticks != 1 || w.Status != mcp.TaskCompleted {
+				t.Errorf("worker %+v %v", w, err)
+			}
+		})
 	}
 }
 
@@ -366,96 +407,114 @@ func TestCancelRacesCompletion(t *testing.T) {
 // request, sends no notifications/cancelled (CAN-4, CAN-7), learns the
 // task ID when the CreateTaskResult comes, then applies the policy.
 func TestCancelBeforeCreateTaskResult(t *testing.T) {
-	const ticks = 3
-	for _, tc := range []struct {
-		name    string
-		policy  hostcancel.Policy
-		release bool // the CreateTaskResult comes
-		want    hostcancel.Classification
-		unknown hostcancel.UnknownReason
-		cancels int
-		stopped bool
-	}{
+	for _, tc := range []earlyAbort{
 		{name: "cancel", policy: hostcancel.Cancel, release: true, want: hostcancel.CancelledVerified, cancels: 1, stopped: true},
 		{name: "detach", policy: hostcancel.Detach, release: true, want: hostcancel.OutcomeUnknown, unknown: hostcancel.UnknownDetached},
 		// The grace ending without the CreateTaskResult is the event
 		// under test: the server holds it until the test releases it.
 		{name: "no-create-result", policy: hostcancel.Cancel, want: hostcancel.OutcomeUnknown, unknown: hostcancel.UnknownNoCreateResult},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			f := newFixture(t)
-			grace := safety / 2
-			if !tc.release {
-				grace = 100 * time.Millisecond
-			}
-			c := hostcancel.New(hostcancel.Config{Session: f.s, Policy: tc.policy, Grace: grace})
-			ctx, abort := context.WithCancelCause(f.ctx)
-			done := make(chan struct{})
-			var op *hostcancel.Operation
-			var err error
-			go func() {
-				defer close(done)
-				op, err = c.Start(ctx, f.call("k", map[string]any{"ticks": ticks, "holdCreate": true}))
-			}()
-			f.await(t, "k/created") // the server holds the CreateTaskResult
-			abort(errors.New("user pressed stop"))
-			<-done
-			if !errors.Is(err, hostcancel.ErrAborted) || op == nil || op.TaskID() != "" {
-				t.Fatalf("Start: %v, op %v", err, op)
-			}
-			settled := make(chan hostcancel.Result, 1)
-			go func() { settled <- op.Settle(f.ctx) }()
-			if tc.release {
-				f.release(t, "k/created")
-			}
-			r := <-settled
-			if r.Classification != tc.want || r.Unknown != tc.unknown {
-				t.Errorf("%s/%s (%s), want %s/%s", r.Classification, r.Unknown, r.Detail, tc.want, tc.unknown)
-			}
-			if tc.release && (r.TaskID == "" || r.TaskID != op.TaskID()) {
-				t.Errorf("task ID not learned: %q", r.TaskID)
-			}
-			if len(r.RequestIDs) == 0 || r.RequestIDs[0] != op.Call.ID {
-				t.Errorf("request IDs %v: the creating request must be kept", r.RequestIDs)
-			}
-			if n := f.sent("notifications/cancelled"); n != 0 {
-				t.Errorf("%d notifications/cancelled: a task request is never cancelled that way (CAN-4, CAN-7)", n)
-			}
-			if got := f.cancelsOnWire(); got != tc.cancels {
-				t.Errorf("%d tasks/cancel, want %d", got, tc.cancels)
-			}
-			// The server did create the task in every case (TSK-44): the
-			// counter decides whether its work stopped.
-			before, after, err := f.runOut(f.ctx, "k", ticks)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if moved := after.Ticks != before.Ticks; moved == tc.stopped {
-				t.Errorf("worker counter %d → %d; stopped want %v", before.Ticks, after.Ticks, tc.stopped)
-			}
-		})
+		for _, rev := range revisions {
+			t.Run(tc.name+"/"+string(rev), func(t *testing.T) { tc.run(t, newFixtureAt(t, rev)) })
+		}
+	}
+}
+
+// earlyAbort is one row of TestCancelBeforeCreateTaskResult.
+type earlyAbort struct {
+	name    string
+	policy  hostcancel.Policy
+	release bool // the CreateTaskResult comes
+	want    hostcancel.Classification
+	unknown hostcancel.UnknownReason
+	cancels int
+	stopped bool
+}
+
+// run aborts a task_worker call held at KEY/created on f.
+func (tc earlyAbort) run(t *testing.T, f *fixture) {
+	const ticks = 3
+	grace := safety / 2
+	if !tc.release {
+		grace = 100 * time.Millisecond
+	}
+	c := hostcancel.New(hostcancel.Config{Session: f.s, Policy: tc.policy, Grace: grace})
+	ctx, abort := context.WithCancelCause(f.ctx)
+	done := make(chan struct{})
+	var op *hostcancel.Operation
+	var err error
+	go func() {
+		defer close(done)
+		op, err = c.Start(ctx, f.call("k", map[string]any{"ticks": ticks, "holdCreate": true}))
+	}()
+	f.await(t, "k/created") // the server holds the CreateTaskResult
+	abort(errors.New("user pressed stop"))
+	<-done
+	if !errors.Is(err, hostcancel.ErrAborted) || op == nil || op.TaskID() != "" {
+		t.Fatalf("Start: %v, op %v", err, op)
+	}
+	settled := make(chan hostcancel.Result, 1)
+	go func() { settled <- op.Settle(f.ctx) }()
+	if tc.release {
+		f.release(t, "k/created")
+	}
+	r := <-settled
+	if r.Classification != tc.want || r.Unknown != tc.unknown {
+		t.Errorf("%s/%s (%s), want %s/%s", r.Classification, r.Unknown, r.Detail, tc.want, tc.unknown)
+	}
+	if tc.release && (r.TaskID == "" || r.TaskID != op.TaskID()) {
+		t.Errorf("task ID not learned: %q", r.TaskID)
+	}
+	if len(r.RequestIDs) == 0 || r.RequestIDs[0] != op.Call.ID {
+		t.Errorf("request IDs %v: the creating request must be kept", r.RequestIDs)
+	}
+	if n := f.cancelledFor(op.Call.ID); n != 0 {
+		t.Errorf("%d notifications/cancelled for the tools/call: a task request is never cancelled that way (CAN-4, CAN-7)", n)
+	}
+	if got := f.cancelsOnWire(); got != tc.cancels {
+		t.Errorf("%d tasks/cancel, want %d", got, tc.cancels)
+	}
+	// The server did create the task in every case (TSK-44): the
+	// counter decides whether its work stopped.
+	before, after, err := f.runOut(f.ctx, "k", ticks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if moved := after.Ticks != before.Ticks; moved == tc.stopped {
+		t.Errorf("worker counter %d → %d; stopped want %v", before.Ticks, after.Ticks, tc.stopped)
 	}
 }
 
 // TestStatusNotificationsWake: notifications/tasks/status is evidence
 // beside polling. Polling is set to an hour, so Wait returns only because
 // the notification woke it; under 2025-11-25 it then confirms with one
-// tasks/get (TSK-22).
+// tasks/get (TSK-22), under the extension the notification is the state
+// (TSX-50) and no tasks/get follows.
 func TestStatusNotificationsWake(t *testing.T) {
-	f := newFixture(t)
-	c := hostcancel.New(hostcancel.Config{Session: f.s, MinPoll: time.Hour, MaxPoll: time.Hour})
-	op := f.start(t, c, "k", map[string]any{"ticks": 1})
-	gets := f.sent(mcp.MethodTasksGet)
-	f.release(t, "k/start", "k/tick/1")
-	got, err := op.Wait(f.ctx)
-	if err != nil || got.Status != mcp.TaskCompleted {
-		t.Fatalf("Wait: %v %s", err, got.Status)
-	}
-	if n := f.sent(mcp.MethodTasksGet) - gets; n != 1 {
-		t.Errorf("%d tasks/get, want the one that confirmed the notification", n)
-	}
-	if cs := c.Counters(); cs.StatusNotifications < 1 {
-		t.Errorf("counters %+v", cs)
+	for _, rev := range revisions {
+		t.Run(string(rev), func(t *testing.T) {
+			f := newFixtureAt(t, rev)
+			c := hostcancel.New(hostcancel.Config{Session: f.s, MinPoll: time.Hour, MaxPoll: time.Hour})
+			op := f.start(t, c, "k", map[string]any{"ticks": 1})
+			gets := f.sent(mcp.MethodTasksGet)
+			f.release(t, "k/start", "k/tick/1")
+			got, err := op.Wait(f.ctx)
+			if err != nil || got.Status != mcp.TaskCompleted {
+				t.Fatalf("Wait: %v %s", err, got.Status)
+			}
+			// 2025-11-25 confirms the notification with tasks/get (TSK-22);
+			// the extension's notification is the state (TSX-50, TSX-51).
+			want := 1
+			if rev == hostcancel.RevTasksExtension {
+				want = 0
+			}
+			if n := f.sent(mcp.MethodTasksGet) - gets; n != want {
+				t.Errorf("%d tasks/get after the notification, want %d", n, want)
+			}
+			if cs := c.Counters(); cs.StatusNotifications < 1 {
+				t.Errorf("counters %+v", cs)
+			}
+		})
 	}
 }
 
@@ -463,7 +522,11 @@ func TestStatusNotificationsWake(t *testing.T) {
 // notifications/cancelled for the task's creating request, and the server
 // counted it as task cancellation (CAN-4). The controller finds the task
 // cancelled before its own tasks/cancel, names the notification, alerts,
-// and the breaker opens for the (server, tool).
+// and the breaker opens for the (server, tool). The reference server's
+// fault acts on 2025-11-25 sessions only: a 2026-07-28 notifications/cancelled
+// names a request of the connection, and the extension's task lives on the
+// scope, so there is nothing for it to cancel; the controller's check
+// (checkForeignCancel) is the same code under both revisions.
 func TestNotificationCountedAsCancel(t *testing.T) {
 	f := newFixture(t, refserver.FaultNotificationCancelsTask)
 	c := hostcancel.New(hostcancel.Config{Session: f.s, Ack: f.ack("k", 5)})

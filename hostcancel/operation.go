@@ -15,7 +15,7 @@ import (
 	"github.com/mcpflight/mcpflight/peer"
 )
 
-const methodToolsCall = "tools/call"
+const methodToolsCall = mcp.MethodToolsCall
 
 // MaxTrail bounds the events an operation keeps for its decision trail;
 // later ones are counted, not kept.
@@ -84,10 +84,13 @@ type Operation struct {
 	createErr  error
 	wake       chan struct{} // a status notification arrived
 
-	mu          sync.Mutex
-	server      peer.Implementation
-	taskID      string
-	direct      *jsonrpc.Message // the call's own answer when it made no task
+	mu     sync.Mutex
+	server peer.Implementation
+	taskID string
+	direct *jsonrpc.Message // the call's own answer when it made no task
+	// seen: the server reported the task's state after its
+	// CreateTaskResult (tasks/get, a notification, tasks/cancel).
+	seen        bool
 	requestIDs  []jsonrpc.ID
 	last        Task
 	cancelSent  bool
@@ -97,10 +100,12 @@ type Operation struct {
 	// implicitReason: the abort reason is Wait's own; a Stop replaces it.
 	implicitReason bool
 	listen         *peer.Call
-	trail          []Event
-	trailLost      int
-	alerted        map[Alert]bool
-	alerts         []Alert
+	// subscribed: the server acknowledged the listen stream (SUB-2).
+	subscribed bool
+	trail      []Event
+	trailLost  int
+	alerted    map[Alert]bool
+	alerts     []Alert
 
 	stopped  chan struct{}
 	stopOnce sync.Once
@@ -270,6 +275,11 @@ func (op *Operation) readCreated(ctx context.Context) error {
 	default:
 	}
 	op.ctrl.register(op, t.TaskID)
+	if op.Key != "" {
+		if err := op.ctrl.ledger.created(op.Key, t.TaskID); err != nil {
+			op.emit(Event{Name: EventEffect, Reason: "ledger", Detail: "the task ID was not recorded: " + err.Error()})
+		}
+	}
 	op.emit(Event{Name: EventTaskCreated, TaskID: t.TaskID, RequestID: op.Call.ID.String(), Method: methodToolsCall, Status: t.Status})
 	op.subscribe(ctx)
 	return nil
@@ -285,16 +295,43 @@ func (op *Operation) subscribe(ctx context.Context) {
 	if !ok {
 		return
 	}
-	call, err := op.ctrl.cfg.Session.Start(context.WithoutCancel(ctx), MethodListen, params)
+	s := op.ctrl.cfg.Session
+	id := s.NewID()
+	// Known to the router before it is sent, as it is in the trail: the
+	// acknowledgement may come before Start returns.
+	op.ctrl.registerListen(op, id)
+	op.mu.Lock()
+	op.requestIDs = append(op.requestIDs, id)
+	op.mu.Unlock()
+	op.emit(Event{Name: EventRequest, RequestID: id.String(), Method: MethodListen})
+	call, err := s.Start(context.WithoutCancel(ctx), MethodListen, params, peer.WithID(id))
 	if err != nil {
+		op.ctrl.unregisterListen(id)
+		op.mu.Lock()
+		op.requestIDs = slices.DeleteFunc(op.requestIDs, func(x jsonrpc.ID) bool { return x == id })
+		op.mu.Unlock()
 		op.emit(Event{Name: EventListen, Method: MethodListen, Detail: "not opened: " + err.Error()})
 		return
 	}
 	op.mu.Lock()
 	op.listen = call
-	op.requestIDs = append(op.requestIDs, call.ID)
 	op.mu.Unlock()
-	op.emit(Event{Name: EventRequest, RequestID: call.ID.String(), Method: MethodListen})
+}
+
+// listenAcked records the subscription's acknowledgement (SUB-2): from
+// now on a status change of the task is sent on it (TSX-48).
+func (op *Operation) listenAcked() {
+	op.mu.Lock()
+	op.subscribed = true
+	op.mu.Unlock()
+	op.emit(Event{Name: EventListen, Method: mcp.NotificationSubscriptionsAcknowledged, Detail: "subscription acknowledged"})
+}
+
+// subscribedNow reports whether the task's subscription is acknowledged.
+func (op *Operation) subscribedNow() bool {
+	op.mu.Lock()
+	defer op.mu.Unlock()
+	return op.subscribed
 }
 
 // unsubscribe ends the listen stream: a client cancels it with
@@ -358,10 +395,23 @@ func (op *Operation) request(ctx context.Context, method string, params any) (*j
 	return resp, call.ID, err
 }
 
-// observe records a task state; a terminal state is never replaced by a
-// later non-terminal one from a stale source.
+// observe records a task state the server reported (a tasks/get answer,
+// a notification, a tasks/cancel answer). A terminal state is never
+// replaced by a non-terminal one: terminal states are final (TSK-65,
+// TSX-15), so a non-terminal state read after one is stale, as a
+// notification on the subscription stream can be when it overtakes, or is
+// overtaken by, a tasks/get answer on another HTTP exchange. The
+// terminal state read later (a status that left cancelled) is kept, so
+// that verify can judge it.
 func (op *Operation) observe(t Task, id, source string) {
 	op.mu.Lock()
+	op.seen = true
+	if op.last.Terminal() && !t.Terminal() {
+		op.mu.Unlock()
+		op.emit(Event{Name: EventStatus, RequestID: id, Status: t.Status, Reason: source,
+			Detail: "stale: the task was already " + op.last.Status + "; kept " + op.last.Status})
+		return
+	}
 	changed := t.Status != op.last.Status
 	op.last = t
 	op.mu.Unlock()
@@ -583,13 +633,20 @@ func (op *Operation) finish(ctx context.Context, r *Result) {
 		c.cfg.Session.EndProgress(op.Call)
 	}
 	op.unsubscribe(context.WithoutCancel(ctx))
+	op.mu.Lock()
+	listen := op.listen
+	op.mu.Unlock()
+	if listen != nil {
+		c.unregisterListen(listen.ID)
+	}
 	if id := op.TaskID(); id != "" {
 		c.unregister(id)
 	}
 	if op.Key != "" {
-		c.ledger.update(op.Key, func(e *Entry) {
-			e.TaskID, e.Settled, e.Classification, e.Effect = r.TaskID, true, r.Classification, r.Effect
-		})
+		if err := c.ledger.settle(op.Key, r.TaskID, r.Classification, r.Effect); err != nil {
+			op.emit(Event{Name: EventEffect, Reason: "ledger", Detail: "the settlement was not recorded: " + err.Error()})
+		}
+		c.settledKey(op.Key)
 	}
 	op.span.end(op, *r)
 }
@@ -598,7 +655,16 @@ func (op *Operation) finish(ctx context.Context, r *Result) {
 // effect: the receipt first, then the system of record. A cancelled (or
 // unknown) outcome whose effect committed becomes EffectCommitted.
 func (op *Operation) reconcileEffect(ctx context.Context, r *Result) {
-	eff := op.ctrl.cfg.Effects
+	if reconcileEffect(ctx, op.ctrl.cfg.Effects, op.Key, r, op.emit) {
+		op.alert(AlertCancelHidesEffect, r.Detail)
+	}
+}
+
+// reconcileEffect completes r with what the receipt, then the system of
+// record, say of key's effect; a classification other than completed
+// whose effect committed becomes EffectCommitted. It reports whether a
+// committed effect was hidden by a non-failed outcome (an alert).
+func reconcileEffect(ctx context.Context, eff *Effects, key string, r *Result, emit func(Event)) (hidden bool) {
 	r.Effect = EffectUnknown
 	if rec, ok := eff.receipt(r.Result); ok {
 		r.Receipt = &rec
@@ -606,29 +672,28 @@ func (op *Operation) reconcileEffect(ctx context.Context, r *Result) {
 		if rec.Applied {
 			r.Effect = EffectApplied
 		}
-		op.emit(Event{Name: EventEffect, Reason: "receipt", Detail: fmt.Sprintf("receipt %q applied %v", rec.ID, rec.Applied)})
+		emit(Event{Name: EventEffect, Reason: "receipt", Detail: fmt.Sprintf("receipt %q applied %v", rec.ID, rec.Applied)})
 	}
 	if r.Effect != EffectApplied && eff.Check != nil && !(r.Classification == CompletedBeforeCancel && r.Receipt != nil) {
-		applied, detail, err := eff.Check(ctx, op.Key)
+		applied, detail, err := eff.Check(ctx, key)
 		switch {
 		case err != nil:
-			op.emit(Event{Name: EventEffect, Reason: "system of record", Detail: "check failed: " + err.Error()})
+			emit(Event{Name: EventEffect, Reason: "system of record", Detail: "check failed: " + err.Error()})
 		case applied:
 			r.Effect = EffectApplied
-			op.emit(Event{Name: EventEffect, Reason: "system of record", Detail: "applied: " + detail})
+			emit(Event{Name: EventEffect, Reason: "system of record", Detail: "applied: " + detail})
 		default:
 			r.Effect = EffectNotApplied
-			op.emit(Event{Name: EventEffect, Reason: "system of record", Detail: "not applied: " + detail})
+			emit(Event{Name: EventEffect, Reason: "system of record", Detail: "not applied: " + detail})
 		}
 	}
 	if r.Effect == EffectApplied && r.Classification != CompletedBeforeCancel {
 		was := r.Classification
-		r.Classification = EffectCommitted
+		r.Classification, r.Unknown = EffectCommitted, ""
 		r.Detail = fmt.Sprintf("%s, but the effect committed: %s", was, r.Detail)
-		if was != Failed {
-			op.alert(AlertCancelHidesEffect, r.Detail)
-		}
+		return was != Failed
 	}
+	return false
 }
 
 // settle is phase two.
@@ -771,6 +836,11 @@ func (op *Operation) reconcile(ctx context.Context, rerr *jsonrpc.Error) Result 
 	t, err := op.Poll(ctx)
 	var rpc *jsonrpc.Error
 	switch {
+	case errors.As(err, &rpc) && rpc.Code == jsonrpc.CodeInvalidParams && !op.wasSeen():
+		// Never read since its CreateTaskResult: it was announced before
+		// it was durable (TSK-44, TSX-16), and its work may yet start.
+		return op.unknown(UnknownNotFound, "the server answered a CreateTaskResult, but tasks/cancel and tasks/get do not find the task: "+
+			"it was not durable when announced (TSK-44, TSX-16), so its work may still start")
 	case errors.As(err, &rpc) && rpc.Code == jsonrpc.CodeInvalidParams:
 		return op.unknown(UnknownTaskVanished, "tasks/cancel and tasks/get both say the task is unknown (expired or deleted)")
 	case err != nil:
@@ -778,12 +848,24 @@ func (op *Operation) reconcile(ctx context.Context, rerr *jsonrpc.Error) Result 
 	case !t.Terminal():
 		return op.unknown(UnknownCancelRefused, "tasks/cancel was refused with -32602 but the task is "+t.Status)
 	}
+	why := "(TSK-63, A-15)"
+	if !op.w.fetchesResult() {
+		// The extension acknowledges a cancel of a terminal task (TSX-44,
+		// A-17); -32602 is the 2025-11-25 answer, and the state decides.
+		why = "(the extension acknowledges that cancel, TSX-44; this server refused it with -32602 as 2025-11-25 does)"
+	}
 	if t.Status == mcp.TaskCancelled {
 		op.checkForeignCancel()
 	} else {
-		op.alert(AlertTerminalRace, "the task was already "+t.Status+" when tasks/cancel arrived (TSK-63, A-15)")
+		op.alert(AlertTerminalRace, "the task was already "+t.Status+" when tasks/cancel arrived "+why)
 	}
-	return op.fromTerminal(ctx, t, "tasks/cancel refused: the task was already "+t.Status)
+	return op.fromTerminal(ctx, t, "tasks/cancel refused: the task was already "+t.Status+" "+why)
+}
+
+func (op *Operation) wasSeen() bool {
+	op.mu.Lock()
+	defer op.mu.Unlock()
+	return op.seen
 }
 
 // checkForeignCancel is called when the task turned out cancelled without
@@ -797,7 +879,7 @@ func (op *Operation) checkForeignCancel() {
 	}
 	for _, ev := range op.ctrl.cfg.Session.Log().Events() {
 		if ev.Dir == chrono.Out && ev.Kind == chrono.KindFrame && ev.Summary != nil &&
-			ev.Summary.Method == "notifications/cancelled" && ids[ev.Summary.RequestID] {
+			ev.Summary.Method == mcp.NotificationCancelled && ids[ev.Summary.RequestID] {
 			op.alert(AlertNotificationCountedAsCancel, fmt.Sprintf(
 				"the task was cancelled before tasks/cancel, after notifications/cancelled for request %s (seq %d): a request notification counted as task cancellation (CAN-4)",
 				ev.Summary.RequestID, ev.Seq))
@@ -814,23 +896,32 @@ func (op *Operation) verify(ctx context.Context, acked *Task) Result {
 	if acked != nil {
 		t = *acked
 	}
+	// The extension's empty ack says nothing of the state, which a server
+	// that cancels at once (most do) already shows: without an
+	// acknowledged subscription to tell the change (TSX-48), read it now
+	// rather than after a poll interval (never wait longer than the
+	// evidence needs). 2025-11-25's ack is the state itself (TSK-64).
+	pollNow := acked == nil && !op.subscribedNow()
 	for !t.Terminal() {
-		poll, err := op.next(ctx, false)
-		if err != nil && !graceEnded(ctx) {
-			r := op.unknown(UnknownInterrupted, "verification stopped before the grace ended: "+context.Cause(ctx).Error())
-			r.Task = t
-			return r
+		if !pollNow {
+			poll, err := op.next(ctx, false)
+			if err != nil && !graceEnded(ctx) {
+				r := op.unknown(UnknownInterrupted, "verification stopped before the grace ended: "+context.Cause(ctx).Error())
+				r.Task = t
+				return r
+			}
+			if err != nil {
+				op.alert(AlertStillWorkingPastGrace, fmt.Sprintf("the task was still %s %v after tasks/cancel", t.Status, c.cfg.Grace))
+				r := op.known(StillWorkingPastGrace, fmt.Sprintf("the task was still %s %v after tasks/cancel", t.Status, c.cfg.Grace))
+				r.Task = t
+				return r
+			}
+			if !poll {
+				t = op.LastKnown()
+				continue
+			}
 		}
-		if err != nil {
-			op.alert(AlertStillWorkingPastGrace, fmt.Sprintf("the task was still %s %v after tasks/cancel", t.Status, c.cfg.Grace))
-			r := op.known(StillWorkingPastGrace, fmt.Sprintf("the task was still %s %v after tasks/cancel", t.Status, c.cfg.Grace))
-			r.Task = t
-			return r
-		}
-		if !poll {
-			t = op.LastKnown()
-			continue
-		}
+		pollNow = false
 		got, err := op.Poll(ctx)
 		if err != nil {
 			var rpc *jsonrpc.Error
@@ -857,13 +948,17 @@ func (op *Operation) verify(ctx context.Context, acked *Task) Result {
 		return op.fromTerminal(ctx, t, "the task ended "+t.Status+" before the cancel took effect")
 	}
 	// Cancelled: it must stay so (TSK-65, TSX-15).
-	if after, err := op.Poll(ctx); err == nil && after.Status != mcp.TaskCancelled {
+	after, err := op.Poll(ctx)
+	switch {
+	case err == nil && after.Status != mcp.TaskCancelled:
 		op.alert(AlertTerminalRace, "the task left cancelled for "+after.Status+" (TSK-65)")
 		r := op.unknown(UnknownLeftCancelled, "the task left cancelled for "+after.Status+" (TSK-65)")
 		r.Task = after
 		return r
+	case err == nil:
+		t = after
 	}
-	return op.fromTerminal(ctx, op.LastKnown(), "tasks/cancel accepted and verified")
+	return op.fromTerminal(ctx, t, "tasks/cancel accepted and verified")
 }
 
 // errGraceEnded is the cause of a verification context whose grace ended.
@@ -929,11 +1024,33 @@ func (op *Operation) fromTerminal(ctx context.Context, t Task, detail string) Re
 	default:
 		r.Classification = Failed
 	}
-	if !op.w.fetchesResult() {
+	readOutcome(ctx, op.w, op.request, op.TaskID(), t, &r)
+	return r
+}
+
+// sender sends one request and awaits its answer: an operation's (which
+// records the request ID) or the controller's own (Reconcile).
+type sender func(ctx context.Context, method string, params any) (*jsonrpc.Message, jsonrpc.ID, error)
+
+// readOutcome completes r, classified from the terminal task t, with its
+// outcome: inlined (extension) or by tasks/result (2025-11-25).
+func readOutcome(ctx context.Context, w wire, send sender, taskID string, t Task, r *Result) {
+	if !w.fetchesResult() {
 		r.Result, r.ResultError = t.Result, t.Error
-		return r
+		switch {
+		case t.Status == mcp.TaskCompleted && t.Result == nil:
+			// There is no tasks/result to ask (TSX-65): the outcome the
+			// task completed with is lost.
+			r.Classification, r.Unknown = OutcomeUnknown, UnknownResultMissing
+			r.Detail += "; the completed task carries no result (TSX-27), and the extension has no tasks/result to ask"
+			return
+		case t.Status == mcp.TaskFailed && t.Error == nil:
+			r.Detail += "; the failed task carries no error (TSX-29)"
+		}
+		toolError(r)
+		return
 	}
-	resp, _, err := op.request(ctx, mcp.MethodTasksResult, op.w.taskParams(op.TaskID()))
+	resp, _, err := send(ctx, mcp.MethodTasksResult, w.taskParams(taskID))
 	switch {
 	case err != nil:
 		r.Detail += "; tasks/result: " + err.Error()
@@ -942,7 +1059,27 @@ func (op *Operation) fromTerminal(ctx context.Context, t Task, detail string) Re
 	default:
 		r.Result = resp.Result
 	}
-	return r
+	toolError(r)
+}
+
+// toolError classifies a completed task whose tool result has isError as
+// Failed: the tool failed, which 2025-11-25 says with the failed status
+// (TSK-76) and the extension with completed and the result (TSX-14,
+// TSX-59), so that one host reads one outcome under both.
+func toolError(r *Result) {
+	if r.Classification != CompletedBeforeCancel || !isToolError(r.Result) {
+		return
+	}
+	r.Classification = Failed
+	r.Detail += "; the tool reported an error (isError)"
+}
+
+// isToolError reports whether a CallToolResult has isError true.
+func isToolError(result json.RawMessage) bool {
+	var v struct {
+		IsError bool `json:"isError"`
+	}
+	return len(result) > 0 && json.Unmarshal(result, &v) == nil && v.IsError
 }
 
 func (op *Operation) cancelSentNow() bool {

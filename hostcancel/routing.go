@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+
+	"github.com/mcpflight/mcpflight/mcp"
+	"github.com/mcpflight/mcpflight/transport"
 )
 
 // maxRoutedBody bounds the request body RoutingHeaders reads to find the
@@ -14,11 +17,13 @@ const maxRoutedBody = 1 << 20
 // RoutingHeaders wraps an HTTP round tripper so that every JSON-RPC
 // request it carries has the 2026-07-28 routing headers: Mcp-Method, and
 // Mcp-Name set to params.taskId for tasks/get, tasks/update and
-// tasks/cancel (TSX-52) and to params.name for tools/call (HTTP-100). The
-// project's HTTP transport speaks 2025-11-25 and sets no per-request
-// headers, so a host that runs the extension over Streamable HTTP passes
-// &http.Client{Transport: RoutingHeaders(nil)} as transport.HTTPConfig.Client.
-// A nil base is http.DefaultTransport.
+// tasks/cancel (TSX-52) and to params.name for tools/call (HTTP-100),
+// Base64-encoded when the value is not plain ASCII (HTTP-101). A header
+// the request already has is left as it is: the project's HTTP transport
+// sets both itself on a 2026-07-28 session (transport.Moderniser), so the
+// wrapper is for a host whose HTTP client does not, which passes
+// &http.Client{Transport: RoutingHeaders(nil)} as its client. A nil base
+// is http.DefaultTransport.
 func RoutingHeaders(base http.RoundTripper) http.RoundTripper {
 	if base == nil {
 		base = http.DefaultTransport
@@ -47,9 +52,11 @@ func (r routing) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	out := req.Clone(req.Context())
 	out.Body = io.NopCloser(bytes.NewReader(raw))
-	out.Header.Set(HeaderMethod, method)
-	if name != "" {
-		out.Header.Set(HeaderName, name)
+	if out.Header.Get(HeaderMethod) == "" {
+		out.Header.Set(HeaderMethod, transport.EncodeHeaderValue(method))
+	}
+	if name != "" && out.Header.Get(HeaderName) == "" {
+		out.Header.Set(HeaderName, transport.EncodeHeaderValue(name))
 	}
 	return r.base.RoundTrip(out)
 }
@@ -68,11 +75,11 @@ func routeOf(raw []byte) (method, name string) {
 		return "", ""
 	}
 	switch m.Method {
-	case "tasks/get", "tasks/update", "tasks/cancel":
+	case mcp.MethodTasksGet, mcp.MethodTasksUpdate, mcp.MethodTasksCancel:
 		if m.Params.TaskID != nil {
 			name = *m.Params.TaskID
 		}
-	case "tools/call":
+	case mcp.MethodToolsCall:
 		if m.Params.Name != nil {
 			name = *m.Params.Name
 		}

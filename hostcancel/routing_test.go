@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -62,17 +63,53 @@ func TestRoutingHeaders(t *testing.T) {
 		}
 	}
 	const task = "786512e2-9e0d-44bd-8f29-789f320fe840"
+	// A task ID that is not plain ASCII goes Base64-encoded (HTTP-101).
+	const odd, oddHeader = "tâche-7", "=?base64?dMOiY2hlLTc=?="
 	send(1, "tools/call", w.callParams("get_weather", nil, nil, -1))
 	send(2, "tasks/get", w.taskParams(task))
 	send(3, "tasks/update", w.taskParams(task))
 	send(4, "tasks/cancel", w.taskParams(task))
 	send(5, MethodListen, mustParams(w.listenParams(task)))
-	want := []seen{{"tools/call", "get_weather"}, {"tasks/get", task}, {"tasks/update", task}, {"tasks/cancel", task}, {MethodListen, ""}}
+	send(6, "tasks/cancel", w.taskParams(odd))
+	// On a 2026-07-28 connection the transport sets the headers itself;
+	// the wrapper keeps them.
+	conn.SetModern(string(RevTasksExtension))
+	send(7, "tasks/get", w.taskParams(odd))
+	want := []seen{{"tools/call", "get_weather"}, {"tasks/get", task}, {"tasks/update", task}, {"tasks/cancel", task}, {MethodListen, ""},
+		{"tasks/cancel", oddHeader}, {"tasks/get", oddHeader}}
 	mu.Lock()
 	defer mu.Unlock()
 	if diff := cmp.Diff(want, got, cmp.AllowUnexported(seen{})); diff != "" {
 		t.Errorf("headers (-want +got):\n%s", diff)
 	}
 }
+
+// TestRoutingHeadersKeepsTheTransports: a header the request already has
+// is not replaced.
+func TestRoutingHeadersKeepsTheTransports(t *testing.T) {
+	var gotName, gotMethod string
+	rt := RoutingHeaders(roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		gotName, gotMethod = r.Header.Get(HeaderName), r.Header.Get(HeaderMethod)
+		return &http.Response{StatusCode: http.StatusAccepted, Body: http.NoBody, Request: r}, nil
+	}))
+	body := `{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"taskId":"t-1"}}`
+	req, err := http.NewRequest(http.MethodPost, "http://example.invalid/mcp", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set(HeaderName, "set-by-the-transport")
+	resp, err := rt.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if gotName != "set-by-the-transport" || gotMethod != "tasks/get" {
+		t.Errorf("Mcp-Name %q, Mcp-Method %q", gotName, gotMethod)
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 func mustParams(p map[string]any, _ bool) map[string]any { return p }

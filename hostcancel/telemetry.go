@@ -8,6 +8,8 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/mcpflight/mcpflight/mcp"
 )
 
 // Instrumentation scope and instrument names. The three cancellation
@@ -23,7 +25,7 @@ const (
 	MetricOperations          = "hostcancel.operations"
 
 	SpanOperation = "hostcancel.operation"
-	SpanCancel    = "tasks/cancel"
+	SpanCancel    = mcp.MethodTasksCancel
 )
 
 // Attribute keys on spans, span events and metrics.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/mcpflight/mcpflight/jsonrpc"
+	"github.com/mcpflight/mcpflight/mcp"
 	"github.com/mcpflight/mcpflight/peer"
 )
 
@@ -26,23 +27,25 @@ const (
 	RevTasksExtension Revision = "2026-07-28"
 )
 
-// Wire names of the tasks extension and of 2026-07-28 requests.
+// Wire names of the tasks extension and of 2026-07-28 requests, as the
+// mcp package declares them (kept here for hosts that read them from the
+// controller's package).
 const (
 	// ExtensionTasks is the extension identifier.
-	ExtensionTasks = "io.modelcontextprotocol/tasks"
+	ExtensionTasks = mcp.ExtensionTasks
 	// MethodListen opens a subscription stream (SUB-*).
-	MethodListen = "subscriptions/listen"
+	MethodListen = mcp.MethodSubscriptionsListen
 	// NotificationTasks is the extension's status notification (TSX-48).
-	NotificationTasks = "notifications/tasks"
+	NotificationTasks = mcp.NotificationTasks
 	// MetaProtocolVersion, MetaClientCapabilities and MetaServerInfo are
 	// the per-request and per-result _meta keys of 2026-07-28 (RPC-51).
-	MetaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
-	MetaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
-	MetaServerInfo         = "io.modelcontextprotocol/serverInfo"
+	MetaProtocolVersion    = mcp.MetaProtocolVersion
+	MetaClientCapabilities = mcp.MetaClientCapabilities
+	MetaServerInfo         = mcp.MetaServerInfo
 	// HeaderName is the routing header that carries params.taskId over
 	// Streamable HTTP (TSX-52), HeaderMethod the method (HTTP-100).
-	HeaderName   = "Mcp-Name"
-	HeaderMethod = "Mcp-Method"
+	HeaderName   = mcp.HeaderName
+	HeaderMethod = mcp.HeaderMethod
 )
 
 // ErrRevision reports a revision the controller does not drive.

@@ -9,9 +9,9 @@ import (
 )
 
 // wireExtension is the io.modelcontextprotocol/tasks extension of MCP
-// 2026-07-28 (ext-tasks specification_draft_tasks.md). It is written from
-// the specification: the reference server does not speak it yet, and the
-// tests drive it against a scripted server (ext_test.go).
+// 2026-07-28 (ext-tasks specification_draft_tasks.md). The tests drive it
+// against the reference server (refext_test.go) and, for what a
+// conforming server does not do by itself, a scripted one (ext_test.go).
 type wireExtension struct{}
 
 func (wireExtension) revision() Revision { return RevTasksExtension }

@@ -2,13 +2,17 @@ package refserver
 
 import (
 	"fmt"
+
+	"github.com/mcpflight/mcpflight/mcp"
 )
 
 // task_worker's options for host tests (issue 15): a CreateTaskResult
 // held at a gate, so that a host can abort before it knows the task ID
-// (ambiguity A-6), and a side effect applied at one tick, with its receipt
+// (ambiguity A-6); a side effect applied at one tick, with its receipt
 // in the completed result, so that a host can reconcile a cancelled task
-// whose effect already committed.
+// whose effect already committed; and, under the tasks extension, a
+// tasks/cancel that takes effect late, so that a host meets the eventual
+// consistency the extension allows (TSX-44, TSX-45).
 
 // taskHostArgs are the optional task_worker arguments, decoded with the
 // others (strictly).
@@ -22,7 +26,19 @@ type taskHostArgs struct {
 	// completed result then carries its receipt in structuredContent, as
 	// the effect tool's does.
 	EffectAt *int `json:"effectAt"`
+	// LateCancel (tasks extension only) acknowledges tasks/cancel at once
+	// but leaves the task working until the worker's next tick: "cancel"
+	// makes it cancelled there and stops the worker, "finish" lets the
+	// worker end the task as end says (completed, or failed) instead.
+	// Either way the counter does not move after the acknowledgement.
+	LateCancel *string `json:"lateCancel"`
 }
+
+// Values of taskHostArgs.LateCancel.
+const (
+	lateCancelCancel = "cancel"
+	lateCancelFinish = "finish"
+)
 
 // taskHostSchema is the JSON Schema of taskHostArgs.
 func taskHostSchema() map[string]any {
@@ -31,6 +47,8 @@ func taskHostSchema() map[string]any {
 			"description": "hold the CreateTaskResult at the gate KEY/created until released"},
 		"effectAt": map[string]any{"type": "integer", "minimum": 1, "maximum": maxTicks,
 			"description": "apply one side effect at this tick; the completed result carries its receipt"},
+		"lateCancel": map[string]any{"type": "string", "enum": []string{lateCancelCancel, lateCancelFinish},
+			"description": "2026-07-28 only: tasks/cancel takes effect at the next tick, cancelling the task or letting it finish"},
 	}
 }
 
@@ -48,10 +66,14 @@ type taskHostOptions struct {
 	holdCreate bool
 	effectAt   int
 	receipt    string
+	lateCancel string
+	// cancelAsked: a tasks/cancel was acknowledged and waits for the
+	// worker's next tick (lateCancel). Guarded by taskStore.mu.
+	cancelAsked bool
 }
 
-// parse checks a against the task's ticks.
-func (o *taskHostOptions) parse(a taskHostArgs, ticks int) *rpcError {
+// parse checks a against the task's ticks and era.
+func (o *taskHostOptions) parse(a taskHostArgs, ticks int, modern bool) *rpcError {
 	if a.HoldCreate != nil {
 		o.holdCreate = *a.HoldCreate
 	}
@@ -61,7 +83,54 @@ func (o *taskHostOptions) parse(a taskHostArgs, ticks int) *rpcError {
 		}
 		o.effectAt = *a.EffectAt
 	}
+	if a.LateCancel != nil {
+		switch {
+		case !modern:
+			// 2025-11-25 wants the task cancelled before tasks/cancel
+			// answers (TSK-64).
+			return invalidParams("Invalid params: lateCancel needs the %s extension (2026-07-28)", TasksExtension)
+		case *a.LateCancel != lateCancelCancel && *a.LateCancel != lateCancelFinish:
+			return invalidParams("Invalid params: lateCancel must be %s or %s", lateCancelCancel, lateCancelFinish)
+		}
+		o.lateCancel = *a.LateCancel
+	}
 	return nil
+}
+
+// deferCancelLocked is tasks/cancel of a running task with lateCancel: it
+// is acknowledged, and the task stays as it is until the worker's next
+// tick. It reports whether the cancel was deferred. Caller holds
+// taskStore.mu.
+func (o *taskHostOptions) deferCancelLocked() bool {
+	if o.lateCancel == "" {
+		return false
+	}
+	o.cancelAsked = true
+	return true
+}
+
+// lateCancelTick runs before each tick of t's worker: a deferred cancel
+// takes effect now. It reports whether the worker stops ticking; with
+// "finish" the task then ends as its worker says (finishTask).
+func (ss *session) lateCancelTick(t *task) bool {
+	ts := ss.tasks
+	ts.mu.Lock()
+	if !t.host.cancelAsked || mcp.TaskTerminal(t.status) {
+		ts.mu.Unlock()
+		return false
+	}
+	if t.host.lateCancel == lateCancelFinish {
+		ts.mu.Unlock()
+		ss.logf("task %s finishes instead of being cancelled (lateCancel)", t.id)
+		return true
+	}
+	t.setStatusLocked(mcp.TaskCancelled, "The task was cancelled by tasks/cancel, at the worker's next tick.")
+	t.closeStop()
+	t.closeDone()
+	ts.mu.Unlock()
+	ss.logf("task %s cancelled at its worker's next tick (lateCancel)", t.id)
+	ss.publishTask(t)
+	return true
 }
 
 // holdCreateTaskResult waits at KEY/created for a task created with

@@ -92,7 +92,7 @@ func TestTaskEffect(t *testing.T) {
 	}
 }
 
-// TestTaskHostSchema: tools/list declares holdCreate and effectAt in
+// TestTaskHostSchema: tools/list declares holdCreate, effectAt and lateCancel in
 // task_worker's inputSchema, which refuses other members.
 func TestTaskHostSchema(t *testing.T) {
 	e := newTaskEnv(t)
@@ -111,7 +111,7 @@ func TestTaskHostSchema(t *testing.T) {
 		if tool.Name != refserver.ToolTaskWorker {
 			continue
 		}
-		for _, p := range []string{"key", "ticks", "gated", "end", "holdCreate", "effectAt"} {
+		for _, p := range []string{"key", "ticks", "gated", "end", "holdCreate", "effectAt", "lateCancel"} {
 			if tool.InputSchema.Properties[p] == nil {
 				t.Errorf("task_worker's inputSchema has no %s", p)
 			}

@@ -360,7 +360,7 @@ func (ss *session) buildTask(id jsonrpc.ID, name string, args json.RawMessage, t
 			}
 			t.end = *a.End
 		}
-		if rerr := t.host.parse(a.taskHostArgs, t.ticks); rerr != nil {
+		if rerr := t.host.parse(a.taskHostArgs, t.ticks, modern); rerr != nil {
 			return nil, rerr
 		}
 		if rerr := t.x.parse(a.InputAt, t.ticks, modern); rerr != nil {
@@ -568,6 +568,9 @@ func (ss *session) runTask(t *task) {
 	for i := 1; i <= t.ticks; i++ {
 		if ss.ctx.Err() != nil {
 			return
+		}
+		if ss.lateCancelTick(t) { // taskhost.go
+			break
 		}
 		// The stop check and the tick are one step under the store's
 		// lock, which tasks/cancel also takes: once a cancel has been

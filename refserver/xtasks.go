@@ -383,6 +383,11 @@ func (ss *session) xCancelTask(params map[string]json.RawMessage) *rpcError {
 		ss.logf("tasks/cancel of %s acknowledged: it is already %s", t.id, status)
 		return nil
 	}
+	if t.host.deferCancelLocked() { // taskhost.go
+		ts.mu.Unlock()
+		ss.logf("tasks/cancel of %s acknowledged; it takes effect at the worker's next tick", t.id)
+		return nil
+	}
 	t.setStatusLocked(mcp.TaskCancelled, "The task was cancelled by tasks/cancel.")
 	t.closeStop()
 	t.closeDone()
