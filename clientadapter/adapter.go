@@ -63,6 +63,7 @@ const (
 	FaultNoInitialized            Fault = "no-initialized"
 	FaultNotifiesModernCancel     Fault = "notifies-modern-cancel"
 	FaultReissuesSameID           Fault = "reissues-same-id"
+	FaultOmitsCapabilities        Fault = "omits-client-capabilities"
 )
 
 // Faults lists every fault with what it does.
@@ -85,6 +86,7 @@ func Faults() map[Fault]string {
 		FaultNoInitialized:            "never sends notifications/initialized",
 		FaultNotifiesModernCancel:     "POSTs notifications/cancelled as well when it closes a 2026-07-28 request's stream to cancel it",
 		FaultReissuesSameID:           "re-issues a request whose 2026-07-28 stream broke with the broken request's ID",
+		FaultOmitsCapabilities:        "leaves io.modelcontextprotocol/clientCapabilities out of a 2026-07-28 tools/call's _meta",
 	}
 }
 
@@ -327,6 +329,9 @@ func (a *adapter) call(ctx context.Context, cs clientrun.CallStep, stepN, index 
 	}
 	params := map[string]any{"name": cs.Tool, "arguments": orEmpty(cs.Arguments)}
 	var opts []peer.CallOption
+	if a.modern && a.fault(FaultOmitsCapabilities) {
+		opts = append(opts, peer.WithoutMeta(mcp.MetaClientCapabilities))
+	}
 	a.mu.Lock()
 	if a.fault(FaultReusesID) && a.lastID.IsValid() && index == 0 {
 		opts = append(opts, peer.WithID(a.lastID), peer.AllowIDReuse())
