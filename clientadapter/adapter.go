@@ -104,6 +104,12 @@ func ParseFault(name string) (Fault, error) {
 	return f, nil
 }
 
+// DefaultProbeTimeout is how long the built-in client waits for an answer
+// to server/discover before it takes the server for a legacy one that
+// ignores it (STD-48): long enough that a busy machine does not make a
+// modern server look silent, short enough for the silence case.
+const DefaultProbeTimeout = 3 * time.Second
+
 // Options configure the adapter.
 type Options struct {
 	// Faults are the bugs to have.
@@ -111,7 +117,8 @@ type Options struct {
 	// Socket, when set, reaches the stdio server over the relay socket
 	// from this process instead of spawning Instructions.Server.
 	Socket string
-	// ProbeTimeout bounds the server/discover probe; 1s if zero.
+	// ProbeTimeout bounds the server/discover probe; DefaultProbeTimeout
+	// if zero.
 	ProbeTimeout time.Duration
 }
 
@@ -123,7 +130,7 @@ func Run(ctx context.Context, in clientrun.Instructions, opts Options, report fu
 	defer cancel()
 	a := &adapter{in: in, opts: opts, report: report, log: chrono.New()}
 	if opts.ProbeTimeout <= 0 {
-		a.opts.ProbeTimeout = time.Second
+		a.opts.ProbeTimeout = DefaultProbeTimeout
 	}
 	return a.run(ctx)
 }

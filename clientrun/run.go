@@ -11,6 +11,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mcpflight/mcpflight/chrono"
@@ -73,8 +74,11 @@ type Config struct {
 	Revision string
 	// DualEra says the client supports 2026-07-28 and legacy servers.
 	DualEra bool
-	// Cases to run, in order.
+	// Cases to run; the report lists them in this order, whatever Jobs.
 	Cases []Case
+	// Jobs is how many cases run at once, each with its own server side
+	// and client; 1 (also for zero) runs them one after another.
+	Jobs int
 	// CaseTimeout bounds one case; runner.DefaultCaseTimeout if zero.
 	CaseTimeout time.Duration
 	// Grace is the case's observation window; 500ms if zero.
@@ -121,26 +125,60 @@ func Run(ctx context.Context, cfg Config) (*runner.Report, error) {
 	}
 	rep := &runner.Report{Target: cfg.ClientName, Transport: cfg.Transport, Version: cfg.Revision, Strict: cfg.Strict,
 		Started: time.Now(), Counts: map[verdict.Verdict]int{}, Role: runner.RoleClient}
-	var runErr error
-	for _, c := range cfg.Cases {
-		if err := ctx.Err(); err != nil {
-			runErr = fmt.Errorf("clientrun: run interrupted before %s: %w", c.ID, err)
-			break
-		}
-		res := runCase(ctx, cfg, c)
-		res = runner.CheckCaseSchema(cfg.Revision, res)
-		if cfg.Strict && res.Outcome.Verdict == verdict.Warn {
-			res.Outcome.Verdict = verdict.Fail
-			res.Outcome.Summary += " (warn under --strict)"
-		}
+	results, runErr := runCases(ctx, cfg)
+	for _, res := range results {
 		rep.Results = append(rep.Results, res)
 		rep.Counts[res.Outcome.Verdict]++
+		rep.Interrupted = rep.Interrupted || res.Interrupted
 	}
-	rep.Interrupted = runErr != nil || (len(rep.Results) > 0 && rep.Results[len(rep.Results)-1].Interrupted)
+	rep.Interrupted = rep.Interrupted || runErr != nil
 	rep.Duration = time.Since(rep.Started)
 	rep.Teardown = runner.GradeTeardown(rep.Results, cfg.Strict)
 	rep.Schema = runner.SchemaReportOf(cfg.Revision, rep.Results)
 	return rep, runErr
+}
+
+// runCases runs the cases, cfg.Jobs at a time, and returns the results of
+// those that ran, in the order of cfg.Cases. When ctx ends, the cases not
+// yet started are not run, and the error says which was the first.
+func runCases(ctx context.Context, cfg Config) ([]runner.Result, error) {
+	jobs := max(cfg.Jobs, 1)
+	results := make([]runner.Result, len(cfg.Cases))
+	ran := make([]bool, len(cfg.Cases))
+	slots := make(chan struct{}, jobs)
+	var (
+		wg     sync.WaitGroup
+		runErr error
+	)
+	for i, c := range cfg.Cases {
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if err := ctx.Err(); err != nil {
+			runErr = fmt.Errorf("clientrun: run interrupted before %s: %w", c.ID, err)
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-slots }()
+			res := runner.CheckCaseSchema(cfg.Revision, runCase(ctx, cfg, c))
+			if cfg.Strict && res.Outcome.Verdict == verdict.Warn {
+				res.Outcome.Verdict = verdict.Fail
+				res.Outcome.Summary += " (warn under --strict)"
+			}
+			results[i], ran[i] = res, true
+		}()
+	}
+	wg.Wait()
+	out := make([]runner.Result, 0, len(results))
+	for i, res := range results {
+		if ran[i] {
+			out = append(out, res)
+		}
+	}
+	return out, runErr
 }
 
 // runCase runs one case with its own chronology, server and client.
