@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -420,7 +419,7 @@ serve:
 	if stdio != nil {
 		own := os.Getpid()
 		pids := slices.DeleteFunc(stdio.PIDs(), func(pid int) bool { return pid == own })
-		left := waitGone(func() int {
+		left := transport.WaitGone(func() int {
 			n := 0
 			for _, pid := range pids {
 				if alive(pid) {
@@ -474,32 +473,7 @@ func stderrTail(log *chrono.Log) string {
 }
 
 // Select returns the cases whose IDs match any of globs (path.Match), in
-// catalogue order; none selects all.
+// catalogue order; none selects all (runner.SelectBy).
 func Select(all []Case, globs []string) ([]Case, error) {
-	if len(globs) == 0 {
-		return slices.Clone(all), nil
-	}
-	picked := make([]bool, len(all))
-	for _, g := range globs {
-		matched := false
-		for i, c := range all {
-			ok, err := path.Match(g, c.ID)
-			if err != nil {
-				return nil, fmt.Errorf("clientrun: case glob %q: %w", g, err)
-			}
-			if ok {
-				picked[i], matched = true, true
-			}
-		}
-		if !matched {
-			return nil, fmt.Errorf("%w %q", runner.ErrNoMatch, g)
-		}
-	}
-	var out []Case
-	for i, c := range all {
-		if picked[i] {
-			out = append(out, c)
-		}
-	}
-	return out, nil
+	return runner.SelectBy(all, func(c Case) string { return c.ID }, globs)
 }
