@@ -422,16 +422,25 @@ func (p *Peer) toolsCall(ctx context.Context, in Inbound) {
 	}()
 }
 
+// knownTask is the task with id, or nil after answering in with -32602
+// (TSK-68, TSX-53: an unknown taskId is invalid params).
+func (p *Peer) knownTask(ctx context.Context, in Inbound, id string) *Task {
+	p.mu.Lock()
+	t := p.tasks[id]
+	p.mu.Unlock()
+	if t == nil {
+		_ = p.fail(ctx, in, jsonrpc.CodeInvalidParams, "unknown task", nil)
+	}
+	return t
+}
+
 func (p *Peer) taskRequest(ctx context.Context, in Inbound) {
 	var params struct {
 		TaskID string `json:"taskId"`
 	}
 	_ = json.Unmarshal(in.Msg.Params, &params)
-	p.mu.Lock()
-	t := p.tasks[params.TaskID]
-	p.mu.Unlock()
+	t := p.knownTask(ctx, in, params.TaskID)
 	if t == nil {
-		_ = p.fail(ctx, in, jsonrpc.CodeInvalidParams, "unknown task", nil)
 		return
 	}
 	switch in.Msg.Method {
@@ -502,11 +511,8 @@ func (p *Peer) extTaskRequest(ctx context.Context, in Inbound) {
 			map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{mcp.ExtensionTasks: map[string]any{}}}})
 		return
 	}
-	p.mu.Lock()
-	t := p.tasks[params.TaskID]
-	p.mu.Unlock()
+	t := p.knownTask(ctx, in, params.TaskID)
 	if t == nil {
-		_ = p.fail(ctx, in, jsonrpc.CodeInvalidParams, "unknown task", nil)
 		return
 	}
 	if in.Msg.Method == mcp.MethodTasksGet {
