@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/clientrun"
@@ -70,16 +72,34 @@ func transportCases() []clientrun.Case {
 			Sends:      "one progress, then ends the first call's stream without a response (no resumption in 2026-07-28); answers a second call of the tool with \"reissued\"",
 			Expect:     "the same tool called again with a new request ID, and no GET resumption",
 			Run: func(ctx context.Context, e *clientrun.Env) verdict.Outcome {
+				// A client that does not re-issue may wait for the lost
+				// response for ever: Patience after the drop (a safety net,
+				// counted from the drop, not from the client's start) the
+				// case stops it.
+				pctx, stop := context.WithCancel(ctx)
+				defer stop()
+				reissued := make(chan struct{})
+				var once sync.Once
 				script := clientrun.Script{Tools: []clientrun.Tool{{Name: "slow"}},
 					Call: func(ctx context.Context, c *clientrun.Call) {
 						if c.In.Seq == firstCallSeq(e) {
 							c.Progress(ctx)
 							c.Drop()
+							t := time.NewTimer(e.Patience())
+							defer t.Stop()
+							select {
+							case <-reissued:
+							case <-t.C:
+								e.Log.Harness(chrono.KindDecision, "server", fmt.Sprintf("no re-issue of request %s %v after its stream was dropped: stopping the client", c.ID, e.Patience()))
+								stop()
+							case <-ctx.Done():
+							}
 							return
 						}
+						once.Do(func() { close(reissued) })
 						_ = c.Result(ctx, "reissued")
 					}}
-				p := e.Play(ctx, clientrun.Told{Steps: []clientrun.Step{step(clientrun.CallStep{Tool: "slow", Progress: true})}}, script)
+				p := e.Play(pctx, clientrun.Told{Steps: []clientrun.Step{step(clientrun.CallStep{Tool: "slow", Progress: true})}}, script)
 				if o := p.Unusable(); o != nil {
 					return *o
 				}
@@ -90,7 +110,7 @@ func transportCases() []clientrun.Case {
 				if len(calls) == 1 {
 					why := "the broken request was not re-issued (" + reportsText(p) + ")"
 					if p.StoppedByUs {
-						why += "; the client was still waiting for it when the case deadline ended the case"
+						why += fmt.Sprintf("; the client was still waiting for it %v after the drop, when the case stopped it", e.Patience())
 					}
 					return verdict.Broken(e.Revision, verdict.Req("HTTP-94"), []string{"the call re-issued as a new request"}, why, 0)
 				}
