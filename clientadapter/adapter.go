@@ -5,13 +5,17 @@
 // client mutation matrix: each makes it break one rule, and a case of the
 // client catalogue must catch it.
 //
-// It is a 2025-11-25 client over stdio and Streamable HTTP, and a dual-era
-// client over stdio (server/discover with the per-request _meta envelope,
-// falling back to initialize on any failure of the probe).
-// TODO(merge with rev26c): the 2026-07-28 half over Streamable HTTP (the
-// envelope's headers, closing the stream to cancel) comes with the 2026
-// peer client of branch rev26c; until then those steps report
-// "unsupported" and the cases skip.
+// It is a 2025-11-25 client over stdio and Streamable HTTP, and under
+// 2026-07-28 a dual-era client over both: it negotiates with package
+// negotiate (server/discover under the per-request _meta envelope,
+// falling back to initialize on any failure of the probe that is not a
+// recognised modern error, STD-49, HTTP-106), and over Streamable HTTP
+// speaks the modern shape of package transport (the request metadata
+// headers, no session, a request cancelled by closing its stream, CAN-43;
+// a request whose stream broke re-issued with a new ID, HTTP-94). Durable
+// tasks go through hostcancel: the 2025-11-25 tasks, or the
+// io.modelcontextprotocol/tasks extension on a 2026-07-28 session
+// (tasks/cancel, never notifications/cancelled: CAN-4, CAN-57).
 package clientadapter
 
 import (
@@ -31,6 +35,7 @@ import (
 	"github.com/mcpflight/mcpflight/hostcancel"
 	"github.com/mcpflight/mcpflight/jsonrpc"
 	"github.com/mcpflight/mcpflight/mcp"
+	"github.com/mcpflight/mcpflight/negotiate"
 	"github.com/mcpflight/mcpflight/peer"
 	"github.com/mcpflight/mcpflight/spec"
 	"github.com/mcpflight/mcpflight/transport"
@@ -56,6 +61,9 @@ const (
 	FaultFallbackOnlyOn32601      Fault = "fallback-only-on-32601"
 	FaultPingsModernSession       Fault = "pings-modern-session"
 	FaultNoInitialized            Fault = "no-initialized"
+	FaultNotifiesModernCancel     Fault = "notifies-modern-cancel"
+	FaultReissuesSameID           Fault = "reissues-same-id"
+	FaultOmitsCapabilities        Fault = "omits-client-capabilities"
 )
 
 // Faults lists every fault with what it does.
@@ -76,6 +84,9 @@ func Faults() map[Fault]string {
 		FaultFallbackOnlyOn32601:      "falls back from the server/discover probe only on -32601",
 		FaultPingsModernSession:       "sends ping on a 2026-07-28 session",
 		FaultNoInitialized:            "never sends notifications/initialized",
+		FaultNotifiesModernCancel:     "POSTs notifications/cancelled as well when it closes a 2026-07-28 request's stream to cancel it",
+		FaultReissuesSameID:           "re-issues a request whose 2026-07-28 stream broke with the broken request's ID",
+		FaultOmitsCapabilities:        "leaves io.modelcontextprotocol/clientCapabilities out of a 2026-07-28 tools/call's _meta",
 	}
 }
 
@@ -93,6 +104,12 @@ func ParseFault(name string) (Fault, error) {
 	return f, nil
 }
 
+// DefaultProbeTimeout is how long the built-in client waits for an answer
+// to server/discover before it takes the server for a legacy one that
+// ignores it (STD-48): long enough that a busy machine does not make a
+// modern server look silent, short enough for the silence case.
+const DefaultProbeTimeout = 3 * time.Second
+
 // Options configure the adapter.
 type Options struct {
 	// Faults are the bugs to have.
@@ -100,7 +117,8 @@ type Options struct {
 	// Socket, when set, reaches the stdio server over the relay socket
 	// from this process instead of spawning Instructions.Server.
 	Socket string
-	// ProbeTimeout bounds the server/discover probe; 1s if zero.
+	// ProbeTimeout bounds the server/discover probe; DefaultProbeTimeout
+	// if zero.
 	ProbeTimeout time.Duration
 }
 
@@ -112,7 +130,7 @@ func Run(ctx context.Context, in clientrun.Instructions, opts Options, report fu
 	defer cancel()
 	a := &adapter{in: in, opts: opts, report: report, log: chrono.New()}
 	if opts.ProbeTimeout <= 0 {
-		a.opts.ProbeTimeout = time.Second
+		a.opts.ProbeTimeout = DefaultProbeTimeout
 	}
 	return a.run(ctx)
 }
@@ -135,12 +153,6 @@ type adapter struct {
 func (a *adapter) fault(f Fault) bool { return a.opts.Faults[f] }
 
 func (a *adapter) run(ctx context.Context) error {
-	if a.in.Transport == clientrun.TransportHTTP && a.in.ProtocolVersion == spec.V20260728 {
-		// TODO(merge with rev26c): the 2026-07-28 Streamable HTTP client.
-		a.report(clientrun.Report{Step: 0, Outcome: clientrun.OutcomeUnsupported,
-			Error: "mcpflight's built-in client speaks 2026-07-28 over stdio only (HTTP comes with the 2026 peer client)"})
-		return nil
-	}
 	conn, err := a.dial(ctx)
 	if err != nil {
 		a.report(clientrun.Report{Step: 0, Outcome: clientrun.OutcomeError, Error: err.Error()})
@@ -185,17 +197,11 @@ func (a *adapter) handle(ctx context.Context, req *jsonrpc.Message) (any, *jsonr
 	return peer.DefaultHandler(ctx, req)
 }
 
-// envelope is the 2026-07-28 per-request _meta.
-func envelope() map[string]any {
-	return map[string]any{
-		mcp.MetaProtocolVersion:    spec.V20260728,
-		mcp.MetaClientInfo:         map[string]any{"name": "mcpflight", "version": "1"},
-		mcp.MetaClientCapabilities: map[string]any{},
-	}
-}
+// clientInfo is how the built-in client names itself.
+var clientInfo = peer.Implementation{Name: "mcpflight", Version: "1"}
 
 // connect makes the handshake: initialize, or (2026-07-28) the
-// server/discover probe with a fallback to initialize.
+// negotiation: the server/discover probe with a fallback to initialize.
 func (a *adapter) connect(ctx context.Context) error {
 	cctx, cancel := ctx, context.CancelFunc(func() {})
 	if ms := a.in.Connect.TimeoutMs; ms > 0 {
@@ -203,27 +209,25 @@ func (a *adapter) connect(ctx context.Context) error {
 	}
 	defer cancel()
 	if a.in.ProtocolVersion == spec.V20260728 {
-		modern, err := a.probe(cctx)
+		modern, err := a.negotiate(cctx)
 		if err != nil {
 			a.report(clientrun.Report{Step: 0, Outcome: clientrun.OutcomeError, Error: err.Error()})
 			return err
 		}
-		if modern {
-			a.modern = true
-			if a.fault(FaultPingsModernSession) {
-				_ = a.s.Ping(cctx)
-			}
-			return nil
+		a.modern = modern
+		if modern && a.fault(FaultPingsModernSession) {
+			_ = a.s.Ping(cctx)
 		}
+		return nil
 	}
 	from := a.log.Len()
 	var err error
 	if a.fault(FaultNoInitialized) {
 		var out json.RawMessage
 		err = a.s.Request(cctx, mcp.MethodInitialize, map[string]any{"protocolVersion": spec.V20251125,
-			"capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "mcpflight", "version": "1"}}, &out)
+			"capabilities": map[string]any{}, "clientInfo": clientInfo}, &out)
 	} else {
-		_, err = a.s.Initialize(cctx, peer.InitOptions{ProtocolVersion: spec.V20251125})
+		_, err = a.s.Initialize(cctx, peer.InitOptions{ProtocolVersion: spec.V20251125, ClientInfo: clientInfo})
 	}
 	if err != nil {
 		outcome := clientrun.OutcomeError
@@ -241,33 +245,41 @@ func (a *adapter) connect(ctx context.Context) error {
 	return nil
 }
 
-// probe sends server/discover and says whether the server is modern.
-// Any error, or no answer within the probe's timeout, means a legacy
-// server (STD-49), except a recognised modern error.
-func (a *adapter) probe(ctx context.Context) (bool, error) {
-	pctx, cancel := context.WithTimeout(ctx, a.opts.ProbeTimeout)
+// negotiate chooses the revision as a dual-era client (negotiate.Open,
+// ModeAuto: any failure of the probe but a recognised modern error falls
+// back to initialize, STD-49, HTTP-106) and says whether the session is a
+// 2026-07-28 one.
+func (a *adapter) negotiate(ctx context.Context) (bool, error) {
+	opts := negotiate.Options{ClientInfo: clientInfo, ProbeTimeout: a.opts.ProbeTimeout}
+	if a.fault(FaultFallbackOnlyOn32601) {
+		return a.probeOnly32601(ctx, opts)
+	}
+	out, err := negotiate.Open(ctx, a.s, negotiate.ModeAuto, opts)
+	if err != nil {
+		return false, err
+	}
+	return out.Revision == spec.V20260728, nil
+}
+
+// probeOnly32601 is the fallback-only-on-32601 fault: the probe's failure
+// is taken for a legacy server only when it is -32601.
+func (a *adapter) probeOnly32601(ctx context.Context, opts negotiate.Options) (bool, error) {
+	a.s.SetEnvelope(opts.Envelope())
+	pctx, cancel := context.WithTimeout(ctx, opts.ProbeTimeout)
 	defer cancel()
-	var out json.RawMessage
-	err := a.s.Request(pctx, mcp.MethodServerDiscover, map[string]any{mcp.MetaKey: envelope()}, &out)
+	_, err := a.s.Discover(pctx)
 	var rpcErr *jsonrpc.Error
 	switch {
 	case err == nil:
 		return true, nil
-	case errors.As(err, &rpcErr):
-		if rpcErr.Code == mcp.CodeUnsupportedProtocolVersion {
-			return false, fmt.Errorf("the server is modern but does not support %s", spec.V20260728)
-		}
-		if a.fault(FaultFallbackOnlyOn32601) && rpcErr.Code != jsonrpc.CodeMethodNotFound {
-			return false, fmt.Errorf("server/discover failed with %d", rpcErr.Code)
-		}
-		return false, nil
+	case errors.As(err, &rpcErr) && rpcErr.Code == jsonrpc.CodeMethodNotFound:
+		a.s.ClearEnvelope()
+		_, err = a.s.Initialize(ctx, peer.InitOptions{ProtocolVersion: spec.V20251125, ClientInfo: clientInfo})
+		return false, err
 	case pctx.Err() != nil && ctx.Err() == nil:
-		if a.fault(FaultFallbackOnlyOn32601) {
-			return false, errors.New("server/discover was not answered")
-		}
-		return false, nil
+		return false, errors.New("server/discover was not answered")
 	}
-	return false, err
+	return false, fmt.Errorf("server/discover failed: %w", err)
 }
 
 // sentID finds the ID of the first request of method we sent after seq.
@@ -324,8 +336,8 @@ func (a *adapter) call(ctx context.Context, cs clientrun.CallStep, stepN, index 
 	}
 	params := map[string]any{"name": cs.Tool, "arguments": orEmpty(cs.Arguments)}
 	var opts []peer.CallOption
-	if a.modern {
-		params[mcp.MetaKey] = envelope()
+	if a.modern && a.fault(FaultOmitsCapabilities) {
+		opts = append(opts, peer.WithoutMeta(mcp.MetaClientCapabilities))
 	}
 	a.mu.Lock()
 	if a.fault(FaultReusesID) && a.lastID.IsValid() && index == 0 {
@@ -365,6 +377,33 @@ func (a *adapter) call(ctx context.Context, cs clientrun.CallStep, stepN, index 
 		defer t.Stop()
 		total = t.C
 	}
+	reissued := false
+	for {
+		r, broken := a.await(ctx, c, cs, stepN, index, start, idleTimer, idle, total)
+		if !broken || reissued {
+			return r
+		}
+		// HTTP-94: the broken request is lost; it goes again as a new
+		// request with a new ID (and, when it asked, a new token).
+		reissued = true
+		again := []peer.CallOption{}
+		if cs.Progress {
+			again = append(again, peer.WithProgress())
+		}
+		if a.fault(FaultReissuesSameID) {
+			again = append(again, peer.WithID(c.ID), peer.AllowIDReuse())
+		}
+		if c, err = a.s.Start(ctx, mcp.MethodToolsCall, params, again...); err != nil {
+			return clientrun.Report{Outcome: clientrun.OutcomeError, Error: "re-issuing the request: " + err.Error()}
+		}
+	}
+}
+
+// await waits for one request of a call step: its outcome, the abort, the
+// timeouts. broken reports a 2026-07-28 request whose response stream
+// ended without its response, which the caller re-issues (HTTP-94).
+func (a *adapter) await(ctx context.Context, c *peer.Call, cs clientrun.CallStep, stepN, index int, start time.Time,
+	idleTimer *time.Timer, idle, total <-chan time.Time) (r clientrun.Report, broken bool) {
 	dropped := a.dropWatch(ctx, c)
 	wctx, stop := context.WithCancel(ctx)
 	defer stop()
@@ -372,6 +411,9 @@ func (a *adapter) call(ctx context.Context, cs clientrun.CallStep, stepN, index 
 	for {
 		select {
 		case <-c.Done():
+			if _, err := c.Await(ctx); a.modern && errors.Is(err, transport.ErrNoAnswer) {
+				return clientrun.Report{Outcome: clientrun.OutcomeError, Error: err.Error()}, true
+			}
 			r := a.outcome(ctx, c)
 			if r.Outcome == clientrun.OutcomeResult || r.Outcome == clientrun.OutcomeError {
 				// The ID of a request that was answered: what the
@@ -383,25 +425,25 @@ func (a *adapter) call(ctx context.Context, cs clientrun.CallStep, stepN, index 
 			if cs.AbortAfterResponse && a.fault(FaultCancelsCompleted) {
 				_, _ = a.s.NotifySeq(ctx, mcp.NotificationCancelled, map[string]any{"requestId": c.ID, "reason": "the user cancelled"})
 			}
-			return r
+			return r, false
 		case n := <-progress:
 			if idleTimer != nil && cs.ResetTimeoutOnProgress {
 				idleTimer.Reset(time.Duration(cs.TimeoutMs) * time.Millisecond)
 			}
 			if cs.AbortAfterProgress > 0 && n >= cs.AbortAfterProgress {
-				return a.giveUp(ctx, c, stepN, index, !a.fault(FaultNoCancelOnAbort), clientrun.OutcomeAborted, "aborted after progress")
+				return a.giveUp(ctx, c, stepN, index, !a.fault(FaultNoCancelOnAbort), clientrun.OutcomeAborted, "aborted after progress"), false
 			}
 		case <-idle:
 			return a.giveUp(ctx, c, stepN, index, !a.fault(FaultNoCancelOnTimeout), clientrun.OutcomeTimeout,
-				fmt.Sprintf("request timed out after %v without a response", time.Since(start).Round(time.Millisecond)))
+				fmt.Sprintf("request timed out after %v without a response", time.Since(start).Round(time.Millisecond))), false
 		case <-total:
 			return a.giveUp(ctx, c, stepN, index, !a.fault(FaultNoCancelOnTimeout), clientrun.OutcomeTimeout,
-				fmt.Sprintf("maximum total timeout of %dms reached", cs.MaxTotalTimeoutMs))
+				fmt.Sprintf("maximum total timeout of %dms reached", cs.MaxTotalTimeoutMs)), false
 		case <-dropped:
 			// The fault: a dropped stream taken for the end of the call.
-			return a.giveUp(ctx, c, stepN, index, true, clientrun.OutcomeError, "the stream was dropped")
+			return a.giveUp(ctx, c, stepN, index, true, clientrun.OutcomeError, "the stream was dropped"), false
 		case <-ctx.Done():
-			return clientrun.Report{Outcome: clientrun.OutcomeError, Error: ctx.Err().Error()}
+			return clientrun.Report{Outcome: clientrun.OutcomeError, Error: ctx.Err().Error()}, false
 		}
 	}
 }
@@ -462,6 +504,11 @@ func (a *adapter) dropWatch(ctx context.Context, c *peer.Call) <-chan struct{} {
 func (a *adapter) giveUp(ctx context.Context, c *peer.Call, stepN, index int, cancel bool, outcome, why string) clientrun.Report {
 	if cancel {
 		_ = a.s.Cancel(ctx, c, why)
+		if a.fault(FaultNotifiesModernCancel) && a.modern && a.in.Transport == clientrun.TransportHTTP {
+			// Closing the stream was the cancel (CAN-43); the fault
+			// announces it as well.
+			_, _ = a.s.NotifySeq(ctx, mcp.NotificationCancelled, map[string]any{"requestId": c.ID, "reason": why})
+		}
 	}
 	if a.fault(FaultDeliversLateResponse) {
 		go func() {
@@ -489,9 +536,18 @@ func (a *adapter) outcome(ctx context.Context, c *peer.Call) clientrun.Report {
 	return clientrun.Report{Outcome: clientrun.OutcomeResult, Text: firstText(resp.Result)}
 }
 
-// taskCall runs a call as a durable task with hostcancel.
+// taskCall runs a call as a durable task with hostcancel: the 2025-11-25
+// tasks, or on a 2026-07-28 session the tasks extension (declared on the
+// request itself, TSX-2; tasks/cancel with Mcp-Name over HTTP, TSX-52).
 func (a *adapter) taskCall(ctx context.Context, cs clientrun.CallStep) clientrun.Report {
-	ctl := hostcancel.New(hostcancel.Config{Session: a.s, Policy: hostcancel.Cancel, Grace: 5 * time.Second, NoListen: true})
+	cfg := hostcancel.Config{Session: a.s, Policy: hostcancel.Cancel, Grace: 5 * time.Second, NoListen: true, Revision: hostcancel.Rev20251125}
+	if a.modern {
+		cfg.Revision = hostcancel.RevTasksExtension
+		if d := a.s.Discovered(); d != nil && d.ServerInfo != nil {
+			cfg.Server = *d.ServerInfo
+		}
+	}
+	ctl := hostcancel.New(cfg)
 	op, err := ctl.Start(ctx, hostcancel.Call{Tool: cs.Tool, Arguments: orEmpty(cs.Arguments), TTL: time.Minute})
 	if err != nil {
 		return clientrun.Report{Outcome: clientrun.OutcomeError, Error: err.Error()}

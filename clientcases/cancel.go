@@ -3,7 +3,9 @@ package clientcases
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpflight/mcpflight/chrono"
@@ -22,9 +24,64 @@ func holdAfterProgress(n int) func(ctx context.Context, c *clientrun.Call) {
 	}
 }
 
+// closeWitness tells, over 2026-07-28 Streamable HTTP, a stream closed to
+// cancel from one closed with the client: a client that closes its
+// transport closes every stream it has open, so a stream closed at the
+// end proves no cancel. The case adds a next call ("quick"), which the
+// server holds until the first call's stream is closed or its cancel
+// arrives (Patience is only the safety net of a client that never does);
+// a stream closed before that answer was the cancel, one closed after it
+// went with the client's close.
+type closeWitness struct {
+	e     *clientrun.Env
+	first chan *clientrun.Call
+	seq   atomic.Uint64
+}
+
+func newCloseWitness(e *clientrun.Env) *closeWitness {
+	return &closeWitness{e: e, first: make(chan *clientrun.Call, 1)}
+}
+
+// play is Env.Play with the witness added under 2026-07-28 HTTP: the
+// next call after told's steps, and its tool beside the script's.
+func (w *closeWitness) play(ctx context.Context, told clientrun.Told, script clientrun.Script) *clientrun.Played {
+	if !modernHTTP(w.e) {
+		return w.e.Play(ctx, told, script)
+	}
+	told.Steps = append(slices.Clone(told.Steps), step(clientrun.CallStep{Tool: "quick"}))
+	script.Tools = append(slices.Clone(script.Tools), clientrun.Tool{Name: "quick"})
+	serve := script.Call
+	script.Call = func(ctx context.Context, c *clientrun.Call) {
+		if c.Tool != "quick" {
+			select {
+			case w.first <- c:
+			default:
+			}
+			serve(ctx, c)
+			return
+		}
+		var first *clientrun.Call
+		select {
+		case first = <-w.first:
+		case <-ctx.Done():
+			return
+		}
+		hctx, cancel := context.WithTimeout(ctx, w.e.Patience())
+		closed := holdUntil(hctx, first.Gone(), first.Cancelled()) >= 0
+		cancel()
+		text := "request " + first.ID.String() + " was cancelled: answering the next call"
+		if !closed {
+			text = "the stream of request " + first.ID.String() + " is still open: answering the next call"
+		}
+		w.seq.Store(w.e.Log.Harness(chrono.KindDecision, "server", text).Seq)
+		_ = c.Result(ctx, "ok")
+	}
+	return w.e.Play(ctx, told, script)
+}
+
 // judgeCancel grades how the client signalled the cancel of c, by the
-// run's revision and transport.
-func judgeCancel(e *clientrun.Env, p *clientrun.Played, c *clientrun.Call, what string, missing verdict.Rule) verdict.Outcome {
+// run's revision and transport; w is the case's close witness.
+func judgeCancel(e *clientrun.Env, p *clientrun.Played, c *clientrun.Call, what string, missing verdict.Rule, w *closeWitness) verdict.Outcome {
 	for _, n := range allCancels(p) {
 		id, ok := requestIDOf(n.Msg)
 		if !ok {
@@ -43,6 +100,11 @@ func judgeCancel(e *clientrun.Env, p *clientrun.Played, c *clientrun.Call, what 
 		if gone == 0 {
 			return verdict.Broken(e.Revision, missing, []string{"the client closes the request's SSE stream (CAN-43: the cancellation signal)"},
 				fmt.Sprintf("after %s the stream of request %s stayed open (%s)", what, c.ID, reportsText(p)), 0)
+		}
+		if next := w.seq.Load(); next != 0 && gone > next {
+			return verdict.Broken(e.Revision, missing, []string{"the client closes the request's SSE stream (CAN-43: the cancellation signal)"},
+				fmt.Sprintf("after %s the stream of request %s stayed open while the client went on (its next call was answered at seq %d); it closed only at seq %d, with the client (%s)",
+					what, c.ID, next, gone, reportsText(p)), gone)
 		}
 		if cs := cancelsOf(p, c); len(cs) > 0 {
 			return verdict.Broken(e.Revision, verdict.Req("HTTP-99").Except(verdict.Info,
@@ -69,10 +131,11 @@ func cancelCases() []clientrun.Case {
 			Title:    "a call the user aborts is cancelled with its request ID (or, on 2026 HTTP, by closing its stream)",
 			Reqs:     []string{"HTTP-26", "CAN-5", "CAN-6", "CAN-53", "CAN-44", "CAN-40", "CAN-51", "HTTP-99"},
 			Versions: both,
-			Sends:    "one progress notification for the call, then no answer; the adapter aborts after that progress",
-			Expect:   "notifications/cancelled naming the call's request ID (stdio; 2025-11-25 HTTP), or the call's SSE stream closed (2026-07-28 HTTP)",
+			Sends:    "one progress notification for the call, then no answer; the adapter aborts after that progress (2026-07-28 HTTP: then makes a next call, which the server holds until the first call's stream is closed)",
+			Expect:   "notifications/cancelled naming the call's request ID (stdio; 2025-11-25 HTTP), or the call's SSE stream closed before the next call is answered (2026-07-28 HTTP)",
 			Run: func(ctx context.Context, e *clientrun.Env) verdict.Outcome {
-				p := e.Play(ctx, clientrun.Told{Steps: []clientrun.Step{step(clientrun.CallStep{Tool: "slow", Progress: true, AbortAfterProgress: 1})}},
+				w := newCloseWitness(e)
+				p := w.play(ctx, clientrun.Told{Steps: []clientrun.Step{step(clientrun.CallStep{Tool: "slow", Progress: true, AbortAfterProgress: 1})}},
 					clientrun.Script{Tools: []clientrun.Tool{{Name: "slow"}}, Call: holdAfterProgress(1)})
 				if o := p.Unusable(); o != nil {
 					return *o
@@ -97,7 +160,7 @@ func cancelCases() []clientrun.Case {
 					missing = verdict.Req("CAN-6").Except(verdict.Info,
 						"2025-11-25 makes cancellation optional; without the notification the server is left working")
 				}
-				return judgeCancel(e, p, c, "the abort", missing)
+				return judgeCancel(e, p, c, "the abort", missing, w)
 			},
 		},
 		{
@@ -105,10 +168,11 @@ func cancelCases() []clientrun.Case {
 			Title:    "a call that times out is cancelled, not just abandoned",
 			Reqs:     []string{"LIF-16", "CAN-45", "CAN-5", "CAN-51"},
 			Versions: both,
-			Sends:    "never answers the call; the adapter gives it 1 s",
-			Expect:   "when the timeout fires, notifications/cancelled naming the call (or, 2026-07-28 HTTP, its stream closed)",
+			Sends:    "never answers the call; the adapter gives it 1 s (2026-07-28 HTTP: then makes a next call, held until the first call's stream is closed)",
+			Expect:   "when the timeout fires, notifications/cancelled naming the call (or, 2026-07-28 HTTP, its stream closed before the next call is answered)",
 			Run: func(ctx context.Context, e *clientrun.Env) verdict.Outcome {
-				p := e.Play(ctx, clientrun.Told{Steps: []clientrun.Step{step(clientrun.CallStep{Tool: "slow", TimeoutMs: 1000})}},
+				w := newCloseWitness(e)
+				p := w.play(ctx, clientrun.Told{Steps: []clientrun.Step{step(clientrun.CallStep{Tool: "slow", TimeoutMs: 1000})}},
 					clientrun.Script{Tools: []clientrun.Tool{{Name: "slow"}}, Call: holdAfterProgress(0)})
 				if o := p.Unusable(); o != nil {
 					return *o
@@ -117,7 +181,7 @@ func cancelCases() []clientrun.Case {
 				if len(calls) == 0 {
 					return noCall(p, "slow")
 				}
-				return judgeCancel(e, p, calls[0], "its timeout", verdict.Req("LIF-16").Under(v26, "CAN-45"))
+				return judgeCancel(e, p, calls[0], "its timeout", verdict.Req("LIF-16").Under(v26, "CAN-45"), w)
 			},
 		},
 		{

@@ -69,6 +69,7 @@ func TestBuiltinClientPasses(t *testing.T) {
 		{spec.V20251125, clientrun.TransportStdio},
 		{spec.V20251125, clientrun.TransportHTTP},
 		{spec.V20260728, clientrun.TransportStdio},
+		{spec.V20260728, clientrun.TransportHTTP},
 	} {
 		t.Run(combo.rev+"/"+combo.tr, func(t *testing.T) {
 			t.Parallel()

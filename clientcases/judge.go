@@ -101,6 +101,21 @@ func goneSeq(log *chrono.Log, c *clientrun.Call) uint64 {
 	return 0
 }
 
+// playQuick plays the handshake and one call of the tool "quick", and
+// returns what happened, or the outcome of a case that cannot judge: the
+// client unusable, or no request at all.
+func playQuick(ctx context.Context, e *clientrun.Env) (*clientrun.Played, *verdict.Outcome) {
+	p := e.Play(ctx, clientrun.Told{Steps: []clientrun.Step{step(clientrun.CallStep{Tool: "quick"})}}, clientrun.Script{Tools: []clientrun.Tool{{Name: "quick"}}})
+	if o := p.Unusable(); o != nil {
+		return p, o
+	}
+	if len(p.Requests) == 0 {
+		o := noCall(p, "quick")
+		return p, &o
+	}
+	return p, nil
+}
+
 // callsTo lists the calls of a tool, in arrival order.
 func callsTo(p *clientrun.Played, tool string) []*clientrun.Call {
 	var out []*clientrun.Call

@@ -3,6 +3,7 @@ package clientcases
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/mcpflight/mcpflight/chrono"
@@ -163,7 +164,7 @@ func lifecycleCases() []clientrun.Case {
 			Versions:   both,
 			Transports: stdio,
 			Sends:      "answers one tools/call; exits as soon as its stdin is closed",
-			Expect:     "each server the client spawned sees its stdin closed before any signal, and before the client exits",
+			Expect:     "each server the client spawned sees its stdin closed before the client exits, and no signal: it exits at once on end of input, so a signal that reaches it came without waiting for it to exit",
 			Run: func(ctx context.Context, e *clientrun.Env) verdict.Outcome {
 				p := e.Play(ctx, clientrun.Told{Steps: []clientrun.Step{step(clientrun.CallStep{Tool: "quick"})}}, clientrun.Script{Tools: []clientrun.Tool{{Name: "quick"}}})
 				if o := p.Unusable(); o != nil {
@@ -174,6 +175,15 @@ func lifecycleCases() []clientrun.Case {
 				}
 				rule := verdict.Req("STD-7").Under(v26, "STD-44")
 				exit := exitSeq(e.Log)
+				// A signal our teardown sent (the client's group, with the
+				// servers it spawned) is not the client's.
+				stopped := uint64(0)
+				for _, ev := range e.Log.Snapshot() {
+					if ev.Kind == chrono.KindDecision && ev.Channel == "client" && strings.HasPrefix(ev.Text, "the client is still running") {
+						stopped = ev.Seq
+						break
+					}
+				}
 				for n := 1; n <= p.Spawns; n++ {
 					ch := fmt.Sprintf("server %d", n)
 					var eof, sig uint64
@@ -194,6 +204,12 @@ func lifecycleCases() []clientrun.Case {
 					case eof == 0 || (exit != 0 && eof > exit):
 						return verdict.Broken(e.Revision, rule, []string{"stdin closed by the client before it exits"},
 							fmt.Sprintf("server %d's stdin was not closed before the client exited (seq %d)", n, exit), exit)
+					case sig != 0 && (stopped == 0 || sig < stopped):
+						// The server exits as soon as it has reported the end
+						// of its input: a signal that still finds it alive
+						// came without waiting for it to exit.
+						return verdict.Broken(e.Revision, rule, []string{"after closing stdin, waiting for the server to exit; a signal only if it does not"},
+							fmt.Sprintf("server %d had its stdin closed at seq %d and got a signal at seq %d, before it could exit (it exits at once on end of input): the client did not wait for it", n, eof, sig), sig)
 					}
 				}
 				return verdict.Passf("every server (%d spawned) had its stdin closed first and exited on it", p.Spawns)

@@ -21,55 +21,62 @@ var (
 	stdio25 = combo{spec.V20251125, clientrun.TransportStdio}
 	http25  = combo{spec.V20251125, clientrun.TransportHTTP}
 	stdio26 = combo{spec.V20260728, clientrun.TransportStdio}
-	combos  = []combo{stdio25, http25, stdio26}
+	http26  = combo{spec.V20260728, clientrun.TransportHTTP}
+	combos  = []combo{stdio25, http25, stdio26, http26}
 )
 
 func (c combo) String() string { return c.rev + "/" + c.transport }
 
 // killer is a case that must catch a fault (verdict fail or warn) under a
-// revision and transport.
+// revision and transport; with info, a case that must grade it info (what
+// the fault does breaks no rule, but the chronology records it).
 type killer struct {
-	id string
-	on []combo
+	id   string
+	on   []combo
+	info bool
 }
 
 // clientKillers lists, for every client fault, the cases that must
 // detect it and where. A case may detect more than listed; none may end
 // in error under a fault.
 var clientKillers = map[clientadapter.Fault][]killer{
-	clientadapter.FaultCancelsInitialize:     {{"lifecycle/initialize-not-cancelled", []combo{stdio25, http25}}},
-	clientadapter.FaultNoInitialized:         {{"lifecycle/initialize-first", []combo{stdio25, http25}}},
-	clientadapter.FaultIgnoresPing:           {{"lifecycle/ping-answered", []combo{stdio25, http25}}},
-	clientadapter.FaultKillsServerWithoutEOF: {{"stdio/shutdown-closes-stdin", []combo{stdio25, stdio26}}},
-	clientadapter.FaultNoCancelOnAbort:       {{"cancel/abort-signals-cancel", []combo{http25, stdio26}}},
-	clientadapter.FaultNoCancelOnTimeout:     {{"cancel/timeout-signals-cancel", combos}},
-	clientadapter.FaultCancelsCompleted:      {{"cancel/none-after-response", combos}},
+	clientadapter.FaultCancelsInitialize:     {{id: "lifecycle/initialize-not-cancelled", on: []combo{stdio25, http25}}},
+	clientadapter.FaultNoInitialized:         {{id: "lifecycle/initialize-first", on: []combo{stdio25, http25}}},
+	clientadapter.FaultIgnoresPing:           {{id: "lifecycle/ping-answered", on: []combo{stdio25, http25}}},
+	clientadapter.FaultKillsServerWithoutEOF: {{id: "stdio/shutdown-closes-stdin", on: []combo{stdio25, stdio26}}},
+	// Not 2025-11-25 stdio, where cancelling is optional (info).
+	clientadapter.FaultNoCancelOnAbort:   {{id: "cancel/abort-signals-cancel", on: []combo{http25, stdio26, http26}}},
+	clientadapter.FaultNoCancelOnTimeout: {{id: "cancel/timeout-signals-cancel", on: combos}},
+	clientadapter.FaultCancelsCompleted:  {{id: "cancel/none-after-response", on: combos}},
 	// Not over HTTP: there the late response and the next call's travel on
 	// separate streams, so the mutant may read the next one first and
-	// close before the late one arrives; the case then rightly passes.
-	clientadapter.FaultDeliversLateResponse:     {{"cancel/late-response-ignored", []combo{stdio25, stdio26}}},
-	clientadapter.FaultNoMaxTimeout:             {{"timeout/maximum-despite-progress", combos}},
-	clientadapter.FaultReusesID:                 {{"rpc/no-id-reuse", []combo{stdio25, http25}}},
-	clientadapter.FaultSharesProgressToken:      {{"progress/tokens-unique", combos}},
-	clientadapter.FaultTaskCancelByNotification: {{"tasks/cancel-with-tasks-cancel", []combo{stdio25, http25}}},
-	clientadapter.FaultDropIsCancel:             {{"http/drop-resumed-not-cancelled", []combo{http25}}},
+	// close before the late one arrives; the case then rightly passes
+	// (and over 2026-07-28 HTTP no late response can come at all).
+	clientadapter.FaultDeliversLateResponse:     {{id: "cancel/late-response-ignored", on: []combo{stdio25, stdio26}}},
+	clientadapter.FaultNoMaxTimeout:             {{id: "timeout/maximum-despite-progress", on: combos}},
+	clientadapter.FaultReusesID:                 {{id: "rpc/no-id-reuse", on: []combo{stdio25, http25}}},
+	clientadapter.FaultSharesProgressToken:      {{id: "progress/tokens-unique", on: combos}},
+	clientadapter.FaultTaskCancelByNotification: {{id: "tasks/cancel-with-tasks-cancel", on: combos}},
+	clientadapter.FaultDropIsCancel:             {{id: "http/drop-resumed-not-cancelled", on: []combo{http25}}},
+	clientadapter.FaultReissuesSameID:           {{id: "http/reissue-after-broken-stream", on: []combo{http26}}},
 	clientadapter.FaultFallbackOnlyOn32601: {
-		{"versioning/probe-fallback-invalid-params", []combo{stdio26}},
-		{"versioning/probe-fallback-other-error", []combo{stdio26}},
-		{"versioning/probe-fallback-silence", []combo{stdio26}},
+		{id: "versioning/probe-fallback-invalid-params", on: []combo{stdio26, http26}},
+		{id: "versioning/probe-fallback-other-error", on: []combo{stdio26, http26}},
+		{id: "versioning/probe-fallback-silence", on: []combo{stdio26}},
 	},
-	clientadapter.FaultPingsModernSession: {
-		{"versioning/no-removed-methods", []combo{stdio26}},
-		// peer's ping carries no _meta: the removed method also lacks the envelope.
-		{"versioning/envelope-on-every-request", []combo{stdio26}},
+	clientadapter.FaultPingsModernSession: {{id: "versioning/no-removed-methods", on: []combo{stdio26, http26}}},
+	clientadapter.FaultOmitsCapabilities:  {{id: "versioning/envelope-on-every-request", on: []combo{stdio26, http26}}},
+	// The extra notification breaks no rule (HTTP-99): graded info.
+	clientadapter.FaultNotifiesModernCancel: {
+		{id: "cancel/abort-signals-cancel", on: []combo{http26}, info: true},
+		{id: "cancel/timeout-signals-cancel", on: []combo{http26}, info: true},
 	},
 }
 
 // clientUnkillable lists cases no client fault makes fail, with the
 // reason.
 var clientUnkillable = map[string]string{
-	"http/reissue-after-broken-stream":           "the built-in client has no 2026-07-28 Streamable HTTP half until the merge with rev26c, so the case skips; the TypeScript client 2.4.0 runs it",
-	"http/request-headers":                       "the transport sets Accept, the session and protocol-version headers itself; no fault removes them",
+	"http/request-headers":                       "the transport sets Accept, the session, protocol-version and request metadata headers itself; no fault removes them",
 	"versioning/probe-fallback-method-not-found": "-32601 is the one code fallback-only-on-32601 still falls back on; a client that never falls back is that fault's silence row",
 }
 
@@ -125,7 +132,16 @@ func TestBuiltinClientMutationMatrix(t *testing.T) {
 				if !slices.Contains(k.on, r.on) {
 					continue
 				}
-				if v := got[k.id]; v != verdict.Fail && v != verdict.Warn {
+				v := got[k.id]
+				if k.info && v != verdict.Info {
+					for _, res := range reps[i].Results {
+						if res.ID == k.id {
+							dump(t, res)
+						}
+					}
+					t.Errorf("%s did not grade %s info under %s: verdict %q", k.id, r.fault, r.on, v)
+				}
+				if !k.info && v != verdict.Fail && v != verdict.Warn {
 					for _, res := range reps[i].Results {
 						if res.ID == k.id {
 							dump(t, res)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/clientrun"
@@ -70,16 +72,34 @@ func transportCases() []clientrun.Case {
 			Sends:      "one progress, then ends the first call's stream without a response (no resumption in 2026-07-28); answers a second call of the tool with \"reissued\"",
 			Expect:     "the same tool called again with a new request ID, and no GET resumption",
 			Run: func(ctx context.Context, e *clientrun.Env) verdict.Outcome {
+				// A client that does not re-issue may wait for the lost
+				// response for ever: Patience after the drop (a safety net,
+				// counted from the drop, not from the client's start) the
+				// case stops it.
+				pctx, stop := context.WithCancel(ctx)
+				defer stop()
+				reissued := make(chan struct{})
+				var once sync.Once
 				script := clientrun.Script{Tools: []clientrun.Tool{{Name: "slow"}},
 					Call: func(ctx context.Context, c *clientrun.Call) {
 						if c.In.Seq == firstCallSeq(e) {
 							c.Progress(ctx)
 							c.Drop()
+							t := time.NewTimer(e.Patience())
+							defer t.Stop()
+							select {
+							case <-reissued:
+							case <-t.C:
+								e.Log.Harness(chrono.KindDecision, "server", fmt.Sprintf("no re-issue of request %s %v after its stream was dropped: stopping the client", c.ID, e.Patience()))
+								stop()
+							case <-ctx.Done():
+							}
 							return
 						}
+						once.Do(func() { close(reissued) })
 						_ = c.Result(ctx, "reissued")
 					}}
-				p := e.Play(ctx, clientrun.Told{Steps: []clientrun.Step{step(clientrun.CallStep{Tool: "slow", Progress: true})}}, script)
+				p := e.Play(pctx, clientrun.Told{Steps: []clientrun.Step{step(clientrun.CallStep{Tool: "slow", Progress: true})}}, script)
 				if o := p.Unusable(); o != nil {
 					return *o
 				}
@@ -90,7 +110,7 @@ func transportCases() []clientrun.Case {
 				if len(calls) == 1 {
 					why := "the broken request was not re-issued (" + reportsText(p) + ")"
 					if p.StoppedByUs {
-						why += "; the client was still waiting for it when the case deadline ended the case"
+						why += fmt.Sprintf("; the client was still waiting for it %v after the drop, when the case stopped it", e.Patience())
 					}
 					return verdict.Broken(e.Revision, verdict.Req("HTTP-94"), []string{"the call re-issued as a new request"}, why, 0)
 				}
@@ -104,20 +124,18 @@ func transportCases() []clientrun.Case {
 		{
 			ID:         "http/request-headers",
 			Title:      "every POST carries the headers the revision requires",
-			Reqs:       []string{"HTTP-9", "HTTP-50", "HTTP-56", "HTTP-83", "HTTP-95", "HTTP-96", "HTTP-100"},
+			Reqs:       []string{"HTTP-9", "HTTP-50", "HTTP-56", "HTTP-83", "HTTP-95", "HTTP-96", "HTTP-100", "HTTP-107"},
 			Versions:   both,
 			Transports: web,
 			Sends:      "answers the handshake and one tools/call",
-			Expect:     "Accept lists application/json and text/event-stream; 2025-11-25: MCP-Protocol-Version and Mcp-Session-Id after initialize; 2026-07-28: MCP-Protocol-Version matching the body, Mcp-Method, and Mcp-Name for tools/call",
+			Expect:     "Accept lists application/json and text/event-stream; 2025-11-25: MCP-Protocol-Version and Mcp-Session-Id after initialize; 2026-07-28: MCP-Protocol-Version matching the body, Mcp-Method, and Mcp-Name for tools/call, and no Mcp-Session-Id (info)",
 			Run: func(ctx context.Context, e *clientrun.Env) verdict.Outcome {
-				p := e.Play(ctx, clientrun.Told{Steps: []clientrun.Step{step(clientrun.CallStep{Tool: "quick"})}}, clientrun.Script{Tools: []clientrun.Tool{{Name: "quick"}}})
-				if o := p.Unusable(); o != nil {
+				p, o := playQuick(ctx, e)
+				if o != nil {
 					return *o
 				}
-				if len(p.Requests) == 0 {
-					return noCall(p, "quick")
-				}
 				afterInit := false
+				var sessionID *clientrun.Inbound
 				for _, in := range append(append([]clientrun.Inbound{}, p.Requests...), p.Notifications...) {
 					h, m := in.Header, in.Msg
 					accept := h.Get("Accept")
@@ -140,6 +158,9 @@ func transportCases() []clientrun.Case {
 						}
 						continue
 					}
+					if h.Get("Mcp-Session-Id") != "" && sessionID == nil {
+						sessionID = &in
+					}
 					if m.Kind.String() != "request" {
 						continue // header requirements for notification POSTs are not defined (HTTP-99)
 					}
@@ -155,6 +176,14 @@ func transportCases() []clientrun.Case {
 						return verdict.Broken(e.Revision, verdict.Req("HTTP-100"), []string{"Mcp-Name: the tool's name"},
 							"tools/call without Mcp-Name", in.Seq)
 					}
+				}
+				if sessionID != nil {
+					// The server minted none; a client that sends one anyway
+					// carries 2025-11-25 state the revision removed.
+					return verdict.Broken(e.Revision, verdict.Req("HTTP-107").Except(verdict.Info,
+						"2026-07-28 removed sessions and the Mcp-Session-Id header (changelog); a server ignores the header, so nothing breaks"),
+						[]string{"no Mcp-Session-Id on a 2026-07-28 request"},
+						fmt.Sprintf("%s carried Mcp-Session-Id %q, which no server of this run minted", chrono.Sanitize(sessionID.Msg.Method, false), chrono.Sanitize(sessionID.Header.Get("Mcp-Session-Id"), false)), sessionID.Seq)
 				}
 				return verdict.Passf("every one of %d POSTs carried the required headers", len(p.Requests)+len(p.Notifications))
 			},

@@ -99,12 +99,9 @@ func versioningCases() []clientrun.Case {
 			Sends:    "a modern server: answers server/discover and one tools/call",
 			Expect:   "neither ping nor logging/setLevel, which 2026-07-28 removed",
 			Run: func(ctx context.Context, e *clientrun.Env) verdict.Outcome {
-				p := e.Play(ctx, clientrun.Told{Steps: []clientrun.Step{step(clientrun.CallStep{Tool: "quick"})}}, clientrun.Script{Tools: []clientrun.Tool{{Name: "quick"}}})
-				if o := p.Unusable(); o != nil {
+				p, o := playQuick(ctx, e)
+				if o != nil {
 					return *o
-				}
-				if len(p.Requests) == 0 {
-					return noCall(p, "quick")
 				}
 				for _, r := range p.Requests {
 					if r.Msg.Method == mcp.MethodPing || r.Msg.Method == mcp.MethodLoggingSetLevel {
@@ -123,12 +120,9 @@ func versioningCases() []clientrun.Case {
 			Sends:    "a modern server: answers server/discover and one tools/call",
 			Expect:   "io.modelcontextprotocol/protocolVersion and clientCapabilities in every request's _meta (clientInfo too, SHOULD)",
 			Run: func(ctx context.Context, e *clientrun.Env) verdict.Outcome {
-				p := e.Play(ctx, clientrun.Told{Steps: []clientrun.Step{step(clientrun.CallStep{Tool: "quick"})}}, clientrun.Script{Tools: []clientrun.Tool{{Name: "quick"}}})
-				if o := p.Unusable(); o != nil {
+				p, o := playQuick(ctx, e)
+				if o != nil {
 					return *o
-				}
-				if len(p.Requests) == 0 {
-					return noCall(p, "quick")
 				}
 				for _, r := range p.Requests {
 					var params struct {

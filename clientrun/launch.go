@@ -266,7 +266,7 @@ func (p *proc) Stop(ctx context.Context) transport.Teardown {
 	}
 	ex := p.Exit()
 	td.ExitCode, td.Signal, td.Waited = ex.Code, ex.Signal, time.Since(start)
-	if n := waitGone(func() int { return len(groupMembers(p.pgid)) }, 2*time.Second); n > 0 {
+	if n := transport.WaitGone(func() int { n, _ := transport.GroupLeftovers(p.pgid); return n }, 2*time.Second); n > 0 {
 		td.Leftovers += n
 		p.log.Harness(chrono.KindError, "client", fmt.Sprintf("%d processes of the client's group outlived it: killed", n))
 		_ = syscall.Kill(-p.pgid, syscall.SIGKILL)
@@ -274,73 +274,13 @@ func (p *proc) Stop(ctx context.Context) transport.Teardown {
 	return td
 }
 
-// waitGone polls count until it is zero or d has passed, and returns the
-// last count. The processes are not our children, so there is no event
-// to wait on (see transport's waitGroupGone).
-func waitGone(count func() int, d time.Duration) int {
-	deadline := time.Now().Add(d)
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		n := count()
-		if n == 0 || time.Now().After(deadline) {
-			return n
-		}
-		<-tick.C
-	}
-}
-
-// groupMembers lists the live (not zombie) processes of group pgid.
-func groupMembers(pgid int) []int {
-	if err := syscall.Kill(-pgid, 0); errors.Is(err, syscall.ESRCH) {
-		return nil
-	}
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return []int{-1}
-	}
-	var pids []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		state, pg, ok := procStat(pid)
-		if ok && pg == pgid && state != 'Z' && state != 'X' {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
-}
-
 // alive reports whether pid is a live (not zombie) process.
 func alive(pid int) bool {
 	if pid <= 0 || syscall.Kill(pid, 0) != nil {
 		return false
 	}
-	state, _, ok := procStat(pid)
+	state, ok := transport.ProcState(pid)
 	return !ok || (state != 'Z' && state != 'X')
-}
-
-// procStat reads a process's state and group from /proc.
-func procStat(pid int) (state byte, pgrp int, ok bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, 0, false
-	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0, 0, false
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 3 || len(f[0]) != 1 {
-		return 0, 0, false
-	}
-	pg, err := strconv.Atoi(f[2])
-	if err != nil {
-		return 0, 0, false
-	}
-	return f[0][0], pg, true
 }
 
 // killPID kills one process that is not our child.

@@ -7,10 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path"
 	"runtime/debug"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mcpflight/mcpflight/chrono"
@@ -73,8 +73,11 @@ type Config struct {
 	Revision string
 	// DualEra says the client supports 2026-07-28 and legacy servers.
 	DualEra bool
-	// Cases to run, in order.
+	// Cases to run; the report lists them in this order, whatever Jobs.
 	Cases []Case
+	// Jobs is how many cases run at once, each with its own server side
+	// and client; 1 (also for zero) runs them one after another.
+	Jobs int
 	// CaseTimeout bounds one case; runner.DefaultCaseTimeout if zero.
 	CaseTimeout time.Duration
 	// Grace is the case's observation window; 500ms if zero.
@@ -121,26 +124,76 @@ func Run(ctx context.Context, cfg Config) (*runner.Report, error) {
 	}
 	rep := &runner.Report{Target: cfg.ClientName, Transport: cfg.Transport, Version: cfg.Revision, Strict: cfg.Strict,
 		Started: time.Now(), Counts: map[verdict.Verdict]int{}, Role: runner.RoleClient}
-	var runErr error
-	for _, c := range cfg.Cases {
+	results, runErr := runCases(ctx, cfg)
+	for _, res := range results {
+		rep.Results = append(rep.Results, res)
+		rep.Counts[res.Outcome.Verdict]++
+		rep.Interrupted = rep.Interrupted || res.Interrupted
+	}
+	rep.Interrupted = rep.Interrupted || runErr != nil
+	rep.Duration = time.Since(rep.Started)
+	rep.Teardown = clientTeardown(runner.GradeTeardown(rep.Results, cfg.Strict))
+	rep.Schema = runner.SchemaReportOf(cfg.Revision, rep.Results)
+	return rep, runErr
+}
+
+// clientTeardown words the teardown grade for clients: a client still
+// running at the end of its case, stopped with SIGTERM or SIGKILL, breaks
+// no rule of its own (STD-46 binds stdio servers), and the case that
+// waited on it says why it was still running; info. Processes left over
+// (servers the client spawned and never shut down: STD-7) keep the grade.
+func clientTeardown(g runner.TeardownGrade) runner.TeardownGrade {
+	stopped := g.Steps[transport.StepSIGTERM] + g.Steps[transport.StepSIGKILL]
+	if g.Leftovers > 0 || len(g.Errors) > 0 || stopped == 0 {
+		return g
+	}
+	g.Verdict, g.Requirement = verdict.Info, ""
+	g.Summary = fmt.Sprintf("%d of %d clients were still running at the end of their case and were stopped (SIGTERM %d, SIGKILL %d); the cases say why",
+		stopped, g.Sessions, g.Steps[transport.StepSIGTERM], g.Steps[transport.StepSIGKILL])
+	return g
+}
+
+// runCases runs the cases, cfg.Jobs at a time, and returns the results of
+// those that ran, in the order of cfg.Cases. When ctx ends, the cases not
+// yet started are not run, and the error says which was the first.
+func runCases(ctx context.Context, cfg Config) ([]runner.Result, error) {
+	jobs := max(cfg.Jobs, 1)
+	results := make([]runner.Result, len(cfg.Cases))
+	ran := make([]bool, len(cfg.Cases))
+	slots := make(chan struct{}, jobs)
+	var (
+		wg     sync.WaitGroup
+		runErr error
+	)
+	for i, c := range cfg.Cases {
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+		}
 		if err := ctx.Err(); err != nil {
 			runErr = fmt.Errorf("clientrun: run interrupted before %s: %w", c.ID, err)
 			break
 		}
-		res := runCase(ctx, cfg, c)
-		res = runner.CheckCaseSchema(cfg.Revision, res)
-		if cfg.Strict && res.Outcome.Verdict == verdict.Warn {
-			res.Outcome.Verdict = verdict.Fail
-			res.Outcome.Summary += " (warn under --strict)"
-		}
-		rep.Results = append(rep.Results, res)
-		rep.Counts[res.Outcome.Verdict]++
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-slots }()
+			res := runner.CheckCaseSchema(cfg.Revision, runCase(ctx, cfg, c))
+			if cfg.Strict && res.Outcome.Verdict == verdict.Warn {
+				res.Outcome.Verdict = verdict.Fail
+				res.Outcome.Summary += " (warn under --strict)"
+			}
+			results[i], ran[i] = res, true
+		}()
 	}
-	rep.Interrupted = runErr != nil || (len(rep.Results) > 0 && rep.Results[len(rep.Results)-1].Interrupted)
-	rep.Duration = time.Since(rep.Started)
-	rep.Teardown = runner.GradeTeardown(rep.Results, cfg.Strict)
-	rep.Schema = runner.SchemaReportOf(cfg.Revision, rep.Results)
-	return rep, runErr
+	wg.Wait()
+	out := make([]runner.Result, 0, len(results))
+	for i, res := range results {
+		if ran[i] {
+			out = append(out, res)
+		}
+	}
+	return out, runErr
 }
 
 // runCase runs one case with its own chronology, server and client.
@@ -382,7 +435,7 @@ serve:
 	if stdio != nil {
 		own := os.Getpid()
 		pids := slices.DeleteFunc(stdio.PIDs(), func(pid int) bool { return pid == own })
-		left := waitGone(func() int {
+		left := transport.WaitGone(func() int {
 			n := 0
 			for _, pid := range pids {
 				if alive(pid) {
@@ -436,32 +489,7 @@ func stderrTail(log *chrono.Log) string {
 }
 
 // Select returns the cases whose IDs match any of globs (path.Match), in
-// catalogue order; none selects all.
+// catalogue order; none selects all (runner.SelectBy).
 func Select(all []Case, globs []string) ([]Case, error) {
-	if len(globs) == 0 {
-		return slices.Clone(all), nil
-	}
-	picked := make([]bool, len(all))
-	for _, g := range globs {
-		matched := false
-		for i, c := range all {
-			ok, err := path.Match(g, c.ID)
-			if err != nil {
-				return nil, fmt.Errorf("clientrun: case glob %q: %w", g, err)
-			}
-			if ok {
-				picked[i], matched = true, true
-			}
-		}
-		if !matched {
-			return nil, fmt.Errorf("%w %q", runner.ErrNoMatch, g)
-		}
-	}
-	var out []Case
-	for i, c := range all {
-		if picked[i] {
-			out = append(out, c)
-		}
-	}
-	return out, nil
+	return runner.SelectBy(all, func(c Case) string { return c.ID }, globs)
 }

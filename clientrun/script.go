@@ -46,9 +46,12 @@ type Script struct {
 	HoldInitialize bool
 	// Tools are listed by tools/list.
 	Tools []Tool
-	// Tasks declares tasks.requests.tools.call (2025-11-25); a
-	// task-augmented tools/call then creates a task that stays working
-	// until tasks/cancel.
+	// Tasks declares tasks.requests.tools.call (2025-11-25), or under
+	// 2026-07-28 the io.modelcontextprotocol/tasks extension in
+	// server/discover's capabilities. A task-augmented tools/call
+	// (2025-11-25: params.task; the extension: a request that declares
+	// the extension in its own _meta, TSX-1, TSX-2) then creates a task
+	// that stays working until tasks/cancel.
 	Tasks bool
 	// Call serves one tools/call that is not task-augmented; it runs in
 	// a goroutine of its own and must return when ctx ends. Nil answers
@@ -153,6 +156,8 @@ type Task struct {
 	// CancelSeq is the seq of the tasks/cancel that cancelled it.
 	cancelSeq uint64
 	terminal  chan struct{}
+	// modern: the tasks extension's shape (ttlMs, pollIntervalMs).
+	modern bool
 }
 
 // Status is the task's status and the seq of the tasks/cancel, if any.
@@ -166,6 +171,9 @@ func (t *Task) wire() map[string]any {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	ts := t.created.UTC().Format(time.RFC3339Nano)
+	if t.modern {
+		return map[string]any{"taskId": t.ID, "status": t.status, "createdAt": ts, "lastUpdatedAt": ts, "ttlMs": 60000, "pollIntervalMs": 20}
+	}
 	return map[string]any{"taskId": t.ID, "status": t.status, "createdAt": ts, "lastUpdatedAt": ts, "ttl": 60000, "pollInterval": 20}
 }
 
@@ -289,9 +297,12 @@ func (p *Peer) request(ctx context.Context, in Inbound) {
 		}
 	case mcp.MethodServerDiscover:
 		if p.modern {
+			caps := map[string]any{"tools": map[string]any{}}
+			if p.script.Tasks {
+				caps["extensions"] = map[string]any{mcp.ExtensionTasks: map[string]any{}}
+			}
 			_ = p.answer(ctx, in, map[string]any{"supportedVersions": []string{spec.V20260728},
-				"capabilities": map[string]any{"tools": map[string]any{}},
-				"_meta":        map[string]any{mcp.MetaServerInfo: ServerInfo}})
+				"capabilities": caps, "_meta": map[string]any{mcp.MetaServerInfo: ServerInfo}})
 			return
 		}
 		pa := ProbeAnswer{}
@@ -309,7 +320,8 @@ func (p *Peer) request(ctx context.Context, in Inbound) {
 		tools := []any{}
 		for _, t := range p.script.Tools {
 			tool := map[string]any{"name": t.Name, "inputSchema": map[string]any{"type": "object"}}
-			if t.TaskSupport != "" {
+			if t.TaskSupport != "" && !p.modern {
+				// 2026-07-28 tasks are server-directed: no taskSupport.
 				tool["execution"] = map[string]any{"taskSupport": t.TaskSupport}
 			}
 			tools = append(tools, tool)
@@ -318,8 +330,16 @@ func (p *Peer) request(ctx context.Context, in Inbound) {
 	case mcp.MethodToolsCall:
 		p.toolsCall(ctx, in)
 	case mcp.MethodTasksGet, mcp.MethodTasksCancel, mcp.MethodTasksResult:
+		if p.modern {
+			p.extTaskRequest(ctx, in)
+			return
+		}
 		p.taskRequest(ctx, in)
 	case mcp.MethodTasksList:
+		if p.modern {
+			_ = p.fail(ctx, in, jsonrpc.CodeMethodNotFound, "method not found: "+m.Method, nil)
+			return
+		}
 		p.mu.Lock()
 		list := []any{}
 		for _, t := range p.taskList {
@@ -361,6 +381,7 @@ func (p *Peer) toolsCall(ctx context.Context, in Inbound) {
 		Task      json.RawMessage `json:"task"`
 		Meta      struct {
 			Token json.RawMessage `json:"progressToken"`
+			Caps  json.RawMessage `json:"io.modelcontextprotocol/clientCapabilities"`
 		} `json:"_meta"`
 	}
 	_ = json.Unmarshal(in.Msg.Params, &params)
@@ -371,14 +392,22 @@ func (p *Peer) toolsCall(ctx context.Context, in Inbound) {
 	p.mu.Lock()
 	p.calls = append(p.calls, c)
 	p.mu.Unlock()
-	if params.Task != nil && p.script.Tasks && !p.modern {
-		t := &Task{ID: fmt.Sprintf("task-%d-%s", len(p.taskList)+1, c.ID.String()), Call: c, status: mcp.TaskWorking,
-			created: time.Now(), terminal: make(chan struct{})}
-		c.Task = t
+	augmented := params.Task != nil && !p.modern || p.modern && declaresTasks(params.Meta.Caps)
+	if augmented && p.script.Tasks {
 		p.mu.Lock()
+		t := &Task{ID: fmt.Sprintf("task-%d-%s", len(p.taskList)+1, c.ID.String()), Call: c, status: mcp.TaskWorking,
+			created: time.Now(), terminal: make(chan struct{}), modern: p.modern}
+		c.Task = t
 		p.tasks[t.ID] = t
 		p.taskList = append(p.taskList, t)
 		p.mu.Unlock()
+		if p.modern {
+			// The extension's CreateTaskResult is the task itself, flat,
+			// with resultType "task" (TSX-8).
+			raw, err := jsonrpc.EncodeResult(in.Msg.ID, mergeInto(t.wire(), map[string]any{"resultType": mcp.ResultTypeTask}))
+			_ = sendOn(ctx, p.log, in.reply, encodeOrNote(p.log, raw, err), true)
+			return
+		}
 		_ = p.answer(ctx, in, map[string]any{"task": t.wire()})
 		return
 	}
@@ -393,16 +422,25 @@ func (p *Peer) toolsCall(ctx context.Context, in Inbound) {
 	}()
 }
 
+// knownTask is the task with id, or nil after answering in with -32602
+// (TSK-68, TSX-53: an unknown taskId is invalid params).
+func (p *Peer) knownTask(ctx context.Context, in Inbound, id string) *Task {
+	p.mu.Lock()
+	t := p.tasks[id]
+	p.mu.Unlock()
+	if t == nil {
+		_ = p.fail(ctx, in, jsonrpc.CodeInvalidParams, "unknown task", nil)
+	}
+	return t
+}
+
 func (p *Peer) taskRequest(ctx context.Context, in Inbound) {
 	var params struct {
 		TaskID string `json:"taskId"`
 	}
 	_ = json.Unmarshal(in.Msg.Params, &params)
-	p.mu.Lock()
-	t := p.tasks[params.TaskID]
-	p.mu.Unlock()
+	t := p.knownTask(ctx, in, params.TaskID)
 	if t == nil {
-		_ = p.fail(ctx, in, jsonrpc.CodeInvalidParams, "unknown task", nil)
 		return
 	}
 	switch in.Msg.Method {
@@ -430,6 +468,64 @@ func (p *Peer) taskRequest(ctx context.Context, in Inbound) {
 			}
 		}()
 	}
+}
+
+// declaresTasks reports whether per-request client capabilities declare
+// the tasks extension (TSX-2).
+func declaresTasks(caps json.RawMessage) bool {
+	var c struct {
+		Extensions map[string]json.RawMessage `json:"extensions"`
+	}
+	if len(caps) == 0 || json.Unmarshal(caps, &c) != nil {
+		return false
+	}
+	_, ok := c.Extensions[mcp.ExtensionTasks]
+	return ok
+}
+
+func mergeInto(dst, src map[string]any) map[string]any {
+	for k, v := range src {
+		dst[k] = v
+	}
+	return dst
+}
+
+// extTaskRequest serves tasks/get and tasks/cancel of the tasks extension
+// (2026-07-28): the task flat (TSX-23), an empty acknowledgement for a
+// cancel (TSX-44), -32601 for the removed tasks/result (TSX-65), and
+// -32021 for a request that does not declare the extension (TSX-56).
+func (p *Peer) extTaskRequest(ctx context.Context, in Inbound) {
+	var params struct {
+		TaskID string `json:"taskId"`
+		Meta   struct {
+			Caps json.RawMessage `json:"io.modelcontextprotocol/clientCapabilities"`
+		} `json:"_meta"`
+	}
+	_ = json.Unmarshal(in.Msg.Params, &params)
+	switch {
+	case in.Msg.Method == mcp.MethodTasksResult:
+		_ = p.fail(ctx, in, jsonrpc.CodeMethodNotFound, "method not found: tasks/result is removed by the tasks extension", nil)
+		return
+	case !declaresTasks(params.Meta.Caps):
+		_ = p.fail(ctx, in, mcp.CodeMissingRequiredClientCapability, "Missing required client capability",
+			map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{mcp.ExtensionTasks: map[string]any{}}}})
+		return
+	}
+	t := p.knownTask(ctx, in, params.TaskID)
+	if t == nil {
+		return
+	}
+	if in.Msg.Method == mcp.MethodTasksGet {
+		_ = p.answer(ctx, in, t.wire())
+		return
+	}
+	t.mu.Lock()
+	if t.status == mcp.TaskWorking {
+		t.status, t.cancelSeq = mcp.TaskCancelled, in.Seq
+		close(t.terminal)
+	}
+	t.mu.Unlock()
+	_ = p.answer(ctx, in, map[string]any{})
 }
 
 func (p *Peer) notification(ctx context.Context, in Inbound) {

@@ -689,6 +689,12 @@ func orNone(s string) string {
 // No globs selects every case. A glob that matches nothing, or is
 // malformed, is an error.
 func Select(all []probe.Case, globs []string) ([]probe.Case, error) {
+	return SelectBy(all, func(c probe.Case) string { return c.ID }, globs)
+}
+
+// SelectBy is Select for any catalogue whose rows id names (the client
+// catalogue's too).
+func SelectBy[C any](all []C, id func(C) string, globs []string) ([]C, error) {
 	if len(globs) == 0 {
 		return slices.Clone(all), nil
 	}
@@ -696,7 +702,7 @@ func Select(all []probe.Case, globs []string) ([]probe.Case, error) {
 	for _, g := range globs {
 		matched := false
 		for i, c := range all {
-			ok, err := path.Match(g, c.ID)
+			ok, err := path.Match(g, id(c))
 			if err != nil {
 				return nil, fmt.Errorf("runner: case glob %q: %w", g, err)
 			}
@@ -708,7 +714,7 @@ func Select(all []probe.Case, globs []string) ([]probe.Case, error) {
 			return nil, fmt.Errorf("%w %q", ErrNoMatch, g)
 		}
 	}
-	var out []probe.Case
+	var out []C
 	for i, c := range all {
 		if picked[i] {
 			out = append(out, c)

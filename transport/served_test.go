@@ -175,7 +175,7 @@ func TestServedStartFailures(t *testing.T) {
 			}
 			pid := startedPid(t, log)
 			waitGone(t, pid)
-			if n, pids := groupLeftovers(pid); n != 0 {
+			if n, pids := GroupLeftovers(pid); n != 0 {
 				t.Errorf("process group %d still has %v", pid, pids)
 			}
 		})
@@ -235,7 +235,7 @@ func TestServedLadder(t *testing.T) {
 		if !hasEvent(log, chrono.KindState, "leftover process(es) still running") {
 			t.Errorf("the grandchild was not swept with SIGKILL")
 		}
-		if n, pids := groupLeftovers(s.Pid()); n != 0 {
+		if n, pids := GroupLeftovers(s.Pid()); n != 0 {
 			t.Errorf("process group %d still has %v", s.Pid(), pids)
 		}
 	})

@@ -490,7 +490,7 @@ func (s *child) teardown(ctx context.Context, early bool, escalate func(context.
 	}
 
 	// The leader is gone (or unkillable); now its descendants.
-	if n, pids := groupLeftovers(s.pid); n > 0 {
+	if n, pids := GroupLeftovers(s.pid); n > 0 {
 		s.signalGroup(syscall.SIGKILL, fmt.Sprintf("%d leftover process(es) still running after the server exited (pids %v)", n, pids))
 	}
 	td.Leftovers = s.waitGroupGone(killWait)
@@ -845,11 +845,21 @@ func scanLines(r io.Reader, max int, emit func(raw []byte, size int)) error {
 // no event to wait on for processes that are not our children, hence the
 // polling.
 func (s *child) waitGroupGone(d time.Duration) int {
+	return WaitGone(func() int {
+		n, _ := GroupLeftovers(s.pid)
+		return n
+	}, d)
+}
+
+// WaitGone polls count every 5ms until it is zero or d has passed, and
+// returns the last count: for processes that are not the caller's
+// children, whose end no event announces.
+func WaitGone(count func() int, d time.Duration) int {
 	deadline := time.Now().Add(d)
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		n, _ := groupLeftovers(s.pid)
+		n := count()
 		if n == 0 || time.Now().After(deadline) {
 			return n
 		}
@@ -857,10 +867,10 @@ func (s *child) waitGroupGone(d time.Duration) int {
 	}
 }
 
-// groupLeftovers counts the live (not zombie) processes of group pgid and
+// GroupLeftovers counts the live (not zombie) processes of group pgid and
 // lists their pids when /proc can tell; without /proc, a group that still
 // exists counts as one process of unknown pid.
-func groupLeftovers(pgid int) (int, []int) {
+func GroupLeftovers(pgid int) (int, []int) {
 	if err := syscall.Kill(-pgid, 0); errors.Is(err, syscall.ESRCH) {
 		return 0, nil
 	}
@@ -893,6 +903,17 @@ func procGroupMembers(pgid int) ([]int, error) {
 		}
 	}
 	return pids, nil
+}
+
+// ProcState is the state letter of process pid in /proc/PID/stat ('R',
+// 'S', 'Z' for a zombie…); ok is false when /proc cannot tell.
+func ProcState(pid int) (state byte, ok bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, false
+	}
+	state, _, ok = parseProcStat(b)
+	return state, ok
 }
 
 // parseProcStat extracts the state and the process group from the text of

@@ -42,6 +42,10 @@ Flags:
                        the versioning/probe-* cases
   --case GLOB          run only cases whose ID matches (repeatable)
   --strict             count warns as fails
+  --jobs N             run N cases at once, each with its own server side and
+                       client; 1 runs them one after another. Default: as
+                       check's (16 over HTTP, 8 per CPU over stdio). The
+                       report is the same whatever N
   --json FILE          also write the report as JSON ("-": stdout)
   --jsonl-dir DIR      write each case's chronology to DIR/<case-id>.jsonl
   --junit FILE         also write the report as JUnit XML
@@ -50,15 +54,14 @@ Flags:
   --write-baseline FILE
                        write this run's fails and warns as a baseline
   -v                   print every case's chronology
+  -q                   print only the summary line (and, with --baseline,
+                       the comparison)
   --case-timeout D     deadline of one case (default 15s)
   --max-frame BYTES    largest frame accepted from the client (default 4194304)
   --client-fault NAME  give the built-in client a fault (repeatable; see
                        --list-client-faults)
   --list-client-faults list the built-in client's faults
 `
-
-// TODO(merge with jobs): --jobs, as for check, once runner.Config.Jobs
-// is on this branch's base.
 
 func (e Env) checkClient(ctx context.Context, args []string) (int, error) {
 	var (
@@ -84,6 +87,8 @@ func (e Env) checkClient(ctx context.Context, args []string) (int, error) {
 	fs.StringVar(&o.baseline, "baseline", "", "")
 	fs.StringVar(&o.writeBase, "write-baseline", "", "")
 	fs.BoolVar(&o.verbose, "v", false, "")
+	fs.BoolVar(&o.quiet, "q", false, "")
+	fs.IntVar(&o.jobs, "jobs", 0, "")
 	fs.DurationVar(&o.caseTimeout, "case-timeout", runner.DefaultCaseTimeout, "")
 	fs.IntVar(&o.maxFrame, "max-frame", transport.DefaultMaxFrame, "")
 	fs.Var(&faults, "client-fault", "")
@@ -113,6 +118,10 @@ func (e Env) checkClient(ctx context.Context, args []string) (int, error) {
 		return 0, usagef(checkClientUsage, "--case-timeout must be positive")
 	case o.maxFrame <= 0:
 		return 0, usagef(checkClientUsage, "--max-frame must be positive")
+	case o.jobs < 0:
+		return 0, usagef(checkClientUsage, "--jobs must be at least 1")
+	case o.quiet && o.verbose:
+		return 0, usagef(checkClientUsage, "-q and -v contradict each other; pass one")
 	case len(faults) > 0 && command != "":
 		return 0, usagef(checkClientUsage, "--client-fault applies to the built-in client only, not to --command")
 	}
@@ -149,6 +158,10 @@ func (e Env) checkClient(ctx context.Context, args []string) (int, error) {
 	if err != nil {
 		return 0, usagef(checkClientUsage, "%v", err)
 	}
+	jobs := o.jobs
+	if jobs == 0 {
+		jobs = runner.DefaultJobs(tr)
+	}
 	rep, runErr := clientrun.Run(ctx, clientrun.Config{
 		Client:       clientrun.Command{Argv: argv},
 		ClientName:   name,
@@ -156,6 +169,7 @@ func (e Env) checkClient(ctx context.Context, args []string) (int, error) {
 		Revision:     protocol,
 		DualEra:      dualEra || command == "",
 		Cases:        selected,
+		Jobs:         jobs,
 		CaseTimeout:  o.caseTimeout,
 		Strict:       o.strict,
 		RelayCommand: self,
@@ -164,20 +178,34 @@ func (e Env) checkClient(ctx context.Context, args []string) (int, error) {
 	if rep == nil {
 		return 0, runErr
 	}
+	// The client runner reports at the end: the text report is printed
+	// whole (or, with -q, its summary; with --json -, only the JSON).
+	var live *liveOutput
+	if o.jsonFile != "-" {
+		live = newLiveOutput(e.Stdout, len(selected), report.TextOptions{Verbose: o.verbose, Color: useColor(e.Stdout, e.Getenv)},
+			false, o.quiet, 80, e.redact)
+		live.wholeAtEnd()
+	}
+	return e.finishRun(rep, o, known, live, runErr)
+}
+
+// finishRun ends a run the way check and check-client share: the report
+// compared with the --baseline entries known (when o names one) and
+// written (e.write), an interrupted run said on stderr, the
+// --write-baseline file written, the comparison printed, and the exit
+// code: the comparison's with a baseline, else the report's.
+func (e Env) finishRun(rep *runner.Report, o checkOptions, known []baseline.Entry, live *liveOutput, runErr error) (int, error) {
 	var cmp *baseline.Comparison
 	if o.baseline != "" {
 		c := baseline.Compare(rep, known)
 		cmp = &c
 	}
-	// The client runner reports at the end: the text report is printed
-	// whole (or, with -q, its summary).
-	out := newLiveOutput(e.Stdout, len(selected), report.TextOptions{Verbose: o.verbose, Color: useColor(e.Stdout, e.Getenv)},
-		false, o.quiet, 80, e.redact)
-	out.wholeAtEnd()
-	if err := e.write(rep, o, cmp, out); err != nil {
+	if err := e.write(rep, o, cmp, live); err != nil {
 		return 0, err
 	}
 	if runErr != nil {
+		// Interrupted: the partial report is out, and its exit code says
+		// so (report.Interrupted).
 		fmt.Fprintf(e.Stderr, "mcpflight: %v\n", runErr)
 	}
 	if o.writeBase != "" {
@@ -185,6 +213,7 @@ func (e Env) checkClient(ctx context.Context, args []string) (int, error) {
 		if err := e.writeFile(o.writeBase, func(w io.Writer) error { return baseline.Write(w, entries) }); err != nil {
 			return 0, fmt.Errorf("--write-baseline: %w", err)
 		}
+		fmt.Fprintf(e.Stderr, "mcpflight: wrote a baseline of %s to %s\n", plural(len(entries), "known failure or warning", "known failures and warnings"), o.writeBase)
 	}
 	if cmp != nil {
 		if o.jsonFile != "-" {

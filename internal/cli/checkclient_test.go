@@ -9,12 +9,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // clientReport is what the tests read of a check-client JSON report.
@@ -43,7 +46,8 @@ func readClientReport(t *testing.T, path string) clientReport {
 
 // TestCheckClientBuiltin grades mcpflight's own client through the real
 // binary (client-adapter as the child, client-relay as its server): it
-// passes everything it runs, at least 12 cases over stdio.
+// passes everything it runs, at least 12 cases under each revision and
+// transport.
 func TestCheckClientBuiltin(t *testing.T) {
 	for _, tc := range []struct {
 		args    []string
@@ -52,6 +56,7 @@ func TestCheckClientBuiltin(t *testing.T) {
 		{nil, 12},
 		{[]string{"--transport", "http"}, 12},
 		{[]string{"--protocol", "2026-07-28"}, 12},
+		{[]string{"--protocol", "2026-07-28", "--transport", "http"}, 12},
 	} {
 		t.Run(strings.Join(append([]string{"default"}, tc.args...), " "), func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "r.json")
@@ -208,7 +213,7 @@ func TestCheckClientTypeScript(t *testing.T) {
 		{"client-2.4.0/stdio/2026", "client-adapter.mjs", []string{"--protocol", "2026-07-28", "--dual-era"}, want{
 			"stdio/shutdown-closes-stdin": {"warn"},
 		}},
-		{"client-2.4.0/http/2026", "client-adapter.mjs", []string{"--protocol", "2026-07-28", "--dual-era", "--transport", "http", "--case-timeout", "8s"}, want{
+		{"client-2.4.0/http/2026", "client-adapter.mjs", []string{"--protocol", "2026-07-28", "--dual-era", "--transport", "http"}, want{
 			"http/reissue-after-broken-stream": {"fail"},
 		}},
 	}
@@ -221,7 +226,11 @@ func TestCheckClientTypeScript(t *testing.T) {
 			slots <- struct{}{}
 			defer func() { <-slots }()
 			path := filepath.Join(t.TempDir(), "r.json")
-			r := runCLI(t, "", append([]string{"check-client", "--command", adapter(run.adapter), "--json", path}, run.args...)...)
+			// Two cases at a time: each starts a Node process, which on a
+			// loaded machine takes seconds; the case deadline is only a
+			// safety net (every case ends on evidence), so it is generous.
+			r := runCLI(t, "", append([]string{"check-client", "--command", adapter(run.adapter), "--json", path,
+				"--jobs", "2", "--case-timeout", "60s"}, run.args...)...)
 			if r.code == ExitError {
 				t.Fatalf("exit code %d\n%s\n%s", r.code, r.stdout, r.stderr)
 			}
@@ -243,5 +252,62 @@ func TestCheckClientTypeScript(t *testing.T) {
 				t.Errorf("only %d cases ran", ran)
 			}
 		})
+	}
+}
+
+var progressSentText = regexp.MustCompile(`\b\d+ progress notifications sent`)
+
+// TestCheckClientJobsSameReport: the client catalogue against the
+// built-in client with two faults on, at --jobs 1 and --jobs 4, gives the
+// same JSON report apart from timings (and what varies between two runs
+// at --jobs 1 too; see normalReport), and the faults are seen at both.
+func TestCheckClientJobsSameReport(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	reports := map[string]string{}
+	for _, jobs := range []string{"1", "4"} {
+		file := filepath.Join(dir, "report-"+jobs+".json")
+		r := runCLI(t, "", "check-client", "--client-fault", "no-cancel-on-timeout", "--client-fault", "shares-progress-token",
+			"--jobs", jobs, "--json", file)
+		if r.code != ExitNonConformant {
+			t.Fatalf("--jobs %s: exit code %d, want %d\n%s\n%s", jobs, r.code, ExitNonConformant, r.stdout, r.stderr)
+		}
+		raw, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// How many progress notifications the server sent before the
+		// client's maximum timeout stopped them varies from run to run.
+		reports[jobs] = progressSentText.ReplaceAllString(normalReport(t, raw), "<n> progress notifications sent")
+	}
+	if diff := cmp.Diff(reports["1"], reports["4"]); diff != "" {
+		t.Errorf("JSON reports (-jobs 1 +jobs 4):\n%s", diff)
+	}
+	var doc struct {
+		Counts map[string]int `json:"counts"`
+	}
+	if err := json.Unmarshal([]byte(reports["4"]), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Counts["fail"] == 0 || doc.Counts["pass"] == 0 {
+		t.Errorf("counts %v: want passes and fails", doc.Counts)
+	}
+}
+
+// TestCheckClientQuiet: -q prints the summary line and nothing else.
+func TestCheckClientQuiet(t *testing.T) {
+	t.Parallel()
+	r := runCLI(t, "", "check-client", "-q", "--case", "cancel/*")
+	if r.code != ExitConformant {
+		t.Fatalf("exit code %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if !regexp.MustCompile(`^mcpflight: 4 cases — \d+ pass, 0 fail, 0 warn, \d+ info, \d+ skip, 0 error \(\d+\.\d+s\) — conformant\n$`).MatchString(r.stdout) {
+		t.Errorf("-q printed %q", r.stdout)
+	}
+	if r := runCLI(t, "", "check-client", "-q", "-v"); r.code != ExitError {
+		t.Errorf("-q -v: exit code %d, want %d", r.code, ExitError)
+	}
+	if r := runCLI(t, "", "check-client", "--jobs", "-1"); r.code != ExitError {
+		t.Errorf("--jobs -1: exit code %d, want %d", r.code, ExitError)
 	}
 }

@@ -12,7 +12,7 @@ await run({
     // to initialize); 2025-11-25: the plain legacy handshake.
     const modern = c.protocolVersion === '2026-07-28';
     const client = new Client({ name: 'mcpflight-client-adapter', version: '1.0.0' },
-      modern ? { versionNegotiation: { mode: 'auto', probe: { timeoutMs: 1000 } } } : {});
+      modern ? { versionNegotiation: { mode: 'auto', probe: { timeoutMs: 5000 } } } : {});
     const transport = c.transport === 'http'
       ? new StreamableHTTPClientTransport(new URL(c.url))
       : new StdioClientTransport({ command: c.server.command, args: c.server.args, stderr: 'inherit' });
@@ -20,7 +20,7 @@ await run({
     return client;
   },
   async call(client, c) {
-    if (c.task) return { outcome: 'unsupported', error: 'the 2.x client has no task API in this adapter' };
+    if (c.task) return { outcome: 'unsupported', error: '@modelcontextprotocol/client 2.4.0 has no task API (no callToolStream, and neither the 2025-11-25 tasks nor the 2026-07-28 tasks extension)' };
     const { ac, opts } = callOptions(c);
     try {
       const res = await client.callTool({ name: c.tool, arguments: c.arguments ?? {} }, opts);
