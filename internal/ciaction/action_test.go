@@ -106,9 +106,10 @@ func TestActionAgainstReferenceServer(t *testing.T) {
 	})
 	t.Run("a broken server fails the step and still leaves both reports", func(t *testing.T) {
 		code, out, outputs, dir := runAction(t, bin, map[string]string{
-			"INPUT_COMMAND": bin + " serve --stdio --fault ping-broken",
-			"INPUT_PROFILE": "reference",
-			"INPUT_ARGS":    "--case ping/*",
+			"INPUT_COMMAND":  bin + " serve --stdio --fault ping-broken",
+			"INPUT_PROFILE":  "reference",
+			"INPUT_REVISION": "2025-11-25", // ping is 2025-11-25's (2026-07-28 removed it)
+			"INPUT_ARGS":     "--case ping/*",
 		})
 		if code != 1 {
 			t.Fatalf("exit code %d, want 1:\n%s", code, out)
