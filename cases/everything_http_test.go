@@ -16,7 +16,6 @@ import (
 	"github.com/mcpflight/mcpflight/probe"
 	"github.com/mcpflight/mcpflight/profile"
 	"github.com/mcpflight/mcpflight/runner"
-	"github.com/mcpflight/mcpflight/transport"
 	"github.com/mcpflight/mcpflight/verdict"
 )
 
@@ -77,15 +76,7 @@ func TestCatalogueOverHTTPAgainstServerEverything(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts node")
 	}
-	node, err := exec.LookPath("node")
-	_, statErr := os.Stat(serverEverything)
-	if err != nil || statErr != nil {
-		msg := fmt.Sprintf("needs node and %s (cd testdata/targets && npm ci): %v %v", serverEverything, err, statErr)
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
+	node := everythingNode(t)
 	url := startEverythingHTTP(t, node)
 	prof, err := profile.Builtin(profile.ServerEverything)
 	if err != nil {
@@ -97,16 +88,10 @@ func TestCatalogueOverHTTPAgainstServerEverything(t *testing.T) {
 			sel = append(sel, c)
 		}
 	}
-	// One server, a session per case; the cases run at the same time.
-	rep, err := runEach(func() (runner.Target, func()) {
-		return runner.Target{
-			Name:      url,
-			Transport: runner.TransportHTTP,
-			Dial: func(ctx context.Context, log *chrono.Log) (transport.Conn, error) {
-				return transport.DialHTTP(ctx, transport.HTTPConfig{URL: url, Log: log, StallTimeout: 20 * time.Second})
-			},
-		}, func() {}
-	}, runner.Config{Profile: prof, Cases: sel, CaseTimeout: time.Minute})
+	// One server, a session per case, the cases side by side as check
+	// runs them (one Pace for the run); the case deadline is a safety net.
+	rep, err := runner.Run(context.Background(), runner.Config{Target: everythingHTTPTarget(url), Profile: prof, Cases: sel,
+		Jobs: runner.DefaultJobs(runner.TransportHTTP), CaseTimeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}

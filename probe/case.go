@@ -112,8 +112,15 @@ type Env struct {
 	// not offer the extension.
 	Control *control.Client
 	// Grace is how long a case watches for something that must not happen
-	// when the target offers no checkpoints to synchronise on.
+	// when the target offers no checkpoints to synchronise on and nothing
+	// has been learned of its pace (see Window); with Pace nil, every
+	// window is Grace. It also sizes Patience.
 	Grace time.Duration
+	// Pace is what the run has learned of the target's pace, shared by
+	// its cases; windows are sized from it (Window). Nil keeps every
+	// window at Grace, never skips one and bounds every wait for the
+	// target's remaining work by SlowBudget: the careful setting.
+	Pace *Pace
 	// Transport names the transport ("stdio", "http", "inprocess").
 	Transport string
 	// Revision is the protocol revision the run tests (spec.V20251125,
@@ -131,6 +138,11 @@ type Env struct {
 	// recording into the same chronology; the runner closes it when the
 	// case ends. Nil when the runner offers no second session.
 	Open func(ctx context.Context) (*peer.Session, error)
+
+	// watchedTo is the chronology's length when the last window ended
+	// (0: no window yet), for Observe to see whether anything has been
+	// sent or received since. A case watches from one goroutine.
+	watchedTo uint64
 }
 
 // Patience bounds a wait for something that must happen and that nothing
