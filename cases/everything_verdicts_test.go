@@ -110,12 +110,15 @@ func TestSameVerdictsAsTheCarefulRun(t *testing.T) {
 		name   string
 		target func(t *testing.T) runner.Target
 	}{
+		// Over HTTP each run has a server process of its own, so that
+		// the sixteen sessions of the defaults do not slow the careful
+		// run's server, nor the other way round.
 		{"http", func(t *testing.T) runner.Target { return everythingHTTPTarget(startEverythingHTTP(t, node)) }},
 		{"stdio", func(*testing.T) runner.Target { return everythingStdioTarget(node) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			tgt := tc.target(t)
+			tgt, other := tc.target(t), tc.target(t)
 			lean, err := profile.Builtin(profile.ServerEverything)
 			if err != nil {
 				t.Fatal(err)
@@ -123,7 +126,7 @@ func TestSameVerdictsAsTheCarefulRun(t *testing.T) {
 			// The case deadline is a safety net for both runs alike.
 			careful := runner.Config{Target: tgt, Profile: carefulProfile(t), Cases: cases.All(),
 				FixedWindows: true, Jobs: 1, CaseTimeout: time.Minute}
-			defaults := runner.Config{Target: tgt, Profile: lean, Cases: cases.All(),
+			defaults := runner.Config{Target: other, Profile: lean, Cases: cases.All(),
 				Jobs: runner.DefaultJobs(tgt.Transport), Starts: runner.DefaultStarts(tgt.Transport), CaseTimeout: time.Minute}
 			reps := make([]*runner.Report, 2)
 			errs := make([]error, 2)

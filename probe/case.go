@@ -153,8 +153,16 @@ type Env struct {
 // thing a case tests; what must not happen is judged after a barrier
 // (Quiesce) or, on a target without checkpoints, over Grace. It stays
 // well inside the default case deadline, so that an answer that never
-// comes is a verdict, not a deadline error.
-func (e *Env) Patience() time.Duration { return 4*e.Grace + 3*time.Second }
+// comes is a verdict, not a deadline error. With a Pace it grows by
+// twenty typical round trips: on a machine loaded enough that a round
+// trip takes half a second, the net is ten seconds wider.
+func (e *Env) Patience() time.Duration {
+	d := 4*e.Grace + 3*time.Second
+	if e.Pace != nil {
+		d += 20 * e.Pace.RoundTrip()
+	}
+	return d
+}
 
 // WithPatience bounds ctx by Patience, and ends it a second before the
 // case's own deadline, so that an answer that never comes is a verdict

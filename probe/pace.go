@@ -176,6 +176,13 @@ func (p *Pace) Window() (time.Duration, string) {
 	return w, why
 }
 
+// RoundTrip is the typical prompt round trip learned so far (0: none).
+func (p *Pace) RoundTrip() time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.typicalRTT()
+}
+
 // Step is the longest progress interval learned so far (0: none).
 func (p *Pace) Step() time.Duration {
 	p.mu.Lock()

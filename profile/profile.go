@@ -217,14 +217,15 @@ func builtins() map[string]*Profile {
 		ServerEverything: {
 			Name:        ServerEverything,
 			Description: "@modelcontextprotocol/server-everything@2026.8.31 (npx @modelcontextprotocol/server-everything stdio)",
-			// Three steps of 0.2 s: a step to cancel after, two to see
+			// Three steps of 0.4 s: a step to cancel after, two to see
 			// whether the cancel stopped the work, and an interval long
-			// enough for a cancel sent after step 1 to arrive before
-			// step 2 (a round trip is a few ms here, tens under load),
-			// short enough that a window sized from it is brief
-			// (docs/profiles.md, "Choosing durations").
+			// enough for a cancel sent after step 1 to reach the server
+			// before the work ends even on a loaded machine (round trips
+			// of half a second were seen here under load, and 0.2 s steps
+			// then lost that race), short enough that a window sized from
+			// it is brief (docs/profiles.md, "Choosing durations").
 			Slow: &Tool{Name: "trigger-long-running-operation",
-				Arguments: map[string]any{"duration": 0.6, "steps": 3}},
+				Arguments: map[string]any{"duration": 1.2, "steps": 3}},
 			SlowSteps: 3,
 			// simulate-research-query: taskSupport "required", four stages
 			// of one second each, pollInterval 1000, ttl 300000.
