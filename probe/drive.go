@@ -373,36 +373,47 @@ func (e *Env) Observe(ctx context.Context) error {
 // ResultBudget bounds a wait for the operation's response when only its
 // remaining work can bring it (a resumed stream, a request that noise
 // must not have touched): with a Pace, the steps not yet seen at half as
-// long again as the longest step interval learned, plus two windows;
-// SlowBudget without a Pace, on a controlled target (its steps wait on
-// gates), or while the step interval or count is unknown.
+// long again as the longest step interval learned (before any, the time
+// this call took to its first step), plus two windows; SlowBudget
+// without a Pace, on a controlled target (its steps wait on gates), or
+// while neither is known.
 func (o *Op) ResultBudget() time.Duration {
 	e := o.e
 	if e.Pace == nil || e.Control != nil || o.Steps <= 0 {
 		return e.SlowBudget()
 	}
 	w := e.Window() // learns this case's steps first
+	seen, first := o.progressSeen()
 	step := e.Pace.Step()
+	if step == 0 {
+		// No two steps of one call seen yet in the run: the time to
+		// this call's first step (its start and one step) bounds one.
+		step = first
+	}
 	if step == 0 {
 		return e.SlowBudget()
 	}
-	left := max(o.Steps-o.progressSeen(), 0)
+	left := max(o.Steps-seen, 0)
 	return min(time.Duration(left)*(step+step/2)+2*w, e.SlowBudget())
 }
 
 // progressSeen counts the progress notifications read for the call's
-// token.
-func (o *Op) progressSeen() int {
+// token, and says how long after the call the first came (0: none yet).
+func (o *Op) progressSeen() (int, time.Duration) {
 	if !o.Call.Token.IsValid() {
-		return 0
+		return 0, 0
 	}
-	isMine, n := ProgressFor(o.Call.Token), 0
+	isMine, n, first := ProgressFor(o.Call.Token), 0, time.Duration(0)
+	sent := o.e.EventAt(o.Call.SentSeq).Offset
 	for _, ev := range o.e.Log.Since(o.Call.SentSeq) {
 		if ev.Dir == chrono.In && isMine(ev) {
+			if n == 0 {
+				first = ev.Offset - sent
+			}
 			n++
 		}
 	}
-	return n
+	return n, first
 }
 
 // ErrUnanswered reports a request the target did not answer, although
