@@ -221,8 +221,12 @@ func faultConfig(tg Target, row faultRow) Config {
 // run again, does too. Every other fault is explored as well and shows
 // nothing.
 func TestFaultTable(t *testing.T) {
+	t.Parallel()
 	for _, row := range faultTable() {
 		t.Run(fmt.Sprintf("%s/%s", row.fault, row.transport), func(t *testing.T) {
+			// Every row explores a server of its own, mostly waiting on
+			// it: the rows run side by side.
+			t.Parallel()
 			tg := target(t, row.transport, row.fault)
 			cfg := faultConfig(tg, row)
 			if row.excluded != "" {
@@ -300,6 +304,7 @@ func TestFaultTable(t *testing.T) {
 // says: calls complete, cancels are accepted at every point, tasks are
 // cancelled, and HTTP streams are dropped and resumed.
 func TestConformingServer(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		transport string
 		ops       int
@@ -311,6 +316,7 @@ func TestConformingServer(t *testing.T) {
 		{TransportStdio, 300, 1, []Kind{OpCall, OpAdvance, OpCancel, OpClose}},
 	} {
 		t.Run(tc.transport, func(t *testing.T) {
+			t.Parallel()
 			res, err := Run(context.Background(), Config{Target: target(t, tc.transport), Seed: 42, Ops: tc.ops,
 				OpTimeout: 20 * time.Second, Workers: tc.workers})
 			if err != nil {
@@ -338,6 +344,7 @@ func TestConformingServer(t *testing.T) {
 // no such evidence still find nothing wrong with the conforming server,
 // and still fire on a broken one.
 func TestWithoutControl(t *testing.T) {
+	t.Parallel()
 	prof := &profile.Profile{Name: "ungated", Slow: &profile.Tool{Name: "slow", Arguments: map[string]any{"key": "", "steps": 3, "gated": false}}}
 	cfg := Config{Target: target(t, TransportInProcess), Seed: 3, Ops: 600, NoControl: true, Profile: prof, OpTimeout: 20 * time.Second}
 	res, err := Run(context.Background(), cfg)
@@ -380,6 +387,7 @@ func sum(m map[string]int) int {
 // each session sends the same frames in the same order and receives the
 // same ones (task IDs and timestamps aside, which the server draws).
 func TestSeedReproducible(t *testing.T) {
+	t.Parallel()
 	tg := target(t, TransportInProcess)
 	run := func(workers int) *Result {
 		res, err := Run(context.Background(), Config{Target: tg, Seed: 9, Ops: 1200, NoRaces: true, Workers: workers, OpTimeout: 20 * time.Second})
