@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"testing"
 	"time"
 
@@ -82,6 +83,22 @@ type finding struct {
 	Requirement string
 }
 
+// racyOnEverything lists the cases whose verdict against server-everything
+// depends on a race inside the server rather than on how long mcpflight
+// watches, each with the verdicts it was seen to reach and why. They are
+// compared against those verdicts, not against each other.
+var racyOnEverything = map[string]struct {
+	seen []finding
+	why  string
+}{
+	"http/disconnect-is-not-cancel": {
+		seen: []finding{{verdict.Warn, "HTTP-25"}, {verdict.Pass, ""}},
+		why: "the case resumes the dropped stream at once; the SDK then loses the rest of the call when it handles the " +
+			"dropped response's close after the resuming GET, and delivers it when it handles the close first, which " +
+			"sixteen sessions side by side make more likely (seen both ways at the default --jobs; always warn alone)",
+	},
+}
+
 func findings(rep *runner.Report) map[string]finding {
 	out := map[string]finding{}
 	for _, r := range rep.Results {
@@ -146,7 +163,20 @@ func TestSameVerdictsAsTheCarefulRun(t *testing.T) {
 			}
 			t.Logf("careful: %v, %s; defaults: %v, %s", reps[0].Duration.Round(time.Millisecond), summary(reps[0]),
 				reps[1].Duration.Round(time.Millisecond), summary(reps[1]))
-			if diff := cmp.Diff(findings(reps[0]), findings(reps[1])); diff != "" {
+			want, got := findings(reps[0]), findings(reps[1])
+			for id, racy := range racyOnEverything {
+				for _, f := range []finding{want[id], got[id]} {
+					if !slices.Contains(racy.seen, f) {
+						t.Errorf("%s: %s %s, which is none of the verdicts its race was seen to reach (%v)", id, f.Verdict, f.Requirement, racy.seen)
+					}
+				}
+				if want[id] != got[id] {
+					t.Logf("%s: %s under the careful run, %s under the defaults: %s", id, want[id].Verdict, got[id].Verdict, racy.why)
+				}
+				delete(want, id)
+				delete(got, id)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
 				for _, rep := range reps {
 					for _, r := range rep.Results {
 						t.Logf("%-48s %-5s %s", r.ID, r.Outcome.Verdict, chrono.Sanitize(r.Outcome.Summary, false))
