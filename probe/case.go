@@ -113,14 +113,14 @@ type Env struct {
 	Control *control.Client
 	// Grace is how long a case watches for something that must not happen
 	// when the target offers no checkpoints to synchronise on and nothing
-	// has been learned of its pace (see Window); with Pace nil, every
+	// has been learned of its pace (see Window); with Pacing nil, every
 	// window is Grace. It also sizes Patience.
 	Grace time.Duration
-	// Pace is what the run has learned of the target's pace, shared by
-	// its cases; windows are sized from it (Window). Nil keeps every
+	// Pacing is what the run has learned of the target's pace, shared
+	// by its cases; windows are sized from it (Window). Nil keeps every
 	// window at Grace, never skips one and bounds every wait for the
 	// target's remaining work by SlowBudget: the careful setting.
-	Pace *Pace
+	Pacing *Pace
 	// Transport names the transport ("stdio", "http", "inprocess").
 	Transport string
 	// Revision is the protocol revision the run tests (spec.V20251125,
@@ -153,13 +153,13 @@ type Env struct {
 // thing a case tests; what must not happen is judged after a barrier
 // (Quiesce) or, on a target without checkpoints, over Grace. It stays
 // well inside the default case deadline, so that an answer that never
-// comes is a verdict, not a deadline error. With a Pace it grows by
+// comes is a verdict, not a deadline error. With Pacing it grows by
 // twenty typical round trips: on a machine loaded enough that a round
 // trip takes half a second, the net is ten seconds wider.
 func (e *Env) Patience() time.Duration {
 	d := 4*e.Grace + 3*time.Second
-	if e.Pace != nil {
-		d += 20 * e.Pace.RoundTrip()
+	if e.Pacing != nil {
+		d += 20 * e.Pacing.RoundTrip()
 	}
 	return d
 }

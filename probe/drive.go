@@ -311,15 +311,15 @@ func (o *Op) Settle(ctx context.Context) (control.Reached, error) {
 }
 
 // Observe watches for something that must not happen while frames keep
-// being recorded, for one window (Window). With a Pace the window lasts
+// being recorded, for one window (Window). With Pacing the window lasts
 // until nothing has been received for that long (at most three windows
 // from its start), and a window right after another, with nothing sent
 // or received in between, is not watched again: it would watch for the
-// same thing. Without a Pace it is Grace, as it always was. The window's
+// same thing. Without Pacing it is Grace, as it always was. The window's
 // end is recorded as a deadline event: an observation, not a
 // synchronisation.
 func (e *Env) Observe(ctx context.Context) error {
-	if e.Pace == nil {
+	if e.Pacing == nil {
 		t := time.NewTimer(e.Grace)
 		defer t.Stop()
 		select {
@@ -372,19 +372,19 @@ func (e *Env) Observe(ctx context.Context) error {
 
 // ResultBudget bounds a wait for the operation's response when only its
 // remaining work can bring it (a resumed stream, a request that noise
-// must not have touched): with a Pace, the steps not yet seen at half as
+// must not have touched): with Pacing, the steps not yet seen at half as
 // long again as the longest step interval learned (before any, the time
 // this call took to its first step), plus two windows; SlowBudget
-// without a Pace, on a controlled target (its steps wait on gates), or
+// without Pacing, on a controlled target (its steps wait on gates), or
 // while neither is known.
 func (o *Op) ResultBudget() time.Duration {
 	e := o.e
-	if e.Pace == nil || e.Control != nil || o.Steps <= 0 {
+	if e.Pacing == nil || e.Control != nil || o.Steps <= 0 {
 		return e.SlowBudget()
 	}
 	w := e.Window() // learns this case's steps first
 	seen, first := o.progressSeen()
-	step := e.Pace.Step()
+	step := e.Pacing.Step()
 	if step == 0 {
 		// No two steps of one call seen yet in the run: the time to
 		// this call's first step (its start and one step) bounds one.
@@ -422,12 +422,12 @@ var ErrUnanswered = errors.New("request not answered")
 
 // AwaitAnswer waits for the answer to a request that the target can give
 // at once (a status read, a ping). On a target without checkpoints, with
-// a Pace, the absence is decided by evidence rather than a fixed bound:
+// Pacing, the absence is decided by evidence rather than a fixed bound:
 // after one window without the answer a ping is sent, and once the ping
 // is answered (the target has read and handled what came after the
 // request) one more window passes; a request still unanswered then is
 // ErrUnanswered. A ping that fails leaves the decision to Patience, the
-// bound of every other case (and of a run without a Pace). It returns
+// bound of every other case (and of a run without Pacing). It returns
 // how long it waited.
 func (e *Env) AwaitAnswer(ctx context.Context, call *peer.Call) (*jsonrpc.Message, time.Duration, error) {
 	start := time.Now()
@@ -440,7 +440,7 @@ func (e *Env) AwaitAnswer(ctx context.Context, call *peer.Call) (*jsonrpc.Messag
 		}
 		return nil, time.Since(start), err
 	}
-	if e.Pace == nil || e.Control != nil {
+	if e.Pacing == nil || e.Control != nil {
 		resp, err := call.Await(pctx)
 		if err != nil {
 			return unanswered(err, fmt.Sprintf("within %v", patience))
@@ -489,8 +489,8 @@ func (e *Env) AwaitAnswer(ctx context.Context, call *peer.Call) (*jsonrpc.Messag
 }
 
 // Window is how long a case watches for something that must not happen
-// on a target without checkpoints: sized from the run's Pace (see
-// Pace.Window), or Grace without one. A case's own frames teach the Pace
+// on a target without checkpoints: sized from the run's Pacing (see
+// Pace.Window), or Grace without it. A case's own frames teach the Pace
 // first.
 func (e *Env) Window() time.Duration {
 	w, _ := e.window()
@@ -498,11 +498,11 @@ func (e *Env) Window() time.Duration {
 }
 
 func (e *Env) window() (time.Duration, string) {
-	if e.Pace == nil {
+	if e.Pacing == nil {
 		return e.Grace, "fixed"
 	}
-	e.Pace.Learn(e.Log, e.Control == nil, e.Transport == "stdio")
-	return e.Pace.Window()
+	e.Pacing.Learn(e.Log, e.Control == nil, e.Transport == "stdio")
+	return e.Pacing.Window()
 }
 
 // wireActiveSince reports whether anything was sent or received after

@@ -106,7 +106,7 @@ func TestPaceWindow(t *testing.T) {
 func TestObserveDoesNotWatchTwiceForNothing(t *testing.T) {
 	p := NewPace(MinWindow)
 	p.step = ms
-	e := &Env{Log: chrono.New(), Pace: p, Grace: MinWindow}
+	e := &Env{Log: chrono.New(), Pacing: p, Grace: MinWindow}
 	ctx := context.Background()
 	windows := func() int {
 		n := 0

@@ -406,7 +406,7 @@ func runCase(ctx context.Context, cfg Config, c probe.Case, hooks caseHooks) (Re
 		Profile:   cfg.Profile,
 		Control:   ctl,
 		Grace:     cfg.Grace,
-		Pace:      cfg.pace,
+		Pacing:    cfg.pace,
 		Transport: cfg.Target.Transport,
 		// A case that judges teardown gets the same bound as the runner's
 		// own close, so the ladder's escalation is what it observes.
