@@ -217,15 +217,16 @@ func builtins() map[string]*Profile {
 		ServerEverything: {
 			Name:        ServerEverything,
 			Description: "@modelcontextprotocol/server-everything@2026.8.31 (npx @modelcontextprotocol/server-everything stdio)",
-			// Three steps of 0.4 s: a step to cancel after, two to see
-			// whether the cancel stopped the work, and an interval long
-			// enough for a cancel sent after step 1 to reach the server
-			// before the work ends even on a loaded machine (round trips
-			// of half a second were seen here under load, and 0.2 s steps
-			// then lost that race), short enough that a window sized from
-			// it is brief (docs/profiles.md, "Choosing durations").
+			// Three steps of 0.5 s: a step to cancel after, two to see
+			// whether the cancel stopped the work, and a second between
+			// step 1 and the end for the cancel to get there. Shorter
+			// steps lose that race on a loaded machine: at 0.2 s and at
+			// 0.4 s the same-verdicts test saw the work end before the
+			// cancel was sent or handled (round trips of half a second
+			// under load), where 0.5 s steps never did
+			// (docs/profiles.md, "Choosing durations").
 			Slow: &Tool{Name: "trigger-long-running-operation",
-				Arguments: map[string]any{"duration": 1.2, "steps": 3}},
+				Arguments: map[string]any{"duration": 1.5, "steps": 3}},
 			SlowSteps: 3,
 			// simulate-research-query: taskSupport "required", four stages
 			// of one second each, pollInterval 1000, ttl 300000.

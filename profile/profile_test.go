@@ -139,7 +139,7 @@ func TestBuiltin(t *testing.T) {
 		grace     time.Duration
 	}{
 		{Reference, "slow", map[string]any{"steps": 3}, 3, true, true, 300 * time.Millisecond},
-		{ServerEverything, "trigger-long-running-operation", map[string]any{"duration": 1.2, "steps": 3}, 3, false, false, 1200 * time.Millisecond},
+		{ServerEverything, "trigger-long-running-operation", map[string]any{"duration": 1.5, "steps": 3}, 3, false, false, 1200 * time.Millisecond},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
