@@ -650,9 +650,9 @@ func cancelExtraFields(ctx context.Context, e *probe.Env) verdict.Outcome {
 		return verdict.Errorf("%v", err)
 	}
 	// On a controlled target the end checkpoint says which way the cancel
-	// went; elsewhere the grace window decides: a response within it is
-	// an ignored cancel.
-	wait := e.Grace
+	// went; elsewhere the operation's remaining work and a window decide:
+	// a response within them is an ignored cancel.
+	wait := op.ResultBudget()
 	if e.Control != nil {
 		r, err := op.Settle(ctx)
 		switch {

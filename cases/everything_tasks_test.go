@@ -2,19 +2,14 @@ package cases_test
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mcpflight/mcpflight/cases"
-	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/profile"
 	"github.com/mcpflight/mcpflight/runner"
-	"github.com/mcpflight/mcpflight/transport"
 	"github.com/mcpflight/mcpflight/verdict"
 )
 
@@ -33,15 +28,7 @@ func TestTaskCasesAgainstServerEverything(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the research task takes four seconds a case")
 	}
-	node, err := exec.LookPath("node")
-	_, statErr := os.Stat(serverEverything)
-	if err != nil || statErr != nil {
-		msg := fmt.Sprintf("needs node and %s (cd testdata/targets && npm ci): %v %v", serverEverything, err, statErr)
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
+	node := everythingNode(t)
 	prof, err := profile.Builtin(profile.ServerEverything)
 	if err != nil {
 		t.Fatal(err)
@@ -50,16 +37,11 @@ func TestTaskCasesAgainstServerEverything(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A server process per case; the cases run at the same time.
-	rep, err := runEach(func() (runner.Target, func()) {
-		return runner.Target{
-			Name:      "server-everything",
-			Transport: runner.TransportStdio,
-			Dial: func(ctx context.Context, log *chrono.Log) (transport.Conn, error) {
-				return transport.StartStdio(ctx, transport.StdioConfig{Argv: []string{node, serverEverything, "stdio"}, Log: log})
-			},
-		}, func() {}
-	}, runner.Config{Profile: prof, Cases: sel, CloseTimeout: 3 * time.Second, CaseTimeout: time.Minute})
+	// A server process per case, the cases side by side as check runs
+	// them; the case deadline is a safety net.
+	rep, err := runner.Run(context.Background(), runner.Config{Target: everythingStdioTarget(node), Profile: prof, Cases: sel,
+		CloseTimeout: 3 * time.Second, Jobs: runner.DefaultJobs(runner.TransportStdio), Starts: runner.DefaultStarts(runner.TransportStdio),
+		CaseTimeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -828,7 +828,8 @@ func getStreamClean(ctx context.Context, e *probe.Env) verdict.Outcome {
 		}
 		return verdict.Passf("the GET stream carried nothing of the call (all %d progress notifications came on its own stream)", st.ProgressSent)
 	}
-	wctx, cancel := context.WithTimeout(ctx, e.Grace)
+	window := e.Window()
+	wctx, cancel := context.WithTimeout(ctx, window)
 	defer cancel()
 	ev, err := e.Log.WaitFor(wctx, 0, onGET)
 	switch {
@@ -837,7 +838,7 @@ func getStreamClean(ctx context.Context, e *probe.Env) verdict.Outcome {
 	case ctx.Err() != nil:
 		return verdict.Errorf("%v", ctx.Err())
 	}
-	e.Log.Harness(chrono.KindDeadline, "case", fmt.Sprintf("watched the GET stream for %v", e.Grace))
+	e.Log.Harness(chrono.KindDeadline, "case", fmt.Sprintf("watched the GET stream for %v", window))
 	return verdict.Passf("the GET stream carried nothing of the call")
 }
 

@@ -1345,13 +1345,11 @@ func taskIDSourceOfTruth(ctx context.Context, e *probe.Env) verdict.Outcome {
 	if err != nil {
 		return verdict.Errorf("%v", err)
 	}
-	wctx, cancel, wait := e.WithPatience(ctx)
-	defer cancel()
-	resp, err := call.Await(wctx)
+	resp, wait, err := e.AwaitAnswer(ctx, call)
 	switch {
-	case err != nil && ctx.Err() == nil && wctx.Err() != nil:
+	case errors.Is(err, probe.ErrUnanswered):
 		return e.Broke(verdict.Req("TSK-52").Clause("MUST"), []string{"the related-task metadata is ignored; tasks/get answers about task A"},
-			fmt.Sprintf("no answer to tasks/get %s (seq %d) within %v", call.ID, call.SentSeq, wait), call.SentSeq)
+			fmt.Sprintf("no answer to tasks/get %s (seq %d) within %v: %v", call.ID, call.SentSeq, wait.Round(time.Millisecond), err), call.SentSeq)
 	case err != nil:
 		return verdict.Errorf("%v", err)
 	}

@@ -256,6 +256,7 @@ func faultConfig(tg Target, row faultRow) Config {
 // run again, does too. Every other fault is explored as well and shows
 // nothing.
 func TestFaultTable(t *testing.T) {
+	t.Parallel()
 	for _, row := range faultTable() {
 		t.Run(fmt.Sprintf("%s/%s", row.fault, row.transport), func(t *testing.T) {
 			// Each row has a server of its own and a fixed seed: rows
@@ -338,6 +339,7 @@ func TestFaultTable(t *testing.T) {
 // says: calls complete, cancels are accepted at every point, tasks are
 // cancelled, and HTTP streams are dropped and resumed.
 func TestConformingServer(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		transport string
 		ops       int
@@ -349,6 +351,7 @@ func TestConformingServer(t *testing.T) {
 		{TransportStdio, 300, 1, []Kind{OpCall, OpAdvance, OpCancel, OpClose}},
 	} {
 		t.Run(tc.transport, func(t *testing.T) {
+			t.Parallel()
 			res, err := Run(context.Background(), Config{Target: target(t, tc.transport), Seed: 42, Ops: tc.ops,
 				OpTimeout: 20 * time.Second, Workers: tc.workers})
 			if err != nil {
@@ -376,6 +379,7 @@ func TestConformingServer(t *testing.T) {
 // no such evidence still find nothing wrong with the conforming server,
 // and still fire on a broken one.
 func TestWithoutControl(t *testing.T) {
+	t.Parallel()
 	prof := &profile.Profile{Name: "ungated", Slow: &profile.Tool{Name: "slow", Arguments: map[string]any{"key": "", "steps": 3, "gated": false}}}
 	cfg := Config{Target: target(t, TransportInProcess), Seed: 3, Ops: 600, NoControl: true, Profile: prof, OpTimeout: 20 * time.Second}
 	res, err := Run(context.Background(), cfg)
@@ -418,6 +422,7 @@ func sum(m map[string]int) int {
 // each session sends the same frames in the same order and receives the
 // same ones (task IDs and timestamps aside, which the server draws).
 func TestSeedReproducible(t *testing.T) {
+	t.Parallel()
 	tg := target(t, TransportInProcess)
 	run := func(workers int) *Result {
 		res, err := Run(context.Background(), Config{Target: tg, Seed: 9, Ops: 1200, NoRaces: true, Workers: workers, OpTimeout: 20 * time.Second})

@@ -117,8 +117,15 @@ type Env struct {
 	// not offer the extension.
 	Control *control.Client
 	// Grace is how long a case watches for something that must not happen
-	// when the target offers no checkpoints to synchronise on.
+	// when the target offers no checkpoints to synchronise on and nothing
+	// has been learned of its pace (see Window); with Pacing nil, every
+	// window is Grace. It also sizes Patience.
 	Grace time.Duration
+	// Pacing is what the run has learned of the target's pace, shared
+	// by its cases; windows are sized from it (Window). Nil keeps every
+	// window at Grace, never skips one and bounds every wait for the
+	// target's remaining work by SlowBudget: the careful setting.
+	Pacing *Pace
 	// Transport names the transport ("stdio", "http", "inprocess").
 	Transport string
 	// Revision is the protocol revision the run tests (spec.V20251125,
@@ -136,6 +143,11 @@ type Env struct {
 	// recording into the same chronology; the runner closes it when the
 	// case ends. Nil when the runner offers no second session.
 	Open func(ctx context.Context) (*peer.Session, error)
+
+	// watchedTo is the chronology's length when the last window ended
+	// (0: no window yet), for Observe to see whether anything has been
+	// sent or received since. A case watches from one goroutine.
+	watchedTo uint64
 }
 
 // Patience bounds a wait for something that must happen and that nothing
@@ -146,8 +158,16 @@ type Env struct {
 // thing a case tests; what must not happen is judged after a barrier
 // (Quiesce) or, on a target without checkpoints, over Grace. It stays
 // well inside the default case deadline, so that an answer that never
-// comes is a verdict, not a deadline error.
-func (e *Env) Patience() time.Duration { return 4*e.Grace + 3*time.Second }
+// comes is a verdict, not a deadline error. With Pacing it grows by
+// twenty typical round trips: on a machine loaded enough that a round
+// trip takes half a second, the net is ten seconds wider.
+func (e *Env) Patience() time.Duration {
+	d := 4*e.Grace + 3*time.Second
+	if e.Pacing != nil {
+		d += 20 * e.Pacing.RoundTrip()
+	}
+	return d
+}
 
 // WithPatience bounds ctx by Patience, and ends it a second before the
 // case's own deadline, so that an answer that never comes is a verdict

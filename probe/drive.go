@@ -310,17 +310,210 @@ func (o *Op) Settle(ctx context.Context) (control.Reached, error) {
 	return control.Reached{}, o.e.Observe(ctx)
 }
 
-// Observe waits for the grace window while frames keep being recorded.
+// Observe watches for something that must not happen while frames keep
+// being recorded, for one window (Window). With Pacing the window lasts
+// until nothing has been received for that long (at most three windows
+// from its start), and a window right after another, with nothing sent
+// or received in between, is not watched again: it would watch for the
+// same thing. Without Pacing it is Grace, as it always was. The window's
+// end is recorded as a deadline event: an observation, not a
+// synchronisation.
 func (e *Env) Observe(ctx context.Context) error {
-	t := time.NewTimer(e.Grace)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		e.Log.Harness(chrono.KindDeadline, "case", fmt.Sprintf("grace window of %v elapsed", e.Grace))
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
+	if e.Pacing == nil {
+		t := time.NewTimer(e.Grace)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			e.Log.Harness(chrono.KindDeadline, "case", fmt.Sprintf("grace window of %v elapsed", e.Grace))
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
+	if to := e.watchedTo; to != 0 && !e.wireActiveSince(to) {
+		e.Log.Harness(chrono.KindNote, "case", fmt.Sprintf("nothing sent or received since the window that ended at seq %d: not watched again", to))
+		return nil
+	}
+	w, why := e.window()
+	start := time.Now()
+	end, last := start.Add(w), start.Add(3*w)
+	after := e.Log.Len()
+	t := time.NewTimer(w)
+	defer t.Stop()
+	for {
+		changed := e.Log.Changed()
+		for _, ev := range e.Log.Since(after) {
+			after = ev.Seq
+			if ev.Dir == chrono.In {
+				if quiet := time.Now().Add(w); quiet.After(end) {
+					end = quiet
+				}
+				if end.After(last) {
+					end = last
+				}
+			}
+		}
+		t.Reset(time.Until(end))
+		select {
+		case <-t.C:
+			if time.Now().Before(end) {
+				continue
+			}
+			ev := e.Log.Harness(chrono.KindDeadline, "case", fmt.Sprintf("window of %v elapsed with nothing received for %v (%s)",
+				time.Since(start).Round(time.Millisecond), w.Round(time.Millisecond), why))
+			e.watchedTo = ev.Seq
+			return nil
+		case <-changed:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// ResultBudget bounds a wait for the operation's response when only its
+// remaining work can bring it (a resumed stream, a request that noise
+// must not have touched): with Pacing, the steps not yet seen at half as
+// long again as the longest step interval learned (before any, the time
+// this call took to its first step), plus two windows; SlowBudget
+// without Pacing, on a controlled target (its steps wait on gates), or
+// while neither is known.
+func (o *Op) ResultBudget() time.Duration {
+	e := o.e
+	if e.Pacing == nil || e.Control != nil || o.Steps <= 0 {
+		return e.SlowBudget()
+	}
+	w := e.Window() // learns this case's steps first
+	seen, first := o.progressSeen()
+	step := e.Pacing.Step()
+	if step == 0 {
+		// No two steps of one call seen yet in the run: the time to
+		// this call's first step (its start and one step) bounds one.
+		step = first
+	}
+	if step == 0 {
+		return e.SlowBudget()
+	}
+	left := max(o.Steps-seen, 0)
+	return min(time.Duration(left)*(step+step/2)+2*w, e.SlowBudget())
+}
+
+// progressSeen counts the progress notifications read for the call's
+// token, and says how long after the call the first came (0: none yet).
+func (o *Op) progressSeen() (int, time.Duration) {
+	if !o.Call.Token.IsValid() {
+		return 0, 0
+	}
+	isMine, n, first := ProgressFor(o.Call.Token), 0, time.Duration(0)
+	sent := o.e.EventAt(o.Call.SentSeq).Offset
+	for _, ev := range o.e.Log.Since(o.Call.SentSeq) {
+		if ev.Dir == chrono.In && isMine(ev) {
+			if n == 0 {
+				first = ev.Offset - sent
+			}
+			n++
+		}
+	}
+	return n, first
+}
+
+// ErrUnanswered reports a request the target did not answer, although
+// nothing of its own work held the answer back (AwaitAnswer).
+var ErrUnanswered = errors.New("request not answered")
+
+// AwaitAnswer waits for the answer to a request that the target can give
+// at once (a status read, a ping). On a target without checkpoints, with
+// Pacing, the absence is decided by evidence rather than a fixed bound:
+// after one window without the answer a ping is sent, and once the ping
+// is answered (the target has read and handled what came after the
+// request) one more window passes; a request still unanswered then is
+// ErrUnanswered. A ping that fails leaves the decision to Patience, the
+// bound of every other case (and of a run without Pacing). It returns
+// how long it waited.
+func (e *Env) AwaitAnswer(ctx context.Context, call *peer.Call) (*jsonrpc.Message, time.Duration, error) {
+	start := time.Now()
+	pctx, cancel, patience := e.WithPatience(ctx)
+	defer cancel()
+	unanswered := func(err error, why string) (*jsonrpc.Message, time.Duration, error) {
+		if ctx.Err() == nil && pctx.Err() != nil {
+			e.Log.Harness(chrono.KindDeadline, "case", fmt.Sprintf("no answer to request %s %s", call.ID, why))
+			return nil, time.Since(start), fmt.Errorf("%w: %s %s", ErrUnanswered, call.ID, why)
+		}
+		return nil, time.Since(start), err
+	}
+	if e.Pacing == nil || e.Control != nil {
+		resp, err := call.Await(pctx)
+		if err != nil {
+			return unanswered(err, fmt.Sprintf("within %v", patience))
+		}
+		return resp, time.Since(start), nil
+	}
+	wctx, wcancel := context.WithTimeout(pctx, e.Window())
+	resp, err := call.Await(wctx)
+	wcancel()
+	if err == nil || wctx.Err() == nil {
+		return resp, time.Since(start), err
+	}
+	ping, err := e.S.Start(pctx, mcp.MethodPing, nil)
+	if err != nil {
+		return nil, time.Since(start), err
+	}
+	pinged := make(chan error, 1)
+	go func() {
+		_, err := ping.Await(pctx)
+		pinged <- err
+	}()
+	select {
+	case <-call.Done():
+		resp, err := call.Await(pctx)
+		return resp, time.Since(start), err
+	case err := <-pinged:
+		if err != nil {
+			resp, err := call.Await(pctx)
+			if err != nil {
+				return unanswered(err, fmt.Sprintf("within %v (the ping after it failed too)", patience))
+			}
+			return resp, time.Since(start), nil
+		}
+	}
+	_, pingSeq := ping.Response()
+	w := e.Window()
+	wctx, wcancel = context.WithTimeout(pctx, w)
+	defer wcancel()
+	resp, err = call.Await(wctx)
+	if err != nil && ctx.Err() == nil && wctx.Err() != nil {
+		e.Log.Harness(chrono.KindDeadline, "case", fmt.Sprintf("no answer to request %s in %v, although the ping sent after it was answered (seq %d) and a window of %v passed since",
+			call.ID, time.Since(start).Round(time.Millisecond), pingSeq, w.Round(time.Millisecond)))
+		return nil, time.Since(start), fmt.Errorf("%w: %s, although the ping sent after it was answered at seq %d", ErrUnanswered, call.ID, pingSeq)
+	}
+	return resp, time.Since(start), err
+}
+
+// Window is how long a case watches for something that must not happen
+// on a target without checkpoints: sized from the run's Pacing (see
+// Pace.Window), or Grace without it. A case's own frames teach the Pace
+// first.
+func (e *Env) Window() time.Duration {
+	w, _ := e.window()
+	return w
+}
+
+func (e *Env) window() (time.Duration, string) {
+	if e.Pacing == nil {
+		return e.Grace, "fixed"
+	}
+	e.Pacing.Learn(e.Log, e.Control == nil, e.Transport == "stdio")
+	return e.Pacing.Window()
+}
+
+// wireActiveSince reports whether anything was sent or received after
+// seq (harness notes do not count).
+func (e *Env) wireActiveSince(seq uint64) bool {
+	for _, ev := range e.Log.Since(seq) {
+		if ev.Dir != chrono.Harness {
+			return true
+		}
+	}
+	return false
 }
 
 // Complete releases every gate and waits for the response.

@@ -83,11 +83,12 @@ func (e *Env) DropAfterStep(ctx context.Context, h *transport.HTTP, key string) 
 	return op, stream, last, nil
 }
 
-// AwaitResult waits for the call's response within the slow budget, and
-// ends a second before the case's own deadline, so that a result that
-// never comes is a verdict rather than a deadline error.
+// AwaitResult waits for the call's response within the operation's
+// remaining work and a window (Op.ResultBudget), and ends a second before
+// the case's own deadline, so that a result that never comes is a
+// verdict rather than a deadline error.
 func (e *Env) AwaitResult(ctx context.Context, op *Op) (*jsonrpc.Message, error) {
-	budget := e.SlowBudget()
+	budget := op.ResultBudget()
 	if dl, ok := ctx.Deadline(); ok {
 		budget = min(budget, time.Until(dl)-time.Second)
 	}

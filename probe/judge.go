@@ -241,7 +241,7 @@ func (e *Env) CompleteAfterNoise(ctx context.Context, op *Op, noise string, nois
 		o := e.GoneOrError(ctx, err, verdict.Req("CAN-14"), noise, noiseSeq)
 		return &o
 	}
-	budget := e.SlowBudget()
+	budget := op.ResultBudget()
 	if e.Control != nil {
 		// The end checkpoint says how the operation ended: a cancelled
 		// one was touched by the noise, and no response will come.

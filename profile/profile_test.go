@@ -242,11 +242,9 @@ func TestYAMLEdges(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			start := time.Now()
+			// What bounds the work is the parser's node limit and its
+			// duplicate check, which the errors show; no clock decides.
 			_, err := ParseFormat([]byte(tt.data), YAML)
-			if elapsed := time.Since(start); elapsed > 5*time.Second {
-				t.Errorf("took %v", elapsed)
-			}
 			switch {
 			case tt.want == "" && err != nil:
 				t.Fatal(err)

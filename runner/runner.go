@@ -103,6 +103,14 @@ type Config struct {
 	// also how long the runner waits for a case to return after its
 	// deadline; Profile.Grace() if zero.
 	Grace time.Duration
+	// FixedWindows keeps every observation window at Grace, as before
+	// windows were sized from the target's pace (probe.Pace): the
+	// careful setting, for comparing verdicts. When false, Grace is the
+	// longest a window may be.
+	FixedWindows bool
+	// pace is what the run learns of the target's pace, shared by its
+	// cases; nil with FixedWindows.
+	pace *probe.Pace
 	// Strict turns every warn into a fail (--strict).
 	Strict bool
 	// CloseTimeout bounds each session's teardown; when it ends, the
@@ -239,6 +247,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	if cfg.Grace <= 0 {
 		cfg.Grace = cfg.Profile.Grace()
+	}
+	if !cfg.FixedWindows {
+		cfg.pace = probe.NewPace(cfg.Grace)
 	}
 	if cfg.CloseTimeout <= 0 {
 		cfg.CloseTimeout = DefaultCloseTimeout
@@ -397,6 +408,7 @@ func runCase(ctx context.Context, cfg Config, c probe.Case, hooks caseHooks) (Re
 		Profile:   cfg.Profile,
 		Control:   ctl,
 		Grace:     cfg.Grace,
+		Pacing:    cfg.pace,
 		Transport: cfg.Target.Transport,
 		// A case that judges teardown gets the same bound as the runner's
 		// own close, so the ladder's escalation is what it observes.
