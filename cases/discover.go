@@ -311,6 +311,14 @@ func missingEnvelopeField(ctx context.Context, e *probe.Env) verdict.Outcome {
 			return e.Breaks("RPC-52", want, fmt.Sprintf("error %d: %s", rpcErr.Code, chrono.Sanitize(rpcErr.Message, false)), answerAfter(e, seq))
 		case err != nil:
 			return verdict.Errorf("tools/list without %s: %v", key, err)
+		case key == mcp.MetaProtocolVersion && legacyShaped(e, seq):
+			// Without the protocol version the request has the shape of a
+			// legacy one; a server that implements both eras (LIF-47)
+			// may serve it as such, and the spec does not say how a
+			// dual-era server tells them apart.
+			return e.Broke(verdict.Req("RPC-52").Except(verdict.Warn,
+				"the evidence fits two readings: the server served a malformed 2026-07-28 request (RPC-52), or, implementing both eras (LIF-47), took a request without the protocol version for a legacy one, which the spec does not rule out"),
+				want, "the request was served with a result without resultType, as a 2025-11-25 server would answer it", answerAfter(e, seq))
 		default:
 			return e.Breaks("RPC-52", want, "the request was served with a result", answerAfter(e, seq))
 		}
@@ -404,4 +412,23 @@ func initializeErrorNamesVersions(ctx context.Context, e *probe.Env) verdict.Out
 			fmt.Sprintf("error %d naming no version: %s", rpcErr.Code, chrono.Sanitize(rpcErr.Message, false)), answerAfter(e, seq))
 	}
 	return verdict.Errorf("initialize: %v", err)
+}
+
+// legacyShaped reports whether the first result received after seq has no
+// resultType: the answer of a 2025-11-25 server (RPC-40 is 2026-07-28's).
+func legacyShaped(e *probe.Env, seq uint64) bool {
+	for _, ev := range e.Log.Since(seq) {
+		if ev.Dir != chrono.In || ev.Summary.Kind != "result" {
+			continue
+		}
+		var m struct {
+			Result map[string]json.RawMessage `json:"result"`
+		}
+		if json.Unmarshal(ev.Raw, &m) != nil {
+			return false
+		}
+		_, typed := m.Result[mcp.ResultTypeKey]
+		return !typed
+	}
+	return false
 }

@@ -1,6 +1,7 @@
 package wireschema
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 
@@ -115,7 +116,11 @@ func (t *Tracker) Event(ev chrono.Event) (checked bool, vs []Violation) {
 // its answer is a 2025-11-25 message the 2026-07-28 schema cannot judge.
 func (t *Tracker) legacyAnswer(ev chrono.Event) bool {
 	k := ev.Summary.Kind
-	return t.s.Revision == Rev20260728 && (k == "result" || k == "error") && t.sent[ev.Summary.ID].Method == "initialize"
+	if t.s.Revision != Rev20260728 || (k != "result" && k != "error") {
+		return false
+	}
+	req := t.sent[ev.Summary.ID]
+	return req.Method == "initialize" || req.Legacy
 }
 
 func (t *Tracker) sentFrame(ev chrono.Event) {
@@ -123,6 +128,12 @@ func (t *Tracker) sentFrame(ev chrono.Event) {
 		return
 	}
 	req := Request{Method: ev.Summary.Method}
+	if t.s.Revision == Rev20260728 && !bytes.Contains(ev.Raw, []byte(`"io.modelcontextprotocol/protocolVersion"`)) {
+		// A request without the envelope's version (a case sends one on
+		// purpose, RPC-52) may be answered as a legacy one by a dual-era
+		// server: that answer is not the 2026-07-28 schema's to judge.
+		req.Legacy = true
+	}
 	if req.Method == "tools/call" || req.Method == "tasks/result" {
 		var p struct {
 			Params struct {
