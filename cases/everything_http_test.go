@@ -99,13 +99,7 @@ func TestCatalogueOverHTTPAgainstServerEverything(t *testing.T) {
 	}
 	// One server, a session per case; the cases run at the same time.
 	rep, err := runEach(func() (runner.Target, func()) {
-		return runner.Target{
-			Name:      url,
-			Transport: runner.TransportHTTP,
-			Dial: func(ctx context.Context, log *chrono.Log) (transport.Conn, error) {
-				return transport.DialHTTP(ctx, transport.HTTPConfig{URL: url, Log: log, StallTimeout: 20 * time.Second})
-			},
-		}, func() {}
+		return runner.HTTPTarget(url, transport.HTTPConfig{URL: url, StallTimeout: 20 * time.Second}), func() {}
 	}, runner.Config{Profile: prof, Cases: sel, CaseTimeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)

@@ -1,7 +1,6 @@
 package cases_test
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -11,7 +10,6 @@ import (
 	"time"
 
 	"github.com/mcpflight/mcpflight/cases"
-	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/profile"
 	"github.com/mcpflight/mcpflight/runner"
 	"github.com/mcpflight/mcpflight/transport"
@@ -52,13 +50,7 @@ func TestTaskCasesAgainstServerEverything(t *testing.T) {
 	}
 	// A server process per case; the cases run at the same time.
 	rep, err := runEach(func() (runner.Target, func()) {
-		return runner.Target{
-			Name:      "server-everything",
-			Transport: runner.TransportStdio,
-			Dial: func(ctx context.Context, log *chrono.Log) (transport.Conn, error) {
-				return transport.StartStdio(ctx, transport.StdioConfig{Argv: []string{node, serverEverything, "stdio"}, Log: log})
-			},
-		}, func() {}
+		return runner.StdioTarget("server-everything", transport.StdioConfig{Argv: []string{node, serverEverything, "stdio"}}), func() {}
 	}, runner.Config{Profile: prof, Cases: sel, CloseTimeout: 3 * time.Second, CaseTimeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)
