@@ -32,25 +32,16 @@ which is the cancellation there); a second Ctrl-C stops waiting at once.
 The last line says what actually happened.
 
 Flags:
-  --stdio CMD        the server's command line (split like a shell, no shell)
-  --url URL          the MCP endpoint of a Streamable HTTP server
-  --header 'NAME: VALUE'
-                     send this header with every HTTP request (repeatable);
-                     its value is redacted from every output
-  --header-env NAME=VAR
-                     send header NAME with the value of environment
-                     variable VAR (keeps the secret out of the command line)
-  --shell            run --stdio's command line through /bin/sh -c
-  --timeout D        cancel the call after D (e.g. 500ms); 0: no timeout
-  --grace D          after a cancel, how long to wait for a late response
-                     (default 2s)
-  --log-level LEVEL  send logging/setLevel LEVEL first (debug … emergency);
-                     under 2026-07-28 the call carries it in its _meta
-  --task             call the tool as a durable task (2025-11-25); a timeout or
-                     Ctrl-C then stops waiting and sends one tasks/cancel, and
-                     the two-phase controller verifies what happened
-  -v                 print the chronology afterwards
-` + protocolUsage + `
+` + targetUsage + protocolUsage + `  --timeout D          cancel the call after D (e.g. 500ms); 0: no timeout
+  --grace D            after a cancel, how long to wait for a late response
+                       (default 2s)
+  --log-level LEVEL    send logging/setLevel LEVEL first (debug … emergency);
+                       under 2026-07-28 the call carries it in its _meta
+  --task               call the tool as a durable task (2025-11-25); a timeout
+                       or Ctrl-C then stops waiting and sends one tasks/cancel,
+                       and the two-phase controller verifies what happened
+  -v                   print the chronology afterwards
+
 Exit codes: 0 completed, 1 the tool or the server reported an error,
 2 usage or connection error, 124 cancelled by --timeout, 130 interrupted.
 `
@@ -62,34 +53,13 @@ const (
 )
 
 type callOptions struct {
-	stdio    string
-	url      string
-	headers  headerFlags
-	shell    bool
+	targetFlags
 	timeout  time.Duration
 	grace    time.Duration
 	logLevel string
 	verbose  bool
 	maxFrame int
 	task     bool
-	protocol protocolFlag
-}
-
-// parseInterleaved parses flags that may come before or after the
-// positional arguments, as "call TOOL ARGS --timeout 1s" reads naturally.
-func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
-	var positional []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			return positional, nil
-		}
-		positional = append(positional, args[0])
-		args = args[1:]
-	}
 }
 
 // Outcome is how a call ended, as call reports it.
@@ -107,25 +77,16 @@ const (
 func (e Env) call(ctx context.Context, args []string) (int, error) {
 	var o callOptions
 	fs := flag.NewFlagSet("call", flag.ContinueOnError)
-	fs.SetOutput(e.Stderr)
-	fs.Usage = func() { fmt.Fprint(e.Stderr, callUsage) }
-	fs.StringVar(&o.stdio, "stdio", "", "")
-	fs.StringVar(&o.url, "url", "", "")
-	o.headers.register(fs)
-	fs.BoolVar(&o.shell, "shell", false, "")
+	o.register(fs, true)
 	fs.DurationVar(&o.timeout, "timeout", 0, "")
 	fs.DurationVar(&o.grace, "grace", 2*time.Second, "")
 	fs.StringVar(&o.logLevel, "log-level", "", "")
 	fs.BoolVar(&o.verbose, "v", false, "")
 	fs.BoolVar(&o.task, "task", false, "")
 	fs.IntVar(&o.maxFrame, "max-frame", 0, "")
-	o.protocol.register(fs)
-	pos, err := parseInterleaved(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, usagef(callUsage, "%v", err)
+	pos, done, err := e.parseWith(fs, callUsage, args, true)
+	if done || err != nil {
+		return 0, err
 	}
 	mode, err := o.protocol.mode(callUsage, false)
 	if err != nil {
@@ -154,8 +115,7 @@ func (e Env) call(ctx context.Context, args []string) (int, error) {
 			arguments["tickMs"] = 250
 		}
 	}
-	target, _, stopTarget, err := e.sessionTarget(checkOptions{stdio: o.stdio, url: o.url, headers: o.headers,
-		shell: o.shell, maxFrame: o.maxFrame, profile: "reference"}, callUsage)
+	target, _, stopTarget, err := e.sessionTarget(checkOptions{targetFlags: o.targetFlags, maxFrame: o.maxFrame, profile: "reference"}, callUsage)
 	if err != nil {
 		return 0, err
 	}

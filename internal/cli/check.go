@@ -13,10 +13,8 @@ import (
 
 	"github.com/mcpflight/mcpflight/baseline"
 	"github.com/mcpflight/mcpflight/cases"
-	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/negotiate"
 	"github.com/mcpflight/mcpflight/profile"
-	"github.com/mcpflight/mcpflight/refserver"
 	"github.com/mcpflight/mcpflight/report"
 	"github.com/mcpflight/mcpflight/runner"
 	"github.com/mcpflight/mcpflight/transport"
@@ -40,20 +38,8 @@ there is no status line. -q prints only the summary line; with --json -
 only the JSON is printed.
 
 Flags:
-  --stdio CMD          the server's command line, split like a shell would
-                       (quotes, backslashes) but run without a shell
-  --url URL            the MCP endpoint of a Streamable HTTP server
-  --header 'NAME: VALUE'
-                       send this header with every HTTP request (repeatable),
-                       e.g. 'Authorization: Bearer …'; its value is redacted
-                       from every output
-  --header-env NAME=VAR
-                       send header NAME with the value of environment
-                       variable VAR (repeatable): the secret stays out of the
-                       command line, where ps would show it
-  --transport NAME     stdio (default) or http, for the built-in server
-` + checkProtocolUsage + `  --shell              run --stdio's command line through /bin/sh -c
-  --profile NAME|FILE  the target profile: a built-in name (reference,
+` + targetUsage + `  --transport NAME     stdio (default) or http, for the built-in server
+` + checkProtocolUsage + `  --profile NAME|FILE  the target profile: a built-in name (reference,
                        server-everything) or a JSON/YAML file. Default:
                        reference for the built-in server; for --stdio,
                        server-everything when the command names it, else none
@@ -96,10 +82,8 @@ Flags:
 
 // checkOptions are the parsed flags of check.
 type checkOptions struct {
-	stdio       string
-	url         string
+	targetFlags
 	transport   string
-	shell       bool
 	profile     string
 	cases       stringList
 	strict      bool
@@ -117,8 +101,6 @@ type checkOptions struct {
 	runTimeout  time.Duration
 	grace       time.Duration
 	faults      stringList
-	headers     headerFlags
-	protocol    protocolFlag
 	// header is what headers resolved to.
 	header http.Header
 }
@@ -126,10 +108,8 @@ type checkOptions struct {
 func (e Env) check(ctx context.Context, args []string) (int, error) {
 	var o checkOptions
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
-	fs.StringVar(&o.stdio, "stdio", "", "")
-	fs.StringVar(&o.url, "url", "", "")
+	o.register(fs, true)
 	fs.StringVar(&o.transport, "transport", "", "")
-	fs.BoolVar(&o.shell, "shell", false, "")
 	fs.StringVar(&o.profile, "profile", "", "")
 	fs.Var(&o.cases, "case", "")
 	fs.BoolVar(&o.strict, "strict", false, "")
@@ -147,8 +127,6 @@ func (e Env) check(ctx context.Context, args []string) (int, error) {
 	fs.DurationVar(&o.runTimeout, "timeout", 0, "")
 	fs.DurationVar(&o.grace, "grace", 0, "")
 	fs.Var(&o.faults, "target-fault", "")
-	o.headers.register(fs)
-	o.protocol.register(fs)
 	if done, err := e.parse(fs, checkUsage, args); done || err != nil {
 		return 0, err
 	}
@@ -208,7 +186,7 @@ func (e Env) check(ctx context.Context, args []string) (int, error) {
 	if o.url != "" || o.transport == runner.TransportHTTP {
 		target, prof, err = e.httpTarget(o)
 	} else {
-		target, prof, err = e.target(o)
+		target, prof, err = e.stdioTarget(o)
 	}
 	if err != nil {
 		return 0, err
@@ -283,72 +261,6 @@ func (e Env) check(ctx context.Context, args []string) (int, error) {
 		return cmp.ExitCode(rep), nil
 	}
 	return rep.ExitCode(), nil
-}
-
-// target builds the runner's target and the profile to use.
-func (e Env) target(o checkOptions) (runner.Target, *profile.Profile, error) {
-	var (
-		argv []string
-		name string
-		err  error
-	)
-	profileName := o.profile
-	if o.stdio == "" {
-		serve := e.ServeCommand
-		if len(serve) == 0 {
-			exe, err := os.Executable()
-			if err != nil {
-				return runner.Target{}, nil, fmt.Errorf("locating the mcpflight executable for the built-in server: %w", err)
-			}
-			serve = []string{exe}
-		}
-		argv = append(append([]string{}, serve...), "serve", "--stdio")
-		for _, f := range o.faults {
-			if _, err := refserver.ParseFault(f); err != nil {
-				return runner.Target{}, nil, usagef(checkUsage, "--target-fault: %v", err)
-			}
-			argv = append(argv, "--fault", f)
-		}
-		name = "built-in reference server"
-		if len(o.faults) > 0 {
-			name += " with faults " + strings.Join(o.faults, ", ")
-		}
-		if profileName == "" {
-			profileName = profile.Reference
-		}
-	} else {
-		name = o.stdio
-		if o.shell {
-			argv = []string{o.stdio}
-		} else if argv, err = transport.SplitArgs(o.stdio); err != nil {
-			return runner.Target{}, nil, usagef(checkUsage, "--stdio: %v", err)
-		} else if len(argv) == 0 {
-			return runner.Target{}, nil, usagef(checkUsage, "--stdio: empty command line")
-		}
-		if profileName == "" && strings.Contains(o.stdio, "server-everything") {
-			profileName = profile.ServerEverything
-		}
-	}
-
-	var prof *profile.Profile
-	if profileName != "" {
-		if prof, err = profile.Resolve(profileName); err != nil {
-			return runner.Target{}, nil, usagef(checkUsage, "--profile: %v", err)
-		}
-	}
-	shell, maxFrame := o.shell, o.maxFrame
-	return runner.Target{
-		Name:      name,
-		Transport: runner.TransportStdio,
-		Dial: func(ctx context.Context, log *chrono.Log) (transport.Conn, error) {
-			return transport.StartStdio(ctx, transport.StdioConfig{
-				Argv:     argv,
-				Shell:    shell,
-				Log:      log,
-				MaxFrame: maxFrame,
-			})
-		},
-	}, prof, nil
 }
 
 // write renders the report: JSON to a file, chronologies to a directory,

@@ -78,7 +78,14 @@ func TestUsageErrors(t *testing.T) {
 	}{
 		{"no command", nil, "no command given"},
 		{"unknown command", []string{"frobnicate"}, `unknown command "frobnicate"`},
-		{"unknown flag", []string{"check", "--frob"}, "flag provided but not defined: -frob"},
+		{"unknown flag", []string{"check", "--frob"}, "flag provided but not defined: --frob\n"},
+		{"unknown flag, near one", []string{"check", "--jsn", "x"}, "flag provided but not defined: --jsn; did you mean --json?"},
+		{"unknown flag, one dash", []string{"check", "-frob"}, "flag provided but not defined: -frob\n"},
+		{"flag value as typed", []string{"check", "--jobs=many"}, `invalid value "many" for flag --jobs: parse error`},
+		{"flag argument as typed", []string{"check", "--url"}, "flag needs an argument: --url\n"},
+		{"call flag as typed", []string{"call", "slow", "--timeout", "soon"}, `invalid value "soon" for flag --timeout`},
+		{"unknown command, near one", []string{"chek"}, `unknown command "chek"; did you mean "check"?`},
+		{"unknown command, prefix", []string{"req"}, `did you mean "requirements"?`},
 		{"positional", []string{"check", "extra"}, `unexpected argument "extra"`},
 		{"no match", []string{"check", "--case", "nope/*"}, `no case matches "nope/*"`},
 		{"bad glob", []string{"check", "--case", "cancel/[x"}, "syntax error in pattern"},
@@ -109,8 +116,15 @@ func TestUsageErrors(t *testing.T) {
 			if !strings.Contains(r.stderr, tt.want) {
 				t.Errorf("stderr lacks %q:\n%s", tt.want, r.stderr)
 			}
-			if !strings.Contains(r.stderr, "Usage: mcpflight") {
-				t.Errorf("stderr lacks the usage:\n%s", r.stderr)
+			// The error and one line that points at -h, never the flag
+			// list (issue 17.5).
+			lines := strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n")
+			last := lines[len(lines)-1]
+			if !strings.HasPrefix(last, `Run "mcpflight `) || !strings.HasSuffix(last, ` -h" for its flags.`) && last != `Run "mcpflight help" for the commands.` {
+				t.Errorf("stderr does not end with the line pointing at -h:\n%s", r.stderr)
+			}
+			if strings.Contains(r.stderr, "Usage:") || strings.Contains(r.stderr, "Flags:") {
+				t.Errorf("stderr holds the usage:\n%s", r.stderr)
 			}
 			if r.stdout != "" {
 				t.Errorf("stdout not empty: %s", r.stdout)
