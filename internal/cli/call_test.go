@@ -133,7 +133,9 @@ func TestToolsListsTaskSupportAndProfileUse(t *testing.T) {
 // "timeout 500 call_tool …" pattern against the reference server.
 func TestShellScriptTimeoutPattern(t *testing.T) {
 	t.Parallel()
-	r := runCLI(t, "", "shell", "--script", "testdata/timeout.mcpf")
+	// The script names request IDs (cancel 8): they are those of a
+	// 2025-11-25 session, whose initialize is request 1.
+	r := runCLI(t, "", "shell", "--protocol", "2025-11-25", "--script", "testdata/timeout.mcpf")
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
