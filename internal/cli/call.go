@@ -247,11 +247,11 @@ func (e Env) call(ctx context.Context, args []string) (int, error) {
 		if strings.HasPrefix(reason, "timeout") {
 			code = ExitTimeout
 		}
+		err := s.Cancel(runCtx, c, "mcpflight call: "+reason)
 		// Progress from now on crossed the cancel in flight: the server
-		// may have sent it before it saw the cancel (CAN-11, CAN-15), and it is
+		// sent it before it saw the cancel (CAN-11, CAN-15), and it is
 		// marked so.
 		ui.Cancelled()
-		err := s.Cancel(runCtx, c, "mcpflight call: "+reason)
 		if err == nil && c.State() == peer.StateStreamClosed {
 			ui.Line("cancelled request %s (%s) by closing its response stream, the cancellation of 2026-07-28 over HTTP", c.ID, reason)
 		} else if err == nil {
