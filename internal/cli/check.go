@@ -14,6 +14,7 @@ import (
 	"github.com/mcpflight/mcpflight/baseline"
 	"github.com/mcpflight/mcpflight/cases"
 	"github.com/mcpflight/mcpflight/negotiate"
+	"github.com/mcpflight/mcpflight/probe"
 	"github.com/mcpflight/mcpflight/profile"
 	"github.com/mcpflight/mcpflight/report"
 	"github.com/mcpflight/mcpflight/runner"
@@ -44,7 +45,9 @@ Flags:
                        reference for the built-in server; for --stdio,
                        server-everything when the command names it, else none
                        (cases that need a tool are skipped)
-  --case GLOB          run only cases whose ID matches (repeatable), e.g. 'cancel/*'
+  --case GLOB          run only cases whose ID matches (repeatable), e.g.
+                       'cancel/*'; an area alone (--case cancel) means all its
+                       cases, cancel/*
   --strict             count warns (broken SHOULDs) as fails
   --json FILE          also write the report as JSON to FILE ("-": stdout,
                        instead of the text report)
@@ -191,7 +194,7 @@ func (e Env) check(ctx context.Context, args []string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	selected, err := runner.Select(cases.All(), o.cases)
+	selected, err := runner.Select(cases.All(), areaGlobs(cases.All(), o.cases))
 	if err != nil {
 		return 0, usagef(checkUsage, "%v", err)
 	}
@@ -303,6 +306,23 @@ func (e Env) write(rep *runner.Report, o checkOptions, cmp *baseline.Comparison,
 		}
 	}
 	return live.End(rep)
+}
+
+// areaGlobs reads a --case that is an area's name alone (cancel) as
+// every case of the area (cancel/*); other globs stay as they are.
+func areaGlobs(all []probe.Case, globs []string) []string {
+	areas := map[string]bool{}
+	for _, c := range all {
+		areas[c.Area()] = true
+	}
+	out := make([]string, len(globs))
+	for i, g := range globs {
+		out[i] = g
+		if areas[g] && !strings.ContainsAny(g, "/*?[") {
+			out[i] = g + "/*"
+		}
+	}
+	return out
 }
 
 // JSONLName is the file name of a case's chronology in --jsonl-dir.

@@ -156,6 +156,8 @@ Commands:
   tools     list a server's tools, their task support and profile use
   shell     a scriptable session (list_tools, call_tool, timeout, cancel, task, expect)
   cases     list the catalogue
+  requirements
+            list the requirement registry by revision, area and level
   show      render a saved chronology (FILE.jsonl) as a sequence diagram
   version   print the version
   help      print this help
@@ -190,6 +192,8 @@ func (e Env) dispatch(ctx context.Context, args []string) (int, error) {
 		return e.shell(ctx, rest)
 	case "cases":
 		return e.listCases(rest)
+	case "requirements":
+		return e.requirements(rest)
 	case "show":
 		return e.show(rest)
 	case "version", "--version", "-version":

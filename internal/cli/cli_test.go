@@ -10,7 +10,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -536,5 +538,69 @@ func TestJSONLName(t *testing.T) {
 	t.Parallel()
 	if got := JSONLName("cancel/mid-work-no-response"); got != "cancel_mid-work-no-response.jsonl" {
 		t.Errorf("JSONLName = %q", got)
+	}
+}
+
+// TestCaseArea: --case with an area's name alone runs every case of the
+// area, as cancel/* does (issue 17.5).
+func TestCaseArea(t *testing.T) {
+	t.Parallel()
+	area := runCLI(t, "", "check", "--case", "ping", "--json", "-")
+	glob := runCLI(t, "", "check", "--case", "ping/*", "--json", "-")
+	ids := func(r result) []string {
+		t.Helper()
+		if r.code != ExitConformant {
+			t.Fatalf("exit %d\n%s", r.code, r.stderr)
+		}
+		var rep struct {
+			Results []struct {
+				ID string `json:"id"`
+			} `json:"results"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, res := range rep.Results {
+			out = append(out, res.ID)
+		}
+		return out
+	}
+	got, want := ids(area), ids(glob)
+	if len(want) == 0 {
+		t.Fatal("ping/* selects no case")
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("--case ping (-ping/* +ping):\n%s", diff)
+	}
+}
+
+// TestRequirements lists the registry, filtered and as JSON.
+func TestRequirements(t *testing.T) {
+	t.Parallel()
+	r := runCLI(t, "", "requirements", "--area", "can", "--level", "must", "--revision", "2025-11-25")
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "ID ") || !regexp.MustCompile(`(?m)^CAN-2\s+MUST NOT\s+2025-11-25\s+CAN\s`).MatchString(r.stdout) {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if regexp.MustCompile(`(?m)^(PRG|CAN-\d+\s+SHOULD|CAN-\d+\s+MUST\s+2026-07-28\s)`).MatchString(r.stdout) {
+		t.Errorf("a filter let through a row it excludes:\n%s", r.stdout)
+	}
+	j := runCLI(t, "", "requirements", "--json", "--revision", "2026-07-28")
+	var rows []struct {
+		ID        string   `json:"id"`
+		Level     string   `json:"level"`
+		Revisions []string `json:"revisions"`
+		Area      string   `json:"area"`
+	}
+	if err := json.Unmarshal([]byte(j.stdout), &rows); err != nil || len(rows) == 0 {
+		t.Fatalf("--json: %v\n%s", err, j.stdout)
+	}
+	for _, row := range rows {
+		if !slices.Contains(row.Revisions, "2026-07-28") || row.Area == "" || row.Level == "" {
+			t.Errorf("row %+v", row)
+		}
+	}
+	if bad := runCLI(t, "", "requirements", "--revision", "2024-01-01"); bad.code != ExitError {
+		t.Errorf("an unknown revision: exit %d", bad.code)
 	}
 }
