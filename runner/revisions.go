@@ -78,6 +78,10 @@ func RunProtocol(ctx context.Context, cfg Config, mode negotiate.Mode, opts nego
 		return nil, err
 	case errors.Is(err, negotiate.ErrModernRefusal):
 		return nil, err
+	case err != nil && unreachable(err):
+		// Nothing would run: the report would be a line per case saying
+		// so. One error says it instead.
+		return nil, &unreachableError{err: err}
 	case err != nil:
 		rev := string(mode)
 		if mode == negotiate.ModeAuto || mode == negotiate.ModeBoth {

@@ -604,3 +604,22 @@ func TestRequirements(t *testing.T) {
 		t.Errorf("an unknown revision: exit %d", bad.code)
 	}
 }
+
+// TestTargetCannotStart: a target that cannot be started or reached ends
+// the run with one line on stderr and exit 2, not a line per case of
+// "not run" (issue 17.5).
+func TestTargetCannotStart(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{
+		{"check", "--stdio", "/nonexistent/mcp-server --stdio"},
+		{"check", "--url", "http://127.0.0.1:1/mcp"}, // port 1: refused
+	} {
+		r := runCLI(t, "", args...)
+		if r.code != ExitError || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, "could not be started or reached") {
+			t.Errorf("%v: exit %d, stderr %q", args, r.code, r.stderr)
+		}
+		if strings.Contains(r.stdout, "not run") || strings.Count(r.stdout, "\n") > 1 {
+			t.Errorf("%v: stdout %q", args, r.stdout)
+		}
+	}
+}
