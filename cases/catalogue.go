@@ -19,5 +19,7 @@ func All() []probe.Case {
 	all = append(all, httpCases()...)
 	all = append(all, taskCases()...)
 	all = append(all, schemaCases()...)
+	all = append(all, http26Cases()...)
+	all = append(all, tasks26Cases()...)
 	return all
 }

@@ -74,6 +74,7 @@ var killers = map[refserver.Fault][]string{
 	refserver.FaultBogusCursorAccepted:           {"tasks/list-pagination"},
 	refserver.FaultStatusNotificationMeta:        {"tasks/status-notifications"},
 	refserver.FaultTaskProgressOtherToken:        {"tasks/progress-token-lifetime"},
+	refserver.FaultTaskCancelledUnprompted:       {"tasks/not-cancelled-unprompted"},
 }
 
 // httpKillers lists, for every fault of the reference server's HTTP
