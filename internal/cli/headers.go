@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/mcp"
 	"github.com/mcpflight/mcpflight/peer"
 	"github.com/mcpflight/mcpflight/runner"
 	"github.com/mcpflight/mcpflight/transport"
@@ -35,8 +36,8 @@ var reservedHeaders = map[string]bool{
 	transport.HeaderSessionID:       true,
 	transport.HeaderProtocolVersion: true,
 	transport.HeaderLastEventID:     true,
-	"Mcp-Method":                    true,
-	"Mcp-Name":                      true,
+	mcp.HeaderMethod:                true,
+	mcp.HeaderName:                  true,
 	"Content-Type":                  true,
 	"Accept":                        true,
 	"Content-Length":                true,
