@@ -388,7 +388,7 @@ func TestCheckStdio(t *testing.T) {
 	t.Run("missing executable", func(t *testing.T) {
 		t.Parallel()
 		r := runCLI(t, "", "check", "--protocol", "2025-11-25", "--stdio", filepath.Join(t.TempDir(), "no-such-server"), "--case", "ping/*")
-		if r.code != ExitError || !strings.Contains(r.stdout, "cannot reach the target") {
+		if r.code != ExitError || !strings.Contains(r.stderr, "could not be started or reached") || strings.Contains(r.stdout, "not run") {
 			t.Fatalf("exit code %d\n%s\n%s", r.code, r.stdout, r.stderr)
 		}
 	})
@@ -613,6 +613,8 @@ func TestTargetCannotStart(t *testing.T) {
 	for _, args := range [][]string{
 		{"check", "--stdio", "/nonexistent/mcp-server --stdio"},
 		{"check", "--url", "http://127.0.0.1:1/mcp"}, // port 1: refused
+		{"check", "--protocol", "2025-11-25", "--url", "http://127.0.0.1:1/mcp"},
+		{"check", "--protocol", "2025-11-25", "--stdio", "/nonexistent/mcp-server"},
 	} {
 		r := runCLI(t, "", args...)
 		if r.code != ExitError || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, "could not be started or reached") {
