@@ -43,10 +43,7 @@ var inflightBreak = sync.OnceValues(func() (string, error) {
 func inflightTarget(t *testing.T, bin, mode string, overHTTP bool) target {
 	return func() (runner.Target, func()) {
 		if !overHTTP {
-			return runner.Target{Name: "inflightbreak " + mode, Transport: runner.TransportStdio,
-				Dial: func(ctx context.Context, log *chrono.Log) (transport.Conn, error) {
-					return transport.StartStdio(ctx, transport.StdioConfig{Argv: []string{bin, "-mode", mode}, Log: log})
-				}}, func() {}
+			return runner.StdioTarget("inflightbreak "+mode, transport.StdioConfig{Argv: []string{bin, "-mode", mode}}), func() {}
 		}
 		ctx, cancel := context.WithCancel(context.Background())
 		cmd := exec.CommandContext(ctx, bin, "-mode", mode, "-http", "127.0.0.1:0")
@@ -62,13 +59,10 @@ func inflightTarget(t *testing.T, bin, mode string, overHTTP bool) target {
 			t.Errorf("starting inflightbreak -http: %v", err)
 		}
 		url = strings.TrimSpace(url)
-		return runner.Target{Name: url, Transport: runner.TransportHTTP,
-				Dial: func(ctx context.Context, log *chrono.Log) (transport.Conn, error) {
-					return transport.DialHTTP(ctx, transport.HTTPConfig{URL: url, Log: log, StallTimeout: 20 * time.Second})
-				}}, func() {
-				cancel()
-				_ = cmd.Wait()
-			}
+		return runner.HTTPTarget(url, transport.HTTPConfig{URL: url, StallTimeout: 20 * time.Second}), func() {
+			cancel()
+			_ = cmd.Wait()
+		}
 	}
 }
 

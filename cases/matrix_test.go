@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/mcpflight/mcpflight/cases"
-	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/probe"
 	"github.com/mcpflight/mcpflight/profile"
 	"github.com/mcpflight/mcpflight/refserver"
@@ -155,14 +154,7 @@ func referenceTarget(faults refserver.FaultSet) target {
 func referenceTargetWith(opts refserver.Options) target {
 	return func() (runner.Target, func()) {
 		srv := refserver.New(opts)
-		return runner.Target{
-			Name:      "reference",
-			Transport: runner.TransportInProcess,
-			Dial: func(ctx context.Context, log *chrono.Log) (transport.Conn, error) {
-				conn, _ := srv.InProcess(ctx, transport.StreamConfig{Log: log})
-				return conn, nil
-			},
-		}, func() {}
+		return runner.InProcessTarget("reference", srv.ServePipes, transport.StreamConfig{}), func() {}
 	}
 }
 
@@ -182,17 +174,11 @@ func referenceHTTPTargetWith(opts refserver.Options) target {
 		// connections of http.DefaultTransport, which would break the
 		// cases running at the same time against other servers.
 		client := &http.Client{Transport: &http.Transport{}}
-		return runner.Target{
-				Name:      ts.URL,
-				Transport: runner.TransportHTTP,
-				Dial: func(ctx context.Context, log *chrono.Log) (transport.Conn, error) {
-					return transport.DialHTTP(ctx, transport.HTTPConfig{URL: ts.URL, Log: log, StallTimeout: 10 * time.Second, Client: client})
-				},
-			}, func() {
-				h.Close()
-				ts.Close()
-				client.CloseIdleConnections()
-			}
+		return runner.HTTPTarget(ts.URL, transport.HTTPConfig{URL: ts.URL, StallTimeout: 10 * time.Second, Client: client}), func() {
+			h.Close()
+			ts.Close()
+			client.CloseIdleConnections()
+		}
 	}
 }
 

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/mcpflight/mcpflight/cases"
-	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/profile"
 	"github.com/mcpflight/mcpflight/refserver"
 	"github.com/mcpflight/mcpflight/runner"
@@ -31,11 +30,7 @@ func TestTaskCasesWithoutCapability(t *testing.T) {
 	defer cancel()
 	srv := refserver.New(refserver.Options{NoTasks: true})
 	rep, err := runner.Run(ctx, runner.Config{
-		Target: runner.Target{Name: "reference --no-tasks", Transport: runner.TransportInProcess,
-			Dial: func(ctx context.Context, log *chrono.Log) (transport.Conn, error) {
-				conn, _ := srv.InProcess(ctx, transport.StreamConfig{Log: log})
-				return conn, nil
-			}},
+		Target:       runner.InProcessTarget("reference --no-tasks", srv.ServePipes, transport.StreamConfig{}),
 		Profile:      prof,
 		Cases:        sel,
 		CloseTimeout: 300 * time.Millisecond,

@@ -1,7 +1,6 @@
 package cases_test
 
 import (
-	"context"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -45,23 +44,16 @@ func hiddenControlTarget(faults refserver.FaultSet, overHTTP bool) target {
 	return func() (runner.Target, func()) {
 		srv := refserver.New(refserver.Options{Faults: faults, HideControl: true})
 		if !overHTTP {
-			return runner.Target{Name: "reference (control hidden)", Transport: runner.TransportInProcess,
-				Dial: func(ctx context.Context, log *chrono.Log) (transport.Conn, error) {
-					conn, _ := srv.InProcess(ctx, transport.StreamConfig{Log: log})
-					return conn, nil
-				}}, func() {}
+			return runner.InProcessTarget("reference (control hidden)", srv.ServePipes, transport.StreamConfig{}), func() {}
 		}
 		h := srv.HTTPHandler(refserver.HTTPOptions{})
 		ts := httptest.NewServer(h)
 		client := &http.Client{Transport: &http.Transport{}}
-		return runner.Target{Name: ts.URL, Transport: runner.TransportHTTP,
-				Dial: func(ctx context.Context, log *chrono.Log) (transport.Conn, error) {
-					return transport.DialHTTP(ctx, transport.HTTPConfig{URL: ts.URL, Log: log, StallTimeout: 20 * time.Second, Client: client})
-				}}, func() {
-				h.Close()
-				ts.Close()
-				client.CloseIdleConnections()
-			}
+		return runner.HTTPTarget(ts.URL, transport.HTTPConfig{URL: ts.URL, StallTimeout: 20 * time.Second, Client: client}), func() {
+			h.Close()
+			ts.Close()
+			client.CloseIdleConnections()
+		}
 	}
 }
 

@@ -72,13 +72,7 @@ func Command(argv ...string) Target {
 		if len(argv) == 0 {
 			return runner.Target{}, nil, errors.New("Command: empty command line")
 		}
-		return runner.Target{
-			Name:      transport.QuoteArgs(argv),
-			Transport: runner.TransportStdio,
-			Dial: func(ctx context.Context, log *chrono.Log) (transport.Conn, error) {
-				return transport.StartStdio(ctx, transport.StdioConfig{Argv: argv, Log: log, MaxFrame: s.maxFrame})
-			},
-		}, func() {}, nil
+		return runner.StdioTarget(transport.QuoteArgs(argv), transport.StdioConfig{Argv: argv, MaxFrame: s.maxFrame}), func() {}, nil
 	}}
 }
 
@@ -116,14 +110,7 @@ func Pipes(serve transport.ServeFunc) Target {
 		if serve == nil {
 			return runner.Target{}, nil, errors.New("Pipes: nil serve function")
 		}
-		return runner.Target{
-			Name:      "in-process server on pipes",
-			Transport: runner.TransportInProcess,
-			Dial: func(ctx context.Context, log *chrono.Log) (transport.Conn, error) {
-				conn, _ := transport.Pipes(ctx, serve, transport.StreamConfig{Log: log, MaxFrame: s.maxFrame})
-				return conn, nil
-			},
-		}, func() {}, nil
+		return runner.InProcessTarget("in-process server on pipes", serve, transport.StreamConfig{MaxFrame: s.maxFrame}), func() {}, nil
 	}}
 }
 
@@ -132,14 +119,8 @@ func httpTarget(endpoint, name string, s *settings) runner.Target {
 	// a stream that goes silent, is named as stalled before the case's
 	// own deadline ends it with a vaguer error.
 	bound := s.caseTimeout * 3 / 4
-	return runner.Target{
-		Name:      name,
-		Transport: runner.TransportHTTP,
-		Dial: func(ctx context.Context, log *chrono.Log) (transport.Conn, error) {
-			return transport.DialHTTP(ctx, transport.HTTPConfig{URL: endpoint, Log: log,
-				MaxEvent: int64(s.maxFrame), StallTimeout: bound, HeaderTimeout: bound})
-		},
-	}
+	return runner.HTTPTarget(name, transport.HTTPConfig{URL: endpoint,
+		MaxEvent: int64(s.maxFrame), StallTimeout: bound, HeaderTimeout: bound})
 }
 
 // settings are what the options set.

@@ -349,8 +349,20 @@ func decideLegacy(l *Probe, before string) decision {
 		// Forced: the cases find out what is wrong with the handshake.
 		return decided(spec.V20251125, "as asked; initialize failed ("+l.Failure+")")
 	}
-	return decision{err: fmt.Errorf("negotiate: %s, and initialize failed (%s)", before, l.Failure)}
+	return decision{err: &probeError{msg: fmt.Sprintf("negotiate: %s, and initialize failed (%s)", before, l.Failure), err: l.Err}}
 }
+
+// probeError is a failed negotiation whose text summarises both probes
+// and which unwraps to the handshake's own error, so that a caller can
+// tell a target that could not be reached (errors.Is) from one that
+// answered badly.
+type probeError struct {
+	msg string
+	err error
+}
+
+func (e *probeError) Error() string { return e.msg }
+func (e *probeError) Unwrap() error { return e.err }
 
 func union(a, b []string) []string {
 	out := slices.Clone(a)

@@ -23,7 +23,11 @@ func InProcess(ctx context.Context, opts Options, cfg transport.StreamConfig) (*
 // sessions of one Server share nothing a conforming server lets them see,
 // which is what the task isolation cases need two of.
 func (srv *Server) InProcess(ctx context.Context, cfg transport.StreamConfig) (*transport.Stream, <-chan error) {
-	return transport.Pipes(ctx, func(ctx context.Context, in io.ReadCloser, out io.WriteCloser) error {
-		return srv.Serve(ctx, in, out)
-	}, cfg)
+	return transport.Pipes(ctx, srv.ServePipes, cfg)
+}
+
+// ServePipes is Serve as a transport.ServeFunc: one session of srv on the
+// pipes a transport.Pipes (or runner.InProcessTarget) hands it.
+func (srv *Server) ServePipes(ctx context.Context, in io.ReadCloser, out io.WriteCloser) error {
+	return srv.Serve(ctx, in, out)
 }

@@ -37,6 +37,8 @@ type realm struct {
 	// admit: a 2026 realm bounds the requests in flight across all the
 	// connections and POSTs that share it.
 	reqs atomic.Int64
+	// ordinary counts the slow calls that named no key (ordinarySlow).
+	ordinary atomic.Uint64
 
 	// The rest belongs to 2026-07-28 realms only.
 	scope string

@@ -584,7 +584,9 @@ func TestToolCallBadParams(t *testing.T) {
 	}
 	wantError(t, h.call("tools/call", map[string]any{"name": "nope"}), jsonrpc.CodeInvalidParams)
 	wantError(t, h.call("tools/call", map[string]any{}), jsonrpc.CodeInvalidParams)
-	wantError(t, call(map[string]any{}, nil), jsonrpc.CodeInvalidParams)
+	// Without a key the call is an ordinary one (TestSlowWithoutKeyIsOrdinary),
+	// which cannot be gated: no client could name its gate.
+	wantError(t, call(map[string]any{"gated": true}, nil), jsonrpc.CodeInvalidParams)
 	wantError(t, call(map[string]any{"key": ""}, nil), jsonrpc.CodeInvalidParams)
 	wantError(t, call(map[string]any{"key": "k", "steps": "3"}, nil), jsonrpc.CodeInvalidParams)
 	wantError(t, call(map[string]any{"key": "k", "steps": 2.5}, nil), jsonrpc.CodeInvalidParams)

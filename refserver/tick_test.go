@@ -2,6 +2,7 @@ package refserver
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -34,5 +35,42 @@ func TestSlowTickModeAdvancesWithoutGates(t *testing.T) {
 	}
 	if n := len(c.ProgressSeen()); n != 3 {
 		t.Errorf("%d progress notifications, want 3", n)
+	}
+}
+
+// TestSlowWithoutKeyIsOrdinary: a slow call that names no key (an
+// ordinary client's: the Inspector, "mcpflight call --url … slow") uses
+// no control extension, so it is never gated: it advances at
+// OrdinaryTickMs, or at its own tickMs, and completes with progress,
+// though no client ever sends mcpflight/release (issue 17.5). A keyless
+// "gated": true is refused: no client could name its gate.
+func TestSlowWithoutKeyIsOrdinary(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	log := chrono.New()
+	conn, _ := InProcess(ctx, Options{}, transport.StreamConfig{Log: log})
+	s := peer.New(conn, peer.Options{Log: log})
+	defer s.Close(ctx)
+	if _, err := s.Initialize(ctx, peer.InitOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for i, args := range []map[string]any{{"steps": 2, "tickMs": 1}, {"steps": 2, "tickMs": 1}, {"steps": 1}} {
+		c, err := s.Start(ctx, "tools/call", map[string]any{"name": "slow", "arguments": args},
+			peer.WithProgressToken(jsonrpc.IntToken(int64(10+i))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := c.Await(ctx)
+		if err != nil || resp.Error != nil {
+			t.Fatalf("call %d (%v) did not complete: %v %v", i, args, err, resp)
+		}
+		if n, want := len(c.ProgressSeen()), args["steps"].(int); n != want {
+			t.Errorf("call %d: %d progress notifications, want %d", i, n, want)
+		}
+	}
+	err := s.Request(ctx, "tools/call", map[string]any{"name": "slow", "arguments": map[string]any{"gated": true}}, nil)
+	var rpcErr *jsonrpc.Error
+	if !errors.As(err, &rpcErr) || rpcErr.Code != -32602 {
+		t.Errorf("keyless gated call: %v, want -32602", err)
 	}
 }

@@ -53,15 +53,14 @@ func toolList() []map[string]any {
 			"inputSchema": map[string]any{
 				"type": "object",
 				"properties": map[string]any{
-					"key":      str("names the operation and prefixes its checkpoints"),
+					"key":      str("names the operation and prefixes its checkpoints (the control extension); without it the call is an ordinary one: ungated, one step every 250ms unless tickMs says otherwise"),
 					"steps":    map[string]any{"type": "integer", "minimum": 0, "maximum": maxSteps, "default": 3},
 					"unit":     map[string]any{"type": "number", "exclusiveMinimum": 0, "default": 1},
 					"noTotal":  map[string]any{"type": "boolean", "default": false, "description": "omit total from progress"},
-					"gated":    map[string]any{"type": "boolean", "default": true, "description": "checkpoints wait for mcpflight/release"},
+					"gated":    map[string]any{"type": "boolean", "default": true, "description": "checkpoints wait for mcpflight/release (with a key only)"},
 					"tickMs":   map[string]any{"type": "integer", "minimum": 0, "description": "interactive mode: advance one step every tickMs milliseconds instead of waiting at gates"},
 					"logSteps": map[string]any{"type": "boolean", "default": false, "description": "send notifications/message (info) at each step"},
 				},
-				"required":             []string{"key"},
 				"additionalProperties": false,
 			},
 		},
@@ -191,6 +190,11 @@ func (ss *session) callTool(id jsonrpc.ID, name string, args json.RawMessage, to
 	switch name {
 	case ToolSlow:
 		a, rerr := parseSlowArgs(args)
+		if rerr == errNoKey {
+			// An ordinary call: no key names checkpoints a client could
+			// await or release, so nothing is gated (see ordinarySlow).
+			a, rerr = ss.ordinarySlow(args)
+		}
 		if rerr != nil {
 			fail(rerr)
 			return
@@ -602,6 +606,42 @@ type slowArgs struct {
 	tick     time.Duration // real-time pacing; when set, gates are off
 }
 
+// errNoKey is parseSlowArgs' answer to arguments without a key: a
+// task-augmented call needs one; an ordinary call goes on without
+// (ordinarySlow).
+var errNoKey = invalidParams("Invalid params: slow needs a non-empty key")
+
+// OrdinaryTickMs is the pace of a slow call that names no key: one step
+// every 250ms, so that a client without the control extension (the
+// Inspector, "mcpflight call --url … slow") sees its progress and can
+// cancel it, and it completes on its own.
+const OrdinaryTickMs = 250
+
+// ordinarySlow parses the arguments of a slow call without a key. The
+// key is what uses the control extension: it prefixes the checkpoints a
+// client awaits and releases (KEY/start, KEY/step/i). A call without one
+// is an ordinary client's, so its checkpoints are named after a counter
+// of the session (ordinary-N/…) and never gated; it advances every
+// OrdinaryTickMs unless tickMs says otherwise, and "gated": true is
+// refused, since no client could name the gate to release it.
+func (ss *session) ordinarySlow(args json.RawMessage) (slowArgs, *rpcError) {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(args, &raw); err != nil || raw == nil {
+		raw = map[string]json.RawMessage{}
+	}
+	if g, ok := raw["gated"]; ok && string(g) == "true" {
+		return slowArgs{}, invalidParams("Invalid params: a gated slow call needs a key, which names the checkpoints to release")
+	}
+	raw["key"], _ = json.Marshal(fmt.Sprintf("ordinary-%d", ss.ordinary.Add(1)))
+	if _, ok := raw["tickMs"]; !ok {
+		raw["tickMs"] = json.RawMessage(strconv.Itoa(OrdinaryTickMs))
+	}
+	fixed, _ := json.Marshal(raw)
+	a, rerr := parseSlowArgs(fixed)
+	a.gated = false
+	return a, rerr
+}
+
 // parseSlowArgs checks the slow tool's arguments, for ordinary and
 // task-augmented calls alike.
 func parseSlowArgs(args json.RawMessage) (slowArgs, *rpcError) {
@@ -618,7 +658,10 @@ func parseSlowArgs(args json.RawMessage) (slowArgs, *rpcError) {
 	if err := strictDecode(args, &a); err != nil {
 		return out, invalidParams("Invalid params: slow arguments: %v", err)
 	}
-	if a.Key == nil || *a.Key == "" {
+	if a.Key == nil {
+		return out, errNoKey
+	}
+	if *a.Key == "" {
 		return out, invalidParams("Invalid params: slow needs a non-empty key")
 	}
 	out.key = *a.Key

@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -10,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/probe"
 	"github.com/mcpflight/mcpflight/profile"
 	"github.com/mcpflight/mcpflight/transport"
@@ -36,12 +34,7 @@ func TestTransportLimitIsAnErrorVerdict(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	target := Target{
-		Name: srv.URL, Transport: TransportHTTP,
-		Dial: func(ctx context.Context, log *chrono.Log) (transport.Conn, error) {
-			return transport.DialHTTP(ctx, transport.HTTPConfig{URL: srv.URL, Log: log, MaxBody: 4 << 10})
-		},
-	}
+	target := HTTPTarget(srv.URL, transport.HTTPConfig{URL: srv.URL, MaxBody: 4 << 10})
 	rep := run(t, Config{Target: target, Profile: &profile.Profile{Name: "none"}, Cases: []probe.Case{pingCase("ping/huge")},
 		CaseTimeout: 2 * time.Second})
 	got := rep.Results[0].Outcome

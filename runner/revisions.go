@@ -49,9 +49,10 @@ func (c RevisionChange) Broke() string {
 // -32022 without the asked one) ends the run before any case, with a
 // *negotiate.NoCommonRevisionError and no report; so does a modern server
 // that refuses server/discover. When the probes cannot decide otherwise
-// (the target is unreachable, or answers neither probe), the catalogue
-// runs under the mode's revision, 2025-11-25 for auto and both, and the
-// cases show what is wrong.
+// (the target answers neither probe), the catalogue runs under the
+// mode's revision, 2025-11-25 for auto and both, and the cases show what
+// is wrong; a target that cannot be started or reached at all ends it
+// with ErrTargetUnreachable and no report.
 func RunProtocol(ctx context.Context, cfg Config, mode negotiate.Mode, opts negotiate.Options) (*Report, error) {
 	if cfg.Target.Dial == nil && cfg.Target.PerCase == nil {
 		return nil, ErrNoDial
@@ -86,6 +87,14 @@ func RunProtocol(ctx context.Context, cfg Config, mode negotiate.Mode, opts nego
 		return nil, err
 	case errors.Is(err, negotiate.ErrModernRefusal):
 		return nil, err
+	case err != nil && unreachable(err):
+		// Nothing would run: the report would be a line per case saying
+		// so. One error says it instead.
+		return nil, &unreachableError{err: err}
+	case err == nil && sv.Legacy != nil && sv.Modern == nil && unreachable(sv.Legacy.Err):
+		// --protocol 2025-11-25 decides without an answer ("as asked"),
+		// but its one probe found no target at all.
+		return nil, &unreachableError{err: sv.Legacy.Err}
 	case err != nil:
 		rev := string(mode)
 		if mode == negotiate.ModeAuto || mode == negotiate.ModeBoth {

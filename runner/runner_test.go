@@ -28,14 +28,7 @@ func reference(faults ...refserver.Fault) Target {
 	for _, f := range faults {
 		set[f] = true
 	}
-	return Target{
-		Name:      "reference",
-		Transport: TransportInProcess,
-		Dial: func(ctx context.Context, log *chrono.Log) (transport.Conn, error) {
-			s, _ := refserver.InProcess(ctx, refserver.Options{Faults: set}, transport.StreamConfig{Log: log})
-			return s, nil
-		},
-	}
+	return InProcessTarget("reference", refserver.New(refserver.Options{Faults: set}).ServePipes, transport.StreamConfig{})
 }
 
 // bare dials a minimal server that answers initialize with the given

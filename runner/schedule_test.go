@@ -314,11 +314,7 @@ func TestPerCaseServers(t *testing.T) {
 			name := fmt.Sprintf("srv-%d", servers)
 			mu.Unlock()
 			srv := refserver.New(refserver.Options{Name: name})
-			dial := func(ctx context.Context, log *chrono.Log) (transport.Conn, error) {
-				s, _ := srv.InProcess(ctx, transport.StreamConfig{Log: log})
-				return s, nil
-			}
-			return dial, func() {
+			return InProcessTarget(name, srv.ServePipes, transport.StreamConfig{}).Dial, func() {
 				mu.Lock()
 				defer mu.Unlock()
 				released = append(released, name)

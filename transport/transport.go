@@ -1,25 +1,26 @@
 // Package transport moves JSON-RPC frames between the harness and a peer,
 // and records every frame in the chronology. It knows framing, processes and
-// connections, and of MCP methods only the two names the Streamable HTTP
-// transport itself is defined by (mcp.MethodInitialize and
-// mcp.NotificationCancelled), for these reasons:
+// connections. It matches eight MCP method names (declared in package mcp),
+// all on the Streamable HTTP transport, because that transport's own rules
+// are written in terms of them:
 //
-//   - initialize: the session ID (HTTP-46, HTTP-50) and the
-//     MCP-Protocol-Version header (HTTP-56) are learned from the answer to
-//     the POST that carried initialize, and a new initialize after a 404
-//     starts a new session (HTTP-53);
-//   - notifications/cancelled: a request we cancelled expects no answer,
-//     so its SSE stream is not resumed with Last-Event-ID when it ends
-//     (HTTP-25, CAN-8).
+//   - initialize (mcp.MethodInitialize): the session ID (HTTP-46, HTTP-50)
+//     and the MCP-Protocol-Version header (HTTP-56) are learned from the
+//     answer to the POST that carried initialize, and a new initialize
+//     after a 404 starts a new session (HTTP-53);
+//   - notifications/cancelled (mcp.NotificationCancelled): a request we
+//     cancelled expects no answer, so its SSE stream is not resumed with
+//     Last-Event-ID when it ends (HTTP-25, CAN-8);
+//   - tools/call, prompts/get, resources/read, tasks/get, tasks/update and
+//     tasks/cancel: on a 2026-07-28 connection (HTTP.SetModern) every POST
+//     mirrors its body into the request metadata headers (HTTP-95,
+//     HTTP-100): MCP-Protocol-Version from _meta, Mcp-Method from the
+//     method (any method, copied, not matched), and Mcp-Name from
+//     params.name for the first two, params.uri for resources/read and
+//     params.taskId for the three task methods; see http_modern.go.
 //
-// On a 2026-07-28 connection (HTTP.SetModern) the HTTP transport also
-// mirrors the body into the request metadata headers, as the revision
-// defines them: MCP-Protocol-Version from _meta, Mcp-Method from the
-// method, and Mcp-Name from params.name (tools/call, prompts/get),
-// params.uri (resources/read) or params.taskId (tasks/get, tasks/update,
-// tasks/cancel); see http_modern.go.
-//
-// The stdio transport knows no method at all.
+// No other method name appears in the package (a test greps for them),
+// and the stdio transport knows no method at all.
 package transport
 
 import (

@@ -14,10 +14,12 @@ import (
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/hostcancel"
 	"github.com/mcpflight/mcpflight/jsonrpc"
+	"github.com/mcpflight/mcpflight/mcp"
 	"github.com/mcpflight/mcpflight/negotiate"
 	"github.com/mcpflight/mcpflight/peer"
 	"github.com/mcpflight/mcpflight/refserver"
 	"github.com/mcpflight/mcpflight/report"
+	"github.com/mcpflight/mcpflight/shell"
 )
 
 const callUsage = `Usage: mcpflight call [flags] TOOL ['{json arguments}']
@@ -32,25 +34,16 @@ which is the cancellation there); a second Ctrl-C stops waiting at once.
 The last line says what actually happened.
 
 Flags:
-  --stdio CMD        the server's command line (split like a shell, no shell)
-  --url URL          the MCP endpoint of a Streamable HTTP server
-  --header 'NAME: VALUE'
-                     send this header with every HTTP request (repeatable);
-                     its value is redacted from every output
-  --header-env NAME=VAR
-                     send header NAME with the value of environment
-                     variable VAR (keeps the secret out of the command line)
-  --shell            run --stdio's command line through /bin/sh -c
-  --timeout D        cancel the call after D (e.g. 500ms); 0: no timeout
-  --grace D          after a cancel, how long to wait for a late response
-                     (default 2s)
-  --log-level LEVEL  send logging/setLevel LEVEL first (debug … emergency);
-                     under 2026-07-28 the call carries it in its _meta
-  --task             call the tool as a durable task (2025-11-25); a timeout or
-                     Ctrl-C then stops waiting and sends one tasks/cancel, and
-                     the two-phase controller verifies what happened
-  -v                 print the chronology afterwards
-` + protocolUsage + `
+` + targetUsage + protocolUsage + `  --timeout D          cancel the call after D (e.g. 500ms); 0: no timeout
+  --grace D            after a cancel, how long to wait for a late response
+                       (default 2s)
+  --log-level LEVEL    send logging/setLevel LEVEL first (debug … emergency);
+                       under 2026-07-28 the call carries it in its _meta
+  --task               call the tool as a durable task (2025-11-25); a timeout
+                       or Ctrl-C then stops waiting and sends one tasks/cancel,
+                       and the two-phase controller verifies what happened
+  -v                   print the chronology afterwards
+
 Exit codes: 0 completed, 1 the tool or the server reported an error,
 2 usage or connection error, 124 cancelled by --timeout, 130 interrupted.
 `
@@ -62,70 +55,76 @@ const (
 )
 
 type callOptions struct {
-	stdio    string
-	url      string
-	headers  headerFlags
-	shell    bool
+	targetFlags
 	timeout  time.Duration
 	grace    time.Duration
 	logLevel string
 	verbose  bool
 	maxFrame int
 	task     bool
-	protocol protocolFlag
 }
 
-// parseInterleaved parses flags that may come before or after the
-// positional arguments, as "call TOOL ARGS --timeout 1s" reads naturally.
-func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
-	var positional []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			return positional, nil
-		}
-		positional = append(positional, args[0])
-		args = args[1:]
+// callDefaults completes the arguments of a call of the built-in
+// server's slow tool, for call and shell alike: a call that names a key
+// uses the control extension, whose gates would wait for a release no
+// one sends, so it advances every refserver.OrdinaryTickMs unless it says
+// gated or tickMs itself. A plain call without a key is an ordinary one,
+// paced so by the server itself; a task needs a key, "call" by default.
+func callDefaults(builtin, task bool, tool string, args map[string]any) {
+	if !builtin || tool != refserver.ToolSlow {
+		return
+	}
+	_, keyed := args["key"]
+	if task && !keyed {
+		args["key"], keyed = "call", true
+	}
+	_, gated := args["gated"]
+	_, ticked := args["tickMs"]
+	if keyed && !gated && !ticked {
+		args["tickMs"] = refserver.OrdinaryTickMs
 	}
 }
 
-// Outcome is how a call ended, as call reports it.
-type callOutcome string
-
-// The terminal classifications of a call.
-const (
-	outcomeCompleted       callOutcome = "completed"
-	outcomeFailed          callOutcome = "failed"
-	outcomeCancelledSilent callOutcome = "cancelled; no response received"
-	outcomeLateResponse    callOutcome = "completed before cancel (late response ignored)"
-	outcomeUnknown         callOutcome = "outcome unknown"
-)
+// outcomeLine is how call names the end of an operation, plain or task,
+// in hostcancel's vocabulary (hostcancel.ClassifyCall, Operation.Settle).
+func outcomeLine(r hostcancel.Result) string {
+	switch r.Classification {
+	case hostcancel.CompletedBeforeCancel:
+		if r.CancelSent {
+			return "completed before cancel"
+		}
+		return "completed"
+	case hostcancel.CancelledVerified:
+		return "task cancelled and verified"
+	case hostcancel.Failed:
+		return "failed"
+	case hostcancel.StillWorkingPastGrace:
+		return "ALERT: task still working past the grace period"
+	case hostcancel.WorkerStillRunning:
+		return "ALERT: task cancelled but its worker still running"
+	case hostcancel.EffectCommitted:
+		return "effect committed"
+	case hostcancel.OutcomeUnknown:
+		if r.Unknown == hostcancel.UnknownCancelUnanswered && r.TaskID == "" {
+			return "cancelled; no response received"
+		}
+	}
+	return "outcome unknown"
+}
 
 func (e Env) call(ctx context.Context, args []string) (int, error) {
 	var o callOptions
 	fs := flag.NewFlagSet("call", flag.ContinueOnError)
-	fs.SetOutput(e.Stderr)
-	fs.Usage = func() { fmt.Fprint(e.Stderr, callUsage) }
-	fs.StringVar(&o.stdio, "stdio", "", "")
-	fs.StringVar(&o.url, "url", "", "")
-	o.headers.register(fs)
-	fs.BoolVar(&o.shell, "shell", false, "")
+	o.register(fs, true)
 	fs.DurationVar(&o.timeout, "timeout", 0, "")
 	fs.DurationVar(&o.grace, "grace", 2*time.Second, "")
 	fs.StringVar(&o.logLevel, "log-level", "", "")
 	fs.BoolVar(&o.verbose, "v", false, "")
 	fs.BoolVar(&o.task, "task", false, "")
 	fs.IntVar(&o.maxFrame, "max-frame", 0, "")
-	o.protocol.register(fs)
-	pos, err := parseInterleaved(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, usagef(callUsage, "%v", err)
+	pos, done, err := e.parseWith(fs, callUsage, args, true)
+	if done || err != nil {
+		return 0, err
 	}
 	mode, err := o.protocol.mode(callUsage, false)
 	if err != nil {
@@ -144,18 +143,8 @@ func (e Env) call(ctx context.Context, args []string) (int, error) {
 			return 0, usagef(callUsage, "tool arguments must be a JSON object: %v", err)
 		}
 	}
-	builtin := o.stdio == "" && o.url == ""
-	if builtin && tool == refserver.ToolSlow {
-		if _, ok := arguments["key"]; !ok {
-			arguments["key"] = "call"
-		}
-		_, gated := arguments["gated"]
-		if _, ok := arguments["tickMs"]; !ok && !gated {
-			arguments["tickMs"] = 250
-		}
-	}
-	target, _, stopTarget, err := e.sessionTarget(checkOptions{stdio: o.stdio, url: o.url, headers: o.headers,
-		shell: o.shell, maxFrame: o.maxFrame, profile: "reference"}, callUsage)
+	callDefaults(o.stdio == "" && o.url == "", o.task, tool, arguments)
+	target, _, stopTarget, err := e.sessionTarget(checkOptions{targetFlags: o.targetFlags, maxFrame: o.maxFrame, profile: "reference"}, callUsage)
 	if err != nil {
 		return 0, err
 	}
@@ -174,15 +163,16 @@ func (e Env) call(ctx context.Context, args []string) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("starting %s: %w", target.Name, err)
 	}
-	ui := &callUI{w: e.Stdout, terminal: isTerminal(e.Stdout), color: useColor(e.Stdout, e.Getenv), redact: e.redact}
+	ui := &callUI{w: e.Stdout, terminal: isTerminal(e.Stdout), color: useColor(e.Stdout, e.Getenv), redact: e.redact,
+		width: func() int { return terminalWidth(e.Stdout) }}
 	s := peer.New(conn, peer.Options{Log: log})
 	s.OnNotification(func(m *jsonrpc.Message) {
 		switch m.Method {
-		case "notifications/progress":
+		case mcp.NotificationProgress:
 			if p, err := peer.ParseProgress(m.Params); err == nil {
 				ui.Progress(p)
 			}
-		case "notifications/message":
+		case mcp.NotificationMessage:
 			var p struct {
 				Level  string          `json:"level"`
 				Logger string          `json:"logger"`
@@ -221,7 +211,7 @@ func (e Env) call(ctx context.Context, args []string) (int, error) {
 	}
 	// Under 2026-07-28 the level travels with the call (LOG-43).
 	if o.logLevel != "" && !s.SetLogLevel(o.logLevel) {
-		if err := s.Request(runCtx, "logging/setLevel", map[string]any{"level": o.logLevel}, nil); err != nil {
+		if err := s.Request(runCtx, mcp.MethodLoggingSetLevel, map[string]any{"level": o.logLevel}, nil); err != nil {
 			ui.Line("mcpflight call: logging/setLevel %s: %s", chrono.Sanitize(o.logLevel, false), chrono.Sanitize(err.Error(), false))
 			return finish(ExitError)
 		}
@@ -229,7 +219,7 @@ func (e Env) call(ctx context.Context, args []string) (int, error) {
 	if o.task {
 		return finish(e.callTask(ctx, runCtx, s, ui, o, tool, arguments))
 	}
-	c, err := s.Start(runCtx, "tools/call", map[string]any{"name": tool, "arguments": arguments}, peer.WithProgress())
+	c, err := s.Start(runCtx, mcp.MethodToolsCall, map[string]any{"name": tool, "arguments": arguments}, peer.WithProgress())
 	if err != nil {
 		ui.Line("mcpflight call: %s", chrono.Sanitize(err.Error(), false))
 		return finish(ExitError)
@@ -258,6 +248,10 @@ func (e Env) call(ctx context.Context, args []string) (int, error) {
 			code = ExitTimeout
 		}
 		err := s.Cancel(runCtx, c, "mcpflight call: "+reason)
+		// Progress from now on crossed the cancel in flight: the server
+		// sent it before it saw the cancel (CAN-11, CAN-15), and it is
+		// marked so.
+		ui.Cancelled()
 		if err == nil && c.State() == peer.StateStreamClosed {
 			ui.Line("cancelled request %s (%s) by closing its response stream, the cancellation of 2026-07-28 over HTTP", c.ID, reason)
 		} else if err == nil {
@@ -272,49 +266,27 @@ func (e Env) call(ctx context.Context, args []string) (int, error) {
 			grace.Stop()
 		}
 	}
-	outcome, detail := classifyCall(c)
-	if outcome == outcomeCompleted && reason != "" {
-		code = 0 // the response won the race before the cancel went out
-	}
-	if outcome == outcomeFailed {
+	r := hostcancel.ClassifyCall(c)
+	switch {
+	case r.Classification == hostcancel.CompletedBeforeCancel:
+		code = 0 // with a cancel: the response won the race before it went out
+	case r.Classification == hostcancel.Failed:
 		code = 1
-	}
-	if outcome == outcomeUnknown && reason == "" {
+	case r.Classification == hostcancel.OutcomeUnknown && reason == "":
 		code = ExitError
 	}
+	detail := r.Detail
+	if r.Result != nil {
+		if text := shell.ToolText(r.Result); text != "" {
+			detail = strings.TrimPrefix(detail+": "+text, ": ")
+		}
+	}
 	if detail != "" {
-		ui.Line("%s: %s", outcome, detail)
+		ui.Line("%s: %s", outcomeLine(r), detail)
 	} else {
-		ui.Line("%s", outcome)
+		ui.Line("%s", outcomeLine(r))
 	}
 	return finish(code)
-}
-
-// classifyCall says how a call ended, from what the session saw.
-func classifyCall(c *peer.Call) (callOutcome, string) {
-	resp, _ := c.Response()
-	switch {
-	case c.State() == peer.StateStreamClosed && resp == nil:
-		return outcomeCancelledSilent, "its response stream was closed (the 2026-07-28 cancellation over HTTP), so no response can arrive"
-	case c.State() == peer.StateFailed:
-		return outcomeUnknown, "the connection ended before a response"
-	case resp == nil && c.CancelRequested():
-		return outcomeCancelledSilent, ""
-	case resp == nil:
-		return outcomeUnknown, "no response"
-	case c.LateResponse():
-		return outcomeLateResponse, ""
-	case resp.Error != nil:
-		return outcomeFailed, fmt.Sprintf("error %d: %s", resp.Error.Code, chrono.Sanitize(resp.Error.Message, false))
-	}
-	var r struct {
-		IsError bool `json:"isError"`
-	}
-	_ = json.Unmarshal(resp.Result, &r)
-	if r.IsError {
-		return outcomeFailed, "the tool reported an error: " + toolText(resp.Result)
-	}
-	return outcomeCompleted, toolText(resp.Result)
 }
 
 // stderrTail returns the last n stderr lines in the chronology.
@@ -329,15 +301,6 @@ func stderrTail(log *chrono.Log, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
-}
-
-// taskLines are what call prints for each way a task operation ends.
-var taskLines = map[hostcancel.Classification]string{
-	hostcancel.CancelledVerified:     "task cancelled and verified",
-	hostcancel.CompletedBeforeCancel: "completed before cancel",
-	hostcancel.Failed:                "failed",
-	hostcancel.StillWorkingPastGrace: "ALERT: task still working past the grace period",
-	hostcancel.OutcomeUnknown:        "outcome unknown",
 }
 
 // callTask runs a task-augmented call under the two-phase controller:
@@ -413,10 +376,10 @@ func (e Env) callTask(ctx, runCtx context.Context, s *peer.Session, ui *callUI, 
 	for _, l := range strings.Split(strings.TrimRight(hostcancel.FormatTrail(hostcancel.DecisionTrail(op.Trail()), "  "), "\n"), "\n") {
 		ui.Line("%s", l)
 	}
-	line := taskLines[res.Classification]
+	line := outcomeLine(res)
 	switch {
 	case werr == nil && res.Classification == hostcancel.CompletedBeforeCancel:
-		line = "completed: " + toolText(res.Result)
+		line = "completed: " + shell.ToolText(res.Result)
 	case res.Detail != "":
 		line += ": " + res.Detail
 	}
@@ -432,22 +395,4 @@ func (e Env) callTask(ctx, runCtx context.Context, s *peer.Session, ui *callUI, 
 		}
 	}
 	return code
-}
-
-// toolText is the text content of a CallToolResult, sanitised.
-func toolText(raw json.RawMessage) string {
-	var r struct {
-		Content []struct {
-			Type string `json:"type"`
-			Text string `json:"text"`
-		} `json:"content"`
-	}
-	_ = json.Unmarshal(raw, &r)
-	var texts []string
-	for _, c := range r.Content {
-		if c.Type == "text" {
-			texts = append(texts, chrono.Sanitize(c.Text, true))
-		}
-	}
-	return strings.Join(texts, " ")
 }

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +16,8 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+	"github.com/mcpflight/mcpflight/refserver"
+	"github.com/mcpflight/mcpflight/transport"
 )
 
 // TestCallNonTerminalTimeout cancels a call with --timeout and checks the
@@ -196,5 +199,38 @@ func TestCallTaskTimeoutRunsTheController(t *testing.T) {
 	r = runCLI(t, "", "call", "--task", "slow", `{"steps":2,"tickMs":1}`)
 	if r.code != 0 || !strings.Contains(r.stdout, "completed: done") {
 		t.Errorf("task completion: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestCallMarksProgressThatCrossedTheCancel: progress that arrives once
+// the cancel is on its way crossed it in flight, and call says so. The
+// fault progress-after-cancel sends one more notification after the
+// cancel, so one such line is certain.
+func TestCallMarksProgressThatCrossedTheCancel(t *testing.T) {
+	t.Parallel()
+	server := transport.QuoteArgs([]string{binary, "serve", "--stdio", "--fault", "progress-after-cancel"})
+	r := runCLI(t, "", "call", "--stdio", server, "--protocol", "2025-11-25", "slow", `{"key":"k","steps":1000,"tickMs":20}`, "--timeout", "200ms")
+	if r.code != ExitTimeout {
+		t.Fatalf("exit %d, want %d\n%s%s", r.code, ExitTimeout, r.stdout, r.stderr)
+	}
+	if !regexp.MustCompile(`(?m)^progress \d+/1000 \(crossed the cancel in flight\)`).MatchString(r.stdout) {
+		t.Errorf("no progress marked as having crossed the cancel:\n%s", r.stdout)
+	}
+}
+
+// TestCallSlowOverURLCompletes: the reference server's slow tool is an
+// ordinary tool for a client that does not use the control extension
+// (no key): call --url completes instead of waiting at a gate.
+func TestCallSlowOverURLCompletes(t *testing.T) {
+	t.Parallel()
+	h := refserver.New(refserver.Options{}).HTTPHandler(refserver.HTTPOptions{})
+	ts := httptest.NewServer(h)
+	t.Cleanup(func() {
+		h.Close()
+		ts.Close()
+	})
+	r := runCLI(t, "", "call", "--url", ts.URL, "slow", `{"steps":2,"tickMs":1}`)
+	if r.code != 0 || !strings.Contains(r.stdout, "completed: done") {
+		t.Errorf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }

@@ -20,6 +20,13 @@ type callUI struct {
 	color    bool
 	spin     int
 	bar      string // the progress line currently drawn, "" if none
+	// width is the terminal's width now (0 when unknown): the progress
+	// line is cut to fit it, since a line that wraps cannot be redrawn
+	// in place and would leave a trail of lines.
+	width func() int
+	// cancelled is set once the cancel is on its way: progress from then
+	// on crossed it in flight, and is marked so.
+	cancelled bool
 	// redact knows the run's secrets: a text is redacted before it is
 	// cut to maxUIText, so that the cut cannot hide part of a secret.
 	redact *chrono.Redactor
@@ -35,6 +42,28 @@ func (u *callUI) text(s string) string {
 }
 
 const barWidth = 30
+
+// crossedMark marks progress that arrived after the cancel was sent: the
+// server sent it before it saw the cancel (CAN-11, CAN-15).
+const crossedMark = " (crossed the cancel in flight)"
+
+// Cancelled says the cancel is on its way.
+func (u *callUI) Cancelled() {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.cancelled = true
+}
+
+// fit cuts line to the terminal's width, less one column so that the
+// cursor never wraps; it counts runes, which the sanitised text is.
+func (u *callUI) fit(line string) string {
+	w := u.widthOr80()
+	r := []rune(line)
+	if len(r) > w-1 {
+		return string(r[:max(w-2, 0)]) + "…"
+	}
+	return line
+}
 
 var spinner = []string{"|", "/", "-", "\\"}
 
@@ -53,6 +82,9 @@ func (u *callUI) Progress(p peer.Progress) {
 	if p.Message != "" {
 		msg = "  " + u.text(p.Message)
 	}
+	if u.cancelled {
+		msg = crossedMark + msg
+	}
 	if !u.terminal {
 		if p.Total != nil {
 			fmt.Fprintf(u.w, "progress %s/%s%s\n", num(p.Progress), num(*p.Total), msg)
@@ -67,10 +99,17 @@ func (u *callUI) Progress(p peer.Progress) {
 		filled := int(frac * barWidth)
 		line = fmt.Sprintf("[%s%s] %3.0f%%  %s/%s%s", strings.Repeat("#", filled), strings.Repeat(".", barWidth-filled),
 			frac*100, num(p.Progress), num(*p.Total), msg)
+		if len([]rune(line)) > u.widthOr80()-1 {
+			// A narrow terminal: a shorter bar before the text is cut.
+			short := min(barWidth, max(u.widthOr80()/4, 5))
+			filled = int(frac * float64(short))
+			line = fmt.Sprintf("[%s%s] %3.0f%%%s", strings.Repeat("#", filled), strings.Repeat(".", short-filled), frac*100, msg)
+		}
 	} else {
 		u.spin++
 		line = fmt.Sprintf("%s %s%s", spinner[u.spin%len(spinner)], num(p.Progress), msg)
 	}
+	line = u.fit(line)
 	u.bar = line
 	fmt.Fprintf(u.w, "\r\x1b[K%s", line)
 }
@@ -89,6 +128,8 @@ func (u *callUI) Log(level, logger, data string) {
 		tag = levelColors[level] + tag + "\x1b[0m"
 	}
 	if u.terminal {
+		// The log line goes above the bar, whole (it may wrap: it is
+		// not redrawn), and the bar is drawn again below it.
 		fmt.Fprintf(u.w, "\r\x1b[K%s %s\n", tag, text)
 		if u.bar != "" {
 			fmt.Fprint(u.w, u.bar)
@@ -109,6 +150,15 @@ func (u *callUI) Line(format string, args ...any) {
 	// The arguments are sanitised by the caller; a status line may hold
 	// a server's whole error message, so it is cut here.
 	fmt.Fprintln(u.w, chrono.Clip(u.redact.String(fmt.Sprintf(format, args...)), maxUIText))
+}
+
+func (u *callUI) widthOr80() int {
+	if u.width != nil {
+		if n := u.width(); n > 0 {
+			return n
+		}
+	}
+	return 80
 }
 
 func num(f float64) string {

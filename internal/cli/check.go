@@ -13,10 +13,9 @@ import (
 
 	"github.com/mcpflight/mcpflight/baseline"
 	"github.com/mcpflight/mcpflight/cases"
-	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/negotiate"
+	"github.com/mcpflight/mcpflight/probe"
 	"github.com/mcpflight/mcpflight/profile"
-	"github.com/mcpflight/mcpflight/refserver"
 	"github.com/mcpflight/mcpflight/report"
 	"github.com/mcpflight/mcpflight/runner"
 	"github.com/mcpflight/mcpflight/transport"
@@ -40,25 +39,15 @@ there is no status line. -q prints only the summary line; with --json -
 only the JSON is printed.
 
 Flags:
-  --stdio CMD          the server's command line, split like a shell would
-                       (quotes, backslashes) but run without a shell
-  --url URL            the MCP endpoint of a Streamable HTTP server
-` + serveFlagsUsage + `  --header 'NAME: VALUE'
-                       send this header with every HTTP request (repeatable),
-                       e.g. 'Authorization: Bearer …'; its value is redacted
-                       from every output
-  --header-env NAME=VAR
-                       send header NAME with the value of environment
-                       variable VAR (repeatable): the secret stays out of the
-                       command line, where ps would show it
-  --transport NAME     stdio (default) or http, for the built-in server
-` + checkProtocolUsage + `  --shell              run --stdio's (or --serve's) command line through /bin/sh -c
-  --profile NAME|FILE  the target profile: a built-in name (reference,
+` + targetUsage + serveFlagsUsage + `  --transport NAME     stdio (default) or http, for the built-in server
+` + checkProtocolUsage + `  --profile NAME|FILE  the target profile: a built-in name (reference,
                        server-everything) or a JSON/YAML file. Default:
                        reference for the built-in server; for --stdio,
                        server-everything when the command names it, else none
                        (cases that need a tool are skipped)
-  --case GLOB          run only cases whose ID matches (repeatable), e.g. 'cancel/*'
+  --case GLOB          run only cases whose ID matches (repeatable), e.g.
+                       'cancel/*'; an area alone (--case cancel) means all its
+                       cases, cancel/*
   --strict             count warns (broken SHOULDs) as fails
   --json FILE          also write the report as JSON to FILE ("-": stdout,
                        instead of the text report)
@@ -96,10 +85,8 @@ Flags:
 
 // checkOptions are the parsed flags of check.
 type checkOptions struct {
-	stdio       string
-	url         string
+	targetFlags
 	transport   string
-	shell       bool
 	profile     string
 	cases       stringList
 	strict      bool
@@ -117,8 +104,6 @@ type checkOptions struct {
 	runTimeout  time.Duration
 	grace       time.Duration
 	faults      stringList
-	headers     headerFlags
-	protocol    protocolFlag
 	serve       serveFlags
 	// header is what headers resolved to.
 	header http.Header
@@ -127,10 +112,8 @@ type checkOptions struct {
 func (e Env) check(ctx context.Context, args []string) (int, error) {
 	var o checkOptions
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
-	fs.StringVar(&o.stdio, "stdio", "", "")
-	fs.StringVar(&o.url, "url", "", "")
+	o.register(fs, true)
 	fs.StringVar(&o.transport, "transport", "", "")
-	fs.BoolVar(&o.shell, "shell", false, "")
 	fs.StringVar(&o.profile, "profile", "", "")
 	fs.Var(&o.cases, "case", "")
 	fs.BoolVar(&o.strict, "strict", false, "")
@@ -148,8 +131,6 @@ func (e Env) check(ctx context.Context, args []string) (int, error) {
 	fs.DurationVar(&o.runTimeout, "timeout", 0, "")
 	fs.DurationVar(&o.grace, "grace", 0, "")
 	fs.Var(&o.faults, "target-fault", "")
-	o.headers.register(fs)
-	o.protocol.register(fs)
 	o.serve.register(fs)
 	if done, err := e.parse(fs, checkUsage, args); done || err != nil {
 		return 0, err
@@ -210,12 +191,12 @@ func (e Env) check(ctx context.Context, args []string) (int, error) {
 	if o.url != "" || o.transport == runner.TransportHTTP {
 		target, prof, err = e.httpTarget(o)
 	} else {
-		target, prof, err = e.target(o)
+		target, prof, err = e.stdioTarget(o)
 	}
 	if err != nil {
 		return 0, err
 	}
-	selected, err := runner.Select(cases.All(), o.cases)
+	selected, err := runner.Select(cases.All(), areaGlobs(cases.All(), o.cases))
 	if err != nil {
 		return 0, usagef(checkUsage, "%v", err)
 	}
@@ -294,72 +275,6 @@ func (e Env) check(ctx context.Context, args []string) (int, error) {
 	return rep.ExitCode(), nil
 }
 
-// target builds the runner's target and the profile to use.
-func (e Env) target(o checkOptions) (runner.Target, *profile.Profile, error) {
-	var (
-		argv []string
-		name string
-		err  error
-	)
-	profileName := o.profile
-	if o.stdio == "" {
-		serve := e.ServeCommand
-		if len(serve) == 0 {
-			exe, err := os.Executable()
-			if err != nil {
-				return runner.Target{}, nil, fmt.Errorf("locating the mcpflight executable for the built-in server: %w", err)
-			}
-			serve = []string{exe}
-		}
-		argv = append(append([]string{}, serve...), "serve", "--stdio")
-		for _, f := range o.faults {
-			if _, err := refserver.ParseFault(f); err != nil {
-				return runner.Target{}, nil, usagef(checkUsage, "--target-fault: %v", err)
-			}
-			argv = append(argv, "--fault", f)
-		}
-		name = "built-in reference server"
-		if len(o.faults) > 0 {
-			name += " with faults " + strings.Join(o.faults, ", ")
-		}
-		if profileName == "" {
-			profileName = profile.Reference
-		}
-	} else {
-		name = o.stdio
-		if o.shell {
-			argv = []string{o.stdio}
-		} else if argv, err = transport.SplitArgs(o.stdio); err != nil {
-			return runner.Target{}, nil, usagef(checkUsage, "--stdio: %v", err)
-		} else if len(argv) == 0 {
-			return runner.Target{}, nil, usagef(checkUsage, "--stdio: empty command line")
-		}
-		if profileName == "" && strings.Contains(o.stdio, "server-everything") {
-			profileName = profile.ServerEverything
-		}
-	}
-
-	var prof *profile.Profile
-	if profileName != "" {
-		if prof, err = profile.Resolve(profileName); err != nil {
-			return runner.Target{}, nil, usagef(checkUsage, "--profile: %v", err)
-		}
-	}
-	shell, maxFrame := o.shell, o.maxFrame
-	return runner.Target{
-		Name:      name,
-		Transport: runner.TransportStdio,
-		Dial: func(ctx context.Context, log *chrono.Log) (transport.Conn, error) {
-			return transport.StartStdio(ctx, transport.StdioConfig{
-				Argv:     argv,
-				Shell:    shell,
-				Log:      log,
-				MaxFrame: maxFrame,
-			})
-		},
-	}, prof, nil
-}
-
 // write renders the report: JSON to a file, chronologies to a directory,
 // and on stdout the end of the text report that live has printed as the
 // run went (or JSON with --json -, when live is nil). cmp, when not nil,
@@ -400,6 +315,23 @@ func (e Env) write(rep *runner.Report, o checkOptions, cmp *baseline.Comparison,
 		}
 	}
 	return live.End(rep)
+}
+
+// areaGlobs reads a --case that is an area's name alone (cancel) as
+// every case of the area (cancel/*); other globs stay as they are.
+func areaGlobs(all []probe.Case, globs []string) []string {
+	areas := map[string]bool{}
+	for _, c := range all {
+		areas[c.Area()] = true
+	}
+	out := make([]string, len(globs))
+	for i, g := range globs {
+		out[i] = g
+		if areas[g] && !strings.ContainsAny(g, "/*?[") {
+			out[i] = g + "/*"
+		}
+	}
+	return out
 }
 
 // JSONLName is the file name of a case's chronology in --jsonl-dir.

@@ -60,15 +60,14 @@ var takesSecrets = map[string]bool{"check": true, "call": true, "tools": true, "
 // maxErrorText bounds the error message Run prints.
 const maxErrorText = 16 << 10
 
-// errUsage marks an error as a usage error: it is printed with the short
-// usage, and the exit code is 2.
+// errUsage marks an error as a usage error: it is printed with one line
+// that says where the command's flags are listed, and the exit code is 2.
 var errUsage = errors.New("usage")
 
-// usageError is a usage error with a message and the usage of the command
-// it is about.
+// usageError is a usage error with a message and the command it is about.
 type usageError struct {
-	msg   string
-	usage string
+	msg     string
+	command string // "" for the command line as a whole
 }
 
 func (e *usageError) Error() string { return e.msg }
@@ -76,8 +75,33 @@ func (e *usageError) Is(target error) bool {
 	return target == errUsage
 }
 
+// usagef is a usage error of the command whose usage text is usage (its
+// first line names it: "Usage: mcpflight NAME …").
 func usagef(usage, format string, args ...any) error {
-	return &usageError{msg: fmt.Sprintf(format, args...), usage: usage}
+	return &usageError{msg: fmt.Sprintf(format, args...), command: usageCommand(usage)}
+}
+
+// usageCommand is the command a usage text is about, "" for the main
+// usage.
+func usageCommand(usage string) string {
+	rest, ok := strings.CutPrefix(usage, "Usage: mcpflight ")
+	if !ok {
+		return ""
+	}
+	name, _, _ := strings.Cut(rest, " ")
+	if name == "" || strings.HasPrefix(name, "<") || strings.HasPrefix(name, "[") {
+		return ""
+	}
+	return strings.TrimSpace(name)
+}
+
+// helpPointer is the line a usage error ends with: where to read more,
+// instead of the whole flag list.
+func helpPointer(command string) string {
+	if command == "" {
+		return `Run "mcpflight help" for the commands.`
+	}
+	return fmt.Sprintf(`Run "mcpflight %s -h" for its flags.`, command)
 }
 
 // Run runs the command line args (without the program name) and returns
@@ -111,7 +135,7 @@ func (e Env) Run(ctx context.Context, args []string) int {
 		msg := chrono.Sanitize(chrono.Clip(e.redact.String(err.Error()), maxErrorText), true)
 		var ue *usageError
 		if errors.As(err, &ue) {
-			fmt.Fprintf(e.Stderr, "mcpflight: %s\n\n%s", msg, ue.usage)
+			fmt.Fprintf(e.Stderr, "mcpflight: %s\n%s\n", msg, helpPointer(ue.command))
 		} else {
 			fmt.Fprintf(e.Stderr, "mcpflight: %s\n", msg)
 		}
@@ -132,6 +156,8 @@ Commands:
   tools     list a server's tools, their task support and profile use
   shell     a scriptable session (list_tools, call_tool, timeout, cancel, task, expect)
   cases     list the catalogue
+  requirements
+            list the requirement registry by revision, area and level
   show      render a saved chronology (FILE.jsonl) as a sequence diagram
   version   print the version
   help      print this help
@@ -166,6 +192,8 @@ func (e Env) dispatch(ctx context.Context, args []string) (int, error) {
 		return e.shell(ctx, rest)
 	case "cases":
 		return e.listCases(rest)
+	case "requirements":
+		return e.requirements(rest)
 	case "show":
 		return e.show(rest)
 	case "version", "--version", "-version":
@@ -178,26 +206,145 @@ func (e Env) dispatch(ctx context.Context, args []string) (int, error) {
 		fmt.Fprint(e.Stdout, mainUsage)
 		return 0, nil
 	}
+	if near := nearest(cmd, commandNames()); near != "" {
+		return 0, usagef(mainUsage, "unknown command %q; did you mean %q?", cmd, near)
+	}
 	return 0, usagef(mainUsage, "unknown command %q", cmd)
+}
+
+// commandNames are the commands dispatch knows, for suggesting the
+// nearest.
+func commandNames() []string {
+	return []string{"check", "explore", "check-client", "serve", "call", "tools", "shell", "cases", "requirements", "show", "version", "help"}
 }
 
 // parse parses a command's flags. -h prints the usage to stdout and
 // returns done; any other problem is a usage error. Positional arguments
 // are refused.
 func (e Env) parse(fs *flag.FlagSet, usage string, args []string) (done bool, err error) {
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() {}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(e.Stdout, usage)
-			return true, nil
-		}
-		return false, usagef(usage, "%v", err)
+	pos, done, err := e.parseWith(fs, usage, args, false)
+	if done || err != nil {
+		return done, err
 	}
-	if fs.NArg() > 0 {
-		return false, usagef(usage, "unexpected argument %q", fs.Arg(0))
+	if len(pos) > 0 {
+		return false, usagef(usage, "unexpected argument %q", pos[0])
 	}
 	return false, nil
+}
+
+// parseWith parses a command's flags and returns its positional
+// arguments; with interleaved, flags may come after them too, as
+// "call TOOL ARGS --timeout 1s" reads naturally. A flag's error names it
+// as it was typed (--jobs, not -jobs) and, for an unknown one, suggests
+// the nearest the command has.
+func (e Env) parseWith(fs *flag.FlagSet, usage string, args []string, interleaved bool) (pos []string, done bool, err error) {
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	rest := args
+	for {
+		if err := fs.Parse(rest); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				fmt.Fprint(e.Stdout, usage)
+				return nil, true, nil
+			}
+			return nil, false, usagef(usage, "%s", flagError(fs, err, args))
+		}
+		rest = fs.Args()
+		if !interleaved || len(rest) == 0 {
+			return append(pos, rest...), false, nil
+		}
+		pos = append(pos, rest[0])
+		rest = rest[1:]
+	}
+}
+
+// flagError is the flag package's error with the flag as the user typed
+// it (the package always writes one dash) and, for a flag the command
+// does not have, the nearest one it has.
+func flagError(fs *flag.FlagSet, err error, args []string) string {
+	msg := err.Error()
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			continue
+		}
+		typed, _, _ := strings.Cut(a, "=")
+		name := strings.TrimLeft(typed, "-")
+		if name == "" {
+			continue
+		}
+		single := "-" + name
+		for _, suffix := range []string{"", ":", " "} {
+			var ok bool
+			if suffix == "" {
+				ok = strings.HasSuffix(msg, " "+single)
+			} else {
+				ok = strings.Contains(msg, " "+single+suffix)
+			}
+			if !ok {
+				continue
+			}
+			if strings.HasPrefix(msg, "flag provided but not defined") {
+				var names []string
+				fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+				if near := nearest(name, names); near != "" {
+					dashes := "--"
+					if len(near) == 1 {
+						dashes = "-"
+					}
+					return "flag provided but not defined: " + typed + "; did you mean " + dashes + near + "?"
+				}
+			}
+			if suffix == "" {
+				return strings.TrimSuffix(msg, single) + typed
+			}
+			return strings.Replace(msg, " "+single+suffix, " "+typed+suffix, 1)
+		}
+	}
+	return msg
+}
+
+// nearest is the candidate closest to s, when it is close enough to be a
+// slip (an edit distance of at most a third of its length, at least one)
+// or s is a prefix of it; "" otherwise.
+func nearest(s string, candidates []string) string {
+	best, bestD := "", 0
+	for _, c := range candidates {
+		d := editDistance(s, c)
+		if len(s) >= 2 && strings.HasPrefix(c, s) {
+			d = min(d, 1)
+		}
+		if best == "" || d < bestD {
+			best, bestD = c, d
+		}
+	}
+	if best == "" || bestD > max(1, len(s)/3) {
+		return ""
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance of a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
 
 // stringList is a repeatable string flag.

@@ -10,7 +10,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -78,7 +80,14 @@ func TestUsageErrors(t *testing.T) {
 	}{
 		{"no command", nil, "no command given"},
 		{"unknown command", []string{"frobnicate"}, `unknown command "frobnicate"`},
-		{"unknown flag", []string{"check", "--protocol", "2025-11-25", "--frob"}, "flag provided but not defined: -frob"},
+		{"unknown flag", []string{"check", "--frob"}, "flag provided but not defined: --frob\n"},
+		{"unknown flag, near one", []string{"check", "--jsn", "x"}, "flag provided but not defined: --jsn; did you mean --json?"},
+		{"unknown flag, one dash", []string{"check", "-frob"}, "flag provided but not defined: -frob\n"},
+		{"flag value as typed", []string{"check", "--jobs=many"}, `invalid value "many" for flag --jobs: parse error`},
+		{"flag argument as typed", []string{"check", "--url"}, "flag needs an argument: --url\n"},
+		{"call flag as typed", []string{"call", "slow", "--timeout", "soon"}, `invalid value "soon" for flag --timeout`},
+		{"unknown command, near one", []string{"chek"}, `unknown command "chek"; did you mean "check"?`},
+		{"unknown command, prefix", []string{"req"}, `did you mean "requirements"?`},
 		{"positional", []string{"check", "extra"}, `unexpected argument "extra"`},
 		{"no match", []string{"check", "--protocol", "2025-11-25", "--case", "nope/*"}, `no case matches "nope/*"`},
 		{"bad glob", []string{"check", "--protocol", "2025-11-25", "--case", "cancel/[x"}, "syntax error in pattern"},
@@ -109,8 +118,15 @@ func TestUsageErrors(t *testing.T) {
 			if !strings.Contains(r.stderr, tt.want) {
 				t.Errorf("stderr lacks %q:\n%s", tt.want, r.stderr)
 			}
-			if !strings.Contains(r.stderr, "Usage: mcpflight") {
-				t.Errorf("stderr lacks the usage:\n%s", r.stderr)
+			// The error and one line that points at -h, never the flag
+			// list (issue 17.5).
+			lines := strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n")
+			last := lines[len(lines)-1]
+			if !strings.HasPrefix(last, `Run "mcpflight `) || !strings.HasSuffix(last, ` -h" for its flags.`) && last != `Run "mcpflight help" for the commands.` {
+				t.Errorf("stderr does not end with the line pointing at -h:\n%s", r.stderr)
+			}
+			if strings.Contains(r.stderr, "Usage:") || strings.Contains(r.stderr, "Flags:") {
+				t.Errorf("stderr holds the usage:\n%s", r.stderr)
 			}
 			if r.stdout != "" {
 				t.Errorf("stdout not empty: %s", r.stdout)
@@ -373,7 +389,7 @@ func TestCheckStdio(t *testing.T) {
 	t.Run("missing executable", func(t *testing.T) {
 		t.Parallel()
 		r := runCLI(t, "", "check", "--protocol", "2025-11-25", "--stdio", filepath.Join(t.TempDir(), "no-such-server"), "--case", "ping/*")
-		if r.code != ExitError || !strings.Contains(r.stdout, "cannot reach the target") {
+		if r.code != ExitError || !strings.Contains(r.stderr, "could not be started or reached") || strings.Contains(r.stdout, "not run") {
 			t.Fatalf("exit code %d\n%s\n%s", r.code, r.stdout, r.stderr)
 		}
 	})
@@ -523,5 +539,90 @@ func TestJSONLName(t *testing.T) {
 	t.Parallel()
 	if got := JSONLName("cancel/mid-work-no-response"); got != "cancel_mid-work-no-response.jsonl" {
 		t.Errorf("JSONLName = %q", got)
+	}
+}
+
+// TestCaseArea: --case with an area's name alone runs every case of the
+// area, as cancel/* does (issue 17.5).
+func TestCaseArea(t *testing.T) {
+	t.Parallel()
+	area := runCLI(t, "", "check", "--case", "ping", "--json", "-")
+	glob := runCLI(t, "", "check", "--case", "ping/*", "--json", "-")
+	ids := func(r result) []string {
+		t.Helper()
+		if r.code != ExitConformant {
+			t.Fatalf("exit %d\n%s", r.code, r.stderr)
+		}
+		var rep struct {
+			Results []struct {
+				ID string `json:"id"`
+			} `json:"results"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, res := range rep.Results {
+			out = append(out, res.ID)
+		}
+		return out
+	}
+	got, want := ids(area), ids(glob)
+	if len(want) == 0 {
+		t.Fatal("ping/* selects no case")
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("--case ping (-ping/* +ping):\n%s", diff)
+	}
+}
+
+// TestRequirements lists the registry, filtered and as JSON.
+func TestRequirements(t *testing.T) {
+	t.Parallel()
+	r := runCLI(t, "", "requirements", "--area", "can", "--level", "must", "--revision", "2025-11-25")
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "ID ") || !regexp.MustCompile(`(?m)^CAN-2\s+MUST NOT\s+2025-11-25\s+CAN\s`).MatchString(r.stdout) {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if regexp.MustCompile(`(?m)^(PRG|CAN-\d+\s+SHOULD|CAN-\d+\s+MUST\s+2026-07-28\s)`).MatchString(r.stdout) {
+		t.Errorf("a filter let through a row it excludes:\n%s", r.stdout)
+	}
+	j := runCLI(t, "", "requirements", "--json", "--revision", "2026-07-28")
+	var rows []struct {
+		ID        string   `json:"id"`
+		Level     string   `json:"level"`
+		Revisions []string `json:"revisions"`
+		Area      string   `json:"area"`
+	}
+	if err := json.Unmarshal([]byte(j.stdout), &rows); err != nil || len(rows) == 0 {
+		t.Fatalf("--json: %v\n%s", err, j.stdout)
+	}
+	for _, row := range rows {
+		if !slices.Contains(row.Revisions, "2026-07-28") || row.Area == "" || row.Level == "" {
+			t.Errorf("row %+v", row)
+		}
+	}
+	if bad := runCLI(t, "", "requirements", "--revision", "2024-01-01"); bad.code != ExitError {
+		t.Errorf("an unknown revision: exit %d", bad.code)
+	}
+}
+
+// TestTargetCannotStart: a target that cannot be started or reached ends
+// the run with one line on stderr and exit 2, not a line per case of
+// "not run" (issue 17.5).
+func TestTargetCannotStart(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{
+		{"check", "--stdio", "/nonexistent/mcp-server --stdio"},
+		{"check", "--url", "http://127.0.0.1:1/mcp"}, // port 1: refused
+		{"check", "--protocol", "2025-11-25", "--url", "http://127.0.0.1:1/mcp"},
+		{"check", "--protocol", "2025-11-25", "--stdio", "/nonexistent/mcp-server"},
+	} {
+		r := runCLI(t, "", args...)
+		if r.code != ExitError || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, "could not be started or reached") {
+			t.Errorf("%v: exit %d, stderr %q", args, r.code, r.stderr)
+		}
+		if strings.Contains(r.stdout, "not run") || strings.Count(r.stdout, "\n") > 1 {
+			t.Errorf("%v: stdout %q", args, r.stdout)
+		}
 	}
 }

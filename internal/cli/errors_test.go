@@ -26,13 +26,13 @@ func TestNewcomerErrorMessages(t *testing.T) {
 			name:     "target command does not exist",
 			args:     []string{"check", "--protocol", "2025-11-25", "--stdio", "no-such-mcp-server --flag"},
 			wantCode: ExitError,
-			want:     []string{`"no-such-mcp-server": executable file not found`, "not run: the target could not be started"},
+			want:     []string{`"no-such-mcp-server": executable file not found`, "mcpflight: the target could not be started or reached"},
 		},
 		{
 			name:     "URL refuses connections",
 			args:     []string{"check", "--protocol", "2025-11-25", "--url", refusedURL(t)},
 			wantCode: ExitError,
-			want:     []string{"connection refused", "not run: the target could not be started or reached"},
+			want:     []string{"connection refused", "mcpflight: the target could not be started or reached"},
 		},
 		{
 			name:     "server exits during initialize",

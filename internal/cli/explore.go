@@ -42,13 +42,8 @@ plan that still shows it and written as a replay file and its chronology.
 Without --stdio or --url the target is the built-in reference server in
 this process. See docs/explore.md.
 
-Target:
-  --stdio CMD          the server's command line (one process per session)
-  --shell              run --stdio's command line through /bin/sh -c
-  --url URL            the MCP endpoint of a Streamable HTTP server
-  --header 'NAME: VALUE', --header-env NAME=VAR
-                       headers for --url, as for check
-  --transport NAME     the built-in server: inprocess (default), http (its
+Target (--stdio starts one process per session):
+` + targetUsage + `  --transport NAME     the built-in server: inprocess (default), http (its
                        Streamable HTTP endpoint in this process) or stdio
                        (a "mcpflight serve --stdio" child per session)
   --target-fault NAME  start the built-in server with a fault (repeatable)
@@ -114,14 +109,11 @@ type exploreOptions struct {
 func (e Env) explore(ctx context.Context, args []string) (int, error) {
 	var o exploreOptions
 	fs := flag.NewFlagSet("explore", flag.ContinueOnError)
-	fs.StringVar(&o.target.stdio, "stdio", "", "")
-	fs.BoolVar(&o.target.shell, "shell", false, "")
-	fs.StringVar(&o.target.url, "url", "", "")
+	o.target.register(fs, false)
 	fs.StringVar(&o.target.transport, "transport", "", "")
 	fs.Var(&o.target.faults, "target-fault", "")
 	fs.StringVar(&o.target.profile, "profile", "", "")
 	fs.IntVar(&o.target.maxFrame, "max-frame", transport.DefaultMaxFrame, "")
-	o.target.headers.register(fs)
 	fs.BoolVar(&o.noControl, "no-control", false, "")
 	fs.BoolVar(&o.noRaces, "no-races", false, "")
 	fs.StringVar(&o.revision, "revision", explore.Revision20251125, "")
@@ -266,12 +258,7 @@ func (e Env) exploreTarget(o checkOptions, replayed *explore.TargetInfo) (explor
 	if o.url == "" && o.stdio == "" {
 		info.BuiltIn, info.Faults = true, slices.Sorted(slices.Values(o.faults))
 	}
-	redact := e.redact
-	dial := func(ctx context.Context, log *chrono.Log) (transport.Conn, error) {
-		log.SetRedactor(redact)
-		return t.Dial(ctx, log)
-	}
-	return explore.Remote(info, dial), prof, stop, nil
+	return explore.Remote(info, t.Redacting(e.redact).Dial), prof, stop, nil
 }
 
 // writeFound writes the replay file and the minimal chronology of a

@@ -10,8 +10,8 @@ import (
 	"strings"
 
 	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/mcp"
 	"github.com/mcpflight/mcpflight/peer"
-	"github.com/mcpflight/mcpflight/profile"
 	"github.com/mcpflight/mcpflight/runner"
 	"github.com/mcpflight/mcpflight/transport"
 )
@@ -36,8 +36,8 @@ var reservedHeaders = map[string]bool{
 	transport.HeaderSessionID:       true,
 	transport.HeaderProtocolVersion: true,
 	transport.HeaderLastEventID:     true,
-	"Mcp-Method":                    true,
-	"Mcp-Name":                      true,
+	mcp.HeaderMethod:                true,
+	mcp.HeaderName:                  true,
 	"Content-Type":                  true,
 	"Accept":                        true,
 	"Content-Length":                true,
@@ -207,29 +207,6 @@ func (e Env) redactedURL(u string) string {
 		}
 	}
 	return parsed.Redacted()
-}
-
-// sessionTarget is the target of call, tools and shell: --url (with its
-// headers), --stdio, or the built-in reference server over stdio. stop
-// ends whatever the target needed; it is never nil.
-func (e Env) sessionTarget(o checkOptions, usage string) (runner.Target, *profile.Profile, func(), error) {
-	nop := func() {}
-	switch {
-	case o.url != "" && o.stdio != "":
-		return runner.Target{}, nil, nop, usagef(usage, "--url and --stdio name two targets; pass one")
-	case o.headers.given() && o.url == "":
-		return runner.Target{}, nil, nop, usagef(usage, "%v", errHeadersNeedHTTP)
-	}
-	var err error
-	if o.header, err = e.resolveHeaders(o.headers, usage); err != nil {
-		return runner.Target{}, nil, nop, err
-	}
-	if o.url != "" {
-		target, prof, err := e.httpTarget(o)
-		return target, prof, nop, err
-	}
-	target, prof, err := e.target(o)
-	return target, prof, nop, err
 }
 
 // errHeadersNeedHTTP is the usage error for --header with a stdio target.

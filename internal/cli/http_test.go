@@ -1,13 +1,9 @@
 package cli
 
 import (
-	"io"
-	"net"
-	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mcpflight/mcpflight/refserver"
 )
@@ -69,70 +65,5 @@ func TestServeLimits(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
 	if len(lines) != 2 || !strings.Contains(lines[0], `"id":null`) || !strings.Contains(lines[0], `-32700`) || lines[1] != `{"jsonrpc":"2.0","id":2,"result":{}}` {
 		t.Errorf("stdout:\n%s", r.stdout)
-	}
-}
-
-// TestListenHTTPBind: loopback addresses bind as they are; any other
-// needs the --listen-any opt-in (HTTP-5).
-func TestListenHTTPBind(t *testing.T) {
-	t.Parallel()
-	srv := refserver.New(refserver.Options{})
-	for _, tt := range []struct {
-		addr   string
-		remote bool
-		ok     bool
-	}{
-		{"127.0.0.1:0", false, true},
-		{"localhost:0", false, true},
-		{"0.0.0.0:0", false, false},
-		{":0", false, false},
-		{"192.0.2.1:0", false, false},
-		{"0.0.0.0:0", true, true},
-	} {
-		url, stop, err := listenHTTP(srv, tt.addr, tt.remote, refserver.HTTPOptions{}, nil)
-		if (err == nil) != tt.ok {
-			t.Errorf("listenHTTP(%q, listen-any %v): url %q, err %v; want ok %v", tt.addr, tt.remote, url, err, tt.ok)
-		}
-		if err == nil {
-			stop()
-		} else if !strings.Contains(err.Error(), "--listen-any") {
-			t.Errorf("listenHTTP(%q): error %q does not name --listen-any", tt.addr, err)
-		}
-	}
-}
-
-// TestHTTPServerBoundsHeaders: a client that never finishes its headers
-// is disconnected at the header deadline.
-func TestHTTPServerBoundsHeaders(t *testing.T) {
-	t.Parallel()
-	if hs := httpServer(http.NotFoundHandler(), readHeaderTimeout); hs.ReadHeaderTimeout <= 0 || hs.MaxHeaderBytes <= 0 || hs.IdleTimeout <= 0 {
-		t.Fatalf("unbounded server: %+v", hs)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httpServer(http.NotFoundHandler(), 50*time.Millisecond)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = hs.Serve(ln)
-	}()
-	t.Cleanup(func() {
-		_ = hs.Close()
-		<-done
-	})
-	conn, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	_ = conn.SetDeadline(time.Now().Add(5 * time.Second)) // safety net
-	if _, err := io.WriteString(conn, "GET /mcp HTTP/1.1\r\nHost: x\r\nX-Slow: "); err != nil {
-		t.Fatal(err)
-	}
-	_, err = io.ReadAll(conn)
-	if ne, ok := err.(net.Error); ok && ne.Timeout() {
-		t.Fatal("the server kept a connection with unfinished headers open")
 	}
 }

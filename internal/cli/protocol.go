@@ -7,12 +7,12 @@ import (
 )
 
 // protocolUsage documents --protocol in the usage of call, tools and
-// shell, checkProtocolUsage in check's (whose flags are indented more).
+// shell, checkProtocolUsage in check's (where it may be both).
 const (
-	protocolUsage = `  --protocol REV     the protocol revision: 2025-11-25 (initialize),
-                     2026-07-28 (server/discover, the envelope on every
-                     request), or auto (default: probe with server/discover
-                     and fall back to initialize for a 2025-11-25 server)
+	protocolUsage = `  --protocol REV       the protocol revision: 2025-11-25 (initialize),
+                       2026-07-28 (server/discover, the envelope on every
+                       request), or auto (default: probe with server/discover
+                       and fall back to initialize for a 2025-11-25 server)
 `
 	checkProtocolUsage = `  --protocol REV       the protocol revision: 2025-11-25 (initialize),
                        2026-07-28 (server/discover, the envelope on every

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"text/tabwriter"
@@ -24,39 +23,17 @@ reference server. The revision spoken, and why, goes to stderr; with
 offers, in a REVISION column.
 
 Flags:
-  --stdio CMD        the server's command line (split like a shell, no shell)
-  --shell            run --stdio's command line through /bin/sh -c
-  --url URL          the MCP endpoint of a Streamable HTTP server
-  --header 'NAME: VALUE'
-                     send this header with every HTTP request (repeatable);
-                     its value is redacted from every output
-  --header-env NAME=VAR
-                     send header NAME with the value of environment
-                     variable VAR (keeps the secret out of the command line)
-  --profile NAME|FILE
-                     the target profile (see "mcpflight check -h")
-` + protocolUsage + `  --protocol both    list the tools under each revision the server offers
+` + targetUsage + protocolUsage + `  --protocol both      list the tools under each revision the server offers
+  --profile NAME|FILE  the target profile (see "mcpflight check -h")
 `
 
 func (e Env) tools(ctx context.Context, args []string) (int, error) {
 	var o checkOptions
 	fs := flag.NewFlagSet("tools", flag.ContinueOnError)
-	fs.SetOutput(e.Stderr)
-	fs.Usage = func() { fmt.Fprint(e.Stderr, toolsUsage) }
-	fs.StringVar(&o.stdio, "stdio", "", "")
-	fs.StringVar(&o.url, "url", "", "")
-	o.headers.register(fs)
-	fs.BoolVar(&o.shell, "shell", false, "")
+	o.register(fs, true)
 	fs.StringVar(&o.profile, "profile", "", "")
-	o.protocol.register(fs)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0, nil
-		}
-		return 0, usagef(toolsUsage, "%v", err)
-	}
-	if fs.NArg() > 0 {
-		return 0, usagef(toolsUsage, "unexpected argument %q", fs.Arg(0))
+	if done, err := e.parse(fs, toolsUsage, args); done || err != nil {
+		return 0, err
 	}
 	mode, err := o.protocol.mode(toolsUsage, true)
 	if err != nil {
