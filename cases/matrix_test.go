@@ -107,7 +107,7 @@ var lostOverHTTP = map[string]string{
 // break, with the reason the evidence fits that requirement too.
 var collateral = map[string]string{
 	"no-resulttype tasks26/declared-call-gets-durable-task TSX-8": "a result without resultType reads as complete (RPC-44), so the CreateTaskResult lacks the resultType \"task\" TSX-8 asks for: the evidence of the missing member is TSX-8's as well",
-	"sticky-capabilities tasks26/methods-need-extension TSX-56": "the task the undeclared tasks/get names was created by a request that declared the extension; a server on which that declaration sticks serves the undeclared request, which is TSX-56's evidence as well (the case's Actual names both causes)",
+	"sticky-capabilities tasks26/methods-need-extension TSX-56":   "the task the undeclared tasks/get names was created by a request that declared the extension; a server on which that declaration sticks serves the undeclared request, which is TSX-56's evidence as well (the case's Actual names both causes)",
 }
 
 // checkSeverity holds an outcome that cites a requirement to the
