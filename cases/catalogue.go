@@ -19,5 +19,6 @@ func All() []probe.Case {
 	all = append(all, httpCases()...)
 	all = append(all, taskCases()...)
 	all = append(all, schemaCases()...)
+	all = append(all, robustCases()...)
 	return all
 }

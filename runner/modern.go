@@ -24,7 +24,7 @@ func modernEnvelope() peer.Envelope { return negotiate.Options{}.Envelope() }
 // needsServerView reports whether a case cannot run without knowing what
 // the server declared.
 func needsServerView(n probe.Needs) bool {
-	return n.Control || n.Tasks || n.NoTasks || len(n.Capabilities) > 0
+	return n.Control || n.Tasks || n.TasksCapability || n.NoTasks || len(n.Capabilities) > 0
 }
 
 // openModern makes s a 2026-07-28 session for case c and, unless the case

@@ -654,7 +654,7 @@ func sessionSkip(n probe.Needs, init *peer.InitResult, ctl *control.Client) stri
 	if n.Control && ctl == nil {
 		return "target does not offer the " + control.Capability + " extension"
 	}
-	if n.Tasks && (init == nil || !init.Tasks().ToolsCall) {
+	if (n.Tasks || n.TasksCapability) && (init == nil || !init.Tasks().ToolsCall) {
 		return "capability tasks.requests.tools.call not advertised"
 	}
 	if n.NoTasks && init != nil && init.Tasks().Declared {
