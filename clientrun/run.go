@@ -138,7 +138,7 @@ func Run(ctx context.Context, cfg Config) (*runner.Report, error) {
 	}
 	rep.Interrupted = runErr != nil || (len(rep.Results) > 0 && rep.Results[len(rep.Results)-1].Interrupted)
 	rep.Duration = time.Since(rep.Started)
-	rep.Teardown = runner.GradeTeardown(rep.Results, cfg.Strict)
+	rep.Teardown = runner.GradeTeardown(rep.Results, cfg.Strict).Under(cfg.Revision)
 	rep.Schema = runner.SchemaReportOf(cfg.Revision, rep.Results)
 	return rep, runErr
 }
