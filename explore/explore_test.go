@@ -110,7 +110,9 @@ func faultTable() []faultRow {
 		"(on stdio a notifications/message names no request, so the history alone cannot tie one to a cancelled call)"
 	const headersOnly = "the explorer only sends well-formed requests with the session ID, the protocol version and no Origin; " +
 		"this rule of the HTTP endpoint is judged by check's http cases"
-	return []faultRow{
+	const taskShape = "a shape rule of one message (a capability, a tool's execution, a task's fields, a notification's _meta): " +
+		"the history's invariants are about order and outcomes; check's tasks cases and the schema check judge it"
+	rows := []faultRow{
 		{fault: refserver.FaultRespondAfterCancel, transport: ip, find: r(InvCancelNoResponse, "CAN-8")},
 		{fault: refserver.FaultRespondAfterCancel, transport: TransportStdio, find: r(InvCancelNoResponse, "CAN-8")},
 		{fault: refserver.FaultRespondAfterCancel, transport: http, find: r(InvCancelNoResponse, "CAN-8")},
@@ -166,7 +168,38 @@ func faultTable() []faultRow {
 		{fault: refserver.FaultAcceptInvalidLevel, transport: ip, excluded: noLogging},
 		{fault: refserver.FaultBadMessageShape, transport: ip, excluded: noLogging},
 		{fault: refserver.FaultLogAfterCancel, transport: ip, excluded: noLogging},
+		{fault: refserver.FaultCompletedTaskReopens, transport: ip, find: r(InvTaskTerminalStable, "TSK-31")},
+		{fault: refserver.FaultCancelAnswersBeforeTransition, transport: ip, find: r(InvTaskCancelResult, "TSK-64")},
+		// The evidence fits two rules: the task's status (TSK-76, judged
+		// by check's tasks/iserror-fails-task) and tasks/result's
+		// equivalence with it, which is the rule of the history.
+		{fault: refserver.FaultIsErrorCompletesTask, transport: ip, find: r(InvTaskResult, "TSK-46")},
+		{fault: refserver.FaultFailedResultNotError, transport: ip, find: r(InvTaskResult, "TSK-46")},
+		{fault: refserver.FaultResultAnswersEarly, transport: ip, find: r(InvTaskResult, "TSK-46")},
+		{fault: refserver.FaultTaskProgressOtherToken, transport: ip, find: r(InvTokenKnown, "PRG-7")},
+		{fault: refserver.FaultTaskListNotObject, transport: ip, excluded: taskShape},
+		{fault: refserver.FaultTaskSupportMissing, transport: ip, excluded: taskShape},
+		{fault: refserver.FaultRequiredTaskRunsPlain, transport: ip, excluded: "the explorer calls only the task tool as a task and the others " +
+			"without one, so it never calls a task-required tool without a task; check's tasks/required-without-task judges it"},
+		{fault: refserver.FaultForbiddenRunsPlain, transport: ip, excluded: "the explorer never asks for a task on a tool that forbids one; " +
+			"check's tasks/forbidden-with-task judges it"},
+		{fault: refserver.FaultTaskWithoutTTL, transport: ip, excluded: taskShape},
+		{fault: refserver.FaultLastUpdatedBeforeCreated, transport: ip, excluded: taskShape},
+		{fault: refserver.FaultSequentialTaskIDs, transport: ip, excluded: "guessable IDs break no rule of one history " +
+			"(TSK-81 is about what an attacker could guess); check's tasks/unguessable-ids judges it"},
+		{fault: refserver.FaultUnknownTaskInternalError, transport: ip, excluded: "the explorer's task operations name tasks it created; " +
+			"an unknown task ID is check's tasks/unknown-id"},
+		{fault: refserver.FaultRelatedTaskMetaWins, transport: ip, excluded: "the explorer never sends related-task _meta that " +
+			"disagrees with params.taskId; check's tasks/task-id-is-source-of-truth judges it"},
+		{fault: refserver.FaultBogusCursorAccepted, transport: ip, excluded: "the explorer's tasks/list follows the cursors the server " +
+			"gives; a cursor it never issued is check's tasks/list-pagination"},
+		{fault: refserver.FaultStatusNotificationMeta, transport: ip, excluded: taskShape},
 	}
+	for _, f := range refserver.Faults2026() {
+		rows = append(rows, faultRow{fault: f, transport: ip, excluded: "a 2026-07-28 rule: the explorer's sessions are " +
+			"2025-11-25 ones (initialize), which the fault does not touch; check --protocol 2026-07-28 judges it"})
+	}
+	return rows
 }
 
 // TestFaultTableCoversEveryFault: every fault of the reference server is
