@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/jsonrpc"
@@ -346,6 +347,10 @@ func duplicateInFlightID(ctx context.Context, e *probe.Env) verdict.Outcome {
 	var err2 error
 	if !found {
 		err2 = errors.New("no second answer")
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		// An answer that never comes is the verdict, not a deadline error.
+		wait = min(wait, time.Until(dl)-time.Second)
 	}
 	if !found && wait > 0 {
 		bctx, bcancel := context.WithTimeout(ctx, wait)

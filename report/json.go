@@ -107,6 +107,9 @@ type JSONCompleteness struct {
 	// transport (otherTransport).
 	Applicable     int `json:"applicable"`
 	OtherTransport int `json:"otherTransport"`
+	// OtherRevision counts, under --protocol both, the cases skipped under
+	// one revision that ran under the other.
+	OtherRevision int `json:"otherRevision"`
 	// Ran and NotRun split Applicable.
 	Ran    int `json:"ran"`
 	NotRun int `json:"notRun"`
@@ -124,7 +127,7 @@ type JSONCompleteness struct {
 // jsonCompleteness converts the run's completeness.
 func jsonCompleteness(r *runner.Report) JSONCompleteness {
 	c := r.Completeness()
-	out := JSONCompleteness{Incomplete: c.Incomplete && r.ExitCode() == runner.ExitIncomplete, Applicable: c.Applicable, OtherTransport: c.OtherTransport,
+	out := JSONCompleteness{Incomplete: c.Incomplete && r.ExitCode() == runner.ExitIncomplete, Applicable: c.Applicable, OtherTransport: c.OtherTransport, OtherRevision: c.OtherRevision,
 		Ran: c.Ran, NotRun: c.NotRun, Reason: jsonText(c.Reason), ReasonCount: c.ReasonCount, Remedy: c.Remedy}
 	if out.Incomplete {
 		out.Line = c.Line()

@@ -26,7 +26,11 @@ type Completeness struct {
 	// another transport than the target's: they do not apply to it, and
 	// nothing about the target would let them run.
 	OtherTransport int
-	// Applicable is Selected minus OtherTransport.
+	// OtherRevision counts, in a report of several revisions (--protocol
+	// both), the cases skipped under one revision because they apply only
+	// to another the report also ran: they ran there.
+	OtherRevision int
+	// Applicable is Selected minus OtherTransport and OtherRevision.
 	Applicable int
 	// Ran is the number of applicable cases that did not end in skip.
 	Ran int
@@ -49,6 +53,21 @@ func otherTransport(summary string) bool {
 	return strings.HasPrefix(summary, "needs the ") && strings.Contains(summary, " transport; the target uses ")
 }
 
+// ranElsewhere reports whether a skip's reason is "applies to REV only"
+// for a revision the report also ran.
+func (r *Report) ranElsewhere(summary string) bool {
+	if len(r.Revisions) < 2 || !strings.HasPrefix(summary, "applies to ") || !strings.HasSuffix(summary, " only") {
+		return false
+	}
+	rev := strings.TrimSuffix(strings.TrimPrefix(summary, "applies to "), " only")
+	for _, ran := range r.Revisions {
+		if ran == rev {
+			return true
+		}
+	}
+	return false
+}
+
 // Completeness counts what the run exercised. The threshold: a run is
 // incomplete when fewer than half of the cases that apply to its
 // transport ran (a case that ran is one whose verdict is not skip), or
@@ -65,9 +84,13 @@ func (r *Report) Completeness() Completeness {
 			c.OtherTransport++
 			continue
 		}
+		if r.ranElsewhere(res.Outcome.Summary) {
+			c.OtherRevision++
+			continue
+		}
 		reasons[res.Outcome.Summary]++
 	}
-	c.Applicable = c.Selected - c.OtherTransport
+	c.Applicable = c.Selected - c.OtherTransport - c.OtherRevision
 	c.NotRun = c.Applicable - c.Ran
 	keys := make([]string, 0, len(reasons))
 	for k := range reasons {

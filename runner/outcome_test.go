@@ -14,6 +14,7 @@ func TestCompleteness(t *testing.T) {
 	slow := "profile names no slow tool; pass --profile"
 	http := "needs the Streamable HTTP transport; the target uses stdio"
 	rev := "applies to 2025-11-25 only"
+	both := []Result{res(verdict.Pass, ""), res(verdict.Skip, rev), res(verdict.Skip, "applies to 2026-07-28 only")}
 	tests := []struct {
 		name    string
 		results []Result
@@ -33,6 +34,7 @@ func TestCompleteness(t *testing.T) {
 			"incomplete: 2 of 2 applicable cases did not run; 2 of them would run under 2025-11-25 (--protocol 2025-11-25)"},
 		{"none applies", []Result{res(verdict.Skip, http)},
 			Completeness{Selected: 1, OtherTransport: 1, Incomplete: true}, ExitIncomplete, "incomplete: none of the 1 cases applies to this target"},
+		{"both revisions", both, Completeness{Selected: 3, OtherRevision: 2, Applicable: 1, Ran: 1}, 0, ""},
 		{"a fail outranks incomplete", []Result{res(verdict.Fail, ""), res(verdict.Skip, slow), res(verdict.Skip, slow)},
 			Completeness{Selected: 3, Applicable: 3, Ran: 1, NotRun: 2, Reason: slow, ReasonCount: 2, Remedy: remedy(slow), Incomplete: true}, 1, ""},
 		{"an error outranks incomplete", []Result{res(verdict.Error, ""), res(verdict.Skip, slow), res(verdict.Skip, slow)},
@@ -41,6 +43,9 @@ func TestCompleteness(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := &Report{Results: tt.results, Teardown: TeardownGrade{Verdict: verdict.Pass}}
+			if tt.name == "both revisions" {
+				r.Revisions = []string{"2025-11-25", "2026-07-28"}
+			}
 			got := r.Completeness()
 			if d := cmp.Diff(tt.want, got); d != "" {
 				t.Errorf("Completeness (-want +got):\n%s", d)
