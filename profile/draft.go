@@ -152,20 +152,37 @@ var needWords = map[string]*regexp.Regexp{
 	"log":    regexp.MustCompile(`(?i)\b(log|logging|logs|notif)`),
 }
 
+// controlArguments are the tool arguments the io.mcpflight/control
+// extension gives the client to choose per operation (the operation key
+// that names its checkpoints, and whether it waits at them): on a target
+// that offers the extension the checker sets them, so a draft leaves them
+// out.
+var controlArguments = []string{"key", "gated"}
+
 // DraftProfile drafts a profile named name from the tools a server
-// lists: the task tool is one whose execution.taskSupport is "required"
+// lists (controlled: the server offers the io.mcpflight/control
+// extension, whose per-operation arguments the draft leaves out): the task tool is one whose execution.taskSupport is "required"
 // (else "optional"), which tools/list says outright; the slow, effect and
 // log tools are guesses from the words of each tool's name and
 // description. Every tool gets the minimal arguments its inputSchema
 // accepts (MinimalArguments). The draft is for the user to confirm: a
 // guess may be wrong, and a slow tool's arguments may need a duration or
 // a step count.
-func DraftProfile(name string, tools []ListedTool) Draft {
+func DraftProfile(name string, tools []ListedTool, controlled bool) Draft {
 	d := Draft{Profile: &Profile{Name: name, Description: "drafted by mcpflight profile init from tools/list; confirm every guess"}}
+	args := func(t ListedTool) map[string]any {
+		a := MinimalArguments(t.InputSchema)
+		if controlled {
+			for _, k := range controlArguments {
+				delete(a, k)
+			}
+		}
+		return a
+	}
 	sorted := append([]ListedTool(nil), tools...)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
 	for _, t := range sorted {
-		d.Tools = append(d.Tools, Guess{Tool: Tool{Name: t.Name, Arguments: MinimalArguments(t.InputSchema)}, Why: "taskSupport " + orForbidden(t.TaskSupport)})
+		d.Tools = append(d.Tools, Guess{Tool: Tool{Name: t.Name, Arguments: args(t)}, Why: "taskSupport " + orForbidden(t.TaskSupport)})
 	}
 	taken := map[string]bool{}
 	pick := func(need string, match func(ListedTool) (bool, string)) {
@@ -174,7 +191,7 @@ func DraftProfile(name string, tools []ListedTool) Draft {
 				continue
 			}
 			if ok, why := match(t); ok {
-				g := Guess{Need: need, Tool: Tool{Name: t.Name, Arguments: MinimalArguments(t.InputSchema)}, Why: why}
+				g := Guess{Need: need, Tool: Tool{Name: t.Name, Arguments: args(t)}, Why: why}
 				d.Guesses = append(d.Guesses, g)
 				taken[t.Name] = true
 				return
@@ -211,10 +228,18 @@ func DraftProfile(name string, tools []ListedTool) Draft {
 			})
 		}
 	}
-	for _, g := range d.Guesses {
+	for i, g := range d.Guesses {
 		tool := g.Tool
 		switch g.Need {
 		case "slow":
+			for _, t := range sorted {
+				if t.Name == tool.Name {
+					if paced, steps := slowPace(t.InputSchema, tool.Arguments); paced {
+						d.Guesses[i].Why += "; a short run set from its inputSchema's step and duration properties"
+						d.Profile.SlowSteps = steps
+					}
+				}
+			}
 			d.Profile.Slow = &tool
 		case "effect":
 			d.Profile.Effect = &tool
@@ -225,6 +250,46 @@ func DraftProfile(name string, tools []ListedTool) Draft {
 		}
 	}
 	return d
+}
+
+// paceWords name the properties of a slow tool that set how long it runs.
+var (
+	stepsWord    = regexp.MustCompile(`(?i)^(steps?|count|iterations?|ticks?)$`)
+	millisWord   = regexp.MustCompile(`(?i)(ms|millis|milliseconds)$`)
+	durationWord = regexp.MustCompile(`(?i)(duration|seconds|secs|delay|sleep|wait)`)
+)
+
+// slowPace sets, in args, the properties of a slow tool's inputSchema
+// that pace it (a step count of 3, a duration of 1.5 s) so that the
+// guess runs about as long as the catalogue wants; it reports whether it
+// set any, and the step count (0 when none).
+func slowPace(schema json.RawMessage, args map[string]any) (bool, int) {
+	var s jsonSchema
+	if json.Unmarshal(schema, &s) != nil {
+		return false, 0
+	}
+	paced, steps := false, 0
+	for name, raw := range s.Properties {
+		var p jsonSchema
+		if json.Unmarshal(raw, &p) != nil {
+			continue
+		}
+		typ := p.schemaType()
+		if typ != "number" && typ != "integer" {
+			continue
+		}
+		switch {
+		case stepsWord.MatchString(name):
+			args[name], steps, paced = 3, 3, true
+		case durationWord.MatchString(name) && millisWord.MatchString(name):
+			args[name], paced = 1500, true
+		case durationWord.MatchString(name) && typ == "number":
+			args[name], paced = 1.5, true
+		case durationWord.MatchString(name):
+			args[name], paced = 2, true
+		}
+	}
+	return paced, steps
 }
 
 func hasNeed(gs []Guess, need string) bool {
@@ -271,6 +336,9 @@ func (d Draft) YAML() string {
 			fmt.Fprintf(&b, "# a slow tool should run for a second or more and send progress; add a duration or step count to its arguments\n")
 		}
 		fmt.Fprintf(&b, "%s:\n  name: %s\n  arguments: %s\n", need, yamlString(g.Tool.Name), jsonFlow(g.Tool.Arguments))
+		if need == "slow" && d.Profile.SlowSteps > 0 {
+			fmt.Fprintf(&b, "slowSteps: %d  # the progress notifications it sends with these arguments (a guess)\n", d.Profile.SlowSteps)
+		}
 	}
 	fmt.Fprintf(&b, "# The tools the server lists, with the minimal arguments their inputSchema accepts:\n")
 	for _, t := range d.Tools {

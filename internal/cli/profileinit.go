@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/control"
 	"github.com/mcpflight/mcpflight/negotiate"
 	"github.com/mcpflight/mcpflight/profile"
 	"github.com/mcpflight/mcpflight/spec"
@@ -110,7 +111,7 @@ func (e Env) profileCmd(ctx context.Context, args []string) (int, error) {
 			name = srv.ServerInfo.Name
 		}
 	}
-	draft := profile.DraftProfile(name, tools)
+	draft := profile.DraftProfile(name, tools, control.Detect(s) != nil)
 	write := func(w io.Writer) error { _, err := io.WriteString(w, draft.YAML()); return err }
 	if out == "" {
 		return 0, write(e.Stdout)
