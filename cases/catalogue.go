@@ -19,6 +19,12 @@ func All() []probe.Case {
 	all = append(all, httpCases()...)
 	all = append(all, taskCases()...)
 	all = append(all, schemaCases()...)
+	all = append(all, http26Cases()...)
+	all = append(all, tasks26Cases()...)
+	all = append(all, discoverCases()...)
+	all = append(all, cancel26Cases()...)
+	all = append(all, logging26Cases()...)
+	all = append(all, subscriptionCases()...)
 	all = append(all, robustCases()...)
 	return all
 }

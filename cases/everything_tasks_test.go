@@ -87,6 +87,14 @@ func TestTaskCasesAgainstServerEverything(t *testing.T) {
 		"tasks/result-equivalence":           verdict.Pass,
 		"tasks/result-answered-after-cancel": verdict.Info,
 		"tasks/worker-stops-after-cancel":    verdict.Info, // no control extension: no counter to read
+		// On the wire alone (issue 14.3): tasks/result stays unanswered
+		// while tasks/get says working; a task nobody cancels completes.
+		"tasks/result-blocks-while-working": verdict.Pass,
+		"tasks/not-cancelled-unprompted":    verdict.Pass,
+		// No tool of server-everything makes a task fail: a skip that
+		// names what would let it run.
+		"tasks/result-error-equivalence": verdict.Skip,
+		"tasks/iserror-fails-task":       verdict.Skip,
 		// Findings: the SDK answers a required-task tool called without a
 		// task with an isError CallToolResult that quotes -32601 instead
 		// of the JSON-RPC error, and never answers a tasks/get that

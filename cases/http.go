@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/jsonrpc"
@@ -54,7 +55,7 @@ func httpCases() []probe.Case {
 			Title:    "a resume while the call still runs replays what was missed and goes on live",
 			Reqs:     []string{"HTTP-43", "HTTP-45", "HTTP-21", "HTTP-25"},
 			Versions: []string{spec.V20251125},
-			Needs:    probe.Needs{HTTP: true, SlowTool: true, Control: true},
+			Needs:    probe.Needs{HTTP: true, SlowTool: true},
 			Sends:    "tools/call with progress; drop after step 1; step 2 runs while away; GET with Last-Event-ID while step 3 is held; release",
 			Expect:   "progress 2 replayed, then progress 3 and the result live, on the resumed stream",
 			Run:      func(ctx context.Context, e *probe.Env) verdict.Outcome { return resumeCase(ctx, e, false) },
@@ -73,7 +74,7 @@ func httpCases() []probe.Case {
 			Title:    "a resume after the call completed replays the rest and the result",
 			Reqs:     []string{"HTTP-43", "HTTP-45", "HTTP-21", "HTTP-25"},
 			Versions: []string{spec.V20251125},
-			Needs:    probe.Needs{HTTP: true, SlowTool: true, Control: true},
+			Needs:    probe.Needs{HTTP: true, SlowTool: true},
 			Sends:    "tools/call with progress; drop after step 1; the call runs to its end; then GET with Last-Event-ID",
 			Expect:   "the remaining progress and the result, replayed on the resumed stream",
 			Run:      func(ctx context.Context, e *probe.Env) verdict.Outcome { return resumeCase(ctx, e, true) },
@@ -92,7 +93,7 @@ func httpCases() []probe.Case {
 			Title:    "a resume replays only the stream that was disconnected",
 			Reqs:     []string{"HTTP-44", "HTTP-37", "HTTP-21", "HTTP-25"},
 			Versions: []string{spec.V20251125},
-			Needs:    probe.Needs{HTTP: true, SlowTool: true, Control: true},
+			Needs:    probe.Needs{HTTP: true, SlowTool: true},
 			Sends:    "call A dropped after step 1; call B runs to completion on its own stream; A completes; GET with Last-Event-ID of A",
 			Expect:   "the resumed stream carries only A's messages, nothing of B",
 			Run:      replayOnlyDisconnected,
@@ -121,7 +122,7 @@ func httpCases() []probe.Case {
 			Title:    "a POSTed cancel gets 202 and the cancelled call's stream carries no response",
 			Reqs:     []string{"HTTP-11", "HTTP-26", "CAN-8"},
 			Versions: []string{spec.V20251125},
-			Needs:    probe.Needs{HTTP: true, SlowTool: true, Control: true},
+			Needs:    probe.Needs{HTTP: true, SlowTool: true},
 			Sends:    "tools/call with progress; after step 1 notifications/cancelled as its own POST",
 			Expect:   "202 with no body for the cancel; no response for the call on its stream",
 			Run:      cancel202NoResponse,
@@ -304,18 +305,7 @@ func disconnectIsNotCancel(ctx context.Context, e *probe.Env) verdict.Outcome {
 		return *o
 	}
 	if e.Control == nil {
-		// Without counters the only evidence is the result, fetched by
-		// resuming at once.
-		resumed, err := h.Resume(ctx, last)
-		if err != nil {
-			return verdict.Infof("resuming was refused (%s): whether the work went on cannot be seen without the control extension", chrono.Sanitize(err.Error(), false))
-		}
-		resp, err := e.AwaitResult(ctx, op)
-		if err != nil || resp == nil {
-			return e.Breaks("HTTP-25", []string{"the call goes on after its stream dropped and its result comes on the resumed stream " + resumed},
-				"no result after the drop and the resume: the call was lost or treated as cancelled", 0)
-		}
-		return verdict.Passf("the call went on after its stream dropped; its result came on %s", resumed)
+		return disconnectOnWire(ctx, e, h, op, last)
 	}
 	// The call is held at its step-1 gate, and DropAfterStep has judged
 	// the state the server left it in once it dealt with the drop.
@@ -349,6 +339,9 @@ func resumeCase(ctx context.Context, e *probe.Env, afterCompletion bool) verdict
 	h, o := e.HTTPConn()
 	if o != nil {
 		return *o
+	}
+	if e.Control == nil {
+		return resumeOnWire(ctx, e, h, afterCompletion)
 	}
 	op, _, last, o := e.DropAfterStep(ctx, h, "a")
 	if o != nil {
@@ -412,6 +405,9 @@ func replayOnlyDisconnected(ctx context.Context, e *probe.Env) verdict.Outcome {
 	h, o := e.HTTPConn()
 	if o != nil {
 		return *o
+	}
+	if e.Control == nil {
+		return replayOnWire(ctx, e, h)
 	}
 	a, _, last, o := e.DropAfterStep(ctx, h, "a")
 	if o != nil {
@@ -513,13 +509,22 @@ func cancel202NoResponse(ctx context.Context, e *probe.Env) verdict.Outcome {
 			return verdict.Errorf("sending cancel: %v", err)
 		}
 	}
-	if o := e.SettleAfterCancel(ctx, op); o != nil {
-		return *o
-	}
-	if err := e.Quiesce(ctx); err != nil {
-		return verdict.Errorf("%v", err)
-	}
 	cseq := op.Call.CancelSeq
+	if ev, ok := e.FrameAfter(op.Call.SentSeq, probe.ResponseTo(op.Call.ID)); ok && ev.Seq < cseq {
+		return verdict.Infof("the call answered (seq %d) before the cancel was sent (seq %d): nothing to judge", ev.Seq, cseq)
+	}
+	// With the control extension the operation's end checkpoint and a
+	// round trip say the server is done with the cancel; on the wire
+	// alone, the cancelled call's stream is the witness: its end (or
+	// Env.Patience) closes the observation.
+	if e.Control != nil {
+		if o := e.SettleAfterCancel(ctx, op); o != nil {
+			return *o
+		}
+		if err := e.Quiesce(ctx); err != nil {
+			return verdict.Errorf("%v", err)
+		}
+	}
 	status, sev, ok := e.StatusAfter(cseq)
 	if !ok {
 		return verdict.Errorf("no HTTP status recorded for the cancel's POST")
@@ -528,13 +533,59 @@ func cancel202NoResponse(ctx context.Context, e *probe.Env) verdict.Outcome {
 		return e.Breaks("HTTP-11", []string{"HTTP 202 Accepted for the POSTed notifications/cancelled"},
 			chrono.Sanitize(sev.Text, false), sev.Seq)
 	}
+	held := ""
 	if stream != "" {
 		<-probe.StreamDoneOr(ctx, h, stream, e)
+		if ctx.Err() != nil {
+			return verdict.Errorf("%v", ctx.Err())
+		}
+		held = streamAfterCancel(e, h, stream, cseq)
 	}
 	if o := e.ResponseAfterCancel(op); o != nil {
 		return *o
 	}
-	return verdict.Passf("the cancel got 202 and no response followed")
+	if held != "" {
+		// The stream of a request the server accepted a cancel for is a
+		// resource of that request; holding it open with nothing left
+		// to send is not freeing it.
+		return e.Broke(verdict.Req("CAN-8"), []string{"the cancelled call's SSE stream ends once the server has dealt with the cancel (\"free associated resources\")"},
+			held, cseq)
+	}
+	return verdict.Passf("the cancel got 202 and no response followed; %s", streamEnd(e, h, stream, cseq))
+}
+
+// streamAfterCancel says, when the cancelled call's stream was still
+// open Env.Patience after the cancel, how long and what it carried
+// since; "" when it ended.
+func streamAfterCancel(e *probe.Env, h *transport.HTTP, stream string, cseq uint64) string {
+	select {
+	case <-h.StreamDone(stream):
+		return ""
+	default:
+	}
+	after := 0
+	for _, ev := range e.FramesOn(stream) {
+		if ev.Seq > cseq {
+			after++
+		}
+	}
+	return fmt.Sprintf("%s was still open %v after the cancel (seq %d), with %d messages on it since: it is held until the session ends",
+		stream, e.Patience(), cseq, after)
+}
+
+// streamEnd says when the cancelled call's stream ended, relative to the
+// cancel.
+func streamEnd(e *probe.Env, h *transport.HTTP, stream string, cseq uint64) string {
+	if stream == "" {
+		return "the call was answered with JSON, no stream"
+	}
+	cancelled := e.EventAt(cseq)
+	for _, ev := range e.Log.Since(cseq) {
+		if ev.Channel == "SSE "+stream && ev.Kind == chrono.KindNote {
+			return fmt.Sprintf("%s ended %v after the cancel (seq %d)", stream, (ev.Offset - cancelled.Offset).Round(time.Millisecond), ev.Seq)
+		}
+	}
+	return stream + " ended"
 }
 
 func notification202(ctx context.Context, e *probe.Env) verdict.Outcome {

@@ -8,7 +8,6 @@ import (
 	"github.com/mcpflight/mcpflight/mcp"
 	"github.com/mcpflight/mcpflight/peer"
 	"github.com/mcpflight/mcpflight/probe"
-	"github.com/mcpflight/mcpflight/spec"
 	"github.com/mcpflight/mcpflight/verdict"
 )
 
@@ -23,7 +22,7 @@ func jsonrpcCases() []probe.Case {
 			ID:       "rpc/id-zero",
 			Title:    "request id 0 is answered",
 			Reqs:     []string{"RPC-4", "RPC-8"},
-			Versions: []string{spec.V20251125},
+			Versions: bothRevisions(),
 			Sends:    "ping with id 0",
 			Expect:   "a response with the integer id 0",
 			Run: func(ctx context.Context, e *probe.Env) verdict.Outcome {
@@ -37,7 +36,7 @@ func jsonrpcCases() []probe.Case {
 			ID:       "rpc/string-and-integer-ids",
 			Title:    `ids "7" and 7 are different requests`,
 			Reqs:     []string{"RPC-4", "RPC-8"},
-			Versions: []string{spec.V20251125},
+			Versions: bothRevisions(),
 			Sends:    `ping with id "7", ping with id 7, ping with id "-1" and -1, concurrently`,
 			Expect:   "each answered once, with its id's exact JSON type",
 			Run: func(ctx context.Context, e *probe.Env) verdict.Outcome {
@@ -54,7 +53,7 @@ func jsonrpcCases() []probe.Case {
 			ID:       "rpc/no-response-to-notifications",
 			Title:    "notifications are never answered",
 			Reqs:     []string{"RPC-15", "CAN-14", "CAN-11", "RPC-8"},
-			Versions: []string{spec.V20251125},
+			Versions: bothRevisions(),
 			Sends:    "notifications/initialized again, cancelled for an unknown id, progress for an unknown token, and an unknown notification",
 			Expect:   "no response of any kind; the session stays usable",
 			Run:      noResponseToNotifications,
@@ -62,10 +61,17 @@ func jsonrpcCases() []probe.Case {
 	}
 }
 
+// pingIDs sends a request per id and judges that each is answered with
+// its exact id. The request is ping under 2025-11-25 and server/discover
+// under 2026-07-28, where ping is removed (PNG-40).
 func pingIDs(ctx context.Context, e *probe.Env, ids ...jsonrpc.ID) verdict.Outcome {
+	method, owner := mcp.MethodPing, probe.PingOwner
+	if e.Modern() {
+		method, owner = mcp.MethodServerDiscover, probe.DiscoverOwner
+	}
 	calls := make([]*peer.Call, 0, len(ids))
 	for _, id := range ids {
-		c, err := e.S.Start(ctx, mcp.MethodPing, nil, peer.WithID(id))
+		c, err := e.S.Start(ctx, method, nil, peer.WithID(id))
 		if err != nil {
 			return verdict.Errorf("%v", err)
 		}
@@ -88,7 +94,7 @@ func pingIDs(ctx context.Context, e *probe.Env, ids ...jsonrpc.ID) verdict.Outco
 		}
 		if resp.Error != nil && brokenPing == "" {
 			// An error answer with the exact id still answers the id:
-			// what broke is ping, which ping/empty-result judges.
+			// what broke is the method, which its owner judges.
 			_, seq := c.Response()
 			brokenPing = probe.Describe(e.EventAt(seq))
 		}
@@ -100,7 +106,7 @@ func pingIDs(ctx context.Context, e *probe.Env, ids ...jsonrpc.ID) verdict.Outco
 		return *o
 	}
 	if brokenPing != "" {
-		return e.Blame("ping carrying the ids under test", probe.PingOwner,
+		return e.Blame(method+" carrying the ids under test", owner,
 			"every id was answered with its exact type, but with an error: "+brokenPing)
 	}
 	return verdict.Passf("%d requests answered with their exact ids", len(ids))
@@ -118,6 +124,9 @@ func noResponseToNotifications(ctx context.Context, e *probe.Env) verdict.Outcom
 		{"notifications/mcpflight/unknown", map[string]any{"probe": true}},
 	}
 	for _, n := range notes {
+		if n.method == mcp.NotificationInitialized && e.Modern() {
+			continue // 2026-07-28 has no handshake to acknowledge
+		}
 		if err := e.S.Notify(ctx, n.method, n.params); err != nil {
 			return verdict.Errorf("sending %s: %v", n.method, err)
 		}
@@ -131,5 +140,5 @@ func noResponseToNotifications(ctx context.Context, e *probe.Env) verdict.Outcom
 	if h := e.Healthy(ctx, "unsolicited notifications"); h != nil {
 		return *h
 	}
-	return verdict.Passf("%d notifications sent, none answered", len(notes))
+	return verdict.Passf("notifications sent (seq %d on), none answered", first+1)
 }

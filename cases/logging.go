@@ -78,26 +78,36 @@ func loggingCases() []probe.Case {
 			ID:       "logging/message-shape",
 			Title:    "log messages carry a valid level and data",
 			Reqs:     []string{"LOG-2", "LOG-1", "RPC-2"},
-			Versions: []string{spec.V20251125},
+			Versions: bothRevisions(),
 			Needs:    probe.Needs{LogTool: true},
 			Sends:    "logging/setLevel debug, then the profile's log tool",
 			Expect:   "every notifications/message has one of the eight levels, data, and a string logger if any; the logging capability is declared",
 			Run:      loggingMessageShape,
 		},
-		// CAN-8 SHOULD: "Receivers of cancellation notifications SHOULD: ▸ Stop processing the
-		//   cancelled request ▸ Free associated resources ▸ Not send a response for the cancelled
-		//   request"
 		// LOG-7 SHOULD: "Servers SHOULD: ▸ Rate limit log messages ▸ Include relevant context in
 		//   data field ▸ Use consistent logger names ▸ Remove sensitive information"
+		// CAN-8 SHOULD (2025-11-25 only): "Receivers of cancellation notifications SHOULD: ▸ Stop
+		//   processing the cancelled request ▸ Free associated resources ▸ Not send a response for
+		//   the cancelled request"
+		// CAN-54 MUST NOT (2026-07-28 only): "Servers SHOULD stop work on a cancelled request as
+		//   soon as practical and MUST NOT send any further messages for it."
+		// CAN-56 MUST NOT (2026-07-28 only): "The server SHOULD stop work on the cancelled request
+		//   as soon as practical and MUST NOT send any further messages for it."
+		// CAN-48 SHOULD (2026-07-28 only): "Servers receiving cancellation notifications SHOULD: ▸
+		//   Stop processing the cancelled request ▸ Free associated resources ▸ Not send a response
+		//   for the cancelled request"
+		// CAN-55 MUST (2026-07-28 only): "Closing the SSE response stream MUST be treated by the
+		//   server as cancellation of that request."
 		{
-			ID:       "logging/no-flood-after-cancel",
-			Title:    "a cancelled operation stops logging",
-			Reqs:     []string{"CAN-8", "LOG-7"},
-			Versions: []string{spec.V20251125},
-			Needs:    probe.Needs{SlowTool: true, Control: true, Capabilities: []string{"logging"}},
-			Sends:    "logging/setLevel debug; a slow call that logs every step; notifications/cancelled after step 1",
-			Expect:   "no notifications/message after the cancel",
-			Run:      loggingNoFloodAfterCancel,
+			ID:        "logging/no-flood-after-cancel",
+			Title:     "a cancelled operation stops logging",
+			Reqs:      []string{"LOG-7"},
+			ReqsUnder: map[string][]string{spec.V20251125: {"CAN-8"}, spec.V20260728: {"CAN-54", "CAN-56", "CAN-48", "CAN-55"}},
+			Versions:  bothRevisions(),
+			Needs:     probe.Needs{SlowTool: true, Control: true, Capabilities: []string{"logging"}},
+			Sends:     "logging/setLevel debug; a slow call that logs every step; notifications/cancelled after step 1",
+			Expect:    "no notifications/message after the cancel",
+			Run:       loggingNoFloodAfterCancel,
 		},
 	}
 }
@@ -218,7 +228,11 @@ func judgeLogMessage(e *probe.Env, ev chrono.Event) *verdict.Outcome {
 
 func loggingMessageShape(ctx context.Context, e *probe.Env) verdict.Outcome {
 	declared := e.S.Server() != nil && e.S.Server().HasCapability("logging")
-	if declared {
+	// 2026-07-28 has no logging/setLevel: the level is the request's own.
+	var opts []peer.CallOption
+	if e.Modern() {
+		opts = append(opts, peer.WithLogLevel("debug"))
+	} else if declared {
 		if err := e.S.Request(ctx, mcp.MethodLoggingSetLevel, map[string]any{"level": "debug"}, nil); err != nil {
 			return verdict.Errorf("logging/setLevel debug: %v", err)
 		}
@@ -231,7 +245,7 @@ func loggingMessageShape(ctx context.Context, e *probe.Env) verdict.Outcome {
 		}
 	}
 	first := e.Log.Len()
-	if err := e.S.Request(ctx, mcp.MethodToolsCall, map[string]any{"name": e.Profile.Log.Name, "arguments": args}, nil); err != nil {
+	if err := e.S.Request(ctx, mcp.MethodToolsCall, map[string]any{"name": e.Profile.Log.Name, "arguments": args}, nil, opts...); err != nil {
 		return verdict.Errorf("calling %s: %v", e.Profile.Log.Name, err)
 	}
 	if err := e.Quiesce(ctx); err != nil {
@@ -257,12 +271,16 @@ func loggingMessageShape(ctx context.Context, e *probe.Env) verdict.Outcome {
 }
 
 func loggingNoFloodAfterCancel(ctx context.Context, e *probe.Env) verdict.Outcome {
-	if err := e.S.Request(ctx, mcp.MethodLoggingSetLevel, map[string]any{"level": "debug"}, nil); err != nil {
+	opts := []peer.CallOption{peer.WithProgress()}
+	if e.Modern() {
+		// The level is the request's own (LOG-43); there is no setLevel.
+		opts = append(opts, peer.WithLogLevel("debug"))
+	} else if err := e.S.Request(ctx, mcp.MethodLoggingSetLevel, map[string]any{"level": "debug"}, nil); err != nil {
 		return verdict.Errorf("logging/setLevel debug: %v", err)
 	}
 	args := e.Profile.Slow.CloneArgs()
 	args["key"], args["logSteps"], args["steps"] = "a", true, 3
-	c, err := e.S.Start(ctx, mcp.MethodToolsCall, map[string]any{"name": e.Profile.Slow.Name, "arguments": args}, peer.WithProgress())
+	c, err := e.S.Start(ctx, mcp.MethodToolsCall, map[string]any{"name": e.Profile.Slow.Name, "arguments": args}, opts...)
 	if err != nil {
 		return verdict.Errorf("%v", err)
 	}
@@ -285,7 +303,7 @@ func loggingNoFloodAfterCancel(ctx context.Context, e *probe.Env) verdict.Outcom
 			continue
 		}
 		if ev.Seq > c.CancelSeq {
-			return e.Breaks("CAN-8", []string{fmt.Sprintf("no log messages about the operation after notifications/cancelled (seq %d)", c.CancelSeq)},
+			return e.Broke(e.NoFurtherMessageRule(), []string{fmt.Sprintf("no log messages about the operation after its cancel (seq %d)", c.CancelSeq)},
 				probe.Describe(ev), ev.Seq)
 		}
 		before++

@@ -16,21 +16,25 @@ func progressCases() []probe.Case {
 	return []probe.Case{
 		// PRG-4 MUST: "The `progress` value MUST increase with each notification, even if the
 		//   total is unknown."
-		// PRG-8 MAY: "Receivers of progress requests MAY: ▸ Choose not to send any progress
-		//   notifications ▸ Send notifications at whatever frequency they deem appropriate ▸ Omit
-		//   the total value if unknown"
 		// PRG-1 MUST: "Progress tokens MUST be a string or integer value"
 		// PRG-14 MUST: "Progress notifications MUST stop after completion"
 		// PRG-7 MUST: "Progress notifications MUST only reference tokens that: ▸ Were provided in
 		//   an active request ▸ Are associated with an in-progress operation"
+		// PRG-8 MAY (2025-11-25 only): "Receivers of progress requests MAY: ▸ Choose not to send
+		//   any progress notifications ▸ Send notifications at whatever frequency they deem
+		//   appropriate ▸ Omit the total value if unknown"
+		// PRG-43 MAY (2026-07-28 only): "Servers receiving a request with a progress token MAY: ▸
+		//   Choose not to send any progress notifications ▸ Send notifications at whatever frequency
+		//   they deem appropriate ▸ Omit the total value if unknown"
 		{
-			ID:       "progress/strictly-increasing",
-			Title:    "progress values strictly increase",
-			Reqs:     []string{"PRG-4", "PRG-8", "PRG-1", "PRG-14", "PRG-7"},
-			Versions: []string{spec.V20251125},
-			Needs:    probe.Needs{SlowTool: true},
-			Sends:    "tools/call with a progress token, run to completion",
-			Expect:   "each progress value is greater than the one before (no progress at all is recorded as info)",
+			ID:        "progress/strictly-increasing",
+			Title:     "progress values strictly increase",
+			Reqs:      []string{"PRG-4", "PRG-1", "PRG-14", "PRG-7"},
+			ReqsUnder: map[string][]string{spec.V20251125: {"PRG-8"}, spec.V20260728: {"PRG-43"}},
+			Versions:  bothRevisions(),
+			Needs:     probe.Needs{SlowTool: true},
+			Sends:     "tools/call with a progress token, run to completion",
+			Expect:    "each progress value is greater than the one before (no progress at all is recorded as info)",
 			Run: func(ctx context.Context, e *probe.Env) verdict.Outcome {
 				return runWithToken(ctx, e, probe.SlowSpec{Key: "a", Progress: true, Free: true})
 			},
@@ -45,7 +49,7 @@ func progressCases() []probe.Case {
 			ID:       "progress/token-echo-string",
 			Title:    "a string token is echoed exactly",
 			Reqs:     []string{"PRG-7", "PRG-1", "PRG-14", "PRG-4"},
-			Versions: []string{spec.V20251125},
+			Versions: bothRevisions(),
 			Needs:    probe.Needs{SlowTool: true},
 			Sends:    `tools/call with progressToken "mcpflight-tök-\"q\"-7"`,
 			Expect:   "every progress notification carries that exact string",
@@ -63,7 +67,7 @@ func progressCases() []probe.Case {
 			ID:       "progress/token-echo-integer",
 			Title:    "an integer token is echoed as an integer",
 			Reqs:     []string{"PRG-7", "PRG-1", "PRG-14", "PRG-4"},
-			Versions: []string{spec.V20251125},
+			Versions: bothRevisions(),
 			Needs:    probe.Needs{SlowTool: true},
 			Sends:    "tools/call with progressToken 42",
 			Expect:   "every progress notification carries the integer 42, not the string",
@@ -81,7 +85,7 @@ func progressCases() []probe.Case {
 			ID:       "progress/token-zero",
 			Title:    "progress token 0 is a real token",
 			Reqs:     []string{"PRG-7", "PRG-1", "PRG-14", "PRG-4"},
-			Versions: []string{spec.V20251125},
+			Versions: bothRevisions(),
 			Needs:    probe.Needs{SlowTool: true},
 			Sends:    "tools/call with progressToken 0",
 			Expect:   "progress notifications carry the integer 0; a target that sends progress for other tokens but none for 0 treats 0 as absent",
@@ -93,7 +97,7 @@ func progressCases() []probe.Case {
 			ID:       "progress/none-without-token",
 			Title:    "no progress is sent for a request without a token",
 			Reqs:     []string{"PRG-7"},
-			Versions: []string{spec.V20251125},
+			Versions: bothRevisions(),
 			Needs:    probe.Needs{SlowTool: true},
 			Sends:    "tools/call without _meta.progressToken, run to completion",
 			Expect:   "no notifications/progress at all",
@@ -109,7 +113,7 @@ func progressCases() []probe.Case {
 			ID:       "progress/none-after-response",
 			Title:    "progress stops at the response",
 			Reqs:     []string{"PRG-14", "PRG-7", "PRG-1", "PRG-4"},
-			Versions: []string{spec.V20251125},
+			Versions: bothRevisions(),
 			Needs:    probe.Needs{SlowTool: true},
 			Sends:    "tools/call with a progress token, run to completion",
 			Expect:   "no progress for the token after the response",
@@ -128,65 +132,72 @@ func progressCases() []probe.Case {
 			ID:       "progress/fractional-total",
 			Title:    "fractional progress and total survive",
 			Reqs:     []string{"PRG-5", "PRG-4", "PRG-1", "PRG-14", "PRG-7"},
-			Versions: []string{spec.V20251125},
+			Versions: bothRevisions(),
 			Needs:    probe.Needs{SlowTool: true},
 			Sends:    "tools/call with a progress token; on a controlled target, steps of 0.5",
 			Expect:   "floating-point progress and total are valid, and still strictly increase",
 			Run:      progressFractional,
 		},
-		// PRG-2 MUST: "Progress tokens can be chosen by the sender using any means, but MUST be
-		//   unique across all active requests."
 		// PRG-7 MUST: "Progress notifications MUST only reference tokens that: ▸ Were provided in
 		//   an active request ▸ Are associated with an in-progress operation"
 		// PRG-4 MUST: "The `progress` value MUST increase with each notification, even if the
 		//   total is unknown."
 		// PRG-1 MUST: "Progress tokens MUST be a string or integer value"
 		// PRG-14 MUST: "Progress notifications MUST stop after completion"
+		// PRG-2 MUST (2025-11-25 only): "Progress tokens can be chosen by the sender using any
+		//   means, but MUST be unique across all active requests."
+		// PRG-41 MUST (2026-07-28 only): "Progress tokens can be chosen by the client using any
+		//   means, but MUST be unique across all active requests."
 		{
-			ID:       "progress/token-reuse-after-cleanup",
-			Title:    "a token reused after its request ended starts afresh",
-			Reqs:     []string{"PRG-2", "PRG-7", "PRG-4", "PRG-1", "PRG-14"},
-			Versions: []string{spec.V20251125},
-			Needs:    probe.Needs{SlowTool: true},
-			Sends:    "two tools/call in turn with the same progress token",
-			Expect:   "the second request is accepted and gets its own strictly increasing progress",
-			Run:      progressTokenReuse,
+			ID:        "progress/token-reuse-after-cleanup",
+			Title:     "a token reused after its request ended starts afresh",
+			Reqs:      []string{"PRG-7", "PRG-4", "PRG-1", "PRG-14"},
+			ReqsUnder: map[string][]string{spec.V20251125: {"PRG-2"}, spec.V20260728: {"PRG-41"}},
+			Versions:  bothRevisions(),
+			Needs:     probe.Needs{SlowTool: true},
+			Sends:     "two tools/call in turn with the same progress token",
+			Expect:    "the second request is accepted and gets its own strictly increasing progress",
+			Run:       progressTokenReuse,
 		},
 		// PRG-7 MUST: "Progress notifications MUST only reference tokens that: ▸ Were provided in
 		//   an active request ▸ Are associated with an in-progress operation"
-		// PRG-2 MUST: "Progress tokens can be chosen by the sender using any means, but MUST be
-		//   unique across all active requests."
 		// PRG-4 MUST: "The `progress` value MUST increase with each notification, even if the
 		//   total is unknown."
 		// PRG-1 MUST: "Progress tokens MUST be a string or integer value"
 		// PRG-14 MUST: "Progress notifications MUST stop after completion"
+		// PRG-2 MUST (2025-11-25 only): "Progress tokens can be chosen by the sender using any
+		//   means, but MUST be unique across all active requests."
+		// PRG-41 MUST (2026-07-28 only): "Progress tokens can be chosen by the client using any
+		//   means, but MUST be unique across all active requests."
 		{
-			ID:       "progress/interleaved-tokens",
-			Title:    "concurrent requests keep their progress apart",
-			Reqs:     []string{"PRG-7", "PRG-2", "PRG-4", "PRG-1", "PRG-14"},
-			Versions: []string{spec.V20251125},
-			Needs:    probe.Needs{SlowTool: true},
-			Sends:    `three concurrent tools/call with tokens "a", 7 and "7"`,
-			Expect:   "every notification carries one of those exact tokens and each sequence strictly increases",
-			Run:      progressInterleaved,
+			ID:        "progress/interleaved-tokens",
+			Title:     "concurrent requests keep their progress apart",
+			Reqs:      []string{"PRG-7", "PRG-4", "PRG-1", "PRG-14"},
+			ReqsUnder: map[string][]string{spec.V20251125: {"PRG-2"}, spec.V20260728: {"PRG-41"}},
+			Versions:  bothRevisions(),
+			Needs:     probe.Needs{SlowTool: true},
+			Sends:     `three concurrent tools/call with tokens "a", 7 and "7"`,
+			Expect:    "every notification carries one of those exact tokens and each sequence strictly increases",
+			Run:       progressInterleaved,
 		},
 		// PRG-7 MUST: "Progress notifications MUST only reference tokens that: ▸ Were provided in
 		//   an active request ▸ Are associated with an in-progress operation"
-		// CAN-5 MUST: "This MUST correspond to the ID of a request previously issued in the same
-		//   direction."
 		// PRG-1 MUST: "Progress tokens MUST be a string or integer value"
 		// PRG-14 MUST: "Progress notifications MUST stop after completion"
 		// PRG-4 MUST: "The `progress` value MUST increase with each notification, even if the
 		//   total is unknown."
+		// CAN-5 MUST (2025-11-25 only): "This MUST correspond to the ID of a request previously
+		//   issued in the same direction."
 		{
-			ID:       "progress/token-independent-of-id",
-			Title:    "progress tokens are not request IDs",
-			Reqs:     []string{"PRG-7", "CAN-5", "PRG-1", "PRG-14", "PRG-4"},
-			Versions: []string{spec.V20251125},
-			Needs:    probe.Needs{SlowTool: true},
-			Sends:    "request 101 with token 102 and request 102 with token 101, concurrently",
-			Expect:   "each request's progress carries its own token",
-			Run:      progressIndependentOfID,
+			ID:        "progress/token-independent-of-id",
+			Title:     "progress tokens are not request IDs",
+			Reqs:      []string{"PRG-7", "PRG-1", "PRG-14", "PRG-4"},
+			ReqsUnder: map[string][]string{spec.V20251125: {"CAN-5"}},
+			Versions:  bothRevisions(),
+			Needs:     probe.Needs{SlowTool: true},
+			Sends:     "request 101 with token 102 and request 102 with token 101, concurrently",
+			Expect:    "each request's progress carries its own token",
+			Run:       progressIndependentOfID,
 		},
 	}
 }
@@ -344,7 +355,7 @@ func progressTokenReuse(ctx context.Context, e *probe.Env) verdict.Outcome {
 	}
 	if resp.Error != nil {
 		_, seq := second.Call.Response()
-		return e.Breaks("PRG-2", []string{"a token is free again once its request has ended: the second request is accepted"},
+		return e.Broke(verdict.Req("PRG-2").Under(spec.V20260728, "PRG-41"), []string{"a token is free again once its request has ended: the second request is accepted"},
 			probe.Describe(e.EventAt(seq)), seq)
 	}
 	if _, err := second.Settle(ctx); err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/mcpflight/mcpflight/probe"
-	"github.com/mcpflight/mcpflight/spec"
 	"github.com/mcpflight/mcpflight/verdict"
 	"github.com/mcpflight/mcpflight/wireschema"
 )
@@ -22,10 +21,10 @@ func schemaCases() []probe.Case {
 			ID:       "rpc/tools-list-schema",
 			Title:    "every tools/list page matches the schema's ListToolsResult",
 			Reqs:     []string{"RPC-2"},
-			Versions: []string{spec.V20251125},
+			Versions: bothRevisions(),
 			Needs:    probe.Needs{Capabilities: []string{"tools"}},
 			Sends:    "tools/list, following nextCursor (peer.ListTools: at most 100 pages)",
-			Expect:   "each page's result matches ListToolsResult of the 2025-11-25 schema.json (every tool an object with a string name and an object inputSchema)",
+			Expect:   "each page's result matches ListToolsResult of the run's revision's schema.json (every tool an object with a string name and an object inputSchema)",
 			Run:      toolsListSchema,
 		},
 	}

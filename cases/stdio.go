@@ -25,24 +25,28 @@ func stdioCases() []probe.Case {
 			ID:       "stdio/stdout-only-messages",
 			Title:    "the target writes only JSON-RPC messages",
 			Reqs:     []string{"STD-4", "STD-1", "RPC-2"},
-			Versions: []string{spec.V20251125},
+			Versions: bothRevisions(),
 			Needs:    probe.Needs{SlowTool: true},
 			Sends:    "a tools/call with progress run to completion",
 			Expect:   "every frame the target wrote, from the start of the session, is one valid JSON-RPC message",
 			Run:      stdoutOnlyMessages,
 		},
-		// STD-7 SHOULD: "For the stdio transport, the client SHOULD initiate shutdown by: ▸ First,
-		//   closing the input stream to the child process (the server) ▸ Waiting for the server to
-		//   exit, or sending `SIGTERM` if the server does not exit within a reasonable time ▸
-		//   Sending `SIGKILL` if the server does not exit within a reasonable time after `SIGTERM`"
+		// STD-7 SHOULD (2025-11-25 only): "For the stdio transport, the client SHOULD initiate
+		//   shutdown by: ▸ First, closing the input stream to the child process (the server) ▸
+		//   Waiting for the server to exit, or sending `SIGTERM` if the server does not exit within
+		//   a reasonable time ▸ Sending `SIGKILL` if the server does not exit within a reasonable
+		//   time after `SIGTERM`"
+		// STD-46 SHOULD (2026-07-28 only): "Servers SHOULD exit promptly when their standard input
+		//   is closed or reads return end-of-file."
 		{
-			ID:       "stdio/teardown-on-stdin-close",
-			Title:    "the target exits when its input closes",
-			Reqs:     []string{"STD-7"},
-			Versions: []string{spec.V20251125},
-			Sends:    "closes the target's stdin and climbs the shutdown ladder only if needed",
-			Expect:   "the target exits after stdin closes, before SIGTERM",
-			Run:      teardownOnStdinClose,
+			ID:        "stdio/teardown-on-stdin-close",
+			Title:     "the target exits when its input closes",
+			Reqs:      []string{},
+			ReqsUnder: map[string][]string{spec.V20251125: {"STD-7"}, spec.V20260728: {"STD-46"}},
+			Versions:  bothRevisions(),
+			Sends:     "closes the target's stdin and climbs the shutdown ladder only if needed",
+			Expect:    "the target exits after stdin closes, before SIGTERM",
+			Run:       teardownOnStdinClose,
 		},
 	}
 }

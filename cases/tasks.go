@@ -307,6 +307,19 @@ func taskCases() []probe.Case {
 			Expect:   "the task stays working and then completes",
 			Run:      taskNotificationDoesNotCancel,
 		},
+		// TSK-88 DEF: "`cancelled`: The request was cancelled before completion."
+		// TSK-44 MUST: "Receivers that accept a task-augmented request MUST return a
+		//   `CreateTaskResult` as the response."
+		{
+			ID:       "tasks/not-cancelled-unprompted",
+			Title:    "a task nobody cancels does not end cancelled",
+			Reqs:     []string{"TSK-88", "TSK-44"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{Tasks: true},
+			Sends:    "a task-augmented tools/call run to its end, with no tasks/cancel and no notifications/cancelled",
+			Expect:   "the task ends completed or failed, never cancelled",
+			Run:      taskNotCancelledUnprompted,
+		},
 		// TSK-47 MUST: "When a receiver receives a `tasks/result` request for a task in any other
 		//   non-terminal status (`working` or `input_required`), it MUST block the response until
 		//   the task reaches a terminal status."
@@ -375,7 +388,7 @@ func taskCases() []probe.Case {
 			Title:    "a task whose request failed returns the same JSON-RPC error",
 			Reqs:     []string{"TSK-77", "TSK-75", "TSK-44"},
 			Versions: []string{spec.V20251125},
-			Needs:    probe.Needs{Tasks: true, Control: true},
+			Needs:    probe.Needs{Tasks: true},
 			Sends:    "a worker that ends with a JSON-RPC error, then tasks/get and tasks/result",
 			Expect:   "status failed with a statusMessage; tasks/result answers a JSON-RPC error",
 			Run:      taskResultError,
@@ -391,7 +404,7 @@ func taskCases() []probe.Case {
 			Title:    "a tool result with isError makes the task failed",
 			Reqs:     []string{"TSK-76", "TSK-78", "TSK-44"},
 			Versions: []string{spec.V20251125},
-			Needs:    probe.Needs{Tasks: true, Control: true},
+			Needs:    probe.Needs{Tasks: true},
 			Sends:    "a worker that ends with isError true",
 			Expect:   "status failed; tasks/result is a successful response with isError true",
 			Run:      taskIsErrorFails,
@@ -413,7 +426,7 @@ func taskCases() []probe.Case {
 			Title:    "tasks/result waits for a working task",
 			Reqs:     []string{"TSK-47", "TSK-20", "TSK-44", "TSK-48"},
 			Versions: []string{spec.V20251125},
-			Needs:    probe.Needs{Tasks: true, Control: true},
+			Needs:    probe.Needs{Tasks: true},
 			Sends:    "tasks/result on a gated worker, tasks/get meanwhile, then the gates released",
 			Expect:   "no answer while working; tasks/get served meanwhile; the result once completed",
 			Run:      taskResultBlocks,
@@ -911,6 +924,9 @@ func cancelMid(ctx context.Context, e *probe.Env, key string) (*probe.TaskOp, pe
 			return nil, peer.Task{}, &o
 		}
 		if err := op.Checkpoint(ctx, "tick/1"); err != nil {
+			if o := unpromptedNow(ctx, e, op, "bringing the task to work", 0); o != nil {
+				return nil, peer.Task{}, o
+			}
 			o := verdict.Errorf("%v", err)
 			return nil, peer.Task{}, &o
 		}
@@ -918,6 +934,9 @@ func cancelMid(ctx context.Context, e *probe.Env, key string) (*probe.TaskOp, pe
 	seq := e.Log.Len() + 1
 	got, err := e.S.CancelTask(ctx, op.Task.TaskID)
 	if code, isRPC := probe.RPCCode(err); isRPC {
+		if o := unpromptedNow(ctx, e, op, "the task tasks/cancel was for (refused: already terminal)", seq); o != nil {
+			return nil, peer.Task{}, o
+		}
 		if code == jsonrpc.CodeInvalidParams && e.Control == nil {
 			o := verdict.Infof("the task ended before tasks/cancel arrived (-32602, A-15); nothing to judge")
 			return nil, peer.Task{}, &o
@@ -1031,6 +1050,17 @@ func taskNotificationDoesNotCancel(ctx context.Context, e *probe.Env) verdict.Ou
 	if err != nil {
 		return probe.CreateOutcome(err)
 	}
+	// A second task that nobody cancels is the control: a server whose
+	// tasks end cancelled on their own cancels it too, and the
+	// notification is then not what cancelled the first (issue 14.4).
+	ctl, err := e.StartTask(ctx, probe.TaskSpec{Key: "nc-control"})
+	if err != nil {
+		return probe.CreateOutcome(err)
+	}
+	defer ctl.ReleaseAll(context.WithoutCancel(ctx))
+	if o := unpromptedNow(ctx, e, op, "the task before the cancel", 0); o != nil {
+		return *o
+	}
 	seq, err := e.CancelRaw(ctx, map[string]any{"requestId": op.Call.ID, "reason": "mcpflight: request-level cancel of a task-creating request"})
 	if err != nil {
 		return verdict.Errorf("%v", err)
@@ -1042,17 +1072,28 @@ func taskNotificationDoesNotCancel(ctx context.Context, e *probe.Env) verdict.Ou
 	if err != nil {
 		return verdict.Errorf("tasks/get: %v", err)
 	}
-	if got.Status == mcp.TaskCancelled {
-		return e.Breaks("CAN-4", []string{"the task is untouched: only tasks/cancel cancels a task"}, "the task became cancelled after notifications/cancelled", seq)
+	final := got
+	if !got.Terminal() {
+		if final, _, err = op.RunToEnd(ctx); err != nil {
+			return verdict.Errorf("running the task: %v", err)
+		}
 	}
-	final, _, err := op.RunToEnd(ctx)
+	if final.Status != mcp.TaskCancelled {
+		return verdict.Passf("the request-level cancel at seq %d left the task alone; it ended %s", seq, final.Status)
+	}
+	ctlFinal, _, err := ctl.RunToEnd(ctx)
 	if err != nil {
-		return verdict.Errorf("running the task: %v", err)
+		return verdict.Errorf("running the control task: %v", err)
 	}
-	if final.Status == mcp.TaskCancelled {
-		return e.Breaks("CAN-4", []string{"the task ends on its own, not cancelled"}, "it ended cancelled", seq)
+	if o := unprompted(e, ctl, ctlFinal.Status, "the control task, which nobody cancelled"); o != nil {
+		return *o
 	}
-	return verdict.Passf("the request-level cancel at seq %d left the task alone; it ended %s", seq, final.Status)
+	at := firstStatusSeq(e, op.Task.TaskID, mcp.TaskCancelled, seq)
+	if got.Status == mcp.TaskCancelled {
+		return e.Breaks("CAN-4", []string{"the task is untouched: only tasks/cancel cancels a task (the control task nobody cancelled ended " + ctlFinal.Status + ")"},
+			"the task became cancelled after notifications/cancelled", at)
+	}
+	return e.Breaks("CAN-4", []string{"the task ends on its own, not cancelled (as the control task nobody cancelled did: " + ctlFinal.Status + ")"}, "it ended cancelled", at)
 }
 
 func taskResultAfterCancel(ctx context.Context, e *probe.Env) verdict.Outcome {
@@ -1135,6 +1176,9 @@ func taskResultEquivalence(ctx context.Context, e *probe.Env) verdict.Outcome {
 	if err != nil {
 		return verdict.Errorf("running the task: %v", err)
 	}
+	if o := unprompted(e, op, final.Status, "running the task to its end"); o != nil {
+		return *o
+	}
 	c, err := e.S.StartTaskResult(ctx, op.Task.TaskID)
 	if err != nil {
 		return verdict.Errorf("%v", err)
@@ -1163,7 +1207,17 @@ func taskResultEquivalence(ctx context.Context, e *probe.Env) verdict.Outcome {
 	return verdict.Passf("tasks/result returned a CallToolResult tied to task %s", chrono.Sanitize(id, false))
 }
 
+// noFailingTask is the skip of a case that needs a task whose request
+// fails: nothing on the wire makes a task fail, and a profile names no
+// tool that does.
+func noFailingTask(how, end string) verdict.Outcome {
+	return verdict.Skipf("needs a task that ends %s: the wire cannot make one fail and the profile has no field naming such a tool; the io.mcpflight/control extension's task_worker (end=%q) would let it run", how, end)
+}
+
 func taskResultError(ctx context.Context, e *probe.Env) verdict.Outcome {
+	if e.Control == nil {
+		return noFailingTask("with a JSON-RPC error", "error")
+	}
 	op, err := e.StartTask(ctx, probe.TaskSpec{Key: "er", Free: true, Ticks: 1, End: "error"})
 	if err != nil {
 		return probe.CreateOutcome(err)
@@ -1171,6 +1225,9 @@ func taskResultError(ctx context.Context, e *probe.Env) verdict.Outcome {
 	final, _, err := op.RunToEnd(ctx)
 	if err != nil {
 		return verdict.Errorf("%v", err)
+	}
+	if o := unprompted(e, op, final.Status, "running the task to its end"); o != nil {
+		return *o
 	}
 	if final.Status != mcp.TaskFailed {
 		return e.Breaks("TSK-77", []string{"status failed for a request that ended in a JSON-RPC error"}, "status "+chrono.Sanitize(final.Status, false), 0)
@@ -1186,6 +1243,9 @@ func taskResultError(ctx context.Context, e *probe.Env) verdict.Outcome {
 }
 
 func taskIsErrorFails(ctx context.Context, e *probe.Env) verdict.Outcome {
+	if e.Control == nil {
+		return noFailingTask("with an isError result", "fail")
+	}
 	op, err := e.StartTask(ctx, probe.TaskSpec{Key: "ie", Free: true, Ticks: 1, End: "fail"})
 	if err != nil {
 		return probe.CreateOutcome(err)
@@ -1193,6 +1253,9 @@ func taskIsErrorFails(ctx context.Context, e *probe.Env) verdict.Outcome {
 	final, _, err := op.RunToEnd(ctx)
 	if err != nil {
 		return verdict.Errorf("%v", err)
+	}
+	if o := unprompted(e, op, final.Status, "running the task to its end"); o != nil {
+		return *o
 	}
 	var raw json.RawMessage
 	rerr := e.S.Request(ctx, mcp.MethodTasksResult, map[string]any{"taskId": op.Task.TaskID}, &raw)
@@ -1206,6 +1269,9 @@ func taskIsErrorFails(ctx context.Context, e *probe.Env) verdict.Outcome {
 }
 
 func taskResultBlocks(ctx context.Context, e *probe.Env) verdict.Outcome {
+	if e.Control == nil {
+		return resultBlocksOnWire(ctx, e)
+	}
 	op, err := e.StartTask(ctx, probe.TaskSpec{Key: "rb", Ticks: 2})
 	if err != nil {
 		return probe.CreateOutcome(err)
@@ -1217,6 +1283,9 @@ func taskResultBlocks(ctx context.Context, e *probe.Env) verdict.Outcome {
 	if got, err := e.S.GetTask(ctx, op.Task.TaskID); err != nil {
 		return e.Breaks("TSK-20", []string{"tasks/get is served while tasks/result blocks"}, chrono.Sanitize(err.Error(), false), 0)
 	} else if got.Terminal() {
+		if o := unprompted(e, op, got.Status, "the gated task tasks/result waits for"); o != nil {
+			return *o
+		}
 		return verdict.Errorf("the gated task ended on its own")
 	}
 	if err := e.Quiesce(ctx); err != nil {

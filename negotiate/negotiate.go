@@ -80,6 +80,11 @@ type Options struct {
 	ProbeTimeout time.Duration
 	// HandshakeTimeout bounds initialize; DefaultHandshakeTimeout if zero.
 	HandshakeTimeout time.Duration
+
+	// otherProbeDone, set by SurveyTarget, is closed when the initialize
+	// probe on another connection of the same target has ended: the
+	// probe's silence is counted from then too (probeContext).
+	otherProbeDone <-chan struct{}
 }
 
 func (o Options) withDefaults() Options {

@@ -90,12 +90,22 @@ const ProbeID = "mcpflight-discover-probe"
 func discoverProbe(ctx context.Context, s *peer.Session, opts Options) *Probe {
 	s.SetEnvelope(opts.Envelope())
 	p := &Probe{Method: mcp.MethodServerDiscover}
-	pctx, cancel := context.WithTimeout(ctx, opts.ProbeTimeout)
-	defer cancel()
 	// A string ID of its own: the probe does not shift the integer IDs
 	// a script or a reader counts on (the first call is 1 on a modern
 	// session, 2 after initialize, as without negotiation).
-	c, err := s.Start(pctx, mcp.MethodServerDiscover, nil, peer.WithID(jsonrpc.StringID(ProbeID)))
+	c, err := s.Start(ctx, mcp.MethodServerDiscover, nil, peer.WithID(jsonrpc.StringID(ProbeID)))
+	if err == nil && opts.otherProbeDone != nil {
+		// The silence that means a legacy server counts from the end of
+		// the initialize probe on another connection: until the target
+		// has shown it is up, it may only be slow to start.
+		select {
+		case <-c.Done():
+		case <-opts.otherProbeDone:
+		case <-ctx.Done():
+		}
+	}
+	pctx, cancel := context.WithTimeout(ctx, opts.ProbeTimeout)
+	defer cancel()
 	if err == nil {
 		msg, aerr := c.Await(pctx)
 		switch {
@@ -237,16 +247,38 @@ func SurveyTarget(ctx context.Context, dial Dialer, mode Mode, opts Options) (*S
 		p.Log = log
 		return p, nil
 	}
+	// Under auto and both the two probes run side by side, each on a
+	// connection of its own; server/discover's silence then counts from
+	// the later of its own start and the end of the initialize probe, so
+	// that a target slow to start (a busy machine, a package manager
+	// fetching the server) is not taken for a silent legacy server
+	// (STD-49's "silent case after a timeout").
+	var (
+		legacyErr  error
+		legacyDone = make(chan struct{})
+	)
+	if mode != Mode20260728 {
+		go func() {
+			defer close(legacyDone)
+			sv.Legacy, legacyErr = probe(initializeProbe)
+		}()
+	} else {
+		close(legacyDone)
+	}
 	var err error
 	if mode != Mode20251125 {
-		if sv.Modern, err = probe(discoverProbe); err != nil {
-			return sv, err
+		mopts := opts
+		if mode != Mode20260728 {
+			mopts.otherProbeDone = legacyDone
 		}
+		sv.Modern, err = probe(func(ctx context.Context, s *peer.Session, _ Options) *Probe { return discoverProbe(ctx, s, mopts) })
 	}
-	if mode != Mode20260728 {
-		if sv.Legacy, err = probe(initializeProbe); err != nil {
-			return sv, err
-		}
+	<-legacyDone
+	if err != nil {
+		return sv, err
+	}
+	if legacyErr != nil {
+		return sv, legacyErr
 	}
 	d := decide(mode, sv.Modern, sv.Legacy)
 	sv.Inconsistencies = inconsistencies(sv.Modern, sv.Legacy)

@@ -40,6 +40,9 @@ func (e *Env) Blame(step string, owner Owner, detail string) verdict.Outcome {
 // case ends in an error pointing there. It returns nil when the ping
 // succeeded.
 func (e *Env) Healthy(ctx context.Context, after string) *verdict.Outcome {
+	if e.Modern() {
+		return e.healthyModern(ctx, after)
+	}
 	pctx, cancel := context.WithTimeout(ctx, e.Patience())
 	defer cancel()
 	seq := e.Log.Len()

@@ -53,6 +53,11 @@ type Needs struct {
 	// profile tool is needed (the case picks its tool from tools/list, or
 	// uses none).
 	TasksCapability bool
+	// Alone: the case may read server-wide state (the observer's counts,
+	// docs/observer.md), so no other case may run beside it against a
+	// server the cases share (one URL; over stdio each case has a server
+	// of its own).
+	Alone bool
 }
 
 // Case is one row of the catalogue.

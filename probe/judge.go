@@ -156,8 +156,8 @@ func (e *Env) AfterCancel(op *Op) *verdict.Outcome {
 func (e *Env) ResponseAfterCancel(op *Op) *verdict.Outcome {
 	cancelSeq := op.Call.CancelSeq
 	if ev, ok := e.FrameAfter(cancelSeq, ResponseTo(op.Call.ID)); ok {
-		o := e.Breaks("CAN-8",
-			[]string{fmt.Sprintf("no response for request %s after notifications/cancelled (seq %d)", op.Call.ID, cancelSeq)},
+		o := e.Broke(e.NoFurtherMessageRule(),
+			[]string{fmt.Sprintf("no response for request %s after its cancel (seq %d)", op.Call.ID, cancelSeq)},
 			"a response arrived: "+Describe(ev), ev.Seq)
 		return &o
 	}
@@ -169,8 +169,8 @@ func (e *Env) ProgressAfterCancel(op *Op) *verdict.Outcome {
 	cancelSeq := op.Call.CancelSeq
 	if op.Call.Token.IsValid() {
 		if ev, ok := e.FrameAfter(cancelSeq, ProgressFor(op.Call.Token)); ok {
-			o := e.Breaks("CAN-8",
-				[]string{fmt.Sprintf("no progress for token %s after notifications/cancelled (seq %d)", op.Call.Token, cancelSeq)},
+			o := e.Broke(e.NoFurtherMessageRule(),
+				[]string{fmt.Sprintf("no progress for token %s after its cancel (seq %d)", op.Call.Token, cancelSeq)},
 				"progress arrived: "+Describe(ev), ev.Seq)
 			return &o
 		}
@@ -196,7 +196,7 @@ func (e *Env) SettleAfterCancel(ctx context.Context, op *Op) *verdict.Outcome {
 // NotSettled judges an operation that did not reach its end after a
 // cancel it accepted (Settle's ErrNotSettled): it did not stop (CAN-8).
 func (e *Env) NotSettled(op *Op) verdict.Outcome {
-	return e.Breaks("CAN-8", []string{"the operation stops after an accepted cancel (its end checkpoint is reached)"},
+	return e.Broke(e.StopWorkRule(), []string{"the operation stops after an accepted cancel (its end checkpoint is reached)"},
 		fmt.Sprintf("operation %q still had not ended %v after the cancel", op.Key, e.Patience()), 0)
 }
 
@@ -214,19 +214,19 @@ func (e *Env) CleanupOnce(ctx context.Context, op *Op, wantState string) *verdic
 	}
 	switch {
 	case st.State != wantState:
-		o := e.Breaks("CAN-8", []string{fmt.Sprintf("operation %q %s", op.Key, wantState)},
+		o := e.Broke(e.StopWorkRule(), []string{fmt.Sprintf("operation %q %s", op.Key, wantState)},
 			fmt.Sprintf("the server reports operation %q as %q", op.Key, st.State), 0)
 		return &o
 	case st.Releases != 1:
-		o := e.Breaks("CAN-8", []string{fmt.Sprintf("operation %q released its resources exactly once", op.Key)},
+		o := e.Broke(e.StopWorkRule(), []string{fmt.Sprintf("operation %q released its resources exactly once", op.Key)},
 			fmt.Sprintf("the server reports %d releases for operation %q", st.Releases, op.Key), 0)
 		return &o
 	case c.OperationsActive != 0:
-		o := e.Breaks("CAN-8", []string{"no operation left active"},
+		o := e.Broke(e.StopWorkRule(), []string{"no operation left active"},
 			fmt.Sprintf("%d operations still active", c.OperationsActive), 0)
 		return &o
 	case c.ProgressTokensLive != 0:
-		o := e.Breaks("PRG-12", []string{"no progress token left live"},
+		o := e.Broke(e.TrackTokensRule(), []string{"no progress token left live"},
 			fmt.Sprintf("%d progress tokens still live", c.ProgressTokensLive), 0)
 		return &o
 	}

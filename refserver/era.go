@@ -339,7 +339,7 @@ const DiscoverTTL = 60_000
 // modernCapabilities are the server's capabilities under 2026-07-28: the
 // tasks extension instead of the legacy tasks capability (TSX-69).
 func (ss *session) modernCapabilities() map[string]any {
-	caps := coreCapabilities()
+	caps := ss.srv.capabilities()
 	if !ss.srv.opts.NoTasks {
 		caps["extensions"] = map[string]any{TasksExtension: map[string]any{}}
 	}

@@ -185,7 +185,7 @@ var faultDocs = map[Fault]faultDoc{
 	FaultDuplicateEventIDs:             {[]string{"HTTP-40"}, "SSE event IDs count per stream, so they repeat across a session's streams"},
 	FaultNoSessionCheck:                {[]string{"HTTP-51", "HTTP-52"}, "requests without a session ID or with an unknown one are served, not refused with 400/404"},
 	FaultNoOriginCheck:                 {[]string{"HTTP-3"}, "requests with a foreign Origin are served, not refused with 403"},
-	FaultJSONBodyForNotification:       {[]string{"HTTP-11", "RPC-2"}, "a POSTed notification gets 200 with a body of {}, which is no JSON-RPC message, instead of 202 with none"},
+	FaultJSONBodyForNotification:       {[]string{"HTTP-11", "RPC-2", "HTTP-86"}, "a POSTed notification gets 200 with a body of {}, which is no JSON-RPC message, instead of 202 with none (under 2026-07-28 too)"},
 	FaultResponseAfterCancelOnStream:   {[]string{"CAN-8"}, "an error response for a cancelled request still goes out on its open stream"},
 	FaultNoProtocolVersionCheck:        {[]string{"HTTP-59"}, "an unsupported MCP-Protocol-Version header is ignored instead of refused with 400"},
 	FaultProgressOnGETStream:           {[]string{"HTTP-31", "HTTP-22"}, "progress of POSTed calls goes on the open GET stream instead of the call's own stream"},
@@ -212,6 +212,7 @@ var faultDocs = map[Fault]faultDoc{
 	FaultBogusCursorAccepted:           {[]string{"TSK-69"}, "tasks/list with a cursor it never issued answers the first page instead of -32602"},
 	FaultStatusNotificationMeta:        {[]string{"TSK-58"}, "notifications/tasks/status carries related-task _meta"},
 	FaultTaskProgressOtherToken:        {[]string{"PRG-10", "PRG-7"}, "a task's progress after its CreateTaskResult carries another token than the request's"},
+	FaultTaskCancelledUnprompted:       {[]string{"TSK-88"}, "a task ends cancelled right after its CreateTaskResult, with nobody cancelling it"},
 }
 
 // Breaks returns the requirement IDs the fault is documented to break;

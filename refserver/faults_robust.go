@@ -17,7 +17,8 @@ const (
 	// FaultDieOnMalformedInput: a frame that is no JSON-RPC message (not
 	// JSON, a truncated object, an empty batch, a bare number or string,
 	// a wrong "jsonrpc" version) stops the server: Serve returns with an
-	// error, and over HTTP the endpoint aborts every later request (RPC-2).
+	// error, and over HTTP the endpoint answers it and aborts every later
+	// request (RPC-2).
 	FaultDieOnMalformedInput Fault = "die-on-malformed-input"
 	// FaultParseErrorWithID: a frame that is not JSON is answered -32700
 	// with the id 0, where the id could not be read and must be null
@@ -56,7 +57,7 @@ func RobustFaults() []Fault {
 // robustFaultDocs documents the robustness faults as faultDocs does the
 // others.
 var robustFaultDocs = map[Fault]faultDoc{
-	FaultDieOnMalformedInput:        {[]string{"RPC-2"}, "a frame that is no JSON-RPC message stops the server (over HTTP every later request is aborted)"},
+	FaultDieOnMalformedInput:        {[]string{"RPC-2"}, "a frame that is no JSON-RPC message stops the server (over HTTP it is answered, and every later request is aborted)"},
 	FaultParseErrorWithID:           {[]string{"RPC-11"}, "a frame that is not JSON is answered -32700 with id 0 instead of null"},
 	FaultTruncatedSwallowsNext:      {[]string{"RPC-2"}, "after a truncated JSON object the next line is taken for its rest and never answered"},
 	FaultDuplicateIDDropsFirst:      {[]string{"RPC-2"}, "a request reusing an in-flight ID is answered and the first request's answer is dropped"},
@@ -230,12 +231,13 @@ func (h *HTTPHandler) robustHTTP(w http.ResponseWriter) bool {
 
 // malformedPOST answers a POST body that did not decode: 400 with a
 // JSON-RPC error (HTTP-12, HTTP-13), whose id is null unless
-// FaultParseErrorWithID; under FaultDieOnMalformedInput the endpoint dies
-// instead.
+// FaultParseErrorWithID. Under FaultDieOnMalformedInput the endpoint dies
+// once this answer is written, as a process that exits after writing it
+// would: every later request is aborted.
 func (h *HTTPHandler) malformedPOST(w http.ResponseWriter, code int, message string) {
 	if h.has(FaultDieOnMalformedInput) {
-		h.dead.Store(true)
-		h.robustHTTP(w)
+		h.srv.opts.logf("http: malformed input: the endpoint dies after this answer (fault %s)", FaultDieOnMalformedInput)
+		defer h.dead.Store(true)
 	}
 	id := jsonrpc.ID{}
 	if code == codeParseError {

@@ -24,7 +24,8 @@ const (
 	// instead of refused with 403 (HTTP-2, HTTP-3).
 	FaultNoOriginCheck Fault = "no-origin-check"
 	// FaultJSONBodyForNotification: a POSTed notification or response
-	// gets 200 with a JSON body instead of 202 with none (HTTP-11).
+	// gets 200 with a JSON body instead of 202 with none (HTTP-11; HTTP-86
+	// under 2026-07-28).
 	FaultJSONBodyForNotification Fault = "json-body-for-notification"
 	// FaultResponseAfterCancelOnStream: after an accepted cancel, an
 	// error response for the cancelled request is still sent on its open

@@ -95,7 +95,7 @@ func TestModernResultsDecorated(t *testing.T) {
 			t.Errorf("tool %s has execution under 2026-07-28", tool["name"])
 		}
 	}
-	if diff := cmp.Diff([]string{ToolSlow, ToolEffect, ToolLog, ToolTaskWorker}, names); diff != "" {
+	if diff := cmp.Diff([]string{ToolSlow, ToolEffect, ToolLog, ToolObserver, ToolTaskWorker}, names); diff != "" {
 		t.Errorf("tools (-want +got):\n%s", diff)
 	}
 	schemaCheck(t, c.seenFrames(), c.methods)

@@ -103,6 +103,10 @@ type Options struct {
 	// subscriptions/listen stream itself (ambiguity A-11): TeardownResult
 	// (the default, SUB-6/SUB-7) or TeardownCancelled (CAN-41).
 	ListenTeardown ListenTeardown
+	// HideControl leaves the io.mcpflight/control extension out of the
+	// capabilities (nocontrol.go): the server then looks like any target
+	// without checkpoints, for the tests of wire-only evidence.
+	HideControl bool
 
 	// hook, set by tests only, is called with hookReader when the reader
 	// has admitted a request, with hookHandler when its goroutine starts

@@ -679,7 +679,7 @@ func (ss *session) initialize(params map[string]json.RawMessage) (any, *rpcError
 		version = "1999-01-01"
 	}
 	ss.logf("initialize: client asked for %s, answering %s", strconv.Quote(requested), version)
-	caps := coreCapabilities()
+	caps := ss.srv.capabilities()
 	if !ss.srv.opts.NoTasks {
 		caps["tasks"] = ss.taskCapability()
 	}

@@ -79,5 +79,6 @@ func TaskFaults() []Fault {
 		FaultBogusCursorAccepted,
 		FaultStatusNotificationMeta,
 		FaultTaskProgressOtherToken,
+		FaultTaskCancelledUnprompted,
 	}
 }

@@ -393,6 +393,7 @@ func (ss *session) registerTask(t *task) *rpcError {
 	}
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
+	t.key = ss.srv.freeKey(t.key, func(k string) bool { return ss.ops[k] != nil || ts.byKey[k] != nil })
 	if ts.byKey[t.key] != nil {
 		return invalidParams("Invalid params: key %s is already used in this session", strconv.Quote(t.key))
 	}
@@ -562,6 +563,7 @@ func (ss *session) runTask(t *task) {
 		t.setStatusLocked(mcp.TaskWorking, "The worker is running.")
 	}
 	ts.mu.Unlock()
+	ss.cancelUnprompted(t)
 	ss.taskGate(t, t.key+"/start")
 	for i := 1; i <= t.ticks; i++ {
 		if ss.ctx.Err() != nil {

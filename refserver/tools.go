@@ -254,6 +254,7 @@ func (ss *session) startOp(id jsonrpc.ID, c *call, token jsonrpc.ProgressToken, 
 	c.token, c.tokenKey = token, tokenKey
 	c.cancelled = make(chan struct{})
 	ss.mu.Lock()
+	c.key = ss.srv.freeKey(c.key, func(k string) bool { return ss.ops[k] != nil })
 	var rerr *rpcError
 	switch {
 	case ss.inflight[c.idKey] != nil:

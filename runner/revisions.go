@@ -3,12 +3,15 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/negotiate"
 	"github.com/mcpflight/mcpflight/spec"
+	"github.com/mcpflight/mcpflight/transport"
 	"github.com/mcpflight/mcpflight/verdict"
 )
 
@@ -50,7 +53,7 @@ func (c RevisionChange) Broke() string {
 // runs under the mode's revision, 2025-11-25 for auto and both, and the
 // cases show what is wrong.
 func RunProtocol(ctx context.Context, cfg Config, mode negotiate.Mode, opts negotiate.Options) (*Report, error) {
-	if cfg.Target.Dial == nil {
+	if cfg.Target.Dial == nil && cfg.Target.PerCase == nil {
 		return nil, ErrNoDial
 	}
 	caseTimeout := cfg.CaseTimeout
@@ -71,7 +74,12 @@ func RunProtocol(ctx context.Context, cfg Config, mode negotiate.Mode, opts nego
 		sctx, cancel = context.WithTimeout(ctx, cfg.RunTimeout)
 		defer cancel()
 	}
-	sv, err := negotiate.SurveyTarget(sctx, negotiate.Dialer(cfg.Target.Dial), mode, opts)
+	dial, release, err := surveyDial(sctx, cfg.Target)
+	if err != nil {
+		return nil, err
+	}
+	sv, err := negotiate.SurveyTarget(sctx, negotiate.Dialer(dial), mode, opts)
+	release()
 	var nce *negotiate.NoCommonRevisionError
 	switch {
 	case errors.As(err, &nce):
@@ -233,4 +241,18 @@ func (r *Report) NegotiationLine() string {
 		return ""
 	}
 	return r.Negotiation.Summary()
+}
+
+// surveyDial is the dial the negotiation's probes use: the target's own,
+// or, for a target that gives every case a server of its own
+// (Target.PerCase), a server of the probes' own, which release ends.
+func surveyDial(ctx context.Context, t Target) (func(context.Context, *chrono.Log) (transport.Conn, error), func(), error) {
+	if t.PerCase == nil {
+		return t.Dial, func() {}, nil
+	}
+	dial, release, err := t.PerCase(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("runner: a server for the negotiation: %w", err)
+	}
+	return dial, release, nil
 }

@@ -128,6 +128,11 @@ type slots struct {
 	jobs, starts int
 	count        map[phase]int
 	contact      bool
+	// alone, when not nil, reports whether case i must run with no other
+	// case beside it (Needs.Alone on a target the cases share); lone
+	// counts such cases started and not over.
+	alone func(i int) bool
+	lone  int
 }
 
 // mayStart reports whether case next may start now: it needs a slot (at
@@ -135,6 +140,9 @@ type slots struct {
 // starts cases starting, and, until a case has reached the target, every
 // case before it over.
 func (s slots) mayStart(next int) bool {
+	if s.alone != nil && (s.lone > 0 || s.alone(next) && s.count[starting]+s.count[running]+s.count[tearing] > 0) {
+		return false // a case that must run alone, and another beside it
+	}
 	return s.count[starting]+s.count[running] < s.jobs && s.count[tearing] < s.jobs &&
 		s.count[starting] < s.starts && (s.contact || next == s.count[over])
 }
@@ -178,6 +186,10 @@ func runCases(ctx context.Context, cfg Config, rep *Report) error {
 	results := make([]Result, n)
 	phases := make([]phase, n)
 	sl := slots{jobs: jobs, starts: starts, count: map[phase]int{}}
+	if cfg.Target.PerCase == nil && cfg.Target.Transport != TransportStdio {
+		// The cases share the target's server.
+		sl.alone = func(i int) bool { return cfg.Cases[i].Needs.Alone }
+	}
 	var (
 		next    int  // the next case to start
 		stopped bool // start no more cases
@@ -219,6 +231,9 @@ func runCases(ctx context.Context, cfg Config, rep *Report) error {
 			watch.Started(next, cfg.Cases[next])
 			phases[next] = starting
 			sl.count[starting]++
+			if sl.alone != nil && sl.alone(next) {
+				sl.lone++
+			}
 			start(next)
 			next++
 		}
@@ -239,6 +254,9 @@ func runCases(ctx context.Context, cfg Config, rep *Report) error {
 			continue
 		}
 		move(ev.i, over)
+		if sl.alone != nil && sl.alone(ev.i) {
+			sl.lone--
+		}
 		res := ev.res
 		if cfg.Strict && res.Outcome.Verdict == verdict.Warn {
 			res.Outcome.Verdict = verdict.Fail

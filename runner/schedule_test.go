@@ -400,3 +400,33 @@ func TestMayStart(t *testing.T) {
 		})
 	}
 }
+
+// TestMayStartAlone: on a target the cases share, a case that must run
+// alone (Needs.Alone) starts only when no other case is started, and none
+// starts beside it.
+func TestMayStartAlone(t *testing.T) {
+	tests := []struct {
+		name                    string
+		running, tearing, lone  int
+		nextAlone, shared, want bool
+	}{
+		{"alone, nothing beside", 0, 0, 0, true, true, true},
+		{"alone waits for a running case", 1, 0, 0, true, true, false},
+		{"alone waits for a teardown", 0, 1, 0, true, true, false},
+		{"nothing beside a lone case", 1, 0, 1, false, true, false},
+		{"others side by side", 2, 0, 0, false, true, true},
+		{"every case its own server", 1, 0, 0, true, false, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := slots{jobs: 4, starts: 4, contact: true, lone: tt.lone,
+				count: map[phase]int{running: tt.running, tearing: tt.tearing, over: 3}}
+			if tt.shared {
+				s.alone = func(int) bool { return tt.nextAlone }
+			}
+			if got := s.mayStart(3 + tt.running + tt.tearing); got != tt.want {
+				t.Errorf("mayStart = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

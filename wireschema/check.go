@@ -99,11 +99,23 @@ func (t *Tracker) Event(ev chrono.Event) (checked bool, vs []Violation) {
 	if ev.Dir != chrono.In || ev.Truncated || len(ev.Raw) == 0 {
 		return false, nil
 	}
+	if t.legacyAnswer(ev) {
+		return false, nil
+	}
 	inst, err := DecodeInstance(ev.Raw)
 	if err != nil {
 		return false, nil
 	}
 	return true, t.inbound(ev, inst)
+}
+
+// legacyAnswer reports whether ev answers an initialize under the
+// 2026-07-28 schema: the method does not exist in that revision (a case
+// of a 2026-07-28 run sends it to compare a dual-era server's eras), so
+// its answer is a 2025-11-25 message the 2026-07-28 schema cannot judge.
+func (t *Tracker) legacyAnswer(ev chrono.Event) bool {
+	k := ev.Summary.Kind
+	return t.s.Revision == Rev20260728 && (k == "result" || k == "error") && t.sent[ev.Summary.ID].Method == "initialize"
 }
 
 func (t *Tracker) sentFrame(ev chrono.Event) {

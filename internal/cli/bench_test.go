@@ -64,7 +64,7 @@ func BenchmarkCheck(b *testing.B) {
 					b.Skipf("needs node and %s", serverEverything)
 				}
 				args, serverPid := target.args(b)
-				args = append([]string{"check", "-q"}, args...)
+				args = append([]string{"check", "--protocol", "2025-11-25", "-q"}, args...)
 				if jobs != "default" {
 					args = append(args, "--jobs", jobs)
 				}

@@ -78,21 +78,21 @@ func TestUsageErrors(t *testing.T) {
 	}{
 		{"no command", nil, "no command given"},
 		{"unknown command", []string{"frobnicate"}, `unknown command "frobnicate"`},
-		{"unknown flag", []string{"check", "--frob"}, "flag provided but not defined: -frob"},
+		{"unknown flag", []string{"check", "--protocol", "2025-11-25", "--frob"}, "flag provided but not defined: -frob"},
 		{"positional", []string{"check", "extra"}, `unexpected argument "extra"`},
-		{"no match", []string{"check", "--case", "nope/*"}, `no case matches "nope/*"`},
-		{"bad glob", []string{"check", "--case", "cancel/[x"}, "syntax error in pattern"},
-		{"bad profile", []string{"check", "--profile", "no-such-profile"}, "neither a built-in"},
-		{"bad fault", []string{"check", "--target-fault", "nope"}, `unknown fault "nope"`},
-		{"fault with stdio", []string{"check", "--stdio", "x", "--target-fault", "ping-broken"}, "built-in server only"},
-		{"shell without stdio", []string{"check", "--shell"}, "--shell needs --stdio"},
-		{"bad timeout", []string{"check", "--case-timeout", "-1s"}, "--case-timeout must be positive"},
-		{"bad run timeout", []string{"check", "--timeout", "-1s"}, "--timeout must not be negative"},
-		{"bad duration", []string{"check", "--grace", "soon"}, "invalid value"},
-		{"bad max frame", []string{"check", "--max-frame", "0"}, "--max-frame must be positive"},
-		{"bad jobs", []string{"check", "--jobs", "-1"}, "--jobs must be at least 1"},
-		{"quiet and verbose", []string{"check", "-q", "-v"}, "-q and -v contradict"},
-		{"unbalanced quote", []string{"check", "--stdio", `node "server.js`}, "--stdio"},
+		{"no match", []string{"check", "--protocol", "2025-11-25", "--case", "nope/*"}, `no case matches "nope/*"`},
+		{"bad glob", []string{"check", "--protocol", "2025-11-25", "--case", "cancel/[x"}, "syntax error in pattern"},
+		{"bad profile", []string{"check", "--protocol", "2025-11-25", "--profile", "no-such-profile"}, "neither a built-in"},
+		{"bad fault", []string{"check", "--protocol", "2025-11-25", "--target-fault", "nope"}, `unknown fault "nope"`},
+		{"fault with stdio", []string{"check", "--protocol", "2025-11-25", "--stdio", "x", "--target-fault", "ping-broken"}, "built-in server only"},
+		{"shell without stdio", []string{"check", "--protocol", "2025-11-25", "--shell"}, "--shell needs --stdio"},
+		{"bad timeout", []string{"check", "--protocol", "2025-11-25", "--case-timeout", "-1s"}, "--case-timeout must be positive"},
+		{"bad run timeout", []string{"check", "--protocol", "2025-11-25", "--timeout", "-1s"}, "--timeout must not be negative"},
+		{"bad duration", []string{"check", "--protocol", "2025-11-25", "--grace", "soon"}, "invalid value"},
+		{"bad max frame", []string{"check", "--protocol", "2025-11-25", "--max-frame", "0"}, "--max-frame must be positive"},
+		{"bad jobs", []string{"check", "--protocol", "2025-11-25", "--jobs", "-1"}, "--jobs must be at least 1"},
+		{"quiet and verbose", []string{"check", "--protocol", "2025-11-25", "-q", "-v"}, "-q and -v contradict"},
+		{"unbalanced quote", []string{"check", "--protocol", "2025-11-25", "--stdio", `node "server.js`}, "--stdio"},
 		{"serve without stdio", []string{"serve"}, "serve needs --stdio"},
 		{"serve bad fault", []string{"serve", "--stdio", "--fault", "nope"}, `unknown fault "nope"`},
 		{"serve bad max frame", []string{"serve", "--stdio", "--max-frame", "0"}, "--max-frame must be positive"},
@@ -128,7 +128,7 @@ func TestHelpAndVersion(t *testing.T) {
 		{[]string{"help"}, "Commands:"},
 		{[]string{"--help"}, "Commands:"},
 		{[]string{"help", "check"}, "Usage: mcpflight check"},
-		{[]string{"check", "-h"}, "--target-fault NAME"},
+		{[]string{"check", "--protocol", "2025-11-25", "-h"}, "--target-fault NAME"},
 		{[]string{"serve", "--help"}, "--list-faults"},
 		{[]string{"cases", "-h"}, "Usage: mcpflight cases"},
 		{[]string{"version"}, "mcpflight v1.2.3-test\n"},
@@ -278,7 +278,7 @@ func TestCheckBuiltin(t *testing.T) {
 	dir := t.TempDir()
 	jsonFile := filepath.Join(dir, "report.json")
 	jsonlDir := filepath.Join(dir, "chronologies")
-	r := runCLI(t, "", "check", "--json", jsonFile, "--jsonl-dir", jsonlDir)
+	r := runCLI(t, "", "check", "--protocol", "2025-11-25", "--json", jsonFile, "--jsonl-dir", jsonlDir)
 	if r.code != ExitConformant {
 		t.Fatalf("exit code %d, want 0\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
@@ -340,7 +340,8 @@ func TestCheckFaults(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			r := runCLI(t, "", append([]string{"check"}, tt.args...)...)
+			// These rows are about 2025-11-25's rules and severities.
+			r := runCLI(t, "", append([]string{"check", "--protocol", "2025-11-25"}, tt.args...)...)
 			if r.code != tt.code || !strings.Contains(r.stdout, tt.want) {
 				t.Errorf("exit code %d (want %d); stdout lacks %q?\n%s\nstderr:\n%s", r.code, tt.code, tt.want, r.stdout, r.stderr)
 			}
@@ -354,7 +355,7 @@ func TestCheckStdio(t *testing.T) {
 	cmdline := binary + " serve --stdio"
 	t.Run("no profile skips tool cases", func(t *testing.T) {
 		t.Parallel()
-		r := runCLI(t, "", "check", "--stdio", cmdline)
+		r := runCLI(t, "", "check", "--protocol", "2025-11-25", "--stdio", cmdline)
 		if r.code != ExitConformant {
 			t.Fatalf("exit code %d\n%s\n%s", r.code, r.stdout, r.stderr)
 		}
@@ -364,14 +365,14 @@ func TestCheckStdio(t *testing.T) {
 	})
 	t.Run("shell and profile", func(t *testing.T) {
 		t.Parallel()
-		r := runCLI(t, "", "check", "--shell", "--stdio", "exec "+cmdline+" 2>/dev/null", "--profile", "reference", "--case", "progress/*")
+		r := runCLI(t, "", "check", "--protocol", "2025-11-25", "--shell", "--stdio", "exec "+cmdline+" 2>/dev/null", "--profile", "reference", "--case", "progress/*")
 		if r.code != ExitConformant || strings.Contains(r.stdout, "SKIP") {
 			t.Fatalf("exit code %d\n%s\n%s", r.code, r.stdout, r.stderr)
 		}
 	})
 	t.Run("missing executable", func(t *testing.T) {
 		t.Parallel()
-		r := runCLI(t, "", "check", "--stdio", filepath.Join(t.TempDir(), "no-such-server"), "--case", "ping/*")
+		r := runCLI(t, "", "check", "--protocol", "2025-11-25", "--stdio", filepath.Join(t.TempDir(), "no-such-server"), "--case", "ping/*")
 		if r.code != ExitError || !strings.Contains(r.stdout, "cannot reach the target") {
 			t.Fatalf("exit code %d\n%s\n%s", r.code, r.stdout, r.stderr)
 		}
@@ -403,7 +404,7 @@ func TestCheckServerEverything(t *testing.T) {
 	// The cases run side by side (--jobs by default); their deadline is
 	// a safety net only, generous for a loaded machine: the verdicts rest
 	// on the chronology, never on a deadline.
-	r := runCLI(t, "", "check", "--stdio", cmdline, "--json", reportPath, "--case-timeout", "1m")
+	r := runCLI(t, "", "check", "--protocol", "2025-11-25", "--stdio", cmdline, "--json", reportPath, "--case-timeout", "1m")
 	if r.code == ExitError {
 		t.Fatalf("exit code %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}

@@ -24,10 +24,8 @@ func TestCheckDualEra(t *testing.T) {
 				target = []string{"--url", targets.DualEraHTTP(t)}
 			}
 			r := runCLI(t, "", append([]string{"check"}, target...)...)
-			// Only the cases of both revisions run under 2026-07-28 so
-			// far: the run is incomplete, not conformant (issue 14.5).
-			if r.code != ExitIncomplete || !strings.Contains(r.stdout, "— incomplete: ") {
-				t.Errorf("exit %d, want %d (incomplete)\n%s\n%s", r.code, ExitIncomplete, r.stdout, r.stderr)
+			if r.code != ExitConformant {
+				t.Errorf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 			}
 			for _, want := range []string{"revision 2026-07-28: server/discover listed it", "server: mcpflight-dualera 1.0.0",
 				"INCONSISTENT initialize agreed to 2025-11-25, which server/discover does not list (it lists 2026-07-28)", " 0 error "} {

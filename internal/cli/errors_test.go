@@ -24,31 +24,31 @@ func TestNewcomerErrorMessages(t *testing.T) {
 	}{
 		{
 			name:     "target command does not exist",
-			args:     []string{"check", "--stdio", "no-such-mcp-server --flag"},
+			args:     []string{"check", "--protocol", "2025-11-25", "--stdio", "no-such-mcp-server --flag"},
 			wantCode: ExitError,
 			want:     []string{`"no-such-mcp-server": executable file not found`, "not run: the target could not be started"},
 		},
 		{
 			name:     "URL refuses connections",
-			args:     []string{"check", "--url", refusedURL(t)},
+			args:     []string{"check", "--protocol", "2025-11-25", "--url", refusedURL(t)},
 			wantCode: ExitError,
 			want:     []string{"connection refused", "not run: the target could not be started or reached"},
 		},
 		{
 			name:     "server exits during initialize",
-			args:     []string{"check", "--shell", "--stdio", "echo 'fatal: config.toml missing' >&2; exit 3", "--case", "ping/*"},
+			args:     []string{"check", "--protocol", "2025-11-25", "--shell", "--stdio", "echo 'fatal: config.toml missing' >&2; exit 3", "--case", "ping/*"},
 			wantCode: ExitError,
 			want:     []string{"handshake failed", "exited with code 3", "fatal: config.toml missing"},
 		},
 		{
 			name:     "profile names a tool the server lacks",
-			args:     []string{"check", "--profile", badProfile, "--case", "cancel/mid-work-no-response"},
+			args:     []string{"check", "--protocol", "2025-11-25", "--profile", badProfile, "--case", "cancel/mid-work-no-response"},
 			wantCode: 0,
 			want:     []string{`the profile's slow tool "nope" is not in the server's tools/list`},
 		},
 		{
 			name:     "server will not negotiate the version",
-			args:     []string{"check", "--target-fault", "version-mismatch", "--case", "ping/*"},
+			args:     []string{"check", "--protocol", "2025-11-25", "--target-fault", "version-mismatch", "--case", "ping/*"},
 			wantCode: 1,
 			want:     []string{"LIF-9", `protocolVersion "1999-01-01"`},
 		},

@@ -217,7 +217,7 @@ func runHostileHTTPWith(t *testing.T, mode hostile.Mode, flags []string, globs .
 		ts.Close()
 	})
 	reportPath := filepath.Join(t.TempDir(), "report.json")
-	args := []string{"check", "--url", ts.URL + "/mcp", "--profile", "reference",
+	args := []string{"check", "--protocol", "2025-11-25", "--url", ts.URL + "/mcp", "--profile", "reference",
 		"--case-timeout", hostileCaseTimeout.String(), "--json", reportPath}
 	for _, g := range globs {
 		args = append(args, "--case", g)
@@ -438,7 +438,7 @@ func TestHostileHTTPServeFlag(t *testing.T) {
 	}
 	url = strings.TrimSpace(url)
 	report := filepath.Join(t.TempDir(), "report.json")
-	check := exec.CommandContext(ctx, binary, "check", "--url", url, "--profile", "reference",
+	check := exec.CommandContext(ctx, binary, "check", "--protocol", "2025-11-25", "--url", url, "--profile", "reference",
 		"--case-timeout", hostileCaseTimeout.String(), "--json", report, "--case", hostileAttacked[0], "--case", hostileUnaffected[0])
 	if err := check.Run(); err == nil || ctx.Err() != nil {
 		t.Fatalf("check: %v (want exit %d before the safety net)", err, ExitError)

@@ -82,7 +82,7 @@ func runZoo(t *testing.T, mode hostile.Mode, caseTimeout string, extra []string,
 	pidfile := filepath.Join(dir, "pids")
 	jsonFile := filepath.Join(dir, "report.json")
 	target := transport.QuoteArgs([]string{binary, "serve", "--stdio", "--hostile", string(mode)})
-	args := []string{"check", "--stdio", target, "--profile", "reference", "--case-timeout", caseTimeout, "--json", jsonFile}
+	args := []string{"check", "--protocol", "2025-11-25", "--stdio", target, "--profile", "reference", "--case-timeout", caseTimeout, "--json", jsonFile}
 	for _, g := range globs {
 		args = append(args, "--case", g)
 	}
@@ -405,10 +405,10 @@ func TestHostileStdioGrandchildHoldsStdout(t *testing.T) {
 	t.Parallel()
 	r := runZoo(t, hostile.GrandchildHoldsStdout, "1m", nil, casePing, caseTeardown, caseStdout)
 	r.passes(t, casePing, caseTeardown, caseStdout)
-	// Each case, and each of the two probes that negotiate the revision
-	// before the first case (server/discover, initialize), has a server
+	// Each case, and the probe that negotiates the revision before the
+	// first case (initialize, under --protocol 2025-11-25), has a server
 	// and a grandchild.
-	if len(r.pids) != 2*(3+2) {
+	if len(r.pids) != 2*(3+1) {
 		t.Errorf("pids %v, want a server and a grandchild per case and per probe", r.pids)
 	}
 	r.rssCap(t, 128)

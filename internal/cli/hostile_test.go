@@ -78,7 +78,7 @@ func TestHostileServerEveryFormat(t *testing.T) {
 	url := hostileServer(t)
 	dir := t.TempDir()
 	jsonFile, junitFile, htmlFile, jsonlDir := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.xml"), filepath.Join(dir, "r.html"), filepath.Join(dir, "jsonl")
-	r := runCLI(t, "", "check", "--url", url, "--profile", "reference", "-v", "--json", jsonFile, "--junit", junitFile,
+	r := runCLI(t, "", "check", "--protocol", "2025-11-25", "--url", url, "--profile", "reference", "-v", "--json", jsonFile, "--junit", junitFile,
 		"--html", htmlFile, "--jsonl-dir", jsonlDir, "--case", "ping/empty-result", "--case", "logging/message-shape")
 	if r.code != ExitNonConformant {
 		t.Errorf("exit %d, want %d (ping fails)\n%s\n%s", r.code, ExitNonConformant, r.stderr, r.stdout[:min(len(r.stdout), 3000)])

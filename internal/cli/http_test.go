@@ -38,7 +38,8 @@ func TestCheckHTTP(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			r := runCLI(t, "", append([]string{"check"}, tt.args...)...)
+			// The http/* cases are 2025-11-25's (the 2026 ones are http26).
+			r := runCLI(t, "", append([]string{"check", "--protocol", "2025-11-25"}, tt.args...)...)
 			if r.code != tt.code || !strings.Contains(r.stdout, tt.want) {
 				t.Errorf("exit code %d (want %d); stdout lacks %q?\n%s\nstderr:\n%s", r.code, tt.code, tt.want, r.stdout, r.stderr)
 			}

@@ -75,7 +75,7 @@ func TestCtrlCLeavesNoOrphans(t *testing.T) {
 // cmd.Wait's error.
 func startCheck(t *testing.T, env []string, args ...string) (cmd *exec.Cmd, exited <-chan error, out *strings.Builder) {
 	t.Helper()
-	cmd = exec.Command(binary, append([]string{"check"}, args...)...)
+	cmd = exec.Command(binary, append([]string{"check", "--protocol", "2025-11-25"}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
 	out = &strings.Builder{}
 	cmd.Stdout, cmd.Stderr = out, out

@@ -88,7 +88,7 @@ func TestCheckJobsSameReport(t *testing.T) {
 	reports := map[string]string{}
 	for _, jobs := range []string{"1", "8"} {
 		file := filepath.Join(dir, "report-"+jobs+".json")
-		r := runCLI(t, "", "check", "--target-fault", "respond-after-cancel", "--target-fault", "ping-broken", "--jobs", jobs, "--json", file)
+		r := runCLI(t, "", "check", "--protocol", "2025-11-25", "--target-fault", "respond-after-cancel", "--target-fault", "ping-broken", "--jobs", jobs, "--json", file)
 		if r.code != ExitNonConformant {
 			t.Fatalf("--jobs %s: exit code %d, want %d\n%s\n%s", jobs, r.code, ExitNonConformant, r.stdout, r.stderr)
 		}
@@ -119,7 +119,7 @@ func TestCheckJobsSameReport(t *testing.T) {
 // TestCheckQuiet: -q prints the summary line and nothing else.
 func TestCheckQuiet(t *testing.T) {
 	t.Parallel()
-	r := runCLI(t, "", "check", "-q", "--case", "ping/*", "--case", "rpc/*")
+	r := runCLI(t, "", "check", "--protocol", "2025-11-25", "-q", "--case", "ping/*", "--case", "rpc/id-zero", "--case", "rpc/string-and-integer-ids", "--case", "rpc/no-response-to-notifications")
 	if r.code != ExitConformant {
 		t.Fatalf("exit code %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}

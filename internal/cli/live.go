@@ -163,6 +163,11 @@ func (l *liveOutput) printReady() {
 		if !known {
 			return
 		}
+		if server == nil && l.header.Negotiation != nil {
+			// No case had a session: the probes heard the server name
+			// itself (as runner.RunProtocol's report says).
+			server = l.header.Negotiation.ServerInfo()
+		}
 		l.header.Server = server
 		l.erase()
 		l.stream.Header(&l.header)

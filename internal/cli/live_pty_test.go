@@ -27,7 +27,7 @@ var statusDrawing = regexp.MustCompile(`\r\x1b\[K(\[\d+/\d+\][^\r\n]*)`)
 // lines.
 func TestCheckLiveOnTerminal(t *testing.T) {
 	t.Parallel()
-	args := []string{"check", "--case", "ping/*", "--case", "rpc/*", "--case", "progress/*", "--jobs", "4"}
+	args := []string{"check", "--protocol", "2025-11-25", "--case", "ping/*", "--case", "rpc/*", "--case", "progress/*", "--jobs", "4"}
 	const width = 60
 	raw := onTerminal(t, width, args...)
 	drawings := statusDrawing.FindAllStringSubmatch(raw, -1)

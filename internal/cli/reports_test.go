@@ -15,7 +15,7 @@ func TestCheckReportFiles(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	junit, page := filepath.Join(dir, "r.xml"), filepath.Join(dir, "r.html")
-	r := runCLI(t, "", "check", "--target-fault", "non-increasing-progress", "--case", "progress/strictly-increasing",
+	r := runCLI(t, "", "check", "--protocol", "2025-11-25", "--target-fault", "non-increasing-progress", "--case", "progress/strictly-increasing",
 		"--junit", junit, "--html", page)
 	if r.code != ExitNonConformant {
 		t.Fatalf("exit code %d, want 1\n%s\n%s", r.code, r.stdout, r.stderr)
@@ -52,7 +52,7 @@ func TestCheckReportFiles(t *testing.T) {
 			t.Errorf("HTML lacks %q", want)
 		}
 	}
-	if r := runCLI(t, "", "check", "--case", "ping/*", "--junit", filepath.Join(dir, "no", "such", "dir.xml")); r.code != ExitError || !strings.Contains(r.stderr, "--junit") {
+	if r := runCLI(t, "", "check", "--protocol", "2025-11-25", "--case", "ping/*", "--junit", filepath.Join(dir, "no", "such", "dir.xml")); r.code != ExitError || !strings.Contains(r.stderr, "--junit") {
 		t.Errorf("unwritable --junit: code %d, stderr %s", r.code, r.stderr)
 	}
 }
@@ -64,7 +64,7 @@ func TestCheckBaseline(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	base := filepath.Join(dir, "baseline.json")
-	failing := []string{"check", "--target-fault", "non-increasing-progress", "--case", "progress/strictly-increasing", "--case", "ping/*"}
+	failing := []string{"check", "--protocol", "2025-11-25", "--target-fault", "non-increasing-progress", "--case", "progress/strictly-increasing", "--case", "ping/*"}
 
 	r := runCLI(t, "", append(failing, "--write-baseline", base)...)
 	if r.code != ExitNonConformant || !strings.Contains(r.stderr, "wrote a baseline of 1 known failure or warning") {
@@ -86,9 +86,9 @@ func TestCheckBaseline(t *testing.T) {
 	}{
 		{"known failure", failing, ExitConformant, []string{
 			"FAIL  progress/strictly-increasing", "known (1)", "exit 0, pass"}},
-		{"fixed: the entry is stale", []string{"check", "--case", "progress/strictly-increasing"}, ExitNonConformant, []string{
+		{"fixed: the entry is stale", []string{"check", "--protocol", "2025-11-25", "--case", "progress/strictly-increasing"}, ExitNonConformant, []string{
 			"stale (1)", "progress/strictly-increasing  listed fail, now pass", "exit 1, fail"}},
-		{"a new failure", []string{"check", "--target-fault", "ping-broken", "--case", "ping/*"}, ExitNonConformant, []string{
+		{"a new failure", []string{"check", "--protocol", "2025-11-25", "--target-fault", "ping-broken", "--case", "ping/*"}, ExitNonConformant, []string{
 			"unexpected (1)", "ping/", "unchecked (1)", "exit 1, fail"}},
 	}
 	// The JSON report carries the comparison, and its exit code.
@@ -133,7 +133,7 @@ func TestCheckBaseline(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, b := range []string{bad, filepath.Join(dir, "missing.json")} {
-		r := runCLI(t, "", "check", "--baseline", b)
+		r := runCLI(t, "", "check", "--protocol", "2025-11-25", "--baseline", b)
 		if r.code != ExitError || !strings.Contains(r.stderr, "--baseline") || r.stdout != "" {
 			t.Errorf("--baseline %s: code %d, stderr %s", b, r.code, r.stderr)
 		}

@@ -83,7 +83,7 @@ func TestSchemaBreakingServers(t *testing.T) {
 					target = []string{"--url", schemaBreakHTTP(t, bin, tt.mode)}
 				}
 				reportPath := filepath.Join(t.TempDir(), "report.json")
-				r := runCLI(t, "", append([]string{"check", "--json", reportPath}, target...)...)
+				r := runCLI(t, "", append([]string{"check", "--protocol", "2025-11-25", "--json", reportPath}, target...)...)
 				if r.code != ExitNonConformant || !strings.Contains(r.stdout, "non-conformant") {
 					t.Errorf("exit code %d, want %d (non-conformant)\n%s\n%s", r.code, ExitNonConformant, r.stdout, r.stderr)
 				}
@@ -149,7 +149,7 @@ func TestReferenceSchemaClean(t *testing.T) {
 	for name, args := range map[string][]string{"stdio": nil, "http": {"--transport", "http"}} {
 		t.Run(name, func(t *testing.T) {
 			reportPath := filepath.Join(t.TempDir(), "report.json")
-			r := runCLI(t, "", append([]string{"check", "--json", reportPath}, args...)...)
+			r := runCLI(t, "", append([]string{"check", "--protocol", "2025-11-25", "--json", reportPath}, args...)...)
 			if r.code != ExitConformant {
 				t.Errorf("exit code %d\n%s\n%s", r.code, r.stdout, r.stderr)
 			}

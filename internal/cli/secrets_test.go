@@ -135,16 +135,16 @@ func TestNoSecretLeaks(t *testing.T) {
 
 	jsonFile, junitFile, htmlFile := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.xml"), filepath.Join(dir, "r.html")
 	jsonlDir := filepath.Join(dir, "jsonl")
-	run("check", "", append([]string{"check", "--url", url, "--profile", "reference", "-v",
+	run("check", "", append([]string{"check", "--protocol", "2025-11-25", "--url", url, "--profile", "reference", "-v",
 		"--json", jsonFile, "--junit", junitFile, "--html", htmlFile, "--jsonl-dir", jsonlDir,
 		"--case", "ping/empty-result", "--case", "logging/message-shape", "--case", "http/resume-while-running",
 		"--case", "cancel/mid-work-no-response"}, creds...)...)
-	run("check --json -", "", append([]string{"check", "--url", url, "--json", "-", "--case", "ping/empty-result"}, creds...)...)
+	run("check --json -", "", append([]string{"check", "--protocol", "2025-11-25", "--url", url, "--json", "-", "--case", "ping/empty-result"}, creds...)...)
 	run("call", "", append([]string{"call", "--url", url, "-v", "echo", "{}"}, creds...)...)
 	run("tools", "", append([]string{"tools", "--url", url + "?list=echo"}, creds...)...)
 	run("shell", "ping\nquit\n", append([]string{"shell", "--url", url, "-v"}, creds...)...)
 	// A malformed header is refused without being quoted back.
-	run("bad header", "", "check", "--url", url, "--header", "Authorization Bearer "+authToken)
+	run("bad header", "", "check", "--protocol", "2025-11-25", "--url", url, "--header", "Authorization Bearer "+authToken)
 
 	for _, f := range []string{jsonFile, junitFile, htmlFile} {
 		b, err := os.ReadFile(f)
@@ -233,18 +233,18 @@ func TestHeaderFlagErrors(t *testing.T) {
 		args []string
 		want string // in stderr
 	}{
-		{"stdio target", []string{"check", "--stdio", "x", "--header", "Authorization: " + secret}, "apply to HTTP targets only"},
-		{"built-in over stdio", []string{"check", "--header", "Authorization: " + secret}, "apply to HTTP targets only"},
+		{"stdio target", []string{"check", "--protocol", "2025-11-25", "--stdio", "x", "--header", "Authorization: " + secret}, "apply to HTTP targets only"},
+		{"built-in over stdio", []string{"check", "--protocol", "2025-11-25", "--header", "Authorization: " + secret}, "apply to HTTP targets only"},
 		{"tools without url", []string{"tools", "--header-env", "Authorization=MCP_AUTH"}, "apply to HTTP targets only"},
 		{"call url and stdio", []string{"call", "--url", "http://127.0.0.1:1/mcp", "--stdio", "x", "slow"}, "--url and --stdio name two targets"},
-		{"no colon", []string{"check", "--url", "http://127.0.0.1:1/mcp", "--header", "Authorization " + secret}, "--header #1: want 'NAME: VALUE'"},
-		{"bad name", []string{"check", "--url", "http://127.0.0.1:1/mcp", "--header", "Bad Name: " + secret}, `"Bad Name" is not a valid header name`},
-		{"reserved", []string{"check", "--url", "http://127.0.0.1:1/mcp", "--header", "mcp-session-id: " + secret}, "Mcp-Session-Id is set by mcpflight's transport itself"},
+		{"no colon", []string{"check", "--protocol", "2025-11-25", "--url", "http://127.0.0.1:1/mcp", "--header", "Authorization " + secret}, "--header #1: want 'NAME: VALUE'"},
+		{"bad name", []string{"check", "--protocol", "2025-11-25", "--url", "http://127.0.0.1:1/mcp", "--header", "Bad Name: " + secret}, `"Bad Name" is not a valid header name`},
+		{"reserved", []string{"check", "--protocol", "2025-11-25", "--url", "http://127.0.0.1:1/mcp", "--header", "mcp-session-id: " + secret}, "Mcp-Session-Id is set by mcpflight's transport itself"},
 		{"reserved accept", []string{"shell", "--url", "http://127.0.0.1:1/mcp", "--header", "Accept: text/html"}, "Accept is set by mcpflight's transport itself"},
-		{"CRLF", []string{"check", "--url", "http://127.0.0.1:1/mcp", "--header", "X-A: " + secret + "\r\nX-B: b"}, "header X-A: the value contains a line break"},
-		{"empty", []string{"check", "--url", "http://127.0.0.1:1/mcp", "--header", "X-A:  "}, "header X-A: the value is empty"},
-		{"env form", []string{"check", "--url", "http://127.0.0.1:1/mcp", "--header-env", "Authorization"}, "want NAME=VARIABLE"},
-		{"env unset", []string{"check", "--url", "http://127.0.0.1:1/mcp", "--header-env", "Authorization=MCP_UNSET"}, "the environment variable MCP_UNSET is unset or empty"},
+		{"CRLF", []string{"check", "--protocol", "2025-11-25", "--url", "http://127.0.0.1:1/mcp", "--header", "X-A: " + secret + "\r\nX-B: b"}, "header X-A: the value contains a line break"},
+		{"empty", []string{"check", "--protocol", "2025-11-25", "--url", "http://127.0.0.1:1/mcp", "--header", "X-A:  "}, "header X-A: the value is empty"},
+		{"env form", []string{"check", "--protocol", "2025-11-25", "--url", "http://127.0.0.1:1/mcp", "--header-env", "Authorization"}, "want NAME=VARIABLE"},
+		{"env unset", []string{"check", "--protocol", "2025-11-25", "--url", "http://127.0.0.1:1/mcp", "--header-env", "Authorization=MCP_UNSET"}, "the environment variable MCP_UNSET is unset or empty"},
 		{"env CRLF", []string{"call", "--url", "http://127.0.0.1:1/mcp", "--header-env", "Authorization=MCP_CRLF", "slow"}, "header Authorization: the value contains a line break"},
 	}
 	for _, tt := range tests {

@@ -1,0 +1,136 @@
+package cases_test
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpflight/mcpflight/cases"
+	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/probe"
+	"github.com/mcpflight/mcpflight/profile"
+	"github.com/mcpflight/mcpflight/runner"
+	"github.com/mcpflight/mcpflight/transport"
+	"github.com/mcpflight/mcpflight/verdict"
+)
+
+// inflightBreak builds testdata/inflightbreak once.
+var inflightBreak = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "mcpflight-inflightbreak")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "inflightbreak")
+	build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, "./testdata/inflightbreak")
+	build.Dir = ".."
+	if out, err := build.CombinedOutput(); err != nil {
+		return "", &exec.ExitError{Stderr: out}
+	}
+	return bin, nil
+})
+
+// inflightTarget runs testdata/inflightbreak -mode mode over stdio (a
+// process per case) or over HTTP (a process per case, its URL read from
+// its first line).
+func inflightTarget(t *testing.T, bin, mode string, overHTTP bool) target {
+	return func() (runner.Target, func()) {
+		if !overHTTP {
+			return runner.Target{Name: "inflightbreak " + mode, Transport: runner.TransportStdio,
+				Dial: func(ctx context.Context, log *chrono.Log) (transport.Conn, error) {
+					return transport.StartStdio(ctx, transport.StdioConfig{Argv: []string{bin, "-mode", mode}, Log: log})
+				}}, func() {}
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		cmd := exec.CommandContext(ctx, bin, "-mode", mode, "-http", "127.0.0.1:0")
+		stdout, err := cmd.StdoutPipe()
+		if err == nil {
+			err = cmd.Start()
+		}
+		url := ""
+		if err == nil {
+			url, err = bufio.NewReader(stdout).ReadString('\n')
+		}
+		if err != nil {
+			t.Errorf("starting inflightbreak -http: %v", err)
+		}
+		url = strings.TrimSpace(url)
+		return runner.Target{Name: url, Transport: runner.TransportHTTP,
+				Dial: func(ctx context.Context, log *chrono.Log) (transport.Conn, error) {
+					return transport.DialHTTP(ctx, transport.HTTPConfig{URL: url, Log: log, StallTimeout: 20 * time.Second})
+				}}, func() {
+				cancel()
+				_ = cmd.Wait()
+			}
+	}
+}
+
+// TestDiagnosisNamesTheCause runs the cases against servers whose one
+// defect a careless diagnosis blames on another rule (issue 14.4): a
+// server whose tasks end cancelled with nobody cancelling them gets
+// TSK-88 and no fail under CAN-4 or TSK-48; one whose resume loses the
+// result gets the resumption rule, not the disconnect rule.
+func TestDiagnosisNamesTheCause(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("builds and runs a testdata server")
+	}
+	bin, err := inflightBreak()
+	if err != nil {
+		t.Fatalf("building testdata/inflightbreak: %v", err)
+	}
+	taskProfile := &profile.Profile{Name: "inflightbreak", Task: &profile.Tool{Name: "research"}, GraceMillis: 300}
+	slowProfile := &profile.Profile{Name: "inflightbreak", Slow: &profile.Tool{Name: "slow"}, SlowSteps: 3, GraceMillis: 300}
+	tests := []struct {
+		mode     string
+		overHTTP bool
+		prof     *profile.Profile
+		cases    []string
+		// want is the case that must fail or warn, under rule; never
+		// lists rules no case may cite.
+		want, rule string
+		never      []string
+	}{
+		{"task-cancelled", false, taskProfile, []string{"tasks/*"}, "tasks/not-cancelled-unprompted", "TSK-88", []string{"CAN-4", "TSK-48"}},
+		{"task-cancelled", true, taskProfile, []string{"tasks/*"}, "tasks/not-cancelled-unprompted", "TSK-88", []string{"CAN-4", "TSK-48"}},
+		{"resume-loses", true, slowProfile, []string{"http/disconnect-is-not-cancel", "http/resume-while-running"}, "http/disconnect-is-not-cancel", "HTTP-21", []string{"HTTP-25"}},
+	}
+	for _, tt := range tests {
+		name := tt.mode + "/stdio"
+		if tt.overHTTP {
+			name = tt.mode + "/http"
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			sel, err := runner.Select(cases.All(), tt.cases)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sel = slices.DeleteFunc(sel, func(c probe.Case) bool { return !c.AppliesTo("2025-11-25") })
+			rep, err := runEach(inflightTarget(t, bin, tt.mode, tt.overHTTP), runner.Config{Profile: tt.prof, Cases: sel, CloseTimeout: time.Second, CaseTimeout: time.Minute})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range rep.Results {
+				o := r.Outcome
+				t.Logf("%s: %s %s: %s", r.ID, o.Verdict, o.Requirement, chrono.Sanitize(o.Summary, false))
+				if (o.Verdict == verdict.Fail || o.Verdict == verdict.Warn) && slices.Contains(tt.never, o.Requirement) {
+					t.Errorf("%s: %s under %s, which the defect does not break: %s", r.ID, o.Verdict, o.Requirement, o.Summary)
+				}
+				if r.ID == tt.want && ((o.Verdict != verdict.Fail && o.Verdict != verdict.Warn) || o.Requirement != tt.rule) {
+					t.Errorf("%s: %s %s, want a fail or warn under %s: %s", r.ID, o.Verdict, o.Requirement, tt.rule, o.Summary)
+				}
+				if o.Verdict == verdict.Error && (o.Blame == nil || o.Blame.Requirement != tt.rule) {
+					t.Errorf("%s: an error that blames no rule of the defect: %s", r.ID, o.Summary)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,176 @@
+package cases_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpflight/mcpflight/cases"
+	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/probe"
+	"github.com/mcpflight/mcpflight/profile"
+	"github.com/mcpflight/mcpflight/refserver"
+	"github.com/mcpflight/mcpflight/runner"
+	"github.com/mcpflight/mcpflight/transport"
+	"github.com/mcpflight/mcpflight/verdict"
+)
+
+// The wire-only evidence of issue 14.3, proved against the reference
+// server with the control extension hidden (refserver.Options.HideControl):
+// its slow tool and task worker then run on their own clock (tickMs), as
+// a third-party server does, and the cases must decide from the wire.
+
+// wireProfile is the reference profile for a server that hides the
+// control extension: ungated, paced tools, and no observer.
+func wireProfile(t *testing.T) *profile.Profile {
+	t.Helper()
+	p, err := profile.Builtin(profile.Reference)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Slow.Arguments = map[string]any{"key": "w", "gated": false, "steps": 3, "tickMs": 150}
+	p.Task.Arguments = map[string]any{"key": "t", "gated": false, "ticks": 3, "tickMs": 150}
+	p.Observer = nil
+	p.GraceMillis = 1000
+	return p
+}
+
+// hiddenControlTarget serves the reference server without the control
+// extension, over HTTP (httptest) or in process.
+func hiddenControlTarget(faults refserver.FaultSet, overHTTP bool) target {
+	return func() (runner.Target, func()) {
+		srv := refserver.New(refserver.Options{Faults: faults, HideControl: true})
+		if !overHTTP {
+			return runner.Target{Name: "reference (control hidden)", Transport: runner.TransportInProcess,
+				Dial: func(ctx context.Context, log *chrono.Log) (transport.Conn, error) {
+					conn, _ := srv.InProcess(ctx, transport.StreamConfig{Log: log})
+					return conn, nil
+				}}, func() {}
+		}
+		h := srv.HTTPHandler(refserver.HTTPOptions{})
+		ts := httptest.NewServer(h)
+		client := &http.Client{Transport: &http.Transport{}}
+		return runner.Target{Name: ts.URL, Transport: runner.TransportHTTP,
+				Dial: func(ctx context.Context, log *chrono.Log) (transport.Conn, error) {
+					return transport.DialHTTP(ctx, transport.HTTPConfig{URL: ts.URL, Log: log, StallTimeout: 20 * time.Second, Client: client})
+				}}, func() {
+				h.Close()
+				ts.Close()
+				client.CloseIdleConnections()
+			}
+	}
+}
+
+// wireCases are the cases that have a wire-only path.
+var wireCases = []string{
+	"http/disconnect-is-not-cancel", "http/resume-while-running", "http/resume-after-completion",
+	"http/replay-only-disconnected-stream", "http/cancel-202-then-no-response",
+	"tasks/result-blocks-while-working", "tasks/not-cancelled-unprompted",
+	"tasks/notification-does-not-cancel", "tasks/result-equivalence",
+	"tasks/result-error-equivalence", "tasks/iserror-fails-task",
+}
+
+func TestWireOnlyEvidence(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("paced tools run in real time")
+	}
+	var sel []probe.Case
+	for _, c := range cases.All() {
+		if slices.Contains(wireCases, c.ID) {
+			sel = append(sel, c)
+		}
+	}
+	if len(sel) != len(wireCases) {
+		t.Fatalf("%d of %d wire cases found", len(sel), len(wireCases))
+	}
+	rows := []struct {
+		fault refserver.Fault
+		// killers must fail or warn; blamed must end in an error that
+		// blames the fault's rule (its premise failed).
+		killers, blamed []string
+	}{
+		{"", nil, nil},
+		{refserver.FaultCancelOnDisconnect, []string{"http/disconnect-is-not-cancel"}, nil},
+		{refserver.FaultReplayCrossesStreams, []string{"http/replay-only-disconnected-stream"}, nil},
+		{refserver.FaultLoseEventsOnResume, []string{"http/resume-after-completion"}, nil},
+		{refserver.FaultResponseAfterCancelOnStream, []string{"http/cancel-202-then-no-response"}, nil},
+		{refserver.FaultResultAnswersEarly, []string{"tasks/result-blocks-while-working"}, nil},
+		{refserver.FaultTaskCancelledUnprompted, []string{"tasks/not-cancelled-unprompted"},
+			[]string{"tasks/notification-does-not-cancel", "tasks/result-equivalence"}},
+	}
+	for _, row := range rows {
+		name := string(row.fault)
+		if name == "" {
+			name = "conforming"
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			set := refserver.FaultSet{}
+			if row.fault != "" {
+				set[row.fault] = true
+			}
+			breaks := row.fault.Breaks()
+			for _, overHTTP := range []bool{false, true} {
+				rep, err := runEach(hiddenControlTarget(set, overHTTP), runner.Config{Profile: wireProfile(t), Cases: sel, CloseTimeout: 300 * time.Millisecond, CaseTimeout: time.Minute})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, r := range rep.Results {
+					o := r.Outcome
+					t.Logf("%s [%s] %s: %s", r.ID, r.Transport, o.Verdict, chrono.Sanitize(o.Summary, false))
+					if r.ID == "tasks/result-error-equivalence" || r.ID == "tasks/iserror-fails-task" {
+						if o.Verdict != verdict.Skip || !strings.Contains(o.Summary, "io.mcpflight/control") {
+							t.Errorf("%s: %s %q, want a skip naming what would let it run", r.ID, o.Verdict, o.Summary)
+						}
+						continue
+					}
+					if o.Verdict == verdict.Skip && !strings.HasPrefix(r.ID, "http/") {
+						t.Errorf("%s skipped without the control extension: %s", r.ID, o.Summary)
+					}
+					if o.Verdict == verdict.Skip && strings.HasPrefix(r.ID, "http/") && overHTTP {
+						t.Errorf("%s skipped over HTTP without the control extension: %s", r.ID, o.Summary)
+					}
+					switch o.Verdict {
+					case verdict.Fail, verdict.Warn:
+						if row.fault == "" {
+							t.Errorf("%s [%s]: %s against the conforming server: %s", r.ID, r.Transport, o.Verdict, o.Summary)
+							continue
+						}
+						// Blame lands on a rule the fault breaks; where the
+						// evidence fits two causes the verdict names both.
+						if !slices.Contains(breaks, o.Requirement) && !namesOneOf(o.Actual, breaks) {
+							t.Errorf("%s [%s]: %s %s under %s, documented to break %v: %s", r.ID, r.Transport, o.Verdict, o.Requirement, row.fault, breaks, o.Summary)
+						}
+					case verdict.Error:
+						if b := o.Blame; b == nil || !slices.Contains(breaks, b.Requirement) {
+							t.Errorf("%s [%s]: error under %q: %s", r.ID, r.Transport, row.fault, o.Summary)
+						}
+					}
+					if !strings.HasPrefix(r.ID, "http/") || overHTTP {
+						if slices.Contains(row.killers, r.ID) && o.Verdict != verdict.Fail && o.Verdict != verdict.Warn {
+							t.Errorf("%s [%s] did not detect %s on the wire: %s %s", r.ID, r.Transport, row.fault, o.Verdict, o.Summary)
+						}
+						if slices.Contains(row.blamed, r.ID) && (o.Verdict != verdict.Error || o.Blame == nil) {
+							t.Errorf("%s [%s]: %s %s, want an error blaming %v (its premise failed)", r.ID, r.Transport, o.Verdict, o.Summary, breaks)
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// namesOneOf reports whether text names one of the requirement IDs.
+func namesOneOf(text string, ids []string) bool {
+	for _, id := range ids {
+		if strings.Contains(text, "("+id+")") {
+			return true
+		}
+	}
+	return false
+}
