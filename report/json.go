@@ -99,16 +99,17 @@ type JSONReport struct {
 
 // JSONCompleteness is runner.Completeness: a run is incomplete when, with
 // no fail and no error, fewer than half of the cases that apply to the
-// target's transport ran (a skip did not run), or none applied.
+// target's transport and the run's revision ran (a skip did not run), or
+// none applied.
 type JSONCompleteness struct {
 	// Incomplete is true when the threshold was not reached.
 	Incomplete bool `json:"incomplete"`
 	// Applicable counts the selected cases minus those for another
-	// transport (otherTransport).
+	// transport (otherTransport) or revision (otherRevision).
 	Applicable     int `json:"applicable"`
 	OtherTransport int `json:"otherTransport"`
-	// OtherRevision counts, under --protocol both, the cases skipped under
-	// one revision that ran under the other.
+	// OtherRevision counts the cases skipped because they apply only to
+	// another revision than the one they ran under.
 	OtherRevision int `json:"otherRevision"`
 	// Ran and NotRun split Applicable.
 	Ran    int `json:"ran"`

@@ -26,9 +26,9 @@ type Completeness struct {
 	// another transport than the target's: they do not apply to it, and
 	// nothing about the target would let them run.
 	OtherTransport int
-	// OtherRevision counts, in a report of several revisions (--protocol
-	// both), the cases skipped under one revision because they apply only
-	// to another the report also ran: they ran there.
+	// OtherRevision counts the cases skipped because they apply only to
+	// another revision than the one they were run under: they are not
+	// this run's rules (under --protocol both, they ran under the other).
 	OtherRevision int
 	// Applicable is Selected minus OtherTransport and OtherRevision.
 	Applicable int
@@ -53,28 +53,19 @@ func otherTransport(summary string) bool {
 	return strings.HasPrefix(summary, "needs the ") && strings.Contains(summary, " transport; the target uses ")
 }
 
-// ranElsewhere reports whether a skip's reason is "applies to REV only"
-// for a revision the report also ran.
-func (r *Report) ranElsewhere(summary string) bool {
-	if len(r.Revisions) < 2 || !strings.HasPrefix(summary, "applies to ") || !strings.HasSuffix(summary, " only") {
-		return false
-	}
-	rev := strings.TrimSuffix(strings.TrimPrefix(summary, "applies to "), " only")
-	for _, ran := range r.Revisions {
-		if ran == rev {
-			return true
-		}
-	}
-	return false
+// otherRevision reports whether a skip's reason is runCase's for a case
+// of another revision.
+func otherRevision(summary string) bool {
+	return strings.HasPrefix(summary, "applies to ") && strings.HasSuffix(summary, " only")
 }
 
 // Completeness counts what the run exercised. The threshold: a run is
 // incomplete when fewer than half of the cases that apply to its
-// transport ran (a case that ran is one whose verdict is not skip), or
-// when cases were selected and none applied.
+// transport and revision ran (a case that ran is one whose verdict is not
+// skip), or when cases were selected and none applied.
 func (r *Report) Completeness() Completeness {
 	c := Completeness{Selected: len(r.Results)}
-	reasons := map[string]int{}
+	reasons, excluded := map[string]int{}, map[string]int{}
 	for _, res := range r.Results {
 		if res.Outcome.Verdict != verdict.Skip {
 			c.Ran++
@@ -84,11 +75,16 @@ func (r *Report) Completeness() Completeness {
 			c.OtherTransport++
 			continue
 		}
-		if r.ranElsewhere(res.Outcome.Summary) {
+		if otherRevision(res.Outcome.Summary) {
 			c.OtherRevision++
+			excluded[res.Outcome.Summary]++
 			continue
 		}
 		reasons[res.Outcome.Summary]++
+	}
+	if c.Ran == 0 && len(reasons) == 0 {
+		// Nothing applied: what would is the revision the cases are for.
+		reasons = excluded
 	}
 	c.Applicable = c.Selected - c.OtherTransport - c.OtherRevision
 	c.NotRun = c.Applicable - c.Ran
@@ -128,10 +124,10 @@ func remedy(reason string) string {
 // Line is the sentence the reports print for an incomplete run: how many
 // cases did not run and the one thing that would let them run.
 func (c Completeness) Line() string {
-	if c.Applicable == 0 {
-		return fmt.Sprintf("incomplete: none of the %d cases applies to this target", c.Selected)
-	}
 	line := fmt.Sprintf("incomplete: %d of %d applicable cases did not run", c.NotRun, c.Applicable)
+	if c.Applicable == 0 {
+		line = fmt.Sprintf("incomplete: none of the %d cases applies to this run", c.Selected)
+	}
 	switch {
 	case c.Remedy != "":
 		line += fmt.Sprintf("; %d of them would run %s", c.ReasonCount, c.Remedy)
