@@ -95,7 +95,8 @@ Flags:
 
 Exit codes:
   0  conformant: no fail (no warn under --strict), no error, and at least
-     half of the cases that apply to the target's transport ran
+     half of the cases that apply to the target's transport and the run's
+     revision ran
   1  non-conformant: a fail (of a case, the teardown or the schema check)
   2  a usage error, an error of the harness or the target, or an
      interrupted run, with no fail
