@@ -638,18 +638,25 @@ func taskForbiddenWithTask(ctx context.Context, e *probe.Env) verdict.Outcome {
 	if e.Control != nil && tool.FromProfile {
 		args["key"], args["gated"] = "forbidden", false
 	}
-	var raw json.RawMessage
-	err = e.S.Request(ctx, mcp.MethodToolsCall, peer.TaskParams(map[string]any{"name": tool.Name, "arguments": args}, 60000), &raw)
+	call, err := e.S.Start(ctx, mcp.MethodToolsCall, peer.TaskParams(map[string]any{"name": tool.Name, "arguments": args}, 60000))
+	if err != nil {
+		return verdict.Errorf("%v", err)
+	}
+	resp, err := call.Await(ctx)
+	_, seq := call.Response()
 	code, isRPC := probe.RPCCode(err)
+	if err == nil && resp.Error != nil {
+		code, isRPC = resp.Error.Code, true
+	}
 	switch {
 	case isRPC && code == jsonrpc.CodeMethodNotFound:
-		return verdict.Passf("refused with -32601")
+		return verdict.Passf("%s refused with -32601", chrono.Sanitize(tool.Name, false))
 	case isRPC:
-		return e.Breaks("TSK-9", []string{"error -32601 (Method not found)"}, fmt.Sprintf("error %d", code), 0)
+		return e.Breaks("TSK-9", []string{"error -32601 (Method not found)"}, fmt.Sprintf("%s: %s", chrono.Sanitize(tool.Name, false), probe.Describe(e.EventAt(seq))), seq)
 	case err != nil:
 		return verdict.Errorf("%v", err)
 	}
-	return e.Breaks("TSK-9", []string{"error -32601 (Method not found)"}, "a result: "+chrono.Sanitize(string(raw), false), 0)
+	return e.Breaks("TSK-9", []string{"error -32601 (Method not found)"}, fmt.Sprintf("%s: a result: %s", chrono.Sanitize(tool.Name, false), probe.Describe(e.EventAt(seq))), seq)
 }
 
 func taskIgnoredWithoutCapability(ctx context.Context, e *probe.Env) verdict.Outcome {
