@@ -25,5 +25,6 @@ func All() []probe.Case {
 	all = append(all, cancel26Cases()...)
 	all = append(all, logging26Cases()...)
 	all = append(all, subscriptionCases()...)
+	all = append(all, robustCases()...)
 	return all
 }

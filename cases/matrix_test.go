@@ -76,6 +76,14 @@ var killers = map[refserver.Fault][]string{
 	refserver.FaultStatusNotificationMeta:        {"tasks/status-notifications"},
 	refserver.FaultTaskProgressOtherToken:        {"tasks/progress-token-lifetime"},
 	refserver.FaultTaskCancelledUnprompted:       {"tasks/not-cancelled-unprompted"},
+	refserver.FaultDieOnMalformedInput:           {"robust/not-json", "robust/truncated-then-valid", "robust/empty-batch", "robust/non-object", "robust/wrong-version"},
+	refserver.FaultParseErrorWithID:              {"robust/not-json", "robust/truncated-then-valid"},
+	refserver.FaultTruncatedSwallowsNext:         {"robust/truncated-then-valid"},
+	refserver.FaultDuplicateIDDropsFirst:         {"robust/duplicate-inflight-id"},
+	refserver.FaultMissingTaskIDInternalError:    {"robust/params-task-id"},
+	refserver.FaultIllTypedCursorAccepted:        {"robust/params-tasks-list-cursor"},
+	refserver.FaultMissingLevelInternalError:     {"robust/params-set-level"},
+	refserver.FaultMuteAfterNamelessCall:         {"robust/params-tools-call"},
 }
 
 // httpKillers lists, for every fault of the reference server's HTTP
@@ -99,7 +107,8 @@ var httpKillers = map[refserver.Fault][]string{
 // over HTTP, with the reason; they must still not end in error there.
 // Cases of the stdio area are left out over HTTP by themselves.
 var lostOverHTTP = map[string]string{
-	"error-on-notification cancel/crossing-response": "over HTTP the response usually wins the race on its own stream, so no cancel is sent for the fault to answer",
+	"error-on-notification cancel/crossing-response":      "over HTTP the response usually wins the race on its own stream, so no cancel is sent for the fault to answer",
+	"truncated-swallows-next robust/truncated-then-valid": "over HTTP every message is a POST of its own: there is no next line for a truncated body to swallow",
 }
 
 // collateral lists, as "fault case requirement", a case that fails or

@@ -64,7 +64,7 @@ func taskCases() []probe.Case {
 			Title:    "a required-task tool called without a task is refused",
 			Reqs:     []string{"TSK-12", "TSK-72"},
 			Versions: []string{spec.V20251125},
-			Needs:    probe.Needs{Tasks: true},
+			Needs:    probe.Needs{TasksCapability: true},
 			Sends:    "tools/call of a taskSupport:required tool without params.task",
 			Expect:   "error -32601 (-32600 is recorded as info: ambiguity A-3)",
 			Run:      taskRequiredWithoutTask,
@@ -78,8 +78,8 @@ func taskCases() []probe.Case {
 			Title:    "a forbidden-task tool called as a task is refused",
 			Reqs:     []string{"TSK-9", "TSK-8"},
 			Versions: []string{spec.V20251125},
-			Needs:    probe.Needs{Tasks: true, EffectTool: true},
-			Sends:    "tools/call of the effect tool (taskSupport forbidden or absent) with params.task",
+			Needs:    probe.Needs{TasksCapability: true},
+			Sends:    "tools/call of a tool whose taskSupport is forbidden or absent (the profile's effect tool, else one from tools/list) with params.task",
 			Expect:   "error -32601",
 			Run:      taskForbiddenWithTask,
 		},
@@ -594,18 +594,18 @@ func taskToolSupport(ctx context.Context, e *probe.Env) verdict.Outcome {
 }
 
 func taskRequiredWithoutTask(ctx context.Context, e *probe.Env) verdict.Outcome {
-	support, _, err := probe.ToolTaskSupport(ctx, e, e.Profile.Task.Name)
+	tool, ok, err := e.PickTool(ctx, e.Profile.Task, probe.RequiresTasks)
 	if err != nil {
 		return verdict.Errorf("tools/list: %v", err)
 	}
-	if support != "required" {
-		return verdict.Skipf("the task tool's taskSupport is %q, not required", support)
+	if !ok {
+		return verdict.Skipf("no tool of tools/list has taskSupport \"required\"")
 	}
-	args := e.Profile.Task.CloneArgs()
-	if e.Control != nil {
+	args := tool.Arguments
+	if e.Control != nil && tool.FromProfile {
 		args["key"], args["gated"] = "plain", false
 	}
-	call, err := e.S.Start(ctx, mcp.MethodToolsCall, map[string]any{"name": e.Profile.Task.Name, "arguments": args})
+	call, err := e.S.Start(ctx, mcp.MethodToolsCall, map[string]any{"name": tool.Name, "arguments": args})
 	if err != nil {
 		return verdict.Errorf("%v", err)
 	}
@@ -627,29 +627,36 @@ func taskRequiredWithoutTask(ctx context.Context, e *probe.Env) verdict.Outcome 
 }
 
 func taskForbiddenWithTask(ctx context.Context, e *probe.Env) verdict.Outcome {
-	support, _, err := probe.ToolTaskSupport(ctx, e, e.Profile.Effect.Name)
+	tool, ok, err := e.PickTool(ctx, e.Profile.Effect, probe.ForbidsTasks)
 	if err != nil {
 		return verdict.Errorf("tools/list: %v", err)
 	}
-	if support != "" && support != "forbidden" {
-		return verdict.Skipf("the effect tool's taskSupport is %q", support)
+	if !ok {
+		return verdict.Skipf("no tool of tools/list forbids tasks (every taskSupport is optional or required)")
 	}
-	args := e.Profile.Effect.CloneArgs()
-	if e.Control != nil {
+	args := tool.Arguments
+	if e.Control != nil && tool.FromProfile {
 		args["key"], args["gated"] = "forbidden", false
 	}
-	var raw json.RawMessage
-	err = e.S.Request(ctx, mcp.MethodToolsCall, peer.TaskParams(map[string]any{"name": e.Profile.Effect.Name, "arguments": args}, 60000), &raw)
+	call, err := e.S.Start(ctx, mcp.MethodToolsCall, peer.TaskParams(map[string]any{"name": tool.Name, "arguments": args}, 60000))
+	if err != nil {
+		return verdict.Errorf("%v", err)
+	}
+	resp, err := call.Await(ctx)
+	_, seq := call.Response()
 	code, isRPC := probe.RPCCode(err)
+	if err == nil && resp.Error != nil {
+		code, isRPC = resp.Error.Code, true
+	}
 	switch {
 	case isRPC && code == jsonrpc.CodeMethodNotFound:
-		return verdict.Passf("refused with -32601")
+		return verdict.Passf("%s refused with -32601", chrono.Sanitize(tool.Name, false))
 	case isRPC:
-		return e.Breaks("TSK-9", []string{"error -32601 (Method not found)"}, fmt.Sprintf("error %d", code), 0)
+		return e.Breaks("TSK-9", []string{"error -32601 (Method not found)"}, fmt.Sprintf("%s: %s", chrono.Sanitize(tool.Name, false), probe.Describe(e.EventAt(seq))), seq)
 	case err != nil:
 		return verdict.Errorf("%v", err)
 	}
-	return e.Breaks("TSK-9", []string{"error -32601 (Method not found)"}, "a result: "+chrono.Sanitize(string(raw), false), 0)
+	return e.Breaks("TSK-9", []string{"error -32601 (Method not found)"}, fmt.Sprintf("%s: a result: %s", chrono.Sanitize(tool.Name, false), probe.Describe(e.EventAt(seq))), seq)
 }
 
 func taskIgnoredWithoutCapability(ctx context.Context, e *probe.Env) verdict.Outcome {

@@ -132,7 +132,7 @@ func Run(ctx context.Context, cfg Config) (*runner.Report, error) {
 	}
 	rep.Interrupted = rep.Interrupted || runErr != nil
 	rep.Duration = time.Since(rep.Started)
-	rep.Teardown = clientTeardown(runner.GradeTeardown(rep.Results, cfg.Strict))
+	rep.Teardown = clientTeardown(runner.GradeTeardown(rep.Results, cfg.Strict).Under(cfg.Revision))
 	rep.Schema = runner.SchemaReportOf(cfg.Revision, rep.Results)
 	return rep, runErr
 }

@@ -2,6 +2,7 @@ package peer
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/mcpflight/mcpflight/mcp"
@@ -16,6 +17,8 @@ type Tool struct {
 		// means forbidden (2025-11-25 tasks).
 		TaskSupport string `json:"taskSupport"`
 	} `json:"execution"`
+	// InputSchema is the tool's inputSchema as listed (untrusted).
+	InputSchema json.RawMessage `json:"inputSchema,omitempty"`
 }
 
 // maxToolPages bounds how many tools/list pages ListTools follows, so a

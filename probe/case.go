@@ -49,6 +49,10 @@ type Needs struct {
 	// NoTasks: only meaningful on a server that does not declare the
 	// tasks capability (TSK-24).
 	NoTasks bool
+	// TasksCapability: the server declares tasks.requests.tools.call; no
+	// profile tool is needed (the case picks its tool from tools/list, or
+	// uses none).
+	TasksCapability bool
 	// Alone: the case may read server-wide state (the observer's counts,
 	// docs/observer.md), so no other case may run beside it against a
 	// server the cases share (one URL; over stdio each case has a server

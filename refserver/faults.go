@@ -137,7 +137,7 @@ func AllFaults() []Fault {
 		FaultMissingRelatedTaskMeta,
 		FaultListLeaksOtherSessions,
 		FaultPollIntervalIgnored,
-	}, append(append(append(HTTPFaults(), LogFaults()...), TaskFaults()...), Faults2026()...)...)
+	}, append(append(append(append(HTTPFaults(), LogFaults()...), TaskFaults()...), RobustFaults()...), Faults2026()...)...)
 }
 
 // faultDoc is what the fault list says of one fault: the requirements
@@ -221,7 +221,8 @@ func (f Fault) Breaks() []string {
 	if r, ok := fault2026Row(f); ok {
 		return slices.Clone(r.reqs)
 	}
-	return slices.Clone(faultDocs[f].breaks)
+	d, _ := docOf(f)
+	return slices.Clone(d.breaks)
 }
 
 // Description is a one-line description of what the fault does and the
@@ -232,7 +233,7 @@ func (f Fault) Description() string {
 		does, _, _ := strings.Cut(r.description, " (")
 		return does + " (" + strings.Join(r.reqs, ", ") + ")"
 	}
-	d, ok := faultDocs[f]
+	d, ok := docOf(f)
 	if !ok {
 		return ""
 	}

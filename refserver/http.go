@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpflight/mcpflight/jsonrpc"
@@ -83,6 +84,9 @@ type HTTPHandler struct {
 	// modern are the realms the endpoint's 2026-07-28 POSTs used, by
 	// control scope; the endpoint holds them until Close (http2026.go).
 	modern map[string]*realm
+	// dead is set once the endpoint died of bad input
+	// (FaultDieOnMalformedInput, faults_robust.go).
+	dead atomic.Bool
 }
 
 // HTTPHandler returns the Streamable HTTP endpoint of s. Close it to end
@@ -417,6 +421,9 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusForbidden, codeInvalidRequest, "Forbidden: Origin not allowed")
 		return
 	}
+	if h.robustHTTP(w) {
+		return
+	}
 	if r.Method == http.MethodPost {
 		body, msg, ok := h.readPOST(w, r)
 		if !ok {
@@ -591,7 +598,7 @@ func (h *HTTPHandler) readPOST(w http.ResponseWriter, r *http.Request) (body []b
 		if errors.As(derr, &de) && (de.Class == jsonrpc.ClassParse || de.Class == jsonrpc.ClassInvalidUTF8) {
 			code = codeParseError
 		}
-		httpError(w, http.StatusBadRequest, code, "Bad Request: not a single JSON-RPC message (HTTP-10)")
+		h.malformedPOST(w, code, "Bad Request: not a single JSON-RPC message (HTTP-10)")
 		return nil, nil, false
 	}
 	return body, msg, true
@@ -647,7 +654,10 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request, body []byte, 
 	st, rerr := hs.admitAndHandle(msg, body)
 	if rerr != nil {
 		hs.ss.logf("http: request %s (%s) refused: %s", msg.ID, strconv.Quote(msg.Method), rerr.message)
-		data, _ := json.Marshal(map[string]int{"limit": h.srv.opts.MaxInFlight})
+		var data json.RawMessage
+		if rerr.code != codeInvalidRequest {
+			data, _ = json.Marshal(map[string]int{"limit": h.srv.opts.MaxInFlight})
+		}
 		frame, _ := jsonrpc.EncodeError(hs.ss.respID(msg.ID), &jsonrpc.Error{Code: rerr.code, Message: rerr.message, Data: data})
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(frame)
@@ -667,6 +677,9 @@ func (hs *httpSession) admitAndHandle(msg *jsonrpc.Message, body []byte) (*hstre
 	hs.handleMu.Lock()
 	defer hs.handleMu.Unlock()
 	if rerr := hs.ss.admit(); rerr != nil {
+		return nil, rerr
+	}
+	if rerr := hs.duplicateRefusal(msg.ID); rerr != nil {
 		return nil, rerr
 	}
 	st := hs.openRequest(msg, streamed(msg.Method))

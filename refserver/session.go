@@ -154,6 +154,8 @@ type session struct {
 	// sticky remembers the tasks extension declared by an earlier request
 	// of the connection: FaultStickyCapabilities only.
 	sticky bool
+	// robust is the state of the robustness faults (faults_robust.go).
+	robust robustState
 }
 
 // output is where a session's frames go. wmu serialises frames; ioMu
@@ -392,6 +394,9 @@ func tokenText(t jsonrpc.ProgressToken) string {
 // reply writes a success response; a 2026-07-28 result gets its
 // resultType and serverInfo first (decorate).
 func (ss *session) reply(id jsonrpc.ID, result any) {
+	if ss.robustDrop(id) {
+		return
+	}
 	if ss.modern {
 		result = ss.decorate(result)
 	}
@@ -406,6 +411,9 @@ func (ss *session) reply(id jsonrpc.ID, result any) {
 
 // replyError writes an error response; the absent ID is written as null.
 func (ss *session) replyError(id jsonrpc.ID, code int, message string, data any) {
+	if id.IsValid() && ss.robustDrop(id) {
+		return
+	}
 	e := &jsonrpc.Error{Code: code, Message: message}
 	if data != nil {
 		if raw, err := json.Marshal(data); err == nil {
@@ -491,6 +499,9 @@ func (ss *session) handleDecoded(raw []byte, msg *jsonrpc.Message) (err error) {
 // decodeAndRoute is handleDecoded without its panic guard.
 func (ss *session) decodeAndRoute(raw []byte, msg *jsonrpc.Message) error {
 	var err error
+	if msg == nil && ss.robustSwallow() {
+		return nil
+	}
 	if msg == nil {
 		msg, err = jsonrpc.Decode(raw)
 	}
@@ -501,9 +512,12 @@ func (ss *session) decodeAndRoute(raw []byte, msg *jsonrpc.Message) error {
 			class = string(de.Class)
 		}
 		ss.logf("malformed input (%s): %v", class, err)
+		if err := ss.robustMalformed(raw, class); err != nil {
+			return err
+		}
 		// JSON-RPC 2.0 §5: the id is null when it could not be read.
 		if class == string(jsonrpc.ClassParse) || class == string(jsonrpc.ClassInvalidUTF8) {
-			ss.replyError(jsonrpc.ID{}, codeParseError, "Parse error", map[string]string{"class": class})
+			ss.replyError(parseErrorID(ss.faults), codeParseError, "Parse error", map[string]string{"class": class})
 		} else {
 			// A request whose id could be read gets it back (RPC-11).
 			ss.replyError(readableRequestID(raw), codeInvalidRequest, "Invalid Request", map[string]string{"class": class})
@@ -614,6 +628,9 @@ func (ss *session) handleRequest(msg *jsonrpc.Message) {
 	params, perr := objectParams(msg.Params)
 	if perr != nil {
 		ss.spawnReq(id, func() { ss.answer(id, nil, invalidParams("Invalid params: %v", perr)) })
+		return
+	}
+	if ss.robustRequest(id, msg.Method, params) {
 		return
 	}
 	switch msg.Method {

@@ -109,7 +109,7 @@ type (
 		Wrong, Race          bool
 	}
 	htmlTeardown struct {
-		Verdict, Summary, Requirement, Detail string
+		Verdict, Summary, Requirement, Advice, Detail string
 	}
 )
 
@@ -175,7 +175,10 @@ func htmlPage(r *runner.Report) page {
 	g := r.Teardown
 	p.Teardown = htmlTeardown{Verdict: string(g.Verdict), Summary: san(g.Summary)}
 	if g.Requirement != "" && g.Verdict != verdict.Pass {
-		p.Teardown.Requirement = requirementLine(g.Requirement)
+		p.Teardown.Requirement = requirementLine(g.Requirement, g.Revision)
+		if g.Advice != "" {
+			p.Teardown.Advice = adviceLine(g.Advice, g.Revision)
+		}
 	}
 	if g.Sessions > 0 {
 		p.Teardown.Detail = fmt.Sprintf("%d sessions; worst rung %s; leftover processes %d; slowest %s",

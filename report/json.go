@@ -53,7 +53,8 @@ type JSONReport struct {
 	DurationNs int64 `json:"durationNs"`
 	// ExitCode is the process exit code: 0 conformant, 1 a fail (of a
 	// case, the teardown, or a schema finding), 2 an error or an
-	// interruption without a fail.
+	// interruption without a fail, 3 incomplete (no fail and no error,
+	// but fewer than half of the applicable cases ran; added within v1).
 	ExitCode int `json:"exitCode"`
 	// Conformant is true when ExitCode is 0.
 	Conformant bool `json:"conformant"`
@@ -88,9 +89,51 @@ type JSONReport struct {
 	// break under the other; present when the report covers several
 	// revisions. Added within v1.
 	RevisionChanges []JSONChange `json:"revisionChanges,omitempty"`
+	// Completeness says how much of the catalogue the run exercised, and
+	// whether that makes it incomplete (exitCode 3). Added within v1.
+	Completeness JSONCompleteness `json:"completeness"`
 	// Results holds one entry per case, in the order run. It is the last
 	// member, which lets JSON stream it.
 	Results []JSONResult `json:"results"`
+}
+
+// JSONCompleteness is runner.Completeness: a run is incomplete when, with
+// no fail and no error, fewer than half of the cases that apply to the
+// target's transport and the run's revision ran (a skip did not run), or
+// none applied.
+type JSONCompleteness struct {
+	// Incomplete is true when the threshold was not reached.
+	Incomplete bool `json:"incomplete"`
+	// Applicable counts the selected cases minus those for another
+	// transport (otherTransport) or revision (otherRevision).
+	Applicable     int `json:"applicable"`
+	OtherTransport int `json:"otherTransport"`
+	// OtherRevision counts the cases skipped because they apply only to
+	// another revision than the one they ran under.
+	OtherRevision int `json:"otherRevision"`
+	// Ran and NotRun split Applicable.
+	Ran    int `json:"ran"`
+	NotRun int `json:"notRun"`
+	// Reason is the most common skip reason, ReasonCount how many cases
+	// gave it, and Remedy what would let them run ("" when the reason
+	// says it all).
+	Reason      string `json:"reason,omitempty"`
+	ReasonCount int    `json:"reasonCount,omitempty"`
+	Remedy      string `json:"remedy,omitempty"`
+	// Line is the sentence the text report's summary ends with when the
+	// run is incomplete; "" otherwise.
+	Line string `json:"line,omitempty"`
+}
+
+// jsonCompleteness converts the run's completeness.
+func jsonCompleteness(r *runner.Report) JSONCompleteness {
+	c := r.Completeness()
+	out := JSONCompleteness{Incomplete: c.Incomplete && r.ExitCode() == runner.ExitIncomplete, Applicable: c.Applicable, OtherTransport: c.OtherTransport, OtherRevision: c.OtherRevision,
+		Ran: c.Ran, NotRun: c.NotRun, Reason: jsonText(c.Reason), ReasonCount: c.ReasonCount, Remedy: c.Remedy}
+	if out.Incomplete {
+		out.Line = c.Line()
+	}
+	return out
 }
 
 // JSONBaseline is a run set against a baseline file (baseline.Compare).
@@ -152,10 +195,15 @@ type JSONServer struct {
 type JSONTeardownGrade struct {
 	// Verdict is pass, warn, fail, error, or skip when no session opened.
 	Verdict verdict.Verdict `json:"verdict"`
-	// Requirement is the requirement a warn or fail cites, or "".
+	// Requirement is the requirement a warn or fail cites, or "", in the
+	// words of the run's revision.
 	Requirement string `json:"requirement,omitempty"`
-	Summary     string `json:"summary"`
-	Sessions    int    `json:"sessions"`
+	// Advice is a later revision's requirement on the same point, cited
+	// as advice and not as the run's rule (STD-46 on a 2025-11-25 run).
+	// Added within v1.
+	Advice   string `json:"advice,omitempty"`
+	Summary  string `json:"summary"`
+	Sessions int    `json:"sessions"`
 	// Worst is the furthest rung needed: none, close-stdin, SIGTERM,
 	// SIGKILL; "" with no session.
 	Worst transport.Step `json:"worst"`
@@ -287,6 +335,7 @@ func document(r *runner.Report, events bool) JSONReport {
 		Teardown: JSONTeardownGrade{
 			Verdict:     r.Teardown.Verdict,
 			Requirement: r.Teardown.Requirement,
+			Advice:      r.Teardown.Advice,
 			Summary:     jsonText(r.Teardown.Summary),
 			Sessions:    r.Teardown.Sessions,
 			Worst:       r.Teardown.Worst,
@@ -296,6 +345,7 @@ func document(r *runner.Report, events bool) JSONReport {
 			SlowestNs:   int64(r.Teardown.Slowest),
 		},
 		SchemaCheck:      jsonSchemaCheck(r.Schema),
+		Completeness:     jsonCompleteness(r),
 		ProtocolVersions: r.Revisions,
 		Negotiation:      jsonNegotiation(r),
 		RevisionChanges:  jsonChanges(r),

@@ -105,6 +105,10 @@ func JUnit(w io.Writer, r *runner.Report) error {
 	if r.Server != nil {
 		props.Props = append(props.Props, junitProp{"server", xmlText(r.Server.Name+" "+r.Server.Version, false)})
 	}
+	props.Props = append(props.Props, junitProp{"exitCode", strconv.Itoa(r.ExitCode())})
+	if r.ExitCode() == runner.ExitIncomplete {
+		props.Props = append(props.Props, junitProp{"incomplete", xmlText(r.Completeness().Line(), false)})
+	}
 	for _, l := range revisionLines(r) {
 		props.Props = append(props.Props, junitProp{"revision", xmlText(l, false)})
 	}
@@ -213,7 +217,7 @@ func violationText(res runner.Result) string {
 	o := res.Outcome
 	var b strings.Builder
 	if o.Requirement != "" {
-		fmt.Fprintf(&b, "Requirement: %s\n", requirementLine(o.Requirement))
+		fmt.Fprintf(&b, "Requirement: %s\n", requirementLine(o.Requirement, res.Revision))
 		if req, ok := spec.Lookup(o.Requirement); ok {
 			for _, l := range spec.Links(req.Source) {
 				fmt.Fprintf(&b, "Source: %s", l.Label)
@@ -271,7 +275,10 @@ func junitTeardown(g runner.TeardownGrade) *junitTestcase {
 	tc := &junitTestcase{Name: "teardown/sessions", Classname: "mcpflight.teardown", Time: secondsAttr(g.Slowest)}
 	body := xmlText(g.Summary, false) + "\n"
 	if g.Requirement != "" {
-		body += "Requirement: " + requirementLine(g.Requirement) + "\n"
+		body += "Requirement: " + requirementLine(g.Requirement, g.Revision) + "\n"
+		if g.Advice != "" {
+			body += "Advice: " + adviceLine(g.Advice, g.Revision) + "\n"
+		}
 	}
 	switch g.Verdict {
 	case verdict.Fail:

@@ -122,7 +122,7 @@ func fixedReport() *runner.Report {
 	for _, r := range results {
 		rep.Counts[r.Outcome.Verdict]++
 	}
-	rep.Teardown = runner.GradeTeardown(results, false)
+	rep.Teardown = runner.GradeTeardown(results, false).Under(spec.V20251125)
 	rep.Schema = runner.SchemaReport{Revision: spec.V20251125, Checked: 5, Unchecked: 1, Findings: []runner.SchemaFinding{{
 		Violation: wireschema.Violation{Seq: 3, Revision: spec.V20251125, Definition: "ProgressNotification", Requirement: "RPC-2",
 			Problem: wireschema.Problem{Pointer: "/params/total\x1b[2J\x1b]0;x\a", Keyword: "type",

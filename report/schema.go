@@ -69,7 +69,7 @@ func (t textWriter) schema(s runner.SchemaReport) {
 		}
 	}
 	for _, id := range reqs {
-		t.linef("%sRequirement: %s", indent, requirementLine(id))
+		t.linef("%sRequirement: %s", indent, requirementLine(id, ""))
 	}
 }
 
@@ -137,7 +137,7 @@ func jsonSchemaCheck(s runner.SchemaReport) JSONSchemaCheck {
 func junitSchema(s runner.SchemaReport, stamp string) junitSuite {
 	suite := junitSuite{Name: "schema", Timestamp: stamp, Time: "0.000"}
 	for _, f := range s.Findings {
-		body := "Requirement: " + requirementLine(f.Requirement) + "\n" +
+		body := "Requirement: " + requirementLine(f.Requirement, "") + "\n" +
 			"Violation: " + san(runner.ViolationText(f.Violation)) + "\n" +
 			"Where: " + findingWhere(f) + "\n"
 		suite.Cases = append(suite.Cases, junitTestcase{

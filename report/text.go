@@ -176,7 +176,7 @@ func (t textWriter) violation(res runner.Result) {
 		t.linef("%s%s", indent, san(o.Summary))
 	}
 	if o.Requirement != "" {
-		t.linef("%sRequirement: %s", indent, requirementLine(o.Requirement))
+		t.linef("%sRequirement: %s", indent, requirementLine(o.Requirement, res.Revision))
 	}
 	if o.Exception != "" {
 		t.linef("%sException: %s, not what %s gives: %s", indent, o.Verdict, san(o.Level), san(o.Exception))
@@ -201,12 +201,28 @@ func (t textWriter) violation(res runner.Result) {
 }
 
 // requirementLine is "ID LEVEL (versions): "quote"" from the registry.
-func requirementLine(id string) string {
+// Under revision (empty: not checked) a requirement whose sentence is not
+// in that revision says so plainly instead of passing for its rule: it is
+// a later (or another) revision's rule, applied as advice (issue 14.6).
+func requirementLine(id, revision string) string {
 	req, ok := spec.Lookup(id)
 	if !ok {
 		return san(id) + " (not in the requirement registry)"
 	}
+	if revision != "" && !req.AppliesTo(revision) {
+		return fmt.Sprintf("%s %s (%s only, not a rule of this %s run: applied as advice): %q", req.ID, req.Level, versionsText(req.Versions), revision, req.Quote)
+	}
 	return fmt.Sprintf("%s %s (%s): %q", req.ID, req.Level, versionsText(req.Versions), req.Quote)
+}
+
+// adviceLine is the line of a requirement cited as advice: a later
+// revision's sentence on the same point, never the run's rule.
+func adviceLine(id, revision string) string {
+	req, ok := spec.Lookup(id)
+	if !ok {
+		return san(id) + " (not in the requirement registry)"
+	}
+	return fmt.Sprintf("%s %s (%s, a later revision's rule; not a rule of %s, applied as advice): %q", req.ID, req.Level, versionsText(req.Versions), revision, req.Quote)
 }
 
 func versionsText(v string) string {
@@ -331,7 +347,10 @@ func (t textWriter) teardown(g runner.TeardownGrade) {
 	t.linef("%s", t.bold("teardown"))
 	t.linef("  %s %s", t.badge(g.Verdict), san(g.Summary))
 	if g.Requirement != "" && g.Verdict != verdict.Pass {
-		t.linef("%sRequirement: %s", indent, requirementLine(g.Requirement))
+		t.linef("%sRequirement: %s", indent, requirementLine(g.Requirement, g.Revision))
+		if g.Advice != "" {
+			t.linef("%sAdvice: %s", indent, adviceLine(g.Advice, g.Revision))
+		}
 	}
 	if g.Sessions == 0 {
 		return
@@ -372,6 +391,9 @@ func conclusion(r *runner.Report) string {
 			return "non-conformant (interrupted: not every case ran)"
 		}
 		return "non-conformant"
+	}
+	if r.ExitCode() == runner.ExitIncomplete {
+		return r.Completeness().Line()
 	}
 	if r.Interrupted {
 		return "inconclusive: interrupted before every case ran"

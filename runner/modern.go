@@ -46,7 +46,7 @@ func newScope(id string) string {
 // needsServerView reports whether a case cannot run without knowing what
 // the server declared.
 func needsServerView(n probe.Needs) bool {
-	return n.Control || n.Tasks || n.NoTasks || len(n.Capabilities) > 0
+	return n.Control || n.Tasks || n.TasksCapability || n.NoTasks || len(n.Capabilities) > 0
 }
 
 // openModern makes s a 2026-07-28 session for case c and, unless the case

@@ -172,6 +172,7 @@ func mergeReports(reps []*Report, strict bool) *Report {
 	out.Version = strings.Join(out.Revisions, ", ")
 	out.Schema.Revision = out.Version
 	out.Teardown = GradeTeardown(out.Results, strict)
+	out.Teardown = out.Teardown.Under(teardownRevision(out.Results, out.Teardown))
 	out.Changes = revisionChanges(out.Results, out.Revisions)
 	return out
 }

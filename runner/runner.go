@@ -276,7 +276,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	runErr := runCases(ctx, cfg, rep)
 	rep.Interrupted = runErr != nil || slices.ContainsFunc(rep.Results, func(r Result) bool { return r.Interrupted })
 	rep.Duration = time.Since(rep.Started)
-	rep.Teardown = GradeTeardown(rep.Results, cfg.Strict)
+	rep.Teardown = GradeTeardown(rep.Results, cfg.Strict).Under(cfg.Version)
 	rep.Schema = schemaReport(cfg.Version, rep.Results)
 	return rep, runErr
 }
@@ -668,7 +668,7 @@ func sessionSkip(n probe.Needs, init *peer.InitResult, ctl *control.Client) stri
 	if n.Control && ctl == nil {
 		return "target does not offer the " + control.Capability + " extension"
 	}
-	if n.Tasks && (init == nil || !init.Tasks().ToolsCall) {
+	if (n.Tasks || n.TasksCapability) && (init == nil || !init.Tasks().ToolsCall) {
 		return "capability tasks.requests.tools.call not advertised"
 	}
 	if n.NoTasks && init != nil && init.Tasks().Declared {
@@ -739,7 +739,8 @@ func SelectBy[C any](all []C, id func(C) string, globs []string) ([]C, error) {
 // the teardown grade failed, or the schema check found a violation (warns count as fails under --strict, which
 // Run has already applied); otherwise 2 when any case or the teardown
 // ended in error, because the harness or the target broke, or when the
-// run was interrupted; otherwise 0. A fail dominates an error: a
+// run was interrupted; otherwise 3 (ExitIncomplete) when fewer than half
+// of the applicable cases ran (Completeness); otherwise 0. A fail dominates an error: a
 // conformance violation was shown even if something else broke.
 func (r *Report) ExitCode() int {
 	fail := r.Teardown.Verdict == verdict.Fail || len(r.Schema.Findings) > 0
@@ -757,6 +758,8 @@ func (r *Report) ExitCode() int {
 		return 1
 	case errored:
 		return 2
+	case r.Completeness().Incomplete:
+		return ExitIncomplete
 	}
 	return 0
 }

@@ -325,7 +325,9 @@ func TestTeardownIgnoringEOF(t *testing.T) {
 		if strict {
 			want = verdict.Fail
 		}
-		if g.Verdict != want || g.Worst != transport.StepSIGTERM || g.Requirement != "STD-46" {
+		// A 2025-11-25 run: its rule is STD-7, and STD-46 is a later
+		// revision's advice (issue 14.6).
+		if g.Verdict != want || g.Worst != transport.StepSIGTERM || g.Requirement != "STD-7" || g.Advice != "STD-46" || g.Revision != "2025-11-25" {
 			t.Errorf("strict=%v: grade %+v", strict, g)
 		}
 		if wantCode := map[bool]int{false: 0, true: 1}[strict]; rep.ExitCode() != wantCode {

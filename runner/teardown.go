@@ -32,8 +32,16 @@ type TeardownGrade struct {
 	// needed or processes were left over, and error when a teardown
 	// itself failed. With no session it is skip.
 	Verdict verdict.Verdict
-	// Requirement is the requirement a warn or fail cites.
+	// Requirement is the requirement a warn or fail cites, in the words of
+	// Revision (see Under).
 	Requirement string
+	// Advice is a requirement of a later revision than the run's that
+	// says the same of the server, cited as advice, not as the run's rule
+	// (STD-46 on a 2025-11-25 run); empty when none.
+	Advice string
+	// Revision is the revision the grade cites under; empty when the
+	// grade was not placed under one (Under).
+	Revision string
 	// Summary is one line saying what happened.
 	Summary string
 	// Slowest is the longest teardown.

@@ -188,7 +188,7 @@ func (t *Tracker) inbound(ev chrono.Event, inst any) []Violation {
 		d, _ := t.s.NotificationDef(ev.Summary.Method)
 		add(d, inst, "", kind)
 	case kind == "error":
-		add(core(envError), inst, "", kind)
+		add(core(envError), nullIDAsAbsent(msg), "", kind)
 	case kind == "result":
 		result, _ := msg["result"].(map[string]any)
 		req, known := t.sent[ev.Summary.ID]

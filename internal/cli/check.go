@@ -81,6 +81,17 @@ Flags:
                        (default: the profile's)
   --target-fault NAME  start the built-in server with a fault (repeatable;
                        see "mcpflight serve --list-faults")
+
+Exit codes:
+  0  conformant: no fail (no warn under --strict), no error, and at least
+     half of the cases that apply to the target's transport and the run's
+     revision ran
+  1  non-conformant: a fail (of a case, the teardown or the schema check)
+  2  a usage error, an error of the harness or the target, or an
+     interrupted run, with no fail
+  3  incomplete: no fail and no error, but fewer than half of the
+     applicable cases ran (the summary says how many did not, and what
+     would let most of them run)
 `
 
 // checkOptions are the parsed flags of check.

@@ -3,7 +3,8 @@
 // global state and never exits the process: Main returns the exit code.
 //
 // Exit codes: 0 conformant, 1 non-conformant (a fail, or a warn under
-// --strict), 2 a usage error, or an error of the harness or the target.
+// --strict), 2 a usage error, or an error of the harness or the target,
+// 3 incomplete (fewer than half of the applicable cases ran).
 package cli
 
 import (
@@ -16,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/runner"
 )
 
 // Exit codes.
@@ -23,6 +25,9 @@ const (
 	ExitConformant    = 0
 	ExitNonConformant = 1
 	ExitError         = 2
+	// ExitIncomplete: no fail and no error, but fewer than half of the
+	// applicable cases ran (runner.Completeness).
+	ExitIncomplete = runner.ExitIncomplete
 )
 
 // Env is everything the command line touches outside itself.
@@ -155,6 +160,7 @@ Commands:
   call      call one tool, with live progress; Ctrl-C sends a real cancel
   tools     list a server's tools, their task support and profile use
   shell     a scriptable session (list_tools, call_tool, timeout, cancel, task, expect)
+  profile   profile init: draft a target profile from tools/list
   cases     list the catalogue
   requirements
             list the requirement registry by revision, area and level
@@ -163,7 +169,8 @@ Commands:
   help      print this help
 
 Run "mcpflight <command> -h" for a command's flags.
-Exit codes: 0 conformant, 1 non-conformant, 2 usage, harness or target error.
+Exit codes: 0 conformant, 1 non-conformant, 2 usage, harness or target error,
+3 incomplete (check: fewer than half of the applicable cases ran).
 `
 
 func (e Env) dispatch(ctx context.Context, args []string) (int, error) {
@@ -196,6 +203,8 @@ func (e Env) dispatch(ctx context.Context, args []string) (int, error) {
 		return e.requirements(rest)
 	case "show":
 		return e.show(rest)
+	case "profile":
+		return e.profileCmd(ctx, rest)
 	case "version", "--version", "-version":
 		return e.printVersion(rest)
 	case "help", "-h", "--help", "-help":

@@ -44,6 +44,7 @@ type zooReport struct {
 	Teardown    struct {
 		Verdict     string         `json:"verdict"`
 		Requirement string         `json:"requirement"`
+		Advice      string         `json:"advice"`
 		Worst       string         `json:"worst"`
 		Leftovers   int            `json:"leftovers"`
 		Steps       map[string]int `json:"steps"`
@@ -365,13 +366,21 @@ func TestHostileStdioProgressFlood(t *testing.T) {
 
 // TestHostileStdioNeverAnswers: no case can run without a handshake; each
 // is an error that says initialize went unanswered, and the server, which
-// stays after its input ends, needs SIGTERM (STD-46).
+// stays after its input ends, needs SIGTERM. The run is a 2025-11-25 one
+// (the server/discover probe went unanswered), whose rules have no
+// server-side exit sentence: the grade cites STD-7, the client's ladder,
+// and STD-46 only as a later revision's advice, never as the rule
+// (issue 14.6).
 func TestHostileStdioNeverAnswers(t *testing.T) {
 	t.Parallel()
 	r := runZoo(t, hostile.NeverAnswers, "1s", nil, casePing)
 	r.expect(t, casePing, "error", "", "no answer to initialize", "case deadline of 1s")
-	if td := r.rep.Teardown; td.Worst != "SIGTERM" || td.Requirement != "STD-46" {
-		t.Errorf("teardown grade %+v, want SIGTERM (STD-46)", td)
+	if td := r.rep.Teardown; td.Worst != "SIGTERM" || td.Requirement != "STD-7" || td.Advice != "STD-46" {
+		t.Errorf("teardown grade %+v, want SIGTERM citing STD-7 with STD-46 as advice", td)
+	}
+	if strings.Contains(r.out, "Requirement: STD-46") || !strings.Contains(r.out, "Requirement: STD-7 SHOULD (2025-11-25)") ||
+		!strings.Contains(r.out, "Advice: STD-46 SHOULD (2026-07-28, a later revision's rule; not a rule of 2025-11-25, applied as advice)") {
+		t.Errorf("the text report's teardown grade does not cite 2025-11-25's rule and STD-46 as advice:\n%s", r.out)
 	}
 	r.rssCap(t, 128)
 }

@@ -168,9 +168,9 @@ func (m Mode) answer(line []byte, hdr *string) (int, []byte) {
 	switch msg.Method {
 	case mcp.MethodServerDiscover:
 		return http.StatusOK, resultBody(id, map[string]any{"resultType": mcp.ResultTypeComplete, "supportedVersions": m.supported(),
-			"capabilities": map[string]any{"tools": map[string]any{}}, "_meta": meta})
+			"capabilities": map[string]any{"tools": map[string]any{}}, "_meta": meta, "cacheScope": "private", "ttlMs": 0})
 	case mcp.MethodToolsList:
-		return http.StatusOK, resultBody(id, map[string]any{"resultType": mcp.ResultTypeComplete, "_meta": meta,
+		return http.StatusOK, resultBody(id, map[string]any{"resultType": mcp.ResultTypeComplete, "_meta": meta, "cacheScope": "private", "ttlMs": 0,
 			"tools": []any{map[string]any{"name": "echo", "inputSchema": map[string]any{"type": "object"}}}})
 	case mcp.MethodToolsCall:
 		return http.StatusOK, resultBody(id, map[string]any{"resultType": mcp.ResultTypeComplete, "_meta": meta,

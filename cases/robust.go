@@ -1,0 +1,503 @@
+package cases
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/jsonrpc"
+	"github.com/mcpflight/mcpflight/mcp"
+	"github.com/mcpflight/mcpflight/probe"
+	"github.com/mcpflight/mcpflight/spec"
+	"github.com/mcpflight/mcpflight/verdict"
+)
+
+// robustCases are the target's robustness to bad input (issue 14.2): what
+// a receiver owes a frame that is no JSON-RPC message (JSON-RPC 2.0 §5: an
+// error whose id is null when the id could not be read, -32700 for
+// invalid JSON, -32600 for an invalid request), a request that reuses an
+// ID still in flight, and a request with a missing, null or ill-typed
+// required parameter (-32602). The client sending such frames breaks a
+// rule itself (STD-5, RPC-6, the schema); what is judged is the server,
+// which must answer or ignore them and keep answering afterwards: a
+// server that exits or stops answering takes a whole host down.
+func robustCases() []probe.Case {
+	both := []string{spec.V20251125, spec.V20260728}
+	return []probe.Case{
+		// RPC-2 MUST: "All messages between MCP clients and servers MUST follow the JSON-RPC 2.0
+		//   specification."
+		// RPC-11 MUST: "Error responses MUST include the same ID as the request they correspond to
+		//   (except in error cases where the ID could not be read due a malformed request)."
+		{
+			ID:       "robust/not-json",
+			Title:    "a line that is not JSON is refused or ignored, and the server keeps answering",
+			Reqs:     []string{"RPC-2", "RPC-11"},
+			Versions: both,
+			Sends:    "one frame that is not JSON (a stdio line, or a POST body), then the revision's liveness request",
+			Expect:   "error -32700 (or -32600) with id null, or no answer; the liveness request answered",
+			Run: func(ctx context.Context, e *probe.Env) verdict.Outcome {
+				return badFrames(ctx, e, badFrame{what: "a line that is not JSON", raw: []byte("mcpflight: this line is not JSON {")})
+			},
+		},
+		// RPC-2 MUST: "All messages between MCP clients and servers MUST follow the JSON-RPC 2.0
+		//   specification."
+		// RPC-11 MUST: "Error responses MUST include the same ID as the request they correspond to
+		//   (except in error cases where the ID could not be read due a malformed request)."
+		{
+			ID:       "robust/truncated-then-valid",
+			Title:    "a truncated object does not swallow the valid line after it",
+			Reqs:     []string{"RPC-2", "RPC-11"},
+			Versions: both,
+			Sends:    `{"jsonrpc":"2.0","method":"ping","id": cut short, then a valid request as the next line (or POST)`,
+			Expect:   "error -32700 with id null, or no answer, for the first; the valid request answered",
+			Run: func(ctx context.Context, e *probe.Env) verdict.Outcome {
+				return badFrames(ctx, e, badFrame{what: "a truncated JSON object", raw: jsonrpc.Malformed(jsonrpc.ClassParse)})
+			},
+		},
+		// RPC-2 MUST: "All messages between MCP clients and servers MUST follow the JSON-RPC 2.0
+		//   specification."
+		// RPC-11 MUST: "Error responses MUST include the same ID as the request they correspond to
+		//   (except in error cases where the ID could not be read due a malformed request)."
+		{
+			ID:       "robust/empty-batch",
+			Title:    "an empty batch is refused or ignored, and the server keeps answering",
+			Reqs:     []string{"RPC-2", "RPC-11"},
+			Versions: both,
+			Sends:    "[]",
+			Expect:   "error -32600 with id null, or no answer; the liveness request answered",
+			Run: func(ctx context.Context, e *probe.Env) verdict.Outcome {
+				return badFrames(ctx, e, badFrame{what: "an empty batch", raw: []byte("[]")})
+			},
+		},
+		// RPC-2 MUST: "All messages between MCP clients and servers MUST follow the JSON-RPC 2.0
+		//   specification."
+		// RPC-11 MUST: "Error responses MUST include the same ID as the request they correspond to
+		//   (except in error cases where the ID could not be read due a malformed request)."
+		{
+			ID:       "robust/non-object",
+			Title:    "a bare number and a bare string are refused or ignored",
+			Reqs:     []string{"RPC-2", "RPC-11"},
+			Versions: both,
+			Sends:    `42, then "x", each followed by the liveness request`,
+			Expect:   "error -32600 with id null, or no answer, for each; the liveness requests answered",
+			Run: func(ctx context.Context, e *probe.Env) verdict.Outcome {
+				return badFrames(ctx, e, badFrame{what: "a bare number", raw: []byte("42")}, badFrame{what: "a bare string", raw: []byte(`"x"`)})
+			},
+		},
+		// RPC-2 MUST: "All messages between MCP clients and servers MUST follow the JSON-RPC 2.0
+		//   specification."
+		// RPC-11 MUST: "Error responses MUST include the same ID as the request they correspond to
+		//   (except in error cases where the ID could not be read due a malformed request)."
+		{
+			ID:       "robust/wrong-version",
+			Title:    `a request with "jsonrpc":"1.0" is refused or ignored`,
+			Reqs:     []string{"RPC-2", "RPC-11"},
+			Versions: both,
+			Sends:    `{"jsonrpc":"1.0","method":"ping","id":"mcpflight-v1"}`,
+			Expect:   `error -32600 with id null or "mcpflight-v1", or no answer (a result is recorded as info); the liveness request answered`,
+			Run: func(ctx context.Context, e *probe.Env) verdict.Outcome {
+				return badFrames(ctx, e, badFrame{what: `a request with "jsonrpc":"1.0"`,
+					raw: []byte(`{"jsonrpc":"1.0","method":"ping","id":"mcpflight-v1"}`), id: jsonrpc.StringID("mcpflight-v1")})
+			},
+		},
+		// RPC-2 MUST: "All messages between MCP clients and servers MUST follow the JSON-RPC 2.0
+		//   specification."
+		// RPC-6 MUST NOT: "The request ID MUST NOT have been previously used by the requestor
+		//   within the same session."
+		{
+			ID:       "robust/duplicate-inflight-id",
+			Title:    "a request reusing an in-flight id does not cost the first its answer",
+			Reqs:     []string{"RPC-2", "RPC-6"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{SlowTool: true},
+			Sends:    "the slow tool with progress; once it is running, a ping whose id is the call's",
+			Expect:   "the call answered; the duplicate answered, refused or dropped (info: RPC-6 binds only the sender)",
+			Run:      duplicateInFlightID,
+		},
+		// RPC-2 MUST: "All messages between MCP clients and servers MUST follow the JSON-RPC 2.0
+		//   specification."
+		{
+			ID:       "robust/params-tools-call",
+			Title:    "tools/call with a missing, null or ill-typed name or arguments is refused",
+			Reqs:     []string{"RPC-2"},
+			Versions: both,
+			Needs:    probe.Needs{Capabilities: []string{"tools"}},
+			Sends:    `tools/call with {}, {"name":null}, {"name":42} and a listed tool with "arguments":"x"`,
+			Expect:   "error -32602 for each (another answer is recorded as info: no sentence fixes the code); the server keeps answering",
+			Run:      paramsToolsCall,
+		},
+		// TSK-68 MUST: "Receivers MUST return standard JSON-RPC errors for the following protocol
+		//   error cases: ▸ Invalid or nonexistent `taskId` in `tasks/get`, `tasks/result`, or
+		//   `tasks/cancel`: `-32602` (Invalid params)"
+		// RPC-2 MUST: "All messages between MCP clients and servers MUST follow the JSON-RPC 2.0
+		//   specification."
+		{
+			ID:       "robust/params-task-id",
+			Title:    "tasks/get, tasks/result and tasks/cancel with a missing, null or ill-typed taskId get -32602",
+			Reqs:     []string{"TSK-68", "RPC-2"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{TasksCapability: true},
+			Sends:    `tasks/get, tasks/result and tasks/cancel, each with {}, {"taskId":null} and {"taskId":42}`,
+			Expect:   "error -32602 for each; the server keeps answering",
+			Run:      paramsTaskID,
+		},
+		// TSK-69 MUST: "Receivers MUST return standard JSON-RPC errors for the following protocol
+		//   error cases: ▸ Invalid or nonexistent cursor in `tasks/list`: `-32602` (Invalid params)"
+		// RPC-2 MUST: "All messages between MCP clients and servers MUST follow the JSON-RPC 2.0
+		//   specification."
+		{
+			ID:       "robust/params-tasks-list-cursor",
+			Title:    "tasks/list with an ill-typed cursor gets -32602",
+			Reqs:     []string{"TSK-69", "RPC-2"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{TasksCapability: true},
+			Sends:    `tasks/list with {"cursor":42} and {"cursor":true}`,
+			Expect:   "error -32602 for each; the server keeps answering",
+			Run:      paramsTasksListCursor,
+		},
+		// LOG-6 SHOULD: "Servers SHOULD return standard JSON-RPC errors for common failure cases:
+		//   ▸ Invalid log level: `-32602` (Invalid params) ▸ Configuration errors: `-32603`
+		//   (Internal error)"
+		// RPC-2 MUST: "All messages between MCP clients and servers MUST follow the JSON-RPC 2.0
+		//   specification."
+		{
+			ID:       "robust/params-set-level",
+			Title:    "logging/setLevel with a missing, null or ill-typed level gets -32602",
+			Reqs:     []string{"LOG-6", "RPC-2"},
+			Versions: []string{spec.V20251125},
+			Needs:    probe.Needs{Capabilities: []string{"logging"}},
+			Sends:    `logging/setLevel with {}, {"level":null} and {"level":42}`,
+			Expect:   "error -32602 for each; the server keeps answering",
+			Run:      paramsSetLevel,
+		},
+	}
+}
+
+// badFrame is one frame that is no JSON-RPC message: what it is, its
+// bytes, and the request id it carries when one can be read.
+type badFrame struct {
+	what string
+	raw  []byte
+	id   jsonrpc.ID
+}
+
+// badFrames sends each frame, then the liveness request, and judges what
+// answered the frame and whether the server still answers.
+func badFrames(ctx context.Context, e *probe.Env, frames ...badFrame) verdict.Outcome {
+	var notes []string
+	for _, f := range frames {
+		bad, err := e.SendBad(ctx, f.raw)
+		if err != nil {
+			// The write or the POST itself failed: over HTTP a connection
+			// the server closed on the frame is its answer, and the
+			// liveness request says whether it is gone.
+			if o := e.AliveAfter(ctx, verdict.Req("RPC-2"), f.what); o != nil {
+				return *o
+			}
+			notes = append(notes, fmt.Sprintf("%s: the exchange failed (%s), the server still answers", f.what, chrono.Sanitize(err.Error(), false)))
+			continue
+		}
+		if o := e.AliveAfter(ctx, verdict.Req("RPC-2"), f.what); o != nil {
+			return *o
+		}
+		e.FindBadAnswer(&bad)
+		if bad.Answer == nil && bad.Status == 0 {
+			// Nothing yet: a server that answers in a goroutine of its own
+			// may write the error after the liveness answer. Watch for it
+			// (a barrier on a controlled target).
+			if err := e.Quiesce(ctx); err != nil {
+				return verdict.Errorf("%v", err)
+			}
+			e.FindBadAnswer(&bad)
+		}
+		note, o := judgeBadAnswer(e, f, bad)
+		if o != nil {
+			return *o
+		}
+		notes = append(notes, note)
+	}
+	return verdict.Passf("%s; the server kept answering", strings.Join(notes, "; "))
+}
+
+// judgeBadAnswer judges what answered one bad frame: nothing, an error
+// with a null id (or, for a readable id, that id) and -32700 or -32600,
+// or, over HTTP, an error status. It returns a note for the pass, or the
+// outcome that ends the case.
+func judgeBadAnswer(e *probe.Env, f badFrame, bad probe.BadInput) (string, *verdict.Outcome) {
+	status := ""
+	if bad.Status != 0 {
+		status = fmt.Sprintf("HTTP %d", bad.Status)
+	}
+	want := []string{"error -32700 (invalid JSON) or -32600 (invalid request) with id null", "no answer at all"}
+	if f.id.IsValid() {
+		want[0] = fmt.Sprintf("error -32600 with id null or %s", f.id)
+	}
+	m := bad.Answer
+	switch {
+	case m == nil && bad.Body != "":
+		if bad.Status/100 == 2 {
+			o := e.Breaks("RPC-2", want, fmt.Sprintf("%s with a body that is no JSON-RPC message: %s", status, bad.Body), bad.AnswerSeq)
+			return "", &o
+		}
+		return fmt.Sprintf("%s: refused with %s", f.what, status), nil
+	case m == nil && bad.Status != 0 && bad.Status/100 != 2:
+		return fmt.Sprintf("%s: refused with %s and no body", f.what, status), nil
+	case m == nil:
+		return fmt.Sprintf("%s: ignored (%s)", f.what, orText(status, "no answer")), nil
+	case m.Kind == jsonrpc.KindError:
+		idOK := m.NullID || (f.id.IsValid() && m.ID == f.id)
+		if !idOK {
+			o := e.Breaks("RPC-11", want, fmt.Sprintf("error %d with id %s, where the id could not be read: %s", m.Error.Code, m.ID, probe.Describe(e.EventAt(bad.AnswerSeq))), bad.AnswerSeq)
+			return "", &o
+		}
+		if m.Error.Code != jsonrpc.CodeParseError && m.Error.Code != jsonrpc.CodeInvalidRequest {
+			rule := verdict.Req("RPC-2").Except(verdict.Warn, "JSON-RPC 2.0 names -32700 and -32600 for these inputs but does not word their use as a MUST")
+			o := e.Broke(rule, want, fmt.Sprintf("error %d (%s)", m.Error.Code, chrono.Sanitize(m.Error.Message, false)), bad.AnswerSeq)
+			return "", &o
+		}
+		return fmt.Sprintf("%s: refused with error %d, id %s%s", f.what, m.Error.Code, idText(m), orText(prefixed(", ", status), "")), nil
+	case m.Kind == jsonrpc.KindResult && f.id.IsValid() && m.ID == f.id:
+		// JSON-RPC 2.0's "jsonrpc" MUST binds the sender; a receiver that
+		// serves the request anyway is lenient, not broken.
+		o := verdict.Infof(`%s was served as a valid request (a result for %s at seq %d): JSON-RPC 2.0 binds the sender, the receiver may be lenient`, f.what, f.id, bad.AnswerSeq)
+		return "", &o
+	}
+	o := e.Breaks("RPC-2", want, "a "+m.Kind.String()+" answering input that is no request: "+probe.Describe(e.EventAt(bad.AnswerSeq)), bad.AnswerSeq)
+	return "", &o
+}
+
+func idText(m *jsonrpc.Message) string {
+	if m.NullID {
+		return "null"
+	}
+	return m.ID.String()
+}
+
+func orText(s, alt string) string {
+	if s == "" {
+		return alt
+	}
+	return s
+}
+
+func prefixed(p, s string) string {
+	if s == "" {
+		return ""
+	}
+	return p + s
+}
+
+// duplicateInFlightID starts the slow tool, and once it is running sends
+// a ping with the call's id. RPC-6 binds the sender, so what the server
+// does with the duplicate (answer it, refuse it, drop it) is recorded as
+// info; the first request was valid and is owed its answer (JSON-RPC 2.0,
+// RPC-2), so a call left unanswered fails.
+func duplicateInFlightID(ctx context.Context, e *probe.Env) verdict.Outcome {
+	op, err := e.StartSlow(ctx, probe.SlowSpec{Key: "dup-id", Progress: true})
+	if err != nil {
+		return verdict.Errorf("starting the slow tool: %v", err)
+	}
+	defer op.ReleaseAll(context.WithoutCancel(ctx))
+	if err := op.AtStep(ctx, 1); err != nil {
+		return verdict.Errorf("the slow call never reached its first step: %v", err)
+	}
+	id := op.Call.ID
+	raw, err := jsonrpc.EncodeRequest(id, mcp.MethodPing, nil)
+	if err != nil {
+		return verdict.Errorf("%v", err)
+	}
+	from := e.Log.Len()
+	if err := e.S.SendRaw(ctx, raw); err != nil {
+		return verdict.Errorf("sending the duplicate: %v", err)
+	}
+	isID := probe.ResponseTo(id)
+	wctx, cancel, _ := e.WithPatience(ctx)
+	first, err := e.Log.WaitFor(wctx, from, func(ev chrono.Event) bool { return ev.Dir == chrono.In && ev.Kind == chrono.KindFrame && isID(ev) })
+	cancel()
+	released := false
+	if e.Control != nil {
+		// The call is held at its checkpoint: whatever answered so far
+		// answered the duplicate. Now let the call finish.
+		if err := op.ReleaseAll(ctx); err != nil {
+			return verdict.Errorf("releasing the slow call: %v", err)
+		}
+		released = true
+	}
+	after := from
+	if err == nil {
+		after = first.Seq
+	}
+	// The call's answer: on a controlled target its end checkpoint says
+	// the operation is over, so what has not arrived after a barrier will
+	// not; elsewhere it may take the slow tool's whole run.
+	wait := e.SlowBudget()
+	if released {
+		if _, serr := op.Settle(ctx); serr != nil {
+			return verdict.Errorf("the slow call did not end after its release: %v", serr)
+		}
+		if qerr := e.Quiesce(ctx); qerr != nil {
+			return verdict.Errorf("%v", qerr)
+		}
+		wait = 0
+	}
+	second, found := e.FrameAfter(after, isID)
+	var err2 error
+	if !found {
+		err2 = errors.New("no second answer")
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		// An answer that never comes is the verdict, not a deadline error.
+		wait = min(wait, time.Until(dl)-time.Second)
+	}
+	if !found && wait > 0 {
+		bctx, bcancel := context.WithTimeout(ctx, wait)
+		second, err2 = e.Log.WaitFor(bctx, after, func(ev chrono.Event) bool {
+			return ev.Dir == chrono.In && ev.Kind == chrono.KindFrame && isID(ev)
+		})
+		bcancel()
+	}
+	if ctx.Err() != nil {
+		return verdict.Errorf("the case deadline ended the wait: %v", ctx.Err())
+	}
+	var answers []chrono.Event
+	if err == nil {
+		answers = append(answers, first)
+	}
+	if err2 == nil {
+		answers = append(answers, second)
+	}
+	describe := func(ev chrono.Event) string { return probe.Describe(ev) }
+	want := []string{"the slow call answered (the duplicate answered, refused or dropped: RPC-6 binds only the sender)"}
+	switch len(answers) {
+	case 0:
+		return e.Breaks("RPC-2", want, fmt.Sprintf("neither the call nor the duplicate with id %s was ever answered", id), 0)
+	case 1:
+		m, merr := answers[0].Message()
+		if merr != nil {
+			return verdict.Errorf("reading the answer: %v", merr)
+		}
+		switch {
+		case probe.IsEmptyResult(m):
+			return e.Breaks("RPC-2", want, fmt.Sprintf("the duplicate ping got %s and the slow call with id %s was never answered", describe(answers[0]), id), 0)
+		case m.Kind == jsonrpc.KindError && released && answers[0].Seq == first.Seq && err == nil:
+			return e.Breaks("RPC-2", want, fmt.Sprintf("the duplicate was refused (%s) while the call was held, and the call was never answered after it was released", describe(answers[0])), 0)
+		case m.Kind == jsonrpc.KindError:
+			return verdict.Infof("one answer for id %s, an error (%s): either the duplicate was refused and the call's answer dropped, or the call failed and the duplicate was dropped; the wire cannot tell which", id, describe(answers[0]))
+		}
+		if o := e.AliveAfter(ctx, verdict.Req("RPC-2"), "a duplicate request id"); o != nil {
+			return *o
+		}
+		return verdict.Infof("the slow call was answered (%s) and the duplicate dropped: RPC-6 binds the sender, so dropping it is the server's choice", describe(answers[0]))
+	}
+	if o := e.AliveAfter(ctx, verdict.Req("RPC-2"), "a duplicate request id"); o != nil {
+		return *o
+	}
+	if m, merr := answers[0].Message(); merr == nil && m.Kind == jsonrpc.KindError {
+		return verdict.Infof("the duplicate with id %s was refused (%s) and the call answered (%s): RPC-6 binds the sender, refusing is the server's choice", id, describe(answers[0]), describe(answers[1]))
+	}
+	return verdict.Infof("both requests with id %s were answered: %s, then %s (RPC-6 binds the sender; the server served both)", id, describe(answers[0]), describe(answers[1]))
+}
+
+// paramProbe is one request with a bad parameter.
+type paramProbe struct {
+	method string
+	params any
+	what   string
+}
+
+// sendProbes sends each probe and judges its answer: -32602 passes; judge
+// decides the rest. The server must keep answering after them.
+func sendProbes(ctx context.Context, e *probe.Env, probes []paramProbe, judge func(p paramProbe, a probe.ParamsAnswer) *verdict.Outcome) verdict.Outcome {
+	var infos []string
+	for _, p := range probes {
+		a := e.SendParams(ctx, p.method, p.params)
+		if a.Err != nil {
+			if o := e.AliveAfter(ctx, verdict.Req("RPC-2"), p.method+" with "+p.what); o != nil {
+				return *o
+			}
+			if ctx.Err() != nil {
+				return verdict.Errorf("%v", ctx.Err())
+			}
+			o := e.Breaks("RPC-2", []string{"error -32602 (Invalid params)"}, fmt.Sprintf("%s with %s was never answered (%s), though the server answers other requests", p.method, p.what, a.Describe()), 0)
+			return o
+		}
+		if a.Code == jsonrpc.CodeInvalidParams {
+			continue
+		}
+		if o := judge(p, a); o != nil {
+			if o.Verdict == verdict.Info {
+				infos = append(infos, o.Summary)
+				continue
+			}
+			return *o
+		}
+	}
+	if o := e.AliveAfter(ctx, verdict.Req("RPC-2"), "requests with bad parameters"); o != nil {
+		return *o
+	}
+	if len(infos) > 0 {
+		return verdict.Infof("%s", strings.Join(infos, "; "))
+	}
+	return verdict.Passf("%d requests with a missing, null or ill-typed parameter, each refused with -32602", len(probes))
+}
+
+func paramsToolsCall(ctx context.Context, e *probe.Env) verdict.Outcome {
+	probes := []paramProbe{
+		{mcp.MethodToolsCall, map[string]any{}, "no name"},
+		{mcp.MethodToolsCall, map[string]any{"name": nil}, "a null name"},
+		{mcp.MethodToolsCall, map[string]any{"name": 42}, "a name that is a number"},
+	}
+	if tools, err := e.S.ListTools(ctx); err == nil && len(tools) > 0 {
+		probes = append(probes, paramProbe{mcp.MethodToolsCall, map[string]any{"name": tools[0].Name, "arguments": "x"},
+			fmt.Sprintf("arguments that are a string (tool %q)", chrono.Sanitize(tools[0].Name, false))})
+	}
+	return sendProbes(ctx, e, probes, func(p paramProbe, a probe.ParamsAnswer) *verdict.Outcome {
+		// No sentence of either revision fixes the code for a malformed
+		// tools/call: -32602 is what JSON-RPC 2.0 names for it.
+		o := verdict.Infof("tools/call with %s got %s, not -32602 (no sentence of the registry fixes the code)", p.what, a.Describe())
+		return &o
+	})
+}
+
+func paramsTaskID(ctx context.Context, e *probe.Env) verdict.Outcome {
+	var probes []paramProbe
+	for _, m := range []string{mcp.MethodTasksGet, mcp.MethodTasksResult, mcp.MethodTasksCancel} {
+		probes = append(probes,
+			paramProbe{m, map[string]any{}, "no taskId"},
+			paramProbe{m, map[string]any{"taskId": nil}, "a null taskId"},
+			paramProbe{m, map[string]any{"taskId": 42}, "a taskId that is a number"})
+	}
+	return sendProbes(ctx, e, probes, func(p paramProbe, a probe.ParamsAnswer) *verdict.Outcome {
+		o := e.Breaks("TSK-68", []string{"error -32602 (Invalid params)"}, fmt.Sprintf("%s with %s got %s", p.method, p.what, a.Describe()), a.Seq)
+		return &o
+	})
+}
+
+func paramsTasksListCursor(ctx context.Context, e *probe.Env) verdict.Outcome {
+	if !e.S.Server().Tasks().List {
+		return verdict.Skipf("capability tasks.list not advertised")
+	}
+	probes := []paramProbe{
+		{mcp.MethodTasksList, map[string]any{"cursor": 42}, "a cursor that is a number"},
+		{mcp.MethodTasksList, map[string]any{"cursor": true}, "a cursor that is a boolean"},
+	}
+	return sendProbes(ctx, e, probes, func(p paramProbe, a probe.ParamsAnswer) *verdict.Outcome {
+		o := e.Breaks("TSK-69", []string{"error -32602 (Invalid params)"}, fmt.Sprintf("tasks/list with %s got %s", p.what, a.Describe()), a.Seq)
+		return &o
+	})
+}
+
+func paramsSetLevel(ctx context.Context, e *probe.Env) verdict.Outcome {
+	probes := []paramProbe{
+		{mcp.MethodLoggingSetLevel, map[string]any{}, "no level"},
+		{mcp.MethodLoggingSetLevel, map[string]any{"level": nil}, "a null level"},
+		{mcp.MethodLoggingSetLevel, map[string]any{"level": 42}, "a level that is a number"},
+	}
+	return sendProbes(ctx, e, probes, func(p paramProbe, a probe.ParamsAnswer) *verdict.Outcome {
+		o := e.Breaks("LOG-6", []string{"error -32602 (Invalid params)"}, fmt.Sprintf("logging/setLevel with %s got %s", p.what, a.Describe()), a.Seq)
+		return &o
+	})
+}
