@@ -366,9 +366,28 @@ func initializeAgreesToListed(ctx context.Context, e *probe.Env) verdict.Outcome
 		return verdict.Skipf("server/discover failed (%s): a legacy server lists no revisions to compare with", chrono.Sanitize(err.Error(), false))
 	}
 	// initialize is 2025-11-25's: the session leaves the envelope behind
-	// (over HTTP its session is then a 2025-11-25 one).
-	e.S.ClearEnvelope()
-	init, err := e.S.Initialize(ctx, peer.InitOptions{ProtocolVersion: spec.V20251125})
+	// (over HTTP its session is then a 2025-11-25 one). A 2025-11-25
+	// session had its handshake already: a second initialize is one the
+	// server may refuse (go-sdk: "duplicate initialize received").
+	// After a server/discover the connection may be a modern one to the
+	// server (go-sdk v1.8.0 then refuses initialize as a duplicate), so
+	// initialize goes on a connection of its own when the case can open
+	// one.
+	init, err := e.S.Server(), error(nil)
+	if e.Modern() || init == nil {
+		x := e.S
+		if e.Open != nil {
+			if x, err = e.Open(ctx); err != nil {
+				return verdict.Errorf("opening a second connection for initialize: %v", err)
+			}
+			defer x.Close(context.WithoutCancel(ctx))
+		}
+		// A second session of a 2025-11-25 run comes initialized.
+		if init = x.Server(); init == nil {
+			x.ClearEnvelope()
+			init, err = x.Initialize(ctx, peer.InitOptions{ProtocolVersion: spec.V20251125})
+		}
+	}
 	if err != nil {
 		if !e.Modern() {
 			// initialize's own rules are lifecycle/version-echo's.

@@ -49,5 +49,5 @@ func controlledProfile() *profile.Profile {
 // grace windows, and the cases that need the extension run.
 func TestGoSDKServerWithControl(t *testing.T) {
 	s, ctl := newControlledServer(t)
-	mcpflighttest.Run(t, mcpflighttest.Pipes(serveControlled(s, ctl)), mcpflighttest.Profile(controlledProfile()))
+	mcpflighttest.Run(t, mcpflighttest.Pipes(serveControlled(s, ctl)), append(knownGoSDK(), mcpflighttest.Profile(controlledProfile()))...)
 }
