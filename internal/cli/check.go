@@ -254,6 +254,15 @@ func (e Env) check(ctx context.Context, args []string) (int, error) {
 		return 0, runErr
 	}
 	redactReport(rep, e.redact)
+	return e.finishRun(rep, o, known, live, runErr)
+}
+
+// finishRun ends a run the way check and check-client share: the report
+// compared with the --baseline entries known (when o names one) and
+// written (e.write), an interrupted run said on stderr, the
+// --write-baseline file written, the comparison printed, and the exit
+// code: the comparison's with a baseline, else the report's.
+func (e Env) finishRun(rep *runner.Report, o checkOptions, known []baseline.Entry, live *liveOutput, runErr error) (int, error) {
 	var cmp *baseline.Comparison
 	if o.baseline != "" {
 		c := baseline.Compare(rep, known)

@@ -189,44 +189,6 @@ func (e Env) checkClient(ctx context.Context, args []string) (int, error) {
 	return e.finishRun(rep, o, known, live, runErr)
 }
 
-// finishRun ends a run the way check and check-client share: the report
-// compared with the --baseline entries known (when o names one) and
-// written (e.write), an interrupted run said on stderr, the
-// --write-baseline file written, the comparison printed, and the exit
-// code: the comparison's with a baseline, else the report's.
-func (e Env) finishRun(rep *runner.Report, o checkOptions, known []baseline.Entry, live *liveOutput, runErr error) (int, error) {
-	var cmp *baseline.Comparison
-	if o.baseline != "" {
-		c := baseline.Compare(rep, known)
-		cmp = &c
-	}
-	if err := e.write(rep, o, cmp, live); err != nil {
-		return 0, err
-	}
-	if runErr != nil {
-		// Interrupted: the partial report is out, and its exit code says
-		// so (report.Interrupted).
-		fmt.Fprintf(e.Stderr, "mcpflight: %v\n", runErr)
-	}
-	if o.writeBase != "" {
-		entries := baseline.FromReport(rep)
-		if err := e.writeFile(o.writeBase, func(w io.Writer) error { return baseline.Write(w, entries) }); err != nil {
-			return 0, fmt.Errorf("--write-baseline: %w", err)
-		}
-		fmt.Fprintf(e.Stderr, "mcpflight: wrote a baseline of %s to %s\n", plural(len(entries), "known failure or warning", "known failures and warnings"), o.writeBase)
-	}
-	if cmp != nil {
-		if o.jsonFile != "-" {
-			fmt.Fprintln(e.Stdout)
-			if err := report.Baseline(e.Stdout, rep, *cmp, o.baseline); err != nil {
-				return 0, err
-			}
-		}
-		return cmp.ExitCode(rep), nil
-	}
-	return rep.ExitCode(), nil
-}
-
 // self is the argv that runs mcpflight itself.
 func (e Env) self() ([]string, error) {
 	if len(e.ServeCommand) > 0 {
