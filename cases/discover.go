@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/jsonrpc"
@@ -376,11 +377,15 @@ func initializeAgreesToListed(ctx context.Context, e *probe.Env) verdict.Outcome
 	init, err := e.S.Server(), error(nil)
 	if e.Modern() || init == nil {
 		x := e.S
-		if e.Open != nil {
+		if e.Modern() && e.Open != nil {
 			if x, err = e.Open(ctx); err != nil {
 				return verdict.Errorf("opening a second connection for initialize: %v", err)
 			}
-			defer x.Close(context.WithoutCancel(ctx))
+			defer func() {
+				cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+				defer cancel()
+				x.Close(cctx)
+			}()
 		}
 		// A second session of a 2025-11-25 run comes initialized.
 		if init = x.Server(); init == nil {

@@ -120,13 +120,44 @@ func awaitAck(ctx context.Context, e *probe.Env, c *peer.Call) (chrono.Event, bo
 		if err != nil && ctx.Err() != nil {
 			return chrono.Event{}, false, ctx.Err()
 		}
+		if err != nil && listenUnknown(c) {
+			return chrono.Event{}, false, errListenNotServed
+		}
 		return ev, err == nil, nil
 	}
 	if err := e.Quiesce(ctx); err != nil {
 		return chrono.Event{}, false, err
 	}
 	ev, ok := e.FrameAfter(c.SentSeq, isAck)
+	if !ok && listenUnknown(c) {
+		return chrono.Event{}, false, errListenNotServed
+	}
 	return ev, ok, nil
+}
+
+// errListenNotServed: the server answered subscriptions/listen with
+// -32601; a server with no notifications to offer need not serve it, so
+// the subscription cases do not apply.
+var errListenNotServed = errors.New("the server answers subscriptions/listen with -32601 (Method not found): it serves no subscriptions")
+
+// listenUnknown reports whether the listen request was answered -32601.
+func listenUnknown(c *peer.Call) bool {
+	select {
+	case <-c.Done():
+	default:
+		return false
+	}
+	resp, _ := c.Response()
+	return resp != nil && resp.Error != nil && resp.Error.Code == jsonrpc.CodeMethodNotFound
+}
+
+// listenFailed is the outcome of a case whose subscription could not be
+// watched: a skip when the server serves none, else an error.
+func listenFailed(err error) verdict.Outcome {
+	if errors.Is(err, errListenNotServed) {
+		return verdict.Skipf("%v", err)
+	}
+	return verdict.Errorf("%v", err)
 }
 
 // subscriptionOf reads the subscription ID in a notification's _meta.
@@ -185,7 +216,7 @@ func listenAcknowledgedFirst(ctx context.Context, e *probe.Env) verdict.Outcome 
 	}
 	ack, ok, err := awaitAck(ctx, e, c)
 	if err != nil {
-		return verdict.Errorf("%v", err)
+		return listenFailed(err)
 	}
 	if !ok {
 		return e.Breaks("SUB-2", []string{"notifications/subscriptions/acknowledged for the subscription"}, "no acknowledgement", 0)
@@ -209,7 +240,7 @@ func listenSubscriptionID(ctx context.Context, e *probe.Env) verdict.Outcome {
 	}
 	ack, ok, err := awaitAck(ctx, e, c)
 	if err != nil {
-		return verdict.Errorf("%v", err)
+		return listenFailed(err)
 	}
 	if !ok {
 		return e.Blame("the subscription's acknowledgement", ackOwner, "none arrived")
@@ -243,7 +274,7 @@ func listenOnlyRequested(ctx context.Context, e *probe.Env) verdict.Outcome {
 		return verdict.Errorf("%v", err)
 	}
 	if _, ok, err := awaitAck(ctx, e, c); err != nil {
-		return verdict.Errorf("%v", err)
+		return listenFailed(err)
 	} else if !ok {
 		return e.Blame("the subscription's acknowledgement", ackOwner, "none arrived")
 	}
@@ -294,7 +325,7 @@ func listenTeardownSignal(ctx context.Context, e *probe.Env) verdict.Outcome {
 		return verdict.Errorf("%v", err)
 	}
 	if _, ok, err := awaitAck(ctx, e, c); err != nil {
-		return verdict.Errorf("%v", err)
+		return listenFailed(err)
 	} else if !ok {
 		return e.Blame("the subscription's acknowledgement", ackOwner, "none arrived")
 	}
@@ -331,7 +362,7 @@ func listenNoLogs(ctx context.Context, e *probe.Env) verdict.Outcome {
 		return verdict.Errorf("%v", err)
 	}
 	if _, ok, err := awaitAck(ctx, e, c); err != nil {
-		return verdict.Errorf("%v", err)
+		return listenFailed(err)
 	} else if !ok {
 		return e.Blame("the subscription's acknowledgement", ackOwner, "none arrived")
 	}

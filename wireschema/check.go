@@ -128,7 +128,8 @@ func (t *Tracker) sentFrame(ev chrono.Event) {
 		return
 	}
 	req := Request{Method: ev.Summary.Method}
-	if t.s.Revision == Rev20260728 && !bytes.Contains(ev.Raw, []byte(`"io.modelcontextprotocol/protocolVersion"`)) {
+	if t.s.Revision == Rev20260728 && bytes.Contains(ev.Raw, []byte(`"io.modelcontextprotocol/clientCapabilities"`)) &&
+		!bytes.Contains(ev.Raw, []byte(`"io.modelcontextprotocol/protocolVersion"`)) {
 		// A request without the envelope's version (a case sends one on
 		// purpose, RPC-52) may be answered as a legacy one by a dual-era
 		// server: that answer is not the 2026-07-28 schema's to judge.

@@ -292,10 +292,13 @@ func TestCheck20260728(t *testing.T) {
 			in(`{"jsonrpc":"2.0","id":4,"result":{"resultType":"complete","taskId":"T","status":"working","createdAt":"x","lastUpdatedAt":"x","ttlMs":null}}`),
 			in(`{"jsonrpc":"2.0","method":"notifications/tasks","params":{"taskId":"T","status":"working","createdAt":"x","lastUpdatedAt":"x","ttlMs":"soon"}}`),
 		}, []brief{{3, "ext-tasks:TaskStatusNotification", "/params/ttlMs", "anyOf", "RPC-2"}}},
-		{"initialize is unknown: the envelope only, whose Result needs resultType", []frame{
+		// initialize does not exist in 2026-07-28: a case of a 2026 run
+		// sends it to compare a dual-era server's eras, and its answer is
+		// a 2025-11-25 message the 2026-07-28 schema cannot judge.
+		{"initialize's answer is left to the 2025-11-25 schema", []frame{
 			out(initReq),
 			in(goodInit),
-		}, []brief{{2, "JSONRPCResultResponse", "/result", "required", "RPC-40"}}},
+		}, nil},
 		{"a server request is unknown to 2026-07-28", []frame{
 			in(`{"jsonrpc":"2.0","id":1,"method":"ping"}`),
 		}, nil},
