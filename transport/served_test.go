@@ -86,6 +86,16 @@ func TestServedStderrReachesAttachedLogs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The readiness check's GET is logged by the server too: wait for its
+	// line in the server's own chronology before the case attaches, so
+	// that a late read of it cannot reach the case.
+	rctx, rcancel := context.WithTimeout(context.Background(), safety)
+	defer rcancel()
+	if _, err := own.WaitFor(rctx, 0, func(ev chrono.Event) bool {
+		return ev.Kind == chrono.KindStderr && strings.Contains(string(ev.Raw), "GET /mcp")
+	}); err != nil {
+		t.Fatalf("the readiness check's stderr line never came: %v", err)
+	}
 	caseLog := chrono.New()
 	detach := s.Attach(caseLog)
 	detachAgain := s.Attach(caseLog) // a second session of the same case
