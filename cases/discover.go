@@ -377,8 +377,12 @@ func initializeAgreesToListed(ctx context.Context, e *probe.Env) verdict.Outcome
 	init, err := e.S.Server(), error(nil)
 	if e.Modern() || init == nil {
 		x := e.S
-		if e.Modern() && e.Open != nil {
+		if e.Open != nil {
 			if x, err = e.Open(ctx); err != nil {
+				if !e.Modern() {
+					// The second session's handshake is initialize itself.
+					return e.Blame("initialize asking for 2025-11-25", versionOwner, chrono.Sanitize(err.Error(), false))
+				}
 				return verdict.Errorf("opening a second connection for initialize: %v", err)
 			}
 			defer func() {

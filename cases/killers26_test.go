@@ -16,7 +16,6 @@ var killers26 = map[refserver.Fault][]string{
 	refserver.FaultSessionOn2026:                {"http26/no-session-minted", "http26/legacy-headers-ignored"},
 	refserver.FaultGetOn2026:                    {"http26/get-delete-405"},
 	refserver.FaultStreamStaysOpen:              {"http26/response-ends-stream"},
-	refserver.FaultJSONBodyForNotification:      {"http26/cancel-notification-202"},
 	refserver.FaultStickyCapabilities:           {"tasks26/capabilities-per-request"},
 	refserver.FaultTaskForUndeclaredClient:      {"tasks26/undeclared-call-no-task"},
 	refserver.FaultTaskMethodsWithoutCapability: {"tasks26/methods-need-extension"},
