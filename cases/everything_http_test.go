@@ -1,19 +1,14 @@
 package cases_test
 
 import (
-	"bufio"
 	"context"
-	"fmt"
-	"net"
-	"os"
-	"os/exec"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/mcpflight/mcpflight/cases"
 	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/internal/targets"
 	"github.com/mcpflight/mcpflight/probe"
 	"github.com/mcpflight/mcpflight/profile"
 	"github.com/mcpflight/mcpflight/runner"
@@ -24,48 +19,8 @@ import (
 // free port and returns its endpoint once it says it listens.
 func startEverythingHTTP(t *testing.T, node string) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, node, serverEverything, "streamableHttp")
-	cmd.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", port))
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cancel()
-		_ = cmd.Wait()
-	})
-	ready := make(chan error, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			if strings.Contains(sc.Text(), "listening on port") {
-				ready <- nil
-				for sc.Scan() {
-				}
-				return
-			}
-		}
-		ready <- fmt.Errorf("server-everything ended before listening: %v", sc.Err())
-	}()
-	select {
-	case err := <-ready:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(2 * time.Minute): // a safety net: under heavy load node once took more than 30s
-		t.Fatal("server-everything did not start listening within 2 minutes")
-	}
-	return fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
+	url, _ := targets.EverythingHTTP(t, node, serverEverything)
+	return url
 }
 
 // TestCatalogueOverHTTPAgainstServerEverything runs the catalogue (tasks

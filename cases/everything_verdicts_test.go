@@ -3,8 +3,6 @@ package cases_test
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
 	"slices"
 	"testing"
 	"time"
@@ -13,6 +11,7 @@ import (
 
 	"github.com/mcpflight/mcpflight/cases"
 	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/internal/targets"
 	"github.com/mcpflight/mcpflight/profile"
 	"github.com/mcpflight/mcpflight/runner"
 	"github.com/mcpflight/mcpflight/transport"
@@ -23,16 +22,7 @@ import (
 // node or server-everything is not installed.
 func everythingNode(t *testing.T) string {
 	t.Helper()
-	node, err := exec.LookPath("node")
-	_, statErr := os.Stat(serverEverything)
-	if err != nil || statErr != nil {
-		msg := fmt.Sprintf("needs node and %s (cd testdata/targets && npm ci): %v %v", serverEverything, err, statErr)
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	return node
+	return targets.Need(t, serverEverything)
 }
 
 // everythingStall bounds the silence of an HTTP response in these tests: a

@@ -3,11 +3,8 @@
 package cli
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"strconv"
@@ -17,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcpflight/mcpflight/cases"
+	"github.com/mcpflight/mcpflight/internal/targets"
 	"github.com/mcpflight/mcpflight/transport"
 )
 
@@ -174,45 +172,5 @@ func processCPU(pid int) time.Duration {
 // listens.
 func everythingHTTP(b *testing.B, node string) (string, int) {
 	b.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	cmd := exec.Command(node, serverEverything, "streamableHttp")
-	cmd.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", port))
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	ready := make(chan error, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			if strings.Contains(sc.Text(), "listening on port") {
-				ready <- nil
-				for sc.Scan() {
-				}
-				return
-			}
-		}
-		ready <- fmt.Errorf("server-everything ended before listening: %v", sc.Err())
-	}()
-	select {
-	case err := <-ready:
-		if err != nil {
-			b.Fatal(err)
-		}
-	case <-time.After(30 * time.Second): // safety net
-		b.Fatal("server-everything did not start listening within 30s")
-	}
-	return fmt.Sprintf("http://127.0.0.1:%d/mcp", port), cmd.Process.Pid
+	return targets.EverythingHTTP(b, node, serverEverything)
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mcpflight/mcpflight/cases"
+	"github.com/mcpflight/mcpflight/internal/targets"
 	"github.com/mcpflight/mcpflight/probe"
 	"github.com/mcpflight/mcpflight/refserver"
 	"github.com/mcpflight/mcpflight/transport"
@@ -408,15 +409,7 @@ var serverEverything = filepath.Join("..", "..", "testdata", "targets", "node_mo
 // server must be installed; elsewhere the test is skipped without it.
 func TestCheckServerEverything(t *testing.T) {
 	t.Parallel()
-	node, err := exec.LookPath("node")
-	_, statErr := os.Stat(serverEverything)
-	if err != nil || statErr != nil {
-		msg := fmt.Sprintf("needs node and %s (cd testdata/targets && npm ci): %v %v", serverEverything, err, statErr)
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
+	node := targets.Need(t, serverEverything)
 	cmdline := transportQuote(node, serverEverything, "stdio")
 	reportPath := filepath.Join(t.TempDir(), "report.json")
 	// The cases run side by side (--jobs by default); their deadline is

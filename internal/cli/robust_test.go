@@ -2,12 +2,12 @@ package cli
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcpflight/mcpflight/internal/targets"
 )
 
 // badInput is testdata/badinput, built once.
@@ -150,15 +150,7 @@ func TestProfileInit(t *testing.T) {
 // of the tools tools/list gives no taskSupport (issue 14.5).
 func TestZeroConfigServerEverything(t *testing.T) {
 	t.Parallel()
-	node, err := exec.LookPath("node")
-	_, statErr := os.Stat(serverEverything)
-	if err != nil || statErr != nil {
-		msg := fmt.Sprintf("needs node and %s (cd testdata/targets && npm ci): %v %v", serverEverything, err, statErr)
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
+	node := targets.Need(t, serverEverything)
 	cmdline := transportQuote(node, serverEverything, "stdio")
 	path := filepath.Join(t.TempDir(), "everything.yaml")
 	r := runCLI(t, "", "profile", "init", "--stdio", cmdline, "-o", path)

@@ -12,6 +12,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -39,8 +40,9 @@ func NodeModules() string {
 	return filepath.Join(repoTargets(), "node_modules")
 }
 
-// need skips t (fails it under CI) when node or path is missing.
-func need(t testing.TB, path string) string {
+// Need returns the node binary, or skips t (fails it under CI) when node
+// or the script at path is missing.
+func Need(t testing.TB, path string) string {
 	t.Helper()
 	node, err := exec.LookPath("node")
 	_, statErr := os.Stat(path)
@@ -61,7 +63,7 @@ func need(t testing.TB, path string) string {
 func DualEra(t testing.TB, args ...string) []string {
 	t.Helper()
 	nm := NodeModules()
-	node := need(t, filepath.Join(nm, "@modelcontextprotocol", "server", "package.json"))
+	node := Need(t, filepath.Join(nm, "@modelcontextprotocol", "server", "package.json"))
 	src, err := os.ReadFile(filepath.Join(repoTargets(), "dualera.mjs"))
 	if err != nil {
 		t.Fatal(err)
@@ -138,4 +140,54 @@ type prefixWriter struct{ t testing.TB }
 func (w *prefixWriter) Write(p []byte) (int, error) {
 	w.t.Logf("dualera stderr: %s", strings.TrimRight(string(p), "\n"))
 	return len(p), nil
+}
+
+// EverythingHTTP runs server-everything's script in streamableHttp mode
+// on a free loopback port and returns its endpoint and pid once it says
+// it listens; the process is killed and reaped when tb ends. Waiting is
+// on the server's own "listening on port" line; the 2-minute bound is a
+// safety net (under heavy load node once took more than 30 s to start).
+func EverythingHTTP(tb testing.TB, node, script string) (url string, pid int) {
+	tb.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	cmd := exec.Command(node, script, "streamableHttp")
+	cmd.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", port))
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	ready := make(chan error, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), "listening on port") {
+				ready <- nil
+				for sc.Scan() {
+				}
+				return
+			}
+		}
+		ready <- fmt.Errorf("server-everything ended before listening: %v", sc.Err())
+	}()
+	select {
+	case err := <-ready:
+		if err != nil {
+			tb.Fatal(err)
+		}
+	case <-time.After(2 * time.Minute):
+		tb.Fatal("server-everything did not start listening within 2 minutes")
+	}
+	return fmt.Sprintf("http://127.0.0.1:%d/mcp", port), cmd.Process.Pid
 }
