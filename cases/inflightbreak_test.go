@@ -69,7 +69,7 @@ func inflightTarget(t *testing.T, bin, mode string, overHTTP bool) target {
 // TestDiagnosisNamesTheCause runs the cases against servers whose one
 // defect a careless diagnosis blames on another rule (issue 14.4): a
 // server whose tasks end cancelled with nobody cancelling them gets
-// TSK-88 and no fail under CAN-4 or TSK-48; one whose resume loses the
+// TSK-D1 and no fail under CAN-4 or TSK-48; one whose resume loses the
 // result gets the resumption rule, not the disconnect rule.
 func TestDiagnosisNamesTheCause(t *testing.T) {
 	t.Parallel()
@@ -92,8 +92,8 @@ func TestDiagnosisNamesTheCause(t *testing.T) {
 		want, rule string
 		never      []string
 	}{
-		{"task-cancelled", false, taskProfile, []string{"tasks/*"}, "tasks/not-cancelled-unprompted", "TSK-88", []string{"CAN-4", "TSK-48"}},
-		{"task-cancelled", true, taskProfile, []string{"tasks/*"}, "tasks/not-cancelled-unprompted", "TSK-88", []string{"CAN-4", "TSK-48"}},
+		{"task-cancelled", false, taskProfile, []string{"tasks/*"}, "tasks/not-cancelled-unprompted", "TSK-D1", []string{"CAN-4", "TSK-48"}},
+		{"task-cancelled", true, taskProfile, []string{"tasks/*"}, "tasks/not-cancelled-unprompted", "TSK-D1", []string{"CAN-4", "TSK-48"}},
 		{"resume-loses", true, slowProfile, []string{"http/disconnect-is-not-cancel", "http/resume-while-running"}, "http/disconnect-is-not-cancel", "HTTP-21", []string{"HTTP-25"}},
 	}
 	for _, tt := range tests {

@@ -307,13 +307,13 @@ func taskCases() []probe.Case {
 			Expect:   "the task stays working and then completes",
 			Run:      taskNotificationDoesNotCancel,
 		},
-		// TSK-88 DEF: "`cancelled`: The request was cancelled before completion."
+		// TSK-D1 DEF: "`cancelled`: The request was cancelled before completion."
 		// TSK-44 MUST: "Receivers that accept a task-augmented request MUST return a
 		//   `CreateTaskResult` as the response."
 		{
 			ID:       "tasks/not-cancelled-unprompted",
 			Title:    "a task nobody cancels does not end cancelled",
-			Reqs:     []string{"TSK-88", "TSK-44"},
+			Reqs:     []string{"TSK-D1", "TSK-44"},
 			Versions: []string{spec.V20251125},
 			Needs:    probe.Needs{Tasks: true},
 			Sends:    "a task-augmented tools/call run to its end, with no tasks/cancel and no notifications/cancelled",

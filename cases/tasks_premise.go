@@ -13,11 +13,11 @@ import (
 )
 
 // unpromptedOwner: a task case relies on a task that runs until someone
-// cancels it; TSK-88 (cancelled means the request was cancelled) is the
+// cancels it; TSK-D1 (cancelled means the request was cancelled) is the
 // rule, tasks/not-cancelled-unprompted the case that judges it (issue
 // 14.4: a server whose tasks ended cancelled at once was blamed under
 // CAN-4 and TSK-48).
-var unpromptedOwner = probe.Owner{Requirement: "TSK-88", Case: "tasks/not-cancelled-unprompted"}
+var unpromptedOwner = probe.Owner{Requirement: "TSK-D1", Case: "tasks/not-cancelled-unprompted"}
 
 // cancelSent reports whether the case sent a cancel for the task: a
 // tasks/cancel naming its ID or a notifications/cancelled naming the
@@ -113,7 +113,7 @@ func unpromptedNow(ctx context.Context, e *probe.Env, op *probe.TaskOp, step str
 }
 
 // taskNotCancelledUnprompted runs a task nobody cancels to its end: it
-// must not end cancelled (TSK-88).
+// must not end cancelled (TSK-D1).
 func taskNotCancelledUnprompted(ctx context.Context, e *probe.Env) verdict.Outcome {
 	op, err := e.StartTask(ctx, probe.TaskSpec{Key: "nu"})
 	if err != nil {
@@ -128,7 +128,7 @@ func taskNotCancelledUnprompted(ctx context.Context, e *probe.Env) verdict.Outco
 			return verdict.HarnessBug(fmt.Errorf("the case sent a cancel at seq %d", seq))
 		}
 		seq := firstStatusSeq(e, op.Task.TaskID, mcp.TaskCancelled, op.RespSeq)
-		return e.Breaks("TSK-88", []string{"the task ends completed or failed: nobody cancelled it (no tasks/cancel, no notifications/cancelled was sent)"},
+		return e.Breaks("TSK-D1", []string{"the task ends completed or failed: nobody cancelled it (no tasks/cancel, no notifications/cancelled was sent)"},
 			fmt.Sprintf("task %s went %s with nobody cancelling it; first seen cancelled at seq %d", chrono.Sanitize(op.Task.TaskID, false), chrono.Sanitize(fmt.Sprint(seen), false), seq), seq)
 	}
 	return verdict.Passf("the task nobody cancelled ended %s", chrono.Sanitize(final.Status, false))

@@ -206,7 +206,7 @@ func faultTable() []faultRow {
 			"gives; a cursor it never issued is check's tasks/list-pagination"},
 		{fault: refserver.FaultStatusNotificationMeta, transport: ip, excluded: taskShape},
 		{fault: refserver.FaultTaskCancelledUnprompted, transport: ip, excluded: "no invariant of the explorer yet says a task " +
-			"nobody cancelled must not end cancelled (TSK-88); check's tasks/not-cancelled-unprompted judges it"},
+			"nobody cancelled must not end cancelled (TSK-D1); check's tasks/not-cancelled-unprompted judges it"},
 	}
 	for _, f := range refserver.Faults2026() {
 		rows = append(rows, faultRow{fault: f, transport: ip, excluded: "a 2026-07-28 rule: the explorer's sessions are " +

@@ -212,7 +212,7 @@ var faultDocs = map[Fault]faultDoc{
 	FaultBogusCursorAccepted:           {[]string{"TSK-69"}, "tasks/list with a cursor it never issued answers the first page instead of -32602"},
 	FaultStatusNotificationMeta:        {[]string{"TSK-58"}, "notifications/tasks/status carries related-task _meta"},
 	FaultTaskProgressOtherToken:        {[]string{"PRG-10", "PRG-7"}, "a task's progress after its CreateTaskResult carries another token than the request's"},
-	FaultTaskCancelledUnprompted:       {[]string{"TSK-88"}, "a task ends cancelled right after its CreateTaskResult, with nobody cancelling it"},
+	FaultTaskCancelledUnprompted:       {[]string{"TSK-D1"}, "a task ends cancelled right after its CreateTaskResult, with nobody cancelling it"},
 }
 
 // Breaks returns the requirement IDs the fault is documented to break;

@@ -63,3 +63,15 @@ func TestRequirementLineOutsideItsRevision(t *testing.T) {
 		t.Errorf("requirementLine(STD-46, 2026-07-28) = %q", got)
 	}
 }
+
+// TestRequirementLineOfADerivedRule: a rule of spec/DERIVED.md is cited as
+// mcpflight's reading of its sentence, never as a registry row.
+func TestRequirementLineOfADerivedRule(t *testing.T) {
+	got := requirementLine("TSK-D1", spec.V20251125)
+	if !strings.Contains(got, "derived by mcpflight from this sentence") || !strings.Contains(got, "cancelled before completion") {
+		t.Errorf("requirementLine(TSK-D1) = %q", got)
+	}
+	if got := requirementLine("TSK-44", spec.V20251125); strings.Contains(got, "derived") {
+		t.Errorf("requirementLine(TSK-44) = %q", got)
+	}
+}

@@ -212,6 +212,9 @@ func requirementLine(id, revision string) string {
 	if revision != "" && !req.AppliesTo(revision) {
 		return fmt.Sprintf("%s %s (%s only, not a rule of this %s run: applied as advice): %q", req.ID, req.Level, versionsText(req.Versions), revision, req.Quote)
 	}
+	if req.Derived {
+		return fmt.Sprintf("%s %s (%s; derived by mcpflight from this sentence, spec/DERIVED.md): %q", req.ID, req.Level, versionsText(req.Versions), req.Quote)
+	}
 	return fmt.Sprintf("%s %s (%s): %q", req.ID, req.Level, versionsText(req.Versions), req.Quote)
 }
 

@@ -1,8 +1,10 @@
 // Package spec is the requirement registry: every requirement row of
 // REQUIREMENTS.md (an ID such as CAN-8, its RFC-2119 level, the versions
 // it applies to and the quoted spec sentence), so that verdicts can cite
-// the sentence they judge. The file is a copy of
-// ../shared/spec/REQUIREMENTS.md, embedded at build time.
+// the sentence they judge. The file is an unchanged copy of
+// ../shared/spec/REQUIREMENTS.md, embedded at build time; DERIVED.md adds
+// the few rules mcpflight reads out of a spec sentence that the shared
+// registry does not list (their IDs carry a D, as in TSK-D1).
 package spec
 
 import (
@@ -15,6 +17,12 @@ import (
 //
 //go:embed REQUIREMENTS.md
 var Markdown string
+
+// DerivedMarkdown is the embedded DERIVED.md: rules mcpflight derives from
+// a spec sentence that the shared registry does not list as a rule.
+//
+//go:embed DERIVED.md
+var DerivedMarkdown string
 
 // Requirement is one row of a requirement table:
 // | ID | Lvl | Ver | Quote | Source | Test | Notes |.
@@ -35,11 +43,18 @@ type Requirement struct {
 	Testability string `json:"testability"`
 	// Notes are the registry's testing notes.
 	Notes string `json:"notes,omitempty"`
+	// Derived marks a rule of DERIVED.md: mcpflight's reading of the
+	// quoted sentence, not a row of the shared registry.
+	Derived bool `json:"derived,omitempty"`
 }
 
 // registry is parsed once, on first use.
 var registry = sync.OnceValues(func() ([]Requirement, map[string]int) {
 	reqs := Parse(Markdown)
+	for _, r := range Parse(DerivedMarkdown) {
+		r.Derived = true
+		reqs = append(reqs, r)
+	}
 	index := make(map[string]int, len(reqs))
 	for i, r := range reqs {
 		index[r.ID] = i

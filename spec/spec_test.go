@@ -142,3 +142,59 @@ func TestLinks(t *testing.T) {
 		}
 	}
 }
+
+// TestDerivedRules checks DERIVED.md: its IDs carry a D and never collide
+// with the shared registry, and each quoted sentence stands, word for
+// word, in a spec page of its revision when the shared folder is there.
+func TestDerivedRules(t *testing.T) {
+	derived := Parse(DerivedMarkdown)
+	if len(derived) == 0 {
+		t.Fatal("DERIVED.md has no rows")
+	}
+	shared := map[string]bool{}
+	for _, r := range Parse(Markdown) {
+		shared[r.ID] = true
+	}
+	dirs := map[string]string{"25": "2025-11-25", "26": "2026-07-28"}
+	for _, r := range derived {
+		area, num, ok := strings.Cut(r.ID, "-")
+		if !ok || area == "" || !strings.HasPrefix(num, "D") {
+			t.Errorf("%s: a derived ID is AREA-Dn", r.ID)
+		}
+		if shared[r.ID] {
+			t.Errorf("%s is in the shared registry too", r.ID)
+		}
+		if got, ok := Lookup(r.ID); !ok || !got.Derived {
+			t.Errorf("Lookup(%s) = %+v, %v; want it found and marked derived", r.ID, got, ok)
+		}
+		dir, ok := dirs[r.Versions]
+		if !ok {
+			t.Errorf("%s: versions %q, want 25 or 26", r.ID, r.Versions)
+			continue
+		}
+		root := filepath.Join("..", "..", "shared", "spec", dir)
+		if _, err := os.Stat(root); err != nil {
+			t.Skipf("%s: no shared spec pages to read the quote in", root)
+		}
+		found := false
+		err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() || found {
+				return err
+			}
+			b, err := os.ReadFile(path)
+			found = err == nil && strings.Contains(string(b), r.Quote)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !found {
+			t.Errorf("%s: the quote %q stands in no page under %s", r.ID, r.Quote, root)
+		}
+	}
+	for _, r := range Parse(Markdown) {
+		if got, _ := Lookup(r.ID); got.Derived {
+			t.Errorf("%s of the shared registry is marked derived", r.ID)
+		}
+	}
+}

@@ -596,6 +596,10 @@ func TestRequirements(t *testing.T) {
 			t.Errorf("row %+v", row)
 		}
 	}
+	if d := runCLI(t, "", "requirements", "--area", "tsk"); !regexp.MustCompile(`(?m)^TSK-D1\s+DEF\s+2025-11-25\s+TSK\s+\[derived\] `).MatchString(d.stdout) ||
+		regexp.MustCompile(`(?m)^TSK-\d+\s.*\[derived\]`).MatchString(d.stdout) {
+		t.Errorf("only TSK-D1 is marked derived:\n%s", d.stdout)
+	}
 	if bad := runCLI(t, "", "requirements", "--revision", "2024-01-01"); bad.code != ExitError {
 		t.Errorf("an unknown revision: exit %d", bad.code)
 	}

@@ -15,7 +15,9 @@ const requirementsUsage = `Usage: mcpflight requirements [--revision REV] [--lev
 
 Lists the requirement registry (spec/REQUIREMENTS.md): every normative
 sentence of the spec with its ID, its level, the revisions it is in and
-its area, the way "conformance list --requirements" does. A verdict's
+its area, the way "conformance list --requirements" does. Rules mcpflight
+derives from a spec sentence the registry does not list (spec/DERIVED.md,
+IDs such as TSK-D1) are marked "derived". A verdict's
 severity comes from the level: MUST and MUST NOT (and DEF) fail, SHOULD
 and SHOULD NOT warn, MAY is info.
 
@@ -36,6 +38,7 @@ type requirementJSON struct {
 	Area      string   `json:"area"`
 	Quote     string   `json:"quote"`
 	Source    string   `json:"source"`
+	Derived   bool     `json:"derived,omitempty"`
 }
 
 // requirementArea is a requirement's area: its ID's prefix.
@@ -82,7 +85,7 @@ func (e Env) requirements(args []string) (int, error) {
 		case area != "" && !strings.EqualFold(a, area):
 			continue
 		}
-		rows = append(rows, requirementJSON{ID: r.ID, Level: r.Level, Revisions: nonNil(requirementRevisions(r)), Area: a, Quote: r.Quote, Source: r.Source})
+		rows = append(rows, requirementJSON{ID: r.ID, Level: r.Level, Revisions: nonNil(requirementRevisions(r)), Area: a, Quote: r.Quote, Source: r.Source, Derived: r.Derived})
 	}
 	if area != "" && !areas[strings.ToUpper(area)] {
 		return 0, usagef(requirementsUsage, "--area %q: no requirement has it", chrono.Sanitize(area, false))
@@ -99,7 +102,11 @@ func (e Env) requirements(args []string) (int, error) {
 	tw := tabwriter.NewWriter(e.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tLEVEL\tREVISIONS\tAREA\tSENTENCE")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.ID, r.Level, strings.Join(r.Revisions, ","), r.Area, clipText(r.Quote, 80))
+		quote := r.Quote
+		if r.Derived {
+			quote = "[derived] " + quote
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.ID, r.Level, strings.Join(r.Revisions, ","), r.Area, clipText(quote, 80))
 	}
 	if err := tw.Flush(); err != nil {
 		return 0, err
