@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -247,6 +248,7 @@ func TestCheckClientTypeScript(t *testing.T) {
 				if res.Verdict != "skip" {
 					ran++
 				}
+				t.Logf("verdict %s %s", res.ID, res.Verdict)
 				if !slices.Contains(ok, res.Verdict) {
 					t.Errorf("%s: %s, want %v: %s (%s)", res.ID, res.Verdict, ok, res.Summary, res.Actual)
 				}
@@ -254,6 +256,66 @@ func TestCheckClientTypeScript(t *testing.T) {
 			if ran < 10 {
 				t.Errorf("only %d cases ran", ran)
 			}
+		})
+	}
+}
+
+// TestCheckClientGoAdapter builds the Go adapter of docs/check-client.md
+// (docs/goadapter: peer, negotiate and hostcancel) and grades it with
+// check-client --command under both revisions, over stdio and Streamable
+// HTTP: it is a complete adapter, so every case passes but those that do
+// not apply to the run's revision or transport, the task case included.
+func TestCheckClientGoAdapter(t *testing.T) {
+	t.Parallel()
+	adapter := filepath.Join(t.TempDir(), "goadapter")
+	build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", adapter, "github.com/mcpflight/mcpflight/docs/goadapter")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building the Go adapter: %v\n%s", err, out)
+	}
+	// The cases that do not apply to each run (its revision or its
+	// transport); every other case must pass.
+	notApplicable := map[string][]string{
+		"2025-11-25/stdio": {"http/drop-resumed-not-cancelled", "http/reissue-after-broken-stream", "http/request-headers",
+			"versioning/probe-fallback-method-not-found", "versioning/probe-fallback-invalid-params", "versioning/probe-fallback-other-error",
+			"versioning/probe-fallback-silence", "versioning/no-removed-methods", "versioning/envelope-on-every-request"},
+		"2025-11-25/http": {"stdio/shutdown-closes-stdin", "http/reissue-after-broken-stream",
+			"versioning/probe-fallback-method-not-found", "versioning/probe-fallback-invalid-params", "versioning/probe-fallback-other-error",
+			"versioning/probe-fallback-silence", "versioning/no-removed-methods", "versioning/envelope-on-every-request"},
+		"2026-07-28/stdio": {"lifecycle/initialize-not-cancelled", "lifecycle/initialize-first", "lifecycle/ping-answered",
+			"http/drop-resumed-not-cancelled", "http/reissue-after-broken-stream", "http/request-headers"},
+		"2026-07-28/http": {"lifecycle/initialize-not-cancelled", "lifecycle/initialize-first", "lifecycle/ping-answered",
+			"cancel/late-response-ignored", "stdio/shutdown-closes-stdin", "http/drop-resumed-not-cancelled", "versioning/probe-fallback-silence"},
+	}
+	for _, run := range []struct{ rev, transport string }{
+		{"2025-11-25", "stdio"}, {"2025-11-25", "http"}, {"2026-07-28", "stdio"}, {"2026-07-28", "http"},
+	} {
+		name := run.rev + "/" + run.transport
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			path := filepath.Join(t.TempDir(), "r.json")
+			r := runCLI(t, "", "check-client", "--command", transportQuote(adapter, "{server}"), "--json", path,
+				"--protocol", run.rev, "--dual-era", "--transport", run.transport)
+			if r.code != ExitConformant {
+				t.Errorf("exit code %d, want %d\n%s\n%s", r.code, ExitConformant, r.stdout, r.stderr)
+			}
+			rep := readClientReport(t, path)
+			if len(rep.Results) == 0 {
+				t.Fatalf("no results\n%s", r.stdout)
+			}
+			pass := 0
+			for _, res := range rep.Results {
+				want := "pass"
+				if slices.Contains(notApplicable[name], res.ID) {
+					want = "skip"
+				}
+				if res.Verdict == "pass" {
+					pass++
+				}
+				if res.Verdict != want {
+					t.Errorf("%s: %s, want %s: %s (%s)", res.ID, res.Verdict, want, res.Summary, res.Actual)
+				}
+			}
+			t.Logf("%s: %d of %d cases pass", name, pass, len(rep.Results))
 		})
 	}
 }
