@@ -24,6 +24,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 
 	"sort"
 	"strings"
@@ -64,6 +65,9 @@ const (
 	FaultNotifiesModernCancel     Fault = "notifies-modern-cancel"
 	FaultReissuesSameID           Fault = "reissues-same-id"
 	FaultOmitsCapabilities        Fault = "omits-client-capabilities"
+	FaultCancelsWrongID           Fault = "cancels-wrong-id"
+	FaultTaskCancelWithoutName    Fault = "task-cancel-without-name"
+	FaultReusesInFlightID         Fault = "reuses-id-in-flight"
 )
 
 // Faults lists every fault with what it does.
@@ -87,6 +91,9 @@ func Faults() map[Fault]string {
 		FaultNotifiesModernCancel:     "POSTs notifications/cancelled as well when it closes a 2026-07-28 request's stream to cancel it",
 		FaultReissuesSameID:           "re-issues a request whose 2026-07-28 stream broke with the broken request's ID",
 		FaultOmitsCapabilities:        "leaves io.modelcontextprotocol/clientCapabilities out of a 2026-07-28 tools/call's _meta",
+		FaultCancelsWrongID:           "names a request ID that is not the call's in the notifications/cancelled it sends when it gives up on a call (over 2026-07-28 HTTP: besides closing the stream)",
+		FaultTaskCancelWithoutName:    "POSTs tasks/cancel without the Mcp-Name header on a 2026-07-28 Streamable HTTP session",
+		FaultReusesInFlightID:         "sends the second call of a parallel step with the ID of the first, still in flight",
 	}
 }
 
@@ -148,6 +155,9 @@ type adapter struct {
 	mu     sync.Mutex
 	lastID jsonrpc.ID
 	token  jsonrpc.ProgressToken
+	// first carries, under FaultReusesInFlightID, the first call of a
+	// parallel step to the second, which reuses its ID.
+	first chan *peer.Call
 }
 
 func (a *adapter) fault(f Fault) bool { return a.opts.Faults[f] }
@@ -305,11 +315,15 @@ func (a *adapter) step(ctx context.Context, n int, st clientrun.Step) {
 		r.Step = n
 		a.report(r)
 	case clientrun.OpParallel:
+		a.mu.Lock()
 		if a.fault(FaultSharesProgressToken) {
-			a.mu.Lock()
 			a.token = a.s.NewToken()
-			a.mu.Unlock()
 		}
+		a.first = nil
+		if a.fault(FaultReusesInFlightID) && len(st.Calls) > 1 {
+			a.first = make(chan *peer.Call, 1)
+		}
+		a.mu.Unlock()
 		var wg sync.WaitGroup
 		out := make([]clientrun.Report, len(st.Calls))
 		for i, cs := range st.Calls {
@@ -333,6 +347,12 @@ func (a *adapter) step(ctx context.Context, n int, st clientrun.Step) {
 func (a *adapter) call(ctx context.Context, cs clientrun.CallStep, stepN, index int) clientrun.Report {
 	if cs.Task {
 		return a.taskCall(ctx, cs)
+	}
+	a.mu.Lock()
+	first := a.first
+	a.mu.Unlock()
+	if first != nil && index == 2 {
+		return a.reuseInFlight(ctx, cs, first)
 	}
 	params := map[string]any{"name": cs.Tool, "arguments": orEmpty(cs.Arguments)}
 	var opts []peer.CallOption
@@ -362,6 +382,9 @@ func (a *adapter) call(ctx context.Context, cs clientrun.CallStep, stepN, index 
 	c, err := a.s.Start(ctx, mcp.MethodToolsCall, params, opts...)
 	if err != nil {
 		return clientrun.Report{Outcome: clientrun.OutcomeError, Error: err.Error()}
+	}
+	if first != nil && index == 1 {
+		first <- c
 	}
 
 	start := time.Now()
@@ -396,6 +419,48 @@ func (a *adapter) call(ctx context.Context, cs clientrun.CallStep, stepN, index 
 		if c, err = a.s.Start(ctx, mcp.MethodToolsCall, params, again...); err != nil {
 			return clientrun.Report{Outcome: clientrun.OutcomeError, Error: "re-issuing the request: " + err.Error()}
 		}
+	}
+}
+
+// reuseInFlight is the reuses-id-in-flight fault: once the first call of
+// the parallel step is sent, the same call goes again with its ID while
+// it is still in flight (peer refuses that, so the frame is built here,
+// with the session's envelope on a 2026-07-28 session). The caller is
+// given the first call's outcome.
+func (a *adapter) reuseInFlight(ctx context.Context, cs clientrun.CallStep, first <-chan *peer.Call) clientrun.Report {
+	var c *peer.Call
+	select {
+	case c = <-first:
+	case <-ctx.Done():
+		return clientrun.Report{Outcome: clientrun.OutcomeError, Error: ctx.Err().Error()}
+	}
+	params := map[string]any{"name": cs.Tool, "arguments": orEmpty(cs.Arguments)}
+	meta := map[string]any{}
+	if env, ok := a.s.Envelope(); ok {
+		meta[mcp.MetaProtocolVersion] = env.ProtocolVersion
+		meta[mcp.MetaClientCapabilities] = orEmpty(env.ClientCapabilities)
+		if env.ClientInfo != nil {
+			meta[mcp.MetaClientInfo] = *env.ClientInfo
+		}
+	}
+	if cs.Progress {
+		meta[mcp.MetaProgressToken] = a.s.NewToken()
+	}
+	if len(meta) > 0 {
+		params[mcp.MetaKey] = meta
+	}
+	raw, err := jsonrpc.EncodeRequest(c.ID, mcp.MethodToolsCall, params)
+	if err == nil {
+		err = a.s.SendRaw(ctx, raw)
+	}
+	if err != nil {
+		return clientrun.Report{Outcome: clientrun.OutcomeError, Error: err.Error()}
+	}
+	select {
+	case <-c.Done():
+		return a.outcome(ctx, c)
+	case <-ctx.Done():
+		return clientrun.Report{Outcome: clientrun.OutcomeError, Error: ctx.Err().Error()}
 	}
 }
 
@@ -502,6 +567,15 @@ func (a *adapter) dropWatch(ctx context.Context, c *peer.Call) <-chan struct{} {
 // Under FaultDeliversLateResponse a response that still comes is handed
 // to the caller as well: a second report for the step.
 func (a *adapter) giveUp(ctx context.Context, c *peer.Call, stepN, index int, cancel bool, outcome, why string) clientrun.Report {
+	modernHTTP := a.modern && a.in.Transport == clientrun.TransportHTTP
+	if cancel && a.fault(FaultCancelsWrongID) {
+		if modernHTTP {
+			_ = a.s.Cancel(ctx, c, why) // closes the stream
+		}
+		// A fresh ID: one that names no request in flight (CAN-5).
+		_, _ = a.s.NotifySeq(ctx, mcp.NotificationCancelled, map[string]any{"requestId": a.s.NewID(), "reason": why})
+		cancel = false
+	}
 	if cancel {
 		_ = a.s.Cancel(ctx, c, why)
 		if a.fault(FaultNotifiesModernCancel) && a.modern && a.in.Transport == clientrun.TransportHTTP {
@@ -566,6 +640,17 @@ func (a *adapter) taskCall(ctx context.Context, cs clientrun.CallStep) clientrun
 		}
 		op.Stop("aborted")
 		return clientrun.Report{Outcome: clientrun.OutcomeAborted, Error: "task abandoned"}
+	}
+	if a.fault(FaultTaskCancelWithoutName) && a.modern && a.in.Transport == clientrun.TransportHTTP {
+		// tasks/cancel as it should be, but with the routing header the
+		// transport sets removed (TSX-52).
+		err := a.s.Request(ctx, mcp.MethodTasksCancel, map[string]any{"taskId": op.TaskID()}, nil,
+			peer.WithHeaders(http.Header{mcp.HeaderName: nil}))
+		op.Stop("aborted")
+		if err != nil {
+			return clientrun.Report{Outcome: clientrun.OutcomeAborted, Error: "tasks/cancel: " + err.Error()}
+		}
+		return clientrun.Report{Outcome: clientrun.OutcomeAborted, Error: "task cancelled"}
 	}
 	res := op.Abort(ctx, "aborted as instructed")
 	return clientrun.Report{Outcome: clientrun.OutcomeAborted, Error: "task " + string(res.Classification)}

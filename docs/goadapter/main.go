@@ -1,18 +1,23 @@
 // Command goadapter is a complete check-client adapter for a Go client
-// built on mcpflight's own peer package: the example of
-// docs/check-client.md. It reads the case's instructions from
-// MCP_CONFORMANCE_CONTEXT, connects (stdio: spawns the server it is
-// told to; HTTP: dials the URL), runs the steps, closes, and prints one
-// report per line. Try it with
+// built on mcpflight's own packages: the example of docs/check-client.md.
+// It reads the case's instructions from MCP_CONFORMANCE_CONTEXT, connects
+// (stdio: spawns the server it is told to; HTTP: dials the URL), makes the
+// handshake (2025-11-25: initialize; 2026-07-28: the dual-era negotiation
+// of package negotiate, server/discover with a fallback to initialize),
+// runs the steps, closes, and prints one report per line. A call that is
+// to be a durable task goes through package hostcancel, which cancels it
+// with tasks/cancel. Try it with
 //
 //	go build -o /tmp/goadapter ./docs/goadapter
 //	mcpflight check-client --command /tmp/goadapter
 //	mcpflight check-client --command /tmp/goadapter --transport http
+//	mcpflight check-client --command /tmp/goadapter --protocol 2026-07-28 --dual-era
 package main
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"sync"
@@ -20,11 +25,26 @@ import (
 
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/clientrun"
+	"github.com/mcpflight/mcpflight/hostcancel"
 	"github.com/mcpflight/mcpflight/jsonrpc"
 	"github.com/mcpflight/mcpflight/mcp"
+	"github.com/mcpflight/mcpflight/negotiate"
 	"github.com/mcpflight/mcpflight/peer"
+	"github.com/mcpflight/mcpflight/spec"
 	"github.com/mcpflight/mcpflight/transport"
 )
+
+// clientInfo is how this client names itself.
+var clientInfo = peer.Implementation{Name: "goadapter", Version: "1"}
+
+// client is one connection to the server under the case's instructions.
+type client struct {
+	in     clientrun.Instructions
+	s      *peer.Session
+	log    *chrono.Log // peer's own record; the checker keeps the evidence
+	modern bool        // the session speaks 2026-07-28
+	report func(clientrun.Report)
+}
 
 func main() {
 	in, err := clientrun.ReadInstructions(os.Getenv)
@@ -39,98 +59,116 @@ func main() {
 		defer mu.Unlock()
 		os.Stdout.Write(append(raw, '\n'))
 	}
-	if in.ProtocolVersion != "2025-11-25" {
-		report(clientrun.Report{Outcome: clientrun.OutcomeUnsupported, Error: "this adapter speaks 2025-11-25 only"})
+	if in.ProtocolVersion != spec.V20251125 && in.ProtocolVersion != spec.V20260728 {
+		report(clientrun.Report{Outcome: clientrun.OutcomeUnsupported, Error: "this adapter speaks 2025-11-25 and 2026-07-28, not " + in.ProtocolVersion})
 		return
 	}
 	ctx := context.Background()
-	log := chrono.New() // peer's own record; the checker keeps the evidence
+	c := &client{in: in, log: chrono.New(), report: report}
 	var conn transport.Conn
 	if in.Transport == clientrun.TransportHTTP {
-		conn, err = transport.DialHTTP(ctx, transport.HTTPConfig{URL: in.URL, Log: log})
+		// A held call may stay silent for a while: the case, not the
+		// transport, decides when it has waited long enough.
+		conn, err = transport.DialHTTP(ctx, transport.HTTPConfig{URL: in.URL, Log: c.log, StallTimeout: time.Minute})
 	} else {
-		conn, err = transport.StartStdio(ctx, transport.StdioConfig{Argv: append([]string{in.Server.Command}, in.Server.Args...), Log: log})
+		conn, err = transport.StartStdio(ctx, transport.StdioConfig{Argv: append([]string{in.Server.Command}, in.Server.Args...), Log: c.log})
 	}
 	if err != nil {
 		report(clientrun.Report{Outcome: clientrun.OutcomeError, Error: err.Error()})
 		os.Exit(1)
 	}
-	s := peer.New(conn, peer.Options{Log: log})
-	defer s.Close(ctx)
-
-	cctx, cancel := ctx, context.CancelFunc(func() {})
-	if in.Connect.TimeoutMs > 0 {
-		cctx, cancel = context.WithTimeout(ctx, time.Duration(in.Connect.TimeoutMs)*time.Millisecond)
+	c.s = peer.New(conn, peer.Options{Log: c.log}) // answers the server's ping
+	if c.connect(ctx) {
+		report(clientrun.Report{Outcome: clientrun.OutcomeConnected})
+		for i, st := range in.Steps {
+			c.step(ctx, i+1, st)
+		}
 	}
-	_, err = s.Initialize(cctx, peer.InitOptions{}) // peer never cancels initialize (CAN-2)
+	// Close: over stdio the server's stdin first, then the process.
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	c.s.Close(cctx)
 	cancel()
+	report(clientrun.Report{Step: len(in.Steps) + 1, Outcome: clientrun.OutcomeClosed})
+}
+
+// connect makes the handshake within connect.timeoutMs, and reports a
+// failure. peer never cancels initialize (CAN-2).
+func (c *client) connect(ctx context.Context) bool {
+	cctx, cancel := ctx, context.CancelFunc(func() {})
+	if c.in.Connect.TimeoutMs > 0 {
+		cctx, cancel = context.WithTimeout(ctx, time.Duration(c.in.Connect.TimeoutMs)*time.Millisecond)
+	}
+	defer cancel()
+	var err error
+	if c.in.ProtocolVersion == spec.V20260728 {
+		// A dual-era client: server/discover under the per-request _meta
+		// envelope, falling back to initialize on any failure of the probe
+		// that is not a recognised modern error (STD-49, HTTP-106).
+		var out *negotiate.Outcome
+		out, err = negotiate.Open(cctx, c.s, negotiate.ModeAuto, negotiate.Options{ClientInfo: clientInfo, ProbeTimeout: 3 * time.Second})
+		if err == nil {
+			c.modern = out.Revision == spec.V20260728
+		}
+	} else {
+		_, err = c.s.Initialize(cctx, peer.InitOptions{ProtocolVersion: spec.V20251125, ClientInfo: clientInfo})
+	}
 	switch {
 	case err != nil && cctx.Err() != nil:
-		report(clientrun.Report{Outcome: clientrun.OutcomeTimeout, Error: err.Error()})
-		return
+		c.report(clientrun.Report{Outcome: clientrun.OutcomeTimeout, Error: err.Error()})
+		return false
 	case err != nil:
-		report(clientrun.Report{Outcome: clientrun.OutcomeError, Error: err.Error()})
-		return
+		c.report(clientrun.Report{Outcome: clientrun.OutcomeError, Error: err.Error()})
+		return false
 	}
-	report(clientrun.Report{Outcome: clientrun.OutcomeConnected})
-	for i, st := range in.Steps {
-		calls := st.Calls
-		if st.Op == clientrun.OpCall && st.Call != nil {
-			calls = []clientrun.CallStep{*st.Call}
-		}
-		var wg sync.WaitGroup
-		for j, c := range calls {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				r := call(ctx, s, log, c)
-				r.Step = i + 1
-				if st.Op == clientrun.OpParallel {
-					r.Call = j + 1
-				}
-				report(r)
-			}()
-		}
-		wg.Wait()
+	return true
+}
+
+// step runs one step: a call, or calls in parallel.
+func (c *client) step(ctx context.Context, n int, st clientrun.Step) {
+	calls := st.Calls
+	if st.Op == clientrun.OpCall && st.Call != nil {
+		calls = []clientrun.CallStep{*st.Call}
 	}
-	report(clientrun.Report{Step: len(in.Steps) + 1, Outcome: clientrun.OutcomeClosed})
+	var wg sync.WaitGroup
+	for j, cs := range calls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var r clientrun.Report
+			if cs.Task {
+				r = c.task(ctx, cs)
+			} else {
+				r = c.call(ctx, cs)
+			}
+			r.Step = n
+			if st.Op == clientrun.OpParallel {
+				r.Call = j + 1
+			}
+			c.report(r)
+		}()
+	}
+	wg.Wait()
 }
 
 // call makes one call and gives up on it as the step says: after N
 // progress notifications (abort), or on its timeout (reset by progress,
-// bounded by the maximum); giving up sends notifications/cancelled.
-func call(ctx context.Context, s *peer.Session, log *chrono.Log, cs clientrun.CallStep) clientrun.Report {
-	if cs.Task {
-		return clientrun.Report{Outcome: clientrun.OutcomeUnsupported, Error: "no task support in this adapter (see package hostcancel)"}
-	}
-	var opts []peer.CallOption
-	if cs.Progress || cs.AbortAfterProgress > 0 {
-		opts = append(opts, peer.WithProgress())
-	}
+// bounded by the maximum). Session.Cancel sends notifications/cancelled,
+// or on a 2026-07-28 Streamable HTTP session closes the request's stream
+// (CAN-43). A 2026-07-28 request whose stream broke without its response
+// is lost: it goes again as a new request, with a new ID (HTTP-94).
+func (c *client) call(ctx context.Context, cs clientrun.CallStep) clientrun.Report {
 	args := cs.Arguments
 	if args == nil {
 		args = map[string]any{}
 	}
-	c, err := s.Start(ctx, mcp.MethodToolsCall, map[string]any{"name": cs.Tool, "arguments": args}, opts...)
-	if err != nil {
-		return clientrun.Report{Outcome: clientrun.OutcomeError, Error: err.Error()}
+	params := map[string]any{"name": cs.Tool, "arguments": args}
+	start := func() (*peer.Call, error) {
+		var opts []peer.CallOption
+		if cs.Progress || cs.AbortAfterProgress > 0 {
+			opts = append(opts, peer.WithProgress())
+		}
+		return c.s.Start(ctx, mcp.MethodToolsCall, params, opts...)
 	}
-	progress := make(chan struct{}, 1)
-	wctx, stop := context.WithCancel(ctx)
-	defer stop()
-	go func() {
-		// Every progress notification for the call's token, from the
-		// session's chronology.
-		_, _ = log.WaitFor(wctx, c.SentSeq, func(ev chrono.Event) bool {
-			if ev.Dir == chrono.In && ev.Summary != nil && ev.Summary.Method == mcp.NotificationProgress && c.Token.IsValid() && ev.Summary.Token == c.Token.String() {
-				select {
-				case progress <- struct{}{}:
-				case <-wctx.Done():
-				}
-			}
-			return false
-		})
-	}()
 	never := make(chan time.Time)
 	idle, total := (<-chan time.Time)(never), (<-chan time.Time)(never)
 	var idleTimer *time.Timer
@@ -144,39 +182,113 @@ func call(ctx context.Context, s *peer.Session, log *chrono.Log, cs clientrun.Ca
 		defer t.Stop()
 		total = t.C
 	}
+	for reissued := false; ; reissued = true {
+		pc, err := start()
+		if err != nil {
+			return clientrun.Report{Outcome: clientrun.OutcomeError, Error: err.Error()}
+		}
+		r, broken := c.await(ctx, pc, cs, idleTimer, idle, total)
+		if !broken || reissued {
+			return r
+		}
+	}
+}
+
+// await waits for one request of a call. broken reports a 2026-07-28
+// request whose stream ended without its response.
+func (c *client) await(ctx context.Context, pc *peer.Call, cs clientrun.CallStep, idleTimer *time.Timer, idle, total <-chan time.Time) (clientrun.Report, bool) {
+	wctx, stop := context.WithCancel(ctx)
+	defer stop()
+	progress := c.progressOf(wctx, pc)
 	seen := 0
 	for {
 		select {
-		case <-c.Done():
-			resp, err := c.Await(ctx)
+		case <-pc.Done():
+			resp, err := pc.Await(ctx)
 			if err != nil {
-				return clientrun.Report{Outcome: clientrun.OutcomeError, Error: err.Error()}
+				return clientrun.Report{Outcome: clientrun.OutcomeError, Error: err.Error()}, c.modern && errors.Is(err, transport.ErrNoAnswer)
 			}
 			if resp.Error != nil {
-				return clientrun.Report{Outcome: clientrun.OutcomeError, Error: resp.Error.Message}
+				return clientrun.Report{Outcome: clientrun.OutcomeError, Error: fmt.Sprintf("%d %s", resp.Error.Code, resp.Error.Message)}, false
 			}
 			// Aborting now would name a finished request: peer refuses
-			// (CAN-1), so AbortAfterResponse needs nothing here.
-			return clientrun.Report{Outcome: clientrun.OutcomeResult, Text: firstText(resp)}
+			// (CAN-1), so abortAfterResponse needs nothing here.
+			return clientrun.Report{Outcome: clientrun.OutcomeResult, Text: firstText(resp)}, false
 		case <-progress:
 			seen++
 			if idleTimer != nil && cs.ResetTimeoutOnProgress {
 				idleTimer.Reset(time.Duration(cs.TimeoutMs) * time.Millisecond)
 			}
 			if cs.AbortAfterProgress > 0 && seen >= cs.AbortAfterProgress {
-				_ = s.Cancel(ctx, c, "aborted by the user")
-				return clientrun.Report{Outcome: clientrun.OutcomeAborted}
+				_ = c.s.Cancel(ctx, pc, "aborted by the user")
+				return clientrun.Report{Outcome: clientrun.OutcomeAborted}, false
 			}
 		case <-idle:
-			_ = s.Cancel(ctx, c, "timed out")
-			return clientrun.Report{Outcome: clientrun.OutcomeTimeout}
+			_ = c.s.Cancel(ctx, pc, "timed out")
+			return clientrun.Report{Outcome: clientrun.OutcomeTimeout}, false
 		case <-total:
-			_ = s.Cancel(ctx, c, "maximum timeout")
-			return clientrun.Report{Outcome: clientrun.OutcomeTimeout}
+			_ = c.s.Cancel(ctx, pc, "maximum timeout")
+			return clientrun.Report{Outcome: clientrun.OutcomeTimeout}, false
 		}
 	}
 }
 
+// progressOf signals each progress notification for the call's token,
+// read from the session's chronology.
+func (c *client) progressOf(ctx context.Context, pc *peer.Call) <-chan struct{} {
+	out := make(chan struct{})
+	if !pc.Token.IsValid() {
+		return out
+	}
+	want := pc.Token.String()
+	go func() {
+		_, _ = c.log.WaitFor(ctx, pc.SentSeq, func(ev chrono.Event) bool {
+			if ev.Dir == chrono.In && ev.Summary != nil && ev.Summary.Method == mcp.NotificationProgress && ev.Summary.Token == want {
+				select {
+				case out <- struct{}{}:
+				case <-ctx.Done():
+					return true
+				}
+			}
+			return false
+		})
+	}()
+	return out
+}
+
+// task runs a call as a durable task with hostcancel: the 2025-11-25
+// tasks, or on a 2026-07-28 session the io.modelcontextprotocol/tasks
+// extension. Aborting it sends tasks/cancel (over 2026-07-28 HTTP with
+// Mcp-Name set to the task's ID, TSX-52), never notifications/cancelled
+// (CAN-4, CAN-57).
+func (c *client) task(ctx context.Context, cs clientrun.CallStep) clientrun.Report {
+	cfg := hostcancel.Config{Session: c.s, Policy: hostcancel.Cancel, Grace: 5 * time.Second, NoListen: true, Revision: hostcancel.Rev20251125}
+	if c.modern {
+		cfg.Revision = hostcancel.RevTasksExtension
+		if d := c.s.Discovered(); d != nil && d.ServerInfo != nil {
+			cfg.Server = *d.ServerInfo
+		}
+	}
+	args := cs.Arguments
+	if args == nil {
+		args = map[string]any{}
+	}
+	op, err := hostcancel.New(cfg).Start(ctx, hostcancel.Call{Tool: cs.Tool, Arguments: args, TTL: time.Minute})
+	if err != nil {
+		return clientrun.Report{Outcome: clientrun.OutcomeError, Error: err.Error()}
+	}
+	if cs.AbortAfterTaskCreated {
+		res := op.Abort(ctx, "aborted by the user")
+		return clientrun.Report{Outcome: clientrun.OutcomeAborted, Error: "task " + string(res.Classification)}
+	}
+	t, err := op.Wait(ctx)
+	if err != nil {
+		return clientrun.Report{Outcome: clientrun.OutcomeError, Error: err.Error()}
+	}
+	return clientrun.Report{Outcome: clientrun.OutcomeResult, Text: t.Status}
+}
+
+// firstText is the first text content of a tool result.
 func firstText(resp *jsonrpc.Message) string {
 	var r struct {
 		Content []struct{ Type, Text string } `json:"content"`
