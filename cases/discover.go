@@ -362,7 +362,7 @@ func initializeAgreesToListed(ctx context.Context, e *probe.Env) verdict.Outcome
 	d, err := e.S.Discover(ctx, opts...)
 	if err != nil {
 		if e.Modern() {
-			return e.Blame("server/discover", probe.DiscoverOwner, chrono.Sanitize(err.Error(), false))
+			return e.Blame(mcp.MethodServerDiscover, probe.DiscoverOwner, chrono.Sanitize(err.Error(), false))
 		}
 		return verdict.Skipf("server/discover failed (%s): a legacy server lists no revisions to compare with", chrono.Sanitize(err.Error(), false))
 	}

@@ -33,25 +33,13 @@ const everythingStall = 30 * time.Second
 // everythingHTTPTarget is server-everything over Streamable HTTP at url,
 // a session per case.
 func everythingHTTPTarget(url string) runner.Target {
-	return runner.Target{
-		Name:      url,
-		Transport: runner.TransportHTTP,
-		Dial: func(ctx context.Context, log *chrono.Log) (transport.Conn, error) {
-			return transport.DialHTTP(ctx, transport.HTTPConfig{URL: url, Log: log, StallTimeout: everythingStall})
-		},
-	}
+	return runner.HTTPTarget(url, transport.HTTPConfig{URL: url, StallTimeout: everythingStall})
 }
 
 // everythingStdioTarget is server-everything over stdio, a process per
 // case.
 func everythingStdioTarget(node string) runner.Target {
-	return runner.Target{
-		Name:      "server-everything",
-		Transport: runner.TransportStdio,
-		Dial: func(ctx context.Context, log *chrono.Log) (transport.Conn, error) {
-			return transport.StartStdio(ctx, transport.StdioConfig{Argv: []string{node, serverEverything, "stdio"}, Log: log})
-		},
-	}
+	return runner.StdioTarget("server-everything", transport.StdioConfig{Argv: []string{node, serverEverything, "stdio"}})
 }
 
 // carefulProfile is the server-everything profile as it was before the

@@ -62,7 +62,7 @@ func lifecycleCases() []probe.Case {
 			Title:    "ping is answered with an empty result",
 			Reqs:     []string{"PNG-1", "RPC-8"},
 			Versions: []string{spec.V20251125},
-			Sends:    "ping",
+			Sends:    mcp.MethodPing,
 			Expect:   "{} with the same id",
 			Run: func(ctx context.Context, e *probe.Env) verdict.Outcome {
 				seq := e.Log.Len()

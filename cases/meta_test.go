@@ -14,7 +14,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/mcpflight/mcpflight/cases"
 	"github.com/mcpflight/mcpflight/spec"
-	"github.com/mcpflight/mcpflight/verdict"
 )
 
 // update rewrites the checked-in expectations of this package's tests
@@ -94,72 +93,6 @@ func TestCitations(t *testing.T) {
 	}
 }
 
-// TestSeverityComesFromTheRegistry: no code of the catalogue or the kit
-// picks a verdict for a broken requirement by hand. An Outcome literal
-// or an assignment that sets fail, warn or info, would bypass the
-// registry; a departure is only possible through Rule.Except, with a
-// reason, and to a verdict the registry's level does not give already.
-func TestSeverityComesFromTheRegistry(t *testing.T) {
-	src := parseSource(t)
-	for _, f := range src.files {
-		ast.Inspect(f, func(n ast.Node) bool {
-			if n == nil {
-				return false
-			}
-			pos := src.fset.Position(n.Pos())
-			switch n := n.(type) {
-			case *ast.CompositeLit:
-				if !isSel(n.Type, "verdict", "Outcome") {
-					return true
-				}
-				for _, el := range n.Elts {
-					if kv, ok := el.(*ast.KeyValueExpr); ok && isIdent(kv.Key, "Verdict") && judging(kv.Value) {
-						t.Errorf("%s: an Outcome literal hard-codes its verdict; cite the rule with Env.Broke", pos)
-					}
-				}
-			case *ast.AssignStmt:
-				for i, lhs := range n.Lhs {
-					if sel, ok := lhs.(*ast.SelectorExpr); ok && (sel.Sel.Name == "Verdict" || sel.Sel.Name == "Requirement" || sel.Sel.Name == "Level") && i < len(n.Rhs) {
-						t.Errorf("%s: an outcome's %s is set by hand; cite the rule with Env.Broke", pos, sel.Sel.Name)
-					}
-				}
-			case *ast.CallExpr:
-				sel, ok := n.Fun.(*ast.SelectorExpr)
-				if !ok || sel.Sel.Name != "Except" || len(n.Args) != 2 {
-					return true
-				}
-				reason, ok := stringValue(n.Args[1])
-				if !ok || strings.TrimSpace(reason) == "" {
-					t.Errorf("%s: an exception without a written reason", pos)
-				}
-				v, ok := verdictValue(n.Args[0])
-				if !ok {
-					t.Errorf("%s: an exception to a verdict that is not written out", pos)
-					return true
-				}
-				id, clause := ruleOf(sel.X)
-				if id == "" {
-					t.Errorf("%s: an exception whose rule is not a literal verdict.Req", pos)
-					return true
-				}
-				req, ok := spec.Lookup(id)
-				if !ok {
-					t.Errorf("%s: an exception for %s, which is not in the registry", pos, id)
-					return true
-				}
-				level := req.Level
-				if clause != "" {
-					level = clause
-				}
-				if given, err := verdict.Severity(level); err == nil && given == v {
-					t.Errorf("%s: an exception to %s for %s (%s), which the registry gives anyway", pos, v, id, level)
-				}
-			}
-			return true
-		})
-	}
-}
-
 // TestBlameOwners: every owner a helper step blames is a case of the
 // catalogue that declares the requirement it is said to own.
 func TestBlameOwners(t *testing.T) {
@@ -200,55 +133,6 @@ func TestBlameOwners(t *testing.T) {
 	}
 	if n == 0 {
 		t.Error("found no probe.Owner in the source")
-	}
-}
-
-// judging reports whether expr is verdict.Fail, verdict.Warn or
-// verdict.Info: a verdict about a requirement.
-func judging(expr ast.Expr) bool {
-	v, ok := verdictValue(expr)
-	return ok && (v == verdict.Fail || v == verdict.Warn || v == verdict.Info)
-}
-
-func verdictValue(expr ast.Expr) (verdict.Verdict, bool) {
-	sel, ok := expr.(*ast.SelectorExpr)
-	if !ok {
-		return "", false
-	}
-	if x, ok := sel.X.(*ast.Ident); !ok || x.Name != "verdict" {
-		return "", false
-	}
-	switch sel.Sel.Name {
-	case "Pass", "Fail", "Warn", "Info", "Skip", "Error":
-		return verdict.Verdict(strings.ToLower(sel.Sel.Name)), true
-	}
-	return "", false
-}
-
-// ruleOf reads verdict.Req("ID")[.Clause("K")][.Under(...)] into the
-// default ID and the clause.
-func ruleOf(expr ast.Expr) (id, clause string) {
-	for {
-		call, ok := expr.(*ast.CallExpr)
-		if !ok {
-			return id, clause
-		}
-		sel, ok := call.Fun.(*ast.SelectorExpr)
-		if !ok {
-			return id, clause
-		}
-		switch sel.Sel.Name {
-		case "Clause":
-			if len(call.Args) == 1 {
-				clause, _ = stringValue(call.Args[0])
-			}
-		case "Req":
-			if len(call.Args) == 1 {
-				id, _ = stringValue(call.Args[0])
-			}
-			return id, clause
-		}
-		expr = sel.X
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/clientrun"
+	"github.com/mcpflight/mcpflight/mcp"
 	"github.com/mcpflight/mcpflight/verdict"
 )
 
@@ -114,7 +115,7 @@ func judgeCancel(e *clientrun.Env, p *clientrun.Played, c *clientrun.Call, what 
 		}
 		return verdict.Passf("after %s the client closed the stream of request %s at seq %d", what, c.ID, gone)
 	}
-	if seq == 0 || how != "notifications/cancelled" {
+	if seq == 0 || how != mcp.NotificationCancelled {
 		actual := fmt.Sprintf("after %s no notifications/cancelled named request %s (%s)", what, c.ID, reportsText(p))
 		if how != "" {
 			actual += "; it only closed the stream at seq " + fmt.Sprint(seq)

@@ -236,7 +236,7 @@ func ticker(d time.Duration) (*time.Ticker, func()) {
 // notifications/cancelled, or of closing the stream (HTTP); 0 for none.
 func signalOf(p *clientrun.Played, log *chrono.Log, c *clientrun.Call) (seq uint64, how string) {
 	if cs := cancelsOf(p, c); len(cs) > 0 {
-		seq, how = cs[0].Seq, "notifications/cancelled"
+		seq, how = cs[0].Seq, mcp.NotificationCancelled
 	}
 	if g := goneSeq(log, c); g != 0 && (seq == 0 || g < seq) {
 		seq, how = g, "closing the stream"

@@ -406,7 +406,7 @@ func (c *checker) outFrame(s *sessState, channel string, ev chrono.Event) {
 		if strings.HasPrefix(channel, "POST #") {
 			s.notifPost[channel] = true
 		}
-		if w.Method == "notifications/cancelled" {
+		if w.Method == mcp.NotificationCancelled {
 			c.outCancel(s, ev, w.Params.RequestID)
 		}
 	}
@@ -420,7 +420,7 @@ func (c *checker) outRequest(s *sessState, channel string, ev chrono.Event, w *o
 	p := &w.Params
 	r := &req{id: id, method: w.Method, seq: ev.Seq, checkpoint: p.Checkpoint, taskID: p.TaskID}
 	switch w.Method {
-	case "tools/call":
+	case mcp.MethodToolsCall:
 		a := p.Arguments
 		r.tool, r.key, r.steps = p.Name, a.Key, 3
 		switch {
@@ -521,15 +521,15 @@ func (c *checker) inFrame(s *sessState, channel string, ev chrono.Event) {
 	switch {
 	case m.Kind.IsResponse():
 		c.response(s, channel, ev, m, foreign)
-	case m.Kind == jsonrpc.KindNotification && m.Method == "notifications/progress":
+	case m.Kind == jsonrpc.KindNotification && m.Method == mcp.NotificationProgress:
 		c.progress(s, channel, ev, m)
 	case m.Kind == jsonrpc.KindRequest:
 		s.served[m.ID.Key()] = true
-	case m.Kind == jsonrpc.KindNotification && m.Method == "notifications/cancelled":
+	case m.Kind == jsonrpc.KindNotification && m.Method == mcp.NotificationCancelled:
 		c.serverCancel(s, ev, m)
 	case m.Kind == jsonrpc.KindNotification && m.Method == mcp.NotificationTaskStatus:
 		if t, err := peer.ParseTask(m.Params); err == nil {
-			c.observe(s, t, ev.Seq, "notifications/tasks/status")
+			c.observe(s, t, ev.Seq, mcp.NotificationTaskStatus)
 		}
 	}
 }
@@ -672,7 +672,7 @@ func (c *checker) routing(s *sessState, stream string, ev chrono.Event, m *jsonr
 	switch {
 	case m.Kind.IsResponse() && m.ID.IsValid():
 		mine = s.reqs[m.ID.Key()]
-	case m.Method == "notifications/progress":
+	case m.Method == mcp.NotificationProgress:
 		if p, err := peer.ParseProgress(m.Params); err == nil {
 			mine = s.tokens[p.Token.Key()]
 		}
@@ -685,10 +685,10 @@ func (c *checker) routing(s *sessState, stream string, ev chrono.Event, m *jsonr
 		c.violate(s, InvReplayOwnStream, "HTTP-44", ev.Seq, false,
 			"%s resumes %s (request %s) but replays a message of request %s", stream, s.resumeOf[stream], owner.id, mine.id)
 		return true
-	case s.listen[stream] && m.Method == "notifications/progress" && !mine.taskAug:
+	case s.listen[stream] && m.Method == mcp.NotificationProgress && !mine.taskAug:
 		c.violate(s, InvStreamRouting, "HTTP-31", ev.Seq, false,
 			"progress of request %s came on the GET stream %s, not on the request's own stream", mine.id, stream)
-	case owner != nil && mine != owner && m.Method == "notifications/progress" && s.resumeOf[stream] == "":
+	case owner != nil && mine != owner && m.Method == mcp.NotificationProgress && s.resumeOf[stream] == "":
 		c.violate(s, InvStreamRouting, "HTTP-22", ev.Seq, false,
 			"progress of request %s came on %s, the stream of request %s", mine.id, stream, owner.id)
 	}
@@ -732,13 +732,13 @@ func (c *checker) response(s *sessState, channel string, ev chrono.Event, m *jso
 		c.awaited(s, r, m)
 	case mcp.MethodControlCounters:
 		c.countersAnswer(s, r, ev, m)
-	case "ping":
+	case mcp.MethodPing:
 		if m.Error != nil {
 			c.violate(s, InvSessionUsable, "PNG-1", ev.Seq, false, "ping %s was answered with an error: %s", r.id, errText(m))
 		} else if strings.TrimSpace(string(m.Result)) != "{}" {
 			c.violate(s, InvSessionUsable, "PNG-1", ev.Seq, false, "ping %s was answered with a result that is not empty: %s", r.id, chrono.Clip(string(m.Result), 200))
 		}
-	case "tools/call":
+	case mcp.MethodToolsCall:
 		c.callAnswer(s, r, ev, m)
 	case mcp.MethodTasksGet, mcp.MethodTasksCancel, mcp.MethodTasksList, mcp.MethodTasksResult:
 		c.taskAnswer(s, r, ev, m)
@@ -929,7 +929,7 @@ func (c *checker) finish(s *sessState) {
 // i+1), and its response only once every gate was open. With the control
 // extension, KEY/end says whether the cancel was accepted.
 func (c *checker) cancelled(s *sessState, r *req) {
-	if r.method != "tools/call" {
+	if r.method != mcp.MethodToolsCall {
 		return // an await the explorer gave up on
 	}
 	outcome, known := s.ended[r.key]
@@ -991,17 +991,17 @@ func (c *checker) unanswered(s *sessState, r *req) {
 	}
 	outcome, ended := s.ended[r.key]
 	switch {
-	case r.method == "tools/call" && ended && outcome == "cancelled" && r.dropped && s.info.Transport == TransportHTTP:
+	case r.method == mcp.MethodToolsCall && ended && outcome == "cancelled" && r.dropped && s.info.Transport == TransportHTTP:
 		also := ""
 		if s.badCancel > 0 {
 			also = fmt.Sprintf("; an invalid cancel was also sent at #%d (CAN-14)", s.badCancel)
 		}
 		c.violate(s, InvOneResponse, "HTTP-25", r.seq, true,
 			"request %s was never cancelled, yet the server ended it as cancelled (%s/end) after its SSE stream was dropped: a disconnection is not a cancellation%s", r.id, r.key, also)
-	case r.method == "tools/call" && ended && outcome == "cancelled" && s.badCancel > 0:
+	case r.method == mcp.MethodToolsCall && ended && outcome == "cancelled" && s.badCancel > 0:
 		c.violate(s, InvOneResponse, "CAN-14", r.seq, true,
 			"request %s was never cancelled, yet the server ended it as cancelled (%s/end) after the invalid cancel at #%d", r.id, r.key, s.badCancel)
-	case r.method == "ping":
+	case r.method == mcp.MethodPing:
 		c.violate(s, InvOneResponse, "PNG-1", r.seq, true, "ping %s was never answered%s", r.id, zeroNote(r.id))
 	case r.method == mcp.MethodTasksResult:
 		c.violate(s, InvOneResponse, "TSK-46", r.seq, true, "tasks/result %s for task %s was never answered, though the explorer brought the task to an end", r.id, r.taskID)

@@ -117,7 +117,7 @@ func (c *checker) taskAnswer(s *sessState, r *req, ev chrono.Event, m *jsonrpc.M
 				c.violate(s, InvTaskListOwn, "TSK-84", ev.Seq, false, "tasks/list %s lists %s: %s", r.id, chrono.Clip(t.TaskID, 80), whose)
 				continue
 			}
-			c.observe(s, t, ev.Seq, "tasks/list")
+			c.observe(s, t, ev.Seq, mcp.MethodTasksList)
 		}
 		return
 	case mcp.MethodTasksResult:
@@ -153,7 +153,7 @@ func (c *checker) taskAnswer(s *sessState, r *req, ev chrono.Event, m *jsonrpc.M
 			nt.cancelOK = ev.Seq
 			c.fig.Races[RaceTaskCancelFirst]++
 		}
-		c.observe(s, t, ev.Seq, "tasks/cancel")
+		c.observe(s, t, ev.Seq, mcp.MethodTasksCancel)
 		return
 	}
 	if m.Error == nil {

@@ -366,7 +366,7 @@ func (s *slot) wait(c *peer.Call) (*jsonrpc.Message, error) {
 func (s *slot) cancel(id jsonrpc.ID, reason string) error {
 	ctx, cancel := s.ex.opContext()
 	defer cancel()
-	_, err := s.sess.NotifySeq(ctx, "notifications/cancelled", map[string]any{"requestId": id, "reason": reason})
+	_, err := s.sess.NotifySeq(ctx, mcp.NotificationCancelled, map[string]any{"requestId": id, "reason": reason})
 	if err != nil {
 		s.failed("cancel", err)
 	}
@@ -405,7 +405,7 @@ func (s *slot) opCall(op Op) bool {
 	if token.IsValid() {
 		opts = append(opts, peer.WithProgressToken(token))
 	}
-	c, err := s.start("tools/call", params, opts...)
+	c, err := s.start(mcp.MethodToolsCall, params, opts...)
 	if err != nil {
 		return false
 	}
@@ -690,7 +690,7 @@ func (s *slot) opBadCancel(op Op) bool {
 	}
 	ctx, cancel := s.ex.opContext()
 	defer cancel()
-	if _, err := s.sess.NotifySeq(ctx, "notifications/cancelled", params); err != nil {
+	if _, err := s.sess.NotifySeq(ctx, mcp.NotificationCancelled, params); err != nil {
 		s.failed("cancel", err)
 		return false
 	}
@@ -698,7 +698,7 @@ func (s *slot) opBadCancel(op Op) bool {
 }
 
 func (s *slot) opPing(op Op) bool {
-	c, err := s.start("ping", nil, s.requestID(op.ID, "ping-"+strconv.Itoa(len(s.inflight)))...)
+	c, err := s.start(mcp.MethodPing, nil, s.requestID(op.ID, "ping-"+strconv.Itoa(len(s.inflight)))...)
 	if err != nil {
 		return false
 	}
@@ -840,7 +840,7 @@ func (s *slot) opTask(op Op) bool {
 	if token.IsValid() {
 		opts = append(opts, peer.WithProgressToken(token))
 	}
-	c, err := s.start("tools/call", params, opts...)
+	c, err := s.start(mcp.MethodToolsCall, params, opts...)
 	if err != nil {
 		return false
 	}
@@ -1094,7 +1094,7 @@ func (ex *executor) drain() {
 			ccancel()
 		}
 		// The session must still be usable after all that.
-		if c, err := s.start("ping", nil); err == nil {
+		if c, err := s.start(mcp.MethodPing, nil); err == nil {
 			_, _ = s.wait(c)
 		}
 	}

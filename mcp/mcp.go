@@ -58,6 +58,30 @@ const (
 	ResultTypeTask          = "task"
 )
 
+// The other methods and notifications of the two schemas, which
+// mcpflight does not send but the wire schema check (wireschema) maps to
+// their definitions: what a server may send, and the results of the
+// requests a client may send.
+const (
+	MethodResourcesList          = "resources/list"
+	MethodResourcesTemplatesList = "resources/templates/list"
+	MethodResourcesSubscribe     = "resources/subscribe"
+	MethodResourcesUnsubscribe   = "resources/unsubscribe"
+	MethodPromptsList            = "prompts/list"
+	MethodCompletionComplete     = "completion/complete"
+	// Requests a 2025-11-25 server sends to its client.
+	MethodSamplingCreateMessage = "sampling/createMessage"
+	MethodRootsList             = "roots/list"
+	MethodElicitationCreate     = "elicitation/create"
+
+	NotificationResourcesListChanged = "notifications/resources/list_changed"
+	NotificationResourcesUpdated     = "notifications/resources/updated"
+	NotificationPromptsListChanged   = "notifications/prompts/list_changed"
+	NotificationToolsListChanged     = "notifications/tools/list_changed"
+	// NotificationElicitationComplete exists in 2025-11-25 only.
+	NotificationElicitationComplete = "notifications/elicitation/complete"
+)
+
 // Keys of a request's or notification's _meta object.
 const (
 	// MetaKey is the member of params (or result) that holds the metadata.

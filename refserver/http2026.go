@@ -205,9 +205,9 @@ func (h *HTTPHandler) postModern(w http.ResponseWriter, r *http.Request, msg *js
 // TSX-52), or "".
 func nameSource(method string) string {
 	switch method {
-	case mcp.MethodToolsCall, "prompts/get":
+	case mcp.MethodToolsCall, mcp.MethodPromptsGet:
 		return "name"
-	case "resources/read":
+	case mcp.MethodResourcesRead:
 		return "uri"
 	case mcp.MethodTasksGet, mcp.MethodTasksUpdate, mcp.MethodTasksCancel:
 		return "taskId"

@@ -142,7 +142,7 @@ func (ss *session) xTaskViewLocked(t *task) map[string]any {
 // inputRequest is task_worker's input request: an elicitation.
 func inputRequest(t *task) map[string]any {
 	return map[string]any{
-		"method": "elicitation/create",
+		"method": mcp.MethodElicitationCreate,
 		"params": map[string]any{
 			"mode":    "form",
 			"message": fmt.Sprintf("Go on with task %s after tick %d?", strconv.Quote(t.key), t.x.inputAt),

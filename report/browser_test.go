@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/mcpflight/mcpflight/cases"
-	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/profile"
 	"github.com/mcpflight/mcpflight/refserver"
 	"github.com/mcpflight/mcpflight/runner"
@@ -134,14 +133,8 @@ func realReport(t *testing.T) *runner.Report {
 	}
 	faults := refserver.FaultSet{refserver.FaultNonIncreasingProgress: true}
 	rep, err := runner.Run(t.Context(), runner.Config{
-		Target: runner.Target{
-			Name:      "in-process reference server with fault non-increasing-progress",
-			Transport: runner.TransportInProcess,
-			Dial: func(ctx context.Context, log *chrono.Log) (transport.Conn, error) {
-				s, _ := refserver.InProcess(ctx, refserver.Options{Faults: faults}, transport.StreamConfig{Log: log})
-				return s, nil
-			},
-		},
+		Target: runner.InProcessTarget("in-process reference server with fault non-increasing-progress",
+			refserver.New(refserver.Options{Faults: faults}).ServePipes, transport.StreamConfig{}),
 		Profile: prof,
 		Cases:   selected,
 	})

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/mcp"
 	"github.com/mcpflight/mcpflight/runner"
 	"github.com/mcpflight/mcpflight/spec"
 	"github.com/mcpflight/mcpflight/verdict"
@@ -282,7 +283,7 @@ func racing(events []chrono.Event) map[uint64]uint64 {
 		if a.Summary.Method != "" && a.Summary.ID != "" && a.Summary.Token != "" {
 			tokens[a.Summary.ID] = a.Summary.Token
 		}
-		if a.Summary.Method != "notifications/cancelled" || a.Summary.RequestID == "" {
+		if a.Summary.Method != mcp.NotificationCancelled || a.Summary.RequestID == "" {
 			continue
 		}
 		id := a.Summary.RequestID

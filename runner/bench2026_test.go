@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/mcpflight/mcpflight/cases"
-	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/profile"
 	"github.com/mcpflight/mcpflight/spec"
 	"github.com/mcpflight/mcpflight/transport"
@@ -34,10 +33,7 @@ func BenchmarkCatalogue2026Stdio(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	target := Target{Name: "reference", Transport: TransportStdio,
-		Dial: func(ctx context.Context, log *chrono.Log) (transport.Conn, error) {
-			return transport.StartStdio(ctx, transport.StdioConfig{Argv: []string{bin, "serve", "--stdio"}, Log: log})
-		}}
+	target := StdioTarget("reference", transport.StdioConfig{Argv: []string{bin, "serve", "--stdio"}})
 	cfg := Config{Target: target, Profile: p, Cases: cases.All(), Version: spec.V20260728,
 		Jobs: DefaultJobs(TransportStdio), Starts: DefaultStarts(TransportStdio)}
 	ran := 0

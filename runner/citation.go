@@ -1,7 +1,10 @@
 package runner
 
 import (
+	"strings"
+
 	"github.com/mcpflight/mcpflight/spec"
+	"github.com/mcpflight/mcpflight/transport"
 	"github.com/mcpflight/mcpflight/verdict"
 )
 
@@ -13,19 +16,73 @@ import (
 // exiting when its input closes. A 2025-11-25 run cites STD-7 as its rule
 // and STD-46 as advice, named as a later revision's.
 
-// Under returns the grade citing the requirement of revision: STD-46
-// under 2026-07-28; STD-7 under 2025-11-25, with STD-46 as Advice. A grade
-// that cites nothing is returned as it is, with its Revision set.
+// signalRule is the rule a stdio teardown breaks when the server did not
+// exit on its own once its input closed, in the words of each revision:
+// STD-7 (2025-11-25, the client's shutdown ladder), STD-46 (2026-07-28,
+// the server's own sentence). Both are SHOULDs, so the registry gives a
+// warn; killed names the exception to fail.
+func signalRule(killed bool) verdict.Rule {
+	r := verdict.Req("STD-7").Under(spec.V20260728, "STD-46")
+	if killed {
+		r = r.Except(verdict.Fail, "the server ignored both its closed stdin and SIGTERM, or left processes running after "+
+			"teardown: only SIGKILL or nothing at all ends it, so a client cannot shut it down as the rule describes, "+
+			"which is more than the SHOULD's warn")
+	}
+	return r
+}
+
+// rule is the rule the grade cites, from what the sessions needed, and
+// whether it cites one (pass, skip and error cite none). The order is
+// GradeTeardown's.
+func (g TeardownGrade) rule() (verdict.Rule, bool) {
+	switch {
+	case g.Sessions == 0:
+		return verdict.Rule{}, false
+	case g.Leftovers > 0 || g.Worst == transport.StepSIGKILL:
+		return signalRule(true), true
+	case len(g.Errors) > 0:
+		return verdict.Rule{}, false
+	case g.Worst == transport.StepSIGTERM:
+		return signalRule(false), true
+	}
+	return verdict.Rule{}, false
+}
+
+// strictSuffix ends the summary of a warn graded fail under --strict.
+const strictSuffix = " (warn under --strict)"
+
+// Under returns the grade citing the requirement of revision, with the
+// verdict the registry gives it there (verdict.Rule.Judge): STD-46 under
+// 2026-07-28; STD-7 under 2025-11-25, with STD-46, the later revision's
+// sentence, as Advice. A grade placed under no revision, or one the
+// registry does not know, is judged as under the runner's default,
+// 2025-11-25. A grade that cites nothing is returned as it is, with its
+// Revision set.
 func (g TeardownGrade) Under(revision string) TeardownGrade {
 	g.Revision = revision
-	if g.Requirement == "" || (g.Verdict != verdict.Warn && g.Verdict != verdict.Fail) {
+	rule, ok := g.rule()
+	if !ok {
 		return g
 	}
-	switch revision {
-	case spec.V20260728:
-		g.Requirement, g.Advice = "STD-46", ""
-	case spec.V20251125:
-		g.Requirement, g.Advice = "STD-7", "STD-46"
+	judged := revision
+	if judged != spec.V20251125 && judged != spec.V20260728 {
+		judged = spec.V20251125
+	}
+	j, err := rule.Judge(judged)
+	if err != nil {
+		g.Verdict, g.Requirement, g.Advice = verdict.Error, "", ""
+		g.Summary = verdict.HarnessBug(err).Summary
+		return g
+	}
+	g.Verdict, g.Requirement, g.Advice = j.Verdict, j.ID, ""
+	if later := rule.ID(spec.V20260728); judged != spec.V20260728 && later != j.ID {
+		g.Advice = later
+	}
+	if g.Strict && g.Verdict == verdict.Warn {
+		g.Verdict = verdict.Fail
+		if !strings.HasSuffix(g.Summary, strictSuffix) {
+			g.Summary += strictSuffix
+		}
 	}
 	return g
 }

@@ -557,3 +557,49 @@ func TestChronologyCapIsNoPass(t *testing.T) {
 		t.Errorf("capped fail: %s %q, want the fail to stand", r.Outcome.Verdict, r.Outcome.Summary)
 	}
 }
+
+// TestTeardownGradeFromTheRegistry: the teardown grade's verdict and
+// citation come from the rule's level in the registry, per revision:
+// SIGTERM breaks a SHOULD (warn; fail under strict), SIGKILL and
+// leftovers are the written exception to fail; a 2025-11-25 grade cites
+// STD-7 with STD-46 as advice, a 2026-07-28 grade STD-46 alone.
+func TestTeardownGradeFromTheRegistry(t *testing.T) {
+	td := func(step transport.Step, leftovers int) []Result {
+		return []Result{{ID: "a", Teardown: transport.Teardown{ExitedAfter: step, Leftovers: leftovers}}}
+	}
+	for _, tt := range []struct {
+		name     string
+		results  []Result
+		strict   bool
+		revision string
+		want     [4]string // verdict, requirement, advice, summary suffix
+	}{
+		{"sigterm 2025", td(transport.StepSIGTERM, 0), false, spec.V20251125, [4]string{"warn", "STD-7", "STD-46", "SIGTERM"}},
+		{"sigterm 2026", td(transport.StepSIGTERM, 0), false, spec.V20260728, [4]string{"warn", "STD-46", "", "SIGTERM"}},
+		{"sigterm strict", td(transport.StepSIGTERM, 0), true, spec.V20260728, [4]string{"fail", "STD-46", "", "(warn under --strict)"}},
+		{"sigkill 2025", td(transport.StepSIGKILL, 0), false, spec.V20251125, [4]string{"fail", "STD-7", "STD-46", "SIGTERM)"}},
+		{"leftovers 2026", td(transport.StepCloseInput, 1), false, spec.V20260728, [4]string{"fail", "STD-46", "", "after teardown"}},
+		{"no revision", td(transport.StepSIGTERM, 0), false, "", [4]string{"warn", "STD-7", "STD-46", "SIGTERM"}},
+		{"pass cites nothing", td(transport.StepCloseInput, 0), false, spec.V20251125, [4]string{"pass", "", "", "input closed"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			// Placed under a revision twice, as a merged run does: the
+			// second placement decides, and strict's note is not doubled.
+			g := GradeTeardown(tt.results, tt.strict).Under(spec.V20260728).Under(tt.revision)
+			got := [4]string{string(g.Verdict), g.Requirement, g.Advice, tt.want[3]}
+			if diff := cmp.Diff(tt.want, got); diff != "" || !strings.HasSuffix(g.Summary, tt.want[3]) || strings.Count(g.Summary, "--strict") > 1 {
+				t.Errorf("grade %+v (-want +got):\n%s", g, diff)
+			}
+		})
+	}
+	// The levels the grade relies on: if the registry made STD-7 or
+	// STD-46 a MUST, the SIGTERM grade would become a fail with it.
+	for _, rev := range []string{spec.V20251125, spec.V20260728} {
+		if j, err := signalRule(false).Judge(rev); err != nil || j.Verdict != verdict.Warn {
+			t.Errorf("under %s the signal rule judges %+v, %v; want a warn from a SHOULD", rev, j, err)
+		}
+		if j, err := signalRule(true).Judge(rev); err != nil || j.Verdict != verdict.Fail || j.Exception == "" {
+			t.Errorf("under %s the kill rule judges %+v, %v; want a fail by written exception", rev, j, err)
+		}
+	}
+}

@@ -27,10 +27,12 @@ type TeardownGrade struct {
 	// Errors lists the teardowns that themselves failed, by case ID.
 	Errors []string
 	// Verdict is pass when every session exited once its input closed
-	// (or had already exited), warn when SIGTERM was needed (STD-46,
-	// STD-7 are SHOULDs; fail under --strict), fail when SIGKILL was
-	// needed or processes were left over, and error when a teardown
-	// itself failed. With no session it is skip.
+	// (or had already exited), and error when a teardown itself failed;
+	// with no session it is skip. When a signal was needed, the
+	// registry's level of the rule cited decides it (see Under): warn
+	// for SIGTERM (STD-7 and STD-46 are SHOULDs; fail under --strict),
+	// and fail, a written exception, when SIGKILL was needed or
+	// processes were left over.
 	Verdict verdict.Verdict
 	// Requirement is the requirement a warn or fail cites, in the words of
 	// Revision (see Under).
@@ -46,6 +48,8 @@ type TeardownGrade struct {
 	Summary string
 	// Slowest is the longest teardown.
 	Slowest time.Duration
+	// Strict records that the run was strict: a warn is graded fail.
+	Strict bool
 }
 
 // rank orders the rungs of the shutdown ladder.
@@ -84,21 +88,19 @@ func GradeTeardown(results []Result, strict bool) TeardownGrade {
 			g.Errors = append(g.Errors, r.ID+": "+td.Err.Error())
 		}
 	}
+	g.Strict = strict
 	switch {
 	case g.Sessions == 0:
 		g.Verdict, g.Summary = verdict.Skip, "no session was opened"
 	case g.Leftovers > 0:
-		g.Verdict, g.Requirement = verdict.Fail, "STD-7"
 		g.Summary = fmt.Sprintf("%d of the target's processes were still alive after teardown", g.Leftovers)
 	case g.Worst == transport.StepSIGKILL:
-		g.Verdict, g.Requirement = verdict.Fail, "STD-7"
 		g.Summary = fmt.Sprintf("%d of %d sessions had to be killed with SIGKILL (ignored closed stdin and SIGTERM)",
 			g.Steps[transport.StepSIGKILL], g.Sessions)
 	case len(g.Errors) > 0:
 		g.Verdict = verdict.Error
 		g.Summary = fmt.Sprintf("%d of %d teardowns failed: %s", len(g.Errors), g.Sessions, strings.Join(g.Errors, "; "))
 	case g.Worst == transport.StepSIGTERM:
-		g.Verdict, g.Requirement = verdict.Warn, "STD-46"
 		g.Summary = fmt.Sprintf("%d of %d sessions did not exit when stdin closed and needed SIGTERM",
 			g.Steps[transport.StepSIGTERM], g.Sessions)
 	case g.Worst == transport.StepDelete:
@@ -113,9 +115,6 @@ func GradeTeardown(results []Result, strict bool) TeardownGrade {
 			g.Summary = "the session exited when its input closed"
 		}
 	}
-	if strict && g.Verdict == verdict.Warn {
-		g.Verdict = verdict.Fail
-		g.Summary += " (warn under --strict)"
-	}
-	return g
+	// The grades that cite a rule take their verdict from the registry.
+	return g.Under("")
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/mcp"
 )
 
 // Violation is one problem of one message of a chronology.
@@ -120,7 +121,7 @@ func (t *Tracker) legacyAnswer(ev chrono.Event) bool {
 		return false
 	}
 	req := t.sent[ev.Summary.ID]
-	return req.Method == "initialize" || req.Legacy
+	return req.Method == mcp.MethodInitialize || req.Legacy
 }
 
 func (t *Tracker) sentFrame(ev chrono.Event) {
@@ -135,7 +136,7 @@ func (t *Tracker) sentFrame(ev chrono.Event) {
 		// server: that answer is not the 2026-07-28 schema's to judge.
 		req.Legacy = true
 	}
-	if req.Method == "tools/call" || req.Method == "tasks/result" {
+	if req.Method == mcp.MethodToolsCall || req.Method == mcp.MethodTasksResult {
 		var p struct {
 			Params struct {
 				Task   json.RawMessage `json:"task"`

@@ -1,5 +1,7 @@
 package wireschema
 
+import "github.com/mcpflight/mcpflight/mcp"
+
 // Which definition each message from a server must match, per revision.
 // The tables hold only what a server sends: its requests and
 // notifications (the ServerRequest and ServerNotification unions of the
@@ -40,46 +42,46 @@ func ext(name string) Def  { return Def{Name: name, Ext: true} }
 var maps = map[string]revisionMap{
 	Rev20251125: {
 		requests: map[string]Def{
-			"ping":                   core("PingRequest"),
-			"tasks/get":              core("GetTaskRequest"),
-			"tasks/result":           core("GetTaskPayloadRequest"),
-			"tasks/cancel":           core("CancelTaskRequest"),
-			"tasks/list":             core("ListTasksRequest"),
-			"sampling/createMessage": core("CreateMessageRequest"),
-			"roots/list":             core("ListRootsRequest"),
-			"elicitation/create":     core("ElicitRequest"),
+			mcp.MethodPing:                  core("PingRequest"),
+			mcp.MethodTasksGet:              core("GetTaskRequest"),
+			mcp.MethodTasksResult:           core("GetTaskPayloadRequest"),
+			mcp.MethodTasksCancel:           core("CancelTaskRequest"),
+			mcp.MethodTasksList:             core("ListTasksRequest"),
+			mcp.MethodSamplingCreateMessage: core("CreateMessageRequest"),
+			mcp.MethodRootsList:             core("ListRootsRequest"),
+			mcp.MethodElicitationCreate:     core("ElicitRequest"),
 		},
 		notifications: map[string]Def{
-			"notifications/cancelled":              core("CancelledNotification"),
-			"notifications/progress":               core("ProgressNotification"),
-			"notifications/resources/list_changed": core("ResourceListChangedNotification"),
-			"notifications/resources/updated":      core("ResourceUpdatedNotification"),
-			"notifications/prompts/list_changed":   core("PromptListChangedNotification"),
-			"notifications/tools/list_changed":     core("ToolListChangedNotification"),
-			"notifications/tasks/status":           core("TaskStatusNotification"),
-			"notifications/message":                core("LoggingMessageNotification"),
-			"notifications/elicitation/complete":   core("ElicitationCompleteNotification"),
+			mcp.NotificationCancelled:            core("CancelledNotification"),
+			mcp.NotificationProgress:             core("ProgressNotification"),
+			mcp.NotificationResourcesListChanged: core("ResourceListChangedNotification"),
+			mcp.NotificationResourcesUpdated:     core("ResourceUpdatedNotification"),
+			mcp.NotificationPromptsListChanged:   core("PromptListChangedNotification"),
+			mcp.NotificationToolsListChanged:     core("ToolListChangedNotification"),
+			mcp.NotificationTaskStatus:           core("TaskStatusNotification"),
+			mcp.NotificationMessage:              core("LoggingMessageNotification"),
+			mcp.NotificationElicitationComplete:  core("ElicitationCompleteNotification"),
 		},
 		results: map[string]Def{
-			"initialize":               core("InitializeResult"),
-			"ping":                     core("EmptyResult"),
-			"resources/list":           core("ListResourcesResult"),
-			"resources/templates/list": core("ListResourceTemplatesResult"),
-			"resources/read":           core("ReadResourceResult"),
-			"resources/subscribe":      core("EmptyResult"),
-			"resources/unsubscribe":    core("EmptyResult"),
-			"prompts/list":             core("ListPromptsResult"),
-			"prompts/get":              core("GetPromptResult"),
-			"tools/list":               core("ListToolsResult"),
-			"tools/call":               core("CallToolResult"),
-			"logging/setLevel":         core("EmptyResult"),
-			"completion/complete":      core("CompleteResult"),
-			"tasks/get":                core("GetTaskResult"),
-			"tasks/list":               core("ListTasksResult"),
-			"tasks/cancel":             core("CancelTaskResult"),
+			mcp.MethodInitialize:             core("InitializeResult"),
+			mcp.MethodPing:                   core("EmptyResult"),
+			mcp.MethodResourcesList:          core("ListResourcesResult"),
+			mcp.MethodResourcesTemplatesList: core("ListResourceTemplatesResult"),
+			mcp.MethodResourcesRead:          core("ReadResourceResult"),
+			mcp.MethodResourcesSubscribe:     core("EmptyResult"),
+			mcp.MethodResourcesUnsubscribe:   core("EmptyResult"),
+			mcp.MethodPromptsList:            core("ListPromptsResult"),
+			mcp.MethodPromptsGet:             core("GetPromptResult"),
+			mcp.MethodToolsList:              core("ListToolsResult"),
+			mcp.MethodToolsCall:              core("CallToolResult"),
+			mcp.MethodLoggingSetLevel:        core("EmptyResult"),
+			mcp.MethodCompletionComplete:     core("CompleteResult"),
+			mcp.MethodTasksGet:               core("GetTaskResult"),
+			mcp.MethodTasksList:              core("ListTasksResult"),
+			mcp.MethodTasksCancel:            core("CancelTaskResult"),
 			// tasks/result carries the result of the task's request; see
 			// Tracker, which knows it. Without it, the generic payload.
-			"tasks/result": core("GetTaskPayloadResult"),
+			mcp.MethodTasksResult: core("GetTaskPayloadResult"),
 		},
 		taskResult: core("CreateTaskResult"),
 	},
@@ -87,35 +89,35 @@ var maps = map[string]revisionMap{
 		// Servers MUST NOT initiate requests (RPC-61): none is known.
 		requests: map[string]Def{},
 		notifications: map[string]Def{
-			"notifications/cancelled":                  core("CancelledNotification"),
-			"notifications/progress":                   core("ProgressNotification"),
-			"notifications/resources/list_changed":     core("ResourceListChangedNotification"),
-			"notifications/subscriptions/acknowledged": core("SubscriptionsAcknowledgedNotification"),
-			"notifications/resources/updated":          core("ResourceUpdatedNotification"),
-			"notifications/prompts/list_changed":       core("PromptListChangedNotification"),
-			"notifications/tools/list_changed":         core("ToolListChangedNotification"),
-			"notifications/message":                    core("LoggingMessageNotification"),
-			"notifications/tasks":                      ext("TaskStatusNotification"),
+			mcp.NotificationCancelled:                 core("CancelledNotification"),
+			mcp.NotificationProgress:                  core("ProgressNotification"),
+			mcp.NotificationResourcesListChanged:      core("ResourceListChangedNotification"),
+			mcp.NotificationSubscriptionsAcknowledged: core("SubscriptionsAcknowledgedNotification"),
+			mcp.NotificationResourcesUpdated:          core("ResourceUpdatedNotification"),
+			mcp.NotificationPromptsListChanged:        core("PromptListChangedNotification"),
+			mcp.NotificationToolsListChanged:          core("ToolListChangedNotification"),
+			mcp.NotificationMessage:                   core("LoggingMessageNotification"),
+			mcp.NotificationTasks:                     ext("TaskStatusNotification"),
 		},
 		results: map[string]Def{
-			"server/discover":          core("DiscoverResult"),
-			"resources/list":           core("ListResourcesResult"),
-			"resources/templates/list": core("ListResourceTemplatesResult"),
-			"resources/read":           core("ReadResourceResult"),
-			"subscriptions/listen":     core("SubscriptionsListenResult"),
-			"prompts/list":             core("ListPromptsResult"),
-			"prompts/get":              core("GetPromptResult"),
-			"tools/list":               core("ListToolsResult"),
-			"tools/call":               core("CallToolResult"),
-			"completion/complete":      core("CompleteResult"),
-			"tasks/get":                ext("GetTaskResult"),
-			"tasks/update":             ext("UpdateTaskResult"),
-			"tasks/cancel":             ext("CancelTaskResult"),
+			mcp.MethodServerDiscover:         core("DiscoverResult"),
+			mcp.MethodResourcesList:          core("ListResourcesResult"),
+			mcp.MethodResourcesTemplatesList: core("ListResourceTemplatesResult"),
+			mcp.MethodResourcesRead:          core("ReadResourceResult"),
+			mcp.MethodSubscriptionsListen:    core("SubscriptionsListenResult"),
+			mcp.MethodPromptsList:            core("ListPromptsResult"),
+			mcp.MethodPromptsGet:             core("GetPromptResult"),
+			mcp.MethodToolsList:              core("ListToolsResult"),
+			mcp.MethodToolsCall:              core("CallToolResult"),
+			mcp.MethodCompletionComplete:     core("CompleteResult"),
+			mcp.MethodTasksGet:               ext("GetTaskResult"),
+			mcp.MethodTasksUpdate:            ext("UpdateTaskResult"),
+			mcp.MethodTasksCancel:            ext("CancelTaskResult"),
 		},
 		inputRequired: core("InputRequiredResult"),
 		// The *ResultResponse definitions whose result may be an
 		// InputRequiredResult.
-		inputMethods:   map[string]bool{"tools/call": true, "prompts/get": true, "resources/read": true},
+		inputMethods:   map[string]bool{mcp.MethodToolsCall: true, mcp.MethodPromptsGet: true, mcp.MethodResourcesRead: true},
 		resultTypeTask: ext("CreateTaskResult"),
 	},
 }
@@ -161,7 +163,7 @@ func (s *Schema) NotificationDef(method string) (Def, bool) {
 func (s *Schema) ResultDef(req Request, result map[string]any) (Def, bool) {
 	m := maps[s.Revision]
 	method := req.Method
-	if method == "tasks/result" && req.TaskMethod != "" {
+	if method == mcp.MethodTasksResult && req.TaskMethod != "" {
 		method = req.TaskMethod
 	}
 	if rt, _ := result["resultType"].(string); s.Revision == Rev20260728 {

@@ -29,16 +29,9 @@ built-in reference server. The loop:
   mcpflight check --stdio 'node server.js' --profile my-server.yaml
 
 Flags:
-  --stdio CMD        the server's command line (split like a shell, no shell)
-  --shell            run --stdio's command line through /bin/sh -c
-  --url URL          the MCP endpoint of a Streamable HTTP server
-  --header 'NAME: VALUE'
-                     send this header with every HTTP request (repeatable)
-  --header-env NAME=VAR
-                     send header NAME with the value of environment variable VAR
-  --name NAME        the profile's name (default: the server's serverInfo.name)
-  -o FILE            write the profile to FILE instead of stdout
-` + protocolUsage
+` + targetUsage + protocolUsage + `  --name NAME          the profile's name (default: the server's serverInfo.name)
+  -o FILE              write the profile to FILE instead of stdout
+`
 
 // profileCmd is "mcpflight profile": only "init" for now.
 func (e Env) profileCmd(ctx context.Context, args []string) (int, error) {
@@ -54,13 +47,9 @@ func (e Env) profileCmd(ctx context.Context, args []string) (int, error) {
 	fs := flag.NewFlagSet("profile init", flag.ContinueOnError)
 	fs.SetOutput(e.Stderr)
 	fs.Usage = func() { fmt.Fprint(e.Stderr, profileUsage) }
-	fs.StringVar(&o.stdio, "stdio", "", "")
-	fs.StringVar(&o.url, "url", "", "")
-	o.headers.register(fs)
-	fs.BoolVar(&o.shell, "shell", false, "")
+	o.targetFlags.register(fs, true)
 	fs.StringVar(&name, "name", "", "")
 	fs.StringVar(&out, "o", "", "")
-	o.protocol.register(fs)
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0, nil

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+
+	"github.com/mcpflight/mcpflight/mcp"
 )
 
 // The HTTP modes. Each attacks only POSTed tools/call requests (but
@@ -112,7 +114,7 @@ func peek(r *http.Request) (method string, id json.RawMessage) {
 
 func (a *toolsCallAttack) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	method, id := peek(r)
-	if method != "tools/call" {
+	if method != mcp.MethodToolsCall {
 		a.inner.ServeHTTP(w, r)
 		return
 	}

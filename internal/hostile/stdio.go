@@ -18,6 +18,7 @@ import (
 	"syscall"
 
 	"github.com/mcpflight/mcpflight/jsonrpc"
+	"github.com/mcpflight/mcpflight/mcp"
 	"github.com/mcpflight/mcpflight/refserver"
 )
 
@@ -306,7 +307,7 @@ func (h *stdioServer) pumpIn(in io.Reader, w *io.PipeWriter) error {
 // onRequest sees one complete input line before the server does.
 func (h *stdioServer) onRequest(line []byte) error {
 	msg, err := jsonrpc.Decode(bytes.TrimRight(line, "\r\n"))
-	if err != nil || msg.Kind != jsonrpc.KindRequest || msg.Method != "tools/call" {
+	if err != nil || msg.Kind != jsonrpc.KindRequest || msg.Method != mcp.MethodToolsCall {
 		return nil
 	}
 	var p struct {
@@ -396,7 +397,7 @@ func (h *stdioServer) onOutput(line []byte) {
 		return
 	}
 	if msg.Kind == jsonrpc.KindNotification {
-		if h.mode == ProgressFlood && msg.Method == "notifications/progress" {
+		if h.mode == ProgressFlood && msg.Method == mcp.NotificationProgress {
 			line = h.shiftProgress(msg, line)
 		}
 		h.write(line)
