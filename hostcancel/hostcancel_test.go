@@ -1,10 +1,12 @@
 package hostcancel_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"sync"
 	"testing"
@@ -56,6 +58,64 @@ func newFixture(tb testing.TB, faults ...refserver.Fault) *fixture {
 	}
 	return &fixture{ctx: ctx, s: s, ctl: control.Detect(s), log: log}
 }
+
+// newQuietFixture is newFixture on a reference server whose frames of the
+// notification method never reach the host: a server that does not send
+// them.
+func newQuietFixture(tb testing.TB, method string, faults ...refserver.Fault) *fixture {
+	srv := refserver.New(refserver.Options{Faults: faultSet(faults)})
+	ctx, cancel := context.WithTimeout(context.Background(), safety)
+	log := chrono.New()
+	serve := func(ctx context.Context, in io.ReadCloser, out io.WriteCloser) error {
+		return srv.ServePipes(ctx, in, &dropWriter{out: out, method: method})
+	}
+	conn, _ := transport.Pipes(ctx, serve, transport.StreamConfig{Log: log})
+	s := peer.New(conn, peer.Options{Log: log})
+	tb.Cleanup(func() {
+		cctx, c := context.WithTimeout(context.Background(), safety)
+		defer c()
+		s.Close(cctx)
+		cancel()
+	})
+	if _, err := s.Initialize(ctx, peer.InitOptions{}); err != nil {
+		tb.Fatal(err)
+	}
+	return &fixture{ctx: ctx, s: s, ctl: control.Detect(s), log: log}
+}
+
+// dropWriter passes newline-framed JSON-RPC frames on to out, except the
+// notifications of method.
+type dropWriter struct {
+	out    io.WriteCloser
+	method string
+	mu     sync.Mutex
+	buf    []byte
+}
+
+func (w *dropWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf = append(w.buf, p...)
+	for {
+		i := bytes.IndexByte(w.buf, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		line := w.buf[:i+1]
+		var m struct {
+			Method string `json:"method"`
+			ID     any    `json:"id"`
+		}
+		if json.Unmarshal(line, &m) != nil || m.Method != w.method || m.ID != nil {
+			if _, err := w.out.Write(line); err != nil {
+				return 0, err
+			}
+		}
+		w.buf = w.buf[i+1:]
+	}
+}
+
+func (w *dropWriter) Close() error { return w.out.Close() }
 
 // ack is the reference server's worker acknowledgement, decided by the
 // worker counter alone: it reads the counter, opens every gate the worker
@@ -140,6 +200,17 @@ func (f *fixture) sent(method string) int {
 	return n
 }
 
+// received counts the frames of method we received, in the chronology.
+func (f *fixture) received(method string) int {
+	n := 0
+	for _, ev := range f.log.Events() {
+		if ev.Dir == chrono.In && ev.Kind == chrono.KindFrame && ev.Summary != nil && ev.Summary.Method == method {
+			n++
+		}
+	}
+	return n
+}
+
 // cancelledFor counts the notifications/cancelled we sent naming id.
 func (f *fixture) cancelledFor(id jsonrpc.ID) int {
 	n := 0
@@ -196,7 +267,12 @@ func (e *events) check(t *testing.T, c *hostcancel.Controller, r hostcancel.Resu
 }
 
 // TestTerminalPaths drives every terminal path of 2025-11-25 against the
-// reference server; the worker counter proves stop or no stop in each.
+// reference server, the conforming one and its task faults
+// (cancel-does-not-stop-worker, cancel-answers-before-transition,
+// cancel-terminal-succeeds, status-changes-after-cancelled); the worker
+// counter proves stop or no stop in each, read at the abort and again
+// with every gate open, never elapsed time. Only the grace row waits for
+// time, because the grace ending is the event under test.
 func TestTerminalPaths(t *testing.T) {
 	const ticks = 5
 	for _, tc := range []struct {
@@ -211,6 +287,17 @@ func TestTerminalPaths(t *testing.T) {
 		alerts  []hostcancel.Alert
 		// stopped: the worker counter does not move once every gate is open.
 		stopped bool
+		// quiet: the server's notifications/tasks/status never reach the
+		// host; poll is its poll interval (MinPoll and MaxPoll), grace
+		// its cancellation grace.
+		quiet       bool
+		poll, grace time.Duration
+		// holdAck: once tasks/cancel is answered, the controller waits
+		// for this reference-server checkpoint before its next step.
+		holdAck string
+		// effects: task_worker is consequential, the reference server's
+		// effectsApplied its system of record.
+		effects bool
 	}{
 		{name: "cancelled-verified", want: hostcancel.CancelledVerified, cancels: 1, stopped: true},
 		{name: "completed-before-cancel", finish: true, want: hostcancel.CompletedBeforeCancel, cancels: 1,
@@ -225,12 +312,68 @@ func TestTerminalPaths(t *testing.T) {
 			want: hostcancel.WorkerStillRunning, cancels: 1, alerts: []hostcancel.Alert{hostcancel.AlertCancelAckedWorkerRunning}},
 		{name: "outcome-unknown-detached", policy: hostcancel.Detach, want: hostcancel.OutcomeUnknown,
 			unknown: hostcancel.UnknownDetached, cancels: 0},
+		// TSK-64 broken by cancel-answers-before-transition: the answer
+		// says working though the task is already cancelled, and the
+		// next tasks/get reads cancelled.
+		{name: "cancel-answered-working", faults: []refserver.Fault{refserver.FaultCancelAnswersBeforeTransition},
+			want: hostcancel.CancelledVerified, cancels: 1, stopped: true},
+		// The same answer on a server that sends no status notification
+		// (TSK-21 says it MAY), to a host that polls every hour: when the
+		// grace ends nothing the controller can see says the task left
+		// working, and the alert fires. The 2025-11-25 reference server
+		// cannot keep a task working after tasks/cancel (TSK-64); this
+		// fault's answer is the one way its wire says so. The grace
+		// ending is the event under test; the worker counter then shows
+		// the server did stop the work, which is why the alert asks for a
+		// check instead of claiming the work goes on.
+		{name: "still-working-past-grace", faults: []refserver.Fault{refserver.FaultCancelAnswersBeforeTransition},
+			quiet: true, grace: 150 * time.Millisecond, poll: time.Hour,
+			want: hostcancel.StillWorkingPastGrace, cancels: 1, alerts: []hostcancel.Alert{hostcancel.AlertStillWorkingPastGrace}, stopped: true},
+		// TSK-65 broken by status-changes-after-cancelled: the worker,
+		// woken by the cancel, overwrites cancelled with completed. The
+		// controller reads the status again only after the worker's
+		// KEY/end (holdAck), so the overwrite is there to be seen.
+		// TSK-63 broken by cancel-terminal-succeeds: the task completed
+		// (its effect applied at tick 1), and the cancel, instead of
+		// -32602, overwrites completed with cancelled. The controller
+		// cannot see the completion on the wire, but for a consequential
+		// tool the system of record (effectsApplied) says the effect
+		// happened: the cancelled status does not hide it.
+		{name: "cancel-overwrites-completed", faults: []refserver.Fault{refserver.FaultCancelTerminalSucceeds}, finish: true,
+			args: map[string]any{"effectAt": 1}, effects: true, want: hostcancel.EffectCommitted, cancels: 1,
+			alerts: []hostcancel.Alert{hostcancel.AlertCancelHidesEffect}, stopped: true},
+		{name: "left-cancelled", faults: []refserver.Fault{refserver.FaultStatusChangesAfterCancelled}, holdAck: "k/end",
+			want: hostcancel.OutcomeUnknown, unknown: hostcancel.UnknownLeftCancelled, cancels: 1,
+			alerts: []hostcancel.Alert{hostcancel.AlertTerminalRace}, stopped: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFixture(t, tc.faults...)
+			var f *fixture
+			if tc.quiet {
+				f = newQuietFixture(t, mcp.NotificationTaskStatus, tc.faults...)
+			} else {
+				f = newFixture(t, tc.faults...)
+			}
 			var ev events
-			c := hostcancel.New(hostcancel.Config{Session: f.s, Policy: tc.policy, Grace: safety / 2, Ack: f.ack("k", ticks),
-				OnEvent: ev.event, OnAlert: ev.alert})
+			onEvent := ev.event
+			if tc.holdAck != "" {
+				// Deliberately blocking (OnEvent must not block in a
+				// host): the controller's next step waits for the
+				// server's checkpoint, read over the same session.
+				onEvent = func(e hostcancel.Event) {
+					ev.event(e)
+					if e.Name == hostcancel.EventTaskCancelResponse {
+						if _, err := f.ctl.Await(f.ctx, tc.holdAck); err != nil {
+							t.Errorf("await %s: %v", tc.holdAck, err)
+						}
+					}
+				}
+			}
+			var effects *hostcancel.Effects
+			if tc.effects {
+				effects = f.effects()
+			}
+			c := hostcancel.New(hostcancel.Config{Session: f.s, Policy: tc.policy, Grace: cmpOr(tc.grace, safety/2), Ack: f.ack("k", ticks),
+				MinPoll: tc.poll, MaxPoll: tc.poll, Effects: effects, OnEvent: onEvent, OnAlert: ev.alert})
 			op := f.start(t, c, "k", tc.args)
 			f.release(t, "k/start")
 			f.await(t, "k/tick/1")
@@ -259,6 +402,13 @@ func TestTerminalPaths(t *testing.T) {
 				if r.Result == nil && r.ResultError == nil {
 					t.Errorf("no result or error fetched: %+v", r)
 				}
+			case hostcancel.StillWorkingPastGrace:
+				if r.Task.Status != mcp.TaskWorking || f.received(mcp.NotificationTaskStatus) != 0 {
+					t.Errorf("last known status %q, %d status notifications received; want working, none", r.Task.Status, f.received(mcp.NotificationTaskStatus))
+				}
+			}
+			if tc.unknown == hostcancel.UnknownLeftCancelled && r.Task.Status != mcp.TaskCompleted {
+				t.Errorf("last known status %q, want the completed that replaced cancelled", r.Task.Status)
 			}
 			if !slices.Equal(r.RequestIDs, op.RequestIDs()) || r.RequestIDs[0] != op.Call.ID || len(r.RequestIDs) < 1+tc.cancels {
 				t.Errorf("request ids %v, operation's %v", r.RequestIDs, op.RequestIDs())

@@ -39,9 +39,12 @@ Flags:
                        (default 2s)
   --log-level LEVEL    send logging/setLevel LEVEL first (debug … emergency);
                        under 2026-07-28 the call carries it in its _meta
-  --task               call the tool as a durable task (2025-11-25); a timeout
-                       or Ctrl-C then stops waiting and sends one tasks/cancel,
-                       and the two-phase controller verifies what happened
+  --task               call the tool as a durable task, under either revision:
+                       2025-11-25 tasks, or under 2026-07-28 the tasks extension
+                       (io.modelcontextprotocol/tasks); a timeout or Ctrl-C then
+                       stops waiting and sends one tasks/cancel, the two-phase
+                       controller verifies what happened, and its decision trail
+                       is printed before the last line
   -v                   print the chronology afterwards
 
 Exit codes: 0 completed, 1 the tool or the server reported an error,

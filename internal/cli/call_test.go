@@ -163,6 +163,31 @@ func TestShellFailedExpectExitsNonZero(t *testing.T) {
 	}
 }
 
+// TestCallHelpTaskBothRevisions: call -h documents --task for both
+// revisions, not as 2025-11-25 only (issue 15: it runs the same
+// controller under the tasks extension).
+func TestCallHelpTaskBothRevisions(t *testing.T) {
+	t.Parallel()
+	r := runCLI(t, "", "call", "-h")
+	help := r.stdout + r.stderr
+	i := strings.Index(help, "--task")
+	if i < 0 {
+		t.Fatalf("call -h does not document --task:\n%s", help)
+	}
+	task := help[i:]
+	if j := strings.Index(task, "\n  -v"); j >= 0 {
+		task = task[:j]
+	}
+	for _, want := range []string{"2025-11-25", "2026-07-28", "io.modelcontextprotocol/tasks", "decision trail"} {
+		if !strings.Contains(task, want) {
+			t.Errorf("--task help lacks %q:\n%s", want, task)
+		}
+	}
+	if strings.Contains(task, "durable task (2025-11-25)") {
+		t.Errorf("--task help still says 2025-11-25 only:\n%s", task)
+	}
+}
+
 // TestCallTaskTimeoutRunsTheController: with --task a timeout stops the
 // local wait, then exactly one tasks/cancel goes out and is verified.
 func TestCallTaskTimeoutRunsTheController(t *testing.T) {
