@@ -224,8 +224,11 @@ func TestCallMarksProgressThatCrossedTheCancel(t *testing.T) {
 }
 
 // TestCallSlowOverURLCompletes: the reference server's slow tool is an
-// ordinary tool for a client that does not use the control extension
-// (no key): call --url completes instead of waiting at a gate.
+// ordinary tool for a client that does not use the control extension:
+// "call --url URL slow", with no arguments at all (no key, no tickMs),
+// completes with its three steps of progress instead of waiting at a
+// gate for a release no one sends. The --timeout is only a bound: a
+// gated call would end there with exit 124 instead of hanging the test.
 func TestCallSlowOverURLCompletes(t *testing.T) {
 	t.Parallel()
 	h := refserver.New(refserver.Options{}).HTTPHandler(refserver.HTTPOptions{})
@@ -234,8 +237,11 @@ func TestCallSlowOverURLCompletes(t *testing.T) {
 		h.Close()
 		ts.Close()
 	})
-	r := runCLI(t, "", "call", "--url", ts.URL, "slow", `{"steps":2,"tickMs":1}`)
+	r := runCLI(t, "", "call", "--url", ts.URL, "slow", "--timeout", "60s")
 	if r.code != 0 || !strings.Contains(r.stdout, "completed: done") {
 		t.Errorf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if n := strings.Count(r.stdout, "progress "); n != 3 {
+		t.Errorf("%d progress lines, want the 3 steps of the default slow call:\n%s", n, r.stdout)
 	}
 }
