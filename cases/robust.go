@@ -2,7 +2,6 @@ package cases
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -51,10 +50,10 @@ func robustCases() []probe.Case {
 			Title:    "a truncated object does not swallow the valid line after it",
 			Reqs:     []string{"RPC-2", "RPC-11"},
 			Versions: both,
-			Sends:    `{"jsonrpc":"2.0","method":"ping","id": cut short, then a valid request as the next line (or POST)`,
-			Expect:   "error -32700 with id null, or no answer, for the first; the valid request answered",
+			Sends:    `{"jsonrpc":"2.0","method":"ping","id": cut short, then two liveness requests as the next lines (or POSTs): the second ends the wait for a server that took the first for the rest of the object`,
+			Expect:   "error -32700 with id null, or no answer, for the first; both liveness requests answered",
 			Run: func(ctx context.Context, e *probe.Env) verdict.Outcome {
-				return badFrames(ctx, e, badFrame{what: "a truncated JSON object", raw: jsonrpc.Malformed(jsonrpc.ClassParse)})
+				return badFrames(ctx, e, badFrame{what: "a truncated JSON object", raw: jsonrpc.Malformed(jsonrpc.ClassParse), unfinished: true})
 			},
 		},
 		// RPC-2 MUST: "All messages between MCP clients and servers MUST follow the JSON-RPC 2.0
@@ -182,6 +181,20 @@ type badFrame struct {
 	what string
 	raw  []byte
 	id   jsonrpc.ID
+	// unfinished is a frame that a reader of JSON values (not of lines)
+	// takes for the beginning of one the next line completes: the
+	// liveness check sends a second line after the first
+	// (probe.Env.AliveAfterSwallow), so that it concludes at once.
+	unfinished bool
+}
+
+// aliveAfter is Env.AliveAfter, or AliveAfterSwallow for an unfinished
+// frame.
+func (f badFrame) aliveAfter(ctx context.Context, e *probe.Env) *verdict.Outcome {
+	if f.unfinished {
+		return e.AliveAfterSwallow(ctx, verdict.Req("RPC-2"), f.what)
+	}
+	return e.AliveAfter(ctx, verdict.Req("RPC-2"), f.what)
 }
 
 // badFrames sends each frame, then the liveness request, and judges what
@@ -194,13 +207,13 @@ func badFrames(ctx context.Context, e *probe.Env, frames ...badFrame) verdict.Ou
 			// The write or the POST itself failed: over HTTP a connection
 			// the server closed on the frame is its answer, and the
 			// liveness request says whether it is gone.
-			if o := e.AliveAfter(ctx, verdict.Req("RPC-2"), f.what); o != nil {
+			if o := f.aliveAfter(ctx, e); o != nil {
 				return *o
 			}
 			notes = append(notes, fmt.Sprintf("%s: the exchange failed (%s), the server still answers", f.what, chrono.Sanitize(err.Error(), false)))
 			continue
 		}
-		if o := e.AliveAfter(ctx, verdict.Req("RPC-2"), f.what); o != nil {
+		if o := f.aliveAfter(ctx, e); o != nil {
 			return *o
 		}
 		e.FindBadAnswer(&bad)
@@ -314,60 +327,77 @@ func duplicateInFlightID(ctx context.Context, e *probe.Env) verdict.Outcome {
 		return verdict.Errorf("sending the duplicate: %v", err)
 	}
 	isID := probe.ResponseTo(id)
-	wctx, cancel, _ := e.WithPatience(ctx)
-	first, err := e.Log.WaitFor(wctx, from, func(ev chrono.Event) bool { return ev.Dir == chrono.In && ev.Kind == chrono.KindFrame && isID(ev) })
-	cancel()
-	released := false
+	collect := func() []chrono.Event {
+		var answers []chrono.Event
+		for _, ev := range e.Log.Since(from) {
+			if ev.Dir == chrono.In && ev.Kind == chrono.KindFrame && isID(ev) {
+				answers = append(answers, ev)
+			}
+		}
+		return answers
+	}
+	// heldUntil is the last event before the call was released: an answer
+	// before it came while the call was held, so it answered the
+	// duplicate. Zero without control.
+	var heldUntil uint64
 	if e.Control != nil {
-		// The call is held at its checkpoint: whatever answered so far
-		// answered the duplicate. Now let the call finish.
+		// The call is held at its checkpoint: a barrier shows whatever
+		// answered the duplicate. Then the call is released, and its end
+		// checkpoint (reached after its answer) and a barrier show the
+		// rest: nothing is left to wait for.
+		if err := e.Quiesce(ctx); err != nil {
+			return verdict.Errorf("%v", err)
+		}
+		heldUntil = e.Log.Len()
 		if err := op.ReleaseAll(ctx); err != nil {
 			return verdict.Errorf("releasing the slow call: %v", err)
 		}
-		released = true
-	}
-	after := from
-	if err == nil {
-		after = first.Seq
-	}
-	// The call's answer: on a controlled target its end checkpoint says
-	// the operation is over, so what has not arrived after a barrier will
-	// not; elsewhere it may take the slow tool's whole run.
-	wait := e.SlowBudget()
-	if released {
 		if _, serr := op.Settle(ctx); serr != nil {
 			return verdict.Errorf("the slow call did not end after its release: %v", serr)
 		}
 		if qerr := e.Quiesce(ctx); qerr != nil {
 			return verdict.Errorf("%v", qerr)
 		}
-		wait = 0
-	}
-	second, found := e.FrameAfter(after, isID)
-	var err2 error
-	if !found {
-		err2 = errors.New("no second answer")
-	}
-	if dl, ok := ctx.Deadline(); ok {
-		// An answer that never comes is the verdict, not a deadline error.
-		wait = min(wait, time.Until(dl)-time.Second)
-	}
-	if !found && wait > 0 {
-		bctx, bcancel := context.WithTimeout(ctx, wait)
-		second, err2 = e.Log.WaitFor(bctx, after, func(ev chrono.Event) bool {
-			return ev.Dir == chrono.In && ev.Kind == chrono.KindFrame && isID(ev)
-		})
-		bcancel()
+	} else {
+		// The call's answer may take the slow tool's whole run; once it is
+		// in, the duplicate's answer, which may never come (dropping it is
+		// the server's choice), has the grace window and no more.
+		wait := e.SlowBudget()
+		if dl, ok := ctx.Deadline(); ok {
+			// An answer that never comes is the verdict, not a deadline error.
+			wait = min(wait, time.Until(dl)-time.Second)
+		}
+		wctx, cancel := context.WithTimeout(ctx, max(wait, 0))
+		for {
+			answers := collect()
+			if len(answers) >= 2 {
+				break
+			}
+			if len(answers) == 1 && callAnswer(answers[0]) {
+				if err := e.Observe(ctx); err != nil {
+					cancel()
+					return verdict.Errorf("%v", err)
+				}
+				break
+			}
+			after := from
+			if len(answers) > 0 {
+				after = answers[len(answers)-1].Seq
+			}
+			if _, err := e.Log.WaitFor(wctx, after, func(ev chrono.Event) bool {
+				return ev.Dir == chrono.In && ev.Kind == chrono.KindFrame && isID(ev)
+			}); err != nil {
+				break
+			}
+		}
+		cancel()
 	}
 	if ctx.Err() != nil {
 		return verdict.Errorf("the case deadline ended the wait: %v", ctx.Err())
 	}
-	var answers []chrono.Event
-	if err == nil {
-		answers = append(answers, first)
-	}
-	if err2 == nil {
-		answers = append(answers, second)
+	answers := collect()
+	if len(answers) > 2 {
+		answers = answers[:2]
 	}
 	describe := func(ev chrono.Event) string { return probe.Describe(ev) }
 	want := []string{"the slow call answered (the duplicate answered, refused or dropped: RPC-6 binds only the sender)"}
@@ -382,7 +412,7 @@ func duplicateInFlightID(ctx context.Context, e *probe.Env) verdict.Outcome {
 		switch {
 		case probe.IsEmptyResult(m):
 			return e.Breaks("RPC-2", want, fmt.Sprintf("the duplicate ping got %s and the slow call with id %s was never answered", describe(answers[0]), id), 0)
-		case m.Kind == jsonrpc.KindError && released && answers[0].Seq == first.Seq && err == nil:
+		case m.Kind == jsonrpc.KindError && answers[0].Seq <= heldUntil:
 			return e.Breaks("RPC-2", want, fmt.Sprintf("the duplicate was refused (%s) while the call was held, and the call was never answered after it was released", describe(answers[0])), 0)
 		case m.Kind == jsonrpc.KindError:
 			return verdict.Infof("one answer for id %s, an error (%s): either the duplicate was refused and the call's answer dropped, or the call failed and the duplicate was dropped; the wire cannot tell which", id, describe(answers[0]))
@@ -399,6 +429,14 @@ func duplicateInFlightID(ctx context.Context, e *probe.Env) verdict.Outcome {
 		return verdict.Infof("the duplicate with id %s was refused (%s) and the call answered (%s): RPC-6 binds the sender, refusing is the server's choice", id, describe(answers[0]), describe(answers[1]))
 	}
 	return verdict.Infof("both requests with id %s were answered: %s, then %s (RPC-6 binds the sender; the server served both)", id, describe(answers[0]), describe(answers[1]))
+}
+
+// callAnswer reports whether ev, a response to the id the slow call and
+// the duplicate ping share, is the call's: a result that is not the
+// ping's empty one.
+func callAnswer(ev chrono.Event) bool {
+	m, err := ev.Message()
+	return err == nil && m.Kind == jsonrpc.KindResult && !probe.IsEmptyResult(m)
 }
 
 // paramProbe is one request with a bad parameter.

@@ -2,7 +2,10 @@ package mcpflighttest_test
 
 import (
 	"context"
+	"errors"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"testing"
 
@@ -46,4 +49,30 @@ func TestReferenceServerCommand(t *testing.T) {
 	t.Setenv("MCPFLIGHTTEST_SERVE", "1")
 	mcpflighttest.Run(t, mcpflighttest.Command(os.Args[0]), mcpflighttest.ProfileFile("reference"),
 		mcpflighttest.Cases("stdio/*", "cancel/mid-work-no-response", "ping/*"))
+}
+
+// The cancellation, progress and HTTP cases against a Streamable HTTP
+// server already running at a URL, as a server started outside the test
+// is checked: here the reference server's HTTP handler, served on a
+// loopback port of its own (127.0.0.1:0) by a plain http.Server.
+func TestReferenceServerURL(t *testing.T) {
+	h := refserver.New(refserver.Options{}).HTTPHandler(refserver.HTTPOptions{})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: h}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	t.Cleanup(func() {
+		h.Close()
+		if err := srv.Close(); err != nil {
+			t.Error(err)
+		}
+		if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+			t.Errorf("serving: %v", err)
+		}
+	})
+	mcpflighttest.Run(t, mcpflighttest.URL("http://"+ln.Addr().String()+"/mcp"), mcpflighttest.ProfileFile("reference"),
+		mcpflighttest.Cases("cancel/*", "progress/*", "http/*"))
 }

@@ -8,13 +8,16 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/mcpflight/mcpflight/cases"
 
 	"github.com/mcpflight/mcpflight/mcpflighttest"
 	"github.com/mcpflight/mcpflight/refserver"
+	"github.com/mcpflight/mcpflight/runner"
 )
 
 // TestFaultyTarget is the test the tests below run in a child test
@@ -35,6 +38,14 @@ func TestFaultyTarget(t *testing.T) {
 			opts = opts[1:]
 		case strings.HasPrefix(word, "case="):
 			opts = append(opts, mcpflighttest.Cases(strings.TrimPrefix(word, "case=")))
+		case strings.HasPrefix(word, "rev="):
+			opts = append(opts, mcpflighttest.Revision(strings.TrimPrefix(word, "rev=")))
+		case strings.HasPrefix(word, "jobs="):
+			n, err := strconv.Atoi(strings.TrimPrefix(word, "jobs="))
+			if err != nil {
+				t.Fatal(err)
+			}
+			opts = append(opts, mcpflighttest.Jobs(n))
 		default:
 			f, err := refserver.ParseFault(word)
 			if err != nil {
@@ -44,9 +55,16 @@ func TestFaultyTarget(t *testing.T) {
 		}
 	}
 	srv := refserver.New(refserver.Options{Faults: faults})
+	// The most sessions served at once, which Jobs bounds.
+	var live, most atomic.Int32
 	mcpflighttest.Run(t, mcpflighttest.Pipes(func(ctx context.Context, in io.ReadCloser, out io.WriteCloser) error {
+		n := live.Add(1)
+		defer live.Add(-1)
+		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		}
 		return srv.Serve(ctx, in, out)
 	}), opts...)
+	t.Logf("most sessions at once: %d", most.Load())
 }
 
 // TestRunReports runs TestFaultyTarget in a child test binary and checks
@@ -99,6 +117,37 @@ func TestRunReports(t *testing.T) {
 			name: "a case that cannot run is skipped with its reason",
 			spec: "noprofile case=cancel/mid-work-no-response", run: "^TestFaultyTarget$",
 			want: []string{`--- SKIP: TestFaultyTarget/2025-11-25/cancel/mid-work-no-response`, `profile names no slow tool`},
+		},
+		{
+			name: "under Revision 2026-07-28 the subtests are that revision's and a fault of it fails its case",
+			spec: "ping-on-2026 rev=2026-07-28 case=rpc/*", run: "^TestFaultyTarget$", failing: true,
+			want:    []string{`--- FAIL: TestFaultyTarget/2026-07-28/rpc/removed-methods `, `Requirement: `, `--- PASS: TestFaultyTarget/2026-07-28/teardown`},
+			notWant: []string{`TestFaultyTarget/2025-11-25/`, `--- FAIL: TestFaultyTarget/2026-07-28/rpc/(?:[^r]|r[^e])`},
+		},
+		{
+			name: "the same fault is no finding under 2025-11-25, where ping is the liveness request",
+			spec: "ping-on-2026 case=rpc/*", run: "^TestFaultyTarget$",
+			want:    []string{`--- SKIP: TestFaultyTarget/2025-11-25/rpc/removed-methods `, `--- PASS: TestFaultyTarget/2025-11-25/teardown`},
+			notWant: []string{`--- FAIL`, `TestFaultyTarget/2026-07-28/`},
+		},
+		{
+			name: "Jobs 1 serves one session at a time",
+			spec: "jobs=1 case=cancel/*", run: "^TestFaultyTarget$",
+			want:    []string{`--- PASS: TestFaultyTarget/2025-11-25/cancel/mid-work-no-response `, `most sessions at once: 1\n`},
+			notWant: []string{`--- FAIL`},
+		},
+		{
+			// How many overlap is the scheduler's business; the bound is
+			// runner.DefaultJobsInProcess.
+			name: "by default the cases may run side by side, with the same verdicts",
+			spec: "case=cancel/*", run: "^TestFaultyTarget$",
+			want:    []string{`--- PASS: TestFaultyTarget/2025-11-25/cancel/mid-work-no-response `, fmt.Sprintf(`most sessions at once: [1-%d]\n`, runner.DefaultJobsInProcess)},
+			notWant: []string{`--- FAIL`},
+		},
+		{
+			name: "Jobs 0 is refused",
+			spec: "jobs=0 case=cancel/*", run: "^TestFaultyTarget$", failing: true,
+			want: []string{`Jobs: 0 is not a positive number of cases`},
 		},
 		{
 			name: "the -run filter decides which cases run",

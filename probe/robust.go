@@ -9,6 +9,8 @@ import (
 
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/jsonrpc"
+	"github.com/mcpflight/mcpflight/mcp"
+	"github.com/mcpflight/mcpflight/peer"
 	"github.com/mcpflight/mcpflight/spec"
 	"github.com/mcpflight/mcpflight/transport"
 	"github.com/mcpflight/mcpflight/verdict"
@@ -151,6 +153,96 @@ func (e *Env) AliveAfter(ctx context.Context, rule verdict.Rule, what string) *v
 	o := e.Broke(rule, []string{"the server keeps answering after " + what},
 		"the server stopped answering after "+what+": "+chrono.Sanitize(err.Error(), false), seq)
 	return &o
+}
+
+// AliveAfterSwallow is AliveAfter for a frame that a server reading a
+// stream of JSON values, not of lines, may take for the beginning of a
+// value that the next line completes (a truncated object): it sends two
+// liveness requests one after the other, and what the second does tells
+// at once what a single one would leave to Patience. When the first is
+// answered, the server lives. When the connection ends (a decoder that
+// took the first line for the rest of the object fails on the second),
+// or the second is answered and the first is not after a barrier (a
+// round trip on a controlled target, the grace window elsewhere), the
+// server broke rule: the valid line after what was swallowed. Nil when
+// the server lives.
+func (e *Env) AliveAfterSwallow(ctx context.Context, rule verdict.Rule, what string) *verdict.Outcome {
+	pctx, cancel := context.WithTimeout(ctx, e.Patience())
+	defer cancel()
+	method := mcp.MethodPing
+	if e.Revision == spec.V20260728 {
+		method = mcp.MethodServerDiscover
+	}
+	want := []string{"the server keeps answering after " + what}
+	seq := e.Log.Len() + 1
+	first, err := e.S.Start(pctx, method, nil)
+	if err != nil {
+		return e.notAlive(rule, want, what, seq, err)
+	}
+	second, err := e.S.Start(pctx, method, nil)
+	if err != nil {
+		// The connection broke under the second line.
+		return e.notAlive(rule, want, what, seq, err)
+	}
+	answered := func(c *peer.Call) (bool, error) {
+		_, err := c.Await(pctx)
+		var rpcErr *jsonrpc.Error
+		return err == nil || errors.As(err, &rpcErr), err
+	}
+	select {
+	case <-first.Done():
+	case <-second.Done():
+	case <-pctx.Done():
+	}
+	if isDone(first) || !isDone(second) {
+		// The first has its answer, or failed because the connection
+		// ended, or the patience ran out: both must be answered.
+		for _, c := range []*peer.Call{first, second} {
+			if ok, err := answered(c); !ok {
+				return e.notAlive(rule, want, what, seq, err)
+			}
+		}
+		return nil
+	}
+	if ok, err := answered(second); !ok {
+		return e.notAlive(rule, want, what, seq, err)
+	}
+	// The second was answered, the first not yet: a server may answer out
+	// of order, so the first has the barrier to come.
+	if err := e.Quiesce(ctx); err != nil {
+		o := verdict.Errorf("%v", err)
+		return &o
+	}
+	if isDone(first) {
+		if ok, err := answered(first); !ok {
+			return e.notAlive(rule, want, what, seq, err)
+		}
+		return nil
+	}
+	_, secondSeq := second.Response()
+	o := e.Broke(rule, want, fmt.Sprintf("the valid request right after %s (%s %s, seq %d) was never answered, while the one after it was (seq %d): the line was taken for the rest of the frame",
+		what, method, first.ID, first.SentSeq, secondSeq), first.SentSeq)
+	return &o
+}
+
+// notAlive is the outcome of a liveness request that failed with err: a
+// break of rule when it was not answered, an error otherwise.
+func (e *Env) notAlive(rule verdict.Rule, want []string, what string, seq uint64, err error) *verdict.Outcome {
+	if err == nil {
+		err = errors.New("no answer")
+	}
+	o := e.Broke(rule, want, "the server stopped answering after "+what+": "+chrono.Sanitize(err.Error(), false), seq)
+	return &o
+}
+
+// isDone reports whether c has its answer or has failed.
+func isDone(c *peer.Call) bool {
+	select {
+	case <-c.Done():
+		return true
+	default:
+		return false
+	}
 }
 
 // ParamsAnswer is what answered a request sent with a bad parameter.

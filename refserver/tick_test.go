@@ -54,7 +54,7 @@ func TestSlowWithoutKeyIsOrdinary(t *testing.T) {
 	if _, err := s.Initialize(ctx, peer.InitOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	for i, args := range []map[string]any{{"steps": 2, "tickMs": 1}, {"steps": 2, "tickMs": 1}, {"steps": 1}} {
+	for i, args := range []map[string]any{{"steps": 2, "tickMs": 1}, {"steps": 2}, {"steps": 1}} {
 		c, err := s.Start(ctx, "tools/call", map[string]any{"name": "slow", "arguments": args},
 			peer.WithProgressToken(jsonrpc.IntToken(int64(10+i))))
 		if err != nil {

@@ -17,7 +17,9 @@ func TestGoSDKServer(t *testing.T) {
 // not a JSON-RPC message (the not-JSON line at seq 7, then "writing
 // stdin: io: read/write on closed pipe" for the next ping), where the
 // JSON-RPC base rules ask for -32700/-32600 or at least for the line to
-// be ignored (RPC-2).
+// be ignored (RPC-2). A truncated object is read on as the start of a
+// JSON value: the next line becomes its "id" and the connection ends at
+// the line after that (robust/truncated-then-valid sends two).
 func knownGoSDK() []mcpflighttest.Option {
 	const reason = "go-sdk v1.8.0 closes the connection on a malformed line (RPC-2)"
 	var opts []mcpflighttest.Option

@@ -119,6 +119,21 @@ func TestActionAgainstReferenceServer(t *testing.T) {
 			t.Errorf("GITHUB_OUTPUT %q lacks exit-code=1 and reports=true", outputs)
 		}
 	})
+	t.Run("a check that mostly did not run fails the step with exit 3 and leaves both reports", func(t *testing.T) {
+		// No profile: the cases that need the server's tools are skipped,
+		// and fewer than half of the applicable ones run (incomplete).
+		code, out, outputs, dir := runAction(t, bin, map[string]string{
+			"INPUT_COMMAND":  bin + " serve --stdio",
+			"INPUT_REVISION": "2025-11-25",
+		})
+		if code != 3 {
+			t.Fatalf("exit code %d, want 3 (incomplete):\n%s", code, out)
+		}
+		checkReports(t, filepath.Join(dir, "mcpflight-report.html"), filepath.Join(dir, "mcpflight-junit.xml"), false)
+		if !strings.Contains(outputs, "exit-code=3\n") || !strings.Contains(outputs, "reports=true\n") {
+			t.Errorf("GITHUB_OUTPUT %q lacks exit-code=3 and reports=true", outputs)
+		}
+	})
 }
 
 func TestActionRefusesBadInputs(t *testing.T) {

@@ -250,11 +250,17 @@ func (e Env) call(ctx context.Context, args []string) (int, error) {
 		if strings.HasPrefix(reason, "timeout") {
 			code = ExitTimeout
 		}
-		err := s.Cancel(runCtx, c, "mcpflight call: "+reason)
 		// Progress from now on crossed the cancel in flight: the server
 		// sent it before it saw the cancel (CAN-11, CAN-15), and it is
-		// marked so.
-		ui.Cancelled()
+		// marked so. The mark is set before the cancel is written: the
+		// read loop draws what the server writes the moment it reads the
+		// cancel, which may be before Cancel returns here. A cancel that
+		// was not sent takes the mark back.
+		ui.SetCancelled(true)
+		err := s.Cancel(runCtx, c, "mcpflight call: "+reason)
+		if err != nil {
+			ui.SetCancelled(false)
+		}
 		if err == nil && c.State() == peer.StateStreamClosed {
 			ui.Line("cancelled request %s (%s) by closing its response stream, the cancellation of 2026-07-28 over HTTP", c.ID, reason)
 		} else if err == nil {

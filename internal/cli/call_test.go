@@ -229,23 +229,31 @@ func TestCallTaskTimeoutRunsTheController(t *testing.T) {
 
 // TestCallMarksProgressThatCrossedTheCancel: progress that arrives once
 // the cancel is on its way crossed it in flight, and call says so. The
-// fault progress-after-cancel sends one more notification after the
-// cancel, so one such line is certain.
+// call is gated at its first checkpoint (KEY/start), so it sends no
+// progress until the cancel comes (whenever --timeout fires); the fault
+// progress-after-cancel then sends exactly one notification, which the
+// server can only write after it has read the cancel: it must be marked.
 func TestCallMarksProgressThatCrossedTheCancel(t *testing.T) {
 	t.Parallel()
 	server := transport.QuoteArgs([]string{binary, "serve", "--stdio", "--fault", "progress-after-cancel"})
-	r := runCLI(t, "", "call", "--stdio", server, "--protocol", "2025-11-25", "slow", `{"key":"k","steps":1000,"tickMs":20}`, "--timeout", "200ms")
+	r := runCLI(t, "", "call", "--stdio", server, "--protocol", "2025-11-25", "slow", `{"key":"k","steps":3}`, "--timeout", "50ms")
 	if r.code != ExitTimeout {
 		t.Fatalf("exit %d, want %d\n%s%s", r.code, ExitTimeout, r.stdout, r.stderr)
 	}
-	if !regexp.MustCompile(`(?m)^progress \d+/1000 \(crossed the cancel in flight\)`).MatchString(r.stdout) {
-		t.Errorf("no progress marked as having crossed the cancel:\n%s", r.stdout)
+	if !regexp.MustCompile(`(?m)^progress 1/3 \(crossed the cancel in flight\)  step 1 of 3$`).MatchString(r.stdout) {
+		t.Errorf("the progress sent after the cancel is not marked as having crossed it:\n%s", r.stdout)
+	}
+	if n := strings.Count(r.stdout, "progress "); n != 1 {
+		t.Errorf("%d progress lines, want 1 (the one after the cancel):\n%s", n, r.stdout)
 	}
 }
 
 // TestCallSlowOverURLCompletes: the reference server's slow tool is an
-// ordinary tool for a client that does not use the control extension
-// (no key): call --url completes instead of waiting at a gate.
+// ordinary tool for a client that does not use the control extension:
+// "call --url URL slow", with no arguments at all (no key, no tickMs),
+// completes with its three steps of progress instead of waiting at a
+// gate for a release no one sends. The --timeout is only a bound: a
+// gated call would end there with exit 124 instead of hanging the test.
 func TestCallSlowOverURLCompletes(t *testing.T) {
 	t.Parallel()
 	h := refserver.New(refserver.Options{}).HTTPHandler(refserver.HTTPOptions{})
@@ -254,8 +262,11 @@ func TestCallSlowOverURLCompletes(t *testing.T) {
 		h.Close()
 		ts.Close()
 	})
-	r := runCLI(t, "", "call", "--url", ts.URL, "slow", `{"steps":2,"tickMs":1}`)
+	r := runCLI(t, "", "call", "--url", ts.URL, "slow", "--timeout", "60s")
 	if r.code != 0 || !strings.Contains(r.stdout, "completed: done") {
 		t.Errorf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if n := strings.Count(r.stdout, "progress "); n != 3 {
+		t.Errorf("%d progress lines, want the 3 steps of the default slow call:\n%s", n, r.stdout)
 	}
 }

@@ -24,8 +24,9 @@ type callUI struct {
 	// line is cut to fit it, since a line that wraps cannot be redrawn
 	// in place and would leave a trail of lines.
 	width func() int
-	// cancelled is set once the cancel is on its way: progress from then
-	// on crossed it in flight, and is marked so.
+	// cancelled is set once the cancel is on its way (just before it is
+	// written): progress from then on crossed it in flight, and is marked
+	// so.
 	cancelled bool
 	// redact knows the run's secrets: a text is redacted before it is
 	// cut to maxUIText, so that the cut cannot hide part of a secret.
@@ -47,11 +48,12 @@ const barWidth = 30
 // server sent it before it saw the cancel (CAN-11, CAN-15).
 const crossedMark = " (crossed the cancel in flight)"
 
-// Cancelled says the cancel is on its way.
-func (u *callUI) Cancelled() {
+// SetCancelled says whether the cancel is on its way: call sets it just
+// before the cancel is written, and clears it if the cancel was not sent.
+func (u *callUI) SetCancelled(on bool) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	u.cancelled = true
+	u.cancelled = on
 }
 
 // fit cuts line to the terminal's width, less one column so that the
