@@ -104,10 +104,11 @@ func loggingCases() []probe.Case {
 			Reqs:      []string{"LOG-7"},
 			ReqsUnder: map[string][]string{spec.V20251125: {"CAN-8"}, spec.V20260728: {"CAN-54", "CAN-56", "CAN-48", "CAN-55"}},
 			Versions:  bothRevisions(),
-			Needs:     probe.Needs{SlowTool: true, Control: true, Capabilities: []string{"logging"}},
-			Sends:     "logging/setLevel debug; a slow call that logs every step; notifications/cancelled after step 1",
-			Expect:    "no notifications/message after the cancel",
-			Run:       loggingNoFloodAfterCancel,
+			Needs: probe.Needs{SlowTool: true, Control: true, Capabilities: []string{"logging"},
+				ControlFor: "the slow tool's end checkpoint, the barrier after which no log message can still be on its way: without it the wire cannot tell a message sent after the cancel from one sent before it and read late, and no profile field gives that barrier"},
+			Sends:  "logging/setLevel debug; a slow call that logs every step; notifications/cancelled after step 1",
+			Expect: "no notifications/message after the cancel",
+			Run:    loggingNoFloodAfterCancel,
 		},
 	}
 }

@@ -85,6 +85,7 @@ var killers = map[refserver.Fault][]string{
 	refserver.FaultIllTypedCursorAccepted:        {"robust/params-tasks-list-cursor"},
 	refserver.FaultMissingLevelInternalError:     {"robust/params-set-level"},
 	refserver.FaultMuteAfterNamelessCall:         {"robust/params-tools-call"},
+	refserver.FaultMuteAfterIllTypedToolsCursor:  {"robust/params-tools-list-cursor"},
 }
 
 // httpKillers lists, for every fault of the reference server's HTTP
@@ -580,6 +581,8 @@ var killers2026 = map[refserver.Fault][]string{
 	refserver.FaultTeardownSilent:                 {"subscriptions/teardown-signal"},
 	refserver.FaultServerSendsCancelled:           {"cancel/server-sends-no-cancelled", "cancel/no-further-message-after-progress", "cancel/no-further-message-before-progress"},
 	refserver.FaultInitializeErrorWithoutVersions: {"lifecycle/initialize-error-names-versions"},
+	refserver.FaultExtTaskIDInternalError:         {"robust/params-task-id-ext"},
+	refserver.FaultListenBadFilterCrash:           {"robust/params-listen"},
 }
 
 // extraKillers2026 is filled by the test files of other parts of the

@@ -2,6 +2,7 @@ package cases
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/jsonrpc"
 	"github.com/mcpflight/mcpflight/mcp"
+	"github.com/mcpflight/mcpflight/peer"
 	"github.com/mcpflight/mcpflight/probe"
 	"github.com/mcpflight/mcpflight/spec"
 	"github.com/mcpflight/mcpflight/verdict"
@@ -104,17 +106,20 @@ func robustCases() []probe.Case {
 		},
 		// RPC-2 MUST: "All messages between MCP clients and servers MUST follow the JSON-RPC 2.0
 		//   specification."
-		// RPC-6 MUST NOT: "The request ID MUST NOT have been previously used by the requestor
-		//   within the same session."
+		// RPC-6 MUST NOT (2025-11-25 only): "The request ID MUST NOT have been previously used by
+		//   the requestor within the same session."
+		// RPC-7 MUST NOT (2026-07-28 only): "The request ID MUST NOT match the ID of any other
+		//   request the sender has issued and not yet received a response for."
 		{
-			ID:       "robust/duplicate-inflight-id",
-			Title:    "a request reusing an in-flight id does not cost the first its answer",
-			Reqs:     []string{"RPC-2", "RPC-6"},
-			Versions: []string{spec.V20251125},
-			Needs:    probe.Needs{SlowTool: true},
-			Sends:    "the slow tool with progress; once it is running, a ping whose id is the call's",
-			Expect:   "the call answered; the duplicate answered, refused or dropped (info: RPC-6 binds only the sender)",
-			Run:      duplicateInFlightID,
+			ID:        "robust/duplicate-inflight-id",
+			Title:     "a request reusing an in-flight id does not cost the first its answer",
+			Reqs:      []string{"RPC-2"},
+			ReqsUnder: map[string][]string{spec.V20251125: {"RPC-6"}, spec.V20260728: {"RPC-7"}},
+			Versions:  both,
+			Needs:     probe.Needs{SlowTool: true},
+			Sends:     "the slow tool with progress; once it is running, a ping (server/discover under 2026-07-28, which has no ping) whose id is the call's",
+			Expect:    "the call answered; the duplicate answered, refused or dropped (info: RPC-6, and RPC-7 under 2026-07-28, bind only the sender)",
+			Run:       duplicateInFlightID,
 		},
 		// RPC-2 MUST: "All messages between MCP clients and servers MUST follow the JSON-RPC 2.0
 		//   specification."
@@ -156,6 +161,44 @@ func robustCases() []probe.Case {
 			Sends:    `tasks/list with {"cursor":42} and {"cursor":true}`,
 			Expect:   "error -32602 for each; the server keeps answering",
 			Run:      paramsTasksListCursor,
+		},
+		// RPC-2 MUST: "All messages between MCP clients and servers MUST follow the JSON-RPC 2.0
+		//   specification."
+		{
+			ID:       "robust/params-tools-list-cursor",
+			Title:    "tools/list with an ill-typed cursor is refused, and the server keeps answering",
+			Reqs:     []string{"RPC-2"},
+			Versions: both,
+			Needs:    probe.Needs{Capabilities: []string{"tools"}},
+			Sends:    `tools/list with {"cursor":42} and {"cursor":true}`,
+			Expect:   "error -32602 for each (another answer is recorded as info: no sentence fixes the code); the server keeps answering",
+			Run:      paramsToolsListCursor,
+		},
+		// TSX-53 MUST: "Servers MUST return standard JSON-RPC errors for the following protocol
+		//   error cases: ▸ Invalid or nonexistent `taskId`: `-32602` (Invalid params) ▸ Servers MUST
+		//   return this error for `tasks/get`."
+		// TSX-54 SHOULD: "Servers SHOULD return this error for `tasks/update` and `tasks/cancel`."
+		// RPC-2 MUST: "All messages between MCP clients and servers MUST follow the JSON-RPC 2.0
+		//   specification."
+		{
+			ID:       "robust/params-task-id-ext",
+			Title:    "the tasks extension's tasks/get, tasks/update and tasks/cancel with a missing, null or ill-typed taskId get -32602",
+			Reqs:     []string{"TSX-53", "TSX-54", "RPC-2"},
+			Versions: modernOnly(),
+			Sends:    `tasks/get, tasks/update and tasks/cancel, each declaring the extension, with no taskId, {"taskId":null} and {"taskId":42}`,
+			Expect:   "error -32602 for each (tasks/get: MUST, TSX-53; tasks/update and tasks/cancel: SHOULD, TSX-54); the server keeps answering",
+			Run:      paramsExtTaskID,
+		},
+		// RPC-2 MUST: "All messages between MCP clients and servers MUST follow the JSON-RPC 2.0
+		//   specification."
+		{
+			ID:       "robust/params-listen",
+			Title:    "subscriptions/listen with a missing, null or ill-typed notifications filter is refused, and the server keeps answering",
+			Reqs:     []string{"RPC-2"},
+			Versions: modernOnly(),
+			Sends:    `subscriptions/listen with no notifications, {"notifications":null} and {"notifications":42} (the schema requires the filter object)`,
+			Expect:   "error -32602 for each (another error, or the request taken for a subscription and acknowledged, is recorded as info: no sentence fixes the code); the server keeps answering",
+			Run:      paramsListen,
 		},
 		// LOG-6 SHOULD: "Servers SHOULD return standard JSON-RPC errors for common failure cases:
 		//   ▸ Invalid log level: `-32602` (Invalid params) ▸ Configuration errors: `-32603`
@@ -318,7 +361,15 @@ func duplicateInFlightID(ctx context.Context, e *probe.Env) verdict.Outcome {
 		return verdict.Errorf("the slow call never reached its first step: %v", err)
 	}
 	id := op.Call.ID
-	raw, err := jsonrpc.EncodeRequest(id, mcp.MethodPing, nil)
+	// 2026-07-28 has no ping: its liveness request is server/discover,
+	// sent with the envelope like any request of the revision.
+	dup, isDupAnswer := mcp.MethodPing, probe.IsEmptyResult
+	if e.Modern() {
+		dup, isDupAnswer = mcp.MethodServerDiscover, isDiscoverResult
+	}
+	// The rule that binds the sender, named in the text only.
+	sender := verdict.Req("RPC-6").Under(spec.V20260728, "RPC-7").ID(e.Revision)
+	raw, err := e.S.Encode(id, dup, nil)
 	if err != nil {
 		return verdict.Errorf("%v", err)
 	}
@@ -373,7 +424,7 @@ func duplicateInFlightID(ctx context.Context, e *probe.Env) verdict.Outcome {
 			if len(answers) >= 2 {
 				break
 			}
-			if len(answers) == 1 && callAnswer(answers[0]) {
+			if len(answers) == 1 && callAnswer(answers[0], isDupAnswer) {
 				if err := e.Observe(ctx); err != nil {
 					cancel()
 					return verdict.Errorf("%v", err)
@@ -400,7 +451,7 @@ func duplicateInFlightID(ctx context.Context, e *probe.Env) verdict.Outcome {
 		answers = answers[:2]
 	}
 	describe := func(ev chrono.Event) string { return probe.Describe(ev) }
-	want := []string{"the slow call answered (the duplicate answered, refused or dropped: RPC-6 binds only the sender)"}
+	want := []string{fmt.Sprintf("the slow call answered (the duplicate answered, refused or dropped: %s binds only the sender)", sender)}
 	switch len(answers) {
 	case 0:
 		return e.Breaks("RPC-2", want, fmt.Sprintf("neither the call nor the duplicate with id %s was ever answered", id), 0)
@@ -410,8 +461,8 @@ func duplicateInFlightID(ctx context.Context, e *probe.Env) verdict.Outcome {
 			return verdict.Errorf("reading the answer: %v", merr)
 		}
 		switch {
-		case probe.IsEmptyResult(m):
-			return e.Breaks("RPC-2", want, fmt.Sprintf("the duplicate ping got %s and the slow call with id %s was never answered", describe(answers[0]), id), 0)
+		case isDupAnswer(m):
+			return e.Breaks("RPC-2", want, fmt.Sprintf("the duplicate %s got %s and the slow call with id %s was never answered", dup, describe(answers[0]), id), 0)
 		case m.Kind == jsonrpc.KindError && answers[0].Seq <= heldUntil:
 			return e.Breaks("RPC-2", want, fmt.Sprintf("the duplicate was refused (%s) while the call was held, and the call was never answered after it was released", describe(answers[0])), 0)
 		case m.Kind == jsonrpc.KindError:
@@ -420,23 +471,24 @@ func duplicateInFlightID(ctx context.Context, e *probe.Env) verdict.Outcome {
 		if o := e.AliveAfter(ctx, verdict.Req("RPC-2"), "a duplicate request id"); o != nil {
 			return *o
 		}
-		return verdict.Infof("the slow call was answered (%s) and the duplicate dropped: RPC-6 binds the sender, so dropping it is the server's choice", describe(answers[0]))
+		return verdict.Infof("the slow call was answered (%s) and the duplicate dropped: %s binds the sender, so dropping it is the server's choice", describe(answers[0]), sender)
 	}
 	if o := e.AliveAfter(ctx, verdict.Req("RPC-2"), "a duplicate request id"); o != nil {
 		return *o
 	}
 	if m, merr := answers[0].Message(); merr == nil && m.Kind == jsonrpc.KindError {
-		return verdict.Infof("the duplicate with id %s was refused (%s) and the call answered (%s): RPC-6 binds the sender, refusing is the server's choice", id, describe(answers[0]), describe(answers[1]))
+		return verdict.Infof("the duplicate with id %s was refused (%s) and the call answered (%s): %s binds the sender, refusing is the server's choice", id, describe(answers[0]), describe(answers[1]), sender)
 	}
-	return verdict.Infof("both requests with id %s were answered: %s, then %s (RPC-6 binds the sender; the server served both)", id, describe(answers[0]), describe(answers[1]))
+	return verdict.Infof("both requests with id %s were answered: %s, then %s (%s binds the sender; the server served both)", id, describe(answers[0]), describe(answers[1]), sender)
 }
 
 // callAnswer reports whether ev, a response to the id the slow call and
-// the duplicate ping share, is the call's: a result that is not the
-// ping's empty one.
-func callAnswer(ev chrono.Event) bool {
+// the duplicate share, is the call's: a result that is not the
+// duplicate's (isDup: ping's empty result, or a server/discover result
+// under 2026-07-28).
+func callAnswer(ev chrono.Event, isDup func(*jsonrpc.Message) bool) bool {
 	m, err := ev.Message()
-	return err == nil && m.Kind == jsonrpc.KindResult && !probe.IsEmptyResult(m)
+	return err == nil && m.Kind == jsonrpc.KindResult && !isDup(m)
 }
 
 // paramProbe is one request with a bad parameter.
@@ -444,6 +496,8 @@ type paramProbe struct {
 	method string
 	params any
 	what   string
+	// opts apply to the request (a capability it declares).
+	opts []peer.CallOption
 }
 
 // sendProbes sends each probe and judges its answer: -32602 passes; judge
@@ -451,7 +505,7 @@ type paramProbe struct {
 func sendProbes(ctx context.Context, e *probe.Env, probes []paramProbe, judge func(p paramProbe, a probe.ParamsAnswer) *verdict.Outcome) verdict.Outcome {
 	var infos []string
 	for _, p := range probes {
-		a := e.SendParams(ctx, p.method, p.params)
+		a := e.SendParams(ctx, p.method, p.params, p.opts...)
 		if a.Err != nil {
 			if o := e.AliveAfter(ctx, verdict.Req("RPC-2"), p.method+" with "+p.what); o != nil {
 				return *o
@@ -484,13 +538,13 @@ func sendProbes(ctx context.Context, e *probe.Env, probes []paramProbe, judge fu
 
 func paramsToolsCall(ctx context.Context, e *probe.Env) verdict.Outcome {
 	probes := []paramProbe{
-		{mcp.MethodToolsCall, map[string]any{}, "no name"},
-		{mcp.MethodToolsCall, map[string]any{"name": nil}, "a null name"},
-		{mcp.MethodToolsCall, map[string]any{"name": 42}, "a name that is a number"},
+		{method: mcp.MethodToolsCall, params: map[string]any{}, what: "no name"},
+		{method: mcp.MethodToolsCall, params: map[string]any{"name": nil}, what: "a null name"},
+		{method: mcp.MethodToolsCall, params: map[string]any{"name": 42}, what: "a name that is a number"},
 	}
 	if tools, err := e.S.ListTools(ctx); err == nil && len(tools) > 0 {
-		probes = append(probes, paramProbe{mcp.MethodToolsCall, map[string]any{"name": tools[0].Name, "arguments": "x"},
-			fmt.Sprintf("arguments that are a string (tool %q)", chrono.Sanitize(tools[0].Name, false))})
+		probes = append(probes, paramProbe{method: mcp.MethodToolsCall, params: map[string]any{"name": tools[0].Name, "arguments": "x"},
+			what: fmt.Sprintf("arguments that are a string (tool %q)", chrono.Sanitize(tools[0].Name, false))})
 	}
 	return sendProbes(ctx, e, probes, func(p paramProbe, a probe.ParamsAnswer) *verdict.Outcome {
 		// No sentence of either revision fixes the code for a malformed
@@ -504,9 +558,9 @@ func paramsTaskID(ctx context.Context, e *probe.Env) verdict.Outcome {
 	var probes []paramProbe
 	for _, m := range []string{mcp.MethodTasksGet, mcp.MethodTasksResult, mcp.MethodTasksCancel} {
 		probes = append(probes,
-			paramProbe{m, map[string]any{}, "no taskId"},
-			paramProbe{m, map[string]any{"taskId": nil}, "a null taskId"},
-			paramProbe{m, map[string]any{"taskId": 42}, "a taskId that is a number"})
+			paramProbe{method: m, params: map[string]any{}, what: "no taskId"},
+			paramProbe{method: m, params: map[string]any{"taskId": nil}, what: "a null taskId"},
+			paramProbe{method: m, params: map[string]any{"taskId": 42}, what: "a taskId that is a number"})
 	}
 	return sendProbes(ctx, e, probes, func(p paramProbe, a probe.ParamsAnswer) *verdict.Outcome {
 		o := e.Breaks("TSK-68", []string{"error -32602 (Invalid params)"}, fmt.Sprintf("%s with %s got %s", p.method, p.what, a.Describe()), a.Seq)
@@ -519,8 +573,8 @@ func paramsTasksListCursor(ctx context.Context, e *probe.Env) verdict.Outcome {
 		return verdict.Skipf("capability tasks.list not advertised")
 	}
 	probes := []paramProbe{
-		{mcp.MethodTasksList, map[string]any{"cursor": 42}, "a cursor that is a number"},
-		{mcp.MethodTasksList, map[string]any{"cursor": true}, "a cursor that is a boolean"},
+		{method: mcp.MethodTasksList, params: map[string]any{"cursor": 42}, what: "a cursor that is a number"},
+		{method: mcp.MethodTasksList, params: map[string]any{"cursor": true}, what: "a cursor that is a boolean"},
 	}
 	return sendProbes(ctx, e, probes, func(p paramProbe, a probe.ParamsAnswer) *verdict.Outcome {
 		o := e.Breaks("TSK-69", []string{"error -32602 (Invalid params)"}, fmt.Sprintf("tasks/list with %s got %s", p.what, a.Describe()), a.Seq)
@@ -530,12 +584,127 @@ func paramsTasksListCursor(ctx context.Context, e *probe.Env) verdict.Outcome {
 
 func paramsSetLevel(ctx context.Context, e *probe.Env) verdict.Outcome {
 	probes := []paramProbe{
-		{mcp.MethodLoggingSetLevel, map[string]any{}, "no level"},
-		{mcp.MethodLoggingSetLevel, map[string]any{"level": nil}, "a null level"},
-		{mcp.MethodLoggingSetLevel, map[string]any{"level": 42}, "a level that is a number"},
+		{method: mcp.MethodLoggingSetLevel, params: map[string]any{}, what: "no level"},
+		{method: mcp.MethodLoggingSetLevel, params: map[string]any{"level": nil}, what: "a null level"},
+		{method: mcp.MethodLoggingSetLevel, params: map[string]any{"level": 42}, what: "a level that is a number"},
 	}
 	return sendProbes(ctx, e, probes, func(p paramProbe, a probe.ParamsAnswer) *verdict.Outcome {
 		o := e.Breaks("LOG-6", []string{"error -32602 (Invalid params)"}, fmt.Sprintf("logging/setLevel with %s got %s", p.what, a.Describe()), a.Seq)
 		return &o
 	})
+}
+
+// isDiscoverResult reports whether m is a server/discover result: the
+// answer to the duplicate under 2026-07-28.
+func isDiscoverResult(m *jsonrpc.Message) bool {
+	if m == nil || m.Kind != jsonrpc.KindResult {
+		return false
+	}
+	var v map[string]json.RawMessage
+	if json.Unmarshal(m.Result, &v) != nil {
+		return false
+	}
+	_, ok := v["supportedVersions"]
+	return ok
+}
+
+func paramsToolsListCursor(ctx context.Context, e *probe.Env) verdict.Outcome {
+	probes := []paramProbe{
+		{method: mcp.MethodToolsList, params: map[string]any{"cursor": 42}, what: "a cursor that is a number"},
+		{method: mcp.MethodToolsList, params: map[string]any{"cursor": true}, what: "a cursor that is a boolean"},
+	}
+	return sendProbes(ctx, e, probes, func(p paramProbe, a probe.ParamsAnswer) *verdict.Outcome {
+		// The schema makes the cursor a string; no sentence of either
+		// revision fixes the answer to one that is not.
+		o := verdict.Infof("tools/list with %s got %s, not -32602 (no sentence of the registry fixes the code)", p.what, a.Describe())
+		return &o
+	})
+}
+
+// paramsExtTaskID is robust/params-task-id for the tasks extension of
+// 2026-07-28: each request declares the extension, so that what is
+// judged is the taskId, not the missing capability (TSX-56).
+func paramsExtTaskID(ctx context.Context, e *probe.Env) verdict.Outcome {
+	if !serverDeclaresTasksExtension(e) {
+		return verdict.Skipf("server/discover does not list the %s extension", mcp.ExtensionTasks)
+	}
+	var probes []paramProbe
+	for _, m := range []string{mcp.MethodTasksGet, mcp.MethodTasksUpdate, mcp.MethodTasksCancel} {
+		opts := []peer.CallOption{declareTasks()}
+		probes = append(probes,
+			paramProbe{m, map[string]any{}, "no taskId", opts},
+			paramProbe{m, map[string]any{"taskId": nil}, "a null taskId", opts},
+			paramProbe{m, map[string]any{"taskId": 42}, "a taskId that is a number", opts})
+	}
+	return sendProbes(ctx, e, probes, func(p paramProbe, a probe.ParamsAnswer) *verdict.Outcome {
+		rule := "TSX-54" // SHOULD, for tasks/update and tasks/cancel
+		if p.method == mcp.MethodTasksGet {
+			rule = "TSX-53" // MUST
+		}
+		o := e.Breaks(rule, []string{"error -32602 (Invalid params)"}, fmt.Sprintf("%s with %s got %s", p.method, p.what, a.Describe()), a.Seq)
+		return &o
+	})
+}
+
+// paramsListen sends subscriptions/listen with a broken notifications
+// filter. A server that takes such a request for a subscription answers
+// nothing but its acknowledgement (SUB-2): that is recorded as info, and
+// the subscription is cancelled. A request neither answered nor
+// acknowledged while the server answers others fails RPC-2.
+func paramsListen(ctx context.Context, e *probe.Env) verdict.Outcome {
+	probes := []paramProbe{
+		{method: mcp.MethodSubscriptionsListen, params: map[string]any{}, what: "no notifications filter"},
+		{method: mcp.MethodSubscriptionsListen, params: map[string]any{"notifications": nil}, what: "a null notifications filter"},
+		{method: mcp.MethodSubscriptionsListen, params: map[string]any{"notifications": 42}, what: "a notifications filter that is a number"},
+	}
+	var infos []string
+	for _, p := range probes {
+		c, err := e.S.Start(ctx, p.method, p.params)
+		if err != nil {
+			return verdict.Errorf("%v", err)
+		}
+		isResp := probe.ResponseTo(c.ID)
+		wctx, cancel, _ := e.WithPatience(ctx)
+		ev, werr := e.Log.WaitFor(wctx, c.SentSeq, func(ev chrono.Event) bool {
+			return ev.Dir == chrono.In && ev.Kind == chrono.KindFrame && (isResp(ev) || isAck(ev))
+		})
+		cancel()
+		if ctx.Err() != nil {
+			return verdict.Errorf("%v", ctx.Err())
+		}
+		if werr != nil {
+			if o := e.AliveAfter(ctx, verdict.Req("RPC-2"), "subscriptions/listen with "+p.what); o != nil {
+				return *o
+			}
+			return e.Breaks("RPC-2", []string{"error -32602 (Invalid params)", "an acknowledgement (the request taken for a subscription)"},
+				fmt.Sprintf("subscriptions/listen with %s was neither answered nor acknowledged within %v, though the server answers other requests (were it taken for a subscription, its missing acknowledgement would break SUB-2)", p.what, e.Patience()), 0)
+		}
+		if isAck(ev) {
+			infos = append(infos, fmt.Sprintf("subscriptions/listen with %s was taken for a subscription and acknowledged (seq %d)", p.what, ev.Seq))
+			if err := e.S.Cancel(ctx, c, "mcpflight: end the subscription"); err != nil {
+				return verdict.Errorf("cancelling the subscription: %v", err)
+			}
+			continue
+		}
+		m, merr := ev.Message()
+		if merr != nil {
+			return verdict.Errorf("reading the answer: %v", merr)
+		}
+		switch {
+		case m.Kind == jsonrpc.KindError && m.Error.Code == jsonrpc.CodeInvalidParams:
+		case m.Kind == jsonrpc.KindError && m.Error.Code == jsonrpc.CodeMethodNotFound:
+			return listenFailed(errListenNotServed)
+		case m.Kind == jsonrpc.KindError:
+			infos = append(infos, fmt.Sprintf("subscriptions/listen with %s got error %d (seq %d), not -32602 (no sentence of the registry fixes the code)", p.what, m.Error.Code, ev.Seq))
+		default:
+			infos = append(infos, fmt.Sprintf("subscriptions/listen with %s got a result (seq %d): a subscription ended at once, not -32602 (no sentence of the registry fixes the code)", p.what, ev.Seq))
+		}
+	}
+	if o := e.AliveAfter(ctx, verdict.Req("RPC-2"), "subscriptions/listen with a broken filter"); o != nil {
+		return *o
+	}
+	if len(infos) > 0 {
+		return verdict.Infof("%s", strings.Join(infos, "; "))
+	}
+	return verdict.Passf("%d subscriptions/listen requests with a missing, null or ill-typed notifications filter, each refused with -32602", len(probes))
 }

@@ -54,10 +54,11 @@ func subscriptionCases() []probe.Case {
 			Title:    "a subscription carries only what it asked for",
 			Reqs:     []string{"SUB-1"},
 			Versions: modernOnly(),
-			Needs:    probe.Needs{Control: true},
-			Sends:    `subscriptions/listen {"notifications": {"toolsListChanged": true}}, then a task of the tasks extension run to its end`,
-			Expect:   "no notifications/tasks (nor anything but its acknowledgement) on the subscription: it did not ask for task status",
-			Run:      listenOnlyRequested,
+			Needs: probe.Needs{Control: true,
+				ControlFor: "the end checkpoint of a task it runs, the barrier after which no task status can still be on its way to the subscription; the wire cannot show that nothing more will come, and no profile field gives that barrier"},
+			Sends:  `subscriptions/listen {"notifications": {"toolsListChanged": true}}, then a task of the tasks extension run to its end`,
+			Expect: "no notifications/tasks (nor anything but its acknowledgement) on the subscription: it did not ask for task status",
+			Run:    listenOnlyRequested,
 		},
 		// SUB-6 SHOULD: "The server tears it down (e.g., during shutdown) — it SHOULD send a
 		//   successful `subscriptions/listen` response to signal a graceful end (see Graceful
@@ -73,10 +74,11 @@ func subscriptionCases() []probe.Case {
 			Title:    "the server signals the end of a subscription it tears down",
 			Reqs:     []string{"SUB-6", "SUB-7", "CAN-41"},
 			Versions: modernOnly(),
-			Needs:    probe.Needs{Control: true},
-			Sends:    "subscriptions/listen, then mcpflight/teardown of that subscription (as a shutdown would end it)",
-			Expect:   "the listen request's result (SUB-6, SUB-7) or notifications/cancelled naming it (CAN-41), recorded as info: the revision asks for both (ambiguity A-11); neither fails",
-			Run:      listenTeardownSignal,
+			Needs: probe.Needs{Control: true,
+				ControlFor: "mcpflight/teardown, which makes the server end a subscription on its own initiative as a shutdown would; nothing a client sends on the wire does that, and no profile field names such a trigger"},
+			Sends:  "subscriptions/listen, then mcpflight/teardown of that subscription (as a shutdown would end it)",
+			Expect: "the listen request's result (SUB-6, SUB-7) or notifications/cancelled naming it (CAN-41), recorded as info: the revision asks for both (ambiguity A-11); neither fails",
+			Run:    listenTeardownSignal,
 		},
 		// LOG-44 MUST NOT: "`notifications/message` is request-scoped: the server MUST NOT deliver
 		//   it on a `subscriptions/listen` stream or on any stream other than the one carrying the

@@ -33,7 +33,7 @@ func taskCases() []probe.Case {
 			Title:    "the tasks capability is declared by request category",
 			Reqs:     []string{"TSK-1", "TSK-2", "TSK-6"},
 			Versions: []string{spec.V20251125},
-			Needs:    probe.Needs{Tasks: true},
+			Needs:    probe.Needs{TasksCapability: true},
 			Sends:    mcp.MethodInitialize,
 			Expect:   "capabilities.tasks.requests.tools.call is an object; list and cancel, when present, are objects",
 			Run:      taskCapabilityShape,
@@ -49,9 +49,9 @@ func taskCases() []probe.Case {
 			Title:    "the task tool advertises execution.taskSupport",
 			Reqs:     []string{"TSK-8", "TSK-10", "TSK-11"},
 			Versions: []string{spec.V20251125},
-			Needs:    probe.Needs{Tasks: true},
+			Needs:    probe.Needs{TasksCapability: true},
 			Sends:    mcp.MethodToolsList,
-			Expect:   `the profile's task tool has execution.taskSupport "required" or "optional"`,
+			Expect:   `the profile's task tool (else one tool of tools/list) has execution.taskSupport "required" or "optional"; none in tools/list is info`,
 			Run:      taskToolSupport,
 		},
 		// TSK-12 MUST: "Servers MUST return a `-32601` (Method not found) error if a client does
@@ -580,6 +580,18 @@ func taskCapabilityShape(_ context.Context, e *probe.Env) verdict.Outcome {
 }
 
 func taskToolSupport(ctx context.Context, e *probe.Env) verdict.Outcome {
+	if e.Profile.Task == nil {
+		// Zero configuration (issue 14.5): tools/list alone says which
+		// tools accept a task.
+		tool, ok, err := e.PickTool(ctx, nil, probe.AcceptsTasks)
+		switch {
+		case err != nil:
+			return verdict.Errorf("tools/list: %v", err)
+		case !ok:
+			return verdict.Infof(`the server declares tasks.requests.tools.call, but no tool of tools/list has execution.taskSupport "required" or "optional": no tool can be called as a task (no rule forbids this; the profile names no task tool)`)
+		}
+		return verdict.Passf("%s has taskSupport %q (picked from tools/list; the profile names no task tool)", chrono.Sanitize(tool.Name, false), tool.Support)
+	}
 	support, listed, err := probe.ToolTaskSupport(ctx, e, e.Profile.Task.Name)
 	switch {
 	case err != nil:

@@ -141,10 +141,11 @@ func tasks26Cases() []probe.Case {
 			Title:    "a tool result with isError completes the task",
 			Reqs:     []string{"TSX-14", "TSX-59", "TSX-61", "TSX-27"},
 			Versions: []string{spec.V20260728},
-			Needs:    probe.Needs{Control: true},
-			Sends:    `the reference task tool with end "fail" (a result with isError), run to its end`,
-			Expect:   "the task ends completed, its result inlined with isError true; never failed",
-			Run:      isErrorCompletes,
+			Needs: probe.Needs{Control: true,
+				ControlFor: "the task tool's end=\"fail\" (a task whose tool result has isError): the wire cannot make a task's tool fail, and the profile has no field naming a tool that fails"},
+			Sends:  `the reference task tool with end "fail" (a result with isError), run to its end`,
+			Expect: "the task ends completed, its result inlined with isError true; never failed",
+			Run:    isErrorCompletes,
 		},
 		// TSX-42 SHOULD/MAY: "A server SHOULD ignore any `inputResponses` responses mapped to a
 		//   key that is not currently outstanding for the task — including keys that were never

@@ -197,6 +197,22 @@ func (s *Session) EndProgress(c *Call) {
 // AllowIDReuse lets a negative case reuse an ID that already completed.
 func AllowIDReuse() CallOption { return func(c *callConfig) { c.reuseID = true } }
 
+// Encode returns the frame Start would send for method and params with
+// id (the session's envelope and opts applied), without sending it or
+// waiting for an answer: a negative case sends it with SendRaw, for one
+// with an id that is still in flight.
+func (s *Session) Encode(id jsonrpc.ID, method string, params any, opts ...CallOption) ([]byte, error) {
+	var cfg callConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	p, _, _, err := s.applyEnvelope(params, &cfg)
+	if err != nil {
+		return nil, err
+	}
+	return jsonrpc.EncodeRequest(id, method, p)
+}
+
 // Start sends a request and returns its handle without waiting.
 func (s *Session) Start(ctx context.Context, method string, params any, opts ...CallOption) (*Call, error) {
 	var cfg callConfig

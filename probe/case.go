@@ -34,6 +34,11 @@ type Needs struct {
 	// Control: the io.mcpflight/control extension, for checkpoints and
 	// cleanup counters. Without it the case is skipped.
 	Control bool
+	// ControlFor says what only the control extension shows the case,
+	// and why neither the wire nor a profile field (the observer, a
+	// tool) can: the skip without the extension says it, so that it
+	// names what would let the case run (issue 14.3).
+	ControlFor string
 	// Capabilities are server capabilities that must be declared.
 	Capabilities []string
 	// NoHandshake: the runner must not initialize the session.

@@ -258,11 +258,12 @@ type ParamsAnswer struct {
 }
 
 // SendParams sends method with params, which break its required
-// parameters, and waits for the answer within Env.Patience.
-func (e *Env) SendParams(ctx context.Context, method string, params any) ParamsAnswer {
+// parameters (opts apply to the request, e.g. a capability it declares),
+// and waits for the answer within Env.Patience.
+func (e *Env) SendParams(ctx context.Context, method string, params any, opts ...peer.CallOption) ParamsAnswer {
 	pctx, cancel := context.WithTimeout(ctx, e.Patience())
 	defer cancel()
-	call, err := e.S.Start(pctx, method, params)
+	call, err := e.S.Start(pctx, method, params, opts...)
 	if err != nil {
 		return ParamsAnswer{Err: err}
 	}

@@ -26,6 +26,10 @@ type PickedTool struct {
 // taskSupport is "forbidden" or absent (TSK-8).
 func ForbidsTasks(support string) bool { return support == "" || support == "forbidden" }
 
+// AcceptsTasks accepts a tool that may be called as a task: its
+// taskSupport is "optional" or "required" (TSK-10, TSK-11).
+func AcceptsTasks(support string) bool { return support == "optional" || support == "required" }
+
 // RequiresTasks accepts a tool that must be called as a task (TSK-11).
 func RequiresTasks(support string) bool { return support == "required" }
 

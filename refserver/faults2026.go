@@ -120,6 +120,15 @@ const (
 	// FaultInitializeErrorWithoutVersions: a server without the legacy era
 	// answers initialize with a bare -32601 that names no version (LIF-49).
 	FaultInitializeErrorWithoutVersions Fault = "initialize-error-without-versions"
+	// FaultExtTaskIDInternalError: tasks/get, tasks/update and
+	// tasks/cancel of the tasks extension without a string taskId get
+	// -32603 instead of -32602 (TSX-53, TSX-54).
+	FaultExtTaskIDInternalError Fault = "ext-task-id-internal-error"
+	// FaultListenBadFilterCrash: a subscriptions/listen whose
+	// notifications filter is missing or not an object stops the server
+	// (RPC-2). It shows on stdio, where the server is the connection's
+	// process.
+	FaultListenBadFilterCrash Fault = "listen-bad-filter-crash"
 )
 
 // Transports a fault shows on.
@@ -174,6 +183,8 @@ var faults2026 = []faultRow{
 	{FaultGetOn2026, []string{"HTTP-107", "HTTP-80"}, OnHTTP, "a 2026-07-28 GET opens an SSE stream and a DELETE gets 200, instead of 405 (HTTP-107)"},
 	{FaultStreamStaysOpen, []string{"HTTP-91"}, OnHTTP, "a 2026-07-28 SSE response stays open after the response (HTTP-91)"},
 	{FaultInitializeErrorWithoutVersions, []string{"LIF-49"}, OnAny, "a server without the legacy era answers initialize with a bare -32601 naming no version (LIF-49)"},
+	{FaultExtTaskIDInternalError, []string{"TSX-53", "TSX-54"}, OnAny, "tasks/get, tasks/update and tasks/cancel without a string taskId get -32603 instead of -32602 (TSX-53, TSX-54)"},
+	{FaultListenBadFilterCrash, []string{"RPC-2"}, OnStdio, "a subscriptions/listen whose notifications filter is missing or not an object stops the server (RPC-2)"},
 }
 
 // Faults2026 returns the 2026-07-28 faults, in a stable order.

@@ -259,6 +259,26 @@ func faultProbes() []faultProbe {
 			r := e.c.startWorker(map[string]any{"key": "w", "ticks": 1})
 			return answerOf(e.c.call26(mcp.MethodTasksUpdate, map[string]any{"taskId": r.TaskID, "inputResponses": map[string]any{"never": map[string]any{"action": "accept"}}}, taskMeta()))
 		}},
+		{fault: FaultExtTaskIDInternalError, want: "-32602 -32602 -32602", faulted: "-32603 -32603 -32603", probe: func(t *testing.T, e probeEnv) string {
+			var out []string
+			for _, m := range []string{mcp.MethodTasksGet, mcp.MethodTasksUpdate, mcp.MethodTasksCancel} {
+				out = append(out, answerOf(e.c.call26(m, map[string]any{"taskId": 42}, taskMeta())))
+			}
+			return strings.Join(out, " ")
+		}},
+		{fault: FaultListenBadFilterCrash, want: "-32602", faulted: "crashed", probe: func(t *testing.T, e probeEnv) string {
+			id := e.c.id()
+			e.c.send26(id, mcp.MethodSubscriptionsListen, map[string]any{"notifications": 42}, nil)
+			for {
+				f, ok := e.c.next()
+				if !ok {
+					return "crashed"
+				}
+				if f.msg != nil && f.msg.Kind.IsResponse() && f.msg.ID == id {
+					return answerOf(f.msg)
+				}
+			}
+		}},
 		{fault: FaultNoAccelBuffering, http: true, want: "no", faulted: "", probe: func(t *testing.T, e probeEnv) string {
 			return e.w.call(mcp.MethodToolsCall, slowCall("a"), nil).resp.Header.Get("X-Accel-Buffering")
 		}},

@@ -46,25 +46,31 @@ const (
 	// never answered, and neither is anything after it: the session hangs
 	// (RPC-2).
 	FaultMuteAfterNamelessCall Fault = "mute-after-nameless-call"
+	// FaultMuteAfterIllTypedToolsCursor: a tools/list whose cursor is
+	// neither a string nor null is never answered, and neither is
+	// anything after it: the session hangs (RPC-2).
+	FaultMuteAfterIllTypedToolsCursor Fault = "mute-after-ill-typed-tools-cursor"
 )
 
 // RobustFaults returns the robustness faults, in a stable order.
 func RobustFaults() []Fault {
 	return []Fault{FaultDieOnMalformedInput, FaultParseErrorWithID, FaultTruncatedSwallowsNext, FaultDuplicateIDDropsFirst,
-		FaultMissingTaskIDInternalError, FaultIllTypedCursorAccepted, FaultMissingLevelInternalError, FaultMuteAfterNamelessCall}
+		FaultMissingTaskIDInternalError, FaultIllTypedCursorAccepted, FaultMissingLevelInternalError, FaultMuteAfterNamelessCall,
+		FaultMuteAfterIllTypedToolsCursor}
 }
 
 // robustFaultDocs documents the robustness faults as faultDocs does the
 // others.
 var robustFaultDocs = map[Fault]faultDoc{
-	FaultDieOnMalformedInput:        {[]string{"RPC-2"}, "a frame that is no JSON-RPC message stops the server (over HTTP it is answered, and every later request is aborted)"},
-	FaultParseErrorWithID:           {[]string{"RPC-11"}, "a frame that is not JSON is answered -32700 with id 0 instead of null"},
-	FaultTruncatedSwallowsNext:      {[]string{"RPC-2"}, "after a truncated JSON object the next line is taken for its rest and never answered"},
-	FaultDuplicateIDDropsFirst:      {[]string{"RPC-2"}, "a request reusing an in-flight ID is answered and the first request's answer is dropped"},
-	FaultMissingTaskIDInternalError: {[]string{"TSK-68"}, "tasks/get, tasks/result and tasks/cancel without a string taskId get -32603 instead of -32602"},
-	FaultIllTypedCursorAccepted:     {[]string{"TSK-69"}, "tasks/list with a cursor that is not a string answers the first page instead of -32602"},
-	FaultMissingLevelInternalError:  {[]string{"LOG-6"}, "logging/setLevel without a string level gets -32603 instead of -32602"},
-	FaultMuteAfterNamelessCall:      {[]string{"RPC-2"}, "a tools/call without a string name is never answered, and nothing after it is"},
+	FaultDieOnMalformedInput:          {[]string{"RPC-2"}, "a frame that is no JSON-RPC message stops the server (over HTTP it is answered, and every later request is aborted)"},
+	FaultParseErrorWithID:             {[]string{"RPC-11"}, "a frame that is not JSON is answered -32700 with id 0 instead of null"},
+	FaultTruncatedSwallowsNext:        {[]string{"RPC-2"}, "after a truncated JSON object the next line is taken for its rest and never answered"},
+	FaultDuplicateIDDropsFirst:        {[]string{"RPC-2"}, "a request reusing an in-flight ID is answered and the first request's answer is dropped"},
+	FaultMissingTaskIDInternalError:   {[]string{"TSK-68"}, "tasks/get, tasks/result and tasks/cancel without a string taskId get -32603 instead of -32602"},
+	FaultIllTypedCursorAccepted:       {[]string{"TSK-69"}, "tasks/list with a cursor that is not a string answers the first page instead of -32602"},
+	FaultMissingLevelInternalError:    {[]string{"LOG-6"}, "logging/setLevel without a string level gets -32603 instead of -32602"},
+	FaultMuteAfterNamelessCall:        {[]string{"RPC-2"}, "a tools/call without a string name is never answered, and nothing after it is"},
+	FaultMuteAfterIllTypedToolsCursor: {[]string{"RPC-2"}, "a tools/list whose cursor is neither a string nor null is never answered, and nothing after it is"},
 }
 
 // docOf is the documentation of a fault of faultDocs or robustFaultDocs.
@@ -169,8 +175,34 @@ func (ss *session) robustRequest(id jsonrpc.ID, method string, params map[string
 		ss.robust.mute = true
 		ss.robust.mu.Unlock()
 		return true
+	case ss.has(FaultMuteAfterIllTypedToolsCursor) && method == mcp.MethodToolsList && illTypedCursor(params):
+		ss.logf("tools/list with an ill-typed cursor: the session stops answering (fault %s)", FaultMuteAfterIllTypedToolsCursor)
+		ss.robust.mu.Lock()
+		ss.robust.mute = true
+		ss.robust.mu.Unlock()
+		return true
 	}
 	return false
+}
+
+// illTypedCursor reports whether params carry a cursor that is neither a
+// string nor null (PaginatedRequestParams.cursor is a string).
+func illTypedCursor(params map[string]json.RawMessage) bool {
+	raw, ok := params["cursor"]
+	if !ok || string(raw) == "null" {
+		return false
+	}
+	var s string
+	return json.Unmarshal(raw, &s) != nil
+}
+
+// invalidCursor is the answer to a list request whose cursor is ill-typed
+// (-32602, as JSON-RPC 2.0 names for invalid method parameters), or nil.
+func invalidCursor(params map[string]json.RawMessage) *rpcError {
+	if illTypedCursor(params) {
+		return invalidParams("Invalid params: cursor must be a string")
+	}
+	return nil
 }
 
 // duplicateIDMessage is the reason a request reusing an in-flight id is
@@ -198,7 +230,7 @@ func (hs *httpSession) duplicateRefusal(id jsonrpc.ID) *rpcError {
 
 // robustDrop reports whether an answer to id is to be dropped.
 func (ss *session) robustDrop(id jsonrpc.ID) bool {
-	if !ss.has(FaultDuplicateIDDropsFirst) && !ss.has(FaultMuteAfterNamelessCall) {
+	if !ss.has(FaultDuplicateIDDropsFirst) && !ss.has(FaultMuteAfterNamelessCall) && !ss.has(FaultMuteAfterIllTypedToolsCursor) {
 		return false
 	}
 	ss.robust.mu.Lock()

@@ -134,7 +134,7 @@ func FuzzServe(f *testing.F) {
 		}
 		<-readDone
 		crashed := errors.Is(err, ErrCrash)
-		if crashed && !fs.Has(FaultCrashOnMalformedCancel) {
+		if crashed && !fs.Has(FaultCrashOnMalformedCancel) && !fs.Has(FaultListenBadFilterCrash) {
 			t.Fatalf("crashed without the fault: %v; input %q", err, input)
 		}
 		if ping == nil && !crashed {

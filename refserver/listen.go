@@ -2,7 +2,9 @@ package refserver
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/mcpflight/mcpflight/jsonrpc"
@@ -270,3 +272,21 @@ func (r *realm) endHTTP() {
 // subscriptionCheckpoint names the checkpoint reached when subscription id
 // is over.
 func subscriptionCheckpoint(id jsonrpc.ID) string { return "listen/" + idText(id) + "/end" }
+
+// listenCrash is FaultListenBadFilterCrash: the error that stops the
+// server when msg is a subscriptions/listen whose notifications filter
+// is missing or not an object, or nil.
+func (ss *session) listenCrash(msg *jsonrpc.Message) error {
+	if !ss.has(FaultListenBadFilterCrash) || msg.Method != mcp.MethodSubscriptionsListen {
+		return nil
+	}
+	var p struct {
+		Notifications json.RawMessage `json:"notifications"`
+	}
+	_ = json.Unmarshal(msg.Params, &p)
+	if f := strings.TrimSpace(string(p.Notifications)); strings.HasPrefix(f, "{") {
+		return nil
+	}
+	ss.logf("subscriptions/listen without a notifications object: crashing (fault %s)", FaultListenBadFilterCrash)
+	return fmt.Errorf("%w: subscriptions/listen without a notifications object (fault %s)", ErrCrash, FaultListenBadFilterCrash)
+}

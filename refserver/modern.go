@@ -283,6 +283,10 @@ func (ss *session) handleModernRequest(msg *jsonrpc.Message) {
 		res := ss.discover()
 		ss.spawnReq(id, func() { ss.reply(id, res) })
 	case mcp.MethodToolsList:
+		if rerr := invalidCursor(params); rerr != nil {
+			fail(rerr)
+			return
+		}
 		ss.spawnReq(id, func() {
 			ss.reply(id, map[string]any{"tools": ss.modernTools(), "ttlMs": DiscoverTTL, "cacheScope": "public"})
 		})

@@ -532,6 +532,9 @@ func (ss *session) decodeAndRoute(raw []byte, msg *jsonrpc.Message) error {
 			ss.logf("request %s with id 0 taken for a notification (fault %s)", msg.Method, FaultIDZeroAbsent)
 			return nil
 		}
+		if err := ss.listenCrash(msg); err != nil {
+			return err
+		}
 		ss.handleRequest(msg)
 	default:
 		// This server sends no requests, so no response is expected.
@@ -646,6 +649,10 @@ func (ss *session) handleRequest(msg *jsonrpc.Message) {
 			ss.reply(id, struct{}{}) // PNG-1
 		})
 	case mcp.MethodToolsList:
+		if rerr := invalidCursor(params); rerr != nil {
+			ss.spawnReq(id, func() { ss.answer(id, nil, rerr) })
+			return
+		}
 		ss.spawnReq(id, func() { ss.reply(id, map[string]any{"tools": ss.listTools()}) })
 	case mcp.MethodLoggingSetLevel:
 		rerr := ss.setLevel(params)

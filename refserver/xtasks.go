@@ -314,6 +314,9 @@ func (ss *session) awaitInput(t *task) {
 
 // xGetTask answers tasks/get with the task's DetailedTask (TSX-23..30).
 func (ss *session) xGetTask(params map[string]json.RawMessage) (any, *rpcError) {
+	if rerr := ss.xTaskIDFault(params); rerr != nil {
+		return nil, rerr
+	}
 	t, rerr := ss.lookupTask(params)
 	if rerr != nil {
 		return nil, rerr // TSX-53
@@ -333,6 +336,9 @@ func (ss *session) xGetTask(params map[string]json.RawMessage) (any, *rpcError) 
 // (the acknowledgement comes first: TSX-39); keys that are not
 // outstanding are ignored (TSX-42).
 func (ss *session) xUpdateTask(params map[string]json.RawMessage) *rpcError {
+	if rerr := ss.xTaskIDFault(params); rerr != nil {
+		return rerr
+	}
 	t, rerr := ss.lookupTask(params)
 	if rerr != nil {
 		return rerr // TSX-54
@@ -367,6 +373,9 @@ func (ss *session) xUpdateTask(params map[string]json.RawMessage) *rpcError {
 // status (TSX-44; A-17); a task still running becomes cancelled and its
 // worker stops at its next checkpoint.
 func (ss *session) xCancelTask(params map[string]json.RawMessage) *rpcError {
+	if rerr := ss.xTaskIDFault(params); rerr != nil {
+		return rerr
+	}
 	t, rerr := ss.lookupTask(params)
 	if rerr != nil {
 		return rerr // TSX-54
@@ -395,4 +404,18 @@ func (ss *session) xCancelTask(params map[string]json.RawMessage) *rpcError {
 	ss.logf("task %s cancelled by tasks/cancel", t.id)
 	ss.publishTask(t)
 	return nil
+}
+
+// xTaskIDFault is FaultExtTaskIDInternalError: -32603 for a request
+// whose taskId is not a string (TSX-53, TSX-54), or nil.
+func (ss *session) xTaskIDFault(params map[string]json.RawMessage) *rpcError {
+	if !ss.has(FaultExtTaskIDInternalError) {
+		return nil
+	}
+	var id string
+	if raw, ok := params["taskId"]; ok && string(raw) != "null" && json.Unmarshal(raw, &id) == nil {
+		return nil
+	}
+	ss.logf("task request without a string taskId: -32603 (fault %s)", FaultExtTaskIDInternalError)
+	return &rpcError{code: codeInternalError, message: "Internal error"}
 }

@@ -662,11 +662,22 @@ func staticSkip(cfg Config, n probe.Needs) string {
 	return ""
 }
 
+// ControlSkip is the skip of a case that needs the control extension on a
+// target that does not offer it: what the extension would show, that the
+// wire and the profile cannot, and what would let the case run.
+func ControlSkip(n probe.Needs) string {
+	why := n.ControlFor
+	if why == "" {
+		why = "its checkpoints and counters, which no message on the wire shows"
+	}
+	return fmt.Sprintf("needs the %s extension, which the target does not offer: the case relies on %s; a test build of the server that serves the extension (docs/control-extension.md) would let it run", control.Capability, why)
+}
+
 // sessionSkip returns why the case must be skipped on what the server
 // declared, or "".
 func sessionSkip(n probe.Needs, init *peer.InitResult, ctl *control.Client) string {
 	if n.Control && ctl == nil {
-		return "target does not offer the " + control.Capability + " extension"
+		return ControlSkip(n)
 	}
 	if (n.Tasks || n.TasksCapability) && (init == nil || !init.Tasks().ToolsCall) {
 		return "capability tasks.requests.tools.call not advertised"

@@ -77,6 +77,12 @@ func Check(revision string, events []chrono.Event) (Result, error) {
 type Tracker struct {
 	s    *Schema
 	sent map[string]Request // outbound requests by id (Summary.ID)
+	// answered holds the ids whose latest request got a response.
+	answered map[string]bool
+	// alts are, by id, earlier requests still unanswered when a later
+	// one reused their id (a case does so on purpose): a result for the
+	// id may answer any of them.
+	alts map[string][]Request
 	// taskMethods is the method of the request that created each task,
 	// by task ID, for tasks/result.
 	taskMethods map[string]string
@@ -84,7 +90,7 @@ type Tracker struct {
 
 // NewTracker starts a tracker for one chronology.
 func NewTracker(s *Schema) *Tracker {
-	return &Tracker{s: s, sent: map[string]Request{}, taskMethods: map[string]string{}}
+	return &Tracker{s: s, sent: map[string]Request{}, answered: map[string]bool{}, alts: map[string][]Request{}, taskMethods: map[string]string{}}
 }
 
 // Event looks at one chronology event. An outbound request is
@@ -148,7 +154,38 @@ func (t *Tracker) sentFrame(ev chrono.Event) {
 			req.TaskMethod = t.taskMethods[p.Params.TaskID]
 		}
 	}
+	if prev, ok := t.sent[ev.Summary.ID]; ok && !t.answered[ev.Summary.ID] {
+		t.alts[ev.Summary.ID] = append(t.alts[ev.Summary.ID], prev)
+	}
+	delete(t.answered, ev.Summary.ID)
 	t.sent[ev.Summary.ID] = req
+}
+
+// answering returns the request a result for id answers: the latest one
+// sent with id, or, when an earlier one with the same id was still
+// unanswered, the first of them whose result definition result matches
+// (else the latest). The request it returns counts as answered.
+func (t *Tracker) answering(id string, result map[string]any) (Request, bool) {
+	req, known := t.sent[id]
+	alts := t.alts[id]
+	if !known || len(alts) == 0 {
+		t.answered[id] = true
+		return req, known
+	}
+	for i, alt := range alts {
+		d, ok := t.s.ResultDef(alt, result)
+		if !ok {
+			continue
+		}
+		if ps, err := t.s.Validate(d, result, "/result"); err == nil && len(ps) == 0 {
+			t.alts[id] = append(alts[:i:i], alts[i+1:]...)
+			return alt, true
+		}
+	}
+	// The latest request is answered; an earlier one is still owed.
+	last := len(alts) - 1
+	t.sent[id], t.alts[id] = alts[last], alts[:last]
+	return req, true
 }
 
 // inbound validates one decoded inbound message.
@@ -190,10 +227,13 @@ func (t *Tracker) inbound(ev chrono.Event, inst any) []Violation {
 		d, _ := t.s.NotificationDef(ev.Summary.Method)
 		add(d, inst, "", kind)
 	case kind == "error":
+		if len(t.alts[ev.Summary.ID]) == 0 {
+			t.answered[ev.Summary.ID] = true
+		}
 		add(core(envError), nullIDAsAbsent(msg), "", kind)
 	case kind == "result":
 		result, _ := msg["result"].(map[string]any)
-		req, known := t.sent[ev.Summary.ID]
+		req, known := t.answering(ev.Summary.ID, result)
 		if known {
 			if d, ok := t.s.ResultDef(req, result); ok && result != nil {
 				add(d, result, "/result", kind)

@@ -292,6 +292,26 @@ func TestCheck20260728(t *testing.T) {
 			in(`{"jsonrpc":"2.0","id":4,"result":{"resultType":"complete","taskId":"T","status":"working","createdAt":"x","lastUpdatedAt":"x","ttlMs":null}}`),
 			in(`{"jsonrpc":"2.0","method":"notifications/tasks","params":{"taskId":"T","status":"working","createdAt":"x","lastUpdatedAt":"x","ttlMs":"soon"}}`),
 		}, []brief{{3, "ext-tasks:TaskStatusNotification", "/params/ttlMs", "anyOf", "RPC-2"}}},
+		// robust/duplicate-inflight-id reuses a call's id for a
+		// server/discover while the call runs: each result is judged as
+		// the answer of the request whose definition it fits.
+		{"an id reused while in flight: each result answers its own request", []frame{
+			out(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"x",` + meta + `}}`),
+			out(`{"jsonrpc":"2.0","id":3,"method":"server/discover","params":{` + meta + `}}`),
+			in(`{"jsonrpc":"2.0","id":3,"result":{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{},"serverInfo":{"name":"s","version":"1"},"cacheScope":"public","ttlMs":0}}`),
+			in(`{"jsonrpc":"2.0","id":3,"result":{"resultType":"complete","content":[]}}`),
+		}, nil},
+		{"an id reused while in flight: a result that fits neither is judged as the latest's", []frame{
+			out(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"x",` + meta + `}}`),
+			out(`{"jsonrpc":"2.0","id":3,"method":"server/discover","params":{` + meta + `}}`),
+			in(`{"jsonrpc":"2.0","id":3,"result":{"resultType":"complete","content":"x"}}`),
+		}, []brief{{3, "DiscoverResult", "/result", "required", "RPC-2"}}},
+		{"an id reused after its answer is the new request's", []frame{
+			out(`{"jsonrpc":"2.0","id":3,"method":"server/discover","params":{` + meta + `}}`),
+			in(`{"jsonrpc":"2.0","id":3,"result":{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{},"serverInfo":{"name":"s","version":"1"},"cacheScope":"public","ttlMs":0}}`),
+			out(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"x",` + meta + `}}`),
+			in(`{"jsonrpc":"2.0","id":3,"result":{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{},"serverInfo":{"name":"s","version":"1"},"cacheScope":"public","ttlMs":0}}`),
+		}, []brief{{4, "CallToolResult", "/result", "required", "RPC-2"}}},
 		// initialize does not exist in 2026-07-28: a case of a 2026 run
 		// sends it to compare a dual-era server's eras, and its answer is
 		// a 2025-11-25 message the 2026-07-28 schema cannot judge.

@@ -185,3 +185,28 @@ func TestZeroConfigServerEverything(t *testing.T) {
 		t.Errorf("tasks/forbidden-with-task: %s %s %s, want warn TSK-9", got.Verdict, got.Requirement, got.Summary)
 	}
 }
+
+// TestToolsListCasesWithoutProfile: against a scripted server that
+// declares tasks and whose tools/list gives no tool a taskSupport (so
+// every tool forbids tasks), with no profile, the cases that need only
+// tools/list run (issue 14.5): the capability's shape passes,
+// tool-task-support records that no tool accepts a task, and the
+// forbidden-tool case calls one of the listed tools.
+func TestToolsListCasesWithoutProfile(t *testing.T) {
+	t.Parallel()
+	jsonPath := filepath.Join(t.TempDir(), "r.json")
+	args := append([]string{"check", "--protocol", "2025-11-25", "--case", "tasks/capability-shape", "--case", "tasks/tool-task-support",
+		"--case", "tasks/forbidden-with-task", "--json", jsonPath}, badInputTarget(t, "plain", "stdio")...)
+	if r := runCLI(t, "", args...); r.code == ExitError {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	got := jsonResults(t, jsonPath)
+	for id, want := range map[string]string{"tasks/capability-shape": "pass", "tasks/tool-task-support": "info", "tasks/forbidden-with-task": "warn"} {
+		if got[id].Verdict != want {
+			t.Errorf("%s: %s %s, want %s", id, got[id].Verdict, got[id].Summary, want)
+		}
+	}
+	if s := got["tasks/tool-task-support"].Summary; !strings.Contains(s, "no tool of tools/list") {
+		t.Errorf("tasks/tool-task-support: %q does not say that no listed tool accepts a task", s)
+	}
+}
