@@ -165,8 +165,13 @@ func (e *Env) AliveAfter(ctx context.Context, rule verdict.Rule, what string) *v
 // or the second is answered and the first is not after a barrier (a
 // round trip on a controlled target, the grace window elsewhere), the
 // server broke rule: the valid line after what was swallowed. Nil when
-// the server lives.
+// the server lives. Over Streamable HTTP every frame is a body of its own,
+// so nothing can be swallowed, and the two requests' streams are not
+// ordered with each other: it is AliveAfter.
 func (e *Env) AliveAfterSwallow(ctx context.Context, rule verdict.Rule, what string) *verdict.Outcome {
+	if e.SeparateStreams() {
+		return e.AliveAfter(ctx, rule, what)
+	}
 	pctx, cancel := context.WithTimeout(ctx, e.Patience())
 	defer cancel()
 	method := mcp.MethodPing
