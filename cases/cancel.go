@@ -475,12 +475,13 @@ func cancelMidWork(ctx context.Context, e *probe.Env, judgeProgress bool) verdic
 	} else if err != nil {
 		return verdict.Errorf("sending cancel: %v", err)
 	}
-	if o := e.SettleAfterCancel(ctx, op); o != nil {
-		return *o
-	}
 	judge := e.ResponseAfterCancel
 	if judgeProgress {
 		judge = e.ProgressAfterCancel
+	}
+	e.DecidedBy(func() bool { return judge(op) != nil })
+	if o := e.SettleAfterCancel(ctx, op); o != nil {
+		return *o
 	}
 	if o := judge(op); o != nil {
 		return *o
@@ -512,6 +513,7 @@ func cancelBeforeFirstProgress(ctx context.Context, e *probe.Env) verdict.Outcom
 	if ev, ok := e.FrameAfter(op.Call.SentSeq, probe.ProgressFor(op.Call.Token)); ok && ev.Seq < op.Call.CancelSeq {
 		return verdict.Infof("progress arrived (seq %d) before the cancel could be sent; the target is too fast to test this without checkpoints", ev.Seq)
 	}
+	e.DecidedBy(func() bool { return e.AfterCancel(op) != nil })
 	if o := e.SettleAfterCancel(ctx, op); o != nil {
 		return *o
 	}
@@ -606,6 +608,7 @@ func cancelDuplicate(ctx context.Context, e *probe.Env) verdict.Outcome {
 	if err != nil {
 		return verdict.Errorf("sending cancel: %v", err)
 	}
+	e.DecidedBy(func() bool { return e.AfterCancel(op) != nil })
 	if o := e.SettleAfterCancel(ctx, op); o != nil {
 		return *o
 	}
@@ -721,6 +724,7 @@ func cancelByID(ctx context.Context, e *probe.Env, id jsonrpc.ID) verdict.Outcom
 	} else if err != nil {
 		return verdict.Errorf("sending cancel: %v", err)
 	}
+	e.DecidedBy(func() bool { return e.AfterCancel(op) != nil })
 	if o := e.SettleAfterCancel(ctx, op); o != nil {
 		return *o
 	}
@@ -791,6 +795,7 @@ func cancelStringVsInteger(ctx context.Context, e *probe.Env) verdict.Outcome {
 		return e.Breaks("RPC-8", []string{`request 5 completes; cancelling "5" does not touch it`},
 			"request 5 failed: "+probe.Describe(e.EventAt(respSeq)), respSeq)
 	}
+	e.DecidedBy(func() bool { return e.AfterCancel(strOp) != nil })
 	if o := e.SettleAfterCancel(ctx, strOp); o != nil {
 		return *o
 	}
@@ -833,6 +838,7 @@ func cancelInterleaved(ctx context.Context, e *probe.Env) verdict.Outcome {
 		return e.Broke(e.StopWorkRule(), []string{"the request that was not cancelled completes"},
 			fmt.Sprintf("request %s did not complete: %v", b.Call.ID, errOr(err, resp)), 0)
 	}
+	e.DecidedBy(func() bool { return e.AfterCancel(a) != nil })
 	if o := e.SettleAfterCancel(ctx, a); o != nil {
 		return *o
 	}

@@ -157,7 +157,22 @@ type Env struct {
 	// (0: no window yet), for Observe to see whether anything has been
 	// sent or received since. A case watches from one goroutine.
 	watchedTo uint64
+	// decided, when set (DecidedBy), reports that the case's verdict is
+	// fixed: a paced window ends as soon as it reports true.
+	decided func() bool
+	// decidedAt is the seq of the note that recorded the decision.
+	decidedAt uint64
 }
+
+// DecidedBy tells the paced windows of the rest of the case (Observe,
+// and so Settle and Quiesce on a target without the control extension)
+// that the verdict is fixed once decided reports true, for example once
+// the judge the case will call next finds a message after a cancel: more
+// watching cannot change which rule is broken, so the window ends there
+// (issue 13.2). decided must be monotonic, true from the moment it first
+// is. Fixed windows (Env.Pacing nil: the careful settings) still watch
+// to their end.
+func (e *Env) DecidedBy(decided func() bool) { e.decided = decided }
 
 // Patience bounds a wait for something that must happen and that nothing
 // holds back: a checkpoint once its gates are open, an answer in flight,

@@ -334,6 +334,9 @@ func (e *Env) Observe(ctx context.Context) error {
 		e.Log.Harness(chrono.KindNote, "case", fmt.Sprintf("nothing sent or received since the window that ended at seq %d: not watched again", to))
 		return nil
 	}
+	if e.isDecided() {
+		return nil
+	}
 	w, why := e.window()
 	start := time.Now()
 	end, last := start.Add(w), start.Add(3*w)
@@ -342,9 +345,11 @@ func (e *Env) Observe(ctx context.Context) error {
 	defer t.Stop()
 	for {
 		changed := e.Log.Changed()
+		arrived := false
 		for _, ev := range e.Log.Since(after) {
 			after = ev.Seq
 			if ev.Dir == chrono.In {
+				arrived = true
 				if quiet := time.Now().Add(w); quiet.After(end) {
 					end = quiet
 				}
@@ -352,6 +357,9 @@ func (e *Env) Observe(ctx context.Context) error {
 					end = last
 				}
 			}
+		}
+		if arrived && e.isDecided() {
+			return nil
 		}
 		t.Reset(time.Until(end))
 		select {
@@ -368,6 +376,19 @@ func (e *Env) Observe(ctx context.Context) error {
 			return ctx.Err()
 		}
 	}
+}
+
+// isDecided reports whether the case's verdict is fixed (DecidedBy), and
+// records the first time a window ends for it.
+func (e *Env) isDecided() bool {
+	if e.decidedAt != 0 {
+		return true
+	}
+	if e.decided == nil || !e.decided() {
+		return false
+	}
+	e.decidedAt = e.Log.Harness(chrono.KindNote, "case", "the verdict is decided by what has arrived: windows end here").Seq
+	return true
 }
 
 // ResultBudget bounds a wait for the operation's response when only its

@@ -3,6 +3,7 @@ package probe
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -148,5 +149,62 @@ func TestObserveDoesNotWatchTwiceForNothing(t *testing.T) {
 	}
 	if n != 2 {
 		t.Errorf("the careful setting watched %d windows, want 2", n)
+	}
+}
+
+// TestObserveEndsWhenDecided: a paced window ends as soon as what arrived
+// decides the verdict (DecidedBy, issue 13.2), however long the window
+// would have been, and later windows of the case end at once; the
+// careful setting (no Pace) still watches its window to the end.
+func TestObserveEndsWhenDecided(t *testing.T) {
+	p := NewPace(time.Hour)
+	p.step = 30 * time.Minute // a window far beyond the safety net below
+	e := &Env{Log: chrono.New(), Pacing: p, Grace: time.Hour}
+	// The safety net: a broken early stop fails here instead of hanging.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	asked := make(chan struct{})
+	var once sync.Once
+	e.DecidedBy(func() bool {
+		once.Do(func() { close(asked) })
+		for _, ev := range e.Log.Events() {
+			if ev.Dir == chrono.In {
+				return true
+			}
+		}
+		return false
+	})
+	go func() {
+		<-asked // Observe has looked once and found nothing decided
+		e.Log.Append(frame(0, 0, chrono.Out, chrono.Summary{Kind: "request", Method: mcp.MethodToolsCall, ID: "1"}))
+		e.Log.Append(frame(0, 0, chrono.In, chrono.Summary{Kind: "result", ID: "1"}))
+	}()
+	if err := e.Observe(ctx); err != nil {
+		t.Fatalf("Observe: %v (the window did not end when the verdict was decided)", err)
+	}
+	e.Log.Append(frame(0, 0, chrono.Out, chrono.Summary{Kind: "request", Method: mcp.MethodToolsList, ID: "2"}))
+	if err := e.Observe(ctx); err != nil {
+		t.Fatalf("second Observe: %v", err)
+	}
+	notes, deadlines := 0, 0
+	for _, ev := range e.Log.Events() {
+		switch {
+		case ev.Kind == chrono.KindNote && strings.Contains(ev.Text, "verdict is decided"):
+			notes++
+		case ev.Kind == chrono.KindDeadline:
+			deadlines++
+		}
+	}
+	if notes != 1 || deadlines != 0 {
+		t.Errorf("%d decision notes and %d elapsed windows, want 1 and 0:\n%v", notes, deadlines, e.Log.Events())
+	}
+	// Fixed windows are the careful setting: watched to their end.
+	careful := &Env{Log: chrono.New(), Grace: ms}
+	careful.DecidedBy(func() bool { return true })
+	if err := careful.Observe(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if evs := careful.Log.Events(); len(evs) != 1 || evs[0].Kind != chrono.KindDeadline {
+		t.Errorf("the careful setting: %v, want its window elapsed", evs)
 	}
 }
