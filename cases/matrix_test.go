@@ -146,7 +146,6 @@ var unkillable = map[string]string{
 	"tasks/durable-id":                 "a task that tasks/get cannot find at once would break every task case that polls it, so no fault isolates TSK-44 to this case",
 	"tasks/ttl-expiry":                 "deletion at ttl is a MAY (TSK-42): retention is info, never a violation",
 	"http26/cancel-notification-202":   "the fault that breaks it, json-body-for-notification (HTTP-86), is a 2025-11-25 HTTP fault, and the matrix runs 2025 faults under the 2025-11-25 catalogue only; run under 2026-07-28 it makes this case fail (shown when the case was written)",
-	"rpc/tools-list-schema":            "no fault reshapes tools/list; testdata/schemabreak's tools (internal/cli TestSchemaBreakingServers) make it fail",
 	"discover/answers":                 "no fault of the reference server breaks server/discover itself (discover-missing-version drops only the legacy revisions, which this case does not require); every 2026-07-28 case's liveness step depends on it, so such a fault would end them all in errors blaming this case",
 }
 
@@ -501,7 +500,7 @@ type row struct {
 // 12.4). The HTTP and tasks-extension faults are killed by the cases of
 // http26.go and tasks26.go, listed in extraKillers2026.
 var killers2026 = map[refserver.Fault][]string{
-	refserver.FaultNoResultType:                   {"rpc/result-type-on-every-result"},
+	refserver.FaultNoResultType:                   {"rpc/result-type-on-every-result", "rpc/tools-list-schema"},
 	refserver.FaultNoServerInfo:                   {"rpc/server-info-in-meta"},
 	refserver.FaultDiscoverMissingVersion:         {"lifecycle/initialize-agrees-to-listed-revision"},
 	refserver.FaultWrongVersionError:              {"versioning/unknown-revision"},
