@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -346,8 +347,7 @@ func TestMutationMatrix(t *testing.T) {
 	}
 	killedBy := map[string][]refserver.Fault{}
 	var mu sync.Mutex
-	check := func(t *testing.T, fault refserver.Fault, want []string, rep *runner.Report) {
-		breaks := fault.Breaks()
+	check := func(t *testing.T, fault refserver.Fault, breaks, want []string, rep *runner.Report) {
 		got := map[string]verdict.Outcome{}
 		for _, r := range rep.Results {
 			got[r.ID] = r.Outcome
@@ -401,13 +401,13 @@ func TestMutationMatrix(t *testing.T) {
 		}
 		set := refserver.FaultSet{fault: true}
 		if slices.Contains(refserver.HTTPFaults(), fault) {
-			rows = append(rows, row{"http/" + string(fault), fault, httpKillers[fault], referenceHTTPTarget(set), ""})
+			rows = append(rows, row{"http/" + string(fault), fault, httpKillers[fault], referenceHTTPTarget(set), "", nil})
 			continue
 		}
 		if slices.Contains(refserver.TaskFaults(), fault) {
 			// These break rules of the task methods, which no transport
 			// changes: one row each.
-			rows = append(rows, row{string(fault), fault, killers[fault], referenceTarget(set), ""})
+			rows = append(rows, row{string(fault), fault, killers[fault], referenceTarget(set), "", nil})
 			continue
 		}
 		var overHTTP []string
@@ -417,8 +417,26 @@ func TestMutationMatrix(t *testing.T) {
 			}
 		}
 		rows = append(rows,
-			row{string(fault), fault, killers[fault], referenceTarget(set), ""},
-			row{"http/" + string(fault), fault, overHTTP, referenceHTTPTarget(set), ""})
+			row{string(fault), fault, killers[fault], referenceTarget(set), "", nil},
+			row{"http/" + string(fault), fault, overHTTP, referenceHTTPTarget(set), "", nil})
+	}
+	for _, fault := range refserver.AllFaults() {
+		if l, ok := legacyUnder2026[fault]; ok {
+			rows = append(rows, row{"2026/" + string(fault), fault, l.want, referenceTarget(refserver.FaultSet{fault: true}), spec.V20260728, l.breaks})
+		}
+	}
+	// MCPFLIGHT_MATRIX_ROWS names the rows to run (comma-separated row
+	// names, e.g. "2026/respond-after-cancel"), for a fault's own rows
+	// without the whole matrix; the checks that need every row (each
+	// case killed by some fault) are then left out.
+	filtered := false
+	if only := os.Getenv("MCPFLIGHT_MATRIX_ROWS"); only != "" {
+		names := strings.Split(only, ",")
+		rows = slices.DeleteFunc(rows, func(r row) bool { return !slices.Contains(names, r.name) })
+		if len(rows) == 0 {
+			t.Fatalf("MCPFLIGHT_MATRIX_ROWS=%s names no row of the matrix", only)
+		}
+		filtered = true
 	}
 	reps := make([]*runner.Report, len(rows))
 	errs := make([]error, len(rows))
@@ -446,10 +464,24 @@ func TestMutationMatrix(t *testing.T) {
 			if r.revision == "" && (len(r.want) == 0 && !strings.HasPrefix(r.name, "http/") || len(r.want) == 0 && slices.Contains(refserver.HTTPFaults(), r.fault)) {
 				t.Fatalf("fault %s has no killer listed: add the cases that detect it", r.fault)
 			}
-			check(t, r.fault, r.want, reps[i])
+			breaks := r.breaks
+			if breaks == nil {
+				breaks = r.fault.Breaks()
+			}
+			check(t, r.fault, breaks, r.want, reps[i])
+			if l, ok := legacyUnder2026[r.fault]; ok && r.revision == spec.V20260728 {
+				// The row is there to show the 2026-07-28 rule killed.
+				cited := false
+				for _, res := range reps[i].Results {
+					cited = cited || res.Outcome.Verdict == verdict.Fail && res.Outcome.Requirement == l.breaks[0]
+				}
+				if !cited {
+					t.Errorf("no case fails citing %s under %s", l.breaks[0], r.fault)
+				}
+			}
 		})
 	}
-	if t.Failed() {
+	if t.Failed() || filtered {
 		return
 	}
 	for _, c := range cases.All() {
@@ -493,6 +525,27 @@ type row struct {
 	want     []string
 	mk       target
 	revision string
+	// breaks are the requirements the fault breaks under revision, nil
+	// for the fault's own (Fault.Breaks).
+	breaks []string
+}
+
+// legacyUnder2026 lists 2025-11-25 faults whose behaviour breaks a rule
+// 2026-07-28 words on its own, with those rules (the first is one some
+// case must fail citing) and the cases that must catch them there: the matrix runs each under 2026-07-28 too, in process
+// (a stdio-like pipe; over Streamable HTTP the 2026-07-28 cancel closes
+// the request's stream, and a late result has nowhere to go).
+var legacyUnder2026 = map[refserver.Fault]struct{ breaks, want []string }{
+	// CAN-54 MUST NOT (stdio, 2026-07-28): after notifications/cancelled
+	// the server sends nothing more for the request, the response
+	// included; respond-after-cancel answers the cancelled call. CAN-48
+	// is CAN-8 in 2026-07-28's words ("Not send a response for the
+	// cancelled request"), which the counters show where the cancel
+	// crossed the work (StopWorkRule).
+	refserver.FaultRespondAfterCancel: {
+		breaks: []string{"CAN-54", "CAN-48"},
+		want:   []string{"cancel/mid-work-no-response", "cancel/before-first-progress", "cancel/interleaved-other-completes", "cancel/no-further-message-after-progress", "cancel/no-further-message-before-progress"},
+	},
 }
 
 // killers2026 lists, for every 2026-07-28 fault this catalogue's core
@@ -580,7 +633,7 @@ func rows2026(fault refserver.Fault) []row {
 	want := append(slices.Clone(killers2026[fault]), extraKillers2026[fault]...)
 	var out []row
 	if shows != refserver.OnHTTP {
-		out = append(out, row{"2026/" + string(fault), fault, want, referenceTargetWith(opts), spec.V20260728})
+		out = append(out, row{"2026/" + string(fault), fault, want, referenceTargetWith(opts), spec.V20260728, nil})
 	}
 	if shows != refserver.OnStdio {
 		var overHTTP []string
@@ -590,7 +643,7 @@ func rows2026(fault refserver.Fault) []row {
 			}
 		}
 		if len(overHTTP) > 0 || len(want) == 0 {
-			out = append(out, row{"2026/http/" + string(fault), fault, overHTTP, referenceHTTPTargetWith(opts), spec.V20260728})
+			out = append(out, row{"2026/http/" + string(fault), fault, overHTTP, referenceHTTPTargetWith(opts), spec.V20260728, nil})
 		}
 	}
 	return out
