@@ -569,6 +569,7 @@ var killers2026 = map[refserver.Fault][]string{
 	refserver.FaultTeardownSilent:                 {"subscriptions/teardown-signal"},
 	refserver.FaultServerSendsCancelled:           {"cancel/server-sends-no-cancelled", "cancel/no-further-message-after-progress", "cancel/no-further-message-before-progress"},
 	refserver.FaultInitializeErrorWithoutVersions: {"lifecycle/initialize-error-names-versions"},
+	refserver.FaultRequestOnStdout:                {"stdio/no-requests-on-stdout"},
 }
 
 // extraKillers2026 is filled by the test files of other parts of the

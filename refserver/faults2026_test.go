@@ -235,6 +235,17 @@ func faultProbes() []faultProbe {
 			e.c.await26("a/end", nil)
 			return strconv.Itoa(e.c.count(mcp.NotificationCancelled, from))
 		}},
+		{fault: FaultRequestOnStdout, want: "0 result", faulted: "1 result", probe: func(t *testing.T, e probeEnv) string {
+			from := len(e.c.seen)
+			m := e.c.call26(mcp.MethodToolsCall, logCall(), nil)
+			n := 0
+			for _, f := range e.c.seen[from:] {
+				if f.msg != nil && f.msg.Kind == jsonrpc.KindRequest {
+					n++
+				}
+			}
+			return strconv.Itoa(n) + " " + answerOf(m)
+		}},
 		{fault: FaultTaskCancelErrorOnTerminal, want: "result", faulted: "-32602", probe: func(t *testing.T, e probeEnv) string {
 			id := e.c.finishedTask(map[string]any{"key": "w", "ticks": 1})
 			return answerOf(e.c.call26(mcp.MethodTasksCancel, map[string]any{"taskId": id}, taskMeta()))
