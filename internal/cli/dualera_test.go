@@ -49,8 +49,8 @@ func TestCheckDualEra(t *testing.T) {
 		ran []string
 	}{
 		{"stdio", ExitNonConformant, map[string]verdict.Verdict{
-			"rpc/no-response-to-notifications":              verdict.Fail,
-			"envelope/missing-required-field":               verdict.Warn,
+			"rpc/no-response-to-notifications":               verdict.Fail,
+			"envelope/missing-required-field":                verdict.Warn,
 			"lifecycle/initialize-agrees-to-listed-revision": verdict.Warn,
 		}, []string{"cancel/no-further-message-after-progress", "logging/request-level-filter"}},
 		{"http", ExitConformant, map[string]verdict.Verdict{
