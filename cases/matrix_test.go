@@ -570,6 +570,7 @@ var killers2026 = map[refserver.Fault][]string{
 	refserver.FaultServerSendsCancelled:           {"cancel/server-sends-no-cancelled", "cancel/no-further-message-after-progress", "cancel/no-further-message-before-progress"},
 	refserver.FaultInitializeErrorWithoutVersions: {"lifecycle/initialize-error-names-versions"},
 	refserver.FaultRequestOnStdout:                {"stdio/no-requests-on-stdout"},
+	refserver.FaultProgressCrossesStreams:         {"progress/interleaved-tokens", "progress/token-independent-of-id"},
 }
 
 // extraKillers2026 is filled by the test files of other parts of the

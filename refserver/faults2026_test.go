@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpflight/mcpflight/jsonrpc"
 	"github.com/mcpflight/mcpflight/mcp"
@@ -245,6 +246,33 @@ func faultProbes() []faultProbe {
 				}
 			}
 			return strconv.Itoa(n) + " " + answerOf(m)
+		}},
+		{fault: FaultProgressCrossesStreams, http: true, want: "own", faulted: "other", probe: func(t *testing.T, e probeEnv) string {
+			// Two gated slow calls on two POSTs; only a's first step is
+			// released, so the first event on either stream is a's
+			// progress.
+			_, ba := e.w.body(mcp.MethodToolsCall, map[string]any{"name": ToolSlow, "arguments": map[string]any{"key": "a", "steps": 2}}, meta26(mcp.MetaProgressToken, "pa"))
+			sa := e.w.start(ba)
+			_, bb := e.w.body(mcp.MethodToolsCall, map[string]any{"name": ToolSlow, "arguments": map[string]any{"key": "b", "steps": 2}}, meta26(mcp.MetaProgressToken, "pb"))
+			sb := e.w.start(bb)
+			e.w.await("a/start", nil)
+			e.w.await("b/start", nil)
+			e.w.release("a/start", nil)
+			select {
+			case ev := <-sa.events:
+				if !strings.Contains(ev.Data, `"pa"`) {
+					t.Fatalf("a's stream: %s", ev.Data)
+				}
+				return "own"
+			case ev := <-sb.events:
+				if !strings.Contains(ev.Data, `"pa"`) {
+					t.Fatalf("b's stream: %s", ev.Data)
+				}
+				return "other"
+			case <-time.After(safety):
+				t.Fatal("no progress within the safety bound")
+			}
+			return ""
 		}},
 		{fault: FaultTaskCancelErrorOnTerminal, want: "result", faulted: "-32602", probe: func(t *testing.T, e probeEnv) string {
 			id := e.c.finishedTask(map[string]any{"key": "w", "ticks": 1})
