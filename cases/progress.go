@@ -418,11 +418,6 @@ func runConcurrently(ctx context.Context, e *probe.Env, specs []probe.SlowSpec) 
 		for step := 1; step <= ops[0].Steps; step++ {
 			for _, op := range ops {
 				if err := op.AtStep(ctx, step); err != nil {
-					// Progress that went to another call's stream never
-					// reaches its own call: that is the finding.
-					if o := e.ProgressOnOwnStreams(calls...); o != nil {
-						return *o
-					}
 					return verdict.Errorf("%v", err)
 				}
 			}
