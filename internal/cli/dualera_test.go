@@ -32,6 +32,15 @@ import (
 //     server/discover lists only 2026-07-28, initialize agrees to
 //     2025-11-25 (a warn: the spec settles neither reading).
 //
+// One stdio verdict is a race: the slow tool's step is a 100 ms timer
+// that its abort signal cuts short, and when the timer fires before the
+// SDK has read the cancel (in flight, or in the same turn of node's event
+// loop) the step's progress follows the cancel on the wire, and
+// cancel/mid-work-no-progress then fails CAN-54 (seen once in a -race run
+// on a loaded machine: progress 2 at the seq after the cancel's); the
+// wire alone cannot tell that crossing from a server that ignored the
+// cancel, so the test allows pass or that fail.
+//
 // Over HTTP every request is its own exchange: the observer cases
 // (http26/stream-close-*) run on the profile's observe tool, and the
 // catalogue finds nothing else; the run is conformant.
@@ -47,15 +56,19 @@ func TestCheckDualEra(t *testing.T) {
 		found map[string]verdict.Verdict
 		// ran are cases that must not be skipped with the profile.
 		ran []string
+		// racy are findings the run may or may not reach, with the
+		// verdict it reaches when it does (see the test's comment).
+		racy map[string]verdict.Verdict
 	}{
 		{"stdio", ExitNonConformant, map[string]verdict.Verdict{
 			"rpc/no-response-to-notifications":               verdict.Fail,
 			"envelope/missing-required-field":                verdict.Warn,
 			"lifecycle/initialize-agrees-to-listed-revision": verdict.Warn,
-		}, []string{"cancel/no-further-message-after-progress", "logging/request-level-filter"}},
+		}, []string{"cancel/no-further-message-after-progress", "logging/request-level-filter"},
+			map[string]verdict.Verdict{"cancel/mid-work-no-progress": verdict.Fail}},
 		{"http", ExitConformant, map[string]verdict.Verdict{
 			"lifecycle/initialize-agrees-to-listed-revision": verdict.Warn,
-		}, []string{"http26/stream-close-cancels-during-progress", "http26/stream-close-cancels-silent-handler", "logging/request-level-filter"}},
+		}, []string{"http26/stream-close-cancels-during-progress", "http26/stream-close-cancels-silent-handler", "logging/request-level-filter"}, nil},
 	} {
 		t.Run(tc.over, func(t *testing.T) {
 			var target []string
@@ -89,8 +102,10 @@ func TestCheckDualEra(t *testing.T) {
 			byID := map[string]report.JSONResult{}
 			for _, res := range doc.Results {
 				byID[res.ID] = res
-				switch res.Verdict {
-				case verdict.Pass, verdict.Info, verdict.Skip:
+				switch {
+				case res.Verdict == verdict.Pass || res.Verdict == verdict.Info || res.Verdict == verdict.Skip:
+				case tc.racy[res.ID] == res.Verdict:
+					t.Logf("%s: %s (a race this target runs): %s", res.ID, res.Verdict, res.Summary)
 				default:
 					got[res.ID] = res.Verdict
 				}
