@@ -220,7 +220,8 @@ func TestCheckReference2026(t *testing.T) {
 		}
 		lines := strings.Split(r.stdout, "\n")
 		for i, line := range lines {
-			if strings.HasPrefix(strings.TrimSpace(line), "SKIP") && strings.HasSuffix(line, "]") && (i+1 >= len(lines) || strings.TrimSpace(lines[i+1]) != "applies to 2025-11-25 only" && !strings.HasPrefix(strings.TrimSpace(lines[i+1]), "needs the Streamable HTTP transport") && !skipped2026Elsewhere(line)) {
+			if strings.HasPrefix(strings.TrimSpace(line), "SKIP") && strings.HasSuffix(line, "]") && (i+1 >= len(lines) || strings.TrimSpace(lines[i+1]) != "applies to 2025-11-25 only" && !strings.HasPrefix(strings.TrimSpace(lines[i+1]), "needs the Streamable HTTP transport") &&
+				!strings.HasPrefix(strings.TrimSpace(lines[i+1]), "needs the stdio transport") && !skipped2026Elsewhere(line)) {
 				t.Errorf("%v: %s is skipped for another reason: %q", extra, strings.TrimSpace(line), lines[i+1])
 			}
 		}
