@@ -359,12 +359,26 @@ func initializeAgreesToListed(ctx context.Context, e *probe.Env) verdict.Outcome
 		// A 2025-11-25 session sends no request-metadata headers.
 		opts = append(opts, peer.WithHeaders(http.Header{mcp.HeaderProtocolVersion: {spec.V20260728}, mcp.HeaderMethod: {mcp.MethodServerDiscover}}))
 	}
-	d, err := e.S.Discover(ctx, opts...)
+	if !e.Modern() && e.DiscoverFailure != "" {
+		// The run's negotiation asked already: a server that left
+		// server/discover unanswered would leave it so again, for as
+		// long as the case lasts.
+		return verdict.Skipf("the server serves no server/discover (the run's negotiation probe failed: %s): a legacy server lists no revisions to compare with", e.DiscoverFailure)
+	}
+	// An answer that never comes is a verdict, not the case's deadline:
+	// the wait is bounded by the target's pace (Patience).
+	dctx, cancel, bound := e.WithPatience(ctx)
+	d, err := e.S.Discover(dctx, opts...)
+	cancel()
 	if err != nil {
-		if e.Modern() {
-			return e.Blame(mcp.MethodServerDiscover, probe.DiscoverOwner, chrono.Sanitize(err.Error(), false))
+		detail := chrono.Sanitize(err.Error(), false)
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+			detail = fmt.Sprintf("no answer within %v", bound.Round(time.Millisecond))
 		}
-		return verdict.Skipf("server/discover failed (%s): a legacy server lists no revisions to compare with", chrono.Sanitize(err.Error(), false))
+		if e.Modern() {
+			return e.Blame(mcp.MethodServerDiscover, probe.DiscoverOwner, detail)
+		}
+		return verdict.Skipf("the server serves no server/discover (%s): a legacy server lists no revisions to compare with", detail)
 	}
 	// initialize is 2025-11-25's: the session leaves the envelope behind
 	// (over HTTP its session is then a 2025-11-25 one). A 2025-11-25

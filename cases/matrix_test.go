@@ -117,8 +117,9 @@ var lostOverHTTP = map[string]string{
 // warns under a fault with a requirement the fault is not documented to
 // break, with the reason the evidence fits that requirement too.
 var collateral = map[string]string{
-	"no-resulttype tasks26/declared-call-gets-durable-task TSX-8": "a result without resultType reads as complete (RPC-44), so the CreateTaskResult lacks the resultType \"task\" TSX-8 asks for: the evidence of the missing member is TSX-8's as well",
-	"sticky-capabilities tasks26/methods-need-extension TSX-56":   "the task the undeclared tasks/get names was created by a request that declared the extension; a server on which that declaration sticks serves the undeclared request, which is TSX-56's evidence as well (the case's Actual names both causes)",
+	"progress-crosses-streams cancel/interleaved-other-completes PRG-7": "when the cancelled call is still running as the other steps, the other call's progress goes on its stream and never reaches the other call, which counts fewer notifications than steps: the count PRG-7 judges is the misrouting's evidence as well (it depends on timing, so the case is no killer)",
+	"no-resulttype tasks26/declared-call-gets-durable-task TSX-8":       "a result without resultType reads as complete (RPC-44), so the CreateTaskResult lacks the resultType \"task\" TSX-8 asks for: the evidence of the missing member is TSX-8's as well",
+	"sticky-capabilities tasks26/methods-need-extension TSX-56":         "the task the undeclared tasks/get names was created by a request that declared the extension; a server on which that declaration sticks serves the undeclared request, which is TSX-56's evidence as well (the case's Actual names both causes)",
 }
 
 // checkSeverity holds an outcome that cites a requirement to the
@@ -148,7 +149,6 @@ var unkillable = map[string]string{
 	"tasks/durable-id":                 "a task that tasks/get cannot find at once would break every task case that polls it, so no fault isolates TSK-44 to this case",
 	"tasks/ttl-expiry":                 "deletion at ttl is a MAY (TSK-42): retention is info, never a violation",
 	"http26/cancel-notification-202":   "the fault that breaks it, json-body-for-notification (HTTP-86), is a 2025-11-25 HTTP fault, and the matrix runs 2025 faults under the 2025-11-25 catalogue only; run under 2026-07-28 it makes this case fail (shown when the case was written)",
-	"rpc/tools-list-schema":            "no fault reshapes tools/list; testdata/schemabreak's tools (internal/cli TestSchemaBreakingServers) make it fail",
 	"discover/answers":                 "no fault of the reference server breaks server/discover itself (discover-missing-version drops only the legacy revisions, which this case does not require); every 2026-07-28 case's liveness step depends on it, so such a fault would end them all in errors blaming this case",
 }
 
@@ -359,8 +359,7 @@ func TestMutationMatrix(t *testing.T) {
 	}
 	killedBy := map[string][]refserver.Fault{}
 	var mu sync.Mutex
-	check := func(t *testing.T, fault refserver.Fault, want []string, rep *runner.Report) {
-		breaks := fault.Breaks()
+	check := func(t *testing.T, fault refserver.Fault, breaks, want []string, rep *runner.Report) {
 		got := map[string]verdict.Outcome{}
 		for _, r := range rep.Results {
 			got[r.ID] = r.Outcome
@@ -415,13 +414,13 @@ func TestMutationMatrix(t *testing.T) {
 		}
 		set := refserver.FaultSet{fault: true}
 		if slices.Contains(refserver.HTTPFaults(), fault) {
-			rows = append(rows, row{"http/" + string(fault), fault, httpKillers[fault], referenceHTTPTarget(set), ""})
+			rows = append(rows, row{"http/" + string(fault), fault, httpKillers[fault], referenceHTTPTarget(set), "", nil})
 			continue
 		}
 		if slices.Contains(refserver.TaskFaults(), fault) {
 			// These break rules of the task methods, which no transport
 			// changes: one row each.
-			rows = append(rows, row{"stdio/" + string(fault), fault, killers[fault], referenceTarget(set), ""})
+			rows = append(rows, row{"stdio/" + string(fault), fault, killers[fault], referenceTarget(set), "", nil})
 			continue
 		}
 		var overHTTP []string
@@ -431,8 +430,13 @@ func TestMutationMatrix(t *testing.T) {
 			}
 		}
 		rows = append(rows,
-			row{"stdio/" + string(fault), fault, killers[fault], referenceTarget(set), ""},
-			row{"http/" + string(fault), fault, overHTTP, referenceHTTPTarget(set), ""})
+			row{"stdio/" + string(fault), fault, killers[fault], referenceTarget(set), "", nil},
+			row{"http/" + string(fault), fault, overHTTP, referenceHTTPTarget(set), "", nil})
+	}
+	for _, fault := range refserver.AllFaults() {
+		if l, ok := legacyUnder2026[fault]; ok {
+			rows = append(rows, row{"2026/stdio/" + string(fault), fault, l.want, referenceTarget(refserver.FaultSet{fault: true}), spec.V20260728, l.breaks})
+		}
 	}
 	// A row's catalogue starts as soon as its subtest is entered, before
 	// t.Parallel pauses it, so that every selected row runs at the same
@@ -478,7 +482,21 @@ func TestMutationMatrix(t *testing.T) {
 			if r.revision == "" && (len(r.want) == 0 && !strings.HasPrefix(r.name, "http/") || len(r.want) == 0 && slices.Contains(refserver.HTTPFaults(), r.fault)) {
 				t.Fatalf("fault %s has no killer listed: add the cases that detect it", r.fault)
 			}
-			check(t, r.fault, r.want, rep)
+			breaks := r.breaks
+			if breaks == nil {
+				breaks = r.fault.Breaks()
+			}
+			check(t, r.fault, breaks, r.want, rep)
+			if l, ok := legacyUnder2026[r.fault]; ok && r.revision == spec.V20260728 {
+				// The row is there to show the 2026-07-28 rule killed.
+				cited := false
+				for _, res := range rep.Results {
+					cited = cited || res.Outcome.Verdict == verdict.Fail && res.Outcome.Requirement == l.breaks[0]
+				}
+				if !cited {
+					t.Errorf("no case fails citing %s under %s", l.breaks[0], r.fault)
+				}
+			}
 		})
 	}
 }
@@ -558,6 +576,27 @@ type row struct {
 	want     []string
 	mk       target
 	revision string
+	// breaks are the requirements the fault breaks under revision, nil
+	// for the fault's own (Fault.Breaks).
+	breaks []string
+}
+
+// legacyUnder2026 lists 2025-11-25 faults whose behaviour breaks a rule
+// 2026-07-28 words on its own, with those rules (the first is one some
+// case must fail citing) and the cases that must catch them there: the matrix runs each under 2026-07-28 too, in process
+// (a stdio-like pipe; over Streamable HTTP the 2026-07-28 cancel closes
+// the request's stream, and a late result has nowhere to go).
+var legacyUnder2026 = map[refserver.Fault]struct{ breaks, want []string }{
+	// CAN-54 MUST NOT (stdio, 2026-07-28): after notifications/cancelled
+	// the server sends nothing more for the request, the response
+	// included; respond-after-cancel answers the cancelled call. CAN-48
+	// is CAN-8 in 2026-07-28's words ("Not send a response for the
+	// cancelled request"), which the counters show where the cancel
+	// crossed the work (StopWorkRule).
+	refserver.FaultRespondAfterCancel: {
+		breaks: []string{"CAN-54", "CAN-48"},
+		want:   []string{"cancel/mid-work-no-response", "cancel/before-first-progress", "cancel/interleaved-other-completes", "cancel/no-further-message-after-progress", "cancel/no-further-message-before-progress"},
+	},
 }
 
 // killers2026 lists, for every 2026-07-28 fault this catalogue's core
@@ -565,7 +604,7 @@ type row struct {
 // 12.4). The HTTP and tasks-extension faults are killed by the cases of
 // http26.go and tasks26.go, listed in extraKillers2026.
 var killers2026 = map[refserver.Fault][]string{
-	refserver.FaultNoResultType:                   {"rpc/result-type-on-every-result"},
+	refserver.FaultNoResultType:                   {"rpc/result-type-on-every-result", "rpc/tools-list-schema"},
 	refserver.FaultNoServerInfo:                   {"rpc/server-info-in-meta"},
 	refserver.FaultDiscoverMissingVersion:         {"lifecycle/initialize-agrees-to-listed-revision"},
 	refserver.FaultWrongVersionError:              {"versioning/unknown-revision"},
@@ -583,6 +622,8 @@ var killers2026 = map[refserver.Fault][]string{
 	refserver.FaultInitializeErrorWithoutVersions: {"lifecycle/initialize-error-names-versions"},
 	refserver.FaultExtTaskIDInternalError:         {"robust/params-task-id-ext"},
 	refserver.FaultListenBadFilterCrash:           {"robust/params-listen"},
+	refserver.FaultRequestOnStdout:                {"stdio/no-requests-on-stdout"},
+	refserver.FaultProgressCrossesStreams:         {"progress/interleaved-tokens", "progress/token-independent-of-id"},
 }
 
 // extraKillers2026 is filled by the test files of other parts of the
@@ -647,7 +688,7 @@ func rows2026(fault refserver.Fault) []row {
 	want := append(slices.Clone(killers2026[fault]), extraKillers2026[fault]...)
 	var out []row
 	if shows != refserver.OnHTTP {
-		out = append(out, row{"2026/stdio/" + string(fault), fault, want, referenceTargetWith(opts), spec.V20260728})
+		out = append(out, row{"2026/stdio/" + string(fault), fault, want, referenceTargetWith(opts), spec.V20260728, nil})
 	}
 	if shows != refserver.OnStdio {
 		var overHTTP []string
@@ -657,7 +698,7 @@ func rows2026(fault refserver.Fault) []row {
 			}
 		}
 		if len(overHTTP) > 0 || len(want) == 0 {
-			out = append(out, row{"2026/http/" + string(fault), fault, overHTTP, referenceHTTPTargetWith(opts), spec.V20260728})
+			out = append(out, row{"2026/http/" + string(fault), fault, overHTTP, referenceHTTPTargetWith(opts), spec.V20260728, nil})
 		}
 	}
 	return out

@@ -167,17 +167,24 @@ func progressCases() []probe.Case {
 		// PRG-14 MUST: "Progress notifications MUST stop after completion"
 		// PRG-2 MUST (2025-11-25 only): "Progress tokens can be chosen by the sender using any
 		//   means, but MUST be unique across all active requests."
+		// HTTP-22 MAY/SHOULD (2025-11-25 only): "The server MAY send JSON-RPC _requests_ and
+		//   _notifications_ before sending the JSON-RPC _response_. These messages SHOULD relate to
+		//   the originating client _request_."
 		// PRG-41 MUST (2026-07-28 only): "Progress tokens can be chosen by the client using any
 		//   means, but MUST be unique across all active requests."
+		// PRG-40 MAY (2026-07-28 only): "The server MAY send progress notifications to report the
+		//   status of requests the client has issued."
+		// LOG-46 MUST (2026-07-28 only): "These notifications MUST relate to the originating
+		//   client request."
 		{
 			ID:        "progress/interleaved-tokens",
 			Title:     "concurrent requests keep their progress apart",
 			Reqs:      []string{"PRG-7", "PRG-4", "PRG-1", "PRG-14"},
-			ReqsUnder: map[string][]string{spec.V20251125: {"PRG-2"}, spec.V20260728: {"PRG-41"}},
+			ReqsUnder: map[string][]string{spec.V20251125: {"PRG-2", "HTTP-22"}, spec.V20260728: {"PRG-41", "PRG-40", "LOG-46"}},
 			Versions:  bothRevisions(),
 			Needs:     probe.Needs{SlowTool: true},
 			Sends:     `three concurrent tools/call with tokens "a", 7 and "7"`,
-			Expect:    "every notification carries one of those exact tokens and each sequence strictly increases",
+			Expect:    "every notification carries one of those exact tokens and each sequence strictly increases; over Streamable HTTP each call's progress comes on its own response stream",
 			Run:       progressInterleaved,
 		},
 		// PRG-7 MUST: "Progress notifications MUST only reference tokens that: ▸ Were provided in
@@ -188,15 +195,22 @@ func progressCases() []probe.Case {
 		//   total is unknown."
 		// CAN-5 MUST (2025-11-25 only): "This MUST correspond to the ID of a request previously
 		//   issued in the same direction."
+		// HTTP-22 MAY/SHOULD (2025-11-25 only): "The server MAY send JSON-RPC _requests_ and
+		//   _notifications_ before sending the JSON-RPC _response_. These messages SHOULD relate to
+		//   the originating client _request_."
+		// PRG-40 MAY (2026-07-28 only): "The server MAY send progress notifications to report the
+		//   status of requests the client has issued."
+		// LOG-46 MUST (2026-07-28 only): "These notifications MUST relate to the originating
+		//   client request."
 		{
 			ID:        "progress/token-independent-of-id",
 			Title:     "progress tokens are not request IDs",
 			Reqs:      []string{"PRG-7", "PRG-1", "PRG-14", "PRG-4"},
-			ReqsUnder: map[string][]string{spec.V20251125: {"CAN-5"}},
+			ReqsUnder: map[string][]string{spec.V20251125: {"CAN-5", "HTTP-22"}, spec.V20260728: {"PRG-40", "LOG-46"}},
 			Versions:  bothRevisions(),
 			Needs:     probe.Needs{SlowTool: true},
 			Sends:     "request 101 with token 102 and request 102 with token 101, concurrently",
-			Expect:    "each request's progress carries its own token",
+			Expect:    "each request's progress carries its own token; over Streamable HTTP it comes on that request's own response stream",
 			Run:       progressIndependentOfID,
 		},
 	}
@@ -422,6 +436,9 @@ func runConcurrently(ctx context.Context, e *probe.Env, specs []probe.SlowSpec) 
 		return verdict.Errorf("%v", err)
 	}
 	if o := e.JudgeProgress(calls...); o != nil {
+		return *o
+	}
+	if o := e.ProgressOnOwnStreams(calls...); o != nil {
 		return *o
 	}
 	total := 0

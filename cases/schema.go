@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/mcpflight/mcpflight/probe"
+	"github.com/mcpflight/mcpflight/spec"
 	"github.com/mcpflight/mcpflight/verdict"
 	"github.com/mcpflight/mcpflight/wireschema"
 )
@@ -17,15 +18,22 @@ func schemaCases() []probe.Case {
 	return []probe.Case{
 		// RPC-2 MUST: "All messages between MCP clients and servers MUST follow the JSON-RPC 2.0
 		//   specification."
+		// RPC-40 MUST (2026-07-28 only): "The `result` MUST include a `resultType` field to
+		//   indicate the type of the result."
 		{
-			ID:       "rpc/tools-list-schema",
-			Title:    "every tools/list page matches the schema's ListToolsResult",
-			Reqs:     []string{"RPC-2"},
-			Versions: bothRevisions(),
-			Needs:    probe.Needs{Capabilities: []string{"tools"}},
-			Sends:    "tools/list, following nextCursor (peer.ListTools: at most 100 pages)",
-			Expect:   "each page's result matches ListToolsResult of the run's revision's schema.json (every tool an object with a string name and an object inputSchema)",
-			Run:      toolsListSchema,
+			ID:    "rpc/tools-list-schema",
+			Title: "every tools/list page matches the schema's ListToolsResult",
+			Reqs:  []string{wireschema.BaseRule},
+			// Under 2026-07-28 a page without resultType breaks
+			// ListToolsResult, and the schema check names RPC-40 for it
+			// (wireschema.Requirement): the case declares every rule that
+			// check can name for a result.
+			ReqsUnder: map[string][]string{spec.V20260728: {"RPC-40"}},
+			Versions:  bothRevisions(),
+			Needs:     probe.Needs{Capabilities: []string{"tools"}},
+			Sends:     "tools/list, following nextCursor (peer.ListTools: at most 100 pages)",
+			Expect:    "each page's result matches ListToolsResult of the run's revision's schema.json (every tool an object with a string name and an object inputSchema; under 2026-07-28 a resultType)",
+			Run:       toolsListSchema,
 		},
 	}
 }

@@ -5,6 +5,9 @@ import (
 	"fmt"
 
 	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/jsonrpc"
+	"github.com/mcpflight/mcpflight/mcp"
+	"github.com/mcpflight/mcpflight/peer"
 	"github.com/mcpflight/mcpflight/probe"
 	"github.com/mcpflight/mcpflight/spec"
 	"github.com/mcpflight/mcpflight/transport"
@@ -30,6 +33,17 @@ func stdioCases() []probe.Case {
 			Sends:    "a tools/call with progress run to completion",
 			Expect:   "every frame the target wrote, from the start of the session, is one valid JSON-RPC message",
 			Run:      stdoutOnlyMessages,
+		},
+		// STD-43 MUST NOT: "The server MUST NOT write JSON-RPC _requests_ to `stdout`."
+		{
+			ID:       "stdio/no-requests-on-stdout",
+			Title:    "the target writes no JSON-RPC request to stdout",
+			Reqs:     []string{"STD-43"},
+			Versions: modernOnly(),
+			Needs:    probe.Needs{SlowTool: true},
+			Sends:    "tools/list, a tools/call with progress run to completion, and the profile's log tool with logLevel debug when it names one: the calls a 2025-11-25 server might answer with a request of its own (sampling, roots, elicitation)",
+			Expect:   "no frame the target wrote to stdout, from the start of the session, is a JSON-RPC request (a method and an id): a 2026-07-28 server asks for input with an input_required result",
+			Run:      noRequestsOnStdout,
 		},
 		// STD-7 SHOULD (2025-11-25 only): "For the stdio transport, the client SHOULD initiate
 		//   shutdown by: ▸ First, closing the input stream to the child process (the server) ▸
@@ -78,6 +92,43 @@ func stdoutOnlyMessages(ctx context.Context, e *probe.Env) verdict.Outcome {
 		}
 	}
 	return verdict.Passf("%d frames from the target, all valid JSON-RPC messages", n)
+}
+
+func noRequestsOnStdout(ctx context.Context, e *probe.Env) verdict.Outcome {
+	if e.Transport == "http" {
+		// The wording otherTransport counts: not a case of this target.
+		return verdict.Skipf("needs the stdio transport; the target uses http (STD-43 is a rule of what a server writes to stdout)")
+	}
+	if _, err := e.S.ListTools(ctx); err != nil {
+		return verdict.Errorf("tools/list: %v", err)
+	}
+	op, err := e.StartSlow(ctx, probe.SlowSpec{Key: "a", Progress: true, Free: true})
+	if err != nil {
+		return verdict.Errorf("%v", err)
+	}
+	if _, err := op.Complete(ctx); err != nil {
+		return verdict.Errorf("awaiting the result: %v", err)
+	}
+	if e.Profile != nil && e.Profile.Log != nil {
+		params := map[string]any{"name": e.Profile.Log.Name, "arguments": logArgs(e, "debug", "error")}
+		if err := e.S.Request(ctx, mcp.MethodToolsCall, params, nil, peer.WithLogLevel("debug")); err != nil {
+			return verdict.Errorf("calling %s: %v", e.Profile.Log.Name, err)
+		}
+	}
+	if err := e.Quiesce(ctx); err != nil {
+		return verdict.Errorf("%v", err)
+	}
+	n := 0
+	for _, ev := range e.Log.Events() {
+		if ev.Dir != chrono.In || ev.Kind != chrono.KindFrame || ev.Summary == nil {
+			continue
+		}
+		n++
+		if ev.Summary.Kind == jsonrpc.KindRequest.String() {
+			return e.Breaks("STD-43", []string{"no JSON-RPC request on stdout (a 2026-07-28 server asks for input with an input_required result)"}, probe.Describe(ev), ev.Seq)
+		}
+	}
+	return verdict.Passf("%d frames from the target, none a JSON-RPC request", n)
 }
 
 func teardownOnStdinClose(ctx context.Context, e *probe.Env) verdict.Outcome {

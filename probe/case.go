@@ -145,6 +145,12 @@ type Env struct {
 	// (Case.ReqsFor); a rule outside them is a harness bug. Nil checks
 	// nothing, for an Env built outside the runner.
 	Cites []string
+	// DiscoverFailure is what the run's own negotiation learned of
+	// server/discover before any case ran, in a few words ("no answer
+	// within 5s", "-32601 Method not found"): non-empty when that probe
+	// failed, empty when it was answered or not made. A case need not
+	// ask again what the run already knows the server does not serve.
+	DiscoverFailure string
 	// Close ends the session's transport and grades teardown; for cases
 	// that judge teardown themselves. The runner tolerates a second close.
 	Close func(ctx context.Context) Teardown

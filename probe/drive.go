@@ -264,9 +264,13 @@ func (o *Op) waitStreamProgress(ctx context.Context, n int) error {
 	if stream == "" {
 		return o.waitProgress(ctx, n)
 	}
+	// Progress with the call's token read on another stream has been
+	// read too: the barrier holds, and where it came is judged by the
+	// cases that look (ProgressOnOwnStreams, LOG-46).
+	tok, _ := o.Call.Token.MarshalJSON()
 	seen := 0
 	_, err := o.e.Log.WaitFor(ctx, 0, func(ev chrono.Event) bool {
-		if ev.Dir == chrono.In && ev.Channel == "SSE "+stream && AnyProgress(ev) {
+		if ev.Dir == chrono.In && AnyProgress(ev) && (ev.Channel == "SSE "+stream || ev.Summary != nil && ev.Summary.Token == string(tok)) {
 			seen++
 		}
 		return seen >= n

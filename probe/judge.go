@@ -11,6 +11,7 @@ import (
 	"github.com/mcpflight/mcpflight/jsonrpc"
 	"github.com/mcpflight/mcpflight/mcp"
 	"github.com/mcpflight/mcpflight/peer"
+	"github.com/mcpflight/mcpflight/spec"
 	"github.com/mcpflight/mcpflight/transport"
 	"github.com/mcpflight/mcpflight/verdict"
 )
@@ -332,6 +333,43 @@ func (e *Env) JudgeProgress(calls ...*peer.Call) *verdict.Outcome {
 			}
 			o := e.Breaks(string(v.Rule), []string{"progress for token " + c.Token.String() + " strictly increases and stops at the response"},
 				v.Detail+": "+Describe(e.EventAt(v.Seq)), v.Seq)
+			return &o
+		}
+	}
+	return nil
+}
+
+// ProgressOnOwnStreams judges, over Streamable HTTP, where each call's
+// progress came: the notifications the server sends on a request's SSE
+// response stream "MUST relate to the originating client request"
+// (LOG-46, 2026-07-28; "SHOULD relate" in 2025-11-25, HTTP-22), so
+// progress for one call's token on any other stream breaks it. Nil on
+// stdio, for a call answered without a stream, and when every progress
+// notification of a call came on its own stream.
+func (e *Env) ProgressOnOwnStreams(calls ...*peer.Call) *verdict.Outcome {
+	if !e.SeparateStreams() {
+		return nil
+	}
+	h, ok := e.S.Conn().(*transport.HTTP)
+	if !ok {
+		return nil
+	}
+	for _, c := range calls {
+		own := h.StreamOf(c.ID)
+		if !c.Token.IsValid() || own == "" {
+			continue
+		}
+		tok, err := c.Token.MarshalJSON()
+		if err != nil {
+			continue
+		}
+		for _, ev := range e.Log.Events() {
+			if ev.Dir != chrono.In || ev.Kind != chrono.KindFrame || ev.Summary == nil ||
+				ev.Summary.Method != mcp.NotificationProgress || ev.Summary.Token != string(tok) || ev.Channel == "SSE "+own {
+				continue
+			}
+			o := e.Broke(verdict.Req("HTTP-22").Clause("SHOULD").Under(spec.V20260728, "LOG-46"), []string{fmt.Sprintf("progress for token %s only on %s, the response stream of request %s", c.Token, own, c.ID)},
+				fmt.Sprintf("%s, on %s", Describe(ev), ev.Channel), ev.Seq)
 			return &o
 		}
 	}

@@ -81,6 +81,15 @@ const (
 	// (CAN-42, CAN-52). Over HTTP the request's stream is gone, so it
 	// shows on stdio.
 	FaultServerSendsCancelled Fault = "server-sends-cancelled"
+	// FaultRequestOnStdout: a 2026-07-28 tools/call makes the server write
+	// a JSON-RPC request (roots/list, a 2025-11-25 server-to-client
+	// request) before its answer, where a 2026-07-28 server asks for
+	// input with an input_required result (STD-43). It is a stdio rule.
+	FaultRequestOnStdout Fault = "request-on-stdout"
+	// FaultProgressCrossesStreams: over 2026-07-28 HTTP, a slow call's
+	// progress goes on the response stream of another running slow call
+	// of the same scope (another POST), not its own (LOG-46).
+	FaultProgressCrossesStreams Fault = "progress-crosses-streams"
 	// FaultTaskCancelErrorOnTerminal: tasks/cancel of a terminal task gets
 	// -32602, as in 2025-11-25, instead of the empty acknowledgement
 	// (TSX-44, TSX-40; ambiguity A-17).
@@ -171,6 +180,8 @@ var faults2026 = []faultRow{
 	{FaultListenUnrequested, []string{"SUB-1"}, OnAny, "every task's notifications/tasks goes to every subscription, asked for or not (SUB-1)"},
 	{FaultTeardownSilent, []string{"SUB-6", "SUB-7", "CAN-41"}, OnAny, "a subscription the server ends gets neither its result nor notifications/cancelled (SUB-6, SUB-7, CAN-41)"},
 	{FaultServerSendsCancelled, []string{"CAN-42", "CAN-52"}, OnStdio, "a request the client cancelled gets a notifications/cancelled from the server (CAN-42, CAN-52)"},
+	{FaultRequestOnStdout, []string{"STD-43"}, OnStdio, "a tools/call makes the server write a JSON-RPC request (roots/list) to stdout before its answer (STD-43)"},
+	{FaultProgressCrossesStreams, []string{"LOG-46"}, OnHTTP, "a slow call's progress goes on the response stream of another running call (LOG-46)"},
 	{FaultTaskCancelErrorOnTerminal, []string{"TSX-44", "TSX-40"}, OnAny, "tasks/cancel of a terminal task gets -32602 instead of the empty acknowledgement (TSX-44)"},
 	{FaultCreateBeforeDurable, []string{"TSX-16", "TSX-17"}, OnAny, "CreateTaskResult comes before tasks/get can find the task (TSX-16)"},
 	{FaultIsErrorTaskFailed, []string{"TSX-14", "TSX-59", "TSX-61"}, OnAny, "a task whose tool result has isError ends failed instead of completed (TSX-14, TSX-59)"},

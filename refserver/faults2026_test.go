@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpflight/mcpflight/jsonrpc"
 	"github.com/mcpflight/mcpflight/mcp"
@@ -234,6 +235,44 @@ func faultProbes() []faultProbe {
 			e.c.cancelReq(id)
 			e.c.await26("a/end", nil)
 			return strconv.Itoa(e.c.count(mcp.NotificationCancelled, from))
+		}},
+		{fault: FaultRequestOnStdout, want: "0 result", faulted: "1 result", probe: func(t *testing.T, e probeEnv) string {
+			from := len(e.c.seen)
+			m := e.c.call26(mcp.MethodToolsCall, logCall(), nil)
+			n := 0
+			for _, f := range e.c.seen[from:] {
+				if f.msg != nil && f.msg.Kind == jsonrpc.KindRequest {
+					n++
+				}
+			}
+			return strconv.Itoa(n) + " " + answerOf(m)
+		}},
+		{fault: FaultProgressCrossesStreams, http: true, want: "own", faulted: "other", probe: func(t *testing.T, e probeEnv) string {
+			// Two gated slow calls on two POSTs; only a's first step is
+			// released, so the first event on either stream is a's
+			// progress.
+			_, ba := e.w.body(mcp.MethodToolsCall, map[string]any{"name": ToolSlow, "arguments": map[string]any{"key": "a", "steps": 2}}, meta26(mcp.MetaProgressToken, "pa"))
+			sa := e.w.start(ba)
+			_, bb := e.w.body(mcp.MethodToolsCall, map[string]any{"name": ToolSlow, "arguments": map[string]any{"key": "b", "steps": 2}}, meta26(mcp.MetaProgressToken, "pb"))
+			sb := e.w.start(bb)
+			e.w.await("a/start", nil)
+			e.w.await("b/start", nil)
+			e.w.release("a/start", nil)
+			select {
+			case ev := <-sa.events:
+				if !strings.Contains(ev.Data, `"pa"`) {
+					t.Fatalf("a's stream: %s", ev.Data)
+				}
+				return "own"
+			case ev := <-sb.events:
+				if !strings.Contains(ev.Data, `"pa"`) {
+					t.Fatalf("b's stream: %s", ev.Data)
+				}
+				return "other"
+			case <-time.After(safety):
+				t.Fatal("no progress within the safety bound")
+			}
+			return ""
 		}},
 		{fault: FaultTaskCancelErrorOnTerminal, want: "result", faulted: "-32602", probe: func(t *testing.T, e probeEnv) string {
 			id := e.c.finishedTask(map[string]any{"key": "w", "ticks": 1})

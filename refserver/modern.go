@@ -361,6 +361,9 @@ func (ss *session) modernToolsCall(id jsonrpc.ID, params map[string]json.RawMess
 	if !ok {
 		return
 	}
+	if ss.has(FaultRequestOnStdout) {
+		ss.requestOnStdout()
+	}
 	args := params["arguments"]
 	asTask := !ss.srv.opts.NoTasks && (name == ToolTaskWorker || (name == ToolSlow && (env.tasks || ss.has(FaultTaskForUndeclaredClient))))
 	if asTask {
@@ -399,4 +402,19 @@ func (ss *session) cancelledModern(c *call) {
 	if ss.has(FaultServerSendsCancelled) && c.kind != kindListen {
 		ss.notify(mcp.NotificationCancelled, map[string]any{"requestId": c.id, "reason": "cancelled by the client"})
 	}
+}
+
+// requestOnStdout writes the JSON-RPC request FaultRequestOnStdout sends:
+// roots/list, which 2025-11-25 servers send to clients and which a
+// 2026-07-28 server on stdio MUST NOT write (STD-43). Its answer, if the
+// client sends one, is ignored like any stray response.
+func (ss *session) requestOnStdout() {
+	n := ss.srv.faultRequests.Add(1)
+	frame, err := jsonrpc.EncodeRequest(jsonrpc.StringID("mcpflight-fault-"+strconv.FormatInt(n, 10)), "roots/list", nil)
+	if err != nil {
+		ss.logf("cannot encode roots/list: %v", err)
+		return
+	}
+	ss.logf("writing a roots/list request to the client (fault %s)", FaultRequestOnStdout)
+	ss.writeLine(frame)
 }

@@ -130,6 +130,8 @@ type Server struct {
 	observer observer
 	// taskIDs counts tasks for FaultSequentialTaskIDs.
 	taskIDs atomic.Int64
+	// faultRequests numbers the requests FaultRequestOnStdout writes.
+	faultRequests atomic.Int64
 	// realms holds the 2026-07-28 realms, by control scope (realm.go).
 	realms realmRegistry
 	// tools26 is the 2026-07-28 tools/list, built once (modern.go).

@@ -77,6 +77,9 @@ type call struct {
 	progressSent int
 
 	// Fixed at registration.
+	// owner is the session the call came on: over 2026-07-28 HTTP, the
+	// POST whose response stream carries it (FaultProgressCrossesStreams).
+	owner    *session
 	key      string // operation key, the checkpoint prefix
 	token    jsonrpc.ProgressToken
 	tokenKey string // "" when the request carried no token

@@ -254,7 +254,7 @@ func progressToken(meta json.RawMessage) (jsonrpc.ProgressToken, string, *rpcErr
 // startOp registers an operation (started++, active++, one resource held,
 // its token live) and runs it.
 func (ss *session) startOp(id jsonrpc.ID, c *call, token jsonrpc.ProgressToken, tokenKey string, run func(*call)) {
-	c.id, c.idKey = id, ss.idKey(id)
+	c.id, c.idKey, c.owner = id, ss.idKey(id), ss
 	c.token, c.tokenKey = token, tokenKey
 	c.cancelled = make(chan struct{})
 	ss.mu.Lock()
@@ -399,8 +399,31 @@ func (ss *session) writeProgress(c *call, v float64, message string) {
 	}
 	ss.mu.Lock()
 	c.progressSent++
+	other := ss.crossedStream(c)
 	ss.mu.Unlock()
+	if other != nil {
+		ss.logf("progress of request %s written on the response stream of request %s (fault %s)", c.id, other.id, FaultProgressCrossesStreams)
+		other.owner.notifyFor(other.id, mcp.NotificationProgress, p)
+		return
+	}
 	ss.notifyFor(c.id, mcp.NotificationProgress, p)
+}
+
+// crossedStream is, under FaultProgressCrossesStreams, a running slow
+// call of the realm that came on another session (another 2026-07-28
+// POST), whose stream c's progress goes to; nil otherwise. ss.mu is
+// held.
+func (ss *session) crossedStream(c *call) *call {
+	if !ss.has(FaultProgressCrossesStreams) {
+		return nil
+	}
+	var best *call
+	for _, o := range ss.ops {
+		if o != c && o.kind == kindSlow && o.owner != nil && o.owner != ss && o.state == stateRunning && (best == nil || o.seq > best.seq) {
+			best = o
+		}
+	}
+	return best
 }
 
 // progress sends the progress of step i unless c was cancelled.

@@ -410,6 +410,9 @@ func runCase(ctx context.Context, cfg Config, c probe.Case, hooks caseHooks) (Re
 		Grace:     cfg.Grace,
 		Pacing:    cfg.pace,
 		Transport: cfg.Target.Transport,
+		// What the negotiation learned of server/discover, so that a
+		// case does not wait again for an answer that never came.
+		DiscoverFailure: discoverFailure(cfg.Negotiation),
 		// A case that judges teardown gets the same bound as the runner's
 		// own close, so the ladder's escalation is what it observes.
 		Close: func(cctx context.Context) transport.Teardown {
@@ -777,3 +780,12 @@ func (r *Report) ExitCode() int {
 
 // Conformant reports whether the exit code is 0.
 func (r *Report) Conformant() bool { return r.ExitCode() == 0 }
+
+// discoverFailure is the negotiation's server/discover probe failure in
+// a few words, empty when the probe was answered or not made.
+func discoverFailure(sv *negotiate.Survey) string {
+	if sv == nil || sv.Modern == nil || sv.Modern.OK() {
+		return ""
+	}
+	return sv.Modern.Failure
+}

@@ -105,7 +105,9 @@ func (r Rule) Under(revision, id string) Rule {
 
 // Clause names the keyword of a compound level that the evidence breaks:
 // Req("TSK-64").Clause("MUST") for "MUST transition the task to
-// cancelled", Clause("SHOULD") for "SHOULD attempt to stop".
+// cancelled", Clause("SHOULD") for "SHOULD attempt to stop". It is the
+// clause of Req's own row: an ID cited instead under a revision (Under)
+// is judged at its row's level.
 func (r Rule) Clause(keyword string) Rule {
 	r.clause = keyword
 	return r
@@ -172,7 +174,7 @@ func (r Rule) Judge(revision string) (Judgement, error) {
 		return Judgement{}, fmt.Errorf("%s (%s) cited under %s: %w", id, req.Versions, revision, ErrNotInRevision)
 	}
 	level := req.Level
-	if r.clause != "" {
+	if r.clause != "" && id == r.id {
 		if !slices.Contains(Keywords(req.Level), r.clause) {
 			return Judgement{}, fmt.Errorf("%s: clause %q of level %q: %w", id, r.clause, req.Level, ErrNoSuchClause)
 		}

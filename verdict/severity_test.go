@@ -124,3 +124,25 @@ func TestBlamed(t *testing.T) {
 		t.Errorf("Blamed = %+v", o)
 	}
 }
+
+// TestClauseIsTheBaseRows: a clause names a keyword of Req's own row; the
+// row cited instead under another revision is judged at its own level
+// (HTTP-22 MAY/SHOULD under 2025-11-25, LOG-46 MUST under 2026-07-28).
+func TestClauseIsTheBaseRows(t *testing.T) {
+	r := Req("HTTP-22").Under(spec.V20260728, "LOG-46").Clause("SHOULD")
+	for _, tc := range []struct {
+		rev  string
+		want Judgement
+	}{
+		{spec.V20251125, Judgement{ID: "HTTP-22", Level: "SHOULD", Verdict: Warn}},
+		{spec.V20260728, Judgement{ID: "LOG-46", Level: "MUST", Verdict: Fail}},
+	} {
+		got, err := r.Judge(tc.rev)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.rev, err)
+		}
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tc.rev, diff)
+		}
+	}
+}

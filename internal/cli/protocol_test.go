@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/mcpflight/mcpflight/internal/erasrv"
 	"github.com/mcpflight/mcpflight/report"
+	"github.com/mcpflight/mcpflight/verdict"
 )
 
 // eraServer is testdata/eraserver (internal/erasrv as a command), built
@@ -219,7 +220,8 @@ func TestCheckReference2026(t *testing.T) {
 		}
 		lines := strings.Split(r.stdout, "\n")
 		for i, line := range lines {
-			if strings.HasPrefix(strings.TrimSpace(line), "SKIP") && strings.HasSuffix(line, "]") && (i+1 >= len(lines) || strings.TrimSpace(lines[i+1]) != "applies to 2025-11-25 only" && !strings.HasPrefix(strings.TrimSpace(lines[i+1]), "needs the Streamable HTTP transport") && !skipped2026Elsewhere(line)) {
+			if strings.HasPrefix(strings.TrimSpace(line), "SKIP") && strings.HasSuffix(line, "]") && (i+1 >= len(lines) || strings.TrimSpace(lines[i+1]) != "applies to 2025-11-25 only" && !strings.HasPrefix(strings.TrimSpace(lines[i+1]), "needs the Streamable HTTP transport") &&
+				!strings.HasPrefix(strings.TrimSpace(lines[i+1]), "needs the stdio transport") && !skipped2026Elsewhere(line)) {
 				t.Errorf("%v: %s is skipped for another reason: %q", extra, strings.TrimSpace(line), lines[i+1])
 			}
 		}
@@ -241,4 +243,57 @@ func skipped2026Elsewhere(line string) bool {
 		}
 	}
 	return false
+}
+
+// TestProtocolAutoSilentLegacyServer: against a legacy server that never
+// answers server/discover, auto falls back to 2025-11-25 and no case
+// waits out its deadline on the same silence: the run has no harness
+// error, and lifecycle/initialize-agrees-to-listed-revision is a skip
+// that says the server serves no server/discover (from the negotiation
+// under auto; from its own bounded wait under --protocol 2025-11-25,
+// where no probe was made). Issue 12 (LIF-9).
+func TestProtocolAutoSilentLegacyServer(t *testing.T) {
+	const id = "lifecycle/initialize-agrees-to-listed-revision"
+	for _, tc := range []struct {
+		name, over string
+		flags      []string
+		why        string
+	}{
+		{"auto/stdio", "stdio", nil, "the run's negotiation probe failed: no answer within 5s"},
+		{"auto/http", "http", nil, "the run's negotiation probe failed: no answer within 5s"},
+		{"2025-11-25/stdio", "stdio", []string{"--protocol", "2025-11-25", "--case", id}, "no answer within "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			jsonPath := filepath.Join(t.TempDir(), "report.json")
+			args := append([]string{"check", "--json", jsonPath}, tc.flags...)
+			r := runCLI(t, "", append(args, eraTarget(t, erasrv.LegacySilent, tc.over)...)...)
+			raw, err := os.ReadFile(jsonPath)
+			if err != nil {
+				t.Fatalf("no JSON report (exit %d): %v\n%s\n%s", r.code, err, r.stdout, r.stderr)
+			}
+			var doc report.JSONReport
+			if err := json.Unmarshal(raw, &doc); err != nil {
+				t.Fatal(err)
+			}
+			if doc.Counts[verdict.Error] != 0 {
+				t.Errorf("%d harness errors, want 0:\n%s", doc.Counts[verdict.Error], r.stdout)
+			}
+			if r.code == ExitError {
+				t.Errorf("exit %d (inconclusive):\n%s\n%s", r.code, r.stdout, r.stderr)
+			}
+			found := false
+			for _, res := range doc.Results {
+				if res.ID != id {
+					continue
+				}
+				found = true
+				if res.Verdict != "skip" || !strings.Contains(res.Summary, "the server serves no server/discover") || !strings.Contains(res.Summary, tc.why) {
+					t.Errorf("%s: %s %q; want a skip saying the server serves no server/discover (%s)", id, res.Verdict, res.Summary, tc.why)
+				}
+			}
+			if !found {
+				t.Errorf("the report has no result for %s", id)
+			}
+		})
+	}
 }
