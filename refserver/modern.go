@@ -410,7 +410,7 @@ func (ss *session) cancelledModern(c *call) {
 // client sends one, is ignored like any stray response.
 func (ss *session) requestOnStdout() {
 	n := ss.srv.faultRequests.Add(1)
-	frame, err := jsonrpc.EncodeRequest(jsonrpc.StringID("mcpflight-fault-"+strconv.FormatInt(n, 10)), "roots/list", nil)
+	frame, err := jsonrpc.EncodeRequest(jsonrpc.StringID("mcpflight-fault-"+strconv.FormatInt(n, 10)), mcp.MethodRootsList, nil)
 	if err != nil {
 		ss.logf("cannot encode roots/list: %v", err)
 		return
