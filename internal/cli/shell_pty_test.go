@@ -24,6 +24,9 @@ type ptySession struct {
 	out     bytes.Buffer
 	changed chan struct{}
 	exited  chan error
+	// drained is closed when reading the terminal ends: after the
+	// program exited, once everything it printed has been read.
+	drained chan struct{}
 }
 
 func startOnTerminal(t *testing.T, width uint16, args ...string) *ptySession {
@@ -34,8 +37,9 @@ func startOnTerminal(t *testing.T, width uint16, args ...string) *ptySession {
 	if err != nil {
 		t.Skipf("no pseudo-terminal: %v", err)
 	}
-	p := &ptySession{t: t, tty: tty, changed: make(chan struct{}, 1), exited: make(chan error, 1)}
+	p := &ptySession{t: t, tty: tty, changed: make(chan struct{}, 1), exited: make(chan error, 1), drained: make(chan struct{})}
 	go func() {
+		defer close(p.drained)
 		buf := make([]byte, 4096)
 		for {
 			n, err := tty.Read(buf)
@@ -95,6 +99,13 @@ func (p *ptySession) wait() {
 		}
 	case <-time.After(zooSafety): // safety net only
 		p.t.Fatalf("did not end:\n%q", p.text())
+	}
+	// The program has exited; what it printed last may still be in the
+	// terminal's buffer: read it all (the read ends when it is drained).
+	select {
+	case <-p.drained:
+	case <-time.After(zooSafety): // safety net only
+		p.t.Fatalf("the terminal's output was not drained:\n%q", p.text())
 	}
 }
 
