@@ -138,10 +138,13 @@ func TestRunReports(t *testing.T) {
 		},
 		{
 			// How many overlap is the scheduler's business; the bound is
-			// runner.DefaultJobsInProcess.
+			// runner.DefaultJobsInProcess cases running, and as many
+			// finished cases still closing their sessions beside them (a
+			// teardown goes on beside the next cases, at most Jobs at
+			// once): 5 was seen under load.
 			name: "by default the cases may run side by side, with the same verdicts",
 			spec: "case=cancel/*", run: "^TestFaultyTarget$",
-			want:    []string{`--- PASS: TestFaultyTarget/2025-11-25/cancel/mid-work-no-response `, fmt.Sprintf(`most sessions at once: [1-%d]\n`, runner.DefaultJobsInProcess)},
+			want:    []string{`--- PASS: TestFaultyTarget/2025-11-25/cancel/mid-work-no-response `, fmt.Sprintf(`most sessions at once: [1-%d]\n`, 2*runner.DefaultJobsInProcess)},
 			notWant: []string{`--- FAIL`},
 		},
 		{
