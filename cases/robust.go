@@ -413,7 +413,9 @@ func duplicateInFlightID(ctx context.Context, e *probe.Env) verdict.Outcome {
 		// The call's answer may take the slow tool's whole run; once it is
 		// in, the duplicate's answer, which may never come (dropping it is
 		// the server's choice), has the grace window and no more.
-		wait := e.SlowBudget()
+		// The call's remaining steps at the pace learned, plus windows
+		// (Op.ResultBudget): only its remaining work can bring it.
+		wait := op.ResultBudget()
 		if dl, ok := ctx.Deadline(); ok {
 			// An answer that never comes is the verdict, not a deadline error.
 			wait = min(wait, time.Until(dl)-time.Second)
