@@ -235,7 +235,8 @@ func newSessState(i int, info SessionInfo) *sessState {
 
 // violate records a violation of inv citing req.
 func (c *checker) violate(s *sessState, inv, reqID string, seq uint64, absence bool, format string, args ...any) {
-	if !invariant(inv).Holds(c.rev) {
+	reqID, ok := cite(c.rev, inv, reqID)
+	if !ok {
 		return
 	}
 	c.out = append(c.out, Violation{Invariant: inv, Requirement: reqID, Level: level(reqID), Session: s.info.Label,
@@ -738,6 +739,10 @@ func (c *checker) response(s *sessState, channel string, ev chrono.Event, m *jso
 		} else if strings.TrimSpace(string(m.Result)) != "{}" {
 			c.violate(s, InvSessionUsable, "PNG-1", ev.Seq, false, "ping %s was answered with a result that is not empty: %s", r.id, chrono.Clip(string(m.Result), 200))
 		}
+	case mcp.MethodServerDiscover:
+		if m.Error != nil {
+			c.violate(s, InvSessionUsable, "LIF-42", ev.Seq, false, "server/discover %s (the liveness check of 2026-07-28) was answered with an error: %s", r.id, errText(m))
+		}
 	case mcp.MethodToolsCall:
 		c.callAnswer(s, r, ev, m)
 	case mcp.MethodTasksGet, mcp.MethodTasksCancel, mcp.MethodTasksList, mcp.MethodTasksResult:
@@ -798,6 +803,11 @@ func (c *checker) callAnswer(s *sessState, r *req, ev chrono.Event, m *jsonrpc.M
 			r.id, r.token, r.reuses.id, r.reuses.respSeq, errText(m))
 	}
 	if !r.taskAug {
+		if m.Error == nil && c.rev == Revision20260728 && resultType(m.Result) == mcp.ResultTypeTask {
+			c.violate(s, InvOneResponse, "TSX-2", ev.Seq, false,
+				"tools/call %s was answered with a CreateTaskResult, though the request declared no tasks extension: a task is not the result the request is owed", r.id)
+			return
+		}
 		if m.Error == nil {
 			c.fig.Counts[CountCalls]++
 		}
@@ -812,6 +822,15 @@ func (c *checker) callAnswer(s *sessState, r *req, ev chrono.Event, m *jsonrpc.M
 	s.taskKey[r.key] = nt
 	c.taskOwner[t.TaskID] = s.idx
 	c.observe(s, t, ev.Seq, "CreateTaskResult")
+}
+
+// resultType is a 2026-07-28 result's resultType, "" when it has none.
+func resultType(raw json.RawMessage) string {
+	var r struct {
+		ResultType string `json:"resultType"`
+	}
+	_ = json.Unmarshal(raw, &r)
+	return r.ResultType
 }
 
 func (c *checker) progress(s *sessState, channel string, ev chrono.Event, m *jsonrpc.Message) {
@@ -1003,6 +1022,8 @@ func (c *checker) unanswered(s *sessState, r *req) {
 			"request %s was never cancelled, yet the server ended it as cancelled (%s/end) after the invalid cancel at #%d", r.id, r.key, s.badCancel)
 	case r.method == mcp.MethodPing:
 		c.violate(s, InvOneResponse, "PNG-1", r.seq, true, "ping %s was never answered%s", r.id, zeroNote(r.id))
+	case r.method == mcp.MethodServerDiscover:
+		c.violate(s, InvOneResponse, "LIF-42", r.seq, true, "server/discover %s (the liveness check of 2026-07-28) was never answered%s", r.id, zeroNote(r.id))
 	case r.method == mcp.MethodTasksResult:
 		c.violate(s, InvOneResponse, "TSK-46", r.seq, true, "tasks/result %s for task %s was never answered, though the explorer brought the task to an end", r.id, r.taskID)
 	case r.dropped:

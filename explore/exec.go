@@ -17,6 +17,7 @@ import (
 	"github.com/mcpflight/mcpflight/control"
 	"github.com/mcpflight/mcpflight/jsonrpc"
 	"github.com/mcpflight/mcpflight/mcp"
+	"github.com/mcpflight/mcpflight/negotiate"
 	"github.com/mcpflight/mcpflight/peer"
 	"github.com/mcpflight/mcpflight/profile"
 	"github.com/mcpflight/mcpflight/transport"
@@ -46,7 +47,14 @@ type execConfig struct {
 	// profile names the slow and task tools of a target without the
 	// control extension.
 	profile *profile.Profile
+	// revision is the protocol revision the sessions speak: 2025-11-25
+	// opens them with initialize, 2026-07-28 with the envelope on every
+	// request and server/discover (there is no handshake, and no ping).
+	revision string
 }
+
+// modern reports whether the sessions speak 2026-07-28.
+func (c execConfig) modern() bool { return c.revision == Revision20260728 }
 
 // sessionTrace is the chronology of one session (one incarnation of a
 // slot) of a trial.
@@ -199,17 +207,47 @@ func (s *slot) open() error {
 	}
 	ctx, cancel := ex.opContext()
 	defer cancel()
-	init, err := s.sess.Initialize(ctx, peer.InitOptions{})
-	if err != nil {
-		s.loseWith("handshake: " + err.Error())
-		return fmt.Errorf("handshake of session %s: %w", label, err)
+	if ex.cfg.modern() {
+		if err := openModern(ctx, s.sess, label); err != nil {
+			s.loseWith("server/discover: " + err.Error())
+			return fmt.Errorf("server/discover of session %s: %w", label, err)
+		}
+	} else {
+		init, err := s.sess.Initialize(ctx, peer.InitOptions{})
+		if err != nil {
+			s.loseWith("handshake: " + err.Error())
+			return fmt.Errorf("handshake of session %s: %w", label, err)
+		}
+		s.tasksOK = init.Tasks().ToolsCall
 	}
 	if !ex.cfg.noControl {
 		s.ctl = control.Detect(s.sess)
 	}
 	s.tr.control = s.ctl != nil
-	s.tasksOK = init.Tasks().ToolsCall && (s.ctl != nil || ex.cfg.profile != nil && ex.cfg.profile.Task != nil)
+	s.tasksOK = s.tasksOK && (s.ctl != nil || ex.cfg.profile != nil && ex.cfg.profile.Task != nil)
 	return nil
+}
+
+// openModern makes sess a 2026-07-28 session: every request carries the
+// envelope (negotiate's, RPC-51) with a control scope of the session's
+// own (mcp.MetaControlScope), so that its checkpoints, operation keys
+// and counters are its own though there is no session to keep them
+// apart; then server/discover says what the server offers (LIF-42).
+func openModern(ctx context.Context, sess *peer.Session, scope string) error {
+	env := negotiate.Options{}.Envelope()
+	env.Extra = map[string]any{mcp.MetaControlScope: scope}
+	sess.SetEnvelope(env)
+	_, err := sess.Discover(ctx)
+	return err
+}
+
+// liveness is the method that checks a session is still usable: ping,
+// or under 2026-07-28, which removed it (PNG-40), server/discover.
+func (s *slot) liveness() string {
+	if s.ex.cfg.modern() {
+		return mcp.MethodServerDiscover
+	}
+	return mcp.MethodPing
 }
 
 // idBlock separates the request IDs and integer tokens of the sessions of
@@ -698,7 +736,7 @@ func (s *slot) opBadCancel(op Op) bool {
 }
 
 func (s *slot) opPing(op Op) bool {
-	c, err := s.start(mcp.MethodPing, nil, s.requestID(op.ID, "ping-"+strconv.Itoa(len(s.inflight)))...)
+	c, err := s.start(s.liveness(), nil, s.requestID(op.ID, "ping-"+strconv.Itoa(len(s.inflight)))...)
 	if err != nil {
 		return false
 	}
@@ -1094,7 +1132,7 @@ func (ex *executor) drain() {
 			ccancel()
 		}
 		// The session must still be usable after all that.
-		if c, err := s.start(mcp.MethodPing, nil); err == nil {
+		if c, err := s.start(s.liveness(), nil); err == nil {
 			_, _ = s.wait(c)
 		}
 	}
