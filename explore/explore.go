@@ -42,8 +42,10 @@ const (
 type Config struct {
 	// Target is the server explored.
 	Target Target
-	// Revision is the protocol revision whose invariants are checked;
-	// Revision20251125 if empty.
+	// Revision is the protocol revision the sessions speak and whose
+	// invariants are checked: Revision20251125 if empty, or
+	// Revision20260728 (over stdio and in process only; ErrRevision over
+	// Streamable HTTP).
 	Revision string
 	// Seed makes the run reproducible: trial i's plan is drawn from
 	// (Seed, i) alone.
