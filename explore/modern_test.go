@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // TestConformingServer2026: under 2026-07-28 the sessions are opened with
@@ -83,5 +85,30 @@ func TestInvariantsCite2026(t *testing.T) {
 		if !slices.Equal(invariant(id).Cites[Revision20260728], []string{"CAN-54"}) {
 			t.Errorf("%s cites %v under 2026-07-28, want CAN-54", id, invariant(id).Cites[Revision20260728])
 		}
+	}
+}
+
+// TestSeedReproducible2026: under 2026-07-28, as under 2025-11-25, two
+// runs of one seed without racing variants, with one worker and with
+// two, perform the same operations and count the same races.
+func TestSeedReproducible2026(t *testing.T) {
+	t.Parallel()
+	tg := target(t, TransportInProcess)
+	run := func(workers int) *Result {
+		res, err := Run(context.Background(), Config{Target: tg, Revision: Revision20260728, Seed: 9, Ops: 1200, NoRaces: true,
+			Workers: workers, OpTimeout: 20 * time.Second})
+		if err != nil || res.Found != nil {
+			t.Fatalf("%v %+v", err, res.Found)
+		}
+		return res
+	}
+	a, b := run(1), run(2)
+	type gist struct {
+		Ops     int
+		ByKind  map[Kind]int
+		Figures Figures
+	}
+	if diff := cmp.Diff(gist{a.Ops, a.ByKind, a.Figures}, gist{b.Ops, b.ByKind, b.Figures}); diff != "" {
+		t.Errorf("two runs of seed 9 differ (-one worker +two):\n%s", diff)
 	}
 }
