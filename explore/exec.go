@@ -314,7 +314,7 @@ func (s *slot) do(op Op) bool {
 		return s.opCancel(op)
 	case OpRecancel:
 		c := s.calls[op.Call]
-		if c == nil || !c.cancelled {
+		if c == nil || !c.cancelled || s.closesToCancel() {
 			return false
 		}
 		return s.cancel(c.call.ID, "again") == nil
@@ -396,6 +396,37 @@ func (s *slot) wait(c *peer.Call) (*jsonrpc.Message, error) {
 		s.failed("waiting for "+c.Method+" "+c.ID.String(), err)
 	}
 	return resp, err
+}
+
+// closesToCancel reports whether a cancel is the closing of the
+// request's response stream: 2026-07-28 Streamable HTTP (CAN-43, CAN-55),
+// where no notifications/cancelled is sent.
+func (s *slot) closesToCancel() bool { return s.http != nil && s.ex.cfg.modern() }
+
+// cancelCall cancels c the way the revision and transport say: by
+// closing its response stream (2026-07-28 Streamable HTTP), else with
+// notifications/cancelled.
+func (s *slot) cancelCall(c *peer.Call, reason string) error {
+	if !s.closesToCancel() {
+		return s.cancel(c.ID, reason)
+	}
+	ctx, cancel := s.ex.opContext()
+	defer cancel()
+	// A POST closed before its response headers may never have reached
+	// the server: nothing would then be cancelled, and the operation's
+	// end would never come. The close waits for the headers, which say
+	// the server took the request.
+	if s.http.StatusOf(c.ID) == 0 {
+		_, _ = s.tr.log.WaitFor(ctx, c.SentSeq, func(ev chrono.Event) bool {
+			return ev.Kind == chrono.KindHTTP && ev.Dir == chrono.In && strings.HasPrefix(ev.Text, "HTTP ") && s.http.StatusOf(c.ID) != 0
+		})
+	}
+	err := s.sess.Cancel(ctx, c, reason)
+	if err != nil && !errors.Is(err, peer.ErrNotPending) {
+		s.failed("cancel", err)
+		return err
+	}
+	return nil
 }
 
 // cancel sends notifications/cancelled for id, whatever the session
@@ -540,7 +571,7 @@ func (s *slot) dropAwait(c *peer.Call) {
 	default:
 		s.dropped[c] = true
 		if s.alive() {
-			_ = s.cancel(c.ID, "no longer awaited")
+			_ = s.cancelCall(c, "no longer awaited")
 		}
 	}
 }
@@ -638,7 +669,7 @@ func (s *slot) end(xc *xcall) {
 // comes and is not waited for.
 func (s *slot) ended(xc *xcall, outcome string) {
 	xc.ended, xc.outcome = true, outcome
-	if outcome != "completed" || xc.dropped {
+	if outcome != "completed" || xc.dropped || xc.cancelled && s.closesToCancel() {
 		return
 	}
 	if s.http == nil {
@@ -687,7 +718,7 @@ func (s *slot) opCancel(op Op) bool {
 		}
 		xc.released++
 	}
-	if s.cancel(xc.call.ID, "explore") != nil {
+	if s.cancelCall(xc.call, "explore") != nil {
 		return false
 	}
 	// Its end (which says whether the cancel was accepted) is collected
@@ -699,6 +730,9 @@ func (s *slot) opCancel(op Op) bool {
 }
 
 func (s *slot) opBadCancel(op Op) bool {
+	if s.closesToCancel() {
+		return false // no notifications/cancelled there (CAN-43)
+	}
 	var params map[string]any
 	switch op.Target {
 	case BadCancelUnknownInt:
@@ -1066,8 +1100,9 @@ func (ex *executor) drain() {
 		if w.s.dropped[w.c] {
 			continue
 		}
-		if w.xc != nil {
+		if w.xc != nil && !(w.xc.cancelled && w.s.closesToCancel()) {
 			// A refused call's end never comes: its response says so.
+			// (A call whose stream was closed has no response to say it.)
 			select {
 			case <-w.c.Done():
 			case <-w.xc.call.Done():
@@ -1156,7 +1191,8 @@ func (s *slot) startAwait(checkpoint string) *peer.Call {
 func (s *slot) due(c *peer.Call) bool {
 	for _, xc := range s.calls {
 		if xc.call == c {
-			if s.ctl == nil {
+			if s.ctl == nil || xc.cancelled && s.closesToCancel() {
+				// A closed stream carries nothing more.
 				return !xc.cancelled
 			}
 			return xc.ended && xc.outcome == "completed" && !xc.gaveUp

@@ -44,8 +44,8 @@ type Config struct {
 	Target Target
 	// Revision is the protocol revision the sessions speak and whose
 	// invariants are checked: Revision20251125 if empty, or
-	// Revision20260728 (over stdio and in process only; ErrRevision over
-	// Streamable HTTP).
+	// Revision20260728 (without tasks; over Streamable HTTP a cancel
+	// closes the request's stream).
 	Revision string
 	// Seed makes the run reproducible: trial i's plan is drawn from
 	// (Seed, i) alone.
@@ -93,11 +93,6 @@ func (c *Config) defaults() error {
 	}
 	if !slices.Contains(Revisions(), c.Revision) {
 		return fmt.Errorf("%w %q (implemented: %s)", ErrRevision, c.Revision, strings.Join(Revisions(), ", "))
-	}
-	if c.Revision == Revision20260728 && c.Target != nil && c.Target.Info().Transport == TransportHTTP {
-		// There a cancel is the closing of the request's response stream
-		// (CAN-43, CAN-55), with no notification: not implemented yet.
-		return fmt.Errorf("%w %s over Streamable HTTP (implemented over stdio and in process)", ErrRevision, c.Revision)
 	}
 	if c.Ops <= 0 && c.Duration <= 0 {
 		return ErrBudget

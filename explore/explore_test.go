@@ -230,6 +230,9 @@ func faultTable() []faultRow {
 // 2026-07-28 faults the explorer does not see, with the reason.
 func faultTable2026() []faultRow {
 	const rev = Revision20260728
+	const closedStream = "over 2026-07-28 Streamable HTTP the cancel closes the stream the response and progress " +
+		"would come on: nothing more can be read for the request (CAN-56 shows only through side effects, which " +
+		"cleanup-once reads); its stdio and in-process rows find it"
 	r := func(inv string, reqs ...string) []rule { return []rule{{inv, reqs}} }
 	ip, stdio := TransportInProcess, TransportStdio
 	rows := []faultRow{
@@ -246,6 +249,12 @@ func faultTable2026() []faultRow {
 		{fault: refserver.FaultLeakOnCancel, transport: ip, find: r(InvCleanupOnce, "CAN-48")},
 		{fault: refserver.FaultCrashOnMalformedCancel, transport: ip, find: r(InvSessionUsable, "CAN-14")},
 		{fault: refserver.FaultTaskForUndeclaredClient, transport: ip, find: r(InvOneResponse, "TSX-2")},
+		// Over Streamable HTTP the cancel closes the request's stream.
+		{fault: refserver.FaultStreamCloseNotCancel, transport: TransportHTTP, find: r(InvCleanupOnce, "CAN-55"), deadline: true},
+		{fault: refserver.FaultLeakOnCancel, transport: TransportHTTP, find: r(InvCleanupOnce, "CAN-48")},
+		{fault: refserver.FaultNonIncreasingProgress, transport: TransportHTTP, find: r(InvProgressIncreasing, "PRG-4")},
+		{fault: refserver.FaultRespondAfterCancel, transport: TransportHTTP, excluded: closedStream},
+		{fault: refserver.FaultProgressAfterCancel, transport: TransportHTTP, excluded: closedStream},
 		{fault: refserver.FaultPingBroken, transport: ip, excluded: "2026-07-28 removed ping (PNG-40): server/discover is " +
 			"the explorer's liveness check there"},
 		{fault: refserver.FaultCancelUnknownHitsOther, transport: ip, excluded: "the reference server applies it to the calls " +
@@ -256,8 +265,9 @@ func faultTable2026() []faultRow {
 	const wellFormed = "the explorer sends only well-formed 2026-07-28 requests (the envelope on each, no removed method); " +
 		"check --protocol 2026-07-28 judges the answers to wrong ones"
 	const noTasks = "the explorer draws no task under 2026-07-28: the tasks extension is not implemented in its mix"
-	const noHTTP = "a Streamable HTTP rule of 2026-07-28, which the explorer does not explore yet (a cancel there is the " +
-		"closing of the request's stream, CAN-43); check --protocol 2026-07-28 --transport http judges it"
+	const noHTTP = "a header or stream-shape rule of 2026-07-28 Streamable HTTP (a header, an event ID, a session, " +
+		"a stream left open, a request the explorer never sends wrong): the invariants are about order and outcomes; " +
+		"check --protocol 2026-07-28 judges it"
 	const noLogging = "the mix has no logging (the envelope carries no logLevel); check's logging cases judge it"
 	const noListen = "the mix has no subscriptions/listen; check's subscription cases judge it"
 	why := map[refserver.Fault]string{
@@ -304,7 +314,11 @@ func faultTable2026() []faultRow {
 		if !ok {
 			reason = "" // TestFaultTableCoversEveryFault reports it
 		}
-		rows = append(rows, faultRow{fault: f, transport: ip, excluded: reason})
+		tr := ip
+		if reason == noHTTP {
+			tr = TransportHTTP // explored where it acts
+		}
+		rows = append(rows, faultRow{fault: f, transport: tr, excluded: reason})
 	}
 	for i := range rows {
 		rows[i].revision = rev

@@ -182,7 +182,13 @@ func draw(rng *rand.Rand, o GenOptions, g *genSession) (Op, bool) {
 	var kinds []Kind
 	var weights []int
 	total := 0
+	// 2026-07-28 Streamable HTTP cancels by closing the stream: there is
+	// no notifications/cancelled to send twice or wrong (CAN-43).
+	closes := o.Revision == Revision20260728 && o.Features.Transport == TransportHTTP
 	for _, w := range o.Mix {
+		if closes && (w.Kind == OpRecancel || w.Kind == OpBadCancel) {
+			continue
+		}
 		if w.Weight <= 0 || !slices.Contains(w.Revisions, o.Revision) || !applicable(w.Kind, o.Features, g) {
 			continue
 		}

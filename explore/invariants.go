@@ -10,10 +10,9 @@ import (
 // constants; the names stay for the callers of the explorer.)
 const (
 	Revision20251125 = spec.V20251125
-	// Revision20260728 is implemented over stdio and in process (one
-	// ordered stream, a cancel is notifications/cancelled, CAN-44); over
-	// Streamable HTTP a cancel is the closing of the request's stream
-	// (CAN-43), which the explorer does not implement yet.
+	// Revision20260728: over stdio and in process a cancel is
+	// notifications/cancelled (CAN-44), over Streamable HTTP the closing
+	// of the request's stream (CAN-43); there are no tasks.
 	Revision20260728 = spec.V20260728
 )
 
@@ -81,7 +80,7 @@ func Invariants() []Invariant {
 		{InvTokenKnown, "progress names a token this session gave an active request", b(m("PRG-7"), "PRG-7")},
 		{InvDirections, "a cancel from the server names a request the server sent, never one of ours (2026-07-28: the server sends none but for subscriptions/listen)", b(m("CAN-52", "CAN-42"), "CAN-1")},
 		{InvTokenReusable, "a token whose request has ended may be used again, and is no longer held", b(m("PRG-41"), "PRG-2")},
-		{InvCleanupOnce, "an ended operation released its resource exactly once; a cancelled one ends", b(m("CAN-48"), "CAN-8")},
+		{InvCleanupOnce, "an ended operation released its resource exactly once; a cancelled one ends", b(m("CAN-48", "CAN-55"), "CAN-8")},
 		{InvTaskTerminalStable, "a terminal task never changes status", v("TSK-31", "TSK-65")},
 		{InvTaskCancelTerminal, "tasks/cancel of a terminal task is refused with -32602", v("TSK-63")},
 		{InvTaskCancelResult, "a successful tasks/cancel answers the task as cancelled", v("TSK-64")},

@@ -56,15 +56,10 @@ func TestConformingServer2026(t *testing.T) {
 	}
 }
 
-// TestRevision2026OverHTTPRefused: 2026-07-28 over Streamable HTTP, where a
-// cancel is the closing of the request's stream (CAN-43), is refused
-// rather than explored the 2025-11-25 way.
-func TestRevision2026OverHTTPRefused(t *testing.T) {
-	_, err := Run(context.Background(), Config{Target: target(t, TransportHTTP), Revision: Revision20260728, Ops: 10})
-	if !errors.Is(err, ErrRevision) {
-		t.Fatalf("got %v, want ErrRevision", err)
-	}
-	_, err = Run(context.Background(), Config{Target: target(t, TransportInProcess), Revision: "2024-11-05", Ops: 10})
+// TestRevisionRefused: a revision the explorer does not implement is
+// refused.
+func TestRevisionRefused(t *testing.T) {
+	_, err := Run(context.Background(), Config{Target: target(t, TransportInProcess), Revision: "2024-11-05", Ops: 10})
 	if !errors.Is(err, ErrRevision) {
 		t.Fatalf("got %v, want ErrRevision", err)
 	}
@@ -111,4 +106,35 @@ func TestSeedReproducible2026(t *testing.T) {
 	if diff := cmp.Diff(gist{a.Ops, a.ByKind, a.Figures}, gist{b.Ops, b.ByKind, b.Figures}); diff != "" {
 		t.Errorf("two runs of seed 9 differ (-one worker +two):\n%s", diff)
 	}
+}
+
+// TestConformingServer2026HTTP: over 2026-07-28 Streamable HTTP a cancel
+// is the closing of the request's stream (CAN-43), no
+// notifications/cancelled is sent, and the conforming server ends every
+// closed call as cancelled: nothing is found.
+func TestConformingServer2026HTTP(t *testing.T) {
+	t.Parallel()
+	res, err := Run(context.Background(), Config{Target: target(t, TransportHTTP), Revision: Revision20260728, Seed: 42,
+		Ops: 600, OpTimeout: 20 * time.Second, Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Found != nil {
+		v := res.Found.Violation
+		t.Fatalf("the conforming server broke %s %s: %s", v.Invariant, v.Requirement, v.Text)
+	}
+	for _, k := range []Kind{OpCall, OpAdvance, OpCancel, OpReuse, OpPing, OpClose} {
+		if res.ByKind[k] == 0 {
+			t.Errorf("no %s operation ran in %d", k, res.Ops)
+		}
+	}
+	for _, k := range []Kind{OpRecancel, OpBadCancel, OpDrop, OpResume, OpListen, OpTask} {
+		if res.ByKind[k] != 0 {
+			t.Errorf("%d %s operations ran over 2026-07-28 HTTP", res.ByKind[k], k)
+		}
+	}
+	if res.Figures.Races[RaceParkedAtStart]+res.Figures.Races[RaceParkedAtStep] == 0 || res.Figures.Counts[CountCalls] == 0 {
+		t.Errorf("no accepted cancel or completed call: %v", res.Figures)
+	}
+	t.Logf("%d trials, %d operations, %d events, %.0f ops/s; races %v", res.Trials, res.Ops, res.Events, res.OpsPerSecond(), res.Figures.Races)
 }

@@ -54,9 +54,9 @@ Target (--stdio starts one process per session):
   --protocol REV       the protocol revision the sessions speak and whose
                        invariants are checked: 2025-11-25 (default;
                        initialize) or 2026-07-28 (the envelope on every
-                       request and server/discover; over stdio and in
-                       process only, without tasks). --revision is the
-                       same flag. A replay runs under its file's revision
+                       request and server/discover, no tasks; over HTTP a
+                       cancel closes the request's stream). --revision is
+                       the same flag. A replay runs under its file's revision
   --no-races           draw no racing variants (every release awaited, no
                        cancel right after a release): the seed alone then
                        orders everything the explorer sends
