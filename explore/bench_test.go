@@ -62,6 +62,12 @@ func BenchmarkExplore2026Stdio(b *testing.B) {
 	benchExploreRevision(b, TransportStdio, Revision20260728, 1000, runtime.GOMAXPROCS(0))
 }
 
+// BenchmarkExplore2026HTTP is BenchmarkExplore2026InProcess over
+// Streamable HTTP, where a cancel closes the request's stream.
+func BenchmarkExplore2026HTTP(b *testing.B) {
+	benchExploreRevision(b, TransportHTTP, Revision20260728, 2000, runtime.GOMAXPROCS(0))
+}
+
 func BenchmarkExploreHTTP(b *testing.B) { benchExplore(b, TransportHTTP, 2000, runtime.GOMAXPROCS(0)) }
 
 func BenchmarkExploreStdio(b *testing.B) {
