@@ -20,12 +20,17 @@ func cpuTime() time.Duration {
 // reports operations per second of wall time, the process's CPU time per
 // operation, and events per operation. Every run must find nothing.
 func benchExplore(b *testing.B, transportName string, ops, workers int) {
+	benchExploreRevision(b, transportName, Revision20251125, ops, workers)
+}
+
+// benchExploreRevision is benchExplore under a protocol revision.
+func benchExploreRevision(b *testing.B, transportName, revision string, ops, workers int) {
 	tg := target(b, transportName)
 	var done, events int
 	var wall time.Duration
 	cpu0 := cpuTime()
 	for i := 0; b.Loop(); i++ {
-		res, err := Run(context.Background(), Config{Target: tg, Seed: uint64(i + 1), Ops: ops, Workers: workers, OpTimeout: 30 * time.Second})
+		res, err := Run(context.Background(), Config{Target: tg, Revision: revision, Seed: uint64(i + 1), Ops: ops, Workers: workers, OpTimeout: 30 * time.Second})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -44,6 +49,23 @@ func benchExplore(b *testing.B, transportName string, ops, workers int) {
 
 func BenchmarkExploreInProcess(b *testing.B) {
 	benchExplore(b, TransportInProcess, 8000, runtime.GOMAXPROCS(0))
+}
+
+// BenchmarkExplore2026InProcess explores 2026-07-28 sessions (the
+// envelope on every request, server/discover for liveness, no tasks).
+func BenchmarkExplore2026InProcess(b *testing.B) {
+	benchExploreRevision(b, TransportInProcess, Revision20260728, 8000, runtime.GOMAXPROCS(0))
+}
+
+// BenchmarkExplore2026Stdio is BenchmarkExplore2026InProcess over stdio.
+func BenchmarkExplore2026Stdio(b *testing.B) {
+	benchExploreRevision(b, TransportStdio, Revision20260728, 1000, runtime.GOMAXPROCS(0))
+}
+
+// BenchmarkExplore2026HTTP is BenchmarkExplore2026InProcess over
+// Streamable HTTP, where a cancel closes the request's stream.
+func BenchmarkExplore2026HTTP(b *testing.B) {
+	benchExploreRevision(b, TransportHTTP, Revision20260728, 2000, runtime.GOMAXPROCS(0))
 }
 
 func BenchmarkExploreHTTP(b *testing.B) { benchExplore(b, TransportHTTP, 2000, runtime.GOMAXPROCS(0)) }

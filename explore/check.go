@@ -50,6 +50,7 @@ const (
 	RaceResponseFirst    = "cancel racing the response: the response was written first (cancel ignored, CAN-9)"
 	RaceUnknown          = "cancel without evidence of acceptance (no control extension): the response came anyway"
 	RaceUnknownSilent    = "cancel without evidence of acceptance (no control extension): no response"
+	RaceClosedResponse   = "stream closed racing the response (2026-07-28 HTTP): the response was written first and closed with the stream"
 	RaceTaskCancelFirst  = "tasks/cancel of a working task: accepted"
 	RaceTaskEndFirst     = "tasks/cancel racing the worker's end: the worker ended first (-32602)"
 )
@@ -156,6 +157,10 @@ type req struct {
 	// the session is closed afterwards.
 	timedOut bool
 	dropped  bool
+	// closed is set when the cancel was the closing of its response
+	// stream (2026-07-28 Streamable HTTP): nothing more can be read for
+	// it, a response written before the close included.
+	closed bool
 	// reuses is the earlier request whose token this one reuses, once
 	// that one had ended.
 	reuses *req
@@ -235,7 +240,8 @@ func newSessState(i int, info SessionInfo) *sessState {
 
 // violate records a violation of inv citing req.
 func (c *checker) violate(s *sessState, inv, reqID string, seq uint64, absence bool, format string, args ...any) {
-	if !invariant(inv).Holds(c.rev) {
+	reqID, ok := cite(c.rev, inv, reqID)
+	if !ok {
 		return
 	}
 	c.out = append(c.out, Violation{Invariant: inv, Requirement: reqID, Level: level(reqID), Session: s.info.Label,
@@ -264,6 +270,10 @@ func (c *checker) event(s *sessState, channel string, ev chrono.Event) {
 	}
 }
 
+// closePrefix begins the transport's record of a 2026-07-28 request's
+// stream closed to cancel it.
+const closePrefix = "closing the response stream of request "
+
 func (c *checker) harness(s *sessState, channel string, ev chrono.Event) {
 	switch {
 	case channel == noteChannel && ev.Text == noteClosing:
@@ -289,6 +299,15 @@ func (c *checker) harness(s *sessState, channel string, ev chrono.Event) {
 		c.lose(s, ev.Seq, strings.TrimPrefix(ev.Text, notePrefLost))
 	case ev.Kind == chrono.KindNote && ev.Text == "end of stream" && !s.closed:
 		c.lose(s, ev.Seq, "the server's output ended")
+	case ev.Kind == chrono.KindDecision && strings.HasPrefix(ev.Text, closePrefix):
+		// 2026-07-28 Streamable HTTP: closing the request's response
+		// stream is the cancel (CAN-43).
+		text, _, _ := strings.Cut(strings.TrimPrefix(ev.Text, closePrefix), ":")
+		if r := s.byText[text]; r != nil && r.cancelSeq == 0 {
+			r.cancelSeq, r.closed = ev.Seq, true
+			r.released = len(s.gates[r.key])
+			r.parked = r.released == 0 || s.reached[r.key] >= r.released
+		}
 	case ev.Kind == chrono.KindDecision && strings.HasPrefix(channel, "SSE ") && strings.Contains(ev.Text, "on purpose"):
 		if r := s.streamReq[strings.TrimPrefix(channel, "SSE ")]; r != nil {
 			r.dropped = true
@@ -738,6 +757,10 @@ func (c *checker) response(s *sessState, channel string, ev chrono.Event, m *jso
 		} else if strings.TrimSpace(string(m.Result)) != "{}" {
 			c.violate(s, InvSessionUsable, "PNG-1", ev.Seq, false, "ping %s was answered with a result that is not empty: %s", r.id, chrono.Clip(string(m.Result), 200))
 		}
+	case mcp.MethodServerDiscover:
+		if m.Error != nil {
+			c.violate(s, InvSessionUsable, "LIF-42", ev.Seq, false, "server/discover %s (the liveness check of 2026-07-28) was answered with an error: %s", r.id, errText(m))
+		}
 	case mcp.MethodToolsCall:
 		c.callAnswer(s, r, ev, m)
 	case mcp.MethodTasksGet, mcp.MethodTasksCancel, mcp.MethodTasksList, mcp.MethodTasksResult:
@@ -798,6 +821,11 @@ func (c *checker) callAnswer(s *sessState, r *req, ev chrono.Event, m *jsonrpc.M
 			r.id, r.token, r.reuses.id, r.reuses.respSeq, errText(m))
 	}
 	if !r.taskAug {
+		if m.Error == nil && c.rev == Revision20260728 && resultType(m.Result) == mcp.ResultTypeTask {
+			c.violate(s, InvOneResponse, "TSX-2", ev.Seq, false,
+				"tools/call %s was answered with a CreateTaskResult, though the request declared no tasks extension: a task is not the result the request is owed", r.id)
+			return
+		}
 		if m.Error == nil {
 			c.fig.Counts[CountCalls]++
 		}
@@ -812,6 +840,22 @@ func (c *checker) callAnswer(s *sessState, r *req, ev chrono.Event, m *jsonrpc.M
 	s.taskKey[r.key] = nt
 	c.taskOwner[t.TaskID] = s.idx
 	c.observe(s, t, ev.Seq, "CreateTaskResult")
+}
+
+// closedKey reports whether the call with operation key k was cancelled
+// by closing its response stream.
+func (s *sessState) closedKey(k string) bool {
+	r := s.byKey[k]
+	return r != nil && r.closed
+}
+
+// resultType is a 2026-07-28 result's resultType, "" when it has none.
+func resultType(raw json.RawMessage) string {
+	var r struct {
+		ResultType string `json:"resultType"`
+	}
+	_ = json.Unmarshal(raw, &r)
+	return r.ResultType
 }
 
 func (c *checker) progress(s *sessState, channel string, ev chrono.Event, m *jsonrpc.Message) {
@@ -876,6 +920,9 @@ func (c *checker) countersAnswer(s *sessState, r *req, ev chrono.Event, m *jsonr
 		case !ended && op.State == "cancelled" && s.drain > 0:
 			c.violate(s, InvCleanupOnce, "CAN-8", ev.Seq, false,
 				"operation %s accepted its cancel but never ended within the operation timeout: its resource is still held (%d releases)", k, op.Releases)
+		case !ended && op.State != "cancelled" && s.drain > 0 && s.closedKey(k):
+			c.violate(s, InvCleanupOnce, "CAN-55", ev.Seq, false,
+				"operation %s is still %s at the drain, though its response stream was closed: closing the stream is the cancellation of the request", k, op.State)
 		}
 		if !ended {
 			allEnded = false
@@ -947,6 +994,11 @@ func (c *checker) cancelled(s *sessState, r *req) {
 			c.fig.Races[RaceUnknownSilent]++
 		}
 		return
+	case outcome == "completed" && r.closed && r.responses == 0:
+		// Written before the server noticed the close, and lost with
+		// the stream.
+		c.fig.Races[RaceClosedResponse]++
+		return
 	case outcome == "completed":
 		c.fig.Races[RaceResponseFirst]++
 		if r.responses == 0 && !r.abandoned {
@@ -1003,6 +1055,8 @@ func (c *checker) unanswered(s *sessState, r *req) {
 			"request %s was never cancelled, yet the server ended it as cancelled (%s/end) after the invalid cancel at #%d", r.id, r.key, s.badCancel)
 	case r.method == mcp.MethodPing:
 		c.violate(s, InvOneResponse, "PNG-1", r.seq, true, "ping %s was never answered%s", r.id, zeroNote(r.id))
+	case r.method == mcp.MethodServerDiscover:
+		c.violate(s, InvOneResponse, "LIF-42", r.seq, true, "server/discover %s (the liveness check of 2026-07-28) was never answered%s", r.id, zeroNote(r.id))
 	case r.method == mcp.MethodTasksResult:
 		c.violate(s, InvOneResponse, "TSK-46", r.seq, true, "tasks/result %s for task %s was never answered, though the explorer brought the task to an end", r.id, r.taskID)
 	case r.dropped:

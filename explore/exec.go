@@ -17,6 +17,7 @@ import (
 	"github.com/mcpflight/mcpflight/control"
 	"github.com/mcpflight/mcpflight/jsonrpc"
 	"github.com/mcpflight/mcpflight/mcp"
+	"github.com/mcpflight/mcpflight/negotiate"
 	"github.com/mcpflight/mcpflight/peer"
 	"github.com/mcpflight/mcpflight/profile"
 	"github.com/mcpflight/mcpflight/transport"
@@ -46,7 +47,14 @@ type execConfig struct {
 	// profile names the slow and task tools of a target without the
 	// control extension.
 	profile *profile.Profile
+	// revision is the protocol revision the sessions speak: 2025-11-25
+	// opens them with initialize, 2026-07-28 with the envelope on every
+	// request and server/discover (there is no handshake, and no ping).
+	revision string
 }
+
+// modern reports whether the sessions speak 2026-07-28.
+func (c execConfig) modern() bool { return c.revision == Revision20260728 }
 
 // sessionTrace is the chronology of one session (one incarnation of a
 // slot) of a trial.
@@ -199,17 +207,47 @@ func (s *slot) open() error {
 	}
 	ctx, cancel := ex.opContext()
 	defer cancel()
-	init, err := s.sess.Initialize(ctx, peer.InitOptions{})
-	if err != nil {
-		s.loseWith("handshake: " + err.Error())
-		return fmt.Errorf("handshake of session %s: %w", label, err)
+	if ex.cfg.modern() {
+		if err := openModern(ctx, s.sess, label); err != nil {
+			s.loseWith("server/discover: " + err.Error())
+			return fmt.Errorf("server/discover of session %s: %w", label, err)
+		}
+	} else {
+		init, err := s.sess.Initialize(ctx, peer.InitOptions{})
+		if err != nil {
+			s.loseWith("handshake: " + err.Error())
+			return fmt.Errorf("handshake of session %s: %w", label, err)
+		}
+		s.tasksOK = init.Tasks().ToolsCall
 	}
 	if !ex.cfg.noControl {
 		s.ctl = control.Detect(s.sess)
 	}
 	s.tr.control = s.ctl != nil
-	s.tasksOK = init.Tasks().ToolsCall && (s.ctl != nil || ex.cfg.profile != nil && ex.cfg.profile.Task != nil)
+	s.tasksOK = s.tasksOK && (s.ctl != nil || ex.cfg.profile != nil && ex.cfg.profile.Task != nil)
 	return nil
+}
+
+// openModern makes sess a 2026-07-28 session: every request carries the
+// envelope (negotiate's, RPC-51) with a control scope of the session's
+// own (mcp.MetaControlScope), so that its checkpoints, operation keys
+// and counters are its own though there is no session to keep them
+// apart; then server/discover says what the server offers (LIF-42).
+func openModern(ctx context.Context, sess *peer.Session, scope string) error {
+	env := negotiate.Options{}.Envelope()
+	env.Extra = map[string]any{mcp.MetaControlScope: scope}
+	sess.SetEnvelope(env)
+	_, err := sess.Discover(ctx)
+	return err
+}
+
+// liveness is the method that checks a session is still usable: ping,
+// or under 2026-07-28, which removed it (PNG-40), server/discover.
+func (s *slot) liveness() string {
+	if s.ex.cfg.modern() {
+		return mcp.MethodServerDiscover
+	}
+	return mcp.MethodPing
 }
 
 // idBlock separates the request IDs and integer tokens of the sessions of
@@ -276,7 +314,7 @@ func (s *slot) do(op Op) bool {
 		return s.opCancel(op)
 	case OpRecancel:
 		c := s.calls[op.Call]
-		if c == nil || !c.cancelled {
+		if c == nil || !c.cancelled || s.closesToCancel() {
 			return false
 		}
 		return s.cancel(c.call.ID, "again") == nil
@@ -358,6 +396,37 @@ func (s *slot) wait(c *peer.Call) (*jsonrpc.Message, error) {
 		s.failed("waiting for "+c.Method+" "+c.ID.String(), err)
 	}
 	return resp, err
+}
+
+// closesToCancel reports whether a cancel is the closing of the
+// request's response stream: 2026-07-28 Streamable HTTP (CAN-43, CAN-55),
+// where no notifications/cancelled is sent.
+func (s *slot) closesToCancel() bool { return s.http != nil && s.ex.cfg.modern() }
+
+// cancelCall cancels c the way the revision and transport say: by
+// closing its response stream (2026-07-28 Streamable HTTP), else with
+// notifications/cancelled.
+func (s *slot) cancelCall(c *peer.Call, reason string) error {
+	if !s.closesToCancel() {
+		return s.cancel(c.ID, reason)
+	}
+	ctx, cancel := s.ex.opContext()
+	defer cancel()
+	// A POST closed before its response headers may never have reached
+	// the server: nothing would then be cancelled, and the operation's
+	// end would never come. The close waits for the headers, which say
+	// the server took the request.
+	if s.http.StatusOf(c.ID) == 0 {
+		_, _ = s.tr.log.WaitFor(ctx, c.SentSeq, func(ev chrono.Event) bool {
+			return ev.Kind == chrono.KindHTTP && ev.Dir == chrono.In && strings.HasPrefix(ev.Text, "HTTP ") && s.http.StatusOf(c.ID) != 0
+		})
+	}
+	err := s.sess.Cancel(ctx, c, reason)
+	if err != nil && !errors.Is(err, peer.ErrNotPending) {
+		s.failed("cancel", err)
+		return err
+	}
+	return nil
 }
 
 // cancel sends notifications/cancelled for id, whatever the session
@@ -502,7 +571,7 @@ func (s *slot) dropAwait(c *peer.Call) {
 	default:
 		s.dropped[c] = true
 		if s.alive() {
-			_ = s.cancel(c.ID, "no longer awaited")
+			_ = s.cancelCall(c, "no longer awaited")
 		}
 	}
 }
@@ -600,7 +669,7 @@ func (s *slot) end(xc *xcall) {
 // comes and is not waited for.
 func (s *slot) ended(xc *xcall, outcome string) {
 	xc.ended, xc.outcome = true, outcome
-	if outcome != "completed" || xc.dropped {
+	if outcome != "completed" || xc.dropped || xc.cancelled && s.closesToCancel() {
 		return
 	}
 	if s.http == nil {
@@ -649,7 +718,7 @@ func (s *slot) opCancel(op Op) bool {
 		}
 		xc.released++
 	}
-	if s.cancel(xc.call.ID, "explore") != nil {
+	if s.cancelCall(xc.call, "explore") != nil {
 		return false
 	}
 	// Its end (which says whether the cancel was accepted) is collected
@@ -661,6 +730,9 @@ func (s *slot) opCancel(op Op) bool {
 }
 
 func (s *slot) opBadCancel(op Op) bool {
+	if s.closesToCancel() {
+		return false // no notifications/cancelled there (CAN-43)
+	}
 	var params map[string]any
 	switch op.Target {
 	case BadCancelUnknownInt:
@@ -698,7 +770,7 @@ func (s *slot) opBadCancel(op Op) bool {
 }
 
 func (s *slot) opPing(op Op) bool {
-	c, err := s.start(mcp.MethodPing, nil, s.requestID(op.ID, "ping-"+strconv.Itoa(len(s.inflight)))...)
+	c, err := s.start(s.liveness(), nil, s.requestID(op.ID, "ping-"+strconv.Itoa(len(s.inflight)))...)
 	if err != nil {
 		return false
 	}
@@ -1028,8 +1100,9 @@ func (ex *executor) drain() {
 		if w.s.dropped[w.c] {
 			continue
 		}
-		if w.xc != nil {
+		if w.xc != nil && !(w.xc.cancelled && w.s.closesToCancel()) {
 			// A refused call's end never comes: its response says so.
+			// (A call whose stream was closed has no response to say it.)
 			select {
 			case <-w.c.Done():
 			case <-w.xc.call.Done():
@@ -1094,7 +1167,7 @@ func (ex *executor) drain() {
 			ccancel()
 		}
 		// The session must still be usable after all that.
-		if c, err := s.start(mcp.MethodPing, nil); err == nil {
+		if c, err := s.start(s.liveness(), nil); err == nil {
 			_, _ = s.wait(c)
 		}
 	}
@@ -1118,7 +1191,8 @@ func (s *slot) startAwait(checkpoint string) *peer.Call {
 func (s *slot) due(c *peer.Call) bool {
 	for _, xc := range s.calls {
 		if xc.call == c {
-			if s.ctl == nil {
+			if s.ctl == nil || xc.cancelled && s.closesToCancel() {
+				// A closed stream carries nothing more.
 				return !xc.cancelled
 			}
 			return xc.ended && xc.outcome == "completed" && !xc.gaveUp

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -40,8 +42,10 @@ const (
 type Config struct {
 	// Target is the server explored.
 	Target Target
-	// Revision is the protocol revision whose invariants are checked;
-	// Revision20251125 if empty.
+	// Revision is the protocol revision the sessions speak and whose
+	// invariants are checked: Revision20251125 if empty, or
+	// Revision20260728 (without tasks; over Streamable HTTP a cancel
+	// closes the request's stream).
 	Revision string
 	// Seed makes the run reproducible: trial i's plan is drawn from
 	// (Seed, i) alone.
@@ -87,8 +91,8 @@ func (c *Config) defaults() error {
 	if c.Revision == "" {
 		c.Revision = Revision20251125
 	}
-	if c.Revision != Revision20251125 {
-		return fmt.Errorf("%w %q (implemented: %s)", ErrRevision, c.Revision, Revision20251125)
+	if !slices.Contains(Revisions(), c.Revision) {
+		return fmt.Errorf("%w %q (implemented: %s)", ErrRevision, c.Revision, strings.Join(Revisions(), ", "))
 	}
 	if c.Ops <= 0 && c.Duration <= 0 {
 		return ErrBudget
@@ -119,7 +123,7 @@ func (c *Config) defaults() error {
 }
 
 func (c *Config) exec() execConfig {
-	return execConfig{opTimeout: c.OpTimeout, noControl: c.NoControl, profile: c.Profile}
+	return execConfig{opTimeout: c.OpTimeout, noControl: c.NoControl, profile: c.Profile, revision: c.Revision}
 }
 
 // Result is what a run found.
@@ -173,9 +177,18 @@ type Found struct {
 	ShrinkRuns int `json:"shrinkRuns"`
 }
 
-// Probe opens one session of the target, reads what it offers and closes
-// it again.
+// Probe opens one 2025-11-25 session of the target, reads what it offers
+// and closes it again.
 func Probe(ctx context.Context, t Target, noControl bool) (Features, error) {
+	return ProbeRevision(ctx, t, Revision20251125, noControl)
+}
+
+// ProbeRevision opens one session of the target as revision opens them
+// (initialize, or under 2026-07-28 the envelope and server/discover),
+// reads what it offers and closes it again. Under 2026-07-28 the
+// explorer draws no task operations: the tasks extension's shapes are not
+// 2025-11-25's, and the explorer does not implement them.
+func ProbeRevision(ctx context.Context, t Target, revision string, noControl bool) (Features, error) {
 	f := Features{Transport: t.Info().Transport}
 	dial, end, err := t.Trial(ctx)
 	if err != nil {
@@ -195,12 +208,19 @@ func Probe(ctx context.Context, t Target, noControl bool) (Features, error) {
 	}()
 	ictx, cancel := context.WithTimeout(ctx, DefaultOpTimeout)
 	defer cancel()
-	init, err := s.Initialize(ictx, peer.InitOptions{})
-	if err != nil {
-		return f, fmt.Errorf("explore: handshake with %s: %w", t.Info().Name, err)
+	if revision == Revision20260728 {
+		if err := openModern(ictx, s, "explore-probe"); err != nil {
+			return f, fmt.Errorf("explore: server/discover of %s: %w", t.Info().Name, err)
+		}
+		f.Control = !noControl && control.Detect(s) != nil
+	} else {
+		init, err := s.Initialize(ictx, peer.InitOptions{})
+		if err != nil {
+			return f, fmt.Errorf("explore: handshake with %s: %w", t.Info().Name, err)
+		}
+		f.Control = !noControl && control.Detect(s) != nil
+		f.Tasks = init.Tasks().ToolsCall && f.Control
 	}
-	f.Control = !noControl && control.Detect(s) != nil
-	f.Tasks = init.Tasks().ToolsCall && f.Control
 	if _, ok := conn.(*transport.HTTP); ok {
 		f.Transport = TransportHTTP
 	}
@@ -213,7 +233,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := cfg.defaults(); err != nil {
 		return nil, err
 	}
-	f, err := Probe(ctx, cfg.Target, cfg.NoControl)
+	f, err := ProbeRevision(ctx, cfg.Target, cfg.Revision, cfg.NoControl)
 	if err != nil {
 		return nil, err
 	}

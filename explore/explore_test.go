@@ -100,6 +100,17 @@ type faultRow struct {
 	// racy says why the fault itself acts only if the server wins a race
 	// that no frame orders; its replay is then tried up to three times.
 	racy string
+	// revision is the protocol revision explored; 2025-11-25 if empty.
+	revision string
+}
+
+// name is the row's subtest name.
+func (row faultRow) name() string {
+	n := fmt.Sprintf("%s/%s", row.fault, row.transport)
+	if row.revision != "" {
+		n += "/" + row.revision
+	}
+	return n
 }
 
 // faultTable covers every fault of the reference server.
@@ -160,6 +171,7 @@ func faultTable() []faultRow {
 		{fault: refserver.FaultIllTypedCursorAccepted, transport: ip, excluded: noBadInput},
 		{fault: refserver.FaultMissingLevelInternalError, transport: ip, excluded: noBadInput},
 		{fault: refserver.FaultMuteAfterNamelessCall, transport: ip, excluded: noBadInput},
+		{fault: refserver.FaultMuteAfterIllTypedToolsCursor, transport: ip, excluded: noBadInput},
 		{fault: refserver.FaultCancelOnDisconnect, transport: http, find: r(InvOneResponse, "HTTP-25"),
 			racy: "the server takes a dropped stream for a cancel only if it notices the disconnect before the stream is resumed, " +
 				"on a goroutine of its own that no frame orders"},
@@ -208,9 +220,108 @@ func faultTable() []faultRow {
 		{fault: refserver.FaultTaskCancelledUnprompted, transport: ip, excluded: "no invariant of the explorer yet says a task " +
 			"nobody cancelled must not end cancelled (TSK-D1); check's tasks/not-cancelled-unprompted judges it"},
 	}
+	return append(rows, faultTable2026()...)
+}
+
+// faultTable2026 explores 2026-07-28 sessions (the envelope and
+// server/discover, over stdio and in process): the faults of the
+// reference server that break a rule of that revision's history, among
+// them the MUST NOT of a cancelled request over stdio (CAN-54), and the
+// 2026-07-28 faults the explorer does not see, with the reason.
+func faultTable2026() []faultRow {
+	const rev = Revision20260728
+	const closedStream = "over 2026-07-28 Streamable HTTP the cancel closes the stream the response and progress " +
+		"would come on: nothing more can be read for the request (CAN-56 shows only through side effects, which " +
+		"cleanup-once reads); its stdio and in-process rows find it"
+	r := func(inv string, reqs ...string) []rule { return []rule{{inv, reqs}} }
+	ip, stdio := TransportInProcess, TransportStdio
+	rows := []faultRow{
+		{fault: refserver.FaultRespondAfterCancel, transport: ip, find: r(InvCancelNoResponse, "CAN-54")},
+		{fault: refserver.FaultRespondAfterCancel, transport: stdio, find: r(InvCancelNoResponse, "CAN-54")},
+		{fault: refserver.FaultProgressAfterCancel, transport: ip, find: r(InvCancelNoProgress, "CAN-54")},
+		{fault: refserver.FaultProgressAfterCancel, transport: stdio, find: r(InvCancelNoProgress, "CAN-54")},
+		{fault: refserver.FaultServerSendsCancelled, transport: ip, find: r(InvDirections, "CAN-52")},
+		{fault: refserver.FaultServerSendsCancelled, transport: stdio, find: r(InvDirections, "CAN-52")},
+		{fault: refserver.FaultNonIncreasingProgress, transport: ip, find: r(InvProgressIncreasing, "PRG-4")},
+		{fault: refserver.FaultProgressAfterResponse, transport: ip, find: r(InvProgressAfterEnd, "PRG-14")},
+		{fault: refserver.FaultWrongToken, transport: ip, find: r(InvTokenKnown, "PRG-7")},
+		{fault: refserver.FaultStaleToken, transport: ip, find: r(InvTokenReusable, "PRG-41")},
+		{fault: refserver.FaultLeakOnCancel, transport: ip, find: r(InvCleanupOnce, "CAN-48")},
+		{fault: refserver.FaultCrashOnMalformedCancel, transport: ip, find: r(InvSessionUsable, "CAN-14")},
+		{fault: refserver.FaultTaskForUndeclaredClient, transport: ip, find: r(InvOneResponse, "TSX-2")},
+		// Over Streamable HTTP the cancel closes the request's stream.
+		{fault: refserver.FaultStreamCloseNotCancel, transport: TransportHTTP, find: r(InvCleanupOnce, "CAN-55"), deadline: true},
+		{fault: refserver.FaultLeakOnCancel, transport: TransportHTTP, find: r(InvCleanupOnce, "CAN-48")},
+		{fault: refserver.FaultNonIncreasingProgress, transport: TransportHTTP, find: r(InvProgressIncreasing, "PRG-4")},
+		{fault: refserver.FaultRespondAfterCancel, transport: TransportHTTP, excluded: closedStream},
+		{fault: refserver.FaultProgressAfterCancel, transport: TransportHTTP, excluded: closedStream},
+		{fault: refserver.FaultPingBroken, transport: ip, excluded: "2026-07-28 removed ping (PNG-40): server/discover is " +
+			"the explorer's liveness check there"},
+		{fault: refserver.FaultCancelUnknownHitsOther, transport: ip, excluded: "the reference server applies it to the calls " +
+			"of a 2025-11-25 session only (refserver/session.go); its 2025-11-25 row finds it"},
+	}
+	const shape = "a shape rule of one result or error (resultType, serverInfo, the versions server/discover lists or an " +
+		"error names): the history's invariants are about order and outcomes; check --protocol 2026-07-28 judges it"
+	const wellFormed = "the explorer sends only well-formed 2026-07-28 requests (the envelope on each, no removed method); " +
+		"check --protocol 2026-07-28 judges the answers to wrong ones"
+	const noTasks = "the explorer draws no task under 2026-07-28: the tasks extension is not implemented in its mix"
+	const noHTTP = "a header or stream-shape rule of 2026-07-28 Streamable HTTP (a header, an event ID, a session, " +
+		"a stream left open, a request the explorer never sends wrong): the invariants are about order and outcomes; " +
+		"check --protocol 2026-07-28 judges it"
+	const noLogging = "the mix has no logging (the envelope carries no logLevel); check's logging cases judge it"
+	const noListen = "the mix has no subscriptions/listen; check's subscription cases judge it"
+	why := map[refserver.Fault]string{
+		refserver.FaultNoResultType:                   shape,
+		refserver.FaultNoServerInfo:                   shape,
+		refserver.FaultDiscoverMissingVersion:         shape,
+		refserver.FaultWrongVersionError:              wellFormed,
+		refserver.FaultEnvelopeNotChecked:             wellFormed,
+		refserver.FaultStickyCapabilities:             noTasks,
+		refserver.FaultTaskMethodsWithoutCapability:   noTasks,
+		refserver.FaultHeaderMismatchAccepted:         noHTTP,
+		refserver.FaultPingOn2026:                     wellFormed,
+		refserver.FaultTasksResultOn2026:              wellFormed,
+		refserver.FaultUnknownMethod200:               noHTTP,
+		refserver.FaultStreamCloseNotCancel:           noHTTP,
+		refserver.FaultLogWithoutLevel:                noLogging,
+		refserver.FaultLogBelowLevel:                  noLogging,
+		refserver.FaultAcceptUnknownLogLevel:          noLogging,
+		refserver.FaultListenLogs:                     noListen,
+		refserver.FaultListenNoAck:                    noListen,
+		refserver.FaultListenNoSubscriptionID:         noListen,
+		refserver.FaultListenUnrequested:              noListen,
+		refserver.FaultTeardownSilent:                 noListen,
+		refserver.FaultTaskCancelErrorOnTerminal:      noTasks,
+		refserver.FaultCreateBeforeDurable:            noTasks,
+		refserver.FaultIsErrorTaskFailed:              noTasks,
+		refserver.FaultTaskResultNotInlined:           noTasks,
+		refserver.FaultGetTaskResultTypeTask:          noTasks,
+		refserver.FaultTaskUpdateRejectsUnknownKey:    noTasks,
+		refserver.FaultNoAccelBuffering:               noHTTP,
+		refserver.FaultEventIDsOn2026:                 noHTTP,
+		refserver.FaultSessionOn2026:                  noHTTP,
+		refserver.FaultGetOn2026:                      noHTTP,
+		refserver.FaultStreamStaysOpen:                noHTTP,
+		refserver.FaultInitializeErrorWithoutVersions: "the explorer's 2026-07-28 sessions never send initialize",
+		refserver.FaultExtTaskIDInternalError:         noTasks,
+		refserver.FaultListenBadFilterCrash:           noListen,
+	}
 	for _, f := range refserver.Faults2026() {
-		rows = append(rows, faultRow{fault: f, transport: ip, excluded: "a 2026-07-28 rule: the explorer's sessions are " +
-			"2025-11-25 ones (initialize), which the fault does not touch; check --protocol 2026-07-28 judges it"})
+		if slices.ContainsFunc(rows, func(row faultRow) bool { return row.fault == f }) {
+			continue
+		}
+		reason, ok := why[f]
+		if !ok {
+			reason = "" // TestFaultTableCoversEveryFault reports it
+		}
+		tr := ip
+		if reason == noHTTP {
+			tr = TransportHTTP // explored where it acts
+		}
+		rows = append(rows, faultRow{fault: f, transport: tr, excluded: reason})
+	}
+	for i := range rows {
+		rows[i].revision = rev
 	}
 	return rows
 }
@@ -233,6 +344,12 @@ func TestFaultTableCoversEveryFault(t *testing.T) {
 			t.Errorf("fault %s is not in the table", f)
 		}
 	}
+	// A 2026-07-28 fault is explored under 2026-07-28, where it acts.
+	for _, f := range refserver.Faults2026() {
+		if !slices.ContainsFunc(faultTable(), func(row faultRow) bool { return row.fault == f && row.revision == Revision20260728 }) {
+			t.Errorf("2026-07-28 fault %s has no 2026-07-28 row", f)
+		}
+	}
 }
 
 // faultConfig is the exploration of one row: a fixed seed and a bounded
@@ -241,7 +358,7 @@ func TestFaultTableCoversEveryFault(t *testing.T) {
 // once); every other row a generous timeout, so that a busy machine never
 // makes a wait run out.
 func faultConfig(tg Target, row faultRow) Config {
-	cfg := Config{Target: tg, Seed: 1, Ops: 800, OpTimeout: 20 * time.Second, ShrinkRuns: 60, Workers: 1}
+	cfg := Config{Target: tg, Revision: row.revision, Seed: 1, Ops: 800, OpTimeout: 20 * time.Second, ShrinkRuns: 60, Workers: 1}
 	if row.deadline {
 		cfg.Ops, cfg.OpTimeout, cfg.ShrinkRuns = 200, time.Second, 8
 	}
@@ -272,7 +389,7 @@ func faultConfig(tg Target, row faultRow) Config {
 func TestFaultTable(t *testing.T) {
 	t.Parallel()
 	for _, row := range faultTable() {
-		t.Run(fmt.Sprintf("%s/%s", row.fault, row.transport), func(t *testing.T) {
+		t.Run(row.name(), func(t *testing.T) {
 			// Each row has a server of its own and a fixed seed: rows
 			// side by side share nothing but the machine.
 			t.Parallel()

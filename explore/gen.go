@@ -38,21 +38,25 @@ type Weight struct {
 	Revisions []string
 }
 
-// DefaultMix is the operation mix of a trial, for 2025-11-25.
+// DefaultMix is the operation mix of a trial. Under 2026-07-28 (over
+// stdio and in process) ping is server/discover, the liveness check that
+// stands in for it (PNG-40), and the HTTP stream operations and the
+// 2025-11-25 tasks are not drawn.
 func DefaultMix() []Weight {
 	r := []string{Revision20251125}
+	both := []string{Revision20251125, Revision20260728}
 	return []Weight{
-		{OpCall, 14, r},
-		{OpAdvance, 22, r},
-		{OpCancel, 10, r},
-		{OpRecancel, 2, r},
-		{OpBadCancel, 5, r},
-		{OpReuse, 3, r},
-		{OpPing, 7, r},
+		{OpCall, 14, both},
+		{OpAdvance, 22, both},
+		{OpCancel, 10, both},
+		{OpRecancel, 2, both},
+		{OpBadCancel, 5, both},
+		{OpReuse, 3, both},
+		{OpPing, 7, both},
 		{OpDrop, 3, r},
 		{OpResume, 3, r},
 		{OpListen, 1, r},
-		{OpClose, 1, r},
+		{OpClose, 1, both},
 		{OpTask, 6, r},
 		{OpTaskAdvance, 8, r},
 		{OpTaskGet, 4, r},
@@ -178,7 +182,13 @@ func draw(rng *rand.Rand, o GenOptions, g *genSession) (Op, bool) {
 	var kinds []Kind
 	var weights []int
 	total := 0
+	// 2026-07-28 Streamable HTTP cancels by closing the stream: there is
+	// no notifications/cancelled to send twice or wrong (CAN-43).
+	closes := o.Revision == Revision20260728 && o.Features.Transport == TransportHTTP
 	for _, w := range o.Mix {
+		if closes && (w.Kind == OpRecancel || w.Kind == OpBadCancel) {
+			continue
+		}
 		if w.Weight <= 0 || !slices.Contains(w.Revisions, o.Revision) || !applicable(w.Kind, o.Features, g) {
 			continue
 		}

@@ -112,7 +112,7 @@ func RunReplay(ctx context.Context, target Target, rp *Replay) (*ReplayResult, e
 	if err := cfg.defaults(); err != nil {
 		return nil, err
 	}
-	f, err := Probe(ctx, target, cfg.NoControl)
+	f, err := ProbeRevision(ctx, target, cfg.Revision, cfg.NoControl)
 	if err != nil {
 		return nil, err
 	}

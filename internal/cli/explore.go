@@ -51,8 +51,12 @@ Target (--stdio starts one process per session):
                        extension (as for check)
   --no-control         ignore the control extension: calls run ungated and
                        acceptance of a cancel is not evidenced
-  --revision REV       the protocol revision whose invariants are checked
-                       (default and, for now, only: 2025-11-25)
+  --protocol REV       the protocol revision the sessions speak and whose
+                       invariants are checked: 2025-11-25 (default;
+                       initialize) or 2026-07-28 (the envelope on every
+                       request and server/discover, no tasks; over HTTP a
+                       cancel closes the request's stream). --revision is
+                       the same flag. A replay runs under its file's revision
   --no-races           draw no racing variants (every release awaited, no
                        cancel right after a release): the seed alone then
                        orders everything the explorer sends
@@ -87,10 +91,14 @@ Exit codes: 0 no violation, 1 a violation, 2 usage, harness or target error.
 
 // exploreOptions are the parsed flags of explore.
 type exploreOptions struct {
-	target     checkOptions
-	noControl  bool
-	noRaces    bool
-	revision   string
+	target    checkOptions
+	noControl bool
+	noRaces   bool
+	revision  string
+	protocol  string
+	// explicit is the revision given on the command line with --replay,
+	// which must be the file's.
+	explicit   string
 	ops        int
 	duration   time.Duration
 	sessions   int
@@ -116,7 +124,8 @@ func (e Env) explore(ctx context.Context, args []string) (int, error) {
 	fs.IntVar(&o.target.maxFrame, "max-frame", transport.DefaultMaxFrame, "")
 	fs.BoolVar(&o.noControl, "no-control", false, "")
 	fs.BoolVar(&o.noRaces, "no-races", false, "")
-	fs.StringVar(&o.revision, "revision", explore.Revision20251125, "")
+	fs.StringVar(&o.revision, "revision", "", "")
+	fs.StringVar(&o.protocol, "protocol", "", "")
 	fs.IntVar(&o.ops, "ops", 0, "")
 	fs.DurationVar(&o.duration, "duration", 0, "")
 	fs.IntVar(&o.sessions, "sessions", explore.DefaultSessions, "")
@@ -151,8 +160,8 @@ func (e Env) explore(ctx context.Context, args []string) (int, error) {
 	case o.target.headers.given() && o.target.url == "":
 		return 0, usagef(exploreUsage, "%v", errHeadersNeedHTTP)
 	}
-	if o.revision != explore.Revision20251125 {
-		return 0, usagef(exploreUsage, "--revision: %v", fmt.Errorf("%w %q (implemented: %s)", explore.ErrRevision, o.revision, explore.Revision20251125))
+	if err := o.pickRevision(); err != nil {
+		return 0, err
 	}
 	if o.replay != "" {
 		return e.exploreReplay(ctx, o)
@@ -398,6 +407,34 @@ func window(events []chrono.Event, seq uint64, n int) []chrono.Event {
 	return events[max(0, i-n):min(len(events), i+5)]
 }
 
+// pickRevision settles the revision from --protocol and its other name
+// --revision: one revision the explorer implements, 2025-11-25 when
+// neither is given. auto and both are refused: a trial's sessions speak
+// one revision, and its invariants are that revision's.
+func (o *exploreOptions) pickRevision() error {
+	given := o.protocol
+	switch {
+	case o.protocol != "" && o.revision != "" && o.protocol != o.revision:
+		return usagef(exploreUsage, "--protocol %s and --revision %s disagree; they are one flag", o.protocol, o.revision)
+	case given == "":
+		given = o.revision
+	}
+	if given == "" {
+		o.revision = explore.Revision20251125
+		return nil
+	}
+	if !slices.Contains(explore.Revisions(), given) {
+		return usagef(exploreUsage, "--protocol: %v", fmt.Errorf("%w %q (implemented: %s; explore speaks one revision, not auto or both)",
+			explore.ErrRevision, given, strings.Join(explore.Revisions(), ", ")))
+	}
+	if o.replay != "" {
+		// The file says which revision its plan was found under.
+		o.explicit = given
+	}
+	o.revision = given
+	return nil
+}
+
 func (e Env) exploreReplay(ctx context.Context, o exploreOptions) (int, error) {
 	f, err := os.Open(o.replay)
 	if err != nil {
@@ -407,6 +444,9 @@ func (e Env) exploreReplay(ctx context.Context, o exploreOptions) (int, error) {
 	f.Close()
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", o.replay, err)
+	}
+	if o.explicit != "" && o.explicit != rp.Revision {
+		return 0, usagef(exploreUsage, "--protocol %s: %s was found under %s, and runs under it", o.explicit, o.replay, rp.Revision)
 	}
 	target, _, stop, err := e.exploreTarget(o.target, &rp.Target)
 	if err != nil {

@@ -98,3 +98,71 @@ func TestExploreUsageErrors(t *testing.T) {
 		t.Errorf("--replay of a foreign file: exit %d, stderr %q", r.code, r.stderr)
 	}
 }
+
+// TestExplore2026: explore --protocol 2026-07-28 opens 2026-07-28 sessions
+// (server/discover, the envelope on every request) and finds nothing in
+// the conforming built-in server, in process and over stdio; against
+// respond-after-cancel it finds the MUST NOT of stdio (CAN-54), writes a
+// replay file that carries the revision, and --replay of it reproduces
+// the violation without flags, and refuses another revision.
+func TestExplore2026(t *testing.T) {
+	for _, args := range [][]string{
+		{"explore", "--protocol", "2026-07-28", "--ops", "300", "--seed", "11"},
+		{"explore", "--revision", "2026-07-28", "--transport", "stdio", "--sessions", "2", "--ops", "100", "--seed", "11"},
+		{"explore", "--protocol", "2026-07-28", "--transport", "http", "--ops", "200", "--seed", "11"},
+	} {
+		r := runCLI(t, "", args...)
+		if r.code != ExitConformant {
+			t.Fatalf("%v: exit %d\nstdout:\n%s\nstderr:\n%s", args, r.code, r.stdout, r.stderr)
+		}
+		for _, want := range []string{"revision 2026-07-28, seed 11", "control extension: yes; tasks: no", "no violation of"} {
+			if !strings.Contains(r.stdout, want) {
+				t.Errorf("%v: the report lacks %q:\n%s", args, want, r.stdout)
+			}
+		}
+	}
+	dir := t.TempDir()
+	r := runCLI(t, "", "explore", "--protocol", "2026-07-28", "--target-fault", "respond-after-cancel", "--ops", "400", "--seed", "5", "--out", dir)
+	if r.code != ExitNonConformant {
+		t.Fatalf("exit %d, want 1\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{"VIOLATION cancel-no-response: CAN-54 (MUST NOT)", "the minimal plan reproduces it", "request server/discover", "✗ first wrong event"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("the report lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	replay := filepath.Join(dir, "explore-5.replay.json")
+	f, err := os.Open(replay)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp, err := explore.ReadReplay(f)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rp.Revision != explore.Revision20260728 || rp.Violation == nil || rp.Violation.Requirement != "CAN-54" {
+		t.Fatalf("replay file: revision %s, violation %+v", rp.Revision, rp.Violation)
+	}
+	again := runCLI(t, "", "explore", "--replay", replay)
+	if again.code != ExitNonConformant || !strings.Contains(again.stdout, "revision 2026-07-28") ||
+		!strings.Contains(again.stdout, "reproduced: the recorded violation happened again") {
+		t.Errorf("--replay: exit %d\n%s\n%s", again.code, again.stdout, again.stderr)
+	}
+	other := runCLI(t, "", "explore", "--replay", replay, "--protocol", "2025-11-25")
+	if other.code != ExitError || !strings.Contains(other.stderr, "was found under 2026-07-28") {
+		t.Errorf("--replay under another revision: exit %d, stderr %q", other.code, other.stderr)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"explore", "--protocol", "auto"}, "not auto or both"},
+		{[]string{"explore", "--protocol", "2026-07-28", "--revision", "2025-11-25"}, "disagree"},
+	} {
+		r := runCLI(t, "", tc.args...)
+		if r.code != ExitError || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tc.args, r.code, r.stderr, tc.want)
+		}
+	}
+}
