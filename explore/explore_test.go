@@ -305,6 +305,8 @@ func faultTable2026() []faultRow {
 		refserver.FaultInitializeErrorWithoutVersions: "the explorer's 2026-07-28 sessions never send initialize",
 		refserver.FaultExtTaskIDInternalError:         noTasks,
 		refserver.FaultListenBadFilterCrash:           noListen,
+		refserver.FaultRequestOnStdout:                "a request the server writes to stdout (STD-43) breaks no invariant of the explorer, which checks its own requests' outcomes; check's stdio/no-requests-on-stdout judges it",
+		refserver.FaultProgressCrossesStreams:         "the explorer's invariants follow a progress token, not the stream it came on, so progress on another call's stream (LOG-46) breaks none of them; check's progress/interleaved-tokens judges it",
 	}
 	for _, f := range refserver.Faults2026() {
 		if slices.ContainsFunc(rows, func(row faultRow) bool { return row.fault == f }) {
