@@ -513,7 +513,10 @@ func cancelBeforeFirstProgress(ctx context.Context, e *probe.Env) verdict.Outcom
 	if ev, ok := e.FrameAfter(op.Call.SentSeq, probe.ProgressFor(op.Call.Token)); ok && ev.Seq < op.Call.CancelSeq {
 		return verdict.Infof("progress arrived (seq %d) before the cancel could be sent; the target is too fast to test this without checkpoints", ev.Seq)
 	}
-	e.DecidedBy(func() bool { return e.AfterCancel(op) != nil })
+	// A response after the cancel decides AfterCancel (it is judged
+	// first, and shows the cancel ignored outright); progress alone does
+	// not, since a response may still follow it.
+	e.DecidedBy(func() bool { return e.ResponseAfterCancel(op) != nil })
 	if o := e.SettleAfterCancel(ctx, op); o != nil {
 		return *o
 	}
@@ -608,7 +611,7 @@ func cancelDuplicate(ctx context.Context, e *probe.Env) verdict.Outcome {
 	if err != nil {
 		return verdict.Errorf("sending cancel: %v", err)
 	}
-	e.DecidedBy(func() bool { return e.AfterCancel(op) != nil })
+	e.DecidedBy(func() bool { return e.ResponseAfterCancel(op) != nil })
 	if o := e.SettleAfterCancel(ctx, op); o != nil {
 		return *o
 	}
@@ -724,7 +727,7 @@ func cancelByID(ctx context.Context, e *probe.Env, id jsonrpc.ID) verdict.Outcom
 	} else if err != nil {
 		return verdict.Errorf("sending cancel: %v", err)
 	}
-	e.DecidedBy(func() bool { return e.AfterCancel(op) != nil })
+	e.DecidedBy(func() bool { return e.ResponseAfterCancel(op) != nil })
 	if o := e.SettleAfterCancel(ctx, op); o != nil {
 		return *o
 	}
@@ -795,7 +798,7 @@ func cancelStringVsInteger(ctx context.Context, e *probe.Env) verdict.Outcome {
 		return e.Breaks("RPC-8", []string{`request 5 completes; cancelling "5" does not touch it`},
 			"request 5 failed: "+probe.Describe(e.EventAt(respSeq)), respSeq)
 	}
-	e.DecidedBy(func() bool { return e.AfterCancel(strOp) != nil })
+	e.DecidedBy(func() bool { return e.ResponseAfterCancel(strOp) != nil })
 	if o := e.SettleAfterCancel(ctx, strOp); o != nil {
 		return *o
 	}
@@ -838,7 +841,7 @@ func cancelInterleaved(ctx context.Context, e *probe.Env) verdict.Outcome {
 		return e.Broke(e.StopWorkRule(), []string{"the request that was not cancelled completes"},
 			fmt.Sprintf("request %s did not complete: %v", b.Call.ID, errOr(err, resp)), 0)
 	}
-	e.DecidedBy(func() bool { return e.AfterCancel(a) != nil })
+	e.DecidedBy(func() bool { return e.ResponseAfterCancel(a) != nil })
 	if o := e.SettleAfterCancel(ctx, a); o != nil {
 		return *o
 	}

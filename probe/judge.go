@@ -238,7 +238,19 @@ func (e *Env) CleanupOnce(ctx context.Context, op *Op, wantState string) *verdic
 // notifications must not have touched (CAN-14), and judges that it
 // completed normally and that the target stayed connected.
 func (e *Env) CompleteAfterNoise(ctx context.Context, op *Op, noise string, noiseSeq uint64) *verdict.Outcome {
-	if err := op.ReleaseAll(ctx); err != nil {
+	// The release is answered at once by a target that is still
+	// serving: one it leaves unanswered for Patience (over HTTP, a
+	// session that died under the noise may hold the POST open) is a
+	// target that stopped serving after the noise, not a case deadline.
+	rctx, rcancel, bound := e.WithPatience(ctx)
+	err := op.ReleaseAll(rctx)
+	rcancel()
+	if err != nil {
+		if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+			o := e.Breaks("CAN-14", []string{"the target ignores " + noise + " and keeps answering"},
+				fmt.Sprintf("the release of operation %q was not answered within %v after %s", op.Key, bound.Round(time.Millisecond), noise), noiseSeq)
+			return &o
+		}
 		o := e.GoneOrError(ctx, err, verdict.Req("CAN-14"), noise, noiseSeq)
 		return &o
 	}
