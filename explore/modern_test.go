@@ -6,8 +6,6 @@ import (
 	"slices"
 	"testing"
 	"time"
-
-	"github.com/google/go-cmp/cmp"
 )
 
 // TestConformingServer2026: under 2026-07-28 the sessions are opened with
@@ -88,24 +86,7 @@ func TestInvariantsCite2026(t *testing.T) {
 // two, perform the same operations and count the same races.
 func TestSeedReproducible2026(t *testing.T) {
 	t.Parallel()
-	tg := target(t, TransportInProcess)
-	run := func(workers int) *Result {
-		res, err := Run(context.Background(), Config{Target: tg, Revision: Revision20260728, Seed: 9, Ops: 1200, NoRaces: true,
-			Workers: workers, OpTimeout: 20 * time.Second})
-		if err != nil || res.Found != nil {
-			t.Fatalf("%v %+v", err, res.Found)
-		}
-		return res
-	}
-	a, b := run(1), run(2)
-	type gist struct {
-		Ops     int
-		ByKind  map[Kind]int
-		Figures Figures
-	}
-	if diff := cmp.Diff(gist{a.Ops, a.ByKind, a.Figures}, gist{b.Ops, b.ByKind, b.Figures}); diff != "" {
-		t.Errorf("two runs of seed 9 differ (-one worker +two):\n%s", diff)
-	}
+	sameWithOneOrTwoWorkers(t, target(t, TransportInProcess), Revision20260728)
 }
 
 // TestConformingServer2026HTTP: over 2026-07-28 Streamable HTTP a cancel
