@@ -248,7 +248,11 @@ func faultTable2026() []faultRow {
 		{fault: refserver.FaultStaleToken, transport: ip, find: r(InvTokenReusable, "PRG-41")},
 		{fault: refserver.FaultLeakOnCancel, transport: ip, find: r(InvCleanupOnce, "CAN-48")},
 		{fault: refserver.FaultCrashOnMalformedCancel, transport: ip, find: r(InvSessionUsable, "CAN-14")},
-		{fault: refserver.FaultTaskForUndeclaredClient, transport: ip, find: r(InvOneResponse, "TSX-2")},
+		// Every plain call is answered with a CreateTaskResult, so the
+		// steps that wait on the call's checkpoints wait out their timeout;
+		// the CreateTaskResult itself is the violation, which a short
+		// timeout cannot fake (80 s at the generous timeout, 1.3 s so).
+		{fault: refserver.FaultTaskForUndeclaredClient, transport: ip, find: r(InvOneResponse, "TSX-2"), deadline: true, present: true},
 		// Over Streamable HTTP the cancel closes the request's stream.
 		{fault: refserver.FaultStreamCloseNotCancel, transport: TransportHTTP, find: r(InvCleanupOnce, "CAN-55"), deadline: true},
 		{fault: refserver.FaultLeakOnCancel, transport: TransportHTTP, find: r(InvCleanupOnce, "CAN-48")},
