@@ -35,25 +35,7 @@ func TestExploreConforming(t *testing.T) {
 // show renders the chronology.
 func TestExploreFindShrinkReplay(t *testing.T) {
 	dir := t.TempDir()
-	r := runCLI(t, "", "explore", "--target-fault", "respond-after-cancel", "--ops", "400", "--seed", "5", "--out", dir)
-	if r.code != ExitNonConformant {
-		t.Fatalf("exit %d, want 1\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
-	}
-	for _, want := range []string{"VIOLATION cancel-no-response: CAN-8 (SHOULD)", "the minimal plan reproduces it", "✗ first wrong event", "replay file:"} {
-		if !strings.Contains(r.stdout, want) {
-			t.Errorf("the report lacks %q:\n%s", want, r.stdout)
-		}
-	}
-	replay := filepath.Join(dir, "explore-5.replay.json")
-	f, err := os.Open(replay)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rp, err := explore.ReadReplay(f)
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	replay, rp := exploreFinds(t, dir, nil, "VIOLATION cancel-no-response: CAN-8 (SHOULD)", "replay file:")
 	if rp.Violation == nil || rp.Violation.Invariant != explore.InvCancelNoResponse || !rp.Target.BuiltIn {
 		t.Fatalf("replay file: %+v", rp)
 	}
@@ -121,26 +103,7 @@ func TestExplore2026(t *testing.T) {
 			}
 		}
 	}
-	dir := t.TempDir()
-	r := runCLI(t, "", "explore", "--protocol", "2026-07-28", "--target-fault", "respond-after-cancel", "--ops", "400", "--seed", "5", "--out", dir)
-	if r.code != ExitNonConformant {
-		t.Fatalf("exit %d, want 1\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
-	}
-	for _, want := range []string{"VIOLATION cancel-no-response: CAN-54 (MUST NOT)", "the minimal plan reproduces it", "request server/discover", "✗ first wrong event"} {
-		if !strings.Contains(r.stdout, want) {
-			t.Errorf("the report lacks %q:\n%s", want, r.stdout)
-		}
-	}
-	replay := filepath.Join(dir, "explore-5.replay.json")
-	f, err := os.Open(replay)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rp, err := explore.ReadReplay(f)
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	replay, rp := exploreFinds(t, t.TempDir(), []string{"--protocol", "2026-07-28"}, "VIOLATION cancel-no-response: CAN-54 (MUST NOT)", "request server/discover")
 	if rp.Revision != explore.Revision20260728 || rp.Violation == nil || rp.Violation.Requirement != "CAN-54" {
 		t.Fatalf("replay file: revision %s, violation %+v", rp.Revision, rp.Violation)
 	}
@@ -165,4 +128,35 @@ func TestExplore2026(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tc.args, r.code, r.stderr, tc.want)
 		}
 	}
+}
+
+// exploreFinds runs explore against the built-in server with
+// respond-after-cancel (seed 5, 400 operations, the flags extra added),
+// requires exit 1 and a report holding the shrunk plan, the marked first
+// wrong event and each of want, and returns the replay file written into
+// dir and what it holds.
+func exploreFinds(t *testing.T, dir string, extra []string, want ...string) (string, *explore.Replay) {
+	t.Helper()
+	args := append([]string{"explore"}, extra...)
+	args = append(args, "--target-fault", "respond-after-cancel", "--ops", "400", "--seed", "5", "--out", dir)
+	r := runCLI(t, "", args...)
+	if r.code != ExitNonConformant {
+		t.Fatalf("%v: exit %d, want 1\nstdout:\n%s\nstderr:\n%s", args, r.code, r.stdout, r.stderr)
+	}
+	for _, w := range append([]string{"the minimal plan reproduces it", "✗ first wrong event"}, want...) {
+		if !strings.Contains(r.stdout, w) {
+			t.Errorf("%v: the report lacks %q:\n%s", args, w, r.stdout)
+		}
+	}
+	replay := filepath.Join(dir, "explore-5.replay.json")
+	f, err := os.Open(replay)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rp, err := explore.ReadReplay(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return replay, rp
 }
