@@ -3,6 +3,7 @@ package ciaction
 import (
 	"bytes"
 	"encoding/xml"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -100,9 +101,7 @@ func TestActionAgainstReferenceServer(t *testing.T) {
 			t.Fatalf("exit code %d, want 0:\n%s", code, out)
 		}
 		checkReports(t, filepath.Join(dir, "reports/mcpflight.html"), filepath.Join(dir, "reports/junit.xml"), false)
-		if !strings.Contains(outputs, "exit-code=0\n") || !strings.Contains(outputs, "reports=true\n") {
-			t.Errorf("GITHUB_OUTPUT %q lacks exit-code=0 and reports=true", outputs)
-		}
+		checkOutputs(t, outputs, 0)
 	})
 	t.Run("a broken server fails the step and still leaves both reports", func(t *testing.T) {
 		code, out, outputs, dir := runAction(t, bin, map[string]string{
@@ -115,9 +114,7 @@ func TestActionAgainstReferenceServer(t *testing.T) {
 			t.Fatalf("exit code %d, want 1:\n%s", code, out)
 		}
 		checkReports(t, filepath.Join(dir, "mcpflight-report.html"), filepath.Join(dir, "mcpflight-junit.xml"), true)
-		if !strings.Contains(outputs, "exit-code=1\n") || !strings.Contains(outputs, "reports=true\n") {
-			t.Errorf("GITHUB_OUTPUT %q lacks exit-code=1 and reports=true", outputs)
-		}
+		checkOutputs(t, outputs, 1)
 	})
 	t.Run("a check that mostly did not run fails the step with exit 3 and leaves both reports", func(t *testing.T) {
 		// No profile: the cases that need the server's tools are skipped,
@@ -130,9 +127,7 @@ func TestActionAgainstReferenceServer(t *testing.T) {
 			t.Fatalf("exit code %d, want 3 (incomplete):\n%s", code, out)
 		}
 		checkReports(t, filepath.Join(dir, "mcpflight-report.html"), filepath.Join(dir, "mcpflight-junit.xml"), false)
-		if !strings.Contains(outputs, "exit-code=3\n") || !strings.Contains(outputs, "reports=true\n") {
-			t.Errorf("GITHUB_OUTPUT %q lacks exit-code=3 and reports=true", outputs)
-		}
+		checkOutputs(t, outputs, 3)
 	})
 }
 
@@ -161,5 +156,14 @@ func TestActionRefusesBadInputs(t *testing.T) {
 				t.Errorf("GITHUB_OUTPUT says reports=true: %q", outputs)
 			}
 		})
+	}
+}
+
+// checkOutputs requires the step's GITHUB_OUTPUT to give its exit code
+// and say that the reports were written.
+func checkOutputs(t *testing.T, outputs string, code int) {
+	t.Helper()
+	if want := fmt.Sprintf("exit-code=%d\n", code); !strings.Contains(outputs, want) || !strings.Contains(outputs, "reports=true\n") {
+		t.Errorf("GITHUB_OUTPUT %q lacks %q and reports=true", outputs, strings.TrimSpace(want))
 	}
 }

@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -90,14 +88,7 @@ func TestCheckDualEra(t *testing.T) {
 					t.Errorf("the report lacks %q:\n%s", w, r.stdout)
 				}
 			}
-			raw, err := os.ReadFile(jsonPath)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var doc report.JSONReport
-			if err := json.Unmarshal(raw, &doc); err != nil {
-				t.Fatal(err)
-			}
+			doc := readJSONReport(t, jsonPath)
 			got := map[string]verdict.Verdict{}
 			byID := map[string]report.JSONResult{}
 			for _, res := range doc.Results {

@@ -84,14 +84,7 @@ func TestProtocolInconsistentServer(t *testing.T) {
 	if !strings.Contains(r.stdout, want) || !strings.Contains(r.stdout, "— 1 inconsistency between the server's answers —") {
 		t.Errorf("the text report does not say the server contradicts itself:\n%s", r.stdout)
 	}
-	raw, err := os.ReadFile(jsonPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc report.JSONReport
-	if err := json.Unmarshal(raw, &doc); err != nil {
-		t.Fatal(err)
-	}
+	doc := readJSONReport(t, jsonPath)
 	n := doc.Negotiation
 	if n == nil || n.Mode != "auto" || len(n.Conflicts) != 1 || n.Discover == nil || n.Init == nil {
 		t.Fatalf("negotiation %+v", n)
@@ -124,14 +117,7 @@ func TestProtocolBothReport(t *testing.T) {
 			t.Errorf("the text report lacks %q", want)
 		}
 	}
-	raw, err := os.ReadFile(filepath.Join(dir, "r.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc report.JSONReport
-	if err := json.Unmarshal(raw, &doc); err != nil {
-		t.Fatal(err)
-	}
+	doc := readJSONReport(t, filepath.Join(dir, "r.json"))
 	if diff := cmp.Diff([]string{"2025-11-25", "2026-07-28"}, doc.ProtocolVersions); diff != "" {
 		t.Error(diff)
 	}
@@ -267,14 +253,10 @@ func TestProtocolAutoSilentLegacyServer(t *testing.T) {
 			jsonPath := filepath.Join(t.TempDir(), "report.json")
 			args := append([]string{"check", "--json", jsonPath}, tc.flags...)
 			r := runCLI(t, "", append(args, eraTarget(t, erasrv.LegacySilent, tc.over)...)...)
-			raw, err := os.ReadFile(jsonPath)
-			if err != nil {
+			if _, err := os.Stat(jsonPath); err != nil {
 				t.Fatalf("no JSON report (exit %d): %v\n%s\n%s", r.code, err, r.stdout, r.stderr)
 			}
-			var doc report.JSONReport
-			if err := json.Unmarshal(raw, &doc); err != nil {
-				t.Fatal(err)
-			}
+			doc := readJSONReport(t, jsonPath)
 			if doc.Counts[verdict.Error] != 0 {
 				t.Errorf("%d harness errors, want 0:\n%s", doc.Counts[verdict.Error], r.stdout)
 			}
@@ -296,4 +278,18 @@ func TestProtocolAutoSilentLegacyServer(t *testing.T) {
 			}
 		})
 	}
+}
+
+// readJSONReport reads the JSON report check wrote at path.
+func readJSONReport(t *testing.T, path string) report.JSONReport {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc report.JSONReport
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return doc
 }
