@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/internal/testchild"
 	"github.com/mcpflight/mcpflight/profile"
 	"github.com/mcpflight/mcpflight/refserver"
 	"github.com/mcpflight/mcpflight/transport"
@@ -52,7 +53,7 @@ func stdioTarget(faults ...refserver.Fault) Target {
 	return Remote(TargetInfo{Name: "reference server over stdio (test helper)", Transport: TransportStdio},
 		func(ctx context.Context, log *chrono.Log) (transport.Conn, error) {
 			return transport.StartStdio(ctx, transport.StdioConfig{
-				Argv: []string{os.Args[0], "-test.run=^TestHelperProcess$"}, Env: []string{env}, Log: log})
+				Argv: []string{os.Args[0], "-test.run=^TestHelperProcess$"}, Env: []string{env, testchild.RaceEnv()}, Log: log})
 		})
 }
 

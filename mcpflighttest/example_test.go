@@ -7,8 +7,10 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"testing"
 
+	"github.com/mcpflight/mcpflight/internal/testchild"
 	"github.com/mcpflight/mcpflight/mcpflighttest"
 	"github.com/mcpflight/mcpflight/refserver"
 )
@@ -47,6 +49,9 @@ func TestReferenceServerHandler(t *testing.T) {
 // reference server), shutdown ladder and teardown grade included.
 func TestReferenceServerCommand(t *testing.T) {
 	t.Setenv("MCPFLIGHTTEST_SERVE", "1")
+	// Under -race each child would otherwise wait a second as it exits.
+	key, value, _ := strings.Cut(testchild.RaceEnv(), "=")
+	t.Setenv(key, value)
 	mcpflighttest.Run(t, mcpflighttest.Command(os.Args[0]), mcpflighttest.ProfileFile("reference"),
 		mcpflighttest.Cases("stdio/*", "cancel/mid-work-no-response", "ping/*"))
 }

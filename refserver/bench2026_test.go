@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/internal/testchild"
 	"github.com/mcpflight/mcpflight/jsonrpc"
 	"github.com/mcpflight/mcpflight/refserver"
 	"github.com/mcpflight/mcpflight/transport"
@@ -92,10 +93,9 @@ func dial(b *testing.B, where string) conn {
 		s, _ := refserver.InProcess(context.Background(), refserver.Options{}, transport.StreamConfig{Log: log})
 		return s
 	}
-	gorace := strings.TrimSpace(os.Getenv("GORACE") + " atexit_sleep_ms=0")
 	s, err := transport.StartStdio(context.Background(), transport.StdioConfig{
 		Argv: []string{os.Args[0], "-test.run=^TestStdioHelper$"},
-		Env:  []string{stdioHelperEnv + "=1", "GORACE=" + gorace},
+		Env:  []string{stdioHelperEnv + "=1", testchild.RaceEnv()},
 		Log:  log,
 	})
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/internal/testchild"
 	"github.com/mcpflight/mcpflight/probe"
 	"github.com/mcpflight/mcpflight/refserver"
 	"github.com/mcpflight/mcpflight/transport"
@@ -63,11 +64,11 @@ func TestTeardownOfARealChildOverlapsTheNextCase(t *testing.T) {
 			}
 			cfg := transport.StdioConfig{
 				Argv: []string{os.Args[0], "-test.run=^TestHelperServeStdio$"},
-				Env:  append(os.Environ(), childEnv+"=serve"),
+				Env:  []string{childEnv + "=serve", testchild.RaceEnv()},
 				Log:  log,
 			}
 			if n == 1 {
-				cfg.Env = append(os.Environ(), childEnv+"=ignore-eof")
+				cfg.Env = []string{childEnv + "=ignore-eof", testchild.RaceEnv()}
 				// This child never exits on its own: any grace ends in
 				// SIGTERM, so a short one only keeps the test quick.
 				// The others exit at the end of their input, within the

@@ -21,6 +21,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/internal/testchild"
 )
 
 // helperEnv selects the behaviour of TestHelperProcess in a child copy of
@@ -138,8 +139,7 @@ func startHelper(t *testing.T, ctx context.Context, mode string, cfg StdioConfig
 	}
 	cfg.Argv = helperArgv()
 	// Under -race a program sleeps for a second as it exits; not here.
-	gorace := strings.TrimSpace(os.Getenv("GORACE") + " atexit_sleep_ms=0")
-	cfg.Env = append(cfg.Env, helperEnv+"="+mode, "GORACE="+gorace)
+	cfg.Env = append(cfg.Env, helperEnv+"="+mode, testchild.RaceEnv())
 	s, err := StartStdio(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -674,10 +674,9 @@ func TestParseProcStat(t *testing.T) {
 // BenchmarkStdioRoundTrip measures request-reply round trips per second to
 // a child process that echoes each line.
 func BenchmarkStdioRoundTrip(b *testing.B) {
-	gorace := strings.TrimSpace(os.Getenv("GORACE") + " atexit_sleep_ms=0")
 	s, err := StartStdio(b.Context(), StdioConfig{
 		Argv: helperArgv(),
-		Env:  []string{helperEnv + "=echo", "GORACE=" + gorace},
+		Env:  []string{helperEnv + "=echo", testchild.RaceEnv()},
 		Log:  chrono.New(),
 	})
 	if err != nil {
