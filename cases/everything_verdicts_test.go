@@ -116,7 +116,10 @@ func TestSameVerdictsAsTheCarefulRun(t *testing.T) {
 		{"stdio", func(*testing.T) runner.Target { return everythingStdioTarget(node) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
+			// The runs start before t.Parallel pauses the subtest, so
+			// that both transports' minutes of waiting overlap whatever
+			// -parallel is (at its default, GOMAXPROCS, the other
+			// parallel tests of the package would hold them back).
 			tgt, other := tc.target(t), tc.target(t)
 			lean, err := profile.Builtin(profile.ServerEverything)
 			if err != nil {
@@ -136,6 +139,7 @@ func TestSameVerdictsAsTheCarefulRun(t *testing.T) {
 					done <- i
 				}()
 			}
+			t.Parallel()
 			<-done
 			<-done
 			for i, err := range errs {

@@ -148,7 +148,6 @@ var unkillable = map[string]string{
 	"tasks/ignored-without-capability": "it runs only against a server without the tasks capability, and every row of the matrix declares it (TestTaskCasesWithoutCapability runs it against serve --no-tasks)",
 	"tasks/durable-id":                 "a task that tasks/get cannot find at once would break every task case that polls it, so no fault isolates TSK-44 to this case",
 	"tasks/ttl-expiry":                 "deletion at ttl is a MAY (TSK-42): retention is info, never a violation",
-	"http26/cancel-notification-202":   "the fault that breaks it, json-body-for-notification (HTTP-86), is a 2025-11-25 HTTP fault, and the matrix runs 2025 faults under the 2025-11-25 catalogue only; run under 2026-07-28 it makes this case fail (shown when the case was written)",
 	"discover/answers":                 "no fault of the reference server breaks server/discover itself (discover-missing-version drops only the legacy revisions, which this case does not require); every 2026-07-28 case's liveness step depends on it, so such a fault would end them all in errors blaming this case",
 }
 
@@ -435,7 +434,12 @@ func TestMutationMatrix(t *testing.T) {
 	}
 	for _, fault := range refserver.AllFaults() {
 		if l, ok := legacyUnder2026[fault]; ok {
-			rows = append(rows, row{"2026/stdio/" + string(fault), fault, l.want, referenceTarget(refserver.FaultSet{fault: true}), spec.V20260728, l.breaks})
+			set := refserver.FaultSet{fault: true}
+			if l.http {
+				rows = append(rows, row{"2026/http/" + string(fault), fault, l.want, referenceHTTPTarget(set), spec.V20260728, l.breaks})
+			} else {
+				rows = append(rows, row{"2026/stdio/" + string(fault), fault, l.want, referenceTarget(set), spec.V20260728, l.breaks})
+			}
 		}
 	}
 	// A row's catalogue starts as soon as its subtest is entered, before
@@ -583,10 +587,15 @@ type row struct {
 
 // legacyUnder2026 lists 2025-11-25 faults whose behaviour breaks a rule
 // 2026-07-28 words on its own, with those rules (the first is one some
-// case must fail citing) and the cases that must catch them there: the matrix runs each under 2026-07-28 too, in process
-// (a stdio-like pipe; over Streamable HTTP the 2026-07-28 cancel closes
-// the request's stream, and a late result has nowhere to go).
-var legacyUnder2026 = map[refserver.Fault]struct{ breaks, want []string }{
+// case must fail citing) and the cases that must catch them there: the
+// matrix runs each under 2026-07-28 too, in process (a stdio-like pipe;
+// over Streamable HTTP the 2026-07-28 cancel closes the request's
+// stream, and a late message has nowhere to go), or over Streamable HTTP
+// where http is set (a fault of the HTTP layer).
+var legacyUnder2026 = map[refserver.Fault]struct {
+	breaks, want []string
+	http         bool
+}{
 	// CAN-54 MUST NOT (stdio, 2026-07-28): after notifications/cancelled
 	// the server sends nothing more for the request, the response
 	// included; respond-after-cancel answers the cancelled call. CAN-48
@@ -596,6 +605,28 @@ var legacyUnder2026 = map[refserver.Fault]struct{ breaks, want []string }{
 	refserver.FaultRespondAfterCancel: {
 		breaks: []string{"CAN-54", "CAN-48"},
 		want:   []string{"cancel/mid-work-no-response", "cancel/before-first-progress", "cancel/interleaved-other-completes", "cancel/no-further-message-after-progress", "cancel/no-further-message-before-progress"},
+	},
+	// CAN-54 again: progress-after-cancel sends one more progress
+	// notification for the cancelled request, which 2026-07-28 forbids
+	// on stdio as a MUST NOT (2025-11-25's CAN-8 only says to stop).
+	refserver.FaultProgressAfterCancel: {
+		breaks: []string{"CAN-54"},
+		want:   []string{"cancel/mid-work-no-progress", "cancel/before-first-progress"},
+	},
+	// CAN-54 again: log-after-cancel logs for the cancelled request (the
+	// case asks for logLevel, so a 2026-07-28 server may log until the
+	// cancel).
+	refserver.FaultLogAfterCancel: {
+		breaks: []string{"CAN-54"},
+		want:   []string{"logging/no-flood-after-cancel"},
+	},
+	// HTTP-86 MUST: a POSTed notification is answered 202 with no body,
+	// in 2026-07-28 as in 2025-11-25; json-body-for-notification answers
+	// the POSTed notifications/cancelled with 200 and "{}".
+	refserver.FaultJSONBodyForNotification: {
+		breaks: []string{"HTTP-86", "RPC-2"},
+		want:   []string{"http26/cancel-notification-202"},
+		http:   true,
 	},
 }
 
