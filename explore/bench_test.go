@@ -3,6 +3,7 @@ package explore
 import (
 	"context"
 	"runtime"
+	"runtime/debug"
 	"syscall"
 	"testing"
 	"time"
@@ -18,7 +19,8 @@ func cpuTime() time.Duration {
 // benchExplore runs explorations of the conforming reference server
 // (whose server, in process or over HTTP, runs in this process too) and
 // reports operations per second of wall time, the process's CPU time per
-// operation, and events per operation. Every run must find nothing.
+// operation, and events per operation, with the garbage collector set as
+// `mcpflight explore` sets it (GCPercent). Every run must find nothing.
 func benchExplore(b *testing.B, transportName string, ops, workers int) {
 	benchExploreRevision(b, transportName, Revision20251125, ops, workers)
 }
@@ -26,6 +28,7 @@ func benchExplore(b *testing.B, transportName string, ops, workers int) {
 // benchExploreRevision is benchExplore under a protocol revision.
 func benchExploreRevision(b *testing.B, transportName, revision string, ops, workers int) {
 	tg := target(b, transportName)
+	defer debug.SetGCPercent(debug.SetGCPercent(GCPercent))
 	var done, events int
 	var wall time.Duration
 	cpu0 := cpuTime()

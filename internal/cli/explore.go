@@ -187,10 +187,7 @@ func (e Env) explore(ctx context.Context, args []string) (int, error) {
 			cfg.Workers = runtime.GOMAXPROCS(0)
 		}
 	}
-	// A trial's history is checked and dropped, so the heap stays small
-	// and flat: collecting it less often costs little memory and saves
-	// about a fifth of the CPU (measured, README's performance section).
-	defer debug.SetGCPercent(debug.SetGCPercent(400))
+	defer debug.SetGCPercent(debug.SetGCPercent(explore.GCPercent))
 	res, err := explore.Run(ctx, cfg)
 	if err != nil {
 		return 0, err
