@@ -39,7 +39,8 @@ const (
 	// OpReuse starts a call with the progress token of the completed call
 	// From: a token is only unique among active requests (PRG-2).
 	OpReuse Kind = "reuse"
-	// OpPing sends ping, with a request ID of style ID ("zero": id 0).
+	// OpPing sends ping, with a request ID of style ID ("zero": id 0);
+	// under 2026-07-28, which removed ping, server/discover (see Label).
 	OpPing Kind = "ping"
 	// OpDrop drops the call's SSE stream as a network failure would,
 	// without a cancel (Streamable HTTP only; HTTP-25).
@@ -69,6 +70,16 @@ const (
 	// OpTaskList sends tasks/list and follows every page.
 	OpTaskList Kind = "tlist"
 )
+
+// Label is how reports name the kind under revision: the kind itself,
+// but OpPing is "discover" under 2026-07-28, where the liveness request
+// it sends is server/discover. A plan and its replay file keep the kind.
+func (k Kind) Label(revision string) string {
+	if k == OpPing && revision == Revision20260728 {
+		return "discover"
+	}
+	return string(k)
+}
 
 // Kinds lists every operation kind, in a stable order.
 func Kinds() []Kind {

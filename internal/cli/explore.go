@@ -317,7 +317,7 @@ func exploreText(w io.Writer, res *explore.Result, files []string, verbose bool)
 		yesNo(res.Features.Control), yesNo(res.Features.Tasks))
 	fmt.Fprintf(w, "  %d trials, %d operations (%d skipped) in %v: %.0f operations/s, %d events\n",
 		res.Trials, res.Ops, res.Skipped, res.Elapsed.Round(time.Millisecond), res.OpsPerSecond(), res.Events)
-	fmt.Fprintf(w, "  operations: %s\n", counts(res.ByKind))
+	fmt.Fprintf(w, "  operations: %s\n", counts(res.ByKind, res.Revision))
 	if len(res.Figures.Races) > 0 {
 		fmt.Fprintln(w, "  races, by the ordering that happened (the spec allows each; not violations):")
 		for _, k := range slices.Sorted(maps.Keys(res.Figures.Races)) {
@@ -497,12 +497,13 @@ func yesNo(b bool) string {
 	return "no"
 }
 
-// counts renders a kind → count map sorted by kind.
-func counts(m map[explore.Kind]int) string {
+// counts renders a kind → count map sorted by kind, each kind named as
+// revision names it (explore.Kind.Label).
+func counts(m map[explore.Kind]int, revision string) string {
 	var parts []string
 	for _, k := range explore.Kinds() {
 		if n := m[k]; n > 0 {
-			parts = append(parts, fmt.Sprintf("%s %d", k, n))
+			parts = append(parts, fmt.Sprintf("%s %d", k.Label(revision), n))
 		}
 	}
 	if len(parts) == 0 {

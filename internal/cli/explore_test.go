@@ -3,6 +3,7 @@ package cli
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -101,6 +102,11 @@ func TestExplore2026(t *testing.T) {
 			if !strings.Contains(r.stdout, want) {
 				t.Errorf("%v: the report lacks %q:\n%s", args, want, r.stdout)
 			}
+		}
+		// The liveness operation is server/discover under 2026-07-28,
+		// and the counts say so (a 2025-11-25 run counts "ping").
+		if !regexp.MustCompile(`operations: .*discover \d+`).MatchString(r.stdout) || regexp.MustCompile(`\bping \d+`).MatchString(r.stdout) {
+			t.Errorf("%v: the operation counts should name server/discover, not ping:\n%s", args, r.stdout)
 		}
 	}
 	replay, rp := exploreFinds(t, t.TempDir(), []string{"--protocol", "2026-07-28"}, "VIOLATION cancel-no-response: CAN-54 (MUST NOT)", "request server/discover")
