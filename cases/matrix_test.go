@@ -655,6 +655,7 @@ var killers2026 = map[refserver.Fault][]string{
 	refserver.FaultListenBadFilterCrash:           {"robust/params-listen"},
 	refserver.FaultRequestOnStdout:                {"stdio/no-requests-on-stdout"},
 	refserver.FaultProgressCrossesStreams:         {"progress/interleaved-tokens", "progress/token-independent-of-id"},
+	refserver.FaultLogCrossesStreams:              {"progress/interleaved-tokens"},
 }
 
 // extraKillers2026 is filled by the test files of other parts of the

@@ -183,8 +183,8 @@ func progressCases() []probe.Case {
 			ReqsUnder: map[string][]string{spec.V20251125: {"PRG-2", "HTTP-22"}, spec.V20260728: {"PRG-41", "PRG-40", "LOG-46"}},
 			Versions:  bothRevisions(),
 			Needs:     probe.Needs{SlowTool: true},
-			Sends:     `three concurrent tools/call with tokens "a", 7 and "7"`,
-			Expect:    "every notification carries one of those exact tokens and each sequence strictly increases; over Streamable HTTP each call's progress comes on its own response stream",
+			Sends:     `three concurrent tools/call with tokens "a", 7 and "7" (under 2026-07-28 over Streamable HTTP, on a controlled target, each also with logLevel debug and a log message per step)`,
+			Expect:    "every notification carries one of those exact tokens and each sequence strictly increases; over Streamable HTTP each call's progress, and under 2026-07-28 each call's log messages, come on its own response stream",
 			Run:       progressInterleaved,
 		},
 		// PRG-7 MUST: "Progress notifications MUST only reference tokens that: ▸ Were provided in
@@ -385,10 +385,13 @@ func progressTokenReuse(ctx context.Context, e *probe.Env) verdict.Outcome {
 }
 
 func progressInterleaved(ctx context.Context, e *probe.Env) verdict.Outcome {
+	// LOG-46 binds notifications/message as it binds progress: where a
+	// request has a response stream of its own, the steps log too.
+	logs := e.Modern() && e.SeparateStreams()
 	specs := []probe.SlowSpec{
-		{Key: "a", Token: jsonrpc.StringToken("a")},
-		{Key: "b", Token: jsonrpc.IntToken(7)},
-		{Key: "c", Token: jsonrpc.StringToken("7")},
+		{Key: "a", Token: jsonrpc.StringToken("a"), LogSteps: logs},
+		{Key: "b", Token: jsonrpc.IntToken(7), LogSteps: logs},
+		{Key: "c", Token: jsonrpc.StringToken("7"), LogSteps: logs},
 	}
 	return runConcurrently(ctx, e, specs)
 }
@@ -439,6 +442,9 @@ func runConcurrently(ctx context.Context, e *probe.Env, specs []probe.SlowSpec) 
 		return *o
 	}
 	if o := e.ProgressOnOwnStreams(calls...); o != nil {
+		return *o
+	}
+	if o := e.LogsOnOwnStreams(ops...); o != nil {
 		return *o
 	}
 	total := 0

@@ -312,6 +312,7 @@ func faultTable2026() []faultRow {
 		refserver.FaultListenBadFilterCrash:           noListen,
 		refserver.FaultRequestOnStdout:                "a request the server writes to stdout (STD-43) breaks no invariant of the explorer, which checks its own requests' outcomes; check's stdio/no-requests-on-stdout judges it",
 		refserver.FaultProgressCrossesStreams:         "the explorer's invariants follow a progress token, not the stream it came on, so progress on another call's stream (LOG-46) breaks none of them; check's progress/interleaved-tokens judges it",
+		refserver.FaultLogCrossesStreams:              "the explorer asks for no log messages (no logLevel), so the step logs this fault misroutes are never sent; check's progress/interleaved-tokens judges it (LOG-46)",
 	}
 	for _, f := range refserver.Faults2026() {
 		if slices.ContainsFunc(rows, func(row faultRow) bool { return row.fault == f }) {

@@ -30,6 +30,10 @@ type SlowSpec struct {
 	Unit float64
 	// Free runs without gates: the operation runs to its end unattended.
 	Free bool
+	// LogSteps, on a controlled target under 2026-07-28, asks for a log
+	// message at each step (logLevel debug in the request's _meta), whose
+	// data names the operation's key (see LogsOnOwnStreams).
+	LogSteps bool
 }
 
 // Op is one long-running operation a case started.
@@ -72,6 +76,10 @@ func (e *Env) StartSlow(ctx context.Context, spec SlowSpec) (*Op, error) {
 		}
 	}
 	var opts []peer.CallOption
+	if spec.LogSteps && e.Control != nil && e.Modern() {
+		args["logSteps"] = true
+		opts = append(opts, peer.WithLogLevel("debug"))
+	}
 	if spec.ID.IsValid() {
 		opts = append(opts, peer.WithID(spec.ID))
 	}

@@ -2,6 +2,7 @@ package probe
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -384,6 +385,52 @@ func (e *Env) ProgressOnOwnStreams(calls ...*peer.Call) *verdict.Outcome {
 				fmt.Sprintf("%s, on %s", Describe(ev), ev.Channel), ev.Seq)
 			return &o
 		}
+	}
+	return nil
+}
+
+// LogsOnOwnStreams is ProgressOnOwnStreams for log messages: over
+// Streamable HTTP with a response stream per request, a notifications/message
+// whose data names one of ops' keys ("operation", as the reference
+// server's step logs do, SlowSpec.LogSteps) must come on that operation's
+// own response stream (LOG-46; HTTP-22 in 2025-11-25). Messages that name
+// no operation cannot be tied to a request and are not judged. It
+// returns the outcome for the first one that came elsewhere, or nil.
+func (e *Env) LogsOnOwnStreams(ops ...*Op) *verdict.Outcome {
+	if !e.SeparateStreams() {
+		return nil
+	}
+	h, ok := e.S.Conn().(*transport.HTTP)
+	if !ok {
+		return nil
+	}
+	own := map[string]string{} // operation key → its stream
+	for _, op := range ops {
+		if s := h.StreamOf(op.Call.ID); s != "" && op.Key != "" {
+			own[op.Key] = s
+		}
+	}
+	for _, ev := range e.Log.Events() {
+		if ev.Dir != chrono.In || ev.Kind != chrono.KindFrame || ev.Summary == nil || ev.Summary.Method != mcp.NotificationMessage {
+			continue
+		}
+		var p struct {
+			Data struct {
+				Operation string `json:"operation"`
+			} `json:"data"`
+		}
+		m, err := ev.Message()
+		if err != nil || json.Unmarshal(m.Params, &p) != nil {
+			continue
+		}
+		stream, ok := own[p.Data.Operation]
+		if !ok || ev.Channel == "SSE "+stream {
+			continue
+		}
+		o := e.Broke(verdict.Req("HTTP-22").Clause("SHOULD").Under(spec.V20260728, "LOG-46"),
+			[]string{fmt.Sprintf("log messages of operation %q only on %s, the response stream of its request", p.Data.Operation, stream)},
+			fmt.Sprintf("%s, on %s", Describe(ev), ev.Channel), ev.Seq)
+		return &o
 	}
 	return nil
 }

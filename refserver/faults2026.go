@@ -90,6 +90,11 @@ const (
 	// progress goes on the response stream of another running slow call
 	// of the same scope (another POST), not its own (LOG-46).
 	FaultProgressCrossesStreams Fault = "progress-crosses-streams"
+	// FaultLogCrossesStreams: over 2026-07-28 HTTP, a slow call's step log
+	// messages go on the response stream of another running slow call of
+	// the same scope, not its own (LOG-46, which binds notifications/message
+	// as it binds progress).
+	FaultLogCrossesStreams Fault = "log-crosses-streams"
 	// FaultTaskCancelErrorOnTerminal: tasks/cancel of a terminal task gets
 	// -32602, as in 2025-11-25, instead of the empty acknowledgement
 	// (TSX-44, TSX-40; ambiguity A-17).
@@ -182,6 +187,7 @@ var faults2026 = []faultRow{
 	{FaultServerSendsCancelled, []string{"CAN-42", "CAN-52"}, OnStdio, "a request the client cancelled gets a notifications/cancelled from the server (CAN-42, CAN-52)"},
 	{FaultRequestOnStdout, []string{"STD-43"}, OnStdio, "a tools/call makes the server write a JSON-RPC request (roots/list) to stdout before its answer (STD-43)"},
 	{FaultProgressCrossesStreams, []string{"LOG-46"}, OnHTTP, "a slow call's progress goes on the response stream of another running call (LOG-46)"},
+	{FaultLogCrossesStreams, []string{"LOG-46"}, OnHTTP, "a slow call's log messages go on the response stream of another running call (LOG-46)"},
 	{FaultTaskCancelErrorOnTerminal, []string{"TSX-44", "TSX-40"}, OnAny, "tasks/cancel of a terminal task gets -32602 instead of the empty acknowledgement (TSX-44)"},
 	{FaultCreateBeforeDurable, []string{"TSX-16", "TSX-17"}, OnAny, "CreateTaskResult comes before tasks/get can find the task (TSX-16)"},
 	{FaultIsErrorTaskFailed, []string{"TSX-14", "TSX-59", "TSX-61"}, OnAny, "a task whose tool result has isError ends failed instead of completed (TSX-14, TSX-59)"},

@@ -274,6 +274,35 @@ func faultProbes() []faultProbe {
 			}
 			return ""
 		}},
+		{fault: FaultLogCrossesStreams, http: true, want: "own", faulted: "other", probe: func(t *testing.T, e probeEnv) string {
+			// As above, with step logs at debug and no progress token:
+			// the first event on either stream is a's step log.
+			args := func(key string) map[string]any {
+				return map[string]any{"name": ToolSlow, "arguments": map[string]any{"key": key, "steps": 2, "logSteps": true}}
+			}
+			_, ba := e.w.body(mcp.MethodToolsCall, args("a"), meta26(mcp.MetaLogLevel, "debug"))
+			sa := e.w.start(ba)
+			_, bb := e.w.body(mcp.MethodToolsCall, args("b"), meta26(mcp.MetaLogLevel, "debug"))
+			sb := e.w.start(bb)
+			e.w.await("a/start", nil)
+			e.w.await("b/start", nil)
+			e.w.release("a/start", nil)
+			select {
+			case ev := <-sa.events:
+				if !strings.Contains(ev.Data, `"operation":"a"`) {
+					t.Fatalf("a's stream: %s", ev.Data)
+				}
+				return "own"
+			case ev := <-sb.events:
+				if !strings.Contains(ev.Data, `"operation":"a"`) {
+					t.Fatalf("b's stream: %s", ev.Data)
+				}
+				return "other"
+			case <-time.After(safety):
+				t.Fatal("no log message within the safety bound")
+			}
+			return ""
+		}},
 		{fault: FaultTaskCancelErrorOnTerminal, want: "result", faulted: "-32602", probe: func(t *testing.T, e probeEnv) string {
 			id := e.c.finishedTask(map[string]any{"key": "w", "ticks": 1})
 			return answerOf(e.c.call26(mcp.MethodTasksCancel, map[string]any{"taskId": id}, taskMeta()))

@@ -399,7 +399,7 @@ func (ss *session) writeProgress(c *call, v float64, message string) {
 	}
 	ss.mu.Lock()
 	c.progressSent++
-	other := ss.crossedStream(c)
+	other := ss.crossedStream(c, FaultProgressCrossesStreams)
 	ss.mu.Unlock()
 	if other != nil {
 		ss.logf("progress of request %s written on the response stream of request %s (fault %s)", c.id, other.id, FaultProgressCrossesStreams)
@@ -409,12 +409,12 @@ func (ss *session) writeProgress(c *call, v float64, message string) {
 	ss.notifyFor(c.id, mcp.NotificationProgress, p)
 }
 
-// crossedStream is, under FaultProgressCrossesStreams, a running slow
-// call of the realm that came on another session (another 2026-07-28
-// POST), whose stream c's progress goes to; nil otherwise. ss.mu is
-// held.
-func (ss *session) crossedStream(c *call) *call {
-	if !ss.has(FaultProgressCrossesStreams) {
+// crossedStream is, under fault (FaultProgressCrossesStreams or
+// FaultLogCrossesStreams), a running slow call of the realm that came on
+// another session (another 2026-07-28 POST), whose stream c's
+// notification goes to; nil otherwise. ss.mu is held.
+func (ss *session) crossedStream(c *call, fault Fault) *call {
+	if !ss.has(fault) {
 		return nil
 	}
 	var best *call
