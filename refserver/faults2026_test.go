@@ -3,6 +3,7 @@ package refserver
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"strconv"
 	"strings"
@@ -248,60 +249,12 @@ func faultProbes() []faultProbe {
 			return strconv.Itoa(n) + " " + answerOf(m)
 		}},
 		{fault: FaultProgressCrossesStreams, http: true, want: "own", faulted: "other", probe: func(t *testing.T, e probeEnv) string {
-			// Two gated slow calls on two POSTs; only a's first step is
-			// released, so the first event on either stream is a's
-			// progress.
-			_, ba := e.w.body(mcp.MethodToolsCall, map[string]any{"name": ToolSlow, "arguments": map[string]any{"key": "a", "steps": 2}}, meta26(mcp.MetaProgressToken, "pa"))
-			sa := e.w.start(ba)
-			_, bb := e.w.body(mcp.MethodToolsCall, map[string]any{"name": ToolSlow, "arguments": map[string]any{"key": "b", "steps": 2}}, meta26(mcp.MetaProgressToken, "pb"))
-			sb := e.w.start(bb)
-			e.w.await("a/start", nil)
-			e.w.await("b/start", nil)
-			e.w.release("a/start", nil)
-			select {
-			case ev := <-sa.events:
-				if !strings.Contains(ev.Data, `"pa"`) {
-					t.Fatalf("a's stream: %s", ev.Data)
-				}
-				return "own"
-			case ev := <-sb.events:
-				if !strings.Contains(ev.Data, `"pa"`) {
-					t.Fatalf("b's stream: %s", ev.Data)
-				}
-				return "other"
-			case <-time.After(safety):
-				t.Fatal("no progress within the safety bound")
-			}
-			return ""
+			return firstStreamOfA(t, e, map[string]any{}, `"pa"`, meta26(mcp.MetaProgressToken, "pa"), meta26(mcp.MetaProgressToken, "pb"))
 		}},
 		{fault: FaultLogCrossesStreams, http: true, want: "own", faulted: "other", probe: func(t *testing.T, e probeEnv) string {
-			// As above, with step logs at debug and no progress token:
-			// the first event on either stream is a's step log.
-			args := func(key string) map[string]any {
-				return map[string]any{"name": ToolSlow, "arguments": map[string]any{"key": key, "steps": 2, "logSteps": true}}
-			}
-			_, ba := e.w.body(mcp.MethodToolsCall, args("a"), meta26(mcp.MetaLogLevel, "debug"))
-			sa := e.w.start(ba)
-			_, bb := e.w.body(mcp.MethodToolsCall, args("b"), meta26(mcp.MetaLogLevel, "debug"))
-			sb := e.w.start(bb)
-			e.w.await("a/start", nil)
-			e.w.await("b/start", nil)
-			e.w.release("a/start", nil)
-			select {
-			case ev := <-sa.events:
-				if !strings.Contains(ev.Data, `"operation":"a"`) {
-					t.Fatalf("a's stream: %s", ev.Data)
-				}
-				return "own"
-			case ev := <-sb.events:
-				if !strings.Contains(ev.Data, `"operation":"a"`) {
-					t.Fatalf("b's stream: %s", ev.Data)
-				}
-				return "other"
-			case <-time.After(safety):
-				t.Fatal("no log message within the safety bound")
-			}
-			return ""
+			// Step logs at debug and no progress token.
+			debug := meta26(mcp.MetaLogLevel, "debug")
+			return firstStreamOfA(t, e, map[string]any{"logSteps": true}, `"operation":"a"`, debug, debug)
 		}},
 		{fault: FaultTaskCancelErrorOnTerminal, want: "result", faulted: "-32602", probe: func(t *testing.T, e probeEnv) string {
 			id := e.c.finishedTask(map[string]any{"key": "w", "ticks": 1})
@@ -441,4 +394,40 @@ func TestFaults2026(t *testing.T) {
 			t.Errorf("ParseFault(%s): %v", f, err)
 		}
 	}
+}
+
+// firstStreamOfA starts two gated slow calls, a and b (with extra
+// arguments, and the _meta of each), on two POSTs, releases only a's
+// first step, and reports whether the first event on either stream, which
+// must contain want (a's notification), came on a's stream ("own") or
+// b's ("other").
+func firstStreamOfA(t *testing.T, e probeEnv, extra map[string]any, want string, metaA, metaB map[string]any) string {
+	t.Helper()
+	args := func(key string) map[string]any {
+		a := map[string]any{"key": key, "steps": 2}
+		maps.Copy(a, extra)
+		return map[string]any{"name": ToolSlow, "arguments": a}
+	}
+	_, ba := e.w.body(mcp.MethodToolsCall, args("a"), metaA)
+	sa := e.w.start(ba)
+	_, bb := e.w.body(mcp.MethodToolsCall, args("b"), metaB)
+	sb := e.w.start(bb)
+	e.w.await("a/start", nil)
+	e.w.await("b/start", nil)
+	e.w.release("a/start", nil)
+	select {
+	case ev := <-sa.events:
+		if !strings.Contains(ev.Data, want) {
+			t.Fatalf("a's stream: %s", ev.Data)
+		}
+		return "own"
+	case ev := <-sb.events:
+		if !strings.Contains(ev.Data, want) {
+			t.Fatalf("b's stream: %s", ev.Data)
+		}
+		return "other"
+	case <-time.After(safety):
+		t.Fatal("nothing on either stream within the safety bound")
+	}
+	return ""
 }

@@ -48,13 +48,5 @@ func (ss *session) sendLog(c *call, level string, i int) {
 	if ss.has(FaultBadMessageShape) {
 		p = map[string]any{"level": "WARN", "logger": "slow"}
 	}
-	ss.mu.Lock()
-	other := ss.crossedStream(c, FaultLogCrossesStreams)
-	ss.mu.Unlock()
-	if other != nil {
-		ss.logf("log message of request %s written on the response stream of request %s (fault %s)", c.id, other.id, FaultLogCrossesStreams)
-		other.owner.notifyFor(other.id, mcp.NotificationMessage, p)
-		return
-	}
-	ss.notifyFor(c.id, mcp.NotificationMessage, p)
+	ss.notifyRouted(c, FaultLogCrossesStreams, mcp.NotificationMessage, p)
 }

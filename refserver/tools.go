@@ -399,14 +399,22 @@ func (ss *session) writeProgress(c *call, v float64, message string) {
 	}
 	ss.mu.Lock()
 	c.progressSent++
-	other := ss.crossedStream(c, FaultProgressCrossesStreams)
+	ss.mu.Unlock()
+	ss.notifyRouted(c, FaultProgressCrossesStreams, mcp.NotificationProgress, p)
+}
+
+// notifyRouted writes a notification of c's on c's own stream or, under
+// fault, on the stream of another running call (crossedStream).
+func (ss *session) notifyRouted(c *call, fault Fault, method string, params any) {
+	ss.mu.Lock()
+	other := ss.crossedStream(c, fault)
 	ss.mu.Unlock()
 	if other != nil {
-		ss.logf("progress of request %s written on the response stream of request %s (fault %s)", c.id, other.id, FaultProgressCrossesStreams)
-		other.owner.notifyFor(other.id, mcp.NotificationProgress, p)
+		ss.logf("%s of request %s written on the response stream of request %s (fault %s)", method, c.id, other.id, fault)
+		other.owner.notifyFor(other.id, method, params)
 		return
 	}
-	ss.notifyFor(c.id, mcp.NotificationProgress, p)
+	ss.notifyFor(c.id, method, params)
 }
 
 // crossedStream is, under fault (FaultProgressCrossesStreams or
