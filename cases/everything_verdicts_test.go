@@ -2,8 +2,13 @@ package cases_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -57,8 +62,8 @@ func carefulProfile(t *testing.T) *profile.Profile {
 // finding is what a case concluded: its verdict and the requirement it
 // cites (empty for pass, skip and error).
 type finding struct {
-	Verdict     verdict.Verdict
-	Requirement string
+	Verdict     verdict.Verdict `json:"verdict"`
+	Requirement string          `json:"requirement,omitempty"`
 }
 
 // racyOnEverything lists the cases whose verdict against server-everything
@@ -89,22 +94,92 @@ func findings(rep *runner.Report) map[string]finding {
 	return out
 }
 
+// carefulFile holds the careful runs' verdicts (carefulRecord), recorded
+// against the server-everything that testdata/targets pins.
+const carefulFile = "testdata/careful-verdicts.json"
+
+// carefulRecord is what the careful runs concluded, by transport and
+// case, and the server they ran against.
+type carefulRecord struct {
+	Server     string                        `json:"server"`
+	Transports map[string]map[string]finding `json:"transports"`
+}
+
+// carefulEnv, set to any value, makes TestSameVerdictsAsTheCarefulRun run
+// the careful runs again instead of reading carefulFile (-update also
+// writes the file from them).
+const carefulEnv = "MCPFLIGHT_CAREFUL"
+
+// installedEverything names the installed server-everything package and
+// its version, as carefulRecord.Server does: the serverInfo it reports
+// ("2.0.0") does not change with its releases.
+func installedEverything(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(filepath.Dir(filepath.Dir(serverEverything)), "package.json"))
+	if err != nil {
+		t.Fatalf("reading server-everything's package.json: %v", err)
+	}
+	var pkg struct{ Name, Version string }
+	if err := json.Unmarshal(b, &pkg); err != nil || pkg.Version == "" {
+		t.Fatalf("server-everything's package.json names no version: %v", err)
+	}
+	return pkg.Name + "@" + pkg.Version
+}
+
 // TestSameVerdictsAsTheCarefulRun is the proof that windows sized to the
 // target's pace, the lean built-in profile and cases side by side lose no
 // finding (issue 13.2): the whole catalogue runs against server-everything
-// twice, once with the careful settings of before (every window the
-// profile's fixed 1.2 s grace, the slow tool at 1.5 s, one case at a time)
-// and once with the defaults (windows sized from the evidence, the
-// built-in profile, the default --jobs), over Streamable HTTP and over
-// stdio, and every case must reach the same verdict under the same
-// requirement. It is slow by design (the careful runs take minutes: that
-// is what the defaults save), so -short skips it.
+// with the defaults (windows sized from the evidence, the built-in
+// profile, the default --jobs), over Streamable HTTP and over stdio, and
+// every case must reach the verdict, under the requirement, of the careful
+// run (every window the profile's fixed 1.2 s grace, the slow tool at
+// 1.5 s, one case at a time).
+//
+// The careful runs take four minutes each, one case at a time: their
+// verdicts are recorded in carefulFile against the server-everything
+// version testdata/targets pins, and the test fails, naming the command,
+// when the installed server is another. To run them again and compare
+// (and, with -update, record them):
+//
+//	MCPFLIGHT_CAREFUL=1 go test ./cases -run TestSameVerdictsAsTheCarefulRun -update
 func TestSameVerdictsAsTheCarefulRun(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
-		t.Skip("runs the catalogue against server-everything four times, two of them one case at a time with fixed windows: minutes")
+		t.Skip("runs the catalogue against server-everything twice (four times with the careful runs)")
 	}
 	node := everythingNode(t)
+	installed := installedEverything(t)
+	live := os.Getenv(carefulEnv) != "" || *update
+	recorded := carefulRecord{Transports: map[string]map[string]finding{}}
+	if !live {
+		b, err := os.ReadFile(carefulFile)
+		if err != nil {
+			t.Fatalf("reading the careful runs' verdicts: %v (record them: %s=1 go test ./cases -run TestSameVerdictsAsTheCarefulRun -update)", err, carefulEnv)
+		}
+		if err := json.Unmarshal(b, &recorded); err != nil {
+			t.Fatalf("%s: %v", carefulFile, err)
+		}
+		if recorded.Server != installed {
+			t.Fatalf("the careful verdicts in %s were recorded against %s, and %s is installed: record them again (%s=1 go test ./cases -run TestSameVerdictsAsTheCarefulRun -update)",
+				carefulFile, recorded.Server, installed, carefulEnv)
+		}
+	}
+	fresh := carefulRecord{Server: installed, Transports: map[string]map[string]finding{}}
+	var mu sync.Mutex
+	if *update {
+		t.Cleanup(func() {
+			if t.Failed() || len(fresh.Transports) != 2 {
+				return
+			}
+			b, err := json.MarshalIndent(fresh, "", "  ")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(carefulFile, append(b, '\n'), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
 	for _, tc := range []struct {
 		name   string
 		target func(t *testing.T) runner.Target
@@ -117,39 +192,52 @@ func TestSameVerdictsAsTheCarefulRun(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// The runs start before t.Parallel pauses the subtest, so
-			// that both transports' minutes of waiting overlap whatever
-			// -parallel is (at its default, GOMAXPROCS, the other
-			// parallel tests of the package would hold them back).
-			tgt, other := tc.target(t), tc.target(t)
+			// that both transports' waiting overlaps whatever -parallel
+			// is.
 			lean, err := profile.Builtin(profile.ServerEverything)
 			if err != nil {
 				t.Fatal(err)
 			}
-			// The case deadline is a safety net for both runs alike.
-			careful := runner.Config{Target: tgt, Profile: carefulProfile(t), Cases: cases.All(),
-				FixedWindows: true, Jobs: 1, CaseTimeout: time.Minute}
-			defaults := runner.Config{Target: other, Profile: lean, Cases: cases.All(),
-				Jobs: runner.DefaultJobs(tgt.Transport), Starts: runner.DefaultStarts(tgt.Transport), CaseTimeout: time.Minute}
-			reps := make([]*runner.Report, 2)
-			errs := make([]error, 2)
-			done := make(chan int, 2)
-			for i, cfg := range []runner.Config{careful, defaults} {
+			// The case deadline is a safety net for every run alike.
+			tgt := tc.target(t)
+			cfgs := []runner.Config{{Target: tgt, Profile: lean, Cases: cases.All(),
+				Jobs: runner.DefaultJobs(tgt.Transport), Starts: runner.DefaultStarts(tgt.Transport), CaseTimeout: time.Minute}}
+			if live {
+				cfgs = append(cfgs, runner.Config{Target: tc.target(t), Profile: carefulProfile(t), Cases: cases.All(),
+					FixedWindows: true, Jobs: 1, CaseTimeout: time.Minute})
+			}
+			reps := make([]*runner.Report, len(cfgs))
+			errs := make([]error, len(cfgs))
+			done := make(chan int, len(cfgs))
+			for i, cfg := range cfgs {
 				go func() {
 					reps[i], errs[i] = runner.Run(context.Background(), cfg)
 					done <- i
 				}()
 			}
 			t.Parallel()
-			<-done
-			<-done
+			for range cfgs {
+				<-done
+			}
 			for i, err := range errs {
 				if err != nil {
 					t.Fatalf("run %d: %v", i, err)
 				}
 			}
-			t.Logf("careful: %v, %s; defaults: %v, %s", reps[0].Duration.Round(time.Millisecond), summary(reps[0]),
-				reps[1].Duration.Round(time.Millisecond), summary(reps[1]))
-			want, got := findings(reps[0]), findings(reps[1])
+			defaults := reps[0]
+			want := recorded.Transports[tc.name]
+			if live {
+				careful := reps[1]
+				t.Logf("careful: %v, %s", careful.Duration.Round(time.Millisecond), summary(careful))
+				want = findings(careful)
+				mu.Lock()
+				fresh.Transports[tc.name] = want
+				mu.Unlock()
+			} else if len(want) == 0 {
+				t.Fatalf("%s holds no careful verdicts for %s", carefulFile, tc.name)
+			}
+			t.Logf("defaults: %v, %s", defaults.Duration.Round(time.Millisecond), summary(defaults))
+			want, got := maps.Clone(want), findings(defaults)
 			for id, racy := range racyOnEverything {
 				if racy.transport != tgt.Transport {
 					continue
@@ -166,14 +254,12 @@ func TestSameVerdictsAsTheCarefulRun(t *testing.T) {
 				delete(got, id)
 			}
 			if diff := cmp.Diff(want, got); diff != "" {
-				for _, rep := range reps {
-					for _, r := range rep.Results {
-						t.Logf("%-48s %-5s %s", r.ID, r.Outcome.Verdict, chrono.Sanitize(r.Outcome.Summary, false))
-					}
+				for _, r := range defaults.Results {
+					t.Logf("%-48s %-5s %s", r.ID, r.Outcome.Verdict, chrono.Sanitize(r.Outcome.Summary, false))
 				}
 				t.Errorf("the defaults reached other verdicts than the careful run (-careful +defaults):\n%s", diff)
 			}
-			for _, r := range reps[1].Results {
+			for _, r := range defaults.Results {
 				if r.Outcome.Verdict == verdict.Error {
 					t.Errorf("%s ended in error: %s", r.ID, r.Outcome.Summary)
 				}
