@@ -184,7 +184,10 @@ func faultTable() []faultRow {
 		{fault: refserver.FaultJSONBodyForNotification, transport: http, find: r(InvWellFormed, "HTTP-11")},
 		{fault: refserver.FaultResponseAfterCancelOnStream, transport: http, find: r(InvCancelNoResponse, "CAN-8")},
 		{fault: refserver.FaultNoProtocolVersionCheck, transport: http, excluded: headersOnly},
-		{fault: refserver.FaultProgressOnGETStream, transport: http, find: r(InvStreamRouting, "HTTP-31")},
+		{fault: refserver.FaultProgressOnGETStream, transport: http, find: r(InvStreamRouting, "HTTP-31"),
+			racy: "the progress this fault puts on the GET stream never ends a stream, so nothing orders its reading before the trial " +
+				"closes the session: the minimal plan (listen, then one call the drain runs to its end) loses it when the close comes " +
+				"first, about one run in three at load 5 (the control extension has no request that would put a marker on the GET stream)"},
 		{fault: refserver.FaultNoPrimingEvent, transport: http, find: r(InvStreamPrimed, "HTTP-16"), deadline: true, present: true},
 		{fault: refserver.FaultSessionIDInvisible, transport: http, excluded: "the session ID's bytes are a header form rule " +
 			"(HTTP-48), which check's http cases judge; the sessions themselves work"},

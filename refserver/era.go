@@ -129,10 +129,10 @@ func metaObject(params map[string]json.RawMessage) map[string]json.RawMessage {
 	return m
 }
 
-// hasEnvelope reports whether a request's params carry any per-request
-// protocol field, which makes it a 2026-07-28 request.
-func hasEnvelope(params map[string]json.RawMessage) bool {
-	meta := metaObject(params)
+// hasEnvelope reports whether a request's _meta (metaObject of its
+// params) carries any per-request protocol field, which makes it a
+// 2026-07-28 request.
+func hasEnvelope(meta map[string]json.RawMessage) bool {
 	for _, k := range envelopeKeys() {
 		if _, ok := meta[k]; ok {
 			return true
@@ -141,9 +141,10 @@ func hasEnvelope(params map[string]json.RawMessage) bool {
 	return false
 }
 
-// requestScope reads the control scope of a request's params.
-func requestScope(params map[string]json.RawMessage) (string, *rpcError) {
-	raw, ok := metaObject(params)[MetaScope]
+// requestScope reads the control scope of a request's _meta (metaObject
+// of its params).
+func requestScope(meta map[string]json.RawMessage) (string, *rpcError) {
+	raw, ok := meta[MetaScope]
 	if !ok {
 		return "", nil
 	}
@@ -177,10 +178,10 @@ const TasksExtension = mcp.ExtensionTasks
 // identity when present, and the log level.
 func (ss *session) parseEnvelope(params map[string]json.RawMessage) (envelope, *rpcError) {
 	env := envelope{logFloor: -1}
-	if raw, ok := params[mcp.MetaKey]; ok && metaObject(params) == nil && string(raw) != "null" {
+	meta := metaObject(params)
+	if raw, ok := params[mcp.MetaKey]; ok && meta == nil && string(raw) != "null" {
 		return env, invalidParams("Invalid params: _meta must be an object")
 	}
-	meta := metaObject(params)
 	raw, ok := meta[mcp.MetaProtocolVersion]
 	if !ok {
 		return env, invalidParams("Invalid params: _meta lacks the required %s (RPC-52)", mcp.MetaProtocolVersion)

@@ -57,7 +57,7 @@ func (h *HTTPHandler) modernPOST(r *http.Request, msg *jsonrpc.Message) bool {
 		return false
 	}
 	params, err := objectParams(msg.Params)
-	return err == nil && hasEnvelope(params)
+	return err == nil && hasEnvelope(metaObject(params))
 }
 
 // modernOther answers a request that is not a POST under 2026-07-28 with
@@ -158,7 +158,7 @@ func (h *HTTPHandler) postModern(w http.ResponseWriter, r *http.Request, msg *js
 		}
 		logf("http: %s; served anyway (fault %s)", rerr.message, FaultHeaderMismatchAccepted)
 	}
-	scope, rerr := requestScope(params)
+	scope, rerr := requestScope(metaObject(params))
 	if rerr != nil {
 		rpcErrorBody(w, http.StatusBadRequest, msg.ID, rerr)
 		return

@@ -80,10 +80,11 @@ func (cm *connModern) route(msg *jsonrpc.Message) bool {
 		owner.spawnReq(msg.ID, func() { owner.answer(msg.ID, nil, rerr) })
 		return true
 	}
-	if owner.srv.servesLegacy() && (perr != nil || !hasEnvelope(params)) {
+	meta := metaObject(params)
+	if owner.srv.servesLegacy() && (perr != nil || !hasEnvelope(meta)) {
 		return false
 	}
-	scope, rerr := requestScope(params)
+	scope, rerr := requestScope(meta)
 	var m *session
 	if rerr == nil {
 		m, rerr = cm.session(scope)
