@@ -726,7 +726,12 @@ func (ss *session) taskMethod(id jsonrpc.ID, method string, params map[string]js
 	case mcp.MethodTasksResult:
 		t, rerr := ss.lookupTask(params)
 		if rerr == nil && ss.has(FaultResultAnswersEarly) && !mcp.TaskTerminal(ss.taskView(t).Status) {
-			rerr = invalidParams("Invalid params: the task has not finished")
+			// At once: written by the reader, so that it comes before the
+			// answer to any later request (which a goroutine's write
+			// would not, under load), and a client sees it was sent
+			// while the task was working.
+			ss.replyError(id, codeInvalidParams, "Invalid params: the task has not finished", nil)
+			return true
 		}
 		if rerr != nil {
 			ss.spawnReq(id, func() { ss.answer(id, nil, rerr) })

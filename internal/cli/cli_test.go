@@ -21,7 +21,6 @@ import (
 
 	"github.com/mcpflight/mcpflight/cases"
 	"github.com/mcpflight/mcpflight/internal/targets"
-	"github.com/mcpflight/mcpflight/internal/testparallel"
 	"github.com/mcpflight/mcpflight/probe"
 	"github.com/mcpflight/mcpflight/refserver"
 	"github.com/mcpflight/mcpflight/transport"
@@ -31,11 +30,7 @@ import (
 // tests start it as the built-in reference server.
 var binary string
 
-// TestMain builds the command once and runs four parallel tests per CPU:
-// most of these tests wait on a child process, a terminal or a target's
-// pace, not on the CPU (internal/testparallel).
 func TestMain(m *testing.M) {
-	testparallel.Raise(4)
 	os.Exit(buildAndRun(m))
 }
 
