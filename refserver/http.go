@@ -811,13 +811,22 @@ func (hs *httpSession) forgetRetired() {
 }
 
 // watchEnd makes st end when the checkpoint end is reached, unless it
-// already was (a key used twice). Caller holds hs.mu.
+// already was (a key used twice), or the key is in use on a server that
+// hides the control extension: the request's operation then runs under
+// another key (freeKey), and KEY/end is the other operation's, which
+// would end st before its response if reached first. Caller holds hs.mu.
 func (hs *httpSession) watchEnd(st *hstream, end string) {
-	hs.ss.mu.Lock()
-	cp := hs.ss.checkpointLocked(end)
+	ss := hs.ss
+	key := strings.TrimSuffix(end, "/end")
+	ss.mu.Lock()
+	cp := ss.checkpointLocked(end)
 	reached := cp.reached
-	hs.ss.mu.Unlock()
-	if reached {
+	taken := ss.srv.opts.HideControl && ss.ops[key] != nil
+	ss.tasks.mu.Lock()
+	taken = taken || ss.srv.opts.HideControl && ss.tasks.byKey[key] != nil
+	ss.tasks.mu.Unlock()
+	ss.mu.Unlock()
+	if reached || taken {
 		return
 	}
 	st.untilEnd = true
