@@ -147,23 +147,17 @@ func slicesFilter(ss []string, prefix string) []string {
 func TestJobsTeardownOverlaps(t *testing.T) {
 	for _, jobs := range []int{2, 1} {
 		t.Run(fmt.Sprintf("jobs %d", jobs), func(t *testing.T) {
-			var (
-				dials       atomic.Int64
-				nextDialled = make(chan struct{})
-				overlapped  atomic.Bool
-			)
+			var overlapped atomic.Bool
+			gate := newDialGate()
 			target := Target{Name: "slow teardown", Transport: TransportInProcess,
 				Dial: func(ctx context.Context, log *chrono.Log) (transport.Conn, error) {
-					n := dials.Add(1)
-					if n == 2 {
-						close(nextDialled)
-					}
+					n := gate.dial()
 					s, _ := refserver.InProcess(ctx, refserver.Options{Faults: refserver.FaultSet{refserver.FaultIgnoreStdinEOF: n == 1}},
 						transport.StreamConfig{Log: log})
 					if n != 1 {
 						return s, nil
 					}
-					return &slowClose{Stream: s, log: log, until: nextDialled, overlapped: &overlapped}, nil
+					return &slowClose{Stream: s, log: log, until: gate.next, overlapped: &overlapped}, nil
 				}}
 			closeTimeout := safetyNet
 			if jobs == 1 {
@@ -190,6 +184,24 @@ func TestJobsTeardownOverlaps(t *testing.T) {
 			}
 		})
 	}
+}
+
+// dialGate counts a target's dials: the second closes next, which the
+// first session's teardown waits for (the next case has dialled).
+type dialGate struct {
+	dials atomic.Int64
+	next  chan struct{}
+}
+
+func newDialGate() *dialGate { return &dialGate{next: make(chan struct{})} }
+
+// dial counts one dial and returns its number, 1 for the first.
+func (g *dialGate) dial() int64 {
+	n := g.dials.Add(1)
+	if n == 2 {
+		close(g.next)
+	}
+	return n
 }
 
 // slowClose is a stream whose teardown waits, before it closes the

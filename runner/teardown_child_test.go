@@ -50,18 +50,12 @@ func TestHelperServeStdio(t *testing.T) {
 // does not: then the wait ends only at the safety net and the test fails.
 // Every child is gone at the end: the grade counts no leftover.
 func TestTeardownOfARealChildOverlapsTheNextCase(t *testing.T) {
-	var (
-		dials       atomic.Int64
-		nextDialled = make(chan struct{})
-		overlapped  atomic.Bool
-		firstPID    atomic.Int64
-	)
+	var overlapped atomic.Bool
+	var firstPID atomic.Int64
+	gate := newDialGate()
 	target := Target{Name: "reference children", Transport: TransportStdio,
 		Dial: func(ctx context.Context, log *chrono.Log) (transport.Conn, error) {
-			n := dials.Add(1)
-			if n == 2 {
-				close(nextDialled)
-			}
+			n := gate.dial()
 			cfg := transport.StdioConfig{
 				Argv: []string{os.Args[0], "-test.run=^TestHelperServeStdio$"},
 				Env:  []string{childEnv + "=serve", testchild.RaceEnv()},
@@ -80,7 +74,7 @@ func TestTeardownOfARealChildOverlapsTheNextCase(t *testing.T) {
 				return s, err
 			}
 			firstPID.Store(int64(s.Pid()))
-			return &closeAfterNextDial{Conn: s, log: log, until: nextDialled, overlapped: &overlapped}, nil
+			return &closeAfterNextDial{Conn: s, log: log, until: gate.next, overlapped: &overlapped}, nil
 		}}
 	rep := run(t, Config{Target: target, Jobs: 2, CloseTimeout: safetyNet,
 		Cases: []probe.Case{pingCase("t/slow-teardown"), pingCase("t/next"), pingCase("t/after")}})
