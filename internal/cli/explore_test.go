@@ -11,20 +11,34 @@ import (
 )
 
 // TestExploreConforming: a short exploration of the built-in server, in
-// process and as stdio children, finds nothing and says what it did.
+// process and as stdio children, finds nothing and says what it did; its
+// liveness operation is counted as ping.
 func TestExploreConforming(t *testing.T) {
-	for _, args := range [][]string{
+	exploreConforming(t, `\bping \d+`, `\bdiscover \d+`, [][]string{
 		{"explore", "--ops", "300", "--seed", "11"},
 		{"explore", "--transport", "stdio", "--sessions", "2", "--ops", "100", "--seed", "11"},
-	} {
+	}, "seed 11", "control extension: yes", "no violation of")
+}
+
+// exploreConforming runs each command line, which must find nothing and
+// report every want, and whose operation counts must match liveness (the
+// name the revision gives the liveness operation, and its count) and not
+// other (the other revision's name).
+func exploreConforming(t *testing.T, liveness, other string, lines [][]string, wants ...string) {
+	t.Helper()
+	counted, wrong := regexp.MustCompile(`operations: .*`+liveness), regexp.MustCompile(other)
+	for _, args := range lines {
 		r := runCLI(t, "", args...)
 		if r.code != ExitConformant {
 			t.Fatalf("%v: exit %d\nstdout:\n%s\nstderr:\n%s", args, r.code, r.stdout, r.stderr)
 		}
-		for _, want := range []string{"seed 11", "control extension: yes", "no violation of"} {
+		for _, want := range wants {
 			if !strings.Contains(r.stdout, want) {
 				t.Errorf("%v: the report lacks %q:\n%s", args, want, r.stdout)
 			}
+		}
+		if !counted.MatchString(r.stdout) || wrong.MatchString(r.stdout) {
+			t.Errorf("%v: the operation counts should match %s, not %s:\n%s", args, liveness, other, r.stdout)
 		}
 	}
 }
@@ -89,26 +103,13 @@ func TestExploreUsageErrors(t *testing.T) {
 // replay file that carries the revision, and --replay of it reproduces
 // the violation without flags, and refuses another revision.
 func TestExplore2026(t *testing.T) {
-	for _, args := range [][]string{
+	// The liveness operation is server/discover under 2026-07-28, and
+	// the counts say so.
+	exploreConforming(t, `\bdiscover \d+`, `\bping \d+`, [][]string{
 		{"explore", "--protocol", "2026-07-28", "--ops", "300", "--seed", "11"},
 		{"explore", "--revision", "2026-07-28", "--transport", "stdio", "--sessions", "2", "--ops", "100", "--seed", "11"},
 		{"explore", "--protocol", "2026-07-28", "--transport", "http", "--ops", "200", "--seed", "11"},
-	} {
-		r := runCLI(t, "", args...)
-		if r.code != ExitConformant {
-			t.Fatalf("%v: exit %d\nstdout:\n%s\nstderr:\n%s", args, r.code, r.stdout, r.stderr)
-		}
-		for _, want := range []string{"revision 2026-07-28, seed 11", "control extension: yes; tasks: no", "no violation of"} {
-			if !strings.Contains(r.stdout, want) {
-				t.Errorf("%v: the report lacks %q:\n%s", args, want, r.stdout)
-			}
-		}
-		// The liveness operation is server/discover under 2026-07-28,
-		// and the counts say so (a 2025-11-25 run counts "ping").
-		if !regexp.MustCompile(`operations: .*discover \d+`).MatchString(r.stdout) || regexp.MustCompile(`\bping \d+`).MatchString(r.stdout) {
-			t.Errorf("%v: the operation counts should name server/discover, not ping:\n%s", args, r.stdout)
-		}
-	}
+	}, "revision 2026-07-28, seed 11", "control extension: yes; tasks: no", "no violation of")
 	replay, rp := exploreFinds(t, t.TempDir(), []string{"--protocol", "2026-07-28"}, "VIOLATION cancel-no-response: CAN-54 (MUST NOT)", "request server/discover")
 	if rp.Revision != explore.Revision20260728 || rp.Violation == nil || rp.Violation.Requirement != "CAN-54" {
 		t.Fatalf("replay file: revision %s, violation %+v", rp.Revision, rp.Violation)
