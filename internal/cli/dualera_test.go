@@ -43,6 +43,7 @@ import (
 // (http26/stream-close-*) run on the profile's observe tool, and the
 // catalogue finds nothing else; the run is conformant.
 func TestCheckDualEra(t *testing.T) {
+	t.Parallel()
 	prof, err := filepath.Abs(filepath.Join("..", "..", "testdata", "targets", "dualera-profile.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -122,6 +123,7 @@ func TestCheckDualEra(t *testing.T) {
 // cancels at its --timeout by closing the request's response stream, and
 // says so; the held tool never answers on its own.
 func TestCallDualEraStreamClose(t *testing.T) {
+	t.Parallel()
 	url := targets.DualEraHTTP(t)
 	r := runCLI(t, "", "call", "--url", url, "--timeout", "300ms", "-v", "slow", `{"steps":1,"stepMs":0,"hold":true}`)
 	if r.code != ExitTimeout {

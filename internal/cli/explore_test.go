@@ -14,6 +14,7 @@ import (
 // process and as stdio children, finds nothing and says what it did; its
 // liveness operation is counted as ping.
 func TestExploreConforming(t *testing.T) {
+	t.Parallel()
 	exploreConforming(t, `\bping \d+`, `\bdiscover \d+`, [][]string{
 		{"explore", "--ops", "300", "--seed", "11"},
 		{"explore", "--transport", "stdio", "--sessions", "2", "--ops", "100", "--seed", "11"},
@@ -49,6 +50,7 @@ func exploreConforming(t *testing.T, liveness, other string, lines [][]string, w
 // replay file and chronology; --replay of that file reproduces it, and
 // show renders the chronology.
 func TestExploreFindShrinkReplay(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	replay, rp := exploreFinds(t, dir, nil, "VIOLATION cancel-no-response: CAN-8 (SHOULD)", "replay file:")
 	if rp.Violation == nil || rp.Violation.Invariant != explore.InvCancelNoResponse || !rp.Target.BuiltIn {
@@ -71,6 +73,7 @@ func TestExploreFindShrinkReplay(t *testing.T) {
 }
 
 func TestExploreUsageErrors(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -103,6 +106,7 @@ func TestExploreUsageErrors(t *testing.T) {
 // replay file that carries the revision, and --replay of it reproduces
 // the violation without flags, and refuses another revision.
 func TestExplore2026(t *testing.T) {
+	t.Parallel()
 	// The liveness operation is server/discover under 2026-07-28, and
 	// the counts say so.
 	exploreConforming(t, `\bdiscover \d+`, `\bping \d+`, [][]string{

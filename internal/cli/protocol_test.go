@@ -37,6 +37,7 @@ func eraTarget(t *testing.T, mode erasrv.Mode, over string) []string {
 // --protocol 2025-11-25 ends with one line naming what the server
 // offers, exit 2, and no report.
 func TestProtocolStrictServer(t *testing.T) {
+	t.Parallel()
 	for _, over := range []string{"stdio", "http"} {
 		t.Run(over, func(t *testing.T) {
 			target := eraTarget(t, erasrv.ModernOnly, over)
@@ -78,6 +79,7 @@ func TestProtocolStrictServer(t *testing.T) {
 // conformant silently: the header, the summary and the JSON report carry
 // the contradiction, with the probes' answers.
 func TestProtocolInconsistentServer(t *testing.T) {
+	t.Parallel()
 	jsonPath := filepath.Join(t.TempDir(), "report.json")
 	r := runCLI(t, "", append([]string{"check", "--json", jsonPath}, eraTarget(t, erasrv.Inconsistent, "stdio")...)...)
 	want := "INCONSISTENT initialize agreed to 2025-11-25, which server/discover does not list (it lists 2026-07-28): either the server agrees to a revision it does not list as supported (LIF-9), or its supportedVersions names only the revisions of the per-request era (the spec does not say which it must) [LIF-9, LIF-47]"
@@ -104,6 +106,7 @@ func TestProtocolInconsistentServer(t *testing.T) {
 // catalogue under each revision into one report: a revision on every
 // result and a "what changed" section, in every format.
 func TestProtocolBothReport(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	args := append([]string{"check", "--protocol", "both", "--json", filepath.Join(dir, "r.json"), "--junit", filepath.Join(dir, "r.xml"),
 		"--html", filepath.Join(dir, "r.html")}, eraTarget(t, erasrv.Dual, "stdio")...)
@@ -148,6 +151,7 @@ func TestProtocolBothReport(t *testing.T) {
 // both is refused where one session is all there is, and with a
 // baseline (which lists the cases of one revision).
 func TestProtocolFlag(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -175,6 +179,7 @@ func TestProtocolFlag(t *testing.T) {
 // check: a strict 2026-07-28 server is spoken to in its revision under
 // auto, and refused in one line under --protocol 2025-11-25.
 func TestSessionCommandsNegotiate(t *testing.T) {
+	t.Parallel()
 	target := eraTarget(t, erasrv.ModernOnly, "stdio")
 	r := runCLI(t, "", append([]string{"tools"}, target...)...)
 	if r.code != 0 || !strings.Contains(r.stdout, "echo") || !strings.Contains(r.stderr, "mcpflight: speaking 2026-07-28: server/discover listed it") {
@@ -199,6 +204,7 @@ func TestSessionCommandsNegotiate(t *testing.T) {
 // it skips either applies to 2025-11-25 only or says why it cannot run
 // there (a stdio rule over HTTP, a rule for modern-only servers).
 func TestCheckReference2026(t *testing.T) {
+	t.Parallel()
 	for _, extra := range [][]string{nil, {"--transport", "http"}} {
 		r := runCLI(t, "", append([]string{"check", "--protocol", "2026-07-28"}, extra...)...)
 		if r.code != ExitConformant || !strings.Contains(r.stdout, " 0 error ") {
@@ -239,6 +245,7 @@ func skipped2026Elsewhere(line string) bool {
 // under auto; from its own bounded wait under --protocol 2025-11-25,
 // where no probe was made). Issue 12 (LIF-9).
 func TestProtocolAutoSilentLegacyServer(t *testing.T) {
+	t.Parallel()
 	const id = "lifecycle/initialize-agrees-to-listed-revision"
 	for _, tc := range []struct {
 		name, over string

@@ -64,6 +64,7 @@ func schemaBreakHTTP(t *testing.T, bin, mode string) string {
 // names the field, and (serverInfo.name a number, which the handshake
 // cannot decode) has no harness error for that reason.
 func TestSchemaBreakingServers(t *testing.T) {
+	t.Parallel()
 	bin, err := schemaBreak()
 	if err != nil {
 		t.Fatalf("building testdata/schemabreak: %v", err)
@@ -146,6 +147,7 @@ func TestSchemaBreakingServers(t *testing.T) {
 // process): not one message it sends may break the schema. (The
 // in-process transport is runner's TestReferenceCatalogueSchemaClean.)
 func TestReferenceSchemaClean(t *testing.T) {
+	t.Parallel()
 	for name, args := range map[string][]string{"stdio": nil, "http": {"--transport", "http"}} {
 		t.Run(name, func(t *testing.T) {
 			reportPath := filepath.Join(t.TempDir(), "report.json")

@@ -10,6 +10,7 @@ import (
 // 2026-07-28 request with its result; a legacy-only one knows no
 // server/discover; a bad list or teardown is a usage error.
 func TestServeProtocols(t *testing.T) {
+	t.Parallel()
 	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
 	discover := `{"jsonrpc":"2.0","id":2,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
 	tests := []struct {

@@ -12,6 +12,7 @@ import (
 // TestVersionFromLdflags builds mcpflight with the -ldflags -X overrides
 // a release script would use and runs "mcpflight version" (issue 17).
 func TestVersionFromLdflags(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds a binary")
 	}
@@ -36,6 +37,7 @@ func TestVersionFromLdflags(t *testing.T) {
 // stamping on (-buildvcs=true: this machine's GOFLAGS turns it off) and
 // checks that "mcpflight version" names a version and the checkout's HEAD.
 func TestVersionFromVCS(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds a binary")
 	}
@@ -69,6 +71,7 @@ func TestVersionFromVCS(t *testing.T) {
 }
 
 func TestBuildInfoString(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in   BuildInfo
 		want string
