@@ -360,75 +360,68 @@ func (e *Env) JudgeProgress(calls ...*peer.Call) *verdict.Outcome {
 // stdio, for a call answered without a stream, and when every progress
 // notification of a call came on its own stream.
 func (e *Env) ProgressOnOwnStreams(calls ...*peer.Call) *verdict.Outcome {
-	if !e.SeparateStreams() {
-		return nil
-	}
-	h, ok := e.S.Conn().(*transport.HTTP)
-	if !ok {
-		return nil
-	}
-	for _, c := range calls {
-		own := h.StreamOf(c.ID)
-		if !c.Token.IsValid() || own == "" {
-			continue
-		}
-		tok, err := c.Token.MarshalJSON()
-		if err != nil {
-			continue
-		}
-		for _, ev := range e.Log.Events() {
-			if ev.Dir != chrono.In || ev.Kind != chrono.KindFrame || ev.Summary == nil ||
-				ev.Summary.Method != mcp.NotificationProgress || ev.Summary.Token != string(tok) || ev.Channel == "SSE "+own {
+	return e.offOwnStream(mcp.NotificationProgress, func(h *transport.HTTP, ev chrono.Event) (string, string, bool) {
+		for _, c := range calls {
+			tok, err := c.Token.MarshalJSON()
+			if !c.Token.IsValid() || err != nil || ev.Summary.Token != string(tok) {
 				continue
 			}
-			o := e.Broke(verdict.Req("HTTP-22").Clause("SHOULD").Under(spec.V20260728, "LOG-46"), []string{fmt.Sprintf("progress for token %s only on %s, the response stream of request %s", c.Token, own, c.ID)},
-				fmt.Sprintf("%s, on %s", Describe(ev), ev.Channel), ev.Seq)
-			return &o
+			own := h.StreamOf(c.ID)
+			return own, fmt.Sprintf("progress for token %s only on %s, the response stream of request %s", c.Token, own, c.ID), own != ""
 		}
-	}
-	return nil
+		return "", "", false
+	})
 }
 
-// LogsOnOwnStreams is ProgressOnOwnStreams for log messages: over
-// Streamable HTTP with a response stream per request, a notifications/message
-// whose data names one of ops' keys ("operation", as the reference
-// server's step logs do, SlowSpec.LogSteps) must come on that operation's
-// own response stream (LOG-46; HTTP-22 in 2025-11-25). Messages that name
-// no operation cannot be tied to a request and are not judged. It
-// returns the outcome for the first one that came elsewhere, or nil.
+// LogsOnOwnStreams is ProgressOnOwnStreams for log messages: a
+// notifications/message whose data names one of ops' keys ("operation",
+// as the reference server's step logs do, SlowSpec.LogSteps) must come on
+// that operation's own response stream. Messages that name no operation
+// cannot be tied to a request and are not judged.
 func (e *Env) LogsOnOwnStreams(ops ...*Op) *verdict.Outcome {
-	if !e.SeparateStreams() {
-		return nil
-	}
-	h, ok := e.S.Conn().(*transport.HTTP)
-	if !ok {
-		return nil
-	}
-	own := map[string]string{} // operation key → its stream
-	for _, op := range ops {
-		if s := h.StreamOf(op.Call.ID); s != "" && op.Key != "" {
-			own[op.Key] = s
-		}
-	}
-	for _, ev := range e.Log.Events() {
-		if ev.Dir != chrono.In || ev.Kind != chrono.KindFrame || ev.Summary == nil || ev.Summary.Method != mcp.NotificationMessage {
-			continue
-		}
+	return e.offOwnStream(mcp.NotificationMessage, func(h *transport.HTTP, ev chrono.Event) (string, string, bool) {
 		var p struct {
 			Data struct {
 				Operation string `json:"operation"`
 			} `json:"data"`
 		}
-		m, err := ev.Message()
-		if err != nil || json.Unmarshal(m.Params, &p) != nil {
+		if m, err := ev.Message(); err != nil || json.Unmarshal(m.Params, &p) != nil {
+			return "", "", false
+		}
+		for _, op := range ops {
+			if op.Key == "" || op.Key != p.Data.Operation {
+				continue
+			}
+			own := h.StreamOf(op.Call.ID)
+			return own, fmt.Sprintf("log messages of operation %q only on %s, the response stream of its request", op.Key, own), own != ""
+		}
+		return "", "", false
+	})
+}
+
+// offOwnStream is the judgement of ProgressOnOwnStreams and
+// LogsOnOwnStreams: over Streamable HTTP with a response stream per
+// request, the first inbound notification of method that came on
+// another stream than its own (as own tells it, with the expectation to
+// quote; ok false for one it cannot tie to a request) breaks LOG-46
+// (HTTP-22 in 2025-11-25). Nil elsewhere and when none did.
+func (e *Env) offOwnStream(method string, own func(h *transport.HTTP, ev chrono.Event) (stream, want string, ok bool)) *verdict.Outcome {
+	if !e.SeparateStreams() {
+		return nil
+	}
+	h, ok := e.S.Conn().(*transport.HTTP)
+	if !ok {
+		return nil
+	}
+	for _, ev := range e.Log.Events() {
+		if ev.Dir != chrono.In || ev.Kind != chrono.KindFrame || ev.Summary == nil || ev.Summary.Method != method {
 			continue
 		}
-		stream, ok := own[p.Data.Operation]
+		stream, want, ok := own(h, ev)
 		if !ok || ev.Channel == "SSE "+stream {
 			continue
 		}
-		o := e.Broke(verdict.Req("HTTP-22").Clause("SHOULD").Under(spec.V20260728, "LOG-46"),
-			[]string{fmt.Sprintf("log messages of operation %q only on %s, the response stream of its request", p.Data.Operation, stream)},
+		o := e.Broke(verdict.Req("HTTP-22").Clause("SHOULD").Under(spec.V20260728, "LOG-46"), []string{want},
 			fmt.Sprintf("%s, on %s", Describe(ev), ev.Channel), ev.Seq)
 		return &o
 	}
