@@ -68,6 +68,9 @@ const (
 	FaultCancelsWrongID           Fault = "cancels-wrong-id"
 	FaultTaskCancelWithoutName    Fault = "task-cancel-without-name"
 	FaultReusesInFlightID         Fault = "reuses-id-in-flight"
+	FaultCancelsInitializeLate    Fault = "cancels-initialize-late"
+	FaultClosesStreamThenCancels  Fault = "closes-stream-then-cancels"
+	FaultClosesStreamOnly         Fault = "closes-stream-only"
 )
 
 // Faults lists every fault with what it does.
@@ -94,6 +97,9 @@ func Faults() map[Fault]string {
 		FaultCancelsWrongID:           "names a request ID that is not the call's in the notifications/cancelled it sends when it gives up on a call (over 2026-07-28 HTTP: besides closing the stream)",
 		FaultTaskCancelWithoutName:    "POSTs tasks/cancel without the Mcp-Name header on a 2026-07-28 Streamable HTTP session",
 		FaultReusesInFlightID:         "sends the second call of a parallel step with the ID of the first, still in flight",
+		FaultCancelsInitializeLate:    "when the handshake times out, sends notifications/cancelled for initialize from a background goroutine a moment later, and closes at once",
+		FaultClosesStreamThenCancels:  "(a conforming variant) over 2025-11-25 Streamable HTTP, closes a call's response stream before it POSTs the call's notifications/cancelled when it gives up on it",
+		FaultClosesStreamOnly:         "over 2025-11-25 Streamable HTTP, gives up on a call by closing its response stream, without notifications/cancelled",
 	}
 }
 
@@ -110,6 +116,10 @@ func ParseFault(name string) (Fault, error) {
 	}
 	return f, nil
 }
+
+// lateCancel is how long after the handshake's timeout the
+// cancels-initialize-late fault sends its cancel.
+const lateCancel = 20 * time.Millisecond
 
 // DefaultProbeTimeout is how long the built-in client waits for an answer
 // to server/discover before it takes the server for a legacy one that
@@ -176,9 +186,25 @@ func (a *adapter) run(ctx context.Context) error {
 			a.step(ctx, i+1, st)
 		}
 	}
+	a.linger(ctx)
 	a.close(ctx)
 	a.report(clientrun.Report{Step: len(a.in.Steps) + 1, Outcome: clientrun.OutcomeClosed})
 	return nil
+}
+
+// linger keeps the connection open for Instructions.LingerMs before the
+// close, as a host that goes on running would (the pause is what the
+// instructions ask for).
+func (a *adapter) linger(ctx context.Context) {
+	if a.in.LingerMs <= 0 {
+		return
+	}
+	t := time.NewTimer(time.Duration(a.in.LingerMs) * time.Millisecond)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
 }
 
 // dial reaches the server.
@@ -246,6 +272,22 @@ func (a *adapter) connect(ctx context.Context) error {
 			if a.fault(FaultCancelsInitialize) {
 				if id, ok := a.sentID(from, mcp.MethodInitialize); ok {
 					_, _ = a.s.NotifySeq(ctx, mcp.NotificationCancelled, map[string]any{"requestId": id, "reason": "timeout"})
+				}
+			}
+			if a.fault(FaultCancelsInitializeLate) {
+				if id, ok := a.sentID(from, mcp.MethodInitialize); ok {
+					// Off the caller's path, as go-sdk sends its cancels:
+					// the moment it waits is the fault's, and the case's
+					// linger (the observation window) is ten times as long.
+					go func() {
+						late := time.NewTimer(lateCancel)
+						defer late.Stop()
+						select {
+						case <-late.C:
+							_, _ = a.s.NotifySeq(ctx, mcp.NotificationCancelled, map[string]any{"requestId": id, "reason": "timeout"})
+						case <-ctx.Done():
+						}
+					}()
 				}
 			}
 		}
@@ -576,6 +618,10 @@ func (a *adapter) giveUp(ctx context.Context, c *peer.Call, stepN, index int, ca
 		_, _ = a.s.NotifySeq(ctx, mcp.NotificationCancelled, map[string]any{"requestId": a.s.NewID(), "reason": why})
 		cancel = false
 	}
+	if !modernHTTP && a.in.Transport == clientrun.TransportHTTP && (a.fault(FaultClosesStreamThenCancels) || a.fault(FaultClosesStreamOnly)) {
+		a.dropStreamOf(c)
+		cancel = cancel && !a.fault(FaultClosesStreamOnly)
+	}
 	if cancel {
 		_ = a.s.Cancel(ctx, c, why)
 		if a.fault(FaultNotifiesModernCancel) && a.modern && a.in.Transport == clientrun.TransportHTTP {
@@ -596,6 +642,29 @@ func (a *adapter) giveUp(ctx context.Context, c *peer.Call, stepN, index int, ca
 		}()
 	}
 	return clientrun.Report{Outcome: outcome, Error: why}
+}
+
+// dropStreamOf closes the response stream of c's POST (2025-11-25
+// Streamable HTTP, where that is a disconnection, not a cancel): the
+// closes-stream-* faults.
+func (a *adapter) dropStreamOf(c *peer.Call) {
+	h, ok := a.conn.(*transport.HTTP)
+	if !ok {
+		return
+	}
+	from := c.SentSeq
+	if from > 0 {
+		from-- // Since(n) starts after seq n; the request's own frame is seq SentSeq
+	}
+	for _, ev := range a.log.Since(from) {
+		if ev.Dir != chrono.Out || ev.Kind != chrono.KindFrame {
+			continue
+		}
+		if m, err := ev.Message(); err == nil && m.ID.Key() == c.ID.Key() && m.Method == mcp.MethodToolsCall {
+			_ = h.Drop(ev.Channel)
+			return
+		}
+	}
 }
 
 // outcome reports a call that ended.

@@ -10,7 +10,6 @@ import (
 
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/clientrun"
-	"github.com/mcpflight/mcpflight/mcp"
 	"github.com/mcpflight/mcpflight/verdict"
 )
 
@@ -68,8 +67,18 @@ func (w *closeWitness) play(ctx context.Context, told clientrun.Told, script cli
 			return
 		}
 		hctx, cancel := context.WithTimeout(ctx, w.e.Patience())
-		closed := holdUntil(hctx, first.Gone(), first.Cancelled()) >= 0
+		got := holdUntil(hctx, first.Gone(), first.Cancelled())
 		cancel()
+		if got == 1 {
+			// A notifications/cancelled is not the 2026-07-28 HTTP
+			// signal (CAN-43): a client may POST it before it closes
+			// the stream (go-sdk does, off the caller's path), so the
+			// close gets the observation window to follow.
+			gctx, cancel := context.WithTimeout(ctx, w.e.Grace)
+			holdUntil(gctx, first.Gone())
+			cancel()
+		}
+		closed := got >= 0
 		text := "request " + first.ID.String() + " was cancelled: answering the next call"
 		if !closed {
 			text = "the stream of request " + first.ID.String() + " is still open: answering the next call"
@@ -95,7 +104,6 @@ func judgeCancel(e *clientrun.Env, p *clientrun.Played, c *clientrun.Call, what 
 				fmt.Sprintf("notifications/cancelled names %s, which is not the request in flight", id), n.Seq)
 		}
 	}
-	seq, how := signalOf(p, e.Log, c)
 	if modernHTTP(e) {
 		gone := goneSeq(e.Log, c)
 		if gone == 0 {
@@ -115,14 +123,23 @@ func judgeCancel(e *clientrun.Env, p *clientrun.Played, c *clientrun.Call, what 
 		}
 		return verdict.Passf("after %s the client closed the stream of request %s at seq %d", what, c.ID, gone)
 	}
-	if seq == 0 || how != mcp.NotificationCancelled {
+	// Outside 2026-07-28 HTTP the notification is the cancel, whatever
+	// came before it: a client that closes the stream first and then
+	// POSTs notifications/cancelled has cancelled (issue 25.1).
+	cs := cancelsOf(p, c)
+	gone := goneSeq(e.Log, c)
+	if len(cs) == 0 {
 		actual := fmt.Sprintf("after %s no notifications/cancelled named request %s (%s)", what, c.ID, reportsText(p))
-		if how != "" {
-			actual += "; it only closed the stream at seq " + fmt.Sprint(seq)
+		if gone != 0 {
+			actual += "; it only closed the stream at seq " + fmt.Sprint(gone)
 		}
 		return verdict.Broken(e.Revision, missing, []string{"notifications/cancelled with requestId " + c.ID.String()}, actual, 0)
 	}
-	return verdict.Passf("after %s the client sent notifications/cancelled for %s at seq %d", what, c.ID, seq)
+	if gone != 0 && gone < cs[0].Seq {
+		return verdict.Passf("after %s the client closed the stream of request %s at seq %d and then sent notifications/cancelled for it at seq %d",
+			what, c.ID, gone, cs[0].Seq)
+	}
+	return verdict.Passf("after %s the client sent notifications/cancelled for %s at seq %d", what, c.ID, cs[0].Seq)
 }
 
 func cancelCases() []clientrun.Case {
@@ -132,11 +149,11 @@ func cancelCases() []clientrun.Case {
 			Title:    "a call the user aborts is cancelled with its request ID (or, on 2026 HTTP, by closing its stream)",
 			Reqs:     []string{"HTTP-26", "CAN-5", "CAN-6", "CAN-53", "CAN-44", "CAN-40", "CAN-51", "HTTP-99"},
 			Versions: both,
-			Sends:    "one progress notification for the call, then no answer; the adapter aborts after that progress (2026-07-28 HTTP: then makes a next call, which the server holds until the first call's stream is closed)",
+			Sends:    "one progress notification for the call, then no answer; the adapter aborts after that progress (2026-07-28 HTTP: then makes a next call, which the server holds until the first call's stream is closed) and keeps its connection open for the observation window (lingerMs)",
 			Expect:   "notifications/cancelled naming the call's request ID (stdio; 2025-11-25 HTTP), or the call's SSE stream closed before the next call is answered (2026-07-28 HTTP)",
 			Run: func(ctx context.Context, e *clientrun.Env) verdict.Outcome {
 				w := newCloseWitness(e)
-				p := w.play(ctx, clientrun.Told{Steps: []clientrun.Step{step(clientrun.CallStep{Tool: "slow", Progress: true, AbortAfterProgress: 1})}},
+				p := w.play(ctx, clientrun.Told{Steps: []clientrun.Step{step(clientrun.CallStep{Tool: "slow", Progress: true, AbortAfterProgress: 1})}, Linger: e.Linger()},
 					clientrun.Script{Tools: []clientrun.Tool{{Name: "slow"}}, Call: holdAfterProgress(1)})
 				if o := p.Unusable(); o != nil {
 					return *o
@@ -169,11 +186,11 @@ func cancelCases() []clientrun.Case {
 			Title:    "a call that times out is cancelled, not just abandoned",
 			Reqs:     []string{"LIF-16", "CAN-45", "CAN-5", "CAN-51"},
 			Versions: both,
-			Sends:    "never answers the call; the adapter gives it 1 s (2026-07-28 HTTP: then makes a next call, held until the first call's stream is closed)",
+			Sends:    "never answers the call; the adapter gives it 1 s (2026-07-28 HTTP: then makes a next call, held until the first call's stream is closed) and keeps its connection open for the observation window (lingerMs)",
 			Expect:   "when the timeout fires, notifications/cancelled naming the call (or, 2026-07-28 HTTP, its stream closed before the next call is answered)",
 			Run: func(ctx context.Context, e *clientrun.Env) verdict.Outcome {
 				w := newCloseWitness(e)
-				p := w.play(ctx, clientrun.Told{Steps: []clientrun.Step{step(clientrun.CallStep{Tool: "slow", TimeoutMs: 1000})}},
+				p := w.play(ctx, clientrun.Told{Steps: []clientrun.Step{step(clientrun.CallStep{Tool: "slow", TimeoutMs: 1000})}, Linger: e.Linger()},
 					clientrun.Script{Tools: []clientrun.Tool{{Name: "slow"}}, Call: holdAfterProgress(0)})
 				if o := p.Unusable(); o != nil {
 					return *o
@@ -190,13 +207,13 @@ func cancelCases() []clientrun.Case {
 			Title:    "no cancel for a request that was already answered",
 			Reqs:     []string{"CAN-1", "CAN-46"},
 			Versions: both,
-			Sends:    "answers the call at once; the adapter aborts its signal after the result, then makes a second call",
+			Sends:    "answers the call at once; the adapter aborts its signal after the result, then makes a second call and keeps its connection open for the observation window (lingerMs)",
 			Expect:   "no notifications/cancelled naming the answered request",
 			Run: func(ctx context.Context, e *clientrun.Env) verdict.Outcome {
 				p := e.Play(ctx, clientrun.Told{Steps: []clientrun.Step{
 					step(clientrun.CallStep{Tool: "quick", AbortAfterResponse: true}),
 					step(clientrun.CallStep{Tool: "quick"}),
-				}}, clientrun.Script{Tools: []clientrun.Tool{{Name: "quick"}}})
+				}, Linger: e.Linger()}, clientrun.Script{Tools: []clientrun.Tool{{Name: "quick"}}})
 				if o := p.Unusable(); o != nil {
 					return *o
 				}

@@ -19,7 +19,7 @@ func lifecycleCases() []clientrun.Case {
 			Title:    "the client never cancels initialize, even when it times out",
 			Reqs:     []string{"CAN-2", "CAN-3"},
 			Versions: only(v25),
-			Sends:    "never answers initialize; the adapter is told to give up on connecting after 1 s (3 s over HTTP)",
+			Sends:    "never answers initialize; the adapter is told to give up on connecting after 1 s (3 s over HTTP), then to keep its connection open for the observation window (lingerMs), so that a cancel sent off the caller's path shows",
 			Expect:   "no notifications/cancelled naming the initialize request (CAN-2: \"The initialize request MUST NOT be cancelled by clients\")",
 			Run: func(ctx context.Context, e *clientrun.Env) verdict.Outcome {
 				// The first request of a fresh Node process over HTTP can take
@@ -28,7 +28,7 @@ func lifecycleCases() []clientrun.Case {
 				if e.Transport == clientrun.TransportHTTP {
 					timeout = 3000
 				}
-				p := e.Play(ctx, clientrun.Told{Connect: clientrun.Connect{TimeoutMs: timeout}}, clientrun.Script{HoldInitialize: true})
+				p := e.Play(ctx, clientrun.Told{Connect: clientrun.Connect{TimeoutMs: timeout}, Linger: e.Linger()}, clientrun.Script{HoldInitialize: true})
 				if o := p.Unusable(); o != nil {
 					return *o
 				}

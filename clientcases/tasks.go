@@ -24,7 +24,7 @@ func taskCases() []clientrun.Case {
 			Sends:    "2025-11-25: declares tasks.requests.tools.call and a tool with taskSupport optional, and answers the task-augmented call with a working task; 2026-07-28: declares the io.modelcontextprotocol/tasks extension and answers a call that declares it with a CreateTaskResult (resultType task). The task stays working until tasks/cancel",
 			Expect:   "the adapter aborts the task once created: tasks/cancel naming the task (over 2026-07-28 HTTP with Mcp-Name set to its ID), and no notifications/cancelled for the tools/call",
 			Run: func(ctx context.Context, e *clientrun.Env) verdict.Outcome {
-				p := e.Play(ctx, clientrun.Told{Steps: []clientrun.Step{step(clientrun.CallStep{Tool: "task_worker", Task: true, AbortAfterTaskCreated: true})}},
+				p := e.Play(ctx, clientrun.Told{Steps: []clientrun.Step{step(clientrun.CallStep{Tool: "task_worker", Task: true, AbortAfterTaskCreated: true})}, Linger: e.Linger()},
 					clientrun.Script{Tasks: true, Tools: []clientrun.Tool{{Name: "task_worker", TaskSupport: "optional"}}})
 				if o := p.Unusable(); o != nil {
 					return *o

@@ -46,7 +46,7 @@ func probeCase(slug, title string, pa clientrun.ProbeAnswer, httpStatus int) cli
 			if e.Transport == clientrun.TransportHTTP {
 				answer.HTTPStatus = httpStatus
 			}
-			p := e.Play(ctx, clientrun.Told{Connect: clientrun.Connect{TimeoutMs: 8000}, Steps: []clientrun.Step{step(clientrun.CallStep{Tool: "quick"})}},
+			p := e.Play(ctx, clientrun.Told{Connect: clientrun.Connect{TimeoutMs: silenceBudgetMs}, Steps: []clientrun.Step{step(clientrun.CallStep{Tool: "quick"})}},
 				clientrun.Script{Legacy: &answer, Tools: []clientrun.Tool{{Name: "quick"}}})
 			if o := p.Unusable(); o != nil {
 				return *o
@@ -72,6 +72,18 @@ func probeCase(slug, title string, pa clientrun.ProbeAnswer, httpStatus int) cli
 			if !onStdio {
 				rule = verdict.Req("HTTP-106").Clause("SHOULD")
 			}
+			if len(inits) == 0 && pa.Silent {
+				// STD-49's MUST NOT names error codes; silence is in its
+				// explanation ("or not at all") and in the outcome list
+				// ("does not respond within a reasonable timeout: ... Fall
+				// back"), which has no keyword of its own: the evidence
+				// cannot prove the MUST NOT broken (issue 25.3).
+				return verdict.Broken(e.Revision, rule.Except(verdict.Warn,
+					"the sentence's MUST NOT is about error codes; a silent legacy server is named only in its explanation and in the outcome list, which has no keyword"),
+					[]string{"initialize after the probe goes unanswered for a reasonable timeout"},
+					fmt.Sprintf("the probe is never answered and the client spent its whole connect budget (%d ms) waiting on it without falling back to initialize: "+
+						"it has no probe timeout of its own, or one longer than the budget (%s)", silenceBudgetMs, reportsText(p)), 0)
+			}
 			if len(inits) == 0 {
 				return verdict.Broken(e.Revision, rule, []string{"initialize after the failed probe, whatever the failure"},
 					fmt.Sprintf("the probe %s and the client never fell back to initialize (%s)", title, reportsText(p)), 0)
@@ -84,6 +96,11 @@ func probeCase(slug, title string, pa clientrun.ProbeAnswer, httpStatus int) cli
 		},
 	}
 }
+
+// silenceBudgetMs is the connect budget of the probe cases: the probe's
+// "reasonable timeout" (2026-07-28 stdio, Backward Compatibility) must fit
+// in it with the fallback after it.
+const silenceBudgetMs = 8000
 
 func versioningCases() []clientrun.Case {
 	return []clientrun.Case{

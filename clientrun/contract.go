@@ -76,6 +76,15 @@ type Instructions struct {
 	// Steps run in order after connecting; then the adapter closes the
 	// connection and exits.
 	Steps []Step `json:"steps"`
+	// LingerMs, when positive, is how long the adapter keeps the
+	// connection open after its last step (or after a connect that
+	// failed) before it closes it, as a host that goes on running would:
+	// what the client sends off the caller's path (a cancel sent from a
+	// background goroutine or a timer) shows within it instead of racing
+	// the close. The cases that judge what a client sends, or must not
+	// send, after an abort or a timeout set it to their observation
+	// window.
+	LingerMs int `json:"lingerMs,omitempty"`
 }
 
 // ServerCommand is the argv of the stdio server to spawn.

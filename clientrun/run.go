@@ -268,11 +268,21 @@ type Env struct {
 // never the thing tested.
 func (e *Env) Patience() time.Duration { return 10*e.Grace + 2*time.Second }
 
+// Linger is how long a case that judges what the client sends after an
+// abort or a timeout tells the adapter to keep its connection open
+// (Told.Linger): the case's observation window, so that a send made off
+// the caller's path is seen, not lost to the close (issue 25.2).
+func (e *Env) Linger() time.Duration { return e.Grace }
+
 // Told is what a case tells the adapter: the rest of the Instructions
 // (name, revision, transport, server) is the harness's.
 type Told struct {
 	Connect Connect
 	Steps   []Step
+	// Linger is how long the adapter keeps the connection open after
+	// its steps (Instructions.LingerMs); Env.Linger is the case's
+	// observation window.
+	Linger time.Duration
 }
 
 // Played is what happened in one case.
@@ -347,7 +357,8 @@ func signalText(sig string) string {
 func (e *Env) Play(ctx context.Context, told Told, script Script) *Played {
 	e.played = true
 	cfg := e.cfg
-	in := Instructions{Name: e.caseID, ProtocolVersion: e.Revision, Transport: e.Transport, Connect: told.Connect, Steps: told.Steps}
+	in := Instructions{Name: e.caseID, ProtocolVersion: e.Revision, Transport: e.Transport, Connect: told.Connect, Steps: told.Steps,
+		LingerMs: int(told.Linger.Milliseconds())}
 	pl := &Played{Instructions: in}
 	h := newHub(e.Log)
 	var (

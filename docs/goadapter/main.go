@@ -84,7 +84,12 @@ func main() {
 			c.step(ctx, i+1, st)
 		}
 	}
-	// Close: over stdio the server's stdin first, then the process.
+	// Keep the connection open as long as the instructions ask (a host
+	// that goes on running), then close: over stdio the server's stdin
+	// first, then the process.
+	if in.LingerMs > 0 {
+		time.Sleep(time.Duration(in.LingerMs) * time.Millisecond)
+	}
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	c.s.Close(cctx)
 	cancel()

@@ -164,11 +164,13 @@ func targetsDir() string {
 	return filepath.Join("..", "..", "testdata", "targets")
 }
 
-// TestCheckClientTypeScript grades the TypeScript SDK clients through
-// their adapters in testdata/targets; the verdicts are the findings the
-// README writes up (each checked by hand in its chronology). A verdict
-// set with two members is a race the client itself runs (see the README).
-func TestCheckClientTypeScript(t *testing.T) {
+// TestCheckClientRealClients grades the real clients through their
+// adapters: the TypeScript SDK clients (testdata/targets) and the go-sdk
+// v1.8.0 client (testdata/gosdkclient, issue 25), under both revisions
+// over both transports; the verdicts are the findings the README writes
+// up (each checked by hand in its chronology). A verdict set with two
+// members is a race the client itself runs (see the README).
+func TestCheckClientRealClients(t *testing.T) {
 	node, err := exec.LookPath("node")
 	dir := targetsDir()
 	_, e1 := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk", "package.json"))
@@ -226,15 +228,12 @@ func TestCheckClientTypeScript(t *testing.T) {
 	modernOnly := []string{"versioning/envelope-on-every-request", "versioning/no-removed-methods", "versioning/probe-fallback-invalid-params",
 		"versioning/probe-fallback-method-not-found", "versioning/probe-fallback-other-error"}
 	legacyOnly := []string{"lifecycle/initialize-first", "lifecycle/initialize-not-cancelled", "lifecycle/ping-answered"}
+	// Over 2025-11-25 HTTP the adapters' close() once followed the abort
+	// at once and aborted the POST of notifications/cancelled (warn or
+	// pass by the race); the cases that judge what a client sends after
+	// an abort now tell the adapter to keep its connection open for the
+	// observation window (lingerMs, issue 25.2), and the verdicts hold.
 	const (
-		// Over 2025-11-25 HTTP the adapter's close() follows the abort at
-		// once and aborts the POST of notifications/cancelled: the cancel
-		// is lost (warn), unless the POST got out first (pass). README
-		// "Checking a client".
-		closeRace = "close() races the POST of notifications/cancelled"
-		// The same race for SDK 1.32.2's notifications/cancelled for a
-		// task: lost (the task only abandoned: info) or sent (fail).
-		taskCloseRace = "close() races the POST of the wrong notifications/cancelled for the task"
 		// 2.4.0 closes its probing sibling's stdin and signals it at once
 		// (_dispose in stdio.mjs): a warn when the SIGTERM lands first, a
 		// pass when the sibling has already exited on EOF.
@@ -255,46 +254,84 @@ func TestCheckClientTypeScript(t *testing.T) {
 		}
 		return is("skip", all...)
 	}
+	// The go-sdk v1.8.0 client (testdata/gosdkclient, its client API
+	// alone) has no tasks API: its adapter reports the task step
+	// unsupported.
+	gosdk := buildGoSDKClient(t)
 	runs := []struct {
 		name, adapter string
-		args          []string
-		want          want
+		// command, when set, is the adapter's command line instead of
+		// node running adapter.
+		command string
+		args    []string
+		want    want
 	}{
-		{"sdk-1.32.2/stdio", "sdk-client-adapter.mjs", nil, pin(
-			is("pass", "cancel/abort-signals-cancel", "cancel/late-response-ignored", "cancel/timeout-signals-cancel", "lifecycle/initialize-first",
-				"lifecycle/ping-answered", "progress/tokens-unique", "rpc/no-id-reuse", "stdio/shutdown-closes-stdin", "timeout/maximum-despite-progress"),
-			is("fail", "cancel/none-after-response", "lifecycle/initialize-not-cancelled", "tasks/cancel-with-tasks-cancel"),
-			skip(httpOnly25, http26, modernOnly, "versioning/probe-fallback-silence"),
-		)},
-		{"sdk-1.32.2/http", "sdk-client-adapter.mjs", []string{"--transport", "http"}, pin(
-			is("pass", "cancel/late-response-ignored", "http/drop-resumed-not-cancelled", "http/request-headers", "lifecycle/initialize-first",
-				"lifecycle/initialize-not-cancelled", "lifecycle/ping-answered", "progress/tokens-unique", "rpc/no-id-reuse", "timeout/maximum-despite-progress"),
-			is("fail", "cancel/none-after-response"),
-			racy(closeRace, []string{"warn", "pass"}, "cancel/abort-signals-cancel", "cancel/timeout-signals-cancel"),
-			racy(taskCloseRace, []string{"info", "fail"}, "tasks/cancel-with-tasks-cancel"),
-			skip(http26, "stdio/shutdown-closes-stdin", modernOnly, "versioning/probe-fallback-silence"),
-		)},
-		{"client-2.4.0/stdio", "client-adapter.mjs", nil, pin(
+		{"go-sdk-1.8.0/stdio", "", gosdk, nil, pin(
 			is("pass", "cancel/abort-signals-cancel", "cancel/late-response-ignored", "cancel/none-after-response", "cancel/timeout-signals-cancel",
 				"lifecycle/initialize-first", "lifecycle/initialize-not-cancelled", "lifecycle/ping-answered", "progress/tokens-unique", "rpc/no-id-reuse",
 				"stdio/shutdown-closes-stdin", "timeout/maximum-despite-progress"),
 			skip(httpOnly25, http26, noTaskAPI, modernOnly, "versioning/probe-fallback-silence"),
 		)},
-		{"client-2.4.0/http", "client-adapter.mjs", []string{"--transport", "http"}, pin(
-			is("pass", "cancel/late-response-ignored", "cancel/none-after-response", "http/drop-resumed-not-cancelled", "http/request-headers",
-				"lifecycle/initialize-first", "lifecycle/initialize-not-cancelled", "lifecycle/ping-answered", "progress/tokens-unique", "rpc/no-id-reuse",
-				"timeout/maximum-despite-progress"),
-			racy(closeRace, []string{"warn", "pass"}, "cancel/abort-signals-cancel", "cancel/timeout-signals-cancel"),
+		{"go-sdk-1.8.0/http", "", gosdk, []string{"--transport", "http"}, pin(
+			is("pass", "cancel/abort-signals-cancel", "cancel/late-response-ignored", "cancel/none-after-response", "cancel/timeout-signals-cancel",
+				"http/drop-resumed-not-cancelled", "http/request-headers", "lifecycle/initialize-first", "lifecycle/initialize-not-cancelled",
+				"lifecycle/ping-answered", "progress/tokens-unique", "rpc/no-id-reuse", "timeout/maximum-despite-progress"),
 			skip(http26, "stdio/shutdown-closes-stdin", noTaskAPI, modernOnly, "versioning/probe-fallback-silence"),
 		)},
-		{"client-2.4.0/stdio/2026", "client-adapter.mjs", []string{"--protocol", "2026-07-28", "--dual-era"}, pin(
+		// STD-49 (warn by exception): the probe is never answered, and
+		// the client spends its whole connect budget on server/discover
+		// without falling back.
+		{"go-sdk-1.8.0/stdio/2026", "", gosdk, []string{"--protocol", "2026-07-28", "--dual-era"}, pin(
+			is("pass", "cancel/abort-signals-cancel", "cancel/late-response-ignored", "cancel/none-after-response", "cancel/timeout-signals-cancel",
+				"progress/tokens-unique", "rpc/no-id-reuse", "stdio/shutdown-closes-stdin", "timeout/maximum-despite-progress"),
+			is("pass", modernOnly...),
+			is("warn", "versioning/probe-fallback-silence"),
+			skip(httpOnly25, http26, legacyOnly, noTaskAPI),
+		)},
+		// HTTP-99 (info): go-sdk closes the stream and POSTs
+		// notifications/cancelled as well; HTTP-94: a broken stream's
+		// request is not re-issued.
+		{"go-sdk-1.8.0/http/2026", "", gosdk, []string{"--protocol", "2026-07-28", "--dual-era", "--transport", "http"}, pin(
+			is("pass", "cancel/none-after-response", "http/request-headers", "progress/tokens-unique", "rpc/no-id-reuse", "timeout/maximum-despite-progress"),
+			is("pass", modernOnly...),
+			is("info", "cancel/abort-signals-cancel", "cancel/timeout-signals-cancel"),
+			is("fail", http26),
+			skip("cancel/late-response-ignored", "http/drop-resumed-not-cancelled", legacyOnly, "stdio/shutdown-closes-stdin", noTaskAPI,
+				"versioning/probe-fallback-silence"),
+		)},
+		{"sdk-1.32.2/stdio", "sdk-client-adapter.mjs", "", nil, pin(
+			is("pass", "cancel/abort-signals-cancel", "cancel/late-response-ignored", "cancel/timeout-signals-cancel", "lifecycle/initialize-first",
+				"lifecycle/ping-answered", "progress/tokens-unique", "rpc/no-id-reuse", "stdio/shutdown-closes-stdin", "timeout/maximum-despite-progress"),
+			is("fail", "cancel/none-after-response", "lifecycle/initialize-not-cancelled", "tasks/cancel-with-tasks-cancel"),
+			skip(httpOnly25, http26, modernOnly, "versioning/probe-fallback-silence"),
+		)},
+		{"sdk-1.32.2/http", "sdk-client-adapter.mjs", "", []string{"--transport", "http"}, pin(
+			is("pass", "cancel/late-response-ignored", "http/drop-resumed-not-cancelled", "http/request-headers", "lifecycle/initialize-first",
+				"lifecycle/initialize-not-cancelled", "lifecycle/ping-answered", "progress/tokens-unique", "rpc/no-id-reuse", "timeout/maximum-despite-progress"),
+			is("pass", "cancel/abort-signals-cancel", "cancel/timeout-signals-cancel"),
+			is("fail", "cancel/none-after-response", "tasks/cancel-with-tasks-cancel"),
+			skip(http26, "stdio/shutdown-closes-stdin", modernOnly, "versioning/probe-fallback-silence"),
+		)},
+		{"client-2.4.0/stdio", "client-adapter.mjs", "", nil, pin(
+			is("pass", "cancel/abort-signals-cancel", "cancel/late-response-ignored", "cancel/none-after-response", "cancel/timeout-signals-cancel",
+				"lifecycle/initialize-first", "lifecycle/initialize-not-cancelled", "lifecycle/ping-answered", "progress/tokens-unique", "rpc/no-id-reuse",
+				"stdio/shutdown-closes-stdin", "timeout/maximum-despite-progress"),
+			skip(httpOnly25, http26, noTaskAPI, modernOnly, "versioning/probe-fallback-silence"),
+		)},
+		{"client-2.4.0/http", "client-adapter.mjs", "", []string{"--transport", "http"}, pin(
+			is("pass", "cancel/late-response-ignored", "cancel/none-after-response", "http/drop-resumed-not-cancelled", "http/request-headers",
+				"lifecycle/initialize-first", "lifecycle/initialize-not-cancelled", "lifecycle/ping-answered", "progress/tokens-unique", "rpc/no-id-reuse",
+				"timeout/maximum-despite-progress", "cancel/abort-signals-cancel", "cancel/timeout-signals-cancel"),
+			skip(http26, "stdio/shutdown-closes-stdin", noTaskAPI, modernOnly, "versioning/probe-fallback-silence"),
+		)},
+		{"client-2.4.0/stdio/2026", "client-adapter.mjs", "", []string{"--protocol", "2026-07-28", "--dual-era"}, pin(
 			is("pass", "cancel/abort-signals-cancel", "cancel/late-response-ignored", "cancel/none-after-response", "cancel/timeout-signals-cancel",
 				"progress/tokens-unique", "rpc/no-id-reuse", "timeout/maximum-despite-progress", "versioning/probe-fallback-silence"),
 			is("pass", modernOnly...),
 			racy(disposeRace, []string{"warn", "pass"}, "stdio/shutdown-closes-stdin"),
 			skip(httpOnly25, http26, legacyOnly, noTaskAPI),
 		)},
-		{"client-2.4.0/http/2026", "client-adapter.mjs", []string{"--protocol", "2026-07-28", "--dual-era", "--transport", "http"}, pin(
+		{"client-2.4.0/http/2026", "client-adapter.mjs", "", []string{"--protocol", "2026-07-28", "--dual-era", "--transport", "http"}, pin(
 			is("pass", "cancel/abort-signals-cancel", "cancel/none-after-response", "cancel/timeout-signals-cancel", "http/request-headers",
 				"progress/tokens-unique", "rpc/no-id-reuse", "timeout/maximum-despite-progress"),
 			is("pass", modernOnly...),
@@ -317,7 +354,11 @@ func TestCheckClientTypeScript(t *testing.T) {
 			// Two cases at a time: each starts a Node process, which on a
 			// loaded machine takes seconds; the case deadline is only a
 			// safety net (every case ends on evidence), so it is generous.
-			r := runCLI(t, "", append([]string{"check-client", "--command", adapter(run.adapter), "--json", path,
+			command := run.command
+			if command == "" {
+				command = adapter(run.adapter)
+			}
+			r := runCLI(t, "", append([]string{"check-client", "--command", command, "--json", path,
 				"--jobs", "2", "--case-timeout", "60s"}, run.args...)...)
 			if r.code == ExitError {
 				t.Fatalf("exit code %d\n%s\n%s", r.code, r.stdout, r.stderr)
@@ -351,6 +392,26 @@ func TestCheckClientTypeScript(t *testing.T) {
 			}
 		})
 	}
+}
+
+// buildGoSDKClient builds testdata/gosdkclient, the check-client adapter
+// on the go-sdk v1.8.0 client, a module of its own (its dependencies come
+// from the Go module proxy), and returns its path; a build that fails
+// skips the test, and fails it under CI.
+func buildGoSDKClient(t *testing.T) string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "gosdkclient")
+	build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", out, ".")
+	build.Dir = filepath.Join("..", "..", "testdata", "gosdkclient")
+	build.Env = append(os.Environ(), "GOWORK=off")
+	if b, err := build.CombinedOutput(); err != nil {
+		msg := fmt.Sprintf("building testdata/gosdkclient: %v\n%s", err, b)
+		if os.Getenv("CI") != "" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	return out
 }
 
 // TestCheckClientGoAdapter builds the Go adapter of docs/check-client.md

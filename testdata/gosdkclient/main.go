@@ -39,7 +39,8 @@ type instructions struct {
 	Connect struct {
 		TimeoutMs int `json:"timeoutMs"`
 	} `json:"connect"`
-	Steps []step `json:"steps"`
+	Steps    []step `json:"steps"`
+	LingerMs int    `json:"lingerMs"`
 }
 
 type step struct {
@@ -153,6 +154,7 @@ func run(in instructions) {
 			outcome = "timeout"
 		}
 		emit(report{Step: 0, Outcome: outcome, Error: err.Error()})
+		linger(in.LingerMs)
 		emit(report{Step: len(in.Steps) + 1, Outcome: "closed"})
 		return
 	}
@@ -179,10 +181,19 @@ func run(in instructions) {
 			emit(report{Step: n, Outcome: "unsupported", Error: "unknown op " + s.Op})
 		}
 	}
+	linger(in.LingerMs)
 	if err := session.Close(); err != nil {
 		fmt.Fprintln(os.Stderr, "close:", err)
 	}
 	emit(report{Step: len(in.Steps) + 1, Outcome: "closed"})
+}
+
+// linger keeps the connection open for the instructions' lingerMs before
+// it is closed, as a host that goes on running would.
+func linger(ms int) {
+	if ms > 0 {
+		time.Sleep(time.Duration(ms) * time.Millisecond)
+	}
 }
 
 // call runs one tool call with a context that carries its timeout and the

@@ -52,6 +52,16 @@ export function failure(e, ac) {
   return { outcome: 'error', error: message(e) };
 }
 
+// linger keeps the connection open before close(): the instructions'
+// lingerMs (a host that goes on running after an abort or a timeout), or
+// the diagnostic MCPFLIGHT_ADAPTER_CLOSE_DELAY_MS (0 by default), which
+// tells what close() itself loses (an in-flight POST) from what was never
+// sent.
+async function linger() {
+  const delay = Number(ctx.lingerMs || process.env.MCPFLIGHT_ADAPTER_CLOSE_DELAY_MS || 0);
+  if (delay > 0) await new Promise((r) => setTimeout(r, delay));
+}
+
 // run connects with connect(), runs every step with call(), closes.
 export async function run({ connect, call, close }) {
   let client;
@@ -60,6 +70,7 @@ export async function run({ connect, call, close }) {
     report({ step: 0, outcome: 'connected' });
   } catch (e) {
     report({ step: 0, outcome: /timed out|timeout/i.test(message(e)) || e?.code === -32001 ? 'timeout' : 'error', error: message(e) });
+    await linger();
     await close(client).catch(() => {});
     report({ step: (ctx.steps ?? []).length + 1, outcome: 'closed' });
     return;
@@ -75,10 +86,7 @@ export async function run({ connect, call, close }) {
       report({ step: n, outcome: 'unsupported', error: 'unknown op ' + s.op });
     }
   }
-  // A diagnostic knob, 0 by default: wait before closing, to tell what
-  // close() itself loses (an in-flight POST) from what was never sent.
-  const delay = Number(process.env.MCPFLIGHT_ADAPTER_CLOSE_DELAY_MS || 0);
-  if (delay > 0) await new Promise((r) => setTimeout(r, delay));
+  await linger();
   await close(client).catch((e) => process.stderr.write('close: ' + message(e) + '\n'));
   report({ step: (ctx.steps ?? []).length + 1, outcome: 'closed' });
 }
