@@ -175,7 +175,7 @@ func (r Rule) Judge(revision string) (Judgement, error) {
 	}
 	level := req.Level
 	if r.clause != "" && id == r.id {
-		if !slices.Contains(Keywords(req.Level), r.clause) {
+		if !slices.Contains(Keywords(req.Level), r.clause) && !sentenceHasKeyword(req.Quote, r.clause) {
 			return Judgement{}, fmt.Errorf("%s: clause %q of level %q: %w", id, r.clause, req.Level, ErrNoSuchClause)
 		}
 		level = r.clause
@@ -193,6 +193,41 @@ func (r Rule) Judge(revision string) (Judgement, error) {
 	}
 	return j, nil
 }
+
+// sentenceHasKeyword reports whether the quoted sentence holds keyword
+// as an upper-case RFC 2119 phrase of its own: the registry gives
+// "Servers SHOULD stop work ... and MUST NOT send any further messages"
+// (CAN-54, CAN-56) the level of its stricter clause, MUST NOT, and a rule
+// whose evidence breaks the SHOULD names that clause. "MUST" does not
+// match inside "MUST NOT", nor "SHOULD" inside "SHOULD NOT".
+func sentenceHasKeyword(quote, keyword string) bool {
+	if _, err := Severity(keyword); err != nil {
+		return false
+	}
+	for rest := quote; ; {
+		i := strings.Index(rest, keyword)
+		if i < 0 {
+			return false
+		}
+		before, after := rest[:i], rest[i+len(keyword):]
+		rest = after
+		if before != "" && isUpperLetter(before[len(before)-1]) {
+			continue
+		}
+		if after != "" && isUpperLetter(after[0]) {
+			continue
+		}
+		if !strings.HasSuffix(keyword, " NOT") && strings.HasPrefix(after, " NOT") {
+			continue
+		}
+		if !strings.HasPrefix(keyword, "NOT ") && strings.HasSuffix(before, "NOT ") {
+			continue
+		}
+		return true
+	}
+}
+
+func isUpperLetter(b byte) bool { return b >= 'A' && b <= 'Z' }
 
 // Broken is the outcome of evidence that breaks rule under revision: the
 // registry's level decides the verdict. A rule that cannot be judged
