@@ -74,18 +74,25 @@ var racyOnThirdParty = []struct {
 	seen                        []finding
 	why                         string
 }{
-	{"mcpgo-stdio", "*", "progress/*",
-		[]finding{{verdict.Pass, ""}, {verdict.Info, ""}, {verdict.Fail, "PRG-14"}},
-		"mcp-go's stdio server writes notifications from a goroutine of their own and responses directly, so the last " +
-			"step's progress, sent before the handler returns, is written after the response as often as not (the two " +
-			"lines 13 µs apart)"},
-	{"*-http", spec.V20251125, "cancel/mid-work-no-progress",
+	{"mcpgo-*", "*", "progress/*",
+		[]finding{{verdict.Pass, ""}, {verdict.Info, ""}, {verdict.Fail, "PRG-14"}, {verdict.Warn, "HTTP-22"}},
+		"mcp-go writes a request's notifications from a goroutine of their own (over HTTP, through the session's one " +
+			"channel, which any open POST stream of the session may drain) and its response directly: the last step's " +
+			"progress, sent before the handler returns, is written after the response as often as not (over stdio the " +
+			"two lines 13 µs apart), and over HTTP a progress sometimes goes out on another request's stream"},
+	{"*-http*", spec.V20251125, "cancel/mid-work-no-progress",
 		[]finding{{verdict.Pass, ""}, {verdict.Warn, "CAN-8"}},
 		"the handler's step timer and the cancel race: a step that fires as the cancel arrives still sends its progress"},
-	{"mcpgo-http", spec.V20251125, "progress/interleaved-tokens",
-		[]finding{{verdict.Pass, ""}, {verdict.Warn, "HTTP-22"}},
-		"mcp-go sends a request's notifications through the session's one channel, which any open POST stream of the " +
-			"session may drain: a progress sometimes goes out on another request's stream"},
+	{"gosdk-stdio", spec.V20260728, "cancel/mid-work-no-progress",
+		[]finding{{verdict.Pass, ""}, {verdict.Fail, "CAN-54"}},
+		"the handler's step timer and the cancel race: a step that fires as the cancel arrives still sends its progress"},
+	{"*-http*", spec.V20251125, "cancel/before-first-progress",
+		[]finding{{verdict.Warn, "CAN-8"}, {verdict.Info, ""}},
+		"the cancel and the handler's first step race: a cancel that arrives as the step fires loses to the response (info)"},
+	{"mcpgo-stdio", "*", "cancel/string-vs-integer-target",
+		[]finding{{verdict.Fail, "RPC-8"}, {verdict.Warn, "CAN-8"}},
+		"mcp-go takes the cancel of \"5\" for one of 5 too (RPC-8): which of the two requests its cancel reaches first, " +
+			"and whether a step's progress crosses the cancel (CAN-8), decides the verdict"},
 	{"gosdk-http-stateless", spec.V20260728, "http26/stream-close-cancels-silent-handler",
 		[]finding{{verdict.Error, ""}, {verdict.Fail, "CAN-43"}},
 		"without PropagateRequestCancellation the handler runs on after the close: whether it has completed when the " +
