@@ -1,6 +1,8 @@
 // Package targets starts the npm test targets of testdata/targets for the
 // integration tests: the TypeScript SDK v2 dual-era server
-// (testdata/targets/dualera.mjs on @modelcontextprotocol/server 2.4.0).
+// (testdata/targets/dualera.mjs on @modelcontextprotocol/server 2.4.0),
+// and builds and starts the Go test targets that are modules of their own
+// (testdata/gosdkserver, testdata/mcpgoserver: GoServer, GoServerHTTP).
 // The targets' node_modules is $MCPFLIGHT_TARGETS_DIR/node_modules when
 // that variable is set (a scratch `npm ci` of testdata/targets), else
 // testdata/targets/node_modules, which .ci/run installs. Without node or
@@ -18,6 +20,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -87,10 +90,18 @@ func DualEra(t testing.TB, args ...string) []string {
 // stopped (its stdin closed, then killed if need be) when the test ends.
 func DualEraHTTP(t testing.TB, extra ...string) string {
 	t.Helper()
-	argv := DualEra(t, append([]string{"http"}, extra...)...)
+	return startHTTP(t, "dualera", DualEra(t, append([]string{"http"}, extra...)...))
+}
+
+// startHTTP runs argv, a server that prints its URL as its first line on
+// stdout and exits when its stdin ends, and returns that URL. The server
+// is stopped (its stdin closed, then killed if need be) when the test
+// ends; its stderr goes to the test's log, prefixed with label.
+func startHTTP(t testing.TB, label string, argv []string) string {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Stderr = &prefixWriter{t: t}
+	cmd.Stderr = &prefixWriter{t: t, label: label}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -125,20 +136,90 @@ func DualEraHTTP(t testing.TB, extra ...string) string {
 	select {
 	case url := <-lines:
 		if !strings.HasPrefix(url, "http://") {
-			t.Fatalf("dualera.mjs http printed %q, not its URL", url)
+			t.Fatalf("%s http printed %q, not its URL", label, url)
 		}
 		return url
-	case <-time.After(30 * time.Second): // a safety net for node's start
-		t.Fatal("dualera.mjs http printed no URL within 30s")
+	case <-time.After(30 * time.Second): // a safety net for the server's start
+		t.Fatalf("%s http printed no URL within 30s", label)
 	}
 	return ""
 }
 
+// goBuilds holds GoServer's builds, one per module for the test binary.
+var goBuilds sync.Map // name -> *goBuild
+
+type goBuild struct {
+	once sync.Once
+	bin  string
+	err  error
+}
+
+// GoModule is the folder of testdata/NAME, a Go test target that is a
+// module of its own (testdata/gosdkserver, testdata/mcpgoserver).
+func GoModule(name string) string {
+	return filepath.Join(filepath.Dir(repoTargets()), name)
+}
+
+// GoServer returns the path of testdata/NAME's binary, built with go build
+// (GOWORK=off, in the module's folder, so that its own go.mod and go.sum
+// decide its dependencies) once per test binary into a temporary folder.
+// The build needs the Go module proxy, or a module cache that holds the
+// dependencies: when it fails the test is skipped with the build's
+// output, and under CI it fails.
+func GoServer(t testing.TB, name string) string {
+	t.Helper()
+	v, _ := goBuilds.LoadOrStore(name, &goBuild{})
+	b := v.(*goBuild)
+	b.once.Do(func() { b.bin, b.err = buildGo(name) })
+	if b.err != nil {
+		msg := fmt.Sprintf("building testdata/%s: %v", name, b.err)
+		if os.Getenv("CI") != "" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	return b.bin
+}
+
+func buildGo(name string) (string, error) {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
+	}
+	// One folder per build, left behind with the test binary's other
+	// temporary files: a test cleanup would remove it under a later test.
+	dir, err := os.MkdirTemp("", "mcpflight-"+name+"-")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, name)
+	cmd := exec.Command(goBin, "build", "-o", bin, ".")
+	cmd.Dir = GoModule(name)
+	cmd.Env = append(os.Environ(), "GOWORK=off")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("%v\n%s", err, out)
+	}
+	return bin, nil
+}
+
+// GoServerHTTP starts testdata/NAME's binary (GoServer) as
+// "NAME http -watch-stdin ARGS..." (for example "-stateless") on a free
+// loopback port and returns its URL; the server is stopped when the test
+// ends.
+func GoServerHTTP(t testing.TB, name string, args ...string) string {
+	t.Helper()
+	bin := GoServer(t, name)
+	return startHTTP(t, name, append([]string{bin, "http", "-watch-stdin"}, args...))
+}
+
 // prefixWriter logs the server's stderr into the test's log.
-type prefixWriter struct{ t testing.TB }
+type prefixWriter struct {
+	t     testing.TB
+	label string
+}
 
 func (w *prefixWriter) Write(p []byte) (int, error) {
-	w.t.Logf("dualera stderr: %s", strings.TrimRight(string(p), "\n"))
+	w.t.Logf("%s stderr: %s", w.label, strings.TrimRight(string(p), "\n"))
 	return len(p), nil
 }
 

@@ -1,0 +1,372 @@
+package cases_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpflight/mcpflight/cases"
+	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/internal/targets"
+	"github.com/mcpflight/mcpflight/profile"
+	"github.com/mcpflight/mcpflight/runner"
+	"github.com/mcpflight/mcpflight/spec"
+	"github.com/mcpflight/mcpflight/transport"
+	"github.com/mcpflight/mcpflight/verdict"
+)
+
+// thirdPartyFile pins every verdict TestThirdPartyVerdicts reaches, by
+// deployment, revision and case. Re-record it (after a case's judgement
+// changed on purpose) with
+//
+//	go test ./cases -run TestThirdPartyVerdicts -update
+const thirdPartyFile = "testdata/thirdparty-verdicts.json"
+
+// thirdPartyRecord is thirdPartyFile: the Go modules the servers were
+// built on (from their go.mod) and the verdicts.
+type thirdPartyRecord struct {
+	Servers     map[string]string                        `json:"servers"`
+	Deployments map[string]map[string]map[string]finding `json:"deployments"`
+}
+
+// thirdPartyDeployment is one way of running a third-party server:
+// testdata/<server> over stdio, or over Streamable HTTP with args.
+type thirdPartyDeployment struct {
+	name   string
+	server string
+	http   bool
+	args   []string
+}
+
+var thirdPartyDeployments = []thirdPartyDeployment{
+	{name: "gosdk-stdio", server: "gosdkserver"},
+	{name: "gosdk-http", server: "gosdkserver", http: true},
+	{name: "gosdk-http-stateless", server: "gosdkserver", http: true, args: []string{"-stateless"}},
+	{name: "gosdk-http-stateless-propagate", server: "gosdkserver", http: true, args: []string{"-stateless", "-propagate-cancel"}},
+	{name: "mcpgo-stdio", server: "mcpgoserver"},
+	{name: "mcpgo-http", server: "mcpgoserver", http: true},
+}
+
+// thirdPartyServers names, for each server, the module it is built on;
+// thirdPartyFile records the version its go.mod requires.
+var thirdPartyServers = map[string]string{
+	"gosdkserver": "github.com/modelcontextprotocol/go-sdk",
+	"mcpgoserver": "github.com/mark3labs/mcp-go",
+}
+
+var thirdPartyRevisions = []string{spec.V20251125, spec.V20260728}
+
+// racyOnThirdParty lists the verdicts that depend on a race inside the
+// server, matched by deployment, revision and case (path.Match patterns):
+// they are compared against the verdicts their race was seen to reach,
+// not against the recorded one. Each was read in its chronologies.
+var racyOnThirdParty = []struct {
+	deployment, revision, cases string
+	seen                        []finding
+	why                         string
+}{
+	{"mcpgo-*", "*", "progress/*",
+		[]finding{{verdict.Pass, ""}, {verdict.Info, ""}, {verdict.Fail, "PRG-14"}, {verdict.Warn, "HTTP-22"}},
+		"mcp-go writes a request's notifications from a goroutine of their own (over HTTP, through the session's one " +
+			"channel, which any open POST stream of the session may drain) and its response directly: the last step's " +
+			"progress, sent before the handler returns, is written after the response as often as not (over stdio the " +
+			"two lines 13 µs apart), and over HTTP a progress sometimes goes out on another request's stream"},
+	{"*-http*", spec.V20251125, "cancel/mid-work-no-progress",
+		[]finding{{verdict.Pass, ""}, {verdict.Warn, "CAN-8"}},
+		"the handler's step timer and the cancel race: a step that fires as the cancel arrives still sends its progress"},
+	{"gosdk-stdio", spec.V20260728, "cancel/mid-work-no-progress",
+		[]finding{{verdict.Pass, ""}, {verdict.Fail, "CAN-54"}},
+		"the handler's step timer and the cancel race: a step that fires as the cancel arrives still sends its progress"},
+	{"*-http*", spec.V20251125, "cancel/before-first-progress",
+		[]finding{{verdict.Warn, "CAN-8"}, {verdict.Info, ""}},
+		"the cancel and the handler's first step race: a cancel that arrives as the step fires loses to the response (info)"},
+	{"mcpgo-stdio", "*", "cancel/string-vs-integer-target",
+		[]finding{{verdict.Fail, "RPC-8"}, {verdict.Warn, "CAN-8"}},
+		"mcp-go takes the cancel of \"5\" for one of 5 too (RPC-8): which of the two requests its cancel reaches first, " +
+			"and whether a step's progress crosses the cancel (CAN-8), decides the verdict"},
+	{"gosdk-http-stateless", spec.V20260728, "http26/stream-close-cancels-silent-handler",
+		[]finding{{verdict.Error, ""}, {verdict.Fail, "CAN-43"}},
+		"without PropagateRequestCancellation the handler runs on after the close: whether it has completed when the " +
+			"observer is read decides between CAN-43 and the path of the known CAN-56 harness bug (knownWrongErrors)"},
+}
+
+// racyFor returns the racyOnThirdParty entry of a verdict, if any.
+func racyFor(dep, rev, id string) (seen []finding, why string, ok bool) {
+	for _, r := range racyOnThirdParty {
+		if globMatch(r.deployment, dep) && globMatch(r.revision, rev) && globMatch(r.cases, id) {
+			return r.seen, r.why, true
+		}
+	}
+	return nil, "", false
+}
+
+// couldNotAct matches the summaries of the errors that say mcpflight
+// could not act on the target (it refused the revision, did not reach the
+// point the case needs before the deadline, failed a helper step judged by
+// another case), as an error should. Any other error is a finding the
+// case failed to judge, or a harness bug.
+var couldNotAct = []*regexp.Regexp{
+	regexp.MustCompile(`^cannot reach the target`),
+	regexp.MustCompile(`^not run: `),
+	regexp.MustCompile(`^(handshake failed|no answer to initialize)`),
+	regexp.MustCompile(`^case deadline of \S+ exceeded before the case concluded`),
+	regexp.MustCompile(`is not supported by this server|does not support protocol version`),
+	regexp.MustCompile(`\([A-Z]+-[0-9]+, see [a-z0-9]+/[a-z0-9-]+\)`),
+}
+
+// knownWrongErrors are today's errors that are not "could not act"
+// reasons: each is matched by deployment, revision and case (path.Match
+// patterns) and is a known fault of mcpflight's judgement, so the test
+// stays green until its fix lands; an entry that no longer matches any
+// error fails the test (remove it), unless it is racy: an error that
+// comes and goes with a race in mcpflight, reported, not hidden (its
+// verdict is still compared with the recorded one).
+var knownWrongErrors = []struct {
+	deployment, revision, cases string
+	why                         string
+	racy                        bool
+}{
+	{"*-http*", "*", "rpc/no-response-to-notifications",
+		"an HTTP 400 to a notification is taken for a transport failure instead of judged (fixed by issue 23.1/23.4)", false},
+	{"*-http*", spec.V20260728, "versioning/unknown-revision",
+		"a plain-text HTTP 400 to an unknown revision is taken for a transport failure instead of judged (fixed by issue 23.1/23.4)", false},
+	{"gosdk-http-stateless", spec.V20260728, "http26/stream-close-cancels-*",
+		`harness bug: CAN-56 is cited with clause "SHOULD" of a "MUST NOT" level (fixed by issue 23.1/23.4)`, false},
+	{"mcpgo-http", spec.V20260728, "cancel/*",
+		"mcp-go answers notifications/cancelled with HTTP 400 and the case errs instead of judging it (fixed by issue 23.1/23.4)", false},
+	{"mcpgo-*", spec.V20260728, "robust/params-listen",
+		"cancelling a subscriptions/listen whose request mcp-go already ended is an error of mcpflight's peer, not a judgement; it comes and goes (fixed by issue 23.1/23.4)", true},
+}
+
+// moduleVersion reads the version of module mod that testdata/<server>'s
+// go.mod requires.
+func moduleVersion(t *testing.T, server, mod string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(targets.GoModule(server), "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(strings.TrimPrefix(strings.TrimSpace(line), "require "))
+		if len(f) >= 2 && f[0] == mod {
+			return mod + " " + f[1]
+		}
+	}
+	t.Fatalf("testdata/%s/go.mod requires no %s", server, mod)
+	return ""
+}
+
+// TestThirdPartyVerdicts runs the whole catalogue, under both revisions,
+// against servers built on the official Go SDK and on mcp-go
+// (testdata/gosdkserver, testdata/mcpgoserver, with their one profile) in
+// each of their deployments, and pins every verdict with its requirement
+// in thirdPartyFile: a changed verdict fails, naming deployment,
+// revision, case, the recorded verdict and the new one. It also fails on
+// an error that is not a "could not act" reason (couldNotAct), except the
+// known ones (knownWrongErrors). After a deliberate change of judgement,
+// re-record with
+//
+//	go test ./cases -run TestThirdPartyVerdicts -update
+func TestThirdPartyVerdicts(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("runs the catalogue twelve times against servers built on go-sdk and mcp-go")
+	}
+	prof, err := profile.Load(filepath.Join(targets.GoModule("gosdkserver"), "profile.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	servers := map[string]string{}
+	for server, mod := range thirdPartyServers {
+		servers[server] = moduleVersion(t, server, mod)
+	}
+	var recorded thirdPartyRecord
+	if !*update {
+		b, err := os.ReadFile(thirdPartyFile)
+		if err != nil {
+			t.Fatalf("reading the pinned verdicts: %v (record them: go test ./cases -run TestThirdPartyVerdicts -update)", err)
+		}
+		if err := json.Unmarshal(b, &recorded); err != nil {
+			t.Fatalf("%s: %v", thirdPartyFile, err)
+		}
+		for server, v := range servers {
+			if recorded.Servers[server] != v {
+				t.Fatalf("%s was recorded against %s %q, and testdata/%s/go.mod requires %q: record it again (go test ./cases -run TestThirdPartyVerdicts -update)",
+					thirdPartyFile, server, recorded.Servers[server], server, v)
+			}
+		}
+	}
+
+	var mu sync.Mutex
+	fresh := thirdPartyRecord{Servers: servers, Deployments: map[string]map[string]map[string]finding{}}
+	wrongErrorsSeen := make([]int, len(knownWrongErrors))
+	runs := 0
+	t.Cleanup(func() {
+		if t.Failed() || runs != len(thirdPartyDeployments)*len(thirdPartyRevisions) {
+			return // a failed or partial run (-run TestThirdPartyVerdicts/NAME) proves nothing of the list
+		}
+		for i, e := range knownWrongErrors {
+			if wrongErrorsSeen[i] == 0 && !e.racy {
+				t.Errorf("knownWrongErrors: %s %s %s matched no error (fixed? remove the entry): %s", e.deployment, e.revision, e.cases, e.why)
+			}
+		}
+		if !*update {
+			return
+		}
+		b, err := json.MarshalIndent(fresh, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(thirdPartyFile, append(b, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	})
+
+	for _, d := range thirdPartyDeployments {
+		t.Run(d.name, func(t *testing.T) {
+			bin := targets.GoServer(t, d.server)
+			type run struct {
+				rep *runner.Report
+				err error
+			}
+			// Both revisions' runs start before t.Parallel pauses the
+			// subtest, each against a server of its own (the observer
+			// counts server-wide), so that all deployments' waiting
+			// overlaps whatever -parallel is.
+			out := make([]run, len(thirdPartyRevisions))
+			var wg sync.WaitGroup
+			for i, rev := range thirdPartyRevisions {
+				var tgt runner.Target
+				if d.http {
+					url := targets.GoServerHTTP(t, d.server, d.args...)
+					tgt = runner.HTTPTarget(d.name, transport.HTTPConfig{URL: url, StallTimeout: everythingStall})
+				} else {
+					tgt = runner.StdioTarget(d.name, transport.StdioConfig{Argv: []string{bin, "stdio"}})
+				}
+				cfg := runner.Config{Target: tgt, Profile: prof, Cases: cases.All(), Version: rev,
+					Jobs: runner.DefaultJobs(tgt.Transport), Starts: runner.DefaultStarts(tgt.Transport)}
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					out[i].rep, out[i].err = runner.Run(context.Background(), cfg)
+				}()
+			}
+			t.Parallel()
+			wg.Wait()
+			for i, rev := range thirdPartyRevisions {
+				rep, err := out[i].rep, out[i].err
+				if err != nil {
+					t.Fatalf("%s: %v", rev, err)
+				}
+				t.Logf("%s %s: %v, %s", d.name, rev, rep.Duration.Round(time.Millisecond), summary(rep))
+				got := findings(rep)
+				mu.Lock()
+				if fresh.Deployments[d.name] == nil {
+					fresh.Deployments[d.name] = map[string]map[string]finding{}
+				}
+				fresh.Deployments[d.name][rev] = got
+				runs++
+				mu.Unlock()
+				if !*update {
+					compareThirdParty(t, d.name, rev, recorded.Deployments[d.name][rev], got)
+				}
+				for _, r := range rep.Results {
+					if r.Outcome.Verdict != verdict.Error || r.Outcome.Blame != nil || matchesAny(couldNotAct, r.Outcome.Summary) {
+						continue
+					}
+					known := false
+					for j, e := range knownWrongErrors {
+						if globMatch(e.deployment, d.name) && globMatch(e.revision, rev) && globMatch(e.cases, r.ID) {
+							mu.Lock()
+							wrongErrorsSeen[j]++
+							mu.Unlock()
+							known = true
+						}
+					}
+					if !known {
+						t.Errorf("%s %s %s: an error that is no \"could not act\" reason: %s", d.name, rev, r.ID, chrono.Sanitize(r.Outcome.Summary, false))
+					}
+				}
+				if t.Failed() {
+					for _, r := range rep.Results {
+						t.Logf("%s %-48s %-5s %-8s %s", rev, r.ID, r.Outcome.Verdict, r.Outcome.Requirement, chrono.Sanitize(r.Outcome.Summary, false))
+					}
+				}
+			}
+		})
+	}
+}
+
+// compareThirdParty fails t for every case of deployment dep under rev
+// whose verdict is not the recorded one (or, for a racy case, none of
+// those its race was seen to reach).
+func compareThirdParty(t *testing.T, dep, rev string, want, got map[string]finding) {
+	t.Helper()
+	if len(want) == 0 {
+		t.Errorf("%s holds no verdicts for %s %s (record them: go test ./cases -run TestThirdPartyVerdicts -update)", thirdPartyFile, dep, rev)
+		return
+	}
+	ids := map[string]bool{}
+	for id := range want {
+		ids[id] = true
+	}
+	for id := range got {
+		ids[id] = true
+	}
+	for _, id := range slices.Sorted(func(yield func(string) bool) {
+		for id := range ids {
+			if !yield(id) {
+				return
+			}
+		}
+	}) {
+		w, wok := want[id]
+		g, gok := got[id]
+		if seen, why, ok := racyFor(dep, rev, id); ok {
+			for _, f := range []finding{w, g} {
+				if !slices.Contains(seen, f) {
+					t.Errorf("%s %s %s: %s, which is none of the verdicts its race was seen to reach (%v): %s", dep, rev, id, describe(f), seen, why)
+				}
+			}
+			continue
+		}
+		switch {
+		case !wok:
+			t.Errorf("%s %s %s: a new case, %s (re-record: go test ./cases -run TestThirdPartyVerdicts -update)", dep, rev, id, describe(g))
+		case !gok:
+			t.Errorf("%s %s %s: recorded %s, and the case is gone", dep, rev, id, describe(w))
+		case w != g:
+			t.Errorf("%s %s %s: recorded %s, now %s", dep, rev, id, describe(w), describe(g))
+		}
+	}
+}
+
+func describe(f finding) string {
+	if f.Requirement == "" {
+		return string(f.Verdict)
+	}
+	return fmt.Sprintf("%s %s", f.Verdict, f.Requirement)
+}
+
+func matchesAny(res []*regexp.Regexp, s string) bool {
+	for _, re := range res {
+		if re.MatchString(s) {
+			return true
+		}
+	}
+	return false
+}
+
+func globMatch(pattern, s string) bool {
+	ok, err := path.Match(pattern, s)
+	return err == nil && ok
+}
