@@ -423,8 +423,10 @@ func TestHTTPFailedCallEndsItsStream(t *testing.T) {
 		}
 	}
 	// Only the held call's operation and its watcher remain.
-	for range 20 {
-		resp := f.postStream(ctx, `{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"name":"nope","arguments":{"key":"z"}}}`)
+	for i := range 20 {
+		// Each its own id: an id is not reused within a session (RPC-6),
+		// and the server may not have retired the last one yet.
+		resp := f.postStream(ctx, `{"jsonrpc":"2.0","id":"x`+strconv.Itoa(i)+`","method":"tools/call","params":{"name":"nope","arguments":{"key":"z"}}}`)
 		_, _ = io.ReadAll(resp.Body)
 		resp.Body.Close()
 	}
