@@ -119,7 +119,7 @@ func idCases() []clientrun.Case {
 				}
 				if a.Token.Key() == b.Token.Key() && priorInFlight(e.Log, a.In, b.In) {
 					return verdict.Broken(e.Revision, verdict.Req("PRG-2").Under(v26, "PRG-41"), []string{"a progress token no other active request has"},
-						fmt.Sprintf("calls %s and %s, both in flight, share the progress token %s", a.ID, b.ID, a.Token), b.In.Seq)
+						fmt.Sprintf("calls %s, both in flight, share the progress token %s", idPair(a.ID.String(), b.ID.String()), a.Token), b.In.Seq)
 				}
 				return verdict.Passf("the concurrent calls used the tokens %s and %s", a.Token, b.Token)
 			},
@@ -146,4 +146,14 @@ func priorInFlight(log *chrono.Log, prior, r clientrun.Inbound) bool {
 // hasMetaToken reports whether the call's params carry a progressToken.
 func hasMetaToken(c *clientrun.Call) bool {
 	return c.In.Msg != nil && c.In.Seq != 0 && containsToken(c.In.Msg.Params)
+}
+
+// idPair names two request ids in a fixed order ("2 and 3"), whatever
+// order the client sent them in: a client that runs its calls side by
+// side sends them in either order, and a report must not change with it.
+func idPair(a, b string) string {
+	if b < a {
+		a, b = b, a
+	}
+	return a + " and " + b
 }
