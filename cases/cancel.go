@@ -470,7 +470,7 @@ func cancelMidWork(ctx context.Context, e *probe.Env, judgeProgress bool) verdic
 	if err := op.AtStep(ctx, 1); err != nil {
 		return verdict.Errorf("%v", err)
 	}
-	if err := e.S.Cancel(ctx, op.Call, "mcpflight: cancel mid-work"); errors.Is(err, peer.ErrNotPending) {
+	if err := e.Cancel(ctx, op, "mcpflight: cancel mid-work"); errors.Is(err, peer.ErrNotPending) {
 		return verdict.Infof("the request completed before the cancel could be sent (CAN-9); nothing to judge")
 	} else if err != nil {
 		return verdict.Errorf("sending cancel: %v", err)
@@ -505,7 +505,7 @@ func cancelBeforeFirstProgress(ctx context.Context, e *probe.Env) verdict.Outcom
 			return verdict.Errorf("%v", err)
 		}
 	}
-	if err := e.S.Cancel(ctx, op.Call, "mcpflight: cancel before progress"); errors.Is(err, peer.ErrNotPending) {
+	if err := e.Cancel(ctx, op, "mcpflight: cancel before progress"); errors.Is(err, peer.ErrNotPending) {
 		return verdict.Infof("the request completed before the cancel could be sent (CAN-9)")
 	} else if err != nil {
 		return verdict.Errorf("sending cancel: %v", err)
@@ -602,7 +602,7 @@ func cancelDuplicate(ctx context.Context, e *probe.Env) verdict.Outcome {
 	if err := op.AtStep(ctx, 1); err != nil {
 		return verdict.Errorf("%v", err)
 	}
-	if err := e.S.Cancel(ctx, op.Call, "mcpflight: first cancel"); errors.Is(err, peer.ErrNotPending) {
+	if err := e.Cancel(ctx, op, "mcpflight: first cancel"); errors.Is(err, peer.ErrNotPending) {
 		return verdict.Infof("the request completed before the cancel could be sent (CAN-9)")
 	} else if err != nil {
 		return verdict.Errorf("sending cancel: %v", err)
@@ -722,7 +722,7 @@ func cancelByID(ctx context.Context, e *probe.Env, id jsonrpc.ID) verdict.Outcom
 	} else if err != nil {
 		return verdict.Errorf("%v", err)
 	}
-	if err := e.S.Cancel(ctx, op.Call, "mcpflight: cancel id "+id.String()); errors.Is(err, peer.ErrNotPending) {
+	if err := e.Cancel(ctx, op, "mcpflight: cancel id "+id.String()); errors.Is(err, peer.ErrNotPending) {
 		return verdict.Infof("the request completed before the cancel could be sent (CAN-9)")
 	} else if err != nil {
 		return verdict.Errorf("sending cancel: %v", err)
@@ -774,7 +774,7 @@ func cancelStringVsInteger(ctx context.Context, e *probe.Env) verdict.Outcome {
 	if err := strOp.AtStep(ctx, 1); err != nil {
 		return verdict.Errorf("%v", err)
 	}
-	if err := e.S.Cancel(ctx, strOp.Call, `mcpflight: cancel "5" only`); errors.Is(err, peer.ErrNotPending) {
+	if err := e.Cancel(ctx, strOp, `mcpflight: cancel "5" only`); errors.Is(err, peer.ErrNotPending) {
 		return verdict.Infof(`request "5" completed before the cancel could be sent`)
 	} else if err != nil {
 		return verdict.Errorf("sending cancel: %v", err)
@@ -826,7 +826,7 @@ func cancelInterleaved(ctx context.Context, e *probe.Env) verdict.Outcome {
 	if err := a.AtStep(ctx, 1); err != nil {
 		return verdict.Errorf("%v", err)
 	}
-	if err := e.S.Cancel(ctx, a.Call, "mcpflight: cancel one of two"); errors.Is(err, peer.ErrNotPending) {
+	if err := e.Cancel(ctx, a, "mcpflight: cancel one of two"); errors.Is(err, peer.ErrNotPending) {
 		return verdict.Infof("the first request completed before the cancel could be sent")
 	} else if err != nil {
 		return verdict.Errorf("sending cancel: %v", err)

@@ -124,7 +124,7 @@ func noFurtherMessage(ctx context.Context, e *probe.Env, afterProgress bool) ver
 			return verdict.Errorf("%v", err)
 		}
 	}
-	if err := e.S.Cancel(ctx, c, "mcpflight: nothing more for this request"); errors.Is(err, peer.ErrNotPending) {
+	if err := e.Cancel(ctx, op, "mcpflight: nothing more for this request"); errors.Is(err, peer.ErrNotPending) {
 		return verdict.Infof("the request completed before the cancel could be sent (CAN-49); nothing to judge")
 	} else if err != nil {
 		return verdict.Errorf("sending cancel: %v", err)
@@ -147,9 +147,13 @@ func noFurtherMessage(ctx context.Context, e *probe.Env, afterProgress bool) ver
 	isProgress := probe.ProgressFor(c.Token)
 	// The request is the only one in flight, so every log message after
 	// its cancel is one of its own (over stdio a message names no
-	// request).
+	// request). A notification the target wrote before it read the
+	// cancel (it crossed the cancel on the wire) is no further message.
 	if ev, ok := e.FrameAfter(c.CancelSeq, func(ev chrono.Event) bool {
-		return isMine(ev) || isProgress(ev) || ev.Summary != nil && ev.Summary.Method == mcp.NotificationMessage
+		if isMine(ev) {
+			return true
+		}
+		return (isProgress(ev) || ev.Summary != nil && ev.Summary.Method == mcp.NotificationMessage) && !op.CrossedCancel(ev.Seq)
 	}); ok {
 		return e.Breaks("CAN-54", []string{fmt.Sprintf("no further message for request %s after notifications/cancelled (seq %d)", c.ID, c.CancelSeq)},
 			probe.Describe(ev), ev.Seq)

@@ -112,20 +112,34 @@ func isAck(ev chrono.Event) bool {
 // awaitAck waits for the first acknowledgement after the listen request:
 // over stdio a barrier suffices (the server acknowledges before it reads
 // the next frame), over HTTP it comes on the listen request's own stream
-// and is waited for, at most Env.Patience. It reports false when none
-// came.
+// and is waited for, at most Env.Patience. A listen answered before any
+// acknowledgement ends the wait over Streamable HTTP 2026-07-28 (its
+// stream has ended, nothing more can come on it); elsewhere an
+// acknowledgement written behind the response is still waited for, one
+// observation window. It reports false when none came.
 func awaitAck(ctx context.Context, e *probe.Env, c *peer.Call) (chrono.Event, bool, error) {
 	if e.SeparateStreams() || e.Control == nil {
 		wctx, cancel, _ := e.WithPatience(ctx)
 		defer cancel()
-		ev, err := e.Log.WaitFor(wctx, c.SentSeq, func(ev chrono.Event) bool { return ev.Dir == chrono.In && isAck(ev) })
-		if err != nil && ctx.Err() != nil {
+		ended := probe.ResponseTo(c.ID)
+		ev, err := e.Log.WaitFor(wctx, c.SentSeq, func(ev chrono.Event) bool {
+			return ev.Dir == chrono.In && ev.Kind == chrono.KindFrame && (isAck(ev) || ended(ev))
+		})
+		switch {
+		case err != nil && ctx.Err() != nil:
 			return chrono.Event{}, false, ctx.Err()
-		}
-		if err != nil && listenUnknown(c) {
+		case err == nil && isAck(ev):
+			return ev, true, nil
+		case listenUnknown(c):
 			return chrono.Event{}, false, errListenNotServed
+		case err != nil || e.SeparateStreams():
+			return chrono.Event{}, false, nil
 		}
-		return ev, err == nil, nil
+		if err := e.Observe(ctx); err != nil {
+			return chrono.Event{}, false, err
+		}
+		ev, ok := e.FrameAfter(c.SentSeq, isAck)
+		return ev, ok, nil
 	}
 	if err := e.Quiesce(ctx); err != nil {
 		return chrono.Event{}, false, err
@@ -220,7 +234,13 @@ func listenAcknowledgedFirst(ctx context.Context, e *probe.Env) verdict.Outcome 
 	if err != nil {
 		return listenFailed(err)
 	}
-	if !ok {
+	resp, answered := e.FrameAfter(c.SentSeq, probe.ResponseTo(c.ID))
+	switch {
+	case answered && (!ok || resp.Seq < ack.Seq):
+		// The response carries the subscription's ID in its _meta too.
+		return e.Breaks("SUB-2", []string{"notifications/subscriptions/acknowledged as the first message carrying the subscription's ID"},
+			"the listen request's response came before any acknowledgement: "+probe.Describe(resp), resp.Seq)
+	case !ok:
 		return e.Breaks("SUB-2", []string{"notifications/subscriptions/acknowledged for the subscription"}, "no acknowledgement", 0)
 	}
 	if ev, early := e.FrameAfter(c.SentSeq, func(ev chrono.Event) bool {

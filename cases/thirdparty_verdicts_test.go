@@ -89,14 +89,15 @@ var racyOnThirdParty = []struct {
 	{"*-http*", spec.V20251125, "cancel/before-first-progress",
 		[]finding{{verdict.Warn, "CAN-8"}, {verdict.Info, ""}},
 		"the cancel and the handler's first step race: a cancel that arrives as the step fires loses to the response (info)"},
+	{"mcpgo-*", spec.V20260728, "subscriptions/acknowledged-first",
+		[]finding{{verdict.Pass, ""}, {verdict.Fail, "SUB-2"}},
+		"mcp-go answers subscriptions/listen at once and writes the acknowledgement from another goroutine: on the " +
+			"listen's stream (or stdout) the acknowledgement comes before the response or after it (then the response is the first " +
+			"message carrying the subscription's ID, SUB-2)"},
 	{"mcpgo-stdio", "*", "cancel/string-vs-integer-target",
 		[]finding{{verdict.Fail, "RPC-8"}, {verdict.Warn, "CAN-8"}},
 		"mcp-go takes the cancel of \"5\" for one of 5 too (RPC-8): which of the two requests its cancel reaches first, " +
 			"and whether a step's progress crosses the cancel (CAN-8), decides the verdict"},
-	{"gosdk-http-stateless", spec.V20260728, "http26/stream-close-cancels-silent-handler",
-		[]finding{{verdict.Error, ""}, {verdict.Fail, "CAN-43"}},
-		"without PropagateRequestCancellation the handler runs on after the close: whether it has completed when the " +
-			"observer is read decides between CAN-43 and the path of the known CAN-56 harness bug (knownWrongErrors)"},
 }
 
 // racyFor returns the racyOnThirdParty entry of a verdict, if any.
@@ -139,8 +140,6 @@ var knownWrongErrors = []struct {
 		"an HTTP 400 to a notification is taken for a transport failure instead of judged (fixed by issue 23.1/23.4)", false},
 	{"*-http*", spec.V20260728, "versioning/unknown-revision",
 		"a plain-text HTTP 400 to an unknown revision is taken for a transport failure instead of judged (fixed by issue 23.1/23.4)", false},
-	{"gosdk-http-stateless", spec.V20260728, "http26/stream-close-cancels-*",
-		`harness bug: CAN-56 is cited with clause "SHOULD" of a "MUST NOT" level (fixed by issue 23.1/23.4)`, false},
 	{"mcpgo-http", spec.V20260728, "cancel/*",
 		"mcp-go answers notifications/cancelled with HTTP 400 and the case errs instead of judging it (fixed by issue 23.1/23.4)", false},
 	{"mcpgo-*", spec.V20260728, "robust/params-listen",

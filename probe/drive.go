@@ -44,6 +44,10 @@ type Op struct {
 	Key   string
 	Steps int
 	e     *Env
+	// cancelRead is the sequence number of the answer to the barrier
+	// sent behind the cancel (Env.Cancel): by then the target had read
+	// the cancel. 0: no barrier.
+	cancelRead uint64
 }
 
 // Follow makes an Op of a call the case started itself (a slow tool with
@@ -428,6 +432,33 @@ func (o *Op) ResultBudget() time.Duration {
 	}
 	left := max(o.Steps-seen, 0)
 	return min(time.Duration(left)*(step+step/2)+2*w, e.SlowBudget())
+}
+
+// AwaitWhileProgressing waits for the call's response within budget,
+// and waits on, with a fresh ResultBudget, as long as the call's progress
+// kept coming during the last wait: a step slower than the pace learned
+// (a loaded machine stalls the target as much as us) is not a call that
+// stopped. It gives up when a whole budget passes without the call's
+// progress, after SlowBudget in all, or when ctx ends.
+func (o *Op) AwaitWhileProgressing(ctx context.Context, budget time.Duration) (*jsonrpc.Message, error) {
+	tctx, tcancel := context.WithTimeout(ctx, o.e.SlowBudget())
+	defer tcancel()
+	for {
+		before, _ := o.progressSeen()
+		wctx, cancel := context.WithTimeout(tctx, budget)
+		resp, err := o.Call.Await(wctx)
+		expired := wctx.Err() != nil && tctx.Err() == nil
+		cancel()
+		if err == nil || !expired {
+			return resp, err
+		}
+		now, _ := o.progressSeen()
+		if now == before {
+			return resp, err
+		}
+		o.e.Log.Harness(chrono.KindNote, "case", fmt.Sprintf("no response for request %s within %v, but %d more progress notifications came for it: waiting on", o.Call.ID, budget.Round(time.Millisecond), now-before))
+		budget = o.ResultBudget()
+	}
 }
 
 // progressSeen counts the progress notifications read for the call's

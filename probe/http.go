@@ -2,6 +2,7 @@ package probe
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -90,12 +91,12 @@ func (e *Env) DropAfterStep(ctx context.Context, h *transport.HTTP, key string) 
 func (e *Env) AwaitResult(ctx context.Context, op *Op) (*jsonrpc.Message, error) {
 	budget := op.ResultBudget()
 	if dl, ok := ctx.Deadline(); ok {
-		budget = min(budget, time.Until(dl)-time.Second)
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, dl.Add(-time.Second))
+		defer cancel()
 	}
-	wctx, cancel := context.WithTimeout(ctx, budget)
-	defer cancel()
-	resp, err := op.Call.Await(wctx)
-	if err != nil && wctx.Err() != nil && ctx.Err() == nil {
+	resp, err := op.AwaitWhileProgressing(ctx, budget)
+	if errors.Is(err, context.DeadlineExceeded) {
 		e.Log.Harness(chrono.KindDeadline, "case", fmt.Sprintf("no response for request %s within %v", op.Call.ID, budget.Round(time.Millisecond)))
 	}
 	return resp, err

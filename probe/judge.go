@@ -170,7 +170,8 @@ func (e *Env) ResponseAfterCancel(op *Op) *verdict.Outcome {
 func (e *Env) ProgressAfterCancel(op *Op) *verdict.Outcome {
 	cancelSeq := op.Call.CancelSeq
 	if op.Call.Token.IsValid() {
-		if ev, ok := e.FrameAfter(cancelSeq, ProgressFor(op.Call.Token)); ok {
+		isMine := ProgressFor(op.Call.Token)
+		if ev, ok := e.FrameAfter(cancelSeq, func(ev chrono.Event) bool { return isMine(ev) && !op.CrossedCancel(ev.Seq) }); ok {
 			o := e.Broke(e.NoFurtherMessageRule(),
 				[]string{fmt.Sprintf("no progress for token %s after its cancel (seq %d)", op.Call.Token, cancelSeq)},
 				"progress arrived: "+Describe(ev), ev.Seq)
@@ -269,9 +270,7 @@ func (e *Env) CompleteAfterNoise(ctx context.Context, op *Op, noise string, nois
 			budget = e.Patience()
 		}
 	}
-	wctx, cancel := context.WithTimeout(ctx, budget)
-	defer cancel()
-	resp, err := op.Call.Await(wctx)
+	resp, err := op.AwaitWhileProgressing(ctx, budget)
 	switch {
 	case errors.Is(err, peer.ErrConnectionClosed):
 		o := e.Breaks("CAN-14", []string{"the target ignores " + noise + " and stays connected"},
