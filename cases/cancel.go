@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/jsonrpc"
 	"github.com/mcpflight/mcpflight/mcp"
 	"github.com/mcpflight/mcpflight/peer"
 	"github.com/mcpflight/mcpflight/probe"
+	"github.com/mcpflight/mcpflight/profile"
 	"github.com/mcpflight/mcpflight/spec"
 	"github.com/mcpflight/mcpflight/verdict"
 )
@@ -418,6 +420,23 @@ func cancelCases() []probe.Case {
 			Sends:  "tools/call with a progress token; notifications/cancelled mid-work",
 			Expect: "the counters show the operation cancelled, one release, nothing active, no live token",
 			Run:    cancelCleanupOnce,
+		},
+		// CAN-8 SHOULD (2025-11-25 only): "Receivers of cancellation notifications SHOULD: ▸ Stop
+		//   processing the cancelled request ▸ Free associated resources ▸ Not send a response for
+		//   the cancelled request"
+		// CAN-48 SHOULD (2026-07-28 only): "Servers receiving cancellation notifications SHOULD: ▸
+		//   Stop processing the cancelled request ▸ Free associated resources ▸ Not send a response
+		//   for the cancelled request"
+		{
+			ID:        "cancel/handler-stops",
+			Title:     "a cancelled handler stops its work",
+			Reqs:      []string{},
+			ReqsUnder: map[string][]string{spec.V20251125: {"CAN-8"}, spec.V20260728: {"CAN-48"}},
+			Versions:  bothRevisions(),
+			Needs:     probe.Needs{SlowTool: true, Observes: true},
+			Sends:     "tools/call with a progress token; notifications/cancelled after its first progress",
+			Expect:    "the handler stops: the operation ends cancelled (control), or the observer counts the handler cancelled, not completed, within the time its remaining steps need",
+			Run:       cancelHandlerStops,
 		},
 		// CAN-11 MUST: "Both parties MUST handle these race conditions gracefully:"
 		// CAN-15 SHOULD: "The request SHOULD still be in-flight, but due to communication latency,
@@ -889,6 +908,72 @@ func cancelCleanupOnce(ctx context.Context, e *probe.Env) verdict.Outcome {
 		return *o
 	}
 	return verdict.Passf("operation cancelled with exactly one release; nothing left active")
+}
+
+// cancelHandlerStops judges the "stop processing" of a cancel: the wire
+// shows what the server sends after it, not whether its handler goes on,
+// so the evidence is the operation's state (control) or the observer's
+// counts. Over 2026-07-28 Streamable HTTP the cancel is the close of the
+// request's stream, which http26/stream-close-cancels-during-progress
+// judges the same way.
+func cancelHandlerStops(ctx context.Context, e *probe.Env) verdict.Outcome {
+	if e.Modern() && e.SeparateStreams() {
+		return verdict.Skipf("over 2026-07-28 Streamable HTTP the cancel is the close of the request's stream: http26/stream-close-cancels-during-progress judges whether the handler stops")
+	}
+	observed := e.Control == nil && e.HasObserver()
+	if e.Control == nil && !observed {
+		return verdict.Skipf("%s", probe.NoObserverSkip("whether a cancelled handler stops"))
+	}
+	var before profile.Observation
+	if observed {
+		var err error
+		if before, err = e.ReadObserver(ctx); err != nil {
+			return verdict.Errorf("the observer read before the call failed: %s", chrono.Sanitize(err.Error(), false))
+		}
+	}
+	op, err := e.StartSlow(ctx, probe.SlowSpec{Key: "a", Progress: true})
+	if err != nil {
+		return verdict.Errorf("%v", err)
+	}
+	if err := op.AtStep(ctx, 1); err != nil {
+		return verdict.Errorf("%v", err)
+	}
+	if err := e.Cancel(ctx, op, "mcpflight: stop the handler"); errors.Is(err, peer.ErrNotPending) {
+		return verdict.Infof("the request completed before the cancel could be sent (CAN-9); nothing to judge")
+	} else if err != nil {
+		return verdict.Errorf("sending cancel: %v", err)
+	}
+	cseq := op.Call.CancelSeq
+	stops := []string{"the handler stops after the cancel"}
+	rule := verdict.Req("CAN-8").Under(spec.V20260728, "CAN-48")
+	if !observed {
+		if _, err := op.Settle(ctx); errors.Is(err, probe.ErrNotSettled) {
+			return e.Broke(rule, stops, fmt.Sprintf("operation %q still had not ended %v after the cancel", op.Key, e.Patience()), cseq)
+		} else if err != nil {
+			return verdict.Errorf("settling after cancel: %v", err)
+		}
+		st, _, err := op.OperationState(ctx)
+		if err != nil {
+			return verdict.Errorf("%v", err)
+		}
+		if st.State != mcp.OutcomeCancelled {
+			return e.Broke(rule, stops, fmt.Sprintf("the server reports operation %q %s after the cancel", op.Key, st.State), cseq)
+		}
+		return verdict.Passf("the server reports operation %q cancelled and ended after the cancel at seq %d", op.Key, cseq)
+	}
+	end, err := e.ObserveHandlerEnd(ctx, op, before, "after the cancel")
+	if err != nil {
+		return verdict.Errorf("the observer read after the cancel failed: %s", chrono.Sanitize(err.Error(), false))
+	}
+	switch {
+	case end.Started < 1:
+		return verdict.Errorf("the observer never saw the call start (%s): its profile entry names the wrong tool or counts other handlers", end.Seen)
+	case end.Completed >= 1:
+		return e.Broke(rule, stops, "the handler ran to completion after the cancel ("+end.Seen+")", cseq)
+	case end.Cancelled < 1:
+		return e.Broke(rule, stops, "the handler was still running after the time its remaining steps need ("+end.Seen+")", cseq)
+	}
+	return verdict.Passf("the observer counts the handler cancelled after the cancel at seq %d (%s)", cseq, end.Seen)
 }
 
 func cancelCrossing(ctx context.Context, e *probe.Env) verdict.Outcome {

@@ -12,6 +12,7 @@ import (
 	"github.com/mcpflight/mcpflight/jsonrpc"
 	"github.com/mcpflight/mcpflight/mcp"
 	"github.com/mcpflight/mcpflight/probe"
+	"github.com/mcpflight/mcpflight/profile"
 	"github.com/mcpflight/mcpflight/spec"
 	"github.com/mcpflight/mcpflight/transport"
 	"github.com/mcpflight/mcpflight/verdict"
@@ -36,9 +37,9 @@ func httpCases() []probe.Case {
 			Title:    "dropping a call's SSE stream does not cancel the call",
 			Reqs:     []string{"HTTP-25", "HTTP-42", "HTTP-45", "HTTP-21"},
 			Versions: []string{spec.V20251125},
-			Needs:    probe.Needs{HTTP: true, SlowTool: true},
+			Needs:    probe.Needs{HTTP: true, SlowTool: true, Observes: true},
 			Sends:    "tools/call with progress; after step 1 the client drops the POST's SSE stream without a cancel; the work is released and runs to its end; GET with Last-Event-ID",
-			Expect:   "the server reports the operation completed, not cancelled; the resumed stream carries the remaining progress and the result",
+			Expect:   "the server reports the operation completed, not cancelled (control; else the observer counts the handler completed, not cancelled); the resumed stream carries the remaining progress and the result",
 			Run:      disconnectIsNotCancel,
 		},
 		// HTTP-43 MAY: "The server MAY use this header to replay messages that would have been
@@ -300,12 +301,20 @@ func disconnectIsNotCancel(ctx context.Context, e *probe.Env) verdict.Outcome {
 	if o != nil {
 		return *o
 	}
+	var before *profile.Observation
+	if e.Control == nil && e.HasObserver() {
+		b, err := e.ReadObserver(ctx)
+		if err != nil {
+			return verdict.Errorf("the observer read before the call failed: %s", chrono.Sanitize(err.Error(), false))
+		}
+		before = &b
+	}
 	op, _, last, o := e.DropAfterStep(ctx, h, "a")
 	if o != nil {
 		return *o
 	}
 	if e.Control == nil {
-		return disconnectOnWire(ctx, e, h, op, last)
+		return disconnectOnWire(ctx, e, h, op, last, before)
 	}
 	// The call is held at its step-1 gate, and DropAfterStep has judged
 	// the state the server left it in once it dealt with the drop.

@@ -2,19 +2,16 @@ package cases
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/jsonrpc"
 	"github.com/mcpflight/mcpflight/mcp"
 	"github.com/mcpflight/mcpflight/peer"
 	"github.com/mcpflight/mcpflight/probe"
-	"github.com/mcpflight/mcpflight/profile"
 	"github.com/mcpflight/mcpflight/spec"
 	"github.com/mcpflight/mcpflight/transport"
 	"github.com/mcpflight/mcpflight/verdict"
@@ -38,7 +35,7 @@ func http26Cases() []probe.Case {
 			Title:    "closing a call's response stream while progress flows cancels the call",
 			Reqs:     []string{"CAN-55", "CAN-43", "CAN-56"},
 			Versions: []string{spec.V20260728},
-			Needs:    probe.Needs{HTTP: true, SlowTool: true, Alone: true},
+			Needs:    probe.Needs{HTTP: true, SlowTool: true, Observes: true},
 			Sends:    "tools/call with progress; after the first progress the client closes the response stream (no notifications/cancelled)",
 			Expect:   "the server takes the close for a cancellation: the handler stops (control: the operation is cancelled and ends; else the observer counts it cancelled) and nothing more comes for the request on any stream",
 			Run:      func(ctx context.Context, e *probe.Env) verdict.Outcome { return streamCloseCancels(ctx, e, false) },
@@ -55,7 +52,7 @@ func http26Cases() []probe.Case {
 			Title:    "closing the stream of a call that has nothing to write yet cancels it",
 			Reqs:     []string{"CAN-43", "CAN-55", "CAN-56"},
 			Versions: []string{spec.V20260728},
-			Needs:    probe.Needs{HTTP: true, SlowTool: true, Alone: true},
+			Needs:    probe.Needs{HTTP: true, SlowTool: true, Observes: true},
 			Sends:    "tools/call without a progress token, held before its first step (control) or running silently; the client closes the exchange",
 			Expect:   "the server takes the disconnect for a cancellation without waiting for a write to fail: the handler stops, and nothing comes for the request",
 			Run:      func(ctx context.Context, e *probe.Env) verdict.Outcome { return streamCloseCancels(ctx, e, true) },
@@ -316,60 +313,6 @@ func streamCloseCancels(ctx context.Context, e *probe.Env, silent bool) verdict.
 	return verdict.Passf("closing %s cancelled the call: the server reports it cancelled and ended, and nothing more came for it", what)
 }
 
-// readObserver calls the profile's observer and reads its counts.
-func readObserver(ctx context.Context, e *probe.Env) (profile.Observation, error) {
-	obs := e.Profile.Observer
-	var raw json.RawMessage
-	var err error
-	if obs.Tool != "" {
-		args := obs.Arguments
-		if args == nil {
-			args = map[string]any{}
-		}
-		err = e.S.Request(ctx, mcp.MethodToolsCall, map[string]any{"name": obs.Tool, "arguments": args}, &raw)
-	} else {
-		err = e.S.Request(ctx, mcp.MethodResourcesRead, map[string]any{"uri": obs.Resource}, &raw)
-	}
-	if err != nil {
-		return profile.Observation{}, fmt.Errorf("reading the observer: %w", err)
-	}
-	doc, err := obs.Document(raw)
-	if err != nil {
-		return profile.Observation{}, err
-	}
-	return obs.Observe(doc)
-}
-
-// observationText renders counts for an Actual line.
-func observationText(o profile.Observation) string {
-	return fmt.Sprintf("started %d, completed %d, cancelled %d", o.Started, o.Completed, o.Cancelled)
-}
-
-// awaitStarted reads the observer until it counts a handler more than
-// before, within Env.Patience, pausing a tenth of the grace window between
-// reads: the only evidence that a silent handler has begun.
-func awaitStarted(ctx context.Context, e *probe.Env, before profile.Observation) (profile.Observation, error) {
-	wctx, cancel, d := e.WithPatience(ctx)
-	defer cancel()
-	pause := max(e.Grace/10, 10*time.Millisecond)
-	for {
-		now, err := readObserver(wctx, e)
-		if err != nil {
-			return now, err
-		}
-		if now.Started > before.Started {
-			return now, nil
-		}
-		t := time.NewTimer(pause)
-		select {
-		case <-t.C:
-		case <-wctx.Done():
-			t.Stop()
-			return now, fmt.Errorf("the observer counted no handler started within %v (%s)", d, observationText(now))
-		}
-	}
-}
-
 // streamCloseObserved is streamCloseCancels on a target with an observer
 // and without the control extension: read the counts, start the call and
 // bring it to its first progress (or see it started), close its stream,
@@ -377,7 +320,7 @@ func awaitStarted(ctx context.Context, e *probe.Env, before profile.Observation)
 // server-wide: another case running against the same server at the same
 // time changes them (docs/observer.md asks for one case at a time).
 func streamCloseObserved(ctx context.Context, e *probe.Env, h *transport.HTTP, silent bool) verdict.Outcome {
-	before, err := readObserver(ctx, e)
+	before, err := e.ReadObserver(ctx)
 	if err != nil {
 		return verdict.Errorf("the observer read before the call failed: %s", chrono.Sanitize(err.Error(), false))
 	}
@@ -386,7 +329,7 @@ func streamCloseObserved(ctx context.Context, e *probe.Env, h *transport.HTTP, s
 		return verdict.Errorf("%v", err)
 	}
 	if silent {
-		if _, err := awaitStarted(ctx, e, before); err != nil {
+		if _, err := e.AwaitHandlerStarted(ctx, before); err != nil {
 			return verdict.Errorf("%s", chrono.Sanitize(err.Error(), false))
 		}
 	} else {
@@ -413,85 +356,24 @@ func streamCloseObserved(ctx context.Context, e *probe.Env, h *transport.HTTP, s
 	if err := e.Observe(ctx); err != nil {
 		return verdict.Errorf("%v", err)
 	}
-	after, waited, err := awaitHandlerEnd(ctx, e, op, before)
+	end, err := e.ObserveHandlerEnd(ctx, op, before, fmt.Sprintf("after the close, the grace window of %v", e.Grace))
 	if err != nil {
 		return verdict.Errorf("the observer read after the close failed: %s", chrono.Sanitize(err.Error(), false))
 	}
-	seen := fmt.Sprintf("observer before: %s; after the close, the grace window of %v and %v more: %s", observationText(before), e.Grace, waited.Round(time.Millisecond), observationText(after))
-	started, completed, cancelled := after.Started-before.Started, after.Completed-before.Completed, after.Cancelled-before.Cancelled
+	seen := end.Seen
 	stops := []string{"the server treats the close of " + what + " as the cancellation of the call: the handler stops"}
 	switch {
-	case started < 1:
+	case end.Started < 1:
 		return verdict.Errorf("the observer never saw the call start (%s): its profile entry names the wrong tool or counts other handlers", seen)
-	case completed >= 1:
+	case end.Completed >= 1:
 		return e.Breaks(rule, stops, "the handler ran to completion after the client closed "+what+" ("+seen+")", cseq)
-	case cancelled < 1:
+	case end.Cancelled < 1:
 		return e.Breaks(rule, stops, "the handler was still running after the time its remaining steps need, so the close was not taken for a cancellation ("+seen+")", cseq)
 	}
 	if o := noMoreFor(e, op.Call, cseq); o != nil {
 		return *o
 	}
 	return verdict.Passf("closing %s cancelled the call: %s; nothing more came for it", what, seen)
-}
-
-// awaitHandlerEnd reads the observer until it counts the handler of op
-// completed or cancelled, or until the handler's remaining work has had
-// the time it needs (handlerRestBound), never more than the case's
-// patience: a handler that only runs on ends inside the bound, and one
-// that stops ends the wait at once. It returns the last counts and how
-// long after the grace window they were read.
-func awaitHandlerEnd(ctx context.Context, e *probe.Env, op *probe.Op, before profile.Observation) (profile.Observation, time.Duration, error) {
-	start := time.Now()
-	bound := handlerRestBound(e, op)
-	wctx, cancel, _ := e.WithPatience(ctx)
-	defer cancel()
-	wctx, cancelBound := context.WithTimeout(wctx, bound)
-	defer cancelBound()
-	pause := max(e.Grace/10, 10*time.Millisecond)
-	for {
-		now, err := readObserver(ctx, e)
-		if err != nil {
-			return now, 0, err
-		}
-		if now.Completed > before.Completed || now.Cancelled > before.Cancelled {
-			return now, time.Since(start), nil
-		}
-		t := time.NewTimer(pause)
-		select {
-		case <-t.C:
-		case <-wctx.Done():
-			t.Stop()
-			e.Log.Harness(chrono.KindDeadline, "case", fmt.Sprintf("the handler's remaining work had %v: the observer still counts it running", bound))
-			return now, time.Since(start), nil
-		}
-	}
-}
-
-// handlerRestBound is how long the rest of op's handler may take when
-// nothing stops it: the steps not yet seen at the step interval shown
-// (the call's first progress, else the run's learned step), doubled,
-// plus the grace window; the case's patience when neither the steps nor
-// the interval are known.
-func handlerRestBound(e *probe.Env, op *probe.Op) time.Duration {
-	step := e.Pace(op)
-	if step <= 0 && e.Pacing != nil {
-		step = e.Pacing.Step()
-	}
-	steps := 0
-	if e.Profile != nil {
-		steps = e.Profile.SlowSteps
-	}
-	if step <= 0 || steps <= 0 {
-		return e.Patience()
-	}
-	isMine := probe.ProgressFor(op.Call.Token)
-	done := 0
-	for _, ev := range e.Log.Since(op.Call.SentSeq) {
-		if ev.Dir == chrono.In && isMine(ev) {
-			done++
-		}
-	}
-	return min(2*time.Duration(max(steps-done, 1))*step+e.Grace, e.Patience())
 }
 
 // runSlowToEnd runs a slow call with progress to its end and returns it

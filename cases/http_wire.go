@@ -6,6 +6,7 @@ import (
 
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/probe"
+	"github.com/mcpflight/mcpflight/profile"
 	"github.com/mcpflight/mcpflight/transport"
 	"github.com/mcpflight/mcpflight/verdict"
 )
@@ -19,20 +20,46 @@ import (
 // wireNote is appended to a wire-only pass: which evidence decided.
 const wireNote = "wire evidence only (no io.mcpflight/control)"
 
-func disconnectOnWire(ctx context.Context, e *probe.Env, h *transport.HTTP, op *probe.Op, last string) verdict.Outcome {
+// disconnectOnWire judges http/disconnect-is-not-cancel on a target
+// without the control extension: the resumed stream must carry the rest
+// of the call. With an observer (before: its counts read before the call) the handler's
+// end decides HTTP-25 first: counted cancelled after the drop, the server
+// took the disconnection for a cancel; then the resumed stream is judged
+// as on the wire alone.
+func disconnectOnWire(ctx context.Context, e *probe.Env, h *transport.HTTP, op *probe.Op, last string, before *profile.Observation) verdict.Outcome {
 	dropped := h.StreamOf(op.Call.ID)
+	var seen string
+	if before != nil {
+		end, err := e.ObserveHandlerEnd(ctx, op, *before, "after the drop")
+		if err != nil {
+			return verdict.Errorf("the observer read after the drop failed: %s", chrono.Sanitize(err.Error(), false))
+		}
+		switch {
+		case end.Started < 1:
+			return verdict.Errorf("the observer never saw the call start (%s): its profile entry names the wrong tool or counts other handlers", end.Seen)
+		case end.Cancelled >= 1:
+			return e.Breaks("HTTP-25", []string{"the call goes on after its stream dropped (a disconnection is not a cancellation): the observer counts its handler completed"},
+				"the handler was cancelled after the client dropped its stream ("+end.Seen+")", 0)
+		case end.Completed < 1:
+			return verdict.Infof("the handler was neither completed nor cancelled after the time its remaining steps need (%s): it was not cancelled by the drop so far, or it is slower than its progress showed", end.Seen)
+		}
+		seen = "; the observer counts its handler completed (" + end.Seen + ")"
+	}
 	r, err := e.ResumeOnWire(ctx, h, op, dropped, last, e.RestWindow(e.Pace(op)))
 	if err != nil {
 		return verdict.Errorf("%v", err)
 	}
 	if r.Refused != nil {
-		return verdict.Infof("resuming was refused (%s): whether the work went on cannot be seen on the wire; an observer (docs/observer.md) or the io.mcpflight/control extension would show it",
-			chrono.Sanitize(r.Refused.Error(), false))
+		if before != nil {
+			return verdict.Passf("the call went on after its stream dropped%s; resuming was refused (%s)", seen, chrono.Sanitize(r.Refused.Error(), false))
+		}
+		return verdict.Skipf("resuming was refused (%s), and %s", chrono.Sanitize(r.Refused.Error(), false),
+			probe.NoObserverSkip("whether the work went on after the drop"))
 	}
 	if o := e.ResumeVerdict(r, "HTTP-25"); o != nil {
 		return *o
 	}
-	return verdict.Passf("the call went on after its stream dropped: its result came on %s (seq %d); %s", r.On, r.Response.Seq, wireNote)
+	return verdict.Passf("the call went on after its stream dropped: its result came on %s (seq %d); %s%s", r.On, r.Response.Seq, wireNote, seen)
 }
 
 // remainingProgress is how many progress notifications of op the

@@ -63,6 +63,18 @@ type Needs struct {
 	// server the cases share (one URL; over stdio each case has a server
 	// of its own).
 	Alone bool
+	// Observes: on a target without the control extension the case reads
+	// the profile's observer, when it names one; it then runs alone as
+	// with Alone (a run whose profile names no observer keeps it side by
+	// side with the others).
+	Observes bool
+}
+
+// RunsAlone reports whether a case with these needs must run with no
+// other case beside it against a shared server, under a profile (nil:
+// none).
+func (n Needs) RunsAlone(p *profile.Profile) bool {
+	return n.Alone || n.Observes && p != nil && p.Observer != nil
 }
 
 // Case is one row of the catalogue.

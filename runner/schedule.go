@@ -188,7 +188,7 @@ func runCases(ctx context.Context, cfg Config, rep *Report) error {
 	sl := slots{jobs: jobs, starts: starts, count: map[phase]int{}}
 	if cfg.Target.PerCase == nil && cfg.Target.Transport != TransportStdio {
 		// The cases share the target's server.
-		sl.alone = func(i int) bool { return cfg.Cases[i].Needs.Alone }
+		sl.alone = func(i int) bool { return cfg.Cases[i].Needs.RunsAlone(cfg.Profile) }
 	}
 	var (
 		next    int  // the next case to start

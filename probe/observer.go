@@ -1,0 +1,173 @@
+package probe
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/mcp"
+	"github.com/mcpflight/mcpflight/profile"
+)
+
+// The observer (docs/observer.md) is the evidence path for what the wire
+// cannot show on a target without the control extension: whether a
+// handler stopped, ran on, or completed after a cancel, a stream close
+// or a disconnect. Its counts are server-wide, so a case that reads them
+// runs alone against a shared server (Needs.Alone).
+
+// HasObserver reports whether the profile names an observer.
+func (e *Env) HasObserver() bool {
+	return e.Profile != nil && e.Profile.Observer != nil
+}
+
+// NoObserverSkip is the skip reason of a case whose only evidence path,
+// on a target without the control extension, is the observer, which the
+// profile does not name: it names the profile field that would let the
+// case run.
+func NoObserverSkip(what string) string {
+	return fmt.Sprintf("the target offers no io.mcpflight/control extension and the profile names no observer: %s cannot be seen on the wire; add \"observer\" to the profile (docs/observer.md)", what)
+}
+
+// ReadObserver calls the profile's observer and reads its counts.
+func (e *Env) ReadObserver(ctx context.Context) (profile.Observation, error) {
+	obs := e.Profile.Observer
+	var raw json.RawMessage
+	var err error
+	if obs.Tool != "" {
+		args := obs.Arguments
+		if args == nil {
+			args = map[string]any{}
+		}
+		err = e.S.Request(ctx, mcp.MethodToolsCall, map[string]any{"name": obs.Tool, "arguments": args}, &raw)
+	} else {
+		err = e.S.Request(ctx, mcp.MethodResourcesRead, map[string]any{"uri": obs.Resource}, &raw)
+	}
+	if err != nil {
+		return profile.Observation{}, fmt.Errorf("reading the observer: %w", err)
+	}
+	doc, err := obs.Document(raw)
+	if err != nil {
+		return profile.Observation{}, err
+	}
+	return obs.Observe(doc)
+}
+
+// ObservationText renders counts for an Actual line.
+func ObservationText(o profile.Observation) string {
+	return fmt.Sprintf("started %d, completed %d, cancelled %d", o.Started, o.Completed, o.Cancelled)
+}
+
+// AwaitHandlerStarted reads the observer until it counts a handler more
+// than before, within Env.Patience, pausing a tenth of the grace window
+// between reads: the only evidence that a silent handler has begun.
+func (e *Env) AwaitHandlerStarted(ctx context.Context, before profile.Observation) (profile.Observation, error) {
+	wctx, cancel, d := e.WithPatience(ctx)
+	defer cancel()
+	for {
+		now, err := e.ReadObserver(wctx)
+		if err != nil {
+			return now, err
+		}
+		if now.Started > before.Started {
+			return now, nil
+		}
+		if !e.pauseBetweenReads(wctx) {
+			return now, fmt.Errorf("the observer counted no handler started within %v (%s)", d, ObservationText(now))
+		}
+	}
+}
+
+// AwaitHandlerEnd reads the observer until it counts the handler of op
+// completed or cancelled, or until the handler's remaining work has had
+// the time it needs (HandlerRestBound), never more than the case's
+// patience: a handler that only runs on ends inside the bound, and one
+// that stops ends the wait at once. It returns the last counts and how
+// long it waited.
+func (e *Env) AwaitHandlerEnd(ctx context.Context, op *Op, before profile.Observation) (profile.Observation, time.Duration, error) {
+	start := time.Now()
+	bound := e.HandlerRestBound(op)
+	wctx, cancel, _ := e.WithPatience(ctx)
+	defer cancel()
+	wctx, cancelBound := context.WithTimeout(wctx, bound)
+	defer cancelBound()
+	for {
+		now, err := e.ReadObserver(ctx)
+		if err != nil {
+			return now, 0, err
+		}
+		if now.Completed > before.Completed || now.Cancelled > before.Cancelled {
+			return now, time.Since(start), nil
+		}
+		if !e.pauseBetweenReads(wctx) {
+			e.Log.Harness(chrono.KindDeadline, "case", fmt.Sprintf("the handler's remaining work had %v: the observer still counts it running", bound))
+			return now, time.Since(start), nil
+		}
+	}
+}
+
+// pauseBetweenReads waits a tenth of the grace window (at least 10 ms)
+// between two reads of the observer; false when ctx ended first.
+func (e *Env) pauseBetweenReads(ctx context.Context) bool {
+	t := time.NewTimer(max(e.Grace/10, 10*time.Millisecond))
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// HandlerRestBound is how long the rest of op's handler may take when
+// nothing stops it: the steps not yet seen at the step interval shown
+// (the call's first progress, else the run's learned step), doubled,
+// plus the grace window; the case's patience when neither the steps nor
+// the interval are known.
+func (e *Env) HandlerRestBound(op *Op) time.Duration {
+	step := e.Pace(op)
+	if step <= 0 && e.Pacing != nil {
+		step = e.Pacing.Step()
+	}
+	steps := 0
+	if e.Profile != nil {
+		steps = e.Profile.SlowSteps
+	}
+	if step <= 0 || steps <= 0 {
+		return e.Patience()
+	}
+	isMine := ProgressFor(op.Call.Token)
+	done := 0
+	for _, ev := range e.Log.Since(op.Call.SentSeq) {
+		if ev.Dir == chrono.In && isMine(ev) {
+			done++
+		}
+	}
+	return min(2*time.Duration(max(steps-done, 1))*step+e.Grace, e.Patience())
+}
+
+// HandlerEnd is what the observer showed of one handler between two
+// reads: Started, Completed and Cancelled are the differences of the
+// counts; Seen renders both reads for an Actual line.
+type HandlerEnd struct {
+	Started, Completed, Cancelled int
+	Seen                          string
+}
+
+// ObserveHandlerEnd waits for op's handler to end (AwaitHandlerEnd) and
+// returns the differences from before; after says what preceded the wait
+// in the Seen text ("after the close").
+func (e *Env) ObserveHandlerEnd(ctx context.Context, op *Op, before profile.Observation, after string) (HandlerEnd, error) {
+	now, waited, err := e.AwaitHandlerEnd(ctx, op, before)
+	if err != nil {
+		return HandlerEnd{}, err
+	}
+	return HandlerEnd{
+		Started:   now.Started - before.Started,
+		Completed: now.Completed - before.Completed,
+		Cancelled: now.Cancelled - before.Cancelled,
+		Seen: fmt.Sprintf("observer before: %s; %s and %v more: %s", ObservationText(before), after,
+			waited.Round(time.Millisecond), ObservationText(now)),
+	}, nil
+}
