@@ -698,9 +698,7 @@ func cancelExtraFields(ctx context.Context, e *probe.Env) verdict.Outcome {
 	var resp *jsonrpc.Message
 	err = context.DeadlineExceeded
 	if wait > 0 {
-		wctx, cancel := context.WithTimeout(ctx, wait)
-		resp, err = op.Call.Await(wctx)
-		cancel()
+		resp, err = op.AwaitWhileProgressing(ctx, wait)
 	} else if r, _ := op.Call.Response(); r != nil {
 		resp, err = r, nil
 	}

@@ -19,14 +19,38 @@ import (
 // evidence that the cancel was ignored (ProgressAfterCancel). On a
 // controlled target the checkpoints order everything and no barrier is
 // needed.
+//
+// Over Streamable HTTP the cancel is a POST of its own and a barrier
+// would be one too, handled in no order with it (a busy server may answer
+// it long after it acted on the cancel): there the cancel's own HTTP
+// answer (202) shows the server had received it, and bounds the crossing.
 func (e *Env) Cancel(ctx context.Context, op *Op, reason string) error {
 	if err := e.S.Cancel(ctx, op.Call, reason); err != nil {
 		return err
 	}
-	if e.Control == nil {
+	switch {
+	case e.Control != nil:
+	case e.SeparateStreams():
+		op.cancelRead = e.postAnswered(op.Call.CancelSeq)
+	default:
 		op.cancelRead = e.barrier(ctx)
 	}
 	return nil
+}
+
+// postAnswered returns the sequence number of the HTTP answer to the
+// POST that carried the frame at seq (0 when none is recorded).
+func (e *Env) postAnswered(seq uint64) uint64 {
+	sent := e.EventAt(seq)
+	if sent.Channel == "" {
+		return 0
+	}
+	for _, ev := range e.Log.Since(seq) {
+		if ev.Dir == chrono.In && ev.Channel == sent.Channel {
+			return ev.Seq
+		}
+	}
+	return 0
 }
 
 // barrier sends a prompt request and returns the sequence number of its
@@ -56,4 +80,31 @@ func (e *Env) barrier(ctx context.Context) uint64 {
 // came before the barrier's answer showed the target had read the cancel.
 func (op *Op) CrossedCancel(seq uint64) bool {
 	return op.cancelRead != 0 && seq > op.Call.CancelSeq && seq < op.cancelRead
+}
+
+// CrossedAllSteps begins the summary of a cancel case whose operation did
+// all its work before the target read the cancel: a run on a loaded
+// machine, or a target whose steps outrun its input, leaves the rule
+// unobserved.
+const CrossedAllSteps = "every step crossed the cancel"
+
+// CrossedAllSteps reports whether the progress of each of op's steps was
+// read before the target had read its cancel (op.Steps known, a barrier
+// or the cancel's HTTP answer recorded).
+func (op *Op) CrossedAllSteps() bool {
+	if op.cancelRead == 0 || op.Steps <= 0 || !op.Call.Token.IsValid() {
+		return false
+	}
+	isMine := ProgressFor(op.Call.Token)
+	n := 0
+	for _, ev := range op.e.Log.Since(op.Call.SentSeq) {
+		if ev.Dir != chrono.In || ev.Kind != chrono.KindFrame || !isMine(ev) {
+			continue
+		}
+		if ev.Seq > op.cancelRead {
+			return false
+		}
+		n++
+	}
+	return n >= op.Steps
 }

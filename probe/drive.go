@@ -434,30 +434,50 @@ func (o *Op) ResultBudget() time.Duration {
 	return min(time.Duration(left)*(step+step/2)+2*w, e.SlowBudget())
 }
 
-// AwaitWhileProgressing waits for the call's response within budget,
-// and waits on, with a fresh ResultBudget, as long as the call's progress
-// kept coming during the last wait: a step slower than the pace learned
-// (a loaded machine stalls the target as much as us) is not a call that
-// stopped. It gives up when a whole budget passes without the call's
-// progress, after SlowBudget in all, or when ctx ends.
+// AwaitWhileProgressing waits for the call's response within budget;
+// every progress notification of the call that arrives meanwhile moves
+// the end of the wait to ResultBudget after it: a step slower than the
+// pace learned (a loaded machine stalls the target as much as us) is not
+// a call that stopped, and once the last step has been seen only two
+// windows are left for the response. It gives up at that end, after
+// SlowBudget in all, or when ctx ends.
 func (o *Op) AwaitWhileProgressing(ctx context.Context, budget time.Duration) (*jsonrpc.Message, error) {
 	tctx, tcancel := context.WithTimeout(ctx, o.e.SlowBudget())
 	defer tcancel()
+	end := time.Now().Add(budget)
+	from := o.e.Log.Len()
+	var isMine func(chrono.Event) bool
+	if o.Call.Token.IsValid() {
+		progress := ProgressFor(o.Call.Token)
+		isMine = func(ev chrono.Event) bool { return ev.Dir == chrono.In && ev.Kind == chrono.KindFrame && progress(ev) }
+	}
 	for {
-		before, _ := o.progressSeen()
-		wctx, cancel := context.WithTimeout(tctx, budget)
-		resp, err := o.Call.Await(wctx)
-		expired := wctx.Err() != nil && tctx.Err() == nil
-		cancel()
-		if err == nil || !expired {
+		wctx, cancel := context.WithDeadline(tctx, end)
+		progressed := make(chan uint64, 1)
+		if isMine != nil {
+			go func() {
+				if ev, err := o.e.Log.WaitFor(wctx, from, isMine); err == nil {
+					progressed <- ev.Seq
+				}
+			}()
+		}
+		select {
+		case <-o.Call.Done():
+			cancel()
+			return o.Call.Await(ctx)
+		case seq := <-progressed:
+			cancel()
+			from = seq
+			// The newest step is the best evidence of what is left: the
+			// end moves, earlier as well as later, to its budget.
+			next := time.Now().Add(o.ResultBudget())
+			o.e.Log.Harness(chrono.KindNote, "case", fmt.Sprintf("progress for request %s at seq %d: its response is waited for %v more", o.Call.ID, seq, time.Until(next).Round(time.Millisecond)))
+			end = next
+		case <-wctx.Done():
+			resp, err := o.Call.Await(wctx)
+			cancel()
 			return resp, err
 		}
-		now, _ := o.progressSeen()
-		if now == before {
-			return resp, err
-		}
-		o.e.Log.Harness(chrono.KindNote, "case", fmt.Sprintf("no response for request %s within %v, but %d more progress notifications came for it: waiting on", o.Call.ID, budget.Round(time.Millisecond), now-before))
-		budget = o.ResultBudget()
 	}
 }
 

@@ -402,7 +402,7 @@ func TestMayStart(t *testing.T) {
 			s := slots{jobs: 4, starts: 1, contact: tt.contact,
 				count: map[phase]int{starting: tt.starting, running: tt.running, tearing: tt.tearing, over: tt.over}}
 			next := tt.starting + tt.running + tt.tearing + tt.over
-			if got := s.mayStart(next); got != tt.want {
+			if got := s.mayStart(next, next); got != tt.want {
 				t.Errorf("mayStart = %v, want %v", got, tt.want)
 			}
 		})
@@ -432,9 +432,31 @@ func TestMayStartAlone(t *testing.T) {
 			if tt.shared {
 				s.alone = func(int) bool { return tt.nextAlone }
 			}
-			if got := s.mayStart(3 + tt.running + tt.tearing); got != tt.want {
+			if got := s.mayStart(3+tt.running+tt.tearing, 3+tt.running+tt.tearing); got != tt.want {
 				t.Errorf("mayStart = %v, want %v", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestStartOrderLongFirst: the cases that wait on a durable task start
+// first, then those that wait on a slow tool, then the rest, each group
+// in catalogue order.
+func TestStartOrderLongFirst(t *testing.T) {
+	cs := []probe.Case{
+		{ID: "a/plain"},
+		{ID: "b/slow", Needs: probe.Needs{SlowTool: true}},
+		{ID: "c/task", Needs: probe.Needs{Tasks: true}},
+		{ID: "d/plain"},
+		{ID: "e/task-capability", Needs: probe.Needs{TasksCapability: true}},
+		{ID: "f/slow", Needs: probe.Needs{SlowTool: true, HTTP: true}},
+	}
+	var got []string
+	for _, i := range startOrder(cs) {
+		got = append(got, cs[i].ID)
+	}
+	want := []string{"c/task", "e/task-capability", "b/slow", "f/slow", "a/plain", "d/plain"}
+	if !slices.Equal(got, want) {
+		t.Errorf("start order %v, want %v", got, want)
 	}
 }
