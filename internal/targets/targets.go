@@ -12,6 +12,8 @@ package targets
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"net"
@@ -186,20 +188,61 @@ func buildGo(name string) (string, error) {
 	if err != nil {
 		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
 	}
-	// One folder per build, left behind with the test binary's other
-	// temporary files: a test cleanup would remove it under a later test.
-	dir, err := os.MkdirTemp("", "mcpflight-"+name+"-")
+	// One binary per content of the module, kept between test runs in a
+	// folder of its own: a folder per build was left behind by every run
+	// (12 MB each), and a test cleanup would remove it under a later test.
+	sum, err := moduleSum(GoModule(name))
 	if err != nil {
 		return "", err
 	}
-	bin := filepath.Join(dir, name)
-	cmd := exec.Command(goBin, "build", "-o", bin, ".")
+	dir := filepath.Join(os.TempDir(), "mcpflight-testbin")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, name+"-"+sum)
+	if _, err := os.Stat(bin); err == nil {
+		return bin, nil
+	}
+	// Built aside and renamed into place, so that two test binaries
+	// building at once never run a half-written file.
+	tmp, err := os.MkdirTemp(dir, name+"-build-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(tmp)
+	cmd := exec.Command(goBin, "build", "-o", filepath.Join(tmp, name), ".")
 	cmd.Dir = GoModule(name)
 	cmd.Env = append(os.Environ(), "GOWORK=off")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("%v\n%s", err, out)
 	}
+	if err := os.Rename(filepath.Join(tmp, name), bin); err != nil {
+		return "", err
+	}
 	return bin, nil
+}
+
+// moduleSum is a short hash of the files of the module in dir (its
+// go.mod, go.sum and Go sources): the name of the binary built from them.
+func moduleSum(dir string) (string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return "", err
+	}
+	h := sha256.New()
+	for _, e := range entries {
+		n := e.Name()
+		if e.IsDir() || !(strings.HasSuffix(n, ".go") || n == "go.mod" || n == "go.sum") {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, n))
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(h, "%s %d\n", n, len(b))
+		h.Write(b)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16], nil
 }
 
 // GoServerHTTP starts testdata/NAME's binary (GoServer) as
