@@ -490,7 +490,7 @@ func cancelMidWork(ctx context.Context, e *probe.Env, judgeProgress bool) verdic
 		return verdict.Errorf("%v", err)
 	}
 	if err := e.Cancel(ctx, op, "mcpflight: cancel mid-work"); errors.Is(err, peer.ErrNotPending) {
-		return verdict.Infof("the request completed before the cancel could be sent (CAN-9); nothing to judge")
+		return verdict.Unexercised("the request completed before the cancel could be sent (CAN-9); nothing to judge")
 	} else if err != nil {
 		return verdict.Errorf("sending cancel: %v", err)
 	}
@@ -525,12 +525,12 @@ func cancelBeforeFirstProgress(ctx context.Context, e *probe.Env) verdict.Outcom
 		}
 	}
 	if err := e.Cancel(ctx, op, "mcpflight: cancel before progress"); errors.Is(err, peer.ErrNotPending) {
-		return verdict.Infof("the request completed before the cancel could be sent (CAN-9)")
+		return verdict.Unexercised("the request completed before the cancel could be sent (CAN-9)")
 	} else if err != nil {
 		return verdict.Errorf("sending cancel: %v", err)
 	}
 	if ev, ok := e.FrameAfter(op.Call.SentSeq, probe.ProgressFor(op.Call.Token)); ok && ev.Seq < op.Call.CancelSeq {
-		return verdict.Infof("progress arrived (seq %d) before the cancel could be sent; the target is too fast to test this without checkpoints", ev.Seq)
+		return verdict.Unexercised("progress arrived (seq %d) before the cancel could be sent; the target is too fast to test this without checkpoints", ev.Seq)
 	}
 	// A response after the cancel decides AfterCancel (it is judged
 	// first, and shows the cancel ignored outright); progress alone does
@@ -622,7 +622,7 @@ func cancelDuplicate(ctx context.Context, e *probe.Env) verdict.Outcome {
 		return verdict.Errorf("%v", err)
 	}
 	if err := e.Cancel(ctx, op, "mcpflight: first cancel"); errors.Is(err, peer.ErrNotPending) {
-		return verdict.Infof("the request completed before the cancel could be sent (CAN-9)")
+		return verdict.Unexercised("the request completed before the cancel could be sent (CAN-9)")
 	} else if err != nil {
 		return verdict.Errorf("sending cancel: %v", err)
 	}
@@ -740,7 +740,7 @@ func cancelByID(ctx context.Context, e *probe.Env, id jsonrpc.ID) verdict.Outcom
 		return verdict.Errorf("%v", err)
 	}
 	if err := e.Cancel(ctx, op, "mcpflight: cancel id "+id.String()); errors.Is(err, peer.ErrNotPending) {
-		return verdict.Infof("the request completed before the cancel could be sent (CAN-9)")
+		return verdict.Unexercised("the request completed before the cancel could be sent (CAN-9)")
 	} else if err != nil {
 		return verdict.Errorf("sending cancel: %v", err)
 	}
@@ -792,7 +792,7 @@ func cancelStringVsInteger(ctx context.Context, e *probe.Env) verdict.Outcome {
 		return verdict.Errorf("%v", err)
 	}
 	if err := e.Cancel(ctx, strOp, `mcpflight: cancel "5" only`); errors.Is(err, peer.ErrNotPending) {
-		return verdict.Infof(`request "5" completed before the cancel could be sent`)
+		return verdict.Unexercised(`request "5" completed before the cancel could be sent`)
 	} else if err != nil {
 		return verdict.Errorf("sending cancel: %v", err)
 	}
@@ -844,7 +844,7 @@ func cancelInterleaved(ctx context.Context, e *probe.Env) verdict.Outcome {
 		return verdict.Errorf("%v", err)
 	}
 	if err := e.Cancel(ctx, a, "mcpflight: cancel one of two"); errors.Is(err, peer.ErrNotPending) {
-		return verdict.Infof("the first request completed before the cancel could be sent")
+		return verdict.Unexercised("the first request completed before the cancel could be sent")
 	} else if err != nil {
 		return verdict.Errorf("sending cancel: %v", err)
 	}
@@ -937,7 +937,7 @@ func cancelHandlerStops(ctx context.Context, e *probe.Env) verdict.Outcome {
 		return verdict.Errorf("%v", err)
 	}
 	if err := e.Cancel(ctx, op, "mcpflight: stop the handler"); errors.Is(err, peer.ErrNotPending) {
-		return verdict.Infof("the request completed before the cancel could be sent (CAN-9); nothing to judge")
+		return verdict.Unexercised("the request completed before the cancel could be sent (CAN-9); nothing to judge")
 	} else if err != nil {
 		return verdict.Errorf("sending cancel: %v", err)
 	}

@@ -125,13 +125,13 @@ func noFurtherMessage(ctx context.Context, e *probe.Env, afterProgress bool) ver
 		}
 	}
 	if err := e.Cancel(ctx, op, "mcpflight: nothing more for this request"); errors.Is(err, peer.ErrNotPending) {
-		return verdict.Infof("the request completed before the cancel could be sent (CAN-49); nothing to judge")
+		return verdict.Unexercised("the request completed before the cancel could be sent (CAN-49); nothing to judge")
 	} else if err != nil {
 		return verdict.Errorf("sending cancel: %v", err)
 	}
 	if !afterProgress {
 		if ev, ok := e.FrameAfter(c.SentSeq, probe.ProgressFor(c.Token)); ok && ev.Seq < c.CancelSeq {
-			return verdict.Infof("progress arrived (seq %d) before the cancel could be sent; the target is too fast to test this without checkpoints", ev.Seq)
+			return verdict.Unexercised("progress arrived (seq %d) before the cancel could be sent; the target is too fast to test this without checkpoints", ev.Seq)
 		}
 	}
 	if o := e.SettleAfterCancel(ctx, op); o != nil {
@@ -184,7 +184,7 @@ func serverSendsNoCancelled(ctx context.Context, e *probe.Env) verdict.Outcome {
 		return verdict.Errorf("%v", err)
 	}
 	if err := e.S.Cancel(ctx, a.Call, "mcpflight: a client's cancel"); errors.Is(err, peer.ErrNotPending) {
-		return verdict.Infof("the request completed before the cancel could be sent (CAN-49); nothing to judge")
+		return verdict.Unexercised("the request completed before the cancel could be sent (CAN-49); nothing to judge")
 	} else if err != nil {
 		return verdict.Errorf("sending cancel: %v", err)
 	}

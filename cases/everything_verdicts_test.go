@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -18,7 +17,6 @@ import (
 	"github.com/mcpflight/mcpflight/cases"
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/internal/targets"
-	"github.com/mcpflight/mcpflight/probe"
 	"github.com/mcpflight/mcpflight/profile"
 	"github.com/mcpflight/mcpflight/runner"
 	"github.com/mcpflight/mcpflight/transport"
@@ -88,16 +86,16 @@ var racyOnEverything = map[string]struct {
 	},
 }
 
-// unobserved names the cases of a report whose rule went unobserved in
-// that run because every step of their operation crossed the cancel
-// (probe.CrossedAllSteps: an info, honest about a loaded machine or
-// server): the verdict another run recorded for them is neither
-// confirmed nor contradicted, so comparisons leave them out (and log
-// them).
+// unobserved names the cases of a report that could not exercise their
+// rule in that run (verdict.Unexercised: a call that completed before its
+// cancel could be sent, every step that crossed the cancel; honest about
+// a loaded machine or a fast server): the verdict another run recorded
+// for them is neither confirmed nor contradicted, so comparisons leave
+// them out (and log them).
 func unobserved(t *testing.T, rep *runner.Report) map[string]bool {
 	out := map[string]bool{}
 	for _, r := range rep.Results {
-		if r.Outcome.Verdict == verdict.Info && strings.HasPrefix(r.Outcome.Summary, probe.CrossedAllSteps) {
+		if r.Outcome.Unexercised {
 			t.Logf("%s went unobserved in this run: %s", r.ID, chrono.Sanitize(r.Outcome.Summary, false))
 			out[r.ID] = true
 		}

@@ -130,7 +130,7 @@ func awaitAck(ctx context.Context, e *probe.Env, c *peer.Call) (chrono.Event, bo
 			return chrono.Event{}, false, ctx.Err()
 		case err == nil && isAck(ev):
 			return ev, true, nil
-		case listenUnknown(c):
+		case err == nil && methodNotFound(ev), listenUnknown(c):
 			return chrono.Event{}, false, errListenNotServed
 		case err != nil || e.SeparateStreams():
 			return chrono.Event{}, false, nil
@@ -155,6 +155,13 @@ func awaitAck(ctx context.Context, e *probe.Env, c *peer.Call) (chrono.Event, bo
 // -32601; a server with no notifications to offer need not serve it, so
 // the subscription cases do not apply.
 var errListenNotServed = errors.New("the server answers subscriptions/listen with -32601 (Method not found): it serves no subscriptions")
+
+// methodNotFound reports whether ev is an error response -32601: the
+// event itself says so, before the call it answers is marked done.
+func methodNotFound(ev chrono.Event) bool {
+	m, err := ev.Message()
+	return err == nil && m.Kind == jsonrpc.KindError && m.Error.Code == jsonrpc.CodeMethodNotFound
+}
 
 // listenUnknown reports whether the listen request was answered -32601.
 func listenUnknown(c *peer.Call) bool {

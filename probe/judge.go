@@ -169,11 +169,11 @@ func (e *Env) ResponseAfterCancel(op *Op) *verdict.Outcome {
 // ProgressAfterCancel judges that no progress followed our cancel. When
 // the progress of every step of the operation was read before the
 // target had read the cancel (CrossedAllSteps), nothing after the cancel
-// could show whether it stops: that is an info, not a pass.
+// could show whether it stops: the rule went unexercised, not a pass.
 func (e *Env) ProgressAfterCancel(op *Op) *verdict.Outcome {
 	cancelSeq := op.Call.CancelSeq
 	if op.CrossedAllSteps() {
-		o := verdict.Infof("%s: the progress of all %d steps was read before the target had read the cancel (seq %d), so whether it stops after a cancel cannot be seen in this run", CrossedAllSteps, op.Steps, op.cancelRead)
+		o := verdict.Unexercised("%s: the progress of all %d steps was read before the target had read the cancel (seq %d), so whether it stops after a cancel cannot be seen in this run", CrossedAllSteps, op.Steps, op.cancelRead)
 		return &o
 	}
 	if op.Call.Token.IsValid() {

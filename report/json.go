@@ -231,13 +231,16 @@ type JSONResult struct {
 	// clause of a compound one), Exception (the case's written reason
 	// when the verdict departs from Level) and Blame (the helper step
 	// and the case that owns its rule, on an error) were added to v1.
-	Level      string         `json:"level,omitempty"`
-	Exception  string         `json:"exception,omitempty"`
-	Blame      *verdict.Blame `json:"blame,omitempty"`
-	Expected   []string       `json:"expected,omitempty"`
-	Actual     string         `json:"actual,omitempty"`
-	ActualSeq  uint64         `json:"actualSeq,omitempty"`
-	DurationNs int64          `json:"durationNs"`
+	Level     string         `json:"level,omitempty"`
+	Exception string         `json:"exception,omitempty"`
+	Blame     *verdict.Blame `json:"blame,omitempty"`
+	// Unexercised marks a skip whose case reached the target but could
+	// not exercise its rule (verdict.Unexercised).
+	Unexercised bool     `json:"unexercised,omitempty"`
+	Expected    []string `json:"expected,omitempty"`
+	Actual      string   `json:"actual,omitempty"`
+	ActualSeq   uint64   `json:"actualSeq,omitempty"`
+	DurationNs  int64    `json:"durationNs"`
 	// Revision is the protocol revision the case ran under. Added within
 	// v1.
 	Revision string `json:"revision,omitempty"`
@@ -374,6 +377,7 @@ func document(r *runner.Report, events bool) JSONReport {
 			Level:        res.Outcome.Level,
 			Exception:    res.Outcome.Exception,
 			Blame:        res.Outcome.Blame,
+			Unexercised:  res.Outcome.Unexercised,
 			Expected:     jsonTexts(res.Outcome.Expected),
 			Actual:       jsonText(res.Outcome.Actual),
 			ActualSeq:    res.Outcome.ActualSeq,

@@ -146,3 +146,15 @@ func TestClauseIsTheBaseRows(t *testing.T) {
 		}
 	}
 }
+
+// TestUnexercised: a case that could not exercise its rule is a skip that
+// says so and is marked, never a pass or an info.
+func TestUnexercised(t *testing.T) {
+	o := Unexercised("request %d completed before the cancel could be sent", 3)
+	if o.Verdict != Skip || !o.Unexercised || o.Summary != "not exercised: request 3 completed before the cancel could be sent" {
+		t.Errorf("Unexercised = %+v", o)
+	}
+	if Skipf("no tool").Unexercised {
+		t.Error("a plain skip is marked unexercised")
+	}
+}

@@ -55,6 +55,19 @@ type Outcome struct {
 	// while the case's own subject behaved: the rule that step relies on
 	// and the case that judges it.
 	Blame *Blame `json:"blame,omitempty"`
+	// Unexercised is set on a skip whose case reached the target but
+	// could not exercise its rule (Unexercised): what another run
+	// concluded for the case is neither confirmed nor contradicted.
+	Unexercised bool `json:"unexercised,omitempty"`
+}
+
+// Unexercised is the outcome of a case that reached the target but could
+// not exercise its rule, because the target (or the machine's load) moved
+// faster than the case could act: a call that completed before its cancel
+// could be sent, every step of an operation that crossed its cancel. It
+// is a skip, since nothing was judged, and says so in its summary.
+func Unexercised(format string, args ...any) Outcome {
+	return Outcome{Verdict: Skip, Summary: "not exercised: " + fmt.Sprintf(format, args...), Unexercised: true}
 }
 
 // Blame names a helper step a case relied on (a liveness ping, a
