@@ -487,7 +487,7 @@ func cancelMidWork(ctx context.Context, e *probe.Env, judgeProgress bool) verdic
 		return verdict.Errorf("%v", err)
 	}
 	if err := op.AtStep(ctx, 1); err != nil {
-		return verdict.Errorf("%v", err)
+		return e.StepFailed(err)
 	}
 	if err := e.Cancel(ctx, op, "mcpflight: cancel mid-work"); errors.Is(err, peer.ErrNotPending) {
 		return verdict.Unexercised("the request completed before the cancel could be sent (CAN-9); nothing to judge")
@@ -590,7 +590,7 @@ func bogusCancel(ctx context.Context, e *probe.Env, what string, params []any) v
 		return verdict.Errorf("%v", err)
 	}
 	if err := op.AtStep(ctx, 1); err != nil {
-		return verdict.Errorf("%v", err)
+		return e.StepFailed(err)
 	}
 	first := e.Log.Len() + 1
 	for _, p := range params {
@@ -619,7 +619,7 @@ func cancelDuplicate(ctx context.Context, e *probe.Env) verdict.Outcome {
 		return verdict.Errorf("%v", err)
 	}
 	if err := op.AtStep(ctx, 1); err != nil {
-		return verdict.Errorf("%v", err)
+		return e.StepFailed(err)
 	}
 	if err := e.Cancel(ctx, op, "mcpflight: first cancel"); errors.Is(err, peer.ErrNotPending) {
 		return verdict.Unexercised("the request completed before the cancel could be sent (CAN-9)")
@@ -658,7 +658,7 @@ func cancelExtraFields(ctx context.Context, e *probe.Env) verdict.Outcome {
 		return verdict.Errorf("%v", err)
 	}
 	if err := op.AtStep(ctx, 1); err != nil {
-		return verdict.Errorf("%v", err)
+		return e.StepFailed(err)
 	}
 	seq, err := e.CancelRaw(ctx, map[string]any{
 		"requestId":      op.Call.ID,
@@ -789,7 +789,7 @@ func cancelStringVsInteger(ctx context.Context, e *probe.Env) verdict.Outcome {
 		return verdict.Errorf("%v", err)
 	}
 	if err := strOp.AtStep(ctx, 1); err != nil {
-		return verdict.Errorf("%v", err)
+		return e.StepFailed(err)
 	}
 	if err := e.Cancel(ctx, strOp, `mcpflight: cancel "5" only`); errors.Is(err, peer.ErrNotPending) {
 		return verdict.Unexercised(`request "5" completed before the cancel could be sent`)
@@ -841,7 +841,7 @@ func cancelInterleaved(ctx context.Context, e *probe.Env) verdict.Outcome {
 		return verdict.Errorf("%v", err)
 	}
 	if err := a.AtStep(ctx, 1); err != nil {
-		return verdict.Errorf("%v", err)
+		return e.StepFailed(err)
 	}
 	if err := e.Cancel(ctx, a, "mcpflight: cancel one of two"); errors.Is(err, peer.ErrNotPending) {
 		return verdict.Unexercised("the first request completed before the cancel could be sent")
@@ -894,7 +894,7 @@ func cancelCleanupOnce(ctx context.Context, e *probe.Env) verdict.Outcome {
 		return verdict.Errorf("%v", err)
 	}
 	if err := op.AtStep(ctx, 1); err != nil {
-		return verdict.Errorf("%v", err)
+		return e.StepFailed(err)
 	}
 	if err := e.S.Cancel(ctx, op.Call, "mcpflight: cleanup check"); err != nil {
 		return verdict.Errorf("sending cancel: %v", err)
@@ -934,7 +934,7 @@ func cancelHandlerStops(ctx context.Context, e *probe.Env) verdict.Outcome {
 		return verdict.Errorf("%v", err)
 	}
 	if err := op.AtStep(ctx, 1); err != nil {
-		return verdict.Errorf("%v", err)
+		return e.StepFailed(err)
 	}
 	if err := e.Cancel(ctx, op, "mcpflight: stop the handler"); errors.Is(err, peer.ErrNotPending) {
 		return verdict.Unexercised("the request completed before the cancel could be sent (CAN-9); nothing to judge")
@@ -980,8 +980,11 @@ func cancelCrossing(ctx context.Context, e *probe.Env) verdict.Outcome {
 		return verdict.Errorf("%v", err)
 	}
 	last := max(op.Steps, 1)
-	if err := op.AtStep(ctx, last); err != nil {
-		return verdict.Errorf("%v", err)
+	// A call answered before its last progress still has its cancel sent
+	// (late, below): that is the crossing this case is about.
+	var ended *probe.CallEndedError
+	if err := op.AtStep(ctx, last); err != nil && !(errors.As(err, &ended) && ended.Completed()) {
+		return e.StepFailed(err)
 	}
 	if e.Control != nil {
 		if err := op.Release(ctx, fmt.Sprintf("step/%d", last)); err != nil {

@@ -117,7 +117,7 @@ func noFurtherMessage(ctx context.Context, e *probe.Env, afterProgress bool) ver
 	switch {
 	case afterProgress:
 		if err := op.AtStep(ctx, 1); err != nil {
-			return verdict.Errorf("%v", err)
+			return e.StepFailed(err)
 		}
 	case e.Control != nil:
 		if _, err := op.Checkpoint(ctx, "start"); err != nil {
@@ -181,7 +181,7 @@ func serverSendsNoCancelled(ctx context.Context, e *probe.Env) verdict.Outcome {
 		return verdict.Errorf("%v", err)
 	}
 	if err := a.AtStep(ctx, 1); err != nil {
-		return verdict.Errorf("%v", err)
+		return e.StepFailed(err)
 	}
 	if err := e.S.Cancel(ctx, a.Call, "mcpflight: a client's cancel"); errors.Is(err, peer.ErrNotPending) {
 		return verdict.Unexercised("the request completed before the cancel could be sent (CAN-49); nothing to judge")

@@ -16,6 +16,7 @@ import (
 	"github.com/mcpflight/mcpflight/peer"
 	"github.com/mcpflight/mcpflight/probe"
 	"github.com/mcpflight/mcpflight/spec"
+	"github.com/mcpflight/mcpflight/transport"
 	"github.com/mcpflight/mcpflight/verdict"
 )
 
@@ -287,7 +288,15 @@ func unknownRevision(ctx context.Context, e *probe.Env) verdict.Outcome {
 		return verdict.Passf("-32022: the server supports %s", sanitizedList(uve.Supported))
 	case errors.As(err, &rpcErr):
 		return e.Breaks("LIF-40", want, fmt.Sprintf("error %d: %s", rpcErr.Code, chrono.Sanitize(rpcErr.Message, false)), answerAfter(e, seq))
-	case err != nil:
+	}
+	if se, refused := probe.HTTPRefusal(err); refused {
+		// An HTTP refusal without the JSON-RPC error: the status is right
+		// (HTTP-97 asks 400), the UnsupportedProtocolVersionError is not
+		// there, so the client learns nothing of the supported versions.
+		_, status, _ := e.StatusAfter(seq + 1)
+		return e.Breaks("LIF-40", want, fmt.Sprintf("HTTP %d with no JSON-RPC error: %s", se.Status, statusBody(se)), status.Seq)
+	}
+	if err != nil {
 		return verdict.Errorf("tools/list: %v", err)
 	}
 	return e.Breaks("LIF-40", want, "the request was served with a result", answerAfter(e, seq))
@@ -473,4 +482,13 @@ func legacyShaped(e *probe.Env, seq uint64) bool {
 		return !typed
 	}
 	return false
+}
+
+// statusBody says what an HTTP refusal's body held, from its sanitised
+// start: "body: …", or "an empty body".
+func statusBody(se *transport.StatusError) string {
+	if se.Body == "" {
+		return "an empty body"
+	}
+	return "body: " + se.Body
 }

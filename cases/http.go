@@ -509,7 +509,7 @@ func cancel202NoResponse(ctx context.Context, e *probe.Env) verdict.Outcome {
 		return verdict.Errorf("%v", err)
 	}
 	if err := op.AtStep(ctx, 1); err != nil {
-		return verdict.Errorf("%v", err)
+		return e.StepFailed(err)
 	}
 	stream := h.StreamOf(op.Call.ID)
 	if err := e.S.Cancel(ctx, op.Call, "mcpflight: cancel over HTTP"); err != nil {

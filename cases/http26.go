@@ -271,7 +271,7 @@ func streamCloseCancels(ctx context.Context, e *probe.Env, silent bool) verdict.
 			return verdict.Errorf("the call did not reach its start gate within %v: %v", d, err)
 		}
 	} else if err := op.AtStep(ctx, 1); err != nil {
-		return verdict.Errorf("%v", err)
+		return e.StepFailed(err)
 	}
 	stream := h.StreamOf(op.Call.ID)
 	rule := "CAN-55"

@@ -147,7 +147,7 @@ func replayOnWire(ctx context.Context, e *probe.Env, h *transport.HTTP) verdict.
 		return verdict.Errorf("%v", err)
 	}
 	if err := a.AtStep(ctx, 1); err != nil {
-		return verdict.Errorf("%v", err)
+		return e.StepFailed(err)
 	}
 	dropped, o := probe.StreamOf(h, a.Call.ID)
 	if o != nil {

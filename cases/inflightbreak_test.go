@@ -129,8 +129,11 @@ func TestDiagnosisNamesTheCause(t *testing.T) {
 				if r.ID == tt.want && ((o.Verdict != verdict.Fail && o.Verdict != verdict.Warn) || o.Requirement != tt.rule) {
 					t.Errorf("%s: %s %s, want a fail or warn under %s: %s", r.ID, o.Verdict, o.Requirement, tt.rule, o.Summary)
 				}
-				if o.Verdict == verdict.Error && (o.Blame == nil || o.Blame.Requirement != tt.rule) {
-					t.Errorf("%s: an error that blames no rule of the defect: %s", r.ID, o.Summary)
+				if o.Verdict == verdict.Error {
+					t.Errorf("%s: an error: %s", r.ID, o.Summary)
+				}
+				if o.Verdict == verdict.Blocked && o.Blame.Requirement != tt.rule {
+					t.Errorf("%s: blocked by a rule the defect does not break: %s", r.ID, o.Summary)
 				}
 			}
 		})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/jsonrpc"
@@ -130,12 +131,17 @@ func noResponseToNotifications(ctx context.Context, e *probe.Env) verdict.Outcom
 		{mcp.NotificationProgress, map[string]any{"progressToken": "mcpflight-never-issued", "progress": 1}},
 		{"notifications/mcpflight/unknown", map[string]any{"probe": true}},
 	}
+	var refused []string
 	for _, n := range notes {
 		if n.method == mcp.NotificationInitialized && e.Modern() {
 			continue // 2026-07-28 has no handshake to acknowledge
 		}
-		if err := e.S.Notify(ctx, n.method, n.params); err != nil {
+		_, se, err := e.Notify(ctx, n.method, n.params)
+		if err != nil {
 			return verdict.Errorf("sending %s: %v", n.method, err)
+		}
+		if se != nil {
+			refused = append(refused, fmt.Sprintf("%s with HTTP %d", n.method, se.Status))
 		}
 	}
 	if err := e.Quiesce(ctx); err != nil {
@@ -163,6 +169,12 @@ func noResponseToNotifications(ctx context.Context, e *probe.Env) verdict.Outcom
 	}
 	if h := e.Healthy(ctx, "unsolicited notifications"); h != nil {
 		return *h
+	}
+	if len(refused) > 0 {
+		// HTTP-12 (2025-11-25) and HTTP-87 (2026-07-28) let a server refuse
+		// with an HTTP error what it cannot accept; the refusal's body is
+		// no JSON-RPC answer.
+		return verdict.Passf("notifications sent (seq %d on), none answered; refused: %s (an HTTP error status for a notification the server cannot accept is allowed)", first+1, strings.Join(refused, ", "))
 	}
 	return verdict.Passf("notifications sent (seq %d on), none answered", first+1)
 }

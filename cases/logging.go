@@ -287,7 +287,7 @@ func loggingNoFloodAfterCancel(ctx context.Context, e *probe.Env) verdict.Outcom
 	}
 	op := e.Follow(c, "a", 3)
 	if err := op.AtStep(ctx, 1); err != nil {
-		return verdict.Errorf("%v", err)
+		return e.StepFailed(err)
 	}
 	if err := e.S.Cancel(ctx, c, "mcpflight: stop logging"); err != nil {
 		return verdict.Errorf("sending cancel: %v", err)

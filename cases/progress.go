@@ -421,7 +421,7 @@ func runConcurrently(ctx context.Context, e *probe.Env, specs []probe.SlowSpec) 
 		for step := 1; step <= ops[0].Steps; step++ {
 			for _, op := range ops {
 				if err := op.AtStep(ctx, step); err != nil {
-					return verdict.Errorf("%v", err)
+					return e.StepFailed(err)
 				}
 			}
 		}

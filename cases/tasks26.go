@@ -311,7 +311,7 @@ var typedOwner = probe.Owner{Requirement: "TSX-8", Case: "tasks26/declared-call-
 
 // startXTask creates a task (createXTask) and makes sure tasks/get finds
 // it at once: a task that cannot be found is TSX-16's, which another case
-// judges, so the case ends in an error pointing there.
+// judges, so the case ends blocked by that case.
 func startXTask(ctx context.Context, e *probe.Env, key string, extra map[string]any) (*xTask, *verdict.Outcome) {
 	t, u := createXTask(ctx, e, key, extra)
 	switch {

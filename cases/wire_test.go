@@ -82,7 +82,7 @@ func TestWireOnlyEvidence(t *testing.T) {
 	}
 	rows := []struct {
 		fault refserver.Fault
-		// killers must fail or warn; blamed must end in an error that
+		// killers must fail or warn; blamed must end blocked by a case that
 		// blames the fault's rule (its premise failed).
 		killers, blamed []string
 	}{
@@ -138,17 +138,19 @@ func TestWireOnlyEvidence(t *testing.T) {
 						if !slices.Contains(breaks, o.Requirement) && !namesOneOf(o.Actual, breaks) {
 							t.Errorf("%s [%s]: %s %s under %s, documented to break %v: %s", r.ID, r.Transport, o.Verdict, o.Requirement, row.fault, breaks, o.Summary)
 						}
-					case verdict.Error:
-						if b := o.Blame; b == nil || !slices.Contains(breaks, b.Requirement) {
-							t.Errorf("%s [%s]: error under %q: %s", r.ID, r.Transport, row.fault, o.Summary)
+					case verdict.Blocked:
+						if !slices.Contains(breaks, o.Blame.Requirement) {
+							t.Errorf("%s [%s]: blocked under %q by a rule it does not break: %s", r.ID, r.Transport, row.fault, o.Summary)
 						}
+					case verdict.Error:
+						t.Errorf("%s [%s]: error under %q: %s", r.ID, r.Transport, row.fault, o.Summary)
 					}
 					if !strings.HasPrefix(r.ID, "http/") || overHTTP {
 						if slices.Contains(row.killers, r.ID) && o.Verdict != verdict.Fail && o.Verdict != verdict.Warn {
 							t.Errorf("%s [%s] did not detect %s on the wire: %s %s", r.ID, r.Transport, row.fault, o.Verdict, o.Summary)
 						}
-						if slices.Contains(row.blamed, r.ID) && (o.Verdict != verdict.Error || o.Blame == nil) {
-							t.Errorf("%s [%s]: %s %s, want an error blaming %v (its premise failed)", r.ID, r.Transport, o.Verdict, o.Summary, breaks)
+						if slices.Contains(row.blamed, r.ID) && o.Verdict != verdict.Blocked {
+							t.Errorf("%s [%s]: %s %s, want blocked by a case judging %v (its premise failed)", r.ID, r.Transport, o.Verdict, o.Summary, breaks)
 						}
 					}
 				}

@@ -346,7 +346,9 @@ func (b *batch) reportCase(t *testing.T, id string) {
 		if o.Summary != "" {
 			t.Log(chrono.Sanitize(o.Summary, false))
 		}
-	case verdict.Skip:
+	case verdict.Skip, verdict.Blocked:
+		// A blocked case judged nothing: the case it names carries the
+		// finding, and fails there.
 		t.Skip(chrono.Sanitize(o.Summary, false))
 	case verdict.Info, verdict.Warn:
 		t.Log(describe(*res))

@@ -12,7 +12,7 @@ import (
 
 // Owner names the case of the catalogue that judges the rule a helper
 // step relies on: when the step fails while a case's own subject behaved,
-// that case carries the fail and the other ends in an error pointing at
+// that case carries the fail and the other ends blocked, pointing at
 // it (verdict.Blamed).
 type Owner struct {
 	// Requirement is the rule the helper step relies on.
@@ -26,7 +26,7 @@ type Owner struct {
 // judges.
 var PingOwner = Owner{Requirement: "PNG-1", Case: "ping/empty-result"}
 
-// Blame is the error of a case whose helper step failed: step names it,
+// Blame is the outcome of a case whose helper step failed (blocked): step names it,
 // owner the rule and the case that judges it, detail what happened.
 func (e *Env) Blame(step string, owner Owner, detail string) verdict.Outcome {
 	return verdict.Blamed(step, owner.Requirement, owner.Case, detail)
@@ -37,7 +37,7 @@ func (e *Env) Blame(step string, owner Owner, detail string) verdict.Outcome {
 // ping that goes unanswered, or a target that closed the session, fails
 // the case. A ping answered with an error shows a usable session whose
 // ping is broken: that is PNG-1's, which ping/empty-result judges, so the
-// case ends in an error pointing there. It returns nil when the ping
+// case ends blocked by that case. It returns nil when the ping
 // succeeded.
 func (e *Env) Healthy(ctx context.Context, after string) *verdict.Outcome {
 	if e.Modern() {

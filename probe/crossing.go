@@ -41,14 +41,8 @@ func (e *Env) Cancel(ctx context.Context, op *Op, reason string) error {
 // postAnswered returns the sequence number of the HTTP answer to the
 // POST that carried the frame at seq (0 when none is recorded).
 func (e *Env) postAnswered(seq uint64) uint64 {
-	sent := e.EventAt(seq)
-	if sent.Channel == "" {
-		return 0
-	}
-	for _, ev := range e.Log.Since(seq) {
-		if ev.Dir == chrono.In && ev.Channel == sent.Channel {
-			return ev.Seq
-		}
+	if _, ev, ok := e.StatusAfter(seq); ok {
+		return ev.Seq
 	}
 	return 0
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/mcpflight/mcpflight/mcp"
 	"github.com/mcpflight/mcpflight/peer"
 	"github.com/mcpflight/mcpflight/transport"
+	"github.com/mcpflight/mcpflight/verdict"
 )
 
 // SlowSpec describes a long-running operation for a case to start.
@@ -238,14 +239,92 @@ func (o *Op) WaitAnyProgress(ctx context.Context, n int) error {
 // have been read.
 func (o *Op) waitProgress(ctx context.Context, n int) error {
 	isMine := ProgressFor(o.Call.Token)
+	count := func() int {
+		seen := 0
+		for _, ev := range o.e.Log.Events() {
+			if ev.Dir == chrono.In && isMine(ev) {
+				seen++
+			}
+		}
+		return seen
+	}
+	// The wait ends when the call does: no progress of it is due after
+	// its response (PRG-14), and a call that failed sends none.
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-o.Call.Done():
+			cancel()
+		case <-wctx.Done():
+		}
+	}()
 	seen := 0
-	_, err := o.e.Log.WaitFor(ctx, 0, func(ev chrono.Event) bool {
+	_, err := o.e.Log.WaitFor(wctx, 0, func(ev chrono.Event) bool {
 		if ev.Dir == chrono.In && isMine(ev) {
 			seen++
 		}
 		return seen >= n
 	})
-	return err
+	if err == nil || ctx.Err() != nil {
+		return err
+	}
+	if got := count(); got >= n {
+		return nil
+	}
+	return o.ended(n)
+}
+
+// StepFailed is the outcome of a case whose wait for a step of its call
+// (Op.AtStep) failed: a call that completed before the step could be
+// watched leaves the case's rule unexercised (its progress came after its
+// response, which the progress cases judge, or it has fewer steps than
+// the profile says); any other failure is an error that says why.
+func (e *Env) StepFailed(err error) verdict.Outcome {
+	var ce *CallEndedError
+	if errors.As(err, &ce) && ce.Completed() {
+		return verdict.Unexercised("%s", chrono.Sanitize(ce.Error(), false))
+	}
+	return verdict.Errorf("%v", err)
+}
+
+// ErrCallEnded reports a wait for a step of a call that ended first: its
+// response (or its failure) came before the step's progress.
+var ErrCallEnded = errors.New("the call ended first")
+
+// CallEndedError is an ErrCallEnded: the call, the step waited for, and
+// the response that ended it (nil when the call failed without one, Err
+// then says how).
+type CallEndedError struct {
+	ID       jsonrpc.ID
+	Step     int
+	Response *jsonrpc.Message
+	Event    chrono.Event
+	Err      error
+}
+
+func (e *CallEndedError) Error() string {
+	if e.Response == nil {
+		return fmt.Sprintf("request %s failed before its progress %d: %v", e.ID, e.Step, e.Err)
+	}
+	return fmt.Sprintf("request %s was answered before its progress %d: %s", e.ID, e.Step, Describe(e.Event))
+}
+
+// Completed reports whether the call ended with a result (not with an
+// error response, nor a failure without one).
+func (e *CallEndedError) Completed() bool { return e.Response != nil && e.Response.Error == nil }
+
+// Is makes errors.Is(err, ErrCallEnded) hold.
+func (e *CallEndedError) Is(target error) bool { return target == ErrCallEnded }
+
+// ended is the CallEndedError of a wait for progress n of o.
+func (o *Op) ended(n int) error {
+	resp, seq := o.Call.Response()
+	ce := &CallEndedError{ID: o.Call.ID, Step: n, Response: resp, Event: o.e.EventAt(seq)}
+	if resp == nil {
+		_, ce.Err = o.Call.Await(context.Background())
+	}
+	return ce
 }
 
 // drainStream waits, until ctx ends, for the SSE stream that answered the
@@ -627,8 +706,34 @@ func (o *Op) OperationState(ctx context.Context) (control.Operation, control.Cou
 
 // CancelRaw sends notifications/cancelled with arbitrary params, for
 // unknown, duplicate and malformed cancels.
+// A cancel the server refuses over HTTP counts as sent and not acted on
+// (Notify).
 func (e *Env) CancelRaw(ctx context.Context, params any) (uint64, error) {
-	return e.S.NotifySeq(ctx, mcp.NotificationCancelled, params)
+	seq, _, err := e.Notify(ctx, mcp.NotificationCancelled, params)
+	return seq, err
+}
+
+// Notify sends a notification and returns the sequence number of its
+// frame. Over Streamable HTTP a server may refuse a notification it
+// cannot accept with an HTTP error status (HTTP-12 under 2025-11-25,
+// HTTP-87 under 2026-07-28): such a refusal is no error but the server's
+// decision, recorded in the chronology and returned for the case to
+// judge what follows.
+func (e *Env) Notify(ctx context.Context, method string, params any) (uint64, *transport.StatusError, error) {
+	from := e.Log.Len()
+	seq, err := e.S.NotifySeq(ctx, method, params)
+	se, refused := HTTPRefusal(err)
+	if !refused {
+		return seq, nil, err
+	}
+	for _, ev := range e.Log.Since(from) {
+		if ev.Dir == chrono.Out && ev.Summary != nil && ev.Summary.Method == method {
+			seq = ev.Seq
+			break
+		}
+	}
+	e.Log.Harness(chrono.KindDecision, "case", fmt.Sprintf("%s refused with HTTP %d: a server may refuse what it cannot accept (HTTP-12, HTTP-87), and will not act on it", method, se.Status))
+	return seq, se, nil
 }
 
 // FrameAfter returns the first inbound frame after seq that matches.

@@ -143,6 +143,44 @@ func (e *Env) StatusAfter(seq uint64) (int, chrono.Event, bool) {
 	return 0, chrono.Event{}, false
 }
 
+// statusOn is the HTTP status recorded for the exchange on channel
+// ("POST #4"), if one is.
+func (e *Env) statusOn(channel string) (int, bool) {
+	if channel == "" {
+		return 0, false
+	}
+	for _, r := range e.Log.Events() {
+		if r.Dir == chrono.In && r.Kind == chrono.KindHTTP && r.Channel == channel && strings.HasPrefix(r.Text, "HTTP ") {
+			var status int
+			if _, err := fmt.Sscanf(r.Text, "HTTP %d", &status); err == nil {
+				return status, true
+			}
+		}
+	}
+	return 0, false
+}
+
+// RefusalBody reports whether ev came in the body of an HTTP 4xx answer:
+// a server that cannot accept what was POSTed refuses it with an HTTP
+// error status (HTTP-12 under 2025-11-25, HTTP-87 under 2026-07-28), and
+// whatever body it gives that refusal (a JSON-RPC error with a null id,
+// plain text) is part of the refusal, not a JSON-RPC answer.
+func (e *Env) RefusalBody(ev chrono.Event) bool {
+	status, ok := e.statusOn(ev.Channel)
+	return ok && status/100 == 4
+}
+
+// HTTPRefusal returns the HTTP 4xx status error err carries, if it does:
+// a POST the server refused (HTTP-12, HTTP-87), as evidence for the case
+// to judge rather than a transport failure.
+func HTTPRefusal(err error) (*transport.StatusError, bool) {
+	var se *transport.StatusError
+	if errors.As(err, &se) && se.Status/100 == 4 {
+		return se, true
+	}
+	return nil, false
+}
+
 // BodyAfter reports a body recorded for the exchange of seq.
 func (e *Env) BodyAfter(seq uint64) (chrono.Event, bool) {
 	ev := e.EventAt(seq)

@@ -98,6 +98,9 @@ func (e *Env) AnsweredNotification(after uint64) *verdict.Outcome {
 			return &o
 		case peer.StrayNullIDError, peer.StrayUnknownResponse:
 			ev := e.EventAt(st.Seq)
+			if e.RefusalBody(ev) {
+				continue // the body of an HTTP refusal of what was POSTed
+			}
 			o := e.Breaks("RPC-15", []string{"no response of any kind to a notification"},
 				Describe(ev), st.Seq)
 			return &o

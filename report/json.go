@@ -376,7 +376,7 @@ func document(r *runner.Report, events bool) JSONReport {
 			Requirement:  res.Outcome.Requirement,
 			Level:        res.Outcome.Level,
 			Exception:    res.Outcome.Exception,
-			Blame:        res.Outcome.Blame,
+			Blame:        jsonBlame(res.Outcome.Blame),
 			Unexercised:  res.Outcome.Unexercised,
 			Expected:     jsonTexts(res.Outcome.Expected),
 			Actual:       jsonText(res.Outcome.Actual),
@@ -503,4 +503,12 @@ func indented(v any, prefix string) ([]byte, error) {
 		return nil, err
 	}
 	return chrono.SafeJSON(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))), nil
+}
+
+// jsonBlame is b with its text bounded like every other value.
+func jsonBlame(b *verdict.Blame) *verdict.Blame {
+	if b == nil {
+		return nil
+	}
+	return &verdict.Blame{Step: jsonText(b.Step), Requirement: jsonText(b.Requirement), Case: jsonText(b.Case)}
 }

@@ -186,7 +186,9 @@ func junitCase(res runner.Result) junitTestcase {
 	case verdict.Error:
 		tc.Error = &junitMessage{Message: summary, Type: "error", Body: violationText(res)}
 		tc.SystemOut = cdata(chronologyText(res.Events))
-	case verdict.Skip:
+	case verdict.Skip, verdict.Blocked:
+		// A blocked case did not judge its rule: JUnit's nearest is a
+		// skip, whose message names the case that carries the finding.
 		tc.Skipped = &junitMessage{Message: summary}
 	case verdict.Warn:
 		tc.SystemOut = cdata("WARN (a SHOULD was broken; a fail under --strict): " + summary + "\n" + violationText(res) + "\n" + chronologyText(res.Events))

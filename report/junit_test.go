@@ -35,18 +35,22 @@ func TestJUnitShape(t *testing.T) {
 	if err := xml.Unmarshal(out, &got); err != nil {
 		t.Fatalf("the output does not parse: %v", err)
 	}
-	// The schema finding is a testcase and a failure of its own.
-	if got.Tests != 8 || got.Failures != 2 || got.Errors != 1 || got.Skipped != 1 {
-		t.Errorf("tests %d failures %d errors %d skipped %d; want 8 2 1 1", got.Tests, got.Failures, got.Errors, got.Skipped)
+	// The schema finding is a testcase and a failure of its own; the
+	// blocked case is a skip, not an error.
+	if got.Tests != 9 || got.Failures != 2 || got.Errors != 1 || got.Skipped != 2 {
+		t.Errorf("tests %d failures %d errors %d skipped %d; want 9 2 1 2", got.Tests, got.Failures, got.Errors, got.Skipped)
 	}
 	var names []string
 	for _, s := range got.Suites {
 		names = append(names, s.Name)
 	}
-	if want := "cancel progress logging ping teardown schema"; strings.Join(names, " ") != want {
+	if want := "cancel progress logging rpc ping teardown schema"; strings.Join(names, " ") != want {
 		t.Fatalf("suites %v, want %s", names, want)
 	}
-	schema := got.Suites[5]
+	if blocked := got.Suites[3].Cases[0].Skipped; blocked == nil || !strings.HasPrefix(blocked.Message, "blocked by ping/empty-result: ") {
+		t.Errorf("the blocked case is not a skip naming the case that carries the finding: %+v", got.Suites[3].Cases[0])
+	}
+	schema := got.Suites[6]
 	if schema.Failures != 1 || len(schema.Cases) != 1 || schema.Cases[0].Failure == nil {
 		t.Fatalf("schema suite: %+v", schema)
 	}
@@ -82,8 +86,8 @@ func TestJUnitShape(t *testing.T) {
 	if warn.Failure != nil || warn.SystemOut == nil || !strings.HasPrefix(warn.SystemOut.Text, "WARN") || !strings.Contains(warn.SystemOut.Text, `\u0000\u0001`) {
 		t.Errorf("warn case: %+v", warn)
 	}
-	if e := got.Suites[3].Cases[0].Error; e == nil || !strings.Contains(e.Message, "deadline") {
-		t.Errorf("error case: %+v", got.Suites[3].Cases[0])
+	if e := got.Suites[4].Cases[0].Error; e == nil || !strings.Contains(e.Message, "deadline") {
+		t.Errorf("error case: %+v", got.Suites[4].Cases[0])
 	}
 	if s := got.Suites[2].Cases[0].Skipped; s == nil || s.Message != "profile names no log tool; pass --profile" {
 		t.Errorf("skip case: %+v", got.Suites[2].Cases[0])

@@ -99,6 +99,11 @@ func fixedReport() *runner.Report {
 			Outcome: verdict.Skipf("profile names no log tool; pass --profile"),
 		},
 		{
+			ID: "rpc/id-zero", Title: "request id 0 is answered", Area: "rpc", Transport: "stdio",
+			Duration: ms(6), Teardown: closed,
+			Outcome: verdict.Blamed("ping carrying the ids under test", "PNG-1", "ping/empty-result", "error -32603"),
+		},
+		{
 			ID: "ping/empty-result", Title: "ping answers an empty result", Area: "ping", Transport: "stdio",
 			Duration: ms(15000), Teardown: transport.Teardown{ExitedAfter: transport.StepSIGTERM, Waited: ms(2004), ExitCode: -1, Signal: "terminated"},
 			Outcome: verdict.Errorf("case deadline of 15s exceeded; the case did not return and was abandoned"),
@@ -244,7 +249,7 @@ func TestSummary(t *testing.T) {
 			Duration: ms(840),
 			Teardown: runner.TeardownGrade{Verdict: verdict.Pass},
 		}, "mcpflight: 3 cases — 2 pass, 0 fail, 1 warn, 0 info, 0 skip, 0 error (0.84s) — conformant"},
-		{"fixed", fixedReport(), "mcpflight: 6 cases — 1 pass, 1 fail, 1 warn, 1 info, 1 skip, 1 error (17.06s) — 1 schema violation — non-conformant"},
+		{"fixed", fixedReport(), "mcpflight: 7 cases — 1 pass, 1 fail, 1 warn, 1 info, 1 skip, 1 blocked, 1 error (17.06s) — 1 schema violation — non-conformant"},
 		{"schema violation alone", &runner.Report{
 			Results:  make([]runner.Result, 1),
 			Counts:   map[verdict.Verdict]int{verdict.Pass: 1},

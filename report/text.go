@@ -32,7 +32,7 @@ type TextOptions struct {
 const MaxRawText = 200
 
 // verdictOrder is the order of the summary line's counts.
-var verdictOrder = []verdict.Verdict{verdict.Pass, verdict.Fail, verdict.Warn, verdict.Info, verdict.Skip, verdict.Error}
+var verdictOrder = verdict.All
 
 // ANSI colours of the verdicts.
 const (
@@ -52,6 +52,8 @@ func verdictColor(v verdict.Verdict) string {
 		return "\x1b[36m" // cyan
 	case verdict.Skip:
 		return ansiDim
+	case verdict.Blocked:
+		return "\x1b[35m" // magenta
 	case verdict.Error:
 		return "\x1b[1;35m" // bold magenta
 	}
@@ -156,7 +158,7 @@ func (t textWriter) result(res runner.Result, verbose bool, revision string) {
 	t.linef("%s", line)
 	o := res.Outcome
 	switch o.Verdict {
-	case verdict.Skip, verdict.Info, verdict.Pass:
+	case verdict.Skip, verdict.Blocked, verdict.Info, verdict.Pass:
 		if o.Summary != "" && (o.Verdict != verdict.Pass || verbose) {
 			t.linef("%s%s", indent, t.paint(ansiDim, san(o.Summary)))
 		}
@@ -379,6 +381,9 @@ func (t textWriter) teardown(g runner.TeardownGrade) {
 func Summary(r *runner.Report) string {
 	counts := make([]string, 0, len(verdictOrder))
 	for _, v := range verdictOrder {
+		if v == verdict.Blocked && r.Counts[v] == 0 {
+			continue // said only when a case was blocked
+		}
 		counts = append(counts, fmt.Sprintf("%d %s", r.Counts[v], v))
 	}
 	return fmt.Sprintf("mcpflight: %s — %s (%s)%s%s — %s",

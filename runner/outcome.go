@@ -61,12 +61,19 @@ func otherRevision(summary string) bool {
 
 // Completeness counts what the run exercised. The threshold: a run is
 // incomplete when fewer than half of the cases that apply to its
-// transport and revision ran (a case that ran is one whose verdict is not
-// skip), or when cases were selected and none applied.
+// transport and revision ran (a case that ran is one whose verdict is
+// neither skip nor blocked), or when cases were selected and none
+// applied.
 func (r *Report) Completeness() Completeness {
 	c := Completeness{Selected: len(r.Results)}
 	reasons, excluded := map[string]int{}, map[string]int{}
 	for _, res := range r.Results {
+		if res.Outcome.Verdict == verdict.Blocked {
+			// It judged nothing of its own: another case carries the
+			// finding that stopped it.
+			reasons["blocked by "+res.Outcome.Blame.Case]++
+			continue
+		}
 		if res.Outcome.Verdict != verdict.Skip {
 			c.Ran++
 			continue

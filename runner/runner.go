@@ -450,6 +450,7 @@ func runCase(ctx context.Context, cfg Config, c probe.Case, hooks caseHooks) (Re
 		// chronology with events left out (a flood of frames).
 		o = incomplete(log, o, "the chronology reached its cap", "the evidence is incomplete, so the case cannot vouch for the target: "+capped)
 	}
+	o = refusedRevision(log, cfg.Version, o)
 	closeBounded()
 	if td := res.Teardown; o.Verdict == verdict.Error && (td.ExitedAfter == transport.StepNone || (td.ExitCode > 0 && td.Signal == "")) {
 		// The target died during the case, or exited with a failure
@@ -592,10 +593,10 @@ func missingTool(ctx context.Context, s *peer.Session, p *profile.Profile, n pro
 
 // incomplete turns o into an error saying why, when o rests on what an
 // incomplete observation could not show (pass, info, error); a fail or
-// warn the case found stands, and so does a skip. The decision is
+// warn the case found stands, and so do a skip and a blocked case. The decision is
 // recorded in log.
 func incomplete(log *chrono.Log, o verdict.Outcome, decision, why string) verdict.Outcome {
-	if o.Verdict == verdict.Fail || o.Verdict == verdict.Warn || o.Verdict == verdict.Skip {
+	if o.Verdict == verdict.Fail || o.Verdict == verdict.Warn || o.Verdict == verdict.Skip || o.Verdict == verdict.Blocked {
 		return o
 	}
 	log.Harness(chrono.KindDecision, "runner", "verdict is error: "+decision)

@@ -119,8 +119,8 @@ func TestRuleIDs(t *testing.T) {
 
 func TestBlamed(t *testing.T) {
 	o := Blamed("liveness ping", "PNG-1", "ping/empty-result", "error -32603")
-	if o.Verdict != Error || o.Blame == nil || o.Blame.Case != "ping/empty-result" ||
-		o.Summary != "liveness ping failed (PNG-1, see ping/empty-result): error -32603" {
+	if o.Verdict != Blocked || o.Blame == nil || o.Blame.Case != "ping/empty-result" ||
+		o.Summary != "blocked by ping/empty-result: liveness ping failed (PNG-1): error -32603" {
 		t.Errorf("Blamed = %+v", o)
 	}
 }

@@ -18,16 +18,23 @@ type Verdict string
 
 // Verdicts. Warn is a broken SHOULD (fail under --strict, which the
 // runner applies after the case); Info records which branch of an open
-// behaviour happened; Skip always has a reason; Error means the harness
-// or the target broke and says nothing about conformance.
+// behaviour happened; Skip always has a reason; Blocked is a case that
+// could not judge its own rule because a helper step failed whose rule
+// another case judges (that case carries the finding: Blame names it);
+// Error means the harness or the target broke and says nothing about
+// conformance.
 const (
-	Pass  Verdict = "pass"
-	Fail  Verdict = "fail"
-	Warn  Verdict = "warn"
-	Info  Verdict = "info"
-	Skip  Verdict = "skip"
-	Error Verdict = "error"
+	Pass    Verdict = "pass"
+	Fail    Verdict = "fail"
+	Warn    Verdict = "warn"
+	Info    Verdict = "info"
+	Skip    Verdict = "skip"
+	Blocked Verdict = "blocked"
+	Error   Verdict = "error"
 )
+
+// All lists the verdicts in the order reports count them.
+var All = []Verdict{Pass, Fail, Warn, Info, Skip, Blocked, Error}
 
 // Outcome is what a case concluded.
 type Outcome struct {
@@ -102,14 +109,15 @@ func Errorf(format string, args ...any) Outcome {
 	return Outcome{Verdict: Error, Summary: fmt.Sprintf(format, args...)}
 }
 
-// Blamed is the error of a case whose own subject behaved while a helper
-// step failed: it names the step, the requirement the step relies on and
-// the case that owns it, which carries the fail ("liveness ping failed
-// (PNG-1, see ping/empty-result): ...").
+// Blamed is the outcome of a case whose own subject behaved while a
+// helper step failed: blocked, naming the case that owns the step's
+// requirement (which carries the finding), the step and the requirement
+// ("blocked by ping/empty-result: liveness ping failed (PNG-1): ..."). It
+// is no error of the harness, and no finding of its own.
 func Blamed(step, requirement, owner, detail string) Outcome {
 	return Outcome{
-		Verdict: Error,
-		Summary: fmt.Sprintf("%s failed (%s, see %s): %s", step, requirement, owner, detail),
+		Verdict: Blocked,
+		Summary: fmt.Sprintf("blocked by %s: %s failed (%s): %s", owner, step, requirement, detail),
 		Blame:   &Blame{Step: step, Requirement: requirement, Case: owner},
 	}
 }
