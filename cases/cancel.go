@@ -505,6 +505,11 @@ func cancelMidWork(ctx context.Context, e *probe.Env, judgeProgress bool) verdic
 	if o := judge(op); o != nil {
 		return *o
 	}
+	if judgeProgress {
+		if o := e.CrossedOnly(op); o != nil {
+			return *o
+		}
+	}
 	if h := e.Healthy(ctx, "a cancel"); h != nil {
 		return *h
 	}

@@ -161,6 +161,9 @@ func noFurtherMessage(ctx context.Context, e *probe.Env, afterProgress bool) ver
 	if o := e.CleanupOnce(ctx, op, mcp.OutcomeCancelled); o != nil {
 		return *o
 	}
+	if o := e.CrossedOnly(op); o != nil {
+		return *o
+	}
 	if h := e.Healthy(ctx, "a cancel"); h != nil {
 		return *h
 	}

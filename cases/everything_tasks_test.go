@@ -68,7 +68,7 @@ func TestTaskCasesAgainstServerEverything(t *testing.T) {
 		"tasks/notification-does-not-cancel": verdict.Pass,
 		"tasks/result-equivalence":           verdict.Pass,
 		"tasks/result-answered-after-cancel": verdict.Info,
-		"tasks/worker-stops-after-cancel":    verdict.Info, // no control extension: no counter to read
+		"tasks/worker-stops-after-cancel":    verdict.Skip, // no control extension: no counter to read
 		// On the wire alone (issue 14.3): tasks/result stays unanswered
 		// while tasks/get says working; a task nobody cancels completes.
 		"tasks/result-blocks-while-working": verdict.Pass,

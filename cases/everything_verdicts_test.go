@@ -77,6 +77,13 @@ var racyOnEverything = map[string]struct {
 	seen      []finding
 	why       string
 }{
+	"cancel/mid-work-no-response": {
+		transport: runner.TransportHTTP,
+		seen:      []finding{{verdict.Pass, ""}, {verdict.Warn, "CAN-8"}},
+		why: "on a loaded machine, with the defaults' sessions side by side, server-everything sometimes handles the cancel " +
+			"POST only after the call's last step: the response it then sends is a cancel it ignored or one that crossed, " +
+			"which the wire cannot tell apart (seen once in a full -race run; always pass alone)",
+	},
 	"http/disconnect-is-not-cancel": {
 		transport: runner.TransportHTTP,
 		seen:      []finding{{verdict.Warn, "HTTP-25"}, {verdict.Warn, "HTTP-21"}, {verdict.Pass, ""}},

@@ -93,17 +93,19 @@ func http26Cases() []probe.Case {
 		},
 		// HTTP-86 MUST: "If the server accepts it, the server MUST return HTTP status code `202
 		//   Accepted` with no body."
+		// HTTP-87 MUST: "If the server cannot accept it, it MUST return an HTTP error status code
+		//   (e.g., `400 Bad Request`)."
 		// HTTP-99 DEF: "The notification rules above describe the transport mechanics for a
 		//   notification POST; header requirements for notification POSTs are not defined by this
 		//   revision."
 		{
 			ID:       "http26/cancel-notification-202",
 			Title:    "a POSTed notifications/cancelled is accepted with 202 and no body",
-			Reqs:     []string{"HTTP-86", "HTTP-99"},
+			Reqs:     []string{"HTTP-86", "HTTP-87", "HTTP-99"},
 			Versions: []string{spec.V20260728},
 			Needs:    probe.Needs{HTTP: true},
 			Sends:    "notifications/cancelled as its own POST, for a request ID never sent",
-			Expect:   "HTTP 202 Accepted with an empty body (no JSON-RPC response)",
+			Expect:   "HTTP 202 Accepted with an empty body (no JSON-RPC response), or an HTTP error status if the server cannot accept it (HTTP-87: recorded as info)",
 			Run:      cancelNotification202,
 		},
 		// HTTP-96 MUST: "The header value MUST match the `io.modelcontextprotocol/protocolVersion`
@@ -477,6 +479,11 @@ func cancelNotification202(ctx context.Context, e *probe.Env) verdict.Outcome {
 	resp, err := h.RawPOST(ctx, body, nil)
 	if err != nil {
 		return verdict.Errorf("POST: %v", err)
+	}
+	if resp.Status/100 == 4 {
+		// A server that cannot accept the notification refuses it with an
+		// HTTP error status, whatever body it gives (HTTP-87).
+		return verdict.Infof("refused with HTTP %d: a server that cannot accept a notification returns an HTTP error status (HTTP-87; over 2026-07-28 HTTP closing the stream is the cancel, HTTP-99)", resp.Status)
 	}
 	if resp.Status != http.StatusAccepted || len(resp.Body) > 0 || len(resp.Events) > 0 {
 		actual := fmt.Sprintf("HTTP %d with %d body bytes", resp.Status, len(resp.Body))

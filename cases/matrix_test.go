@@ -117,6 +117,7 @@ var lostOverHTTP = map[string]string{
 // warns under a fault with a requirement the fault is not documented to
 // break, with the reason the evidence fits that requirement too.
 var collateral = map[string]string{
+	"progress-crosses-streams progress/token-zero PRG-14":               "a progress the fault sends on another request's stream can be read after its own request's response: a progress after the end is PRG-14's evidence as well (it depends on timing, so the case is no killer)",
 	"progress-crosses-streams cancel/interleaved-other-completes PRG-7": "when the cancelled call is still running as the other steps, the other call's progress goes on its stream and never reaches the other call, which counts fewer notifications than steps: the count PRG-7 judges is the misrouting's evidence as well (it depends on timing, so the case is no killer)",
 	"no-resulttype tasks26/declared-call-gets-durable-task TSX-8":       "a result without resultType reads as complete (RPC-44), so the CreateTaskResult lacks the resultType \"task\" TSX-8 asks for: the evidence of the missing member is TSX-8's as well",
 	"sticky-capabilities tasks26/methods-need-extension TSX-56":         "the task the undeclared tasks/get names was created by a request that declared the extension; a server on which that declaration sticks serves the undeclared request, which is TSX-56's evidence as well (the case's Actual names both causes)",
@@ -127,6 +128,50 @@ var collateral = map[string]string{
 func isCollateral(fault refserver.Fault, id, requirement string) bool {
 	_, ok := collateral[string(fault)+" "+id+" "+requirement]
 	return ok
+}
+
+// matrixRows are the rows of the mutation matrix: each fault over each
+// transport it shows on, under each revision it breaks a rule of, with
+// the cases that must catch it.
+func matrixRows() []row {
+	var rows []row
+	for _, fault := range refserver.AllFaults() {
+		if slices.Contains(refserver.Faults2026(), fault) {
+			rows = append(rows, rows2026(fault)...)
+			continue
+		}
+		opts := refserver.Options{Faults: refserver.FaultSet{fault: true}}
+		if slices.Contains(refserver.HTTPFaults(), fault) {
+			rows = append(rows, row{"http/" + string(fault), fault, httpKillers[fault], opts, true, "", nil})
+			continue
+		}
+		if slices.Contains(refserver.TaskFaults(), fault) {
+			// These break rules of the task methods, which no transport
+			// changes: one row each.
+			rows = append(rows, row{"stdio/" + string(fault), fault, killers[fault], opts, false, "", nil})
+			continue
+		}
+		var overHTTP []string
+		for _, id := range killers[fault] {
+			if _, lost := lostOverHTTP[string(fault)+" "+id]; !lost && !strings.HasPrefix(id, "stdio/") {
+				overHTTP = append(overHTTP, id)
+			}
+		}
+		rows = append(rows,
+			row{"stdio/" + string(fault), fault, killers[fault], opts, false, "", nil},
+			row{"http/" + string(fault), fault, overHTTP, opts, true, "", nil})
+	}
+	for _, fault := range refserver.AllFaults() {
+		if l, ok := legacyUnder2026[fault]; ok {
+			set := refserver.FaultSet{fault: true}
+			if l.http {
+				rows = append(rows, row{"2026/http/" + string(fault), fault, l.want, refserver.Options{Faults: set}, true, spec.V20260728, l.breaks})
+			} else {
+				rows = append(rows, row{"2026/stdio/" + string(fault), fault, l.want, refserver.Options{Faults: set}, false, spec.V20260728, l.breaks})
+			}
+		}
+	}
+	return rows
 }
 
 // checkSeverity holds an outcome that cites a requirement to the
@@ -417,43 +462,7 @@ func TestMutationMatrix(t *testing.T) {
 	// A row is one fault over one transport and the cases that must
 	// catch it. Every row's catalogue runs at the same time (each case
 	// against a server of its own, within runSlots); the checks follow.
-	var rows []row
-	for _, fault := range refserver.AllFaults() {
-		if slices.Contains(refserver.Faults2026(), fault) {
-			rows = append(rows, rows2026(fault)...)
-			continue
-		}
-		set := refserver.FaultSet{fault: true}
-		if slices.Contains(refserver.HTTPFaults(), fault) {
-			rows = append(rows, row{"http/" + string(fault), fault, httpKillers[fault], referenceHTTPTarget(set), "", nil})
-			continue
-		}
-		if slices.Contains(refserver.TaskFaults(), fault) {
-			// These break rules of the task methods, which no transport
-			// changes: one row each.
-			rows = append(rows, row{"stdio/" + string(fault), fault, killers[fault], referenceTarget(set), "", nil})
-			continue
-		}
-		var overHTTP []string
-		for _, id := range killers[fault] {
-			if _, lost := lostOverHTTP[string(fault)+" "+id]; !lost && !strings.HasPrefix(id, "stdio/") {
-				overHTTP = append(overHTTP, id)
-			}
-		}
-		rows = append(rows,
-			row{"stdio/" + string(fault), fault, killers[fault], referenceTarget(set), "", nil},
-			row{"http/" + string(fault), fault, overHTTP, referenceHTTPTarget(set), "", nil})
-	}
-	for _, fault := range refserver.AllFaults() {
-		if l, ok := legacyUnder2026[fault]; ok {
-			set := refserver.FaultSet{fault: true}
-			if l.http {
-				rows = append(rows, row{"2026/http/" + string(fault), fault, l.want, referenceHTTPTarget(set), spec.V20260728, l.breaks})
-			} else {
-				rows = append(rows, row{"2026/stdio/" + string(fault), fault, l.want, referenceTarget(set), spec.V20260728, l.breaks})
-			}
-		}
-	}
+	rows := matrixRows()
 	// A row's catalogue starts as soon as its subtest is entered, before
 	// t.Parallel pauses it, so that every selected row runs at the same
 	// time whatever -parallel is; a row -run or -skip leaves out is never
@@ -485,7 +494,7 @@ func TestMutationMatrix(t *testing.T) {
 			)
 			go func() {
 				defer close(done)
-				rep, err = catalogueUnder(r.mk, rev)
+				rep, err = catalogueUnder(r.mk(false), rev)
 			}()
 			t.Parallel()
 			<-done
@@ -590,11 +599,41 @@ type row struct {
 	name     string
 	fault    refserver.Fault
 	want     []string
-	mk       target
+	opts     refserver.Options
+	overHTTP bool
 	revision string
 	// breaks are the requirements the fault breaks under revision, nil
 	// for the fault's own (Fault.Breaks).
 	breaks []string
+}
+
+// mk makes the row's target: the reference server with the row's fault,
+// in process or over Streamable HTTP; hide leaves its control extension
+// out (refserver.Options.HideControl).
+func (r row) mk(hide bool) target {
+	opts := r.opts
+	opts.HideControl = hide
+	if r.overHTTP {
+		return referenceHTTPTargetWith(opts)
+	}
+	return referenceTargetWith(opts)
+}
+
+// rev is the row's revision (2025-11-25 when it names none).
+func (r row) rev() string {
+	if r.revision == "" {
+		return spec.V20251125
+	}
+	return r.revision
+}
+
+// faultBreaks are the requirements the row's fault breaks under its
+// revision.
+func (r row) faultBreaks() []string {
+	if r.breaks != nil {
+		return r.breaks
+	}
+	return r.fault.Breaks()
 }
 
 // legacyUnder2026 lists 2025-11-25 faults whose behaviour breaks a rule
@@ -732,7 +771,7 @@ func rows2026(fault refserver.Fault) []row {
 	want := append(slices.Clone(killers2026[fault]), extraKillers2026[fault]...)
 	var out []row
 	if shows != refserver.OnHTTP {
-		out = append(out, row{"2026/stdio/" + string(fault), fault, want, referenceTargetWith(opts), spec.V20260728, nil})
+		out = append(out, row{"2026/stdio/" + string(fault), fault, want, opts, false, spec.V20260728, nil})
 	}
 	if shows != refserver.OnStdio {
 		var overHTTP []string
@@ -742,7 +781,7 @@ func rows2026(fault refserver.Fault) []row {
 			}
 		}
 		if len(overHTTP) > 0 || len(want) == 0 {
-			out = append(out, row{"2026/http/" + string(fault), fault, overHTTP, referenceHTTPTargetWith(opts), spec.V20260728, nil})
+			out = append(out, row{"2026/http/" + string(fault), fault, overHTTP, opts, true, spec.V20260728, nil})
 		}
 	}
 	return out

@@ -75,11 +75,12 @@ var racyOnThirdParty = []struct {
 	why                         string
 }{
 	{"mcpgo-*", "*", "progress/*",
-		[]finding{{verdict.Pass, ""}, {verdict.Info, ""}, {verdict.Fail, "PRG-14"}, {verdict.Warn, "HTTP-22"}},
+		[]finding{{verdict.Pass, ""}, {verdict.Info, ""}, {verdict.Fail, "PRG-14"}, {verdict.Warn, "HTTP-22"}, {verdict.Fail, "PRG-4"}},
 		"mcp-go writes a request's notifications from a goroutine of their own (over HTTP, through the session's one " +
 			"channel, which any open POST stream of the session may drain) and its response directly: the last step's " +
 			"progress, sent before the handler returns, is written after the response as often as not (over stdio the " +
-			"two lines 13 µs apart), and over HTTP a progress sometimes goes out on another request's stream"},
+			"two lines 13 µs apart), over HTTP a progress sometimes goes out on another request's stream, and two of one " +
+			"call's notifications, each written from a goroutine of its own, are sometimes read out of order (PRG-4)"},
 	{"*-http*", spec.V20251125, "cancel/mid-work-no-progress",
 		[]finding{{verdict.Pass, ""}, {verdict.Warn, "CAN-8"}},
 		"the handler's step timer and the cancel race: a step that fires as the cancel arrives still sends its progress"},

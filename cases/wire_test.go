@@ -33,6 +33,14 @@ func wireProfile(t *testing.T) *profile.Profile {
 	}
 	p.Slow.Arguments = map[string]any{"key": "w", "gated": false, "steps": 3, "tickMs": 150}
 	p.Task.Arguments = map[string]any{"key": "t", "gated": false, "ticks": 3, "tickMs": 150}
+	// Without the extension the cases cannot ask the log tool for its
+	// messages: the profile names one at each of four levels, as a user's
+	// log tool would log.
+	var msgs []any
+	for _, level := range []string{"debug", "info", "warning", "error"} {
+		msgs = append(msgs, map[string]any{"level": level, "logger": "log", "data": "a " + level + " message"})
+	}
+	p.Log.Arguments = map[string]any{"messages": msgs}
 	p.Observer = nil
 	p.GraceMillis = 1000
 	return p

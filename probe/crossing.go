@@ -33,7 +33,7 @@ func (e *Env) Cancel(ctx context.Context, op *Op, reason string) error {
 	case e.SeparateStreams():
 		op.cancelRead = e.postAnswered(op.Call.CancelSeq)
 	default:
-		op.cancelRead = e.barrier(ctx)
+		op.cancelRead = e.Barrier(ctx)
 	}
 	return nil
 }
@@ -47,10 +47,12 @@ func (e *Env) postAnswered(seq uint64) uint64 {
 	return 0
 }
 
-// barrier sends a prompt request and returns the sequence number of its
-// answer, 0 when none came within Env.Patience (no barrier: nothing is
-// then taken to have crossed).
-func (e *Env) barrier(ctx context.Context) uint64 {
+// Barrier sends a prompt request (ping; server/discover under
+// 2026-07-28) and waits for its answer: a target that reads its input in
+// order has read everything sent before it. It returns the sequence
+// number of the answer, 0 when none came within Env.Patience (no
+// barrier: nothing is then taken to have crossed).
+func (e *Env) Barrier(ctx context.Context) uint64 {
 	method := mcp.MethodPing
 	if e.Modern() {
 		method = mcp.MethodServerDiscover

@@ -193,10 +193,32 @@ func (o *Op) AtStep(ctx context.Context, n int) error {
 	if !o.Call.Token.IsValid() {
 		return errors.New("an uncontrolled target can only be followed through progress; the call has no token")
 	}
-	if err := o.waitProgress(ctx, n); err != nil {
+	// The step is due within the target's pace: the time the steps up to
+	// it take, by what was learned, else the case's patience (a call that
+	// neither progresses nor ends is not reached, as a checkpoint that
+	// never comes is on a controlled target).
+	wctx, cancel := context.WithTimeout(ctx, o.stepBudget(n))
+	defer cancel()
+	if err := o.waitProgress(wctx, n); err != nil {
+		if ctx.Err() == nil && wctx.Err() != nil {
+			return fmt.Errorf("waiting for progress notification %d: %w: within %v", n, ErrNotReached, o.stepBudget(n))
+		}
 		return fmt.Errorf("waiting for progress notification %d: %w", n, err)
 	}
 	return nil
+}
+
+// stepBudget bounds a wait, without the control extension, for the call's
+// progress n: Patience, and more when the run's learned step interval
+// says n steps take longer (at half as long again each).
+func (o *Op) stepBudget(n int) time.Duration {
+	d := o.e.Patience()
+	if o.e.Pacing != nil {
+		if step := o.e.Pacing.Step(); step > 0 {
+			d = max(d, time.Duration(n)*(step+step/2)+o.e.Patience())
+		}
+	}
+	return d
 }
 
 // callFailed is the error the call ended with when the transport

@@ -148,13 +148,38 @@ func (e *Env) EventAt(seq uint64) chrono.Event {
 }
 
 // AfterCancel judges an operation we cancelled once it has settled:
-// no response and no progress after the cancel (CAN-8, CAN-16). It
-// returns nil when both held.
+// no response and no progress after the cancel (CAN-8, CAN-16), and no
+// progress whose only evidence is ambiguous (CrossedOnly). It returns
+// nil when all held.
 func (e *Env) AfterCancel(op *Op) *verdict.Outcome {
 	if o := e.ResponseAfterCancel(op); o != nil {
 		return o
 	}
-	return e.ProgressAfterCancel(op)
+	if o := e.ProgressAfterCancel(op); o != nil {
+		return o
+	}
+	return e.CrossedOnly(op)
+}
+
+// CrossedOnly is the outcome of a cancelled operation whose only
+// progress after the cancel came before the target had read it
+// (Op.CrossedCancel): that progress crossed the cancel on the wire, or
+// the target sent it as it read the cancel, and the wire cannot tell
+// which. Nothing came after, so the rule was not exercised either way:
+// a skip that names both causes, not a pass. nil when no progress
+// crossed.
+func (e *Env) CrossedOnly(op *Op) *verdict.Outcome {
+	if !op.Call.Token.IsValid() {
+		return nil
+	}
+	isMine := ProgressFor(op.Call.Token)
+	ev, ok := e.FrameAfter(op.Call.CancelSeq, func(ev chrono.Event) bool { return isMine(ev) && op.CrossedCancel(ev.Seq) })
+	if !ok {
+		return nil
+	}
+	o := verdict.Unexercised("progress at seq %d came between the cancel (seq %d) and the sign that the target had read it (seq %d): it crossed the cancel on the wire, or the target sent it as it read the cancel, which the wire cannot tell apart; nothing came after",
+		ev.Seq, op.Call.CancelSeq, op.cancelRead)
+	return &o
 }
 
 // ResponseAfterCancel judges that no response followed our cancel.

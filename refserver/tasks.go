@@ -388,13 +388,13 @@ func (ss *session) registerTask(t *task) *rpcError {
 	ts := ss.tasks
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	if ss.ops[t.key] != nil {
-		return invalidParams("Invalid params: key %s is already used in this session", strconv.Quote(t.key))
-	}
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
+	// A server that hides the control extension takes no key from its
+	// client (a profile's fixed arguments name the same one every call):
+	// the task runs under a free one, as an operation does.
 	t.key = ss.srv.freeKey(t.key, func(k string) bool { return ss.ops[k] != nil || ts.byKey[k] != nil })
-	if ts.byKey[t.key] != nil {
+	if ss.ops[t.key] != nil || ts.byKey[t.key] != nil {
 		return invalidParams("Invalid params: key %s is already used in this session", strconv.Quote(t.key))
 	}
 	if !ts.joined {
