@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/control"
@@ -45,6 +46,7 @@ const (
 	RaceParkedAtStart    = "cancel of a call parked at its start (before the first progress): accepted"
 	RaceParkedAtStep     = "cancel of a call parked between steps: accepted"
 	RaceProgressFirst    = "cancel racing the next progress: the progress was written first (within the race window)"
+	RaceUncontrolled     = "cancel of a call on a target without the control extension: nothing after it outside the race window its pace allows"
 	RaceCancelFirst      = "cancel racing the next progress: the cancel was read first"
 	RaceResponseAccepted = "cancel racing the response: the cancel was read first (accepted)"
 	RaceResponseFirst    = "cancel racing the response: the response was written first (cancel ignored, CAN-9)"
@@ -145,6 +147,13 @@ type req struct {
 	respChannel string
 	progress    int
 	last        float64
+	// sentAt, cancelAt, respAt and progressAt are when (on the history's
+	// clock) the request and its cancel were sent, the response read and
+	// each progress read: on a target without the control extension the
+	// call's own pace is the evidence of what a cancel changed
+	// (uncontrolledCancel).
+	sentAt, cancelAt, respAt time.Duration
+	progressAt               []time.Duration
 	// postCancel are the progress notifications after our cancel, by
 	// their number among the request's progress.
 	postCancel []progressAt
@@ -437,7 +446,7 @@ func (c *checker) outRequest(s *sessState, channel string, ev chrono.Event, w *o
 		return
 	}
 	p := &w.Params
-	r := &req{id: id, method: w.Method, seq: ev.Seq, checkpoint: p.Checkpoint, taskID: p.TaskID}
+	r := &req{id: id, method: w.Method, seq: ev.Seq, sentAt: ev.Offset, checkpoint: p.Checkpoint, taskID: p.TaskID}
 	switch w.Method {
 	case mcp.MethodToolsCall:
 		a := p.Arguments
@@ -501,7 +510,7 @@ func (c *checker) outCancel(s *sessState, ev chrono.Event, requestID json.RawMes
 			}
 		}
 	case r.cancelSeq == 0:
-		r.cancelSeq = ev.Seq
+		r.cancelSeq, r.cancelAt = ev.Seq, ev.Offset
 		r.released = len(s.gates[r.key])
 		r.parked = r.released == 0 || s.reached[r.key] >= r.released
 	}
@@ -745,7 +754,7 @@ func (c *checker) response(s *sessState, channel string, ev chrono.Event, m *jso
 		c.violate(s, InvOneResponse, "RPC-8", ev.Seq, false, "a second response to request %s (%s, first at #%d)", r.id, r.method, r.respSeq)
 		return
 	}
-	r.resp, r.respSeq, r.respChannel = m, ev.Seq, channel
+	r.resp, r.respSeq, r.respChannel, r.respAt = m, ev.Seq, channel, ev.Offset
 	switch r.method {
 	case mcp.MethodControlAwait:
 		c.awaited(s, r, m)
@@ -875,6 +884,7 @@ func (c *checker) progress(s *sessState, channel string, ev chrono.Event, m *jso
 		return
 	}
 	r.progress++
+	r.progressAt = append(r.progressAt, ev.Offset)
 	if r.progress > 1 && p.Progress <= r.last {
 		c.violate(s, InvProgressIncreasing, "PRG-4", ev.Seq, false,
 			"progress %v for token %s after %v (request %s)", p.Progress, p.Token, r.last, r.id)
@@ -987,6 +997,8 @@ func (c *checker) cancelled(s *sessState, r *req) {
 	}
 	allowed := min(r.released, r.steps)
 	switch {
+	case !s.info.Control && c.uncontrolledCancel(s, r):
+		return
 	case !known || r.key == "":
 		if r.responses > 0 && r.respSeq > r.cancelSeq {
 			c.fig.Races[RaceUnknown]++
@@ -1033,6 +1045,78 @@ func (c *checker) cancelled(s *sessState, r *req) {
 			break
 		}
 	}
+}
+
+// uncontrolledCancel judges a call cancelled on a target without the
+// control extension, where no checkpoint says what the server had been
+// allowed to write before it read the cancel. The call's own pace is the
+// evidence: its step interval, as the progress read before the cancel
+// shows it (the shortest gap between two), and the steps it had left.
+//
+//   - A response read sooner after the cancel than half the time the
+//     steps left need cannot be the call completing on its own: the
+//     cancel brought it (CAN-8 under 2025-11-25; CAN-54's MUST NOT over
+//     stdio under 2026-07-28).
+//   - Under 2026-07-28, where nothing more may come for a cancelled
+//     request, a response or a progress read later than the race window
+//     (two of the call's slowest steps: what crossed the cancel on the
+//     wire comes sooner) is a further message. Under 2025-11-25 a server may ignore a cancel
+//     (CAN-9), and go on: that is a race the spec allows.
+//
+// It reports whether it judged the call; false leaves it to the counts
+// of races whose way is unknown.
+func (c *checker) uncontrolledCancel(s *sessState, r *req) bool {
+	before := r.progress - len(r.postCancel)
+	if before < 2 || r.steps <= 0 || r.closed {
+		return false // no pace to go by (a closed stream can carry nothing)
+	}
+	// Two readings of the step: the shortest gap between two progress
+	// notifications (two read in one burst make it short, which only
+	// makes "too soon" harder to reach), and the longest interval the
+	// call showed, its start included (a stall makes it long, which only
+	// widens the race window). Each judgement uses the one that cannot
+	// turn a loaded machine's timing into a violation.
+	step, slowest := time.Duration(0), r.progressAt[0]-r.sentAt
+	for i := 1; i < before; i++ {
+		d := r.progressAt[i] - r.progressAt[i-1]
+		if d > 0 && (step == 0 || d < step) {
+			step = d
+		}
+		slowest = max(slowest, d)
+	}
+	if step <= 0 {
+		return false
+	}
+	left, window, modern := r.steps-before, 2*slowest, c.rev == Revision20260728
+	judged := false
+	if r.responses > 0 && r.respSeq > r.cancelSeq {
+		after := r.respAt - r.cancelAt
+		switch {
+		case left >= 2 && after < time.Duration(left-1)*step/2:
+			c.violate(s, InvCancelNoResponse, "CAN-8", r.respSeq, false,
+				"request %s was answered %v after its cancel at #%d, with %d of its %d steps left at %v a step: too soon to be the call completing on its own, so the cancel brought the answer",
+				r.id, after.Round(time.Millisecond), r.cancelSeq, left, r.steps, step.Round(time.Millisecond))
+			judged = true
+		case modern && after > window:
+			c.violate(s, InvCancelNoResponse, "CAN-8", r.respSeq, false,
+				"request %s was answered %v after its cancel at #%d, later than the race window of two of its slowest steps (%v each): a further message for a cancelled request",
+				r.id, after.Round(time.Millisecond), r.cancelSeq, slowest.Round(time.Millisecond))
+			judged = true
+		}
+	}
+	for i, p := range r.postCancel {
+		if late := r.progressAt[before+i] - r.cancelAt; modern && late > window {
+			c.violate(s, InvCancelNoProgress, "CAN-8", p.seq, false,
+				"progress number %d of request %s came %v after its cancel at #%d, later than the race window of two of its slowest steps (%v each): the handler went on after the cancel reached it",
+				p.n, r.id, late.Round(time.Millisecond), r.cancelSeq, slowest.Round(time.Millisecond))
+			judged = true
+			break
+		}
+	}
+	if !judged {
+		c.fig.Races[RaceUncontrolled]++
+	}
+	return true
 }
 
 // unanswered judges a request that never got its response, by what the

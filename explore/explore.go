@@ -36,6 +36,9 @@ const (
 	DefaultOpTimeout     = 5 * time.Second
 	DefaultShrinkRuns    = 300
 	DefaultShrinkTime    = 2 * time.Minute
+	// MinShrinkTime is the least shrinking time of a run given a
+	// Duration.
+	MinShrinkTime = 30 * time.Second
 	// GCPercent is the garbage collector setting `mcpflight explore`
 	// runs with (debug.SetGCPercent), and its benchmarks too: a trial's
 	// history is checked and dropped, so the heap stays small and flat,
@@ -88,7 +91,8 @@ type Config struct {
 	// NoShrink reports the failing trial as it was found.
 	NoShrink bool
 	// ShrinkRuns and ShrinkTime bound the shrinking; DefaultShrinkRuns
-	// and DefaultShrinkTime if zero.
+	// and DefaultShrinkTime if zero (ShrinkTime: the Duration, when one is
+	// given, between MinShrinkTime and DefaultShrinkTime).
 	ShrinkRuns int
 	ShrinkTime time.Duration
 }
@@ -124,6 +128,12 @@ func (c *Config) defaults() error {
 	}
 	if c.ShrinkTime <= 0 {
 		c.ShrinkTime = DefaultShrinkTime
+		if c.Duration > 0 {
+			// A run given a time gets about as much again to shrink what
+			// it found (every candidate is a real run, in real time
+			// against a target without the control extension).
+			c.ShrinkTime = min(DefaultShrinkTime, max(c.Duration, MinShrinkTime))
+		}
 	}
 	return nil
 }

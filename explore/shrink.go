@@ -73,6 +73,24 @@ func (sh *shrinker) fails(cand Plan) bool {
 	if !sh.budget() || len(cand.Steps) == 0 && cand.Sessions == 0 {
 		return false
 	}
+	// Without the control extension a plan's interleaving is the target's
+	// timing, not the seed's: a candidate is kept only when it breaks the
+	// rule twice in a row, so that the minimal plan is one that shows the
+	// violation, not one that once happened to.
+	tries := 1
+	if !sh.f.Control {
+		tries = 2
+	}
+	for range tries {
+		if !sh.breaks(cand) {
+			return false
+		}
+	}
+	return true
+}
+
+// breaks runs cand once and reports whether it broke the rule.
+func (sh *shrinker) breaks(cand Plan) bool {
 	sh.runs++
 	_, h, err := runOnce(sh.ctx, sh.cfg, sh.f, cand)
 	if err != nil {

@@ -445,7 +445,7 @@ func (e Env) exploreReplay(ctx context.Context, o exploreOptions) (int, error) {
 	if o.explicit != "" && o.explicit != rp.Revision {
 		return 0, usagef(exploreUsage, "--protocol %s: %s was found under %s, and runs under it", o.explicit, o.replay, rp.Revision)
 	}
-	target, _, stop, err := e.exploreTarget(o.target, &rp.Target)
+	target, prof, stop, err := e.exploreTarget(o.target, &rp.Target)
 	if err != nil {
 		return 0, err
 	}
@@ -456,7 +456,7 @@ func (e Env) exploreReplay(ctx context.Context, o exploreOptions) (int, error) {
 	if o.opTimeout != explore.DefaultOpTimeout {
 		rp.OpTimeoutMs = o.opTimeout.Milliseconds()
 	}
-	res, err := explore.RunReplay(ctx, target, rp)
+	res, err := explore.RunReplay(ctx, target, rp, prof)
 	if err != nil {
 		return 0, err
 	}
@@ -466,11 +466,11 @@ func (e Env) exploreReplay(ctx context.Context, o exploreOptions) (int, error) {
 			chrono.Sanitize(target.Info().Name, false), rp.Revision)
 		switch {
 		case res.Reproduced:
-			fmt.Fprintln(w, "reproduced: the recorded violation happened again")
+			fmt.Fprintf(w, "reproduced: the recorded violation happened again%s\n", runsNote(res.Runs, res.Reproduced))
 		case rp.Violation != nil && res.Violation != nil:
-			fmt.Fprintf(w, "not reproduced: the run broke another rule (recorded: %s %s)\n", rp.Violation.Invariant, rp.Violation.Requirement)
+			fmt.Fprintf(w, "not reproduced%s: the run broke another rule (recorded: %s %s)\n", runsNote(res.Runs, false), rp.Violation.Invariant, rp.Violation.Requirement)
 		case rp.Violation != nil:
-			fmt.Fprintf(w, "not reproduced: no violation (recorded: %s %s)\n", rp.Violation.Invariant, rp.Violation.Requirement)
+			fmt.Fprintf(w, "not reproduced%s: no violation (recorded: %s %s)\n", runsNote(res.Runs, false), rp.Violation.Invariant, rp.Violation.Requirement)
 		case res.Violation == nil:
 			fmt.Fprintln(w, "no violation")
 		}
@@ -488,6 +488,18 @@ func (e Env) exploreReplay(ctx context.Context, o exploreOptions) (int, error) {
 		return ExitNonConformant, nil
 	}
 	return ExitConformant, nil
+}
+
+// runsNote says how many runs a replay took, when it took more than
+// one (a target without the control extension: its timing decides).
+func runsNote(runs int, reproduced bool) string {
+	switch {
+	case runs <= 1:
+		return ""
+	case reproduced:
+		return fmt.Sprintf(" (on run %d of %d: without the control extension the target's timing, not the plan, orders a run)", runs, explore.ReplayTries)
+	}
+	return fmt.Sprintf(" in %d runs (without the control extension the target's timing, not the plan, orders a run)", runs)
 }
 
 func yesNo(b bool) string {

@@ -1,0 +1,105 @@
+package explore
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/internal/targets"
+	"github.com/mcpflight/mcpflight/profile"
+	"github.com/mcpflight/mcpflight/refserver"
+	"github.com/mcpflight/mcpflight/transport"
+)
+
+// The explorer against servers we do not control (issue 23.5): without
+// the control extension a call's own pace is the evidence of what a
+// cancel changed (checker.uncontrolledCancel).
+
+// pacedProfile is the reference server's slow tool as a target without
+// the control extension runs it: ungated, eight steps on its own clock.
+func pacedProfile() *profile.Profile {
+	return &profile.Profile{Name: "paced", SlowSteps: 8,
+		Slow: &profile.Tool{Name: "slow", Arguments: map[string]any{"key": "", "steps": 8, "gated": false, "tickMs": 60}}}
+}
+
+// TestUncontrolledCancelByPace: against the reference server ignoring
+// its control extension, a conforming run under 2026-07-28 finds
+// nothing, and respond-after-cancel (an answer written as the cancel is
+// read, steps before the call could end) is found by its pace, citing
+// CAN-54.
+func TestUncontrolledCancelByPace(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("paced calls run in real time")
+	}
+	for _, tc := range []struct {
+		name   string
+		faults []refserver.Fault
+		want   string // the invariant found, "" for none
+	}{
+		{"conforming", nil, ""},
+		{"respond-after-cancel", []refserver.Fault{refserver.FaultRespondAfterCancel}, InvCancelNoResponse},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := Config{Target: target(t, TransportInProcess, tc.faults...), Seed: 11, Ops: 500, NoControl: true, NoShrink: true,
+				Profile: pacedProfile(), Revision: Revision20260728, OpTimeout: 20 * time.Second}
+			res, err := Run(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			judged := res.Figures.Races[RaceUncontrolled]
+			t.Logf("%d operations, %d cancels judged by their pace; races %v", res.Ops, judged, res.Figures.Races)
+			switch {
+			case tc.want == "" && res.Found != nil:
+				t.Fatalf("a conforming server: %+v", res.Found.Violation)
+			case tc.want == "" && judged == 0:
+				t.Fatalf("no cancel was judged by its pace: the path was not exercised (races %v)", res.Figures.Races)
+			case tc.want != "" && (res.Found == nil || res.Found.Violation.Invariant != tc.want || res.Found.Violation.Requirement != "CAN-54"):
+				t.Fatalf("want %s citing CAN-54, found %+v", tc.want, res.Found)
+			}
+		})
+	}
+}
+
+// TestUncontrolledGoSDK: the explorer finds go-sdk's answer to a
+// cancelled call over stdio under 2026-07-28 (CAN-54) and shrinks the
+// plan that showed it at least fivefold.
+func TestUncontrolledGoSDK(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("builds and runs a go-sdk server")
+	}
+	bin := targets.GoServer(t, "gosdkserver")
+	prof, err := profile.Load(filepath.Join(targets.GoModule("gosdkserver"), "profile.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tgt := Remote(TargetInfo{Name: "gosdkserver stdio", Transport: TransportStdio},
+		func(ctx context.Context, log *chrono.Log) (transport.Conn, error) {
+			return transport.StartStdio(ctx, transport.StdioConfig{Argv: []string{bin, "stdio"}, Log: log})
+		})
+	cfg := Config{Target: tgt, Seed: 5, Ops: 400, Profile: prof, Revision: Revision20260728, OpTimeout: 20 * time.Second, ShrinkRuns: 16}
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Found == nil {
+		t.Fatalf("no violation in %d operations; races %v", res.Ops, res.Figures.Races)
+	}
+	f := res.Found
+	if f.Violation.Invariant != InvCancelNoResponse || f.Violation.Requirement != "CAN-54" {
+		t.Fatalf("found %+v, want %s citing CAN-54", f.Violation, InvCancelNoResponse)
+	}
+	// Shrinking runs in real time against such a target: under load its
+	// sixteen runs go less far, but they must cut the plan fivefold.
+	if 5*len(f.Minimal.Steps) > len(f.Original.Steps) || f.Minimal.Sessions > f.Original.Sessions {
+		t.Errorf("minimal plan of %d sessions and %d steps from %d and %d: not shrunk fivefold: %+v",
+			f.Minimal.Sessions, len(f.Minimal.Steps), f.Original.Sessions, len(f.Original.Steps), f.Minimal)
+	}
+	t.Logf("minimal plan: %+v", f.Minimal)
+	t.Logf("found in trial %d (%d operations, %v), shrunk to %d steps in %d runs, reproduced %v: %s",
+		f.Trial, res.Ops, res.Elapsed.Round(time.Millisecond), len(f.Minimal.Steps), f.ShrinkRuns, f.Reproduced, f.Violation.Text)
+}
