@@ -71,6 +71,7 @@ const (
 	FaultCancelsInitializeLate    Fault = "cancels-initialize-late"
 	FaultClosesStreamThenCancels  Fault = "closes-stream-then-cancels"
 	FaultClosesStreamOnly         Fault = "closes-stream-only"
+	FaultSetsLevelOnModern        Fault = "sets-level-on-modern-session"
 )
 
 // Faults lists every fault with what it does.
@@ -100,6 +101,7 @@ func Faults() map[Fault]string {
 		FaultCancelsInitializeLate:    "when the handshake times out, sends notifications/cancelled for initialize from a background goroutine a moment later, and closes at once",
 		FaultClosesStreamThenCancels:  "(a conforming variant) over 2025-11-25 Streamable HTTP, closes a call's response stream before it POSTs the call's notifications/cancelled when it gives up on it",
 		FaultClosesStreamOnly:         "over 2025-11-25 Streamable HTTP, gives up on a call by closing its response stream, without notifications/cancelled",
+		FaultSetsLevelOnModern:        "sets a log level with logging/setLevel on a 2026-07-28 session, which removed it",
 	}
 }
 
@@ -168,6 +170,9 @@ type adapter struct {
 	// first carries, under FaultReusesInFlightID, the first call of a
 	// parallel step to the second, which reuses its ID.
 	first chan *peer.Call
+	// logLevel is the level a 2026-07-28 session's later requests carry
+	// in _meta ("" for none).
+	logLevel string
 }
 
 func (a *adapter) fault(f Fault) bool { return a.opts.Faults[f] }
@@ -380,9 +385,29 @@ func (a *adapter) step(ctx context.Context, n int, st clientrun.Step) {
 		for _, r := range out {
 			a.report(r)
 		}
+	case clientrun.OpSetLogLevel:
+		r := a.setLogLevel(ctx, st.Level)
+		r.Step = n
+		a.report(r)
 	default:
 		a.report(clientrun.Report{Step: n, Outcome: clientrun.OutcomeUnsupported, Error: "unknown op " + st.Op})
 	}
+}
+
+// setLogLevel sets the level the caller wants: logging/setLevel under
+// 2025-11-25 (LOG-3), the _meta of every later request under 2026-07-28,
+// which removed logging/setLevel (PNG-40).
+func (a *adapter) setLogLevel(ctx context.Context, level string) clientrun.Report {
+	if a.modern && !a.fault(FaultSetsLevelOnModern) {
+		a.mu.Lock()
+		a.logLevel = level
+		a.mu.Unlock()
+		return clientrun.Report{Outcome: clientrun.OutcomeResult, Text: "logLevel " + level + " in each request's _meta"}
+	}
+	if err := a.s.Request(ctx, mcp.MethodLoggingSetLevel, map[string]any{"level": level}, nil); err != nil {
+		return clientrun.Report{Outcome: clientrun.OutcomeError, Error: err.Error()}
+	}
+	return clientrun.Report{Outcome: clientrun.OutcomeResult, Text: "logging/setLevel " + level}
 }
 
 // call runs one call step.
@@ -402,6 +427,9 @@ func (a *adapter) call(ctx context.Context, cs clientrun.CallStep, stepN, index 
 		opts = append(opts, peer.WithoutMeta(mcp.MetaClientCapabilities))
 	}
 	a.mu.Lock()
+	if a.logLevel != "" {
+		opts = append(opts, peer.WithLogLevel(a.logLevel))
+	}
 	if a.fault(FaultReusesID) && a.lastID.IsValid() && index == 0 {
 		opts = append(opts, peer.WithID(a.lastID), peer.AllowIDReuse())
 	}

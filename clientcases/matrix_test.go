@@ -65,6 +65,7 @@ var clientKillers = map[clientadapter.Fault][]killer{
 		{id: "versioning/probe-fallback-silence", on: []combo{stdio26}},
 	},
 	clientadapter.FaultPingsModernSession: {{id: "versioning/no-removed-methods", on: []combo{stdio26, http26}}},
+	clientadapter.FaultSetsLevelOnModern:  {{id: "versioning/no-removed-methods", on: []combo{stdio26, http26}}},
 	clientadapter.FaultOmitsCapabilities:  {{id: "versioning/envelope-on-every-request", on: []combo{stdio26, http26}}},
 	// CAN-5 (CAN-51): the cancel names a request that is not in flight.
 	// Over 2026-07-28 HTTP the stream is closed as well, and the

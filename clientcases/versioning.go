@@ -113,11 +113,12 @@ func versioningCases() []clientrun.Case {
 			Title:    "no ping or logging/setLevel on a 2026-07-28 session",
 			Reqs:     []string{"PNG-40"},
 			Versions: only(v26),
-			Sends:    "a modern server: answers server/discover and one tools/call",
-			Expect:   "neither ping nor logging/setLevel, which 2026-07-28 removed",
+			Sends:    `a modern server: answers server/discover; the client is told to set the log level "warning" (its library's way), then to make one tools/call`,
+			Expect:   "neither ping nor logging/setLevel, which 2026-07-28 removed (the level goes in the call's _meta io.modelcontextprotocol/logLevel)",
 			Run: func(ctx context.Context, e *clientrun.Env) verdict.Outcome {
-				p, o := playQuick(ctx, e)
-				if o != nil {
+				p := e.Play(ctx, clientrun.Told{Steps: []clientrun.Step{{Op: clientrun.OpSetLogLevel, Level: "warning"}, step(clientrun.CallStep{Tool: "quick"})}},
+					clientrun.Script{Tools: []clientrun.Tool{{Name: "quick"}}})
+				if o := p.Unusable(); o != nil {
 					return *o
 				}
 				for _, r := range p.Requests {
@@ -126,7 +127,18 @@ func versioningCases() []clientrun.Case {
 							fmt.Sprintf("%s on a 2026-07-28 session", r.Msg.Method), r.Seq)
 					}
 				}
-				return verdict.Passf("%d requests, none of them a removed method", len(p.Requests))
+				calls := callsTo(p, "quick")
+				if len(calls) == 0 {
+					return noCall(p, "quick")
+				}
+				level := "no io.modelcontextprotocol/logLevel in its _meta, so the server sends it no log (LOG-41)"
+				var params struct {
+					Meta map[string]json.RawMessage `json:"_meta"`
+				}
+				if json.Unmarshal(calls[0].In.Msg.Params, &params) == nil && len(params.Meta[mcp.MetaLogLevel]) > 0 {
+					level = "logLevel " + chrono.Sanitize(string(params.Meta[mcp.MetaLogLevel]), false) + " in its _meta"
+				}
+				return verdict.Passf("%d requests, none of them a removed method; the call carried %s", len(p.Requests), level)
 			},
 		},
 		{

@@ -54,6 +54,13 @@ const (
 	OpCall = "call"
 	// OpParallel starts every call of Calls at once and waits for all.
 	OpParallel = "parallel"
+	// OpSetLogLevel sets the log level the caller wants (Level) as the
+	// client library does it: under 2025-11-25 a logging/setLevel
+	// request (LOG-3); under 2026-07-28, which removed it (PNG-40), the
+	// level goes in each later request's _meta
+	// (io.modelcontextprotocol/logLevel). The report is "result" once it
+	// is set.
+	OpSetLogLevel = "setLogLevel"
 )
 
 // Instructions tell the adapter what to do in one case. They are the
@@ -102,8 +109,10 @@ type Connect struct {
 
 // Step is one thing the adapter does.
 type Step struct {
-	// Op is OpCall or OpParallel.
+	// Op is OpCall, OpParallel or OpSetLogLevel.
 	Op string `json:"op"`
+	// Level is the log level of an OpSetLogLevel ("warning").
+	Level string `json:"level,omitempty"`
 	// Call is the call of an OpCall.
 	Call *CallStep `json:"call,omitempty"`
 	// Calls are the calls of an OpParallel.

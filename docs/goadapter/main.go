@@ -44,6 +44,9 @@ type client struct {
 	log    *chrono.Log // peer's own record; the checker keeps the evidence
 	modern bool        // the session speaks 2026-07-28
 	report func(clientrun.Report)
+	// logLevel is the level a 2026-07-28 session's calls carry in _meta
+	// ("" for none); set by a setLogLevel step.
+	logLevel string
 }
 
 func main() {
@@ -128,8 +131,14 @@ func (c *client) connect(ctx context.Context) bool {
 	return true
 }
 
-// step runs one step: a call, or calls in parallel.
+// step runs one step: a call, calls in parallel, or the log level.
 func (c *client) step(ctx context.Context, n int, st clientrun.Step) {
+	if st.Op == clientrun.OpSetLogLevel {
+		r := c.setLogLevel(ctx, st.Level)
+		r.Step = n
+		c.report(r)
+		return
+	}
 	calls := st.Calls
 	if st.Op == clientrun.OpCall && st.Call != nil {
 		calls = []clientrun.CallStep{*st.Call}
@@ -155,6 +164,20 @@ func (c *client) step(ctx context.Context, n int, st clientrun.Step) {
 	wg.Wait()
 }
 
+// setLogLevel sets the level the caller wants: logging/setLevel under
+// 2025-11-25 (LOG-3); under 2026-07-28, which removed it (PNG-40), each
+// later call carries it in _meta (io.modelcontextprotocol/logLevel).
+func (c *client) setLogLevel(ctx context.Context, level string) clientrun.Report {
+	if c.modern {
+		c.logLevel = level
+		return clientrun.Report{Outcome: clientrun.OutcomeResult, Text: "logLevel " + level + " in each call's _meta"}
+	}
+	if err := c.s.Request(ctx, mcp.MethodLoggingSetLevel, map[string]any{"level": level}, nil); err != nil {
+		return clientrun.Report{Outcome: clientrun.OutcomeError, Error: err.Error()}
+	}
+	return clientrun.Report{Outcome: clientrun.OutcomeResult, Text: "logging/setLevel " + level}
+}
+
 // call makes one call and gives up on it as the step says: after N
 // progress notifications (abort), or on its timeout (reset by progress,
 // bounded by the maximum). Session.Cancel sends notifications/cancelled,
@@ -171,6 +194,9 @@ func (c *client) call(ctx context.Context, cs clientrun.CallStep) clientrun.Repo
 		var opts []peer.CallOption
 		if cs.Progress || cs.AbortAfterProgress > 0 {
 			opts = append(opts, peer.WithProgress())
+		}
+		if c.logLevel != "" {
+			opts = append(opts, peer.WithLogLevel(c.logLevel))
 		}
 		return c.s.Start(ctx, mcp.MethodToolsCall, params, opts...)
 	}

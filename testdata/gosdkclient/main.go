@@ -47,6 +47,7 @@ type step struct {
 	Op    string     `json:"op"`
 	Call  *callStep  `json:"call"`
 	Calls []callStep `json:"calls"`
+	Level string     `json:"level"`
 }
 
 type callStep struct {
@@ -177,6 +178,14 @@ func run(in instructions) {
 				r.Step, r.Call = n, j+1
 				emit(r)
 			}
+		case s.Op == "setLogLevel":
+			// The client's one way to set a log level: SetLoggingLevel,
+			// which sends logging/setLevel.
+			r := report{Step: n, Outcome: "result", Text: "level " + s.Level}
+			if err := session.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: mcp.LoggingLevel(s.Level)}); err != nil {
+				r = report{Step: n, Outcome: "error", Error: err.Error()}
+			}
+			emit(r)
 		default:
 			emit(report{Step: n, Outcome: "unsupported", Error: "unknown op " + s.Op})
 		}

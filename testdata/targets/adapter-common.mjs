@@ -62,8 +62,10 @@ async function linger() {
   if (delay > 0) await new Promise((r) => setTimeout(r, delay));
 }
 
-// run connects with connect(), runs every step with call(), closes.
-export async function run({ connect, call, close }) {
+// run connects with connect(), runs every step with call() (and a
+// setLogLevel step with setLogLevel(), the library's own way to set the
+// level the caller wants), closes.
+export async function run({ connect, call, setLogLevel, close }) {
   let client;
   try {
     client = await connect(ctx);
@@ -82,6 +84,13 @@ export async function run({ connect, call, close }) {
     } else if (s.op === 'parallel') {
       const out = await Promise.all(s.calls.map((c) => call(client, c)));
       out.forEach((r, j) => report({ step: n, call: j + 1, ...r }));
+    } else if (s.op === 'setLogLevel' && setLogLevel) {
+      try {
+        await setLogLevel(client, s.level);
+        report({ step: n, outcome: 'result', text: 'level ' + s.level });
+      } catch (e) {
+        report({ step: n, outcome: 'error', error: message(e) });
+      }
     } else {
       report({ step: n, outcome: 'unsupported', error: 'unknown op ' + s.op });
     }

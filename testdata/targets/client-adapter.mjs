@@ -30,6 +30,11 @@ await run({
       return failure(e, ac);
     }
   },
+  // The client's one way to set a log level: setLoggingLevel, which
+  // sends logging/setLevel whatever revision the session speaks.
+  async setLogLevel(client, level) {
+    await client.setLoggingLevel(level);
+  },
   async close(client) {
     await client?.close();
   },

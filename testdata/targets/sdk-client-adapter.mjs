@@ -36,7 +36,12 @@ if (ctx.protocolVersion && ctx.protocolVersion !== '2025-11-25') {
         return failure(e, ac);
       }
     },
-    async close(client) {
+    // The client's one way to set a log level: setLoggingLevel, which
+  // sends logging/setLevel whatever revision the session speaks.
+  async setLogLevel(client, level) {
+    await client.setLoggingLevel(level);
+  },
+  async close(client) {
       await client?.close();
     },
   });
