@@ -92,6 +92,10 @@ var racyOnThirdParty = []struct {
 		"mcp-go answers subscriptions/listen at once and writes the acknowledgement from another goroutine: on the " +
 			"listen's stream (or stdout) the acknowledgement comes before the response or after it (then the response is the first " +
 			"message carrying the subscription's ID, SUB-2)"},
+	{"mcpgo-http", spec.V20251125, "cancel/handler-stops",
+		[]finding{{verdict.Pass, ""}, {verdict.Warn, "CAN-8"}},
+		"the ten-step handler (1 s) and the cancel's POST race on a loaded machine: when the server gets to the cancel " +
+			"only after the last step, the observer counts the handler completed (seen once in a full -race run)"},
 	{"mcpgo-*", spec.V20260728, "logging/request-level-filter",
 		[]finding{{verdict.Pass, ""}, {verdict.Warn, "LOG-43"}},
 		"mcp-go writes notifications from a goroutine of their own and the response directly: the log tool's two " +
