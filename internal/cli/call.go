@@ -116,16 +116,7 @@ func outcomeLine(r hostcancel.Result) string {
 }
 
 func (e Env) call(ctx context.Context, args []string) (int, error) {
-	var o callOptions
-	fs := flag.NewFlagSet("call", flag.ContinueOnError)
-	o.register(fs, true)
-	fs.DurationVar(&o.timeout, "timeout", 0, "")
-	fs.DurationVar(&o.grace, "grace", 2*time.Second, "")
-	fs.StringVar(&o.logLevel, "log-level", "", "")
-	fs.BoolVar(&o.verbose, "v", false, "")
-	fs.BoolVar(&o.task, "task", false, "")
-	fs.IntVar(&o.maxFrame, "max-frame", 0, "")
-	pos, done, err := e.parseWith(fs, callUsage, args, true)
+	o, tool, arguments, done, err := e.parseCall(args)
 	if done || err != nil {
 		return 0, err
 	}
@@ -133,21 +124,8 @@ func (e Env) call(ctx context.Context, args []string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if len(pos) < 1 || len(pos) > 2 {
-		return 0, usagef(callUsage, "call takes a tool name and optional JSON arguments")
-	}
-	if o.shell && o.stdio == "" {
-		return 0, usagef(callUsage, "--shell needs --stdio")
-	}
-	tool := pos[0]
-	arguments := map[string]any{}
-	if len(pos) == 2 {
-		if err := json.Unmarshal([]byte(pos[1]), &arguments); err != nil {
-			return 0, usagef(callUsage, "tool arguments must be a JSON object: %v", err)
-		}
-	}
 	callDefaults(o.stdio == "" && o.url == "", o.task, tool, arguments)
-	target, _, stopTarget, err := e.sessionTarget(checkOptions{targetFlags: o.targetFlags, maxFrame: o.maxFrame, profile: "reference"}, callUsage)
+	target, _, stopTarget, err := e.sessionTarget(checkOptions{targetFlags: o.targetFlags, runFlags: runFlags{maxFrame: o.maxFrame}, profile: "reference"}, callUsage)
 	if err != nil {
 		return 0, err
 	}
@@ -155,10 +133,7 @@ func (e Env) call(ctx context.Context, args []string) (int, error) {
 
 	// The first Ctrl-C ends ctx (main's signal.NotifyContext); only then
 	// does call listen for a second one, which stops the wait at once.
-	sigs := make(chan os.Signal, 1)
-	defer signal.Stop(sigs)
-	runCtx := context.WithoutCancel(ctx)
-	runCtx, stop := context.WithCancel(runCtx)
+	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	defer stop()
 
 	log := chrono.New()
@@ -169,28 +144,7 @@ func (e Env) call(ctx context.Context, args []string) (int, error) {
 	ui := &callUI{w: e.Stdout, terminal: isTerminal(e.Stdout), color: useColor(e.Stdout, e.Getenv), redact: e.redact,
 		width: func() int { return terminalWidth(e.Stdout) }}
 	s := peer.New(conn, peer.Options{Log: log})
-	s.OnNotification(func(m *jsonrpc.Message) {
-		switch m.Method {
-		case mcp.NotificationProgress:
-			if p, err := peer.ParseProgress(m.Params); err == nil {
-				ui.Progress(p)
-			}
-		case mcp.NotificationMessage:
-			var p struct {
-				Level  string          `json:"level"`
-				Logger string          `json:"logger"`
-				Data   json.RawMessage `json:"data"`
-			}
-			if json.Unmarshal(m.Params, &p) == nil {
-				data := string(p.Data)
-				var str string
-				if json.Unmarshal(p.Data, &str) == nil {
-					data = str
-				}
-				ui.Log(p.Level, p.Logger, data)
-			}
-		}
-	})
+	s.OnNotification(func(m *jsonrpc.Message) { showNotification(ui, m) })
 	finish := func(code int) (int, error) {
 		cctx, cancel := context.WithTimeout(runCtx, 5*time.Second)
 		defer cancel()
@@ -201,23 +155,8 @@ func (e Env) call(ctx context.Context, args []string) (int, error) {
 		}
 		return code, nil
 	}
-
-	hctx, cancel := context.WithTimeout(runCtx, 30*time.Second)
-	_, err = negotiate.Open(hctx, s, mode, negotiate.Options{})
-	cancel()
-	if err != nil {
-		ui.Line("mcpflight call: opening the session failed: %s", chrono.Sanitize(err.Error(), false))
-		if tail := stderrTail(log, 5); tail != "" {
-			ui.Line("the server's last stderr lines:\n%s", tail)
-		}
+	if !openCallSession(runCtx, s, log, ui, mode, o) {
 		return finish(ExitError)
-	}
-	// Under 2026-07-28 the level travels with the call (LOG-43).
-	if o.logLevel != "" && !s.SetLogLevel(o.logLevel) {
-		if err := s.Request(runCtx, mcp.MethodLoggingSetLevel, map[string]any{"level": o.logLevel}, nil); err != nil {
-			ui.Line("mcpflight call: logging/setLevel %s: %s", chrono.Sanitize(o.logLevel, false), chrono.Sanitize(err.Error(), false))
-			return finish(ExitError)
-		}
 	}
 	if o.task {
 		return finish(e.callTask(ctx, runCtx, s, ui, o, tool, arguments))
@@ -227,54 +166,147 @@ func (e Env) call(ctx context.Context, args []string) (int, error) {
 		ui.Line("mcpflight call: %s", chrono.Sanitize(err.Error(), false))
 		return finish(ExitError)
 	}
+	code, reason := awaitCall(ctx, runCtx, s, c, ui, o)
+	return finish(callExit(ui, c, code, reason))
+}
 
+// parseCall reads call's flags and its tool name and JSON arguments.
+func (e Env) parseCall(args []string) (o callOptions, tool string, arguments map[string]any, done bool, err error) {
+	fs := flag.NewFlagSet("call", flag.ContinueOnError)
+	o.register(fs, true)
+	fs.DurationVar(&o.timeout, "timeout", 0, "")
+	fs.DurationVar(&o.grace, "grace", 2*time.Second, "")
+	fs.StringVar(&o.logLevel, "log-level", "", "")
+	fs.BoolVar(&o.verbose, "v", false, "")
+	fs.BoolVar(&o.task, "task", false, "")
+	fs.IntVar(&o.maxFrame, "max-frame", 0, "")
+	pos, done, err := e.parseWith(fs, callUsage, args, true)
+	if done || err != nil {
+		return o, "", nil, done, err
+	}
+	if len(pos) < 1 || len(pos) > 2 {
+		return o, "", nil, false, usagef(callUsage, "call takes a tool name and optional JSON arguments")
+	}
+	if o.shell && o.stdio == "" {
+		return o, "", nil, false, usagef(callUsage, "--shell needs --stdio")
+	}
+	arguments = map[string]any{}
+	if len(pos) == 2 {
+		if err := json.Unmarshal([]byte(pos[1]), &arguments); err != nil {
+			return o, "", nil, false, usagef(callUsage, "tool arguments must be a JSON object: %v", err)
+		}
+	}
+	return o, pos[0], arguments, false, nil
+}
+
+// showNotification draws a server notification of the call: its
+// progress, or a log message.
+func showNotification(ui *callUI, m *jsonrpc.Message) {
+	switch m.Method {
+	case mcp.NotificationProgress:
+		if p, err := peer.ParseProgress(m.Params); err == nil {
+			ui.Progress(p)
+		}
+	case mcp.NotificationMessage:
+		var p struct {
+			Level  string          `json:"level"`
+			Logger string          `json:"logger"`
+			Data   json.RawMessage `json:"data"`
+		}
+		if json.Unmarshal(m.Params, &p) == nil {
+			data := string(p.Data)
+			var str string
+			if json.Unmarshal(p.Data, &str) == nil {
+				data = str
+			}
+			ui.Log(p.Level, p.Logger, data)
+		}
+	}
+}
+
+// openCallSession opens the session under the revision mode picks and
+// sets the log level asked for: logging/setLevel under 2025-11-25, the
+// call's own _meta under 2026-07-28 (LOG-43). It reports false, having
+// said why, when the session cannot be used.
+func openCallSession(ctx context.Context, s *peer.Session, log *chrono.Log, ui *callUI, mode negotiate.Mode, o callOptions) bool {
+	hctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	_, err := negotiate.Open(hctx, s, mode, negotiate.Options{})
+	cancel()
+	if err != nil {
+		ui.Line("mcpflight call: opening the session failed: %s", chrono.Sanitize(err.Error(), false))
+		if tail := stderrTail(log, 5); tail != "" {
+			ui.Line("the server's last stderr lines:\n%s", tail)
+		}
+		return false
+	}
+	if o.logLevel != "" && !s.SetLogLevel(o.logLevel) {
+		if err := s.Request(ctx, mcp.MethodLoggingSetLevel, map[string]any{"level": o.logLevel}, nil); err != nil {
+			ui.Line("mcpflight call: logging/setLevel %s: %s", chrono.Sanitize(o.logLevel, false), chrono.Sanitize(err.Error(), false))
+			return false
+		}
+	}
+	return true
+}
+
+// awaitCall waits for the call's outcome; on --timeout or Ctrl-C it
+// cancels the call (a notification, or the close of its 2026-07-28
+// stream) and waits up to --grace for a late response, a second Ctrl-C
+// stopping that wait. It returns the exit code so far and why it gave up
+// ("" when the call ended on its own).
+func awaitCall(ctx, runCtx context.Context, s *peer.Session, c *peer.Call, ui *callUI, o callOptions) (int, string) {
+	sigs := make(chan os.Signal, 1)
+	defer signal.Stop(sigs)
 	var timeout <-chan time.Time
 	if o.timeout > 0 {
 		t := time.NewTimer(o.timeout)
 		defer t.Stop()
 		timeout = t.C
 	}
-	interrupted := ctx.Done()
 	var reason string
 	select {
 	case <-c.Done():
+		return 0, ""
 	case <-timeout:
 		reason = "timeout after " + o.timeout.String()
-	case <-interrupted:
+	case <-ctx.Done():
 		reason = "interrupted"
 		signal.Notify(sigs, os.Interrupt)
 	}
-	code := 0
-	if reason != "" {
-		code = ExitInterrupted
-		if strings.HasPrefix(reason, "timeout") {
-			code = ExitTimeout
-		}
-		// Progress from now on crossed the cancel in flight: the server
-		// sent it before it saw the cancel (CAN-11, CAN-15), and it is
-		// marked so. The mark is set before the cancel is written: the
-		// read loop draws what the server writes the moment it reads the
-		// cancel, which may be before Cancel returns here. A cancel that
-		// was not sent takes the mark back.
-		ui.SetCancelled(true)
-		err := s.Cancel(runCtx, c, "mcpflight call: "+reason)
-		if err != nil {
-			ui.SetCancelled(false)
-		}
-		if err == nil && c.State() == peer.StateStreamClosed {
-			ui.Line("cancelled request %s (%s) by closing its response stream, the cancellation of 2026-07-28 over HTTP", c.ID, reason)
-		} else if err == nil {
-			ui.Line("cancelling request %s (%s); waiting up to %v for a late response (Ctrl-C again to stop waiting)", c.ID, reason, o.grace)
-			grace := time.NewTimer(o.grace)
-			select {
-			case <-c.Done():
-			case <-grace.C:
-			case <-sigs:
-				ui.Line("stopped waiting")
-			}
-			grace.Stop()
-		}
+	code := ExitInterrupted
+	if strings.HasPrefix(reason, "timeout") {
+		code = ExitTimeout
 	}
+	// Progress from now on crossed the cancel in flight: the server
+	// sent it before it saw the cancel (CAN-11, CAN-15), and it is
+	// marked so. The mark is set before the cancel is written: the
+	// read loop draws what the server writes the moment it reads the
+	// cancel, which may be before Cancel returns here. A cancel that
+	// was not sent takes the mark back.
+	ui.SetCancelled(true)
+	err := s.Cancel(runCtx, c, "mcpflight call: "+reason)
+	if err != nil {
+		ui.SetCancelled(false)
+	}
+	if err == nil && c.State() == peer.StateStreamClosed {
+		ui.Line("cancelled request %s (%s) by closing its response stream, the cancellation of 2026-07-28 over HTTP", c.ID, reason)
+	} else if err == nil {
+		ui.Line("cancelling request %s (%s); waiting up to %v for a late response (Ctrl-C again to stop waiting)", c.ID, reason, o.grace)
+		grace := time.NewTimer(o.grace)
+		select {
+		case <-c.Done():
+		case <-grace.C:
+		case <-sigs:
+			ui.Line("stopped waiting")
+		}
+		grace.Stop()
+	}
+	return code, reason
+}
+
+// callExit says what became of the call and returns the exit code: 0
+// when it completed (even if a cancel went out after it had), 1 when it
+// failed, ExitError when its outcome is unknown and nothing stopped it.
+func callExit(ui *callUI, c *peer.Call, code int, reason string) int {
 	r := hostcancel.ClassifyCall(c)
 	switch {
 	case r.Classification == hostcancel.CompletedBeforeCancel:
@@ -295,7 +327,7 @@ func (e Env) call(ctx context.Context, args []string) (int, error) {
 	} else {
 		ui.Line("%s", outcomeLine(r))
 	}
-	return finish(code)
+	return code
 }
 
 // stderrTail returns the last n stderr lines in the chronology.

@@ -94,11 +94,10 @@ Exit codes:
      would let most of them run)
 `
 
-// checkOptions are the parsed flags of check.
-type checkOptions struct {
-	targetFlags
-	transport   string
-	profile     string
+// runFlags are the flags of a catalogue run and its reports, declared
+// once for check and check-client: --case, --strict, the report files,
+// the baselines, -v, -q, --jobs, --case-timeout and --max-frame.
+type runFlags struct {
 	cases       stringList
 	strict      bool
 	jsonFile    string
@@ -112,10 +111,35 @@ type checkOptions struct {
 	jobs        int
 	maxFrame    int
 	caseTimeout time.Duration
-	runTimeout  time.Duration
-	grace       time.Duration
-	faults      stringList
-	serve       serveFlags
+}
+
+// register declares the run flags on fs.
+func (r *runFlags) register(fs *flag.FlagSet) {
+	fs.Var(&r.cases, "case", "")
+	fs.BoolVar(&r.strict, "strict", false, "")
+	fs.StringVar(&r.jsonFile, "json", "", "")
+	fs.StringVar(&r.jsonlDir, "jsonl-dir", "", "")
+	fs.StringVar(&r.junitFile, "junit", "", "")
+	fs.StringVar(&r.htmlFile, "html", "", "")
+	fs.StringVar(&r.baseline, "baseline", "", "")
+	fs.StringVar(&r.writeBase, "write-baseline", "", "")
+	fs.BoolVar(&r.verbose, "v", false, "")
+	fs.BoolVar(&r.quiet, "q", false, "")
+	fs.IntVar(&r.jobs, "jobs", 0, "")
+	fs.IntVar(&r.maxFrame, "max-frame", transport.DefaultMaxFrame, "")
+	fs.DurationVar(&r.caseTimeout, "case-timeout", runner.DefaultCaseTimeout, "")
+}
+
+// checkOptions are the parsed flags of check.
+type checkOptions struct {
+	targetFlags
+	runFlags
+	transport  string
+	profile    string
+	runTimeout time.Duration
+	grace      time.Duration
+	faults     stringList
+	serve      serveFlags
 	// header is what headers resolved to.
 	header http.Header
 }
@@ -123,22 +147,10 @@ type checkOptions struct {
 func (e Env) check(ctx context.Context, args []string) (int, error) {
 	var o checkOptions
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
-	o.register(fs, true)
+	o.targetFlags.register(fs, true)
+	o.runFlags.register(fs)
 	fs.StringVar(&o.transport, "transport", "", "")
 	fs.StringVar(&o.profile, "profile", "", "")
-	fs.Var(&o.cases, "case", "")
-	fs.BoolVar(&o.strict, "strict", false, "")
-	fs.StringVar(&o.jsonFile, "json", "", "")
-	fs.StringVar(&o.jsonlDir, "jsonl-dir", "", "")
-	fs.StringVar(&o.junitFile, "junit", "", "")
-	fs.StringVar(&o.htmlFile, "html", "", "")
-	fs.StringVar(&o.baseline, "baseline", "", "")
-	fs.StringVar(&o.writeBase, "write-baseline", "", "")
-	fs.BoolVar(&o.verbose, "v", false, "")
-	fs.BoolVar(&o.quiet, "q", false, "")
-	fs.IntVar(&o.jobs, "jobs", 0, "")
-	fs.IntVar(&o.maxFrame, "max-frame", transport.DefaultMaxFrame, "")
-	fs.DurationVar(&o.caseTimeout, "case-timeout", runner.DefaultCaseTimeout, "")
 	fs.DurationVar(&o.runTimeout, "timeout", 0, "")
 	fs.DurationVar(&o.grace, "grace", 0, "")
 	fs.Var(&o.faults, "target-fault", "")

@@ -117,7 +117,7 @@ type exploreOptions struct {
 func (e Env) explore(ctx context.Context, args []string) (int, error) {
 	var o exploreOptions
 	fs := flag.NewFlagSet("explore", flag.ContinueOnError)
-	o.target.register(fs, false)
+	o.target.targetFlags.register(fs, false)
 	fs.StringVar(&o.target.transport, "transport", "", "")
 	fs.Var(&o.target.faults, "target-fault", "")
 	fs.StringVar(&o.target.profile, "profile", "", "")

@@ -35,7 +35,7 @@ func (e Env) shell(ctx context.Context, args []string) (int, error) {
 	var o checkOptions
 	var script string
 	fs := flag.NewFlagSet("shell", flag.ContinueOnError)
-	o.register(fs, true)
+	o.targetFlags.register(fs, true)
 	fs.StringVar(&script, "script", "", "")
 	fs.BoolVar(&o.verbose, "v", false, "")
 	if done, err := e.parse(fs, shellUsage, args); done || err != nil {

@@ -30,7 +30,7 @@ Flags:
 func (e Env) tools(ctx context.Context, args []string) (int, error) {
 	var o checkOptions
 	fs := flag.NewFlagSet("tools", flag.ContinueOnError)
-	o.register(fs, true)
+	o.targetFlags.register(fs, true)
 	fs.StringVar(&o.profile, "profile", "", "")
 	if done, err := e.parse(fs, toolsUsage, args); done || err != nil {
 		return 0, err
