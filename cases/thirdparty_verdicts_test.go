@@ -119,6 +119,14 @@ var racyOnThirdParty = []struct {
 			"the two requests its cancel reaches first decides"},
 }
 
+// thirdPartyJobs bounds the cases side by side in each of the test's
+// twelve runs, which all run at once: the defaults are sized for one run
+// against one target (48 sessions over HTTP), and twelve of them on two
+// cores turn the servers' own races from rare into common.
+func thirdPartyJobs(transportName string) int {
+	return min(runner.DefaultJobs(transportName), 8)
+}
+
 // racyFor returns the racyOnThirdParty entry of a verdict, if any.
 func racyFor(dep, rev, id string) (seen []finding, why string, ok bool) {
 	for _, r := range racyOnThirdParty {
@@ -244,7 +252,7 @@ func TestThirdPartyVerdicts(t *testing.T) {
 					tgt = runner.StdioTarget(d.name, transport.StdioConfig{Argv: []string{bin, "stdio"}})
 				}
 				cfg := runner.Config{Target: tgt, Profile: prof, Cases: cases.All(), Version: rev,
-					Jobs: runner.DefaultJobs(tgt.Transport), Starts: runner.DefaultStarts(tgt.Transport)}
+					Jobs: thirdPartyJobs(tgt.Transport), Starts: runner.DefaultStarts(tgt.Transport)}
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
