@@ -814,6 +814,14 @@ func (s *slot) opDrop(op Op) bool {
 	}
 	// Read after the reader stopped: the last event it recorded.
 	xc.dropped, xc.lastID = true, s.http.LastEventID(xc.stream)
+	if s.ctl != nil && !xc.ended && xc.endWait != nil {
+		// The server notices a dropped stream on a goroutine of its own
+		// that no frame orders: KEY/disconnected says it has dealt with
+		// it (docs/control-extension.md), so what a resume finds, or a
+		// cancellation a faulty server takes it for (HTTP-25), no longer
+		// depends on that race. The operation's end settles it too.
+		s.awaitStep(op.Call+"/disconnected", xc.endWait, xc.call)
+	}
 	return true
 }
 

@@ -173,9 +173,7 @@ func faultTable() []faultRow {
 		{fault: refserver.FaultMissingLevelInternalError, transport: ip, excluded: noBadInput},
 		{fault: refserver.FaultMuteAfterNamelessCall, transport: ip, excluded: noBadInput},
 		{fault: refserver.FaultMuteAfterIllTypedToolsCursor, transport: ip, excluded: noBadInput},
-		{fault: refserver.FaultCancelOnDisconnect, transport: http, find: r(InvOneResponse, "HTTP-25"),
-			racy: "the server takes a dropped stream for a cancel only if it notices the disconnect before the stream is resumed, " +
-				"on a goroutine of its own that no frame orders"},
+		{fault: refserver.FaultCancelOnDisconnect, transport: http, find: r(InvOneResponse, "HTTP-25")},
 		{fault: refserver.FaultReplayCrossesStreams, transport: http, find: r(InvReplayOwnStream, "HTTP-44")},
 		{fault: refserver.FaultLoseEventsOnResume, transport: http, find: r(InvOneResponse, "HTTP-21"), deadline: true, ops: 800},
 		{fault: refserver.FaultDuplicateEventIDs, transport: http, find: r(InvEventIDsUnique, "HTTP-40"), deadline: true, present: true},
