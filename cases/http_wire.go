@@ -153,10 +153,10 @@ func replayOnWire(ctx context.Context, e *probe.Env, h *transport.HTTP) verdict.
 	if o != nil {
 		return *o
 	}
-	last := h.LastEventID(dropped)
 	if err := h.Drop(dropped); err != nil {
 		return verdict.Errorf("dropping %s: %v", dropped, err)
 	}
+	last := h.LastEventID(dropped) // once its reader stopped (Env.DropAfterStep)
 	if last == "" {
 		return verdict.Infof("the server's stream carried no event ID: it is not resumable (HTTP-27, HTTP-39 are MAY)")
 	}

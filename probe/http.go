@@ -57,11 +57,15 @@ func (e *Env) DropAfterStep(ctx context.Context, h *transport.HTTP, key string) 
 	if o != nil {
 		return nil, "", "", o
 	}
-	last := h.LastEventID(stream)
 	if err := h.Drop(stream); err != nil {
 		o := verdict.Errorf("dropping %s: %v", stream, err)
 		return nil, "", "", &o
 	}
+	// Read once the reader has stopped: the last event it recorded, so
+	// that the frames on the dropped stream and the resume's Last-Event-ID
+	// agree (a progress read between the two would otherwise count on
+	// both sides of the resume).
+	last := h.LastEventID(stream)
 	if e.Control != nil {
 		wctx, cancel := context.WithTimeout(ctx, e.Patience())
 		_, err := op.Checkpoint(wctx, "disconnected")

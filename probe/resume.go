@@ -125,11 +125,11 @@ func (e *Env) ResumeOnWire(ctx context.Context, h *transport.HTTP, op *Op, dropp
 		}
 		r.FirstSilent = true
 		e.Log.Harness(chrono.KindDeadline, "case", fmt.Sprintf("no response for request %s on %s within %v: resuming again from the same point", op.Call.ID, stream, window.Round(time.Millisecond)))
-		if id := h.LastEventID(stream); id != "" {
-			from = id
-		}
 		if err := h.Drop(stream); err != nil {
 			return r, err
+		}
+		if id := h.LastEventID(stream); id != "" { // once its reader stopped
+			from = id
 		}
 	}
 	return r, nil
