@@ -819,30 +819,60 @@ func taskUnguessableIDs(ctx context.Context, e *probe.Env) verdict.Outcome {
 }
 
 func taskTimestamps(ctx context.Context, e *probe.Env) verdict.Outcome {
-	op, err := e.StartTask(ctx, probe.TaskSpec{Key: "ts", Free: true})
+	op, err := e.StartTask(ctx, probe.TaskSpec{Key: "ts", Ticks: 1, Free: e.Control == nil})
 	if err != nil {
 		return probe.CreateOutcome(err)
 	}
 	prev := op.Task
 	polls := 0
-	for {
+	poll := func() (peer.Task, *verdict.Outcome) {
 		got, err := e.S.GetTask(ctx, op.Task.TaskID)
 		if err != nil {
-			return verdict.Errorf("tasks/get: %v", err)
+			o := verdict.Errorf("tasks/get: %v", err)
+			return got, &o
 		}
 		polls++
 		if o := taskShape(e, got, 0); o != nil {
-			return *o
+			return got, o
 		}
 		if got.CreatedAt != op.Task.CreatedAt {
-			return e.Breaks("TSK-38", []string{"the same createdAt " + op.Task.CreatedAt}, "createdAt "+chrono.Sanitize(got.CreatedAt, false), 0)
+			o := e.Breaks("TSK-38", []string{"the same createdAt " + op.Task.CreatedAt}, "createdAt "+chrono.Sanitize(got.CreatedAt, false), 0)
+			return got, &o
 		}
 		pu, _ := rfc3339(prev.LastUpdatedAt)
 		gu, _ := rfc3339(got.LastUpdatedAt)
 		if gu.Before(pu) {
-			return e.Breaks("TSK-39", []string{"lastUpdatedAt never goes back"}, fmt.Sprintf("%s after %s", chrono.Sanitize(got.LastUpdatedAt, false), chrono.Sanitize(prev.LastUpdatedAt, false)), 0)
+			o := e.Breaks("TSK-39", []string{"lastUpdatedAt never goes back"}, fmt.Sprintf("%s after %s", chrono.Sanitize(got.LastUpdatedAt, false), chrono.Sanitize(prev.LastUpdatedAt, false)), 0)
+			return got, &o
 		}
 		prev = got
+		return got, nil
+	}
+	if e.Control != nil {
+		// The worker moves only when released: a poll while it waits at
+		// its start, one once it has ticked, then (its gates open and its
+		// end reached) the loop's, so the polls are the same in every run.
+		if _, o := poll(); o != nil {
+			return *o
+		}
+		if err := op.Release(ctx, "start"); err != nil {
+			return verdict.Errorf("%v", err)
+		}
+		if err := op.Checkpoint(ctx, "tick/1"); err != nil {
+			return verdict.Errorf("%v", err)
+		}
+		if _, o := poll(); o != nil {
+			return *o
+		}
+		if err := op.Settle(ctx); err != nil {
+			return verdict.Errorf("%v", err)
+		}
+	}
+	for {
+		got, o := poll()
+		if o != nil {
+			return *o
+		}
 		if got.Terminal() || polls > 200 {
 			break
 		}

@@ -989,6 +989,12 @@ func (t *HTTP) readSSE(s *sseStream, resp *http.Response, guard *stallGuard) {
 					t.cfg.Log.Harness(chrono.KindError, channel, chrono.Sanitize("stream failed: "+err.Error(), false))
 					limit := errors.Is(err, ErrStalled) || errors.Is(err, ErrBodyTooLarge) || errors.Is(err, ErrEventTooLarge)
 					t.mu.Lock()
+					if errors.Is(err, ErrStalled) && s.answered {
+						// Silent after its response: the server held the
+						// stream open (what HTTP-91 judges), and nothing the
+						// request is owed was lost; no limit cost evidence.
+						limit = false
+					}
 					s.err = err
 					if t.err == nil && limit {
 						t.err = fmt.Errorf("transport: %s: %w", channel, err)

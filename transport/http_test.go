@@ -88,6 +88,13 @@ func (s *scripted) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusOK)
 		w.(http.Flusher).Flush()
 		<-r.Context().Done()
+	case msg.Method == "answer-then-stall":
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		res, _ := jsonrpc.EncodeResult(msg.ID, map[string]any{})
+		fmt.Fprintf(w, "data: %s\n\n", res)
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
 	default:
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.WriteHeader(http.StatusOK)
@@ -262,6 +269,24 @@ func TestHTTPBounds(t *testing.T) {
 		<-c.StreamDone("POST #1")
 		if err := c.Err(); !errors.Is(err, ErrStalled) {
 			t.Fatalf("Err = %v, want ErrStalled", err)
+		}
+	})
+	// A stream silent after its response has cost no evidence: the
+	// server held it open (what HTTP-91 judges), so the stall is no limit
+	// of the connection.
+	t.Run("stall after the response", func(t *testing.T) {
+		c, _ := DialHTTP(ctx, HTTPConfig{URL: ts.URL, Log: chrono.New(), StallTimeout: 50 * time.Millisecond})
+		defer c.Close(ctx)
+		req, _ := jsonrpc.EncodeRequest(jsonrpc.IntID(1), "answer-then-stall", nil)
+		if err := c.Send(ctx, req); err != nil {
+			t.Fatal(err)
+		}
+		if in := recv(t, ctx, c); in.Err != nil || in.Msg == nil || in.Msg.ID.String() != "1" {
+			t.Fatalf("want the response to 1, got %+v", in)
+		}
+		<-c.StreamDone("POST #1")
+		if err := c.Err(); err != nil {
+			t.Fatalf("Err = %v, want none: the stream stalled after its response", err)
 		}
 	})
 	t.Run("status error", func(t *testing.T) {
