@@ -26,7 +26,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/mcpflight/mcpflight/runner"
+	"github.com/mcpflight/mcpflight/results"
 	"github.com/mcpflight/mcpflight/verdict"
 )
 
@@ -34,7 +34,7 @@ import (
 const TeardownID = "teardown"
 
 // SchemaPrefix begins the entry ID of a schema finding
-// (runner.SchemaFinding.ID), which is listed as a fail.
+// (results.SchemaFinding.ID), which is listed as a fail.
 const SchemaPrefix = "schema/"
 
 // ErrInvalid is wrapped by the errors of Load for a malformed baseline.
@@ -116,7 +116,7 @@ func Write(w io.Writer, entries []Entry) error {
 
 // FromReport lists every fail and warn of a report (after --strict), in
 // the order run, and the teardown grade when it is a fail or warn.
-func FromReport(r *runner.Report) []Entry {
+func FromReport(r *results.Report) []Entry {
 	entries := []Entry{}
 	for _, res := range r.Results {
 		if v := res.Outcome.Verdict; v == verdict.Fail || v == verdict.Warn {
@@ -132,56 +132,28 @@ func FromReport(r *runner.Report) []Entry {
 	return entries
 }
 
-// Finding is one case (or the teardown) set against its entry.
-type Finding struct {
-	// ID is the case ID or TeardownID.
-	ID string
-	// Listed is the verdict in the baseline, empty when not listed.
-	Listed verdict.Verdict
-	// Now is the verdict of this run, empty when the case did not run.
-	Now verdict.Verdict
-	// Summary is this run's one-line summary of the case.
-	Summary string
-}
-
-// Comparison is a run set against a baseline.
-type Comparison struct {
-	// Known are listed entries the run confirmed: same verdict.
-	Known []Finding
-	// Unexpected are fails and warns the baseline does not list, or lists
-	// with a milder verdict (a listed warn that is now a fail).
-	Unexpected []Finding
-	// Stale are entries whose case ran and no longer concludes what is
-	// listed: it passes now, or a listed fail is now a warn. The baseline
-	// should be updated.
-	Stale []Finding
-	// Unchecked are entries whose case did not run or ended in skip,
-	// info or error: this run says nothing about them.
-	Unchecked []Finding
-}
-
 // Compare sets the run against the baseline.
-func Compare(r *runner.Report, entries []Entry) Comparison {
+func Compare(r *results.Report, entries []Entry) results.BaselineComparison {
 	listed := map[string]verdict.Verdict{}
 	for _, e := range entries {
 		listed[e.ID] = e.Verdict
 	}
-	now := map[string]Finding{}
+	now := map[string]results.BaselineFinding{}
 	var order []string
 	for _, res := range r.Results {
 		if _, dup := now[res.ID]; !dup {
 			order = append(order, res.ID)
 		}
-		now[res.ID] = Finding{ID: res.ID, Listed: listed[res.ID], Now: res.Outcome.Verdict, Summary: res.Outcome.Summary}
+		now[res.ID] = results.BaselineFinding{ID: res.ID, Listed: listed[res.ID], Now: res.Outcome.Verdict, Summary: res.Outcome.Summary}
 	}
 	if r.Teardown.Verdict != "" && r.Teardown.Verdict != verdict.Skip {
 		order = append(order, TeardownID)
-		now[TeardownID] = Finding{ID: TeardownID, Listed: listed[TeardownID], Now: r.Teardown.Verdict, Summary: r.Teardown.Summary}
+		now[TeardownID] = results.BaselineFinding{ID: TeardownID, Listed: listed[TeardownID], Now: r.Teardown.Verdict, Summary: r.Teardown.Summary}
 	}
 	for _, f := range r.Schema.Findings {
 		if _, dup := now[f.ID()]; !dup {
 			order = append(order, f.ID())
-			now[f.ID()] = Finding{ID: f.ID(), Listed: listed[f.ID()], Now: verdict.Fail, Summary: f.Requirement + " violated: " + runner.ViolationText(f.Violation)}
+			now[f.ID()] = results.BaselineFinding{ID: f.ID(), Listed: listed[f.ID()], Now: verdict.Fail, Summary: f.Requirement + " violated: " + f.String()}
 		}
 	}
 	if r.Schema.Checked > 0 && r.Schema.Err == "" {
@@ -189,11 +161,11 @@ func Compare(r *runner.Report, entries []Entry) Comparison {
 		for _, e := range entries {
 			if _, found := now[e.ID]; !found && strings.HasPrefix(e.ID, SchemaPrefix) {
 				order = append(order, e.ID)
-				now[e.ID] = Finding{ID: e.ID, Listed: e.Verdict, Now: verdict.Pass, Summary: "the schema check no longer finds it"}
+				now[e.ID] = results.BaselineFinding{ID: e.ID, Listed: e.Verdict, Now: verdict.Pass, Summary: "the schema check no longer finds it"}
 			}
 		}
 	}
-	var c Comparison
+	var c results.BaselineComparison
 	for _, id := range order {
 		f := now[id]
 		bad := f.Now == verdict.Fail || f.Now == verdict.Warn
@@ -213,33 +185,8 @@ func Compare(r *runner.Report, entries []Entry) Comparison {
 	}
 	for _, e := range entries {
 		if _, ran := now[e.ID]; !ran {
-			c.Unchecked = append(c.Unchecked, Finding{ID: e.ID, Listed: e.Verdict})
+			c.Unchecked = append(c.Unchecked, results.BaselineFinding{ID: e.ID, Listed: e.Verdict})
 		}
 	}
 	return c
-}
-
-// ExitCode is the run's exit code under the baseline: 1 when a fail is
-// unexpected or an entry is stale; otherwise 2 when the report has an
-// error or was interrupted; otherwise 0. Known failures, and warns (fails
-// only under --strict, which the runner has applied), do not count.
-func (c Comparison) ExitCode(r *runner.Report) int {
-	fail := len(c.Stale) > 0
-	for _, f := range c.Unexpected {
-		if f.Now == verdict.Fail {
-			fail = true
-		}
-	}
-	if fail {
-		return 1
-	}
-	if r.Interrupted || r.Teardown.Verdict == verdict.Error {
-		return 2
-	}
-	for _, res := range r.Results {
-		if res.Outcome.Verdict == verdict.Error {
-			return 2
-		}
-	}
-	return 0
 }

@@ -8,23 +8,22 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/mcpflight/mcpflight/runner"
+	"github.com/mcpflight/mcpflight/results"
 	"github.com/mcpflight/mcpflight/verdict"
-	"github.com/mcpflight/mcpflight/wireschema"
 )
 
 // run builds a report with the given verdicts, in order, and teardown.
-func run(teardown verdict.Verdict, verdicts ...string) *runner.Report {
-	r := &runner.Report{Counts: map[verdict.Verdict]int{}, Teardown: runner.TeardownGrade{Verdict: teardown, Summary: "td"}}
+func run(teardown verdict.Verdict, verdicts ...string) *results.Report {
+	r := &results.Report{Counts: map[verdict.Verdict]int{}, Teardown: results.TeardownGrade{Verdict: teardown, Summary: "td"}}
 	for _, s := range verdicts {
 		id, v, _ := strings.Cut(s, "=")
-		r.Results = append(r.Results, runner.Result{ID: id, Outcome: verdict.Outcome{Verdict: verdict.Verdict(v), Summary: id + " said " + v}})
+		r.Results = append(r.Results, results.Result{ID: id, Outcome: verdict.Outcome{Verdict: verdict.Verdict(v), Summary: id + " said " + v}})
 		r.Counts[verdict.Verdict(v)]++
 	}
 	return r
 }
 
-func ids(fs []Finding) []string {
+func ids(fs []results.BaselineFinding) []string {
 	out := []string{}
 	for _, f := range fs {
 		out = append(out, f.ID+":"+string(f.Listed)+">"+string(f.Now))
@@ -46,7 +45,7 @@ func TestCompare(t *testing.T) {
 	}
 	tests := []struct {
 		name                              string
-		rep                               *runner.Report
+		rep                               *results.Report
 		known, unexpected, stale, unknown []string
 		exit                              int
 		empty                             bool // compare with an empty baseline
@@ -161,13 +160,13 @@ func TestLoadRejects(t *testing.T) {
 // unexpected when not in the baseline, known when listed, and stale once
 // a schema check that ran no longer finds it.
 func TestSchemaFindings(t *testing.T) {
-	finding := runner.SchemaFinding{Violation: wireschema.Violation{Definition: "InitializeResult", Requirement: "RPC-2",
-		Problem: wireschema.Problem{Pointer: "/result/serverInfo/name", Keyword: "type"}}}
+	finding := results.SchemaFinding{SchemaViolation: results.SchemaViolation{Definition: "InitializeResult", Requirement: "RPC-2",
+		Pointer: "/result/serverInfo/name", Keyword: "type"}}
 	const id = "schema/InitializeResult/result/serverInfo/name#type"
 	withFinding := run(verdict.Pass, "a/ok=pass")
-	withFinding.Schema = runner.SchemaReport{Checked: 3, Findings: []runner.SchemaFinding{finding}}
+	withFinding.Schema = results.SchemaReport{Checked: 3, Findings: []results.SchemaFinding{finding}}
 	clean := run(verdict.Pass, "a/ok=pass")
-	clean.Schema = runner.SchemaReport{Checked: 3}
+	clean.Schema = results.SchemaReport{Checked: 3}
 
 	if diff := cmp.Diff([]Entry{{id, verdict.Fail}}, FromReport(withFinding)); diff != "" {
 		t.Errorf("FromReport (-want +got):\n%s", diff)

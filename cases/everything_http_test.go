@@ -12,6 +12,7 @@ import (
 	"github.com/mcpflight/mcpflight/internal/targets"
 	"github.com/mcpflight/mcpflight/probe"
 	"github.com/mcpflight/mcpflight/profile"
+	"github.com/mcpflight/mcpflight/results"
 	"github.com/mcpflight/mcpflight/runner"
 	"github.com/mcpflight/mcpflight/verdict"
 )
@@ -105,7 +106,7 @@ func TestCatalogueOverHTTPAgainstServerEverything(t *testing.T) {
 // dropped stream's last event ID. http/replay-only-disconnected-stream
 // meets it only when call b's priming event is stored after a's first
 // progress. Nothing else breaks the schema.
-func checkEverythingHTTPSchema(t *testing.T, rep *runner.Report) {
+func checkEverythingHTTPSchema(t *testing.T, rep *results.Report) {
 	t.Helper()
 	s := rep.Schema
 	if s.Err != "" || s.Checked == 0 {

@@ -18,6 +18,7 @@ import (
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/internal/targets"
 	"github.com/mcpflight/mcpflight/profile"
+	"github.com/mcpflight/mcpflight/results"
 	"github.com/mcpflight/mcpflight/runner"
 	"github.com/mcpflight/mcpflight/transport"
 	"github.com/mcpflight/mcpflight/verdict"
@@ -99,7 +100,7 @@ var racyOnEverything = map[string]struct {
 // a loaded machine or a fast server): the verdict another run recorded
 // for them is neither confirmed nor contradicted, so comparisons leave
 // them out (and log them).
-func unobserved(t *testing.T, rep *runner.Report) map[string]bool {
+func unobserved(t *testing.T, rep *results.Report) map[string]bool {
 	out := map[string]bool{}
 	for _, r := range rep.Results {
 		if r.Outcome.Unexercised {
@@ -110,7 +111,7 @@ func unobserved(t *testing.T, rep *runner.Report) map[string]bool {
 	return out
 }
 
-func findings(rep *runner.Report) map[string]finding {
+func findings(rep *results.Report) map[string]finding {
 	out := map[string]finding{}
 	for _, r := range rep.Results {
 		out[r.ID] = finding{r.Outcome.Verdict, r.Outcome.Requirement}
@@ -230,7 +231,7 @@ func TestSameVerdictsAsTheCarefulRun(t *testing.T) {
 				cfgs = append(cfgs, runner.Config{Target: tc.target(t), Profile: carefulProfile(t), Cases: cases.All(),
 					FixedWindows: true, Jobs: 1, CaseTimeout: time.Minute})
 			}
-			reps := make([]*runner.Report, len(cfgs))
+			reps := make([]*results.Report, len(cfgs))
 			errs := make([]error, len(cfgs))
 			done := make(chan int, len(cfgs))
 			for i, cfg := range cfgs {
@@ -296,7 +297,7 @@ func TestSameVerdictsAsTheCarefulRun(t *testing.T) {
 	}
 }
 
-func summary(rep *runner.Report) string {
+func summary(rep *results.Report) string {
 	return fmt.Sprintf("%d pass, %d fail, %d warn, %d info, %d skip, %d error", rep.Counts[verdict.Pass], rep.Counts[verdict.Fail],
 		rep.Counts[verdict.Warn], rep.Counts[verdict.Info], rep.Counts[verdict.Skip], rep.Counts[verdict.Error])
 }

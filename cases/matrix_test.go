@@ -17,6 +17,7 @@ import (
 	"github.com/mcpflight/mcpflight/probe"
 	"github.com/mcpflight/mcpflight/profile"
 	"github.com/mcpflight/mcpflight/refserver"
+	"github.com/mcpflight/mcpflight/results"
 	"github.com/mcpflight/mcpflight/runner"
 	"github.com/mcpflight/mcpflight/spec"
 	"github.com/mcpflight/mcpflight/transport"
@@ -251,14 +252,14 @@ func referenceHTTPTargetWith(opts refserver.Options) target {
 // than there are cores; each has its own server and deadline.
 var runSlots = make(chan struct{}, 8)
 
-func runCatalogue(t *testing.T, faults refserver.FaultSet) *runner.Report {
+func runCatalogue(t *testing.T, faults refserver.FaultSet) *results.Report {
 	t.Helper()
 	return runCatalogueOn(t, referenceTarget(faults))
 }
 
 // runCatalogueOn runs the catalogue (see catalogue) and fails the test
 // when a run could not be made.
-func runCatalogueOn(t *testing.T, mk target) *runner.Report {
+func runCatalogueOn(t *testing.T, mk target) *results.Report {
 	t.Helper()
 	rep, err := catalogue(mk)
 	if err != nil {
@@ -269,13 +270,13 @@ func runCatalogueOn(t *testing.T, mk target) *runner.Report {
 
 // catalogue runs every case of the catalogue against the reference
 // server under 2025-11-25 (see runEach).
-func catalogue(mk target) (*runner.Report, error) {
+func catalogue(mk target) (*results.Report, error) {
 	return catalogueUnder(mk, spec.V20251125)
 }
 
 // catalogueUnder runs every case of the catalogue against the reference
 // server under revision: the cases of other revisions are skipped.
-func catalogueUnder(mk target, revision string) (*runner.Report, error) {
+func catalogueUnder(mk target, revision string) (*results.Report, error) {
 	prof, err := profile.Builtin("reference")
 	if err != nil {
 		return nil, err
@@ -289,8 +290,8 @@ func catalogueUnder(mk target, revision string) (*runner.Report, error) {
 // runEach runs every case of cfg.Cases in a run of its own, against a
 // target mk makes for it, concurrently (within runSlots), and gathers the
 // results in the order of cfg.Cases. Each run has two minutes.
-func runEach(mk target, cfg runner.Config) (*runner.Report, error) {
-	rep := &runner.Report{Results: make([]runner.Result, len(cfg.Cases))}
+func runEach(mk target, cfg runner.Config) (*results.Report, error) {
+	rep := &results.Report{Results: make([]results.Result, len(cfg.Cases))}
 	errs := make([]error, len(cfg.Cases))
 	var wg sync.WaitGroup
 	for i, c := range cfg.Cases {
@@ -410,7 +411,7 @@ func TestMutationMatrix(t *testing.T) {
 	}
 	killedBy := map[string][]refserver.Fault{}
 	var mu sync.Mutex
-	check := func(t *testing.T, fault refserver.Fault, breaks, want []string, rep *runner.Report) {
+	check := func(t *testing.T, fault refserver.Fault, breaks, want []string, rep *results.Report) {
 		got := map[string]verdict.Outcome{}
 		for _, r := range rep.Results {
 			got[r.ID] = r.Outcome
@@ -488,7 +489,7 @@ func TestMutationMatrix(t *testing.T) {
 				rev = spec.V20251125
 			}
 			var (
-				rep  *runner.Report
+				rep  *results.Report
 				err  error
 				done = make(chan struct{})
 			)
@@ -529,7 +530,7 @@ func TestMutationMatrix(t *testing.T) {
 // blameSummary counts a row's fails and warns by the requirement they
 // cite and its errors by the requirement they blame, e.g. "fail PNG-1
 // ×1; blocked by ping/empty-result (PNG-1) ×17".
-func blameSummary(rep *runner.Report) string {
+func blameSummary(rep *results.Report) string {
 	counts := map[string]int{}
 	for _, r := range rep.Results {
 		o := r.Outcome

@@ -14,6 +14,7 @@ import (
 	"github.com/mcpflight/mcpflight/probe"
 	"github.com/mcpflight/mcpflight/profile"
 	"github.com/mcpflight/mcpflight/refserver"
+	"github.com/mcpflight/mcpflight/results"
 	"github.com/mcpflight/mcpflight/runner"
 	"github.com/mcpflight/mcpflight/spec"
 	"github.com/mcpflight/mcpflight/verdict"
@@ -160,7 +161,7 @@ func TestMutationMatrixWithoutControl(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			entered++
 			var (
-				rep  *runner.Report
+				rep  *results.Report
 				err  error
 				done = make(chan struct{})
 			)

@@ -18,6 +18,7 @@ import (
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/internal/targets"
 	"github.com/mcpflight/mcpflight/profile"
+	"github.com/mcpflight/mcpflight/results"
 	"github.com/mcpflight/mcpflight/runner"
 	"github.com/mcpflight/mcpflight/spec"
 	"github.com/mcpflight/mcpflight/transport"
@@ -239,7 +240,7 @@ func TestThirdPartyVerdicts(t *testing.T) {
 		t.Run(d.name, func(t *testing.T) {
 			bin := targets.GoServer(t, d.server)
 			type run struct {
-				rep *runner.Report
+				rep *results.Report
 				err error
 			}
 			// Both revisions' runs start before t.Parallel pauses the

@@ -12,7 +12,7 @@ import (
 	"github.com/mcpflight/mcpflight/clientcases"
 	"github.com/mcpflight/mcpflight/clientrun"
 	"github.com/mcpflight/mcpflight/report"
-	"github.com/mcpflight/mcpflight/runner"
+	"github.com/mcpflight/mcpflight/results"
 	"github.com/mcpflight/mcpflight/spec"
 	"github.com/mcpflight/mcpflight/verdict"
 )
@@ -23,11 +23,11 @@ var runSlots = make(chan struct{}, 16)
 // run runs every case of the catalogue against the built-in client with
 // faults, each case on its own (concurrently, within runSlots), and
 // gathers the results in catalogue order.
-func run(revision, transport string, faults map[clientadapter.Fault]bool) (*runner.Report, error) {
+func run(revision, transport string, faults map[clientadapter.Fault]bool) (*results.Report, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	all := clientcases.All()
-	rep := &runner.Report{Results: make([]runner.Result, len(all)), Version: revision, Transport: transport, Role: runner.RoleClient}
+	rep := &results.Report{Results: make([]results.Result, len(all)), Version: revision, Transport: transport, Role: results.RoleClient}
 	errs := make([]error, len(all))
 	var wg sync.WaitGroup
 	for i, c := range all {
@@ -56,7 +56,7 @@ func run(revision, transport string, faults map[clientadapter.Fault]bool) (*runn
 
 // builtinUnsupported lists, per revision and transport, why the built-in
 // client skips there.
-func dump(t *testing.T, r runner.Result) {
+func dump(t *testing.T, r results.Result) {
 	t.Helper()
 	var b stringsBuilder
 	_ = report.Sequence(&b, r.Events, report.SequenceOptions{Mark: r.Outcome.ActualSeq})

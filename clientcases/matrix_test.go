@@ -9,7 +9,7 @@ import (
 	"github.com/mcpflight/mcpflight/clientadapter"
 	"github.com/mcpflight/mcpflight/clientcases"
 	"github.com/mcpflight/mcpflight/clientrun"
-	"github.com/mcpflight/mcpflight/runner"
+	"github.com/mcpflight/mcpflight/results"
 	"github.com/mcpflight/mcpflight/spec"
 	"github.com/mcpflight/mcpflight/verdict"
 )
@@ -140,7 +140,7 @@ func TestBuiltinClientMutationMatrix(t *testing.T) {
 	for _, r := range rows {
 		t.Run(fmt.Sprintf("%s/%s", r.fault, r.on), func(t *testing.T) {
 			type outcome struct {
-				rep *runner.Report
+				rep *results.Report
 				err error
 			}
 			done := make(chan outcome, 1)

@@ -6,7 +6,7 @@
 // client writes and every frame the server writes into one chronology with
 // one clock. The cases (package clientcases) judge what the chronology and
 // the adapter's reports show; Run collects their verdicts into a
-// runner.Report, so that the report renderers and baselines work as for
+// results.Report, so that the report renderers and baselines work as for
 // "check".
 //
 // # The adapter contract

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/results"
 	"github.com/mcpflight/mcpflight/runner"
 	"github.com/mcpflight/mcpflight/spec"
 	"github.com/mcpflight/mcpflight/transport"
@@ -97,7 +98,7 @@ var ErrNoClient = errors.New("clientrun: no client to launch")
 // Run runs every case against the client and returns the report. When
 // ctx ends, the cases not yet started are not run and the partial report
 // comes with an error.
-func Run(ctx context.Context, cfg Config) (*runner.Report, error) {
+func Run(ctx context.Context, cfg Config) (*results.Report, error) {
 	if cfg.Client == nil {
 		return nil, ErrNoClient
 	}
@@ -122,8 +123,8 @@ func Run(ctx context.Context, cfg Config) (*runner.Report, error) {
 	if cfg.MaxFrame <= 0 {
 		cfg.MaxFrame = transport.DefaultMaxFrame
 	}
-	rep := &runner.Report{Target: cfg.ClientName, Transport: cfg.Transport, Version: cfg.Revision, Strict: cfg.Strict,
-		Started: time.Now(), Counts: map[verdict.Verdict]int{}, Role: runner.RoleClient}
+	rep := &results.Report{Target: cfg.ClientName, Transport: cfg.Transport, Version: cfg.Revision, Strict: cfg.Strict,
+		Started: time.Now(), Counts: map[verdict.Verdict]int{}, Role: results.RoleClient}
 	results, runErr := runCases(ctx, cfg)
 	for _, res := range results {
 		rep.Results = append(rep.Results, res)
@@ -132,7 +133,7 @@ func Run(ctx context.Context, cfg Config) (*runner.Report, error) {
 	}
 	rep.Interrupted = rep.Interrupted || runErr != nil
 	rep.Duration = time.Since(rep.Started)
-	rep.Teardown = clientTeardown(runner.GradeTeardown(rep.Results, cfg.Strict).Under(cfg.Revision))
+	rep.Teardown = clientTeardown(runner.CiteTeardown(runner.GradeTeardown(rep.Results, cfg.Strict), cfg.Revision))
 	rep.Schema = runner.SchemaReportOf(cfg.Revision, rep.Results)
 	return rep, runErr
 }
@@ -142,23 +143,23 @@ func Run(ctx context.Context, cfg Config) (*runner.Report, error) {
 // no rule of its own (STD-46 binds stdio servers), and the case that
 // waited on it says why it was still running; info. Processes left over
 // (servers the client spawned and never shut down: STD-7) keep the grade.
-func clientTeardown(g runner.TeardownGrade) runner.TeardownGrade {
-	stopped := g.Steps[transport.StepSIGTERM] + g.Steps[transport.StepSIGKILL]
+func clientTeardown(g results.TeardownGrade) results.TeardownGrade {
+	stopped := g.Steps[results.StepSIGTERM] + g.Steps[results.StepSIGKILL]
 	if g.Leftovers > 0 || len(g.Errors) > 0 || stopped == 0 {
 		return g
 	}
 	g.Verdict, g.Requirement = verdict.Info, ""
 	g.Summary = fmt.Sprintf("%d of %d clients were still running at the end of their case and were stopped (SIGTERM %d, SIGKILL %d); the cases say why",
-		stopped, g.Sessions, g.Steps[transport.StepSIGTERM], g.Steps[transport.StepSIGKILL])
+		stopped, g.Sessions, g.Steps[results.StepSIGTERM], g.Steps[results.StepSIGKILL])
 	return g
 }
 
 // runCases runs the cases, cfg.Jobs at a time, and returns the results of
 // those that ran, in the order of cfg.Cases. When ctx ends, the cases not
 // yet started are not run, and the error says which was the first.
-func runCases(ctx context.Context, cfg Config) ([]runner.Result, error) {
+func runCases(ctx context.Context, cfg Config) ([]results.Result, error) {
 	jobs := max(cfg.Jobs, 1)
-	results := make([]runner.Result, len(cfg.Cases))
+	rs := make([]results.Result, len(cfg.Cases))
 	ran := make([]bool, len(cfg.Cases))
 	slots := make(chan struct{}, jobs)
 	var (
@@ -183,12 +184,12 @@ func runCases(ctx context.Context, cfg Config) ([]runner.Result, error) {
 				res.Outcome.Verdict = verdict.Fail
 				res.Outcome.Summary += " (warn under --strict)"
 			}
-			results[i], ran[i] = res, true
+			rs[i], ran[i] = res, true
 		}()
 	}
 	wg.Wait()
-	out := make([]runner.Result, 0, len(results))
-	for i, res := range results {
+	out := make([]results.Result, 0, len(rs))
+	for i, res := range rs {
 		if ran[i] {
 			out = append(out, res)
 		}
@@ -197,9 +198,9 @@ func runCases(ctx context.Context, cfg Config) ([]runner.Result, error) {
 }
 
 // runCase runs one case with its own chronology, server and client.
-func runCase(ctx context.Context, cfg Config, c Case) runner.Result {
+func runCase(ctx context.Context, cfg Config, c Case) results.Result {
 	start := time.Now()
-	res := runner.Result{ID: c.ID, Title: c.Title, Area: c.Area(), Reqs: slices.Clone(c.Reqs), Transport: cfg.Transport}
+	res := results.Result{ID: c.ID, Title: c.Title, Area: c.Area(), Reqs: slices.Clone(c.Reqs), Transport: cfg.Transport}
 	if why := c.skipReason(cfg); why != "" {
 		res.Outcome = verdict.Skipf("%s", why)
 		return res
@@ -238,9 +239,9 @@ func runCase(ctx context.Context, cfg Config, c Case) runner.Result {
 		o = verdict.Errorf("the evidence is incomplete, so the case cannot vouch for the client: %s", capped)
 	}
 	res.Outcome = o
-	res.Teardown = e.teardown
+	res.Teardown = runner.TeardownOf(e.teardown)
 	if res.Teardown.ExitedAfter == "" && e.played {
-		res.Teardown.ExitedAfter = transport.StepNone
+		res.Teardown.ExitedAfter = results.StepNone
 	}
 	res.Duration = time.Since(start)
 	res.Events = log.Snapshot()

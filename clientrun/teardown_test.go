@@ -5,8 +5,7 @@ package clientrun
 import (
 	"testing"
 
-	"github.com/mcpflight/mcpflight/runner"
-	"github.com/mcpflight/mcpflight/transport"
+	"github.com/mcpflight/mcpflight/results"
 	"github.com/mcpflight/mcpflight/verdict"
 )
 
@@ -15,18 +14,18 @@ import (
 func TestClientTeardown(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		in   runner.TeardownGrade
+		in   results.TeardownGrade
 		want verdict.Verdict
 		req  string
 	}{
-		{"stopped", runner.TeardownGrade{Sessions: 3, Verdict: verdict.Warn, Requirement: "STD-46",
-			Steps: map[transport.Step]int{transport.StepNone: 2, transport.StepSIGTERM: 1}}, verdict.Info, ""},
-		{"killed", runner.TeardownGrade{Sessions: 1, Verdict: verdict.Fail, Requirement: "STD-7",
-			Steps: map[transport.Step]int{transport.StepSIGKILL: 1}}, verdict.Info, ""},
-		{"leftovers", runner.TeardownGrade{Sessions: 1, Verdict: verdict.Fail, Requirement: "STD-7", Leftovers: 2,
-			Steps: map[transport.Step]int{transport.StepSIGTERM: 1}}, verdict.Fail, "STD-7"},
-		{"clean", runner.TeardownGrade{Sessions: 2, Verdict: verdict.Pass,
-			Steps: map[transport.Step]int{transport.StepNone: 2}}, verdict.Pass, ""},
+		{"stopped", results.TeardownGrade{Sessions: 3, Verdict: verdict.Warn, Requirement: "STD-46",
+			Steps: map[results.Step]int{results.StepNone: 2, results.StepSIGTERM: 1}}, verdict.Info, ""},
+		{"killed", results.TeardownGrade{Sessions: 1, Verdict: verdict.Fail, Requirement: "STD-7",
+			Steps: map[results.Step]int{results.StepSIGKILL: 1}}, verdict.Info, ""},
+		{"leftovers", results.TeardownGrade{Sessions: 1, Verdict: verdict.Fail, Requirement: "STD-7", Leftovers: 2,
+			Steps: map[results.Step]int{results.StepSIGTERM: 1}}, verdict.Fail, "STD-7"},
+		{"clean", results.TeardownGrade{Sessions: 2, Verdict: verdict.Pass,
+			Steps: map[results.Step]int{results.StepNone: 2}}, verdict.Pass, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := clientTeardown(tc.in)

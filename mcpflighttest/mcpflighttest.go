@@ -49,6 +49,7 @@ import (
 	"github.com/mcpflight/mcpflight/probe"
 	"github.com/mcpflight/mcpflight/profile"
 	"github.com/mcpflight/mcpflight/report"
+	"github.com/mcpflight/mcpflight/results"
 	"github.com/mcpflight/mcpflight/runner"
 	"github.com/mcpflight/mcpflight/spec"
 	"github.com/mcpflight/mcpflight/transport"
@@ -296,14 +297,14 @@ type batch struct {
 	known  map[string]string // Known
 	done   chan struct{}
 	// Set before done is closed.
-	rep *runner.Report
+	rep *results.Report
 	err error
 }
 
 func (b *batch) run(ctx context.Context, cfg runner.Config) {
 	defer close(b.done)
 	if len(b.wanted) == 0 {
-		b.rep = &runner.Report{}
+		b.rep = &results.Report{}
 		return
 	}
 	cfg.Cases = b.wanted
@@ -321,7 +322,7 @@ func (b *batch) wait(t *testing.T) {
 }
 
 func (b *batch) reportCase(t *testing.T, id string) {
-	var res *runner.Result
+	var res *results.Result
 	for i := range b.rep.Results {
 		if b.rep.Results[i].ID == id {
 			res = &b.rep.Results[i]
@@ -383,7 +384,7 @@ func (b *batch) reportTeardown(t *testing.T) {
 
 // describe is a result as the text report prints it, then its chronology
 // as a sequence diagram with the first wrong event marked.
-func describe(res runner.Result) string {
+func describe(res results.Result) string {
 	var sb strings.Builder
 	_ = report.Result(&sb, res)
 	if len(res.Events) > 0 {

@@ -5,18 +5,17 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/mcpflight/mcpflight/baseline"
-	"github.com/mcpflight/mcpflight/runner"
+	"github.com/mcpflight/mcpflight/results"
 )
 
 // Baseline writes the comparison of a run with its baseline, after the
 // text report: the known failures (shown, not counted), the unexpected
 // ones, the stale entries and those this run could not check, and the
 // exit code the baseline gives.
-func Baseline(w io.Writer, r *runner.Report, c baseline.Comparison, file string) error {
+func Baseline(w io.Writer, r *results.Report, c results.BaselineComparison, file string) error {
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, "baseline %s\n", san(file))
-	section := func(title, note string, fs []baseline.Finding) {
+	section := func(title, note string, fs []results.BaselineFinding) {
 		if len(fs) == 0 {
 			return
 		}

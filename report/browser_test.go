@@ -17,6 +17,7 @@ import (
 	"github.com/mcpflight/mcpflight/cases"
 	"github.com/mcpflight/mcpflight/profile"
 	"github.com/mcpflight/mcpflight/refserver"
+	"github.com/mcpflight/mcpflight/results"
 	"github.com/mcpflight/mcpflight/runner"
 	"github.com/mcpflight/mcpflight/transport"
 	"github.com/mcpflight/mcpflight/verdict"
@@ -121,7 +122,7 @@ func findChromium(t *testing.T) string {
 
 // realReport runs the progress cases and one cancel case against the
 // in-process reference server with the non-increasing-progress fault.
-func realReport(t *testing.T) *runner.Report {
+func realReport(t *testing.T) *results.Report {
 	t.Helper()
 	prof, err := profile.Builtin(profile.Reference)
 	if err != nil {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpflight/mcpflight/runner"
+	"github.com/mcpflight/mcpflight/results"
 	"github.com/mcpflight/mcpflight/spec"
 )
 
@@ -19,11 +19,11 @@ func TestTeardownCitedInTheRunsRevision(t *testing.T) {
 	if rep.Teardown.Requirement != "STD-7" || rep.Teardown.Advice != "STD-46" {
 		t.Fatalf("teardown grade cites %q with advice %q, want STD-7 and STD-46", rep.Teardown.Requirement, rep.Teardown.Advice)
 	}
-	render := map[string]func(*bytes.Buffer, *runner.Report) error{
-		"text":  func(b *bytes.Buffer, r *runner.Report) error { return Text(b, r, TextOptions{}) },
-		"json":  func(b *bytes.Buffer, r *runner.Report) error { return JSON(b, r) },
-		"junit": func(b *bytes.Buffer, r *runner.Report) error { return JUnit(b, r) },
-		"html":  func(b *bytes.Buffer, r *runner.Report) error { return HTML(b, r) },
+	render := map[string]func(*bytes.Buffer, *results.Report) error{
+		"text":  func(b *bytes.Buffer, r *results.Report) error { return Text(b, r, TextOptions{}) },
+		"json":  func(b *bytes.Buffer, r *results.Report) error { return JSON(b, r) },
+		"junit": func(b *bytes.Buffer, r *results.Report) error { return JUnit(b, r) },
+		"html":  func(b *bytes.Buffer, r *results.Report) error { return HTML(b, r) },
 	}
 	for name, f := range render {
 		t.Run(name, func(t *testing.T) {

@@ -58,3 +58,27 @@ func TestRenderersDoNotDependOnTheCatalogue(t *testing.T) {
 		}
 	}
 }
+
+// TestResultsModelIsPlainData: the results model holds no transport,
+// peer, negotiation or runner values, and the renderers depend on it, the
+// chronology and the verdicts alone (issue 24.2): at most six packages of
+// the module, report itself included, as `go list -deps ./report` names
+// them.
+func TestResultsModelIsPlainData(t *testing.T) {
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dialing := []string{"transport", "peer", "negotiate", "runner", "probe", "wireschema", "mcp"}
+	for _, pkg := range []string{"results", "report", "baseline"} {
+		got := deps(t, root, pkg)
+		for _, d := range dialing {
+			if slices.Contains(got, d) {
+				t.Errorf("%s depends on %s: %v", pkg, d, got)
+			}
+		}
+	}
+	if got := deps(t, root, "report"); len(got)+1 > 6 {
+		t.Errorf("report and its %d packages of the module (%v): want at most 6 in all", len(got), got)
+	}
+}

@@ -11,8 +11,7 @@ import (
 
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/internal/termsafe"
-	"github.com/mcpflight/mcpflight/peer"
-	"github.com/mcpflight/mcpflight/runner"
+	"github.com/mcpflight/mcpflight/results"
 )
 
 // hostile holds everything a server can send to hurt a terminal, a page
@@ -28,10 +27,10 @@ var huge = strings.Repeat("M", 1<<20)
 
 // hostileReport is fixedReport with hostile text in every field a
 // server controls, and a 1 MB value in some.
-func hostileReport() *runner.Report {
+func hostileReport() *results.Report {
 	r := fixedReport()
 	r.Target = "target " + hostile
-	r.Server = &peer.Implementation{Name: hostile, Version: hostile + huge, Title: hostile}
+	r.Server = &results.Implementation{Name: hostile, Version: hostile + huge, Title: hostile}
 	r.Teardown.Summary = hostile
 	r.Teardown.Errors = append(r.Teardown.Errors, hostile)
 	// A finding's pointer and message are sanitised by wireschema, but

@@ -10,8 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpflight/mcpflight/chrono"
-	"github.com/mcpflight/mcpflight/mcp"
-	"github.com/mcpflight/mcpflight/runner"
+	"github.com/mcpflight/mcpflight/results"
 	"github.com/mcpflight/mcpflight/spec"
 	"github.com/mcpflight/mcpflight/verdict"
 )
@@ -38,7 +37,7 @@ var htmlTemplate = template.Must(template.New("report").Parse(htmlSource))
 // the harness and the server, with racing frames marked and the first
 // wrong event highlighted. Everything from the target is sanitised and
 // escaped by html/template.
-func HTML(w io.Writer, r *runner.Report) error {
+func HTML(w io.Writer, r *results.Report) error {
 	if err := htmlTemplate.Execute(w, htmlPage(r)); err != nil {
 		return fmt.Errorf("report: writing HTML: %w", err)
 	}
@@ -114,7 +113,7 @@ type (
 	}
 )
 
-func htmlPage(r *runner.Report) page {
+func htmlPage(r *results.Report) page {
 	p := page{
 		Title:      "mcpflight: " + san(r.Target),
 		Summary:    Summary(r),
@@ -188,7 +187,7 @@ func htmlPage(r *runner.Report) page {
 	return p
 }
 
-func htmlCaseOf(res runner.Result, lanes Lanes) htmlCase {
+func htmlCaseOf(res results.Result, lanes Lanes) htmlCase {
 	o := res.Outcome
 	c := htmlCase{
 		ID:        san(res.ID),
@@ -273,6 +272,12 @@ func orDash(s string) string {
 // progress arriving within RaceWindow after it, which the server may have
 // sent before it read the cancel. The map goes from each of the two
 // sequence numbers to the other; a frame keeps its first partner.
+//
+// The cancels are told by their shape, as the chronology summarised it: a
+// notification whose params name a request (requestId). In both
+// revisions notifications/cancelled is the one notification that does,
+// so the report needs no table of method names (TestRacingCancelShape
+// keeps that true).
 func racing(events []chrono.Event) map[uint64]uint64 {
 	out := map[uint64]uint64{}
 	tokens := map[string]string{} // request id → its progress token
@@ -283,7 +288,7 @@ func racing(events []chrono.Event) map[uint64]uint64 {
 		if a.Summary.Method != "" && a.Summary.ID != "" && a.Summary.Token != "" {
 			tokens[a.Summary.ID] = a.Summary.Token
 		}
-		if a.Summary.Method != mcp.NotificationCancelled || a.Summary.RequestID == "" {
+		if !namesRequest(a.Summary) {
 			continue
 		}
 		id := a.Summary.RequestID
@@ -448,4 +453,10 @@ func clip(s string, n int) string {
 		return s
 	}
 	return string(r[:n-1]) + "…"
+}
+
+// namesRequest reports whether s is a notification naming a request by
+// its requestId: notifications/cancelled.
+func namesRequest(s *chrono.Summary) bool {
+	return s.ID == "" && s.Method != "" && s.RequestID != ""
 }

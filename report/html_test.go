@@ -11,13 +11,15 @@ import (
 
 	"github.com/mcpflight/mcpflight/baseline"
 	"github.com/mcpflight/mcpflight/chrono"
-	"github.com/mcpflight/mcpflight/runner"
+	"github.com/mcpflight/mcpflight/jsonrpc"
+	"github.com/mcpflight/mcpflight/mcp"
+	"github.com/mcpflight/mcpflight/results"
 	"github.com/mcpflight/mcpflight/verdict"
 )
 
 // racyReport is fixedReport with the late response of its first case
 // arriving 0.5ms after the cancel, so that the two cross.
-func racyReport() *runner.Report {
+func racyReport() *results.Report {
 	rep := fixedReport()
 	rep.Results[0].Events[3].Offset = 5200 * time.Microsecond
 	rep.Results[0].Events[4].Offset = 5500 * time.Microsecond
@@ -180,4 +182,27 @@ func TestBaselineGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden(t, "baseline.golden", buf.Bytes())
+}
+
+// TestRacingCancelShape: the race panel tells a cancel by its shape (a
+// notification whose params name a requestId), which in both revisions
+// is notifications/cancelled alone among the notifications.
+func TestRacingCancelShape(t *testing.T) {
+	for _, tt := range []struct {
+		frame string
+		want  bool
+	}{
+		{`{"jsonrpc":"2.0","method":"` + mcp.NotificationCancelled + `","params":{"requestId":3}}`, true},
+		{`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":3,"progress":1}}`, false},
+		{`{"jsonrpc":"2.0","id":4,"method":"tasks/cancel","params":{"taskId":"t"}}`, false},
+		{`{"jsonrpc":"2.0","id":4,"result":{"requestId":3}}`, false},
+	} {
+		msg, err := jsonrpc.Decode([]byte(tt.frame))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := namesRequest(chrono.Summarize(msg, nil)); got != tt.want {
+			t.Errorf("%s: namesRequest = %v, want %v", tt.frame, got, tt.want)
+		}
+	}
 }

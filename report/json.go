@@ -8,10 +8,8 @@ import (
 	"io"
 	"time"
 
-	"github.com/mcpflight/mcpflight/baseline"
 	"github.com/mcpflight/mcpflight/chrono"
-	"github.com/mcpflight/mcpflight/runner"
-	"github.com/mcpflight/mcpflight/transport"
+	"github.com/mcpflight/mcpflight/results"
 	"github.com/mcpflight/mcpflight/verdict"
 )
 
@@ -97,7 +95,7 @@ type JSONReport struct {
 	Results []JSONResult `json:"results"`
 }
 
-// JSONCompleteness is runner.Completeness: a run is incomplete when, with
+// JSONCompleteness is results.Completeness: a run is incomplete when, with
 // no fail and no error, fewer than half of the cases that apply to the
 // target's transport and the run's revision ran (a skip did not run), or
 // none applied.
@@ -126,9 +124,9 @@ type JSONCompleteness struct {
 }
 
 // jsonCompleteness converts the run's completeness.
-func jsonCompleteness(r *runner.Report) JSONCompleteness {
+func jsonCompleteness(r *results.Report) JSONCompleteness {
 	c := r.Completeness()
-	out := JSONCompleteness{Incomplete: c.Incomplete && r.ExitCode() == runner.ExitIncomplete, Applicable: c.Applicable, OtherTransport: c.OtherTransport, OtherRevision: c.OtherRevision,
+	out := JSONCompleteness{Incomplete: c.Incomplete && r.ExitCode() == results.ExitIncomplete, Applicable: c.Applicable, OtherTransport: c.OtherTransport, OtherRevision: c.OtherRevision,
 		Ran: c.Ran, NotRun: c.NotRun, Reason: jsonText(c.Reason), ReasonCount: c.ReasonCount, Remedy: c.Remedy}
 	if out.Incomplete {
 		out.Line = c.Line()
@@ -166,8 +164,8 @@ type JSONFinding struct {
 }
 
 // jsonBaseline converts a comparison for the JSON report.
-func jsonBaseline(r *runner.Report, c baseline.Comparison, file string) *JSONBaseline {
-	conv := func(fs []baseline.Finding) []JSONFinding {
+func jsonBaseline(r *results.Report, c results.BaselineComparison, file string) *JSONBaseline {
+	conv := func(fs []results.BaselineFinding) []JSONFinding {
 		out := make([]JSONFinding, 0, len(fs))
 		for _, f := range fs {
 			out = append(out, JSONFinding{ID: f.ID, Listed: f.Listed, Now: f.Now, Summary: jsonText(f.Summary)})
@@ -191,7 +189,7 @@ type JSONServer struct {
 	Version string `json:"version"`
 }
 
-// JSONTeardownGrade is runner.TeardownGrade.
+// JSONTeardownGrade is results.TeardownGrade.
 type JSONTeardownGrade struct {
 	// Verdict is pass, warn, fail, error, or skip when no session opened.
 	Verdict verdict.Verdict `json:"verdict"`
@@ -206,12 +204,12 @@ type JSONTeardownGrade struct {
 	Sessions int    `json:"sessions"`
 	// Worst is the furthest rung needed: none, close-stdin, SIGTERM,
 	// SIGKILL; "" with no session.
-	Worst transport.Step `json:"worst"`
+	Worst results.Step `json:"worst"`
 	// Steps counts sessions by the rung they needed.
-	Steps     map[transport.Step]int `json:"steps"`
-	Leftovers int                    `json:"leftovers"`
-	Errors    []string               `json:"errors"`
-	SlowestNs int64                  `json:"slowestNs"`
+	Steps     map[results.Step]int `json:"steps"`
+	Leftovers int                  `json:"leftovers"`
+	Errors    []string             `json:"errors"`
+	SlowestNs int64                `json:"slowestNs"`
 }
 
 // JSONResult is one case's result.
@@ -255,7 +253,7 @@ type JSONResult struct {
 type JSONTeardown struct {
 	// ExitedAfter is the last rung of the shutdown ladder needed: none
 	// (it had exited before), close-stdin, SIGTERM or SIGKILL.
-	ExitedAfter transport.Step `json:"exitedAfter"`
+	ExitedAfter results.Step `json:"exitedAfter"`
 	// WaitedNs is the time from the first rung to the exit.
 	WaitedNs int64 `json:"waitedNs"`
 	// ExitCode is the process's exit code, -1 when a signal ended it,
@@ -317,12 +315,12 @@ func jsonEvent(e chrono.Event) chrono.Event {
 }
 
 // Document converts a report to the JSON document's structure.
-func Document(r *runner.Report) JSONReport {
+func Document(r *results.Report) JSONReport {
 	return document(r, true)
 }
 
 // document converts a report, with or without the results' events.
-func document(r *runner.Report, events bool) JSONReport {
+func document(r *results.Report, events bool) JSONReport {
 	doc := JSONReport{
 		Schema:          Schema,
 		Target:          JSONTarget{Name: jsonText(r.Target), Transport: r.Transport},
@@ -342,7 +340,7 @@ func document(r *runner.Report, events bool) JSONReport {
 			Summary:     jsonText(r.Teardown.Summary),
 			Sessions:    r.Teardown.Sessions,
 			Worst:       r.Teardown.Worst,
-			Steps:       map[transport.Step]int{},
+			Steps:       map[results.Step]int{},
 			Leftovers:   r.Teardown.Leftovers,
 			Errors:      append([]string{}, jsonTexts(r.Teardown.Errors)...),
 			SlowestNs:   int64(r.Teardown.Slowest),
@@ -397,8 +395,8 @@ func document(r *runner.Report, events bool) JSONReport {
 				Signal:      td.Signal,
 				Leftovers:   td.Leftovers,
 			}
-			if td.Err != nil {
-				jr.Teardown.Error = jsonText(td.Err.Error())
+			if td.Err != "" {
+				jr.Teardown.Error = jsonText(td.Err)
 			}
 		}
 		doc.Results = append(doc.Results, jr)
@@ -411,17 +409,17 @@ func document(r *runner.Report, events bool) JSONReport {
 // The document is streamed event by event, with the same bytes as
 // encoding Document(r) at once: a chronology at its cap (hundreds of
 // thousands of events) is never held in memory a second time as JSON.
-func JSON(w io.Writer, r *runner.Report) error {
+func JSON(w io.Writer, r *results.Report) error {
 	return writeJSONDoc(w, r, nil)
 }
 
 // JSONWithBaseline is JSON with the run set against a baseline read from
 // file (JSONReport.Baseline).
-func JSONWithBaseline(w io.Writer, r *runner.Report, c baseline.Comparison, file string) error {
+func JSONWithBaseline(w io.Writer, r *results.Report, c results.BaselineComparison, file string) error {
 	return writeJSONDoc(w, r, jsonBaseline(r, c, file))
 }
 
-func writeJSONDoc(w io.Writer, r *runner.Report, base *JSONBaseline) error {
+func writeJSONDoc(w io.Writer, r *results.Report, base *JSONBaseline) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	if err := writeJSON(bw, r, base); err != nil {
 		return fmt.Errorf("report: writing JSON: %w", err)
@@ -438,7 +436,7 @@ var (
 	eventsMember  = []byte(`"events": [`)
 )
 
-func writeJSON(w *bufio.Writer, r *runner.Report, base *JSONBaseline) error {
+func writeJSON(w *bufio.Writer, r *results.Report, base *JSONBaseline) error {
 	doc := document(r, false)
 	doc.Baseline = base
 	results := doc.Results

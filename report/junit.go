@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/mcpflight/mcpflight/chrono"
-	"github.com/mcpflight/mcpflight/runner"
+	"github.com/mcpflight/mcpflight/results"
 	"github.com/mcpflight/mcpflight/spec"
 	"github.com/mcpflight/mcpflight/verdict"
 )
@@ -93,7 +93,7 @@ type junitMessage struct {
 // fails). Every string is sanitised (control characters become visible
 // \u escapes) and escaped; characters XML 1.0 forbids never reach the
 // output.
-func JUnit(w io.Writer, r *runner.Report) error {
+func JUnit(w io.Writer, r *results.Report) error {
 	root := junitSuites{Name: "mcpflight " + xmlText(r.Target, false), Time: secondsAttr(r.Duration)}
 	props := &junitProps{Props: []junitProp{
 		{"target", xmlText(r.Target, false)},
@@ -106,7 +106,7 @@ func JUnit(w io.Writer, r *runner.Report) error {
 		props.Props = append(props.Props, junitProp{"server", xmlText(r.Server.Name+" "+r.Server.Version, false)})
 	}
 	props.Props = append(props.Props, junitProp{"exitCode", strconv.Itoa(r.ExitCode())})
-	if r.ExitCode() == runner.ExitIncomplete {
+	if r.ExitCode() == results.ExitIncomplete {
 		props.Props = append(props.Props, junitProp{"incomplete", xmlText(r.Completeness().Line(), false)})
 	}
 	for _, l := range revisionLines(r) {
@@ -171,7 +171,7 @@ func JUnit(w io.Writer, r *runner.Report) error {
 	return nil
 }
 
-func junitCase(res runner.Result) junitTestcase {
+func junitCase(res results.Result) junitTestcase {
 	o := res.Outcome
 	tc := junitTestcase{
 		Name:      xmlText(res.ID, false),
@@ -215,7 +215,7 @@ func failureType(o verdict.Outcome) string {
 
 // violationText is the body of a failure, error or warn: what the text
 // report prints under the case, without colour.
-func violationText(res runner.Result) string {
+func violationText(res results.Result) string {
 	o := res.Outcome
 	var b strings.Builder
 	if o.Requirement != "" {
@@ -270,7 +270,7 @@ func chronologyText(events []chrono.Event) string {
 	return xmlText(b.String(), true)
 }
 
-func junitTeardown(g runner.TeardownGrade) *junitTestcase {
+func junitTeardown(g results.TeardownGrade) *junitTestcase {
 	if g.Sessions == 0 {
 		return nil
 	}

@@ -1,6 +1,6 @@
 package report
 
-import "github.com/mcpflight/mcpflight/runner"
+import "github.com/mcpflight/mcpflight/results"
 
 // Lanes name the two ends of a chronology's sequence diagram: Left sends
 // the Out frames (mcpflight), Right the In frames (the target).
@@ -9,10 +9,10 @@ type Lanes struct {
 }
 
 // LanesOf names the lanes for a report's role: checker and server for
-// "check"; under check-client (runner.RoleClient) mcpflight is the server
+// "check"; under check-client (results.RoleClient) mcpflight is the server
 // under our control and the target the client under test.
 func LanesOf(role string) Lanes {
-	if role == runner.RoleClient {
+	if role == results.RoleClient {
 		return Lanes{Left: "server (ours)", Right: "client under test"}
 	}
 	return Lanes{Left: "checker", Right: "server"}
@@ -20,7 +20,7 @@ func LanesOf(role string) Lanes {
 
 func (l Lanes) orDefault() Lanes {
 	if l.Left == "" || l.Right == "" {
-		return LanesOf(runner.RoleServer)
+		return LanesOf(results.RoleServer)
 	}
 	return l
 }

@@ -16,12 +16,10 @@ import (
 
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/jsonrpc"
-	"github.com/mcpflight/mcpflight/peer"
+	"github.com/mcpflight/mcpflight/results"
 	"github.com/mcpflight/mcpflight/runner"
 	"github.com/mcpflight/mcpflight/spec"
-	"github.com/mcpflight/mcpflight/transport"
 	"github.com/mcpflight/mcpflight/verdict"
-	"github.com/mcpflight/mcpflight/wireschema"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -42,8 +40,8 @@ func harness(seq uint64, offMs int, kind chrono.Kind, channel, text string) chro
 
 // fixedReport is a report built by hand, with fixed times, so that its
 // renderings are stable.
-func fixedReport() *runner.Report {
-	closed := transport.Teardown{ExitedAfter: transport.StepCloseInput, Waited: ms(3)}
+func fixedReport() *results.Report {
+	closed := results.Teardown{ExitedAfter: results.StepCloseInput, Waited: ms(3)}
 	cancelEvents := []chrono.Event{
 		frame(1, 0, chrono.Out, "stdin", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow","arguments":{"steps":3},"_meta":{"progressToken":"mcpflight-1"}}}`),
 		frame(2, 4, chrono.In, "stdout", `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"mcpflight-1","progress":1,"total":3,"message":"step 1 of 3"}}`),
@@ -53,7 +51,7 @@ func fixedReport() *runner.Report {
 		{Seq: 6, Offset: ms(10), Dir: chrono.In, Channel: "stderr", Kind: chrono.KindStderr, Raw: []byte("cancel \x1b[2Jignored\a"), Size: 19},
 		harness(7, 11, chrono.KindState, "stdin", "closing stdin"),
 	}
-	results := []runner.Result{
+	rs := []results.Result{
 		{
 			ID: "cancel/mid-work-no-response", Title: "no response after an accepted cancel", Area: "cancel",
 			Reqs: []string{"CAN-8"}, Transport: "stdio", Duration: ms(12), Teardown: closed, Events: cancelEvents,
@@ -105,7 +103,7 @@ func fixedReport() *runner.Report {
 		},
 		{
 			ID: "ping/empty-result", Title: "ping answers an empty result", Area: "ping", Transport: "stdio",
-			Duration: ms(15000), Teardown: transport.Teardown{ExitedAfter: transport.StepSIGTERM, Waited: ms(2004), ExitCode: -1, Signal: "terminated"},
+			Duration: ms(15000), Teardown: results.Teardown{ExitedAfter: results.StepSIGTERM, Waited: ms(2004), ExitCode: -1, Signal: "terminated"},
 			Outcome: verdict.Errorf("case deadline of 15s exceeded; the case did not return and was abandoned"),
 			Events: []chrono.Event{
 				harness(1, 15000, chrono.KindDeadline, "runner", "case deadline of 15s exceeded"),
@@ -113,26 +111,26 @@ func fixedReport() *runner.Report {
 			},
 		},
 	}
-	rep := &runner.Report{
+	rep := &results.Report{
 		Target:    "npx -y evil-server",
 		Transport: "stdio",
 		Version:   spec.V20251125,
 		Profile:   "reference",
-		Server:    &peer.Implementation{Name: "evil\x1b[2J\x1b]0;title\a-server", Version: "1.0\u202e"},
+		Server:    &results.Implementation{Name: "evil\x1b[2J\x1b]0;title\a-server", Version: "1.0\u202e"},
 		Started:   time.Date(2026, 9, 1, 12, 0, 0, 0, time.UTC),
 		Duration:  ms(17062),
-		Results:   results,
+		Results:   rs,
 		Counts:    map[verdict.Verdict]int{},
 	}
-	for _, r := range results {
+	for _, r := range rs {
 		rep.Counts[r.Outcome.Verdict]++
 	}
-	rep.Teardown = runner.GradeTeardown(results, false).Under(spec.V20251125)
-	rep.Schema = runner.SchemaReport{Revision: spec.V20251125, Checked: 5, Unchecked: 1, Findings: []runner.SchemaFinding{{
-		Violation: wireschema.Violation{Seq: 3, Revision: spec.V20251125, Definition: "ProgressNotification", Requirement: "RPC-2",
-			Problem: wireschema.Problem{Pointer: "/params/total\x1b[2J\x1b]0;x\a", Keyword: "type",
-				KeywordLocation: "2025-11-25/schema.json#/$defs/ProgressNotificationParams/properties/total/type",
-				Message:         "a string where the schema wants a number"}},
+	rep.Teardown = runner.CiteTeardown(runner.GradeTeardown(rs, false), spec.V20251125)
+	rep.Schema = results.SchemaReport{Revision: spec.V20251125, Checked: 5, Unchecked: 1, Findings: []results.SchemaFinding{{
+		SchemaViolation: results.SchemaViolation{Seq: 3, Revision: spec.V20251125, Definition: "ProgressNotification", Requirement: "RPC-2",
+			Pointer: "/params/total\x1b[2J\x1b]0;x\a", Keyword: "type",
+			KeywordLocation: "2025-11-25/schema.json#/$defs/ProgressNotificationParams/properties/total/type",
+			Message:         "a string where the schema wants a number"},
 		FirstCase: "progress/strictly-increasing", Count: 2, Cases: 1,
 	}}}
 	return rep
@@ -240,22 +238,22 @@ func TestTextColorOnlyWhenAsked(t *testing.T) {
 func TestSummary(t *testing.T) {
 	tests := []struct {
 		name string
-		r    *runner.Report
+		r    *results.Report
 		want string
 	}{
-		{"conformant", &runner.Report{
-			Results:  make([]runner.Result, 3),
+		{"conformant", &results.Report{
+			Results:  make([]results.Result, 3),
 			Counts:   map[verdict.Verdict]int{verdict.Pass: 2, verdict.Warn: 1},
 			Duration: ms(840),
-			Teardown: runner.TeardownGrade{Verdict: verdict.Pass},
+			Teardown: results.TeardownGrade{Verdict: verdict.Pass},
 		}, "mcpflight: 3 cases — 2 pass, 0 fail, 1 warn, 0 info, 0 skip, 0 error (0.84s) — conformant"},
 		{"fixed", fixedReport(), "mcpflight: 7 cases — 1 pass, 1 fail, 1 warn, 1 info, 1 skip, 1 blocked, 1 error (17.06s) — 1 schema violation — non-conformant"},
-		{"schema violation alone", &runner.Report{
-			Results:  make([]runner.Result, 1),
+		{"schema violation alone", &results.Report{
+			Results:  make([]results.Result, 1),
 			Counts:   map[verdict.Verdict]int{verdict.Pass: 1},
 			Duration: ms(840),
-			Teardown: runner.TeardownGrade{Verdict: verdict.Pass},
-			Schema:   runner.SchemaReport{Findings: make([]runner.SchemaFinding, 2)},
+			Teardown: results.TeardownGrade{Verdict: verdict.Pass},
+			Schema:   results.SchemaReport{Findings: make([]results.SchemaFinding, 2)},
 		}, "mcpflight: 1 case — 1 pass, 0 fail, 0 warn, 0 info, 0 skip, 0 error (0.84s) — 2 schema violations — non-conformant"},
 	}
 	for _, tt := range tests {
@@ -335,7 +333,7 @@ func jsonDecode(raw string) (*jsonrpc.Message, error) { return jsonrpc.Decode([]
 func TestJSONStreamsTheDocument(t *testing.T) {
 	empty := fixedReport()
 	empty.Results = nil
-	for _, r := range []*runner.Report{fixedReport(), empty} {
+	for _, r := range []*results.Report{fixedReport(), empty} {
 		var streamed, whole bytes.Buffer
 		if err := JSON(&streamed, r); err != nil {
 			t.Fatal(err)

@@ -5,8 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/mcpflight/mcpflight/negotiate"
-	"github.com/mcpflight/mcpflight/runner"
+	"github.com/mcpflight/mcpflight/results"
 	"github.com/mcpflight/mcpflight/verdict"
 )
 
@@ -17,10 +16,10 @@ import (
 // ends with what changed between them on this server.
 
 // multiRevision reports whether the report covers several revisions.
-func multiRevision(r *runner.Report) bool { return len(r.Revisions) > 1 }
+func multiRevision(r *results.Report) bool { return len(r.Revisions) > 1 }
 
 // revisionOf is the revision a result ran under.
-func revisionOf(r *runner.Report, res runner.Result) string {
+func revisionOf(r *results.Report, res results.Result) string {
 	if res.Revision != "" {
 		return res.Revision
 	}
@@ -29,7 +28,7 @@ func revisionOf(r *runner.Report, res runner.Result) string {
 
 // revisionLines are the header's "REVISION: REASON" lines, one per
 // revision run, sanitised; none for a run that did not negotiate.
-func revisionLines(r *runner.Report) []string {
+func revisionLines(r *results.Report) []string {
 	sv := r.Negotiation
 	if sv == nil {
 		return nil
@@ -43,7 +42,7 @@ func revisionLines(r *runner.Report) []string {
 
 // inconsistencyLines are the contradictions the negotiation found, each
 // with the requirements it bears on, sanitised.
-func inconsistencyLines(r *runner.Report) []string {
+func inconsistencyLines(r *results.Report) []string {
 	if r.Negotiation == nil {
 		return nil
 	}
@@ -62,7 +61,7 @@ func inconsistencyLines(r *runner.Report) []string {
 // inconsistencies, "" for none: they do not change the exit code (the
 // catalogue's cases judge them), but a run that found one is never
 // called conformant without saying so.
-func inconsistencyPart(r *runner.Report) string {
+func inconsistencyPart(r *results.Report) string {
 	if r.Negotiation == nil || len(r.Negotiation.Inconsistencies) == 0 {
 		return ""
 	}
@@ -73,7 +72,7 @@ func inconsistencyPart(r *runner.Report) string {
 }
 
 // negotiation writes the text header's revision lines.
-func (t textWriter) negotiation(r *runner.Report) {
+func (t textWriter) negotiation(r *results.Report) {
 	for _, l := range revisionLines(r) {
 		t.linef("revision %s", l)
 	}
@@ -84,7 +83,7 @@ func (t textWriter) negotiation(r *runner.Report) {
 
 // changes writes the "what changed between the revisions" section of a
 // report of several revisions.
-func (t textWriter) changes(r *runner.Report) {
+func (t textWriter) changes(r *results.Report) {
 	if !multiRevision(r) {
 		return
 	}
@@ -107,7 +106,7 @@ func (t textWriter) changes(r *runner.Report) {
 }
 
 // onlyLine says how many cases ran under one revision only.
-func onlyLine(r *runner.Report) string {
+func onlyLine(r *results.Report) string {
 	only := r.RevisionOnly()
 	var parts []string
 	for _, rev := range r.Revisions {
@@ -118,7 +117,7 @@ func onlyLine(r *runner.Report) string {
 	return strings.Join(parts, "; ")
 }
 
-// JSONNegotiation is how the revision was chosen (runner.Report's
+// JSONNegotiation is how the revision was chosen (results.Report's
 // Negotiation): one entry per revision run with its reason, what each
 // probe saw, and the contradictions between them.
 type JSONNegotiation struct {
@@ -154,7 +153,7 @@ type JSONInconsistent struct {
 }
 
 // JSONChange is a behaviour that passes under one revision and breaks
-// under the other (runner.RevisionChange).
+// under the other (results.RevisionChange).
 type JSONChange struct {
 	ID        string                     `json:"id"`
 	Title     string                     `json:"title"`
@@ -163,32 +162,25 @@ type JSONChange struct {
 	Summaries map[string]string          `json:"summaries"`
 }
 
-func jsonProbe(p *negotiate.Probe) *JSONProbe {
+func jsonProbe(p *results.Probe) *JSONProbe {
 	if p == nil {
 		return nil
 	}
-	out := &JSONProbe{OK: p.OK(), Failure: jsonText(p.Failure)}
-	switch {
-	case p.Discover != nil:
-		out.SupportedVersions = jsonTexts(p.Discover.SupportedVersions)
-		if si := p.Discover.ServerInfo; si != nil {
-			out.Server = &JSONServer{Name: jsonText(si.Name), Title: jsonText(si.Title), Version: jsonText(si.Version)}
-		}
-	case p.Init != nil:
-		out.ProtocolVersion = jsonText(p.Init.ProtocolVersion)
-		si := p.Init.ServerInfo
+	out := &JSONProbe{OK: p.OK, Failure: jsonText(p.Failure), SupportedVersions: jsonTexts(p.SupportedVersions),
+		ProtocolVersion: jsonText(p.ProtocolVersion)}
+	if si := p.Server; si != nil {
 		out.Server = &JSONServer{Name: jsonText(si.Name), Title: jsonText(si.Title), Version: jsonText(si.Version)}
 	}
 	return out
 }
 
-func jsonNegotiation(r *runner.Report) *JSONNegotiation {
+func jsonNegotiation(r *results.Report) *JSONNegotiation {
 	sv := r.Negotiation
 	if sv == nil {
 		return nil
 	}
 	out := &JSONNegotiation{Mode: string(sv.Mode), Revisions: []JSONRevisionRun{}, Conflicts: []JSONInconsistent{},
-		Discover: jsonProbe(sv.Modern), Init: jsonProbe(sv.Legacy)}
+		Discover: jsonProbe(sv.Discover), Init: jsonProbe(sv.Initialize)}
 	for _, rev := range sv.Revisions {
 		out.Revisions = append(out.Revisions, JSONRevisionRun{Revision: rev, Reason: jsonText(sv.Reasons[rev])})
 	}
@@ -198,7 +190,7 @@ func jsonNegotiation(r *runner.Report) *JSONNegotiation {
 	return out
 }
 
-func jsonChanges(r *runner.Report) []JSONChange {
+func jsonChanges(r *results.Report) []JSONChange {
 	if !multiRevision(r) {
 		return nil
 	}
@@ -215,7 +207,7 @@ func jsonChanges(r *runner.Report) []JSONChange {
 }
 
 // htmlRevisionHeader are the HTML header's revision entries.
-func htmlRevisionHeader(r *runner.Report) []kv {
+func htmlRevisionHeader(r *results.Report) []kv {
 	var out []kv
 	for _, l := range revisionLines(r) {
 		out = append(out, kv{"revision", l})
@@ -242,7 +234,7 @@ type htmlChangeRun struct {
 	Revision, Verdict, Summary, Anchor string
 }
 
-func htmlChangesOf(r *runner.Report) *htmlChanges {
+func htmlChangesOf(r *results.Report) *htmlChanges {
 	if !multiRevision(r) {
 		return nil
 	}
@@ -261,7 +253,7 @@ func htmlChangesOf(r *runner.Report) *htmlChanges {
 
 // resultAnchor is a result's HTML anchor: its ID, and in a report of
 // several revisions its revision too, so that each run has its own.
-func resultAnchor(r *runner.Report, res runner.Result) string {
+func resultAnchor(r *results.Report, res results.Result) string {
 	if multiRevision(r) {
 		return anchorID(res.ID + "@" + revisionOf(r, res))
 	}
@@ -270,7 +262,7 @@ func resultAnchor(r *runner.Report, res runner.Result) string {
 
 // revisionNote is what a result line adds after its transport in a
 // report of several revisions: ", 2026-07-28".
-func revisionNote(r *runner.Report, res runner.Result) string {
+func revisionNote(r *results.Report, res results.Result) string {
 	if !multiRevision(r) {
 		return ""
 	}

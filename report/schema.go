@@ -4,18 +4,18 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/mcpflight/mcpflight/runner"
+	"github.com/mcpflight/mcpflight/results"
 	"github.com/mcpflight/mcpflight/verdict"
 )
 
-// How every format shows the run's schema check (runner.SchemaReport):
+// How every format shows the run's schema check (results.SchemaReport):
 // each distinct violation once, as a fail of its requirement, with where
 // it was first seen and how often; the run's summary counts them, and one
 // makes the run non-conformant.
 
 // schemaVerdict is the check's verdict: fail with a finding, error when
 // the schema could not be loaded, pass otherwise.
-func schemaVerdict(s runner.SchemaReport) verdict.Verdict {
+func schemaVerdict(s results.SchemaReport) verdict.Verdict {
 	switch {
 	case len(s.Findings) > 0:
 		return verdict.Fail
@@ -26,7 +26,7 @@ func schemaVerdict(s runner.SchemaReport) verdict.Verdict {
 }
 
 // schemaHeadline is the check's one-line summary.
-func schemaHeadline(s runner.SchemaReport) string {
+func schemaHeadline(s results.SchemaReport) string {
 	if s.Err != "" && len(s.Findings) == 0 {
 		return "the schema could not be loaded: " + san(s.Err)
 	}
@@ -42,12 +42,12 @@ func schemaHeadline(s runner.SchemaReport) string {
 }
 
 // findingWhere says where a finding was first seen and how often.
-func findingWhere(f runner.SchemaFinding) string {
+func findingWhere(f results.SchemaFinding) string {
 	return fmt.Sprintf("first in %s at seq %d; %s in %s", san(f.FirstCase), f.Seq, plural(f.Count, "message"), plural(f.Cases, "case"))
 }
 
 // schemaSummaryPart is the summary line's count of findings, "" for none.
-func schemaSummaryPart(s runner.SchemaReport) string {
+func schemaSummaryPart(s results.SchemaReport) string {
 	if len(s.Findings) == 0 {
 		return ""
 	}
@@ -56,13 +56,13 @@ func schemaSummaryPart(s runner.SchemaReport) string {
 
 // schema writes the text report's schema section: one block per
 // finding, and each requirement's sentence once.
-func (t textWriter) schema(s runner.SchemaReport) {
+func (t textWriter) schema(s results.SchemaReport) {
 	t.linef("%s", t.bold("schema"))
 	t.linef("  %s %s", t.badge(schemaVerdict(s)), schemaHeadline(s))
 	var reqs []string
 	for _, f := range s.Findings {
 		t.linef("%s%s  [%s]", indent, san(f.ID()), san(f.Requirement))
-		t.linef("%s  %s", indent, san(runner.ViolationText(f.Violation)))
+		t.linef("%s  %s", indent, san(f.String()))
 		t.linef("%s  %s", indent, findingWhere(f))
 		if !slices.Contains(reqs, f.Requirement) {
 			reqs = append(reqs, f.Requirement)
@@ -73,7 +73,7 @@ func (t textWriter) schema(s runner.SchemaReport) {
 	}
 }
 
-// JSONSchemaCheck is runner.SchemaReport: the schema check of every
+// JSONSchemaCheck is results.SchemaReport: the schema check of every
 // inbound frame of the run.
 type JSONSchemaCheck struct {
 	// Revision is the protocol revision whose schema.json was applied.
@@ -89,7 +89,7 @@ type JSONSchemaCheck struct {
 	Findings []JSONSchemaFinding `json:"findings"`
 }
 
-// JSONSchemaFinding is one distinct violation (runner.SchemaFinding).
+// JSONSchemaFinding is one distinct violation (results.SchemaFinding).
 type JSONSchemaFinding struct {
 	// ID is "schema/DEFINITION/POINTER#KEYWORD", as a baseline lists it.
 	ID string `json:"id"`
@@ -116,7 +116,7 @@ type JSONSchemaFinding struct {
 }
 
 // jsonSchemaCheck converts the run's schema check.
-func jsonSchemaCheck(s runner.SchemaReport) JSONSchemaCheck {
+func jsonSchemaCheck(s results.SchemaReport) JSONSchemaCheck {
 	// A finding's strings are short (wireschema bounds a pointer to 512
 	// bytes): cut each to MaxText, not MaxJSONText.
 	short := func(s string) string { return clipText(s, MaxText) }
@@ -134,15 +134,15 @@ func jsonSchemaCheck(s runner.SchemaReport) JSONSchemaCheck {
 
 // junitSchema is the JUnit suite "schema": a failing testcase per
 // finding, or one passing testcase saying how many messages were checked.
-func junitSchema(s runner.SchemaReport, stamp string) junitSuite {
+func junitSchema(s results.SchemaReport, stamp string) junitSuite {
 	suite := junitSuite{Name: "schema", Timestamp: stamp, Time: "0.000"}
 	for _, f := range s.Findings {
 		body := "Requirement: " + requirementLine(f.Requirement, "") + "\n" +
-			"Violation: " + san(runner.ViolationText(f.Violation)) + "\n" +
+			"Violation: " + san(f.String()) + "\n" +
 			"Where: " + findingWhere(f) + "\n"
 		suite.Cases = append(suite.Cases, junitTestcase{
 			Name: xmlText(f.ID(), false), Classname: "mcpflight.schema", Time: "0.000",
-			Failure: &junitMessage{Message: xmlText(f.Requirement+" violated: "+runner.ViolationText(f.Violation), false),
+			Failure: &junitMessage{Message: xmlText(f.Requirement+" violated: "+f.String(), false),
 				Type: failureType(verdict.Outcome{Requirement: f.Requirement}), Body: xmlText(body, true)},
 		})
 		suite.Failures++
@@ -172,10 +172,10 @@ type htmlFinding struct {
 	Req                              *htmlReq
 }
 
-func htmlSchemaOf(s runner.SchemaReport) htmlSchema {
+func htmlSchemaOf(s results.SchemaReport) htmlSchema {
 	h := htmlSchema{Verdict: string(schemaVerdict(s)), Headline: schemaHeadline(s)}
 	for _, f := range s.Findings {
-		h.Findings = append(h.Findings, htmlFinding{ID: san(f.ID()), Violation: san(runner.ViolationText(f.Violation)),
+		h.Findings = append(h.Findings, htmlFinding{ID: san(f.ID()), Violation: san(f.String()),
 			Where: findingWhere(f), CaseAnchor: anchorID(f.FirstCase), Req: htmlRequirement(f.Requirement)})
 	}
 	return h

@@ -4,7 +4,7 @@ import (
 	"bufio"
 	"io"
 
-	"github.com/mcpflight/mcpflight/runner"
+	"github.com/mcpflight/mcpflight/results"
 )
 
 // TextStream writes the text report piece by piece while a run goes on:
@@ -30,15 +30,15 @@ func NewTextStream(w io.Writer, opts TextOptions) *TextStream {
 // Header writes the report's first lines: the target, protocol, profile,
 // and the server of r.Server (which the caller must know by then: the
 // first handshake in the report's order).
-func (s *TextStream) Header(r *runner.Report) { s.t.header(r) }
+func (s *TextStream) Header(r *results.Report) { s.t.header(r) }
 
 // Result writes one result, under its area's title when it opens an area.
 // A stream is for a run of one revision: the report of several (Text)
 // groups their results by area and names each result's revision.
-func (s *TextStream) Result(res runner.Result) { s.result(res, "") }
+func (s *TextStream) Result(res results.Result) { s.result(res, "") }
 
 // result writes res, with revision (revisionNote) beside its transport.
-func (s *TextStream) result(res runner.Result, revision string) {
+func (s *TextStream) result(res results.Result, revision string) {
 	if s.results == 0 || res.Area != s.area {
 		s.t.linef("")
 		s.t.linef("%s", s.t.bold(res.Area))
@@ -53,7 +53,7 @@ func (s *TextStream) Flush() error { return s.bw.Flush() }
 
 // End writes the teardown grade, the schema check and the summary line of
 // the final report r, and flushes.
-func (s *TextStream) End(r *runner.Report) error {
+func (s *TextStream) End(r *results.Report) error {
 	s.t.linef("")
 	s.t.teardown(r.Teardown)
 	s.t.linef("")

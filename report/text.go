@@ -14,9 +14,8 @@ import (
 	"time"
 
 	"github.com/mcpflight/mcpflight/chrono"
-	"github.com/mcpflight/mcpflight/runner"
+	"github.com/mcpflight/mcpflight/results"
 	"github.com/mcpflight/mcpflight/spec"
-	"github.com/mcpflight/mcpflight/transport"
 	"github.com/mcpflight/mcpflight/verdict"
 )
 
@@ -77,7 +76,7 @@ func san(s string) string { return chrono.Sanitize(clipText(s, MaxText), false) 
 // area (one line per case; for fail, warn and error the requirement's
 // sentence, every expected alternative and the actual event), the
 // teardown grade, and a summary line.
-func Text(w io.Writer, r *runner.Report, opts TextOptions) error {
+func Text(w io.Writer, r *results.Report, opts TextOptions) error {
 	s := NewTextStream(w, opts)
 	s.Header(r)
 	for _, group := range groupByArea(r.Results) {
@@ -112,9 +111,9 @@ func (t textWriter) badge(v verdict.Verdict) string {
 	return t.paint(verdictColor(v), fmt.Sprintf("%-5s", strings.ToUpper(string(v))))
 }
 
-func (t textWriter) header(r *runner.Report) {
+func (t textWriter) header(r *results.Report) {
 	command := "check"
-	if r.Role == runner.RoleClient {
+	if r.Role == results.RoleClient {
 		command = "check-client"
 	}
 	line := "mcpflight " + command + ": " + san(r.Target)
@@ -129,7 +128,7 @@ func (t textWriter) header(r *runner.Report) {
 		line += ", strict"
 	}
 	t.linef("%s", line)
-	if r.Role == runner.RoleClient {
+	if r.Role == results.RoleClient {
 		t.linef("server: mcpflight's scripted server, one per case")
 		return
 	}
@@ -150,7 +149,7 @@ func (t textWriter) header(r *runner.Report) {
 
 const indent = "        " // under the case's ID
 
-func (t textWriter) result(res runner.Result, verbose bool, revision string) {
+func (t textWriter) result(res results.Result, verbose bool, revision string) {
 	line := fmt.Sprintf("  %s %s  %s", t.badge(res.Outcome.Verdict), san(res.ID), san(res.Title))
 	if res.Transport != "" {
 		line += "  [" + san(res.Transport) + revision + "]"
@@ -170,7 +169,7 @@ func (t textWriter) result(res runner.Result, verbose bool, revision string) {
 	}
 }
 
-func (t textWriter) violation(res runner.Result) {
+func (t textWriter) violation(res results.Result) {
 	o := res.Outcome
 	// A summary made by verdict.Broken only repeats the requirement and
 	// the actual line printed below.
@@ -348,7 +347,7 @@ func frameSummary(s *chrono.Summary) string {
 	return strings.Join(parts, " ")
 }
 
-func (t textWriter) teardown(g runner.TeardownGrade) {
+func (t textWriter) teardown(g results.TeardownGrade) {
 	t.linef("%s", t.bold("teardown"))
 	t.linef("  %s %s", t.badge(g.Verdict), san(g.Summary))
 	if g.Requirement != "" && g.Verdict != verdict.Pass {
@@ -361,10 +360,10 @@ func (t textWriter) teardown(g runner.TeardownGrade) {
 		return
 	}
 	var steps []string
-	for _, s := range []transport.Step{transport.StepNone, transport.StepCloseInput, transport.StepDelete, transport.StepSIGTERM, transport.StepSIGKILL} {
+	for _, s := range []results.Step{results.StepNone, results.StepCloseInput, results.StepDelete, results.StepSIGTERM, results.StepSIGKILL} {
 		if n := g.Steps[s]; n > 0 {
 			label := string(s)
-			if s == transport.StepNone {
+			if s == results.StepNone {
 				label = "exited before close"
 			}
 			steps = append(steps, fmt.Sprintf("%s %d", label, n))
@@ -378,7 +377,7 @@ func (t textWriter) teardown(g runner.TeardownGrade) {
 // 0 fail, 1 warn, 1 info, 0 skip, 0 error (0.84s) — conformant"; a run
 // whose schema check found violations says "… (0.84s) — 2 schema
 // violations — non-conformant".
-func Summary(r *runner.Report) string {
+func Summary(r *results.Report) string {
 	counts := make([]string, 0, len(verdictOrder))
 	for _, v := range verdictOrder {
 		if v == verdict.Blocked && r.Counts[v] == 0 {
@@ -390,7 +389,7 @@ func Summary(r *runner.Report) string {
 		plural(len(r.Results), "case"), strings.Join(counts, ", "), seconds(r.Duration), schemaSummaryPart(r.Schema), inconsistencyPart(r), conclusion(r))
 }
 
-func conclusion(r *runner.Report) string {
+func conclusion(r *results.Report) string {
 	switch r.ExitCode() {
 	case 0:
 		return "conformant"
@@ -400,7 +399,7 @@ func conclusion(r *runner.Report) string {
 		}
 		return "non-conformant"
 	}
-	if r.ExitCode() == runner.ExitIncomplete {
+	if r.ExitCode() == results.ExitIncomplete {
 		return r.Completeness().Line()
 	}
 	if r.Interrupted {
@@ -415,11 +414,11 @@ func seconds(d time.Duration) string {
 
 type areaGroup struct {
 	area    string
-	results []runner.Result
+	results []results.Result
 }
 
 // groupByArea groups results by area, areas in order of first appearance.
-func groupByArea(results []runner.Result) []areaGroup {
+func groupByArea(results []results.Result) []areaGroup {
 	var groups []areaGroup
 	index := map[string]int{}
 	for _, r := range results {

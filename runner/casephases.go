@@ -10,6 +10,7 @@ import (
 	"github.com/mcpflight/mcpflight/control"
 	"github.com/mcpflight/mcpflight/peer"
 	"github.com/mcpflight/mcpflight/probe"
+	"github.com/mcpflight/mcpflight/results"
 	"github.com/mcpflight/mcpflight/spec"
 	"github.com/mcpflight/mcpflight/transport"
 	"github.com/mcpflight/mcpflight/verdict"
@@ -25,8 +26,8 @@ import (
 // open the session under the run's revision, the needs the session
 // decides, run, and close. Whatever concludes it, the session is closed
 // with a bounded context of its own before the result is returned.
-func runCase(ctx context.Context, cfg Config, c probe.Case, hooks caseHooks) (Result, *peer.InitResult) {
-	r := &caseRun{ctx: ctx, cfg: cfg, c: c, hooks: hooks, start: time.Now(), res: Result{
+func runCase(ctx context.Context, cfg Config, c probe.Case, hooks caseHooks) (results.Result, *peer.InitResult) {
+	r := &caseRun{ctx: ctx, cfg: cfg, c: c, hooks: hooks, start: time.Now(), res: results.Result{
 		ID:        c.ID,
 		Title:     c.Title,
 		Area:      c.Area(),
@@ -57,7 +58,7 @@ type caseRun struct {
 	c     probe.Case
 	hooks caseHooks
 	start time.Time
-	res   Result
+	res   results.Result
 
 	log   *chrono.Log
 	conn  transport.Conn
@@ -74,7 +75,7 @@ type caseRun struct {
 }
 
 // finish sets the result's outcome and times and returns it.
-func (r *caseRun) finish(o verdict.Outcome) Result {
+func (r *caseRun) finish(o verdict.Outcome) results.Result {
 	r.res.Outcome = o
 	r.res.Duration = time.Since(r.start)
 	if r.res.Log != nil {
@@ -138,9 +139,9 @@ func (r *caseRun) closeBounded() {
 	}
 	r.extras = nil
 	r.extraMu.Unlock()
-	r.res.Teardown = r.closeSession(cctx)
+	r.res.Teardown = TeardownOf(r.closeSession(cctx))
 	if r.res.Teardown.ExitedAfter == "" {
-		r.res.Teardown.ExitedAfter = transport.StepNone
+		r.res.Teardown.ExitedAfter = results.StepNone
 	}
 }
 
@@ -276,7 +277,7 @@ func (r *caseRun) openSecond(octx context.Context) (*peer.Session, error) {
 // code and last words.
 func (r *caseRun) lastWords(o verdict.Outcome) verdict.Outcome {
 	td := r.res.Teardown
-	if r.log != nil && o.Verdict == verdict.Error && (r.noHandshake || td.ExitedAfter == transport.StepNone || (td.ExitCode > 0 && td.Signal == "")) {
+	if r.log != nil && o.Verdict == verdict.Error && (r.noHandshake || td.ExitedAfter == results.StepNone || (td.ExitCode > 0 && td.Signal == "")) {
 		o.Summary += targetLastWords(r.log)
 	}
 	return o

@@ -3,8 +3,8 @@ package runner
 import (
 	"strings"
 
+	"github.com/mcpflight/mcpflight/results"
 	"github.com/mcpflight/mcpflight/spec"
-	"github.com/mcpflight/mcpflight/transport"
 	"github.com/mcpflight/mcpflight/verdict"
 )
 
@@ -34,15 +34,15 @@ func signalRule(killed bool) verdict.Rule {
 // rule is the rule the grade cites, from what the sessions needed, and
 // whether it cites one (pass, skip and error cite none). The order is
 // GradeTeardown's.
-func (g TeardownGrade) rule() (verdict.Rule, bool) {
+func teardownRule(g results.TeardownGrade) (verdict.Rule, bool) {
 	switch {
 	case g.Sessions == 0:
 		return verdict.Rule{}, false
-	case g.Leftovers > 0 || g.Worst == transport.StepSIGKILL:
+	case g.Leftovers > 0 || g.Worst == results.StepSIGKILL:
 		return signalRule(true), true
 	case len(g.Errors) > 0:
 		return verdict.Rule{}, false
-	case g.Worst == transport.StepSIGTERM:
+	case g.Worst == results.StepSIGTERM:
 		return signalRule(false), true
 	}
 	return verdict.Rule{}, false
@@ -51,16 +51,16 @@ func (g TeardownGrade) rule() (verdict.Rule, bool) {
 // strictSuffix ends the summary of a warn graded fail under --strict.
 const strictSuffix = " (warn under --strict)"
 
-// Under returns the grade citing the requirement of revision, with the
+// CiteTeardown returns the grade g citing the requirement of revision, with the
 // verdict the registry gives it there (verdict.Rule.Judge): STD-46 under
 // 2026-07-28; STD-7 under 2025-11-25, with STD-46, the later revision's
 // sentence, as Advice. A grade placed under no revision, or one the
 // registry does not know, is judged as under the runner's default,
 // 2025-11-25. A grade that cites nothing is returned as it is, with its
 // Revision set.
-func (g TeardownGrade) Under(revision string) TeardownGrade {
+func CiteTeardown(g results.TeardownGrade, revision string) results.TeardownGrade {
 	g.Revision = revision
-	rule, ok := g.rule()
+	rule, ok := teardownRule(g)
 	if !ok {
 		return g
 	}
@@ -90,13 +90,13 @@ func (g TeardownGrade) Under(revision string) TeardownGrade {
 // teardownRevision is the revision a merged run's teardown grade is cited
 // under: that of the first session that needed the worst rung, so that
 // the rule cited is the one the worst session was held to.
-func teardownRevision(results []Result, g TeardownGrade) string {
-	for _, r := range results {
+func teardownRevision(rs []results.Result, g results.TeardownGrade) string {
+	for _, r := range rs {
 		if r.HadSession() && !r.Interrupted && r.Teardown.ExitedAfter == g.Worst && r.Revision != "" {
 			return r.Revision
 		}
 	}
-	for _, r := range results {
+	for _, r := range rs {
 		if r.Revision != "" {
 			return r.Revision
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/negotiate"
+	"github.com/mcpflight/mcpflight/results"
 	"github.com/mcpflight/mcpflight/spec"
 	"github.com/mcpflight/mcpflight/transport"
 	"github.com/mcpflight/mcpflight/verdict"
@@ -19,26 +20,6 @@ import (
 // catalogue runs under is negotiated with the target before the first
 // case (--protocol), and under negotiate.ModeBoth the catalogue runs once
 // per revision the server offers, into one report.
-
-// RevisionChange is a behaviour that passes under one revision and breaks
-// under the other: the same case, run under both, with a pass or info
-// under one and a fail or warn under the other.
-type RevisionChange struct {
-	ID, Title string
-	// Verdicts and Summaries are the case's outcome under each revision.
-	Verdicts  map[string]verdict.Verdict
-	Summaries map[string]string
-}
-
-// Broke is the revision under which the behaviour breaks.
-func (c RevisionChange) Broke() string {
-	for rev, v := range c.Verdicts {
-		if v == verdict.Fail || v == verdict.Warn {
-			return rev
-		}
-	}
-	return ""
-}
 
 // RunProtocol negotiates the revision with the target for mode
 // (negotiate.SurveyTarget, each probe on a connection of its own), then
@@ -53,7 +34,7 @@ func (c RevisionChange) Broke() string {
 // mode's revision, 2025-11-25 for auto and both, and the cases show what
 // is wrong; a target that cannot be started or reached at all ends it
 // with ErrTargetUnreachable and no report.
-func RunProtocol(ctx context.Context, cfg Config, mode negotiate.Mode, opts negotiate.Options) (*Report, error) {
+func RunProtocol(ctx context.Context, cfg Config, mode negotiate.Mode, opts negotiate.Options) (*results.Report, error) {
 	if cfg.Target.Dial == nil && cfg.Target.PerCase == nil {
 		return nil, ErrNoDial
 	}
@@ -103,7 +84,7 @@ func RunProtocol(ctx context.Context, cfg Config, mode negotiate.Mode, opts nego
 		sv.Revisions = []string{rev}
 		sv.Reasons = map[string]string{rev: "not negotiated (" + strings.TrimPrefix(err.Error(), "negotiate: ") + "); the cases run under " + rev + " and show what fails"}
 	}
-	var reps []*Report
+	var reps []*results.Report
 	var runErr error
 	for _, rev := range sv.Revisions {
 		c := cfg
@@ -131,24 +112,24 @@ func RunProtocol(ctx context.Context, cfg Config, mode negotiate.Mode, opts nego
 	rep := mergeReports(reps, cfg.Strict)
 	rep.Started = started
 	rep.Duration = time.Since(started)
-	rep.Negotiation = sv
+	rep.Negotiation = negotiationOf(sv)
 	if rep.Server == nil {
 		// No case opened a session (every one skipped): the probes
 		// still heard the server name itself.
-		rep.Server = sv.ServerInfo()
+		rep.Server = ImplementationOf(sv.ServerInfo())
 	}
 	return rep, runErr
 }
 
 // mergeReports joins the reports of one run per revision into one.
-func mergeReports(reps []*Report, strict bool) *Report {
+func mergeReports(reps []*results.Report, strict bool) *results.Report {
 	if len(reps) == 1 {
 		r := reps[0]
 		r.Revisions = []string{r.Version}
 		return r
 	}
 	first := reps[0]
-	out := &Report{
+	out := &results.Report{
 		Target: first.Target, Transport: first.Transport, Profile: first.Profile, Strict: first.Strict,
 		Counts: map[verdict.Verdict]int{},
 	}
@@ -172,7 +153,7 @@ func mergeReports(reps []*Report, strict bool) *Report {
 	out.Version = strings.Join(out.Revisions, ", ")
 	out.Schema.Revision = out.Version
 	out.Teardown = GradeTeardown(out.Results, strict)
-	out.Teardown = out.Teardown.Under(teardownRevision(out.Results, out.Teardown))
+	out.Teardown = CiteTeardown(out.Teardown, teardownRevision(out.Results, out.Teardown))
 	out.Changes = revisionChanges(out.Results, out.Revisions)
 	return out
 }
@@ -180,22 +161,22 @@ func mergeReports(reps []*Report, strict bool) *Report {
 // revisionChanges lists the cases that pass (or info) under one revision
 // and fail (or warn) under another, in the order of the first revision's
 // run.
-func revisionChanges(results []Result, revisions []string) []RevisionChange {
+func revisionChanges(rs []results.Result, revisions []string) []results.RevisionChange {
 	if len(revisions) < 2 {
 		return nil
 	}
-	byID := map[string]map[string]Result{}
+	byID := map[string]map[string]results.Result{}
 	var order []string
-	for _, r := range results {
+	for _, r := range rs {
 		if byID[r.ID] == nil {
-			byID[r.ID] = map[string]Result{}
+			byID[r.ID] = map[string]results.Result{}
 			order = append(order, r.ID)
 		}
 		byID[r.ID][r.Revision] = r
 	}
 	good := func(v verdict.Verdict) bool { return v == verdict.Pass || v == verdict.Info }
 	bad := func(v verdict.Verdict) bool { return v == verdict.Fail || v == verdict.Warn }
-	var out []RevisionChange
+	var out []results.RevisionChange
 	for _, id := range order {
 		runs := byID[id]
 		var vs []verdict.Verdict
@@ -207,7 +188,7 @@ func revisionChanges(results []Result, revisions []string) []RevisionChange {
 		if len(vs) < 2 || !slices.ContainsFunc(vs, good) || !slices.ContainsFunc(vs, bad) {
 			continue
 		}
-		c := RevisionChange{ID: id, Verdicts: map[string]verdict.Verdict{}, Summaries: map[string]string{}}
+		c := results.RevisionChange{ID: id, Verdicts: map[string]verdict.Verdict{}, Summaries: map[string]string{}}
 		for rev, r := range runs {
 			c.Title = r.Title
 			c.Verdicts[rev] = r.Outcome.Verdict
@@ -216,40 +197,6 @@ func revisionChanges(results []Result, revisions []string) []RevisionChange {
 		out = append(out, c)
 	}
 	return out
-}
-
-// RevisionOnly counts, per revision, the cases that ran (did not skip)
-// under that revision only, in a report of several revisions.
-func (r *Report) RevisionOnly() map[string]int {
-	ran := map[string]map[string]bool{}
-	for _, res := range r.Results {
-		if res.Outcome.Verdict == verdict.Skip {
-			continue
-		}
-		if ran[res.ID] == nil {
-			ran[res.ID] = map[string]bool{}
-		}
-		ran[res.ID][res.Revision] = true
-	}
-	out := map[string]int{}
-	for _, revs := range ran {
-		if len(revs) == 1 {
-			for rev := range revs {
-				out[rev]++
-			}
-		}
-	}
-	return out
-}
-
-// NegotiationLine is the report header's account of the revision: one
-// "REVISION: REASON" per revision run, "" for a run that did not
-// negotiate.
-func (r *Report) NegotiationLine() string {
-	if r.Negotiation == nil {
-		return ""
-	}
-	return r.Negotiation.Summary()
 }
 
 // surveyDial is the dial the negotiation's probes use: the target's own,

@@ -13,6 +13,7 @@ import (
 	"github.com/mcpflight/mcpflight/mcp"
 	"github.com/mcpflight/mcpflight/negotiate"
 	"github.com/mcpflight/mcpflight/probe"
+	"github.com/mcpflight/mcpflight/results"
 	"github.com/mcpflight/mcpflight/spec"
 	"github.com/mcpflight/mcpflight/transport"
 	"github.com/mcpflight/mcpflight/verdict"
@@ -135,7 +136,7 @@ func TestRunProtocol(t *testing.T) {
 // opens its own session (NoHandshake) gets the envelope and no discover.
 func TestModernCaseSession(t *testing.T) {
 	ctx := context.Background()
-	methods := func(r Result) []string {
+	methods := func(r results.Result) []string {
 		var out []string
 		for _, ev := range r.Events {
 			if ev.Dir == chrono.Out && ev.Kind == chrono.KindFrame && ev.Summary != nil {
@@ -200,10 +201,10 @@ func TestModernDiscoverFailure(t *testing.T) {
 // TestRevisionChanges: a case that passes under one revision and fails
 // under the other is a change; skips, errors and agreements are not.
 func TestRevisionChanges(t *testing.T) {
-	res := func(id, rev string, v verdict.Verdict) Result {
-		return Result{ID: id, Title: id, Revision: rev, Outcome: verdict.Outcome{Verdict: v, Summary: string(v) + " under " + rev}}
+	res := func(id, rev string, v verdict.Verdict) results.Result {
+		return results.Result{ID: id, Title: id, Revision: rev, Outcome: verdict.Outcome{Verdict: v, Summary: string(v) + " under " + rev}}
 	}
-	results := []Result{
+	rs := []results.Result{
 		res("c/broke", spec.V20251125, verdict.Pass), res("c/same", spec.V20251125, verdict.Pass),
 		res("c/skip", spec.V20251125, verdict.Pass), res("c/warned", spec.V20251125, verdict.Warn),
 		res("c/only", spec.V20251125, verdict.Pass), res("c/err", spec.V20251125, verdict.Pass),
@@ -213,13 +214,13 @@ func TestRevisionChanges(t *testing.T) {
 	}
 	revs := []string{spec.V20251125, spec.V20260728}
 	var got []string
-	for _, c := range revisionChanges(results, revs) {
+	for _, c := range revisionChanges(rs, revs) {
 		got = append(got, c.ID+" breaks under "+c.Broke())
 	}
 	if diff := cmp.Diff([]string{"c/broke breaks under 2026-07-28", "c/warned breaks under 2025-11-25"}, got); diff != "" {
 		t.Errorf("changes (-want +got):\n%s", diff)
 	}
-	rep := &Report{Results: results, Revisions: revs}
+	rep := &results.Report{Results: rs, Revisions: revs}
 	if diff := cmp.Diff(map[string]int{spec.V20251125: 2}, rep.RevisionOnly()); diff != "" {
 		t.Errorf("RevisionOnly (-want +got):\n%s", diff)
 	}

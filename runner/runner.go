@@ -22,6 +22,7 @@ import (
 	"github.com/mcpflight/mcpflight/peer"
 	"github.com/mcpflight/mcpflight/probe"
 	"github.com/mcpflight/mcpflight/profile"
+	"github.com/mcpflight/mcpflight/results"
 	"github.com/mcpflight/mcpflight/spec"
 	"github.com/mcpflight/mcpflight/transport"
 	"github.com/mcpflight/mcpflight/verdict"
@@ -138,100 +139,11 @@ type Config struct {
 	Watch Watcher
 }
 
-// Result is one case's result.
-type Result struct {
-	// ID, Title and Area come from the case.
-	ID, Title, Area string
-	// Reqs are the requirement IDs the case checks.
-	Reqs []string
-	// Outcome is the verdict, after --strict.
-	Outcome verdict.Outcome
-	// Transport is the transport the case ran over.
-	Transport string
-	// Duration is the case's wall time, teardown included.
-	Duration time.Duration
-	// Events is the case's whole chronology, teardown included; empty
-	// for a case skipped before it had a connection.
-	Events []chrono.Event
-	// Teardown is how the case's connection ended; its ExitedAfter is
-	// empty when the case had no connection.
-	Teardown transport.Teardown
-	// Log is the case's chronology, for exports such as JSON Lines.
-	Log *chrono.Log `json:"-"`
-	// Interrupted is set when the run's context ended before the case
-	// and its teardown were over: its teardown was cut short by the
-	// harness and is not graded.
-	Interrupted bool
-	// TargetMissing is set when the target could not be started or
-	// reached at all (its executable does not exist, or its URL refuses
-	// connections); the run stops after this case.
-	TargetMissing bool `json:"targetMissing,omitempty"`
-	// Server is the serverInfo of the case's handshake; nil when it had
-	// none or it failed. Its strings come from the target and are
-	// untrusted.
-	Server *peer.Implementation `json:"-"`
-	// Schema is what the schema check found in Events (see schema.go).
-	Schema CaseSchema `json:"-"`
-	// Revision is the protocol revision the case ran under; set by
-	// RunProtocol (revisions.go), "" from Run alone (Report.Version).
-	Revision string
-}
-
-// HadSession reports whether the case opened a connection to the target.
-func (r Result) HadSession() bool { return r.Teardown.ExitedAfter != "" }
-
-// Report is the result of a run.
-type Report struct {
-	// Target is the target's name, Transport its transport.
-	Target    string
-	Transport string
-	// Version is the protocol version tested.
-	Version string
-	// Profile names the profile used, empty for none.
-	Profile string
-	// Strict records whether warns were turned into fails.
-	Strict bool
-	// Server is the serverInfo of the first successful handshake, in the
-	// order of Results (not the order the cases finished); nil when no
-	// handshake succeeded. Its strings come from the target and
-	// are untrusted.
-	Server *peer.Implementation
-	// Started is when the run began, Duration how long it took.
-	Started  time.Time
-	Duration time.Duration
-	// Results holds one result per case, in the order of Config.Cases
-	// whatever Config.Jobs.
-	Results []Result
-	// Counts is the number of results per verdict.
-	Counts map[verdict.Verdict]int
-	// Teardown grades how every session ended, separately from the cases.
-	Teardown TeardownGrade
-	// Interrupted is set when the run's context ended before every case
-	// had run: the report is partial.
-	Interrupted bool
-	// Schema is the schema check of every inbound frame of the run: each
-	// distinct violation once. A finding makes the run non-conformant.
-	Schema SchemaReport
-	// Negotiation is how RunProtocol chose the revisions (revisions.go):
-	// the probes, their reasons, the inconsistencies between
-	// server/discover and initialize. Nil for Run alone.
-	Negotiation *negotiate.Survey
-	// Revisions are the revisions the report covers, in the order run:
-	// one, or two under --protocol both (Version then joins them).
-	Revisions []string
-	// Changes are the behaviours that pass under one revision and break
-	// under the other (several revisions only).
-	Changes []RevisionChange
-	// Role is RoleClient when the target is a client under test
-	// (check-client) and mcpflight played the server; RoleServer else.
-	Role string
-}
-
 // Run runs every case of cfg, Config.Jobs at a time, and returns the
 // report. It returns an error, with no report, when the configuration is
 // unusable. When ctx ends, the cases not yet started are not run and Run
 // returns the partial report together with an error wrapping ctx.Err().
-func Run(ctx context.Context, cfg Config) (*Report, error) {
+func Run(ctx context.Context, cfg Config) (*results.Report, error) {
 	if cfg.Target.Dial == nil && cfg.Target.PerCase == nil {
 		return nil, ErrNoDial
 	}
@@ -256,7 +168,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if cfg.Profile == nil {
 		cfg.Profile = &profile.Profile{}
 	}
-	rep := &Report{
+	rep := &results.Report{
 		Target:      cfg.Target.Name,
 		Transport:   cfg.Target.Transport,
 		Version:     cfg.Version,
@@ -264,7 +176,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		Strict:      cfg.Strict,
 		Started:     time.Now(),
 		Counts:      map[verdict.Verdict]int{},
-		Negotiation: cfg.Negotiation,
+		Negotiation: negotiationOf(cfg.Negotiation),
 	}
 	if cfg.RunTimeout > 0 {
 		var cancel context.CancelFunc
@@ -273,9 +185,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		defer cancel()
 	}
 	runErr := runCases(ctx, cfg, rep)
-	rep.Interrupted = runErr != nil || slices.ContainsFunc(rep.Results, func(r Result) bool { return r.Interrupted })
+	rep.Interrupted = runErr != nil || slices.ContainsFunc(rep.Results, func(r results.Result) bool { return r.Interrupted })
 	rep.Duration = time.Since(rep.Started)
-	rep.Teardown = GradeTeardown(rep.Results, cfg.Strict).Under(cfg.Version)
+	rep.Teardown = CiteTeardown(GradeTeardown(rep.Results, cfg.Strict), cfg.Version)
 	rep.Schema = schemaReport(cfg.Version, rep.Results)
 	return rep, runErr
 }
@@ -568,38 +480,6 @@ func SelectBy[C any](all []C, id func(C) string, globs []string) ([]C, error) {
 	}
 	return out, nil
 }
-
-// ExitCode maps the report to the process exit code: 1 when any case or
-// the teardown grade failed, or the schema check found a violation (warns count as fails under --strict, which
-// Run has already applied); otherwise 2 when any case or the teardown
-// ended in error, because the harness or the target broke, or when the
-// run was interrupted; otherwise 3 (ExitIncomplete) when fewer than half
-// of the applicable cases ran (Completeness); otherwise 0. A fail dominates an error: a
-// conformance violation was shown even if something else broke.
-func (r *Report) ExitCode() int {
-	fail := r.Teardown.Verdict == verdict.Fail || len(r.Schema.Findings) > 0
-	errored := r.Teardown.Verdict == verdict.Error || r.Interrupted
-	for _, res := range r.Results {
-		switch res.Outcome.Verdict {
-		case verdict.Fail:
-			fail = true
-		case verdict.Error:
-			errored = true
-		}
-	}
-	switch {
-	case fail:
-		return 1
-	case errored:
-		return 2
-	case r.Completeness().Incomplete:
-		return ExitIncomplete
-	}
-	return 0
-}
-
-// Conformant reports whether the exit code is 0.
-func (r *Report) Conformant() bool { return r.ExitCode() == 0 }
 
 // discoverFailure is the negotiation's server/discover probe failure in
 // a few words, empty when the probe was answered or not made.

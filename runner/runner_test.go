@@ -17,6 +17,7 @@ import (
 	"github.com/mcpflight/mcpflight/probe"
 	"github.com/mcpflight/mcpflight/profile"
 	"github.com/mcpflight/mcpflight/refserver"
+	"github.com/mcpflight/mcpflight/results"
 	"github.com/mcpflight/mcpflight/spec"
 	"github.com/mcpflight/mcpflight/transport"
 	"github.com/mcpflight/mcpflight/verdict"
@@ -98,7 +99,7 @@ func fixed(id string, needs probe.Needs, o verdict.Outcome) probe.Case {
 	}
 }
 
-func run(t *testing.T, cfg Config) *Report {
+func run(t *testing.T, cfg Config) *results.Report {
 	t.Helper()
 	if cfg.Target.Dial == nil && cfg.Target.PerCase == nil {
 		cfg.Target = reference()
@@ -117,7 +118,7 @@ func run(t *testing.T, cfg Config) *Report {
 }
 
 // verdicts returns "verdict: summary" per result.
-func verdicts(rep *Report) []string {
+func verdicts(rep *results.Report) []string {
 	var out []string
 	for _, r := range rep.Results {
 		out = append(out, string(r.Outcome.Verdict)+": "+r.Outcome.Summary)
@@ -180,7 +181,7 @@ func TestPassAndReport(t *testing.T) {
 	if r.Area != "ping" || r.Transport != TransportInProcess || r.Log == nil || len(r.Events) == 0 {
 		t.Errorf("result = %+v", r)
 	}
-	if r.Teardown.ExitedAfter != transport.StepCloseInput {
+	if r.Teardown.ExitedAfter != results.StepCloseInput {
 		t.Errorf("teardown = %+v, want close-stdin", r.Teardown)
 	}
 	// The events include the teardown.
@@ -311,7 +312,7 @@ func TestEnvClose(t *testing.T) {
 	if got := verdicts(rep); got[0] != "pass: closed" {
 		t.Fatal(got)
 	}
-	if first.ExitedAfter != transport.StepCloseInput || !cmp.Equal(first, second) || !cmp.Equal(first, rep.Results[0].Teardown) {
+	if first.ExitedAfter != transport.StepCloseInput || !cmp.Equal(first, second) || !cmp.Equal(TeardownOf(first), rep.Results[0].Teardown) {
 		t.Errorf("teardowns differ: %+v %+v %+v", first, second, rep.Results[0].Teardown)
 	}
 }
@@ -327,7 +328,7 @@ func TestTeardownIgnoringEOF(t *testing.T) {
 		}
 		// A 2025-11-25 run: its rule is STD-7, and STD-46 is a later
 		// revision's advice (issue 14.6).
-		if g.Verdict != want || g.Worst != transport.StepSIGTERM || g.Requirement != "STD-7" || g.Advice != "STD-46" || g.Revision != "2025-11-25" {
+		if g.Verdict != want || g.Worst != results.StepSIGTERM || g.Requirement != "STD-7" || g.Advice != "STD-46" || g.Revision != "2025-11-25" {
 			t.Errorf("strict=%v: grade %+v", strict, g)
 		}
 		if wantCode := map[bool]int{false: 0, true: 1}[strict]; rep.ExitCode() != wantCode {
@@ -337,30 +338,30 @@ func TestTeardownIgnoringEOF(t *testing.T) {
 }
 
 func TestGradeTeardown(t *testing.T) {
-	td := func(id string, step transport.Step, leftovers int, err error) Result {
-		return Result{ID: id, Teardown: transport.Teardown{ExitedAfter: step, Leftovers: leftovers, Err: err}}
+	td := func(id string, step results.Step, leftovers int, err string) results.Result {
+		return results.Result{ID: id, Teardown: results.Teardown{ExitedAfter: step, Leftovers: leftovers, Err: err}}
 	}
 	tests := []struct {
 		name    string
-		results []Result
+		results []results.Result
 		verdict verdict.Verdict
-		worst   transport.Step
+		worst   results.Step
 		summary string
 	}{
-		{"no sessions", []Result{{ID: "skipped"}}, verdict.Skip, "", "no session was opened"},
-		{"all close-stdin", []Result{td("a", transport.StepCloseInput, 0, nil), td("b", transport.StepNone, 0, nil)},
-			verdict.Pass, transport.StepCloseInput, "all 2 sessions exited when their input closed"},
-		{"sigterm", []Result{td("a", transport.StepCloseInput, 0, nil), td("b", transport.StepSIGTERM, 0, nil)},
-			verdict.Warn, transport.StepSIGTERM, "1 of 2 sessions did not exit when stdin closed and needed SIGTERM"},
-		{"sigkill", []Result{td("a", transport.StepSIGKILL, 0, nil), td("b", transport.StepSIGTERM, 0, nil)},
-			verdict.Fail, transport.StepSIGKILL, "1 of 2 sessions had to be killed with SIGKILL (ignored closed stdin and SIGTERM)"},
-		{"leftovers", []Result{td("a", transport.StepCloseInput, 2, nil), td("b", transport.StepCloseInput, 1, nil)},
-			verdict.Fail, transport.StepCloseInput, "3 of the target's processes were still alive after teardown"},
-		{"teardown error", []Result{td("a", transport.StepSIGTERM, 0, errors.New("wait: boom"))},
-			verdict.Error, transport.StepSIGTERM, "1 of 1 teardowns failed: a: wait: boom"},
-		{"interrupted teardown left out", []Result{td("a", transport.StepCloseInput, 0, nil),
-			{ID: "b", Interrupted: true, Teardown: transport.Teardown{ExitedAfter: transport.StepSIGKILL}}},
-			verdict.Pass, transport.StepCloseInput, "the session exited when its input closed"},
+		{"no sessions", []results.Result{{ID: "skipped"}}, verdict.Skip, "", "no session was opened"},
+		{"all close-stdin", []results.Result{td("a", results.StepCloseInput, 0, ""), td("b", results.StepNone, 0, "")},
+			verdict.Pass, results.StepCloseInput, "all 2 sessions exited when their input closed"},
+		{"sigterm", []results.Result{td("a", results.StepCloseInput, 0, ""), td("b", results.StepSIGTERM, 0, "")},
+			verdict.Warn, results.StepSIGTERM, "1 of 2 sessions did not exit when stdin closed and needed SIGTERM"},
+		{"sigkill", []results.Result{td("a", results.StepSIGKILL, 0, ""), td("b", results.StepSIGTERM, 0, "")},
+			verdict.Fail, results.StepSIGKILL, "1 of 2 sessions had to be killed with SIGKILL (ignored closed stdin and SIGTERM)"},
+		{"leftovers", []results.Result{td("a", results.StepCloseInput, 2, ""), td("b", results.StepCloseInput, 1, "")},
+			verdict.Fail, results.StepCloseInput, "3 of the target's processes were still alive after teardown"},
+		{"teardown error", []results.Result{td("a", results.StepSIGTERM, 0, "wait: boom")},
+			verdict.Error, results.StepSIGTERM, "1 of 1 teardowns failed: a: wait: boom"},
+		{"interrupted teardown left out", []results.Result{td("a", results.StepCloseInput, 0, ""),
+			{ID: "b", Interrupted: true, Teardown: results.Teardown{ExitedAfter: results.StepSIGKILL}}},
+			verdict.Pass, results.StepCloseInput, "the session exited when its input closed"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -375,16 +376,16 @@ func TestGradeTeardown(t *testing.T) {
 }
 
 func TestExitCode(t *testing.T) {
-	rep := func(teardown verdict.Verdict, vs ...verdict.Verdict) *Report {
-		r := &Report{Teardown: TeardownGrade{Verdict: teardown}}
+	rep := func(teardown verdict.Verdict, vs ...verdict.Verdict) *results.Report {
+		r := &results.Report{Teardown: results.TeardownGrade{Verdict: teardown}}
 		for _, v := range vs {
-			r.Results = append(r.Results, Result{Outcome: verdict.Outcome{Verdict: v}})
+			r.Results = append(r.Results, results.Result{Outcome: verdict.Outcome{Verdict: v}})
 		}
 		return r
 	}
 	tests := []struct {
 		name string
-		r    *Report
+		r    *results.Report
 		want int
 	}{
 		{"empty", rep(verdict.Skip), 0},
@@ -395,8 +396,8 @@ func TestExitCode(t *testing.T) {
 		{"teardown fail", rep(verdict.Fail, verdict.Pass), 1},
 		{"teardown warn", rep(verdict.Warn, verdict.Pass), 0},
 		{"teardown error", rep(verdict.Error, verdict.Pass), 2},
-		{"interrupted", func() *Report { r := rep(verdict.Pass, verdict.Pass); r.Interrupted = true; return r }(), 2},
-		{"interrupted with a fail", func() *Report { r := rep(verdict.Pass, verdict.Fail); r.Interrupted = true; return r }(), 1},
+		{"interrupted", func() *results.Report { r := rep(verdict.Pass, verdict.Pass); r.Interrupted = true; return r }(), 2},
+		{"interrupted with a fail", func() *results.Report { r := rep(verdict.Pass, verdict.Fail); r.Interrupted = true; return r }(), 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -564,28 +565,28 @@ func TestChronologyCapIsNoPass(t *testing.T) {
 // leftovers are the written exception to fail; a 2025-11-25 grade cites
 // STD-7 with STD-46 as advice, a 2026-07-28 grade STD-46 alone.
 func TestTeardownGradeFromTheRegistry(t *testing.T) {
-	td := func(step transport.Step, leftovers int) []Result {
-		return []Result{{ID: "a", Teardown: transport.Teardown{ExitedAfter: step, Leftovers: leftovers}}}
+	td := func(step results.Step, leftovers int) []results.Result {
+		return []results.Result{{ID: "a", Teardown: results.Teardown{ExitedAfter: step, Leftovers: leftovers}}}
 	}
 	for _, tt := range []struct {
 		name     string
-		results  []Result
+		results  []results.Result
 		strict   bool
 		revision string
 		want     [4]string // verdict, requirement, advice, summary suffix
 	}{
-		{"sigterm 2025", td(transport.StepSIGTERM, 0), false, spec.V20251125, [4]string{"warn", "STD-7", "STD-46", "SIGTERM"}},
-		{"sigterm 2026", td(transport.StepSIGTERM, 0), false, spec.V20260728, [4]string{"warn", "STD-46", "", "SIGTERM"}},
-		{"sigterm strict", td(transport.StepSIGTERM, 0), true, spec.V20260728, [4]string{"fail", "STD-46", "", "(warn under --strict)"}},
-		{"sigkill 2025", td(transport.StepSIGKILL, 0), false, spec.V20251125, [4]string{"fail", "STD-7", "STD-46", "SIGTERM)"}},
-		{"leftovers 2026", td(transport.StepCloseInput, 1), false, spec.V20260728, [4]string{"fail", "STD-46", "", "after teardown"}},
-		{"no revision", td(transport.StepSIGTERM, 0), false, "", [4]string{"warn", "STD-7", "STD-46", "SIGTERM"}},
-		{"pass cites nothing", td(transport.StepCloseInput, 0), false, spec.V20251125, [4]string{"pass", "", "", "input closed"}},
+		{"sigterm 2025", td(results.StepSIGTERM, 0), false, spec.V20251125, [4]string{"warn", "STD-7", "STD-46", "SIGTERM"}},
+		{"sigterm 2026", td(results.StepSIGTERM, 0), false, spec.V20260728, [4]string{"warn", "STD-46", "", "SIGTERM"}},
+		{"sigterm strict", td(results.StepSIGTERM, 0), true, spec.V20260728, [4]string{"fail", "STD-46", "", "(warn under --strict)"}},
+		{"sigkill 2025", td(results.StepSIGKILL, 0), false, spec.V20251125, [4]string{"fail", "STD-7", "STD-46", "SIGTERM)"}},
+		{"leftovers 2026", td(results.StepCloseInput, 1), false, spec.V20260728, [4]string{"fail", "STD-46", "", "after teardown"}},
+		{"no revision", td(results.StepSIGTERM, 0), false, "", [4]string{"warn", "STD-7", "STD-46", "SIGTERM"}},
+		{"pass cites nothing", td(results.StepCloseInput, 0), false, spec.V20251125, [4]string{"pass", "", "", "input closed"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			// Placed under a revision twice, as a merged run does: the
 			// second placement decides, and strict's note is not doubled.
-			g := GradeTeardown(tt.results, tt.strict).Under(spec.V20260728).Under(tt.revision)
+			g := CiteTeardown(CiteTeardown(GradeTeardown(tt.results, tt.strict), spec.V20260728), tt.revision)
 			got := [4]string{string(g.Verdict), g.Requirement, g.Advice, tt.want[3]}
 			if diff := cmp.Diff(tt.want, got); diff != "" || !strings.HasSuffix(g.Summary, tt.want[3]) || strings.Count(g.Summary, "--strict") > 1 {
 				t.Errorf("grade %+v (-want +got):\n%s", g, diff)
@@ -600,6 +601,21 @@ func TestTeardownGradeFromTheRegistry(t *testing.T) {
 		}
 		if j, err := signalRule(true).Judge(rev); err != nil || j.Verdict != verdict.Fail || j.Exception == "" {
 			t.Errorf("under %s the kill rule judges %+v, %v; want a fail by written exception", rev, j, err)
+		}
+	}
+}
+
+// TestTeardownOf: every rung of the transports' shutdown ladder has the
+// same name in the results model, so a teardown keeps its rung, and its
+// error its text.
+func TestTeardownOf(t *testing.T) {
+	for step, want := range map[transport.Step]results.Step{
+		transport.StepNone: results.StepNone, transport.StepCloseInput: results.StepCloseInput,
+		transport.StepDelete: results.StepDelete, transport.StepSIGTERM: results.StepSIGTERM, transport.StepSIGKILL: results.StepSIGKILL,
+	} {
+		got := TeardownOf(transport.Teardown{ExitedAfter: step, Leftovers: 2, Err: errors.New("wait: boom")})
+		if got.ExitedAfter != want || got.ExitedAfter.Rank() < 0 || got.Leftovers != 2 || got.Err != "wait: boom" {
+			t.Errorf("%s: %+v", step, got)
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/probe"
+	"github.com/mcpflight/mcpflight/results"
 	"github.com/mcpflight/mcpflight/transport"
 	"github.com/mcpflight/mcpflight/verdict"
 )
@@ -21,14 +22,14 @@ type Watcher interface {
 	// Began is called once, before any case starts, with the report's
 	// header: its target, transport, version, profile, strictness and
 	// start time, and no results.
-	Began(header Report)
+	Began(header results.Report)
 	// Started is called when case i (an index into Config.Cases) begins.
 	Started(i int, c probe.Case)
 	// Finished is called with case i's final result (its teardown over,
 	// --strict applied), in the order the cases finish. A case not run
 	// (after a target that cannot be reached, or at the run deadline) is
 	// finished without having started.
-	Finished(i int, r Result)
+	Finished(i int, r results.Result)
 }
 
 // Defaults of Config.Jobs and Config.Starts by transport, chosen from
@@ -122,7 +123,7 @@ type caseEvent struct {
 	kind    eventKind
 	i       int
 	missing bool // evConcluded: the target could not be reached
-	res     Result
+	res     results.Result
 }
 
 // slots is what decides whether the next case may start: how many cases
@@ -177,9 +178,9 @@ func startOrder(cases []probe.Case) []int {
 // noWatcher is the Watcher of a Config without one.
 type noWatcher struct{}
 
-func (noWatcher) Began(Report)            {}
-func (noWatcher) Started(int, probe.Case) {}
-func (noWatcher) Finished(int, Result)    {}
+func (noWatcher) Began(results.Report)         {}
+func (noWatcher) Started(int, probe.Case)      {}
+func (noWatcher) Finished(int, results.Result) {}
 
 // runCases runs cfg.Cases, cfg.Jobs at a time, and fills rep's results,
 // counts and server. It returns the error Run returns with the report
@@ -192,7 +193,7 @@ func (noWatcher) Finished(int, Result)    {}
 // A case holds its slot until its verdict is in; its teardown then goes
 // on beside the next cases, at most Jobs teardowns at once. At most
 // cfg.Starts cases are starting (before their handshake) at once.
-func runCases(ctx context.Context, cfg Config, rep *Report) error {
+func runCases(ctx context.Context, cfg Config, rep *results.Report) error {
 	watch := cfg.Watch
 	if watch == nil {
 		watch = noWatcher{}
@@ -210,7 +211,7 @@ func runCases(ctx context.Context, cfg Config, rep *Report) error {
 	// Each case sends at most three events; the buffer keeps a case from
 	// ever waiting on the scheduler.
 	events := make(chan caseEvent, 3*n)
-	results := make([]Result, n)
+	rs := make([]results.Result, n)
 	phases := make([]phase, n)
 	sl := slots{jobs: jobs, starts: starts, count: map[phase]int{}}
 	if cfg.Target.PerCase == nil && cfg.Target.Transport != TransportStdio {
@@ -244,8 +245,7 @@ func runCases(ctx context.Context, cfg Config, rep *Report) error {
 			// runs beside the other cases.
 			res = checkSchema(cfg.Version, res)
 			if init != nil {
-				info := init.ServerInfo
-				res.Server = &info
+				res.Server = ImplementationOf(&init.ServerInfo)
 			}
 			events <- caseEvent{kind: evFinished, i: i, res: res}
 		}()
@@ -299,11 +299,11 @@ func runCases(ctx context.Context, cfg Config, rep *Report) error {
 			// A case that needs no handshake reached the target.
 			sl.contact = true
 		}
-		results[ev.i] = res
+		rs[ev.i] = res
 		watch.Finished(ev.i, res)
 	}
 
-	runErr := collect(ctx, cfg, rep, results, order[next:], watch)
+	runErr := collect(ctx, cfg, rep, rs, order[next:], watch)
 	for _, r := range rep.Results {
 		rep.Counts[r.Outcome.Verdict]++
 		if rep.Server == nil && r.Server != nil {
@@ -317,18 +317,18 @@ func runCases(ctx context.Context, cfg Config, rep *Report) error {
 // cases that ran, and for the cases of notStarted (indexes of
 // cfg.Cases), which did not start, what notRun says of them. It returns
 // the run's error, if any.
-func collect(ctx context.Context, cfg Config, rep *Report, results []Result, notStarted []int, watch Watcher) error {
+func collect(ctx context.Context, cfg Config, rep *results.Report, rs []results.Result, notStarted []int, watch Watcher) error {
 	skipped := make([]bool, len(cfg.Cases))
 	for _, i := range notStarted {
 		skipped[i] = true
 	}
 	var (
-		mark   func(probe.Case) Result
+		mark   func(probe.Case) results.Result
 		runErr error
 	)
 	if len(notStarted) > 0 {
-		var ran []Result
-		for i, r := range results {
+		var ran []results.Result
+		for i, r := range rs {
 			if !skipped[i] {
 				ran = append(ran, r)
 			}
@@ -339,7 +339,7 @@ func collect(ctx context.Context, cfg Config, rep *Report, results []Result, not
 	for i, c := range cfg.Cases {
 		switch {
 		case !skipped[i]:
-			rep.Results = append(rep.Results, results[i])
+			rep.Results = append(rep.Results, rs[i])
 		case mark != nil:
 			r := mark(c)
 			rep.Results = append(rep.Results, r)
@@ -355,7 +355,7 @@ func collect(ctx context.Context, cfg Config, rep *Report, results []Result, not
 // be reached each is a skip that points at the case that found it; at
 // the run deadline each is an error; after an interrupt they are left
 // out (mark nil). It returns the run's error, if any.
-func notRun(ctx context.Context, cfg Config, ran []Result, first probe.Case) (mark func(probe.Case) Result, runErr error) {
+func notRun(ctx context.Context, cfg Config, ran []results.Result, first probe.Case) (mark func(probe.Case) results.Result, runErr error) {
 	missing := ""
 	for _, r := range ran {
 		if r.TargetMissing {
@@ -366,14 +366,14 @@ func notRun(ctx context.Context, cfg Config, ran []Result, first probe.Case) (ma
 	cause := context.Cause(ctx)
 	switch {
 	case missing != "":
-		return func(c probe.Case) Result {
-			return Result{ID: c.ID, Title: c.Title, Area: c.Area(), Reqs: c.Reqs, Transport: cfg.Target.Transport,
+		return func(c probe.Case) results.Result {
+			return results.Result{ID: c.ID, Title: c.Title, Area: c.Area(), Reqs: c.Reqs, Transport: cfg.Target.Transport,
 				Outcome: verdict.Skipf("not run: the target could not be started or reached (see %s)", missing)}
 		}, nil
 	case errors.Is(cause, ErrRunDeadline):
 		// Reported, not silently left out: each is an error.
-		return func(c probe.Case) Result {
-			return Result{ID: c.ID, Title: c.Title, Area: c.Area(), Reqs: c.Reqs, Transport: cfg.Target.Transport,
+		return func(c probe.Case) results.Result {
+			return results.Result{ID: c.ID, Title: c.Title, Area: c.Area(), Reqs: c.Reqs, Transport: cfg.Target.Transport,
 				Interrupted: true, Outcome: verdict.Errorf("not run: %v", cause)}
 		}, fmt.Errorf("runner: %w, before %s", cause, first.ID)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/mcpflight/mcpflight/probe"
 	"github.com/mcpflight/mcpflight/profile"
 	"github.com/mcpflight/mcpflight/refserver"
+	"github.com/mcpflight/mcpflight/results"
 	"github.com/mcpflight/mcpflight/spec"
 	"github.com/mcpflight/mcpflight/transport"
 	"github.com/mcpflight/mcpflight/verdict"
@@ -42,7 +43,7 @@ func newRecorder(n int) *recorder {
 	return r
 }
 
-func (r *recorder) Began(h Report) {
+func (r *recorder) Began(h results.Report) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.calls = append(r.calls, "began "+h.Target)
@@ -54,7 +55,7 @@ func (r *recorder) Started(i int, c probe.Case) {
 	r.calls = append(r.calls, fmt.Sprintf("started %d %s", i, c.ID))
 }
 
-func (r *recorder) Finished(i int, res Result) {
+func (r *recorder) Finished(i int, res results.Result) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.calls = append(r.calls, fmt.Sprintf("finished %d %s %s", i, res.ID, res.Outcome.Verdict))
@@ -170,13 +171,13 @@ func TestJobsTeardownOverlaps(t *testing.T) {
 				t.Errorf("the next case's session opened during the slow teardown: %v, want %v", got, want)
 			}
 			first := rep.Results[0]
-			if first.Teardown.ExitedAfter != transport.StepSIGTERM {
+			if first.Teardown.ExitedAfter != results.StepSIGTERM {
 				t.Errorf("slow teardown graded %+v, want SIGTERM", first.Teardown)
 			}
 			if jobs > 1 && !hasNote(first.Events, "next case dialled during the teardown") {
 				t.Errorf("the slow case's chronology lacks the overlap:\n%v", first.Events)
 			}
-			if g := rep.Teardown; g.Verdict != verdict.Warn || g.Worst != transport.StepSIGTERM || g.Steps[transport.StepSIGTERM] != 1 || g.Sessions != 3 {
+			if g := rep.Teardown; g.Verdict != verdict.Warn || g.Worst != results.StepSIGTERM || g.Steps[results.StepSIGTERM] != 1 || g.Sessions != 3 {
 				t.Errorf("teardown grade %+v, want a warn for one SIGTERM of 3 sessions", g)
 			}
 			if diff := cmp.Diff([]string{"pass: ping answered", "pass: ping answered", "pass: ping answered"}, verdicts(rep)); diff != "" {

@@ -97,7 +97,7 @@ func TestReferenceCatalogueSchemaClean(t *testing.T) {
 	}
 	rep := run(t, Config{Target: reference(), Profile: p, Cases: cases.All()})
 	for _, f := range rep.Schema.Findings {
-		t.Errorf("%s (%s, first in %s at seq %d, %d times): %s", f.ID(), f.Requirement, f.FirstCase, f.Seq, f.Count, ViolationText(f.Violation))
+		t.Errorf("%s (%s, first in %s at seq %d, %d times): %s", f.ID(), f.Requirement, f.FirstCase, f.Seq, f.Count, f.String())
 	}
 	if rep.Schema.Checked < 100 {
 		t.Errorf("only %d frames checked", rep.Schema.Checked)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/mcpflight/mcpflight/results"
 	"github.com/mcpflight/mcpflight/transport"
 	"github.com/mcpflight/mcpflight/verdict"
 )
@@ -19,7 +20,7 @@ import (
 // in doubt: a server that had exited before the run ended (every case
 // after its exit met no server), processes of its group left alive, or a
 // teardown that itself failed are an error.
-func GradeServed(g TeardownGrade, command string, td transport.Teardown) TeardownGrade {
+func GradeServed(g results.TeardownGrade, command string, td transport.Teardown) results.TeardownGrade {
 	name := fmt.Sprintf("the HTTP server mcpflight started (%s)", command)
 	exit := fmt.Sprintf("exit code %d", td.ExitCode)
 	if td.Signal != "" {

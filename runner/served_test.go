@@ -7,12 +7,13 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/mcpflight/mcpflight/results"
 	"github.com/mcpflight/mcpflight/transport"
 	"github.com/mcpflight/mcpflight/verdict"
 )
 
 func TestGradeServed(t *testing.T) {
-	sessions := TeardownGrade{Sessions: 3, Verdict: verdict.Pass, Summary: "all 3 sessions were ended with DELETE (or had none to end)"}
+	sessions := results.TeardownGrade{Sessions: 3, Verdict: verdict.Pass, Summary: "all 3 sessions were ended with DELETE (or had none to end)"}
 	tests := []struct {
 		name      string
 		td        transport.Teardown

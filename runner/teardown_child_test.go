@@ -16,6 +16,7 @@ import (
 	"github.com/mcpflight/mcpflight/internal/testchild"
 	"github.com/mcpflight/mcpflight/probe"
 	"github.com/mcpflight/mcpflight/refserver"
+	"github.com/mcpflight/mcpflight/results"
 	"github.com/mcpflight/mcpflight/transport"
 	"github.com/mcpflight/mcpflight/verdict"
 )
@@ -83,13 +84,13 @@ func TestTeardownOfARealChildOverlapsTheNextCase(t *testing.T) {
 		t.Error("the next case's child was not started during the first case's teardown")
 	}
 	first := rep.Results[0]
-	if first.Teardown.ExitedAfter != transport.StepSIGTERM {
+	if first.Teardown.ExitedAfter != results.StepSIGTERM {
 		t.Errorf("the first child's teardown graded %+v, want SIGTERM", first.Teardown)
 	}
 	if !hasNote(first.Events, "next case dialled during the teardown") {
 		t.Errorf("the first case's chronology lacks the overlap:\n%v", first.Events)
 	}
-	if g := rep.Teardown; g.Verdict != verdict.Warn || g.Worst != transport.StepSIGTERM || g.Steps[transport.StepSIGTERM] != 1 || g.Sessions != 3 || g.Leftovers != 0 {
+	if g := rep.Teardown; g.Verdict != verdict.Warn || g.Worst != results.StepSIGTERM || g.Steps[results.StepSIGTERM] != 1 || g.Sessions != 3 || g.Leftovers != 0 {
 		t.Errorf("teardown grade %+v, want a warn for one SIGTERM of 3 sessions and no leftover", g)
 	}
 	if pid := int(firstPID.Load()); pid <= 0 || syscall.Kill(pid, 0) == nil {

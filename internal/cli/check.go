@@ -17,6 +17,7 @@ import (
 	"github.com/mcpflight/mcpflight/probe"
 	"github.com/mcpflight/mcpflight/profile"
 	"github.com/mcpflight/mcpflight/report"
+	"github.com/mcpflight/mcpflight/results"
 	"github.com/mcpflight/mcpflight/runner"
 	"github.com/mcpflight/mcpflight/transport"
 )
@@ -274,8 +275,8 @@ func (e Env) check(ctx context.Context, args []string) (int, error) {
 // written (e.write), an interrupted run said on stderr, the
 // --write-baseline file written, the comparison printed, and the exit
 // code: the comparison's with a baseline, else the report's.
-func (e Env) finishRun(rep *runner.Report, o checkOptions, known []baseline.Entry, live *liveOutput, runErr error) (int, error) {
-	var cmp *baseline.Comparison
+func (e Env) finishRun(rep *results.Report, o checkOptions, known []baseline.Entry, live *liveOutput, runErr error) (int, error) {
+	var cmp *results.BaselineComparison
 	if o.baseline != "" {
 		c := baseline.Compare(rep, known)
 		cmp = &c
@@ -311,7 +312,7 @@ func (e Env) finishRun(rep *runner.Report, o checkOptions, known []baseline.Entr
 // and on stdout the end of the text report that live has printed as the
 // run went (or JSON with --json -, when live is nil). cmp, when not nil,
 // is the run set against --baseline, which the JSON report includes.
-func (e Env) write(rep *runner.Report, o checkOptions, cmp *baseline.Comparison, live *liveOutput) error {
+func (e Env) write(rep *results.Report, o checkOptions, cmp *results.BaselineComparison, live *liveOutput) error {
 	writeJSON := func(w io.Writer) error {
 		if cmp != nil {
 			return report.JSONWithBaseline(w, rep, *cmp, o.baseline)
@@ -325,7 +326,7 @@ func (e Env) write(rep *runner.Report, o checkOptions, cmp *baseline.Comparison,
 	}
 	for _, out := range []struct {
 		flag, file string
-		render     func(io.Writer, *runner.Report) error
+		render     func(io.Writer, *results.Report) error
 	}{
 		{"--junit", o.junitFile, report.JUnit},
 		{"--html", o.htmlFile, report.HTML},
@@ -371,7 +372,7 @@ func JSONLName(caseID string) string {
 	return strings.ReplaceAll(caseID, "/", "_") + ".jsonl"
 }
 
-func (e Env) writeJSONL(dir string, rep *runner.Report) error {
+func (e Env) writeJSONL(dir string, rep *results.Report) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("--jsonl-dir: %w", err)
 	}

@@ -17,7 +17,7 @@ import (
 	"strings"
 
 	"github.com/mcpflight/mcpflight/chrono"
-	"github.com/mcpflight/mcpflight/runner"
+	"github.com/mcpflight/mcpflight/results"
 )
 
 // Exit codes.
@@ -26,8 +26,8 @@ const (
 	ExitNonConformant = 1
 	ExitError         = 2
 	// ExitIncomplete: no fail and no error, but fewer than half of the
-	// applicable cases ran (runner.Completeness).
-	ExitIncomplete = runner.ExitIncomplete
+	// applicable cases ran (results.Completeness).
+	ExitIncomplete = results.ExitIncomplete
 )
 
 // Env is everything the command line touches outside itself.

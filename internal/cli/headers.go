@@ -11,8 +11,7 @@ import (
 
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/mcp"
-	"github.com/mcpflight/mcpflight/peer"
-	"github.com/mcpflight/mcpflight/runner"
+	"github.com/mcpflight/mcpflight/results"
 	"github.com/mcpflight/mcpflight/transport"
 )
 
@@ -215,7 +214,7 @@ var errHeadersNeedHTTP = errors.New("--header and --header-env apply to HTTP tar
 // redactReport replaces the secrets in every string of rep that did not
 // come from a redacting chronology: the target's name, its serverInfo,
 // the verdicts' texts and teardown errors.
-func redactReport(rep *runner.Report, r *chrono.Redactor) {
+func redactReport(rep *results.Report, r *chrono.Redactor) {
 	if rep == nil || r.Empty() {
 		return
 	}
@@ -231,7 +230,7 @@ func redactReport(rep *runner.Report, r *chrono.Redactor) {
 
 // redactHeader redacts the texts of a report's header: its target and
 // server.
-func redactHeader(rep *runner.Report, r *chrono.Redactor) {
+func redactHeader(rep *results.Report, r *chrono.Redactor) {
 	if r.Empty() {
 		return
 	}
@@ -239,7 +238,7 @@ func redactHeader(rep *runner.Report, r *chrono.Redactor) {
 	rep.Server = redactServer(rep.Server, r)
 }
 
-func redactServer(s *peer.Implementation, r *chrono.Redactor) *peer.Implementation {
+func redactServer(s *results.Implementation, r *chrono.Redactor) *results.Implementation {
 	if s == nil {
 		return nil
 	}
@@ -251,7 +250,7 @@ func redactServer(s *peer.Implementation, r *chrono.Redactor) *peer.Implementati
 // redactResult redacts the texts of one result: it may be a copy that
 // shares its slices with the report's, so those are replaced, never
 // written in place.
-func redactResult(res *runner.Result, r *chrono.Redactor) {
+func redactResult(res *results.Result, r *chrono.Redactor) {
 	if r.Empty() {
 		return
 	}
@@ -265,11 +264,7 @@ func redactResult(res *runner.Result, r *chrono.Redactor) {
 	if o.Expected != nil {
 		o.Expected = expected
 	}
-	if res.Teardown.Err != nil {
-		if msg := res.Teardown.Err.Error(); r.String(msg) != msg {
-			res.Teardown.Err = errors.New(r.String(msg))
-		}
-	}
+	res.Teardown.Err = r.String(res.Teardown.Err)
 }
 
 // flushWriters flushes redacting writers, if ws are any.

@@ -8,10 +8,9 @@ import (
 	"time"
 
 	"github.com/mcpflight/mcpflight/chrono"
-	"github.com/mcpflight/mcpflight/peer"
 	"github.com/mcpflight/mcpflight/probe"
 	"github.com/mcpflight/mcpflight/report"
-	"github.com/mcpflight/mcpflight/runner"
+	"github.com/mcpflight/mcpflight/results"
 )
 
 // liveOutput is check's console output while the run goes on, a
@@ -33,14 +32,14 @@ type liveOutput struct {
 	// to one column less, so that it never wraps.
 	width int
 
-	header  runner.Report
-	printed int                   // results printed, a prefix of the catalogue
-	held    map[int]runner.Result // finished, waiting for earlier cases
-	total   int                   // cases in the run
-	done    int                   // cases finished
-	running []runningCase         // started and not finished, in start order
-	status  string                // the status line drawn, "" if none
-	stop    chan struct{}         // closed by Close: stops the clock
+	header  results.Report
+	printed int                    // results printed, a prefix of the catalogue
+	held    map[int]results.Result // finished, waiting for earlier cases
+	total   int                    // cases in the run
+	done    int                    // cases finished
+	running []runningCase          // started and not finished, in start order
+	status  string                 // the status line drawn, "" if none
+	stop    chan struct{}          // closed by Close: stops the clock
 	// whole is set for a run of several revisions (wholeAtEnd): each
 	// revision's run starts its indices at 0 and the report groups
 	// results across them, so nothing is printed before End.
@@ -66,7 +65,7 @@ const statusTick = time.Second
 // only the summary when quiet.
 func newLiveOutput(w io.Writer, total int, opts report.TextOptions, terminal, quiet bool, width int, redact *chrono.Redactor) *liveOutput {
 	l := &liveOutput{w: w, terminal: terminal && !quiet, redact: redact, total: total, width: width,
-		held: map[int]runner.Result{}, stop: make(chan struct{})}
+		held: map[int]results.Result{}, stop: make(chan struct{})}
 	if !quiet {
 		l.stream = report.NewTextStream(w, opts)
 	}
@@ -84,7 +83,7 @@ func (l *liveOutput) wholeAtEnd() {
 }
 
 // Began implements runner.Watcher: it starts the status line's clock.
-func (l *liveOutput) Began(header runner.Report) {
+func (l *liveOutput) Began(header results.Report) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	redactHeader(&header, l.redact)
@@ -132,7 +131,7 @@ func (l *liveOutput) Started(i int, c probe.Case) {
 
 // Finished implements runner.Watcher: it prints what is now known in
 // catalogue order.
-func (l *liveOutput) Finished(i int, res runner.Result) {
+func (l *liveOutput) Finished(i int, res results.Result) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.running = slices.DeleteFunc(l.running, func(r runningCase) bool { return r.i == i })
@@ -166,7 +165,7 @@ func (l *liveOutput) printReady() {
 		if server == nil && l.header.Negotiation != nil {
 			// No case had a session: the probes heard the server name
 			// itself (as runner.RunProtocol's report says).
-			server = l.header.Negotiation.ServerInfo()
+			server = l.header.Negotiation.Server
 		}
 		l.header.Server = server
 		l.erase()
@@ -188,7 +187,7 @@ func (l *liveOutput) printReady() {
 // firstServer is the server of the first case in catalogue order that
 // had a handshake, and whether it is known yet: it is not while a case
 // before that one, or before every case when none had one, is running.
-func (l *liveOutput) firstServer() (*peer.Implementation, bool) {
+func (l *liveOutput) firstServer() (*results.Implementation, bool) {
 	for i := 0; i < l.total; i++ {
 		res, ok := l.held[i]
 		if !ok {
@@ -218,7 +217,7 @@ func (l *liveOutput) Close() {
 // header and results not printed yet (an interrupted run's, or all of
 // them when no case had a handshake), the teardown grade and the summary
 // line; quiet, only the summary line. It erases the status line first.
-func (l *liveOutput) End(rep *runner.Report) error {
+func (l *liveOutput) End(rep *results.Report) error {
 	l.Close()
 	l.mu.Lock()
 	defer l.mu.Unlock()

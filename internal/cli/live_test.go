@@ -11,12 +11,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mcpflight/mcpflight/chrono"
-	"github.com/mcpflight/mcpflight/peer"
 	"github.com/mcpflight/mcpflight/probe"
 	"github.com/mcpflight/mcpflight/report"
+	"github.com/mcpflight/mcpflight/results"
 	"github.com/mcpflight/mcpflight/runner"
 	"github.com/mcpflight/mcpflight/spec"
-	"github.com/mcpflight/mcpflight/transport"
 	"github.com/mcpflight/mcpflight/verdict"
 )
 
@@ -73,54 +72,54 @@ func screen(t *testing.T, out string) (lines []string, widest int) {
 // liveRun is a run as a Watcher sees it: its header, and its results in
 // catalogue order (the first has no handshake, the second names the
 // server), over two areas.
-func liveRun(verdicts ...verdict.Verdict) (runner.Report, []runner.Result) {
-	server := &peer.Implementation{Name: "srv", Version: "1"}
-	header := runner.Report{Target: "t", Transport: runner.TransportStdio, Version: spec.V20251125, Profile: "reference", Started: time.Now()}
-	var results []runner.Result
+func liveRun(verdicts ...verdict.Verdict) (results.Report, []results.Result) {
+	server := &results.Implementation{Name: "srv", Version: "1"}
+	header := results.Report{Target: "t", Transport: runner.TransportStdio, Version: spec.V20251125, Profile: "reference", Started: time.Now()}
+	var rs []results.Result
 	for i, v := range verdicts {
 		area := "alpha"
 		if i >= 3 {
 			area = "beta"
 		}
-		r := runner.Result{ID: fmt.Sprintf("%s/case-%d", area, i), Title: "title", Area: area, Transport: runner.TransportStdio,
+		r := results.Result{ID: fmt.Sprintf("%s/case-%d", area, i), Title: "title", Area: area, Transport: runner.TransportStdio,
 			Outcome:  verdict.Outcome{Verdict: v, Summary: "summary " + string(v)},
-			Teardown: transport.Teardown{ExitedAfter: transport.StepCloseInput}}
+			Teardown: results.Teardown{ExitedAfter: results.StepCloseInput}}
 		if v == verdict.Fail {
 			r.Outcome = verdict.Broken(spec.V20251125, verdict.Req("PNG-1"), []string{"an empty result"}, "an error", 0)
 		}
 		if i > 0 {
 			r.Server = server
 		}
-		results = append(results, r)
+		rs = append(rs, r)
 	}
-	return header, results
+	return header, rs
 }
 
 // finalReport is the report Run would return for these results.
-func finalReport(header runner.Report, results []runner.Result) *runner.Report {
+func finalReport(header results.Report, rs []results.Result) *results.Report {
 	rep := header
-	rep.Results = results
+	rep.Results = rs
 	rep.Counts = map[verdict.Verdict]int{}
-	for _, r := range results {
+	for _, r := range rs {
 		rep.Counts[r.Outcome.Verdict]++
 		if rep.Server == nil {
 			rep.Server = r.Server
 		}
 	}
-	rep.Teardown = runner.GradeTeardown(results, false)
+	rep.Teardown = runner.GradeTeardown(rs, false)
 	rep.Duration = 1500 * time.Millisecond
 	return &rep
 }
 
 // feed plays a run to a liveOutput: every case starts, then they finish
 // in the order given.
-func feed(l *liveOutput, header runner.Report, results []runner.Result, order []int) {
+func feed(l *liveOutput, header results.Report, rs []results.Result, order []int) {
 	l.Began(header)
-	for i, r := range results {
+	for i, r := range rs {
 		l.Started(i, probe.Case{ID: r.ID})
 	}
 	for _, i := range order {
-		l.Finished(i, results[i])
+		l.Finished(i, rs[i])
 	}
 }
 
@@ -148,15 +147,15 @@ func TestLiveOutputIsTheTextReport(t *testing.T) {
 	for _, tt := range tests {
 		for _, terminal := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s, terminal %v", tt.name, terminal), func(t *testing.T) {
-				header, results := liveRun(tt.verdicts...)
+				header, rs := liveRun(tt.verdicts...)
 				if tt.name == "no handshake anywhere" {
-					results[0].Server = nil
+					rs[0].Server = nil
 				}
 				var out bytes.Buffer
 				const width = 40
-				l := newLiveOutput(&out, len(results), report.TextOptions{}, terminal, false, width, chrono.NewRedactor())
-				feed(l, header, results, tt.order)
-				rep := finalReport(header, results[:tt.ran])
+				l := newLiveOutput(&out, len(rs), report.TextOptions{}, terminal, false, width, chrono.NewRedactor())
+				feed(l, header, rs, tt.order)
+				rep := finalReport(header, rs[:tt.ran])
 				if err := l.End(rep); err != nil {
 					t.Fatal(err)
 				}
@@ -174,7 +173,7 @@ func TestLiveOutputIsTheTextReport(t *testing.T) {
 				if diff := cmp.Diff(strings.Split(strings.TrimSuffix(want.String(), "\n"), "\n"), lines); diff != "" {
 					t.Errorf("screen (-Text +screen):\n%s", diff)
 				}
-				if !strings.Contains(out.String(), fmt.Sprintf("[0/%d] %d running:", len(results), len(results))) {
+				if !strings.Contains(out.String(), fmt.Sprintf("[0/%d] %d running:", len(rs), len(rs))) {
 					t.Errorf("no status line naming the running cases in %q", out.String())
 				}
 				// The report's own lines may be long; the status line
@@ -199,11 +198,11 @@ func maxLineWidth(s string) int {
 // line even on a terminal.
 func TestLiveOutputQuiet(t *testing.T) {
 	t.Parallel()
-	header, results := liveRun(verdict.Pass, verdict.Fail)
+	header, rs := liveRun(verdict.Pass, verdict.Fail)
 	var out bytes.Buffer
-	l := newLiveOutput(&out, len(results), report.TextOptions{}, true, true, 80, chrono.NewRedactor())
-	feed(l, header, results, []int{1, 0})
-	rep := finalReport(header, results)
+	l := newLiveOutput(&out, len(rs), report.TextOptions{}, true, true, 80, chrono.NewRedactor())
+	feed(l, header, rs, []int{1, 0})
+	rep := finalReport(header, rs)
 	if err := l.End(rep); err != nil {
 		t.Fatal(err)
 	}

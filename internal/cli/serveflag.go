@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/results"
 	"github.com/mcpflight/mcpflight/runner"
 	"github.com/mcpflight/mcpflight/transport"
 )
@@ -107,7 +108,7 @@ func (s *servedServer) stop(ctx context.Context) transport.Teardown {
 }
 
 // grade stops the server and adds how it ended to rep's teardown grade.
-func (s *servedServer) grade(ctx context.Context, rep *runner.Report) {
+func (s *servedServer) grade(ctx context.Context, rep *results.Report) {
 	if s == nil || rep == nil {
 		return
 	}

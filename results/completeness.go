@@ -1,4 +1,4 @@
-package runner
+package results
 
 import (
 	"fmt"
@@ -47,14 +47,15 @@ type Completeness struct {
 	Incomplete bool
 }
 
-// otherTransport reports whether a skip's reason is staticSkip's for a
-// case of another transport.
+// otherTransport reports whether a skip's reason is the runner's for a
+// case of another transport ("needs the http transport; the target uses
+// stdio").
 func otherTransport(summary string) bool {
 	return strings.HasPrefix(summary, "needs the ") && strings.Contains(summary, " transport; the target uses ")
 }
 
-// otherRevision reports whether a skip's reason is runCase's for a case
-// of another revision.
+// otherRevision reports whether a skip's reason is the runner's for a
+// case of another revision ("applies to 2026-07-28 only").
 func otherRevision(summary string) bool {
 	return strings.HasPrefix(summary, "applies to ") && strings.HasSuffix(summary, " only")
 }
