@@ -52,36 +52,6 @@ const (
 	FaultMuteAfterIllTypedToolsCursor Fault = "mute-after-ill-typed-tools-cursor"
 )
 
-// RobustFaults returns the robustness faults, in a stable order.
-func RobustFaults() []Fault {
-	return []Fault{FaultDieOnMalformedInput, FaultParseErrorWithID, FaultTruncatedSwallowsNext, FaultDuplicateIDDropsFirst,
-		FaultMissingTaskIDInternalError, FaultIllTypedCursorAccepted, FaultMissingLevelInternalError, FaultMuteAfterNamelessCall,
-		FaultMuteAfterIllTypedToolsCursor}
-}
-
-// robustFaultDocs documents the robustness faults as faultDocs does the
-// others.
-var robustFaultDocs = map[Fault]faultDoc{
-	FaultDieOnMalformedInput:          {[]string{"RPC-2"}, "a frame that is no JSON-RPC message stops the server (over HTTP it is answered, and every later request is aborted)"},
-	FaultParseErrorWithID:             {[]string{"RPC-11"}, "a frame that is not JSON is answered -32700 with id 0 instead of null"},
-	FaultTruncatedSwallowsNext:        {[]string{"RPC-2"}, "after a truncated JSON object the next line is taken for its rest and never answered"},
-	FaultDuplicateIDDropsFirst:        {[]string{"RPC-2"}, "a request reusing an in-flight ID is answered and the first request's answer is dropped"},
-	FaultMissingTaskIDInternalError:   {[]string{"TSK-68"}, "tasks/get, tasks/result and tasks/cancel without a string taskId get -32603 instead of -32602"},
-	FaultIllTypedCursorAccepted:       {[]string{"TSK-69"}, "tasks/list with a cursor that is not a string answers the first page instead of -32602"},
-	FaultMissingLevelInternalError:    {[]string{"LOG-6"}, "logging/setLevel without a string level gets -32603 instead of -32602"},
-	FaultMuteAfterNamelessCall:        {[]string{"RPC-2"}, "a tools/call without a string name is never answered, and nothing after it is"},
-	FaultMuteAfterIllTypedToolsCursor: {[]string{"RPC-2"}, "a tools/list whose cursor is neither a string nor null is never answered, and nothing after it is"},
-}
-
-// docOf is the documentation of a fault of faultDocs or robustFaultDocs.
-func docOf(f Fault) (faultDoc, bool) {
-	if d, ok := faultDocs[f]; ok {
-		return d, true
-	}
-	d, ok := robustFaultDocs[f]
-	return d, ok
-}
-
 // robustState is a session's state under the robustness faults.
 type robustState struct {
 	mu sync.Mutex

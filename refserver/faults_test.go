@@ -3,6 +3,11 @@ package refserver
 import (
 	"encoding/json"
 	"errors"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -307,7 +312,67 @@ func TestFaultsDocumentTheirRequirements(t *testing.T) {
 			t.Errorf("%s: description %q does not end with its requirements", f, f.Description())
 		}
 	}
-	if len(faultDocs)+len(robustFaultDocs)+len(faults2026) != len(AllFaults()) {
-		t.Errorf("%d faults documented, %d listed in AllFaults", len(faultDocs)+len(robustFaultDocs)+len(faults2026), len(AllFaults()))
+}
+
+// TestOneFaultTable: every fault constant declared in the package has
+// exactly one row in the fault table, with a revision and a transport,
+// so a fault cannot exist that the matrix, ParseFault and the docs do
+// not know (issue 24.2).
+func TestOneFaultTable(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	declared := map[Fault]string{}
+	fset := token.NewFileSet()
+	for _, file := range files {
+		if strings.HasSuffix(file, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, file, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			g, ok := d.(*ast.GenDecl)
+			if !ok || g.Tok != token.CONST {
+				continue
+			}
+			for _, sp := range g.Specs {
+				vs := sp.(*ast.ValueSpec)
+				if id, ok := vs.Type.(*ast.Ident); !ok || id.Name != "Fault" {
+					continue
+				}
+				for i, name := range vs.Names {
+					lit := vs.Values[i].(*ast.BasicLit)
+					value, _ := strconv.Unquote(lit.Value)
+					declared[Fault(value)] = name.Name + " in " + file
+				}
+			}
+		}
+	}
+	if len(declared) < 100 {
+		t.Fatalf("found %d fault constants: the walk is broken", len(declared))
+	}
+	rows := map[Fault]int{}
+	for _, r := range FaultTable() {
+		rows[r.Fault]++
+		if _, ok := declared[r.Fault]; !ok {
+			t.Errorf("row %s names no declared constant", r.Fault)
+		}
+		if r.Revision != spec.V20251125 && r.Revision != spec.V20260728 {
+			t.Errorf("%s: revision %q", r.Fault, r.Revision)
+		}
+		if r.On != OnAny && r.On != OnStdio && r.On != OnHTTP {
+			t.Errorf("%s: transport %q", r.Fault, r.On)
+		}
+		if r.Does == "" {
+			t.Errorf("%s says nothing of what it does", r.Fault)
+		}
+	}
+	for f, where := range declared {
+		if rows[f] != 1 {
+			t.Errorf("%s (%s) has %d rows in the fault table, want 1", f, where, rows[f])
+		}
 	}
 }

@@ -46,21 +46,3 @@ const (
 	// session ID; the sessions otherwise work.
 	FaultSessionIDInvisible Fault = "session-id-invisible"
 )
-
-// HTTPFaults returns the faults of the HTTP endpoint, in a stable order.
-func HTTPFaults() []Fault {
-	return []Fault{
-		FaultCancelOnDisconnect,
-		FaultReplayCrossesStreams,
-		FaultLoseEventsOnResume,
-		FaultDuplicateEventIDs,
-		FaultNoSessionCheck,
-		FaultNoOriginCheck,
-		FaultJSONBodyForNotification,
-		FaultResponseAfterCancelOnStream,
-		FaultNoProtocolVersionCheck,
-		FaultProgressOnGETStream,
-		FaultNoPrimingEvent,
-		FaultSessionIDInvisible,
-	}
-}

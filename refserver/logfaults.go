@@ -20,11 +20,6 @@ const (
 	FaultLogAfterCancel Fault = "log-after-cancel"
 )
 
-// LogFaults returns the logging faults, in a stable order.
-func LogFaults() []Fault {
-	return []Fault{FaultRejectValidLevel, FaultAcceptInvalidLevel, FaultBadMessageShape, FaultLogAfterCancel}
-}
-
 // stepLog sends the log line of a slow operation's step i, when the
 // operation asked for step logs and the session's level lets info through
 // (LOG-4). The caller holds c.sendMu, so no line follows a cancel.

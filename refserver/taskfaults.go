@@ -2,7 +2,7 @@ package refserver
 
 // Faults of durable tasks (2025-11-25 basic/utilities/tasks) beyond the
 // cancel path. Each breaks one rule that a task case checks; the
-// requirements are in faultDocs.
+// requirements are in the fault table (faulttable.go).
 const (
 	// FaultTaskListNotObject: capabilities.tasks.list is true instead of
 	// an object (TSK-2).
@@ -58,27 +58,3 @@ const (
 	// (PRG-10; so it names a token no active request carried, PRG-7).
 	FaultTaskProgressOtherToken Fault = "task-progress-other-token"
 )
-
-// TaskFaults returns the task faults, in a stable order.
-func TaskFaults() []Fault {
-	return []Fault{
-		FaultTaskListNotObject,
-		FaultTaskSupportMissing,
-		FaultRequiredTaskRunsPlain,
-		FaultForbiddenRunsPlain,
-		FaultTaskWithoutTTL,
-		FaultLastUpdatedBeforeCreated,
-		FaultSequentialTaskIDs,
-		FaultCompletedTaskReopens,
-		FaultCancelAnswersBeforeTransition,
-		FaultIsErrorCompletesTask,
-		FaultFailedResultNotError,
-		FaultResultAnswersEarly,
-		FaultUnknownTaskInternalError,
-		FaultRelatedTaskMetaWins,
-		FaultBogusCursorAccepted,
-		FaultStatusNotificationMeta,
-		FaultTaskProgressOtherToken,
-		FaultTaskCancelledUnprompted,
-	}
-}
