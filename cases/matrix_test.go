@@ -24,88 +24,6 @@ import (
 	"github.com/mcpflight/mcpflight/verdict"
 )
 
-// killers lists, for every reference-server fault, the cases that must
-// detect it (verdict fail or warn). A case may detect more faults than
-// listed; it may never end in error under a fault.
-var killers = map[refserver.Fault][]string{
-	refserver.FaultRespondAfterCancel:            {"cancel/mid-work-no-response", "cancel/before-first-progress", "cancel/interleaved-other-completes"},
-	refserver.FaultProgressAfterCancel:           {"cancel/mid-work-no-progress", "cancel/before-first-progress"},
-	refserver.FaultProgressAfterResponse:         {"progress/none-after-response"},
-	refserver.FaultNonIncreasingProgress:         {"progress/strictly-increasing", "progress/fractional-total"},
-	refserver.FaultWrongToken:                    {"progress/token-echo-string", "progress/token-echo-integer", "progress/token-zero", "progress/interleaved-tokens", "progress/token-independent-of-id"},
-	refserver.FaultProgressWithoutToken:          {"progress/none-without-token"},
-	refserver.FaultErrorOnNotification:           {"rpc/no-response-to-notifications", "cancel/after-completion", "cancel/unknown-id-ignored", "cancel/missing-request-id", "cancel/invalid-request-id", "cancel/no-params", "cancel/extra-fields", "cancel/crossing-response"},
-	refserver.FaultCrashOnMalformedCancel:        {"cancel/missing-request-id", "cancel/invalid-request-id", "cancel/no-params"},
-	refserver.FaultCancelUnknownHitsOther:        {"cancel/unknown-id-ignored"},
-	refserver.FaultLeakOnCancel:                  {"cancel/cleanup-exactly-once", "cancel/duplicate"},
-	refserver.FaultDoubleCleanup:                 {"cancel/cleanup-exactly-once", "cancel/duplicate"},
-	refserver.FaultIDTypeConfusion:               {"rpc/string-and-integer-ids", "cancel/string-vs-integer-target"},
-	refserver.FaultIDZeroAbsent:                  {"rpc/id-zero", "cancel/id-zero"},
-	refserver.FaultStaleToken:                    {"progress/token-reuse-after-cleanup"},
-	refserver.FaultStdoutNoise:                   {"stdio/stdout-only-messages"},
-	refserver.FaultPingBroken:                    {"ping/empty-result"},
-	refserver.FaultIgnoreStdinEOF:                {"stdio/teardown-on-stdin-close"},
-	refserver.FaultVersionMismatch:               {"lifecycle/version-echo", "lifecycle/unsupported-version"},
-	refserver.FaultLogLevelIgnored:               {"logging/level-filter"},
-	refserver.FaultRejectValidLevel:              {"logging/every-level-accepted"},
-	refserver.FaultAcceptInvalidLevel:            {"logging/invalid-level-rejected"},
-	refserver.FaultBadMessageShape:               {"logging/message-shape"},
-	refserver.FaultLogAfterCancel:                {"logging/no-flood-after-cancel"},
-	refserver.FaultHangAfterCancel:               {"cancel/cleanup-exactly-once", "cancel/mid-work-no-response", "cancel/handler-stops"},
-	refserver.FaultCancelDoesNotStopWorker:       {"tasks/worker-stops-after-cancel"},
-	refserver.FaultStatusChangesAfterCancelled:   {"tasks/cancelled-stays-cancelled"},
-	refserver.FaultCancelTerminalSucceeds:        {"tasks/second-cancel-rejected", "tasks/cancel-completed-rejected"},
-	refserver.FaultResultHangsAfterCancel:        {"tasks/result-answered-after-cancel"},
-	refserver.FaultNotificationCancelsTask:       {"tasks/notification-does-not-cancel"},
-	refserver.FaultMissingRelatedTaskMeta:        {"tasks/result-equivalence"},
-	refserver.FaultListLeaksOtherSessions:        {"tasks/list-isolation"},
-	refserver.FaultPollIntervalIgnored:           {"tasks/poll-interval"},
-	refserver.FaultTaskListNotObject:             {"tasks/capability-shape"},
-	refserver.FaultTaskSupportMissing:            {"tasks/tool-task-support"},
-	refserver.FaultRequiredTaskRunsPlain:         {"tasks/required-without-task"},
-	refserver.FaultForbiddenRunsPlain:            {"tasks/forbidden-with-task"},
-	refserver.FaultTaskWithoutTTL:                {"tasks/create-result-shape", "tasks/timestamps-monotonic"},
-	refserver.FaultLastUpdatedBeforeCreated:      {"tasks/create-result-shape", "tasks/timestamps-monotonic"},
-	refserver.FaultSequentialTaskIDs:             {"tasks/unguessable-ids"},
-	refserver.FaultCompletedTaskReopens:          {"tasks/status-transitions"},
-	refserver.FaultCancelAnswersBeforeTransition: {"tasks/cancel-working"},
-	refserver.FaultIsErrorCompletesTask:          {"tasks/iserror-fails-task"},
-	refserver.FaultFailedResultNotError:          {"tasks/result-error-equivalence"},
-	refserver.FaultResultAnswersEarly:            {"tasks/result-blocks-while-working"},
-	refserver.FaultUnknownTaskInternalError:      {"tasks/unknown-id"},
-	refserver.FaultRelatedTaskMetaWins:           {"tasks/task-id-is-source-of-truth"},
-	refserver.FaultBogusCursorAccepted:           {"tasks/list-pagination"},
-	refserver.FaultStatusNotificationMeta:        {"tasks/status-notifications"},
-	refserver.FaultTaskProgressOtherToken:        {"tasks/progress-token-lifetime"},
-	refserver.FaultTaskCancelledUnprompted:       {"tasks/not-cancelled-unprompted"},
-	refserver.FaultDieOnMalformedInput:           {"robust/not-json", "robust/truncated-then-valid", "robust/empty-batch", "robust/non-object", "robust/wrong-version"},
-	refserver.FaultParseErrorWithID:              {"robust/not-json", "robust/truncated-then-valid"},
-	refserver.FaultTruncatedSwallowsNext:         {"robust/truncated-then-valid"},
-	refserver.FaultDuplicateIDDropsFirst:         {"robust/duplicate-inflight-id"},
-	refserver.FaultMissingTaskIDInternalError:    {"robust/params-task-id"},
-	refserver.FaultIllTypedCursorAccepted:        {"robust/params-tasks-list-cursor"},
-	refserver.FaultMissingLevelInternalError:     {"robust/params-set-level"},
-	refserver.FaultMuteAfterNamelessCall:         {"robust/params-tools-call"},
-	refserver.FaultMuteAfterIllTypedToolsCursor:  {"robust/params-tools-list-cursor"},
-}
-
-// httpKillers lists, for every fault of the reference server's HTTP
-// endpoint, the cases that must detect it over HTTP.
-var httpKillers = map[refserver.Fault][]string{
-	refserver.FaultCancelOnDisconnect:          {"http/disconnect-is-not-cancel"},
-	refserver.FaultReplayCrossesStreams:        {"http/replay-only-disconnected-stream"},
-	refserver.FaultLoseEventsOnResume:          {"http/resume-after-completion"},
-	refserver.FaultDuplicateEventIDs:           {"http/event-ids-unique"},
-	refserver.FaultNoSessionCheck:              {"http/session-id-required", "http/unknown-session-404", "http/delete-then-404-then-new-session"},
-	refserver.FaultNoOriginCheck:               {"http/origin-forbidden"},
-	refserver.FaultJSONBodyForNotification:     {"http/notification-202-no-body", "http/cancel-202-then-no-response"},
-	refserver.FaultResponseAfterCancelOnStream: {"http/cancel-202-then-no-response"},
-	refserver.FaultNoProtocolVersionCheck:      {"http/protocol-version-header-invalid"},
-	refserver.FaultProgressOnGETStream:         {"http/get-stream-carries-no-call-messages"},
-	refserver.FaultNoPrimingEvent:              {"http/priming-event"},
-	refserver.FaultSessionIDInvisible:          {"http/session-id-visible-ascii", "http/delete-then-404-then-new-session"},
-}
-
 // lostOverHTTP lists killers ("fault case") that need not see their fault
 // over HTTP, with the reason; they must still not end in error there.
 // Cases of the stdio area are left out over HTTP by themselves.
@@ -131,48 +49,58 @@ func isCollateral(fault refserver.Fault, id, requirement string) bool {
 	return ok
 }
 
-// matrixRows are the rows of the mutation matrix: each fault over each
-// transport it shows on, under each revision it breaks a rule of, with
-// the cases that must catch it.
+// matrixRows are the rows of the mutation matrix, from the killer table:
+// each fault over each transport its row runs on, under the row's
+// revision, with the cases that must catch it there.
 func matrixRows() []row {
 	var rows []row
-	for _, fault := range refserver.AllFaults() {
-		if slices.Contains(refserver.Faults2026(), fault) {
-			rows = append(rows, rows2026(fault)...)
-			continue
+	for _, k := range killerTable {
+		opts := refserver.Options{Faults: refserver.FaultSet{k.fault: true}}
+		if modernOnlyFaults[k.fault] {
+			opts.Protocols = []string{spec.V20260728}
 		}
-		opts := refserver.Options{Faults: refserver.FaultSet{fault: true}}
-		if slices.Contains(refserver.HTTPFaults(), fault) {
-			rows = append(rows, row{"http/" + string(fault), fault, httpKillers[fault], opts, true, "", nil})
-			continue
+		revision, prefix := "", ""
+		if k.revision == spec.V20260728 {
+			revision, prefix = spec.V20260728, "2026/"
 		}
-		if slices.Contains(refserver.TaskFaults(), fault) {
-			// These break rules of the task methods, which no transport
-			// changes: one row each.
-			rows = append(rows, row{"stdio/" + string(fault), fault, killers[fault], opts, false, "", nil})
-			continue
+		if k.on != refserver.OnHTTP {
+			rows = append(rows, row{prefix + "stdio/" + string(k.fault), k.fault, k.cases, opts, false, revision, k.breaks})
 		}
-		var overHTTP []string
-		for _, id := range killers[fault] {
-			if _, lost := lostOverHTTP[string(fault)+" "+id]; !lost && !strings.HasPrefix(id, "stdio/") {
-				overHTTP = append(overHTTP, id)
-			}
-		}
-		rows = append(rows,
-			row{"stdio/" + string(fault), fault, killers[fault], opts, false, "", nil},
-			row{"http/" + string(fault), fault, overHTTP, opts, true, "", nil})
-	}
-	for _, fault := range refserver.AllFaults() {
-		if l, ok := legacyUnder2026[fault]; ok {
-			set := refserver.FaultSet{fault: true}
-			if l.http {
-				rows = append(rows, row{"2026/http/" + string(fault), fault, l.want, refserver.Options{Faults: set}, true, spec.V20260728, l.breaks})
-			} else {
-				rows = append(rows, row{"2026/stdio/" + string(fault), fault, l.want, refserver.Options{Faults: set}, false, spec.V20260728, l.breaks})
-			}
+		if k.on != refserver.OnStdio {
+			rows = append(rows, row{prefix + "http/" + string(k.fault), k.fault, k.overHTTP(), opts, true, revision, k.breaks})
 		}
 	}
 	return rows
+}
+
+// overHTTP are the row's cases that must catch its fault over
+// Streamable HTTP: those of an HTTP-only row all; otherwise not the
+// cases of the stdio area, those that skip over HTTP under 2026-07-28,
+// nor those lostOverHTTP excuses.
+func (k killer) overHTTP() []string {
+	if k.on == refserver.OnHTTP {
+		return k.cases
+	}
+	var out []string
+	for _, id := range k.cases {
+		_, lost := lostOverHTTP[string(k.fault)+" "+id]
+		if !lost && !strings.HasPrefix(id, "stdio/") && !(k.revision == spec.V20260728 && skipsOverHTTP2026[id]) {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// killersOf are the cases the killer table lists for fault under
+// revision, over any transport.
+func killersOf(fault refserver.Fault, revision string) []string {
+	var out []string
+	for _, k := range killerTable {
+		if k.fault == fault && k.revision == revision {
+			out = append(out, k.cases...)
+		}
+	}
+	return out
 }
 
 // checkSeverity holds an outcome that cites a requirement to the
@@ -480,7 +408,7 @@ func TestMutationMatrix(t *testing.T) {
 			checkKilled(t, killedBy)
 		}
 	})
-	checkKillerMaps(t)
+	checkKillerTable(t)
 	for _, r := range rows {
 		t.Run(r.name, func(t *testing.T) {
 			selected++
@@ -502,25 +430,19 @@ func TestMutationMatrix(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, pending := pending2026[r.fault]; r.revision == spec.V20260728 && len(r.want) == 0 && !pending {
-				t.Fatalf("2026-07-28 fault %s has no killer listed: add the cases that detect it to killers2026 (or extraKillers2026)", r.fault)
-			}
-			if r.revision == "" && (len(r.want) == 0 && !strings.HasPrefix(r.name, "http/") || len(r.want) == 0 && slices.Contains(refserver.HTTPFaults(), r.fault)) {
-				t.Fatalf("fault %s has no killer listed: add the cases that detect it", r.fault)
-			}
 			breaks := r.breaks
 			if breaks == nil {
 				breaks = r.fault.Breaks()
 			}
 			check(t, r.fault, breaks, r.want, rep)
-			if l, ok := legacyUnder2026[r.fault]; ok && r.revision == spec.V20260728 {
-				// The row is there to show the 2026-07-28 rule killed.
+			if r.breaks != nil {
+				// The row is there to show the rule of its revision killed.
 				cited := false
 				for _, res := range rep.Results {
-					cited = cited || res.Outcome.Verdict == verdict.Fail && res.Outcome.Requirement == l.breaks[0]
+					cited = cited || res.Outcome.Verdict == verdict.Fail && res.Outcome.Requirement == r.breaks[0]
 				}
 				if !cited {
-					t.Errorf("no case fails citing %s under %s", l.breaks[0], r.fault)
+					t.Errorf("no case fails citing %s under %s", r.breaks[0], r.fault)
 				}
 			}
 		})
@@ -567,28 +489,40 @@ func checkKilled(t *testing.T, killedBy map[string][]refserver.Fault) {
 	}
 }
 
-// checkKillerMaps: the killer maps name only faults of their kind.
-func checkKillerMaps(t *testing.T) {
-	for fault := range httpKillers {
-		if !slices.Contains(refserver.HTTPFaults(), fault) {
-			t.Errorf("httpKillers lists %s, which is not an HTTP fault", fault)
+// checkKillerTable: every fault has exactly one row of the killer table
+// under its own revision (and at most one under the other), with cases
+// to catch it; a row runs only where its fault shows (refserver's fault
+// table), and a row under another revision than the fault's names the
+// rules it breaks there.
+func checkKillerTable(t *testing.T) {
+	seen := map[string]int{}
+	for _, k := range killerTable {
+		fs, ok := k.fault.Spec()
+		if !ok {
+			t.Errorf("the killer table lists unknown fault %s", k.fault)
+			continue
+		}
+		seen[string(k.fault)+" "+k.revision]++
+		if fs.On != refserver.OnAny && k.on != fs.On {
+			t.Errorf("%s shows on %s only, but its row under %s runs on %s", k.fault, fs.On, k.revision, k.on)
+		}
+		switch {
+		case k.revision == fs.Revision && len(k.cases) == 0:
+			t.Errorf("fault %s has no killer listed under %s: add the cases that detect it", k.fault, k.revision)
+		case k.revision == fs.Revision && k.breaks != nil:
+			t.Errorf("%s under its own revision breaks its own requirements: leave breaks nil", k.fault)
+		case k.revision != fs.Revision && len(k.breaks) == 0:
+			t.Errorf("%s under %s names no rule of that revision it breaks", k.fault, k.revision)
 		}
 	}
-	for fault := range killers {
-		if !slices.Contains(refserver.AllFaults(), fault) {
-			t.Errorf("killers lists unknown fault %s", fault)
+	for _, f := range refserver.FaultTable() {
+		if n := seen[string(f.Fault)+" "+f.Revision]; n != 1 {
+			t.Errorf("fault %s has %d rows in the killer table under %s, want 1", f.Fault, n, f.Revision)
 		}
 	}
-	for _, m := range []map[refserver.Fault][]string{killers2026, extraKillers2026} {
-		for fault := range m {
-			if !slices.Contains(refserver.Faults2026(), fault) {
-				t.Errorf("a 2026-07-28 killer map lists %s, which is not a 2026-07-28 fault", fault)
-			}
-		}
-	}
-	for fault := range pending2026 {
-		if !slices.Contains(refserver.Faults2026(), fault) {
-			t.Errorf("pending2026 lists %s, which is not a 2026-07-28 fault", fault)
+	for key, n := range seen {
+		if n > 1 {
+			t.Errorf("%s: %d rows in the killer table, want 1", key, n)
 		}
 	}
 }
@@ -637,88 +571,6 @@ func (r row) faultBreaks() []string {
 	return r.fault.Breaks()
 }
 
-// legacyUnder2026 lists 2025-11-25 faults whose behaviour breaks a rule
-// 2026-07-28 words on its own, with those rules (the first is one some
-// case must fail citing) and the cases that must catch them there: the
-// matrix runs each under 2026-07-28 too, in process (a stdio-like pipe;
-// over Streamable HTTP the 2026-07-28 cancel closes the request's
-// stream, and a late message has nowhere to go), or over Streamable HTTP
-// where http is set (a fault of the HTTP layer).
-var legacyUnder2026 = map[refserver.Fault]struct {
-	breaks, want []string
-	http         bool
-}{
-	// CAN-54 MUST NOT (stdio, 2026-07-28): after notifications/cancelled
-	// the server sends nothing more for the request, the response
-	// included; respond-after-cancel answers the cancelled call. CAN-48
-	// is CAN-8 in 2026-07-28's words ("Not send a response for the
-	// cancelled request"), which the counters show where the cancel
-	// crossed the work (StopWorkRule).
-	refserver.FaultRespondAfterCancel: {
-		breaks: []string{"CAN-54", "CAN-48"},
-		want:   []string{"cancel/mid-work-no-response", "cancel/before-first-progress", "cancel/interleaved-other-completes", "cancel/no-further-message-after-progress", "cancel/no-further-message-before-progress"},
-	},
-	// CAN-54 again: progress-after-cancel sends one more progress
-	// notification for the cancelled request, which 2026-07-28 forbids
-	// on stdio as a MUST NOT (2025-11-25's CAN-8 only says to stop).
-	refserver.FaultProgressAfterCancel: {
-		breaks: []string{"CAN-54"},
-		want:   []string{"cancel/mid-work-no-progress", "cancel/before-first-progress"},
-	},
-	// CAN-54 again: log-after-cancel logs for the cancelled request (the
-	// case asks for logLevel, so a 2026-07-28 server may log until the
-	// cancel).
-	refserver.FaultLogAfterCancel: {
-		breaks: []string{"CAN-54"},
-		want:   []string{"logging/no-flood-after-cancel"},
-	},
-	// HTTP-86 MUST: a POSTed notification is answered 202 with no body,
-	// in 2026-07-28 as in 2025-11-25; json-body-for-notification answers
-	// the POSTed notifications/cancelled with 200 and "{}".
-	refserver.FaultJSONBodyForNotification: {
-		breaks: []string{"HTTP-86", "RPC-2"},
-		want:   []string{"http26/cancel-notification-202"},
-		http:   true,
-	},
-}
-
-// killers2026 lists, for every 2026-07-28 fault this catalogue's core
-// cases detect, the cases that must detect it under 2026-07-28 (issue
-// 12.4). The HTTP and tasks-extension faults are killed by the cases of
-// http26.go and tasks26.go, listed in extraKillers2026.
-var killers2026 = map[refserver.Fault][]string{
-	refserver.FaultNoResultType:                   {"rpc/result-type-on-every-result", "rpc/tools-list-schema"},
-	refserver.FaultNoServerInfo:                   {"rpc/server-info-in-meta"},
-	refserver.FaultDiscoverMissingVersion:         {"lifecycle/initialize-agrees-to-listed-revision"},
-	refserver.FaultWrongVersionError:              {"versioning/unknown-revision"},
-	refserver.FaultEnvelopeNotChecked:             {"envelope/missing-required-field"},
-	refserver.FaultPingOn2026:                     {"rpc/removed-methods"},
-	refserver.FaultLogWithoutLevel:                {"logging/none-without-level"},
-	refserver.FaultLogBelowLevel:                  {"logging/request-level-filter"},
-	refserver.FaultAcceptUnknownLogLevel:          {"logging/unknown-level-rejected"},
-	refserver.FaultListenLogs:                     {"logging/none-on-listen-stream"},
-	refserver.FaultListenNoAck:                    {"subscriptions/acknowledged-first"},
-	refserver.FaultListenNoSubscriptionID:         {"subscriptions/subscription-id"},
-	refserver.FaultListenUnrequested:              {"subscriptions/only-requested"},
-	refserver.FaultTeardownSilent:                 {"subscriptions/teardown-signal"},
-	refserver.FaultServerSendsCancelled:           {"cancel/server-sends-no-cancelled", "cancel/no-further-message-after-progress", "cancel/no-further-message-before-progress"},
-	refserver.FaultInitializeErrorWithoutVersions: {"lifecycle/initialize-error-names-versions"},
-	refserver.FaultExtTaskIDInternalError:         {"robust/params-task-id-ext"},
-	refserver.FaultListenBadFilterCrash:           {"robust/params-listen"},
-	refserver.FaultRequestOnStdout:                {"stdio/no-requests-on-stdout"},
-	refserver.FaultProgressCrossesStreams:         {"progress/interleaved-tokens", "progress/token-independent-of-id"},
-	refserver.FaultLogCrossesStreams:              {"progress/interleaved-tokens"},
-}
-
-// extraKillers2026 is filled by the test files of other parts of the
-// catalogue (fault → case IDs), from their init functions.
-var extraKillers2026 = map[refserver.Fault][]string{}
-
-// pending2026 lists the 2026-07-28 faults whose killers are written in
-// another branch, with the reason; their rows still run, and hold every
-// case to the faults' documented requirements.
-var pending2026 = map[refserver.Fault]string{}
-
 // slowEclipsed2026 lists the 2026-07-28 faults that change what the slow
 // tool is, with the reason: no case that drives it can observe its own
 // subject, so what such a case reports under the fault is not held to
@@ -739,7 +591,7 @@ func eclipsedBy(fault refserver.Fault, id string) string {
 	if reason, ok := eclipsed2026[string(fault)+" "+id]; ok {
 		return reason
 	}
-	if reason, ok := slowEclipsed2026[fault]; ok && needsSlow(id) && !slices.Contains(append(killers2026[fault], extraKillers2026[fault]...), id) {
+	if reason, ok := slowEclipsed2026[fault]; ok && needsSlow(id) && !slices.Contains(killersOf(fault, spec.V20260728), id) {
 		return reason
 	}
 	return ""
@@ -758,35 +610,6 @@ func needsSlow(id string) bool {
 // modernOnlyFaults run against a server without the legacy era: what they
 // break exists only there.
 var modernOnlyFaults = map[refserver.Fault]bool{refserver.FaultInitializeErrorWithoutVersions: true}
-
-// rows2026 are a 2026-07-28 fault's rows: the 2026-07-28 catalogue in
-// process (a stdio-like pipe) unless the fault shows only over HTTP, and
-// over Streamable HTTP unless it shows only on stdio. Over HTTP the cases
-// of the stdio area, and those that skip there, are left out of want.
-func rows2026(fault refserver.Fault) []row {
-	_, shows, _ := refserver.Fault2026Requirements(fault)
-	opts := refserver.Options{Faults: refserver.FaultSet{fault: true}}
-	if modernOnlyFaults[fault] {
-		opts.Protocols = []string{spec.V20260728}
-	}
-	want := append(slices.Clone(killers2026[fault]), extraKillers2026[fault]...)
-	var out []row
-	if shows != refserver.OnHTTP {
-		out = append(out, row{"2026/stdio/" + string(fault), fault, want, opts, false, spec.V20260728, nil})
-	}
-	if shows != refserver.OnStdio {
-		var overHTTP []string
-		for _, id := range want {
-			if !strings.HasPrefix(id, "stdio/") && !skipsOverHTTP2026[id] {
-				overHTTP = append(overHTTP, id)
-			}
-		}
-		if len(overHTTP) > 0 || len(want) == 0 {
-			out = append(out, row{"2026/http/" + string(fault), fault, overHTTP, opts, true, spec.V20260728, nil})
-		}
-	}
-	return out
-}
 
 // skipsOverHTTP2026 are the 2026-07-28 cases that skip over Streamable
 // HTTP (the cancel closes the request's stream there).
