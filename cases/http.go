@@ -926,6 +926,9 @@ func primingEvent(ctx context.Context, e *probe.Env) verdict.Outcome {
 	defer cancel()
 	select {
 	case <-h.StreamDone(stream):
+		if h.StreamStalled(stream) {
+			return e.Breaks("HTTP-24", []string{"the SSE stream ends after the response"}, stream+" stayed open after the response until the harness's stall bound closed it", 0)
+		}
 	case <-wctx.Done():
 		return e.Breaks("HTTP-24", []string{"the SSE stream ends after the response"}, stream+" stayed open after the response", 0)
 	}

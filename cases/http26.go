@@ -411,6 +411,11 @@ func responseEndsStream(ctx context.Context, e *probe.Env) verdict.Outcome {
 	defer cancel()
 	select {
 	case <-h.StreamDone(stream):
+		if h.StreamStalled(stream) {
+			// The harness's stall bound closed it, not the server.
+			return e.Breaks("HTTP-91", []string{"the response ends the SSE stream " + stream},
+				fmt.Sprintf("%s stayed open after the response until the harness's stall bound closed it", stream), rseq)
+		}
 	case <-wctx.Done():
 		if ctx.Err() != nil {
 			return verdict.Errorf("%v", ctx.Err())

@@ -394,6 +394,17 @@ func (t *HTTP) StreamDone(stream string) <-chan struct{} {
 	return nil
 }
 
+// StreamStalled reports whether the named stream ended because it was
+// silent for StallTimeout (ErrStalled): the server held it open, and the
+// harness closed it. A stream the server ended, or the client dropped or
+// closed, did not stall.
+func (t *HTTP) StreamStalled(stream string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := t.streams[stream]
+	return s != nil && errors.Is(s.err, ErrStalled)
+}
+
 // PostNumber is the number of POSTs sent so far; the next Send is POST
 // #PostNumber()+1.
 func (t *HTTP) PostNumber() int {

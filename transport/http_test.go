@@ -203,6 +203,9 @@ func TestHTTPSessionDropAndResume(t *testing.T) {
 		t.Errorf("Last-Event-ID = %q", got)
 	}
 	<-c.StreamDone(name)
+	if c.StreamStalled(name) {
+		t.Errorf("StreamStalled(%s) = true for a stream the server ended", name)
+	}
 	if evs := c.Events("POST #3"); len(evs) != 2 || !evs[0].HasData || evs[0].Data != "" || evs[0].Retry != 5*time.Millisecond {
 		t.Errorf("POST #3 events: %+v", evs)
 	}
@@ -287,6 +290,9 @@ func TestHTTPBounds(t *testing.T) {
 		<-c.StreamDone("POST #1")
 		if err := c.Err(); err != nil {
 			t.Fatalf("Err = %v, want none: the stream stalled after its response", err)
+		}
+		if !c.StreamStalled("POST #1") {
+			t.Error("StreamStalled = false for a stream the stall bound closed")
 		}
 	})
 	t.Run("status error", func(t *testing.T) {
