@@ -109,7 +109,7 @@ func resumeOnWire(ctx context.Context, e *probe.Env, h *transport.HTTP, afterCom
 		if err != nil {
 			return verdict.Errorf("%v", err)
 		}
-		_, err = e.AwaitResult(ctx, b)
+		_, err = e.AwaitHelper(ctx, b)
 		if err != nil {
 			return verdict.Errorf("call b, the clock of a's completion: %v", err)
 		}
@@ -160,7 +160,7 @@ func replayOnWire(ctx context.Context, e *probe.Env, h *transport.HTTP) verdict.
 	if last == "" {
 		return verdict.Infof("the server's stream carried no event ID: it is not resumable (HTTP-27, HTTP-39 are MAY)")
 	}
-	if _, err := e.AwaitResult(ctx, b); err != nil {
+	if _, err := e.AwaitHelper(ctx, b); err != nil {
 		return verdict.Errorf("call b: %v", err)
 	}
 	r, err := e.ResumeOnWire(ctx, h, a, dropped, last, e.RestWindow(e.Pace(a)))

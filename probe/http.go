@@ -106,6 +106,22 @@ func (e *Env) AwaitResult(ctx context.Context, op *Op) (*jsonrpc.Message, error)
 	return resp, err
 }
 
+// AwaitHelper waits for the response of a call the case uses as a clock
+// or a witness, not as its subject (a second call whose end says the
+// first has ended too): its pace is judged nowhere, so its wait is the
+// safety net, SlowBudget, not a window sized to the pace learned, which
+// a loaded machine can outlast. It ends a second before the case's own
+// deadline.
+func (e *Env) AwaitHelper(ctx context.Context, op *Op) (*jsonrpc.Message, error) {
+	bound := e.SlowBudget()
+	if dl, ok := ctx.Deadline(); ok {
+		bound = max(min(bound, time.Until(dl)-time.Second), 0)
+	}
+	wctx, cancel := context.WithTimeout(ctx, bound)
+	defer cancel()
+	return op.Call.Await(wctx)
+}
+
 // FramesOn returns the JSON-RPC frames read on the SSE stream channel.
 func (e *Env) FramesOn(stream string) []chrono.Event {
 	var out []chrono.Event

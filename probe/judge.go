@@ -276,10 +276,17 @@ func (e *Env) CleanupOnce(ctx context.Context, op *Op, wantState string) *verdic
 // completed normally and that the target stayed connected.
 func (e *Env) CompleteAfterNoise(ctx context.Context, op *Op, noise string, noiseSeq uint64) *verdict.Outcome {
 	// The release is answered at once by a target that is still
-	// serving: one it leaves unanswered for Patience (over HTTP, a
+	// serving: one it leaves unanswered for SlowBudget (over HTTP, a
 	// session that died under the noise may hold the POST open) is a
 	// target that stopped serving after the noise, not a case deadline.
-	rctx, rcancel, bound := e.WithPatience(ctx)
+	// Patience proved too short a bound on a loaded machine, where a
+	// control round trip alone stalled past it; only a target that
+	// really stopped serving pays the longer wait.
+	bound := e.SlowBudget()
+	if dl, ok := ctx.Deadline(); ok {
+		bound = max(min(bound, time.Until(dl)-time.Second), 0)
+	}
+	rctx, rcancel := context.WithTimeout(ctx, bound)
 	err := op.ReleaseAll(rctx)
 	rcancel()
 	if err != nil {
