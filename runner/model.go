@@ -5,7 +5,6 @@ import (
 	"github.com/mcpflight/mcpflight/peer"
 	"github.com/mcpflight/mcpflight/results"
 	"github.com/mcpflight/mcpflight/transport"
-	"github.com/mcpflight/mcpflight/wireschema"
 )
 
 // The runner fills the results model (package results) from what its
@@ -22,9 +21,9 @@ func TeardownOf(td transport.Teardown) results.Teardown {
 	return out
 }
 
-// ImplementationOf is the record of a handshake's serverInfo or
+// implementationOf is the record of a handshake's serverInfo or
 // clientInfo; nil for nil.
-func ImplementationOf(i *peer.Implementation) *results.Implementation {
+func implementationOf(i *peer.Implementation) *results.Implementation {
 	if i == nil {
 		return nil
 	}
@@ -38,7 +37,7 @@ func negotiationOf(sv *negotiate.Survey) *results.Negotiation {
 	}
 	out := &results.Negotiation{Mode: string(sv.Mode), Revisions: append([]string(nil), sv.Revisions...),
 		Reasons: map[string]string{}, Discover: probeOf(sv.Modern), Initialize: probeOf(sv.Legacy),
-		Server: ImplementationOf(sv.ServerInfo())}
+		Server: implementationOf(sv.ServerInfo())}
 	for k, v := range sv.Reasons {
 		out.Reasons[k] = v
 	}
@@ -58,16 +57,10 @@ func probeOf(p *negotiate.Probe) *results.Probe {
 	switch {
 	case p.Discover != nil:
 		out.SupportedVersions = append([]string(nil), p.Discover.SupportedVersions...)
-		out.Server = ImplementationOf(p.Discover.ServerInfo)
+		out.Server = implementationOf(p.Discover.ServerInfo)
 	case p.Init != nil:
 		out.ProtocolVersion = p.Init.ProtocolVersion
-		out.Server = ImplementationOf(&p.Init.ServerInfo)
+		out.Server = implementationOf(&p.Init.ServerInfo)
 	}
 	return out
-}
-
-// violationOf is the record of a schema violation.
-func violationOf(v wireschema.Violation) results.SchemaViolation {
-	return results.SchemaViolation{Seq: v.Seq, Revision: v.Revision, Definition: v.Definition, Pointer: v.Pointer,
-		Keyword: v.Keyword, KeywordLocation: v.KeywordLocation, Message: v.Message, Requirement: v.Requirement}
 }

@@ -116,7 +116,7 @@ func RunProtocol(ctx context.Context, cfg Config, mode negotiate.Mode, opts nego
 	if rep.Server == nil {
 		// No case opened a session (every one skipped): the probes
 		// still heard the server name itself.
-		rep.Server = ImplementationOf(sv.ServerInfo())
+		rep.Server = implementationOf(sv.ServerInfo())
 	}
 	return rep, runErr
 }

@@ -245,7 +245,7 @@ func runCases(ctx context.Context, cfg Config, rep *results.Report) error {
 			// runs beside the other cases.
 			res = checkSchema(cfg.Version, res)
 			if init != nil {
-				res.Server = ImplementationOf(&init.ServerInfo)
+				res.Server = implementationOf(&init.ServerInfo)
 			}
 			events <- caseEvent{kind: evFinished, i: i, res: res}
 		}()

@@ -31,7 +31,7 @@ func checkSchema(version string, res results.Result) results.Result {
 	}
 	res.Schema = results.CaseSchema{Checked: r.Checked, Unchecked: r.Unchecked}
 	for _, v := range r.Violations {
-		res.Schema.Violations = append(res.Schema.Violations, violationOf(v))
+		res.Schema.Violations = append(res.Schema.Violations, v.Record())
 	}
 	if res.Outcome.Verdict != verdict.Error || len(r.Violations) == 0 {
 		return res

@@ -3,10 +3,10 @@ package wireschema
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/mcp"
+	"github.com/mcpflight/mcpflight/results"
 )
 
 // Violation is one problem of one message of a chronology.
@@ -24,15 +24,14 @@ type Violation struct {
 	Requirement string `json:"requirement"`
 }
 
-// String is one line saying what the violation is: "InitializeResult at
-// /result/serverInfo/name: a number where the schema wants a string
-// (2025-11-25/schema.json#/$defs/Implementation/properties/name/type)".
-func (v Violation) String() string {
-	at := v.Pointer
-	if at == "" {
-		at = "the top level"
-	}
-	return fmt.Sprintf("%s at %s: %s (%s)", v.Definition, at, v.Message, v.KeywordLocation)
+// String is one line saying what the violation is, as the results model
+// words it (results.SchemaViolation.String).
+func (v Violation) String() string { return v.Record().String() }
+
+// Record is the violation as the results model keeps it.
+func (v Violation) Record() results.SchemaViolation {
+	return results.SchemaViolation{Seq: v.Seq, Revision: v.Revision, Definition: v.Definition, Pointer: v.Pointer,
+		Keyword: v.Keyword, KeywordLocation: v.KeywordLocation, Message: v.Message, Requirement: v.Requirement}
 }
 
 // Result is what Check found in a chronology.
