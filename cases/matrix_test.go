@@ -181,45 +181,15 @@ func referenceHTTPTargetWith(opts refserver.Options) target {
 // than there are cores; each has its own server and deadline.
 var runSlots = make(chan struct{}, 8)
 
-func runCatalogue(t *testing.T, faults refserver.FaultSet) *results.Report {
-	t.Helper()
-	return runCatalogueOn(t, referenceTarget(faults))
-}
-
-// runCatalogueOn runs the catalogue (see catalogue) and fails the test
-// when a run could not be made.
-func runCatalogueOn(t *testing.T, mk target) *results.Report {
-	t.Helper()
-	rep, err := catalogue(mk)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rep
-}
-
-// catalogue runs every case of the catalogue against the reference
-// server under 2025-11-25 (see runEach).
-func catalogue(mk target) (*results.Report, error) {
-	return catalogueUnder(mk, spec.V20251125)
-}
-
-// catalogueUnder runs every case of the catalogue against the reference
-// server under revision: the cases of other revisions are skipped.
-func catalogueUnder(mk target, revision string) (*results.Report, error) {
-	prof, err := profile.Builtin("reference")
-	if err != nil {
-		return nil, err
-	}
-	// The case deadline is a safety net that a loaded machine cannot
-	// overrun: against the reference server every wait is on a
-	// checkpoint.
-	return runEach(mk, runner.Config{Profile: prof, Cases: cases.All(), Version: revision, CloseTimeout: 300 * time.Millisecond, CaseTimeout: time.Minute})
-}
-
 // runEach runs every case of cfg.Cases in a run of its own, against a
 // target mk makes for it, concurrently (within runSlots), and gathers the
 // results in the order of cfg.Cases. Each run has two minutes.
 func runEach(mk target, cfg runner.Config) (*results.Report, error) {
+	return runEachOn(func(probe.Case) target { return mk }, cfg)
+}
+
+// runEachOn is runEach with a target maker per case.
+func runEachOn(mkFor func(probe.Case) target, cfg runner.Config) (*results.Report, error) {
 	rep := &results.Report{Results: make([]results.Result, len(cfg.Cases))}
 	errs := make([]error, len(cfg.Cases))
 	var wg sync.WaitGroup
@@ -231,7 +201,7 @@ func runEach(mk target, cfg runner.Config) (*results.Report, error) {
 			defer func() { <-runSlots }()
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
-			tgt, closeTarget := mk()
+			tgt, closeTarget := mkFor(c)()
 			defer closeTarget()
 			one := cfg
 			one.Target, one.Cases = tgt, []probe.Case{c}
@@ -284,7 +254,10 @@ func needsHTTP(id string) bool {
 
 func TestCatalogueAgainstReferenceServer(t *testing.T) {
 	t.Parallel()
-	rep := runCatalogue(t, nil)
+	_, rep, err := conforming(false, spec.V20251125, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, r := range rep.Results {
 		if r.Outcome.Requirement != "" {
 			checkSeverity(t, r.ID, r.Outcome)
@@ -307,9 +280,10 @@ func TestCatalogueAgainstReferenceServer(t *testing.T) {
 
 func TestCatalogueOverHTTP(t *testing.T) {
 	t.Parallel()
-	start := time.Now()
-	rep := runCatalogueOn(t, referenceHTTPTarget(nil))
-	t.Logf("catalogue over HTTP: %d cases in %s", len(rep.Results), time.Since(start))
+	_, rep, err := conforming(true, spec.V20251125, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, r := range rep.Results {
 		if r.Transport != runner.TransportHTTP {
 			t.Errorf("%s: transport %q, want http", r.ID, r.Transport)
@@ -399,12 +373,13 @@ func TestMutationMatrix(t *testing.T) {
 	// entered, and costs nothing (go test ./cases -run
 	// 'TestMutationMatrix/stdio/ping-broken' runs that row alone). The
 	// checks of the whole matrix wait for every row, in a cleanup.
-	selected := 0
+	selected, ran, leftOut := 0, 0, 0
 	t.Cleanup(func() {
 		if selected < len(rows) {
 			t.Logf("%d of %d rows selected: the checks of the whole matrix are left out", selected, len(rows))
 			return
 		}
+		t.Logf("%d case runs in %d rows; %d runs left out, of cases that never ask about the row's fault", ran, len(rows), leftOut)
 		if !t.Failed() {
 			checkKilled(t, killedBy)
 		}
@@ -413,23 +388,35 @@ func TestMutationMatrix(t *testing.T) {
 	for _, r := range rows {
 		t.Run(r.name, func(t *testing.T) {
 			selected++
-			rev := r.revision
-			if rev == "" {
-				rev = spec.V20251125
-			}
 			var (
 				rep  *results.Report
+				left int
 				err  error
 				done = make(chan struct{})
 			)
 			go func() {
 				defer close(done)
-				rep, err = catalogueUnder(r.mk(false), rev)
+				rep, left, err = runRow(r)
 			}()
 			t.Parallel()
 			<-done
 			if err != nil {
 				t.Fatal(err)
+			}
+			t.Logf("%d cases ran, %d left out (their conforming run never asks about %s)", len(rep.Results), left, r.fault)
+			mu.Lock()
+			ran, leftOut = ran+len(rep.Results), leftOut+left
+			mu.Unlock()
+			// A killer that never asks about its fault in a conforming run
+			// would mean the coverage misses a question (one that does not
+			// go through the server's has) or a path that depends on the
+			// run: the rows' selection could then not be trusted.
+			if cov, err := coverageOf(r); err == nil {
+				for _, id := range r.want {
+					if !cov[id][r.fault] {
+						t.Errorf("killer %s never asks about %s in a conforming run: the fault coverage cannot be trusted", id, r.fault)
+					}
+				}
 			}
 			breaks := r.breaks
 			if breaks == nil {
@@ -637,12 +624,13 @@ func TestCatalogue2026AgainstReferenceServer(t *testing.T) {
 		byID[c.ID] = c
 	}
 	for _, tc := range []struct {
-		name string
-		mk   target
-	}{{"inprocess", referenceTarget(nil)}, {"http", referenceHTTPTarget(nil)}, {"modern-only", referenceTargetWith(refserver.Options{Protocols: []string{spec.V20260728}})}} {
+		name      string
+		overHTTP  bool
+		protocols []string
+	}{{"inprocess", false, nil}, {"http", true, nil}, {"modern-only", false, []string{spec.V20260728}}} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			rep, err := catalogueUnder(tc.mk, spec.V20260728)
+			_, rep, err := conforming(tc.overHTTP, spec.V20260728, tc.protocols)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -244,7 +244,7 @@ func (ss *session) unsupportedVersion(requested string) *rpcError {
 }
 
 func (s *Server) unsupportedVersion(requested string) *rpcError {
-	if s.opts.Faults.Has(FaultWrongVersionError) {
+	if s.has(FaultWrongVersionError) {
 		return invalidParams("Invalid params: unsupported protocol version %s", strconv.Quote(requested))
 	}
 	msg := "Unsupported protocol version " + strconv.Quote(requested)

@@ -99,8 +99,8 @@ func (ss *session) robustSwallow() bool {
 
 // parseErrorID is the id a parse error is answered with: null, or 0
 // under FaultParseErrorWithID.
-func parseErrorID(faults FaultSet) jsonrpc.ID {
-	if faults.Has(FaultParseErrorWithID) {
+func parseErrorID(has func(Fault) bool) jsonrpc.ID {
+	if has(FaultParseErrorWithID) {
 		return jsonrpc.IntID(0)
 	}
 	return jsonrpc.ID{}
@@ -243,7 +243,7 @@ func (h *HTTPHandler) malformedPOST(w http.ResponseWriter, code int, message str
 	}
 	id := jsonrpc.ID{}
 	if code == codeParseError {
-		id = parseErrorID(h.srv.opts.Faults)
+		id = parseErrorID(h.has)
 	}
 	frame, _ := jsonrpc.EncodeError(id, &jsonrpc.Error{Code: code, Message: message})
 	w.Header().Set("Content-Type", "application/json")

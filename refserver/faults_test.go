@@ -3,12 +3,14 @@ package refserver
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/mcpflight/mcpflight/jsonrpc"
@@ -373,6 +375,84 @@ func TestOneFaultTable(t *testing.T) {
 	for f, where := range declared {
 		if rows[f] != 1 {
 			t.Errorf("%s (%s) has %d rows in the fault table, want 1", f, where, rows[f])
+		}
+	}
+}
+
+// TestFaultQueried: the server tells FaultQueried each fault it asks
+// about, on or off: a ping meets ping-broken whether the fault is on or
+// not, and a session that only pings never asks about a cancel's fault.
+func TestFaultQueried(t *testing.T) {
+	for _, on := range []bool{false, true} {
+		var mu sync.Mutex
+		asked := map[Fault]bool{}
+		opts := Options{FaultQueried: func(f Fault) {
+			mu.Lock()
+			asked[f] = true
+			mu.Unlock()
+		}}
+		if on {
+			opts.Faults = FaultSet{FaultPingBroken: true}
+		}
+		h := newHarnessWith(t, opts)
+		mu.Lock()
+		before := asked[FaultPingBroken]
+		mu.Unlock()
+		resp := h.call("ping", nil)
+		if on {
+			wantError(t, resp, jsonrpc.CodeInternalError)
+		}
+		mu.Lock()
+		if before || !asked[FaultPingBroken] {
+			t.Errorf("fault on=%t: ping-broken asked before the ping %t, after %t; want false, true", on, before, asked[FaultPingBroken])
+		}
+		if asked[FaultRespondAfterCancel] {
+			t.Errorf("fault on=%t: a session that only pings asked about %s", on, FaultRespondAfterCancel)
+		}
+		mu.Unlock()
+	}
+}
+
+// TestEveryFaultQuestionIsSeen: the server asks about its faults only
+// through Server.has, so that FaultQueried sees every question (the
+// mutation matrix leaves a case out of a fault's row when its conforming
+// run never asked about the fault). A FaultSet.Has or a FaultSet indexed
+// by a fault anywhere else fails.
+func TestEveryFaultQuestionIsSeen(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	for _, file := range files {
+		if strings.HasSuffix(file, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, file, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			fn, ok := d.(*ast.FuncDecl)
+			if !ok || fn.Body == nil {
+				continue
+			}
+			if fn.Name.Name == "has" && fn.Recv != nil && strings.Contains(fmt.Sprint(fn.Recv.List[0].Type), "Server") {
+				continue
+			}
+			ast.Inspect(fn.Body, func(n ast.Node) bool {
+				switch n := n.(type) {
+				case *ast.CallExpr:
+					if sel, ok := n.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "Has" && len(n.Args) == 1 {
+						t.Errorf("%s: %s asks FaultSet.Has directly: ask through Server.has, which FaultQueried sees", fset.Position(n.Pos()), fn.Name.Name)
+					}
+				case *ast.IndexExpr:
+					if id, ok := n.Index.(*ast.Ident); ok && strings.HasPrefix(id.Name, "Fault") {
+						t.Errorf("%s: %s reads a fault set by %s directly: ask through Server.has", fset.Position(n.Pos()), fn.Name.Name, id.Name)
+					}
+				}
+				return true
+			})
 		}
 	}
 }

@@ -202,7 +202,7 @@ func newSessionID() (string, error) {
 }
 
 // has reports whether the server runs with fault f.
-func (h *HTTPHandler) has(f Fault) bool { return h.srv.opts.Faults.Has(f) }
+func (h *HTTPHandler) has(f Fault) bool { return h.srv.has(f) }
 
 func (h *HTTPHandler) newSession() (*httpSession, error) {
 	id, err := newSessionID()

@@ -42,7 +42,6 @@ func newModernSession(r *realm, srv *Server, out *output, owner *session) *sessi
 		realm:    r,
 		output:   out,
 		srv:      srv,
-		faults:   srv.opts.Faults,
 		level:    -1,
 		known:    map[string]bool{},
 		inflight: map[string]*call{},
@@ -178,7 +177,7 @@ func (cm *connModern) release() {
 func (s *Server) initializeRefused(params map[string]json.RawMessage) *rpcError {
 	var requested string
 	_ = json.Unmarshal(params["protocolVersion"], &requested)
-	if s.opts.Faults.Has(FaultInitializeErrorWithoutVersions) {
+	if s.has(FaultInitializeErrorWithoutVersions) {
 		return &rpcError{code: codeMethodNotFound, message: "Method not found"}
 	}
 	rerr := s.unsupportedVersion(requested)

@@ -107,6 +107,13 @@ type Options struct {
 	// capabilities (nocontrol.go): the server then looks like any target
 	// without checkpoints, for the tests of wire-only evidence.
 	HideControl bool
+	// FaultQueried, when set, is called with every fault the server asks
+	// about while it serves, whether the fault is on or not, from any of
+	// its goroutines. A conforming run's queries tell which faults a
+	// case's path meets: a fault the server never asks about cannot change
+	// what the case sees (the mutation matrix runs a fault's other cases
+	// only where it is asked about).
+	FaultQueried func(Fault)
 
 	// hook, set by tests only, is called with hookReader when the reader
 	// has admitted a request, with hookHandler when its goroutine starts
@@ -137,6 +144,15 @@ type Server struct {
 	// tools26 is the 2026-07-28 tools/list, built once (modern.go).
 	toolsOnce sync.Once
 	tools26   []map[string]any
+}
+
+// has reports whether fault f is on, telling opts.FaultQueried it was
+// asked. Every question the server asks of its faults goes through it.
+func (s *Server) has(f Fault) bool {
+	if q := s.opts.FaultQueried; q != nil {
+		q(f)
+	}
+	return s.opts.Faults.Has(f)
 }
 
 // New returns a server with a private copy of opts.

@@ -122,7 +122,6 @@ type session struct {
 	*output
 
 	srv    *Server
-	faults FaultSet
 	ctx    context.Context
 	cancel context.CancelFunc
 	// wg counts the goroutines Serve (or the realm, for a POST) waits
@@ -178,7 +177,6 @@ func newSession(ctx context.Context, srv *Server, w io.Writer) *session {
 		realm:    newRealm(""),
 		output:   &output{w: w},
 		srv:      srv,
-		faults:   srv.opts.Faults,
 		ctx:      sctx,
 		cancel:   cancel,
 		wg:       &sync.WaitGroup{},
@@ -191,7 +189,7 @@ func newSession(ctx context.Context, srv *Server, w io.Writer) *session {
 	}
 }
 
-func (ss *session) has(f Fault) bool { return ss.faults.Has(f) }
+func (ss *session) has(f Fault) bool { return ss.srv.has(f) }
 
 // spawnAux runs fn, which serves no request (a watcher), in a goroutine
 // that Serve waits for. A panic in fn is logged and goes no further.
@@ -520,7 +518,7 @@ func (ss *session) decodeAndRoute(raw []byte, msg *jsonrpc.Message) error {
 		}
 		// JSON-RPC 2.0 §5: the id is null when it could not be read.
 		if class == string(jsonrpc.ClassParse) || class == string(jsonrpc.ClassInvalidUTF8) {
-			ss.replyError(parseErrorID(ss.faults), codeParseError, "Parse error", map[string]string{"class": class})
+			ss.replyError(parseErrorID(ss.has), codeParseError, "Parse error", map[string]string{"class": class})
 		} else {
 			// A request whose id could be read gets it back (RPC-11).
 			ss.replyError(readableRequestID(raw), codeInvalidRequest, "Invalid Request", map[string]string{"class": class})

@@ -23,6 +23,7 @@ import (
 	"github.com/mcpflight/mcpflight/internal/targets"
 	"github.com/mcpflight/mcpflight/probe"
 	"github.com/mcpflight/mcpflight/refserver"
+	"github.com/mcpflight/mcpflight/runner"
 	"github.com/mcpflight/mcpflight/transport"
 )
 
@@ -405,8 +406,14 @@ var serverEverything = filepath.Join("..", "..", "testdata", "targets", "node_mo
 	"@modelcontextprotocol", "server-everything", "dist", "index.js")
 
 // TestCheckServerEverything checks a real third-party server over stdio
-// with its built-in profile, picked from the command line. Under CI the
+// through the command line: its built-in profile picked from the command,
+// the schema check, the teardown and the README's finding. Under CI the
 // server must be installed; elsewhere the test is skipped without it.
+//
+// It runs a selection (everythingSelection), a node process per case:
+// every verdict of the whole catalogue over stdio is pinned by the cases
+// package (TestSameVerdictsAsTheCarefulRun/stdio), which runs it against
+// the same server, and running it here too cost about 60 s of CPU.
 func TestCheckServerEverything(t *testing.T) {
 	t.Parallel()
 	node := targets.Need(t, serverEverything)
@@ -415,7 +422,15 @@ func TestCheckServerEverything(t *testing.T) {
 	// The cases run side by side (--jobs by default); their deadline is
 	// a safety net only, generous for a loaded machine: the verdicts rest
 	// on the chronology, never on a deadline.
-	r := runCLI(t, "", "check", "--protocol", "2025-11-25", "--stdio", cmdline, "--json", reportPath, "--case-timeout", "1m")
+	args := []string{"check", "--protocol", "2025-11-25", "--stdio", cmdline, "--json", reportPath, "--case-timeout", "1m"}
+	for _, glob := range everythingSelection {
+		args = append(args, "--case", glob)
+	}
+	selected, err := runner.Select(cases.All(), everythingSelection)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := runCLI(t, "", args...)
 	if r.code == ExitError {
 		t.Fatalf("exit code %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
@@ -454,7 +469,7 @@ func TestCheckServerEverything(t *testing.T) {
 	if rep.SchemaCheck.Checked < 100 {
 		t.Errorf("only %d messages schema-checked", rep.SchemaCheck.Checked)
 	}
-	if got, want := len(rep.Results), len(cases.All()); got != want {
+	if got, want := len(rep.Results), len(selected); got != want {
 		t.Fatalf("%d results for %d cases", got, want)
 	}
 	verdicts := map[string]string{}
@@ -486,6 +501,11 @@ func TestCheckServerEverything(t *testing.T) {
 		}
 	}
 }
+
+// everythingSelection are the cases TestCheckServerEverything runs: the
+// progress area (the messages the schema check reads), the README's
+// finding and the verdicts the test pins.
+var everythingSelection = []string{"progress/*", "cancel/id-zero", "cancel/cleanup-exactly-once", "rpc/id-zero"}
 
 // transportQuote joins argv into a command line that SplitArgs splits
 // back.
