@@ -1,15 +1,11 @@
 package cases_test
 
 import (
-	"context"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/mcpflight/mcpflight/cases"
-	"github.com/mcpflight/mcpflight/profile"
-	"github.com/mcpflight/mcpflight/runner"
+	"github.com/mcpflight/mcpflight/results"
 	"github.com/mcpflight/mcpflight/verdict"
 )
 
@@ -18,37 +14,21 @@ import (
 var serverEverything = filepath.Join("..", "testdata", "targets", "node_modules",
 	"@modelcontextprotocol", "server-everything", "dist", "index.js")
 
-// TestTaskCasesAgainstServerEverything runs the task cases against a real
+// checkEverythingTasks holds the task cases of a stdio run against
+// server-everything (TestSameVerdictsAsTheCarefulRun/stdio), a real
 // server that advertises 2025-11-25 tasks (simulate-research-query,
-// taskSupport required). Every verdict must be a judgement backed by the
-// chronology: no error, and every fail points at the frame that broke
-// the rule.
-func TestTaskCasesAgainstServerEverything(t *testing.T) {
-	t.Parallel()
-	if testing.Short() {
-		t.Skip("the research task takes four seconds a case")
-	}
-	node := everythingNode(t)
-	prof, err := profile.Builtin(profile.ServerEverything)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sel, err := runner.Select(cases.All(), []string{"tasks/*"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// A server process per case, the cases side by side as check runs
-	// them; the case deadline is a safety net.
-	rep, err := runner.Run(context.Background(), runner.Config{Target: everythingStdioTarget(node), Profile: prof, Cases: sel,
-		CloseTimeout: 3 * time.Second, Jobs: runner.DefaultJobs(runner.TransportStdio), Starts: runner.DefaultStarts(runner.TransportStdio),
-		CaseTimeout: time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
+// taskSupport required), to what was checked by hand. Every verdict must
+// be a judgement backed by the chronology: no error, and every fail
+// points at the frame that broke the rule. It shares that run rather
+// than making its own (about 25 node processes).
+func checkEverythingTasks(t *testing.T, rep *results.Report) {
+	t.Helper()
 	got := map[string]verdict.Verdict{}
 	for _, r := range rep.Results {
+		if !strings.HasPrefix(r.ID, "tasks/") {
+			continue
+		}
 		got[r.ID] = r.Outcome.Verdict
-		t.Logf("%s: %s: %s", r.ID, r.Outcome.Verdict, r.Outcome.Summary)
 		switch r.Outcome.Verdict {
 		case verdict.Error:
 			t.Errorf("%s: error: %s", r.ID, r.Outcome.Summary)

@@ -293,6 +293,11 @@ func TestSameVerdictsAsTheCarefulRun(t *testing.T) {
 					t.Errorf("%s ended in error: %s", r.ID, r.Outcome.Summary)
 				}
 			}
+			if tc.name == "stdio" {
+				checkEverythingTasks(t, defaults)
+			} else {
+				checkEverythingHTTP(t, defaults)
+			}
 		})
 	}
 }
