@@ -73,7 +73,7 @@ func (ss *session) robustMalformed(raw []byte, class string) error {
 		ss.logf("malformed input: stopping (fault %s)", FaultDieOnMalformedInput)
 		return ErrCrash
 	}
-	if ss.has(FaultTruncatedSwallowsNext) && class == string(jsonrpc.ClassParse) && len(raw) > 0 && raw[0] == '{' {
+	if class == string(jsonrpc.ClassParse) && len(raw) > 0 && raw[0] == '{' && ss.has(FaultTruncatedSwallowsNext) {
 		ss.robust.mu.Lock()
 		ss.robust.swallow = true
 		ss.robust.mu.Unlock()
@@ -82,11 +82,10 @@ func (ss *session) robustMalformed(raw []byte, class string) error {
 }
 
 // robustSwallow reports whether the frame is to be dropped unread
-// (FaultTruncatedSwallowsNext).
+// (FaultTruncatedSwallowsNext). Only that fault arms it (robustMalformed),
+// so it asks about no fault itself: a session that never sent a truncated
+// object never meets the fault (refserver.Options.FaultQueried).
 func (ss *session) robustSwallow() bool {
-	if !ss.has(FaultTruncatedSwallowsNext) {
-		return false
-	}
 	ss.robust.mu.Lock()
 	defer ss.robust.mu.Unlock()
 	if !ss.robust.swallow {
@@ -128,24 +127,25 @@ func (ss *session) robustRequest(id jsonrpc.ID, method string, params map[string
 		return ok && string(raw) != "null" && json.Unmarshal(raw, &s) == nil
 	}
 	switch {
-	case ss.has(FaultMissingTaskIDInternalError) && !ss.srv.opts.NoTasks && !isString("taskId") &&
-		(method == mcp.MethodTasksGet || method == mcp.MethodTasksResult || method == mcp.MethodTasksCancel):
+	// Each fault is asked about last, once the request is one it acts on:
+	// a session that never sends such a request never meets the fault
+	// (Options.FaultQueried).
+	case (method == mcp.MethodTasksGet || method == mcp.MethodTasksResult || method == mcp.MethodTasksCancel) &&
+		!ss.srv.opts.NoTasks && !isString("taskId") && ss.has(FaultMissingTaskIDInternalError):
 		ss.spawnReq(id, func() { ss.replyError(id, codeInternalError, "Internal error", nil) })
 		return true
-	case ss.has(FaultIllTypedCursorAccepted) && method == mcp.MethodTasksList:
-		if raw, ok := params["cursor"]; ok && string(raw) != "null" && !isString("cursor") {
-			delete(params, "cursor")
-		}
-	case ss.has(FaultMissingLevelInternalError) && method == mcp.MethodLoggingSetLevel && !isString("level"):
+	case method == mcp.MethodTasksList && illTypedCursor(params) && ss.has(FaultIllTypedCursorAccepted):
+		delete(params, "cursor")
+	case method == mcp.MethodLoggingSetLevel && !isString("level") && ss.has(FaultMissingLevelInternalError):
 		ss.spawnReq(id, func() { ss.replyError(id, codeInternalError, "Internal error", nil) })
 		return true
-	case ss.has(FaultMuteAfterNamelessCall) && method == mcp.MethodToolsCall && !isString("name"):
+	case method == mcp.MethodToolsCall && !isString("name") && ss.has(FaultMuteAfterNamelessCall):
 		ss.logf("tools/call without a name: the session stops answering (fault %s)", FaultMuteAfterNamelessCall)
 		ss.robust.mu.Lock()
 		ss.robust.mute = true
 		ss.robust.mu.Unlock()
 		return true
-	case ss.has(FaultMuteAfterIllTypedToolsCursor) && method == mcp.MethodToolsList && illTypedCursor(params):
+	case method == mcp.MethodToolsList && illTypedCursor(params) && ss.has(FaultMuteAfterIllTypedToolsCursor):
 		ss.logf("tools/list with an ill-typed cursor: the session stops answering (fault %s)", FaultMuteAfterIllTypedToolsCursor)
 		ss.robust.mu.Lock()
 		ss.robust.mute = true
@@ -192,17 +192,17 @@ func (ss *session) inFlight(id jsonrpc.ID) bool {
 // flight, before it opens a stream that would take the first request's
 // route (nil under FaultDuplicateIDDropsFirst, which serves it).
 func (hs *httpSession) duplicateRefusal(id jsonrpc.ID) *rpcError {
-	if hs.h.has(FaultDuplicateIDDropsFirst) || !hs.ss.inFlight(id) {
+	if !hs.ss.inFlight(id) || hs.h.has(FaultDuplicateIDDropsFirst) {
 		return nil
 	}
 	return &rpcError{code: codeInvalidRequest, message: "Invalid Request: " + duplicateIDMessage}
 }
 
-// robustDrop reports whether an answer to id is to be dropped.
+// robustDrop reports whether an answer to id is to be dropped. Only the
+// faults that drop answers set what it reads (robustRequest), so it asks
+// about none itself: an answer of a session that never met them is never
+// dropped (Options.FaultQueried).
 func (ss *session) robustDrop(id jsonrpc.ID) bool {
-	if !ss.has(FaultDuplicateIDDropsFirst) && !ss.has(FaultMuteAfterNamelessCall) && !ss.has(FaultMuteAfterIllTypedToolsCursor) {
-		return false
-	}
 	ss.robust.mu.Lock()
 	defer ss.robust.mu.Unlock()
 	if ss.robust.mute {
@@ -222,9 +222,11 @@ func (ss *session) robustDrop(id jsonrpc.ID) bool {
 
 // robustHTTP serves the endpoint's side of FaultDieOnMalformedInput: once
 // a POST body did not decode, every later request is aborted. It returns
-// true when it handled the request.
+// true when it handled the request. Only the fault kills the endpoint
+// (malformedPOST), so it asks about no fault itself: an endpoint that was
+// never sent a malformed body never meets the fault (Options.FaultQueried).
 func (h *HTTPHandler) robustHTTP(w http.ResponseWriter) bool {
-	if !h.has(FaultDieOnMalformedInput) || !h.dead.Load() {
+	if !h.dead.Load() {
 		return false
 	}
 	h.srv.opts.logf("http: the endpoint is dead (fault %s): aborting the request", FaultDieOnMalformedInput)

@@ -623,7 +623,7 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request, body []byte, 
 	} else if hs = h.lookup(w, r); hs == nil {
 		return
 	}
-	if msg.Kind == jsonrpc.KindRequest && h.has(FaultIDZeroAbsent) && msg.ID == jsonrpc.IntID(0) {
+	if msg.Kind == jsonrpc.KindRequest && msg.ID == jsonrpc.IntID(0) && h.has(FaultIDZeroAbsent) {
 		// The fault takes the request for a notification, so over HTTP
 		// it is accepted like one.
 		hs.handle(body)

@@ -529,7 +529,7 @@ func (ss *session) decodeAndRoute(raw []byte, msg *jsonrpc.Message) error {
 	case jsonrpc.KindNotification:
 		return ss.handleNotification(msg)
 	case jsonrpc.KindRequest:
-		if ss.has(FaultIDZeroAbsent) && msg.ID == jsonrpc.IntID(0) {
+		if msg.ID == jsonrpc.IntID(0) && ss.has(FaultIDZeroAbsent) {
 			ss.logf("request %s with id 0 taken for a notification (fault %s)", msg.Method, FaultIDZeroAbsent)
 			return nil
 		}
