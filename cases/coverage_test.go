@@ -50,10 +50,11 @@ type conformingKey struct {
 // their fault coverage, and by the tests of the conforming catalogue
 // (TestCatalogueAgainstReferenceServer and its kin), as their report.
 type conformingRun struct {
-	once sync.Once
-	cov  faultCoverage
-	rep  *results.Report
-	err  error
+	claimed bool // a test judges its report (conformingMu)
+	once    sync.Once
+	cov     faultCoverage
+	rep     *results.Report
+	err     error
 }
 
 var (
@@ -64,15 +65,19 @@ var (
 // conforming returns the catalogue run under revision against the
 // conforming reference server serving protocols (nil: both eras), in
 // process or over Streamable HTTP, with its fault coverage; the first
-// caller for a key runs it, the others wait for it.
-func conforming(overHTTP bool, revision string, protocols []string) (faultCoverage, *results.Report, error) {
+// caller for a key runs it, the others wait for it. A caller that judges
+// the report claims it (claim): a run already claimed, as by an earlier
+// -count iteration, is made again, so that every iteration judges a run
+// of its own; the rows' coverage takes the latest.
+func conforming(overHTTP bool, revision string, protocols []string, claim bool) (faultCoverage, *results.Report, error) {
 	key := conformingKey{overHTTP, revision, strings.Join(protocols, ",")}
 	conformingMu.Lock()
 	cr := conformingRuns[key]
-	if cr == nil {
+	if cr == nil || claim && cr.claimed {
 		cr = &conformingRun{}
 		conformingRuns[key] = cr
 	}
+	cr.claimed = cr.claimed || claim
 	conformingMu.Unlock()
 	cr.once.Do(func() { cr.cov, cr.rep, cr.err = measureCoverage(overHTTP, revision, protocols) })
 	return cr.cov, cr.rep, cr.err
@@ -81,7 +86,7 @@ func conforming(overHTTP bool, revision string, protocols []string) (faultCovera
 // coverageOf returns the fault coverage of the conforming reference
 // server the row's fault is taken out of.
 func coverageOf(r row) (faultCoverage, error) {
-	cov, _, err := conforming(r.overHTTP, r.rev(), r.opts.Protocols)
+	cov, _, err := conforming(r.overHTTP, r.rev(), r.opts.Protocols, false)
 	return cov, err
 }
 

@@ -254,7 +254,7 @@ func needsHTTP(id string) bool {
 
 func TestCatalogueAgainstReferenceServer(t *testing.T) {
 	t.Parallel()
-	_, rep, err := conforming(false, spec.V20251125, nil)
+	_, rep, err := conforming(false, spec.V20251125, nil, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,7 +280,7 @@ func TestCatalogueAgainstReferenceServer(t *testing.T) {
 
 func TestCatalogueOverHTTP(t *testing.T) {
 	t.Parallel()
-	_, rep, err := conforming(true, spec.V20251125, nil)
+	_, rep, err := conforming(true, spec.V20251125, nil, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -630,7 +630,7 @@ func TestCatalogue2026AgainstReferenceServer(t *testing.T) {
 	}{{"inprocess", false, nil}, {"http", true, nil}, {"modern-only", false, []string{spec.V20260728}}} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			_, rep, err := conforming(tc.overHTTP, spec.V20260728, tc.protocols)
+			_, rep, err := conforming(tc.overHTTP, spec.V20260728, tc.protocols, true)
 			if err != nil {
 				t.Fatal(err)
 			}
