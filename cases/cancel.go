@@ -972,6 +972,13 @@ func cancelHandlerStops(ctx context.Context, e *probe.Env) verdict.Outcome {
 	case end.Started < 1:
 		return verdict.Errorf("the observer never saw the call start (%s): its profile entry names the wrong tool or counts other handlers", end.Seen)
 	case end.Completed >= 1:
+		if _, seq := op.Call.Response(); op.CrossedCancel(seq) {
+			// The response came before the barrier's answer: the handler
+			// may have ended before the target read the cancel (a loaded
+			// machine, or a target whose steps outrun its input).
+			return verdict.Unexercised("the handler completed, and its response (seq %d) came between the cancel (seq %d) and the sign that the target had read it: the handler ended before the target read the cancel, or ran on after it, which neither the wire nor the observer can tell apart (%s)",
+				seq, cseq, end.Seen)
+		}
 		return e.Broke(rule, stops, "the handler ran to completion after the cancel ("+end.Seen+")", cseq)
 	case end.Cancelled < 1:
 		return e.Broke(rule, stops, "the handler was still running after the time its remaining steps need ("+end.Seen+")", cseq)

@@ -58,6 +58,9 @@ func checkEverythingHTTP(t *testing.T, rep *results.Report) {
 		"robust/params-tools-list-cursor": {"info "},
 	} {
 		o := got[id]
+		if o.Unexercised {
+			continue // a run that could not exercise the rule claims nothing (unobserved)
+		}
 		if v := string(o.Verdict) + " " + o.Requirement; !slices.Contains(want, v) {
 			t.Errorf("%s: %q, want one of %q: %s", id, v, want, o.Summary)
 		}

@@ -88,6 +88,11 @@ var racyOnThirdParty = []struct {
 	{"gosdk-stdio", spec.V20260728, "cancel/mid-work-no-progress",
 		[]finding{{verdict.Pass, ""}, {verdict.Fail, "CAN-54"}},
 		"the handler's step timer and the cancel race: a step that fires as the cancel arrives still sends its progress"},
+	{"gosdk-stdio", spec.V20260728, "cancel/no-further-message-after-progress",
+		[]finding{{verdict.Pass, ""}, {verdict.Fail, "CAN-54"}},
+		"the handler's step timer and the cancel race, as in cancel/mid-work-no-progress: a step that fires as the cancel " +
+			"arrives still sends its progress (fail), one that does not leaves nothing after the cancel (pass, seen in a " +
+			"loaded full run under two busy loops)"},
 	{"mcpgo-*", spec.V20260728, "subscriptions/acknowledged-first",
 		[]finding{{verdict.Pass, ""}, {verdict.Fail, "SUB-2"}},
 		"mcp-go answers subscriptions/listen at once and writes the acknowledgement from another goroutine: on the " +
