@@ -155,6 +155,13 @@ type hstream struct {
 	unwatch chan struct{}
 	events  []hevent
 	ended   bool
+	// cancelled is the request a POSTed cancel named while the stream was
+	// open, and faultSent whether FaultResponseAfterCancelOnStream's
+	// response was written for it: whichever ends the stream first, the
+	// cancel's handling or the operation's KEY/end, writes it
+	// (faultResponseLocked).
+	cancelled *call
+	faultSent bool
 	// gen counts attachments; a connection serves the stream only while
 	// its generation is current, so a message is never sent twice.
 	gen int
@@ -840,6 +847,7 @@ func (hs *httpSession) watchEnd(st *hstream, end string) {
 			return
 		}
 		hs.mu.Lock()
+		hs.faultResponseLocked(st)
 		hs.endStream(st)
 		hs.mu.Unlock()
 	})
@@ -892,6 +900,13 @@ func (hs *httpSession) notification(msg *jsonrpc.Message, raw []byte) (answers [
 			hs.ss.mu.Unlock()
 		}
 	}
+	if target != nil {
+		hs.mu.Lock()
+		if st := hs.byReq[key]; st != nil && !st.ended {
+			st.cancelled = target
+		}
+		hs.mu.Unlock()
+	}
 	hs.handleLocked(raw)
 	if target == nil {
 		return answers
@@ -908,14 +923,32 @@ func (hs *httpSession) notification(msg *jsonrpc.Message, raw []byte) (answers [
 	if st == nil || st.ended {
 		return answers
 	}
-	if hs.h.has(FaultResponseAfterCancelOnStream) {
-		frame, _ := jsonrpc.EncodeError(target.id, &jsonrpc.Error{Code: codeInternalError, Message: "Request cancelled"})
-		hs.appendEvent(st, frame)
-	}
+	hs.faultResponseLocked(st)
 	if !st.untilEnd {
 		hs.endStream(st)
 	}
 	return answers
+}
+
+// faultResponseLocked writes, under FaultResponseAfterCancelOnStream, the
+// error response of the request whose accepted cancel st saw, once. The
+// operation of a stream that waits for KEY/end may reach it as soon as
+// the cancel is accepted, so both the cancel's handling and that end call
+// it, and the first writes. Caller holds hs.mu.
+func (hs *httpSession) faultResponseLocked(st *hstream) {
+	c := st.cancelled
+	if c == nil || st.faultSent || st.ended {
+		return
+	}
+	hs.ss.mu.Lock()
+	cancelled := c.state == stateCancelled
+	hs.ss.mu.Unlock()
+	if !cancelled || !hs.h.has(FaultResponseAfterCancelOnStream) {
+		return
+	}
+	st.faultSent = true
+	frame, _ := jsonrpc.EncodeError(c.id, &jsonrpc.Error{Code: codeInternalError, Message: "Request cancelled"})
+	hs.appendEvent(st, frame)
 }
 
 // serveJSON answers with the request's response as one JSON body.
