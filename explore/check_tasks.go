@@ -32,7 +32,8 @@ func (c *checker) observe(s *sessState, t peer.Task, seq uint64, source string) 
 	}
 	if t.Status == mcp.TaskCancelled && nt.cancelReq == 0 && nt.notifCancel > 0 && nt.terminal == "" {
 		c.violate(s, InvTaskNotifCancel, "CAN-4", seq, false,
-			"task %s is cancelled (%s), and no tasks/cancel named it: notifications/cancelled at #%d named the request that created it",
+			"task %s is cancelled (%s), and no tasks/cancel named it: notifications/cancelled at #%d named the request that created it; "+
+				"that notification cancelled it, or the server cancelled it unprompted (TSK-D1), which the wire cannot tell apart",
 			nt.key, source, nt.notifCancel)
 	}
 	if mcp.TaskTerminal(t.Status) && nt.terminal == "" {
