@@ -7,7 +7,9 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -321,20 +323,10 @@ func TestFaultsDocumentTheirRequirements(t *testing.T) {
 // so a fault cannot exist that the matrix, ParseFault and the docs do
 // not know (issue 24.2).
 func TestOneFaultTable(t *testing.T) {
-	files, err := filepath.Glob("*.go")
-	if err != nil {
-		t.Fatal(err)
-	}
 	declared := map[Fault]string{}
-	fset := token.NewFileSet()
-	for _, file := range files {
-		if strings.HasSuffix(file, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(fset, file, nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
+	_, files := packageFiles(t)
+	for _, file := range slices.Sorted(maps.Keys(files)) {
+		f := files[file]
 		for _, d := range f.Decls {
 			g, ok := d.(*ast.GenDecl)
 			if !ok || g.Tok != token.CONST {
@@ -419,19 +411,8 @@ func TestFaultQueried(t *testing.T) {
 // run never asked about the fault). A FaultSet.Has or a FaultSet indexed
 // by a fault anywhere else fails.
 func TestEveryFaultQuestionIsSeen(t *testing.T) {
-	files, err := filepath.Glob("*.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	fset := token.NewFileSet()
-	for _, file := range files {
-		if strings.HasSuffix(file, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(fset, file, nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
+	fset, files := packageFiles(t)
+	for _, f := range files {
 		for _, d := range f.Decls {
 			fn, ok := d.(*ast.FuncDecl)
 			if !ok || fn.Body == nil {
@@ -455,4 +436,26 @@ func TestEveryFaultQuestionIsSeen(t *testing.T) {
 			})
 		}
 	}
+}
+
+// packageFiles parses the package's non-test files, by file name.
+func packageFiles(t *testing.T) (*token.FileSet, map[string]*ast.File) {
+	t.Helper()
+	names, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	files := map[string]*ast.File{}
+	for _, name := range names {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[name] = f
+	}
+	return fset, files
 }
