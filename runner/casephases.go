@@ -107,6 +107,14 @@ func (r *caseRun) dial() *verdict.Outcome {
 	conn, err := r.cfg.Target.Dial(r.ctx, r.log)
 	if err != nil {
 		r.log.Harness(chrono.KindError, "runner", "dial failed: "+err.Error())
+		if r.ctx.Err() != nil {
+			// The run ended (its deadline, an interrupt) while the target
+			// was being started: that is why, not the target.
+			why := stopReason(r.ctx, r.cfg)
+			r.log.Harness(chrono.KindDeadline, "runner", why+" while the target was being started")
+			o := verdict.Errorf("%s before the target started (%s)", why, chrono.Sanitize(err.Error(), false))
+			return &o
+		}
 		r.res.TargetMissing = unreachable(err)
 		o := verdict.Errorf("cannot reach the target: %v", err)
 		return &o

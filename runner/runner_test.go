@@ -619,3 +619,29 @@ func TestTeardownOf(t *testing.T) {
 		}
 	}
 }
+
+// TestRunTimeoutWhileStarting: the run deadline comes while the target is
+// still being started (a start that waits on a busy machine): the case is
+// an error that names the run deadline, not a target that cannot be
+// reached (a loaded full run reported "cannot reach the target" there).
+func TestRunTimeoutWhileStarting(t *testing.T) {
+	starting := make(chan struct{})
+	tgt := Target{Name: "slow start", Transport: TransportStdio,
+		Dial: func(ctx context.Context, _ *chrono.Log) (transport.Conn, error) {
+			close(starting)
+			<-ctx.Done()
+			return nil, fmt.Errorf("transport: not starting it: %w", ctx.Err())
+		}}
+	p, _ := profile.Builtin(profile.Reference)
+	rep, _ := Run(context.Background(), Config{Target: tgt, Profile: p, CaseTimeout: time.Minute, // safety net only
+		RunTimeout: 100 * time.Millisecond, Jobs: 1, Cases: []probe.Case{pingCase("s/first")}})
+	<-starting
+	if rep == nil || len(rep.Results) != 1 {
+		t.Fatalf("report %+v", rep)
+	}
+	r := rep.Results[0]
+	if r.Outcome.Verdict != verdict.Error || !strings.Contains(r.Outcome.Summary, "run deadline reached") ||
+		!strings.Contains(r.Outcome.Summary, "before the target started") || r.TargetMissing {
+		t.Errorf("%s: %s %q (target missing %v), want an error naming the run deadline", r.ID, r.Outcome.Verdict, r.Outcome.Summary, r.TargetMissing)
+	}
+}
