@@ -160,6 +160,8 @@ type Log struct {
 	// allocates no channel.
 	changed chan struct{}
 	redact  atomic.Pointer[Redactor]
+	// into, when set, is the log l records into instead (RecordInto).
+	into atomic.Pointer[Log]
 }
 
 // Option configures a Log.
@@ -181,7 +183,43 @@ func WithRedactor(r *Redactor) Option { return func(l *Log) { l.redact.Store(r) 
 // SetRedactor makes the log redact r's secrets from every event appended
 // from now on: raw bytes, texts, state names and summaries. The evidence
 // then never holds a credential, whatever the target echoes back.
-func (l *Log) SetRedactor(r *Redactor) { l.redact.Store(r) }
+func (l *Log) SetRedactor(r *Redactor) {
+	l.redact.Store(r)
+	if t := l.into.Load(); t != nil {
+		t.redact.Store(r)
+	}
+}
+
+// RecordInto makes l a stand-in for to: from now on every method of l
+// acts on to (appends, lengths, waits), until RecordInto(nil) gives l its
+// own events back. to takes l's redactor, when l has one. A connection
+// and session that cases use one after another (the runner shares a
+// stdio server's session between cases that leave it as they found it)
+// record into one such stand-in, and each case points it at its own
+// chronology, so that every case's evidence is a log of its own, with
+// sequence numbers from 1. A to that stands in for another log is taken
+// as that log.
+func (l *Log) RecordInto(to *Log) {
+	if to != nil {
+		if to = to.current(); to == l {
+			to = nil
+		}
+	}
+	if to != nil {
+		if r := l.redact.Load(); r != nil {
+			to.redact.Store(r)
+		}
+	}
+	l.into.Store(to)
+}
+
+// current is the log l's methods act on: the one it records into, or l.
+func (l *Log) current() *Log {
+	if t := l.into.Load(); t != nil {
+		return t
+	}
+	return l
+}
 
 // New returns an empty log whose offsets count from now.
 func New(opts ...Option) *Log {
@@ -196,6 +234,7 @@ func New(opts ...Option) *Log {
 // Append adds an event, giving it the next sequence number and the offset
 // since the log began, and returns it as stored.
 func (l *Log) Append(e Event) Event {
+	l = l.current()
 	full := l.full()
 	if r := l.redact.Load(); !r.Empty() && !full {
 		e = l.redactEvent(r, e)
@@ -274,6 +313,7 @@ func (l *Log) appendLocked(e Event) Event {
 
 // Dropped is how many events were counted but not kept, past the cap.
 func (l *Log) Dropped() uint64 {
+	l = l.current()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.dropped
@@ -283,6 +323,7 @@ func (l *Log) Dropped() uint64 {
 // the event cap later events were only counted, past the byte cap they
 // kept no raw bytes. Either way the chronology is incomplete evidence.
 func (l *Log) CapReached() string {
+	l = l.current()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var parts []string
@@ -306,6 +347,7 @@ func (l *Log) full() bool {
 // Frame records a wire frame. msg may be nil, in which case the frame is
 // decoded here for its summary; decodeErr, if set, marks it malformed.
 func (l *Log) Frame(dir Direction, channel string, raw []byte, msg *jsonrpc.Message, decodeErr error) Event {
+	l = l.current()
 	if l.full() {
 		// Past the event cap the frame is only counted: spare a flood
 		// the decoding and copying of what is thrown away.
@@ -329,6 +371,7 @@ func (l *Log) State(channel, from, to string) Event {
 
 // Events returns a copy of every event so far.
 func (l *Log) Events() []Event {
+	l = l.current()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return append([]Event(nil), l.events...)
@@ -339,6 +382,7 @@ func (l *Log) Events() []Event {
 // once appended. Callers must not modify it (Events returns a copy); a
 // capped log of DefaultMaxEvents events is then not held twice.
 func (l *Log) Snapshot() []Event {
+	l = l.current()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.events[:len(l.events):len(l.events)]
@@ -346,6 +390,7 @@ func (l *Log) Snapshot() []Event {
 
 // Since returns the events with sequence numbers greater than seq.
 func (l *Log) Since(seq uint64) []Event {
+	l = l.current()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if seq >= uint64(len(l.events)) {
@@ -356,6 +401,7 @@ func (l *Log) Since(seq uint64) []Event {
 
 // Len is the number of events so far, which is also the last sequence number.
 func (l *Log) Len() uint64 {
+	l = l.current()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return uint64(len(l.events))
@@ -363,6 +409,7 @@ func (l *Log) Len() uint64 {
 
 // Changed returns a channel closed at the next Append after this call.
 func (l *Log) Changed() <-chan struct{} {
+	l = l.current()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.changedLocked()
@@ -380,6 +427,7 @@ func (l *Log) changedLocked() chan struct{} {
 // or ctx ends. match sees each event once, in order, and runs without the
 // log's lock held.
 func (l *Log) WaitFor(ctx context.Context, after uint64, match func(Event) bool) (Event, error) {
+	l = l.current()
 	for {
 		// Take the pending events and the wake-up channel together, then
 		// match outside the lock so that match may use the log itself.
@@ -441,6 +489,7 @@ func (le *lineEncoder) Encode(v any) error {
 // everything appended so far has been written, and returns the first write
 // error.
 func (l *Log) Stream(w io.Writer) (stop func() error) {
+	l = l.current()
 	done := make(chan struct{})
 	finished := make(chan error, 1)
 	go func() {

@@ -288,3 +288,49 @@ func TestSummarizeSkipsOnlyWhatCannotMatch(t *testing.T) {
 		}
 	}
 }
+
+// TestRecordInto: a stand-in log records into the log it points at, every
+// method acting there (the runner's shared stdio sessions), and gets its
+// own events back with RecordInto(nil); a redactor set on the stand-in
+// reaches the log it records into.
+func TestRecordInto(t *testing.T) {
+	stand := New()
+	first, second := New(), New()
+	stand.RecordInto(first)
+	stand.Harness(KindDecision, "t", "one")
+	stand.RecordInto(second)
+	r := NewRedactor()
+	r.Add("s3cret")
+	stand.SetRedactor(r)
+	ch := second.Changed()
+	stand.Harness(KindDecision, "t", "two s3cret")
+	select {
+	case <-ch:
+	default:
+		t.Fatal("an append through the stand-in did not wake the waiters of the log it records into")
+	}
+	if got := first.Len(); got != 1 {
+		t.Fatalf("first log has %d events, want 1 (only what came before the switch)", got)
+	}
+	if got := stand.Len(); got != 1 || second.Len() != 1 {
+		t.Fatalf("stand-in Len %d, second Len %d: want both 1 (the stand-in reads the log it records into)", got, second.Len())
+	}
+	ev := second.Events()[0]
+	if ev.Seq != 1 || strings.Contains(ev.Text, "s3cret") {
+		t.Fatalf("second log's event %+v: want sequence 1 and the secret redacted", ev)
+	}
+	if _, err := stand.WaitFor(t.Context(), 0, func(e Event) bool { return e.Seq == 1 }); err != nil {
+		t.Fatal(err)
+	}
+	third := New()
+	third.RecordInto(stand) // a stand-in is taken as the log it records into
+	third.Harness(KindDecision, "t", "three")
+	if second.Len() != 2 {
+		t.Fatalf("second log has %d events, want 2: a log recording into a stand-in records where the stand-in does", second.Len())
+	}
+	stand.RecordInto(nil)
+	stand.Harness(KindDecision, "t", "own")
+	if stand.Len() != 1 || second.Len() != 2 {
+		t.Fatalf("after RecordInto(nil): stand-in %d events, second %d; want 1 and 2", stand.Len(), second.Len())
+	}
+}
