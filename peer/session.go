@@ -461,6 +461,34 @@ func (s *Session) Close(ctx context.Context) transport.Teardown {
 	return td
 }
 
+// ErrBusy reports a hand-over of a session with requests still in flight.
+var ErrBusy = errors.New("peer: requests are still in flight")
+
+// HandOver begins a new chapter of the session, for a case that goes on
+// where another left it (the runner shares a stdio server's session
+// between cases that leave it as they found it): the strays,
+// notifications and notification observers recorded so far are
+// forgotten, so that the next case reads only what comes during its own
+// use. Request IDs and progress tokens stay spent (an ID is never reused
+// within a session, RPC-6; a late progress for an ended request is still
+// known as such), and so do the handshake's result and the envelope. It
+// fails with ErrBusy, changing nothing, while a request of ours or of the
+// peer's is in flight, and with the session's error once it has ended.
+func (s *Session) HandOver() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closedErr != nil {
+		return s.closedErr
+	}
+	if len(s.outgoing) > 0 || len(s.incoming) > 0 {
+		return fmt.Errorf("%w: %d of ours, %d of the peer's", ErrBusy, len(s.outgoing), len(s.incoming))
+	}
+	s.strays, s.strayCount, s.straysDropped = nil, nil, 0
+	s.notes, s.notesDropped = nil, 0
+	s.observers = nil
+	return nil
+}
+
 // Strays returns frames that matched nothing: responses to unknown IDs,
 // progress for unknown or finished tokens, duplicate responses, and
 // malformed frames; the first MaxStraysPerKind of each kind.

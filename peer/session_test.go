@@ -456,3 +456,53 @@ func TestUndecodableResultNamesTheField(t *testing.T) {
 		}
 	}
 }
+
+// TestHandOver: a session goes on for another case only with nothing in
+// flight; the next chapter starts with no strays, notifications or
+// observers of the last, and IDs stay spent (RPC-6).
+func TestHandOver(t *testing.T) {
+	ctx := testCtx(t)
+	s, fs := newPair(t)
+	observed := 0
+	s.OnNotification(func(*jsonrpc.Message) { observed++ })
+	c, err := s.Start(ctx, "tools/call", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := fs.read()
+	if err := s.HandOver(); !errors.Is(err, ErrBusy) {
+		t.Fatalf("HandOver with a request in flight = %v, want ErrBusy", err)
+	}
+	fs.write(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}`)
+	fs.write(`{"jsonrpc":"2.0","id":999,"result":{}}`)
+	fs.write(`{"jsonrpc":"2.0","id":` + req.ID.String() + `,"result":{}}`)
+	if _, err := c.Await(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Notifications()) != 1 || len(s.Strays()) != 1 || observed != 1 {
+		t.Fatalf("before the hand-over: %d notifications, %d strays, %d observed; want 1 each", len(s.Notifications()), len(s.Strays()), observed)
+	}
+	if err := s.HandOver(); err != nil {
+		t.Fatalf("HandOver with nothing in flight: %v", err)
+	}
+	if len(s.Notifications()) != 0 || len(s.Strays()) != 0 {
+		t.Fatalf("after the hand-over: %d notifications, %d strays; want none", len(s.Notifications()), len(s.Strays()))
+	}
+	if _, err := s.Start(ctx, "ping", nil, WithID(req.ID)); !errors.Is(err, ErrDuplicateID) {
+		t.Fatalf("reusing the last chapter's ID %s = %v, want ErrDuplicateID", req.ID, err)
+	}
+	fs.write(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"y"}}`)
+	pinged := make(chan error, 1)
+	go func() { pinged <- s.Ping(ctx) }()
+	ping := fs.read()
+	if ping.ID.Key() == req.ID.Key() {
+		t.Fatalf("the next chapter's ping reused ID %s", req.ID)
+	}
+	fs.write(`{"jsonrpc":"2.0","id":` + ping.ID.String() + `,"result":{}}`)
+	if err := <-pinged; err != nil {
+		t.Fatal(err)
+	}
+	if observed != 1 || len(s.Notifications()) != 1 {
+		t.Fatalf("the last chapter's observer saw %d notifications (want 1: it is gone); the new chapter has %d (want 1)", observed, len(s.Notifications()))
+	}
+}
