@@ -78,6 +78,7 @@ func onTerminal(t *testing.T, width uint16, args ...string) string {
 	select {
 	case err := <-exited:
 		if err != nil {
+			<-read // the copy has ended once the child is gone: out is whole
 			t.Fatalf("check on a terminal: %v\n%q", err, out.String())
 		}
 	case <-time.After(zooSafety): // safety net only
