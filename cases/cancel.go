@@ -134,6 +134,7 @@ func cancelCases() []probe.Case {
 		//   server as cancellation of that request."
 		{
 			ID:        "cancel/after-completion",
+			Tidy:      true,
 			Title:     "a cancel for a completed request is ignored",
 			Reqs:      []string{"CAN-11", "CAN-14", "RPC-15", "RPC-8"},
 			ReqsUnder: map[string][]string{spec.V20251125: {"CAN-9", "CAN-8", "PRG-12"}, spec.V20260728: {"CAN-49", "CAN-54", "CAN-56", "CAN-48", "PRG-44", "CAN-55"}},
@@ -157,6 +158,7 @@ func cancelCases() []probe.Case {
 		//   cancelled"
 		{
 			ID:        "cancel/unknown-id-ignored",
+			Tidy:      true,
 			Title:     "a cancel for an unknown id touches nothing",
 			Reqs:      []string{"CAN-14", "RPC-15", "CAN-11", "RPC-8"},
 			ReqsUnder: map[string][]string{spec.V20251125: {"CAN-9"}, spec.V20260728: {"CAN-49"}},
@@ -178,6 +180,7 @@ func cancelCases() []probe.Case {
 		// CAN-6 MUST (2025-11-25 only): "This MUST be provided for cancelling non-task requests."
 		{
 			ID:        "cancel/missing-request-id",
+			Tidy:      true,
 			Title:     "a cancel without requestId is ignored",
 			Reqs:      []string{"CAN-14", "CAN-11", "RPC-15", "RPC-8"},
 			ReqsUnder: map[string][]string{spec.V20251125: {"CAN-6"}},
@@ -200,6 +203,7 @@ func cancelCases() []probe.Case {
 		//   to."
 		{
 			ID:       "cancel/invalid-request-id",
+			Tidy:     true,
 			Title:    "cancels with structurally invalid ids are ignored",
 			Reqs:     []string{"CAN-14", "RPC-4", "RPC-5", "CAN-11", "RPC-15", "RPC-8"},
 			Versions: bothRevisions(),
@@ -224,6 +228,7 @@ func cancelCases() []probe.Case {
 		//   to."
 		{
 			ID:       "cancel/no-params",
+			Tidy:     true,
 			Title:    "a cancel with no params is ignored",
 			Reqs:     []string{"CAN-14", "CAN-11", "RPC-15", "RPC-8"},
 			Versions: bothRevisions(),

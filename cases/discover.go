@@ -35,6 +35,7 @@ func discoverCases() []probe.Case {
 		//   it does support:"
 		{
 			ID:       "discover/answers",
+			Tidy:     true,
 			Title:    "server/discover lists the server's versions and capabilities",
 			Reqs:     []string{"LIF-42", "LIF-40"},
 			Versions: modernOnly(),
@@ -48,6 +49,7 @@ func discoverCases() []probe.Case {
 		// LIF-51 SHOULD: "Servers SHOULD include this field."
 		{
 			ID:       "rpc/server-info-in-meta",
+			Tidy:     true,
 			Title:    "every result names the server in _meta",
 			Reqs:     []string{"RPC-56", "LIF-51"},
 			Versions: modernOnly(),
@@ -60,6 +62,7 @@ func discoverCases() []probe.Case {
 		//   result."
 		{
 			ID:       "rpc/result-type-on-every-result",
+			Tidy:     true,
 			Title:    "every result carries resultType",
 			Reqs:     []string{"RPC-40"},
 			Versions: modernOnly(),

@@ -237,7 +237,7 @@ func TestSameVerdictsAsTheCarefulRun(t *testing.T) {
 				Jobs: runner.DefaultJobs(tgt.Transport), Starts: runner.DefaultStarts(tgt.Transport), CaseTimeout: time.Minute}}
 			if live {
 				cfgs = append(cfgs, runner.Config{Target: tc.target(t), Profile: carefulProfile(t), Cases: cases.All(),
-					FixedWindows: true, Jobs: 1, CaseTimeout: time.Minute})
+					FixedWindows: true, Isolate: true, Jobs: 1, CaseTimeout: time.Minute})
 			}
 			reps := make([]*results.Report, len(cfgs))
 			errs := make([]error, len(cfgs))
@@ -270,6 +270,21 @@ func TestSameVerdictsAsTheCarefulRun(t *testing.T) {
 				t.Fatalf("%s holds no careful verdicts for %s", carefulFile, tc.name)
 			}
 			t.Logf("defaults: %v, %s", defaults.Duration.Round(time.Millisecond), summary(defaults))
+			if tgt.Transport == runner.TransportStdio {
+				// The defaults share server processes between tidy cases,
+				// the careful run gives each case its own: the comparison
+				// below is what shows that sharing changes no verdict.
+				continued := 0
+				for _, r := range defaults.Results {
+					if r.ContinuedFrom != "" {
+						continued++
+					}
+				}
+				t.Logf("defaults: %d cases continued a session another tidy case opened", continued)
+				if continued == 0 {
+					t.Error("no case of the defaults continued a shared session: the comparison shows nothing about sharing")
+				}
+			}
 			want, got := maps.Clone(want), findings(defaults)
 			for id, racy := range racyOnEverything {
 				if racy.transport != tgt.Transport {

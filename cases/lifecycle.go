@@ -59,6 +59,7 @@ func lifecycleCases() []probe.Case {
 		//   to."
 		{
 			ID:       "ping/empty-result",
+			Tidy:     true,
 			Title:    "ping is answered with an empty result",
 			Reqs:     []string{"PNG-1", "RPC-8"},
 			Versions: []string{spec.V20251125},

@@ -172,3 +172,25 @@ func isSel(expr ast.Expr, pkg, name string) bool {
 	x, ok := sel.X.(*ast.Ident)
 	return ok && x.Name == pkg
 }
+
+// TestTidyCasesMayShare: a case marked Tidy needs nothing a shared
+// session cannot give (probe.Case.SharesSession), so that the mark is
+// never a dead letter, and the catalogue has tidy cases in the areas
+// whose cases leave a server as they found it.
+func TestTidyCasesMayShare(t *testing.T) {
+	areas := map[string]int{}
+	for _, c := range cases.All() {
+		if !c.Tidy {
+			continue
+		}
+		if !c.SharesSession() {
+			t.Errorf("%s is marked Tidy, but its needs (%+v) keep it off shared sessions", c.ID, c.Needs)
+		}
+		areas[c.Area()]++
+	}
+	for _, area := range []string{"progress", "cancel", "ping", "rpc"} {
+		if areas[area] == 0 {
+			t.Errorf("no tidy case in %s", area)
+		}
+	}
+}

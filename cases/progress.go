@@ -28,6 +28,7 @@ func progressCases() []probe.Case {
 		//   they deem appropriate ▸ Omit the total value if unknown"
 		{
 			ID:        "progress/strictly-increasing",
+			Tidy:      true,
 			Title:     "progress values strictly increase",
 			Reqs:      []string{"PRG-4", "PRG-1", "PRG-14", "PRG-7"},
 			ReqsUnder: map[string][]string{spec.V20251125: {"PRG-8"}, spec.V20260728: {"PRG-43"}},
@@ -47,6 +48,7 @@ func progressCases() []probe.Case {
 		//   total is unknown."
 		{
 			ID:       "progress/token-echo-string",
+			Tidy:     true,
 			Title:    "a string token is echoed exactly",
 			Reqs:     []string{"PRG-7", "PRG-1", "PRG-14", "PRG-4"},
 			Versions: bothRevisions(),
@@ -65,6 +67,7 @@ func progressCases() []probe.Case {
 		//   total is unknown."
 		{
 			ID:       "progress/token-echo-integer",
+			Tidy:     true,
 			Title:    "an integer token is echoed as an integer",
 			Reqs:     []string{"PRG-7", "PRG-1", "PRG-14", "PRG-4"},
 			Versions: bothRevisions(),
@@ -83,6 +86,7 @@ func progressCases() []probe.Case {
 		//   total is unknown."
 		{
 			ID:       "progress/token-zero",
+			Tidy:     true,
 			Title:    "progress token 0 is a real token",
 			Reqs:     []string{"PRG-7", "PRG-1", "PRG-14", "PRG-4"},
 			Versions: bothRevisions(),
@@ -95,6 +99,7 @@ func progressCases() []probe.Case {
 		//   an active request ▸ Are associated with an in-progress operation"
 		{
 			ID:       "progress/none-without-token",
+			Tidy:     true,
 			Title:    "no progress is sent for a request without a token",
 			Reqs:     []string{"PRG-7"},
 			Versions: bothRevisions(),
@@ -111,6 +116,7 @@ func progressCases() []probe.Case {
 		//   total is unknown."
 		{
 			ID:       "progress/none-after-response",
+			Tidy:     true,
 			Title:    "progress stops at the response",
 			Reqs:     []string{"PRG-14", "PRG-7", "PRG-1", "PRG-4"},
 			Versions: bothRevisions(),
@@ -130,6 +136,7 @@ func progressCases() []probe.Case {
 		//   an active request ▸ Are associated with an in-progress operation"
 		{
 			ID:       "progress/fractional-total",
+			Tidy:     true,
 			Title:    "fractional progress and total survive",
 			Reqs:     []string{"PRG-5", "PRG-4", "PRG-1", "PRG-14", "PRG-7"},
 			Versions: bothRevisions(),
@@ -150,6 +157,7 @@ func progressCases() []probe.Case {
 		//   means, but MUST be unique across all active requests."
 		{
 			ID:        "progress/token-reuse-after-cleanup",
+			Tidy:      true,
 			Title:     "a token reused after its request ended starts afresh",
 			Reqs:      []string{"PRG-7", "PRG-4", "PRG-1", "PRG-14"},
 			ReqsUnder: map[string][]string{spec.V20251125: {"PRG-2"}, spec.V20260728: {"PRG-41"}},
@@ -178,6 +186,7 @@ func progressCases() []probe.Case {
 		//   client request."
 		{
 			ID:        "progress/interleaved-tokens",
+			Tidy:      true,
 			Title:     "concurrent requests keep their progress apart",
 			Reqs:      []string{"PRG-7", "PRG-4", "PRG-1", "PRG-14"},
 			ReqsUnder: map[string][]string{spec.V20251125: {"PRG-2", "HTTP-22"}, spec.V20260728: {"PRG-41", "PRG-40", "LOG-46"}},

@@ -22,6 +22,7 @@ func schemaCases() []probe.Case {
 		//   indicate the type of the result."
 		{
 			ID:    "rpc/tools-list-schema",
+			Tidy:  true,
 			Title: "every tools/list page matches the schema's ListToolsResult",
 			Reqs:  []string{wireschema.BaseRule},
 			// Under 2026-07-28 a page without resultType breaks

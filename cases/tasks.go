@@ -30,6 +30,7 @@ func taskCases() []probe.Case {
 		//   supported by the party."
 		{
 			ID:       "tasks/capability-shape",
+			Tidy:     true,
 			Title:    "the tasks capability is declared by request category",
 			Reqs:     []string{"TSK-1", "TSK-2", "TSK-6"},
 			Versions: []string{spec.V20251125},
@@ -46,6 +47,7 @@ func taskCases() []probe.Case {
 		//   as a task."
 		{
 			ID:       "tasks/tool-task-support",
+			Tidy:     true,
 			Title:    "the task tool advertises execution.taskSupport",
 			Reqs:     []string{"TSK-8", "TSK-10", "TSK-11"},
 			Versions: []string{spec.V20251125},

@@ -99,8 +99,28 @@ type Case struct {
 	Sends string
 	// Expect says what must happen.
 	Expect string
+	// Tidy: the case leaves a session as it found it: every request it
+	// sends is answered before it ends, it starts no work that outlives
+	// them (no cancel of running work, no task), it sends only IDs the
+	// session allocates, and it changes no setting of the session (a log
+	// level, a second initialize). Over stdio, where a session is a
+	// server process, the runner then lets it go on with a session an
+	// earlier tidy case opened, after that case (runner Config.Isolate).
+	Tidy bool
 	// Run drives the session and judges.
 	Run func(ctx context.Context, e *Env) verdict.Outcome
+}
+
+// SharesSession reports whether the case may go on with a session an
+// earlier case used (runner Config.Isolate): it is Tidy, and needs
+// nothing a used session could give it otherwise than a fresh one would
+// (the control extension's counters, a handshake of its own, the server
+// to itself, the stdio or HTTP transport's own life, a task tool's
+// durable state, a side effect or a log level).
+func (c Case) SharesSession() bool {
+	n := c.Needs
+	return c.Tidy && !n.Control && !n.NoHandshake && !n.Alone && !n.Observes && !n.Stdio && !n.HTTP && !n.Tasks &&
+		!n.EffectTool && !n.LogTool
 }
 
 // Area is the part of the ID before the first slash.

@@ -242,8 +242,15 @@ type JSONResult struct {
 	// Revision is the protocol revision the case ran under. Added within
 	// v1.
 	Revision string `json:"revision,omitempty"`
-	// Teardown is null when the case opened no connection.
+	// Teardown is null when the case opened no connection, or handed
+	// it on.
 	Teardown *JSONTeardown `json:"teardown"`
+	// ContinuedFrom names the case that opened the session this case
+	// went on with, and HandedOn is set when the case's session went on
+	// to another case (over stdio, tidy cases share server processes;
+	// --isolate). Added within v1.
+	ContinuedFrom string `json:"continuedFrom,omitempty"`
+	HandedOn      bool   `json:"handedOn,omitempty"`
 	// Events is the case's chronology: chrono.Event as JSON, with the
 	// frame's bytes as a string in "raw".
 	Events []chrono.Event `json:"events"`
@@ -364,24 +371,26 @@ func document(r *results.Report, events bool) JSONReport {
 	}
 	for _, res := range r.Results {
 		jr := JSONResult{
-			ID:           res.ID,
-			Title:        res.Title,
-			Area:         res.Area,
-			Requirements: append([]string{}, res.Reqs...),
-			Transport:    res.Transport,
-			Verdict:      res.Outcome.Verdict,
-			Summary:      jsonText(res.Outcome.Summary),
-			Requirement:  res.Outcome.Requirement,
-			Level:        res.Outcome.Level,
-			Exception:    res.Outcome.Exception,
-			Blame:        jsonBlame(res.Outcome.Blame),
-			Unexercised:  res.Outcome.Unexercised,
-			Expected:     jsonTexts(res.Outcome.Expected),
-			Actual:       jsonText(res.Outcome.Actual),
-			ActualSeq:    res.Outcome.ActualSeq,
-			DurationNs:   int64(res.Duration),
-			Revision:     res.Revision,
-			Events:       []chrono.Event{},
+			ID:            res.ID,
+			Title:         res.Title,
+			Area:          res.Area,
+			Requirements:  append([]string{}, res.Reqs...),
+			Transport:     res.Transport,
+			Verdict:       res.Outcome.Verdict,
+			Summary:       jsonText(res.Outcome.Summary),
+			Requirement:   res.Outcome.Requirement,
+			Level:         res.Outcome.Level,
+			Exception:     res.Outcome.Exception,
+			Blame:         jsonBlame(res.Outcome.Blame),
+			Unexercised:   res.Outcome.Unexercised,
+			Expected:      jsonTexts(res.Outcome.Expected),
+			Actual:        jsonText(res.Outcome.Actual),
+			ActualSeq:     res.Outcome.ActualSeq,
+			DurationNs:    int64(res.Duration),
+			Revision:      res.Revision,
+			ContinuedFrom: res.ContinuedFrom,
+			HandedOn:      res.HandedOn,
+			Events:        []chrono.Event{},
 		}
 		if events {
 			jr.Events = jsonEvents(res.Events)

@@ -52,8 +52,15 @@ type Result struct {
 	// for a case skipped before it had a connection.
 	Events []chrono.Event
 	// Teardown is how the case's connection ended; its ExitedAfter is
-	// empty when the case had no connection.
+	// empty when the case had no connection, or handed it on.
 	Teardown Teardown
+	// ContinuedFrom names the case that opened the session this case went
+	// on with (over stdio, tidy cases share server processes; runner
+	// Config.Isolate); empty when the case opened its own.
+	ContinuedFrom string `json:"continuedFrom,omitempty"`
+	// HandedOn is set when the case's session went on to another tidy
+	// case instead of being closed: its teardown is the last user's.
+	HandedOn bool `json:"handedOn,omitempty"`
 	// Log is the case's chronology, for exports such as JSON Lines.
 	Log *chrono.Log `json:"-"`
 	// Interrupted is set when the run's context ended before the case
@@ -75,7 +82,8 @@ type Result struct {
 	Revision string
 }
 
-// HadSession reports whether the case opened a connection to the target.
+// HadSession reports whether the case closed a connection to the target
+// (one it opened, or the last case to use a shared one).
 func (r Result) HadSession() bool { return r.Teardown.ExitedAfter != "" }
 
 // Report is the result of a run.

@@ -46,7 +46,7 @@ func runCase(ctx context.Context, cfg Config, c probe.Case, hooks caseHooks) (re
 	if o == nil {
 		o = r.run(caseCtx, init)
 	}
-	r.closeBounded()
+	r.closeBounded(*o)
 	return r.finish(r.lastWords(*o)), init
 }
 
@@ -60,10 +60,13 @@ type caseRun struct {
 	start time.Time
 	res   results.Result
 
-	log   *chrono.Log
-	conn  transport.Conn
-	s     *peer.Session
-	scope string // the case's control scope under 2026-07-28, shared by its sessions
+	log  *chrono.Log
+	conn transport.Conn
+	s    *peer.Session
+	// shared is the session the case shares with other tidy cases
+	// (sharing.go); nil when it has one of its own.
+	shared *sharedSession
+	scope  string // the case's control scope under 2026-07-28, shared by its sessions
 	// noHandshake is set when the initialize handshake failed: the
 	// target's own last words are what a newcomer needs then.
 	noHandshake bool
@@ -104,7 +107,11 @@ func (r *caseRun) staticNeeds() (verdict.Outcome, bool) {
 func (r *caseRun) dial() *verdict.Outcome {
 	r.log = chrono.New()
 	r.res.Log = r.log
-	conn, err := r.cfg.Target.Dial(r.ctx, r.log)
+	shared, err := r.tidyDial()
+	var conn transport.Conn
+	if !shared {
+		conn, err = r.cfg.Target.Dial(r.ctx, r.log)
+	}
 	if err != nil {
 		r.log.Harness(chrono.KindError, "runner", "dial failed: "+err.Error())
 		if r.ctx.Err() != nil {
@@ -119,8 +126,10 @@ func (r *caseRun) dial() *verdict.Outcome {
 		o := verdict.Errorf("cannot reach the target: %v", err)
 		return &o
 	}
-	r.conn = conn
-	r.s = peer.New(conn, peer.Options{Log: r.log})
+	if !shared {
+		r.conn = conn
+		r.s = peer.New(conn, peer.Options{Log: r.log})
+	}
 	return nil
 }
 
@@ -130,15 +139,19 @@ func (r *caseRun) closeSession(ctx context.Context) transport.Teardown {
 	return r.teardown
 }
 
-// closeBounded ends the case: it tells the scheduler the verdict is in
-// and closes every session with a bounded context of its own, since the
-// case's deadline, or an interrupted run, must not cut the shutdown
-// ladder short.
-func (r *caseRun) closeBounded() {
+// closeBounded ends the case, whose outcome is o: it tells the scheduler
+// the verdict is in and closes every session with a bounded context of
+// its own, since the case's deadline, or an interrupted run, must not
+// cut the shutdown ladder short. A shared session may instead go on to
+// the next tidy case (handOn).
+func (r *caseRun) closeBounded(o verdict.Outcome) {
 	if r.s == nil {
 		return
 	}
 	r.hooks.conclude(r.res.TargetMissing)
+	if r.handOn(o) {
+		return
+	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(r.ctx), r.cfg.CloseTimeout)
 	defer cancel()
 	r.extraMu.Lock()
@@ -158,7 +171,11 @@ func (r *caseRun) closeBounded() {
 // envelope under 2026-07-28. A failure concludes the case.
 func (r *caseRun) open(ctx context.Context) (*peer.InitResult, *verdict.Outcome) {
 	var init *peer.InitResult
-	if r.handshakes() {
+	continued := r.shared != nil && r.shared.users > 1
+	if continued {
+		init = r.shared.init
+	}
+	if r.handshakes() && !continued {
 		var err error
 		init, err = r.s.Initialize(ctx, peer.InitOptions{ProtocolVersion: r.cfg.Version})
 		if err != nil {
@@ -182,7 +199,10 @@ func (r *caseRun) open(ctx context.Context) (*peer.InitResult, *verdict.Outcome)
 			return nil, o
 		}
 	}
-	if init != nil {
+	if r.shared != nil && !continued {
+		r.shared.init = init
+	}
+	if init != nil || continued {
 		r.hooks.shookHands()
 	}
 	return init, nil

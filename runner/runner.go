@@ -111,6 +111,13 @@ type Config struct {
 	// pace is what the run learns of the target's pace, shared by its
 	// cases; nil with FixedWindows.
 	pace *probe.Pace
+	// Isolate gives every case a session of its own. Otherwise, over
+	// stdio, where a session is a server process, the tidy cases
+	// (probe.Case.Tidy) go on one after another on sessions other tidy
+	// cases opened (sharing.go), which spares a process start each.
+	Isolate bool
+	// pool holds the run's shared sessions; nil when none are shared.
+	pool *sessionPool
 	// Strict turns every warn into a fail (--strict).
 	Strict bool
 	// CloseTimeout bounds each session's teardown; when it ends, the
@@ -183,6 +190,13 @@ func Run(ctx context.Context, cfg Config) (*results.Report, error) {
 		ctx, cancel = context.WithTimeoutCause(ctx, cfg.RunTimeout,
 			fmt.Errorf("%w: the whole run was given %v (--timeout)", ErrRunDeadline, cfg.RunTimeout))
 		defer cancel()
+	}
+	if cfg.pool = newSessionPool(cfg); cfg.pool != nil {
+		defer func() {
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.CloseTimeout)
+			defer cancel()
+			cfg.pool.closeIdle(cctx)
+		}()
 	}
 	runErr := runCases(ctx, cfg, rep)
 	rep.Interrupted = runErr != nil || slices.ContainsFunc(rep.Results, func(r results.Result) bool { return r.Interrupted })

@@ -138,6 +138,9 @@ type slots struct {
 	// counts such cases started and not over.
 	alone func(i int) bool
 	lone  int
+	// waits, when not nil, reports whether case i must wait for a lane
+	// of the shared sessions (sharing.go) before it starts.
+	waits func(i int) bool
 }
 
 // mayStart reports whether case i, the pos-th to start, may start now:
@@ -145,6 +148,9 @@ type slots struct {
 // tearing down), at most starts cases starting, and, until a case has
 // reached the target, every case started before it over.
 func (s slots) mayStart(i, pos int) bool {
+	if s.waits != nil && s.waits(i) {
+		return false
+	}
 	if s.alone != nil && (s.lone > 0 || s.alone(i) && s.count[starting]+s.count[running]+s.count[tearing] > 0) {
 		return false // a case that must run alone, and another beside it
 	}
@@ -218,6 +224,9 @@ func runCases(ctx context.Context, cfg Config, rep *results.Report) error {
 		// The cases share the target's server.
 		sl.alone = func(i int) bool { return cfg.Cases[i].Needs.RunsAlone(cfg.Profile) }
 	}
+	if pool := cfg.pool; pool != nil {
+		sl.waits = func(i int) bool { return cfg.Cases[i].SharesSession() && pool.full() }
+	}
 	order := startOrder(cfg.Cases)
 	var (
 		next    int  // the position in order of the next case to start
@@ -238,6 +247,10 @@ func runCases(ctx context.Context, cfg Config, rep *results.Report) error {
 			}
 		}
 		ccfg, release := perCase(ctx, cfg)
+		if cfg.pool != nil && c.SharesSession() {
+			cfg.pool.reserve()
+			release = joinFuncs(release, cfg.pool.release)
+		}
 		go func() {
 			res, init := runCase(ctx, ccfg, c, hooks)
 			release()
@@ -251,7 +264,24 @@ func runCases(ctx context.Context, cfg Config, rep *results.Report) error {
 		}()
 	}
 	for {
-		for !stopped && next < n && sl.mayStart(order[next], next) {
+		for !stopped && next < n {
+			if sl.waits != nil && sl.waits(order[next]) {
+				// A tidy case waits for a lane: the first case after it
+				// that need not starts in its place.
+				j := next + 1
+				for j < n && sl.waits(order[j]) {
+					j++
+				}
+				if j == n {
+					break
+				}
+				c := order[j]
+				copy(order[next+1:j+1], order[next:j])
+				order[next] = c
+			}
+			if !sl.mayStart(order[next], next) {
+				break
+			}
 			if ctx.Err() != nil {
 				stopped = true
 				break
@@ -419,5 +449,13 @@ func perCase(ctx context.Context, cfg Config) (Config, func()) {
 		// A case abandoned after its deadline that dials again finds no
 		// server.
 		err = errors.New("the case is over")
+	}
+}
+
+// joinFuncs returns a function that calls f, then g.
+func joinFuncs(f, g func()) func() {
+	return func() {
+		f()
+		g()
 	}
 }

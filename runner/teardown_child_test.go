@@ -23,7 +23,8 @@ import (
 
 // childEnv selects TestHelperServeStdio's part: "serve" plays the
 // reference server over stdin and stdout, "ignore-eof" the same with the
-// fault ignore-stdin-eof (it stays after its input ends, until SIGTERM).
+// fault ignore-stdin-eof (it stays after its input ends, until SIGTERM),
+// "uncontrolled" the same without the control extension.
 const childEnv = "MCPFLIGHT_RUNNER_TEST_CHILD"
 
 // TestHelperServeStdio is not a test: re-executed as a child process by
@@ -34,7 +35,10 @@ func TestHelperServeStdio(t *testing.T) {
 	if mode == "" {
 		t.Skip("helper process for the stdio teardown test")
 	}
-	opts := refserver.Options{Faults: refserver.FaultSet{refserver.FaultIgnoreStdinEOF: mode == "ignore-eof"}}
+	// "uncontrolled" hides the control extension, as a user's server
+	// has none (sharing_test.go).
+	opts := refserver.Options{Faults: refserver.FaultSet{refserver.FaultIgnoreStdinEOF: mode == "ignore-eof"},
+		HideControl: mode == "uncontrolled"}
 	// No signal handler: SIGTERM ends the process, as it ends a server
 	// that does not catch it.
 	_ = refserver.New(opts).Serve(context.Background(), os.Stdin, os.Stdout)

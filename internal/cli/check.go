@@ -30,7 +30,11 @@ started as "mcpflight serve --stdio" (or, with --transport http, served
 in this process on a free 127.0.0.1 port, a server for each case).
 
 Cases run side by side (--jobs), each on a session (over stdio, a
-process) of its own. The text report is printed as the run goes: each
+process) of its own, except that over stdio the tidy cases, which leave
+a server as they found it, go on one after another on server processes
+other tidy cases started, sparing a start each; each still has a
+chronology of its own, whose first event says whose session it
+continues (--isolate gives every case its own). The text report is printed as the run goes: each
 case's lines in catalogue order (not finishing order), as soon as that
 case and every case before it have finished, so the output is the same
 whatever --jobs. On a terminal a status line at the bottom shows the
@@ -66,12 +70,14 @@ Flags:
   -q                   print only the summary line (and, with --baseline,
                        the comparison)
   --jobs N             run N cases at once; 1 runs them one after another,
-                       each teardown before the next case. Default: 16 over
+                       each teardown before the next case. Default: 48 over
                        HTTP, 8 per CPU over stdio (starting at most one
                        server per CPU at a time). With N > 1 a case's
                        teardown (a server that needs SIGTERM) goes on beside
                        the next cases and is still graded. The report is the
                        same whatever N
+  --isolate            give every case a session (over stdio, a server
+                       process) of its own, the tidy cases too
   --max-frame BYTES    largest frame accepted from the server (default 4194304)
   --case-timeout D     deadline of one case, handshake included (default 15s)
   --timeout D          deadline of the whole run (default: none); when it is
@@ -139,6 +145,7 @@ type checkOptions struct {
 	profile    string
 	runTimeout time.Duration
 	grace      time.Duration
+	isolate    bool
 	faults     stringList
 	serve      serveFlags
 	// header is what headers resolved to.
@@ -154,6 +161,7 @@ func (e Env) check(ctx context.Context, args []string) (int, error) {
 	fs.StringVar(&o.profile, "profile", "", "")
 	fs.DurationVar(&o.runTimeout, "timeout", 0, "")
 	fs.DurationVar(&o.grace, "grace", 0, "")
+	fs.BoolVar(&o.isolate, "isolate", false, "")
 	fs.Var(&o.faults, "target-fault", "")
 	o.serve.register(fs)
 	if done, err := e.parse(fs, checkUsage, args); done || err != nil {
@@ -244,6 +252,7 @@ func (e Env) check(ctx context.Context, args []string) (int, error) {
 		Strict:      o.strict,
 		Jobs:        jobs,
 		Starts:      runner.DefaultStarts(target.Transport),
+		Isolate:     o.isolate,
 	}
 	var live *liveOutput
 	if o.jsonFile != "-" {

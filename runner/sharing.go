@@ -1,0 +1,254 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/control"
+	"github.com/mcpflight/mcpflight/peer"
+	"github.com/mcpflight/mcpflight/transport"
+	"github.com/mcpflight/mcpflight/verdict"
+)
+
+// Over stdio a session is a server process, and starting one is most of
+// what a case costs against a server written for Node.js (about half a
+// CPU second each). A tidy case (probe.Case.Tidy) leaves a session as it
+// found it, so the runner lets the tidy cases of a run go on one after
+// another on the sessions other tidy cases opened, instead of starting a
+// process each (Config.Isolate turns this off). Every case still has a
+// chronology of its own: the connection and session record into a
+// stand-in log (chrono.Log.RecordInto) that each case points at its own,
+// and the first event of a case that continues a session says whose it
+// was. A session is handed on only when its case passed, was skipped or
+// was informational, nothing is in flight (peer.Session.HandOver) and a
+// ping came back, and it is continued only when nothing came from the
+// server while it waited: otherwise it is closed and the next case starts
+// its own. A target that offers the control extension keeps state per
+// session that cases read (operation keys, cleanup counters), so none of
+// its sessions is shared.
+
+// sharedSession is a stdio session that tidy cases use one after another.
+type sharedSession struct {
+	stand    *chrono.Log // what conn and s record into, pointed at each user's log
+	gap      *chrono.Log // what stand records into while no case uses it
+	conn     transport.Conn
+	s        *peer.Session
+	init     *peer.InitResult
+	openedBy string // the case that opened it
+	users    int    // the cases that have used it, the current one included
+}
+
+// sessionPool holds a run's idle shared sessions, and bounds how many
+// tidy cases run at once, so that they continue each other's sessions
+// rather than each start one beside the others.
+type sessionPool struct {
+	mu   sync.Mutex
+	idle []*sharedSession
+	// asking is how many tidy cases of the run have not yet asked for a
+	// session: a session is kept only while one may still take it.
+	asking int
+	// lanes bounds busy, the tidy cases started and not finished.
+	lanes, busy int
+	// off is set once the target shows that its sessions must not be
+	// shared (it offers the control extension): every case then opens
+	// its own, without waiting for a lane.
+	off bool
+}
+
+// sharedLanes is how many tidy cases run at once over stdio, each on a
+// session the one before it on its lane opened.
+const sharedLanes = 3
+
+// newSessionPool returns the pool of a run whose cases may share
+// sessions, or nil when none may: the target is not a stdio server of
+// its own per session, Config.Isolate is set, or fewer than two tidy
+// cases will run.
+func newSessionPool(cfg Config) *sessionPool {
+	if cfg.Isolate || cfg.Target.Transport != TransportStdio || cfg.Target.PerCase != nil {
+		return nil
+	}
+	asking := 0
+	for _, c := range cfg.Cases {
+		if c.SharesSession() && c.AppliesTo(cfg.Version) && staticSkip(cfg, c.Needs) == "" {
+			asking++
+		}
+	}
+	if asking < 2 {
+		return nil
+	}
+	return &sessionPool{asking: asking, lanes: sharedLanes}
+}
+
+// full reports whether every lane is busy, so that the next tidy case
+// must wait for one.
+func (p *sessionPool) full() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return !p.off && p.busy >= p.lanes
+}
+
+// stop ends the sharing for the rest of the run: idle sessions stay
+// until closeIdle, and no session is kept or taken any more.
+func (p *sessionPool) stop() {
+	p.mu.Lock()
+	p.off = true
+	p.mu.Unlock()
+}
+
+// reserve takes a lane for a tidy case that starts; release gives it
+// back once the case is over (its session kept or closed).
+func (p *sessionPool) reserve() {
+	p.mu.Lock()
+	p.busy++
+	p.mu.Unlock()
+}
+
+func (p *sessionPool) release() {
+	p.mu.Lock()
+	p.busy--
+	p.mu.Unlock()
+}
+
+// take returns an idle session for a tidy case, or nil when there is
+// none and the case must open its own; either way the case has asked.
+func (p *sessionPool) take() *sharedSession {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.asking--
+	if n := len(p.idle); n > 0 && !p.off {
+		sh := p.idle[n-1]
+		p.idle = p.idle[:n-1]
+		return sh
+	}
+	return nil
+}
+
+// keep puts sh back for the next tidy case and reports true, or reports
+// false when no case that has not asked yet is left to take it.
+func (p *sessionPool) keep(sh *sharedSession) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.off || p.asking <= len(p.idle) {
+		return false
+	}
+	sh.stand.RecordInto(sh.gap)
+	p.idle = append(p.idle, sh)
+	return true
+}
+
+// closeIdle closes the sessions no case took (a run that ended early);
+// their teardowns are no case's and are not graded.
+func (p *sessionPool) closeIdle(ctx context.Context) {
+	p.mu.Lock()
+	idle := p.idle
+	p.idle = nil
+	p.mu.Unlock()
+	for _, sh := range idle {
+		sh.s.Close(ctx)
+	}
+}
+
+// openShared opens a session for a tidy case that will be offered to the
+// next ones, recording into the case's chronology through a stand-in.
+func (r *caseRun) openShared() error {
+	stand := chrono.New()
+	stand.RecordInto(r.log)
+	conn, err := r.cfg.Target.Dial(r.ctx, stand)
+	if err != nil {
+		return err
+	}
+	r.conn = conn
+	r.s = peer.New(conn, peer.Options{Log: stand})
+	r.shared = &sharedSession{stand: stand, gap: chrono.New(), conn: conn, s: r.s, openedBy: r.c.ID, users: 1}
+	return nil
+}
+
+// continueOn makes the case go on with sh, which an earlier tidy case
+// handed on. It reports false, having closed sh, when something came
+// from the server while sh waited: what it was is in the case's
+// chronology, and the case then opens a session of its own.
+func (r *caseRun) continueOn(sh *sharedSession) bool {
+	if n := sh.gap.Len(); n > 0 {
+		first := sh.gap.Events()[0]
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(r.ctx), r.cfg.CloseTimeout)
+		td := sh.s.Close(cctx)
+		cancel()
+		r.log.Harness(chrono.KindDecision, "runner", fmt.Sprintf(
+			"did not continue the session case %s opened: %d events came while it waited between cases (the first: %s), so it was closed (%s) and this case opens its own",
+			sh.openedBy, n, describeEvent(first), TeardownOf(td).ExitedAfter))
+		return false
+	}
+	sh.users++
+	sh.stand.RecordInto(r.log)
+	r.conn, r.s, r.shared = sh.conn, sh.s, sh
+	r.res.ContinuedFrom = sh.openedBy
+	r.log.Harness(chrono.KindDecision, "runner", fmt.Sprintf(
+		"continues the session (the server process) case %s opened, as its case number %d: the handshake and the earlier cases' traffic are in their chronologies; this one starts here (tidy cases share a stdio session; --isolate gives each its own)",
+		sh.openedBy, sh.users))
+	return true
+}
+
+// describeEvent names an event in a few words, for a harness note.
+func describeEvent(e chrono.Event) string {
+	switch {
+	case e.Summary != nil && e.Summary.Method != "":
+		return fmt.Sprintf("%s %s", e.Channel, chrono.Sanitize(e.Summary.Method, false))
+	case e.Summary != nil:
+		return fmt.Sprintf("%s %s", e.Channel, chrono.Sanitize(e.Summary.Kind, false))
+	case e.Text != "":
+		return fmt.Sprintf("%s: %s", e.Channel, chrono.Clip(chrono.Sanitize(e.Text, false), 80))
+	}
+	return string(e.Kind) + " on " + e.Channel
+}
+
+// handOn offers the case's shared session to the next tidy case instead
+// of closing it, and reports whether it did: only after an outcome that
+// says nothing went wrong, with nothing in flight and the server still
+// answering a ping, and while a tidy case is left to take it.
+func (r *caseRun) handOn(o verdict.Outcome) bool {
+	if r.shared == nil || r.ctx.Err() != nil {
+		return false
+	}
+	switch o.Verdict {
+	case verdict.Pass, verdict.Info, verdict.Skip:
+	default:
+		return false // a warn, fail or error may have left work behind
+	}
+	if control.Detect(r.s) != nil {
+		// The control extension keeps per-session state the cases use
+		// (operation keys, counters): no session of this target is
+		// shared.
+		r.cfg.pool.stop()
+		return false
+	}
+	if r.conn.Err() != nil || r.s.HandOver() != nil {
+		return false
+	}
+	pctx, cancel := context.WithTimeout(r.ctx, r.cfg.Grace)
+	err := r.s.Ping(pctx)
+	cancel()
+	if err != nil {
+		r.log.Harness(chrono.KindDecision, "runner", "the session is not handed on: the ping before handing it on failed: "+chrono.Sanitize(err.Error(), false))
+		return false
+	}
+	if r.s.HandOver() != nil || !r.cfg.pool.keep(r.shared) {
+		return false
+	}
+	r.res.HandedOn = true
+	return true
+}
+
+// tidyDial gives a tidy case of a run that shares sessions a session: an
+// idle one, or one it opens and may hand on. It reports false when the
+// case is not tidy or the run shares none.
+func (r *caseRun) tidyDial() (bool, error) {
+	if r.cfg.pool == nil || !r.c.SharesSession() {
+		return false, nil
+	}
+	if sh := r.cfg.pool.take(); sh != nil && r.continueOn(sh) {
+		return true, nil
+	}
+	return true, r.openShared()
+}
