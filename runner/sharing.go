@@ -208,7 +208,10 @@ func describeEvent(e chrono.Event) string {
 // says nothing went wrong, with nothing in flight and the server still
 // answering a ping, and while a tidy case is left to take it.
 func (r *caseRun) handOn(o verdict.Outcome) bool {
-	if r.shared == nil || r.ctx.Err() != nil {
+	r.extraMu.Lock()
+	extras := len(r.extras)
+	r.extraMu.Unlock()
+	if r.shared == nil || r.ctx.Err() != nil || extras > 0 {
 		return false
 	}
 	switch o.Verdict {
