@@ -5,14 +5,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpflight/mcpflight/internal/targets"
 	"github.com/mcpflight/mcpflight/results"
 	"github.com/mcpflight/mcpflight/verdict"
 )
 
 // serverEverything is @modelcontextprotocol/server-everything@2026.8.31,
-// installed by .ci/run (npm ci in testdata/targets).
-var serverEverything = filepath.Join("..", "testdata", "targets", "node_modules",
-	"@modelcontextprotocol", "server-everything", "dist", "index.js")
+// installed by .ci/run (npm ci in testdata/targets), or found under
+// $MCPFLIGHT_TARGETS_DIR as the skip message says.
+var serverEverything = filepath.Join(targets.NodeModules(), "@modelcontextprotocol", "server-everything", "dist", "index.js")
 
 // checkEverythingTasks holds the task cases of a stdio run against
 // server-everything (TestSameVerdictsAsTheCarefulRun/stdio), a real
