@@ -200,7 +200,7 @@ func (r *caseRun) open(ctx context.Context) (*peer.InitResult, *verdict.Outcome)
 		}
 	}
 	if r.shared != nil && !continued {
-		r.shared.init = init
+		r.openedShared(init)
 	}
 	if init != nil || continued {
 		r.hooks.shookHands()

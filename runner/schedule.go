@@ -139,7 +139,8 @@ type slots struct {
 	alone func(i int) bool
 	lone  int
 	// waits, when not nil, reports whether case i must wait for a lane
-	// of the shared sessions (sharing.go) before it starts.
+	// of the shared sessions (sharing.go) before it starts: the start
+	// loop then starts the first case after it that need not.
 	waits func(i int) bool
 }
 
@@ -148,9 +149,6 @@ type slots struct {
 // tearing down), at most starts cases starting, and, until a case has
 // reached the target, every case started before it over.
 func (s slots) mayStart(i, pos int) bool {
-	if s.waits != nil && s.waits(i) {
-		return false
-	}
 	if s.alone != nil && (s.lone > 0 || s.alone(i) && s.count[starting]+s.count[running]+s.count[tearing] > 0) {
 		return false // a case that must run alone, and another beside it
 	}
@@ -249,7 +247,11 @@ func runCases(ctx context.Context, cfg Config, rep *results.Report) error {
 		ccfg, release := perCase(ctx, cfg)
 		if cfg.pool != nil && c.SharesSession() {
 			cfg.pool.reserve()
-			release = joinFuncs(release, cfg.pool.release)
+			own := release
+			release = func() {
+				own()
+				cfg.pool.release()
+			}
 		}
 		go func() {
 			res, init := runCase(ctx, ccfg, c, hooks)
@@ -449,13 +451,5 @@ func perCase(ctx context.Context, cfg Config) (Config, func()) {
 		// A case abandoned after its deadline that dials again finds no
 		// server.
 		err = errors.New("the case is over")
-	}
-}
-
-// joinFuncs returns a function that calls f, then g.
-func joinFuncs(f, g func()) func() {
-	return func() {
-		f()
-		g()
 	}
 }

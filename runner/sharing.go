@@ -8,7 +8,6 @@ import (
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/control"
 	"github.com/mcpflight/mcpflight/peer"
-	"github.com/mcpflight/mcpflight/transport"
 	"github.com/mcpflight/mcpflight/verdict"
 )
 
@@ -31,10 +30,10 @@ import (
 
 // sharedSession is a stdio session that tidy cases use one after another.
 type sharedSession struct {
-	stand    *chrono.Log // what conn and s record into, pointed at each user's log
-	gap      *chrono.Log // what stand records into while no case uses it
-	conn     transport.Conn
+	// s records into a stand-in log (s.Log()), pointed at each user's
+	// chronology in turn, and at gap while no case uses it.
 	s        *peer.Session
+	gap      *chrono.Log
 	init     *peer.InitResult
 	openedBy string // the case that opened it
 	users    int    // the cases that have used it, the current one included
@@ -133,7 +132,7 @@ func (p *sessionPool) keep(sh *sharedSession) bool {
 	if p.off || p.asking <= len(p.idle) {
 		return false
 	}
-	sh.stand.RecordInto(sh.gap)
+	sh.s.Log().RecordInto(sh.gap)
 	p.idle = append(p.idle, sh)
 	return true
 }
@@ -161,7 +160,7 @@ func (r *caseRun) openShared() error {
 	}
 	r.conn = conn
 	r.s = peer.New(conn, peer.Options{Log: stand})
-	r.shared = &sharedSession{stand: stand, gap: chrono.New(), conn: conn, s: r.s, openedBy: r.c.ID, users: 1}
+	r.shared = &sharedSession{s: r.s, gap: chrono.New(), openedBy: r.c.ID, users: 1}
 	return nil
 }
 
@@ -181,8 +180,8 @@ func (r *caseRun) continueOn(sh *sharedSession) bool {
 		return false
 	}
 	sh.users++
-	sh.stand.RecordInto(r.log)
-	r.conn, r.s, r.shared = sh.conn, sh.s, sh
+	sh.s.Log().RecordInto(r.log)
+	r.conn, r.s, r.shared = sh.s.Conn(), sh.s, sh
 	r.res.ContinuedFrom = sh.openedBy
 	r.log.Harness(chrono.KindDecision, "runner", fmt.Sprintf(
 		"continues the session (the server process) case %s opened, as its case number %d: the handshake and the earlier cases' traffic are in their chronologies; this one starts here (tidy cases share a stdio session; --isolate gives each its own)",
@@ -219,14 +218,7 @@ func (r *caseRun) handOn(o verdict.Outcome) bool {
 	default:
 		return false // a warn, fail or error may have left work behind
 	}
-	if control.Detect(r.s) != nil {
-		// The control extension keeps per-session state the cases use
-		// (operation keys, counters): no session of this target is
-		// shared.
-		r.cfg.pool.stop()
-		return false
-	}
-	if r.conn.Err() != nil || r.s.HandOver() != nil {
+	if r.conn.Err() != nil {
 		return false
 	}
 	pctx, cancel := context.WithTimeout(r.ctx, r.cfg.Grace)
@@ -241,6 +233,19 @@ func (r *caseRun) handOn(o verdict.Outcome) bool {
 	}
 	r.res.HandedOn = true
 	return true
+}
+
+// openedShared is told that the case opened a shared session, whose
+// handshake (or server/discover) is over: a target that offers the
+// control extension keeps per-session state the cases use (operation
+// keys, counters), so the run shares none of its sessions, and this one
+// is the case's own.
+func (r *caseRun) openedShared(init *peer.InitResult) {
+	r.shared.init = init
+	if control.Detect(r.s) != nil {
+		r.cfg.pool.stop()
+		r.shared = nil
+	}
 }
 
 // tidyDial gives a tidy case of a run that shares sessions a session: an
