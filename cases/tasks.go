@@ -390,10 +390,11 @@ func taskCases() []probe.Case {
 			Title:    "a task whose request failed returns the same JSON-RPC error",
 			Reqs:     []string{"TSK-77", "TSK-75", "TSK-44"},
 			Versions: []string{spec.V20251125},
-			Needs:    probe.Needs{Tasks: true},
-			Sends:    "a worker that ends with a JSON-RPC error, then tasks/get and tasks/result",
-			Expect:   "status failed with a statusMessage; tasks/result answers a JSON-RPC error",
-			Run:      taskResultError,
+			Needs: probe.Needs{Tasks: true, Control: true,
+				ControlFor: "a task whose request ends with a JSON-RPC error (its task_worker, end=\"error\"): nothing on the wire makes a task fail, and no profile field names a tool that does"},
+			Sends:  "a worker that ends with a JSON-RPC error, then tasks/get and tasks/result",
+			Expect: "status failed with a statusMessage; tasks/result answers a JSON-RPC error",
+			Run:    taskResultError,
 		},
 		// TSK-76 should (lc): "For tasks that wrap tool call requests, when the tool result has
 		//   `isError` set to `true`, the task should reach `failed` status."
@@ -406,10 +407,11 @@ func taskCases() []probe.Case {
 			Title:    "a tool result with isError makes the task failed",
 			Reqs:     []string{"TSK-76", "TSK-78", "TSK-44"},
 			Versions: []string{spec.V20251125},
-			Needs:    probe.Needs{Tasks: true},
-			Sends:    "a worker that ends with isError true",
-			Expect:   "status failed; tasks/result is a successful response with isError true",
-			Run:      taskIsErrorFails,
+			Needs: probe.Needs{Tasks: true, Control: true,
+				ControlFor: "a task whose tool ends with an isError result (its task_worker, end=\"fail\"): nothing on the wire makes a task fail, and no profile field names a tool that does"},
+			Sends:  "a worker that ends with isError true",
+			Expect: "status failed; tasks/result is a successful response with isError true",
+			Run:    taskIsErrorFails,
 		},
 		// TSK-47 MUST: "When a receiver receives a `tasks/result` request for a task in any other
 		//   non-terminal status (`working` or `input_required`), it MUST block the response until
@@ -495,7 +497,7 @@ func taskCases() []probe.Case {
 			Title:    "tasks/list shows only the requestor's tasks",
 			Reqs:     []string{"TSK-84", "TSK-62", "TSK-44"},
 			Versions: []string{spec.V20251125},
-			Needs:    probe.Needs{Tasks: true},
+			Needs:    probe.Needs{Tasks: true, OneServer: true},
 			Sends:    "a task created in a second session, then tasks/list in the first",
 			Expect:   "the other session's task is not listed",
 			Run:      taskListIsolation,
@@ -1258,17 +1260,7 @@ func taskResultEquivalence(ctx context.Context, e *probe.Env) verdict.Outcome {
 	return verdict.Passf("tasks/result returned a CallToolResult tied to task %s", chrono.Sanitize(id, false))
 }
 
-// noFailingTask is the skip of a case that needs a task whose request
-// fails: nothing on the wire makes a task fail, and a profile names no
-// tool that does.
-func noFailingTask(how, end string) verdict.Outcome {
-	return verdict.Skipf("needs a task that ends %s: the wire cannot make one fail and the profile has no field naming such a tool; the io.mcpflight/control extension's task_worker (end=%q) would let it run", how, end)
-}
-
 func taskResultError(ctx context.Context, e *probe.Env) verdict.Outcome {
-	if e.Control == nil {
-		return noFailingTask("with a JSON-RPC error", "error")
-	}
 	op, err := e.StartTask(ctx, probe.TaskSpec{Key: "er", Free: true, Ticks: 1, End: "error"})
 	if err != nil {
 		return probe.CreateOutcome(err)
@@ -1294,9 +1286,6 @@ func taskResultError(ctx context.Context, e *probe.Env) verdict.Outcome {
 }
 
 func taskIsErrorFails(ctx context.Context, e *probe.Env) verdict.Outcome {
-	if e.Control == nil {
-		return noFailingTask("with an isError result", "fail")
-	}
 	op, err := e.StartTask(ctx, probe.TaskSpec{Key: "ie", Free: true, Ticks: 1, End: "fail"})
 	if err != nil {
 		return probe.CreateOutcome(err)
@@ -1454,9 +1443,6 @@ func taskListIsolation(ctx context.Context, e *probe.Env) verdict.Outcome {
 	}
 	if e.Open == nil {
 		return verdict.Skipf("the runner offers no second session")
-	}
-	if e.Transport == "stdio" {
-		return verdict.Skipf("over stdio a second session is a second server process, which shares nothing to leak")
 	}
 	other, err := e.Open(ctx)
 	if err != nil {

@@ -48,6 +48,10 @@ type Needs struct {
 	// HTTP: only meaningful over the Streamable HTTP transport; the
 	// session's Conn is then a *transport.HTTP.
 	HTTP bool
+	// OneServer: the case opens a second session (Env.Open) and needs it
+	// to reach the same server as the first: not over stdio, where each
+	// session is a server process of its own.
+	OneServer bool
 	// Tasks: the profile names a task tool (profile "task") and the
 	// server declares tasks.requests.tools.call (2025-11-25 tasks).
 	Tasks bool

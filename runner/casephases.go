@@ -37,6 +37,9 @@ func runCase(ctx context.Context, cfg Config, c probe.Case, hooks caseHooks) (re
 	if o, skip := r.staticNeeds(); skip {
 		return r.finish(o), nil
 	}
+	if reason, skip := r.declaredNeeds(); skip {
+		return r.finish(verdict.Skipf("%s", reason)), nil
+	}
 	if o := r.dial(); o != nil {
 		return r.finish(*o), nil
 	}
@@ -202,6 +205,11 @@ func (r *caseRun) open(ctx context.Context) (*peer.InitResult, *verdict.Outcome)
 	if r.shared != nil && !continued {
 		r.openedShared(init)
 	}
+	if init != nil && !r.c.Needs.NoHandshake {
+		// Before the scheduler hears of the handshake and starts the
+		// next cases, which may be decided on it.
+		r.cfg.declared.learn(r.c.ID, init, control.Detect(r.s) != nil)
+	}
 	if init != nil || continued {
 		r.hooks.shookHands()
 	}
@@ -218,7 +226,7 @@ func (r *caseRun) handshakes() bool {
 // returns the control extension's client, nil when not offered.
 func (r *caseRun) sessionNeeds(ctx context.Context, init *peer.InitResult) (*control.Client, *verdict.Outcome) {
 	ctl := control.Detect(r.s)
-	reason := sessionSkip(r.c.Needs, init, ctl)
+	reason := sessionSkip(r.c.Needs, init, ctl != nil)
 	if reason == "" && (r.handshakes() || opensModern(r.cfg) && !r.c.Needs.NoHandshake) {
 		reason = missingTool(ctx, r.s, r.cfg.Profile, r.c.Needs)
 	}

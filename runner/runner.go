@@ -118,6 +118,9 @@ type Config struct {
 	Isolate bool
 	// pool holds the run's shared sessions; nil when none are shared.
 	pool *sessionPool
+	// declared is what the run's first session learned the server
+	// declares (declared.go); nil when every case decides on its own.
+	declared *declared
 	// Strict turns every warn into a fail (--strict).
 	Strict bool
 	// CloseTimeout bounds each session's teardown; when it ends, the
@@ -191,6 +194,7 @@ func Run(ctx context.Context, cfg Config) (*results.Report, error) {
 			fmt.Errorf("%w: the whole run was given %v (--timeout)", ErrRunDeadline, cfg.RunTimeout))
 		defer cancel()
 	}
+	cfg.declared = newDeclared(cfg)
 	if cfg.pool = newSessionPool(cfg); cfg.pool != nil {
 		defer func() {
 			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.CloseTimeout)
@@ -405,6 +409,8 @@ func staticSkip(cfg Config, n probe.Needs) string {
 		return "profile names no task tool; pass --profile"
 	case n.Stdio && cfg.Target.Transport != TransportStdio:
 		return fmt.Sprintf("needs the stdio transport; the target uses %s", orNone(cfg.Target.Transport))
+	case n.OneServer && cfg.Target.Transport == TransportStdio:
+		return "over stdio a second session is a second server process, which shares nothing with the first"
 	case n.HTTP && cfg.Target.Transport != TransportHTTP:
 		return fmt.Sprintf("needs the Streamable HTTP transport; the target uses %s", orNone(cfg.Target.Transport))
 	}
@@ -424,8 +430,8 @@ func ControlSkip(n probe.Needs) string {
 
 // sessionSkip returns why the case must be skipped on what the server
 // declared, or "".
-func sessionSkip(n probe.Needs, init *peer.InitResult, ctl *control.Client) string {
-	if n.Control && ctl == nil {
+func sessionSkip(n probe.Needs, init *peer.InitResult, controlled bool) string {
+	if n.Control && !controlled {
 		return ControlSkip(n)
 	}
 	if (n.Tasks || n.TasksCapability) && (init == nil || !init.Tasks().ToolsCall) {

@@ -34,7 +34,11 @@ process) of its own, except that over stdio the tidy cases, which leave
 a server as they found it, go on one after another on server processes
 other tidy cases started, sparing a start each; each still has a
 chronology of its own, whose first event says whose session it
-continues (--isolate gives every case its own). The text report is printed as the run goes: each
+continues. A case that what the server declared in an earlier case's
+session skips (it needs the control extension, a capability, or a server
+without tasks) is decided on that declaration without a session of its
+own; its chronology names the case (--isolate gives every case its own
+session and decides each on it). The text report is printed as the run goes: each
 case's lines in catalogue order (not finishing order), as soon as that
 case and every case before it have finished, so the output is the same
 whatever --jobs. On a terminal a status line at the bottom shows the
@@ -77,7 +81,8 @@ Flags:
                        the next cases and is still graded. The report is the
                        same whatever N
   --isolate            give every case a session (over stdio, a server
-                       process) of its own, the tidy cases too
+                       process) of its own, the tidy cases too, and decide
+                       each case's needs on it
   --max-frame BYTES    largest frame accepted from the server (default 4194304)
   --case-timeout D     deadline of one case, handshake included (default 15s)
   --timeout D          deadline of the whole run (default: none); when it is

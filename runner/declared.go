@@ -1,0 +1,77 @@
+package runner
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/peer"
+)
+
+// declared is what the first session of a run that made the run's own
+// handshake learned the server declares: its capabilities and whether it
+// offers the control extension. Over stdio every case starts a server
+// process; a case that what the server declares would skip (it needs the
+// control extension, a capability, or a server without tasks) is decided
+// on this instead of on a process of its own, which costs the target a
+// start and tells nothing new. The case's chronology says which case's
+// session it was decided on.
+type declared struct {
+	mu         sync.Mutex
+	init       *peer.InitResult // nil until learned
+	controlled bool
+	by         string // the case whose session declared it
+}
+
+// newDeclared returns the run's store of what the server declares, or nil
+// when every case decides its needs on its own session: a careful run
+// (Config.Isolate), and a target whose cases each have a server of their
+// own, built for them (Target.PerCase).
+func newDeclared(cfg Config) *declared {
+	if cfg.Isolate || cfg.Target.PerCase != nil {
+		return nil
+	}
+	return &declared{}
+}
+
+// learn records what the session of case id declared, once per run.
+func (d *declared) learn(id string, init *peer.InitResult, controlled bool) {
+	if d == nil || init == nil {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.init == nil {
+		d.init, d.controlled, d.by = init, controlled, id
+	}
+}
+
+// skip returns why a case with the given needs is skipped on what the
+// server declared, and the case whose session declared it; "" when
+// nothing is known yet or the declaration does not decide the case.
+func (d *declared) skip(r *caseRun) (reason, by string) {
+	if d == nil {
+		return "", ""
+	}
+	d.mu.Lock()
+	init, controlled, by := d.init, d.controlled, d.by
+	d.mu.Unlock()
+	if init == nil {
+		return "", ""
+	}
+	return sessionSkip(r.c.Needs, init, controlled), by
+}
+
+// declaredNeeds skips, before anything is started, a case whose needs what
+// the server declared in an earlier case's session does not meet.
+func (r *caseRun) declaredNeeds() (string, bool) {
+	reason, by := r.cfg.declared.skip(r)
+	if reason == "" {
+		return "", false
+	}
+	r.log = chrono.New()
+	r.res.Log = r.log
+	r.log.Harness(chrono.KindNote, "runner", fmt.Sprintf(
+		"decided without starting the target: the session of case %s (its chronology holds the handshake) declared what this case needs, and it is not met; --isolate decides every case on a session of its own", by))
+	return reason, true
+}

@@ -1,0 +1,77 @@
+//go:build unix
+
+package runner
+
+import (
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/mcpflight/mcpflight/probe"
+	"github.com/mcpflight/mcpflight/results"
+	"github.com/mcpflight/mcpflight/verdict"
+)
+
+// TestDeclaredNeedsDecideWithoutProcess: over stdio, once a case's
+// session has shown what the server declares, a later case that the
+// declaration skips (it needs the control extension, or a server without
+// tasks) is decided on it without starting a process; its chronology
+// names the case whose session declared it. The verdicts are those of a
+// run that decides every case on a session of its own (Isolate), and a
+// target that offers the extension runs the case that needs it.
+func TestDeclaredNeedsDecideWithoutProcess(t *testing.T) {
+	cs := []probe.Case{
+		fixed("d/plain", probe.Needs{}, verdict.Passf("ran")),
+		fixed("d/control", probe.Needs{Control: true, ControlFor: "its checkpoints"}, verdict.Passf("ran with control")),
+		fixed("d/no-tasks", probe.Needs{NoTasks: true}, verdict.Passf("ran without tasks")),
+	}
+	var starts atomic.Int32
+	cfg := Config{Target: referenceChildren(&starts, "uncontrolled"), Cases: cs, Jobs: 1, CaseTimeout: safetyNet, CloseTimeout: safetyNet}
+	rep := run(t, cfg)
+	if n := starts.Load(); n != 1 {
+		t.Fatalf("%d server processes started, want 1: the two skips are decided on d/plain's session", n)
+	}
+	want := map[string]string{
+		"d/plain":    "pass ran",
+		"d/control":  "skip " + ControlSkip(cs[1].Needs),
+		"d/no-tasks": "skip the server declares the tasks capability; this case is for servers without it",
+	}
+	verdicts := func(rep *results.Report) map[string]string {
+		got := map[string]string{}
+		for _, r := range rep.Results {
+			got[r.ID] = string(r.Outcome.Verdict) + " " + r.Outcome.Summary
+		}
+		return got
+	}
+	for id, v := range verdicts(rep) {
+		if v != want[id] {
+			t.Errorf("%s: %q, want %q", id, v, want[id])
+		}
+	}
+	for _, r := range rep.Results[1:] {
+		if r.HadSession() || len(r.Events) == 0 || !strings.Contains(r.Events[0].Text, "decided without starting the target: the session of case d/plain") {
+			t.Errorf("%s: had a session %v, chronology %v; want none, and a first event naming d/plain's session", r.ID, r.HadSession(), r.Events)
+		}
+	}
+	if rep.Teardown.Sessions != 1 {
+		t.Errorf("the teardown grade counts %d sessions, want 1", rep.Teardown.Sessions)
+	}
+
+	starts.Store(0)
+	cfg.Isolate = true
+	careful := run(t, cfg)
+	if n := starts.Load(); n != 3 {
+		t.Fatalf("with Isolate %d processes started, want 3", n)
+	}
+	for id, v := range verdicts(careful) {
+		if v != want[id] {
+			t.Errorf("with Isolate %s: %q, want %q", id, v, want[id])
+		}
+	}
+
+	starts.Store(0)
+	controlled := run(t, Config{Target: referenceChildren(&starts, "serve"), Cases: cs[:2], Jobs: 1, CaseTimeout: safetyNet, CloseTimeout: safetyNet})
+	if r := controlled.Results[1]; r.Outcome.Verdict != verdict.Pass || starts.Load() != 2 {
+		t.Errorf("a target with the control extension: %s %s after %d starts; want the case run, 2 starts", r.Outcome.Verdict, r.Outcome.Summary, starts.Load())
+	}
+}
