@@ -188,7 +188,7 @@ func TestTidyCasesMayShare(t *testing.T) {
 		}
 		areas[c.Area()]++
 	}
-	for _, area := range []string{"progress", "cancel", "ping", "rpc"} {
+	for _, area := range []string{"progress", "cancel", "ping", "rpc", "robust"} {
 		if areas[area] == 0 {
 			t.Errorf("no tidy case in %s", area)
 		}

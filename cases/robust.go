@@ -26,6 +26,12 @@ import (
 // rule itself (STD-5, RPC-6, the schema); what is judged is the server,
 // which must answer or ignore them and keep answering afterwards: a
 // server that exits or stops answering takes a whole host down.
+//
+// The bad-frame cases and the ill-typed params cases other than those that
+// call a tool or set a level are tidy: what they send is either no request
+// or a request answered with an error, and a pass (or an info) rests on
+// the server answering after it, so a session goes on after them as
+// after a ping (probe.Case.Tidy).
 func robustCases() []probe.Case {
 	both := []string{spec.V20251125, spec.V20260728}
 	return []probe.Case{
@@ -40,6 +46,7 @@ func robustCases() []probe.Case {
 			Versions: both,
 			Sends:    "one frame that is not JSON (a stdio line, or a POST body), then the revision's liveness request",
 			Expect:   "error -32700 (or -32600) with id null, or no answer; the liveness request answered",
+			Tidy:     true,
 			Run: func(ctx context.Context, e *probe.Env) verdict.Outcome {
 				return badFrames(ctx, e, badFrame{what: "a line that is not JSON", raw: []byte("mcpflight: this line is not JSON {")})
 			},
@@ -55,6 +62,7 @@ func robustCases() []probe.Case {
 			Versions: both,
 			Sends:    `{"jsonrpc":"2.0","method":"ping","id": cut short, then two liveness requests as the next lines (or POSTs): the second ends the wait for a server that took the first for the rest of the object`,
 			Expect:   "error -32700 with id null, or no answer, for the first; both liveness requests answered",
+			Tidy:     true,
 			Run: func(ctx context.Context, e *probe.Env) verdict.Outcome {
 				return badFrames(ctx, e, badFrame{what: "a truncated JSON object", raw: jsonrpc.Malformed(jsonrpc.ClassParse), unfinished: true})
 			},
@@ -70,6 +78,7 @@ func robustCases() []probe.Case {
 			Versions: both,
 			Sends:    "[]",
 			Expect:   "error -32600 with id null, or no answer; the liveness request answered",
+			Tidy:     true,
 			Run: func(ctx context.Context, e *probe.Env) verdict.Outcome {
 				return badFrames(ctx, e, badFrame{what: "an empty batch", raw: []byte("[]")})
 			},
@@ -85,6 +94,7 @@ func robustCases() []probe.Case {
 			Versions: both,
 			Sends:    `42, then "x", each followed by the liveness request`,
 			Expect:   "error -32600 with id null, or no answer, for each; the liveness requests answered",
+			Tidy:     true,
 			Run: func(ctx context.Context, e *probe.Env) verdict.Outcome {
 				return badFrames(ctx, e, badFrame{what: "a bare number", raw: []byte("42")}, badFrame{what: "a bare string", raw: []byte(`"x"`)})
 			},
@@ -147,6 +157,7 @@ func robustCases() []probe.Case {
 			Needs:    probe.Needs{TasksCapability: true},
 			Sends:    `tasks/get, tasks/result and tasks/cancel, each with {}, {"taskId":null} and {"taskId":42}`,
 			Expect:   "error -32602 for each; the server keeps answering",
+			Tidy:     true,
 			Run:      paramsTaskID,
 		},
 		// TSK-69 MUST: "Receivers MUST return standard JSON-RPC errors for the following protocol
@@ -161,6 +172,7 @@ func robustCases() []probe.Case {
 			Needs:    probe.Needs{TasksCapability: true},
 			Sends:    `tasks/list with {"cursor":42} and {"cursor":true}`,
 			Expect:   "error -32602 for each; the server keeps answering",
+			Tidy:     true,
 			Run:      paramsTasksListCursor,
 		},
 		// RPC-2 MUST: "All messages between MCP clients and servers MUST follow the JSON-RPC 2.0
@@ -173,6 +185,7 @@ func robustCases() []probe.Case {
 			Needs:    probe.Needs{Capabilities: []string{"tools"}},
 			Sends:    `tools/list with {"cursor":42} and {"cursor":true}`,
 			Expect:   "error -32602 for each (another answer is recorded as info: no sentence fixes the code); the server keeps answering",
+			Tidy:     true,
 			Run:      paramsToolsListCursor,
 		},
 		// TSX-53 MUST: "Servers MUST return standard JSON-RPC errors for the following protocol
@@ -188,6 +201,7 @@ func robustCases() []probe.Case {
 			Versions: modernOnly(),
 			Sends:    `tasks/get, tasks/update and tasks/cancel, each declaring the extension, with no taskId, {"taskId":null} and {"taskId":42}`,
 			Expect:   "error -32602 for each (tasks/get: MUST, TSX-53; tasks/update and tasks/cancel: SHOULD, TSX-54); the server keeps answering",
+			Tidy:     true,
 			Run:      paramsExtTaskID,
 		},
 		// RPC-2 MUST: "All messages between MCP clients and servers MUST follow the JSON-RPC 2.0
