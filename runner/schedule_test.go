@@ -442,7 +442,8 @@ func TestMayStartAlone(t *testing.T) {
 
 // TestStartOrderLongFirst: the cases that wait on a durable task start
 // first, then those that wait on a slow tool, then the rest, each group
-// in catalogue order.
+// in catalogue order; in a run that shares sessions the tidy cases come
+// before them all.
 func TestStartOrderLongFirst(t *testing.T) {
 	cs := []probe.Case{
 		{ID: "a/plain"},
@@ -453,11 +454,22 @@ func TestStartOrderLongFirst(t *testing.T) {
 		{ID: "f/slow", Needs: probe.Needs{SlowTool: true, HTTP: true}},
 	}
 	var got []string
-	for _, i := range startOrder(cs) {
+	for _, i := range startOrder(cs, false) {
 		got = append(got, cs[i].ID)
 	}
 	want := []string{"c/task", "e/task-capability", "b/slow", "f/slow", "a/plain", "d/plain"}
 	if !slices.Equal(got, want) {
 		t.Errorf("start order %v, want %v", got, want)
+	}
+	// Sharing sessions, the tidy cases' lanes are the longest work: they
+	// start first.
+	cs = append(cs, probe.Case{ID: "g/tidy", Tidy: true}, probe.Case{ID: "h/tidy-slow", Tidy: true, Needs: probe.Needs{SlowTool: true}})
+	got = got[:0]
+	for _, i := range startOrder(cs, true) {
+		got = append(got, cs[i].ID)
+	}
+	want = []string{"g/tidy", "h/tidy-slow", "c/task", "e/task-capability", "b/slow", "f/slow", "a/plain", "d/plain"}
+	if !slices.Equal(got, want) {
+		t.Errorf("sharing sessions: start order %v, want %v", got, want)
 	}
 }
