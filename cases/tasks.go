@@ -69,6 +69,7 @@ func taskCases() []probe.Case {
 			Needs:    probe.Needs{TasksCapability: true},
 			Sends:    "tools/call of a taskSupport:required tool without params.task",
 			Expect:   "error -32601 (-32600 is recorded as info: ambiguity A-3)",
+			Tidy:     true,
 			Run:      taskRequiredWithoutTask,
 		},
 		// TSK-9 SHOULD: "Servers SHOULD return a `-32601` (Method not found) error if a client
@@ -83,6 +84,7 @@ func taskCases() []probe.Case {
 			Needs:    probe.Needs{TasksCapability: true},
 			Sends:    "tools/call of a tool whose taskSupport is forbidden or absent (the profile's effect tool, else one from tools/list) with params.task",
 			Expect:   "error -32601",
+			Tidy:     true,
 			Run:      taskForbiddenWithTask,
 		},
 		// TSK-24 MUST: "Receivers that do not declare the task capability for a request type MUST
@@ -443,9 +445,10 @@ func taskCases() []probe.Case {
 			Title:    "unknown task ids are invalid params",
 			Reqs:     []string{"TSK-68"},
 			Versions: []string{spec.V20251125},
-			Needs:    probe.Needs{Tasks: true},
+			Needs:    probe.Needs{TasksCapability: true},
 			Sends:    "tasks/get, tasks/result and tasks/cancel for a task id never issued",
 			Expect:   "error -32602 for each",
+			Tidy:     true,
 			Run:      taskUnknownID,
 		},
 		// TSK-51 MUST: "For the `tasks/get`, `tasks/result`, and `tasks/cancel` operations, the
