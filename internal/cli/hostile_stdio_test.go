@@ -612,10 +612,17 @@ func TestHostileStdioZooInterrupted(t *testing.T) {
 	if _, err := os.Stat("/proc/self/environ"); err != nil {
 		t.Skip("no /proc to inspect")
 	}
-	// The scan itself must be able to find a survivor.
+	// The scan itself must be able to find a survivor. The probe is
+	// scanned for once it has recorded its pid: right after exec its
+	// environment may not be readable yet (a loaded full run found it
+	// empty).
 	probeMark := fmt.Sprintf("probe-%d", os.Getpid())
+	probeFIFO := filepath.Join(t.TempDir(), "probe-pid")
+	if err := syscall.Mkfifo(probeFIFO, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	probe := exec.Command(binary, "serve", "--stdio", "--hostile", string(hostile.NeverAnswers))
-	probe.Env = append(os.Environ(), zooMarkEnv+"="+probeMark)
+	probe.Env = append(os.Environ(), zooMarkEnv+"="+probeMark, hostile.PidfileEnv+"="+probeFIFO)
 	stdin, err := probe.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -623,11 +630,14 @@ func TestHostileStdioZooInterrupted(t *testing.T) {
 	if err := probe.Start(); err != nil {
 		t.Fatal(err)
 	}
+	probeExited := make(chan error, 1)
+	go func() { probeExited <- probe.Wait() }()
+	awaitPids(t, probeFIFO, func() []int { return readFIFOLines(probeFIFO, 1) }, probe, probeExited, &strings.Builder{})
 	if got := markedProcesses(probeMark); len(got) != 1 || got[0] != probe.Process.Pid {
 		t.Errorf("scan for a live marked process found %v, want [%d]", got, probe.Process.Pid)
 	}
 	_ = probe.Process.Kill()
-	_ = probe.Wait()
+	<-probeExited
 	stdin.Close()
 
 	modes := stdioModes()
