@@ -370,7 +370,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	var shrunk *History
 	if !cfg.NoShrink {
 		found.Shrunk = true
-		found.Minimal, found.ShrinkRuns, shrunk = Shrink(ctx, cfg, f, failing.plan, first)
+		found.Minimal, found.ShrinkRuns, shrunk = Shrink(ctx, cfg, f, failing.plan, first, failing.h)
 		found.History = nil
 	}
 	// The minimal plan once more: the history the report shows, and

@@ -17,7 +17,10 @@ import (
 // budget (cfg.ShrinkRuns runs, cfg.ShrinkTime) is spent. Every candidate
 // is a real run against the target. It returns the smallest plan and the
 // number of runs taken, with the history of the last run that broke the
-// rule (nil when no candidate did).
+// rule (nil when no candidate did). seen, when not nil, is the history
+// of a run of plan that broke the rule (the trial that found it): where
+// the violation was recorded in it says which steps can go first, and
+// plan is not run again to find out.
 //
 // The shrinker is written for the explorer rather than taken from a
 // property-testing library: a candidate is a plan of operations that a
@@ -26,13 +29,13 @@ import (
 // files), shrinking runs from the command line, not only inside go test,
 // and the moves that pay here (drop a session, drop a call with what
 // refers to it, which the executor then skips) are the domain's own.
-func Shrink(ctx context.Context, cfg Config, f Features, plan Plan, want Violation) (Plan, int, *History) {
+func Shrink(ctx context.Context, cfg Config, f Features, plan Plan, want Violation, seen *History) (Plan, int, *History) {
 	_ = cfg.defaults()
 	sh := &shrinker{ctx: ctx, cfg: cfg, f: f, want: want, deadline: time.Now().Add(cfg.ShrinkTime)}
 	best := plan.Clone()
 	// Nothing after the operation that led to the violation can matter
 	// to it (the drain brings every session to rest anyway).
-	if cut := sh.cutAt(best); cut < len(best.Steps) {
+	if cut := sh.cutAt(best, seen); cut < len(best.Steps) {
 		cand := Plan{Sessions: best.Sessions, Steps: best.Steps[:cut]}
 		if sh.fails(cand) {
 			best = cand
@@ -108,12 +111,16 @@ func (sh *shrinker) breaks(cand Plan) bool {
 
 // cutAt is the number of steps up to and including the operation under
 // which the wanted violation was recorded (the last "op N" note of its
-// session before it), or all of them when that cannot be told.
-func (sh *shrinker) cutAt(plan Plan) int {
-	_, h, err := runOnce(sh.ctx, sh.cfg, sh.f, plan)
-	sh.runs++
-	if err != nil {
-		return len(plan.Steps)
+// session before it) in h, a history of plan, or all of them when that
+// cannot be told. With h nil, plan is run once for it.
+func (sh *shrinker) cutAt(plan Plan, h *History) int {
+	if h == nil {
+		var err error
+		_, h, err = runOnce(sh.ctx, sh.cfg, sh.f, plan)
+		sh.runs++
+		if err != nil {
+			return len(plan.Steps)
+		}
 	}
 	vs, _ := Check(h, sh.cfg.Revision)
 	i := slices.IndexFunc(vs, func(v Violation) bool { return v.Same(sh.want) })
