@@ -48,6 +48,11 @@ type Needs struct {
 	// HTTP: only meaningful over the Streamable HTTP transport; the
 	// session's Conn is then a *transport.HTTP.
 	HTTP bool
+	// ListedRevisions: under 2025-11-25 the case compares what the
+	// server does with the revisions server/discover lists; a run whose
+	// negotiation found server/discover unserved (a legacy server lists
+	// none) skips it before anything starts.
+	ListedRevisions bool
 	// OneServer: the case opens a second session (Env.Open) and needs it
 	// to reach the same server as the first: not over stdio, where each
 	// session is a server process of its own.
@@ -181,12 +186,6 @@ type Env struct {
 	// (Case.ReqsFor); a rule outside them is a harness bug. Nil checks
 	// nothing, for an Env built outside the runner.
 	Cites []string
-	// DiscoverFailure is what the run's own negotiation learned of
-	// server/discover before any case ran, in a few words ("no answer
-	// within 5s", "-32601 Method not found"): non-empty when that probe
-	// failed, empty when it was answered or not made. A case need not
-	// ask again what the run already knows the server does not serve.
-	DiscoverFailure string
 	// Close ends the session's transport and grades teardown; for cases
 	// that judge teardown themselves. The runner tolerates a second close.
 	Close func(ctx context.Context) Teardown

@@ -277,9 +277,6 @@ func (r *caseRun) env(ctl *control.Client) *probe.Env {
 		Grace:     cfg.Grace,
 		Pacing:    cfg.pace,
 		Transport: cfg.Target.Transport,
-		// What the negotiation learned of server/discover, so that a
-		// case does not wait again for an answer that never came.
-		DiscoverFailure: discoverFailure(cfg.Negotiation),
 		// A case that judges teardown gets the same bound as the runner's
 		// own close, so the ladder's escalation is what it observes.
 		Close: func(cctx context.Context) transport.Teardown {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/peer"
+	"github.com/mcpflight/mcpflight/probe"
 )
 
 // declared is what the first session of a run that made the run's own
@@ -49,7 +50,7 @@ func (d *declared) learn(id string, init *peer.InitResult, controlled bool) {
 // skip returns why a case with the given needs is skipped on what the
 // server declared, and the case whose session declared it; "" when
 // nothing is known yet or the declaration does not decide the case.
-func (d *declared) skip(r *caseRun) (reason, by string) {
+func (d *declared) skip(n probe.Needs) (reason, by string) {
 	if d == nil {
 		return "", ""
 	}
@@ -59,19 +60,19 @@ func (d *declared) skip(r *caseRun) (reason, by string) {
 	if init == nil {
 		return "", ""
 	}
-	return sessionSkip(r.c.Needs, init, controlled), by
+	return sessionSkip(n, init, controlled), by
 }
 
 // declaredNeeds skips, before anything is started, a case whose needs what
 // the server declared in an earlier case's session does not meet.
 func (r *caseRun) declaredNeeds() (string, bool) {
-	reason, by := r.cfg.declared.skip(r)
+	reason, by := r.cfg.declared.skip(r.c.Needs)
 	if reason == "" {
 		return "", false
 	}
 	r.log = chrono.New()
 	r.res.Log = r.log
 	r.log.Harness(chrono.KindNote, "runner", fmt.Sprintf(
-		"decided without starting the target: the session of case %s (its chronology holds the handshake) declared what this case needs, and it is not met; --isolate decides every case on a session of its own", by))
+		"decided without a session of its own (over stdio, a server process): the session of case %s (its chronology holds the handshake) declared what this case needs, and it is not met; --isolate decides every case on a session of its own", by))
 	return reason, true
 }

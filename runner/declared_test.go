@@ -3,10 +3,12 @@
 package runner
 
 import (
+	"errors"
 	"strings"
 	"sync/atomic"
 	"testing"
 
+	"github.com/mcpflight/mcpflight/negotiate"
 	"github.com/mcpflight/mcpflight/probe"
 	"github.com/mcpflight/mcpflight/results"
 	"github.com/mcpflight/mcpflight/verdict"
@@ -49,7 +51,7 @@ func TestDeclaredNeedsDecideWithoutProcess(t *testing.T) {
 		}
 	}
 	for _, r := range rep.Results[1:] {
-		if r.HadSession() || len(r.Events) == 0 || !strings.Contains(r.Events[0].Text, "decided without starting the target: the session of case d/plain") {
+		if r.HadSession() || len(r.Events) == 0 || !strings.Contains(r.Events[0].Text, "decided without a session of its own (over stdio, a server process): the session of case d/plain") {
 			t.Errorf("%s: had a session %v, chronology %v; want none, and a first event naming d/plain's session", r.ID, r.HadSession(), r.Events)
 		}
 	}
@@ -73,5 +75,25 @@ func TestDeclaredNeedsDecideWithoutProcess(t *testing.T) {
 	controlled := run(t, Config{Target: referenceChildren(&starts, "serve"), Cases: cs[:2], Jobs: 1, CaseTimeout: safetyNet, CloseTimeout: safetyNet})
 	if r := controlled.Results[1]; r.Outcome.Verdict != verdict.Pass || starts.Load() != 2 {
 		t.Errorf("a target with the control extension: %s %s after %d starts; want the case run, 2 starts", r.Outcome.Verdict, r.Outcome.Summary, starts.Load())
+	}
+}
+
+// TestListedRevisionsDecidedByTheNegotiation: under 2025-11-25 a case
+// that compares with what server/discover lists is skipped before
+// anything starts when the run's negotiation found server/discover
+// unserved, saying what the probe got; without that finding it runs.
+func TestListedRevisionsDecidedByTheNegotiation(t *testing.T) {
+	cs := []probe.Case{fixed("d/listed", probe.Needs{NoHandshake: true, ListedRevisions: true}, verdict.Passf("compared"))}
+	var starts atomic.Int32
+	cfg := Config{Target: referenceChildren(&starts, "uncontrolled"), Cases: cs, Jobs: 1, CaseTimeout: safetyNet, CloseTimeout: safetyNet,
+		Negotiation: &negotiate.Survey{Modern: &negotiate.Probe{Err: errors.New("method not found"), Failure: "-32601 Method not found"}}}
+	rep := run(t, cfg)
+	if o := rep.Results[0].Outcome; o.Verdict != verdict.Skip || !strings.Contains(o.Summary, "the run's negotiation probe failed: -32601 Method not found") || starts.Load() != 0 {
+		t.Errorf("after a failed server/discover probe: %s %q, %d processes; want a skip naming the probe's answer, none started", o.Verdict, o.Summary, starts.Load())
+	}
+	cfg.Negotiation = nil
+	rep = run(t, cfg)
+	if o := rep.Results[0].Outcome; o.Verdict != verdict.Pass || starts.Load() != 1 {
+		t.Errorf("without a negotiation: %s %q after %d starts; want the case run", o.Verdict, o.Summary, starts.Load())
 	}
 }

@@ -409,6 +409,10 @@ func staticSkip(cfg Config, n probe.Needs) string {
 		return "profile names no task tool; pass --profile"
 	case n.Stdio && cfg.Target.Transport != TransportStdio:
 		return fmt.Sprintf("needs the stdio transport; the target uses %s", orNone(cfg.Target.Transport))
+	case n.ListedRevisions && cfg.Version == spec.V20251125 && discoverFailure(cfg.Negotiation) != "":
+		// The run's negotiation asked already: a server that left
+		// server/discover unanswered would leave it so again.
+		return fmt.Sprintf("the server serves no server/discover (the run's negotiation probe failed: %s): a legacy server lists no revisions to compare with", discoverFailure(cfg.Negotiation))
 	case n.OneServer && cfg.Target.Transport == TransportStdio:
 		return "over stdio a second session is a second server process, which shares nothing with the first"
 	case n.HTTP && cfg.Target.Transport != TransportHTTP:
