@@ -205,7 +205,8 @@ func describeEvent(e chrono.Event) string {
 // handOn offers the case's shared session to the next tidy case instead
 // of closing it, and reports whether it did: only after an outcome that
 // says nothing went wrong, with nothing in flight and the server still
-// answering a ping, and while a tidy case is left to take it.
+// answering the revision's liveness request (ping, or server/discover
+// under 2026-07-28), and while a tidy case is left to take it.
 func (r *caseRun) handOn(o verdict.Outcome) bool {
 	r.extraMu.Lock()
 	extras := len(r.extras)
@@ -221,11 +222,20 @@ func (r *caseRun) handOn(o verdict.Outcome) bool {
 	if r.conn.Err() != nil {
 		return false
 	}
+	// The revision's liveness request: ping, or server/discover under
+	// 2026-07-28, which has no ping (PNG-40) and answers it -32601.
 	pctx, cancel := context.WithTimeout(r.ctx, r.cfg.Grace)
-	err := r.s.Ping(pctx)
+	what := "ping"
+	var err error
+	if opensModern(r.cfg) {
+		what = "server/discover"
+		_, err = r.s.Discover(pctx)
+	} else {
+		err = r.s.Ping(pctx)
+	}
 	cancel()
 	if err != nil {
-		r.log.Harness(chrono.KindDecision, "runner", "the session is not handed on: the ping before handing it on failed: "+chrono.Sanitize(err.Error(), false))
+		r.log.Harness(chrono.KindDecision, "runner", "the session is not handed on: the "+what+" before handing it on failed: "+chrono.Sanitize(err.Error(), false))
 		return false
 	}
 	if r.s.HandOver() != nil || !r.cfg.pool.keep(r.shared) {

@@ -109,6 +109,32 @@ func TestTidyCasesShareStdioSessions(t *testing.T) {
 	}
 }
 
+// TestTidyCasesShareStdioSessions2026: under 2026-07-28, which has no
+// ping, a session is handed on after server/discover answers (a ping
+// there is -32601, and no session was ever shared).
+func TestTidyCasesShareStdioSessions2026(t *testing.T) {
+	alive := func(id string) probe.Case {
+		return probe.Case{ID: id, Title: id, Versions: []string{spec.V20260728}, Tidy: true,
+			Run: func(ctx context.Context, e *probe.Env) verdict.Outcome {
+				if _, err := e.Alive(ctx); err != nil {
+					return verdict.Errorf("%v", err)
+				}
+				return verdict.Passf("alive")
+			}}
+	}
+	var starts atomic.Int32
+	rep := run(t, Config{Target: referenceChildren(&starts, "uncontrolled"), Version: spec.V20260728,
+		Cases: []probe.Case{alive("m/1"), alive("m/2"), alive("m/3")}, Jobs: 1, CaseTimeout: safetyNet, CloseTimeout: safetyNet})
+	for _, r := range rep.Results {
+		if r.Outcome.Verdict != verdict.Pass {
+			t.Fatalf("%s: %s %s", r.ID, r.Outcome.Verdict, r.Outcome.Summary)
+		}
+	}
+	if n := starts.Load(); n != 1 || rep.Results[2].ContinuedFrom != "m/1" {
+		t.Errorf("%d server processes for three tidy cases, m/3 continued from %q; want 1 and m/1", n, rep.Results[2].ContinuedFrom)
+	}
+}
+
 // TestSharedSessionNotHandedOn: a session goes on only after a case that
 // found nothing wrong, and only to a tidy case. A warn (work the server
 // may still be doing) ends it with its case; a case that is not tidy
