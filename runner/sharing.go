@@ -7,6 +7,7 @@ import (
 
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/control"
+	"github.com/mcpflight/mcpflight/mcp"
 	"github.com/mcpflight/mcpflight/peer"
 	"github.com/mcpflight/mcpflight/verdict"
 )
@@ -225,10 +226,10 @@ func (r *caseRun) handOn(o verdict.Outcome) bool {
 	// The revision's liveness request: ping, or server/discover under
 	// 2026-07-28, which has no ping (PNG-40) and answers it -32601.
 	pctx, cancel := context.WithTimeout(r.ctx, r.cfg.Grace)
-	what := "ping"
+	what := mcp.MethodPing
 	var err error
 	if opensModern(r.cfg) {
-		what = "server/discover"
+		what = mcp.MethodServerDiscover
 		_, err = r.s.Discover(pctx)
 	} else {
 		err = r.s.Ping(pctx)
