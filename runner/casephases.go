@@ -37,8 +37,8 @@ func runCase(ctx context.Context, cfg Config, c probe.Case, hooks caseHooks) (re
 	if o, skip := r.staticNeeds(); skip {
 		return r.finish(o), nil
 	}
-	if reason, skip := r.declaredNeeds(); skip {
-		return r.finish(verdict.Skipf("%s", reason)), nil
+	if o, skip := r.declaredNeeds(); skip {
+		return r.finish(o), nil
 	}
 	if o := r.dial(); o != nil {
 		return r.finish(*o), nil

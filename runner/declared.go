@@ -7,6 +7,7 @@ import (
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/peer"
 	"github.com/mcpflight/mcpflight/probe"
+	"github.com/mcpflight/mcpflight/verdict"
 )
 
 // declared is what the first session of a run that made the run's own
@@ -64,15 +65,16 @@ func (d *declared) skip(n probe.Needs) (reason, by string) {
 }
 
 // declaredNeeds skips, before anything is started, a case whose needs what
-// the server declared in an earlier case's session does not meet.
-func (r *caseRun) declaredNeeds() (string, bool) {
+// the server declared in an earlier case's session does not meet, as
+// staticNeeds does on the profile and target.
+func (r *caseRun) declaredNeeds() (verdict.Outcome, bool) {
 	reason, by := r.cfg.declared.skip(r.c.Needs)
 	if reason == "" {
-		return "", false
+		return verdict.Outcome{}, false
 	}
 	r.log = chrono.New()
 	r.res.Log = r.log
 	r.log.Harness(chrono.KindNote, "runner", fmt.Sprintf(
 		"decided without a session of its own (over stdio, a server process): the session of case %s (its chronology holds the handshake) declared what this case needs, and it is not met; --isolate decides every case on a session of its own", by))
-	return reason, true
+	return verdict.Skipf("%s", reason), true
 }
