@@ -438,10 +438,11 @@ func cancelCases() []probe.Case {
 			Reqs:      []string{},
 			ReqsUnder: map[string][]string{spec.V20251125: {"CAN-8"}, spec.V20260728: {"CAN-48"}},
 			Versions:  bothRevisions(),
-			Needs:     probe.Needs{SlowTool: true, Observes: true},
-			Sends:     "tools/call with a progress token; notifications/cancelled after its first progress",
-			Expect:    "the handler stops: the operation ends cancelled (control), or the observer counts the handler cancelled, not completed, within the time its remaining steps need",
-			Run:       cancelHandlerStops,
+			Needs: probe.Needs{SlowTool: true, Witness: "whether a cancelled handler stops",
+				ElsewhereOnModernHTTP: "over 2026-07-28 Streamable HTTP the cancel is the close of the request's stream: http26/stream-close-cancels-during-progress judges whether the handler stops"},
+			Sends:  "tools/call with a progress token; notifications/cancelled after its first progress",
+			Expect: "the handler stops: the operation ends cancelled (control), or the observer counts the handler cancelled, not completed, within the time its remaining steps need",
+			Run:    cancelHandlerStops,
 		},
 		// CAN-11 MUST: "Both parties MUST handle these race conditions gracefully:"
 		// CAN-15 SHOULD: "The request SHOULD still be in-flight, but due to communication latency,
@@ -925,13 +926,9 @@ func cancelCleanupOnce(ctx context.Context, e *probe.Env) verdict.Outcome {
 // request's stream, which http26/stream-close-cancels-during-progress
 // judges the same way.
 func cancelHandlerStops(ctx context.Context, e *probe.Env) verdict.Outcome {
-	if e.Modern() && e.SeparateStreams() {
-		return verdict.Skipf("over 2026-07-28 Streamable HTTP the cancel is the close of the request's stream: http26/stream-close-cancels-during-progress judges whether the handler stops")
-	}
-	observed := e.Control == nil && e.HasObserver()
-	if e.Control == nil && !observed {
-		return verdict.Skipf("%s", probe.NoObserverSkip("whether a cancelled handler stops"))
-	}
+	// Needs.Witness and Needs.ElsewhereOnModernHTTP skipped the runs
+	// that cannot judge this: the case has the extension or an observer.
+	observed := e.Control == nil
 	var before profile.Observation
 	if observed {
 		var err error

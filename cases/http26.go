@@ -35,7 +35,7 @@ func http26Cases() []probe.Case {
 			Title:    "closing a call's response stream while progress flows cancels the call",
 			Reqs:     []string{"CAN-55", "CAN-43", "CAN-56"},
 			Versions: []string{spec.V20260728},
-			Needs:    probe.Needs{HTTP: true, SlowTool: true, Observes: true},
+			Needs:    probe.Needs{HTTP: true, SlowTool: true, Witness: "whether the handler stopped"},
 			Sends:    "tools/call with progress; after the first progress the client closes the response stream (no notifications/cancelled)",
 			Expect:   "the server takes the close for a cancellation: the handler stops (control: the operation is cancelled and ends; else the observer counts it cancelled) and nothing more comes for the request on any stream",
 			Run:      func(ctx context.Context, e *probe.Env) verdict.Outcome { return streamCloseCancels(ctx, e, false) },
@@ -52,7 +52,7 @@ func http26Cases() []probe.Case {
 			Title:    "closing the stream of a call that has nothing to write yet cancels it",
 			Reqs:     []string{"CAN-43", "CAN-55", "CAN-56"},
 			Versions: []string{spec.V20260728},
-			Needs:    probe.Needs{HTTP: true, SlowTool: true, Observes: true},
+			Needs:    probe.Needs{HTTP: true, SlowTool: true, Witness: "whether the handler stopped"},
 			Sends:    "tools/call without a progress token, held before its first step (control) or running silently; the client closes the exchange",
 			Expect:   "the server takes the disconnect for a cancellation without waiting for a write to fail: the handler stops, and nothing comes for the request",
 			Run:      func(ctx context.Context, e *probe.Env) verdict.Outcome { return streamCloseCancels(ctx, e, true) },
@@ -256,9 +256,8 @@ func streamCloseCancels(ctx context.Context, e *probe.Env, silent bool) verdict.
 		return *o
 	}
 	if e.Control == nil {
-		if e.Profile.Observer == nil {
-			return verdict.Skipf("the wire cannot show whether the handler stopped: the target offers no %s extension and the profile names no observer; add \"observer\" to the profile (docs/observer.md)", mcp.ControlCapability)
-		}
+		// Needs.Witness skipped a run with neither the extension nor an
+		// observer.
 		return streamCloseObserved(ctx, e, h, silent)
 	}
 	op, err := e.StartSlow(ctx, probe.SlowSpec{Key: "a", Progress: !silent, Steps: 3})

@@ -17,6 +17,7 @@ import (
 
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/control"
+	"github.com/mcpflight/mcpflight/jsonrpc"
 	"github.com/mcpflight/mcpflight/peer"
 	"github.com/mcpflight/mcpflight/profile"
 	"github.com/mcpflight/mcpflight/transport"
@@ -77,13 +78,24 @@ type Needs struct {
 	// with Alone (a run whose profile names no observer keeps it side by
 	// side with the others).
 	Observes bool
+	// Witness names what the case judges that the wire does not show
+	// ("whether a cancelled handler stops"): the control extension shows
+	// it, or, without the extension, the profile's observer, which the
+	// case then reads as with Observes. A target with neither skips the
+	// case before it starts anything (NoObserverSkip).
+	Witness string
+	// ElsewhereOnModernHTTP, when set, says which other case judges this
+	// behaviour under 2026-07-28 over Streamable HTTP, where the case's
+	// own way to it does not exist: such a run skips the case, with this
+	// reason, before anything else is decided.
+	ElsewhereOnModernHTTP string
 }
 
 // RunsAlone reports whether a case with these needs must run with no
 // other case beside it against a shared server, under a profile (nil:
 // none).
 func (n Needs) RunsAlone(p *profile.Profile) bool {
-	return n.Alone || n.Observes && p != nil && p.Observer != nil
+	return n.Alone || (n.Observes || n.Witness != "") && p != nil && p.Observer != nil
 }
 
 // Case is one row of the catalogue.
@@ -111,11 +123,17 @@ type Case struct {
 	// Tidy: the case leaves a session as it found it: every request it
 	// sends is answered before it ends, it starts no work that outlives
 	// them (no cancel of running work, no task), it sends only IDs the
-	// session allocates, and it changes no setting of the session (a log
-	// level, a second initialize). Over stdio, where a session is a
-	// server process, the runner then lets it go on with a session an
-	// earlier tidy case opened, after that case (runner Config.Isolate).
+	// session allocates and those of IDs, and it changes no setting of the
+	// session (a log level, a second initialize). Over stdio, where a
+	// session is a server process, the runner then lets it go on with a
+	// session an earlier tidy case opened, after that case (runner
+	// Config.Isolate).
 	Tidy bool
+	// IDs are the request IDs the case chooses itself (peer.WithID)
+	// rather than take from the session's allocator. A tidy case goes on
+	// only with a session that has sent none of them yet, since an ID is
+	// never reused within a session (RPC-6); Run should send these.
+	IDs []jsonrpc.ID
 	// Run drives the session and judges.
 	Run func(ctx context.Context, e *Env) verdict.Outcome
 }
@@ -128,7 +146,7 @@ type Case struct {
 // durable state, a side effect or a log level).
 func (c Case) SharesSession() bool {
 	n := c.Needs
-	return c.Tidy && !n.Control && !n.NoHandshake && !n.Alone && !n.Observes && !n.Stdio && !n.HTTP && !n.Tasks &&
+	return c.Tidy && !n.Control && !n.NoHandshake && !n.Alone && !n.Observes && n.Witness == "" && !n.Stdio && !n.HTTP && !n.Tasks &&
 		!n.EffectTool && !n.LogTool
 }
 

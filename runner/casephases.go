@@ -226,7 +226,7 @@ func (r *caseRun) handshakes() bool {
 // returns the control extension's client, nil when not offered.
 func (r *caseRun) sessionNeeds(ctx context.Context, init *peer.InitResult) (*control.Client, *verdict.Outcome) {
 	ctl := control.Detect(r.s)
-	reason := sessionSkip(r.c.Needs, init, ctl != nil)
+	reason := sessionSkip(r.c.Needs, r.cfg.Profile, init, ctl != nil)
 	if reason == "" && (r.handshakes() || opensModern(r.cfg) && !r.c.Needs.NoHandshake) {
 		reason = missingTool(ctx, r.s, r.cfg.Profile, r.c.Needs)
 	}

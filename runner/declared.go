@@ -7,6 +7,7 @@ import (
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/peer"
 	"github.com/mcpflight/mcpflight/probe"
+	"github.com/mcpflight/mcpflight/profile"
 	"github.com/mcpflight/mcpflight/verdict"
 )
 
@@ -49,9 +50,10 @@ func (d *declared) learn(id string, init *peer.InitResult, controlled bool) {
 }
 
 // skip returns why a case with the given needs is skipped on what the
-// server declared, and the case whose session declared it; "" when
-// nothing is known yet or the declaration does not decide the case.
-func (d *declared) skip(n probe.Needs) (reason, by string) {
+// server declared and the profile p names, and the case whose session
+// declared it; "" when nothing is known yet or the declaration does not
+// decide the case.
+func (d *declared) skip(n probe.Needs, p *profile.Profile) (reason, by string) {
 	if d == nil {
 		return "", ""
 	}
@@ -61,14 +63,14 @@ func (d *declared) skip(n probe.Needs) (reason, by string) {
 	if init == nil {
 		return "", ""
 	}
-	return sessionSkip(n, init, controlled), by
+	return sessionSkip(n, p, init, controlled), by
 }
 
 // declaredNeeds skips, before anything is started, a case whose needs what
 // the server declared in an earlier case's session does not meet, as
 // staticNeeds does on the profile and target.
 func (r *caseRun) declaredNeeds() (verdict.Outcome, bool) {
-	reason, by := r.cfg.declared.skip(r.c.Needs)
+	reason, by := r.cfg.declared.skip(r.c.Needs, r.cfg.Profile)
 	if reason == "" {
 		return verdict.Outcome{}, false
 	}

@@ -10,7 +10,9 @@ import (
 
 	"github.com/mcpflight/mcpflight/negotiate"
 	"github.com/mcpflight/mcpflight/probe"
+	"github.com/mcpflight/mcpflight/profile"
 	"github.com/mcpflight/mcpflight/results"
+	"github.com/mcpflight/mcpflight/spec"
 	"github.com/mcpflight/mcpflight/verdict"
 )
 
@@ -26,17 +28,24 @@ func TestDeclaredNeedsDecideWithoutProcess(t *testing.T) {
 		fixed("d/plain", probe.Needs{}, verdict.Passf("ran")),
 		fixed("d/control", probe.Needs{Control: true, ControlFor: "its checkpoints"}, verdict.Passf("ran with control")),
 		fixed("d/no-tasks", probe.Needs{NoTasks: true}, verdict.Passf("ran without tasks")),
+		fixed("d/witness", probe.Needs{Witness: "whether the work stops"}, verdict.Passf("ran with a witness")),
 	}
+	unobserved, err := profile.Builtin(profile.Reference)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unobserved.Observer = nil
 	var starts atomic.Int32
-	cfg := Config{Target: referenceChildren(&starts, "uncontrolled"), Cases: cs, Jobs: 1, CaseTimeout: safetyNet, CloseTimeout: safetyNet}
+	cfg := Config{Target: referenceChildren(&starts, "uncontrolled"), Profile: unobserved, Cases: cs, Jobs: 1, CaseTimeout: safetyNet, CloseTimeout: safetyNet}
 	rep := run(t, cfg)
 	if n := starts.Load(); n != 1 {
-		t.Fatalf("%d server processes started, want 1: the two skips are decided on d/plain's session", n)
+		t.Fatalf("%d server processes started, want 1: the three skips are decided on d/plain's session", n)
 	}
 	want := map[string]string{
 		"d/plain":    "pass ran",
 		"d/control":  "skip " + ControlSkip(cs[1].Needs),
 		"d/no-tasks": "skip the server declares the tasks capability; this case is for servers without it",
+		"d/witness":  "skip " + probe.NoObserverSkip("whether the work stops"),
 	}
 	verdicts := func(rep *results.Report) map[string]string {
 		got := map[string]string{}
@@ -62,8 +71,8 @@ func TestDeclaredNeedsDecideWithoutProcess(t *testing.T) {
 	starts.Store(0)
 	cfg.Isolate = true
 	careful := run(t, cfg)
-	if n := starts.Load(); n != 3 {
-		t.Fatalf("with Isolate %d processes started, want 3", n)
+	if n := starts.Load(); n != 4 {
+		t.Fatalf("with Isolate %d processes started, want 4", n)
 	}
 	for id, v := range verdicts(careful) {
 		if v != want[id] {
@@ -72,9 +81,39 @@ func TestDeclaredNeedsDecideWithoutProcess(t *testing.T) {
 	}
 
 	starts.Store(0)
-	controlled := run(t, Config{Target: referenceChildren(&starts, "serve"), Cases: cs[:2], Jobs: 1, CaseTimeout: safetyNet, CloseTimeout: safetyNet})
-	if r := controlled.Results[1]; r.Outcome.Verdict != verdict.Pass || starts.Load() != 2 {
-		t.Errorf("a target with the control extension: %s %s after %d starts; want the case run, 2 starts", r.Outcome.Verdict, r.Outcome.Summary, starts.Load())
+	controlled := run(t, Config{Target: referenceChildren(&starts, "serve"), Profile: unobserved, Cases: []probe.Case{cs[0], cs[1], cs[3]}, Jobs: 1, CaseTimeout: safetyNet, CloseTimeout: safetyNet})
+	for _, r := range controlled.Results[1:] {
+		if r.Outcome.Verdict != verdict.Pass {
+			t.Errorf("a target with the control extension: %s %s %s; want the case run", r.ID, r.Outcome.Verdict, r.Outcome.Summary)
+		}
+	}
+	if n := starts.Load(); n != 3 {
+		t.Errorf("a target with the control extension: %d starts, want 3", n)
+	}
+
+	starts.Store(0)
+	observed := run(t, Config{Target: referenceChildren(&starts, "uncontrolled"), Cases: []probe.Case{cs[0], cs[3]}, Jobs: 1, CaseTimeout: safetyNet, CloseTimeout: safetyNet})
+	if r := observed.Results[1]; r.Outcome.Verdict != verdict.Pass || starts.Load() != 2 {
+		t.Errorf("a profile that names an observer: %s %s after %d starts; want the case run, 2 starts", r.Outcome.Verdict, r.Outcome.Summary, starts.Load())
+	}
+}
+
+// TestElsewhereOnModernHTTP: a case that another case judges under
+// 2026-07-28 over Streamable HTTP is skipped there before anything
+// starts, with the reason it declares, and only there.
+func TestElsewhereOnModernHTTP(t *testing.T) {
+	n := probe.Needs{ElsewhereOnModernHTTP: "judged by x/other there"}
+	for _, tc := range []struct {
+		version, transport, want string
+	}{
+		{spec.V20260728, TransportHTTP, "judged by x/other there"},
+		{spec.V20260728, TransportStdio, ""},
+		{spec.V20251125, TransportHTTP, ""},
+	} {
+		cfg := Config{Version: tc.version, Target: Target{Transport: tc.transport}}
+		if got := staticSkip(cfg, n); got != tc.want {
+			t.Errorf("%s over %s: skip %q, want %q", tc.version, tc.transport, got, tc.want)
+		}
 	}
 }
 

@@ -417,6 +417,8 @@ func staticSkip(cfg Config, n probe.Needs) string {
 		return "over stdio a second session is a second server process, which shares nothing with the first"
 	case n.HTTP && cfg.Target.Transport != TransportHTTP:
 		return fmt.Sprintf("needs the Streamable HTTP transport; the target uses %s", orNone(cfg.Target.Transport))
+	case n.ElsewhereOnModernHTTP != "" && cfg.Version == spec.V20260728 && cfg.Target.Transport == TransportHTTP:
+		return n.ElsewhereOnModernHTTP
 	}
 	return ""
 }
@@ -433,10 +435,13 @@ func ControlSkip(n probe.Needs) string {
 }
 
 // sessionSkip returns why the case must be skipped on what the server
-// declared, or "".
-func sessionSkip(n probe.Needs, init *peer.InitResult, controlled bool) string {
+// declared and the profile names, or "".
+func sessionSkip(n probe.Needs, p *profile.Profile, init *peer.InitResult, controlled bool) string {
 	if n.Control && !controlled {
 		return ControlSkip(n)
+	}
+	if n.Witness != "" && !controlled && (p == nil || p.Observer == nil) {
+		return probe.NoObserverSkip(n.Witness)
 	}
 	if (n.Tasks || n.TasksCapability) && (init == nil || !init.Tasks().ToolsCall) {
 		return "capability tasks.requests.tools.call not advertised"
