@@ -18,6 +18,10 @@ import (
 // jsonrpcCases cover the JSON-RPC base messages (2025-11-25 basic):
 // request IDs and notifications.
 func jsonrpcCases() []probe.Case {
+	// The IDs the two ID cases choose themselves: a session that has sent
+	// none of them yet may serve them after other cases (probe.Case.IDs).
+	zero := []jsonrpc.ID{jsonrpc.IntID(0)}
+	mixed := []jsonrpc.ID{jsonrpc.StringID("7"), jsonrpc.IntID(7), jsonrpc.StringID("-1"), jsonrpc.IntID(-1)}
 	return []probe.Case{
 		// RPC-4 MUST: "Requests MUST include a string or integer ID."
 		// RPC-8 MUST: "Result responses MUST include the same ID as the request they correspond
@@ -29,8 +33,10 @@ func jsonrpcCases() []probe.Case {
 			Versions: bothRevisions(),
 			Sends:    "ping with id 0",
 			Expect:   "a response with the integer id 0",
+			Tidy:     true,
+			IDs:      zero,
 			Run: func(ctx context.Context, e *probe.Env) verdict.Outcome {
-				return pingIDs(ctx, e, jsonrpc.IntID(0))
+				return pingIDs(ctx, e, zero...)
 			},
 		},
 		// RPC-4 MUST: "Requests MUST include a string or integer ID."
@@ -43,8 +49,10 @@ func jsonrpcCases() []probe.Case {
 			Versions: bothRevisions(),
 			Sends:    `ping with id "7", ping with id 7, ping with id "-1" and -1, concurrently`,
 			Expect:   "each answered once, with its id's exact JSON type",
+			Tidy:     true,
+			IDs:      mixed,
 			Run: func(ctx context.Context, e *probe.Env) verdict.Outcome {
-				return pingIDs(ctx, e, jsonrpc.StringID("7"), jsonrpc.IntID(7), jsonrpc.StringID("-1"), jsonrpc.IntID(-1))
+				return pingIDs(ctx, e, mixed...)
 			},
 		},
 		// RPC-15 MUST NOT: "The receiver MUST NOT send a response."

@@ -134,6 +134,14 @@ func (s *Session) NewID() jsonrpc.ID {
 	}
 }
 
+// Spent reports whether a request of ours in this session has used id.
+func (s *Session) Spent(id jsonrpc.ID) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, used := s.usedIDs[id.Key()]
+	return used
+}
+
 // NewToken allocates a fresh string progress token that no request has
 // used in this session.
 func (s *Session) NewToken() jsonrpc.ProgressToken {

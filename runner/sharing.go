@@ -3,10 +3,12 @@ package runner
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/control"
+	"github.com/mcpflight/mcpflight/jsonrpc"
 	"github.com/mcpflight/mcpflight/mcp"
 	"github.com/mcpflight/mcpflight/peer"
 	"github.com/mcpflight/mcpflight/verdict"
@@ -111,15 +113,23 @@ func (p *sessionPool) release() {
 	p.mu.Unlock()
 }
 
-// take returns an idle session for a tidy case, or nil when there is
-// none and the case must open its own; either way the case has asked.
-func (p *sessionPool) take() *sharedSession {
+// take returns an idle session for a tidy case, the one most recently
+// handed on among those that have sent none of the case's own request
+// IDs (probe.Case.IDs), or nil when there is none and the case must open
+// its own; either way the case has asked.
+func (p *sessionPool) take(ids []jsonrpc.ID) *sharedSession {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.asking--
-	if n := len(p.idle); n > 0 && !p.off {
-		sh := p.idle[n-1]
-		p.idle = p.idle[:n-1]
+	if p.off {
+		return nil
+	}
+	for i := len(p.idle) - 1; i >= 0; i-- {
+		sh := p.idle[i]
+		if slices.ContainsFunc(ids, sh.s.Spent) {
+			continue
+		}
+		p.idle = slices.Delete(p.idle, i, i+1)
 		return sh
 	}
 	return nil
@@ -266,7 +276,7 @@ func (r *caseRun) tidyDial() (bool, error) {
 	if r.cfg.pool == nil || !r.c.SharesSession() {
 		return false, nil
 	}
-	if sh := r.cfg.pool.take(); sh != nil && r.continueOn(sh) {
+	if sh := r.cfg.pool.take(r.c.IDs); sh != nil && r.continueOn(sh) {
 		return true, nil
 	}
 	return true, r.openShared()

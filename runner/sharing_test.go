@@ -12,6 +12,9 @@ import (
 
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/internal/testchild"
+	"github.com/mcpflight/mcpflight/jsonrpc"
+	"github.com/mcpflight/mcpflight/mcp"
+	"github.com/mcpflight/mcpflight/peer"
 	"github.com/mcpflight/mcpflight/probe"
 	"github.com/mcpflight/mcpflight/results"
 	"github.com/mcpflight/mcpflight/spec"
@@ -132,6 +135,51 @@ func TestTidyCasesShareStdioSessions2026(t *testing.T) {
 	}
 	if n := starts.Load(); n != 1 || rep.Results[2].ContinuedFrom != "m/1" {
 		t.Errorf("%d server processes for three tidy cases, m/3 continued from %q; want 1 and m/1", n, rep.Results[2].ContinuedFrom)
+	}
+}
+
+// TestOwnIDsContinueOnlyUnspentSessions: a tidy case that chooses its
+// request IDs (probe.Case.IDs) continues only a session that has not sent
+// them yet (RPC-6: an ID is never reused within a session), and otherwise
+// opens its own; a case without IDs of its own, or with other ones, takes
+// either session.
+func TestOwnIDsContinueOnlyUnspentSessions(t *testing.T) {
+	withIDs := func(id string, ids ...jsonrpc.ID) probe.Case {
+		return probe.Case{ID: id, Title: id, Versions: []string{spec.V20251125}, Tidy: true, IDs: ids,
+			Run: func(ctx context.Context, e *probe.Env) verdict.Outcome {
+				for _, rid := range ids {
+					c, err := e.S.Start(ctx, mcp.MethodPing, nil, peer.WithID(rid))
+					if err != nil {
+						return verdict.Errorf("ping %s: %v", rid, err)
+					}
+					if _, err := c.Await(ctx); err != nil {
+						return verdict.Errorf("ping %s: %v", rid, err)
+					}
+				}
+				return verdict.Passf("pinged")
+			}}
+	}
+	cs := []probe.Case{withIDs("i/zero-a", jsonrpc.IntID(0)), withIDs("i/zero-b", jsonrpc.IntID(0)),
+		pinging("i/plain", verdict.Passf("pinged")), withIDs("i/seven", jsonrpc.StringID("7"))}
+	var starts atomic.Int32
+	rep := run(t, Config{Target: referenceChildren(&starts, "uncontrolled"), Cases: cs, Jobs: 1, CaseTimeout: safetyNet, CloseTimeout: safetyNet})
+	for _, r := range rep.Results {
+		if r.Outcome.Verdict != verdict.Pass {
+			t.Fatalf("%s: %s %s", r.ID, r.Outcome.Verdict, r.Outcome.Summary)
+		}
+	}
+	if n := starts.Load(); n != 2 {
+		t.Errorf("%d server processes started, want 2: i/zero-b's own, besides the first", n)
+	}
+	continued := map[string]string{}
+	for _, r := range rep.Results {
+		continued[r.ID] = r.ContinuedFrom
+	}
+	want := map[string]string{"i/zero-a": "", "i/zero-b": "", "i/plain": "i/zero-b", "i/seven": "i/zero-a"}
+	for id, from := range want {
+		if continued[id] != from {
+			t.Errorf("%s continued the session of %q, want %q", id, continued[id], from)
+		}
 	}
 }
 
