@@ -199,6 +199,7 @@ func robustCases() []probe.Case {
 			Title:    "the tasks extension's tasks/get, tasks/update and tasks/cancel with a missing, null or ill-typed taskId get -32602",
 			Reqs:     []string{"TSX-53", "TSX-54", "RPC-2"},
 			Versions: modernOnly(),
+			Needs:    probe.Needs{TasksExtension: true},
 			Sends:    `tasks/get, tasks/update and tasks/cancel, each declaring the extension, with no taskId, {"taskId":null} and {"taskId":42}`,
 			Expect:   "error -32602 for each (tasks/get: MUST, TSX-53; tasks/update and tasks/cancel: SHOULD, TSX-54); the server keeps answering",
 			Tidy:     true,
@@ -649,9 +650,6 @@ func paramsToolsListCursor(ctx context.Context, e *probe.Env) verdict.Outcome {
 // 2026-07-28: each request declares the extension, so that what is
 // judged is the taskId, not the missing capability (TSX-56).
 func paramsExtTaskID(ctx context.Context, e *probe.Env) verdict.Outcome {
-	if !serverDeclaresTasksExtension(e) {
-		return verdict.Skipf("server/discover does not list the %s extension", mcp.ExtensionTasks)
-	}
 	var probes []paramProbe
 	for _, m := range []string{mcp.MethodTasksGet, mcp.MethodTasksUpdate, mcp.MethodTasksCancel} {
 		opts := []peer.CallOption{declareTasks()}

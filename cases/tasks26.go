@@ -36,7 +36,7 @@ func tasks26Cases() []probe.Case {
 			Title:    "a tools/call that declares the extension gets a task that tasks/get finds at once",
 			Reqs:     []string{"TSX-8", "TSX-16"},
 			Versions: []string{spec.V20260728},
-			Needs:    probe.Needs{},
+			Needs:    probe.Needs{TasksExtension: true},
 			Sends:    "tools/call of the profile's task tool, declaring io.modelcontextprotocol/tasks in the request's clientCapabilities; at once tasks/get of the task ID",
 			Expect:   `resultType "task" with a taskId, and tasks/get finds the task (no -32602); an ordinary result is the server's choice (TSX-1)`,
 			Run:      declaredCallGetsDurableTask,
@@ -52,7 +52,7 @@ func tasks26Cases() []probe.Case {
 			Title:    "a tools/call that does not declare the extension gets no task",
 			Reqs:     []string{"TSX-2", "TSX-5"},
 			Versions: []string{spec.V20260728},
-			Needs:    probe.Needs{},
+			Needs:    probe.Needs{TasksExtension: true},
 			Sends:    "tools/call of the task tool, and of the slow tool, without the extension in clientCapabilities",
 			Expect:   "an ordinary result, or -32021 naming the extension in data.requiredCapabilities; never resultType \"task\"",
 			Run:      undeclaredCallNoTask,
@@ -71,7 +71,7 @@ func tasks26Cases() []probe.Case {
 			Reqs:      []string{"TSX-56", "RPC-55"},
 			ReqsUnder: map[string][]string{spec.V20260728: {"RPC-53"}},
 			Versions:  []string{spec.V20260728},
-			Needs:     probe.Needs{},
+			Needs:     probe.Needs{TasksExtension: true},
 			Sends:     "a task created with the extension declared; then tasks/get, tasks/update and tasks/cancel of it without the declaration",
 			Expect:    "each answered -32021 with data.requiredCapabilities (HTTP 400)",
 			Run:       methodsNeedExtension,
@@ -104,7 +104,7 @@ func tasks26Cases() []probe.Case {
 			Title:    "tasks/cancel is acknowledged with an empty result, also for a terminal task",
 			Reqs:     []string{"TSX-44", "TSX-47"},
 			Versions: []string{spec.V20260728},
-			Needs:    probe.Needs{},
+			Needs:    probe.Needs{TasksExtension: true},
 			Sends:    "tasks/cancel of a working task; tasks/get until it is terminal (its worker released); tasks/cancel again; tasks/cancel of a task that completed",
 			Expect:   `each cancel answered with an empty result (resultType "complete"); whatever status the task reaches (eventually consistent: cancelled, completed or still working) is not a violation`,
 			Run:      cancelAcknowledged,
@@ -122,7 +122,7 @@ func tasks26Cases() []probe.Case {
 			Title:    "tasks/get of a terminal task inlines its result or error and answers resultType complete",
 			Reqs:     []string{"TSX-27", "TSX-29", "TSX-60", "TSX-30"},
 			Versions: []string{spec.V20260728},
-			Needs:    probe.Needs{},
+			Needs:    probe.Needs{TasksExtension: true},
 			Sends:    "a task run to completion; with the control extension also one whose tool fails with a JSON-RPC error; tasks/get of each, while working and once terminal",
 			Expect:   `resultType "complete" on every tasks/get; completed with a result, failed with the JSON-RPC error`,
 			Run:      getInlinesTerminalResult,
@@ -141,7 +141,7 @@ func tasks26Cases() []probe.Case {
 			Title:    "a tool result with isError completes the task",
 			Reqs:     []string{"TSX-14", "TSX-59", "TSX-61", "TSX-27"},
 			Versions: []string{spec.V20260728},
-			Needs: probe.Needs{Control: true,
+			Needs: probe.Needs{TasksExtension: true, Control: true,
 				ControlFor: "the task tool's end=\"fail\" (a task whose tool result has isError): the wire cannot make a task's tool fail, and the profile has no field naming a tool that fails"},
 			Sends:  `the reference task tool with end "fail" (a result with isError), run to its end`,
 			Expect: "the task ends completed, its result inlined with isError true; never failed",
@@ -160,7 +160,7 @@ func tasks26Cases() []probe.Case {
 			Title:    "tasks/update with a key that is not outstanding is acknowledged",
 			Reqs:     []string{"TSX-42", "TSX-43"},
 			Versions: []string{spec.V20260728},
-			Needs:    probe.Needs{},
+			Needs:    probe.Needs{TasksExtension: true},
 			Sends:    "tasks/update of a working task with inputResponses for a key the server never issued",
 			Expect:   `an empty result with resultType "complete" (the response is ignored), not an error`,
 			Run:      updateUnknownKeyAcknowledged,
@@ -174,7 +174,7 @@ func tasks26Cases() []probe.Case {
 			Title:    "a tasks extension declared on one request does not stick to later ones",
 			Reqs:     []string{"TSX-2", "RPC-57"},
 			Versions: []string{spec.V20260728},
-			Needs:    probe.Needs{SlowTool: true},
+			Needs:    probe.Needs{TasksExtension: true, SlowTool: true},
 			Sends:    "tools/call of the slow tool without the declaration; tools/list with it; tools/call of the slow tool without it again",
 			Expect:   "neither undeclared call gets resultType \"task\": each request is served on its own clientCapabilities",
 			Run:      capabilitiesPerRequest,
@@ -193,7 +193,7 @@ func tasks26Cases() []probe.Case {
 			Title:    "over HTTP, Mcp-Name carries the task ID of tasks/get and is checked against it",
 			Reqs:     []string{"TSX-52", "HTTP-103", "HTTP-104"},
 			Versions: []string{spec.V20260728},
-			Needs:    probe.Needs{HTTP: true},
+			Needs:    probe.Needs{TasksExtension: true, HTTP: true},
 			Sends:    "tasks/get of a task with Mcp-Name naming another task ID; then tasks/get with Mcp-Name set to params.taskId",
 			Expect:   "400 and -32020 for the mismatch; the task for the matching header",
 			Run:      mcpNameTaskID,
@@ -209,7 +209,7 @@ func tasks26Cases() []probe.Case {
 			Title:    "notifications/tasks come on a subscriptions/listen stream only for the tasks it asked for",
 			Reqs:     []string{"SUB-1", "TSX-48", "TSX-50"},
 			Versions: []string{spec.V20260728},
-			Needs:    probe.Needs{},
+			Needs:    probe.Needs{TasksExtension: true},
 			Sends:    "two tasks A and B; subscriptions/listen with notifications.taskIds [A]; tasks/cancel of B, then of A",
 			Expect:   "no notifications/tasks for B on the stream; for A (MAY) a DetailedTask as tasks/get shows it",
 			Run:      statusOnListenStream,
@@ -223,33 +223,14 @@ func declareTasks() peer.CallOption {
 	return peer.WithMeta(mcp.MetaClientCapabilities, map[string]any{"extensions": map[string]any{mcp.ExtensionTasks: map[string]any{}}})
 }
 
-// serverDeclaresTasksExtension reports whether server/discover listed
-// io.modelcontextprotocol/tasks under capabilities.extensions.
-func serverDeclaresTasksExtension(e *probe.Env) bool {
-	init := e.S.Server()
-	if init == nil {
-		return false
-	}
-	var ext map[string]json.RawMessage
-	if json.Unmarshal(init.Capabilities["extensions"], &ext) != nil {
-		return false
-	}
-	_, ok := ext[mcp.ExtensionTasks]
-	return ok
-}
-
-// needTaskTool is the skip of a case that creates tasks on a target that
-// cannot make them, or nil.
+// needTaskTool is the skip of a case that creates tasks with a profile
+// that names no task tool, or nil. Needs.TasksExtension skipped the
+// servers that do not list the extension.
 func needTaskTool(e *probe.Env) *verdict.Outcome {
-	var o verdict.Outcome
-	switch {
-	case !serverDeclaresTasksExtension(e):
-		o = verdict.Skipf("server/discover does not list the %s extension", mcp.ExtensionTasks)
-	case e.Profile.Task == nil:
-		o = verdict.Skipf("profile names no task tool; pass --profile")
-	default:
+	if e.Profile.Task != nil {
 		return nil
 	}
+	o := verdict.Skipf("profile names no task tool; pass --profile")
 	return &o
 }
 
@@ -858,9 +839,6 @@ func updateUnknownKeyAcknowledged(ctx context.Context, e *probe.Env) verdict.Out
 }
 
 func capabilitiesPerRequest(ctx context.Context, e *probe.Env) verdict.Outcome {
-	if !serverDeclaresTasksExtension(e) {
-		return verdict.Skipf("server/discover does not list the %s extension: no declaration of it can stick", mcp.ExtensionTasks)
-	}
 	slowCall := func(key string) (*peer.Call, error) {
 		call, resp, err := taskCall(ctx, e, mcp.MethodToolsCall, map[string]any{"name": e.Profile.Slow.Name, "arguments": slowArgs(e, key)})
 		if err == nil && resp.Error != nil {

@@ -51,6 +51,17 @@ func (r *InitResult) HasCapability(name string) bool {
 	return ok
 }
 
+// HasExtension reports whether the server declared the extension name
+// under capabilities.extensions (2026-07-28, server/discover).
+func (r *InitResult) HasExtension(name string) bool {
+	var exts map[string]json.RawMessage
+	if r == nil || json.Unmarshal(r.Capabilities["extensions"], &exts) != nil {
+		return false
+	}
+	_, ok := exts[name]
+	return ok
+}
+
 // Experimental returns the raw value of an experimental capability.
 func (r *InitResult) Experimental(name string) (json.RawMessage, bool) {
 	raw, ok := r.Capabilities["experimental"]

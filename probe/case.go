@@ -64,6 +64,9 @@ type Needs struct {
 	// NoTasks: only meaningful on a server that does not declare the
 	// tasks capability (TSK-24).
 	NoTasks bool
+	// TasksExtension: server/discover lists the io.modelcontextprotocol/tasks
+	// extension (2026-07-28 tasks).
+	TasksExtension bool
 	// TasksCapability: the server declares tasks.requests.tools.call; no
 	// profile tool is needed (the case picks its tool from tools/list, or
 	// uses none).

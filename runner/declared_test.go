@@ -3,12 +3,14 @@
 package runner
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/mcpflight/mcpflight/negotiate"
+	"github.com/mcpflight/mcpflight/peer"
 	"github.com/mcpflight/mcpflight/probe"
 	"github.com/mcpflight/mcpflight/profile"
 	"github.com/mcpflight/mcpflight/results"
@@ -134,5 +136,27 @@ func TestListedRevisionsDecidedByTheNegotiation(t *testing.T) {
 	rep = run(t, cfg)
 	if o := rep.Results[0].Outcome; o.Verdict != verdict.Pass || starts.Load() != 1 {
 		t.Errorf("without a negotiation: %s %q after %d starts; want the case run", o.Verdict, o.Summary, starts.Load())
+	}
+}
+
+// TestTasksExtensionNeed: a case that needs the tasks extension is skipped
+// on a server whose server/discover lists no extension, or another one,
+// and runs on one that lists it.
+func TestTasksExtensionNeed(t *testing.T) {
+	n := probe.Needs{TasksExtension: true}
+	for _, tc := range []struct {
+		caps, want string
+	}{
+		{`{}`, "server/discover does not list the io.modelcontextprotocol/tasks extension"},
+		{`{"extensions":{"io.example/other":{}}}`, "server/discover does not list the io.modelcontextprotocol/tasks extension"},
+		{`{"extensions":{"io.modelcontextprotocol/tasks":{}}}`, ""},
+	} {
+		var caps map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(tc.caps), &caps); err != nil {
+			t.Fatal(err)
+		}
+		if got := sessionSkip(n, nil, &peer.InitResult{Capabilities: caps}, false); got != tc.want {
+			t.Errorf("capabilities %s: skip %q, want %q", tc.caps, got, tc.want)
+		}
 	}
 }

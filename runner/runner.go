@@ -18,6 +18,7 @@ import (
 
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/control"
+	"github.com/mcpflight/mcpflight/mcp"
 	"github.com/mcpflight/mcpflight/negotiate"
 	"github.com/mcpflight/mcpflight/peer"
 	"github.com/mcpflight/mcpflight/probe"
@@ -445,6 +446,9 @@ func sessionSkip(n probe.Needs, p *profile.Profile, init *peer.InitResult, contr
 	}
 	if (n.Tasks || n.TasksCapability) && (init == nil || !init.Tasks().ToolsCall) {
 		return "capability tasks.requests.tools.call not advertised"
+	}
+	if n.TasksExtension && !init.HasExtension(mcp.ExtensionTasks) {
+		return fmt.Sprintf("server/discover does not list the %s extension", mcp.ExtensionTasks)
 	}
 	if n.NoTasks && init != nil && init.Tasks().Declared {
 		return "the server declares the tasks capability; this case is for servers without it"
