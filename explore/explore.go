@@ -95,6 +95,12 @@ type Config struct {
 	// given, between MinShrinkTime and DefaultShrinkTime).
 	ShrinkRuns int
 	ShrinkTime time.Duration
+	// Enough, when set, ends a run that has found nothing between two
+	// trials, after the first, once it reports true: the caller has seen
+	// what it explored for (a fault's code path met,
+	// BuiltInOptions.FaultQueried), and more operations would show
+	// nothing new.
+	Enough func() bool
 }
 
 func (c *Config) defaults() error {
@@ -162,6 +168,8 @@ type Result struct {
 	Capped []string `json:"capped,omitempty"`
 	// Found is the first violation, shrunk; nil when none was found.
 	Found *Found `json:"found,omitempty"`
+	// Enough reports that Config.Enough ended the run before its budget.
+	Enough bool `json:"enough,omitempty"`
 }
 
 // OpsPerSecond is the rate of operations performed.
@@ -285,6 +293,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		if runCtx.Err() != nil || failedAt >= 0 && next > failedAt || cfg.Ops > 0 && drawn >= cfg.Ops {
+			return 0, Plan{}, false
+		}
+		if cfg.Enough != nil && next > 0 && failedAt < 0 && cfg.Enough() {
+			res.Enough = true
 			return 0, Plan{}, false
 		}
 		n := cfg.OpsPerTrial

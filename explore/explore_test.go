@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -64,7 +65,14 @@ func target(t testing.TB, transportName string, faults ...refserver.Fault) Targe
 	if transportName == TransportStdio {
 		return stdioTarget(faults...)
 	}
-	b, err := NewBuiltIn(BuiltInOptions{Transport: transportName, Faults: faults})
+	return builtInTarget(t, BuiltInOptions{Transport: transportName, Faults: faults})
+}
+
+// builtInTarget is the built-in server with opts, closed at the end of
+// the test.
+func builtInTarget(t testing.TB, opts BuiltInOptions) Target {
+	t.Helper()
+	b, err := NewBuiltIn(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -403,7 +411,9 @@ func faultConfig(tg Target, row faultRow) Config {
 // bounded number of operations from a fixed seed, its shrunk plan still
 // breaks the same rule, and the replay file written for it, read back and
 // run again, does too. Every other fault is explored as well and shows
-// nothing.
+// nothing: a built-in server's row until the first trial in which the
+// fault acted (Config.Enough), and the log says how often it did or that
+// it never did.
 func TestFaultTable(t *testing.T) {
 	t.Parallel()
 	for _, row := range faultTable() {
@@ -411,13 +421,27 @@ func TestFaultTable(t *testing.T) {
 			// Each row has a server of its own and a fixed seed: rows
 			// side by side share nothing but the machine.
 			t.Parallel()
+			var met atomic.Int64
 			tg := target(t, row.transport, row.fault)
+			if row.excluded != "" && row.transport != TransportStdio {
+				// An excluded row ends after the first trial in which its
+				// fault acted: the history of a trial that met it showed
+				// nothing, which is what the row says (a server over stdio
+				// is a process of its own, whose queries are not seen here).
+				tg = builtInTarget(t, BuiltInOptions{Transport: row.transport, Faults: []refserver.Fault{row.fault},
+					FaultQueried: func(f refserver.Fault) {
+						if f == row.fault {
+							met.Add(1)
+						}
+					}})
+			}
 			cfg := faultConfig(tg, row)
 			if row.excluded != "" {
 				cfg.Ops = 300
 				if row.ops > 0 {
 					cfg.Ops = row.ops
 				}
+				cfg.Enough = func() bool { return met.Load() > 0 }
 				res, err := Run(context.Background(), cfg)
 				if row.fault == refserver.FaultVersionMismatch {
 					if err == nil || !strings.Contains(err.Error(), "handshake") {
@@ -434,6 +458,12 @@ func TestFaultTable(t *testing.T) {
 						return
 					}
 					t.Fatalf("listed as breaking no invariant (%s), yet found %+v", row.excluded, f.Violation)
+				}
+				switch {
+				case res.Enough:
+					t.Logf("the fault acted %d times in %d operations (%d trials), and nothing was found", met.Load(), res.Ops, res.Trials)
+				case row.transport != TransportStdio:
+					t.Logf("the fault never acted in %d operations: the explorer sends nothing it acts on", res.Ops)
 				}
 				return
 			}
@@ -632,5 +662,35 @@ func sameWithOneOrTwoWorkers(t *testing.T, tg Target, revision string) {
 	}
 	if diff := cmp.Diff(gist{a.Ops, a.ByKind, a.Figures}, gist{b.Ops, b.ByKind, b.Figures}); diff != "" {
 		t.Errorf("two runs of seed 9 under %s differ (-one worker +two):\n%s", revision, diff)
+	}
+}
+
+// TestEnoughEndsTheRun: Config.Enough ends a run that found nothing
+// between trials, never before the first one, and the result says so.
+func TestEnoughEndsTheRun(t *testing.T) {
+	t.Parallel()
+	tg := target(t, TransportInProcess)
+	for _, tc := range []struct {
+		name       string
+		notYet     int // how many times Enough answers false first
+		wantTrials int
+		wantEnough bool
+	}{
+		{"at once", 0, 1, true},
+		{"after the second trial", 1, 2, true},
+		{"never", 9, 3, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			asked := 0
+			cfg := Config{Target: tg, Seed: 1, Ops: 30, OpsPerTrial: 10, Workers: 1,
+				Enough: func() bool { asked++; return asked > tc.notYet }}
+			res, err := Run(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Trials != tc.wantTrials || res.Enough != tc.wantEnough || res.Found != nil {
+				t.Errorf("%d trials, enough %v, found %v; want %d trials, enough %v, nothing found", res.Trials, res.Enough, res.Found, tc.wantTrials, tc.wantEnough)
+			}
+		})
 	}
 }

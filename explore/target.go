@@ -72,6 +72,10 @@ type BuiltInOptions struct {
 	Faults []refserver.Fault
 	// NoTasks starts it without the tasks capability.
 	NoTasks bool
+	// FaultQueried, when set, is told each time a trial's server asks
+	// whether a fault is on, which it does once a request is one the
+	// fault acts on (refserver.Options.FaultQueried).
+	FaultQueried func(refserver.Fault)
 }
 
 // BuiltIn is the reference server run by the explorer: a fresh
@@ -138,7 +142,7 @@ func (b *BuiltIn) server() *refserver.Server {
 	for _, f := range b.opts.Faults {
 		set[f] = true
 	}
-	return refserver.New(refserver.Options{Faults: set, NoTasks: b.opts.NoTasks})
+	return refserver.New(refserver.Options{Faults: set, NoTasks: b.opts.NoTasks, FaultQueried: b.opts.FaultQueried})
 }
 
 // Trial starts a fresh server for one trial.
