@@ -110,6 +110,8 @@ func robustCases() []probe.Case {
 			Versions: both,
 			Sends:    `{"jsonrpc":"1.0","method":"ping","id":"mcpflight-v1"}`,
 			Expect:   `error -32600 with id null or "mcpflight-v1", or no answer (a result is recorded as info); the liveness request answered`,
+			Tidy:     true,
+			IDs:      []jsonrpc.ID{jsonrpc.StringID("mcpflight-v1")},
 			Run: func(ctx context.Context, e *probe.Env) verdict.Outcome {
 				return badFrames(ctx, e, badFrame{what: `a request with "jsonrpc":"1.0"`,
 					raw: []byte(`{"jsonrpc":"1.0","method":"ping","id":"mcpflight-v1"}`), id: jsonrpc.StringID("mcpflight-v1")})

@@ -132,10 +132,11 @@ type Case struct {
 	// session an earlier tidy case opened, after that case (runner
 	// Config.Isolate).
 	Tidy bool
-	// IDs are the request IDs the case chooses itself (peer.WithID)
-	// rather than take from the session's allocator. A tidy case goes on
-	// only with a session that has sent none of them yet, since an ID is
-	// never reused within a session (RPC-6); Run should send these.
+	// IDs are the request IDs the case chooses itself (peer.WithID, or
+	// in a raw frame) rather than take from the session's allocator. A
+	// tidy case goes on only with a session that has sent none of them
+	// yet, since an ID is never reused within a session (RPC-6); Run
+	// sends no other ID of its own.
 	IDs []jsonrpc.ID
 	// Run drives the session and judges.
 	Run func(ctx context.Context, e *Env) verdict.Outcome

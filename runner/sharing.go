@@ -40,6 +40,23 @@ type sharedSession struct {
 	init     *peer.InitResult
 	openedBy string // the case that opened it
 	users    int    // the cases that have used it, the current one included
+	// chosen are the request IDs its cases chose themselves
+	// (probe.Case.IDs), by ID key, however they sent them: a raw frame's
+	// ID is not one the session knows it sent (peer.Session.Spent).
+	chosen map[string]bool
+}
+
+// spent reports whether the session has sent id, or one of its cases
+// chose it.
+func (sh *sharedSession) spent(id jsonrpc.ID) bool {
+	return sh.chosen[id.Key()] || sh.s.Spent(id)
+}
+
+// choose records the IDs a case that uses the session chose.
+func (sh *sharedSession) choose(ids []jsonrpc.ID) {
+	for _, id := range ids {
+		sh.chosen[id.Key()] = true
+	}
 }
 
 // sessionPool holds a run's idle shared sessions, and bounds how many
@@ -126,7 +143,7 @@ func (p *sessionPool) take(ids []jsonrpc.ID) *sharedSession {
 	}
 	for i := len(p.idle) - 1; i >= 0; i-- {
 		sh := p.idle[i]
-		if slices.ContainsFunc(ids, sh.s.Spent) {
+		if slices.ContainsFunc(ids, sh.spent) {
 			continue
 		}
 		p.idle = slices.Delete(p.idle, i, i+1)
@@ -171,7 +188,8 @@ func (r *caseRun) openShared() error {
 	}
 	r.conn = conn
 	r.s = peer.New(conn, peer.Options{Log: stand})
-	r.shared = &sharedSession{s: r.s, gap: chrono.New(), openedBy: r.c.ID, users: 1}
+	r.shared = &sharedSession{s: r.s, gap: chrono.New(), openedBy: r.c.ID, users: 1, chosen: map[string]bool{}}
+	r.shared.choose(r.c.IDs)
 	return nil
 }
 
@@ -191,6 +209,7 @@ func (r *caseRun) continueOn(sh *sharedSession) bool {
 		return false
 	}
 	sh.users++
+	sh.choose(r.c.IDs)
 	sh.s.Log().RecordInto(r.log)
 	r.conn, r.s, r.shared = sh.s.Conn(), sh.s, sh
 	r.res.ContinuedFrom = sh.openedBy

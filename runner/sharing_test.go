@@ -183,6 +183,45 @@ func TestOwnIDsContinueOnlyUnspentSessions(t *testing.T) {
 	}
 }
 
+// TestRawChosenIDsStaySpent: an ID a tidy case chose and wrote in a raw
+// frame, which the session cannot know it sent, still keeps the next
+// case that chooses it off that session.
+func TestRawChosenIDsStaySpent(t *testing.T) {
+	raw := func(id string) probe.Case {
+		rid := jsonrpc.StringID("raw-1")
+		return probe.Case{ID: id, Title: id, Versions: []string{spec.V20251125}, Tidy: true, IDs: []jsonrpc.ID{rid},
+			Run: func(ctx context.Context, e *probe.Env) verdict.Outcome {
+				from := e.Log.Len()
+				if err := e.S.SendRaw(ctx, []byte(`{"jsonrpc":"2.0","id":"raw-1","method":"ping"}`)); err != nil {
+					return verdict.Errorf("%v", err)
+				}
+				for {
+					changed := e.Log.Changed()
+					for _, ev := range e.Log.Since(from) {
+						if ev.Dir == chrono.In && ev.Summary != nil && ev.Summary.ID == rid.String() {
+							return verdict.Passf("answered")
+						}
+					}
+					select {
+					case <-changed:
+					case <-ctx.Done():
+						return verdict.Errorf("no answer to raw-1: %v", ctx.Err())
+					}
+				}
+			}}
+	}
+	var starts atomic.Int32
+	rep := run(t, Config{Target: referenceChildren(&starts, "uncontrolled"), Cases: []probe.Case{raw("r/a"), raw("r/b")}, Jobs: 1, CaseTimeout: safetyNet, CloseTimeout: safetyNet})
+	for _, r := range rep.Results {
+		if r.Outcome.Verdict != verdict.Pass || r.ContinuedFrom != "" {
+			t.Errorf("%s: %s %s, continued from %q; want a pass on a session of its own", r.ID, r.Outcome.Verdict, r.Outcome.Summary, r.ContinuedFrom)
+		}
+	}
+	if n := starts.Load(); n != 2 {
+		t.Errorf("%d server processes, want 2", n)
+	}
+}
+
 // TestSharedSessionNotHandedOn: a session goes on only after a case that
 // found nothing wrong, and only to a tidy case. A warn (work the server
 // may still be doing) ends it with its case; a case that is not tidy
