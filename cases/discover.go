@@ -129,7 +129,7 @@ func discoverCases() []probe.Case {
 			Title:    "a modern-only server's initialize error names its versions",
 			Reqs:     []string{"LIF-49"},
 			Versions: modernOnly(),
-			Needs:    probe.Needs{NoHandshake: true},
+			Needs:    probe.Needs{NoHandshake: true, InitializeRefused: true},
 			Sends:    "initialize asking for 2025-11-25",
 			Expect:   "an error naming the versions the server supports (-32022 with data.supported); a dual-era server that agrees is skipped",
 			Run:      initializeErrorNamesVersions,

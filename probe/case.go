@@ -54,6 +54,11 @@ type Needs struct {
 	// negotiation found server/discover unserved (a legacy server lists
 	// none) skips it before anything starts.
 	ListedRevisions bool
+	// InitializeRefused: the case is about a server that refuses
+	// initialize, one that serves only modern revisions (LIF-49): a run
+	// whose negotiation saw initialize agree skips it before anything
+	// starts.
+	InitializeRefused bool
 	// OneServer: the case opens a second session (Env.Open) and needs it
 	// to reach the same server as the first: not over stdio, where each
 	// session is a server process of its own.

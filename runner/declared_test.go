@@ -160,3 +160,26 @@ func TestTasksExtensionNeed(t *testing.T) {
 		}
 	}
 }
+
+// TestInitializeRefusedDecidedByTheNegotiation: a case about servers that
+// refuse initialize is skipped before anything starts when the run's
+// negotiation saw initialize agree, and runs otherwise.
+func TestInitializeRefusedDecidedByTheNegotiation(t *testing.T) {
+	n := probe.Needs{NoHandshake: true, InitializeRefused: true}
+	agreed := &negotiate.Survey{Legacy: &negotiate.Probe{Init: &peer.InitResult{ProtocolVersion: spec.V20251125}}}
+	refused := &negotiate.Survey{Legacy: &negotiate.Probe{Err: errors.New("unsupported"), Failure: "-32022"}}
+	for _, tc := range []struct {
+		name string
+		neg  *negotiate.Survey
+		want string
+	}{
+		{"agreed", agreed, `initialize agreed to "2025-11-25" (the run's negotiation probe): a dual-era server; LIF-49 is for servers that support only modern versions`},
+		{"refused", refused, ""},
+		{"no negotiation", nil, ""},
+	} {
+		cfg := Config{Version: spec.V20260728, Negotiation: tc.neg, Target: Target{Transport: TransportStdio}}
+		if got := staticSkip(cfg, n); got != tc.want {
+			t.Errorf("%s: skip %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}

@@ -414,6 +414,11 @@ func staticSkip(cfg Config, n probe.Needs) string {
 		// The run's negotiation asked already: a server that left
 		// server/discover unanswered would leave it so again.
 		return fmt.Sprintf("the server serves no server/discover (the run's negotiation probe failed: %s): a legacy server lists no revisions to compare with", discoverFailure(cfg.Negotiation))
+	case n.InitializeRefused && cfg.Negotiation != nil && cfg.Negotiation.Legacy.OK():
+		// The run's negotiation asked already, for 2025-11-25 as the
+		// case would.
+		return fmt.Sprintf("initialize agreed to %q (the run's negotiation probe): a dual-era server; LIF-49 is for servers that support only modern versions",
+			chrono.Sanitize(cfg.Negotiation.Legacy.Init.ProtocolVersion, false))
 	case n.OneServer && cfg.Target.Transport == TransportStdio:
 		return "over stdio a second session is a second server process, which shares nothing with the first"
 	case n.HTTP && cfg.Target.Transport != TransportHTTP:
