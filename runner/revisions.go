@@ -51,9 +51,11 @@ func RunProtocol(ctx context.Context, cfg Config, mode negotiate.Mode, opts nego
 	started := time.Now()
 	sctx := ctx
 	if cfg.RunTimeout > 0 {
-		// --timeout bounds the whole run, the probes included.
+		// --timeout bounds the whole run, the probes included: the
+		// revisions' runs go on under the same deadline, whose cause
+		// names the time the user gave, not what the probes left.
 		var cancel context.CancelFunc
-		sctx, cancel = context.WithTimeout(ctx, cfg.RunTimeout)
+		sctx, cancel = withRunDeadline(ctx, cfg.RunTimeout)
 		defer cancel()
 	}
 	dial, release, err := surveyDial(sctx, cfg.Target)
@@ -90,10 +92,8 @@ func RunProtocol(ctx context.Context, cfg Config, mode negotiate.Mode, opts nego
 		c := cfg
 		c.Version = rev
 		c.Negotiation = sv
-		if cfg.RunTimeout > 0 {
-			c.RunTimeout = max(cfg.RunTimeout-time.Since(started), time.Millisecond)
-		}
-		rep, err := Run(ctx, c)
+		c.RunTimeout = 0 // sctx carries the run's deadline
+		rep, err := Run(sctx, c)
 		if rep == nil {
 			return nil, err
 		}

@@ -61,6 +61,12 @@ var ErrNoMatch = errors.New("runner: no case matches")
 // Config.RunTimeout ended the run before every case had run.
 var ErrRunDeadline = errors.New("run deadline reached")
 
+// withRunDeadline bounds a run by d (--timeout); the cause, which the
+// cases a stopped run leaves out quote, names d.
+func withRunDeadline(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeoutCause(ctx, d, fmt.Errorf("%w: the whole run was given %v (--timeout)", ErrRunDeadline, d))
+}
+
 // Target is the server under test.
 type Target struct {
 	// Name is how the report names the target (a command line, a URL).
@@ -191,8 +197,7 @@ func Run(ctx context.Context, cfg Config) (*results.Report, error) {
 	}
 	if cfg.RunTimeout > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, cfg.RunTimeout,
-			fmt.Errorf("%w: the whole run was given %v (--timeout)", ErrRunDeadline, cfg.RunTimeout))
+		ctx, cancel = withRunDeadline(ctx, cfg.RunTimeout)
 		defer cancel()
 	}
 	cfg.declared = newDeclared(cfg)
