@@ -82,6 +82,7 @@ func discoverCases() []probe.Case {
 			Versions: modernOnly(),
 			Sends:    `tools/list whose _meta protocolVersion is "1900-01-01" (over HTTP the MCP-Protocol-Version header too)`,
 			Expect:   `error -32022 with data.supported (the server's versions) and data.requested "1900-01-01"`,
+			Tidy:     true,
 			Run:      unknownRevision,
 		},
 		// RPC-52 MUST: "A request missing any required field is malformed; the server MUST reject
@@ -104,6 +105,7 @@ func discoverCases() []probe.Case {
 			Versions: modernOnly(),
 			Sends:    `ping and logging/setLevel {"level":"debug"} under the 2026-07-28 envelope`,
 			Expect:   "error -32601 (Method not found) for each",
+			Tidy:     true,
 			Run:      removedMethods,
 		},
 		// LIF-9 MUST (2025-11-25 only): "If the server supports the requested protocol version, it
