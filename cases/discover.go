@@ -75,15 +75,20 @@ func discoverCases() []probe.Case {
 		//   version is unknown to the server, or is a known version the server has chosen not to
 		//   support), it MUST respond with an `UnsupportedProtocolVersionError` listing the versions
 		//   it does support:"
+		// RPC-57 MUST NOT (2026-07-28 only): "Servers MUST NOT rely on prior requests over the
+		//   same connection to establish context (e.g., capabilities, protocol version, client
+		//   identity)."
 		{
 			ID:       "versioning/unknown-revision",
 			Title:    "an unknown revision in the envelope gets -32022 naming the supported ones",
-			Reqs:     []string{"LIF-40"},
+			Reqs:     []string{"LIF-40", "RPC-57"},
 			Versions: modernOnly(),
-			Sends:    `tools/list whose _meta protocolVersion is "1900-01-01" (over HTTP the MCP-Protocol-Version header too)`,
-			Expect:   `error -32022 with data.supported (the server's versions) and data.requested "1900-01-01"`,
-			Tidy:     true,
-			Run:      unknownRevision,
+			Sends:    `tools/list whose _meta protocolVersion is "1900-01-01" (over HTTP the MCP-Protocol-Version header too); over stdio then a tools/list under 2026-07-28 and the first request again`,
+			Expect:   `error -32022 with data.supported (the server's versions) and data.requested "1900-01-01", each time: a connection that served a request does not lend the next one its version (RPC-57)`,
+			// Not tidy: the first request needs a connection nothing was
+			// served on yet, since a server that takes a request's version
+			// from earlier ones (RPC-57) would serve it on a used one.
+			Run: unknownRevision,
 		},
 		// RPC-52 MUST: "A request missing any required field is malformed; the server MUST reject
 		//   it with JSON-RPC error code `-32602` (Invalid params)."
@@ -269,7 +274,30 @@ func resultTypeOnEveryResult(ctx context.Context, e *probe.Env) verdict.Outcome 
 	return verdict.Passf("%d results, each with a resultType", n)
 }
 
+// unknownRevision asks with an unknown revision on a connection that has
+// served nothing yet; over stdio, where a connection lives on, it asks
+// again once the connection served a tools/list of the run's revision:
+// a server that pins a connection to its first request's version (the
+// TypeScript SDK v2's serveStdio) then serves it (RPC-57). Over HTTP each
+// request is an exchange of its own.
 func unknownRevision(ctx context.Context, e *probe.Env) verdict.Outcome {
+	first := askUnknownRevision(ctx, e, false)
+	if first.Verdict != verdict.Pass || e.SeparateStreams() {
+		return first
+	}
+	if err := e.S.Request(ctx, mcp.MethodToolsList, nil, nil); err != nil {
+		return verdict.Errorf("tools/list under %s, between the two requests: %v", e.Revision, err)
+	}
+	if again := askUnknownRevision(ctx, e, true); again.Verdict != verdict.Pass {
+		return again
+	}
+	return verdict.Passf("%s, before and after the connection served a tools/list under %s", first.Summary, e.Revision)
+}
+
+// askUnknownRevision sends tools/list with protocolVersion "1900-01-01"
+// and judges the answer; used says the connection served a request of
+// the run's revision before, so that a result breaks RPC-57.
+func askUnknownRevision(ctx context.Context, e *probe.Env, used bool) verdict.Outcome {
 	const asked = "1900-01-01"
 	opts := []peer.CallOption{peer.WithMeta(mcp.MetaProtocolVersion, asked)}
 	if e.SeparateStreams() {
@@ -303,6 +331,11 @@ func unknownRevision(ctx context.Context, e *probe.Env) verdict.Outcome {
 	}
 	if err != nil {
 		return verdict.Errorf("tools/list: %v", err)
+	}
+	if used {
+		return e.Breaks("RPC-57", []string{want[0] + ", as on a connection that served nothing yet: the request's version is its own"},
+			fmt.Sprintf("the request was served with a result: refused with -32022 on a fresh connection, served once the connection had served a tools/list under %s, so the server took the version from the earlier request", e.Revision),
+			answerAfter(e, seq))
 	}
 	return e.Breaks("LIF-40", want, "the request was served with a result", answerAfter(e, seq))
 }

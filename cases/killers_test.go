@@ -128,6 +128,7 @@ var killerTable = []killer{
 	{refserver.FaultWrongVersionError, spec.V20260728, refserver.OnAny, []string{"versioning/unknown-revision"}, nil},
 	{refserver.FaultEnvelopeNotChecked, spec.V20260728, refserver.OnAny, []string{"envelope/missing-required-field"}, nil},
 	{refserver.FaultStickyCapabilities, spec.V20260728, refserver.OnAny, []string{"tasks26/capabilities-per-request"}, nil},
+	{refserver.FaultStickyVersion, spec.V20260728, refserver.OnStdio, []string{"versioning/unknown-revision"}, nil},
 	{refserver.FaultTaskForUndeclaredClient, spec.V20260728, refserver.OnAny, []string{"tasks26/undeclared-call-no-task"}, nil},
 	{refserver.FaultTaskMethodsWithoutCapability, spec.V20260728, refserver.OnAny, []string{"tasks26/methods-need-extension"}, nil},
 	{refserver.FaultHeaderMismatchAccepted, spec.V20260728, refserver.OnHTTP, []string{"http26/header-mismatch-400", "tasks26/mcp-name-task-id"}, nil},

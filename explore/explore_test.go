@@ -300,6 +300,7 @@ func faultTable2026() []faultRow {
 		refserver.FaultWrongVersionError:              wellFormed,
 		refserver.FaultEnvelopeNotChecked:             wellFormed,
 		refserver.FaultStickyCapabilities:             noTasks,
+		refserver.FaultStickyVersion:                  wellFormed,
 		refserver.FaultTaskMethodsWithoutCapability:   noTasks,
 		refserver.FaultHeaderMismatchAccepted:         noHTTP,
 		refserver.FaultPingOn2026:                     wellFormed,

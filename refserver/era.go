@@ -190,7 +190,12 @@ func (ss *session) parseEnvelope(params map[string]json.RawMessage) (envelope, *
 		return env, invalidParams("Invalid params: _meta %s must be a string", mcp.MetaProtocolVersion)
 	}
 	if !slices.Contains(ModernProtocolVersions(), env.version) || !ss.srv.servesModern() {
-		return env, ss.unsupportedVersion(env.version)
+		pinned := ss.stickyVersion("")
+		if pinned == "" {
+			return env, ss.unsupportedVersion(env.version)
+		}
+		ss.logf("protocol version %q served as %q, an earlier request's (fault %s)", env.version, pinned, FaultStickyVersion)
+		env.version = pinned
 	}
 	raw, ok = meta[mcp.MetaClientCapabilities]
 	switch {

@@ -23,6 +23,12 @@ const (
 	// io.modelcontextprotocol/clientCapabilities is served instead of
 	// refused with -32602 (RPC-51, RPC-52, RPC-53).
 	FaultEnvelopeNotChecked Fault = "envelope-not-checked"
+	// FaultStickyVersion: once a tools request of the connection was
+	// served under 2026-07-28, a later request whose protocolVersion
+	// the server does not support is served under the earlier one
+	// instead of refused with -32022 (RPC-57), as the TypeScript SDK
+	// v2's serveStdio does on a connection its first request pinned.
+	FaultStickyVersion Fault = "sticky-version"
 	// FaultStickyCapabilities: once a request declared the tasks
 	// extension, later requests of the same scope are served as if they
 	// had (RPC-57, RPC-58, TSX-2).

@@ -130,6 +130,13 @@ func faultProbes() []faultProbe {
 			m := e.c.call26(mcp.MethodToolsList, nil, meta26(mcp.MetaProtocolVersion, "1900-01-01"))
 			return answerOf(m) + " " + string(m.Error.Data)
 		}},
+		{fault: FaultStickyVersion, want: "-32022 result -32022", faulted: "-32022 result result", probe: func(t *testing.T, e probeEnv) string {
+			unknown := func() string {
+				return answerOf(e.c.call26(mcp.MethodToolsList, nil, meta26(mcp.MetaProtocolVersion, "1900-01-01")))
+			}
+			first := unknown()
+			return first + " " + answerOf(e.c.call26(mcp.MethodToolsList, nil, nil)) + " " + unknown()
+		}},
 		{fault: FaultEnvelopeNotChecked, want: "-32602", faulted: "result", probe: func(t *testing.T, e probeEnv) string {
 			return answerOf(e.c.call26(mcp.MethodToolsList, nil, meta26(mcp.MetaClientCapabilities, nil)))
 		}},

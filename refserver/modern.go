@@ -240,6 +240,21 @@ func (ss *session) modernGate(method string, params map[string]json.RawMessage, 
 	return nil
 }
 
+// stickyVersion is FaultStickyVersion: it records served, the protocol
+// version of a request being served, unless empty, and returns the one
+// last recorded ("" without the fault).
+func (ss *session) stickyVersion(served string) string {
+	if !ss.has(FaultStickyVersion) {
+		return ""
+	}
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if served != "" {
+		ss.realm.stickyVersion = served
+	}
+	return ss.realm.stickyVersion
+}
+
 // stickyTasks is FaultStickyCapabilities: once a request of the realm
 // declared the tasks extension, later ones are taken to have declared it
 // too (breaks RPC-57, RPC-58, TSX-2).
@@ -272,6 +287,12 @@ func (ss *session) handleModernRequest(msg *jsonrpc.Message) {
 	if rerr != nil {
 		fail(rerr)
 		return
+	}
+	if msg.Method == mcp.MethodToolsList || msg.Method == mcp.MethodToolsCall {
+		// As in the TypeScript SDK v2, a served tools request pins the
+		// connection; server/discover (and the control extension's
+		// requests, which a user's server has not) do not.
+		ss.stickyVersion(env.version)
 	}
 	ss.stickyTasks(&env)
 	if rerr := ss.modernGate(msg.Method, params, env); rerr != nil {

@@ -59,9 +59,12 @@ type realm struct {
 	// stickyTasks: a request declared the tasks extension
 	// (FaultStickyCapabilities only).
 	stickyTasks bool
-	holders     int
-	closed      bool
-	used        uint64 // the registry's clock at the last use
+	// stickyVersion is the protocol version of the last request served
+	// (FaultStickyVersion only).
+	stickyVersion string
+	holders       int
+	closed        bool
+	used          uint64 // the registry's clock at the last use
 }
 
 func newRealm(scope string) *realm {

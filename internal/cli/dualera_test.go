@@ -23,6 +23,12 @@ import (
 //     client's envelope-less notifications (2026-07-28 notifications
 //     carry no envelope), the SDK answers server/discover, which it
 //     answered before on the same connection, with -32601.
+//   - stdio, FAIL versioning/unknown-revision (RPC-57): a tools/list whose
+//     protocolVersion is "1900-01-01" gets -32022 on a fresh connection,
+//     and a result once the connection has served a tools/list under
+//     2026-07-28 (serveStdio pins a connection to the instance its first
+//     request opened; checked by hand with node on a pipe: after
+//     server/discover alone it still refuses).
 //   - stdio, WARN envelope/missing-required-field (RPC-52, read beside
 //     LIF-47): a tools/list without the protocol version is served with
 //     a legacy-shaped result (no resultType) rather than -32602.
@@ -61,6 +67,7 @@ func TestCheckDualEra(t *testing.T) {
 	}{
 		{"stdio", ExitNonConformant, map[string]verdict.Verdict{
 			"rpc/no-response-to-notifications":               verdict.Fail,
+			"versioning/unknown-revision":                    verdict.Fail,
 			"envelope/missing-required-field":                verdict.Warn,
 			"lifecycle/initialize-agrees-to-listed-revision": verdict.Warn,
 		}, []string{"cancel/no-further-message-after-progress", "logging/request-level-filter"},
