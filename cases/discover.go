@@ -75,9 +75,8 @@ func discoverCases() []probe.Case {
 		//   version is unknown to the server, or is a known version the server has chosen not to
 		//   support), it MUST respond with an `UnsupportedProtocolVersionError` listing the versions
 		//   it does support:"
-		// RPC-57 MUST NOT (2026-07-28 only): "Servers MUST NOT rely on prior requests over the
-		//   same connection to establish context (e.g., capabilities, protocol version, client
-		//   identity)."
+		// RPC-57 MUST NOT: "Servers MUST NOT rely on prior requests over the same connection to
+		//   establish context (e.g., capabilities, protocol version, client identity)."
 		{
 			ID:       "versioning/unknown-revision",
 			Title:    "an unknown revision in the envelope gets -32022 naming the supported ones",
