@@ -307,7 +307,14 @@ func TestSameVerdictsAsTheCarefulRun(t *testing.T) {
 			}
 			if diff := cmp.Diff(want, got); diff != "" {
 				for _, r := range defaults.Results {
-					t.Logf("%-48s %-5s %s", r.ID, r.Outcome.Verdict, chrono.Sanitize(r.Outcome.Summary, false))
+					t.Logf("%-48s %-5s %6.1fs %s", r.ID, r.Outcome.Verdict, r.Duration.Seconds(), chrono.Sanitize(r.Outcome.Summary, false))
+				}
+				// The chronology of each case that differs, to read by hand
+				// before a verdict is pinned as a race.
+				for _, r := range defaults.Results {
+					if want[r.ID] != got[r.ID] {
+						logChronology(t, r)
+					}
 				}
 				t.Errorf("the defaults reached other verdicts than the careful run (-careful +defaults):\n%s", diff)
 			}
@@ -322,6 +329,21 @@ func TestSameVerdictsAsTheCarefulRun(t *testing.T) {
 				checkEverythingHTTP(t, defaults)
 			}
 		})
+	}
+}
+
+// logChronology writes a case's chronology to the test log, each frame
+// clipped.
+func logChronology(t *testing.T, r results.Result) {
+	t.Helper()
+	t.Logf("chronology of %s (%d events):", r.ID, len(r.Events))
+	for _, e := range r.Events {
+		what := e.Text
+		if len(e.Raw) > 0 {
+			what = string(e.Raw)
+		}
+		t.Logf("  %4d %8.3fs %-7s %-12s %-8s %s", e.Seq, e.Offset.Seconds(), e.Dir, e.Channel, e.Kind,
+			chrono.Clip(chrono.Sanitize(what, false), 240))
 	}
 }
 
