@@ -432,13 +432,19 @@ func duplicateInFlightID(ctx context.Context, e *probe.Env) verdict.Outcome {
 		// in, the duplicate's answer, which may never come (dropping it is
 		// the server's choice), has the grace window and no more.
 		// The call's remaining steps at the pace learned, plus windows
-		// (Op.ResultBudget): only its remaining work can bring it.
-		wait := op.ResultBudget()
+		// (Op.ResultBudget): only its remaining work can bring it. Each
+		// progress of the call moves that end on, as Op.AwaitWhileProgressing
+		// does: a call still stepping has not lost its answer, however
+		// slowly a loaded machine lets it step. SlowBudget bounds it all.
+		limit := e.SlowBudget()
 		if dl, ok := ctx.Deadline(); ok {
 			// An answer that never comes is the verdict, not a deadline error.
-			wait = min(wait, time.Until(dl)-time.Second)
+			limit = min(limit, time.Until(dl)-time.Second)
 		}
-		wctx, cancel := context.WithTimeout(ctx, max(wait, 0))
+		stop := time.Now().Add(max(limit, 0))
+		end := time.Now().Add(op.ResultBudget())
+		progress := probe.ProgressFor(op.Call.Token)
+		watched := from
 		for {
 			answers := collect()
 			if len(answers) >= 2 {
@@ -446,22 +452,27 @@ func duplicateInFlightID(ctx context.Context, e *probe.Env) verdict.Outcome {
 			}
 			if len(answers) == 1 && callAnswer(answers[0], isDupAnswer) {
 				if err := e.Observe(ctx); err != nil {
-					cancel()
 					return verdict.Errorf("%v", err)
 				}
 				break
 			}
-			after := from
-			if len(answers) > 0 {
-				after = answers[len(answers)-1].Seq
+			until := end
+			if stop.Before(until) {
+				until = stop
 			}
-			if _, err := e.Log.WaitFor(wctx, after, func(ev chrono.Event) bool {
-				return ev.Dir == chrono.In && ev.Kind == chrono.KindFrame && isID(ev)
-			}); err != nil {
+			wctx, cancel := context.WithDeadline(ctx, until)
+			ev, err := e.Log.WaitFor(wctx, watched, func(ev chrono.Event) bool {
+				return ev.Dir == chrono.In && ev.Kind == chrono.KindFrame && (isID(ev) || progress(ev))
+			})
+			cancel()
+			if err != nil {
 				break
 			}
+			watched = ev.Seq
+			if progress(ev) {
+				end = time.Now().Add(op.ResultBudget())
+			}
 		}
-		cancel()
 	}
 	if ctx.Err() != nil {
 		return verdict.Errorf("the case deadline ended the wait: %v", ctx.Err())
