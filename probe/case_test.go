@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpflight/mcpflight/profile"
 	"github.com/mcpflight/mcpflight/spec"
 	"github.com/mcpflight/mcpflight/verdict"
 )
@@ -58,5 +59,15 @@ func TestWithPatienceEndsBeforeTheCaseDeadline(t *testing.T) {
 	caseEnd, _ := ctx.Deadline()
 	if !waitEnd.Before(caseEnd.Add(-900 * time.Millisecond)) {
 		t.Errorf("the wait ends at %v, less than a second before the case's deadline %v", waitEnd, caseEnd)
+	}
+}
+
+// TestReadObserverWithoutOne: an Env whose profile names no observer (or
+// no profile at all) gets an error from ReadObserver, never a panic.
+func TestReadObserverWithoutOne(t *testing.T) {
+	for _, e := range []*Env{{}, {Profile: &profile.Profile{}}} {
+		if _, err := e.ReadObserver(context.Background()); err == nil || !strings.Contains(err.Error(), "names no observer") {
+			t.Errorf("profile %v: error %v, want one saying it names no observer", e.Profile, err)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package probe
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -30,8 +31,13 @@ func NoObserverSkip(what string) string {
 	return fmt.Sprintf("the target offers no io.mcpflight/control extension and the profile names no observer: %s cannot be seen on the wire; add \"observer\" to the profile (docs/observer.md)", what)
 }
 
-// ReadObserver calls the profile's observer and reads its counts.
+// ReadObserver calls the profile's observer and reads its counts; an
+// error when the profile names none (the runner skips a case that needs
+// one first: Needs.Witness).
 func (e *Env) ReadObserver(ctx context.Context) (profile.Observation, error) {
+	if !e.HasObserver() {
+		return profile.Observation{}, errors.New("the profile names no observer")
+	}
 	obs := e.Profile.Observer
 	var raw json.RawMessage
 	var err error
