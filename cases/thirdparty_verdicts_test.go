@@ -313,6 +313,14 @@ func TestThirdPartyVerdicts(t *testing.T) {
 					for _, r := range rep.Results {
 						t.Logf("%s %-48s %-5s %-8s %s", rev, r.ID, r.Outcome.Verdict, r.Outcome.Requirement, chrono.Sanitize(r.Outcome.Summary, false))
 					}
+					// The chronology of each case whose verdict is not the
+					// recorded one, to read by hand before a verdict is
+					// pinned as a race.
+					for _, r := range rep.Results {
+						if w, ok := recorded.Deployments[d.name][rev][r.ID]; ok && w != got[r.ID] && !skip[r.ID] {
+							logChronology(t, r)
+						}
+					}
 				}
 			}
 		})
