@@ -103,7 +103,7 @@ type Needs struct {
 // other case beside it against a shared server, under a profile (nil:
 // none).
 func (n Needs) RunsAlone(p *profile.Profile) bool {
-	return n.Alone || (n.Observes || n.Witness != "") && p != nil && p.Observer != nil
+	return n.Alone || (n.Observes || n.Witness != "") && p.NamesObserver()
 }
 
 // Case is one row of the catalogue.

@@ -20,7 +20,7 @@ import (
 
 // HasObserver reports whether the profile names an observer.
 func (e *Env) HasObserver() bool {
-	return e.Profile != nil && e.Profile.Observer != nil
+	return e.Profile.NamesObserver()
 }
 
 // NoObserverSkip is the skip reason of a case whose only evidence path,

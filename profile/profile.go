@@ -47,6 +47,10 @@ type Profile struct {
 	GraceMillis int `json:"graceMs,omitempty"`
 }
 
+// NamesObserver reports whether the profile names an observer; false for
+// a nil profile.
+func (p *Profile) NamesObserver() bool { return p != nil && p.Observer != nil }
+
 // Grace returns the observation window, one second by default.
 func (p *Profile) Grace() time.Duration {
 	if p == nil || p.GraceMillis <= 0 {

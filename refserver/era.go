@@ -190,7 +190,7 @@ func (ss *session) parseEnvelope(params map[string]json.RawMessage) (envelope, *
 		return env, invalidParams("Invalid params: _meta %s must be a string", mcp.MetaProtocolVersion)
 	}
 	if !slices.Contains(ModernProtocolVersions(), env.version) || !ss.srv.servesModern() {
-		pinned := ss.stickyVersion("")
+		pinned := ss.pinnedVersion()
 		if pinned == "" {
 			return env, ss.unsupportedVersion(env.version)
 		}

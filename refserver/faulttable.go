@@ -118,7 +118,7 @@ var faultTable = []FaultSpec{
 	{FaultDiscoverMissingVersion, spec.V20260728, OnAny, "", []string{"LIF-42", "LIF-47"}, "server/discover lists only 2026-07-28 while initialize still agrees to 2025-11-25"},
 	{FaultWrongVersionError, spec.V20260728, OnAny, "", []string{"LIF-40", "HTTP-97"}, "an unsupported protocol version gets -32602 without data instead of -32022 with supported and requested"},
 	{FaultEnvelopeNotChecked, spec.V20260728, OnAny, "", []string{"RPC-51", "RPC-52", "RPC-53"}, "a 2026-07-28 request without clientCapabilities is served instead of refused with -32602"},
-	{FaultStickyVersion, spec.V20260728, OnStdio, "", []string{"RPC-57"}, "once a request of the connection was served, an unsupported protocolVersion is served under the earlier request's version instead of refused with -32022"},
+	{FaultStickyVersion, spec.V20260728, OnStdio, "", []string{"RPC-57"}, "once a tools request of the connection was served, an unsupported protocolVersion is served under the earlier request's version instead of refused with -32022"},
 	{FaultStickyCapabilities, spec.V20260728, OnAny, "", []string{"RPC-57", "RPC-58", "TSX-2"}, "a tasks extension declared once sticks: later requests that do not declare it get tasks"},
 	{FaultTaskForUndeclaredClient, spec.V20260728, OnAny, "", []string{"TSX-2", "TSX-5", "LIF-45"}, "a tools/call that did not declare the tasks extension gets a CreateTaskResult"},
 	{FaultTaskMethodsWithoutCapability, spec.V20260728, OnAny, "", []string{"TSX-56", "RPC-55"}, "tasks/get, tasks/update and tasks/cancel are served without the extension declared, instead of -32021"},

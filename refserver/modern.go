@@ -240,18 +240,25 @@ func (ss *session) modernGate(method string, params map[string]json.RawMessage, 
 	return nil
 }
 
-// stickyVersion is FaultStickyVersion: it records served, the protocol
-// version of a request being served, unless empty, and returns the one
-// last recorded ("" without the fault).
-func (ss *session) stickyVersion(served string) string {
+// pinVersion is FaultStickyVersion: it records version, that of a
+// request being served, as the one later requests are served under.
+func (ss *session) pinVersion(version string) {
+	if !ss.has(FaultStickyVersion) {
+		return
+	}
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	ss.realm.stickyVersion = version
+}
+
+// pinnedVersion is the version pinVersion recorded ("" without the
+// fault, or before any).
+func (ss *session) pinnedVersion() string {
 	if !ss.has(FaultStickyVersion) {
 		return ""
 	}
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	if served != "" {
-		ss.realm.stickyVersion = served
-	}
 	return ss.realm.stickyVersion
 }
 
@@ -292,7 +299,7 @@ func (ss *session) handleModernRequest(msg *jsonrpc.Message) {
 		// As in the TypeScript SDK v2, a served tools request pins the
 		// connection; server/discover (and the control extension's
 		// requests, which a user's server has not) do not.
-		ss.stickyVersion(env.version)
+		ss.pinVersion(env.version)
 	}
 	ss.stickyTasks(&env)
 	if rerr := ss.modernGate(msg.Method, params, env); rerr != nil {

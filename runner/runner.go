@@ -451,7 +451,7 @@ func sessionSkip(n probe.Needs, p *profile.Profile, init *peer.InitResult, contr
 	if n.Control && !controlled {
 		return ControlSkip(n)
 	}
-	if n.Witness != "" && !controlled && (p == nil || p.Observer == nil) {
+	if n.Witness != "" && !controlled && !p.NamesObserver() {
 		return probe.NoObserverSkip(n.Witness)
 	}
 	if (n.Tasks || n.TasksCapability) && (init == nil || !init.Tasks().ToolsCall) {
