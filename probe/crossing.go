@@ -6,6 +6,7 @@ import (
 
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/mcp"
+	"github.com/mcpflight/mcpflight/peer"
 )
 
 // Cancel sends the cancel of op and, on a target without checkpoints, a
@@ -24,9 +25,18 @@ import (
 // would be one too, handled in no order with it (a busy server may answer
 // it long after it acted on the cancel): there the cancel's own HTTP
 // answer (202) shows the server had received it, and bounds the crossing.
+//
+// The call's response may already have been read when the cancel goes
+// out, before the session has matched it to the call (a loaded machine
+// widens that gap): the request then completed before the cancel, as
+// when the session refuses to send it, and Cancel reports
+// peer.ErrNotPending too, naming both sequence numbers.
 func (e *Env) Cancel(ctx context.Context, op *Op, reason string) error {
 	if err := e.S.Cancel(ctx, op.Call, reason); err != nil {
 		return err
+	}
+	if ev, ok := e.FrameAfter(op.Call.SentSeq, ResponseTo(op.Call.ID)); ok && ev.Seq < op.Call.CancelSeq {
+		return fmt.Errorf("%w: its response (seq %d) was read before the cancel went out (seq %d)", peer.ErrNotPending, ev.Seq, op.Call.CancelSeq)
 	}
 	switch {
 	case e.Control != nil:
