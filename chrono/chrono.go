@@ -162,6 +162,8 @@ type Log struct {
 	redact  atomic.Pointer[Redactor]
 	// into, when set, is the log l records into instead (RecordInto).
 	into atomic.Pointer[Log]
+	// filter, when set, rewrites each event appended to l (Filter).
+	filter atomic.Pointer[func(Event) Event]
 }
 
 // Option configures a Log.
@@ -213,6 +215,21 @@ func (l *Log) RecordInto(to *Log) {
 	l.into.Store(to)
 }
 
+// Filter makes l pass every event appended to it through f first, and
+// store what f returns in its place: the event itself, or another, such
+// as a note that says what was set aside. The stand-in of a session that
+// cases share (RecordInto) uses it to keep the late frames of an earlier
+// case out of the chronology of the case that uses the session now. f is
+// called from the appending goroutine, before the event is redacted; nil
+// removes the filter.
+func (l *Log) Filter(f func(Event) Event) {
+	if f == nil {
+		l.filter.Store(nil)
+		return
+	}
+	l.filter.Store(&f)
+}
+
 // current is the log l's methods act on: the one it records into, or l.
 func (l *Log) current() *Log {
 	if t := l.into.Load(); t != nil {
@@ -234,6 +251,9 @@ func New(opts ...Option) *Log {
 // Append adds an event, giving it the next sequence number and the offset
 // since the log began, and returns it as stored.
 func (l *Log) Append(e Event) Event {
+	if f := l.filter.Load(); f != nil {
+		e = (*f)(e)
+	}
 	l = l.current()
 	full := l.full()
 	if r := l.redact.Load(); !r.Empty() && !full {
@@ -347,8 +367,7 @@ func (l *Log) full() bool {
 // Frame records a wire frame. msg may be nil, in which case the frame is
 // decoded here for its summary; decodeErr, if set, marks it malformed.
 func (l *Log) Frame(dir Direction, channel string, raw []byte, msg *jsonrpc.Message, decodeErr error) Event {
-	l = l.current()
-	if l.full() {
+	if l.current().full() {
 		// Past the event cap the frame is only counted: spare a flood
 		// the decoding and copying of what is thrown away.
 		return l.Append(Event{Dir: dir, Channel: channel, Kind: KindFrame})

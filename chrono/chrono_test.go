@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -332,5 +333,46 @@ func TestRecordInto(t *testing.T) {
 	stand.Harness(KindDecision, "t", "own")
 	if stand.Len() != 1 || second.Len() != 2 {
 		t.Fatalf("after RecordInto(nil): stand-in %d events, second %d; want 1 and 2", stand.Len(), second.Len())
+	}
+}
+
+// TestFilter: a stand-in's filter sees every event appended through it
+// and stores what it returns in the log the stand-in records into, before
+// the redactor runs; a nil filter stores events as they come again.
+func TestFilter(t *testing.T) {
+	stand, into := New(), New()
+	stand.RecordInto(into)
+	r := NewRedactor()
+	r.Add("s3cret")
+	stand.SetRedactor(r)
+	var seen []string
+	stand.Filter(func(e Event) Event {
+		if e.Kind == KindFrame {
+			e.Text = e.Summary.Method
+		}
+		seen = append(seen, e.Text)
+		if strings.HasPrefix(e.Text, "aside") {
+			return Event{Dir: Harness, Channel: "runner", Kind: KindNote, Text: "set aside: " + e.Text}
+		}
+		return e
+	})
+	stand.Harness(KindDecision, "t", "kept")
+	stand.Frame(In, "stdout", []byte(`{"jsonrpc":"2.0","method":"aside frame"}`), nil, nil)
+	got := stand.Harness(KindDecision, "t", "aside s3cret")
+	if got.Seq != 3 || got.Kind != KindNote || got.Text != "set aside: aside [redacted]" {
+		t.Fatalf("the set-aside event was stored as %+v, want the filter's note, redacted, at sequence 3", got)
+	}
+	stand.Filter(nil)
+	stand.Harness(KindDecision, "t", "aside again")
+	texts := []string{}
+	for _, e := range into.Events() {
+		texts = append(texts, e.Text)
+	}
+	want := []string{"kept", "set aside: aside frame", "set aside: aside [redacted]", "aside again"}
+	if !slices.Equal(texts, want) {
+		t.Fatalf("the log holds %q, want %q", texts, want)
+	}
+	if !slices.Equal(seen, []string{"kept", "aside frame", "aside s3cret"}) {
+		t.Fatalf("the filter saw %q, want the three events appended while it was set", seen)
 	}
 }
