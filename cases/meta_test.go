@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/mcpflight/mcpflight/cases"
+	"github.com/mcpflight/mcpflight/probe"
 	"github.com/mcpflight/mcpflight/spec"
 )
 
@@ -192,5 +193,27 @@ func TestTidyCasesMayShare(t *testing.T) {
 		if areas[area] == 0 {
 			t.Errorf("no tidy case in %s", area)
 		}
+	}
+}
+
+// TestTaskLeaversMayShare: a case marked LeavesTasks needs a task tool
+// and nothing else a shared session cannot give (probe.Case.Sharing), and
+// is not also Tidy; a case marked AwaitsTaskEnd needs a task tool. Each
+// mark would otherwise be a dead letter.
+func TestTaskLeaversMayShare(t *testing.T) {
+	leavers := 0
+	for _, c := range cases.All() {
+		if c.LeavesTasks {
+			leavers++
+			if c.Sharing() != probe.ShareTasks || c.Tidy {
+				t.Errorf("%s is marked LeavesTasks, but shares as %d (tidy %v; needs %+v)", c.ID, c.Sharing(), c.Tidy, c.Needs)
+			}
+		}
+		if c.AwaitsTaskEnd && !c.Needs.Tasks {
+			t.Errorf("%s is marked AwaitsTaskEnd but needs no task tool", c.ID)
+		}
+	}
+	if leavers == 0 {
+		t.Error("no case is marked LeavesTasks")
 	}
 }

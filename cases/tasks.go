@@ -114,14 +114,15 @@ func taskCases() []probe.Case {
 		// TSK-41 MUST: "Receivers MUST include the actual `ttl` duration (or `null` for unlimited)
 		//   in `tasks/get` responses."
 		{
-			ID:       "tasks/create-result-shape",
-			Title:    "creation returns a working task with a receiver-generated string id",
-			Reqs:     []string{"TSK-44", "TSK-26", "TSK-27", "TSK-29", "TSK-38", "TSK-39", "TSK-41"},
-			Versions: []string{spec.V20251125},
-			Needs:    probe.Needs{Tasks: true},
-			Sends:    "a task-augmented tools/call",
-			Expect:   "CreateTaskResult.task: string taskId, status working, RFC 3339 createdAt and lastUpdatedAt, ttl present",
-			Run:      taskCreateShape,
+			ID:          "tasks/create-result-shape",
+			Title:       "creation returns a working task with a receiver-generated string id",
+			Reqs:        []string{"TSK-44", "TSK-26", "TSK-27", "TSK-29", "TSK-38", "TSK-39", "TSK-41"},
+			Versions:    []string{spec.V20251125},
+			Needs:       probe.Needs{Tasks: true},
+			LeavesTasks: true,
+			Sends:       "a task-augmented tools/call",
+			Expect:      "CreateTaskResult.task: string taskId, status working, RFC 3339 createdAt and lastUpdatedAt, ttl present",
+			Run:         taskCreateShape,
 		},
 		// TSK-28 MUST: "Task IDs MUST be unique among all tasks controlled by the receiver."
 		// TSK-44 MUST: "Receivers that accept a task-augmented request MUST return a
@@ -132,14 +133,15 @@ func taskCases() []probe.Case {
 		//   `taskId` parameter in the request MUST be used as the source of truth for identifying
 		//   the target task."
 		{
-			ID:       "tasks/durable-id",
-			Title:    "a task exists as soon as it is created, under a unique id",
-			Reqs:     []string{"TSK-28", "TSK-44", "TSK-62", "TSK-51"},
-			Versions: []string{spec.V20251125},
-			Needs:    probe.Needs{Tasks: true},
-			Sends:    "two task-augmented tools/call, then tasks/get on each at once",
-			Expect:   "both found, with distinct ids",
-			Run:      taskDurableID,
+			ID:          "tasks/durable-id",
+			Title:       "a task exists as soon as it is created, under a unique id",
+			Reqs:        []string{"TSK-28", "TSK-44", "TSK-62", "TSK-51"},
+			Versions:    []string{spec.V20251125},
+			Needs:       probe.Needs{Tasks: true},
+			LeavesTasks: true,
+			Sends:       "two task-augmented tools/call, then tasks/get on each at once",
+			Expect:      "both found, with distinct ids",
+			Run:         taskDurableID,
 		},
 		// TSK-81 MUST: "If context-binding is unavailable, receivers MUST generate
 		//   cryptographically secure task IDs with enough entropy to prevent guessing and should
@@ -148,14 +150,15 @@ func taskCases() []probe.Case {
 		// TSK-44 MUST: "Receivers that accept a task-augmented request MUST return a
 		//   `CreateTaskResult` as the response."
 		{
-			ID:       "tasks/unguessable-ids",
-			Title:    "task ids are not guessable",
-			Reqs:     []string{"TSK-81", "TSK-28", "TSK-44"},
-			Versions: []string{spec.V20251125},
-			Needs:    probe.Needs{Tasks: true},
-			Sends:    "three task-augmented tools/call",
-			Expect:   "ids of at least 16 characters that are not a counter (a heuristic: a warn, never a fail)",
-			Run:      taskUnguessableIDs,
+			ID:          "tasks/unguessable-ids",
+			Title:       "task ids are not guessable",
+			Reqs:        []string{"TSK-81", "TSK-28", "TSK-44"},
+			Versions:    []string{spec.V20251125},
+			Needs:       probe.Needs{Tasks: true},
+			LeavesTasks: true,
+			Sends:       "three task-augmented tools/call",
+			Expect:      "ids of at least 16 characters that are not a counter (a heuristic: a warn, never a fail)",
+			Run:         taskUnguessableIDs,
 		},
 		// TSK-38 MUST: "Receivers MUST include a `createdAt` ISO 8601-formatted timestamp in all
 		//   task responses to indicate when the task was created."
@@ -167,14 +170,16 @@ func taskCases() []probe.Case {
 		// TSK-44 MUST: "Receivers that accept a task-augmented request MUST return a
 		//   `CreateTaskResult` as the response."
 		{
-			ID:       "tasks/timestamps-monotonic",
-			Title:    "createdAt is stable and lastUpdatedAt never goes back",
-			Reqs:     []string{"TSK-38", "TSK-39", "TSK-26", "TSK-41", "TSK-44"},
-			Versions: []string{spec.V20251125},
-			Needs:    probe.Needs{Tasks: true},
-			Sends:    "a task polled with tasks/get until terminal",
-			Expect:   "the same createdAt on every poll; lastUpdatedAt ≥ createdAt and non-decreasing",
-			Run:      taskTimestamps,
+			ID:            "tasks/timestamps-monotonic",
+			Title:         "createdAt is stable and lastUpdatedAt never goes back",
+			Reqs:          []string{"TSK-38", "TSK-39", "TSK-26", "TSK-41", "TSK-44"},
+			Versions:      []string{spec.V20251125},
+			Needs:         probe.Needs{Tasks: true},
+			LeavesTasks:   true,
+			AwaitsTaskEnd: true,
+			Sends:         "a task polled with tasks/get until terminal",
+			Expect:        "the same createdAt on every poll; lastUpdatedAt ≥ createdAt and non-decreasing",
+			Run:           taskTimestamps,
 		},
 		// TSK-30 MUST: "Receivers MUST only transition tasks through the following valid paths: ▸
 		//   From `working`: may move to `input_required`, `completed`, `failed`, or `cancelled` ▸
@@ -185,14 +190,16 @@ func taskCases() []probe.Case {
 		// TSK-44 MUST: "Receivers that accept a task-augmented request MUST return a
 		//   `CreateTaskResult` as the response."
 		{
-			ID:       "tasks/status-transitions",
-			Title:    "statuses follow the task state machine and terminal states stay put",
-			Reqs:     []string{"TSK-30", "TSK-31", "TSK-29", "TSK-44"},
-			Versions: []string{spec.V20251125},
-			Needs:    probe.Needs{Tasks: true},
-			Sends:    "a task polled to its end, then polled twice more",
-			Expect:   "only valid transitions; the terminal status does not change",
-			Run:      taskTransitions,
+			ID:            "tasks/status-transitions",
+			Title:         "statuses follow the task state machine and terminal states stay put",
+			Reqs:          []string{"TSK-30", "TSK-31", "TSK-29", "TSK-44"},
+			Versions:      []string{spec.V20251125},
+			Needs:         probe.Needs{Tasks: true},
+			LeavesTasks:   true,
+			AwaitsTaskEnd: true,
+			Sends:         "a task polled to its end, then polled twice more",
+			Expect:        "only valid transitions; the terminal status does not change",
+			Run:           taskTransitions,
 		},
 		// TSK-21 MAY: "When a task status changes, receivers MAY send a
 		//   `notifications/tasks/status` notification to inform the requestor of the change."
@@ -207,14 +214,16 @@ func taskCases() []probe.Case {
 		// TSK-44 MUST: "Receivers that accept a task-augmented request MUST return a
 		//   `CreateTaskResult` as the response."
 		{
-			ID:       "tasks/status-notifications",
-			Title:    "status notifications carry the full task and follow the state machine",
-			Reqs:     []string{"TSK-21", "TSK-58", "TSK-30", "TSK-22", "TSK-44"},
-			Versions: []string{spec.V20251125},
-			Needs:    probe.Needs{Tasks: true},
-			Sends:    "a task run to its end while watching notifications/tasks/status",
-			Expect:   "each is a Task of that id, without related-task _meta, in a valid order (none at all is info: they are optional)",
-			Run:      taskStatusNotifications,
+			ID:            "tasks/status-notifications",
+			Title:         "status notifications carry the full task and follow the state machine",
+			Reqs:          []string{"TSK-21", "TSK-58", "TSK-30", "TSK-22", "TSK-44"},
+			Versions:      []string{spec.V20251125},
+			Needs:         probe.Needs{Tasks: true},
+			LeavesTasks:   true,
+			AwaitsTaskEnd: true,
+			Sends:         "a task run to its end while watching notifications/tasks/status",
+			Expect:        "each is a Task of that id, without related-task _meta, in a valid order (none at all is info: they are optional)",
+			Run:           taskStatusNotifications,
 		},
 		// TSK-64 SHOULD / MUST: "Upon receiving a valid cancellation request, receivers SHOULD
 		//   attempt to stop the task execution and MUST transition the task to `cancelled` status
@@ -226,14 +235,15 @@ func taskCases() []probe.Case {
 		// TSK-65 MUST: "Once a task is cancelled, it MUST remain in `cancelled` status even if
 		//   execution continues to completion or fails."
 		{
-			ID:       "tasks/cancel-working",
-			Title:    "tasks/cancel answers with the task already cancelled",
-			Reqs:     []string{"TSK-64", "TSK-66", "TSK-44", "TSK-65"},
-			Versions: []string{spec.V20251125},
-			Needs:    probe.Needs{Tasks: true},
-			Sends:    "tasks/cancel on a working task, then tasks/get",
-			Expect:   "the cancel result says cancelled; tasks/get says cancelled (or -32602: deleted, TSK-66)",
-			Run:      taskCancelWorking,
+			ID:          "tasks/cancel-working",
+			Title:       "tasks/cancel answers with the task already cancelled",
+			Reqs:        []string{"TSK-64", "TSK-66", "TSK-44", "TSK-65"},
+			Versions:    []string{spec.V20251125},
+			Needs:       probe.Needs{Tasks: true},
+			LeavesTasks: true,
+			Sends:       "tasks/cancel on a working task, then tasks/get",
+			Expect:      "the cancel result says cancelled; tasks/get says cancelled (or -32602: deleted, TSK-66)",
+			Run:         taskCancelWorking,
 		},
 		// TSK-65 MUST: "Once a task is cancelled, it MUST remain in `cancelled` status even if
 		//   execution continues to completion or fails."
@@ -245,14 +255,15 @@ func taskCases() []probe.Case {
 		//   attempt to stop the task execution and MUST transition the task to `cancelled` status
 		//   before sending the response."
 		{
-			ID:       "tasks/cancelled-stays-cancelled",
-			Title:    "a cancelled task stays cancelled after its worker ends",
-			Reqs:     []string{"TSK-65", "TSK-31", "TSK-44", "TSK-64"},
-			Versions: []string{spec.V20251125},
-			Needs:    probe.Needs{Tasks: true},
-			Sends:    "tasks/cancel mid-work, the worker's end awaited, then tasks/get",
-			Expect:   "cancelled",
-			Run:      taskCancelledSticky,
+			ID:          "tasks/cancelled-stays-cancelled",
+			Title:       "a cancelled task stays cancelled after its worker ends",
+			Reqs:        []string{"TSK-65", "TSK-31", "TSK-44", "TSK-64"},
+			Versions:    []string{spec.V20251125},
+			Needs:       probe.Needs{Tasks: true},
+			LeavesTasks: true,
+			Sends:       "tasks/cancel mid-work, the worker's end awaited, then tasks/get",
+			Expect:      "cancelled",
+			Run:         taskCancelledSticky,
 		},
 		// TSK-63 MUST: "Receivers MUST reject cancellation requests for tasks already in a
 		//   terminal status (`completed`, `failed`, or `cancelled`) with error code `-32602`
@@ -266,14 +277,15 @@ func taskCases() []probe.Case {
 		//   attempt to stop the task execution and MUST transition the task to `cancelled` status
 		//   before sending the response."
 		{
-			ID:       "tasks/second-cancel-rejected",
-			Title:    "cancelling a cancelled task is refused",
-			Reqs:     []string{"TSK-63", "TSK-70", "TSK-44", "TSK-64"},
-			Versions: []string{spec.V20251125},
-			Needs:    probe.Needs{Tasks: true},
-			Sends:    "tasks/cancel twice on the same task",
-			Expect:   "the first returns the cancelled task, the second error -32602",
-			Run:      taskSecondCancel,
+			ID:          "tasks/second-cancel-rejected",
+			Title:       "cancelling a cancelled task is refused",
+			Reqs:        []string{"TSK-63", "TSK-70", "TSK-44", "TSK-64"},
+			Versions:    []string{spec.V20251125},
+			Needs:       probe.Needs{Tasks: true},
+			LeavesTasks: true,
+			Sends:       "tasks/cancel twice on the same task",
+			Expect:      "the first returns the cancelled task, the second error -32602",
+			Run:         taskSecondCancel,
 		},
 		// TSK-63 MUST: "Receivers MUST reject cancellation requests for tasks already in a
 		//   terminal status (`completed`, `failed`, or `cancelled`) with error code `-32602`
@@ -286,14 +298,16 @@ func taskCases() []probe.Case {
 		// TSK-44 MUST: "Receivers that accept a task-augmented request MUST return a
 		//   `CreateTaskResult` as the response."
 		{
-			ID:       "tasks/cancel-completed-rejected",
-			Title:    "cancelling a completed task is refused",
-			Reqs:     []string{"TSK-63", "TSK-70", "TSK-31", "TSK-44"},
-			Versions: []string{spec.V20251125},
-			Needs:    probe.Needs{Tasks: true},
-			Sends:    "a task run to completion, then tasks/cancel",
-			Expect:   "error -32602; tasks/get still says completed",
-			Run:      taskCancelCompleted,
+			ID:            "tasks/cancel-completed-rejected",
+			Title:         "cancelling a completed task is refused",
+			Reqs:          []string{"TSK-63", "TSK-70", "TSK-31", "TSK-44"},
+			Versions:      []string{spec.V20251125},
+			Needs:         probe.Needs{Tasks: true},
+			LeavesTasks:   true,
+			AwaitsTaskEnd: true,
+			Sends:         "a task run to completion, then tasks/cancel",
+			Expect:        "error -32602; tasks/get still says completed",
+			Run:           taskCancelCompleted,
 		},
 		// CAN-4 MUST: "For task-augmented requests, the `tasks/cancel` request MUST be used
 		//   instead of the `notifications/cancelled` notification."
@@ -302,27 +316,31 @@ func taskCases() []probe.Case {
 		// TSK-44 MUST: "Receivers that accept a task-augmented request MUST return a
 		//   `CreateTaskResult` as the response."
 		{
-			ID:       "tasks/notification-does-not-cancel",
-			Title:    "notifications/cancelled for the creating request leaves the task alone",
-			Reqs:     []string{"CAN-4", "CAN-14", "TSK-44"},
-			Versions: []string{spec.V20251125},
-			Needs:    probe.Needs{Tasks: true},
-			Sends:    "a task-augmented tools/call, then notifications/cancelled naming its request id",
-			Expect:   "the task stays working and then completes",
-			Run:      taskNotificationDoesNotCancel,
+			ID:            "tasks/notification-does-not-cancel",
+			Title:         "notifications/cancelled for the creating request leaves the task alone",
+			Reqs:          []string{"CAN-4", "CAN-14", "TSK-44"},
+			Versions:      []string{spec.V20251125},
+			Needs:         probe.Needs{Tasks: true},
+			LeavesTasks:   true,
+			AwaitsTaskEnd: true,
+			Sends:         "a task-augmented tools/call, then notifications/cancelled naming its request id",
+			Expect:        "the task stays working and then completes",
+			Run:           taskNotificationDoesNotCancel,
 		},
 		// TSK-D1 DEF: "`cancelled`: The request was cancelled before completion."
 		// TSK-44 MUST: "Receivers that accept a task-augmented request MUST return a
 		//   `CreateTaskResult` as the response."
 		{
-			ID:       "tasks/not-cancelled-unprompted",
-			Title:    "a task nobody cancels does not end cancelled",
-			Reqs:     []string{"TSK-D1", "TSK-44"},
-			Versions: []string{spec.V20251125},
-			Needs:    probe.Needs{Tasks: true},
-			Sends:    "a task-augmented tools/call run to its end, with no tasks/cancel and no notifications/cancelled",
-			Expect:   "the task ends completed or failed, never cancelled",
-			Run:      taskNotCancelledUnprompted,
+			ID:            "tasks/not-cancelled-unprompted",
+			Title:         "a task nobody cancels does not end cancelled",
+			Reqs:          []string{"TSK-D1", "TSK-44"},
+			Versions:      []string{spec.V20251125},
+			Needs:         probe.Needs{Tasks: true},
+			LeavesTasks:   true,
+			AwaitsTaskEnd: true,
+			Sends:         "a task-augmented tools/call run to its end, with no tasks/cancel and no notifications/cancelled",
+			Expect:        "the task ends completed or failed, never cancelled",
+			Run:           taskNotCancelledUnprompted,
 		},
 		// TSK-47 MUST: "When a receiver receives a `tasks/result` request for a task in any other
 		//   non-terminal status (`working` or `input_required`), it MUST block the response until
@@ -333,14 +351,15 @@ func taskCases() []probe.Case {
 		// TSK-44 MUST: "Receivers that accept a task-augmented request MUST return a
 		//   `CreateTaskResult` as the response."
 		{
-			ID:       "tasks/result-answered-after-cancel",
-			Title:    "a blocked tasks/result is answered when the task is cancelled",
-			Reqs:     []string{"TSK-47", "TSK-46", "TSK-44"},
-			Versions: []string{spec.V20251125},
-			Needs:    probe.Needs{Tasks: true},
-			Sends:    "tasks/result on a working task, then tasks/cancel",
-			Expect:   "tasks/result is answered, not left hanging; an error or a result (recorded as info: ambiguity A-4)",
-			Run:      taskResultAfterCancel,
+			ID:          "tasks/result-answered-after-cancel",
+			Title:       "a blocked tasks/result is answered when the task is cancelled",
+			Reqs:        []string{"TSK-47", "TSK-46", "TSK-44"},
+			Versions:    []string{spec.V20251125},
+			Needs:       probe.Needs{Tasks: true},
+			LeavesTasks: true,
+			Sends:       "tasks/result on a working task, then tasks/cancel",
+			Expect:      "tasks/result is answered, not left hanging; an error or a result (recorded as info: ambiguity A-4)",
+			Run:         taskResultAfterCancel,
 		},
 		// TSK-64 SHOULD / MUST: "Upon receiving a valid cancellation request, receivers SHOULD
 		//   attempt to stop the task execution and MUST transition the task to `cancelled` status
@@ -373,14 +392,16 @@ func taskCases() []probe.Case {
 		// TSK-44 MUST: "Receivers that accept a task-augmented request MUST return a
 		//   `CreateTaskResult` as the response."
 		{
-			ID:       "tasks/result-equivalence",
-			Title:    "tasks/result returns the underlying result with related-task metadata",
-			Reqs:     []string{"TSK-48", "TSK-78", "TSK-55", "TSK-46", "TSK-44"},
-			Versions: []string{spec.V20251125},
-			Needs:    probe.Needs{Tasks: true},
-			Sends:    "a task run to completion, then tasks/result",
-			Expect:   "a CallToolResult whose _meta io.modelcontextprotocol/related-task.taskId is the task's id",
-			Run:      taskResultEquivalence,
+			ID:            "tasks/result-equivalence",
+			Title:         "tasks/result returns the underlying result with related-task metadata",
+			Reqs:          []string{"TSK-48", "TSK-78", "TSK-55", "TSK-46", "TSK-44"},
+			Versions:      []string{spec.V20251125},
+			Needs:         probe.Needs{Tasks: true},
+			LeavesTasks:   true,
+			AwaitsTaskEnd: true,
+			Sends:         "a task run to completion, then tasks/result",
+			Expect:        "a CallToolResult whose _meta io.modelcontextprotocol/related-task.taskId is the task's id",
+			Run:           taskResultEquivalence,
 		},
 		// TSK-77 MUST: "If the underlying request resulted in a JSON-RPC error, `tasks/result`
 		//   MUST return that same JSON-RPC error."
@@ -395,9 +416,10 @@ func taskCases() []probe.Case {
 			Versions: []string{spec.V20251125},
 			Needs: probe.Needs{Tasks: true, Control: true,
 				ControlFor: "a task whose request ends with a JSON-RPC error (its task_worker, end=\"error\"): nothing on the wire makes a task fail, and no profile field names a tool that does"},
-			Sends:  "a worker that ends with a JSON-RPC error, then tasks/get and tasks/result",
-			Expect: "status failed with a statusMessage; tasks/result answers a JSON-RPC error",
-			Run:    taskResultError,
+			AwaitsTaskEnd: true,
+			Sends:         "a worker that ends with a JSON-RPC error, then tasks/get and tasks/result",
+			Expect:        "status failed with a statusMessage; tasks/result answers a JSON-RPC error",
+			Run:           taskResultError,
 		},
 		// TSK-76 should (lc): "For tasks that wrap tool call requests, when the tool result has
 		//   `isError` set to `true`, the task should reach `failed` status."
@@ -412,9 +434,10 @@ func taskCases() []probe.Case {
 			Versions: []string{spec.V20251125},
 			Needs: probe.Needs{Tasks: true, Control: true,
 				ControlFor: "a task whose tool ends with an isError result (its task_worker, end=\"fail\"): nothing on the wire makes a task fail, and no profile field names a tool that does"},
-			Sends:  "a worker that ends with isError true",
-			Expect: "status failed; tasks/result is a successful response with isError true",
-			Run:    taskIsErrorFails,
+			AwaitsTaskEnd: true,
+			Sends:         "a worker that ends with isError true",
+			Expect:        "status failed; tasks/result is a successful response with isError true",
+			Run:           taskIsErrorFails,
 		},
 		// TSK-47 MUST: "When a receiver receives a `tasks/result` request for a task in any other
 		//   non-terminal status (`working` or `input_required`), it MUST block the response until
@@ -429,14 +452,16 @@ func taskCases() []probe.Case {
 		//   exactly what the underlying request would have returned, whether that is a successful
 		//   result or a JSON-RPC error."
 		{
-			ID:       "tasks/result-blocks-while-working",
-			Title:    "tasks/result waits for a working task",
-			Reqs:     []string{"TSK-47", "TSK-20", "TSK-44", "TSK-48"},
-			Versions: []string{spec.V20251125},
-			Needs:    probe.Needs{Tasks: true},
-			Sends:    "tasks/result on a gated worker, tasks/get meanwhile, then the gates released",
-			Expect:   "no answer while working; tasks/get served meanwhile; the result once completed",
-			Run:      taskResultBlocks,
+			ID:            "tasks/result-blocks-while-working",
+			Title:         "tasks/result waits for a working task",
+			Reqs:          []string{"TSK-47", "TSK-20", "TSK-44", "TSK-48"},
+			Versions:      []string{spec.V20251125},
+			Needs:         probe.Needs{Tasks: true},
+			LeavesTasks:   true,
+			AwaitsTaskEnd: true,
+			Sends:         "tasks/result on a gated worker, tasks/get meanwhile, then the gates released",
+			Expect:        "no answer while working; tasks/get served meanwhile; the result once completed",
+			Run:           taskResultBlocks,
 		},
 		// TSK-68 MUST: "Receivers MUST return standard JSON-RPC errors for the following protocol
 		//   error cases: ▸ Invalid or nonexistent `taskId` in `tasks/get`, `tasks/result`, or
@@ -461,14 +486,15 @@ func taskCases() []probe.Case {
 		// TSK-44 MUST: "Receivers that accept a task-augmented request MUST return a
 		//   `CreateTaskResult` as the response."
 		{
-			ID:       "tasks/task-id-is-source-of-truth",
-			Title:    "params.taskId wins over related-task metadata",
-			Reqs:     []string{"TSK-51", "TSK-52", "TSK-44"},
-			Versions: []string{spec.V20251125},
-			Needs:    probe.Needs{Tasks: true},
-			Sends:    "tasks/get with params.taskId A and _meta related-task B",
-			Expect:   "the task A",
-			Run:      taskIDSourceOfTruth,
+			ID:          "tasks/task-id-is-source-of-truth",
+			Title:       "params.taskId wins over related-task metadata",
+			Reqs:        []string{"TSK-51", "TSK-52", "TSK-44"},
+			Versions:    []string{spec.V20251125},
+			Needs:       probe.Needs{Tasks: true},
+			LeavesTasks: true,
+			Sends:       "tasks/get with params.taskId A and _meta related-task B",
+			Expect:      "the task A",
+			Run:         taskIDSourceOfTruth,
 		},
 		// TSK-60 MUST: "Receivers MUST include a `nextCursor` in the response if more tasks are
 		//   available."
@@ -518,14 +544,15 @@ func taskCases() []probe.Case {
 		//   error cases: ▸ Invalid or nonexistent `taskId` in `tasks/get`, `tasks/result`, or
 		//   `tasks/cancel`: `-32602` (Invalid params)"
 		{
-			ID:       "tasks/ttl-expiry",
-			Title:    "a task past its ttl may be deleted",
-			Reqs:     []string{"TSK-42", "TSK-74", "TSK-40", "TSK-44", "TSK-68"},
-			Versions: []string{spec.V20251125},
-			Needs:    probe.Needs{Tasks: true},
-			Sends:    "a task with ttl 1 ms, then tasks/get until it is gone or the budget ends",
-			Expect:   "-32602 once deleted; a task kept longer is recorded as info",
-			Run:      taskTTLExpiry,
+			ID:          "tasks/ttl-expiry",
+			Title:       "a task past its ttl may be deleted",
+			Reqs:        []string{"TSK-42", "TSK-74", "TSK-40", "TSK-44", "TSK-68"},
+			Versions:    []string{spec.V20251125},
+			Needs:       probe.Needs{Tasks: true},
+			LeavesTasks: true,
+			Sends:       "a task with ttl 1 ms, then tasks/get until it is gone or the budget ends",
+			Expect:      "-32602 once deleted; a task kept longer is recorded as info",
+			Run:         taskTTLExpiry,
 		},
 		// TSK-43 MAY/SHOULD: "Receivers MAY include a `pollInterval` value (in milliseconds) in
 		//   `tasks/get` responses to suggest polling intervals. Requestors SHOULD respect this value
@@ -535,14 +562,15 @@ func taskCases() []probe.Case {
 		// TSK-44 MUST: "Receivers that accept a task-augmented request MUST return a
 		//   `CreateTaskResult` as the response."
 		{
-			ID:       "tasks/poll-interval",
-			Title:    "pollInterval, when present, is a usable interval",
-			Reqs:     []string{"TSK-43", "TSK-16", "TSK-44"},
-			Versions: []string{spec.V20251125},
-			Needs:    probe.Needs{Tasks: true},
-			Sends:    "a task-augmented tools/call and tasks/get",
-			Expect:   "pollInterval absent or a positive number of milliseconds",
-			Run:      taskPollInterval,
+			ID:          "tasks/poll-interval",
+			Title:       "pollInterval, when present, is a usable interval",
+			Reqs:        []string{"TSK-43", "TSK-16", "TSK-44"},
+			Versions:    []string{spec.V20251125},
+			Needs:       probe.Needs{Tasks: true},
+			LeavesTasks: true,
+			Sends:       "a task-augmented tools/call and tasks/get",
+			Expect:      "pollInterval absent or a positive number of milliseconds",
+			Run:         taskPollInterval,
 		},
 		// PRG-9 MUST: "For task-augmented requests, the `progressToken` provided in the original
 		//   request MUST continue to be used for progress notifications throughout the task's
@@ -556,14 +584,16 @@ func taskCases() []probe.Case {
 		// TSK-44 MUST: "Receivers that accept a task-augmented request MUST return a
 		//   `CreateTaskResult` as the response."
 		{
-			ID:       "tasks/progress-token-lifetime",
-			Title:    "the request's progress token stays valid for the task's lifetime",
-			Reqs:     []string{"PRG-9", "PRG-14", "PRG-1", "PRG-4", "PRG-7", "TSK-44"},
-			Versions: []string{spec.V20251125},
-			Needs:    probe.Needs{Tasks: true},
-			Sends:    "a task-augmented tools/call with a progress token, run to its end",
-			Expect:   "progress after the CreateTaskResult carries the token; none after the task is terminal (no progress at all is info)",
-			Run:      taskProgressLifetime,
+			ID:            "tasks/progress-token-lifetime",
+			Title:         "the request's progress token stays valid for the task's lifetime",
+			Reqs:          []string{"PRG-9", "PRG-14", "PRG-1", "PRG-4", "PRG-7", "TSK-44"},
+			Versions:      []string{spec.V20251125},
+			Needs:         probe.Needs{Tasks: true},
+			LeavesTasks:   true,
+			AwaitsTaskEnd: true,
+			Sends:         "a task-augmented tools/call with a progress token, run to its end",
+			Expect:        "progress after the CreateTaskResult carries the token; none after the task is terminal (no progress at all is info)",
+			Run:           taskProgressLifetime,
 		},
 	}
 }

@@ -137,6 +137,20 @@ type Case struct {
 	// session an earlier tidy case opened, after that case (runner
 	// Config.Isolate).
 	Tidy bool
+	// LeavesTasks: the case would be Tidy but for the tasks it creates,
+	// which it may leave working or ended when it ends, and it judges
+	// only what names its own requests, progress tokens and tasks: other
+	// tasks may be working beside its own, and tasks/list may hold them.
+	// Over stdio the runner then lets it go on with a session an earlier
+	// such case opened, and sets aside the frames about the earlier
+	// cases' requests and tasks (runner attribution.go).
+	LeavesTasks bool
+	// AwaitsTaskEnd: the case waits for a task to end by itself (it polls
+	// it to a terminal status, or blocks on tasks/result), so it lasts as
+	// long as the target's task runs, the longest a case of the catalogue
+	// does against a task tool of fixed stages. The runner starts such
+	// cases first, so that no lane of shared sessions ends with one.
+	AwaitsTaskEnd bool
 	// IDs are the request IDs the case chooses itself (peer.WithID, or
 	// in a raw frame) rather than take from the session's allocator. A
 	// tidy case goes on only with a session that has sent none of them
@@ -147,17 +161,44 @@ type Case struct {
 	Run func(ctx context.Context, e *Env) verdict.Outcome
 }
 
-// SharesSession reports whether the case may go on with a session an
-// earlier case used (runner Config.Isolate): it is Tidy, and needs
+// Sharing is whether and how a case may go on with a stdio session an
+// earlier case used (runner Config.Isolate).
+type Sharing int
+
+const (
+	// OwnSession: the case opens a session of its own.
+	OwnSession Sharing = iota
+	// ShareTidy: the case is Tidy; it goes on after other tidy cases.
+	ShareTidy
+	// ShareTasks: the case is LeavesTasks; it goes on after other such
+	// cases, while their tasks run on.
+	ShareTasks
+)
+
+// Sharing says whether the case may go on with a session an earlier case
+// used, and after which cases: it is Tidy or LeavesTasks, and needs
 // nothing a used session could give it otherwise than a fresh one would
 // (the control extension's counters, a handshake of its own, the server
-// to itself, the stdio or HTTP transport's own life, a task tool's
-// durable state, a side effect or a log level).
-func (c Case) SharesSession() bool {
+// to itself, the stdio or HTTP transport's own life, a side effect or a
+// log level). A tidy case needs no task tool either: a task's durable
+// state outlives the case.
+func (c Case) Sharing() Sharing {
 	n := c.Needs
-	return c.Tidy && !n.Control && !n.NoHandshake && !n.Alone && !n.Observes && n.Witness == "" && !n.Stdio && !n.HTTP && !n.Tasks &&
-		!n.EffectTool && !n.LogTool
+	if n.Control || n.NoHandshake || n.Alone || n.Observes || n.Witness != "" || n.Stdio || n.HTTP || n.EffectTool || n.LogTool {
+		return OwnSession
+	}
+	switch {
+	case c.Tidy && !n.Tasks:
+		return ShareTidy
+	case c.LeavesTasks && n.Tasks:
+		return ShareTasks
+	}
+	return OwnSession
 }
+
+// SharesSession reports whether the case may go on with a session an
+// earlier case used (Sharing).
+func (c Case) SharesSession() bool { return c.Sharing() != OwnSession }
 
 // Area is the part of the ID before the first slash.
 func (c Case) Area() string {

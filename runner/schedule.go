@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/probe"
@@ -169,7 +171,11 @@ func (s slots) mayStart(i, pos int) bool {
 // last, as cases that wait on nothing, the lanes ended the run 6 s after
 // the other cases; started first, they run while the others start. A
 // tidy case that waits for a lane lets the next case start in its place,
-// so only the lanes' first cases are started ahead of the tasks.
+// so only the lanes' first cases are started ahead of the tasks. The
+// cases that leave tasks come first of all: their lanes are the longest
+// (against server-everything 6 lanes of 9 to 12 s). Within each group,
+// the cases that wait for a task's own end (probe.Case.AwaitsTaskEnd)
+// start first, so that a lane does not end with one.
 func startOrder(cases []probe.Case, sharing bool) []int {
 	order := make([]int, len(cases))
 	for i := range order {
@@ -177,15 +183,21 @@ func startOrder(cases []probe.Case, sharing bool) []int {
 	}
 	weight := func(c probe.Case) int {
 		n := c.Needs
+		w := 0
 		switch {
+		case sharing && c.Sharing() == probe.ShareTasks:
+			w = 8
 		case sharing && c.SharesSession():
-			return 3
+			w = 6
 		case n.Tasks || n.TasksCapability:
-			return 2
+			w = 4
 		case n.SlowTool:
-			return 1
+			w = 2
 		}
-		return 0
+		if c.AwaitsTaskEnd {
+			w++
+		}
+		return w
 	}
 	slices.SortStableFunc(order, func(a, b int) int { return weight(cases[b]) - weight(cases[a]) })
 	return order
@@ -235,7 +247,7 @@ func runCases(ctx context.Context, cfg Config, rep *results.Report) error {
 		sl.alone = func(i int) bool { return cfg.Cases[i].Needs.RunsAlone(cfg.Profile) }
 	}
 	if pool := cfg.pool; pool != nil {
-		sl.waits = func(i int) bool { return cfg.Cases[i].SharesSession() && pool.full() }
+		sl.waits = func(i int) bool { c := cfg.Cases[i]; return c.SharesSession() && pool.full(c.Sharing()) }
 	}
 	order := startOrder(cfg.Cases, cfg.pool != nil)
 	var (
@@ -258,11 +270,12 @@ func runCases(ctx context.Context, cfg Config, rep *results.Report) error {
 		}
 		ccfg, release := perCase(ctx, cfg)
 		if cfg.pool != nil && c.SharesSession() {
-			cfg.pool.reserve()
+			kind := c.Sharing()
+			cfg.pool.reserve(kind)
 			own := release
 			release = func() {
 				own()
-				cfg.pool.release()
+				cfg.pool.release(kind)
 			}
 		}
 		go func() {
@@ -301,6 +314,9 @@ func runCases(ctx context.Context, cfg Config, rep *results.Report) error {
 				break
 			}
 			i := order[next]
+			if os.Getenv("MF_TRACE") != "" {
+				fmt.Fprintf(os.Stderr, "T %.2f start %s\n", time.Since(rep.Started).Seconds(), cfg.Cases[i].ID)
+			}
 			watch.Started(i, cfg.Cases[i])
 			phases[i] = starting
 			sl.count[starting]++
@@ -344,6 +360,9 @@ func runCases(ctx context.Context, cfg Config, rep *results.Report) error {
 			sl.contact = true
 		}
 		rs[ev.i] = res
+		if os.Getenv("MF_TRACE") != "" {
+			fmt.Fprintf(os.Stderr, "T %.2f end %s %s\n", time.Since(rep.Started).Seconds(), cfg.Cases[ev.i].ID, ev.res.Outcome.Verdict)
+		}
 		watch.Finished(ev.i, res)
 	}
 

@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/control"
 	"github.com/mcpflight/mcpflight/jsonrpc"
 	"github.com/mcpflight/mcpflight/mcp"
 	"github.com/mcpflight/mcpflight/peer"
+	"github.com/mcpflight/mcpflight/probe"
 	"github.com/mcpflight/mcpflight/verdict"
 )
 
@@ -44,6 +46,11 @@ type sharedSession struct {
 	// (probe.Case.IDs), by ID key, however they sent them: a raw frame's
 	// ID is not one the session knows it sent (peer.Session.Spent).
 	chosen map[string]bool
+	// kind is which cases share it: tidy ones, or ones that leave tasks.
+	kind probe.Sharing
+	// who sets aside the frames about its earlier users' requests and
+	// tasks (attribution.go).
+	who *attribution
 }
 
 // spent reports whether the session has sent id, or one of its cases
@@ -60,25 +67,36 @@ func (sh *sharedSession) choose(ids []jsonrpc.ID) {
 }
 
 // sessionPool holds a run's idle shared sessions, and bounds how many
-// tidy cases run at once, so that they continue each other's sessions
-// rather than each start one beside the others.
+// cases of each kind of sharing (probe.Sharing) run at once, so that
+// they continue each other's sessions rather than each start one beside
+// the others. A session is shared by cases of one kind only.
 type sessionPool struct {
 	mu   sync.Mutex
-	idle []*sharedSession
-	// asking is how many tidy cases of the run have not yet asked for a
+	idle map[probe.Sharing][]*sharedSession
+	// asking is how many cases of each kind have not yet asked for a
 	// session: a session is kept only while one may still take it.
-	asking int
-	// lanes bounds busy, the tidy cases started and not finished.
-	lanes, busy int
+	asking map[probe.Sharing]int
+	// busy counts the cases of each kind started and not finished, at
+	// most sharedLanes of the kind.
+	busy map[probe.Sharing]int
 	// off is set once the target shows that its sessions must not be
 	// shared (it offers the control extension): every case then opens
 	// its own, without waiting for a lane.
 	off bool
+	// closing counts the sessions being closed beside the run (retire).
+	closing sync.WaitGroup
 }
 
-// sharedLanes is how many tidy cases run at once over stdio, each on a
-// session the one before it on its lane opened.
-const sharedLanes = 3
+// sharedLanes is how many cases of a kind of sharing run at once over
+// stdio, each on a session the one before it on its lane opened. The
+// cases that leave tasks get more: against a task tool of fixed stages
+// (server-everything's four seconds) a lane of them is long.
+func sharedLanes(kind probe.Sharing) int {
+	if kind == probe.ShareTasks {
+		return 6
+	}
+	return 5
+}
 
 // newSessionPool returns the pool of a run whose cases may share
 // sessions, or nil when none may: the target is not a stdio server of
@@ -88,24 +106,24 @@ func newSessionPool(cfg Config) *sessionPool {
 	if cfg.Isolate || cfg.Target.Transport != TransportStdio || cfg.Target.PerCase != nil {
 		return nil
 	}
-	asking := 0
+	asking := map[probe.Sharing]int{}
 	for _, c := range cfg.Cases {
 		if c.SharesSession() && c.AppliesTo(cfg.Version) && staticSkip(cfg, c.Needs) == "" {
-			asking++
+			asking[c.Sharing()]++
 		}
 	}
-	if asking < 2 {
+	if asking[probe.ShareTidy] < 2 && asking[probe.ShareTasks] < 2 {
 		return nil
 	}
-	return &sessionPool{asking: asking, lanes: sharedLanes}
+	return &sessionPool{idle: map[probe.Sharing][]*sharedSession{}, asking: asking, busy: map[probe.Sharing]int{}}
 }
 
-// full reports whether every lane is busy, so that the next tidy case
-// must wait for one.
-func (p *sessionPool) full() bool {
+// full reports whether every lane of the kind is busy, so that the next
+// case of that kind must wait for one.
+func (p *sessionPool) full(kind probe.Sharing) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return !p.off && p.busy >= p.lanes
+	return !p.off && p.busy[kind] >= sharedLanes(kind)
 }
 
 // stop ends the sharing for the rest of the run: idle sessions stay
@@ -116,79 +134,102 @@ func (p *sessionPool) stop() {
 	p.mu.Unlock()
 }
 
-// reserve takes a lane for a tidy case that starts; release gives it
-// back once the case is over (its session kept or closed).
-func (p *sessionPool) reserve() {
+// reserve takes a lane for a case of the kind that starts; release gives
+// it back once the case is over (its session kept or closed).
+func (p *sessionPool) reserve(kind probe.Sharing) {
 	p.mu.Lock()
-	p.busy++
+	p.busy[kind]++
 	p.mu.Unlock()
 }
 
-func (p *sessionPool) release() {
+func (p *sessionPool) release(kind probe.Sharing) {
 	p.mu.Lock()
-	p.busy--
+	p.busy[kind]--
 	p.mu.Unlock()
 }
 
-// take returns an idle session for a tidy case, the one most recently
-// handed on among those that have sent none of the case's own request
-// IDs (probe.Case.IDs), or nil when there is none and the case must open
-// its own; either way the case has asked.
-func (p *sessionPool) take(ids []jsonrpc.ID) *sharedSession {
+// take returns an idle session for a case of the kind, the one most
+// recently handed on among those that have sent none of the case's own
+// request IDs (probe.Case.IDs), or nil when there is none and the case
+// must open its own; either way the case has asked.
+func (p *sessionPool) take(kind probe.Sharing, ids []jsonrpc.ID) *sharedSession {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.asking--
+	p.asking[kind]--
 	if p.off {
 		return nil
 	}
-	for i := len(p.idle) - 1; i >= 0; i-- {
-		sh := p.idle[i]
+	idle := p.idle[kind]
+	for i := len(idle) - 1; i >= 0; i-- {
+		sh := idle[i]
 		if slices.ContainsFunc(ids, sh.spent) {
 			continue
 		}
-		p.idle = slices.Delete(p.idle, i, i+1)
+		p.idle[kind] = slices.Delete(idle, i, i+1)
 		return sh
 	}
 	return nil
 }
 
-// keep puts sh back for the next tidy case and reports true, or reports
-// false when no case that has not asked yet is left to take it.
+// keep puts sh back for the next case of its kind and reports true, or
+// reports false when no case that has not asked yet is left to take it.
 func (p *sessionPool) keep(sh *sharedSession) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.off || p.asking <= len(p.idle) {
+	if p.off || p.asking[sh.kind] <= len(p.idle[sh.kind]) {
 		return false
 	}
+	sh.who.begin("")
 	sh.s.Log().RecordInto(sh.gap)
-	p.idle = append(p.idle, sh)
+	p.idle[sh.kind] = append(p.idle[sh.kind], sh)
 	return true
 }
 
-// closeIdle closes the sessions no case took (a run that ended early);
-// their teardowns are no case's and are not graded.
+// closeIdle closes the sessions no case took (a run that ended early),
+// and waits for those retire closes; their teardowns are no case's and
+// are not graded.
 func (p *sessionPool) closeIdle(ctx context.Context) {
 	p.mu.Lock()
 	idle := p.idle
-	p.idle = nil
+	p.idle = map[probe.Sharing][]*sharedSession{}
 	p.mu.Unlock()
-	for _, sh := range idle {
-		sh.s.Close(ctx)
+	for _, kind := range idle {
+		for _, sh := range kind {
+			sh.s.Close(ctx)
+		}
 	}
+	p.closing.Wait()
 }
 
-// openShared opens a session for a tidy case that will be offered to the
-// next ones, recording into the case's chronology through a stand-in.
+// retire closes sh, which no case will use, beside the run, within
+// timeout: a server that outlives its stdin holds no case up while it is
+// sent SIGTERM (its teardown is no case's, and is not graded).
+func (p *sessionPool) retire(ctx context.Context, sh *sharedSession, timeout time.Duration) {
+	p.closing.Add(1)
+	go func() {
+		defer p.closing.Done()
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
+		defer cancel()
+		sh.s.Close(cctx)
+	}()
+}
+
+// openShared opens a session for a case that will be offered to the
+// next ones of its kind, recording into the case's chronology through a
+// stand-in whose filter sets aside the frames about earlier users.
 func (r *caseRun) openShared() error {
 	stand := chrono.New()
 	stand.RecordInto(r.log)
+	who := newAttribution(r.c.ID)
+	stand.Filter(who.filter)
 	conn, err := r.cfg.Target.Dial(r.ctx, stand)
 	if err != nil {
 		return err
 	}
 	r.conn = conn
 	r.s = peer.New(conn, peer.Options{Log: stand})
-	r.shared = &sharedSession{s: r.s, gap: chrono.New(), openedBy: r.c.ID, users: 1, chosen: map[string]bool{}}
+	r.shared = &sharedSession{s: r.s, gap: chrono.New(), openedBy: r.c.ID, users: 1, chosen: map[string]bool{},
+		kind: r.c.Sharing(), who: who}
 	r.shared.choose(r.c.IDs)
 	return nil
 }
@@ -198,24 +239,39 @@ func (r *caseRun) openShared() error {
 // from the server while sh waited: what it was is in the case's
 // chronology, and the case then opens a session of its own.
 func (r *caseRun) continueOn(sh *sharedSession) bool {
-	if n := sh.gap.Len(); n > 0 {
-		first := sh.gap.Events()[0]
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(r.ctx), r.cfg.CloseTimeout)
-		td := sh.s.Close(cctx)
-		cancel()
+	var came []chrono.Event
+	aside := 0
+	for _, ev := range sh.gap.Events() {
+		if setAside(ev) {
+			aside++
+		} else {
+			came = append(came, ev)
+		}
+	}
+	if n := len(came); n > 0 {
+		r.cfg.pool.retire(r.ctx, sh, r.cfg.CloseTimeout)
 		r.log.Harness(chrono.KindDecision, "runner", fmt.Sprintf(
-			"did not continue the session case %s opened: %d events came while it waited between cases (the first: %s), so it was closed (%s) and this case opens its own",
-			sh.openedBy, n, describeEvent(first), TeardownOf(td).ExitedAfter))
+			"did not continue the session case %s opened: %d events came while it waited between cases (the first: %s), so it is closed beside the run and this case opens its own",
+			sh.openedBy, n, describeEvent(came[0])))
 		return false
 	}
 	sh.users++
 	sh.choose(r.c.IDs)
+	sh.gap = chrono.New()
+	sh.who.begin(r.c.ID)
 	sh.s.Log().RecordInto(r.log)
 	r.conn, r.s, r.shared = sh.s.Conn(), sh.s, sh
 	r.res.ContinuedFrom = sh.openedBy
+	what := "tidy cases share a stdio session"
+	if sh.kind == probe.ShareTasks {
+		what = "cases that leave tasks share a stdio session while the earlier ones' tasks run on; a frame about an earlier case's request or task is set aside, with a note here"
+	}
+	if aside > 0 {
+		what += fmt.Sprintf("; %d frames about earlier cases came while the session waited and were set aside", aside)
+	}
 	r.log.Harness(chrono.KindDecision, "runner", fmt.Sprintf(
-		"continues the session (the server process) case %s opened, as its case number %d: the handshake and the earlier cases' traffic are in their chronologies; this one starts here (tidy cases share a stdio session; --isolate gives each its own)",
-		sh.openedBy, sh.users))
+		"continues the session (the server process) case %s opened, as its case number %d: the handshake and the earlier cases' traffic are in their chronologies; this one starts here (%s; --isolate gives each its own)",
+		sh.openedBy, sh.users, what))
 	return true
 }
 
@@ -295,7 +351,7 @@ func (r *caseRun) tidyDial() (bool, error) {
 	if r.cfg.pool == nil || !r.c.SharesSession() {
 		return false, nil
 	}
-	if sh := r.cfg.pool.take(r.c.IDs); sh != nil && r.continueOn(sh) {
+	if sh := r.cfg.pool.take(r.c.Sharing(), r.c.IDs); sh != nil && r.continueOn(sh) {
 		return true, nil
 	}
 	return true, r.openShared()

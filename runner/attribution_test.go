@@ -1,0 +1,215 @@
+package runner
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/jsonrpc"
+	"github.com/mcpflight/mcpflight/probe"
+	"github.com/mcpflight/mcpflight/profile"
+	"github.com/mcpflight/mcpflight/spec"
+	"github.com/mcpflight/mcpflight/transport"
+	"github.com/mcpflight/mcpflight/verdict"
+)
+
+// taskServer is a stdio target (in process) whose every session creates
+// a task t-N for each task-augmented tools/call, and, before it answers
+// a ping, reports the status of every task it created so far, with its
+// related-task _meta in a notifications/message too: the late frames an
+// earlier case's tasks send while a later case uses the session.
+func taskServer(starts *atomic.Int32) Target {
+	const initResult = `{"protocolVersion":"2025-11-25","capabilities":{"tools":{},"tasks":{"list":{},"cancel":{},"requests":{"tools":{"call":{}}}}},"serverInfo":{"name":"tasks","version":"1"}}`
+	return Target{Name: "tasks", Transport: TransportStdio,
+		Dial: func(ctx context.Context, log *chrono.Log) (transport.Conn, error) {
+			starts.Add(1)
+			inR, inW := io.Pipe()
+			outR, outW := io.Pipe()
+			go func() {
+				defer outW.Close()
+				var tasks []string
+				write := func(b []byte) bool {
+					_, err := outW.Write(append(b, '\n'))
+					return err == nil
+				}
+				sc := bufio.NewScanner(inR)
+				for sc.Scan() {
+					m, err := jsonrpc.Decode(sc.Bytes())
+					if err != nil || m.Kind != jsonrpc.KindRequest {
+						continue
+					}
+					var out []byte
+					switch m.Method {
+					case "initialize":
+						out, _ = jsonrpc.EncodeResult(m.ID, jsonRaw(initResult))
+					case "tools/list":
+						out, _ = jsonrpc.EncodeResult(m.ID, jsonRaw(`{"tools":[{"name":"work","inputSchema":{"type":"object"},"execution":{"taskSupport":"optional"}}]}`))
+					case "tools/call":
+						id := fmt.Sprintf("t-%d", len(tasks)+1)
+						tasks = append(tasks, id)
+						out, _ = jsonrpc.EncodeResult(m.ID, jsonRaw(fmt.Sprintf(
+							`{"task":{"taskId":%q,"status":"working","createdAt":"2026-12-05T00:00:00Z","lastUpdatedAt":"2026-12-05T00:00:00Z","ttl":null}}`, id)))
+					case "ping":
+						for _, id := range tasks {
+							st, _ := jsonrpc.EncodeNotification("notifications/tasks/status", jsonRaw(fmt.Sprintf(
+								`{"taskId":%q,"status":"working","createdAt":"2026-12-05T00:00:00Z","lastUpdatedAt":"2026-12-05T00:00:00Z","ttl":null}`, id)))
+							msg, _ := jsonrpc.EncodeNotification("notifications/message", jsonRaw(fmt.Sprintf(
+								`{"level":"info","data":"working","_meta":{"io.modelcontextprotocol/related-task":{"taskId":%q}}}`, id)))
+							if !write(st) || !write(msg) {
+								return
+							}
+						}
+						out, _ = jsonrpc.EncodeResult(m.ID, map[string]any{})
+					default:
+						out, _ = jsonrpc.EncodeError(m.ID, &jsonrpc.Error{Code: -32601, Message: "Method not found"})
+					}
+					if !write(out) {
+						return
+					}
+				}
+			}()
+			return transport.NewStream(outR, inW, transport.StreamConfig{Log: log}), nil
+		}}
+}
+
+// taskLeaver is a case that leaves tasks: it creates a task and pings,
+// and fails when its chronology holds a frame about another task.
+func taskLeaver(id string, created *sync.Map) probe.Case {
+	return probe.Case{ID: id, Title: id, Versions: []string{spec.V20251125}, Needs: probe.Needs{Tasks: true}, LeavesTasks: true,
+		Run: func(ctx context.Context, e *probe.Env) verdict.Outcome {
+			var res struct {
+				Task struct {
+					TaskID string `json:"taskId"`
+				} `json:"task"`
+			}
+			if err := e.S.Request(ctx, "tools/call", map[string]any{"name": "work", "arguments": map[string]any{}, "task": map[string]any{}}, &res); err != nil {
+				return verdict.Errorf("tools/call: %v", err)
+			}
+			created.Store(id, res.Task.TaskID)
+			if err := e.S.Ping(ctx); err != nil {
+				return verdict.Errorf("ping: %v", err)
+			}
+			for _, ev := range e.Log.Events() {
+				if ev.Kind != chrono.KindFrame || ev.Dir != chrono.In {
+					continue
+				}
+				for _, t := range namedTasks(ev) {
+					if t != res.Task.TaskID {
+						return verdict.Outcome{Verdict: verdict.Fail, Summary: fmt.Sprintf("a frame about task %s, not this case's %s, is in its chronology (seq %d)", t, res.Task.TaskID, ev.Seq)}
+					}
+				}
+			}
+			return verdict.Passf("only frames about task %s", res.Task.TaskID)
+		}}
+}
+
+// TestTaskCasesShareAndSetAside: cases that leave tasks go on one after
+// another on one stdio session, and the frames about an earlier case's
+// task that come while a later case uses it (a status notification, a
+// log message with related-task _meta) are set aside: the later case's
+// chronology holds a note naming the earlier case instead of the frame,
+// so its judges see only its own. Without the attribution the second
+// and third cases fail on the first case's frames. A tidy case does not
+// go on with a session on which tasks run.
+func TestTaskCasesShareAndSetAside(t *testing.T) {
+	prof := &profile.Profile{Task: &profile.Tool{Name: "work"}}
+	var created sync.Map
+	cs := []probe.Case{taskLeaver("t/1", &created), taskLeaver("t/2", &created), taskLeaver("t/3", &created), pinging("t/tidy", verdict.Passf("pinged"))}
+	var starts atomic.Int32
+	rep := run(t, Config{Target: taskServer(&starts), Profile: prof, Cases: cs, Jobs: 1, CaseTimeout: safetyNet, CloseTimeout: safetyNet})
+	for _, r := range rep.Results {
+		if r.Outcome.Verdict != verdict.Pass {
+			t.Errorf("%s: %s %s", r.ID, r.Outcome.Verdict, r.Outcome.Summary)
+		}
+	}
+	if n := starts.Load(); n != 2 {
+		t.Errorf("%d sessions opened, want 2: one for the three cases that leave tasks, one for the tidy case", n)
+	}
+	for i, want := range []string{"", "t/1", "t/1"} {
+		if got := rep.Results[i].ContinuedFrom; got != want {
+			t.Errorf("%s continued from %q, want %q", rep.Results[i].ID, got, want)
+		}
+	}
+	if got := rep.Results[3].ContinuedFrom; got != "" {
+		t.Errorf("the tidy case continued the session %s opened, on which tasks run", got)
+	}
+	first, _ := created.Load("t/1")
+	var notes []string
+	for _, ev := range rep.Results[2].Events {
+		if setAside(ev) {
+			notes = append(notes, ev.Text)
+		}
+	}
+	// Each of the two pings in t/3's chronology (its own, and the
+	// runner's before it hands the session on) brings the status and a
+	// log message of t-1, t-2 and t-3: four frames of the earlier cases.
+	if len(notes) != 8 {
+		t.Fatalf("t/3's chronology has %d set-aside notes, want 8 (a status and a log message of each earlier task, twice): %q", len(notes), notes)
+	}
+	if !strings.Contains(notes[0], fmt.Sprintf("notifications/tasks/status, which is about case t/1, an earlier user of this session (its task %s)", first)) {
+		t.Errorf("the first note %q does not name the frame, the earlier case and its task", notes[0])
+	}
+}
+
+// TestAttributionOfRequestsAndTokens: after a session changes hands, the
+// response to an earlier user's request, a progress notification for its
+// token, a cancellation naming it and the session's record of its state
+// are set aside; the new user's own frames, and frames that name nothing
+// known, are kept. A frame that came while the session waited between
+// cases is named as such when it is set aside later.
+func TestAttributionOfRequestsAndTokens(t *testing.T) {
+	a := newAttribution("t/1")
+	stand, log := chrono.New(), chrono.New()
+	stand.RecordInto(log)
+	stand.Filter(a.filter)
+	frame := func(dir chrono.Direction, s string) {
+		stand.Frame(dir, "stdio", []byte(s), nil, nil)
+	}
+	frame(chrono.Out, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","_meta":{"progressToken":"p1"}}}`)
+	a.begin("")
+	frame(chrono.In, `{"jsonrpc":"2.0","method":"notifications/tasks/status","params":{"taskId":"gap-task","status":"working"}}`)
+	a.begin("t/2")
+	frame(chrono.Out, `{"jsonrpc":"2.0","id":2,"method":"ping"}`)
+	frame(chrono.In, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p1","progress":1}}`)
+	frame(chrono.In, `{"jsonrpc":"2.0","id":1,"result":{"content":[]}}`)
+	stand.State("request 1", "cancel-requested", "answered")
+	frame(chrono.In, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`)
+	frame(chrono.In, `{"jsonrpc":"2.0","method":"notifications/tasks/status","params":{"taskId":"gap-task","status":"completed"}}`)
+	frame(chrono.In, `{"jsonrpc":"2.0","id":2,"result":{}}`)
+	stand.State("request 2", "pending", "answered")
+	frame(chrono.In, `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}`)
+	var got []string
+	for _, ev := range log.Events() {
+		switch {
+		case setAside(ev):
+			got = append(got, "aside: "+ev.Text)
+		case ev.Kind == chrono.KindFrame:
+			got = append(got, fmt.Sprintf("%s %s %s", ev.Dir, ev.Summary.Method, ev.Summary.ID))
+		default:
+			got = append(got, "state "+ev.Channel)
+		}
+	}
+	want := []string{
+		"out tools/call 1",
+		"in notifications/tasks/status ",
+		"out ping 2",
+		"aside: set aside: stdio notifications/progress, which is about case t/1, an earlier user of this session (its progress token \"p1\")",
+		"aside: set aside: stdio result, which is about case t/1, an earlier user of this session (the response to its request 1)",
+		"aside: set aside: request 1 went from cancel-requested to answered; it is about case t/1, an earlier user of this session",
+		"aside: set aside: stdio notifications/cancelled, which is about case t/1, an earlier user of this session (its request 1)",
+		"aside: set aside: stdio notifications/tasks/status, which is about no case: the session first heard of it while it waited between cases (its task gap-task)",
+		"in  2",
+		"state request 2",
+		"in notifications/message ",
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("the later user's chronology (-want +got):\n%s", d)
+	}
+}
