@@ -1,10 +1,8 @@
 package runner
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,7 +14,6 @@ import (
 	"github.com/mcpflight/mcpflight/probe"
 	"github.com/mcpflight/mcpflight/profile"
 	"github.com/mcpflight/mcpflight/spec"
-	"github.com/mcpflight/mcpflight/transport"
 	"github.com/mcpflight/mcpflight/verdict"
 )
 
@@ -27,56 +24,36 @@ import (
 // earlier case's tasks send while a later case uses the session.
 func taskServer(starts *atomic.Int32) Target {
 	const initResult = `{"protocolVersion":"2025-11-25","capabilities":{"tools":{},"tasks":{"list":{},"cancel":{},"requests":{"tools":{"call":{}}}}},"serverInfo":{"name":"tasks","version":"1"}}`
-	return Target{Name: "tasks", Transport: TransportStdio,
-		Dial: func(ctx context.Context, log *chrono.Log) (transport.Conn, error) {
-			starts.Add(1)
-			inR, inW := io.Pipe()
-			outR, outW := io.Pipe()
-			go func() {
-				defer outW.Close()
-				var tasks []string
-				write := func(b []byte) bool {
-					_, err := outW.Write(append(b, '\n'))
-					return err == nil
+	const task = `"status":"working","createdAt":"2026-12-05T00:00:00Z","lastUpdatedAt":"2026-12-05T00:00:00Z","ttl":null`
+	return lineServer("tasks", TransportStdio, func() func(m *jsonrpc.Message) [][]byte {
+		starts.Add(1)
+		var tasks []string
+		return func(m *jsonrpc.Message) [][]byte {
+			var frames [][]byte
+			var out []byte
+			switch m.Method {
+			case "initialize":
+				out, _ = jsonrpc.EncodeResult(m.ID, jsonRaw(initResult))
+			case "tools/list":
+				out, _ = jsonrpc.EncodeResult(m.ID, jsonRaw(`{"tools":[{"name":"work","inputSchema":{"type":"object"},"execution":{"taskSupport":"optional"}}]}`))
+			case "tools/call":
+				id := fmt.Sprintf("t-%d", len(tasks)+1)
+				tasks = append(tasks, id)
+				out, _ = jsonrpc.EncodeResult(m.ID, jsonRaw(fmt.Sprintf(`{"task":{"taskId":%q,%s}}`, id, task)))
+			case "ping":
+				for _, id := range tasks {
+					st, _ := jsonrpc.EncodeNotification("notifications/tasks/status", jsonRaw(fmt.Sprintf(`{"taskId":%q,%s}`, id, task)))
+					msg, _ := jsonrpc.EncodeNotification("notifications/message", jsonRaw(fmt.Sprintf(
+						`{"level":"info","data":"working","_meta":{"io.modelcontextprotocol/related-task":{"taskId":%q}}}`, id)))
+					frames = append(frames, st, msg)
 				}
-				sc := bufio.NewScanner(inR)
-				for sc.Scan() {
-					m, err := jsonrpc.Decode(sc.Bytes())
-					if err != nil || m.Kind != jsonrpc.KindRequest {
-						continue
-					}
-					var out []byte
-					switch m.Method {
-					case "initialize":
-						out, _ = jsonrpc.EncodeResult(m.ID, jsonRaw(initResult))
-					case "tools/list":
-						out, _ = jsonrpc.EncodeResult(m.ID, jsonRaw(`{"tools":[{"name":"work","inputSchema":{"type":"object"},"execution":{"taskSupport":"optional"}}]}`))
-					case "tools/call":
-						id := fmt.Sprintf("t-%d", len(tasks)+1)
-						tasks = append(tasks, id)
-						out, _ = jsonrpc.EncodeResult(m.ID, jsonRaw(fmt.Sprintf(
-							`{"task":{"taskId":%q,"status":"working","createdAt":"2026-12-05T00:00:00Z","lastUpdatedAt":"2026-12-05T00:00:00Z","ttl":null}}`, id)))
-					case "ping":
-						for _, id := range tasks {
-							st, _ := jsonrpc.EncodeNotification("notifications/tasks/status", jsonRaw(fmt.Sprintf(
-								`{"taskId":%q,"status":"working","createdAt":"2026-12-05T00:00:00Z","lastUpdatedAt":"2026-12-05T00:00:00Z","ttl":null}`, id)))
-							msg, _ := jsonrpc.EncodeNotification("notifications/message", jsonRaw(fmt.Sprintf(
-								`{"level":"info","data":"working","_meta":{"io.modelcontextprotocol/related-task":{"taskId":%q}}}`, id)))
-							if !write(st) || !write(msg) {
-								return
-							}
-						}
-						out, _ = jsonrpc.EncodeResult(m.ID, map[string]any{})
-					default:
-						out, _ = jsonrpc.EncodeError(m.ID, &jsonrpc.Error{Code: -32601, Message: "Method not found"})
-					}
-					if !write(out) {
-						return
-					}
-				}
-			}()
-			return transport.NewStream(outR, inW, transport.StreamConfig{Log: log}), nil
-		}}
+				out, _ = jsonrpc.EncodeResult(m.ID, map[string]any{})
+			default:
+				out, _ = jsonrpc.EncodeError(m.ID, &jsonrpc.Error{Code: -32601, Message: "Method not found"})
+			}
+			return append(frames, out)
+		}
+	})
 }
 
 // taskLeaver is a case that leaves tasks: it creates a task and pings,

@@ -32,16 +32,18 @@ func reference(faults ...refserver.Fault) Target {
 	return InProcessTarget("reference", refserver.New(refserver.Options{Faults: set}).ServePipes, transport.StreamConfig{})
 }
 
-// bare dials a minimal server that answers initialize with the given
-// result (or the given error) and ping, and ends when its input ends.
-// It offers no control extension.
-func bare(initResult string, initErr *jsonrpc.Error) Target {
+// lineServer is a stdio-like target served in process, named name, of
+// the given transport: each session gets the answers of a fresh
+// respond, which returns the frames to write for each request that comes
+// (notifications and garbage get none); it ends when its input ends.
+func lineServer(name, transportName string, newRespond func() func(m *jsonrpc.Message) [][]byte) Target {
 	return Target{
-		Name:      "bare",
-		Transport: TransportInProcess,
+		Name:      name,
+		Transport: transportName,
 		Dial: func(ctx context.Context, log *chrono.Log) (transport.Conn, error) {
 			inR, inW := io.Pipe()
 			outR, outW := io.Pipe()
+			respond := newRespond()
 			go func() {
 				defer outW.Close()
 				sc := bufio.NewScanner(inR)
@@ -50,25 +52,38 @@ func bare(initResult string, initErr *jsonrpc.Error) Target {
 					if err != nil || m.Kind != jsonrpc.KindRequest {
 						continue
 					}
-					var out []byte
-					switch {
-					case m.Method == "initialize" && initErr != nil:
-						out, _ = jsonrpc.EncodeError(m.ID, initErr)
-					case m.Method == "initialize":
-						out, _ = jsonrpc.EncodeResult(m.ID, jsonRaw(initResult))
-					case m.Method == "ping":
-						out, _ = jsonrpc.EncodeResult(m.ID, map[string]any{})
-					default:
-						out, _ = jsonrpc.EncodeError(m.ID, &jsonrpc.Error{Code: -32601, Message: "Method not found"})
-					}
-					if _, err := outW.Write(append(out, '\n')); err != nil {
-						return
+					for _, out := range respond(m) {
+						if _, err := outW.Write(append(out, '\n')); err != nil {
+							return
+						}
 					}
 				}
 			}()
 			return transport.NewStream(outR, inW, transport.StreamConfig{Log: log}), nil
 		},
 	}
+}
+
+// bare dials a minimal server that answers initialize with the given
+// result (or the given error) and ping, and ends when its input ends.
+// It offers no control extension.
+func bare(initResult string, initErr *jsonrpc.Error) Target {
+	return lineServer("bare", TransportInProcess, func() func(m *jsonrpc.Message) [][]byte {
+		return func(m *jsonrpc.Message) [][]byte {
+			var out []byte
+			switch {
+			case m.Method == "initialize" && initErr != nil:
+				out, _ = jsonrpc.EncodeError(m.ID, initErr)
+			case m.Method == "initialize":
+				out, _ = jsonrpc.EncodeResult(m.ID, jsonRaw(initResult))
+			case m.Method == "ping":
+				out, _ = jsonrpc.EncodeResult(m.ID, map[string]any{})
+			default:
+				out, _ = jsonrpc.EncodeError(m.ID, &jsonrpc.Error{Code: -32601, Message: "Method not found"})
+			}
+			return [][]byte{out}
+		}
+	})
 }
 
 type jsonRaw string
