@@ -101,6 +101,11 @@ func measureCoverage(overHTTP bool, revision string, protocols []string) (faultC
 		return nil, nil, err
 	}
 	cfg.Cases = cases.All()
+	// A conforming server's serve returns as soon as its input ends, so
+	// the close wait ends then: its bound is a safety net here, not the
+	// rows' 300 ms, which a loaded machine outlasted once in
+	// stdio/teardown-on-stdin-close (STD-46, "SIGTERM after 435ms").
+	cfg.CloseTimeout = conformingCloseTimeout
 	var mu sync.Mutex
 	cov := faultCoverage{}
 	mkFor := func(c probe.Case) target {
@@ -130,6 +135,10 @@ func measureCoverage(overHTTP bool, revision string, protocols []string) (faultC
 	}
 	return out, rep, nil
 }
+
+// conformingCloseTimeout bounds a session's teardown in the conforming
+// runs (measureCoverage).
+const conformingCloseTimeout = 10 * time.Second
 
 // referenceConfig is a run of the reference profile under revision, its
 // cases left to the caller. The case deadline is a safety net that a
