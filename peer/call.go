@@ -67,6 +67,8 @@ type Call struct {
 	// modern is set for a request of a 2026-07-28 session, extTasks when
 	// its clientCapabilities declared the tasks extension (modern.go).
 	modern, extTasks bool
+	// chapter is the session's chapter when the call was sent (HandOver).
+	chapter int
 
 	mu sync.Mutex
 	// SentSeq is the chronology sequence number of the request frame.

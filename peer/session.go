@@ -82,6 +82,9 @@ type Session struct {
 	envelope   *Envelope
 	discovered *DiscoverResult
 	closedErr  error
+	// chapter counts the hand-overs (HandOver): a call is of the chapter
+	// it was sent in.
+	chapter int
 
 	readDone chan struct{}
 	handlers sync.WaitGroup
@@ -277,6 +280,7 @@ func (s *Session) Start(ctx context.Context, method string, params any, opts ...
 		s.tokens[cfg.token.Key()] = c
 		delete(s.retiredTokens, cfg.token.Key())
 	}
+	c.chapter = s.chapter
 	s.outgoing[cfg.id.Key()] = c
 	s.usedIDs[cfg.id.Key()] = c
 	s.mu.Unlock()
@@ -477,7 +481,8 @@ var ErrBusy = errors.New("peer: requests are still in flight")
 // between cases that leave it as they found it): the strays,
 // notifications and notification observers recorded so far are
 // forgotten, so that the next case reads only what comes during its own
-// use. Request IDs and progress tokens stay spent (an ID is never reused
+// use, and a second response to a request of an earlier chapter is no
+// stray of the next one. Request IDs and progress tokens stay spent (an ID is never reused
 // within a session, RPC-6; a late progress for an ended request is still
 // known as such), and so do the handshake's result and the envelope. It
 // fails with ErrBusy, changing nothing, while a request of ours or of the
@@ -494,7 +499,15 @@ func (s *Session) HandOver() error {
 	s.strays, s.strayCount, s.straysDropped = nil, nil, 0
 	s.notes, s.notesDropped = nil, 0
 	s.observers = nil
+	s.chapter++
 	return nil
+}
+
+// chapterNow is the session's chapter.
+func (s *Session) chapterNow() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.chapter
 }
 
 // Strays returns frames that matched nothing: responses to unknown IDs,
@@ -650,6 +663,10 @@ func (s *Session) onResponse(m *jsonrpc.Message, seq uint64) {
 		s.finish(c, m, seq, nil)
 	case prior != nil && prior.lateAfterClose(m, seq):
 		s.log.Harness(chrono.KindDecision, "session", "a response to "+m.ID.String()+" arrived after its response stream was closed to cancel it: kept as a late response (CAN-50)")
+	case prior != nil && prior.chapter < s.chapterNow():
+		// A second response to a request of an earlier chapter is that
+		// chapter's stray, not this one's: the runner sets its frame
+		// aside in the chronology of the case that uses the session now.
 	case prior != nil:
 		s.addStray(StrayDuplicateResponse, seq, "second response for "+m.ID.String())
 	default:

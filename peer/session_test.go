@@ -505,4 +505,19 @@ func TestHandOver(t *testing.T) {
 	if observed != 1 || len(s.Notifications()) != 1 {
 		t.Fatalf("the last chapter's observer saw %d notifications (want 1: it is gone); the new chapter has %d (want 1)", observed, len(s.Notifications()))
 	}
+	// A second response to the last chapter's request is that chapter's
+	// stray, not this one's; one to this chapter's ping is this one's.
+	// The answer to a third ping, written after them, is read after them.
+	go func() { pinged <- s.Ping(ctx) }()
+	third := fs.read()
+	fs.write(`{"jsonrpc":"2.0","id":` + req.ID.String() + `,"result":{}}`)
+	fs.write(`{"jsonrpc":"2.0","id":` + ping.ID.String() + `,"result":{}}`)
+	fs.write(`{"jsonrpc":"2.0","id":` + third.ID.String() + `,"result":{}}`)
+	if err := <-pinged; err != nil {
+		t.Fatal(err)
+	}
+	strays := s.Strays()
+	if len(strays) != 1 || !strings.Contains(strays[0].Detail, "second response for "+ping.ID.String()) {
+		t.Fatalf("after two second responses, one to each chapter's request: strays %+v; want only this chapter's", strays)
+	}
 }
