@@ -35,14 +35,15 @@ func cancelCases() []probe.Case {
 		// CAN-55 MUST (2026-07-28 only): "Closing the SSE response stream MUST be treated by the
 		//   server as cancellation of that request."
 		{
-			ID:        "cancel/mid-work-no-response",
-			Title:     "a request cancelled mid-work gets no response",
-			Reqs:      []string{"CAN-16", "CAN-11"},
-			ReqsUnder: map[string][]string{spec.V20251125: {"CAN-8"}, spec.V20260728: {"CAN-54", "CAN-56", "CAN-48", "CAN-55"}},
-			Versions:  bothRevisions(),
-			Needs:     probe.Needs{SlowTool: true},
-			Sends:     "tools/call with a progress token; after the first progress, notifications/cancelled",
-			Expect:    "no response for that id; the session stays usable",
+			ID:              "cancel/mid-work-no-response",
+			Title:           "a request cancelled mid-work gets no response",
+			Reqs:            []string{"CAN-16", "CAN-11"},
+			ReqsUnder:       map[string][]string{spec.V20251125: {"CAN-8"}, spec.V20260728: {"CAN-54", "CAN-56", "CAN-48", "CAN-55"}},
+			Versions:        bothRevisions(),
+			Needs:           probe.Needs{SlowTool: true},
+			LeavesCancelled: true,
+			Sends:           "tools/call with a progress token; after the first progress, notifications/cancelled",
+			Expect:          "no response for that id; the session stays usable",
 			Run: func(ctx context.Context, e *probe.Env) verdict.Outcome {
 				return cancelMidWork(ctx, e, false)
 			},
@@ -65,14 +66,15 @@ func cancelCases() []probe.Case {
 		// CAN-55 MUST (2026-07-28 only): "Closing the SSE response stream MUST be treated by the
 		//   server as cancellation of that request."
 		{
-			ID:        "cancel/mid-work-no-progress",
-			Title:     "no progress follows a cancel",
-			Reqs:      []string{"CAN-16", "PRG-7", "CAN-11"},
-			ReqsUnder: map[string][]string{spec.V20251125: {"CAN-8"}, spec.V20260728: {"CAN-54", "CAN-56", "CAN-48", "CAN-55"}},
-			Versions:  bothRevisions(),
-			Needs:     probe.Needs{SlowTool: true},
-			Sends:     "tools/call with a progress token; after the first progress, notifications/cancelled",
-			Expect:    "no progress for the token after the cancel",
+			ID:              "cancel/mid-work-no-progress",
+			Title:           "no progress follows a cancel",
+			Reqs:            []string{"CAN-16", "PRG-7", "CAN-11"},
+			ReqsUnder:       map[string][]string{spec.V20251125: {"CAN-8"}, spec.V20260728: {"CAN-54", "CAN-56", "CAN-48", "CAN-55"}},
+			Versions:        bothRevisions(),
+			Needs:           probe.Needs{SlowTool: true},
+			LeavesCancelled: true,
+			Sends:           "tools/call with a progress token; after the first progress, notifications/cancelled",
+			Expect:          "no progress for the token after the cancel",
 			Run: func(ctx context.Context, e *probe.Env) verdict.Outcome {
 				return cancelMidWork(ctx, e, true)
 			},
@@ -94,15 +96,16 @@ func cancelCases() []probe.Case {
 		// CAN-55 MUST (2026-07-28 only): "Closing the SSE response stream MUST be treated by the
 		//   server as cancellation of that request."
 		{
-			ID:        "cancel/before-first-progress",
-			Title:     "a request cancelled before its first progress stays silent",
-			Reqs:      []string{"CAN-15", "CAN-11"},
-			ReqsUnder: map[string][]string{spec.V20251125: {"CAN-8"}, spec.V20260728: {"CAN-54", "CAN-56", "CAN-48", "CAN-55"}},
-			Versions:  bothRevisions(),
-			Needs:     probe.Needs{SlowTool: true},
-			Sends:     "tools/call with a progress token, then notifications/cancelled before any progress",
-			Expect:    "no progress and no response for the request",
-			Run:       cancelBeforeFirstProgress,
+			ID:              "cancel/before-first-progress",
+			Title:           "a request cancelled before its first progress stays silent",
+			Reqs:            []string{"CAN-15", "CAN-11"},
+			ReqsUnder:       map[string][]string{spec.V20251125: {"CAN-8"}, spec.V20260728: {"CAN-54", "CAN-56", "CAN-48", "CAN-55"}},
+			Versions:        bothRevisions(),
+			Needs:           probe.Needs{SlowTool: true},
+			LeavesCancelled: true,
+			Sends:           "tools/call with a progress token, then notifications/cancelled before any progress",
+			Expect:          "no progress and no response for the request",
+			Run:             cancelBeforeFirstProgress,
 		},
 		// CAN-11 MUST: "Both parties MUST handle these race conditions gracefully:"
 		// CAN-14 SHOULD: "Invalid cancellation notifications SHOULD be ignored: ▸ Unknown request
@@ -262,15 +265,16 @@ func cancelCases() []probe.Case {
 		// PRG-44 SHOULD (2026-07-28 only): "Clients and servers SHOULD track active progress
 		//   tokens"
 		{
-			ID:        "cancel/duplicate",
-			Title:     "a repeated cancel is idempotent",
-			Reqs:      []string{"CAN-14", "CAN-11", "RPC-15", "RPC-8"},
-			ReqsUnder: map[string][]string{spec.V20251125: {"CAN-8", "PRG-12"}, spec.V20260728: {"CAN-54", "CAN-56", "CAN-48", "CAN-55", "PRG-44"}},
-			Versions:  bothRevisions(),
-			Needs:     probe.Needs{SlowTool: true},
-			Sends:     "tools/call; notifications/cancelled for it, twice",
-			Expect:    "no response; one cleanup; no response to either notification; the session stays usable",
-			Run:       cancelDuplicate,
+			ID:              "cancel/duplicate",
+			Title:           "a repeated cancel is idempotent",
+			Reqs:            []string{"CAN-14", "CAN-11", "RPC-15", "RPC-8"},
+			ReqsUnder:       map[string][]string{spec.V20251125: {"CAN-8", "PRG-12"}, spec.V20260728: {"CAN-54", "CAN-56", "CAN-48", "CAN-55", "PRG-44"}},
+			Versions:        bothRevisions(),
+			Needs:           probe.Needs{SlowTool: true},
+			LeavesCancelled: true,
+			Sends:           "tools/call; notifications/cancelled for it, twice",
+			Expect:          "no response; one cleanup; no response to either notification; the session stays usable",
+			Run:             cancelDuplicate,
 		},
 		// CAN-14 SHOULD: "Invalid cancellation notifications SHOULD be ignored: ▸ Unknown request
 		//   IDs ▸ Already completed requests ▸ Malformed notifications"
@@ -291,15 +295,16 @@ func cancelCases() []probe.Case {
 		// CAN-55 MUST (2026-07-28 only): "Closing the SSE response stream MUST be treated by the
 		//   server as cancellation of that request."
 		{
-			ID:        "cancel/extra-fields",
-			Title:     "extra members in a cancel do not break the receiver",
-			Reqs:      []string{"CAN-14", "RPC-15", "CAN-11", "RPC-8"},
-			ReqsUnder: map[string][]string{spec.V20251125: {"CAN-8"}, spec.V20260728: {"CAN-54", "CAN-56", "CAN-48", "CAN-55"}},
-			Versions:  bothRevisions(),
-			Needs:     probe.Needs{SlowTool: true},
-			Sends:     "tools/call; notifications/cancelled with its id plus unknown members and _meta",
-			Expect:    "either cancelled or ignored (recorded as info); no response to the notification; the session stays usable",
-			Run:       cancelExtraFields,
+			ID:              "cancel/extra-fields",
+			Title:           "extra members in a cancel do not break the receiver",
+			Reqs:            []string{"CAN-14", "RPC-15", "CAN-11", "RPC-8"},
+			ReqsUnder:       map[string][]string{spec.V20251125: {"CAN-8"}, spec.V20260728: {"CAN-54", "CAN-56", "CAN-48", "CAN-55"}},
+			Versions:        bothRevisions(),
+			Needs:           probe.Needs{SlowTool: true},
+			LeavesCancelled: true,
+			Sends:           "tools/call; notifications/cancelled with its id plus unknown members and _meta",
+			Expect:          "either cancelled or ignored (recorded as info); no response to the notification; the session stays usable",
+			Run:             cancelExtraFields,
 		},
 		// RPC-4 MUST: "Requests MUST include a string or integer ID."
 		// CAN-11 MUST: "Both parties MUST handle these race conditions gracefully:"
@@ -322,14 +327,16 @@ func cancelCases() []probe.Case {
 		// PRG-44 SHOULD (2026-07-28 only): "Clients and servers SHOULD track active progress
 		//   tokens"
 		{
-			ID:        "cancel/id-zero",
-			Title:     "request id 0 can be cancelled",
-			Reqs:      []string{"RPC-4", "CAN-11"},
-			ReqsUnder: map[string][]string{spec.V20251125: {"CAN-5", "CAN-8", "PRG-12"}, spec.V20260728: {"CAN-54", "CAN-56", "CAN-48", "CAN-55", "PRG-44"}},
-			Versions:  bothRevisions(),
-			Needs:     probe.Needs{SlowTool: true},
-			Sends:     "tools/call with id 0; notifications/cancelled {requestId: 0}",
-			Expect:    "no response; on a controlled target the operation is cancelled, not left running",
+			ID:              "cancel/id-zero",
+			Title:           "request id 0 can be cancelled",
+			Reqs:            []string{"RPC-4", "CAN-11"},
+			ReqsUnder:       map[string][]string{spec.V20251125: {"CAN-5", "CAN-8", "PRG-12"}, spec.V20260728: {"CAN-54", "CAN-56", "CAN-48", "CAN-55", "PRG-44"}},
+			Versions:        bothRevisions(),
+			Needs:           probe.Needs{SlowTool: true},
+			LeavesCancelled: true,
+			IDs:             []jsonrpc.ID{jsonrpc.IntID(0)},
+			Sends:           "tools/call with id 0; notifications/cancelled {requestId: 0}",
+			Expect:          "no response; on a controlled target the operation is cancelled, not left running",
 			Run: func(ctx context.Context, e *probe.Env) verdict.Outcome {
 				return cancelByID(ctx, e, jsonrpc.IntID(0))
 			},
@@ -358,15 +365,17 @@ func cancelCases() []probe.Case {
 		// PRG-44 SHOULD (2026-07-28 only): "Clients and servers SHOULD track active progress
 		//   tokens"
 		{
-			ID:        "cancel/string-vs-integer-target",
-			Title:     `cancelling "5" leaves request 5 alone`,
-			Reqs:      []string{"RPC-8", "CAN-14", "CAN-11"},
-			ReqsUnder: map[string][]string{spec.V20251125: {"CAN-5", "CAN-8", "PRG-12"}, spec.V20260728: {"CAN-54", "CAN-56", "CAN-48", "CAN-55", "PRG-44"}},
-			Versions:  bothRevisions(),
-			Needs:     probe.Needs{SlowTool: true},
-			Sends:     `two tools/call with ids "5" and 5; notifications/cancelled {requestId: "5"}`,
-			Expect:    `no response for "5"; request 5 completes with a response whose id is the integer 5`,
-			Run:       cancelStringVsInteger,
+			ID:              "cancel/string-vs-integer-target",
+			Title:           `cancelling "5" leaves request 5 alone`,
+			Reqs:            []string{"RPC-8", "CAN-14", "CAN-11"},
+			ReqsUnder:       map[string][]string{spec.V20251125: {"CAN-5", "CAN-8", "PRG-12"}, spec.V20260728: {"CAN-54", "CAN-56", "CAN-48", "CAN-55", "PRG-44"}},
+			Versions:        bothRevisions(),
+			Needs:           probe.Needs{SlowTool: true},
+			LeavesCancelled: true,
+			IDs:             []jsonrpc.ID{jsonrpc.StringID("5"), jsonrpc.IntID(5)},
+			Sends:           `two tools/call with ids "5" and 5; notifications/cancelled {requestId: "5"}`,
+			Expect:          `no response for "5"; request 5 completes with a response whose id is the integer 5`,
+			Run:             cancelStringVsInteger,
 		},
 		// PRG-4 MUST: "The `progress` value MUST increase with each notification, even if the
 		//   total is unknown."
@@ -388,15 +397,16 @@ func cancelCases() []probe.Case {
 		// CAN-55 MUST (2026-07-28 only): "Closing the SSE response stream MUST be treated by the
 		//   server as cancellation of that request."
 		{
-			ID:        "cancel/interleaved-other-completes",
-			Title:     "cancelling one of two requests leaves the other intact",
-			Reqs:      []string{"PRG-4", "PRG-7", "CAN-11", "PRG-1", "PRG-14"},
-			ReqsUnder: map[string][]string{spec.V20251125: {"CAN-8"}, spec.V20260728: {"CAN-54", "CAN-56", "CAN-48", "CAN-55"}},
-			Versions:  bothRevisions(),
-			Needs:     probe.Needs{SlowTool: true},
-			Sends:     "two tools/call with progress tokens; cancel the first after its first progress",
-			Expect:    "the first gets no response or progress after the cancel; the second completes with strictly increasing progress",
-			Run:       cancelInterleaved,
+			ID:              "cancel/interleaved-other-completes",
+			Title:           "cancelling one of two requests leaves the other intact",
+			Reqs:            []string{"PRG-4", "PRG-7", "CAN-11", "PRG-1", "PRG-14"},
+			ReqsUnder:       map[string][]string{spec.V20251125: {"CAN-8"}, spec.V20260728: {"CAN-54", "CAN-56", "CAN-48", "CAN-55"}},
+			Versions:        bothRevisions(),
+			Needs:           probe.Needs{SlowTool: true},
+			LeavesCancelled: true,
+			Sends:           "two tools/call with progress tokens; cancel the first after its first progress",
+			Expect:          "the first gets no response or progress after the cancel; the second completes with strictly increasing progress",
+			Run:             cancelInterleaved,
 		},
 		// CAN-8 SHOULD (2025-11-25 only): "Receivers of cancellation notifications SHOULD: ▸ Stop
 		//   processing the cancelled request ▸ Free associated resources ▸ Not send a response for
@@ -474,15 +484,16 @@ func cancelCases() []probe.Case {
 		// CAN-55 MUST (2026-07-28 only): "Closing the SSE response stream MUST be treated by the
 		//   server as cancellation of that request."
 		{
-			ID:        "cancel/crossing-response",
-			Title:     "a cancel that crosses the response is handled gracefully",
-			Reqs:      []string{"CAN-11", "CAN-15", "RPC-15", "RPC-8"},
-			ReqsUnder: map[string][]string{spec.V20251125: {"CAN-9", "CAN-8", "PRG-12"}, spec.V20260728: {"CAN-49", "CAN-54", "CAN-56", "CAN-48", "PRG-44", "CAN-55"}},
-			Versions:  bothRevisions(),
-			Needs:     probe.Needs{SlowTool: true},
-			Sends:     "tools/call; the last step released and notifications/cancelled sent back to back",
-			Expect:    "exactly one terminal outcome (response or none, recorded as info); one cleanup; the session stays usable",
-			Run:       cancelCrossing,
+			ID:              "cancel/crossing-response",
+			Title:           "a cancel that crosses the response is handled gracefully",
+			Reqs:            []string{"CAN-11", "CAN-15", "RPC-15", "RPC-8"},
+			ReqsUnder:       map[string][]string{spec.V20251125: {"CAN-9", "CAN-8", "PRG-12"}, spec.V20260728: {"CAN-49", "CAN-54", "CAN-56", "CAN-48", "PRG-44", "CAN-55"}},
+			Versions:        bothRevisions(),
+			Needs:           probe.Needs{SlowTool: true},
+			LeavesCancelled: true,
+			Sends:           "tools/call; the last step released and notifications/cancelled sent back to back",
+			Expect:          "exactly one terminal outcome (response or none, recorded as info); one cleanup; the session stays usable",
+			Run:             cancelCrossing,
 		},
 	}
 }

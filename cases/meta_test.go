@@ -198,8 +198,9 @@ func TestTidyCasesMayShare(t *testing.T) {
 
 // TestTaskLeaversMayShare: a case marked LeavesTasks needs a task tool
 // and nothing else a shared session cannot give (probe.Case.Sharing), and
-// is not also Tidy; a case marked AwaitsTaskEnd needs a task tool. Each
-// mark would otherwise be a dead letter.
+// is not also Tidy; so for LeavesCancelled, without the task tool; a
+// case marked AwaitsTaskEnd needs a task tool. Each mark would otherwise
+// be a dead letter.
 func TestTaskLeaversMayShare(t *testing.T) {
 	leavers := 0
 	for _, c := range cases.All() {
@@ -208,6 +209,9 @@ func TestTaskLeaversMayShare(t *testing.T) {
 			if c.Sharing() != probe.ShareTasks || c.Tidy {
 				t.Errorf("%s is marked LeavesTasks, but shares as %d (tidy %v; needs %+v)", c.ID, c.Sharing(), c.Tidy, c.Needs)
 			}
+		}
+		if c.LeavesCancelled && c.Sharing() != probe.ShareCancels {
+			t.Errorf("%s is marked LeavesCancelled, but shares as %d (tidy %v; needs %+v)", c.ID, c.Sharing(), c.Tidy, c.Needs)
 		}
 		if c.AwaitsTaskEnd && !c.Needs.Tasks {
 			t.Errorf("%s is marked AwaitsTaskEnd but needs no task tool", c.ID)

@@ -213,6 +213,8 @@ func progressCases() []probe.Case {
 		//   client request."
 		{
 			ID:        "progress/token-independent-of-id",
+			Tidy:      true,
+			IDs:       []jsonrpc.ID{jsonrpc.IntID(101), jsonrpc.IntID(102)},
 			Title:     "progress tokens are not request IDs",
 			Reqs:      []string{"PRG-7", "PRG-1", "PRG-14", "PRG-4"},
 			ReqsUnder: map[string][]string{spec.V20251125: {"CAN-5", "HTTP-22"}, spec.V20260728: {"PRG-40", "LOG-46"}},

@@ -482,19 +482,29 @@ var ErrBusy = errors.New("peer: requests are still in flight")
 // notifications and notification observers recorded so far are
 // forgotten, so that the next case reads only what comes during its own
 // use, and a second response to a request of an earlier chapter is no
-// stray of the next one. Request IDs and progress tokens stay spent (an ID is never reused
-// within a session, RPC-6; a late progress for an ended request is still
-// known as such), and so do the handshake's result and the envelope. It
-// fails with ErrBusy, changing nothing, while a request of ours or of the
-// peer's is in flight, and with the session's error once it has ended.
-func (s *Session) HandOver() error {
+// stray of the next one. Request IDs and progress tokens stay spent (an
+// ID is never reused within a session, RPC-6; a late progress for an
+// ended request is still known as such), and so do the handshake's
+// result and the envelope. It fails with ErrBusy, changing nothing,
+// while a request of ours or of the peer's is in flight, and with the
+// session's error once it has ended. With leaveCancelled, requests of
+// ours that were cancelled (notifications/cancelled sent) do not count
+// as in flight: the server need not answer them (CAN-9), and their late
+// response, if one comes, ends them as it would have.
+func (s *Session) HandOver(leaveCancelled bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closedErr != nil {
 		return s.closedErr
 	}
-	if len(s.outgoing) > 0 || len(s.incoming) > 0 {
-		return fmt.Errorf("%w: %d of ours, %d of the peer's", ErrBusy, len(s.outgoing), len(s.incoming))
+	ours := 0
+	for _, c := range s.outgoing {
+		if !leaveCancelled || !c.CancelRequested() {
+			ours++
+		}
+	}
+	if ours > 0 || len(s.incoming) > 0 {
+		return fmt.Errorf("%w: %d of ours, %d of the peer's", ErrBusy, ours, len(s.incoming))
 	}
 	s.strays, s.strayCount, s.straysDropped = nil, nil, 0
 	s.notes, s.notesDropped = nil, 0

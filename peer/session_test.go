@@ -470,7 +470,7 @@ func TestHandOver(t *testing.T) {
 		t.Fatal(err)
 	}
 	req := fs.read()
-	if err := s.HandOver(); !errors.Is(err, ErrBusy) {
+	if err := s.HandOver(false); !errors.Is(err, ErrBusy) {
 		t.Fatalf("HandOver with a request in flight = %v, want ErrBusy", err)
 	}
 	fs.write(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}`)
@@ -482,7 +482,7 @@ func TestHandOver(t *testing.T) {
 	if len(s.Notifications()) != 1 || len(s.Strays()) != 1 || observed != 1 {
 		t.Fatalf("before the hand-over: %d notifications, %d strays, %d observed; want 1 each", len(s.Notifications()), len(s.Strays()), observed)
 	}
-	if err := s.HandOver(); err != nil {
+	if err := s.HandOver(false); err != nil {
 		t.Fatalf("HandOver with nothing in flight: %v", err)
 	}
 	if len(s.Notifications()) != 0 || len(s.Strays()) != 0 {
@@ -519,5 +519,39 @@ func TestHandOver(t *testing.T) {
 	strays := s.Strays()
 	if len(strays) != 1 || !strings.Contains(strays[0].Detail, "second response for "+ping.ID.String()) {
 		t.Fatalf("after two second responses, one to each chapter's request: strays %+v; want only this chapter's", strays)
+	}
+}
+
+// TestHandOverLeavingCancelled: a request we cancelled need not be
+// answered (CAN-9), so with leaveCancelled it does not keep the session
+// from the next chapter, while one not cancelled still does; its late
+// response, when it comes, ends it and is no stray of the next chapter.
+func TestHandOverLeavingCancelled(t *testing.T) {
+	ctx := testCtx(t)
+	s, fs := newPair(t)
+	c, err := s.Start(ctx, "tools/call", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := fs.read()
+	if err := s.HandOver(true); !errors.Is(err, ErrBusy) {
+		t.Fatalf("HandOver(true) with a request in flight, not cancelled = %v, want ErrBusy", err)
+	}
+	if err := s.Cancel(ctx, c, "test"); err != nil {
+		t.Fatal(err)
+	}
+	fs.read() // the notifications/cancelled
+	if err := s.HandOver(false); !errors.Is(err, ErrBusy) {
+		t.Fatalf("HandOver(false) with a cancelled request in flight = %v, want ErrBusy", err)
+	}
+	if err := s.HandOver(true); err != nil {
+		t.Fatalf("HandOver(true) with only a cancelled request in flight: %v", err)
+	}
+	fs.write(`{"jsonrpc":"2.0","id":` + req.ID.String() + `,"result":{}}`)
+	if _, err := c.Await(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if strays := s.Strays(); len(strays) != 0 {
+		t.Fatalf("the cancelled request's late response left strays %+v", strays)
 	}
 }

@@ -145,6 +145,15 @@ type Case struct {
 	// such case opened, and sets aside the frames about the earlier
 	// cases' requests and tasks (runner attribution.go).
 	LeavesTasks bool
+	// LeavesCancelled: the case would be Tidy but for requests it
+	// cancels, which it may leave unanswered and which the server may go
+	// on with after it ends, and it judges only what names its own
+	// requests and progress tokens: no absence of a message that names
+	// nothing (a log message over stdio), which the work an earlier case
+	// cancelled may still send. Over stdio the runner then lets it go on
+	// with a session an earlier such case opened, and sets aside the
+	// frames about the earlier cases' requests (runner attribution.go).
+	LeavesCancelled bool
 	// AwaitsTaskEnd: the case waits for a task to end by itself (it polls
 	// it to a terminal status, or blocks on tasks/result), so it lasts as
 	// long as the target's task runs, the longest a case of the catalogue
@@ -173,10 +182,13 @@ const (
 	// ShareTasks: the case is LeavesTasks; it goes on after other such
 	// cases, while their tasks run on.
 	ShareTasks
+	// ShareCancels: the case is LeavesCancelled; it goes on after other
+	// such cases, while the work they cancelled may run on.
+	ShareCancels
 )
 
 // Sharing says whether the case may go on with a session an earlier case
-// used, and after which cases: it is Tidy or LeavesTasks, and needs
+// used, and after which cases: it is Tidy, LeavesTasks or LeavesCancelled, and needs
 // nothing a used session could give it otherwise than a fresh one would
 // (the control extension's counters, a handshake of its own, the server
 // to itself, the stdio or HTTP transport's own life, a side effect or a
@@ -192,6 +204,8 @@ func (c Case) Sharing() Sharing {
 		return ShareTidy
 	case c.LeavesTasks && n.Tasks:
 		return ShareTasks
+	case c.LeavesCancelled && !c.Tidy && !n.Tasks:
+		return ShareCancels
 	}
 	return OwnSession
 }

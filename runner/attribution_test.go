@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -11,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/jsonrpc"
+	"github.com/mcpflight/mcpflight/peer"
 	"github.com/mcpflight/mcpflight/probe"
 	"github.com/mcpflight/mcpflight/profile"
 	"github.com/mcpflight/mcpflight/spec"
@@ -188,5 +190,131 @@ func TestAttributionOfRequestsAndTokens(t *testing.T) {
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("the later user's chronology (-want +got):\n%s", d)
+	}
+}
+
+// cancelServer is a stdio target (in process) that never answers a
+// tools/call by itself: it sends one progress for it, and before it
+// answers a ping it sends another and then the response, late, for every
+// call held but the last: the work an earlier case cancelled, going on
+// while a later case uses the session.
+func cancelServer(starts *atomic.Int32) Target {
+	return lineServer("cancels", TransportStdio, func() func(m *jsonrpc.Message) [][]byte {
+		starts.Add(1)
+		type held struct {
+			id    jsonrpc.ID
+			token json.RawMessage
+		}
+		var calls []held
+		progress := func(token json.RawMessage, n int) []byte {
+			b, _ := jsonrpc.EncodeNotification("notifications/progress", jsonRaw(fmt.Sprintf(`{"progressToken":%s,"progress":%d}`, token, n)))
+			return b
+		}
+		return func(m *jsonrpc.Message) [][]byte {
+			var out []byte
+			switch m.Method {
+			case "initialize":
+				out, _ = jsonrpc.EncodeResult(m.ID, jsonRaw(bareInit))
+			case "tools/call":
+				var p struct {
+					Meta struct {
+						Token json.RawMessage `json:"progressToken"`
+					} `json:"_meta"`
+				}
+				_ = json.Unmarshal(m.Params, &p)
+				calls = append(calls, held{m.ID, p.Meta.Token})
+				return [][]byte{progress(p.Meta.Token, 1)}
+			case "ping":
+				var frames [][]byte
+				for len(calls) > 1 {
+					c := calls[0]
+					calls = calls[1:]
+					late, _ := jsonrpc.EncodeResult(c.id, map[string]any{"content": []any{}})
+					frames = append(frames, progress(c.token, 2), late)
+				}
+				pong, _ := jsonrpc.EncodeResult(m.ID, map[string]any{})
+				return append(frames, pong)
+			default:
+				out, _ = jsonrpc.EncodeError(m.ID, &jsonrpc.Error{Code: -32601, Message: "Method not found"})
+			}
+			return [][]byte{out}
+		}
+	})
+}
+
+// cancelLeaver is a case that leaves a cancelled request: it calls the
+// tool with a progress token, cancels the call at its first progress
+// and ends without its response; before it does, it pings, and fails
+// when its chronology holds a frame about a request or token that is
+// not its own.
+func cancelLeaver(id string) probe.Case {
+	return probe.Case{ID: id, Title: id, Versions: []string{spec.V20251125}, LeavesCancelled: true,
+		Run: func(ctx context.Context, e *probe.Env) verdict.Outcome {
+			call, err := e.S.Start(ctx, "tools/call", map[string]any{"name": "slow"}, peer.WithProgress())
+			if err != nil {
+				return verdict.Errorf("tools/call: %v", err)
+			}
+			if _, err := e.Log.WaitFor(ctx, call.SentSeq, probe.ProgressFor(call.Token)); err != nil {
+				return verdict.Errorf("no progress: %v", err)
+			}
+			if err := e.S.Cancel(ctx, call, "test"); err != nil {
+				return verdict.Errorf("cancel: %v", err)
+			}
+			if err := e.S.Ping(ctx); err != nil {
+				return verdict.Errorf("ping: %v", err)
+			}
+			ownToken, _ := call.Token.MarshalJSON()
+			sent := map[string]bool{}
+			for _, ev := range e.Log.Events() {
+				if ev.Kind != chrono.KindFrame || ev.Summary == nil {
+					continue
+				}
+				s := ev.Summary
+				switch {
+				case ev.Dir == chrono.Out && s.Kind == "request":
+					sent[s.ID] = true
+				case ev.Dir == chrono.In && (s.Token != "" && s.Token != string(ownToken) || s.Kind == "result" && !sent[s.ID]):
+					return verdict.Outcome{Verdict: verdict.Fail, Summary: fmt.Sprintf("a frame about another case's request is in its chronology (seq %d)", ev.Seq)}
+				}
+			}
+			return verdict.Passf("only frames about its own requests")
+		}}
+}
+
+// TestCancelCasesShareAndSetAside: cases that leave cancelled requests
+// go on one after another on one stdio session (the cancelled request
+// still in flight does not keep it from the next case), and the late
+// progress and response of an earlier case's cancelled request that
+// come while a later case uses it are set aside in that case's
+// chronology and are no stray of its session. Without the attribution
+// the second case fails on the first case's frames.
+func TestCancelCasesShareAndSetAside(t *testing.T) {
+	cs := []probe.Case{cancelLeaver("c/1"), cancelLeaver("c/2"), cancelLeaver("c/3")}
+	var starts atomic.Int32
+	rep := run(t, Config{Target: cancelServer(&starts), Cases: cs, Jobs: 1, CaseTimeout: safetyNet, CloseTimeout: safetyNet})
+	for _, r := range rep.Results {
+		if r.Outcome.Verdict != verdict.Pass {
+			t.Errorf("%s: %s %s", r.ID, r.Outcome.Verdict, r.Outcome.Summary)
+		}
+	}
+	if n := starts.Load(); n != 1 {
+		t.Errorf("%d sessions opened for three cases that leave cancelled requests, want 1", n)
+	}
+	for i, want := range []string{"", "c/1", "c/1"} {
+		if got := rep.Results[i].ContinuedFrom; got != want {
+			t.Errorf("%s continued from %q, want %q", rep.Results[i].ID, got, want)
+		}
+	}
+	var notes []string
+	for _, ev := range rep.Results[1].Events {
+		if setAside(ev) {
+			notes = append(notes, ev.Text)
+		}
+	}
+	// c/2's ping brings c/1's second progress and late response, and the
+	// session's record that the request was answered.
+	if len(notes) != 3 || !strings.Contains(notes[0], "notifications/progress, which is about case c/1") ||
+		!strings.Contains(notes[1], "result, which is about case c/1") || !strings.Contains(notes[2], "request 2 went from cancel-requested to completed") {
+		t.Errorf("c/2's set-aside notes %q: want c/1's progress, its late response and its request's state", notes)
 	}
 }

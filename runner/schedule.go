@@ -187,6 +187,8 @@ func startOrder(cases []probe.Case, sharing bool) []int {
 		switch {
 		case sharing && c.Sharing() == probe.ShareTasks:
 			w = 8
+		case sharing && c.Sharing() == probe.ShareCancels:
+			w = 7
 		case sharing && c.SharesSession():
 			w = 6
 		case n.Tasks || n.TasksCapability:

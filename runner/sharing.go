@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -92,8 +93,11 @@ type sessionPool struct {
 // cases that leave tasks get more: against a task tool of fixed stages
 // (server-everything's four seconds) a lane of them is long.
 func sharedLanes(kind probe.Sharing) int {
-	if kind == probe.ShareTasks {
+	switch kind {
+	case probe.ShareTasks:
 		return 6
+	case probe.ShareCancels:
+		return 3
 	}
 	return 5
 }
@@ -112,7 +116,7 @@ func newSessionPool(cfg Config) *sessionPool {
 			asking[c.Sharing()]++
 		}
 	}
-	if asking[probe.ShareTidy] < 2 && asking[probe.ShareTasks] < 2 {
+	if !slices.ContainsFunc(slices.Collect(maps.Values(asking)), func(n int) bool { return n >= 2 }) {
 		return nil
 	}
 	return &sessionPool{idle: map[probe.Sharing][]*sharedSession{}, asking: asking, busy: map[probe.Sharing]int{}}
@@ -263,8 +267,11 @@ func (r *caseRun) continueOn(sh *sharedSession) bool {
 	r.conn, r.s, r.shared = sh.s.Conn(), sh.s, sh
 	r.res.ContinuedFrom = sh.openedBy
 	what := "tidy cases share a stdio session"
-	if sh.kind == probe.ShareTasks {
+	switch sh.kind {
+	case probe.ShareTasks:
 		what = "cases that leave tasks share a stdio session while the earlier ones' tasks run on; a frame about an earlier case's request or task is set aside, with a note here"
+	case probe.ShareCancels:
+		what = "cases that leave cancelled requests share a stdio session while the work the earlier ones cancelled may run on; a frame about an earlier case's request is set aside, with a note here"
 	}
 	if aside > 0 {
 		what += fmt.Sprintf("; %d frames about earlier cases came while the session waited and were set aside", aside)
@@ -324,7 +331,7 @@ func (r *caseRun) handOn(o verdict.Outcome) bool {
 		r.log.Harness(chrono.KindDecision, "runner", "the session is not handed on: the "+what+" before handing it on failed: "+chrono.Sanitize(err.Error(), false))
 		return false
 	}
-	if r.s.HandOver() != nil || !r.cfg.pool.keep(r.shared) {
+	if r.s.HandOver(r.shared.kind == probe.ShareCancels) != nil || !r.cfg.pool.keep(r.shared) {
 		return false
 	}
 	r.res.HandedOn = true
