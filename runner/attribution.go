@@ -37,14 +37,15 @@ type attribution struct {
 	users []string
 	// ids, tokens and tasks map the request IDs and progress tokens the
 	// session sent and the task IDs it heard of, as their summary spells
-	// them, to the use that did.
-	ids, tokens, tasks map[string]int
+	// them, to the use that did; peerIDs the IDs of the requests the
+	// peer sent, to the use they came in.
+	ids, tokens, tasks, peerIDs map[string]int
 }
 
 // newAttribution returns the attribution of a session opened by the case
 // named first.
 func newAttribution(first string) *attribution {
-	return &attribution{users: []string{first}, ids: map[string]int{}, tokens: map[string]int{}, tasks: map[string]int{}}
+	return &attribution{users: []string{first}, ids: map[string]int{}, tokens: map[string]int{}, tasks: map[string]int{}, peerIDs: map[string]int{}}
 }
 
 // begin starts the next use of the session: by the case named caseID, or
@@ -80,13 +81,15 @@ func (a *attribution) filter(e chrono.Event) chrono.Event {
 	if e.Dir != chrono.In {
 		return e
 	}
+	// A notifications/cancelled that comes in names a request the peer
+	// sent (CAN-1), so its requestId is of the peer's requests.
 	owner, by := -1, ""
 	if u, ok := a.ids[s.ID]; ok && s.ID != "" && s.Kind != jsonrpc.KindRequest.String() {
 		owner, by = u, "the response to its request "+s.ID
 	} else if u, ok := a.tokens[s.Token]; ok && s.Token != "" {
 		owner, by = u, "its progress token "+s.Token
-	} else if u, ok := a.ids[s.RequestID]; ok && s.RequestID != "" {
-		owner, by = u, "its request "+s.RequestID
+	} else if u, ok := a.peerIDs[s.RequestID]; ok && s.RequestID != "" {
+		owner, by = u, "the peer's request "+s.RequestID+" to it"
 	}
 	named := namedTasks(e)
 	for _, t := range named {
@@ -96,6 +99,9 @@ func (a *attribution) filter(e chrono.Event) chrono.Event {
 	}
 	if owner < 0 {
 		owner = now
+	}
+	if s.Kind == jsonrpc.KindRequest.String() && s.ID != "" {
+		a.peerIDs[s.ID] = owner
 	}
 	for _, t := range named {
 		if _, ok := a.tasks[t]; !ok {

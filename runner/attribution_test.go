@@ -139,9 +139,11 @@ func TestTaskCasesShareAndSetAside(t *testing.T) {
 
 // TestAttributionOfRequestsAndTokens: after a session changes hands, the
 // response to an earlier user's request, a progress notification for its
-// token, a cancellation naming it and the session's record of its state
-// are set aside; the new user's own frames, and frames that name nothing
-// known, are kept. A frame that came while the session waited between
+// token, the peer's cancellation of a request the peer sent it and the
+// session's record of its request's state are set aside; the new user's
+// own frames, and frames that name nothing known, are kept (a
+// cancellation that comes in names the peer's requests, never ours, so
+// one whose requestId spells an ID we sent is not set aside for that). A frame that came while the session waited between
 // cases is named as such when it is set aside later.
 func TestAttributionOfRequestsAndTokens(t *testing.T) {
 	a := newAttribution("t/1")
@@ -152,6 +154,7 @@ func TestAttributionOfRequestsAndTokens(t *testing.T) {
 		stand.Frame(dir, "stdio", []byte(s), nil, nil)
 	}
 	frame(chrono.Out, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","_meta":{"progressToken":"p1"}}}`)
+	frame(chrono.In, `{"jsonrpc":"2.0","id":"s1","method":"sampling/createMessage","params":{}}`)
 	a.begin("")
 	frame(chrono.In, `{"jsonrpc":"2.0","method":"notifications/tasks/status","params":{"taskId":"gap-task","status":"working"}}`)
 	a.begin("t/2")
@@ -159,6 +162,7 @@ func TestAttributionOfRequestsAndTokens(t *testing.T) {
 	frame(chrono.In, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p1","progress":1}}`)
 	frame(chrono.In, `{"jsonrpc":"2.0","id":1,"result":{"content":[]}}`)
 	stand.State("request 1", "cancel-requested", "answered")
+	frame(chrono.In, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"s1"}}`)
 	frame(chrono.In, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`)
 	frame(chrono.In, `{"jsonrpc":"2.0","method":"notifications/tasks/status","params":{"taskId":"gap-task","status":"completed"}}`)
 	frame(chrono.In, `{"jsonrpc":"2.0","id":2,"result":{}}`)
@@ -177,12 +181,14 @@ func TestAttributionOfRequestsAndTokens(t *testing.T) {
 	}
 	want := []string{
 		"out tools/call 1",
+		"in sampling/createMessage \"s1\"",
 		"in notifications/tasks/status ",
 		"out ping 2",
 		"aside: set aside: stdio notifications/progress, which is about case t/1, an earlier user of this session (its progress token \"p1\")",
 		"aside: set aside: stdio result, which is about case t/1, an earlier user of this session (the response to its request 1)",
 		"aside: set aside: request 1 went from cancel-requested to answered; it is about case t/1, an earlier user of this session",
-		"aside: set aside: stdio notifications/cancelled, which is about case t/1, an earlier user of this session (its request 1)",
+		"aside: set aside: stdio notifications/cancelled, which is about case t/1, an earlier user of this session (the peer's request \"s1\" to it)",
+		"in notifications/cancelled ",
 		"aside: set aside: stdio notifications/tasks/status, which is about no case: the session first heard of it while it waited between cases (its task gap-task)",
 		"in  2",
 		"state request 2",
