@@ -15,6 +15,7 @@ import (
 	"github.com/mcpflight/mcpflight/peer"
 	"github.com/mcpflight/mcpflight/probe"
 	"github.com/mcpflight/mcpflight/profile"
+	"github.com/mcpflight/mcpflight/results"
 	"github.com/mcpflight/mcpflight/spec"
 	"github.com/mcpflight/mcpflight/verdict"
 )
@@ -103,29 +104,15 @@ func TestTaskCasesShareAndSetAside(t *testing.T) {
 	cs := []probe.Case{taskLeaver("t/1", &created), taskLeaver("t/2", &created), taskLeaver("t/3", &created), pinging("t/tidy", verdict.Passf("pinged"))}
 	var starts atomic.Int32
 	rep := run(t, Config{Target: taskServer(&starts), Profile: prof, Cases: cs, Jobs: 1, CaseTimeout: safetyNet, CloseTimeout: safetyNet})
-	for _, r := range rep.Results {
-		if r.Outcome.Verdict != verdict.Pass {
-			t.Errorf("%s: %s %s", r.ID, r.Outcome.Verdict, r.Outcome.Summary)
-		}
-	}
+	wantLane(t, rep, 3)
 	if n := starts.Load(); n != 2 {
 		t.Errorf("%d sessions opened, want 2: one for the three cases that leave tasks, one for the tidy case", n)
-	}
-	for i, want := range []string{"", "t/1", "t/1"} {
-		if got := rep.Results[i].ContinuedFrom; got != want {
-			t.Errorf("%s continued from %q, want %q", rep.Results[i].ID, got, want)
-		}
 	}
 	if got := rep.Results[3].ContinuedFrom; got != "" {
 		t.Errorf("the tidy case continued the session %s opened, on which tasks run", got)
 	}
 	first, _ := created.Load("t/1")
-	var notes []string
-	for _, ev := range rep.Results[2].Events {
-		if setAside(ev) {
-			notes = append(notes, ev.Text)
-		}
-	}
+	notes := asideNotes(rep.Results[2])
 	// Each of the two pings in t/3's chronology (its own, and the
 	// runner's before it hands the session on) brings the status and a
 	// log message of t-1, t-2 and t-3: four frames of the earlier cases.
@@ -298,29 +285,48 @@ func TestCancelCasesShareAndSetAside(t *testing.T) {
 	cs := []probe.Case{cancelLeaver("c/1"), cancelLeaver("c/2"), cancelLeaver("c/3")}
 	var starts atomic.Int32
 	rep := run(t, Config{Target: cancelServer(&starts), Cases: cs, Jobs: 1, CaseTimeout: safetyNet, CloseTimeout: safetyNet})
-	for _, r := range rep.Results {
-		if r.Outcome.Verdict != verdict.Pass {
-			t.Errorf("%s: %s %s", r.ID, r.Outcome.Verdict, r.Outcome.Summary)
-		}
-	}
+	wantLane(t, rep, 3)
 	if n := starts.Load(); n != 1 {
 		t.Errorf("%d sessions opened for three cases that leave cancelled requests, want 1", n)
 	}
-	for i, want := range []string{"", "c/1", "c/1"} {
-		if got := rep.Results[i].ContinuedFrom; got != want {
-			t.Errorf("%s continued from %q, want %q", rep.Results[i].ID, got, want)
-		}
-	}
-	var notes []string
-	for _, ev := range rep.Results[1].Events {
-		if setAside(ev) {
-			notes = append(notes, ev.Text)
-		}
-	}
+	notes := asideNotes(rep.Results[1])
 	// c/2's ping brings c/1's second progress and late response, and the
 	// session's record that the request was answered.
 	if len(notes) != 3 || !strings.Contains(notes[0], "notifications/progress, which is about case c/1") ||
 		!strings.Contains(notes[1], "result, which is about case c/1") || !strings.Contains(notes[2], "request 2 went from cancel-requested to completed") {
 		t.Errorf("c/2's set-aside notes %q: want c/1's progress, its late response and its request's state", notes)
 	}
+}
+
+// wantLane fails t unless every result passed and the first n went on
+// one lane: the first opened its session and the others continued it.
+func wantLane(t *testing.T, rep *results.Report, n int) {
+	t.Helper()
+	for _, r := range rep.Results {
+		if r.Outcome.Verdict != verdict.Pass {
+			t.Errorf("%s: %s %s", r.ID, r.Outcome.Verdict, r.Outcome.Summary)
+		}
+	}
+	first := rep.Results[0].ID
+	for i, r := range rep.Results[:n] {
+		want := first
+		if i == 0 {
+			want = ""
+		}
+		if r.ContinuedFrom != want {
+			t.Errorf("%s continued from %q, want %q", r.ID, r.ContinuedFrom, want)
+		}
+	}
+}
+
+// asideNotes are the texts of the notes that stand for set-aside frames
+// in r's chronology.
+func asideNotes(r results.Result) []string {
+	var notes []string
+	for _, ev := range r.Events {
+		if setAside(ev) {
+			notes = append(notes, ev.Text)
+		}
+	}
+	return notes
 }
