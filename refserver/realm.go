@@ -51,7 +51,7 @@ type realm struct {
 	// task, and the connection or POST it came on).
 	life         context.Context
 	end          context.CancelFunc
-	bgWG         sync.WaitGroup
+	bgWG         goroutines
 	bg           *session
 	modernTokens map[string]*call // progress tokens of every session of the realm
 	// Guarded by mu.
@@ -177,6 +177,6 @@ func (s *Server) releaseRealm(r *realm) {
 	reg.mu.Unlock()
 	if last {
 		r.end()
-		r.bgWG.Wait()
+		r.bgWG.wait()
 	}
 }

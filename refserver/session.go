@@ -126,7 +126,7 @@ type session struct {
 	cancel context.CancelFunc
 	// wg counts the goroutines Serve (or the realm, for a POST) waits
 	// for; sessions of one connection share it.
-	wg *sync.WaitGroup
+	wg *goroutines
 
 	emu sync.Mutex // Stderr
 
@@ -179,7 +179,7 @@ func newSession(ctx context.Context, srv *Server, w io.Writer) *session {
 		srv:      srv,
 		ctx:      sctx,
 		cancel:   cancel,
-		wg:       &sync.WaitGroup{},
+		wg:       &goroutines{},
 		level:    -1,
 		known:    map[string]bool{},
 		inflight: map[string]*call{},
@@ -194,10 +194,12 @@ func (ss *session) has(f Fault) bool { return ss.srv.has(f) }
 // spawnAux runs fn, which serves no request (a watcher), in a goroutine
 // that Serve waits for. A panic in fn is logged and goes no further.
 func (ss *session) spawnAux(fn func()) {
-	ss.wg.Add(1)
+	if !ss.wg.add() {
+		return // the session is ending
+	}
 	ss.srv.live.Add(1)
 	go func() {
-		defer ss.wg.Done()
+		defer ss.wg.done()
 		defer ss.srv.live.Add(-1)
 		defer func() {
 			if p := recover(); p != nil {
@@ -211,21 +213,24 @@ func (ss *session) spawnAux(fn func()) {
 // spawnReq runs fn, the handler of request id, in a goroutine that Serve
 // waits for and that counts against Options.MaxInFlight until it returns.
 // Every request is served by exactly one such goroutine, started by the
-// reader (handleRequest) after admit let it in.
+// reader (handleRequest) after admit let it in, unless the session is
+// ending (goroutines): then none is, and the request is not answered.
 //
 // A panic in fn is logged to Stderr with its stack, and answered with
 // -32603 unless fn had already answered id; the session goes on.
 func (ss *session) spawnReq(id jsonrpc.ID, fn func()) {
+	if !ss.wg.add() {
+		return // the session is ending: no handler, and no answer
+	}
 	key := id.Key()
 	ss.ansMu.Lock()
 	ss.handlers[key]++
 	base := ss.replies[key]
 	ss.ansMu.Unlock()
 	ss.reqs.Add(1)
-	ss.wg.Add(1)
 	ss.srv.live.Add(1)
 	go func() {
-		defer ss.wg.Done()
+		defer ss.wg.done()
 		defer ss.srv.live.Add(-1)
 		if hook := ss.srv.opts.hook; hook != nil {
 			defer hook(hookDone, id)
