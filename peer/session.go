@@ -85,6 +85,9 @@ type Session struct {
 	// chapter counts the hand-overs (HandOver): a call is of the chapter
 	// it was sent in.
 	chapter int
+	// closing is set once Close waits for the handlers of the peer's
+	// requests: none is started after.
+	closing bool
 
 	readDone chan struct{}
 	handlers sync.WaitGroup
@@ -469,6 +472,11 @@ func (s *Session) Close(ctx context.Context) transport.Teardown {
 	case <-s.readDone:
 	case <-ctx.Done():
 	}
+	// Past ctx the reader may still be running: no handler is added once
+	// the wait begins (an Add racing a Wait is a data race).
+	s.mu.Lock()
+	s.closing = true
+	s.mu.Unlock()
 	s.handlers.Wait()
 	return td
 }
@@ -778,9 +786,16 @@ func (s *Session) onProgress(m *jsonrpc.Message, seq uint64) {
 func (s *Session) serveRequest(m *jsonrpc.Message, seq uint64) {
 	ctx, cancel := context.WithCancel(context.Background())
 	s.mu.Lock()
+	if s.closing {
+		// Close is waiting for the handlers: a request the peer sends
+		// after it gave up waiting for the connection is not served.
+		s.mu.Unlock()
+		cancel()
+		return
+	}
 	s.incoming[m.ID.Key()] = cancel
-	s.mu.Unlock()
 	s.handlers.Add(1)
+	s.mu.Unlock()
 	go func() {
 		defer s.handlers.Done()
 		defer func() {
