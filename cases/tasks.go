@@ -1018,7 +1018,7 @@ func cancelMid(ctx context.Context, e *probe.Env, key string) (*probe.TaskOp, pe
 			return nil, peer.Task{}, o
 		}
 		if code == jsonrpc.CodeInvalidParams && e.Control == nil {
-			o := verdict.Infof("the task ended before tasks/cancel arrived (-32602, A-15); nothing to judge")
+			o := verdict.Unexercised("the task ended before tasks/cancel arrived (-32602, A-15), so no cancel of a working task was judged")
 			return nil, peer.Task{}, &o
 		}
 		o := e.Broke(verdict.Req("TSK-64").Clause("MUST"), []string{"tasks/cancel on a working task returns the task, cancelled"}, fmt.Sprintf("error %d", code), seq)
