@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpflight/mcpflight/baseline"
 	"github.com/mcpflight/mcpflight/cases"
+	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/negotiate"
 	"github.com/mcpflight/mcpflight/probe"
 	"github.com/mcpflight/mcpflight/profile"
@@ -281,7 +282,26 @@ func (e Env) check(ctx context.Context, args []string) (int, error) {
 		return 0, runErr
 	}
 	redactReport(rep, e.redact)
+	if hint := profileHint(prof, rep); hint != "" {
+		defer fmt.Fprintln(e.Stderr, hint)
+	}
 	return e.finishRun(rep, o, known, live, runErr)
+}
+
+// profileHint is a line for stderr when the run had no profile and the
+// server calls itself by the name of one a built-in profile was written
+// for: the cases that need its tools skipped, and --profile would run
+// them. "" otherwise.
+func profileHint(prof *profile.Profile, rep *results.Report) string {
+	if prof != nil || rep.Server == nil {
+		return ""
+	}
+	name := profile.BuiltinFor(rep.Server.Name)
+	if name == "" {
+		return ""
+	}
+	return fmt.Sprintf("mcpflight: hint: the server calls itself %q, for which the built-in profile %s names the tools; with --profile %s the cases that need them run",
+		chrono.Sanitize(rep.Server.Name, false), name, name)
 }
 
 // finishRun ends a run the way check and check-client share: the report
