@@ -196,12 +196,12 @@ func TestTidyCasesMayShare(t *testing.T) {
 	}
 }
 
-// TestTaskLeaversMayShare: a case marked LeavesTasks needs a task tool
+// TestSharingMarksAreLive: a case marked LeavesTasks needs a task tool
 // and nothing else a shared session cannot give (probe.Case.Sharing), and
 // is not also Tidy; so for LeavesCancelled, without the task tool; a
 // case marked AwaitsTaskEnd needs a task tool. Each mark would otherwise
 // be a dead letter.
-func TestTaskLeaversMayShare(t *testing.T) {
+func TestSharingMarksAreLive(t *testing.T) {
 	leavers := 0
 	for _, c := range cases.All() {
 		if c.LeavesTasks {

@@ -521,13 +521,6 @@ func (s *Session) HandOver(leaveCancelled bool) error {
 	return nil
 }
 
-// chapterNow is the session's chapter.
-func (s *Session) chapterNow() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.chapter
-}
-
 // Strays returns frames that matched nothing: responses to unknown IDs,
 // progress for unknown or finished tokens, duplicate responses, and
 // malformed frames; the first MaxStraysPerKind of each kind.
@@ -675,13 +668,14 @@ func (s *Session) onResponse(m *jsonrpc.Message, seq uint64) {
 	s.mu.Lock()
 	c := s.outgoing[m.ID.Key()]
 	prior := s.usedIDs[m.ID.Key()]
+	chapter := s.chapter
 	s.mu.Unlock()
 	switch {
 	case c != nil:
 		s.finish(c, m, seq, nil)
 	case prior != nil && prior.lateAfterClose(m, seq):
 		s.log.Harness(chrono.KindDecision, "session", "a response to "+m.ID.String()+" arrived after its response stream was closed to cancel it: kept as a late response (CAN-50)")
-	case prior != nil && prior.chapter < s.chapterNow():
+	case prior != nil && prior.chapter < chapter:
 		// A second response to a request of an earlier chapter is that
 		// chapter's stray, not this one's: the runner sets its frame
 		// aside in the chronology of the case that uses the session now.

@@ -11,10 +11,10 @@ import (
 	"github.com/mcpflight/mcpflight/peer"
 )
 
-// Cases that leave tasks behind (probe.Case.LeavesTasks) share a stdio
-// session one after another while the earlier ones' tasks run on, so a
-// late frame of an earlier case may come while a later case uses the
-// session. Each such frame names what it is about: a response its
+// Cases share a stdio session one after another (sharing.go), and those
+// that leave tasks or cancelled requests behind (probe.Case.LeavesTasks,
+// LeavesCancelled) leave work running on it, so a late frame of an
+// earlier case may come while a later case uses the session. Each such frame names what it is about: a response its
 // request's ID, a progress notification its token, a task's status or a
 // related-task _meta its task ID. An attribution learns, from the frames
 // that pass through the session's stand-in log, which use of the session

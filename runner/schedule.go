@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"runtime"
 	"slices"
 	"sync"
-	"time"
 
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/probe"
@@ -316,9 +314,6 @@ func runCases(ctx context.Context, cfg Config, rep *results.Report) error {
 				break
 			}
 			i := order[next]
-			if os.Getenv("MF_TRACE") != "" {
-				fmt.Fprintf(os.Stderr, "T %.2f start %s\n", time.Since(rep.Started).Seconds(), cfg.Cases[i].ID)
-			}
 			watch.Started(i, cfg.Cases[i])
 			phases[i] = starting
 			sl.count[starting]++
@@ -362,9 +357,6 @@ func runCases(ctx context.Context, cfg Config, rep *results.Report) error {
 			sl.contact = true
 		}
 		rs[ev.i] = res
-		if os.Getenv("MF_TRACE") != "" {
-			fmt.Fprintf(os.Stderr, "T %.2f end %s %s\n", time.Since(rep.Started).Seconds(), cfg.Cases[ev.i].ID, ev.res.Outcome.Verdict)
-		}
 		watch.Finished(ev.i, res)
 	}
 

@@ -13,7 +13,6 @@ import (
 
 	"github.com/mcpflight/mcpflight/baseline"
 	"github.com/mcpflight/mcpflight/cases"
-	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/negotiate"
 	"github.com/mcpflight/mcpflight/probe"
 	"github.com/mcpflight/mcpflight/profile"
@@ -282,10 +281,11 @@ func (e Env) check(ctx context.Context, args []string) (int, error) {
 		return 0, runErr
 	}
 	redactReport(rep, e.redact)
-	if hint := profileHint(prof, rep); hint != "" {
-		defer fmt.Fprintln(e.Stderr, hint)
+	code, err := e.finishRun(rep, o, known, live, runErr)
+	if hint := profileHint(prof, rep); hint != "" && err == nil {
+		fmt.Fprintln(e.Stderr, hint)
 	}
-	return e.finishRun(rep, o, known, live, runErr)
+	return code, err
 }
 
 // profileHint is a line for stderr when the run had no profile and the
@@ -300,8 +300,9 @@ func profileHint(prof *profile.Profile, rep *results.Report) string {
 	if name == "" {
 		return ""
 	}
+	// The name is one BuiltinFor knows, so it needs no sanitizing.
 	return fmt.Sprintf("mcpflight: hint: the server calls itself %q, for which the built-in profile %s names the tools; with --profile %s the cases that need them run",
-		chrono.Sanitize(rep.Server.Name, false), name, name)
+		rep.Server.Name, name, name)
 }
 
 // finishRun ends a run the way check and check-client share: the report
