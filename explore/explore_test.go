@@ -3,10 +3,12 @@ package explore
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -408,15 +410,86 @@ func faultConfig(tg Target, row faultRow) Config {
 	return cfg
 }
 
+// conformingQueries runs, once per exploration, the conforming built-in
+// server through the exploration an excluded row makes (the same
+// transport, revision, seed, operations and timeouts), and records every
+// fault the server asked about (refserver.Options.FaultQueried). A fault
+// it never asked about cannot change a single frame of that exploration:
+// with the fault on, the row's run would be this run. The mutation
+// matrix selects its rows' cases by the same rule.
+type conformingQueries struct {
+	mu   sync.Mutex
+	runs map[string]*conformingRun
+}
+
+// conformingRun is one conforming exploration and what it showed.
+type conformingRun struct {
+	once    sync.Once
+	queried map[refserver.Fault]bool
+	res     *Result
+	err     error
+}
+
+// explorationKey names an exploration by what decides its operations.
+func explorationKey(transportName string, cfg Config) string {
+	rev := cfg.Revision
+	if rev == "" {
+		rev = Revision20251125
+	}
+	return fmt.Sprintf("%s %s seed %d, %d operations, %d workers, timeout %v", transportName, rev, cfg.Seed, cfg.Ops, cfg.Workers, cfg.OpTimeout)
+}
+
+// of returns the conforming run of the exploration cfg makes over
+// transportName, running it the first time it is asked for.
+func (q *conformingQueries) of(t *testing.T, transportName string, cfg Config) *conformingRun {
+	t.Helper()
+	key := explorationKey(transportName, cfg)
+	q.mu.Lock()
+	run, ok := q.runs[key]
+	if !ok {
+		run = &conformingRun{}
+		q.runs[key] = run
+	}
+	q.mu.Unlock()
+	run.once.Do(func() {
+		var mu sync.Mutex
+		queried := map[refserver.Fault]bool{}
+		b, err := NewBuiltIn(BuiltInOptions{Transport: transportName, FaultQueried: func(f refserver.Fault) {
+			mu.Lock()
+			queried[f] = true
+			mu.Unlock()
+		}})
+		if err != nil {
+			run.err = err
+			return
+		}
+		defer b.Close()
+		cfg.Target, cfg.Enough, cfg.Want = b, nil, nil
+		run.res, run.err = Run(context.Background(), cfg)
+		mu.Lock()
+		run.queried = queried
+		mu.Unlock()
+		if run.err == nil && len(queried) == 0 {
+			// Every exploration pings and calls tools, which some fault
+			// acts on: a run that asked about none was not heard.
+			run.err = errors.New("the server asked about no fault: its queries were not heard, and no row can be judged by them")
+		}
+	})
+	return run
+}
+
 // TestFaultTable: every fault that breaks an invariant is found within a
 // bounded number of operations from a fixed seed, its shrunk plan still
 // breaks the same rule, and the replay file written for it, read back and
 // run again, does too. Every other fault is explored as well and shows
 // nothing: a built-in server's row until the first trial in which the
-// fault acted (Config.Enough), and the log says how often it did or that
-// it never did.
+// fault acted (Config.Enough), and the log says how often it did. A
+// built-in server's row whose fault the server never asks about in the
+// conforming run of the same exploration is that run (conformingQueries),
+// which must find nothing: its log says so.
 func TestFaultTable(t *testing.T) {
 	t.Parallel()
+	conforming := &conformingQueries{runs: map[string]*conformingRun{}}
 	for _, row := range faultTable() {
 		t.Run(row.name(), func(t *testing.T) {
 			// Each row has a server of its own and a fixed seed: rows
@@ -441,6 +514,20 @@ func TestFaultTable(t *testing.T) {
 				cfg.Ops = 300
 				if row.ops > 0 {
 					cfg.Ops = row.ops
+				}
+				if row.transport != TransportStdio && row.fault != refserver.FaultVersionMismatch {
+					run := conforming.of(t, row.transport, cfg)
+					if run.err != nil {
+						t.Fatalf("the conforming exploration (%s): %v", explorationKey(row.transport, cfg), run.err)
+					}
+					if f := run.res.Found; f != nil {
+						t.Fatalf("the conforming exploration (%s) found %s %s: %s", explorationKey(row.transport, cfg), f.Violation.Invariant, f.Violation.Requirement, f.Violation.Text)
+					}
+					if !run.queried[row.fault] {
+						t.Logf("the server never asked about the fault in the conforming run of the same %d operations (%d trials), which found nothing: the explorer sends nothing it acts on",
+							run.res.Ops, run.res.Trials)
+						return
+					}
 				}
 				cfg.Enough = func() bool { return met.Load() > 0 }
 				res, err := Run(context.Background(), cfg)
