@@ -192,6 +192,13 @@ func TestAttributionOfRequestsAndTokens(t *testing.T) {
 // call held but the last: the work an earlier case cancelled, going on
 // while a later case uses the session.
 func cancelServer(starts *atomic.Int32) Target {
+	return scriptedCancels(starts, 1)
+}
+
+// scriptedCancels is cancelServer, whose ping brings the second progress
+// and the late response of every call but the last keep: keep 0 is a
+// server that goes on with every cancelled call, the current case's too.
+func scriptedCancels(starts *atomic.Int32, keep int) Target {
 	return lineServer("cancels", TransportStdio, func() func(m *jsonrpc.Message) [][]byte {
 		starts.Add(1)
 		type held struct {
@@ -219,7 +226,7 @@ func cancelServer(starts *atomic.Int32) Target {
 				return [][]byte{progress(p.Meta.Token, 1)}
 			case "ping":
 				var frames [][]byte
-				for len(calls) > 1 {
+				for len(calls) > keep {
 					c := calls[0]
 					calls = calls[1:]
 					late, _ := jsonrpc.EncodeResult(c.id, map[string]any{"content": []any{}})
@@ -295,6 +302,58 @@ func TestCancelCasesShareAndSetAside(t *testing.T) {
 	if len(notes) != 3 || !strings.Contains(notes[0], "notifications/progress, which is about case c/1") ||
 		!strings.Contains(notes[1], "result, which is about case c/1") || !strings.Contains(notes[2], "request 2 went from cancel-requested to completed") {
 		t.Errorf("c/2's set-aside notes %q: want c/1's progress, its late response and its request's state", notes)
+	}
+}
+
+// cancelIgnored is cancelLeaver against a server that goes on with the
+// cancelled call: when its ping brings its own call's second progress,
+// the case finds req broken, as the cancel cases find CAN-8 against a
+// server that ignores a cancel.
+func cancelIgnored(id, req string) probe.Case {
+	c := cancelLeaver(id)
+	c.Reqs = []string{req}
+	inner := c.Run
+	c.Run = func(ctx context.Context, e *probe.Env) verdict.Outcome {
+		o := inner(ctx, e)
+		if o.Verdict != verdict.Pass {
+			return o
+		}
+		for _, ev := range e.Log.Events() {
+			if ev.Dir == chrono.In && ev.Summary != nil && ev.Summary.Method == "notifications/progress" && strings.Contains(string(ev.Raw), `"progress":2`) {
+				return verdict.Broken(spec.V20251125, verdict.Req(req), []string{"no progress after the cancel"}, "progress 2", ev.Seq)
+			}
+		}
+		return verdict.Passf("the server stopped")
+	}
+	return c
+}
+
+// TestCancelLaneGoesOnAfterIgnoredCancel: on a cancel lane, a case that
+// finds the server went on with its cancelled call (CAN-8) hands the
+// session on, as that work names only the case's own request; a warn
+// under any other rule may have left work that names nothing, and the
+// session is closed: each case then opens its own.
+func TestCancelLaneGoesOnAfterIgnoredCancel(t *testing.T) {
+	for _, tc := range []struct {
+		req      string
+		sessions int32
+	}{
+		{"CAN-8", 1},
+		{"CAN-14", 3},
+	} {
+		t.Run(tc.req, func(t *testing.T) {
+			cs := []probe.Case{cancelIgnored("c/1", tc.req), cancelIgnored("c/2", tc.req), cancelIgnored("c/3", tc.req)}
+			var starts atomic.Int32
+			rep := run(t, Config{Target: scriptedCancels(&starts, 0), Cases: cs, Jobs: 1, CaseTimeout: safetyNet, CloseTimeout: safetyNet})
+			for _, r := range rep.Results {
+				if r.Outcome.Verdict != verdict.Warn || r.Outcome.Requirement != tc.req {
+					t.Errorf("%s: %s %s %s, want warn %s", r.ID, r.Outcome.Verdict, r.Outcome.Requirement, r.Outcome.Summary, tc.req)
+				}
+			}
+			if n := starts.Load(); n != tc.sessions {
+				t.Errorf("%d sessions opened for three cases that warn %s, want %d", n, tc.req, tc.sessions)
+			}
+		})
 	}
 }
 

@@ -303,11 +303,21 @@ func describeEvent(e chrono.Event) string {
 	return string(e.Kind) + " on " + e.Channel
 }
 
+// cancelledWorkGoesOn are the rules a server breaks by going on with a
+// request it was told to cancel: sending its progress or its response
+// (CAN-8, CAN-48, CAN-54), or not ceasing its work (CAN-16). A case of a
+// cancel lane that finds one has left behind only what the lane is built
+// for: work on its own cancelled requests, whose frames name those
+// requests and are set aside for the cases after it (attribution.go).
+var cancelledWorkGoesOn = map[string]bool{"CAN-8": true, "CAN-16": true, "CAN-48": true, "CAN-54": true}
+
 // handOn offers the case's shared session to the next tidy case instead
 // of closing it, and reports whether it did: only after an outcome that
-// says nothing went wrong, with nothing in flight and the server still
-// answering the revision's liveness request (ping, or server/discover
-// under 2026-07-28), and while a tidy case is left to take it.
+// says nothing went wrong (or, on a cancel lane, only that the server
+// went on with the case's cancelled work), with nothing in flight but
+// what the lane leaves, the server still answering the revision's
+// liveness request (ping, or server/discover under 2026-07-28), and
+// while a case of the lane's kind is left to take it.
 func (r *caseRun) handOn(o verdict.Outcome) bool {
 	r.extraMu.Lock()
 	extras := len(r.extras)
@@ -317,8 +327,12 @@ func (r *caseRun) handOn(o verdict.Outcome) bool {
 	}
 	switch o.Verdict {
 	case verdict.Pass, verdict.Info, verdict.Skip:
+	case verdict.Warn, verdict.Fail:
+		if r.shared.kind != probe.ShareCancels || !cancelledWorkGoesOn[o.Requirement] {
+			return false // it may have left work behind that names nothing
+		}
 	default:
-		return false // a warn, fail or error may have left work behind
+		return false // an error may have left anything behind
 	}
 	if r.conn.Err() != nil {
 		return false
