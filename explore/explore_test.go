@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -463,11 +464,13 @@ func (q *conformingQueries) of(t *testing.T, transportName string, cfg Config) *
 			run.err = err
 			return
 		}
-		defer b.Close()
 		cfg.Target, cfg.Enough, cfg.Want = b, nil, nil
 		run.res, run.err = Run(context.Background(), cfg)
+		b.Close()
+		// A copy: a server goroutine that outlived the run may still ask,
+		// and the rows read what the run asked without the lock.
 		mu.Lock()
-		run.queried = queried
+		run.queried = maps.Clone(queried)
 		mu.Unlock()
 		if run.err == nil && len(queried) == 0 {
 			// Every exploration pings and calls tools, which some fault

@@ -303,13 +303,20 @@ func describeEvent(e chrono.Event) string {
 	return string(e.Kind) + " on " + e.Channel
 }
 
-// cancelledWorkGoesOn are the rules a server breaks by going on with a
-// request it was told to cancel: sending its progress or its response
-// (CAN-8, CAN-48, CAN-54), or not ceasing its work (CAN-16). A case of a
-// cancel lane that finds one has left behind only what the lane is built
-// for: work on its own cancelled requests, whose frames name those
-// requests and are set aside for the cases after it (attribution.go).
-var cancelledWorkGoesOn = map[string]bool{"CAN-8": true, "CAN-16": true, "CAN-48": true, "CAN-54": true}
+// cancelledWorkGoesOn reports whether requirement is a rule a server
+// breaks by going on with a request it was told to cancel: sending its
+// progress or its response (CAN-8, CAN-48, CAN-54), or not ceasing its
+// work (CAN-16). A case of a cancel lane that finds one has left behind
+// only what the lane is built for: work on its own cancelled requests,
+// whose frames name those requests and are set aside for the cases after
+// it (attribution.go).
+func cancelledWorkGoesOn(requirement string) bool {
+	switch requirement {
+	case "CAN-8", "CAN-16", "CAN-48", "CAN-54":
+		return true
+	}
+	return false
+}
 
 // handOn offers the case's shared session to the next tidy case instead
 // of closing it, and reports whether it did: only after an outcome that
@@ -328,7 +335,7 @@ func (r *caseRun) handOn(o verdict.Outcome) bool {
 	switch o.Verdict {
 	case verdict.Pass, verdict.Info, verdict.Skip:
 	case verdict.Warn, verdict.Fail:
-		if r.shared.kind != probe.ShareCancels || !cancelledWorkGoesOn[o.Requirement] {
+		if r.shared.kind != probe.ShareCancels || !cancelledWorkGoesOn(o.Requirement) {
 			return false // it may have left work behind that names nothing
 		}
 	default:
