@@ -16,6 +16,7 @@ import (
 	"sync"
 
 	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/internal/goroutines"
 	"github.com/mcpflight/mcpflight/jsonrpc"
 	"github.com/mcpflight/mcpflight/mcp"
 	"github.com/mcpflight/mcpflight/transport"
@@ -85,12 +86,11 @@ type Session struct {
 	// chapter counts the hand-overs (HandOver): a call is of the chapter
 	// it was sent in.
 	chapter int
-	// closing is set once Close waits for the handlers of the peer's
-	// requests: none is started after.
-	closing bool
 
 	readDone chan struct{}
-	handlers sync.WaitGroup
+	// handlers counts the handlers of the peer's requests that Close
+	// waits for; once it waits, none is started.
+	handlers goroutines.Group
 }
 
 // New starts a session over conn. It begins reading at once.
@@ -472,11 +472,8 @@ func (s *Session) Close(ctx context.Context) transport.Teardown {
 	case <-s.readDone:
 	case <-ctx.Done():
 	}
-	// Past ctx the reader may still be running: no handler is added once
-	// the wait begins (an Add racing a Wait is a data race).
-	s.mu.Lock()
-	s.closing = true
-	s.mu.Unlock()
+	// Past ctx the reader may still be running: the group starts no
+	// handler once the wait begins.
 	s.handlers.Wait()
 	return td
 }
@@ -779,16 +776,14 @@ func (s *Session) onProgress(m *jsonrpc.Message, seq uint64) {
 
 func (s *Session) serveRequest(m *jsonrpc.Message, seq uint64) {
 	ctx, cancel := context.WithCancel(context.Background())
-	s.mu.Lock()
-	if s.closing {
+	if !s.handlers.Add() {
 		// Close is waiting for the handlers: a request the peer sends
 		// after it gave up waiting for the connection is not served.
-		s.mu.Unlock()
 		cancel()
 		return
 	}
+	s.mu.Lock()
 	s.incoming[m.ID.Key()] = cancel
-	s.handlers.Add(1)
 	s.mu.Unlock()
 	go func() {
 		defer s.handlers.Done()

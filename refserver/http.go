@@ -252,7 +252,7 @@ func (hs *httpSession) end() {
 	hs.mu.Unlock()
 	hs.ss.abort()
 	hs.ss.cancel()
-	hs.ss.wg.wait()
+	hs.ss.wg.Wait()
 }
 
 // signal wakes every connection of the session. Caller holds hs.mu.

@@ -5,6 +5,8 @@ import (
 	"io"
 	"sync"
 	"sync/atomic"
+
+	"github.com/mcpflight/mcpflight/internal/goroutines"
 )
 
 // realm is the state that requests act on: the control extension's
@@ -51,7 +53,7 @@ type realm struct {
 	// task, and the connection or POST it came on).
 	life         context.Context
 	end          context.CancelFunc
-	bgWG         goroutines
+	bgWG         goroutines.Group
 	bg           *session
 	modernTokens map[string]*call // progress tokens of every session of the realm
 	// Guarded by mu.
@@ -177,6 +179,6 @@ func (s *Server) releaseRealm(r *realm) {
 	reg.mu.Unlock()
 	if last {
 		r.end()
-		r.bgWG.wait()
+		r.bgWG.Wait()
 	}
 }

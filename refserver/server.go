@@ -244,7 +244,7 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 		ss.abort()
 	}
 	ss.cancel()
-	ss.wg.wait()
+	ss.wg.Wait()
 	ss.conn.release()
 	close(stopRead)
 	if !abnormal || wakeReader(r) {

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpflight/mcpflight/internal/goroutines"
 	"github.com/mcpflight/mcpflight/jsonrpc"
 	"github.com/mcpflight/mcpflight/mcp"
 )
@@ -126,7 +127,7 @@ type session struct {
 	cancel context.CancelFunc
 	// wg counts the goroutines Serve (or the realm, for a POST) waits
 	// for; sessions of one connection share it.
-	wg *goroutines
+	wg *goroutines.Group
 
 	emu sync.Mutex // Stderr
 
@@ -179,7 +180,7 @@ func newSession(ctx context.Context, srv *Server, w io.Writer) *session {
 		srv:      srv,
 		ctx:      sctx,
 		cancel:   cancel,
-		wg:       &goroutines{},
+		wg:       &goroutines.Group{},
 		level:    -1,
 		known:    map[string]bool{},
 		inflight: map[string]*call{},
@@ -194,12 +195,12 @@ func (ss *session) has(f Fault) bool { return ss.srv.has(f) }
 // spawnAux runs fn, which serves no request (a watcher), in a goroutine
 // that Serve waits for. A panic in fn is logged and goes no further.
 func (ss *session) spawnAux(fn func()) {
-	if !ss.wg.add() {
+	if !ss.wg.Add() {
 		return // the session is ending
 	}
 	ss.srv.live.Add(1)
 	go func() {
-		defer ss.wg.done()
+		defer ss.wg.Done()
 		defer ss.srv.live.Add(-1)
 		defer func() {
 			if p := recover(); p != nil {
@@ -219,7 +220,7 @@ func (ss *session) spawnAux(fn func()) {
 // A panic in fn is logged to Stderr with its stack, and answered with
 // -32603 unless fn had already answered id; the session goes on.
 func (ss *session) spawnReq(id jsonrpc.ID, fn func()) {
-	if !ss.wg.add() {
+	if !ss.wg.Add() {
 		return // the session is ending: no handler, and no answer
 	}
 	key := id.Key()
@@ -230,7 +231,7 @@ func (ss *session) spawnReq(id jsonrpc.ID, fn func()) {
 	ss.reqs.Add(1)
 	ss.srv.live.Add(1)
 	go func() {
-		defer ss.wg.done()
+		defer ss.wg.Done()
 		defer ss.srv.live.Add(-1)
 		if hook := ss.srv.opts.hook; hook != nil {
 			defer hook(hookDone, id)
