@@ -188,11 +188,11 @@ const (
 )
 
 // Sharing says whether the case may go on with a session an earlier case
-// used, and after which cases: it is Tidy, LeavesTasks or LeavesCancelled, and needs
-// nothing a used session could give it otherwise than a fresh one would
-// (the control extension's counters, a handshake of its own, the server
-// to itself, the stdio or HTTP transport's own life, a side effect or a
-// log level). A tidy case needs no task tool either: a task's durable
+// used, and after which cases: it is Tidy, LeavesTasks or LeavesCancelled,
+// and needs nothing a used session could give it otherwise than a fresh
+// one would (the control extension's counters, a handshake of its own, the
+// server to itself, the stdio or HTTP transport's own life, a side effect
+// or a log level). A tidy case needs no task tool either: a task's durable
 // state outlives the case.
 func (c Case) Sharing() Sharing {
 	n := c.Needs

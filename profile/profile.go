@@ -240,16 +240,15 @@ func builtins() map[string]*Profile {
 	}
 }
 
-// builtinServers maps the serverInfo names of the servers a built-in
-// profile was written for to that profile.
-var builtinServers = map[string]string{
-	"mcp-servers/everything":     ServerEverything,
-	"example-servers/everything": ServerEverything,
-}
-
 // BuiltinFor returns the built-in profile written for the server that
 // calls itself serverName in its serverInfo, or "" when there is none.
-func BuiltinFor(serverName string) string { return builtinServers[serverName] }
+func BuiltinFor(serverName string) string {
+	switch serverName {
+	case "mcp-servers/everything", "example-servers/everything":
+		return ServerEverything
+	}
+	return ""
+}
 
 // BuiltinNames lists the built-in profiles, sorted.
 func BuiltinNames() []string {

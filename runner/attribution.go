@@ -13,17 +13,18 @@ import (
 
 // Cases share a stdio session one after another (sharing.go), and those
 // that leave tasks or cancelled requests behind (probe.Case.LeavesTasks,
-// LeavesCancelled) leave work running on it, so a late frame of an
-// earlier case may come while a later case uses the session. Each such frame names what it is about: a response its
-// request's ID, a progress notification its token, a task's status or a
-// related-task _meta its task ID. An attribution learns, from the frames
-// that pass through the session's stand-in log, which use of the session
-// sent each request ID and progress token and first heard of each task,
-// and sets aside an inbound frame that names an earlier use's: the
-// chronology of the case that uses the session now gets a note in its
-// place, naming the frame and the case it belongs to, so that no judge
-// of that case takes it for its own. A frame that names nothing known
-// is the current use's, as it would be on a session of its own.
+// LeavesCancelled) leave work running on it, so a late frame of an earlier
+// case may come while a later case uses the session. Each such frame names
+// what it is about: a response its request's ID, a progress notification
+// its token, a task's status or a related-task _meta its task ID. An
+// attribution learns, from the frames that pass through the session's
+// stand-in log, which use of the session sent each request ID and progress
+// token and first heard of each task, and sets aside an inbound frame that
+// names an earlier use's: the chronology of the case that uses the session
+// now gets a note in its place, naming the frame and the case it belongs
+// to, so that no judge of that case takes it for its own. A frame that
+// names nothing known is the current use's, as it would be on a session of
+// its own.
 
 // asideChannel is the channel of the notes that stand for set-aside
 // frames.
