@@ -258,6 +258,9 @@ func TestProtocolAutoSilentLegacyServer(t *testing.T) {
 		{"2025-11-25/stdio", "stdio", []string{"--protocol", "2025-11-25", "--case", id}, "no answer within "},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			// Each waits out the silence (5 s of probe, or the case's own
+			// bounded wait): side by side, not one after another.
+			t.Parallel()
 			jsonPath := filepath.Join(t.TempDir(), "report.json")
 			args := append([]string{"check", "--json", jsonPath}, tc.flags...)
 			r := runCLI(t, "", append(args, eraTarget(t, erasrv.LegacySilent, tc.over)...)...)
