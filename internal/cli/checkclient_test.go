@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/mcpflight/mcpflight/internal/targets"
 )
 
 // clientReport is what the tests read of a check-client JSON report.
@@ -50,6 +51,7 @@ func readClientReport(t *testing.T, path string) clientReport {
 // passes everything it runs, at least 12 cases under each revision and
 // transport.
 func TestCheckClientBuiltin(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		args    []string
 		minPass int
@@ -60,6 +62,7 @@ func TestCheckClientBuiltin(t *testing.T) {
 		{[]string{"--protocol", "2026-07-28", "--transport", "http"}, 12},
 	} {
 		t.Run(strings.Join(append([]string{"default"}, tc.args...), " "), func(t *testing.T) {
+			t.Parallel()
 			path := filepath.Join(t.TempDir(), "r.json")
 			r := runCLI(t, "", append([]string{"check-client", "--json", path}, tc.args...)...)
 			if r.code != ExitConformant {
@@ -89,6 +92,7 @@ func TestCheckClientBuiltin(t *testing.T) {
 // TestCheckClientFault gives the built-in client a fault through the
 // command line and expects the case that catches it to say so.
 func TestCheckClientFault(t *testing.T) {
+	t.Parallel()
 	r := runCLI(t, "", "check-client", "--client-fault", "cancels-initialize", "--case", "lifecycle/*")
 	if r.code != ExitNonConformant || !strings.Contains(r.stdout, "FAIL  lifecycle/initialize-not-cancelled") {
 		t.Fatalf("exit code %d, want %d with the case failing\n%s\n%s", r.code, ExitNonConformant, r.stdout, r.stderr)
@@ -158,7 +162,7 @@ func TestCheckClientInterruptLeavesNoOrphans(t *testing.T) {
 // targetsDir is where the npm targets are installed:
 // MCPFLIGHT_TARGETS_DIR, or testdata/targets.
 func targetsDir() string {
-	if d := os.Getenv("MCPFLIGHT_TARGETS_DIR"); d != "" {
+	if d := os.Getenv(targets.EnvDir); d != "" {
 		return d
 	}
 	return filepath.Join("..", "..", "testdata", "targets")
@@ -171,6 +175,7 @@ func targetsDir() string {
 // up (each checked by hand in its chronology). A verdict set with two
 // members is a race the client itself runs (see the README).
 func TestCheckClientRealClients(t *testing.T) {
+	t.Parallel()
 	node, err := exec.LookPath("node")
 	dir := targetsDir()
 	_, e1 := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk", "package.json"))
@@ -182,14 +187,22 @@ func TestCheckClientRealClients(t *testing.T) {
 		}
 		t.Skip(msg)
 	}
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		t.Fatal(err)
+	// An adapter finds the npm targets beside itself (testdata/targets),
+	// or in MCPFLIGHT_TARGETS_DIR, which it needs absolute: a user's
+	// setting is passed on as such through env(1) on its command line,
+	// since a test that sets its process's environment cannot run beside
+	// the others.
+	var prefix []string
+	if os.Getenv(targets.EnvDir) != "" {
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prefix = []string{"env", targets.EnvDir + "=" + abs}
 	}
-	t.Setenv("MCPFLIGHT_TARGETS_DIR", abs)
 	adapter := func(name string) string {
 		p, _ := filepath.Abs(filepath.Join("..", "..", "testdata", "targets", name))
-		return transportQuote(node, p)
+		return transportQuote(append(prefix, node, p)...)
 	}
 	// want pins the verdict of every case of the catalogue for a run: a
 	// case missing from it, or one it names that the run did not report,
