@@ -251,6 +251,13 @@ func TestCheckClientRealClients(t *testing.T) {
 		// (_dispose in stdio.mjs): a warn when the SIGTERM lands first, a
 		// pass when the sibling has already exited on EOF.
 		disposeRace = "2.4.0 ends its probing sibling with stdin.end() and SIGTERM back to back"
+		// go-sdk 1.8.0 sends notifications/cancelled for initialize when
+		// Connect's context ends, from a goroutine that races Connect's
+		// own Close (mcp/transport.go call): a fail when the notification
+		// wins (seen once, in a full run of this package), a pass when
+		// the close does; TestGoSDKClientCancelsInitialize shows it
+		// without the race.
+		initCancelRace = "go-sdk 1.8.0 sends the cancel of initialize off its return path, racing its own Close"
 		// 2.4.0 has no task API: its adapter reports the task step
 		// unsupported.
 		noTaskAPI = "tasks/cancel-with-tasks-cancel"
@@ -281,14 +288,16 @@ func TestCheckClientRealClients(t *testing.T) {
 	}{
 		{"go-sdk-1.8.0/stdio", "", gosdk, nil, pin(
 			is("pass", "cancel/abort-signals-cancel", "cancel/late-response-ignored", "cancel/none-after-response", "cancel/timeout-signals-cancel",
-				"lifecycle/initialize-first", "lifecycle/initialize-not-cancelled", "lifecycle/ping-answered", "progress/tokens-unique", "rpc/no-id-reuse",
+				"lifecycle/initialize-first", "lifecycle/ping-answered", "progress/tokens-unique", "rpc/no-id-reuse",
 				"stdio/shutdown-closes-stdin", "timeout/maximum-despite-progress"),
+			racy(initCancelRace, []string{"pass", "fail"}, "lifecycle/initialize-not-cancelled"),
 			skip(httpOnly25, http26, noTaskAPI, modernOnly, "versioning/probe-fallback-silence"),
 		)},
 		{"go-sdk-1.8.0/http", "", gosdk, []string{"--transport", "http"}, pin(
 			is("pass", "cancel/abort-signals-cancel", "cancel/late-response-ignored", "cancel/none-after-response", "cancel/timeout-signals-cancel",
-				"http/drop-resumed-not-cancelled", "http/request-headers", "lifecycle/initialize-first", "lifecycle/initialize-not-cancelled",
+				"http/drop-resumed-not-cancelled", "http/request-headers", "lifecycle/initialize-first",
 				"lifecycle/ping-answered", "progress/tokens-unique", "rpc/no-id-reuse", "timeout/maximum-despite-progress"),
+			racy(initCancelRace, []string{"pass", "fail"}, "lifecycle/initialize-not-cancelled"),
 			skip(http26, "stdio/shutdown-closes-stdin", noTaskAPI, modernOnly, "versioning/probe-fallback-silence"),
 		)},
 		// STD-49 (warn by exception): the probe is never answered, and
@@ -429,6 +438,34 @@ func buildGoSDKClient(t *testing.T) string {
 		t.Skip(msg)
 	}
 	return out
+}
+
+// TestGoSDKClientCancelsInitialize: with MCPGODEBUG=blockingcancelnotify=1,
+// go-sdk 1.8.0's own switch back to sending notifications/cancelled in
+// line, the client cancels the initialize request whose connect timed out,
+// over stdio and Streamable HTTP (CAN-2; checked by hand: initialize id 1
+// held at seq 4 and 5, notifications/cancelled {"requestId":1,"reason":
+// "context deadline exceeded"} at seq 7 over stdio, at seq 10 over HTTP).
+// By default the same notification races Connect's Close, and
+// TestCheckClientRealClients allows both verdicts.
+func TestGoSDKClientCancelsInitialize(t *testing.T) {
+	t.Parallel()
+	gosdk := buildGoSDKClient(t)
+	for _, over := range []string{"stdio", "http"} {
+		t.Run(over, func(t *testing.T) {
+			t.Parallel()
+			path := filepath.Join(t.TempDir(), "r.json")
+			r := runCLI(t, "", "check-client", "--command", transportQuote("env", "MCPGODEBUG=blockingcancelnotify=1", gosdk),
+				"--transport", over, "--case", "lifecycle/initialize-not-cancelled", "--json", path)
+			if r.code != ExitNonConformant {
+				t.Fatalf("exit %d, want %d\n%s\n%s", r.code, ExitNonConformant, r.stdout, r.stderr)
+			}
+			rep := readClientReport(t, path)
+			if len(rep.Results) != 1 || rep.Results[0].Verdict != "fail" || !strings.Contains(rep.Results[0].Summary, "CAN-2 violated: notifications/cancelled for initialize 1") {
+				t.Errorf("want lifecycle/initialize-not-cancelled to fail CAN-2 naming initialize 1: %+v", rep.Results)
+			}
+		})
+	}
 }
 
 // TestCheckClientGoAdapter builds the Go adapter of docs/check-client.md
