@@ -94,8 +94,10 @@ type sessionPool struct {
 // stages (server-everything's four seconds) a lane of them is long.
 // Against server-everything six task lanes and five tidy ones took 14.6
 // to 15.2 s, three tidy ones 19.0 to 19.6 s, nine task lanes no less
-// than six; each lane costs a server start, about 0.65 s of CPU for a
-// Node.js server.
+// than six (on 12-06, three runs each: six 15.1 to 17.1 s, nine 16.4 to
+// 16.9 s, eleven 17.2 to 17.9 s, since more lanes than jobs wait, and
+// node starts two at a time); each lane costs a server start, about
+// 0.65 s of CPU for a Node.js server.
 func sharedLanes(kind probe.Sharing) int {
 	switch kind {
 	case probe.ShareTasks:
