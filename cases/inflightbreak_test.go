@@ -108,7 +108,7 @@ func TestDiagnosisNamesTheCause(t *testing.T) {
 				t.Fatal(err)
 			}
 			sel = slices.DeleteFunc(sel, func(c probe.Case) bool { return !c.AppliesTo("2025-11-25") })
-			rep, err := runPaced(inflightTarget(t, bin, tt.mode, tt.overHTTP), runner.Config{Profile: tt.prof, Cases: sel, CloseTimeout: time.Second, CaseTimeout: time.Minute})
+			rep, err := runEach(inflightTarget(t, bin, tt.mode, tt.overHTTP), runner.Config{Profile: tt.prof, Cases: sel, CloseTimeout: time.Second, CaseTimeout: time.Minute})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -176,44 +176,20 @@ func referenceHTTPTargetWith(opts refserver.Options) target {
 	}
 }
 
-// runSlots bounds how many cases run at once against the reference
-// server with its control extension: such a case moves on checkpoints and
-// spends CPU more than it waits, so eight keep both cores busy, and more
-// only slow each one down. At 32 a full run of the suite failed
-// TestCatalogueOverHTTP: progress/interleaved-tokens holds one call's
-// stream silent while it drives the other, and that silence outlasted the
-// transport's 10 s stall net (issue 24).
+// runSlots bounds how many cases of this package's tests run at once.
+// A case mostly waits (on a checkpoint, on the wire), so many more run
+// than there are cores; each has its own server and deadline.
 var runSlots = make(chan struct{}, 8)
 
-// pacedSlots bounds how many cases run at once against a target without
-// the control extension, whose tools run on their own clock: such a case
-// mostly waits. The mutation matrix without the control extension took
-// 88 s of wall for 8 s of CPU behind runSlots, and 26 s with 32 slots of
-// its own (issue 24).
-var pacedSlots = make(chan struct{}, 32)
-
 // runEach runs every case of cfg.Cases in a run of its own, against a
-// target with the control extension that mk makes for it, concurrently
-// (within runSlots), and gathers the results in the order of cfg.Cases.
-// Each run has two minutes.
+// target mk makes for it, concurrently (within runSlots), and gathers the
+// results in the order of cfg.Cases. Each run has two minutes.
 func runEach(mk target, cfg runner.Config) (*results.Report, error) {
 	return runEachOn(func(probe.Case) target { return mk }, cfg)
 }
 
 // runEachOn is runEach with a target maker per case.
 func runEachOn(mkFor func(probe.Case) target, cfg runner.Config) (*results.Report, error) {
-	return runWithin(runSlots, mkFor, cfg)
-}
-
-// runPaced is runEach against a target without the control extension
-// (within pacedSlots).
-func runPaced(mk target, cfg runner.Config) (*results.Report, error) {
-	return runWithin(pacedSlots, func(probe.Case) target { return mk }, cfg)
-}
-
-// runWithin runs every case of cfg.Cases in a run of its own, within
-// slots.
-func runWithin(slots chan struct{}, mkFor func(probe.Case) target, cfg runner.Config) (*results.Report, error) {
 	rep := &results.Report{Results: make([]results.Result, len(cfg.Cases))}
 	errs := make([]error, len(cfg.Cases))
 	var wg sync.WaitGroup
@@ -221,8 +197,8 @@ func runWithin(slots chan struct{}, mkFor func(probe.Case) target, cfg runner.Co
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			slots <- struct{}{}
-			defer func() { <-slots }()
+			runSlots <- struct{}{}
+			defer func() { <-runSlots }()
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
 			tgt, closeTarget := mkFor(c)()

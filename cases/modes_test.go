@@ -168,7 +168,7 @@ func TestMutationMatrixWithoutControl(t *testing.T) {
 			prof := modeProfile(t, j.mode)
 			go func() {
 				defer close(done)
-				rep, err = runPaced(j.r.mk(true), runner.Config{Profile: prof, Cases: j.sel, Version: j.r.rev(),
+				rep, err = runEach(j.r.mk(true), runner.Config{Profile: prof, Cases: j.sel, Version: j.r.rev(),
 					CloseTimeout: 300 * time.Millisecond, CaseTimeout: time.Minute})
 			}()
 			t.Parallel()

@@ -36,7 +36,7 @@ func TestSkipsNameWhatWouldLetThemRun(t *testing.T) {
 	for _, rev := range []string{spec.V20251125, spec.V20260728} {
 		t.Run(rev, func(t *testing.T) {
 			t.Parallel()
-			rep, err := runPaced(hiddenControlTarget(nil, false), runner.Config{Profile: prof, Cases: cases.All(), Version: rev, CloseTimeout: 300 * time.Millisecond, CaseTimeout: time.Minute})
+			rep, err := runEach(hiddenControlTarget(nil, false), runner.Config{Profile: prof, Cases: cases.All(), Version: rev, CloseTimeout: 300 * time.Millisecond, CaseTimeout: time.Minute})
 			if err != nil {
 				t.Fatal(err)
 			}

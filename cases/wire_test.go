@@ -116,7 +116,7 @@ func TestWireOnlyEvidence(t *testing.T) {
 			}
 			breaks := row.fault.Breaks()
 			for _, overHTTP := range []bool{false, true} {
-				rep, err := runPaced(hiddenControlTarget(set, overHTTP), runner.Config{Profile: wireProfile(t), Cases: sel, CloseTimeout: 300 * time.Millisecond, CaseTimeout: time.Minute})
+				rep, err := runEach(hiddenControlTarget(set, overHTTP), runner.Config{Profile: wireProfile(t), Cases: sel, CloseTimeout: 300 * time.Millisecond, CaseTimeout: time.Minute})
 				if err != nil {
 					t.Fatal(err)
 				}
