@@ -248,7 +248,7 @@ func TestThirdPartyVerdicts(t *testing.T) {
 
 	for _, d := range thirdPartyDeployments {
 		t.Run(d.name, func(t *testing.T) {
-			bin := targets.GoServer(t, d.server)
+			bin := targets.GoBinary(t, d.server)
 			type run struct {
 				rep *results.Report
 				err error

@@ -72,7 +72,7 @@ func TestUncontrolledGoSDK(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs a go-sdk server")
 	}
-	bin := targets.GoServer(t, "gosdkserver")
+	bin := targets.GoBinary(t, "gosdkserver")
 	prof, err := profile.Load(filepath.Join(targets.GoModule("gosdkserver"), "profile.yaml"))
 	if err != nil {
 		t.Fatal(err)

@@ -277,7 +277,7 @@ func TestCheckClientRealClients(t *testing.T) {
 	// The go-sdk v1.8.0 client (testdata/gosdkclient, its client API
 	// alone) has no tasks API: its adapter reports the task step
 	// unsupported.
-	gosdk := buildGoSDKClient(t)
+	gosdk := targets.GoBinary(t, "gosdkclient")
 	runs := []struct {
 		name, adapter string
 		// command, when set, is the adapter's command line instead of
@@ -420,26 +420,6 @@ func TestCheckClientRealClients(t *testing.T) {
 	}
 }
 
-// buildGoSDKClient builds testdata/gosdkclient, the check-client adapter
-// on the go-sdk v1.8.0 client, a module of its own (its dependencies come
-// from the Go module proxy), and returns its path; a build that fails
-// skips the test, and fails it under CI.
-func buildGoSDKClient(t *testing.T) string {
-	t.Helper()
-	out := filepath.Join(t.TempDir(), "gosdkclient")
-	build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", out, ".")
-	build.Dir = filepath.Join("..", "..", "testdata", "gosdkclient")
-	build.Env = append(os.Environ(), "GOWORK=off")
-	if b, err := build.CombinedOutput(); err != nil {
-		msg := fmt.Sprintf("building testdata/gosdkclient: %v\n%s", err, b)
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	return out
-}
-
 // TestGoSDKClientCancelsInitialize: with MCPGODEBUG=blockingcancelnotify=1,
 // go-sdk 1.8.0's own switch back to sending notifications/cancelled in
 // line, the client cancels the initialize request whose connect timed out,
@@ -450,7 +430,7 @@ func buildGoSDKClient(t *testing.T) string {
 // TestCheckClientRealClients allows both verdicts.
 func TestGoSDKClientCancelsInitialize(t *testing.T) {
 	t.Parallel()
-	gosdk := buildGoSDKClient(t)
+	gosdk := targets.GoBinary(t, "gosdkclient")
 	for _, over := range []string{"stdio", "http"} {
 		t.Run(over, func(t *testing.T) {
 			t.Parallel()

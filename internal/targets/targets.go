@@ -2,7 +2,8 @@
 // integration tests: the TypeScript SDK v2 dual-era server
 // (testdata/targets/dualera.mjs on @modelcontextprotocol/server 2.4.0),
 // and builds and starts the Go test targets that are modules of their own
-// (testdata/gosdkserver, testdata/mcpgoserver: GoServer, GoServerHTTP).
+// (testdata/gosdkserver, testdata/mcpgoserver, testdata/gosdkclient: GoBinary,
+// GoServerHTTP).
 // The targets' node_modules is $MCPFLIGHT_TARGETS_DIR/node_modules when
 // that variable is set (a scratch `npm ci` of testdata/targets), else
 // testdata/targets/node_modules, which .ci/run installs. Without node or
@@ -147,7 +148,7 @@ func startHTTP(t testing.TB, label string, argv []string) string {
 	return ""
 }
 
-// goBuilds holds GoServer's builds, one per module for the test binary.
+// goBuilds holds GoBinary's builds, one per module for the test binary.
 var goBuilds sync.Map // name -> *goBuild
 
 type goBuild struct {
@@ -157,18 +158,20 @@ type goBuild struct {
 }
 
 // GoModule is the folder of testdata/NAME, a Go test target that is a
-// module of its own (testdata/gosdkserver, testdata/mcpgoserver).
+// module of its own (testdata/gosdkserver, testdata/mcpgoserver,
+// testdata/gosdkclient).
 func GoModule(name string) string {
 	return filepath.Join(filepath.Dir(repoTargets()), name)
 }
 
-// GoServer returns the path of testdata/NAME's binary, built with go build
+// GoBinary returns the path of testdata/NAME's binary, built with go build
 // (GOWORK=off, in the module's folder, so that its own go.mod and go.sum
-// decide its dependencies) once per test binary into a temporary folder.
+// decide its dependencies) once per test binary, and kept between runs
+// under the content of the module (buildGo).
 // The build needs the Go module proxy, or a module cache that holds the
 // dependencies: when it fails the test is skipped with the build's
 // output, and under CI it fails.
-func GoServer(t testing.TB, name string) string {
+func GoBinary(t testing.TB, name string) string {
 	t.Helper()
 	v, _ := goBuilds.LoadOrStore(name, &goBuild{})
 	b := v.(*goBuild)
@@ -245,13 +248,13 @@ func moduleSum(dir string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil))[:16], nil
 }
 
-// GoServerHTTP starts testdata/NAME's binary (GoServer) as
+// GoServerHTTP starts testdata/NAME's binary (GoBinary) as
 // "NAME http -watch-stdin ARGS..." (for example "-stateless") on a free
 // loopback port and returns its URL; the server is stopped when the test
 // ends.
 func GoServerHTTP(t testing.TB, name string, args ...string) string {
 	t.Helper()
-	bin := GoServer(t, name)
+	bin := GoBinary(t, name)
 	return startHTTP(t, name, append([]string{bin, "http", "-watch-stdin"}, args...))
 }
 
