@@ -3,13 +3,9 @@ package cases_test
 import (
 	"bufio"
 	"context"
-	"os"
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,21 +17,6 @@ import (
 	"github.com/mcpflight/mcpflight/transport"
 	"github.com/mcpflight/mcpflight/verdict"
 )
-
-// inflightBreak builds testdata/inflightbreak once.
-var inflightBreak = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "mcpflight-inflightbreak")
-	if err != nil {
-		return "", err
-	}
-	bin := filepath.Join(dir, "inflightbreak")
-	build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, "./testdata/inflightbreak")
-	build.Dir = ".."
-	if out, err := build.CombinedOutput(); err != nil {
-		return "", &exec.ExitError{Stderr: out}
-	}
-	return bin, nil
-})
 
 // inflightTarget runs testdata/inflightbreak -mode mode over stdio (a
 // process per case) or over HTTP (a process per case, its URL read from
@@ -76,9 +57,9 @@ func TestDiagnosisNamesTheCause(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs a testdata server")
 	}
-	bin, err := inflightBreak()
+	bin, err := testdataBuilds.Command("inflightbreak")
 	if err != nil {
-		t.Fatalf("building testdata/inflightbreak: %v", err)
+		t.Fatal(err)
 	}
 	taskProfile := &profile.Profile{Name: "inflightbreak", Task: &profile.Tool{Name: "research"}, GraceMillis: 300}
 	slowProfile := &profile.Profile{Name: "inflightbreak", Slow: &profile.Tool{Name: "slow"}, SlowSteps: 3, GraceMillis: 300}

@@ -8,32 +8,12 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/mcpflight/mcpflight/chrono"
 )
-
-// httpServe is testdata/httpserve, built once.
-var httpServe = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "mcpflight-httpserve")
-	if err != nil {
-		return "", err
-	}
-	bin := filepath.Join(dir, "httpserve")
-	build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, "./testdata/httpserve")
-	build.Dir = ".."
-	if out, err := build.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building testdata/httpserve: %v\n%s", err, out)
-	}
-	return bin, nil
-})
 
 // freeAddr returns a loopback address with a port nothing listens on
 // now.
@@ -50,7 +30,7 @@ func freeAddr(t *testing.T) string {
 // startServed starts testdata/httpserve in mode on a free port.
 func startServed(t *testing.T, ctx context.Context, mode string, cfg ServedConfig) (*Served, *chrono.Log, error) {
 	t.Helper()
-	bin, err := httpServe()
+	bin, err := testdataBuilds.Command("httpserve")
 	if err != nil {
 		t.Fatal(err)
 	}

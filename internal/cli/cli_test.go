@@ -42,6 +42,7 @@ func buildAndRun(m *testing.M) int {
 		return 2
 	}
 	defer os.RemoveAll(dir)
+	defer testdataBuilds.Remove()
 	binary = filepath.Join(dir, "mcpflight")
 	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
 	build := exec.Command(goTool, "build", "-o", binary, "github.com/mcpflight/mcpflight/cmd/mcpflight")

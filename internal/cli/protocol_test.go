@@ -15,15 +15,14 @@ import (
 
 // eraServer is testdata/eraserver (internal/erasrv as a command), built
 // once.
-var eraServer = testdataCommand("eraserver")
 
 // eraTarget is the target flags for eraserver in mode over stdio or
 // HTTP (a process of its own, stopped when the test ends).
 func eraTarget(t *testing.T, mode erasrv.Mode, over string) []string {
 	t.Helper()
-	bin, err := eraServer()
+	bin, err := testdataBuilds.Command("eraserver")
 	if err != nil {
-		t.Fatalf("building testdata/eraserver: %v", err)
+		t.Fatal(err)
 	}
 	if over == "stdio" {
 		return []string{"--stdio", transportQuote(bin, "-mode", string(mode))}

@@ -11,15 +11,14 @@ import (
 )
 
 // badInput is testdata/badinput, built once.
-var badInput = testdataCommand("badinput")
 
 // badInputTarget is the check flags that reach testdata/badinput in mode
 // over stdio or HTTP.
 func badInputTarget(t *testing.T, mode, over string) []string {
 	t.Helper()
-	bin, err := badInput()
+	bin, err := testdataBuilds.Command("badinput")
 	if err != nil {
-		t.Fatalf("building testdata/badinput: %v", err)
+		t.Fatal(err)
 	}
 	if over == "http" {
 		return []string{"--url", schemaBreakHTTP(t, bin, mode)}

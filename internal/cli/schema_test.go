@@ -7,32 +7,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/mcpflight/mcpflight/internal/testchild"
 )
 
-// schemaBreak is testdata/schemabreak, built once.
-var schemaBreak = testdataCommand("schemabreak")
-
-// testdataCommand returns a function that builds testdata/NAME once and
-// returns the binary's path.
-func testdataCommand(name string) func() (string, error) {
-	return sync.OnceValues(func() (string, error) {
-		dir, err := os.MkdirTemp("", "mcpflight-"+name)
-		if err != nil {
-			return "", err
-		}
-		bin := filepath.Join(dir, name)
-		build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, "./testdata/"+name)
-		build.Dir = filepath.Join("..", "..")
-		if out, err := build.CombinedOutput(); err != nil {
-			return "", &exec.ExitError{Stderr: out}
-		}
-		return bin, nil
-	})
-}
+// testdataBuilds builds the testdata commands these tests start, once
+// each; TestMain removes them.
+var testdataBuilds = &testchild.Builds{Root: filepath.Join("..", "..")}
 
 // schemaBreakHTTP starts a testdata command (schemabreak, eraserver) with
 // -mode mode -http on a free loopback port and returns its URL; the
@@ -65,9 +48,9 @@ func schemaBreakHTTP(t *testing.T, bin, mode string) string {
 // cannot decode) has no harness error for that reason.
 func TestSchemaBreakingServers(t *testing.T) {
 	t.Parallel()
-	bin, err := schemaBreak()
+	bin, err := testdataBuilds.Command("schemabreak")
 	if err != nil {
-		t.Fatalf("building testdata/schemabreak: %v", err)
+		t.Fatal(err)
 	}
 	tests := []struct {
 		mode     string

@@ -14,7 +14,6 @@ import (
 )
 
 // httpServeCmd is testdata/httpserve, built once.
-var httpServeCmd = testdataCommand("httpserve")
 
 // freeLoopback returns a loopback address nothing listens on now.
 func freeLoopback(t *testing.T) string {
@@ -186,9 +185,9 @@ func TestServeServerEverything(t *testing.T) {
 // process left; and a server that ignores SIGTERM, killed and said so.
 func TestServeFailures(t *testing.T) {
 	t.Parallel()
-	bin, err := httpServeCmd()
+	bin, err := testdataBuilds.Command("httpserve")
 	if err != nil {
-		t.Fatalf("building testdata/httpserve: %v", err)
+		t.Fatal(err)
 	}
 	tests := []struct {
 		mode  string

@@ -1,6 +1,6 @@
-// Package testchild helps the tests that run their own test binary again
-// as a child process (a stdio server, a helper that misbehaves on
-// purpose).
+// Package testchild helps the tests that run child processes of their
+// own: their own test binary again (a stdio server, a helper that
+// misbehaves on purpose), or a testdata command they build (Builds).
 package testchild
 
 import (
