@@ -12,8 +12,4 @@ import (
 var testdataBuilds = &testchild.Builds{Root: ".."}
 
 // TestMain removes what testdataBuilds built once the tests are over.
-func TestMain(m *testing.M) {
-	code := m.Run()
-	testdataBuilds.Remove()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(testdataBuilds.Run(m)) }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
+	"testing"
 )
 
 // Builds builds the main module's testdata commands (go build
@@ -73,4 +74,11 @@ func (b *Builds) Remove() {
 	if dir != "" {
 		os.RemoveAll(dir)
 	}
+}
+
+// Run runs the tests of m, removes what was built, and returns m's exit
+// code, for TestMain: os.Exit(builds.Run(m)).
+func (b *Builds) Run(m *testing.M) int {
+	defer b.Remove()
+	return m.Run()
 }
