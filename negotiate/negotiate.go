@@ -274,6 +274,20 @@ func decide(mode Mode, m, l *Probe) decision {
 			return decision{err: &NoCommonRevisionError{Wanted: []string{spec.V20260728}, Offered: uve.Supported,
 				Via: "server/discover was answered -32022 UnsupportedProtocolVersion"}}
 		}
+		if m != nil && !m.OK() && !m.modernRefusal() && !errors.Is(m.Err, ErrNotJSONRPC) {
+			// A failed server/discover is how a 2025-11-25 server
+			// answers (STD-48): initialize tells such a server, whose
+			// answers would break 2026-07-28's rules only because they
+			// are of another revision, from a modern one whose
+			// server/discover is broken, which the cases judge.
+			if l == nil {
+				return decision{needLegacy: true}
+			}
+			if l.OK() {
+				return decision{err: &NoCommonRevisionError{Wanted: []string{spec.V20260728}, Offered: []string{l.Init.ProtocolVersion},
+					Via: discoverSaid(m) + ", and initialize agreed to " + chrono.Sanitize(l.Init.ProtocolVersion, false)}}
+			}
+		}
 		return decided(spec.V20260728, "as asked; "+discoverSaid(m))
 	case ModeAuto:
 		if m.lists(spec.V20260728) {

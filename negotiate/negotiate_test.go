@@ -88,7 +88,8 @@ var cases = []struct {
 	{erasrv.LegacyMethodNotFound, negotiate.Mode20251125, want{revisions: legacy, reason: "as asked; initialize agreed"}},
 
 	{erasrv.ModernOnly, negotiate.Mode20260728, want{revisions: modern, reason: "as asked; server/discover listed it"}},
-	{erasrv.LegacyMethodNotFound, negotiate.Mode20260728, want{revisions: modern, reason: "as asked; server/discover failed ("}},
+	{erasrv.LegacyMethodNotFound, negotiate.Mode20260728, want{noCommon: "the server does not support 2026-07-28: it offers 2025-11-25 (server/discover failed ("}},
+	{erasrv.LegacySilent, negotiate.Mode20260728, want{noCommon: "the server does not support 2026-07-28: it offers 2025-11-25 (server/discover failed (no answer within 300ms), and initialize agreed to 2025-11-25)"}},
 	{erasrv.Future, negotiate.Mode20260728, want{noCommon: "the server does not support 2026-07-28: it offers 2027-01-01"}},
 }
 

@@ -49,14 +49,16 @@ func Open(ctx context.Context, s *peer.Session, mode Mode, opts Options) (*Outco
 		return nil, ErrBothOnOneSession
 	}
 	opts = opts.withDefaults()
+	hctx, stop := heedSpeech(ctx, s.Log(), NotJSONRPCGrace)
+	defer stop()
 	var m, l *Probe
 	if mode != Mode20251125 {
-		m = discoverProbe(ctx, s, opts)
+		m = heard(hctx, discoverProbe(hctx, s, opts))
 	}
 	d := decide(mode, m, l)
 	if d.needLegacy {
 		s.ClearEnvelope()
-		l = initializeProbe(ctx, s, opts)
+		l = heard(hctx, initializeProbe(hctx, s, opts))
 		d = decide(mode, m, l)
 	}
 	out := &Outcome{Modern: m, Legacy: l, Inconsistencies: inconsistencies(m, l)}
@@ -240,8 +242,16 @@ func SurveyTarget(ctx context.Context, dial Dialer, mode Mode, opts Options) (*S
 			return nil, fmt.Errorf("negotiate: opening a probe connection: %w", err)
 		}
 		s := peer.New(conn, peer.Options{Log: log})
-		p := f(ctx, s, opts)
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), opts.HandshakeTimeout)
+		hctx, stop := heedSpeech(ctx, log, NotJSONRPCGrace)
+		p := heard(hctx, f(hctx, s, opts))
+		stop()
+		closeWithin := opts.HandshakeTimeout
+		if errors.Is(p.Err, ErrNotJSONRPC) {
+			// Nothing it does on the way out is evidence of anything: it
+			// is stopped at once (the transport's last rung).
+			closeWithin = 0
+		}
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeWithin)
 		s.Close(cctx)
 		cancel()
 		p.Log = log
@@ -281,6 +291,13 @@ func SurveyTarget(ctx context.Context, dial Dialer, mode Mode, opts Options) (*S
 		return sv, legacyErr
 	}
 	d := decide(mode, sv.Modern, sv.Legacy)
+	if d.needLegacy && sv.Legacy == nil {
+		// Under 2026-07-28 only when server/discover failed.
+		if sv.Legacy, err = probe(initializeProbe); err != nil {
+			return sv, err
+		}
+		d = decide(mode, sv.Modern, sv.Legacy)
+	}
 	sv.Inconsistencies = inconsistencies(sv.Modern, sv.Legacy)
 	if d.err != nil {
 		return sv, d.err
