@@ -3,6 +3,7 @@ package wireschema
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/mcp"
@@ -39,8 +40,8 @@ type Result struct {
 	// Checked counts the inbound frames validated.
 	Checked int
 	// Unchecked counts the inbound frames that could not be: cut short
-	// by a bound of the chronology, or not JSON at all (which the cases
-	// judge: RPC-2, STD-4).
+	// by a bound of the chronology. A frame that is not JSON at all is
+	// checked, and a violation (NotJSON).
 	Unchecked int
 	// Violations lists every problem, in chronology order.
 	Violations []Violation
@@ -103,7 +104,7 @@ func (t *Tracker) Event(ev chrono.Event) (checked bool, vs []Violation) {
 		t.sentFrame(ev)
 		return false, nil
 	}
-	if ev.Dir != chrono.In || ev.Truncated || len(ev.Raw) == 0 {
+	if ev.Dir != chrono.In || ev.Truncated {
 		return false, nil
 	}
 	if t.legacyAnswer(ev) {
@@ -111,9 +112,31 @@ func (t *Tracker) Event(ev chrono.Event) (checked bool, vs []Violation) {
 	}
 	inst, err := DecodeInstance(ev.Raw)
 	if err != nil {
-		return false, nil
+		return true, []Violation{t.notJSON(ev)}
 	}
 	return true, t.inbound(ev, inst)
+}
+
+// NotJSON is the Keyword of the violation of a frame that is not JSON at
+// all (a banner, a log line, a blank line on stdout): no message, so no
+// definition of the schema, can match it.
+const NotJSON = "json"
+
+// notJSON is the violation of an inbound frame that is not JSON: over
+// stdio it breaks STD-4 ("The server MUST NOT write anything to its
+// stdout that is not a valid MCP message"), elsewhere the base rule.
+func (t *Tracker) notJSON(ev chrono.Event) Violation {
+	req := BaseRule
+	if ev.Channel == "stdout" && AppliesTo("STD-4", t.s.Revision) {
+		req = "STD-4"
+	}
+	what := "a blank line"
+	if line := bytes.TrimSpace(ev.Raw); len(line) > 0 {
+		first, _, _ := bytes.Cut(line, []byte("\n"))
+		what = fmt.Sprintf("%q", chrono.Sanitize(chrono.Clip(string(first), 80), false))
+	}
+	return Violation{Seq: ev.Seq, Revision: t.s.Revision, Definition: "JSONRPCMessage", Requirement: req,
+		Problem: Problem{Keyword: NotJSON, Message: "not JSON, so no JSON-RPC message: " + what}}
 }
 
 // legacyAnswer reports whether ev answers an initialize under the

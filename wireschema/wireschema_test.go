@@ -233,9 +233,9 @@ func TestCheck20251125(t *testing.T) {
 			{1, "JSONRPCResultResponse", "/jsonrpc", "const", "RPC-2"},
 			{2, "JSONRPCMessage", "", "anyOf", "RPC-2"},
 		}, 0},
-		{"a frame that is not JSON is left to the cases", []frame{
+		{"a frame that is not JSON breaks the base rule off stdio", []frame{
 			in(`garbage`),
-		}, nil, 1},
+		}, []brief{{1, "JSONRPCMessage", "", NotJSON, "RPC-2"}}, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -374,5 +374,38 @@ func TestRequirementAppliesToRevision(t *testing.T) {
 	}
 	if !AppliesTo("RPC-2", Rev20251125) || !AppliesTo("RPC-2", Rev20260728) || AppliesTo("RPC-6", Rev20260728) || AppliesTo("NO-1", Rev20251125) {
 		t.Error("AppliesTo disagrees with the registry's Ver column")
+	}
+}
+
+// TestNotJSONOnStdout: over stdio a frame that is not JSON, a banner or a
+// blank line, breaks STD-4 under both revisions, each violation naming
+// what was written; a frame cut short by the chronology's bound is left
+// unchecked.
+func TestNotJSONOnStdout(t *testing.T) {
+	for _, rev := range []string{Rev20251125, Rev20260728} {
+		log := chrono.New()
+		log.Frame(chrono.In, "stdout", []byte("Server listening on stdio"), nil, nil)
+		log.Frame(chrono.In, "stdout", []byte(""), nil, nil)
+		log.Append(chrono.Event{Dir: chrono.In, Channel: "stdout", Kind: chrono.KindFrame, Raw: []byte("{\"jsonrpc\""), Truncated: true,
+			Summary: &chrono.Summary{Malformed: "truncated"}})
+		r, err := Check(rev, log.Events())
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []brief{{1, "JSONRPCMessage", "", NotJSON, "STD-4"}, {2, "JSONRPCMessage", "", NotJSON, "STD-4"}}
+		if diff := cmp.Diff(want, briefs(r.Violations)); diff != "" {
+			t.Errorf("%s: violations (-want +got):\n%s", rev, diff)
+		}
+		if len(r.Violations) == 2 {
+			if m := r.Violations[0].Message; !strings.Contains(m, `"Server listening on stdio"`) {
+				t.Errorf("%s: message %q does not name the banner", rev, m)
+			}
+			if m := r.Violations[1].Message; !strings.Contains(m, "a blank line") {
+				t.Errorf("%s: message %q does not name the blank line", rev, m)
+			}
+		}
+		if r.Checked != 2 || r.Unchecked != 1 {
+			t.Errorf("%s: %d checked, %d unchecked; want 2 and 1", rev, r.Checked, r.Unchecked)
+		}
 	}
 }
