@@ -99,6 +99,21 @@ type Needs struct {
 	ElsewhereOnModernHTTP string
 }
 
+// Tools lists the profile's needs (profile.NeedSlow, …) these needs call
+// for a tool of.
+func (n Needs) Tools() []string {
+	var out []string
+	for _, t := range []struct {
+		need bool
+		name string
+	}{{n.SlowTool, profile.NeedSlow}, {n.EffectTool, profile.NeedEffect}, {n.LogTool, profile.NeedLog}, {n.Tasks, profile.NeedTask}} {
+		if t.need {
+			out = append(out, t.name)
+		}
+	}
+	return out
+}
+
 // RunsAlone reports whether a case with these needs must run with no
 // other case beside it against a shared server, under a profile (nil:
 // none).

@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -45,6 +46,58 @@ type Profile struct {
 	// GraceMillis is the observation window for things that must not
 	// happen, used when the target offers no checkpoints.
 	GraceMillis int `json:"graceMs,omitempty"`
+	// Lacks states the needs the server has no tool for (NeedSlow,
+	// NeedEffect, NeedLog, NeedTask): the cases that need one do not
+	// apply to it, and are skipped as not applicable, so that a run
+	// against a server without long-running work can be conformant. A
+	// need the profile both names a tool for and lacks is an error.
+	Lacks []string `json:"lacks,omitempty"`
+}
+
+// The needs a profile maps to tools, by their field names.
+const (
+	NeedSlow   = "slow"
+	NeedEffect = "effect"
+	NeedLog    = "log"
+	NeedTask   = "task"
+)
+
+// Needs lists the needs a profile can map to a tool, in the order the
+// catalogue and the drafts name them.
+func Needs() []string { return []string{NeedSlow, NeedEffect, NeedLog, NeedTask} }
+
+// NeedWords says what each need's tool is, for reasons a person reads.
+func NeedWords(need string) string {
+	switch need {
+	case NeedSlow:
+		return "long-running tool with progress"
+	case NeedEffect:
+		return "tool with an observable side effect"
+	case NeedLog:
+		return "tool that logs"
+	case NeedTask:
+		return "task tool"
+	}
+	return need + " tool"
+}
+
+// LacksTool reports whether the profile states that the server has no
+// tool for need; false for a nil profile.
+func (p *Profile) LacksTool(need string) bool { return p != nil && slices.Contains(p.Lacks, need) }
+
+// tool is the profile's tool for need, nil when it names none.
+func (p *Profile) tool(need string) *Tool {
+	switch need {
+	case NeedSlow:
+		return p.Slow
+	case NeedEffect:
+		return p.Effect
+	case NeedLog:
+		return p.Log
+	case NeedTask:
+		return p.Task
+	}
+	return nil
 }
 
 // NamesObserver reports whether the profile names an observer; false for
@@ -96,7 +149,7 @@ func Parse(data []byte) (*Profile, error) {
 
 // ParseFormat reads a profile in the given format and validates it. Both
 // formats have the same fields (the JSON names: name, description, slow,
-// slowSteps, effect, log, task, observer, graceMs; a tool has name and
+// slowSteps, effect, log, task, observer, graceMs, lacks; a tool has name and
 // arguments), and an
 // unknown field is an error in both. Every content error matches
 // ErrInvalid.
@@ -137,23 +190,21 @@ func describeJSONError(err error) error {
 	}
 	if msg := err.Error(); strings.HasPrefix(msg, "json: unknown field ") {
 		field := strings.TrimPrefix(msg, "json: unknown field ")
-		return fmt.Errorf("unknown field %s (known: name, description, slow, slowSteps, effect, log, task, observer, graceMs; a tool has name and arguments; an observer has tool or resource, arguments, started, completed, cancelled and lastStep): %w", field, err)
+		return fmt.Errorf("unknown field %s (known: name, description, slow, slowSteps, effect, log, task, observer, graceMs, lacks; a tool has name and arguments; an observer has tool or resource, arguments, started, completed, cancelled and lastStep): %w", field, err)
 	}
 	return err
 }
 
-// Validate checks a profile: every tool it names has a non-empty name, and
-// no count or duration is negative. Its errors match ErrInvalid.
+// Validate checks a profile: every tool it names has a non-empty name, no
+// count or duration is negative, and every need it lacks is a known one
+// for which it names no tool. Its errors match ErrInvalid.
 func (p *Profile) Validate() error {
 	if p == nil {
 		return fmt.Errorf("%w: no profile", ErrInvalid)
 	}
-	for _, t := range []struct {
-		field string
-		tool  *Tool
-	}{{"slow", p.Slow}, {"effect", p.Effect}, {"log", p.Log}, {"task", p.Task}} {
-		if t.tool != nil && strings.TrimSpace(t.tool.Name) == "" {
-			return fmt.Errorf("%w: %s: the tool name is empty", ErrInvalid, t.field)
+	for _, need := range Needs() {
+		if t := p.tool(need); t != nil && strings.TrimSpace(t.Name) == "" {
+			return fmt.Errorf("%w: %s: the tool name is empty", ErrInvalid, need)
 		}
 	}
 	if p.SlowSteps < 0 {
@@ -161,6 +212,14 @@ func (p *Profile) Validate() error {
 	}
 	if p.GraceMillis < 0 {
 		return fmt.Errorf("%w: graceMs is negative (%d)", ErrInvalid, p.GraceMillis)
+	}
+	for _, need := range p.Lacks {
+		switch {
+		case !slices.Contains(Needs(), need):
+			return fmt.Errorf("%w: lacks: unknown need %q (known: %s)", ErrInvalid, need, strings.Join(Needs(), ", "))
+		case p.tool(need) != nil:
+			return fmt.Errorf("%w: lacks %s, yet names a %s tool (%q): keep one", ErrInvalid, need, need, p.tool(need).Name)
+		}
 	}
 	if p.Observer != nil {
 		return p.Observer.validate()

@@ -88,6 +88,8 @@ func TestParseErrors(t *testing.T) {
 		{"yaml not a mapping", YAML, "- a\n- b\n", "cannot unmarshal array"},
 		{"yaml non-string key", YAML, "slow:\n  name: a\n  arguments: {1: x}\n", "keys must be strings"},
 		{"unknown format", Format("toml"), "", "unknown format"},
+		{"lacks an unknown need", YAML, "lacks: [slow, observer]\n", `lacks: unknown need "observer"`},
+		{"lacks a named tool", YAML, "slow:\n  name: wait\nlacks: [log, slow]\n", `lacks slow, yet names a slow tool ("wait")`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -283,5 +285,22 @@ func BenchmarkYAMLEdges(b *testing.B) {
 				_, _ = ParseFormat([]byte(in.data), YAML)
 			}
 		})
+	}
+}
+
+// TestLacks: a profile states the needs its server has no tool for, in
+// either format, and says nothing of those it does not list.
+func TestLacks(t *testing.T) {
+	p, err := ParseFormat([]byte("name: memory\nlacks: [slow, log, task]\n"), YAML)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for need, want := range map[string]bool{NeedSlow: true, NeedLog: true, NeedTask: true, NeedEffect: false} {
+		if got := p.LacksTool(need); got != want {
+			t.Errorf("LacksTool(%s) = %v, want %v", need, got, want)
+		}
+	}
+	if (*Profile)(nil).LacksTool(NeedSlow) {
+		t.Error("a nil profile states nothing")
 	}
 }

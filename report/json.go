@@ -90,6 +90,10 @@ type JSONReport struct {
 	// Completeness says how much of the catalogue the run exercised, and
 	// whether that makes it incomplete (exitCode 3). Added within v1.
 	Completeness JSONCompleteness `json:"completeness"`
+	// NoSession, when present, says why no session with the target could
+	// be opened: the run ran no case, and this is its one outcome (exit
+	// code 2). Its strings come from the target, sanitised.
+	NoSession *results.NoSession `json:"noSession,omitempty"`
 	// Results holds one entry per case, in the order run. It is the last
 	// member, which lets JSON stream it.
 	Results []JSONResult `json:"results"`
@@ -121,13 +125,19 @@ type JSONCompleteness struct {
 	// Line is the sentence the text report's summary ends with when the
 	// run is incomplete; "" otherwise.
 	Line string `json:"line,omitempty"`
+	// NotApplicable counts the cases the profile put out of scope (it
+	// states the server has no tool they need); Scope says which and
+	// why, so that a conformant run is never read as a full pass.
+	NotApplicable int    `json:"notApplicable,omitempty"`
+	Scope         string `json:"scope,omitempty"`
 }
 
 // jsonCompleteness converts the run's completeness.
 func jsonCompleteness(r *results.Report) JSONCompleteness {
 	c := r.Completeness()
 	out := JSONCompleteness{Incomplete: c.Incomplete && r.ExitCode() == results.ExitIncomplete, Applicable: c.Applicable, OtherTransport: c.OtherTransport, OtherRevision: c.OtherRevision,
-		Ran: c.Ran, NotRun: c.NotRun, Reason: jsonText(c.Reason), ReasonCount: c.ReasonCount, Remedy: c.Remedy}
+		Ran: c.Ran, NotRun: c.NotRun, Reason: jsonText(c.Reason), ReasonCount: c.ReasonCount, Remedy: c.Remedy,
+		NotApplicable: c.NotApplicable, Scope: jsonText(c.Scope())}
 	if out.Incomplete {
 		out.Line = c.Line()
 	}
@@ -338,6 +348,7 @@ func document(r *results.Report, events bool) JSONReport {
 		Started:         r.Started.UTC().Format(time.RFC3339Nano),
 		DurationNs:      int64(r.Duration),
 		ExitCode:        r.ExitCode(),
+		NoSession:       r.NoSession,
 		Interrupted:     r.Interrupted,
 		Counts:          map[verdict.Verdict]int{},
 		Teardown: JSONTeardownGrade{

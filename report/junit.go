@@ -150,7 +150,15 @@ func JUnit(w io.Writer, r *results.Report) error {
 		}
 		root.Suites = append(root.Suites, s)
 	}
-	root.Suites = append(root.Suites, junitSchema(r.Schema, stamp))
+	if r.NoSession != nil {
+		// The run's one outcome: no case ran, and no message was checked.
+		line := xmlText(r.NoSession.Line, false)
+		root.Suites = append(root.Suites, junitSuite{Name: "session", Timestamp: stamp, Tests: 1, Errors: 1, Time: secondsAttr(r.Duration),
+			Cases: []junitTestcase{{Name: "session/open", Classname: "mcpflight.session", Time: secondsAttr(r.Duration),
+				Error: &junitMessage{Message: line, Type: "no-session", Body: xmlText(strings.Join(r.NoSession.Probes, "\n"), true)}}}})
+	} else {
+		root.Suites = append(root.Suites, junitSchema(r.Schema, stamp))
+	}
 	for _, s := range root.Suites {
 		root.Tests += s.Tests
 		root.Failures += s.Failures

@@ -378,6 +378,9 @@ func (t textWriter) teardown(g results.TeardownGrade) {
 // whose schema check found violations says "… (0.84s) — 2 schema
 // violations — non-conformant".
 func Summary(r *results.Report) string {
+	if r.NoSession != nil {
+		return fmt.Sprintf("mcpflight: %s: %s (%s)", san(r.Target), san(r.NoSession.Line), seconds(r.Duration))
+	}
 	counts := make([]string, 0, len(verdictOrder))
 	for _, v := range verdictOrder {
 		if v == verdict.Blocked && r.Counts[v] == 0 {
@@ -390,8 +393,14 @@ func Summary(r *results.Report) string {
 }
 
 func conclusion(r *results.Report) string {
+	if r.NoSession != nil {
+		return san(r.NoSession.Line)
+	}
 	switch r.ExitCode() {
 	case 0:
+		if scope := r.Completeness().Scope(); scope != "" {
+			return "conformant; " + san(scope)
+		}
 		return "conformant"
 	case 1:
 		if r.Interrupted {

@@ -2,6 +2,7 @@ package results
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -30,7 +31,14 @@ type Completeness struct {
 	// another revision than the one they were run under: they are not
 	// this run's rules (under --protocol both, they ran under the other).
 	OtherRevision int
-	// Applicable is Selected minus OtherTransport and OtherRevision.
+	// NotApplicable counts the cases skipped because the profile states
+	// the server has no tool of the kind they need
+	// (verdict.Outcome.NotApplicable); NotApplicableWhy lists those
+	// reasons, each once, in the order met.
+	NotApplicable    int
+	NotApplicableWhy []string
+	// Applicable is Selected minus OtherTransport, OtherRevision and
+	// NotApplicable.
 	Applicable int
 	// Ran is the number of applicable cases that did not end in skip.
 	Ran int
@@ -79,6 +87,13 @@ func (r *Report) Completeness() Completeness {
 			c.Ran++
 			continue
 		}
+		if res.Outcome.NotApplicable {
+			c.NotApplicable++
+			if !slices.Contains(c.NotApplicableWhy, res.Outcome.Summary) {
+				c.NotApplicableWhy = append(c.NotApplicableWhy, res.Outcome.Summary)
+			}
+			continue
+		}
 		if otherTransport(res.Outcome.Summary) {
 			c.OtherTransport++
 			continue
@@ -94,7 +109,7 @@ func (r *Report) Completeness() Completeness {
 		// Nothing applied: what would is the revision the cases are for.
 		reasons = excluded
 	}
-	c.Applicable = c.Selected - c.OtherTransport - c.OtherRevision
+	c.Applicable = c.Selected - c.OtherTransport - c.OtherRevision - c.NotApplicable
 	c.NotRun = c.Applicable - c.Ran
 	keys := make([]string, 0, len(reasons))
 	for k := range reasons {
@@ -127,6 +142,34 @@ func remedy(reason string) string {
 		return "with a profile that names a " + need + " (mcpflight profile init drafts one; pass it with --profile)"
 	}
 	return ""
+}
+
+// Scope is what a run that is not incomplete says of what it left out
+// of scope, so that it never reads as a full pass: "38 cases not
+// applicable: the profile states the server has no long-running tool
+// with progress (lacks: slow); …"; "" when no case was not applicable.
+func (c Completeness) Scope() string {
+	if c.NotApplicable == 0 {
+		return ""
+	}
+	why := make([]string, len(c.NotApplicableWhy))
+	for i, w := range c.NotApplicableWhy {
+		why[i] = strings.TrimPrefix(w, "not applicable: ")
+	}
+	cases := "cases"
+	if c.NotApplicable == 1 {
+		cases = "case"
+	}
+	// "the profile states the server has no X" for several X is said
+	// once: "… has no X, no Y".
+	const lacks = "the profile states the server has "
+	if len(why) > 1 && !slices.ContainsFunc(why, func(w string) bool { return !strings.HasPrefix(w, lacks) }) {
+		for i := range why {
+			why[i] = strings.TrimPrefix(why[i], lacks)
+		}
+		return fmt.Sprintf("%d %s not applicable: %s%s", c.NotApplicable, cases, lacks, strings.Join(why, ", "))
+	}
+	return fmt.Sprintf("%d %s not applicable: %s", c.NotApplicable, cases, strings.Join(why, "; "))
 }
 
 // Line is the sentence the reports print for an incomplete run: how many

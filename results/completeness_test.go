@@ -11,6 +11,7 @@ func TestCompleteness(t *testing.T) {
 	res := func(v verdict.Verdict, summary string) Result {
 		return Result{Outcome: verdict.Outcome{Verdict: v, Summary: summary}}
 	}
+	na := func(why string) Result { return Result{Outcome: verdict.NotApplicable("%s", why)} }
 	slow := "profile names no slow tool; pass --profile"
 	http := "needs the Streamable HTTP transport; the target uses stdio"
 	rev := "applies to 2025-11-25 only"
@@ -39,6 +40,8 @@ func TestCompleteness(t *testing.T) {
 		{"both revisions", both, Completeness{Selected: 3, OtherRevision: 2, Applicable: 1, Ran: 1}, 0, ""},
 		{"a fail outranks incomplete", []Result{res(verdict.Fail, ""), res(verdict.Skip, slow), res(verdict.Skip, slow)},
 			Completeness{Selected: 3, Applicable: 3, Ran: 1, NotRun: 2, Reason: slow, ReasonCount: 2, Remedy: remedy(slow), Incomplete: true}, 1, ""},
+		{"not applicable does not count", []Result{res(verdict.Pass, ""), na("long-running tool with progress"), na("long-running tool with progress"), na("task tool")},
+			Completeness{Selected: 4, NotApplicable: 3, NotApplicableWhy: []string{"not applicable: long-running tool with progress", "not applicable: task tool"}, Applicable: 1, Ran: 1}, 0, ""},
 		{"an error outranks incomplete", []Result{res(verdict.Error, ""), res(verdict.Skip, slow), res(verdict.Skip, slow)},
 			Completeness{Selected: 3, Applicable: 3, Ran: 1, NotRun: 2, Reason: slow, ReasonCount: 2, Remedy: remedy(slow), Incomplete: true}, 2, ""},
 	}
@@ -56,5 +59,24 @@ func TestCompleteness(t *testing.T) {
 				t.Errorf("line %q, want %q", got.Line(), tt.line)
 			}
 		})
+	}
+}
+
+// TestScope: a run that left cases out as not applicable says how many
+// and why, once each; one that left none out says nothing.
+func TestScope(t *testing.T) {
+	na := func(why string) Result { return Result{Outcome: verdict.NotApplicable("%s", why)} }
+	r := &Report{Results: []Result{na("no slow"), {Outcome: verdict.Passf("ok")}, na("no slow"), na("no task")}}
+	if got, want := r.Completeness().Scope(), "3 cases not applicable: no slow; no task"; got != want {
+		t.Errorf("Scope = %q, want %q", got, want)
+	}
+	lacks := "the profile states the server has no %s tool"
+	r = &Report{Results: []Result{{Outcome: verdict.NotApplicable(lacks, "slow")}, {Outcome: verdict.NotApplicable(lacks, "task")}}}
+	if got, want := r.Completeness().Scope(), "2 cases not applicable: the profile states the server has no slow tool, no task tool"; got != want {
+		t.Errorf("Scope = %q, want %q", got, want)
+	}
+	r = &Report{Results: []Result{{Outcome: verdict.Passf("ok")}}}
+	if got := r.Completeness().Scope(); got != "" {
+		t.Errorf("Scope = %q, want none", got)
 	}
 }

@@ -128,6 +128,10 @@ type Report struct {
 	// Changes are the behaviours that pass under one revision and break
 	// under the other (several revisions only).
 	Changes []RevisionChange
+	// NoSession, when not nil, says why no session with the target could
+	// be opened: the run ran no case, and its outcome is that one line
+	// (exit code 2).
+	NoSession *NoSession `json:"noSession,omitempty"`
 	// Role is RoleClient when the target is a client under test
 	// (check-client) and mcpflight played the server; RoleServer else.
 	Role string
@@ -138,12 +142,13 @@ type Report struct {
 // (warns count as fails under --strict, which the runner has already
 // applied); otherwise 2 when any case or the teardown ended in error,
 // because the harness or the target broke, or when the run was
-// interrupted; otherwise 3 (ExitIncomplete) when fewer than half of the
-// applicable cases ran (Completeness); otherwise 0. A fail dominates an
+// interrupted, or when no session could be opened (NoSession); otherwise
+// 3 (ExitIncomplete) when fewer than half of the applicable cases ran
+// (Completeness); otherwise 0. A fail dominates an
 // error: a conformance violation was shown even if something else broke.
 func (r *Report) ExitCode() int {
 	fail := r.Teardown.Verdict == verdict.Fail || len(r.Schema.Findings) > 0
-	errored := r.Teardown.Verdict == verdict.Error || r.Interrupted
+	errored := r.Teardown.Verdict == verdict.Error || r.Interrupted || r.NoSession != nil
 	for _, res := range r.Results {
 		switch res.Outcome.Verdict {
 		case verdict.Fail:

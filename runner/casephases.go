@@ -99,10 +99,7 @@ func (r *caseRun) staticNeeds() (verdict.Outcome, bool) {
 	if !r.c.AppliesTo(r.cfg.Version) {
 		return verdict.Skipf("applies to %s only", versionList(r.c.Versions)), true
 	}
-	if reason := staticSkip(r.cfg, r.c.Needs); reason != "" {
-		return verdict.Skipf("%s", reason), true
-	}
-	return verdict.Outcome{}, false
+	return staticSkip(r.cfg, r.c.Needs)
 }
 
 // dial opens the case's connection and session; a target it cannot

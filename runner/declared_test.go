@@ -113,7 +113,7 @@ func TestElsewhereOnModernHTTP(t *testing.T) {
 		{spec.V20251125, TransportHTTP, ""},
 	} {
 		cfg := Config{Version: tc.version, Target: Target{Transport: tc.transport}}
-		if got := staticSkip(cfg, n); got != tc.want {
+		if got := staticSkipReason(cfg, n); got != tc.want {
 			t.Errorf("%s over %s: skip %q, want %q", tc.version, tc.transport, got, tc.want)
 		}
 	}
@@ -178,7 +178,7 @@ func TestInitializeRefusedDecidedByTheNegotiation(t *testing.T) {
 		{"no negotiation", nil, ""},
 	} {
 		cfg := Config{Version: spec.V20260728, Negotiation: tc.neg, Target: Target{Transport: TransportStdio}}
-		if got := staticSkip(cfg, n); got != tc.want {
+		if got := staticSkipReason(cfg, n); got != tc.want {
 			t.Errorf("%s: skip %q, want %q", tc.name, got, tc.want)
 		}
 	}

@@ -32,8 +32,8 @@ import (
 // that refuses server/discover. When the probes cannot decide otherwise
 // (the target answers neither probe), the catalogue runs under the
 // mode's revision, 2025-11-25 for auto and both, and the cases show what
-// is wrong; a target that cannot be started or reached at all ends it
-// with ErrTargetUnreachable and no report.
+// is wrong, unless no session could be opened at all: the run then ends
+// with ErrNoSession and a report of no case whose NoSession says why.
 func RunProtocol(ctx context.Context, cfg Config, mode negotiate.Mode, opts negotiate.Options) (*results.Report, error) {
 	if cfg.Target.Dial == nil && cfg.Target.PerCase == nil {
 		return nil, ErrNoDial
@@ -64,20 +64,30 @@ func RunProtocol(ctx context.Context, cfg Config, mode negotiate.Mode, opts nego
 	}
 	sv, err := negotiate.SurveyTarget(sctx, negotiate.Dialer(dial), mode, opts)
 	release()
+	if ns := noSession(sv, err); ns != nil && sctx.Err() == nil {
+		// Every case would fail the same way: the report would be a line
+		// per case saying so. The one line says it instead.
+		var profileName string
+		if cfg.Profile != nil {
+			profileName = cfg.Profile.Name
+		}
+		rep := &results.Report{Target: cfg.Target.Name, Transport: cfg.Target.Transport, Profile: profileName,
+			Strict: cfg.Strict, Started: started, Duration: time.Since(started), Counts: map[verdict.Verdict]int{},
+			Negotiation: negotiationOf(sv), NoSession: ns}
+		cause := err
+		if sv.Legacy != nil && sv.Legacy.Err != nil {
+			cause = sv.Legacy.Err
+		} else if sv.Modern != nil && cause == nil {
+			cause = sv.Modern.Err
+		}
+		return rep, &noSessionError{line: ns.Line, cause: cause}
+	}
 	var nce *negotiate.NoCommonRevisionError
 	switch {
 	case errors.As(err, &nce):
 		return nil, err
 	case errors.Is(err, negotiate.ErrModernRefusal):
 		return nil, err
-	case err != nil && unreachable(err):
-		// Nothing would run: the report would be a line per case saying
-		// so. One error says it instead.
-		return nil, &unreachableError{err: err}
-	case err == nil && sv.Legacy != nil && sv.Modern == nil && unreachable(sv.Legacy.Err):
-		// --protocol 2025-11-25 decides without an answer ("as asked"),
-		// but its one probe found no target at all.
-		return nil, &unreachableError{err: sv.Legacy.Err}
 	case err != nil:
 		rev := string(mode)
 		if mode == negotiate.ModeAuto || mode == negotiate.ModeBoth {

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"regexp"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -376,34 +377,76 @@ func unreachable(err error) bool {
 }
 
 // targetLastWords summarises how a target that failed the handshake went:
-// its exit, and the tail of its stderr, sanitised.
+// its exit, and the gist of its stderr, sanitised.
 func targetLastWords(log *chrono.Log) string {
 	var exit string
-	var lines []string
 	for _, ev := range log.Snapshot() {
-		switch ev.Kind {
-		case chrono.KindExit:
+		if ev.Kind == chrono.KindExit {
 			exit = ev.Text
-		case chrono.KindStderr:
-			lines = append(lines, chrono.Sanitize(string(ev.Raw), false))
 		}
 	}
 	var b strings.Builder
 	if exit != "" {
 		b.WriteString("; " + chrono.Sanitize(exit, false))
 	}
-	if len(lines) > 5 {
-		lines = lines[len(lines)-5:]
-	}
-	if len(lines) > 0 {
-		b.WriteString("; its stderr ended with: " + strings.Join(lines, " | "))
+	if gist := stderrGist(log.Snapshot()); len(gist) > 0 {
+		b.WriteString("; its stderr ended with: " + strings.Join(gist, " | "))
 	}
 	return b.String()
 }
 
-// staticSkip returns why the case must be skipped on what the profile and
-// target say, or "".
-func staticSkip(cfg Config, n probe.Needs) string {
+// errorWords mark a stderr line that names what went wrong.
+var errorWords = regexp.MustCompile(`(?i)(error|exception|fatal|panic|cannot|can't|not found|no such|denied|refused|failed|invalid|usage)`)
+
+// stderrGist is what a target's stderr, in events, says of why it
+// failed, sanitised: the first and the last line that name an error (a
+// stack trace's message, then the last complaint), and when none does,
+// its last three lines. A stack trace's frames and a runtime's version
+// banner, which end most crash reports, say nothing of the cause.
+func stderrGist(events []chrono.Event) []string {
+	var lines, errs []string
+	for _, ev := range events {
+		if ev.Kind != chrono.KindStderr {
+			continue
+		}
+		s := strings.TrimSpace(chrono.Sanitize(string(ev.Raw), false))
+		if s == "" {
+			continue
+		}
+		s = chrono.Clip(s, 200)
+		lines = append(lines, s)
+		if errorWords.MatchString(s) {
+			errs = append(errs, s)
+		}
+	}
+	switch {
+	case len(errs) == 1:
+		return errs
+	case len(errs) > 1:
+		return []string{errs[0], errs[len(errs)-1]}
+	}
+	return lines[max(0, len(lines)-3):]
+}
+
+// staticSkip returns the skip of a case on what the profile and target
+// say, and whether there is one: not applicable when the profile states
+// the server lacks a tool the case needs, else a skip that names what
+// would let the case run.
+func staticSkip(cfg Config, n probe.Needs) (verdict.Outcome, bool) {
+	for _, need := range n.Tools() {
+		if cfg.Profile.LacksTool(need) {
+			return verdict.NotApplicable("the profile states the server has no %s (lacks: %s)", profile.NeedWords(need), need), true
+		}
+	}
+	if reason := staticSkipReason(cfg, n); reason != "" {
+		return verdict.Skipf("%s", reason), true
+	}
+	return verdict.Outcome{}, false
+}
+
+// staticSkipReason is why a case whose needs apply must be skipped on
+// what the profile and target say, or "".
+func staticSkipReason(cfg Config, n probe.Needs) string {
 	switch {
 	case n.SlowTool && cfg.Profile.Slow == nil:
 		return "profile names no slow tool; pass --profile"
@@ -532,3 +575,6 @@ func discoverFailure(sv *negotiate.Survey) string {
 	}
 	return sv.Modern.Failure
 }
+
+// skipped is the second result of staticSkip.
+func skipped(_ verdict.Outcome, skip bool) bool { return skip }

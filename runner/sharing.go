@@ -118,7 +118,7 @@ func newSessionPool(cfg Config) *sessionPool {
 	}
 	asking := map[probe.Sharing]int{}
 	for _, c := range cfg.Cases {
-		if c.SharesSession() && c.AppliesTo(cfg.Version) && staticSkip(cfg, c.Needs) == "" {
+		if c.SharesSession() && c.AppliesTo(cfg.Version) && !skipped(staticSkip(cfg, c.Needs)) {
 			asking[c.Sharing()]++
 		}
 	}

@@ -2,8 +2,6 @@ package runner
 
 import (
 	"context"
-	"errors"
-	"strings"
 
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/transport"
@@ -84,18 +82,3 @@ func (t Target) Redacting(r *chrono.Redactor) Target {
 	}
 	return t
 }
-
-// ErrTargetUnreachable is matched (errors.Is) by RunProtocol's error when
-// the target could not be started (no such executable) or reached (a
-// refused connection) before any case ran.
-var ErrTargetUnreachable = errors.New("the target could not be started or reached")
-
-// unreachableError is ErrTargetUnreachable with what the probe saw; it
-// matches the probe's own error too (transport.ErrExecutableNotFound, a
-// refused connection).
-type unreachableError struct{ err error }
-
-func (e *unreachableError) Error() string {
-	return ErrTargetUnreachable.Error() + ": " + strings.TrimPrefix(e.err.Error(), "negotiate: ")
-}
-func (e *unreachableError) Unwrap() []error { return []error{ErrTargetUnreachable, e.err} }

@@ -66,6 +66,20 @@ type Outcome struct {
 	// could not exercise its rule (Unexercised): what another run
 	// concluded for the case is neither confirmed nor contradicted.
 	Unexercised bool `json:"unexercised,omitempty"`
+	// NotApplicable is set on a skip whose case does not apply to the
+	// target, by what its profile states (NotApplicable): the run does
+	// not count it among the cases it should have exercised.
+	NotApplicable bool `json:"notApplicable,omitempty"`
+}
+
+// NotApplicable is the outcome of a case that does not apply to the
+// target by what its profile states: the server has no tool of the kind
+// the case needs (a long-running tool, a task tool). It is a skip, since
+// nothing was judged, and its summary says why the case has no subject
+// here, so that a run against such a server can be conformant without
+// reading as a full pass.
+func NotApplicable(format string, args ...any) Outcome {
+	return Outcome{Verdict: Skip, Summary: "not applicable: " + fmt.Sprintf(format, args...), NotApplicable: true}
 }
 
 // Unexercised is the outcome of a case that reached the target but could

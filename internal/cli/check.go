@@ -208,6 +208,8 @@ func (e Env) check(ctx context.Context, args []string) (int, error) {
 		return 0, usagef(checkUsage, "--target-fault applies to the built-in server only, not to --url")
 	case o.url != "" && o.stdio != "":
 		return 0, usagef(checkUsage, "--url and --stdio name two targets; pass one")
+	case checkURL(o.url, checkUsage) != nil:
+		return 0, checkURL(o.url, checkUsage)
 	case o.transport != "" && o.transport != runner.TransportStdio && o.transport != runner.TransportHTTP:
 		return 0, usagef(checkUsage, "--transport must be stdio or http")
 	case o.transport == runner.TransportHTTP && o.stdio != "":
@@ -275,12 +277,18 @@ func (e Env) check(ctx context.Context, args []string) (int, error) {
 		cfg.Watch = live
 		defer live.Close()
 	}
+	if live != nil {
+		live.Negotiating()
+	}
 	rep, runErr := runner.RunProtocol(ctx, cfg, mode, negotiate.Options{})
 	served.grade(ctx, rep)
 	if rep == nil {
 		return 0, runErr
 	}
 	redactReport(rep, e.redact)
+	if rep.NoSession != nil {
+		return e.noSession(rep, o, live)
+	}
 	code, err := e.finishRun(rep, o, known, live, runErr)
 	if hint := profileHint(prof, rep); hint != "" && err == nil {
 		fmt.Fprintln(e.Stderr, hint)
@@ -303,6 +311,18 @@ func profileHint(prof *profile.Profile, rep *results.Report) string {
 	// The name is one BuiltinFor knows, so it needs no sanitizing.
 	return fmt.Sprintf("mcpflight: hint: the server calls itself %q, for which the built-in profile %s names the tools; with --profile %s the cases that need them run",
 		rep.Server.Name, name, name)
+}
+
+// noSession ends a run that could open no session with its target: the
+// report files say so, stdout stays empty (but for --json -), and the one
+// line goes to stderr; the exit code is 2 whatever a baseline lists.
+func (e Env) noSession(rep *results.Report, o checkOptions, live *liveOutput) (int, error) {
+	o.baseline = ""
+	if err := e.write(rep, o, nil, live); err != nil {
+		return 0, err
+	}
+	fmt.Fprintln(e.Stderr, report.Summary(rep))
+	return rep.ExitCode(), nil
 }
 
 // finishRun ends a run the way check and check-client share: the report

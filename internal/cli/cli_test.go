@@ -394,7 +394,7 @@ func TestCheckStdio(t *testing.T) {
 	t.Run("missing executable", func(t *testing.T) {
 		t.Parallel()
 		r := runCLI(t, "", "check", "--protocol", "2025-11-25", "--stdio", filepath.Join(t.TempDir(), "no-such-server"), "--case", "ping/*")
-		if r.code != ExitError || !strings.Contains(r.stderr, "could not be started or reached") || strings.Contains(r.stdout, "not run") {
+		if r.code != ExitError || !strings.Contains(r.stderr, "no session could be opened") || r.stdout != "" {
 			t.Fatalf("exit code %d\n%s\n%s", r.code, r.stdout, r.stderr)
 		}
 	})

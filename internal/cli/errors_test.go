@@ -26,19 +26,19 @@ func TestNewcomerErrorMessages(t *testing.T) {
 			name:     "target command does not exist",
 			args:     []string{"check", "--protocol", "2025-11-25", "--stdio", "no-such-mcp-server --flag"},
 			wantCode: ExitError,
-			want:     []string{`"no-such-mcp-server": executable file not found`, "mcpflight: the target could not be started or reached"},
+			want:     []string{`"no-such-mcp-server": executable file not found`, "mcpflight: no-such-mcp-server --flag: no session could be opened"},
 		},
 		{
 			name:     "URL refuses connections",
 			args:     []string{"check", "--protocol", "2025-11-25", "--url", refusedURL(t)},
 			wantCode: ExitError,
-			want:     []string{"connection refused", "mcpflight: the target could not be started or reached"},
+			want:     []string{"connection refused", ": no session could be opened: "},
 		},
 		{
 			name:     "server exits during initialize",
 			args:     []string{"check", "--protocol", "2025-11-25", "--shell", "--stdio", "echo 'fatal: config.toml missing' >&2; exit 3", "--case", "ping/*"},
 			wantCode: ExitError,
-			want:     []string{"handshake failed", "exited with code 3", "fatal: config.toml missing"},
+			want:     []string{"no session could be opened: initialize failed", "exited with code 3", "its stderr ended with: fatal: config.toml missing"},
 		},
 		{
 			name:     "profile names a tool the server lacks",

@@ -48,7 +48,12 @@ type liveOutput struct {
 	perRun  int // cases in one revision's run
 	opts    report.TextOptions
 	closing sync.Once
-	ticking sync.WaitGroup
+	// started is when the status line's clock started; tickDone is
+	// closed when its ticker has stopped, nil while there is none.
+	started  time.Time
+	tickDone chan struct{}
+	// negotiating is set from Negotiating until Began.
+	negotiating bool
 }
 
 // runningCase is one case the status line names.
@@ -82,7 +87,32 @@ func (l *liveOutput) wholeAtEnd() {
 	l.whole = true
 }
 
-// Began implements runner.Watcher: it starts the status line's clock.
+// Negotiating shows, on a terminal, that the run has begun: the status
+// line says the revision is being negotiated and starts its clock, before
+// the target has answered anything (a target slow to start, or one that
+// never answers, would otherwise leave the screen blank).
+func (l *liveOutput) Negotiating() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.negotiating = true
+	l.startClock()
+}
+
+// startClock starts the status line's clock, once; l.mu is held.
+func (l *liveOutput) startClock() {
+	if l.tickDone != nil || !l.terminal {
+		return
+	}
+	if l.started.IsZero() {
+		l.started = time.Now()
+	}
+	l.draw()
+	l.tickDone = make(chan struct{})
+	go l.tick(l.tickDone)
+}
+
+// Began implements runner.Watcher: it starts the status line's clock,
+// unless Negotiating has.
 func (l *liveOutput) Began(header results.Report) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -94,19 +124,19 @@ func (l *liveOutput) Began(header results.Report) {
 		return
 	}
 	l.began = true
+	l.negotiating = false
 	l.perRun = l.total
 	l.header = header
-	if !l.terminal {
-		return
+	if l.started.IsZero() {
+		l.started = header.Started
 	}
-	l.draw()
-	l.ticking.Add(1)
-	go l.tick()
+	l.startClock()
 }
 
-// tick redraws the status line every statusTick until End.
-func (l *liveOutput) tick() {
-	defer l.ticking.Done()
+// tick redraws the status line every statusTick until End, then closes
+// done.
+func (l *liveOutput) tick(done chan struct{}) {
+	defer close(done)
 	t := time.NewTicker(statusTick)
 	defer t.Stop()
 	for {
@@ -208,8 +238,11 @@ func (l *liveOutput) Close() {
 		close(l.stop)
 		l.erase()
 		l.terminal = false
+		done := l.tickDone
 		l.mu.Unlock()
-		l.ticking.Wait()
+		if done != nil {
+			<-done
+		}
 	})
 }
 
@@ -221,6 +254,10 @@ func (l *liveOutput) End(rep *results.Report) error {
 	l.Close()
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if rep.NoSession != nil {
+		// No case ran: the one line is the caller's, on stderr.
+		return nil
+	}
 	if l.stream == nil {
 		_, err := fmt.Fprintln(l.w, report.Summary(rep))
 		return err
@@ -252,7 +289,7 @@ func (l *liveOutput) draw() {
 	if !l.terminal {
 		return
 	}
-	line := l.statusLine(time.Since(l.header.Started))
+	line := l.statusLine(time.Since(l.started))
 	fmt.Fprint(l.w, "\r\x1b[K"+line)
 	l.status = line
 	// The line is ours (case IDs and counts): nothing in it needs
@@ -266,6 +303,9 @@ func (l *liveOutput) statusLine(elapsed time.Duration) string {
 	line := fmt.Sprintf("[%d/%d]", l.done, l.total)
 	clock := fmt.Sprintf("  %ds", int(elapsed.Seconds()))
 	limit := max(l.width-1, 24) - len(clock)
+	if l.negotiating {
+		line += " negotiating the protocol revision with the target"
+	}
 	if n := len(l.running); n > 0 {
 		line += fmt.Sprintf(" %d running", n)
 		names := ""

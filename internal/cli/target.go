@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -39,13 +40,32 @@ func (t *targetFlags) register(fs *flag.FlagSet, withProtocol bool) {
 	}
 }
 
-// check refuses the combinations no command accepts.
+// check refuses the combinations no command accepts, and a --url that
+// names no HTTP endpoint.
 func (t targetFlags) check(usage string) error {
 	switch {
 	case t.url != "" && t.stdio != "":
 		return usagef(usage, "--url and --stdio name two targets; pass one")
 	case t.shell && t.stdio == "":
 		return usagef(usage, "--shell needs --stdio")
+	}
+	return checkURL(t.url, usage)
+}
+
+// checkURL refuses a --url that is not an absolute http or https URL with
+// a host ("127.0.0.1:3001/mcp" lacks its scheme), before anything is
+// started; "" passes.
+func checkURL(raw, usage string) error {
+	if raw == "" {
+		return nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		hint := ""
+		if !strings.Contains(raw, "://") {
+			hint = fmt.Sprintf(" (did you mean http://%s?)", chrono.Sanitize(raw, false))
+		}
+		return usagef(usage, "--url %q is not an http:// or https:// URL with a host%s", chrono.Sanitize(raw, false), hint)
 	}
 	return nil
 }
