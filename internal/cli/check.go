@@ -265,7 +265,7 @@ func (e Env) check(ctx context.Context, args []string) (int, error) {
 		if width <= 0 {
 			width = 80
 		}
-		live = newLiveOutput(e.Stdout, len(selected), report.TextOptions{Verbose: o.verbose, Color: useColor(e.Stdout, e.Getenv)},
+		live = newLiveOutput(e.Stdout, caseAreas(selected), report.TextOptions{Verbose: o.verbose, Color: useColor(e.Stdout, e.Getenv)},
 			isTerminal(e.Stdout), o.quiet, width, e.redact)
 		if mode == negotiate.ModeBoth {
 			// One run per revision: the report, grouped by area across
