@@ -309,3 +309,19 @@ func TestStatusLine(t *testing.T) {
 		t.Errorf("status line %q holds control characters", got)
 	}
 }
+
+// TestCheckUsageNamesEveryVerdict: every verdict the report can print
+// has a line of its own under "Verdicts:" in check -h.
+func TestCheckUsageNamesEveryVerdict(t *testing.T) {
+	t.Parallel()
+	_, section, ok := strings.Cut(checkUsage, "\nVerdicts:\n")
+	if !ok {
+		t.Fatal("check -h has no Verdicts: section")
+	}
+	section, _, _ = strings.Cut(section, "\n\n")
+	for _, v := range verdict.All {
+		if !strings.Contains("\n"+section, fmt.Sprintf("\n  %-8s ", v)) {
+			t.Errorf("check -h's Verdicts: section has no line for %s:\n%s", v, section)
+		}
+	}
+}
