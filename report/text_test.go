@@ -186,8 +186,7 @@ func TestTextFindingsRecap(t *testing.T) {
 	}
 
 	// Under --protocol both each case is named with its revision.
-	fail26 := fail
-	both := textReport(textResult("progress/strictly-increasing", fail), textResult("progress/strictly-increasing", fail26))
+	both := textReport(textResult("progress/strictly-increasing", fail), textResult("progress/strictly-increasing", fail))
 	both.Results[0].Revision, both.Results[1].Revision = spec.V20251125, spec.V20260728
 	both.Revisions = []string{spec.V20251125, spec.V20260728}
 	want = []string{
