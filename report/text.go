@@ -9,9 +9,11 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/results"
@@ -72,18 +74,17 @@ func clipText(s string, n int) string { return chrono.Clip(s, n) }
 // to MaxText.
 func san(s string) string { return chrono.Sanitize(clipText(s, MaxText), false) }
 
-// Text writes a human-readable report: the target, the results grouped by
-// area (one line per case; for fail, warn and error the requirement's
-// sentence, every expected alternative and the actual event), the
-// teardown grade, and a summary line.
+// Text writes a human-readable report: the target; the results grouped
+// by area, each area's heading once (one line per case; for fail, warn
+// and error the requirement's sentence, every expected alternative and
+// the actual event); the skips folded into one line per reason (every
+// skip in its area with Verbose); the teardown grade, the schema check,
+// a recap of the findings (one line each, none on a clean run) and a
+// summary line. The findings come last so that the end of the output,
+// all a user may see of a long report, names every one of them.
 func Text(w io.Writer, r *results.Report, opts TextOptions) error {
 	s := NewTextStream(w, opts)
 	s.Header(r)
-	for _, group := range groupByArea(r.Results) {
-		for _, res := range group.results {
-			s.result(res, revisionNote(r, res))
-		}
-	}
 	return s.End(r)
 }
 
@@ -421,25 +422,57 @@ func seconds(d time.Duration) string {
 	return strconv.FormatFloat(d.Seconds(), 'f', 2, 64) + "s"
 }
 
+// inAreaOrder is results in the text report's order: grouped by area,
+// areas in order of first appearance, each area's results in their
+// order (groupByArea).
+func inAreaOrder(rs []results.Result) []results.Result {
+	out := make([]results.Result, 0, len(rs))
+	for _, g := range groupByArea(rs) {
+		out = append(out, g.results...)
+	}
+	return out
+}
+
 type areaGroup struct {
 	area    string
 	results []results.Result
 }
 
-// groupByArea groups results by area, areas in order of first appearance.
-func groupByArea(results []results.Result) []areaGroup {
+// groupByArea groups results by area, in the order of AreaOrder.
+func groupByArea(rs []results.Result) []areaGroup {
+	areas := make([]string, len(rs))
+	for i, r := range rs {
+		areas[i] = r.Area
+	}
 	var groups []areaGroup
-	index := map[string]int{}
-	for _, r := range results {
-		i, ok := index[r.Area]
-		if !ok {
-			i = len(groups)
-			index[r.Area] = i
-			groups = append(groups, areaGroup{area: r.Area})
+	for _, i := range AreaOrder(areas) {
+		if len(groups) == 0 || groups[len(groups)-1].area != rs[i].Area {
+			groups = append(groups, areaGroup{area: rs[i].Area})
 		}
-		groups[i].results = append(groups[i].results, r)
+		groups[len(groups)-1].results = append(groups[len(groups)-1].results, rs[i])
 	}
 	return groups
+}
+
+// AreaOrder is the order every report lists results in, given each
+// one's area: the indices of areas grouped by area, areas in order of
+// first appearance, indices in order within each. The catalogue
+// interleaves areas (its cases are appended by the file that defines
+// them), and the reports name each area once.
+func AreaOrder(areas []string) []int {
+	var names []string
+	byArea := map[string][]int{}
+	for i, a := range areas {
+		if _, seen := byArea[a]; !seen {
+			names = append(names, a)
+		}
+		byArea[a] = append(byArea[a], i)
+	}
+	order := make([]int, 0, len(areas))
+	for _, a := range names {
+		order = append(order, byArea[a]...)
+	}
+	return order
 }
 
 // plural is "1 case", "2 cases".
@@ -448,4 +481,159 @@ func plural(n int, noun string) string {
 		return "1 " + noun
 	}
 	return strconv.Itoa(n) + " " + noun + "s"
+}
+
+// folds reports whether the text report folds res into a line of its
+// skips section instead of writing it in its area: every skip, unless
+// the report is verbose, which lists each skip in its area.
+func folds(res results.Result, verbose bool) bool {
+	return !verbose && res.Outcome.Verdict == verdict.Skip
+}
+
+// caseName is how a recap or a folded line names a result: its ID, and
+// in a report of several revisions the revision it ran under.
+func caseName(r *results.Report, res results.Result) string {
+	if multiRevision(r) {
+		return san(res.ID) + " (" + san(revisionOf(r, res)) + ")"
+	}
+	return san(res.ID)
+}
+
+// summaryFold is the results of one verdict and one summary.
+type summaryFold struct {
+	summary string
+	names   []string // caseName of each, in the report's order
+}
+
+// foldBySummary groups the results of rs whose verdict is v by their
+// summary, sanitised, largest group first (ties in order of first
+// appearance in rs). The skips a case could not exercise (Unexercised)
+// are never grouped: each has a reason of its own, about its own
+// chronology, so each is a group of one.
+func foldBySummary(r *results.Report, rs []results.Result, v verdict.Verdict) []summaryFold {
+	var folds []summaryFold
+	index := map[string]int{}
+	for _, res := range rs {
+		if res.Outcome.Verdict != v {
+			continue
+		}
+		summary, name := san(res.Outcome.Summary), caseName(r, res)
+		if res.Outcome.Unexercised {
+			folds = append(folds, summaryFold{summary, []string{name}})
+			continue
+		}
+		i, ok := index[summary]
+		if !ok {
+			i = len(folds)
+			index[summary] = i
+			folds = append(folds, summaryFold{summary: summary})
+		}
+		folds[i].names = append(folds[i].names, name)
+	}
+	slices.SortStableFunc(folds, func(a, b summaryFold) int { return len(b.names) - len(a.names) })
+	return folds
+}
+
+// foldedLine is one line for the results of a fold: "ID: summary" for
+// one, "N cases: summary" for several.
+func (t textWriter) foldedLine(v verdict.Verdict, f summaryFold) {
+	who := f.names[0]
+	if len(f.names) > 1 {
+		who = plural(len(f.names), "case")
+	}
+	text := who + ": " + f.summary
+	if f.summary == "" {
+		text = who
+	}
+	if v == verdict.Skip {
+		text = t.paint(ansiDim, text)
+	}
+	t.linef("  %s %s", t.badge(v), text)
+}
+
+// skips writes the skips section of a report that folds them: one line
+// per reason, so that a run that skips most of the catalogue for want of
+// a profile says so once, not once per case. Nothing when no case
+// skipped.
+func (t textWriter) skips(r *results.Report, rs []results.Result) {
+	folds := foldBySummary(r, rs, verdict.Skip)
+	if len(folds) == 0 {
+		return
+	}
+	t.linef("")
+	t.linef("%s", t.bold("skipped (-v names each case)"))
+	for _, f := range folds {
+		t.foldedLine(verdict.Skip, f)
+	}
+}
+
+// findings writes the recap of the run's findings, the report's last
+// section before the summary line, so that the end of the output names
+// every one: a line per failed and per warned case (its verdict, ID,
+// requirement and the seq of the first wrong event, their columns
+// aligned), the errors folded by summary (an error says nothing of
+// conformance, and a run cut short by --timeout has one per case not
+// run, all alike), then the teardown's and the schema check's. Nothing
+// on a run without a finding.
+func (t textWriter) findings(r *results.Report, rs []results.Result) {
+	type finding struct {
+		v           verdict.Verdict
+		who         string
+		requirement string
+		seq         uint64
+	}
+	var found []finding
+	for _, v := range []verdict.Verdict{verdict.Fail, verdict.Warn} {
+		for _, res := range rs {
+			if res.Outcome.Verdict == v {
+				found = append(found, finding{v, caseName(r, res), san(res.Outcome.Requirement), res.Outcome.ActualSeq})
+			}
+		}
+	}
+	errored := foldBySummary(r, rs, verdict.Error)
+	var teardown []finding
+	if g := r.Teardown; g.Verdict == verdict.Fail || g.Verdict == verdict.Warn || g.Verdict == verdict.Error {
+		teardown = append(teardown, finding{g.Verdict, "teardown", san(g.Requirement), 0})
+	}
+	schema := schemaVerdict(r.Schema)
+	if len(found) == 0 && len(errored) == 0 && len(teardown) == 0 && schema == verdict.Pass {
+		return
+	}
+	t.linef("")
+	t.linef("%s", t.bold("findings"))
+	whoWidth, reqWidth := 0, 0
+	for _, f := range slices.Concat(found, teardown) {
+		whoWidth = max(whoWidth, utf8.RuneCountInString(f.who))
+		reqWidth = max(reqWidth, len(f.requirement))
+	}
+	write := func(f finding) {
+		line := fmt.Sprintf("  %s %s", t.badge(f.v), padRight(f.who, whoWidth))
+		if reqWidth > 0 {
+			line += "  " + padRight(f.requirement, reqWidth)
+		}
+		if f.seq != 0 {
+			line += fmt.Sprintf("  seq %d", f.seq)
+		}
+		t.linef("%s", strings.TrimRight(line, " "))
+	}
+	for _, f := range found {
+		write(f)
+	}
+	for _, f := range errored {
+		t.foldedLine(verdict.Error, f)
+	}
+	for _, f := range teardown {
+		write(f)
+	}
+	for _, f := range r.Schema.Findings {
+		t.linef("  %s %s  %s  first in %s seq %d", t.badge(verdict.Fail), san(f.ID()), san(f.Requirement), san(f.FirstCase), f.Seq)
+	}
+	if schema == verdict.Error {
+		t.linef("  %s schema: the schema could not be loaded", t.badge(verdict.Error))
+	}
+}
+
+// padRight pads s with spaces to width columns.
+func padRight(s string, width int) string {
+	return s + strings.Repeat(" ", max(0, width-utf8.RuneCountInString(s)))
 }

@@ -38,14 +38,31 @@ continues. A case that what the server declared in an earlier case's
 session skips (it needs the control extension, a capability, or a server
 without tasks) is decided on that declaration without a session of its
 own; its chronology names the case (--isolate gives every case its own
-session and decides each on it). The text report is printed as the run goes: each
-case's lines in catalogue order (not finishing order), as soon as that
-case and every case before it have finished, so the output is the same
-whatever --jobs. On a terminal a status line at the bottom shows the
-cases done, those running and the time elapsed; it is erased before
-anything else is printed and at the end. When stdout is not a terminal
-there is no status line. -q prints only the summary line; with --json -
-only the JSON is printed.
+session and decides each on it).
+
+The text report is printed as the run goes, grouped by area (each area's
+heading once, areas in catalogue order): a case's lines as soon as that
+case and every case before it in the report have finished (not in
+finishing order), so the output is the same whatever --jobs. Skips are
+folded into one line per reason after the areas ("SKIP  39 cases: profile
+names no slow tool; pass --profile"; -v lists each in its area); then come
+the teardown grade, the schema check, and, when the run found anything,
+a recap with one line per finding (verdict, case, requirement and the seq
+of the first wrong event) just before the summary line, so that the last
+screen names every finding. On a terminal a status line at the bottom
+shows the cases done, those running and the time elapsed; it is erased
+before anything else is printed and at the end. When stdout is not a
+terminal there is no status line. -q prints only the summary line; with
+--json - only the JSON is printed.
+
+Verdicts:
+  pass     the case found what it expected
+  fail     the target broke a MUST (or a definition the protocol rests on)
+  warn     the target broke a SHOULD; --strict counts it as a fail
+  info     the spec leaves the behaviour open (a MAY); says which branch
+  skip     the case did not run or could not exercise its rule; says why
+  blocked  not judged: a helper step failed; the case named judges that step
+  error    the harness or the target broke; says nothing of conformance
 
 Flags:
 ` + targetUsage + serveFlagsUsage + `  --transport NAME     stdio (default) or http, for the built-in server
@@ -70,7 +87,8 @@ Flags:
                        but now passing) exit 1
   --write-baseline FILE
                        write this run's fails and warns as a baseline
-  -v                   print every case's chronology
+  -v                   print every case's chronology, and every skip in its
+                       area instead of one line per reason
   -q                   print only the summary line (and, with --baseline,
                        the comparison)
   --jobs N             run N cases at once; 1 runs them one after another,
@@ -267,7 +285,7 @@ func (e Env) check(ctx context.Context, args []string) (int, error) {
 		if width <= 0 {
 			width = 80
 		}
-		live = newLiveOutput(e.Stdout, len(selected), report.TextOptions{Verbose: o.verbose, Color: useColor(e.Stdout, e.Getenv)},
+		live = newLiveOutput(e.Stdout, caseAreas(selected), report.TextOptions{Verbose: o.verbose, Color: useColor(e.Stdout, e.Getenv)},
 			isTerminal(e.Stdout), o.quiet, width, e.redact)
 		if mode == negotiate.ModeBoth {
 			// One run per revision: the report, grouped by area across

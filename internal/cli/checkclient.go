@@ -170,7 +170,7 @@ func (e Env) checkClient(ctx context.Context, args []string) (int, error) {
 	// whole (or, with -q, its summary; with --json -, only the JSON).
 	var live *liveOutput
 	if o.jsonFile != "-" {
-		live = newLiveOutput(e.Stdout, len(selected), report.TextOptions{Verbose: o.verbose, Color: useColor(e.Stdout, e.Getenv)},
+		live = newLiveOutput(e.Stdout, caseAreas(selected), report.TextOptions{Verbose: o.verbose, Color: useColor(e.Stdout, e.Getenv)},
 			false, o.quiet, 80, e.redact)
 		live.wholeAtEnd()
 	}

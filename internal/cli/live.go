@@ -15,13 +15,18 @@ import (
 
 // liveOutput is check's console output while the run goes on, a
 // runner.Watcher. It prints the text report as the run produces it: the
-// header once the server is known, then each case's lines in catalogue
-// order as soon as the case and every case before it have finished, and,
-// given the final report, the teardown grade and the summary; what it
-// prints in all is report.Text's report. On a terminal it also keeps one
-// status line at the bottom ("[37/84] 3 running: cancel/duplicate, … 12s"),
-// erased before anything else is printed and at the end, so that no trail
-// of lines is left. Quiet prints the summary line alone.
+// header once the server is known, then the results in the text report's
+// order (grouped by area, areas in the order the catalogue first names
+// them, catalogue order within each), each as soon as it and every result
+// before it in that order have finished, so that an area's heading is
+// printed once whatever order the catalogue interleaves areas in; and,
+// given the final report, the rest (the skips folded by reason, the
+// teardown grade, the schema check, the findings' recap, the summary).
+// What it prints in all is report.Text's report. On a terminal it also
+// keeps one status line at the bottom ("[37/84] 3 running:
+// cancel/duplicate, … 12s"), erased before anything else is printed and
+// at the end, so that no trail of lines is left. Quiet prints the summary
+// line alone.
 type liveOutput struct {
 	mu       sync.Mutex
 	w        io.Writer
@@ -32,8 +37,12 @@ type liveOutput struct {
 	// to one column less, so that it never wraps.
 	width int
 
-	header  results.Report
-	printed int                    // results printed, a prefix of the catalogue
+	header results.Report
+	// order is the cases' indices in the text report's order
+	// (report.AreaOrder); printed counts the results printed, a prefix
+	// of order.
+	order   []int
+	printed int
 	held    map[int]results.Result // finished, waiting for earlier cases
 	total   int                    // cases in the run
 	done    int                    // cases finished
@@ -65,11 +74,12 @@ type runningCase struct {
 // statusTick is how often the status line's elapsed time is redrawn.
 const statusTick = time.Second
 
-// newLiveOutput returns check's console output on w for a run of total
-// cases: the text report (with opts), a status line when terminal, or
-// only the summary when quiet.
-func newLiveOutput(w io.Writer, total int, opts report.TextOptions, terminal, quiet bool, width int, redact *chrono.Redactor) *liveOutput {
-	l := &liveOutput{w: w, terminal: terminal && !quiet, redact: redact, total: total, width: width,
+// newLiveOutput returns check's console output on w for a run of the
+// cases whose areas are areas (caseAreas), in the run's order: the text
+// report (with opts), a status line when terminal, or only the summary
+// when quiet.
+func newLiveOutput(w io.Writer, areas []string, opts report.TextOptions, terminal, quiet bool, width int, redact *chrono.Redactor) *liveOutput {
+	l := &liveOutput{w: w, terminal: terminal && !quiet, redact: redact, total: len(areas), order: report.AreaOrder(areas), width: width,
 		held: map[int]results.Result{}, stop: make(chan struct{})}
 	if !quiet {
 		l.stream = report.NewTextStream(w, opts)
@@ -180,9 +190,13 @@ func (l *liveOutput) Finished(i int, res results.Result) {
 
 // printReady prints the results now due: once the header can be printed
 // (the first case in catalogue order that had a handshake, or every case,
-// has finished), every finished case whose predecessors are printed.
+// has finished), every finished case whose predecessors in the text
+// report's order are printed.
 func (l *liveOutput) printReady() {
-	if _, due := l.held[l.printed]; !due {
+	if l.printed == len(l.order) {
+		return
+	}
+	if _, due := l.held[l.order[l.printed]]; !due {
 		return
 	}
 	if l.printed == 0 {
@@ -202,13 +216,13 @@ func (l *liveOutput) printReady() {
 		l.stream.Header(&l.header)
 	}
 	l.erase()
-	for {
-		res, ok := l.held[l.printed]
+	for ; l.printed < len(l.order); l.printed++ {
+		i := l.order[l.printed]
+		res, ok := l.held[i]
 		if !ok {
 			break
 		}
-		delete(l.held, l.printed)
-		l.printed++
+		delete(l.held, i)
 		l.stream.Result(res)
 	}
 	_ = l.stream.Flush()
@@ -248,8 +262,12 @@ func (l *liveOutput) Close() {
 
 // End prints the rest of the final report rep (already redacted): the
 // header and results not printed yet (an interrupted run's, or all of
-// them when no case had a handshake), the teardown grade and the summary
-// line; quiet, only the summary line. It erases the status line first.
+// them when no case had a handshake), and what report.TextStream's End
+// writes after them; quiet, only the summary line. It erases the status
+// line first. The results printed are a prefix of rep's in the text
+// report's order, even when rep leaves out the cases that never started:
+// every area before the last printed is complete, and the last one's
+// first case has finished, so rep's order of those areas is AreaOrder's.
 func (l *liveOutput) End(rep *results.Report) error {
 	l.Close()
 	l.mu.Lock()
@@ -268,10 +286,16 @@ func (l *liveOutput) End(rep *results.Report) error {
 	if l.printed == 0 {
 		l.stream.Header(rep)
 	}
-	for _, res := range rep.Results[min(l.printed, len(rep.Results)):] {
-		l.stream.Result(res)
-	}
 	return l.stream.End(rep)
+}
+
+// caseAreas is the area of each case, in the run's order.
+func caseAreas[C interface{ Area() string }](cases []C) []string {
+	areas := make([]string, len(cases))
+	for i, c := range cases {
+		areas[i] = c.Area()
+	}
+	return areas
 }
 
 // erase removes the status line, if one is drawn.

@@ -71,14 +71,15 @@ func screen(t *testing.T, out string) (lines []string, widest int) {
 
 // liveRun is a run as a Watcher sees it: its header, and its results in
 // catalogue order (the first has no handshake, the second names the
-// server), over two areas.
+// server), over two areas that alternate, as the catalogue's areas
+// interleave.
 func liveRun(verdicts ...verdict.Verdict) (results.Report, []results.Result) {
 	server := &results.Implementation{Name: "srv", Version: "1"}
 	header := results.Report{Target: "t", Transport: runner.TransportStdio, Version: spec.V20251125, Profile: "reference", Started: time.Now()}
 	var rs []results.Result
 	for i, v := range verdicts {
 		area := "alpha"
-		if i >= 3 {
+		if i%2 == 1 {
 			area = "beta"
 		}
 		r := results.Result{ID: fmt.Sprintf("%s/case-%d", area, i), Title: "title", Area: area, Transport: runner.TransportStdio,
@@ -93,6 +94,16 @@ func liveRun(verdicts ...verdict.Verdict) (results.Report, []results.Result) {
 		rs = append(rs, r)
 	}
 	return header, rs
+}
+
+// areasOf is the area of each result, as caseAreas gives them of the
+// cases.
+func areasOf(rs []results.Result) []string {
+	areas := make([]string, len(rs))
+	for i, r := range rs {
+		areas[i] = r.Area
+	}
+	return areas
 }
 
 // finalReport is the report Run would return for these results.
@@ -153,7 +164,7 @@ func TestLiveOutputIsTheTextReport(t *testing.T) {
 				}
 				var out bytes.Buffer
 				const width = 40
-				l := newLiveOutput(&out, len(rs), report.TextOptions{}, terminal, false, width, chrono.NewRedactor())
+				l := newLiveOutput(&out, areasOf(rs), report.TextOptions{}, terminal, false, width, chrono.NewRedactor())
 				feed(l, header, rs, tt.order)
 				rep := finalReport(header, rs[:tt.ran])
 				if err := l.End(rep); err != nil {
@@ -166,6 +177,14 @@ func TestLiveOutputIsTheTextReport(t *testing.T) {
 				if !terminal {
 					if diff := cmp.Diff(want.String(), out.String()); diff != "" {
 						t.Errorf("live output (-Text +live):\n%s", diff)
+					}
+					if tt.ran >= 4 {
+						// Both areas have a case that is not a skip.
+						for _, area := range []string{"alpha", "beta"} {
+							if n := strings.Count("\n"+out.String(), "\n"+area+"\n"); n != 1 {
+								t.Errorf("the heading %q is printed %d times, want once:\n%s", area, n, out.String())
+							}
+						}
 					}
 					return
 				}
@@ -194,13 +213,58 @@ func maxLineWidth(s string) int {
 	return widest
 }
 
+// TestLiveOutputPrintsAnAreaInItsTurn: results are printed grouped by
+// area, areas in the order the catalogue first names them, each as soon
+// as it and every result before it in that order have finished: a
+// finished case of the second area waits for the first area to end, and
+// is printed then, before the run ends.
+func TestLiveOutputPrintsAnAreaInItsTurn(t *testing.T) {
+	t.Parallel()
+	// alpha/case-0, beta/case-1, alpha/case-2, beta/case-3; the first
+	// has no handshake, so the header waits for the second too.
+	header, rs := liveRun(verdict.Pass, verdict.Pass, verdict.Pass, verdict.Pass)
+	var out bytes.Buffer
+	l := newLiveOutput(&out, areasOf(rs), report.TextOptions{}, false, false, 80, chrono.NewRedactor())
+	l.Began(header)
+	for i, r := range rs {
+		l.Started(i, probe.Case{ID: r.ID})
+	}
+	line := func(i int) string { return "  PASS  " + rs[i].ID + "  title  [stdio]" }
+	steps := []struct {
+		finished int
+		printed  []string // the lines printed so far, past the header
+	}{
+		{1, nil},
+		{0, []string{"", "alpha", line(0)}},
+		{3, []string{"", "alpha", line(0)}},
+		{2, []string{"", "alpha", line(0), line(2), "", "beta", line(1), line(3)}},
+	}
+	for _, step := range steps {
+		l.Finished(step.finished, rs[step.finished])
+		var printed []string
+		if out.Len() > 0 {
+			lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+			if len(lines) < 2 || !strings.HasPrefix(lines[1], "server: srv 1") {
+				t.Fatalf("after case %d finished: no header naming the server:\n%s", step.finished, out.String())
+			}
+			printed = lines[2:]
+		}
+		if diff := cmp.Diff(step.printed, printed); diff != "" {
+			t.Errorf("after case %d finished (-want +printed):\n%s", step.finished, diff)
+		}
+	}
+	if err := l.End(finalReport(header, rs)); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestLiveOutputQuiet: -q prints the summary line alone, and no status
 // line even on a terminal.
 func TestLiveOutputQuiet(t *testing.T) {
 	t.Parallel()
 	header, rs := liveRun(verdict.Pass, verdict.Fail)
 	var out bytes.Buffer
-	l := newLiveOutput(&out, len(rs), report.TextOptions{}, true, true, 80, chrono.NewRedactor())
+	l := newLiveOutput(&out, areasOf(rs), report.TextOptions{}, true, true, 80, chrono.NewRedactor())
 	feed(l, header, rs, []int{1, 0})
 	rep := finalReport(header, rs)
 	if err := l.End(rep); err != nil {
@@ -243,5 +307,21 @@ func TestStatusLine(t *testing.T) {
 	l.width = 200
 	if got := l.statusLine(0); strings.ContainsAny(got, "\x1b\x07") {
 		t.Errorf("status line %q holds control characters", got)
+	}
+}
+
+// TestCheckUsageNamesEveryVerdict: every verdict the report can print
+// has a line of its own under "Verdicts:" in check -h.
+func TestCheckUsageNamesEveryVerdict(t *testing.T) {
+	t.Parallel()
+	_, section, ok := strings.Cut(checkUsage, "\nVerdicts:\n")
+	if !ok {
+		t.Fatal("check -h has no Verdicts: section")
+	}
+	section, _, _ = strings.Cut(section, "\n\n")
+	for _, v := range verdict.All {
+		if !strings.Contains("\n"+section, fmt.Sprintf("\n  %-8s ", v)) {
+			t.Errorf("check -h's Verdicts: section has no line for %s:\n%s", v, section)
+		}
 	}
 }
