@@ -36,7 +36,7 @@ func schemaHeadline(s results.SchemaReport) string {
 		line = fmt.Sprintf("%s checked against the %s schema: no violation", plural(s.Checked, "inbound message"), san(s.Revision))
 	}
 	if s.Unchecked > 0 {
-		line += fmt.Sprintf(" (%d not checkable: cut short, or not JSON)", s.Unchecked)
+		line += fmt.Sprintf(" (%d not checkable: cut short by a bound of the chronology)", s.Unchecked)
 	}
 	return line
 }
