@@ -77,7 +77,7 @@ Flags:
   --strict             count warns (broken SHOULDs) as fails
   --json FILE          also write the report as JSON to FILE ("-": stdout,
                        instead of the text report)
-  --jsonl-dir DIR      write each case's chronology to DIR/<case-id>.jsonl
+  --jsonl-dir DIR      write each case's chronology to DIR/<case-id>@<revision>.jsonl
                        (render one with "mcpflight show FILE.jsonl")
   --junit FILE         also write the report as JUnit XML to FILE
   --html FILE          also write the report as one self-contained HTML page
@@ -440,20 +440,40 @@ func areaGlobs(all []probe.Case, globs []string) []string {
 	return out
 }
 
-// JSONLName is the file name of a case's chronology in --jsonl-dir.
-func JSONLName(caseID string) string {
-	return strings.ReplaceAll(caseID, "/", "_") + ".jsonl"
+// JSONLName is the file name of a case's chronology in --jsonl-dir,
+// under the revision it ran under: "cancel_mid-work-no-response@2025-11-25.jsonl".
+// The revision is in every name, so that a run of both revisions keeps
+// both chronologies of a case, and a file says what it was run under.
+func JSONLName(caseID, revision string) string {
+	name := strings.ReplaceAll(caseID, "/", "_")
+	if revision != "" {
+		name += "@" + revision
+	}
+	return name + ".jsonl"
 }
 
+// writeJSONL writes every case's chronology to dir, one file per case and
+// revision. Two results of one run with the same name would overwrite
+// one's evidence with the other's: that is a harness bug, and an error.
 func (e Env) writeJSONL(dir string, rep *results.Report) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("--jsonl-dir: %w", err)
 	}
+	written := map[string]bool{}
 	for _, res := range rep.Results {
+		rev := res.Revision
+		if rev == "" {
+			rev = rep.Version
+		}
+		name := JSONLName(res.ID, rev)
+		if written[name] {
+			return fmt.Errorf("--jsonl-dir: two chronologies of the run are named %s", name)
+		}
+		written[name] = true
 		// A case skipped before it had a connection has an empty
 		// chronology, and an empty file.
 		log := res.Log
-		err := e.writeFile(filepath.Join(dir, JSONLName(res.ID)), func(w io.Writer) error {
+		err := e.writeFile(filepath.Join(dir, name), func(w io.Writer) error {
 			if log == nil {
 				return nil
 			}

@@ -329,7 +329,7 @@ func TestCheckBuiltin(t *testing.T) {
 		if res.Verdict == "fail" || res.Verdict == "error" || res.Verdict == "warn" {
 			t.Errorf("%s: %s against the reference server", res.ID, res.Verdict)
 		}
-		path := filepath.Join(jsonlDir, JSONLName(res.ID))
+		path := filepath.Join(jsonlDir, JSONLName(res.ID, "2025-11-25"))
 		chron, err := os.ReadFile(path)
 		if err != nil {
 			t.Errorf("chronology of %s: %v", res.ID, err)
@@ -339,6 +339,52 @@ func TestCheckBuiltin(t *testing.T) {
 			t.Errorf("%s holds no frame", path)
 		}
 	}
+}
+
+// TestJSONLBothRevisions: a --protocol both run keeps every chronology,
+// each under its revision's name: one non-empty file per case and
+// revision that ran, none overwritten by the other revision's.
+func TestJSONLBothRevisions(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	jsonFile, jsonlDir := filepath.Join(dir, "r.json"), filepath.Join(dir, "chronologies")
+	r := runCLI(t, "", "check", "--protocol", "both", "--json", jsonFile, "--jsonl-dir", jsonlDir, "-q")
+	if r.code != ExitConformant {
+		t.Fatalf("exit code %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	data, err := os.ReadFile(jsonFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Results []struct {
+			ID       string `json:"id"`
+			Revision string `json:"revision"`
+			Verdict  string `json:"verdict"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	ran := map[string]int{}
+	for _, res := range doc.Results {
+		if res.Verdict == "skip" {
+			continue
+		}
+		ran[res.Revision]++
+		chron, err := os.ReadFile(filepath.Join(jsonlDir, JSONLName(res.ID, res.Revision)))
+		if err != nil || len(chron) == 0 {
+			t.Errorf("%s under %s ran, and its chronology is missing or empty (%v)", res.ID, res.Revision, err)
+		}
+	}
+	if ran["2025-11-25"] == 0 || ran["2026-07-28"] == 0 {
+		t.Fatalf("cases that ran by revision: %v; want both", ran)
+	}
+	files, _ := filepath.Glob(filepath.Join(jsonlDir, "*.jsonl"))
+	if len(files) != len(doc.Results) {
+		t.Errorf("%d files for %d results", len(files), len(doc.Results))
+	}
+	t.Logf("%d chronologies for %d results (ran: %v)", len(files), len(doc.Results), ran)
 }
 
 // TestCheckFaults runs a few cases against the built-in server with a
@@ -575,7 +621,7 @@ func TestUseColor(t *testing.T) {
 
 func TestJSONLName(t *testing.T) {
 	t.Parallel()
-	if got := JSONLName("cancel/mid-work-no-response"); got != "cancel_mid-work-no-response.jsonl" {
+	if got := JSONLName("cancel/mid-work-no-response", "2026-07-28"); got != "cancel_mid-work-no-response@2026-07-28.jsonl" {
 		t.Errorf("JSONLName = %q", got)
 	}
 }

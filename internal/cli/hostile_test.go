@@ -117,8 +117,8 @@ func TestHostileServerEveryFormat(t *testing.T) {
 	}
 	// The hostile text did arrive: escaped, not dropped.
 	for name, wants := range map[string][]string{
-		"stdout":                       {`csi\u001b[2J`, `c1\u009b31m`, `bidi\u202eevil`},
-		"show ping_empty-result.jsonl": {`c1\u009b31m bidi\u202eevil`},
+		"stdout": {`csi\u001b[2J`, `c1\u009b31m`, `bidi\u202eevil`},
+		"show ping_empty-result@2025-11-25.jsonl": {`c1\u009b31m bidi\u202eevil`},
 	} {
 		for _, want := range wants {
 			if !strings.Contains(string(outputs[name]), want) {
