@@ -70,6 +70,10 @@ func init() {
 		"double-cleanup cancel/duplicate":                 "the fault is in the server's cleanup counters (a resource released twice), which only the control extension reads: the wire sees the cancel honoured",
 		"log-crosses-streams progress/interleaved-tokens": "the step logs name their operation by the reference server's key, which a case sets only through the control extension: a log message that names no request cannot be tied to a stream on the wire",
 	}
+	// Only the observer shows what became of a call whose stream can be
+	// neither kept nor resumed.
+	noKill["wire http/"+string(refserver.FaultUnresumableCancelOnDisconnect)+" http/disconnect-is-not-cancel"] = "the dropped stream carried no event ID, so nothing can be resumed, and without an observer nothing on the wire shows whether the handler ran on or was cancelled"
+	noKill["observer http/"+string(refserver.FaultUnresumableCancelOnDisconnect)+" http/disconnect-is-not-cancel"] = "the case ends \"not resumable\" as soon as the dropped stream shows no event ID, before it reads the observer"
 	for _, m := range evidenceModes {
 		for key, why := range wireOnly {
 			fault, id, _ := strings.Cut(key, " ")
