@@ -309,12 +309,17 @@ func disconnectIsNotCancel(ctx context.Context, e *probe.Env) verdict.Outcome {
 		}
 		before = &b
 	}
-	op, _, last, o := e.DropAfterStep(ctx, h, "a")
+	op, _, last, o := e.DropStreamAfterStep(ctx, h, "a")
 	if o != nil {
 		return *o
 	}
 	if e.Control == nil {
 		return disconnectOnWire(ctx, e, h, op, last, before)
+	}
+	if last == "" {
+		// DropStreamAfterStep has judged the drop by the server's own
+		// account of the operation; there is nothing to resume.
+		return verdict.Infof("%s", probe.NotResumable)
 	}
 	// The call is held at its step-1 gate, and DropAfterStep has judged
 	// the state the server left it in once it dealt with the drop.

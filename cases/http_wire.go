@@ -21,11 +21,13 @@ import (
 const wireNote = "wire evidence only (no io.mcpflight/control)"
 
 // disconnectOnWire judges http/disconnect-is-not-cancel on a target
-// without the control extension: the resumed stream must carry the rest
-// of the call. With an observer (before: its counts read before the call) the handler's
-// end decides HTTP-25 first: counted cancelled after the drop, the server
-// took the disconnection for a cancel; then the resumed stream is judged
-// as on the wire alone.
+// without the control extension. With an observer (before: its counts
+// read before the call) the handler's end decides HTTP-25 first, whether
+// or not the stream can be resumed: counted cancelled after the drop, the
+// server took the disconnection for a cancel. Then the resumed stream
+// must carry the rest of the call, as on the wire alone; a stream that
+// carried no event ID (last "") cannot be resumed, which is no breach,
+// and without an observer leaves nothing to judge.
 func disconnectOnWire(ctx context.Context, e *probe.Env, h *transport.HTTP, op *probe.Op, last string, before *profile.Observation) verdict.Outcome {
 	dropped := h.StreamOf(op.Call.ID)
 	var seen string
@@ -39,11 +41,17 @@ func disconnectOnWire(ctx context.Context, e *probe.Env, h *transport.HTTP, op *
 			return verdict.Errorf("the observer never saw the call start (%s): its profile entry names the wrong tool or counts other handlers", end.Seen)
 		case end.Cancelled >= 1:
 			return e.Breaks("HTTP-25", []string{"the call goes on after its stream dropped (a disconnection is not a cancellation): the observer counts its handler completed"},
-				"the handler was cancelled after the client dropped its stream ("+end.Seen+")", 0)
+				"the handler was cancelled after the client dropped its stream ("+end.Seen+")", end.Seq)
 		case end.Completed < 1:
 			return verdict.Infof("the handler was neither completed nor cancelled after the time its remaining steps need (%s): it was not cancelled by the drop so far, or it is slower than its progress showed", end.Seen)
 		}
 		seen = "; the observer counts its handler completed (" + end.Seen + ")"
+		if last == "" {
+			return verdict.Passf("the call went on after its stream dropped%s; %s", seen, probe.NotResumable)
+		}
+	}
+	if last == "" {
+		return verdict.Infof("%s, and %s", probe.NotResumable, probe.NoObserverSkip("whether the work went on after the drop"))
 	}
 	r, err := e.ResumeOnWire(ctx, h, op, dropped, last, e.RestWindow(e.Pace(op)))
 	if err != nil {
@@ -158,7 +166,7 @@ func replayOnWire(ctx context.Context, e *probe.Env, h *transport.HTTP) verdict.
 	}
 	last := h.LastEventID(dropped) // once its reader stopped (Env.DropAfterStep)
 	if last == "" {
-		return verdict.Infof("the server's stream carried no event ID: it is not resumable (HTTP-27, HTTP-39 are MAY)")
+		return verdict.Infof("%s", probe.NotResumable)
 	}
 	if _, err := e.AwaitHelper(ctx, b); err != nil {
 		return verdict.Errorf("call b: %v", err)

@@ -74,6 +74,10 @@ var killerTable = []killer{
 	{refserver.FaultListLeaksOtherSessions, spec.V20251125, refserver.OnAny, []string{"tasks/list-isolation"}, nil},
 	{refserver.FaultPollIntervalIgnored, spec.V20251125, refserver.OnAny, []string{"tasks/poll-interval"}, nil},
 	{refserver.FaultCancelOnDisconnect, spec.V20251125, refserver.OnHTTP, []string{"http/disconnect-is-not-cancel"}, nil},
+	// A stream without event IDs cannot be resumed, so the drop's
+	// outcome is judged by the server's own account: the control
+	// extension's operation state, or the observer without it.
+	{refserver.FaultUnresumableCancelOnDisconnect, spec.V20251125, refserver.OnHTTP, []string{"http/disconnect-is-not-cancel", "http/priming-event"}, nil},
 	{refserver.FaultReplayCrossesStreams, spec.V20251125, refserver.OnHTTP, []string{"http/replay-only-disconnected-stream"}, nil},
 	{refserver.FaultLoseEventsOnResume, spec.V20251125, refserver.OnHTTP, []string{"http/resume-after-completion"}, nil},
 	{refserver.FaultDuplicateEventIDs, spec.V20251125, refserver.OnHTTP, []string{"http/event-ids-unique"}, nil},

@@ -1,6 +1,7 @@
 package cases_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -70,6 +71,9 @@ func init() {
 		"double-cleanup cancel/duplicate":                 "the fault is in the server's cleanup counters (a resource released twice), which only the control extension reads: the wire sees the cancel honoured",
 		"log-crosses-streams progress/interleaved-tokens": "the step logs name their operation by the reference server's key, which a case sets only through the control extension: a log message that names no request cannot be tied to a stream on the wire",
 	}
+	// Only the observer shows what became of a call whose stream can be
+	// neither kept nor resumed.
+	noKill["wire http/"+string(refserver.FaultUnresumableCancelOnDisconnect)+" http/disconnect-is-not-cancel"] = "the dropped stream carried no event ID, so nothing can be resumed, and without an observer nothing on the wire shows whether the handler ran on or was cancelled (the observer mode catches the fault)"
 	for _, m := range evidenceModes {
 		for key, why := range wireOnly {
 			fault, id, _ := strings.Cut(key, " ")
@@ -207,5 +211,58 @@ func TestMutationMatrixWithoutControl(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestObserverVerdictPointsAtItsAnswer: http/disconnect-is-not-cancel,
+// judging a stream that carried no event ID by the observer, points its
+// verdict at the observer's answer that showed the handler cancelled
+// (an answer to a call of the observer tool), so that a reader of the
+// chronology finds the evidence at the seq the verdict names.
+func TestObserverVerdictPointsAtItsAnswer(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("the observer mode runs paced tools in real time")
+	}
+	var sel []probe.Case
+	for _, c := range cases.All() {
+		if c.ID == "http/disconnect-is-not-cancel" {
+			sel = append(sel, c)
+		}
+	}
+	prof := modeProfile(t, evidenceMode{"observer", true})
+	rep, err := runEach(hiddenControlTarget(refserver.FaultSet{refserver.FaultUnresumableCancelOnDisconnect: true}, true),
+		runner.Config{Profile: prof, Cases: sel, Version: spec.V20251125, CloseTimeout: 300 * time.Millisecond, CaseTimeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rep.Results[0]
+	o := r.Outcome
+	if o.Verdict != verdict.Warn || o.Requirement != "HTTP-25" {
+		t.Fatalf("%s %s: %s, want warn HTTP-25", o.Verdict, o.Requirement, chrono.Sanitize(o.Summary, false))
+	}
+	var answerID string
+	for _, ev := range r.Events {
+		if ev.Seq == o.ActualSeq && ev.Dir == chrono.In && ev.Summary != nil && ev.Summary.Kind == "result" {
+			answerID = ev.Summary.ID
+		}
+	}
+	asked := false
+	for _, ev := range r.Events {
+		if ev.Dir != chrono.Out || ev.Summary == nil || ev.Summary.ID != answerID || answerID == "" {
+			continue
+		}
+		m, err := ev.Message()
+		var p struct {
+			Name string `json:"name"`
+		}
+		asked = err == nil && m.Method == "tools/call" && json.Unmarshal(m.Params, &p) == nil && p.Name == prof.Observer.Tool
+	}
+	if !asked {
+		logChronology(t, r)
+		t.Errorf("the verdict points at seq %d, which is no answer to a call of the observer %q (actual: %s)", o.ActualSeq, prof.Observer.Tool, chrono.Sanitize(o.Actual, false))
+	}
+	if want := fmt.Sprintf("its answer at seq %d:", o.ActualSeq); !strings.Contains(o.Actual, want) {
+		t.Errorf("the actual %q does not name the observer's answer (%q)", chrono.Sanitize(o.Actual, false), want)
 	}
 }

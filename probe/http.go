@@ -37,13 +37,31 @@ func StreamOf(h *transport.HTTP, id jsonrpc.ID) (string, *verdict.Outcome) {
 	return name, nil
 }
 
-// DropAfterStep starts a gated slow call with progress, brings it to step
-// 1 and drops its stream. It returns the op, the dropped stream and the
-// last event ID read on it. On a controlled target it then awaits
-// KEY/disconnected, the server's word that it has dealt with the drop,
-// and judges a drop taken for a cancel (HTTP-25): every case that drops a
-// stream relies on the call going on.
+// NotResumable is the info of a case whose dropped stream carried no
+// event ID: without one there is no Last-Event-ID to resume from, and
+// attaching IDs is the server's choice.
+const NotResumable = "the server's stream carried no event ID: it is not resumable (HTTP-27, HTTP-39 are MAY)"
+
+// DropAfterStep is DropStreamAfterStep for a case that goes on to resume
+// the dropped stream: a stream that carried no event ID ends the case
+// with NotResumable.
 func (e *Env) DropAfterStep(ctx context.Context, h *transport.HTTP, key string) (*Op, string, string, *verdict.Outcome) {
+	op, stream, last, o := e.DropStreamAfterStep(ctx, h, key)
+	if o == nil && last == "" {
+		info := verdict.Infof("%s", NotResumable)
+		return nil, "", "", &info
+	}
+	return op, stream, last, o
+}
+
+// DropStreamAfterStep starts a gated slow call with progress, brings it
+// to step 1 and drops its stream. It returns the op, the dropped stream
+// and the last event ID read on it, "" when the stream carried none (the
+// call can still be judged by what the server says of its handler). On a
+// controlled target it then awaits KEY/disconnected, the server's word
+// that it has dealt with the drop, and judges a drop taken for a cancel
+// (HTTP-25): every case that drops a stream relies on the call going on.
+func (e *Env) DropStreamAfterStep(ctx context.Context, h *transport.HTTP, key string) (*Op, string, string, *verdict.Outcome) {
 	op, err := e.StartSlow(ctx, SlowSpec{Key: key, Progress: true, Steps: 3})
 	if err != nil {
 		o := verdict.Errorf("%v", err)
@@ -80,10 +98,6 @@ func (e *Env) DropAfterStep(ctx context.Context, h *transport.HTTP, key string) 
 		case ctx.Err() == nil:
 			e.Log.Harness(chrono.KindDeadline, "case", fmt.Sprintf("the server did not reach %s/disconnected within %v of the drop", key, e.Patience()))
 		}
-	}
-	if last == "" {
-		o := verdict.Infof("the server's stream carried no event ID: it is not resumable (HTTP-27, HTTP-39 are MAY)")
-		return nil, "", "", &o
 	}
 	return op, stream, last, nil
 }

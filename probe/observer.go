@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/mcp"
+	"github.com/mcpflight/mcpflight/peer"
 	"github.com/mcpflight/mcpflight/profile"
 )
 
@@ -35,10 +36,19 @@ func NoObserverSkip(what string) string {
 // error when the profile names none (the runner skips a case that needs
 // one first: Needs.Witness).
 func (e *Env) ReadObserver(ctx context.Context) (profile.Observation, error) {
+	o, _, err := e.readObserver(ctx)
+	return o, err
+}
+
+// readObserver is ReadObserver that also returns the sequence number of
+// the observer's answer, so that a verdict drawn from the counts can
+// point at the frame that carried them.
+func (e *Env) readObserver(ctx context.Context) (profile.Observation, uint64, error) {
 	if !e.HasObserver() {
-		return profile.Observation{}, errors.New("the profile names no observer")
+		return profile.Observation{}, 0, errors.New("the profile names no observer")
 	}
 	obs := e.Profile.Observer
+	id := e.S.NewID()
 	var raw json.RawMessage
 	var err error
 	if obs.Tool != "" {
@@ -46,18 +56,26 @@ func (e *Env) ReadObserver(ctx context.Context) (profile.Observation, error) {
 		if args == nil {
 			args = map[string]any{}
 		}
-		err = e.S.Request(ctx, mcp.MethodToolsCall, map[string]any{"name": obs.Tool, "arguments": args}, &raw)
+		err = e.S.Request(ctx, mcp.MethodToolsCall, map[string]any{"name": obs.Tool, "arguments": args}, &raw, peer.WithID(id))
 	} else {
-		err = e.S.Request(ctx, mcp.MethodResourcesRead, map[string]any{"uri": obs.Resource}, &raw)
+		err = e.S.Request(ctx, mcp.MethodResourcesRead, map[string]any{"uri": obs.Resource}, &raw, peer.WithID(id))
 	}
 	if err != nil {
-		return profile.Observation{}, fmt.Errorf("reading the observer: %w", err)
+		return profile.Observation{}, 0, fmt.Errorf("reading the observer: %w", err)
+	}
+	var seq uint64
+	isAnswer := ResponseTo(id)
+	for _, ev := range e.Log.Events() {
+		if ev.Dir == chrono.In && isAnswer(ev) {
+			seq = ev.Seq
+		}
 	}
 	doc, err := obs.Document(raw)
 	if err != nil {
-		return profile.Observation{}, err
+		return profile.Observation{}, seq, err
 	}
-	return obs.Observe(doc)
+	o, err := obs.Observe(doc)
+	return o, seq, err
 }
 
 // ObservationText renders counts for an Actual line.
@@ -89,9 +107,10 @@ func (e *Env) AwaitHandlerStarted(ctx context.Context, before profile.Observatio
 // completed or cancelled, or until the handler's remaining work has had
 // the time it needs (HandlerRestBound), never more than the case's
 // patience: a handler that only runs on ends inside the bound, and one
-// that stops ends the wait at once. It returns the last counts and how
-// long it waited.
-func (e *Env) AwaitHandlerEnd(ctx context.Context, op *Op, before profile.Observation) (profile.Observation, time.Duration, error) {
+// that stops ends the wait at once. It returns the last counts, the
+// sequence number of the answer that carried them, and how long it
+// waited.
+func (e *Env) AwaitHandlerEnd(ctx context.Context, op *Op, before profile.Observation) (profile.Observation, uint64, time.Duration, error) {
 	start := time.Now()
 	bound := e.HandlerRestBound(op)
 	wctx, cancel, _ := e.WithPatience(ctx)
@@ -99,16 +118,16 @@ func (e *Env) AwaitHandlerEnd(ctx context.Context, op *Op, before profile.Observ
 	wctx, cancelBound := context.WithTimeout(wctx, bound)
 	defer cancelBound()
 	for {
-		now, err := e.ReadObserver(ctx)
+		now, seq, err := e.readObserver(ctx)
 		if err != nil {
-			return now, 0, err
+			return now, seq, 0, err
 		}
 		if now.Completed > before.Completed || now.Cancelled > before.Cancelled {
-			return now, time.Since(start), nil
+			return now, seq, time.Since(start), nil
 		}
 		if !e.pauseBetweenReads(wctx) {
 			e.Log.Harness(chrono.KindDeadline, "case", fmt.Sprintf("the handler's remaining work had %v: the observer still counts it running", bound))
-			return now, time.Since(start), nil
+			return now, seq, time.Since(start), nil
 		}
 	}
 }
@@ -155,9 +174,12 @@ func (e *Env) HandlerRestBound(op *Op) time.Duration {
 
 // HandlerEnd is what the observer showed of one handler between two
 // reads: Started, Completed and Cancelled are the differences of the
-// counts; Seen renders both reads for an Actual line.
+// counts; Seq is the sequence number of the second read's answer, the
+// frame a verdict drawn from them points at; Seen renders both reads for
+// an Actual line.
 type HandlerEnd struct {
 	Started, Completed, Cancelled int
+	Seq                           uint64
 	Seen                          string
 }
 
@@ -165,7 +187,7 @@ type HandlerEnd struct {
 // returns the differences from before; after says what preceded the wait
 // in the Seen text ("after the close").
 func (e *Env) ObserveHandlerEnd(ctx context.Context, op *Op, before profile.Observation, after string) (HandlerEnd, error) {
-	now, waited, err := e.AwaitHandlerEnd(ctx, op, before)
+	now, seq, waited, err := e.AwaitHandlerEnd(ctx, op, before)
 	if err != nil {
 		return HandlerEnd{}, err
 	}
@@ -173,7 +195,8 @@ func (e *Env) ObserveHandlerEnd(ctx context.Context, op *Op, before profile.Obse
 		Started:   now.Started - before.Started,
 		Completed: now.Completed - before.Completed,
 		Cancelled: now.Cancelled - before.Cancelled,
-		Seen: fmt.Sprintf("observer before: %s; %s and %v more: %s", ObservationText(before), after,
-			waited.Round(time.Millisecond), ObservationText(now)),
+		Seq:       seq,
+		Seen: fmt.Sprintf("observer before: %s; %s and %v more, its answer at seq %d: %s", ObservationText(before), after,
+			waited.Round(time.Millisecond), seq, ObservationText(now)),
 	}, nil
 }

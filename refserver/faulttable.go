@@ -71,6 +71,7 @@ var faultTable = []FaultSpec{
 	{FaultListLeaksOtherSessions, spec.V20251125, OnAny, "", []string{"TSK-84"}, "tasks/list also returns other sessions' tasks"},
 	{FaultPollIntervalIgnored, spec.V20251125, OnAny, "", []string{"TSK-43", "TSK-16"}, "task responses advertise pollInterval 0, inviting a busy poll"},
 	{FaultCancelOnDisconnect, spec.V20251125, OnHTTP, "", []string{"HTTP-25"}, "dropping a request's SSE stream cancels the request"},
+	{FaultUnresumableCancelOnDisconnect, spec.V20251125, OnHTTP, "", []string{"HTTP-25", "HTTP-16"}, "a request's SSE stream carries no event IDs (so no priming event) and dropping it cancels the request"},
 	{FaultReplayCrossesStreams, spec.V20251125, OnHTTP, "", []string{"HTTP-44"}, "a resume with Last-Event-ID also replays other streams' events"},
 	{FaultLoseEventsOnResume, spec.V20251125, OnHTTP, "", []string{"HTTP-43", "HTTP-21"}, "a resume with Last-Event-ID skips the events sent while the client was away"},
 	{FaultDuplicateEventIDs, spec.V20251125, OnHTTP, "", []string{"HTTP-40"}, "SSE event IDs count per stream, so they repeat across a session's streams"},

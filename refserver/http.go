@@ -167,6 +167,9 @@ type hstream struct {
 	gen int
 	// attached is true while a connection serves the stream.
 	attached bool
+	// noIDs: the stream's events carry no event ID
+	// (FaultUnresumableCancelOnDisconnect), so it cannot be resumed.
+	noIDs bool
 }
 
 // httpSession is one MCP session over HTTP.
@@ -389,11 +392,15 @@ func truncate(b []byte, n int) []byte {
 }
 
 // appendEvent stores one event with a session-unique ID (HTTP-40) that
-// names its stream (HTTP-41). Caller holds hs.mu.
+// names its stream (HTTP-41), or none on a stream without IDs. Caller
+// holds hs.mu.
 func (hs *httpSession) appendEvent(st *hstream, data []byte) {
 	hs.eventSeq++
 	id := fmt.Sprintf("%d-%d", st.n, hs.eventSeq)
-	if hs.h.has(FaultDuplicateEventIDs) {
+	switch {
+	case st.noIDs:
+		id = ""
+	case hs.h.has(FaultDuplicateEventIDs):
 		hs.perID[st.n]++
 		id = strconv.Itoa(hs.perID[st.n])
 	}
@@ -744,7 +751,10 @@ func (hs *httpSession) openRequest(msg *jsonrpc.Message, prime bool) *hstream {
 	st := &hstream{n: hs.opened, reqKey: msg.ID.Key(), reqText: idText(msg.ID)}
 	hs.streams = append(hs.streams, st)
 	hs.byReq[st.reqKey] = st
-	if prime && !hs.h.has(FaultNoPrimingEvent) {
+	// A stream without event IDs has no priming event either: there is
+	// no ID to prime the client with.
+	st.noIDs = prime && hs.h.has(FaultUnresumableCancelOnDisconnect)
+	if prime && !st.noIDs && !hs.h.has(FaultNoPrimingEvent) {
 		hs.appendEvent(st, nil)
 		st.events[0].retry = hs.h.opts.RetryMillis
 	}
@@ -1029,11 +1039,13 @@ func (hs *httpSession) serveSSE(w http.ResponseWriter, r *http.Request, st *hstr
 	}
 }
 
-// writeEvent writes one event; data lines are split so that a frame with
-// newlines stays one event.
+// writeEvent writes one event, without an id field when it has no ID;
+// data lines are split so that a frame with newlines stays one event.
 func writeEvent(w io.Writer, e hevent) error {
 	var b strings.Builder
-	b.WriteString("id: " + e.id + "\n")
+	if e.id != "" {
+		b.WriteString("id: " + e.id + "\n")
+	}
 	if e.retry > 0 {
 		b.WriteString("retry: " + strconv.Itoa(e.retry) + "\n")
 	}
@@ -1054,10 +1066,11 @@ func (hs *httpSession) detach(st *hstream, gen int) {
 }
 
 // disconnected is a client going away from a request's stream. It is not
-// a cancellation (HTTP-25), unless FaultCancelOnDisconnect.
+// a cancellation (HTTP-25), unless FaultCancelOnDisconnect or, on a
+// stream without event IDs, FaultUnresumableCancelOnDisconnect.
 func (hs *httpSession) disconnected(st *hstream) {
 	hs.mu.Lock()
-	ended, key := st.ended, st.reqKey
+	ended, key, noIDs := st.ended, st.reqKey, st.noIDs
 	hs.mu.Unlock()
 	if ended || key == "" {
 		return
@@ -1078,10 +1091,16 @@ func (hs *httpSession) disconnected(st *hstream) {
 	// of watching a window for a cancellation that must not come.
 	defer hs.ss.mark(c, c.key+"/disconnected", "")
 	hs.ss.logf("http: client disconnected from stream %d; the request goes on", st.n)
-	if !hs.h.has(FaultCancelOnDisconnect) {
+	var fault Fault
+	switch {
+	case hs.h.has(FaultCancelOnDisconnect):
+		fault = FaultCancelOnDisconnect
+	case noIDs: // asked when the stream opened
+		fault = FaultUnresumableCancelOnDisconnect
+	default:
 		return
 	}
-	hs.ss.logf("http: disconnection taken for a cancellation (fault %s)", FaultCancelOnDisconnect)
+	hs.ss.logf("http: disconnection taken for a cancellation (fault %s)", fault)
 	frame, _ := jsonrpc.EncodeNotification(mcp.NotificationCancelled, map[string]any{"requestId": c.id, "reason": "client disconnected"})
 	msg, _ := jsonrpc.Decode(frame)
 	_ = hs.notification(msg, frame)

@@ -1,6 +1,7 @@
 package refserver
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"io"
@@ -175,6 +176,64 @@ func TestHTTPDisconnectDoesNotCancel(t *testing.T) {
 				}
 			} else if !strings.Contains(counters, `"operationsCancelled":1`) || bytes.Contains([]byte(replay), []byte(`"id":7,"result"`)) {
 				t.Errorf("fault: counters %s\nreplay %q", counters, replay)
+			}
+		})
+	}
+}
+
+// TestHTTPUnresumableCancelOnDisconnect: under the fault a call's stream
+// opens with its first progress, an event without an ID (no priming
+// event, nothing to resume from), and dropping the stream cancels the
+// call; without it the stream is primed with an ID and the call runs on
+// to completion after the drop.
+func TestHTTPUnresumableCancelOnDisconnect(t *testing.T) {
+	for _, fault := range []Fault{"", FaultUnresumableCancelOnDisconnect} {
+		t.Run("fault="+string(fault), func(t *testing.T) {
+			f := newHTTPFixture(t, FaultSet{fault: fault != ""})
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second) // safety net
+			defer cancel()
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, f.ts.URL,
+				strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"slow","arguments":{"key":"a","steps":2},"_meta":{"progressToken":"p"}}}`))
+			req.Header.Set("Mcp-Session-Id", f.sid)
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			resp, err := f.ts.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.do(http.MethodPost, `{"jsonrpc":"2.0","id":"r-start","method":"mcpflight/release","params":{"checkpoint":"a/start"}}`, nil)
+			// The first event, up to its blank line.
+			rd := bufio.NewReader(resp.Body)
+			var first strings.Builder
+			for {
+				line, err := rd.ReadString('\n')
+				if err != nil {
+					t.Fatalf("reading the first event: %v (so far %q)", err, first.String())
+				}
+				if line == "\n" {
+					break
+				}
+				first.WriteString(line)
+			}
+			cancel()
+			resp.Body.Close()
+			if fault == "" {
+				if !strings.HasPrefix(first.String(), "id: ") {
+					t.Fatalf("first event %q, want a priming event with an ID", first.String())
+				}
+				for _, cp := range []string{"a/step/1", "a/step/2"} {
+					f.do(http.MethodPost, `{"jsonrpc":"2.0","id":"r-`+cp+`","method":"mcpflight/release","params":{"checkpoint":"`+cp+`"}}`, nil)
+				}
+			} else if strings.Contains(first.String(), "id:") || !strings.Contains(first.String(), "notifications/progress") {
+				t.Fatalf("first event %q, want the first progress without an ID", first.String())
+			}
+			f.do(http.MethodPost, `{"jsonrpc":"2.0","id":"e","method":"mcpflight/await","params":{"checkpoint":"a/end"}}`, nil)
+			_, counters := f.do(http.MethodPost, `{"jsonrpc":"2.0","id":"c","method":"mcpflight/counters"}`, nil)
+			want := `"operationsCompleted":1`
+			if fault != "" {
+				want = `"operationsCancelled":1`
+			}
+			if !strings.Contains(counters, want) {
+				t.Errorf("counters %s, want %s", counters, want)
 			}
 		})
 	}

@@ -6,6 +6,12 @@ const (
 	// FaultCancelOnDisconnect: a client that drops a request's SSE
 	// stream is taken to have cancelled the request (breaks HTTP-25).
 	FaultCancelOnDisconnect Fault = "cancel-on-disconnect"
+	// FaultUnresumableCancelOnDisconnect: a request's SSE stream carries
+	// no event IDs, so it is not resumable and has no priming event
+	// (HTTP-16 needs an ID), and a client that drops it is taken to have
+	// cancelled the request (HTTP-25): the server a client cannot go back
+	// to after a drop, whose handler's fate only an observer shows.
+	FaultUnresumableCancelOnDisconnect Fault = "unresumable-cancel-on-disconnect"
 	// FaultReplayCrossesStreams: a resume with Last-Event-ID also replays
 	// later events of the session's other streams (HTTP-44).
 	FaultReplayCrossesStreams Fault = "replay-crosses-streams"
