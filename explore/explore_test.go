@@ -190,6 +190,7 @@ func faultTable() []faultRow {
 		{fault: refserver.FaultMuteAfterNamelessCall, transport: ip, excluded: noBadInput},
 		{fault: refserver.FaultMuteAfterIllTypedToolsCursor, transport: ip, excluded: noBadInput},
 		{fault: refserver.FaultCancelOnDisconnect, transport: http, find: r(InvOneResponse, "HTTP-25")},
+		{fault: refserver.FaultUnresumableCancelOnDisconnect, transport: http, find: r(InvStreamPrimed, "HTTP-16"), deadline: true, present: true},
 		{fault: refserver.FaultReplayCrossesStreams, transport: http, find: r(InvReplayOwnStream, "HTTP-44")},
 		{fault: refserver.FaultLoseEventsOnResume, transport: http, find: r(InvOneResponse, "HTTP-21"), deadline: true, ops: 800},
 		{fault: refserver.FaultDuplicateEventIDs, transport: http, find: r(InvEventIDsUnique, "HTTP-40"), deadline: true, present: true},
