@@ -273,6 +273,9 @@ type Env struct {
 	// window at Grace, never skips one and bounds every wait for the
 	// target's remaining work by SlowBudget: the careful setting.
 	Pacing *Pace
+	// SlowFit is what the run learned of whether the profile's slow tool
+	// is a long-running one, shared by its cases; nil learns nothing.
+	SlowFit *SlowFit
 	// Transport names the transport ("stdio", "http", "inprocess").
 	Transport string
 	// Revision is the protocol revision the run tests (spec.V20251125,

@@ -339,12 +339,22 @@ func (e *CallEndedError) Completed() bool { return e.Response != nil && e.Respon
 // Is makes errors.Is(err, ErrCallEnded) hold.
 func (e *CallEndedError) Is(target error) bool { return target == ErrCallEnded }
 
-// ended is the CallEndedError of a wait for progress n of o.
+// ended is the CallEndedError of a wait for progress n of o. A call that
+// asked for progress and ended before its first, on a target without the
+// control extension, is noted for the run's SlowFit.
 func (o *Op) ended(n int) error {
 	resp, seq := o.Call.Response()
 	ce := &CallEndedError{ID: o.Call.ID, Step: n, Response: resp, Event: o.e.EventAt(seq)}
 	if resp == nil {
 		_, ce.Err = o.Call.Await(context.Background())
+	}
+	if resp != nil && o.Call.Token.IsValid() && o.e.Control == nil {
+		how := "answered"
+		if resp.Error != nil {
+			how = fmt.Sprintf("failed with %d %s", resp.Error.Code, chrono.Sanitize(chrono.Clip(resp.Error.Message, 120), false))
+		}
+		took := ce.Event.Offset - o.e.EventAt(o.Call.SentSeq).Offset
+		o.e.SlowFit.note(o.e.Log, slowCall{token: o.Call.Token, seq: o.Call.SentSeq, took: took, how: how})
 	}
 	return ce
 }

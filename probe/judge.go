@@ -186,6 +186,16 @@ func (e *Env) CrossedOnly(op *Op) *verdict.Outcome {
 func (e *Env) ResponseAfterCancel(op *Op) *verdict.Outcome {
 	cancelSeq := op.Call.CancelSeq
 	if ev, ok := e.FrameAfter(cancelSeq, ResponseTo(op.Call.ID)); ok {
+		if e.Control == nil && op.CrossedCancel(ev.Seq) && !e.progressBefore(op, cancelSeq) {
+			// Without checkpoints, and with no step read before the
+			// cancel to pace the call by, a response read before the
+			// target had read the cancel fits two causes: it crossed the
+			// cancel on the wire (CAN-9, allowed), or the cancel brought
+			// it. The wire cannot tell which.
+			o := verdict.Unexercised("the response (seq %d) was read before the target had read the cancel (seq %d), and no progress came before the cancel to pace the call by: it crossed the cancel, or the cancel brought it, and the wire cannot tell which",
+				ev.Seq, cancelSeq)
+			return &o
+		}
 		o := e.Broke(e.NoFurtherMessageRule(),
 			[]string{fmt.Sprintf("no response for request %s after its cancel (seq %d)", op.Call.ID, cancelSeq)},
 			"a response arrived: "+Describe(ev), ev.Seq)
@@ -476,4 +486,22 @@ func (e *Env) offOwnStream(method string, own func(h *transport.HTTP, ev chrono.
 		return &o
 	}
 	return nil
+}
+
+// progressBefore reports whether progress for op's token was read before
+// seq.
+func (e *Env) progressBefore(op *Op, seq uint64) bool {
+	if !op.Call.Token.IsValid() {
+		return false
+	}
+	isMine := ProgressFor(op.Call.Token)
+	for _, ev := range e.Log.Since(op.Call.SentSeq) {
+		if ev.Seq >= seq {
+			return false
+		}
+		if ev.Dir == chrono.In && isMine(ev) {
+			return true
+		}
+	}
+	return false
 }

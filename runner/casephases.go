@@ -99,7 +99,14 @@ func (r *caseRun) staticNeeds() (verdict.Outcome, bool) {
 	if !r.c.AppliesTo(r.cfg.Version) {
 		return verdict.Skipf("applies to %s only", versionList(r.c.Versions)), true
 	}
-	return staticSkip(r.cfg, r.c.Needs)
+	if o, skip := staticSkip(r.cfg, r.c.Needs); skip {
+		return o, true
+	}
+	if reason, unfit := r.cfg.slowFit.Unfit(); unfit && r.c.Needs.SlowTool {
+		// An earlier case found the slow tool answers without progress.
+		return verdict.Skipf("%s", reason), true
+	}
+	return verdict.Outcome{}, false
 }
 
 // dial opens the case's connection and session; a target it cannot
@@ -258,7 +265,24 @@ func (r *caseRun) run(ctx context.Context, init *peer.InitResult) *verdict.Outco
 		out = incomplete(r.log, out, "the chronology reached its cap", "the evidence is incomplete, so the case cannot vouch for the target: "+capped)
 	}
 	out = refusedRevision(r.log, r.cfg.Version, out)
+	out = r.slowUnfit(out)
 	return &out
+}
+
+// slowUnfit turns the error or unexercised skip of a case whose slow call
+// ended without progress (probe.SlowFit) into a skip that says so: the
+// profile's tool, not the target, is why the case could not hold work in
+// flight. A fail or warn the case found stands, and so does a pass.
+func (r *caseRun) slowUnfit(o verdict.Outcome) verdict.Outcome {
+	if r.cfg.Profile.Slow == nil {
+		return o
+	}
+	reason, unfit := r.cfg.slowFit.Settle(r.log, r.cfg.Profile.Slow.Name)
+	if !unfit || !(o.Verdict == verdict.Error || o.Unexercised) {
+		return o
+	}
+	r.log.Harness(chrono.KindDecision, "runner", "verdict is skip: the profile's slow tool sends no progress")
+	return verdict.Skipf("%s (the case said: %s %s)", reason, o.Verdict, o.Summary)
 }
 
 // env is the probe.Env the case runs on.
@@ -273,6 +297,7 @@ func (r *caseRun) env(ctl *control.Client) *probe.Env {
 		Control:   ctl,
 		Grace:     cfg.Grace,
 		Pacing:    cfg.pace,
+		SlowFit:   cfg.slowFit,
 		Transport: cfg.Target.Transport,
 		// A case that judges teardown gets the same bound as the runner's
 		// own close, so the ladder's escalation is what it observes.

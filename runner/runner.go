@@ -119,6 +119,9 @@ type Config struct {
 	// pace is what the run learns of the target's pace, shared by its
 	// cases; nil with FixedWindows.
 	pace *probe.Pace
+	// slowFit is what the run learns of the profile's slow tool, shared
+	// by its cases.
+	slowFit *probe.SlowFit
 	// Isolate gives every case a session of its own. Otherwise, over
 	// stdio, where a session is a server process, the tidy cases
 	// (probe.Case.Tidy) go on one after another on sessions other tidy
@@ -180,6 +183,7 @@ func Run(ctx context.Context, cfg Config) (*results.Report, error) {
 	if !cfg.FixedWindows {
 		cfg.pace = probe.NewPace(cfg.Grace)
 	}
+	cfg.slowFit = probe.NewSlowFit()
 	if cfg.CloseTimeout <= 0 {
 		cfg.CloseTimeout = DefaultCloseTimeout
 	}
