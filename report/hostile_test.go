@@ -139,7 +139,8 @@ func checkHTML(t *testing.T, out string) {
 	if n := strings.Count(out, "<script"); n != 1 {
 		t.Errorf("html: %d <script elements, want only the page's own", n)
 	}
-	svg := out[strings.Index(out, "<svg"):strings.Index(out, "</svg>")]
+	first := out[strings.Index(out, `<svg class="seq"`):]
+	svg := first[:strings.Index(first, "</svg>")]
 	if !strings.Contains(svg, "&lt;script&gt;") {
 		t.Error("html: the hostile text is not in the sequence diagram, escaped")
 	}

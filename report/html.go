@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -21,8 +22,25 @@ import (
 const RaceWindow = time.Millisecond
 
 // MaxDiagramEvents bounds the events one sequence diagram draws; the
-// rest are listed as a count (the JSON report has them all).
+// rest are listed as a count (the JSON report has them all). A first
+// wrong event past the bound is drawn: the window moves to it.
 const MaxDiagramEvents = 400
+
+// findingsFirst is the order the page lists verdicts, areas and cases
+// in: the findings (fail, error, warn), then blocked (its finding is
+// another case's), info and pass, and the skips last, collapsed, so
+// that a reader sees what broke without scrolling past what did not
+// run.
+var findingsFirst = []verdict.Verdict{verdict.Fail, verdict.Error, verdict.Warn, verdict.Blocked, verdict.Info, verdict.Pass, verdict.Skip}
+
+// findingRank is v's place in findingsFirst; a verdict it does not list
+// ranks with the skips.
+func findingRank(v verdict.Verdict) int {
+	if i := slices.Index(findingsFirst, v); i >= 0 {
+		return i
+	}
+	return slices.Index(findingsFirst, verdict.Skip)
+}
 
 //go:embed html.tmpl
 var htmlSource string
@@ -35,8 +53,12 @@ var htmlTemplate = template.Must(template.New("report").Parse(htmlSource))
 // quoted requirement with links to the spec, expected against actual, and
 // its chronology drawn as an SVG sequence diagram between the checker,
 // the harness and the server, with racing frames marked and the first
-// wrong event highlighted. Everything from the target is sanitised and
-// escaped by html/template.
+// wrong event highlighted. The findings come first, in the matrix and in
+// the list of cases, and the skips last and collapsed; a long diagram
+// scrolls in a box of its own, which opens at the first wrong event. A
+// server the harness started for the run (results.Report.Served) has a
+// section of its own with its output. Everything from the target is
+// sanitised and escaped by html/template.
 func HTML(w io.Writer, r *results.Report) error {
 	if err := htmlTemplate.Execute(w, htmlPage(r)); err != nil {
 		return fmt.Errorf("report: writing HTML: %w", err)
@@ -55,12 +77,15 @@ type (
 		ExitCode   int
 		Verdicts   []verdictCount
 		Matrix     []matrixRow
-		Cases      []htmlCase
-		Teardown   htmlTeardown
-		Schema     htmlSchema
-		Changes    *htmlChanges
-		Total      int
-		RaceWindow string
+		// Cases are the cases that ran, findings first; Skipped the
+		// skips, listed in a group of their own, collapsed.
+		Cases, Skipped []htmlCase
+		Served         *htmlServed
+		Teardown       htmlTeardown
+		Schema         htmlSchema
+		Changes        *htmlChanges
+		Total          int
+		RaceWindow     string
 		// LeftLane and RightLane name the diagram's two ends.
 		LeftLane, RightLane string
 	}
@@ -79,6 +104,8 @@ type (
 	matrixCell struct {
 		Verdict string
 		Cases   []caseRef
+		// Collapsed cells (the skips) list their cases folded away.
+		Collapsed bool
 	}
 	caseRef struct {
 		ID, Anchor, Verdict string
@@ -96,6 +123,17 @@ type (
 		Diagram                          *diagram
 		Events                           []eventRow
 		Filter                           string
+		// WrongDrawn is set when the diagram draws the first wrong event,
+		// whose row then has the id Anchor+"-wrong".
+		WrongDrawn bool
+		// Served is set when the run had a served server, whose output
+		// is in a section of its own.
+		Served bool
+	}
+	htmlServed struct {
+		Command string
+		Lines   int
+		Events  []eventRow
 	}
 	htmlReq struct {
 		ID, Level, Versions, Quote string
@@ -143,13 +181,15 @@ func htmlPage(r *results.Report) page {
 	}
 	p.Header = append(p.Header, htmlRevisionHeader(r)...)
 	p.Changes = htmlChangesOf(r)
-	for _, v := range verdictOrder {
+	for _, v := range findingsFirst {
 		p.Verdicts = append(p.Verdicts, verdictCount{string(v), r.Counts[v]})
 	}
-	for _, g := range groupByArea(r.Results) {
+	areas := groupByArea(r.Results)
+	slices.SortStableFunc(areas, func(a, b areaGroup) int { return worstRank(a.results) - worstRank(b.results) })
+	for _, g := range areas {
 		row := matrixRow{Area: san(g.area), Total: len(g.results)}
-		for _, v := range verdictOrder {
-			cell := matrixCell{Verdict: string(v)}
+		for _, v := range findingsFirst {
+			cell := matrixCell{Verdict: string(v), Collapsed: v == verdict.Skip}
 			for _, res := range g.results {
 				if res.Outcome.Verdict == v {
 					cell.Cases = append(cell.Cases, caseRef{ID: san(res.ID) + revisionNote(r, res), Anchor: resultAnchor(r, res), Verdict: string(v)})
@@ -159,11 +199,21 @@ func htmlPage(r *results.Report) page {
 		}
 		p.Matrix = append(p.Matrix, row)
 	}
-	for _, res := range r.Results {
+	ordered := slices.Clone(r.Results)
+	slices.SortStableFunc(ordered, func(a, b results.Result) int {
+		return findingRank(a.Outcome.Verdict) - findingRank(b.Outcome.Verdict)
+	})
+	for _, res := range ordered {
 		c := htmlCaseOf(res, LanesOf(r.Role))
 		c.Anchor, c.Transport = resultAnchor(r, res), c.Transport+revisionNote(r, res)
-		p.Cases = append(p.Cases, c)
+		c.Served = r.Served != nil && len(res.Events) > 0
+		if res.Outcome.Verdict == verdict.Skip {
+			p.Skipped = append(p.Skipped, c)
+		} else {
+			p.Cases = append(p.Cases, c)
+		}
 	}
+	p.Served = htmlServedOf(r.Served)
 	p.Schema = htmlSchemaOf(r.Schema)
 	if multiRevision(r) {
 		for i, f := range r.Schema.Findings {
@@ -222,18 +272,51 @@ func htmlCaseOf(res results.Result, lanes Lanes) htmlCase {
 	races := racing(res.Events)
 	if len(res.Events) > 0 {
 		c.Diagram = buildDiagram(res.Events, o.ActualSeq, races, lanes)
+		c.WrongDrawn = c.Diagram.Wrong
 	}
-	for _, e := range res.Events {
+	c.Events = eventRows(res.Events, o.ActualSeq, races)
+	return c
+}
+
+// eventRows are the rows of a chronology's table of events: wrong marks
+// the first wrong event, races the racing frames.
+func eventRows(events []chrono.Event, wrong uint64, races map[uint64]uint64) []eventRow {
+	var rows []eventRow
+	for _, e := range events {
 		row := eventRow{
 			Seq: e.Seq, Offset: offset(e.Offset), Dir: string(e.Dir), Channel: san(e.Channel),
-			Line: EventLine(e), Wrong: e.Seq == o.ActualSeq, Race: races[e.Seq] != 0,
+			Line: EventLine(e), Wrong: wrong != 0 && e.Seq == wrong, Race: races[e.Seq] != 0,
 		}
-		if len(e.Raw) > 0 {
+		// A stderr line is its raw bytes, which its event line quotes.
+		if len(e.Raw) > 0 && e.Kind != chrono.KindStderr {
 			row.Raw = rawText(e.Raw, e.Size)
 		}
-		c.Events = append(c.Events, row)
+		rows = append(rows, row)
 	}
-	return c
+	return rows
+}
+
+// htmlServedOf is the section of a served server; nil for none.
+func htmlServedOf(s *results.ServedServer) *htmlServed {
+	if s == nil {
+		return nil
+	}
+	h := &htmlServed{Command: san(s.Command), Events: eventRows(s.Events, 0, nil)}
+	for _, e := range s.Events {
+		if e.Kind == chrono.KindStderr {
+			h.Lines++
+		}
+	}
+	return h
+}
+
+// worstRank is the findingRank of the most severe verdict among rs.
+func worstRank(rs []results.Result) int {
+	worst := len(findingsFirst)
+	for _, r := range rs {
+		worst = min(worst, findingRank(r.Outcome.Verdict))
+	}
+	return worst
 }
 
 func htmlRequirement(id string) *htmlReq {
@@ -321,23 +404,34 @@ func isWire(e chrono.Event) bool {
 	return e.Kind == chrono.KindFrame && (e.Dir == chrono.In || e.Dir == chrono.Out)
 }
 
-// Sequence diagram geometry, in SVG user units.
+// Sequence diagram geometry, in SVG user units. The lane heads are an
+// SVG of their own (headHeight tall) that stays at the top of the
+// diagram's scroll box; the rows begin rowsTop below the top of theirs,
+// or rowsTop+earlierHeight below it when a line says how many earlier
+// events are not drawn.
 const (
-	diagramWidth = 980
-	laneChecker  = 190
-	laneHarness  = 545
-	laneServer   = 900
-	rowHeight    = 30
-	headHeight   = 44
-	maxLabel     = 72
+	diagramWidth  = 980
+	laneChecker   = 190
+	laneHarness   = 545
+	laneServer    = 900
+	rowHeight     = 30
+	headHeight    = 40
+	rowsTop       = 4
+	earlierHeight = 22
+	maxLabel      = 72
 )
 
 type (
 	diagram struct {
 		Width, Height, LaneBottom, HLWidth int
+		HeadHeight                         int
 		Lanes                              []diagramLane
 		Rows                               []diagramRow
-		More                               int
+		// Earlier and More count the events before and after the ones
+		// drawn (MaxDiagramEvents).
+		Earlier, More int
+		// Wrong is set when a row is the first wrong event.
+		Wrong bool
 	}
 	diagramLane struct {
 		X    int
@@ -361,21 +455,32 @@ type (
 
 // buildDiagram lays out events as rows of a sequence diagram: frames are
 // arrows between the checker and server lanes, stderr a dashed arrow from
-// the server, harness events boxes on the harness lane.
+// the server, harness events boxes on the harness lane. Of a chronology
+// longer than MaxDiagramEvents it draws the first ones, or, when the
+// first wrong event is not among them, a window with it three quarters
+// of the way down.
 func buildDiagram(events []chrono.Event, wrong uint64, races map[uint64]uint64, lanes Lanes) *diagram {
 	lanes = lanes.orDefault()
-	d := &diagram{Width: diagramWidth, HLWidth: diagramWidth - 4, Lanes: []diagramLane{
+	d := &diagram{Width: diagramWidth, HLWidth: diagramWidth - 4, HeadHeight: headHeight, Lanes: []diagramLane{
 		{laneChecker, lanes.Left}, {laneHarness, "harness"}, {laneServer, lanes.Right},
 	}}
 	if len(events) > MaxDiagramEvents {
-		d.More = len(events) - MaxDiagramEvents
-		events = events[:MaxDiagramEvents]
+		start := 0
+		if w := slices.IndexFunc(events, func(e chrono.Event) bool { return wrong != 0 && e.Seq == wrong }); w >= MaxDiagramEvents {
+			start = min(w-MaxDiagramEvents*3/4, len(events)-MaxDiagramEvents)
+		}
+		d.Earlier, d.More = start, len(events)-start-MaxDiagramEvents
+		events = events[start : start+MaxDiagramEvents]
+	}
+	top := rowsTop
+	if d.Earlier > 0 {
+		top += earlierHeight
 	}
 	for i, e := range events {
-		y := headHeight + i*rowHeight
+		y := top + i*rowHeight
 		row := diagramRow{
 			Seq: e.Seq, Y: y, LineY: y + 20, TextY: y + 15, Offset: offsetMicros(e.Offset),
-			Wrong: e.Seq == wrong, Race: races[e.Seq],
+			Wrong: wrong != 0 && e.Seq == wrong, Race: races[e.Seq],
 			Tip: fmt.Sprintf("#%d %s %s", e.Seq, offset(e.Offset), EventLine(e)),
 		}
 		label := diagramLabel(e)
@@ -421,10 +526,11 @@ func buildDiagram(events []chrono.Event, wrong uint64, races map[uint64]uint64, 
 		}
 		if row.Wrong {
 			row.Class += " wrong"
+			d.Wrong = true
 		}
 		d.Rows = append(d.Rows, row)
 	}
-	d.LaneBottom = headHeight + len(d.Rows)*rowHeight + 6
+	d.LaneBottom = top + len(d.Rows)*rowHeight + 6
 	d.Height = d.LaneBottom + 10
 	return d
 }

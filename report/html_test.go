@@ -2,7 +2,9 @@ package report
 
 import (
 	"bytes"
+	"encoding/json"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -50,7 +52,10 @@ func TestHTMLContent(t *testing.T) {
 		// the quoted requirement and its link
 		`The `, `https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/progress`,
 		// the first wrong event of the fail (seq 3) and of the warn (seq 5)
-		`<g class="row in wrong" data-seq="3">`, `<g class="row in race wrong" data-seq="5">`,
+		`<g class="row in wrong" data-seq="3" id="case-progress_strictly-increasing-wrong">`,
+		`<g class="row in race wrong" data-seq="5" id="case-cancel_mid-work-no-response-wrong">`,
+		// the link from the actual event to its row
+		`<a href="#case-progress_strictly-increasing-wrong">seq 3</a>`,
 		`first wrong`,
 		// the response crossing the cancel
 		`<g class="row out race" data-seq="3">`, `race ↔ #5`,
@@ -61,7 +66,7 @@ func TestHTMLContent(t *testing.T) {
 			t.Errorf("the page lacks %q", want)
 		}
 	}
-	if n := strings.Count(out, "<svg"); n != 4 {
+	if n := strings.Count(out, `<svg class="seq"`); n != 4 {
 		t.Errorf("%d sequence diagrams, want 4 (one per case with a chronology)", n)
 	}
 }
@@ -204,5 +209,232 @@ func TestRacingCancelShape(t *testing.T) {
 		if got := namesRequest(chrono.Summarize(msg, nil)); got != tt.want {
 			t.Errorf("%s: namesRequest = %v, want %v", tt.frame, got, tt.want)
 		}
+	}
+}
+
+// TestHTMLFindingsFirst: wherever the page lists cases, the findings come
+// first (fail, error, warn), and the skips last, folded away: in the
+// matrix, by area and by column, and in the list of cases.
+func TestHTMLFindingsFirst(t *testing.T) {
+	rep := fixedReport()
+	// Skips ahead of everything in the run's order, as a catalogue with
+	// many cases for another transport has them.
+	skips := []results.Result{
+		{ID: "lifecycle/a", Title: "a", Area: "lifecycle", Transport: "stdio", Outcome: verdict.Skipf("over HTTP only")},
+		{ID: "lifecycle/b", Title: "b", Area: "lifecycle", Transport: "stdio", Outcome: verdict.Skipf("over HTTP only")},
+	}
+	rep.Results = append(skips, rep.Results...)
+	rep.Counts[verdict.Skip] += len(skips)
+	var buf bytes.Buffer
+	if err := HTML(&buf, rep); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	matrix := out[strings.Index(out, `<table class="matrix"`):strings.Index(out, "</table>")]
+
+	// The matrix: its rows by their worst verdict, its columns findings
+	// first.
+	var areas []string
+	for _, m := range regexp.MustCompile(`<tr data-area="([^"]*)">`).FindAllStringSubmatch(matrix, -1) {
+		areas = append(areas, m[1])
+	}
+	if want := []string{"progress", "ping", "cancel", "rpc", "lifecycle", "logging"}; !slices.Equal(areas, want) {
+		t.Errorf("matrix rows %v, want %v (by worst verdict: fail, error, warn, blocked, skip)", areas, want)
+	}
+	var columns []string
+	for _, m := range regexp.MustCompile(`<th><span class="badge v-([a-z]+)">`).FindAllStringSubmatch(matrix, -1) {
+		columns = append(columns, m[1])
+	}
+	if want := []string{"fail", "error", "warn", "blocked", "info", "pass", "skip"}; !slices.Equal(columns, want) {
+		t.Errorf("matrix columns %v, want %v", columns, want)
+	}
+	// Every skip chip is in a folded cell, and no other chip is.
+	for _, cell := range regexp.MustCompile(`<td class="[^"]*">.*?</td>`).FindAllString(matrix, -1) {
+		folded := strings.Contains(cell, `<details class="chips">`)
+		if skip := strings.Contains(cell, "c-skip"); skip != folded {
+			t.Errorf("a cell with skips %v is folded %v: %s", skip, folded, cell)
+		}
+		if strings.Contains(cell, "<details class=\"chips\" open") {
+			t.Errorf("a folded cell is open: %s", cell)
+		}
+	}
+
+	// The list of cases: findings first, then by rank, the skips last in
+	// their closed group.
+	caseRe := regexp.MustCompile(`<details class="case" id="[^"]*" data-filter="[^"]*" data-verdict="([a-z]+)"`)
+	var verdicts []string
+	for _, m := range caseRe.FindAllStringSubmatch(out, -1) {
+		verdicts = append(verdicts, m[1])
+	}
+	if want := []string{"fail", "error", "warn", "blocked", "info", "pass", "skip", "skip", "skip"}; !slices.Equal(verdicts, want) {
+		t.Errorf("cases listed %v, want %v", verdicts, want)
+	}
+	group := strings.Index(out, `<details class="group" id="skipped">`)
+	if group < 0 {
+		t.Fatal("no closed group of skips")
+	}
+	if first := strings.Index(out, `data-verdict="skip"`); first < group {
+		t.Errorf("a skip is listed at %d, before the group of skips at %d", first, group)
+	}
+	if !strings.Contains(out, `<summary>3 skipped (not run: each says why)</summary>`) {
+		t.Error("the group of skips does not say how many it holds")
+	}
+}
+
+// TestDiagramShowsTheWrongEvent: of a chronology longer than the
+// diagram's bound, the diagram draws a window that holds the first wrong
+// event.
+func TestDiagramShowsTheWrongEvent(t *testing.T) {
+	const n = MaxDiagramEvents + 600
+	events := make([]chrono.Event, n)
+	for i := range events {
+		events[i] = chrono.Event{Seq: uint64(i + 1), Dir: chrono.In, Channel: "server stderr", Kind: chrono.KindStderr, Raw: []byte("noise")}
+	}
+	for _, tt := range []struct {
+		wrong          uint64
+		earlier, after int
+	}{
+		{0, 0, 600},
+		{5, 0, 600},
+		{MaxDiagramEvents, 0, 600},
+		{MaxDiagramEvents + 1, MaxDiagramEvents + 1 - 1 - MaxDiagramEvents*3/4, 600 - (MaxDiagramEvents + 1 - 1 - MaxDiagramEvents*3/4)},
+		{n - 10, 600, 0},
+		{n, 600, 0},
+	} {
+		d := buildDiagram(events, tt.wrong, nil, Lanes{})
+		if d.Earlier != tt.earlier || d.More != tt.after || len(d.Rows) != MaxDiagramEvents {
+			t.Errorf("wrong #%d: %d earlier, %d drawn, %d more; want %d, %d, %d", tt.wrong, d.Earlier, len(d.Rows), d.More, tt.earlier, MaxDiagramEvents, tt.after)
+		}
+		drawn := slices.ContainsFunc(d.Rows, func(r diagramRow) bool { return r.Wrong && r.Seq == tt.wrong })
+		if drawn != (tt.wrong != 0) || d.Wrong != drawn {
+			t.Errorf("wrong #%d: drawn %v (diagram says %v)", tt.wrong, drawn, d.Wrong)
+		}
+	}
+}
+
+// servedReport is fixedReport run against a server the harness started:
+// its own chronology, and a note in a case's.
+func servedReport() *results.Report {
+	rep := fixedReport()
+	rep.Target = "http://127.0.0.1:8080/mcp"
+	rep.Served = &results.ServedServer{
+		Command: "node server.js --port 8080",
+		Events: []chrono.Event{
+			harness(1, 0, chrono.KindState, "process", "started pid 42 in process group 42: node server.js --port 8080"),
+			{Seq: 2, Offset: ms(30), Dir: chrono.In, Channel: "server stderr", Kind: chrono.KindStderr, Raw: []byte("listening on 8080"), Size: 17},
+			harness(3, 40, chrono.KindCheckpoint, "process", "http://127.0.0.1:8080/mcp answered HTTP 405 after 40ms (probe 2): the server is up"),
+			{Seq: 4, Offset: ms(50), Dir: chrono.In, Channel: "server stderr", Kind: chrono.KindStderr, Raw: []byte("session 0123456789abcdef0123 opened"), Size: 35},
+			harness(5, 90, chrono.KindExit, "process", "pid 42 exited with code 0"),
+		},
+	}
+	res := &rep.Results[1]
+	res.Events = append(res.Events,
+		chrono.Event{Seq: 4, Offset: ms(3), Dir: chrono.In, Channel: "server stderr", Kind: chrono.KindStderr, Raw: []byte("session 0123456789abcdef0123 opened"), Size: 35},
+		harness(5, 4, chrono.KindNote, "server stderr", "the served server printed 3 stderr lines while this connection was open; the 1 that name its session ID are recorded here; the others are left to the run's record of the server's output"))
+	return rep
+}
+
+// TestHTMLServedServer: a served server's output is in a section of its
+// own, once, and a case with a chronology points to it.
+func TestHTMLServedServer(t *testing.T) {
+	var buf bytes.Buffer
+	if err := HTML(&buf, servedReport()); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, want := range []string{
+		`<h2 id="served">Served server</h2>`,
+		`<div class="mono">node server.js --port 8080</div>`,
+		`(2 lines, 5 events)`,
+		`<td class="mono">in server stderr: listening on 8080</td>`,
+		`is under <a href="#served">Served server</a>`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	if n := strings.Count(out, "listening on 8080"); n != 1 {
+		t.Errorf("the served server's line is on the page %d times, want once", n)
+	}
+	if n := strings.Count(out, `<a href="#served">`); n != 4 {
+		t.Errorf("%d cases point to the served server, want the 4 with a chronology", n)
+	}
+	buf.Reset()
+	if err := HTML(&buf, fixedReport()); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(buf.String(), `id="served"`) {
+		t.Error("a run without a served server has its section")
+	}
+}
+
+// TestJSONServedServer: the JSON report carries the served server's
+// chronology in servedServer, streamed as the document encodes it, and
+// leaves it out for a run without one.
+func TestJSONServedServer(t *testing.T) {
+	for _, rep := range []*results.Report{servedReport(), fixedReport()} {
+		var streamed, whole bytes.Buffer
+		if err := JSON(&streamed, rep); err != nil {
+			t.Fatal(err)
+		}
+		enc := json.NewEncoder(&whole)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(Document(rep)); err != nil {
+			t.Fatal(err)
+		}
+		if want := string(chrono.SafeJSON(whole.Bytes())); streamed.String() != want {
+			t.Errorf("streamed JSON differs from the document encoded at once:\n%s\n---\n%s", streamed.String(), want)
+		}
+		var doc struct {
+			ServedServer *struct {
+				Command string         `json:"command"`
+				Events  []chrono.Event `json:"events"`
+			} `json:"servedServer"`
+		}
+		if err := json.Unmarshal(streamed.Bytes(), &doc); err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case rep.Served == nil && doc.ServedServer != nil:
+			t.Errorf("servedServer %+v for a run without one", doc.ServedServer)
+		case rep.Served != nil && (doc.ServedServer == nil || doc.ServedServer.Command != rep.Served.Command || len(doc.ServedServer.Events) != len(rep.Served.Events)):
+			t.Errorf("servedServer %+v, want the command and the %d events", doc.ServedServer, len(rep.Served.Events))
+		}
+	}
+}
+
+// TestServedServerHostile: the served server's command and output are
+// untrusted, in every format that shows them.
+func TestServedServerHostile(t *testing.T) {
+	rep := hostileReport()
+	rep.Served = servedReport().Served
+	rep.Served.Command = "node " + hostile
+	rep.Served.Events = append(rep.Served.Events,
+		chrono.Event{Seq: 6, Dir: chrono.In, Channel: "server stderr", Kind: chrono.KindStderr, Raw: []byte(hostile + huge), Size: len(hostile) + len(huge)},
+		harness(7, 100, chrono.KindNote, hostile, hostile+huge))
+	var buf bytes.Buffer
+	if err := HTML(&buf, rep); err != nil {
+		t.Fatal(err)
+	}
+	checkSafe(t, "html", buf.Bytes())
+	checkHTML(t, buf.String())
+	served := buf.String()[strings.Index(buf.String(), `<h2 id="served">`):]
+	if !strings.Contains(served, `<div class="mono">node csi`) || !strings.Contains(served, "&lt;script&gt;alert(1)") || !strings.Contains(served, "truncated") {
+		t.Error("html: the hostile command is not in the served server's section, escaped, or its 1 MB line is not cut")
+	}
+	buf.Reset()
+	if err := JSON(&buf, rep); err != nil {
+		t.Fatal(err)
+	}
+	checkSafe(t, "json", buf.Bytes())
+	checkJSON(t, buf.Bytes())
+	var doc JSONReport
+	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	want := strings.ReplaceAll(hostile, "\xff\xfe", "\ufffd\ufffd")
+	if doc.ServedServer == nil || doc.ServedServer.Command != "node "+want {
+		t.Errorf("json: servedServer %+v, want the exact command", doc.ServedServer)
 	}
 }

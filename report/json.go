@@ -94,6 +94,13 @@ type JSONReport struct {
 	// be opened: the run ran no case, and this is its one outcome (exit
 	// code 2). Its strings come from the target, sanitised.
 	NoSession *results.NoSession `json:"noSession,omitempty"`
+	// ServedServer is the HTTP server mcpflight started for the run
+	// (check --serve) and stopped at its end: the one record of what it
+	// printed, since it serves every case, several at a time; a case's
+	// events hold only the lines that name its session, and a note
+	// counting all the lines printed while it was connected. Absent when
+	// mcpflight started no server. Added within v1.
+	ServedServer *JSONServedServer `json:"servedServer,omitempty"`
 	// Results holds one entry per case, in the order run. It is the last
 	// member, which lets JSON stream it.
 	Results []JSONResult `json:"results"`
@@ -184,6 +191,25 @@ func jsonBaseline(r *results.Report, c results.BaselineComparison, file string) 
 	}
 	return &JSONBaseline{File: jsonText(file), Known: conv(c.Known), Unexpected: conv(c.Unexpected),
 		Stale: conv(c.Stale), Unchecked: conv(c.Unchecked), ExitCode: c.ExitCode(r)}
+}
+
+// JSONServedServer is results.ServedServer.
+type JSONServedServer struct {
+	// Command is the server's command line as it was run.
+	Command string `json:"command"`
+	// Events is the server's chronology (chrono.Event as JSON, as a
+	// result's): its start, the readiness check, its stderr and stdout
+	// lines within its budget (the first ones, a note counting those
+	// past it, and the last few), its end.
+	Events []chrono.Event `json:"events"`
+}
+
+// jsonServed converts the run's served server, nil for none.
+func jsonServed(s *results.ServedServer) *JSONServedServer {
+	if s == nil {
+		return nil
+	}
+	return &JSONServedServer{Command: jsonText(s.Command), Events: jsonEvents(s.Events)}
 }
 
 // JSONTarget names the target and its transport.
@@ -368,6 +394,7 @@ func document(r *results.Report, events bool) JSONReport {
 		ProtocolVersions: r.Revisions,
 		Negotiation:      jsonNegotiation(r),
 		RevisionChanges:  jsonChanges(r),
+		ServedServer:     jsonServed(r.Served),
 		Results:          make([]JSONResult, 0, len(r.Results)),
 	}
 	doc.Conformant = doc.ExitCode == 0

@@ -135,6 +135,25 @@ type Report struct {
 	// Role is RoleClient when the target is a client under test
 	// (check-client) and mcpflight played the server; RoleServer else.
 	Role string
+	// Served is the HTTP server the harness started for the run and
+	// stopped at its end (check --serve); nil when it started none.
+	Served *ServedServer
+}
+
+// ServedServer is an HTTP server the harness started for a run: its
+// command line and its own chronology, the one record of everything it
+// printed. The server is shared by every case of the run, several at a
+// time, so a case's chronology holds only the lines that name its
+// session, and a note counting the others.
+type ServedServer struct {
+	// Command is the command line as it was run.
+	Command string
+	// Events is the server's chronology: its start, the readiness check,
+	// its stderr and stdout lines within its budget (the first ones, a
+	// note counting those past it, and the last few), its end.
+	Events []chrono.Event
+	// Log is the same chronology, for exports such as JSON Lines.
+	Log *chrono.Log `json:"-"`
 }
 
 // ExitCode maps the report to the process exit code: 1 when any case or

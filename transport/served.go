@@ -3,6 +3,7 @@
 package transport
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -26,8 +27,22 @@ const (
 	DefaultStartTimeout = 30 * time.Second
 	// ServedStderrChannel names the chronology channel of a started HTTP
 	// server's stderr (and stdout, merged into it as with 2>&1), in its
-	// own chronology and in each case's.
+	// own chronology and in the chronology of a connection its lines are
+	// told to belong to (Served.Attach).
 	ServedStderrChannel = "server stderr"
+	// MinAttributableSessionID is the length of the shortest
+	// Mcp-Session-Id by which Served.Attach tells a stderr line to belong
+	// to a connection: a shorter ID ("1", "abc") may well occur in lines
+	// about anything else. The spec asks for globally unique,
+	// cryptographically secure IDs; a UUID has 36 characters.
+	MinAttributableSessionID = 16
+	// servedSessionLines and servedSessionBytes are the budget of the
+	// lines naming its session that one connection's chronology records;
+	// past it they are counted, and the last StderrTail recorded when the
+	// connection closes, as the stdio transport bounds a connection's
+	// stderr.
+	servedSessionLines = 200
+	servedSessionBytes = 64 << 10
 	// servedTailLines is how many of the last stderr lines a start-up
 	// error quotes.
 	servedTailLines = 5
@@ -75,18 +90,20 @@ type ServedConfig struct {
 // chronology, and Close stops it with the signal rungs of the shutdown
 // ladder (SIGTERM, wait, SIGKILL to the whole group) and sweeps the group.
 //
-// Attach adds a case's chronology: every stderr line that arrives while
-// the case is attached is recorded there too, so that the reader of a
-// case sees what the server said while it ran.
+// Its own chronology is the one record of everything it printed. The
+// server is shared by every connection of the run, several at a time, so
+// a line cannot in general be told to belong to one of them; Attach
+// gives a connection's chronology the lines that name its session, and a
+// count of the others.
 type Served struct {
 	*child
 
 	cfg     ServedConfig
 	display string
 
-	mu      sync.Mutex
-	readers map[*chrono.Log]int // attached chronologies, with how many times
-	tail    []string            // the last stderr lines, sanitised
+	mu       sync.Mutex
+	attached map[*attachment]struct{}
+	tail     []string // the last stderr lines, sanitised
 
 	closeOnce   sync.Once
 	exitedEarly bool
@@ -143,12 +160,13 @@ func StartServed(ctx context.Context, cfg ServedConfig) (*Served, error) {
 	_ = outW.Close()
 
 	s := &Served{
-		cfg:     cfg,
-		display: display,
-		readers: map[*chrono.Log]int{},
+		cfg:      cfg,
+		display:  display,
+		attached: map[*attachment]struct{}{},
 	}
 	s.child = newChild(cmd, outR, cfg.Log, ServedStderrChannel, cfg.MaxStderrLine, cfg.MaxStderrLines, cfg.MaxStderrBytes)
-	s.onStderr = s.fanOut
+	s.onStderr = s.keepTail
+	s.onStderrLine = s.attribute
 	s.logStarted(display)
 	s.run(context.WithoutCancel(ctx))
 
@@ -249,40 +267,158 @@ func cause(err error) error {
 	return err
 }
 
-// fanOut is the child's onStderr: it keeps the last lines for a start-up
-// error and records each event in every attached chronology.
-func (s *Served) fanOut(ev chrono.Event) {
+// keepTail is the child's onStderr: it keeps the last recorded lines, as
+// the server's own chronology has them (redacted), for a start-up error.
+func (s *Served) keepTail(ev chrono.Event) {
+	if ev.Kind != chrono.KindStderr {
+		return
+	}
+	line := chrono.Sanitize(chrono.Clip(string(ev.Raw), servedTailLine), false)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if ev.Kind == chrono.KindStderr {
-		line := chrono.Sanitize(chrono.Clip(string(ev.Raw), servedTailLine), false)
-		if len(s.tail) == servedTailLines {
-			s.tail = append(s.tail[:0], s.tail[1:]...)
-		}
-		s.tail = append(s.tail, line)
+	if len(s.tail) == servedTailLines {
+		s.tail = append(s.tail[:0], s.tail[1:]...)
 	}
-	for log := range s.readers {
-		log.Append(chrono.Event{Dir: ev.Dir, Channel: ev.Channel, Kind: ev.Kind, Raw: ev.Raw, Size: ev.Size, Truncated: ev.Truncated, Text: ev.Text})
+	s.tail = append(s.tail, line)
+}
+
+// attribute is the child's onStderrLine: it shows every line read, within
+// the server's own budget or past it, to every attached connection, and
+// records it once in each chronology of a connection whose session it
+// names.
+func (s *Served) attribute(raw []byte, size int) {
+	s.mu.Lock()
+	if len(s.attached) == 0 {
+		s.mu.Unlock()
+		return
+	}
+	atts := make([]*attachment, 0, len(s.attached))
+	for a := range s.attached {
+		atts = append(atts, a)
+	}
+	s.mu.Unlock()
+	recorded := make(map[*chrono.Log]bool, len(atts))
+	for _, a := range atts {
+		if a.see(raw, size) && !recorded[a.log] {
+			recorded[a.log] = true
+			a.log.Append(stderrEvent(raw, size))
+		}
 	}
 }
 
-// Attach records every stderr line of the server that arrives from now on
-// in log too, until detach is called. A chronology attached twice (a case
-// with two sessions) gets each line once, until both detach.
-func (s *Served) Attach(log *chrono.Log) (detach func()) {
+// stderrEvent is a stderr line of the server as a chronology event.
+func stderrEvent(raw []byte, size int) chrono.Event {
+	return chrono.Event{Dir: chrono.In, Channel: ServedStderrChannel, Kind: chrono.KindStderr, Raw: raw, Size: size, Truncated: len(raw) < size}
+}
+
+// attachment is one connection's view of the server's stderr (Attach).
+type attachment struct {
+	log     *chrono.Log
+	session func() string
+
+	mu       sync.Mutex
+	done     bool
+	printed  int64        // lines read while attached
+	named    int64        // of those, lines naming the connection's session
+	hadID    bool         // the connection had an attributable session ID
+	budget   stderrBudget // of the named lines recorded in log
+	recorded int64        // named lines within the budget
+}
+
+// see counts a line read while the connection is attached, and reports
+// whether the line names the connection's session ID (as it is when the
+// line is read) and is within the connection's budget, to be recorded in
+// its chronology.
+func (a *attachment) see(raw []byte, size int) bool {
+	id := a.session()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.done {
+		return false
+	}
+	a.printed++
+	if len(id) < MinAttributableSessionID {
+		return false
+	}
+	a.hadID = true
+	if !bytes.Contains(raw, []byte(id)) {
+		return false
+	}
+	a.named++
+	if !a.budget.take(raw, size) {
+		return false
+	}
+	a.recorded++
+	return true
+}
+
+// Attach shows the server's stderr lines read from now on to a
+// connection, until detach is called: a line that names the connection's
+// session ID, as session returns it when the line is read (the
+// connection's Mcp-Session-Id, "" before it has one), is recorded in log,
+// within a budget of its own; an ID shorter than MinAttributableSessionID
+// names nothing. The other lines are in the server's own chronology
+// only: the server is shared, and while several connections are open a
+// line that names none of them cannot be told to belong to any.
+//
+// detach records in log one note with the count of lines the server
+// printed while the connection was attached and how many of them named
+// its session, and the last lines past the budget. A chronology attached
+// twice (a case with two connections) gets a line that names both
+// sessions once.
+func (s *Served) Attach(log *chrono.Log, session func() string) (detach func()) {
+	a := &attachment{log: log, session: session, budget: stderrBudget{lines: servedSessionLines, bytes: servedSessionBytes}}
 	s.mu.Lock()
-	s.readers[log]++
+	s.attached[a] = struct{}{}
 	s.mu.Unlock()
 	var once sync.Once
 	return func() {
 		once.Do(func() {
 			s.mu.Lock()
-			defer s.mu.Unlock()
-			if s.readers[log]--; s.readers[log] <= 0 {
-				delete(s.readers, log)
-			}
+			delete(s.attached, a)
+			s.mu.Unlock()
+			a.mu.Lock()
+			a.done = true
+			a.mu.Unlock()
+			a.report()
 		})
 	}
+}
+
+// report records in the connection's chronology what it saw of the
+// server's stderr: nothing when the server printed nothing while it was
+// attached.
+func (a *attachment) report() {
+	if a.printed == 0 {
+		return
+	}
+	const rest = "the others are left to the run's record of the server's output"
+	text := fmt.Sprintf("the served server printed %s while this connection was open; ", lines(a.printed))
+	var tail []tailLine
+	switch {
+	case !a.hadID:
+		text += "it had no session ID long enough to tell its own lines by: they are left to the run's record of the server's output"
+	case a.named == 0:
+		text += "none names its session ID: they are left to the run's record of the server's output"
+	case a.budget.skipped == 0:
+		text += fmt.Sprintf("the %d that name its session ID are recorded here; %s", a.named, rest)
+	default:
+		tail = a.budget.lastLines()
+		text += fmt.Sprintf("%d name its session ID: the first %d are recorded here and the last %d follow (a budget of %d lines or %d bytes); %s",
+			a.named, a.recorded, len(tail), servedSessionLines, servedSessionBytes, rest)
+	}
+	a.log.Harness(chrono.KindNote, ServedStderrChannel, text)
+	for _, l := range tail {
+		a.log.Append(stderrEvent(l.raw, l.size))
+	}
+}
+
+// lines is "1 stderr line" or "n stderr lines".
+func lines(n int64) string {
+	if n == 1 {
+		return "1 stderr line"
+	}
+	return fmt.Sprintf("%d stderr lines", n)
 }
 
 // LastStderr returns the server's last stderr lines (at most 5),

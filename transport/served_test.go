@@ -57,47 +57,75 @@ func stderrLines(log *chrono.Log) []string {
 	return out
 }
 
-// TestServedStderrReachesAttachedLogs starts a server that answers, and
-// checks that a case's chronology gets the stderr lines that arrive while
-// it is attached, and only those, and that SIGTERM stops the server.
-func TestServedStderrReachesAttachedLogs(t *testing.T) {
+// notes returns the texts of log's notes on the served server's stderr.
+func notes(log *chrono.Log) []string {
+	var out []string
+	for _, ev := range log.Events() {
+		if ev.Kind == chrono.KindNote && ev.Channel == ServedStderrChannel {
+			out = append(out, ev.Text)
+		}
+	}
+	return out
+}
+
+// TestServedStderrGoesToItsSession starts a server that answers, attaches
+// connections with a session ID, with one too short to tell anything by,
+// and with none, and checks that a connection's chronology gets the lines
+// that name its session and only those, once each, and a note counting
+// every line printed while it was attached; that the server's own
+// chronology has every line; and that SIGTERM stops the server.
+func TestServedStderrGoesToItsSession(t *testing.T) {
 	t.Parallel()
 	s, own, err := startServed(t, context.Background(), "ok", ServedConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The readiness check's GET is logged by the server too: wait for its
-	// line in the server's own chronology before the case attaches, so
-	// that a late read of it cannot reach the case.
-	rctx, rcancel := context.WithTimeout(context.Background(), safety)
-	defer rcancel()
-	if _, err := own.WaitFor(rctx, 0, func(ev chrono.Event) bool {
-		return ev.Kind == chrono.KindStderr && strings.Contains(string(ev.Raw), "GET /mcp")
-	}); err != nil {
-		t.Fatalf("the readiness check's stderr line never came: %v", err)
-	}
-	caseLog := chrono.New()
-	detach := s.Attach(caseLog)
-	detachAgain := s.Attach(caseLog) // a second session of the same case
-	get := func() {
+	// line in the server's own chronology before anything attaches, so
+	// that a late read of it cannot be counted. A line is shown to the
+	// attached connections before the server's own chronology records it.
+	awaitOwn := func(part string) {
 		t.Helper()
-		resp, err := http.Get(s.cfg.URL)
+		ctx, cancel := context.WithTimeout(context.Background(), safety)
+		defer cancel()
+		if _, err := own.WaitFor(ctx, 0, func(ev chrono.Event) bool {
+			return ev.Kind == chrono.KindStderr && strings.Contains(string(ev.Raw), part)
+		}); err != nil {
+			t.Fatalf("the server's line with %q never came: %v\n%q", part, err, stderrLines(own))
+		}
+	}
+	awaitOwn("GET /mcp")
+	const (
+		idA     = "sess-0123456789abcdef"
+		idB     = "sess-fedcba9876543210"
+		idShort = "sess-01" // names nothing: too short to be unique
+	)
+	twoConns := chrono.New() // a case with two connections
+	short, none := chrono.New(), chrono.New()
+	detaches := []func(){
+		s.Attach(twoConns, func() string { return idA }),
+		s.Attach(twoConns, func() string { return idB }),
+		s.Attach(short, func() string { return idShort }),
+		s.Attach(none, func() string { return "" }),
+	}
+	get := func(path string) {
+		t.Helper()
+		resp, err := http.Get(strings.TrimSuffix(s.cfg.URL, "/mcp") + path)
 		if err != nil {
 			t.Fatal(err)
 		}
 		resp.Body.Close()
 	}
-	get()
-	ctx, cancel := context.WithTimeout(context.Background(), safety)
-	defer cancel()
-	if _, err := caseLog.WaitFor(ctx, 0, func(ev chrono.Event) bool {
-		return ev.Kind == chrono.KindStderr && strings.Contains(string(ev.Raw), "GET /mcp")
-	}); err != nil {
-		t.Fatalf("the request's stderr line never reached the case's chronology: %v\n%v", err, stderrLines(caseLog))
+	for _, path := range []string{"/" + idA, "/" + idB, "/other/" + idShort, "/" + idA + "/" + idB} {
+		get(path)
 	}
-	detach()
-	detachAgain()
-	get() // after the case: its line is the server's alone
+	awaitOwn("/" + idA + "/" + idB)
+	for _, detach := range detaches {
+		detach()
+		detach() // a second call does nothing
+	}
+	get("/after/" + idA) // after the connections: its line is the server's alone
+	awaitOwn("/after/" + idA)
 
 	td := s.Close(closeCtx(t))
 	if td.ExitedAfter != StepSIGTERM || td.ExitCode != 0 || td.Leftovers != 0 || td.Err != nil {
@@ -105,22 +133,102 @@ func TestServedStderrReachesAttachedLogs(t *testing.T) {
 	}
 	waitGone(t, s.Pid())
 
-	caseLines := stderrLines(caseLog)
-	ownLines := stderrLines(own)
-	if n := strings.Count(strings.Join(caseLines, "\n"), "GET /mcp"); n != 1 {
-		t.Errorf("the case's chronology has %d GET lines, want the one of its own request (attached twice, recorded once): %q", n, caseLines)
+	got := stderrLines(twoConns)
+	want := []string{"GET /" + idA, "GET /" + idB, "GET /" + idA + "/" + idB}
+	if len(got) != len(want) {
+		t.Errorf("the two connections' chronology has %d stderr lines, want %d (those naming either session, once each): %q", len(got), len(want), got)
 	}
-	for _, ev := range caseLog.Events() {
+	for i := range min(len(got), len(want)) {
+		if !strings.HasSuffix(got[i], want[i]) {
+			t.Errorf("line %d is %q, want one ending in %q", i, got[i], want[i])
+		}
+	}
+	for _, ev := range twoConns.Events() {
 		if ev.Kind == chrono.KindStderr && ev.Channel != ServedStderrChannel {
 			t.Errorf("stderr event on channel %q, want %q", ev.Channel, ServedStderrChannel)
 		}
 	}
-	last := ownLines[len(ownLines)-1]
-	if !strings.Contains(last, "got SIGTERM") {
+	for _, tt := range []struct {
+		name string
+		log  *chrono.Log
+		want []string // each note's text contains its string
+	}{
+		{"two connections", twoConns, []string{"the 2 that name its session ID are recorded here", "the 2 that name its session ID are recorded here"}},
+		{"a short ID", short, []string{"no session ID long enough to tell its own lines by"}},
+		{"no ID", none, []string{"no session ID long enough to tell its own lines by"}},
+	} {
+		if lines := stderrLines(tt.log); tt.log != twoConns && len(lines) > 0 {
+			t.Errorf("%s: the chronology has stderr lines, want none: %q", tt.name, lines)
+		}
+		ns := notes(tt.log)
+		if len(ns) != len(tt.want) {
+			t.Errorf("%s: %d notes, want %d: %q", tt.name, len(ns), len(tt.want), ns)
+			continue
+		}
+		for i, n := range ns {
+			if !strings.HasPrefix(n, "the served server printed 4 stderr lines while this connection was open; ") || !strings.Contains(n, tt.want[i]) {
+				t.Errorf("%s: note %q, want 4 lines counted and %q", tt.name, n, tt.want[i])
+			}
+		}
+	}
+	ownLines := stderrLines(own)
+	if n := strings.Count(strings.Join(ownLines, "\n"), idA); n != 3 {
+		t.Errorf("the server's own chronology has %d lines naming %s, want all 3: %q", n, idA, ownLines)
+	}
+	if last := ownLines[len(ownLines)-1]; !strings.Contains(last, "got SIGTERM") {
 		t.Errorf("the server's own chronology ends with %q, want its SIGTERM line (stderr drained before Close returned): %q", last, ownLines)
 	}
-	if strings.Contains(strings.Join(caseLines, "\n"), "got SIGTERM") {
-		t.Errorf("a detached case got a later line: %q", caseLines)
+}
+
+// TestServedSessionBudget: a connection's chronology records the lines
+// naming its session within a budget, counts the rest and records the
+// last of them when it detaches.
+func TestServedSessionBudget(t *testing.T) {
+	t.Parallel()
+	s, own, err := startServed(t, context.Background(), "ok", ServedConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const id = "sess-0123456789abcdef"
+	log := chrono.New()
+	detach := s.Attach(log, func() string { return id })
+	client := &http.Client{}
+	defer client.CloseIdleConnections()
+	over := 3
+	for range servedSessionLines + over {
+		resp, err := client.Get(strings.TrimSuffix(s.cfg.URL, "/mcp") + "/" + id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	// Every line is shown to the attached connections before the
+	// server's own chronology records it.
+	ctx, cancel := context.WithTimeout(context.Background(), safety)
+	defer cancel()
+	seen := 0
+	lastLine, err := own.WaitFor(ctx, 0, func(ev chrono.Event) bool {
+		if ev.Kind == chrono.KindStderr && strings.HasSuffix(string(ev.Raw), "GET /"+id) {
+			seen++
+		}
+		return seen == servedSessionLines+over
+	})
+	if err != nil {
+		t.Fatalf("%d of the %d lines came: %v", seen, servedSessionLines+over, err)
+	}
+	last := string(lastLine.Raw)
+	detach()
+	lines := stderrLines(log)
+	if len(lines) != servedSessionLines+over {
+		t.Errorf("%d stderr lines recorded, want %d (the budget, then the last %d)", len(lines), servedSessionLines+over, over)
+	}
+	if len(lines) > 0 && lines[len(lines)-1] != last {
+		t.Errorf("the last line recorded is %q, want the last one printed", lines[len(lines)-1])
+	}
+	ns := notes(log)
+	want := fmt.Sprintf("%d name its session ID: the first %d are recorded here and the last %d follow", servedSessionLines+over, servedSessionLines, over)
+	if len(ns) != 1 || !strings.Contains(ns[0], want) {
+		t.Errorf("notes %q, want one saying %q", ns, want)
 	}
 }
 

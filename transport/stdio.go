@@ -141,6 +141,10 @@ type child struct {
 	// onStderr, when not nil, sees every stderr event as it is recorded
 	// (lines, and the notes about the budget), from the stderr reader.
 	onStderr func(chrono.Event)
+	// onStderrLine, when not nil, sees every stderr line as it is read,
+	// within the budget or past it, from the stderr reader; raw is
+	// reused after it returns.
+	onStderrLine func(raw []byte, size int)
 
 	stderr     *os.File
 	stderrDone chan struct{}
@@ -677,6 +681,9 @@ func (s *child) drainStderr() {
 	defer s.stderr.Close()
 	b := stderrBudget{lines: s.maxStderrLines, bytes: s.maxStderrBytes}
 	err := scanLines(s.stderr, s.maxStderrLine, func(raw []byte, size int) {
+		if s.onStderrLine != nil {
+			s.onStderrLine(raw, size)
+		}
 		if b.take(raw, size) {
 			s.recordStderr(raw, size)
 			return

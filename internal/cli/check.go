@@ -483,6 +483,11 @@ func (e Env) writeJSONL(dir string, rep *results.Report) error {
 			return fmt.Errorf("--jsonl-dir: %w", err)
 		}
 	}
+	if s := rep.Served; s != nil && s.Log != nil {
+		if err := e.writeFile(filepath.Join(dir, ServedJSONLName), s.Log.WriteJSONL); err != nil {
+			return fmt.Errorf("--jsonl-dir: %w", err)
+		}
+	}
 	return nil
 }
 

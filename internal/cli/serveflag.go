@@ -17,9 +17,12 @@ const serveFlagsUsage = `  --serve CMD          start the HTTP server at --url w
                        (split like --stdio; --shell applies), wait until
                        the URL answers, run against it, and stop it at the
                        end (SIGTERM, then SIGKILL, its whole process group).
-                       Its stderr and stdout appear in each case's
-                       chronology ("server stderr"), and the teardown
-                       section says how it stopped
+                       Its stderr and stdout are recorded once for the
+                       run (the reports' "served server" section, and
+                       served-server.jsonl under --jsonl-dir); a case's
+                       chronology gets the lines that name its
+                       Mcp-Session-Id and a count of the others. The
+                       teardown section says how it stopped
   --serve-timeout D    how long --serve's server may take to answer
                        (default 30s)
 `
@@ -38,10 +41,20 @@ func (f *serveFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.timeout, "serve-timeout", transport.DefaultStartTimeout, "")
 }
 
+// ServedJSONLName is the file name of --serve's server's chronology in
+// --jsonl-dir: no case's file (JSONLName) has it, since every case ID
+// has a "/".
+const ServedJSONLName = "served-server.jsonl"
+
 // servedServer is the server --serve started; its methods are no-ops on
 // nil (no --serve).
 type servedServer struct {
 	srv *transport.Served
+	// log is the server's own chronology, the run's record of its
+	// output.
+	log *chrono.Log
+	// redact redacts the secrets of the run from its command line.
+	redact *chrono.Redactor
 }
 
 // startServe starts --serve's command, if any, and waits until --url
@@ -73,23 +86,25 @@ func (e Env) startServe(ctx context.Context, o checkOptions, usage string) (*ser
 	if err != nil {
 		return nil, fmt.Errorf("--serve: %w", err)
 	}
-	return &servedServer{srv: srv}, nil
+	return &servedServer{srv: srv, log: log, redact: e.redact}, nil
 }
 
-// wrap makes every connection of t record the server's stderr lines that
-// arrive while it is open in its case's chronology.
+// wrap attaches every HTTP connection of t to the server's stderr until
+// it closes (transport.Served.Attach): its case's chronology gets the
+// lines that name its session, and a count of all the lines printed
+// while it was open. Every line, whoever it concerns, is in the server's
+// own chronology, which grade puts in the report.
 func (s *servedServer) wrap(t runner.Target) runner.Target {
 	if s == nil || t.Dial == nil {
 		return t
 	}
 	dial := t.Dial
 	t.Dial = func(ctx context.Context, log *chrono.Log) (transport.Conn, error) {
-		detach := s.srv.Attach(log)
 		conn, err := dial(ctx, log)
 		if h, ok := conn.(*transport.HTTP); ok && err == nil {
-			h.AfterClose(detach)
-		} else {
-			detach()
+			// Nothing is sent before the first Send: attached now, the
+			// connection sees every line its requests can cause.
+			h.AfterClose(s.srv.Attach(log, h.SessionID))
 		}
 		return conn, err
 	}
@@ -107,10 +122,13 @@ func (s *servedServer) stop(ctx context.Context) transport.Teardown {
 	return s.srv.Close(cctx)
 }
 
-// grade stops the server and adds how it ended to rep's teardown grade.
+// grade stops the server, adds how it ended to rep's teardown grade, and
+// puts its command and its own chronology, complete now that it has
+// stopped, in rep.Served.
 func (s *servedServer) grade(ctx context.Context, rep *results.Report) {
 	if s == nil || rep == nil {
 		return
 	}
 	rep.Teardown = runner.GradeServed(rep.Teardown, s.srv.Command(), s.stop(ctx))
+	rep.Served = &results.ServedServer{Command: s.redact.String(s.srv.Command()), Events: s.log.Events(), Log: s.log}
 }

@@ -1,11 +1,14 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -53,6 +56,14 @@ func processesNaming(t *testing.T, s string) []string {
 	return out
 }
 
+// servedEvent is the part of a chronology event these tests read.
+type servedEvent struct {
+	Channel string `json:"channel"`
+	Kind    string `json:"kind"`
+	Raw     string `json:"raw"`
+	Text    string `json:"text"`
+}
+
 // servedReport is the part of the JSON report these tests read.
 type servedReport struct {
 	Counts   map[string]int `json:"counts"`
@@ -60,14 +71,14 @@ type servedReport struct {
 		Verdict string `json:"verdict"`
 		Summary string `json:"summary"`
 	} `json:"teardown"`
+	ServedServer *struct {
+		Command string        `json:"command"`
+		Events  []servedEvent `json:"events"`
+	} `json:"servedServer"`
 	Results []struct {
-		ID      string `json:"id"`
-		Verdict string `json:"verdict"`
-		Events  []struct {
-			Channel string `json:"channel"`
-			Kind    string `json:"kind"`
-			Raw     string `json:"raw"`
-		} `json:"events"`
+		ID      string        `json:"id"`
+		Verdict string        `json:"verdict"`
+		Events  []servedEvent `json:"events"`
 	} `json:"results"`
 }
 
@@ -80,26 +91,64 @@ func decodeServed(t *testing.T, stdout string) servedReport {
 	return rep
 }
 
-// serverLines counts the cases whose chronology has stderr lines of the
-// served server, and returns one of those lines.
-func serverLines(rep servedReport) (cases int, sample string) {
-	for _, r := range rep.Results {
-		found := false
-		for _, ev := range r.Events {
-			if ev.Channel == transport.ServedStderrChannel && ev.Kind == "stderr" {
-				found, sample = true, ev.Raw
-			}
-		}
-		if found {
-			cases++
+// sessionHeader finds the Mcp-Session-Id a request sent, in its event's
+// text.
+var sessionHeader = regexp.MustCompile(`Mcp-Session-Id: ([^;]+)`)
+
+// checkServedOutput checks where the served server's output went: all of
+// it in the report's servedServer, once; in a case's chronology only the
+// lines that name a session the case used, and the notes counting the
+// lines printed while it was connected. It returns how many cases have
+// such a note, and how many lines were told to belong to a case.
+func checkServedOutput(t *testing.T, rep servedReport) (noted, attributed int) {
+	t.Helper()
+	if rep.ServedServer == nil {
+		t.Fatal("the report has no servedServer")
+	}
+	own := 0
+	for _, ev := range rep.ServedServer.Events {
+		if ev.Kind == "stderr" && ev.Channel == transport.ServedStderrChannel {
+			own++
 		}
 	}
-	return cases, sample
+	if own == 0 {
+		t.Errorf("servedServer has no line of the server's output: %+v", rep.ServedServer.Events)
+	}
+	for _, r := range rep.Results {
+		var sessions []string
+		for _, ev := range r.Events {
+			for _, m := range sessionHeader.FindAllStringSubmatch(ev.Text, -1) {
+				sessions = append(sessions, m[1])
+			}
+		}
+		hasNote := false
+		for _, ev := range r.Events {
+			if ev.Channel != transport.ServedStderrChannel {
+				continue
+			}
+			if ev.Kind == "note" && strings.HasPrefix(ev.Text, "the served server printed ") {
+				hasNote = true
+			}
+			if ev.Kind != "stderr" {
+				continue
+			}
+			if !slices.ContainsFunc(sessions, func(id string) bool { return strings.Contains(ev.Raw, id) }) {
+				t.Errorf("%s: a server line that names none of its sessions %q: %q", r.ID, sessions, ev.Raw)
+			}
+			attributed++
+		}
+		if hasNote {
+			noted++
+		}
+	}
+	t.Logf("%d server lines in servedServer; %d cases with a note on them; %d lines told to belong to a case", own, noted, attributed)
+	return noted, attributed
 }
 
 // TestServeReferenceServer runs the catalogue against the reference server
-// started by check itself with --serve: conformant, the server's stderr in
-// the cases' chronologies, the server stopped on SIGTERM, nothing left.
+// started by check itself with --serve: conformant, the server's output in
+// the report's servedServer and, as far as it names their sessions, in the
+// cases' chronologies, the server stopped on SIGTERM, nothing left.
 //
 // Under 2026-07-28 every case on the one shared server works in a control
 // scope of its own, as it has a session of its own under 2025-11-25: the
@@ -116,9 +165,10 @@ func TestServeReferenceServer(t *testing.T) {
 
 func serveReference(t *testing.T, revision string) {
 	addr := freeLoopback(t)
+	jsonl := t.TempDir()
 	r := runCLI(t, "", "check", "--url", "http://"+addr+"/mcp",
 		"--serve", transport.QuoteArgs([]string{binary, "serve", "--http", addr}),
-		"--profile", "reference", "--protocol", revision, "--json", "-")
+		"--profile", "reference", "--protocol", revision, "--json", "-", "--jsonl-dir", jsonl)
 	if r.code != ExitConformant {
 		t.Fatalf("exit %d, stderr:\n%s", r.code, r.stderr)
 	}
@@ -126,10 +176,19 @@ func serveReference(t *testing.T, revision string) {
 	if rep.Counts["fail"] != 0 || rep.Counts["error"] != 0 || rep.Counts["pass"] < 50 {
 		t.Errorf("counts %v, want 0 fail, 0 error, at least 50 pass", rep.Counts)
 	}
-	if n, sample := serverLines(rep); n == 0 {
-		t.Errorf("no case's chronology has a %q line", transport.ServedStderrChannel)
-	} else {
-		t.Logf("%d cases have server stderr lines, e.g. %q", n, sample)
+	// The server prints its URL first thing, and the checkpoints the
+	// cases reach as they go.
+	if noted, _ := checkServedOutput(t, rep); noted == 0 {
+		t.Error("no case's chronology counts the server's lines printed while it ran")
+	}
+	if !strings.Contains(rep.ServedServer.Command, "serve --http "+addr) {
+		t.Errorf("servedServer command %q, want the --serve command", rep.ServedServer.Command)
+	}
+	// --jsonl-dir has the server's chronology too, next to the cases'.
+	if own, err := os.ReadFile(filepath.Join(jsonl, ServedJSONLName)); err != nil {
+		t.Error(err)
+	} else if !strings.Contains(string(own), "http://"+addr+"/mcp") || bytes.Count(own, []byte("\n")) != len(rep.ServedServer.Events) {
+		t.Errorf("%s has %d lines, want the %d events of servedServer, its URL line among them", ServedJSONLName, bytes.Count(own, []byte("\n")), len(rep.ServedServer.Events))
 	}
 	if rep.Teardown.Verdict != "pass" || !strings.Contains(rep.Teardown.Summary, "stopped on SIGTERM") {
 		t.Errorf("teardown %s %q, want pass, stopped on SIGTERM", rep.Teardown.Verdict, rep.Teardown.Summary)
@@ -166,11 +225,10 @@ func TestServeServerEverything(t *testing.T) {
 	if rep.Counts["error"] != 0 {
 		t.Errorf("counts %v, want no error", rep.Counts)
 	}
-	if n, sample := serverLines(rep); n == 0 {
-		t.Errorf("no case's chronology has a %q line", transport.ServedStderrChannel)
-	} else {
-		t.Logf("%d cases have server stderr lines, e.g. %q", n, sample)
-	}
+	// server-everything names the session in some lines (a session
+	// ends, a stream opens); whether one arrives while its connection is
+	// still open is up to the scheduler, so their count is only logged.
+	checkServedOutput(t, rep)
 	if !strings.Contains(rep.Teardown.Summary, "the HTTP server mcpflight started") {
 		t.Errorf("teardown summary %q does not say how the server ended", rep.Teardown.Summary)
 	}
