@@ -2,6 +2,7 @@ package explore
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -15,6 +16,7 @@ import (
 	"github.com/mcpflight/mcpflight/jsonrpc"
 	"github.com/mcpflight/mcpflight/mcp"
 	"github.com/mcpflight/mcpflight/peer"
+	"github.com/mcpflight/mcpflight/profile"
 )
 
 // Figures are what a history counted: Races, the orderings the spec
@@ -79,6 +81,7 @@ func Check(h *History, revision string) ([]Violation, Figures) {
 		o := h.origins[i]
 		c.event(c.sess[o.session], o.channel, ev)
 	}
+	c.paces = c.tallyPaces()
 	for _, s := range c.sess {
 		c.finish(s)
 	}
@@ -119,18 +122,28 @@ type checker struct {
 	// each task: a frame that names another session's is told apart from
 	// one that names nothing at all.
 	idOwner, tokenOwner, taskOwner map[string]int
+	// paces is what the whole history shows of each tool's pace, for
+	// the cancels of targets without the control extension.
+	paces map[paceKey]*toolPace
 }
 
 // req is one request the explorer sent.
 type req struct {
-	id      jsonrpc.ID
-	method  string
-	seq     uint64
-	tool    string
-	key     string // tools/call: arguments.key (the operation key)
-	steps   int
-	taskAug bool
-	token   jsonrpc.ProgressToken
+	id     jsonrpc.ID
+	method string
+	seq    uint64
+	tool   string
+	key    string // tools/call: arguments.key (the operation key)
+	steps  int
+	// stepsGiven is set when an argument (steps, ticks) said how many
+	// steps the call has; steps is otherwise a guess.
+	stepsGiven bool
+	// observerRead is set on a read of the profile's observer
+	// (docs/observer.md): a request of the explorer's own, not a call of
+	// the tool under test.
+	observerRead bool
+	taskAug      bool
+	token        jsonrpc.ProgressToken
 	// checkpoint is what an await or release names; taskID what a task
 	// method names.
 	checkpoint string
@@ -146,7 +159,10 @@ type req struct {
 	// respChannel is the channel the response came on.
 	respChannel string
 	progress    int
-	last        float64
+	// progressAtResp is how many progress notifications had been read
+	// when the response was.
+	progressAtResp int
+	last           float64
 	// sentAt, cancelAt, respAt and progressAt are when (on the history's
 	// clock) the request and its cancel were sent, the response read and
 	// each progress read: on a target without the control extension the
@@ -173,6 +189,9 @@ type req struct {
 	// reuses is the earlier request whose token this one reuses, once
 	// that one had ended.
 	reuses *req
+	// answeredCancel is set once the response after its cancel was found
+	// to be the cancel's answer, not the call completing on its own.
+	answeredCancel bool
 }
 
 type progressAt struct {
@@ -238,6 +257,16 @@ type sessState struct {
 	unprimed    bool
 	// served are the IDs of requests the server sent us.
 	served map[string]bool
+	// observations are the reads of the profile's observer, in order:
+	// the first when the session opened, the last at the drain.
+	observations []observation
+}
+
+// observation is one read of the observer and the sequence number of its
+// answer.
+type observation struct {
+	seq    uint64
+	counts profile.Observation
 }
 
 func newSessState(i int, info SessionInfo) *sessState {
@@ -407,6 +436,7 @@ type outWire struct {
 			Ticks *int   `json:"ticks"`
 		} `json:"arguments"`
 		Task json.RawMessage `json:"task"`
+		URI  string          `json:"uri"`
 		Meta struct {
 			Token json.RawMessage `json:"progressToken"`
 		} `json:"_meta"`
@@ -453,10 +483,11 @@ func (c *checker) outRequest(s *sessState, channel string, ev chrono.Event, w *o
 		r.tool, r.key, r.steps = p.Name, a.Key, 3
 		switch {
 		case a.Steps != nil:
-			r.steps = *a.Steps
+			r.steps, r.stepsGiven = *a.Steps, true
 		case a.Ticks != nil:
-			r.steps = *a.Ticks
+			r.steps, r.stepsGiven = *a.Ticks, true
 		}
+		r.observerRead = c.h.observer != nil && c.h.observer.Tool != "" && p.Name == c.h.observer.Tool
 		r.taskAug = len(p.Task) > 0 && string(p.Task) != "null"
 		if r.key != "" {
 			s.byKey[r.key] = r
@@ -476,6 +507,8 @@ func (c *checker) outRequest(s *sessState, channel string, ev chrono.Event, w *o
 			s.gates[key] = map[string]bool{}
 		}
 		s.gates[key][p.Checkpoint] = true
+	case mcp.MethodResourcesRead:
+		r.observerRead = c.h.observer != nil && c.h.observer.Resource != "" && p.URI == c.h.observer.Resource
 	case mcp.MethodTasksCancel:
 		if t := s.tasks[p.TaskID]; t != nil && t.cancelReq == 0 {
 			t.cancelReq, t.released = ev.Seq, len(s.gates[t.key])
@@ -754,7 +787,11 @@ func (c *checker) response(s *sessState, channel string, ev chrono.Event, m *jso
 		c.violate(s, InvOneResponse, "RPC-8", ev.Seq, false, "a second response to request %s (%s, first at #%d)", r.id, r.method, r.respSeq)
 		return
 	}
-	r.resp, r.respSeq, r.respChannel, r.respAt = m, ev.Seq, channel, ev.Offset
+	r.resp, r.respSeq, r.respChannel, r.respAt, r.progressAtResp = m, ev.Seq, channel, ev.Offset, r.progress
+	if r.observerRead {
+		c.observerAnswer(s, r, ev, m)
+		return
+	}
 	switch r.method {
 	case mcp.MethodControlAwait:
 		c.awaited(s, r, m)
@@ -973,6 +1010,7 @@ func (c *checker) finish(s *sessState) {
 		}
 		c.unanswered(s, r)
 	}
+	c.observed(s)
 	for _, id := range slices.Sorted(maps.Keys(s.tasks)) {
 		c.stable(s, s.tasks[id])
 		c.taskResults(s, s.tasks[id])
@@ -1049,55 +1087,59 @@ func (c *checker) cancelled(s *sessState, r *req) {
 
 // uncontrolledCancel judges a call cancelled on a target without the
 // control extension, where no checkpoint says what the server had been
-// allowed to write before it read the cancel. The call's own pace is the
-// evidence: its step interval, as the progress read before the cancel
-// shows it (the shortest gap between two), and the steps it had left.
+// allowed to write before it read the cancel. The call's pace is the
+// evidence: what its own progress shows (the shortest gap between two
+// progress notifications read before the cancel, and the longest
+// interval it showed, its start included), and what the whole history
+// shows of the tool's pace (toolPace).
 //
-//   - A response read sooner after the cancel than half the time the
-//     steps left need cannot be the call completing on its own: the
-//     cancel brought it (CAN-8 under 2025-11-25; CAN-54's MUST NOT over
-//     stdio under 2026-07-28).
+//   - A response after the cancel that cannot be the call completing on
+//     its own is the cancel's answer (cancelAnswered): CAN-8 under
+//     2025-11-25, CAN-54's MUST NOT over stdio under 2026-07-28.
 //   - Under 2026-07-28, where nothing more may come for a cancelled
 //     request, a response or a progress read later than the race window
 //     (two of the call's slowest steps: what crossed the cancel on the
-//     wire comes sooner) is a further message. Under 2025-11-25 a server may ignore a cancel
-//     (CAN-9), and go on: that is a race the spec allows.
+//     wire comes sooner) is a further message. Under 2025-11-25 a server
+//     may ignore a cancel (CAN-9), and go on: that is a race the spec
+//     allows.
 //
-// It reports whether it judged the call; false leaves it to the counts
-// of races whose way is unknown.
+// It reports whether it judged the call; false, when the history had no
+// evidence to weigh it by, leaves it to the counts of races whose way is
+// unknown.
 func (c *checker) uncontrolledCancel(s *sessState, r *req) bool {
+	if r.closed {
+		return false // a closed stream can carry nothing
+	}
 	before := r.progress - len(r.postCancel)
-	if before < 2 || r.steps <= 0 || r.closed {
-		return false // no pace to go by (a closed stream can carry nothing)
-	}
-	// Two readings of the step: the shortest gap between two progress
-	// notifications (two read in one burst make it short, which only
-	// makes "too soon" harder to reach), and the longest interval the
-	// call showed, its start included (a stall makes it long, which only
-	// widens the race window). Each judgement uses the one that cannot
-	// turn a loaded machine's timing into a violation.
-	step, slowest := time.Duration(0), r.progressAt[0]-r.sentAt
-	for i := 1; i < before; i++ {
-		d := r.progressAt[i] - r.progressAt[i-1]
-		if d > 0 && (step == 0 || d < step) {
-			step = d
+	// Two readings of the call's own step: the shortest gap between two
+	// progress notifications (two read in one burst make it short, which
+	// only makes "too soon" harder to reach), and the longest interval
+	// the call showed, its start included (a stall makes it long, which
+	// only widens the race window). Each judgement uses the one that
+	// cannot turn a loaded machine's timing into a violation.
+	step, slowest := time.Duration(0), time.Duration(0)
+	if before >= 2 {
+		slowest = r.progressAt[0] - r.sentAt
+		for i := 1; i < before; i++ {
+			d := r.progressAt[i] - r.progressAt[i-1]
+			if d > 0 && (step == 0 || d < step) {
+				step = d
+			}
+			slowest = max(slowest, d)
 		}
-		slowest = max(slowest, d)
 	}
-	if step <= 0 {
-		return false
-	}
-	left, window, modern := r.steps-before, 2*slowest, c.rev == Revision20260728
-	judged := false
+	own := step > 0
+	window, modern := 2*slowest, c.rev == Revision20260728
+	judged, weighed := false, own
 	if r.responses > 0 && r.respSeq > r.cancelSeq {
+		why, ok := c.cancelAnswered(r, step)
+		weighed = weighed || ok
 		after := r.respAt - r.cancelAt
 		switch {
-		case left >= 2 && after < time.Duration(left-1)*step/2:
-			c.violate(s, InvCancelNoResponse, "CAN-8", r.respSeq, false,
-				"request %s was answered %v after its cancel at #%d, with %d of its %d steps left at %v a step: too soon to be the call completing on its own, so the cancel brought the answer",
-				r.id, after.Round(time.Millisecond), r.cancelSeq, left, r.steps, step.Round(time.Millisecond))
-			judged = true
-		case modern && after > window:
+		case why != "":
+			c.violate(s, InvCancelNoResponse, "CAN-8", r.respSeq, false, "%s", why)
+			r.answeredCancel, judged = true, true
+		case own && modern && after > window:
 			c.violate(s, InvCancelNoResponse, "CAN-8", r.respSeq, false,
 				"request %s was answered %v after its cancel at #%d, later than the race window of two of its slowest steps (%v each): a further message for a cancelled request",
 				r.id, after.Round(time.Millisecond), r.cancelSeq, slowest.Round(time.Millisecond))
@@ -1105,7 +1147,7 @@ func (c *checker) uncontrolledCancel(s *sessState, r *req) bool {
 		}
 	}
 	for i, p := range r.postCancel {
-		if late := r.progressAt[before+i] - r.cancelAt; modern && late > window {
+		if late := r.progressAt[before+i] - r.cancelAt; own && modern && late > window {
 			c.violate(s, InvCancelNoProgress, "CAN-8", p.seq, false,
 				"progress number %d of request %s came %v after its cancel at #%d, later than the race window of two of its slowest steps (%v each): the handler went on after the cancel reached it",
 				p.n, r.id, late.Round(time.Millisecond), r.cancelSeq, slowest.Round(time.Millisecond))
@@ -1113,10 +1155,255 @@ func (c *checker) uncontrolledCancel(s *sessState, r *req) bool {
 			break
 		}
 	}
+	if !weighed {
+		return false
+	}
 	if !judged {
 		c.fig.Races[RaceUncontrolled]++
 	}
 	return true
+}
+
+// paceKey names the calls that share a pace: those of one tool with the
+// same number of steps.
+type paceKey struct {
+	tool  string
+	steps int
+}
+
+// toolPace is what a history shows of the pace of one tool's calls on
+// targets without the control extension, over all its sessions: the
+// evidence for a cancelled call whose own progress says too little (one
+// cancelled before its second progress, or called without a token).
+type toolPace struct {
+	// fastest is the shortest time from request to response of a call
+	// never cancelled that completed with a result (0: none did).
+	fastest time.Duration
+	// progress is how many progress notifications each such call with a
+	// token had sent by its response, when they all sent as many
+	// (counted: at least one did; mixed: they differ).
+	progress       int
+	counted, mixed bool
+	// step is the shortest interval between two successive progress
+	// notifications of a call, read before any cancel of it (0: none).
+	step time.Duration
+	// failed is set when a call never cancelled was answered with an
+	// error: the tool ends with errors of its own, so an error after a
+	// cancel cannot be told from the cancel's answer.
+	failed bool
+}
+
+// steps is how many progress notifications a call of the tool sends when
+// it completes on its own, 0 when the history does not show one number.
+func (p *toolPace) steps() int {
+	if !p.counted || p.mixed {
+		return 0
+	}
+	return p.progress
+}
+
+// tallyPaces reads the pace of each tool's calls over the whole history.
+func (c *checker) tallyPaces() map[paceKey]*toolPace {
+	paces := map[paceKey]*toolPace{}
+	for _, s := range c.sess {
+		if s.info.Control {
+			continue // its calls wait on the explorer's gates
+		}
+		for _, r := range s.order {
+			if r.method != mcp.MethodToolsCall || r.taskAug || r.observerRead {
+				continue
+			}
+			k := paceKey{r.tool, r.steps}
+			p := paces[k]
+			if p == nil {
+				p = &toolPace{}
+				paces[k] = p
+			}
+			for i := 1; i < r.progress-len(r.postCancel); i++ {
+				if d := r.progressAt[i] - r.progressAt[i-1]; d > 0 && (p.step == 0 || d < p.step) {
+					p.step = d
+				}
+			}
+			if r.cancelSeq > 0 || r.responses == 0 {
+				continue
+			}
+			if answerFailed(r.resp) {
+				p.failed = true
+				continue
+			}
+			if d := r.respAt - r.sentAt; d > 0 && (p.fastest == 0 || d < p.fastest) {
+				p.fastest = d
+			}
+			if r.token.IsValid() {
+				switch {
+				case !p.counted:
+					p.progress, p.counted = r.progressAtResp, true
+				case p.progress != r.progressAtResp:
+					p.mixed = true
+				}
+			}
+		}
+	}
+	return paces
+}
+
+// answerFailed reports whether a response is an error: a JSON-RPC error,
+// or a tool result with isError.
+func answerFailed(m *jsonrpc.Message) bool {
+	if m == nil || m.Error != nil {
+		return m != nil
+	}
+	var res struct {
+		IsError bool `json:"isError"`
+	}
+	_ = json.Unmarshal(m.Result, &res)
+	return res.IsError
+}
+
+// cancelAnswered weighs the response read after a call's cancel: it
+// returns why it cannot be the call completing on its own (the cancel
+// brought it), "" when it may be, and whether the history held evidence
+// to weigh it by. ownStep is the call's own shortest step (0: unknown).
+// Only evidence that a loaded machine cannot fake counts: when it fits
+// both "answered by the cancel" and "completed on its own", the answer
+// is a crossing, not a violation.
+//
+//   - Steps left: a call that completes on its own sends all its progress
+//     first, on the stream its response takes. With a token, and the
+//     number of its progress notifications known (the tool's completed
+//     calls all sent as many, or a steps argument and progress of its
+//     own), a response read with at least two steps left, sooner after
+//     the cancel (or after the last progress, if later) than half the
+//     time those steps need at the shortest step the tool showed, is the
+//     cancel's answer.
+//   - Time: an error read sooner after its request than half the fastest
+//     completion of the tool's calls never cancelled, which all completed
+//     with a result, is the cancel's answer.
+//
+// Neither is weighed when the tool's calls never cancelled also ended
+// with errors: a quick error may then be the tool's own.
+func (c *checker) cancelAnswered(r *req, ownStep time.Duration) (string, bool) {
+	p := c.paces[paceKey{r.tool, r.steps}]
+	if p == nil || p.failed {
+		return "", false
+	}
+	done, weighed := r.progressAtResp, false
+	steps := p.steps()
+	if steps == 0 && r.stepsGiven && done > 0 {
+		steps = r.steps
+	}
+	step := ownStep
+	if p.step > 0 && (step == 0 || p.step < step) {
+		step = p.step
+	}
+	if r.token.IsValid() && steps > 0 && step > 0 {
+		weighed = true
+		anchor := r.cancelAt
+		if done > 0 {
+			anchor = max(anchor, r.progressAt[done-1])
+		}
+		if left, after := steps-done, r.respAt-anchor; left >= 2 && after < time.Duration(left-1)*step/2 {
+			return fmt.Sprintf("request %s was answered %v after its cancel at #%d, with %d of its %d steps left at %v a step: too soon to be the call completing on its own, so the cancel brought the answer",
+				r.id, (r.respAt - r.cancelAt).Round(time.Millisecond), r.cancelSeq, left, steps, step.Round(time.Millisecond)), true
+		}
+	}
+	if p.fastest > 0 && answerFailed(r.resp) {
+		weighed = true
+		if took := r.respAt - r.sentAt; took < p.fastest/2 {
+			return fmt.Sprintf("request %s was answered with an error (%s) %v after its cancel at #%d, %v after it was sent, where the calls of %s never cancelled completed with a result, the fastest in %v: too soon to be the call ending on its own, so the cancel brought the answer",
+				r.id, failure(r.resp), (r.respAt - r.cancelAt).Round(time.Millisecond), r.cancelSeq, took.Round(time.Millisecond),
+				strconv.Quote(r.tool), p.fastest.Round(time.Millisecond)), true
+		}
+	}
+	return "", weighed
+}
+
+// failure renders an error response, or a tool result with isError (by
+// the text of its first content, else its JSON), for a violation's text.
+func failure(m *jsonrpc.Message) string {
+	if m.Error != nil {
+		return errText(m)
+	}
+	var res struct {
+		Content []struct {
+			Text string `json:"text"`
+		} `json:"content"`
+	}
+	if json.Unmarshal(m.Result, &res) == nil && len(res.Content) > 0 && res.Content[0].Text != "" {
+		return "isError: " + strconv.Quote(chrono.Clip(res.Content[0].Text, 200))
+	}
+	return "isError: " + chrono.Clip(string(m.Result), 200)
+}
+
+// observerAnswer records a read of the profile's observer.
+func (c *checker) observerAnswer(s *sessState, r *req, ev chrono.Event, m *jsonrpc.Message) {
+	if m.Error != nil {
+		return
+	}
+	doc, err := c.h.observer.Document(m.Result)
+	if err != nil {
+		return
+	}
+	counts, err := c.h.observer.Observe(doc)
+	if err != nil {
+		return
+	}
+	s.observations = append(s.observations, observation{seq: ev.Seq, counts: counts})
+}
+
+// observed judges a session's answers to cancelled calls by the
+// profile's observer (docs/observer.md), read when the session opened
+// and at the drain, when every call has ended. A handler counted
+// cancelled stopped for its cancel; one whose call went unanswered, or
+// was answered with an error of its own, may account for each. When the
+// observer counts more than those (and more than the answers already
+// found to be the cancel's), some answer read after a cancel answered a
+// handler that had stopped for it: the server answered a cancel it had
+// accepted, whatever the timing. Only over stdio, where the session is
+// a process of its own, are the counts the session's; a count of
+// handlers started beyond the session's calls says they are not, and
+// nothing is judged.
+func (c *checker) observed(s *sessState) {
+	if s.info.Control || s.info.Transport != TransportStdio || len(s.observations) < 2 {
+		return
+	}
+	first, last := s.observations[0], s.observations[len(s.observations)-1]
+	started := last.counts.Started - first.counts.Started
+	cancelled := last.counts.Cancelled - first.counts.Cancelled
+	calls, accountable, found := 0, 0, 0
+	var answered []*req
+	for _, r := range s.order {
+		if r.method != mcp.MethodToolsCall || r.taskAug || r.observerRead {
+			continue
+		}
+		calls++
+		switch {
+		case r.cancelSeq > 0 && r.responses > 0 && r.respSeq > r.cancelSeq && r.answeredCancel:
+			found++
+		case r.cancelSeq > 0 && r.responses > 0 && r.respSeq > r.cancelSeq:
+			answered = append(answered, r)
+		case r.responses == 0 || answerFailed(r.resp):
+			accountable++
+		}
+	}
+	if started > calls+len(s.observations) || len(answered) == 0 || cancelled-accountable <= found {
+		return
+	}
+	// The answer read soonest after its cancel is the one most likely to
+	// be the cancel's.
+	r := slices.MinFunc(answered, func(a, b *req) int {
+		return cmp.Compare(a.respAt-a.cancelAt, b.respAt-b.cancelAt)
+	})
+	c.violate(s, InvCancelNoResponse, "CAN-8", r.respSeq, false,
+		"the observer's count of this session's handlers stopped by their cancel grew by %d between #%d and #%d (%s), and only %d of its calls went unanswered or were answered with an error of their own: at least %d of the %d answers read after a cancel answered a handler that had stopped for it; request %s was answered %v after its cancel at #%d",
+		cancelled, first.seq, last.seq, observationText(first.counts, last.counts), accountable, min(cancelled-accountable-found, len(answered)), len(answered),
+		r.id, (r.respAt - r.cancelAt).Round(time.Millisecond), r.cancelSeq)
+}
+
+// observationText renders two reads of the observer.
+func observationText(a, b profile.Observation) string {
+	return fmt.Sprintf("started %d to %d, completed %d to %d, cancelled %d to %d",
+		a.Started, b.Started, a.Completed, b.Completed, a.Cancelled, b.Cancelled)
 }
 
 // unanswered judges a request that never got its response, by what the

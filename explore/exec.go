@@ -74,6 +74,8 @@ type trace struct {
 	// ops is how many steps ran, skipped how many did not apply.
 	ops, skipped int
 	byKind       map[Kind]int
+	// observer is the profile's observer, when the sessions read it.
+	observer *profile.Observer
 }
 
 // executor runs one plan, one operation at a time.
@@ -152,6 +154,9 @@ type xtask struct {
 func runPlan(ctx context.Context, dial Dial, transportName string, plan Plan, cfg execConfig) (*trace, error) {
 	ex := &executor{cfg: cfg, transport: transportName, dial: dial, ctx: ctx,
 		tr: &trace{start: time.Now(), byKind: map[Kind]int{}}}
+	if transportName == TransportStdio && cfg.profile.NamesObserver() {
+		ex.tr.observer = cfg.profile.Observer
+	}
 	for i := range plan.Sessions {
 		s := &slot{ex: ex, idx: i}
 		ex.slots = append(ex.slots, s)
@@ -225,7 +230,35 @@ func (s *slot) open() error {
 	}
 	s.tr.control = s.ctl != nil
 	s.tasksOK = s.tasksOK && (s.ctl != nil || ex.cfg.profile != nil && ex.cfg.profile.Task != nil)
+	s.readObserver()
 	return nil
+}
+
+// readObserver reads the profile's observer (docs/observer.md) in a
+// session without the control extension over stdio, where the session is
+// a server process of its own and the observer's counts are its own: once
+// when the session opens and once at the drain, when every call has
+// ended, so that the checker sees how many of its handlers stopped for a
+// cancel (checker.observed).
+func (s *slot) readObserver() {
+	obs := s.ex.tr.observer
+	if obs == nil || s.ctl != nil || !s.alive() {
+		return
+	}
+	var c *peer.Call
+	var err error
+	if obs.Tool != "" {
+		args := obs.Arguments
+		if args == nil {
+			args = map[string]any{}
+		}
+		c, err = s.start(mcp.MethodToolsCall, map[string]any{"name": obs.Tool, "arguments": args})
+	} else {
+		c, err = s.start(mcp.MethodResourcesRead, map[string]any{"uri": obs.Resource})
+	}
+	if err == nil {
+		_, _ = s.wait(c)
+	}
 }
 
 // openModern makes sess a 2026-07-28 session: every request carries the
@@ -1174,6 +1207,7 @@ func (ex *executor) drain() {
 			}
 			ccancel()
 		}
+		s.readObserver()
 		// The session must still be usable after all that.
 		if c, err := s.start(s.liveness(), nil); err == nil {
 			_, _ = s.wait(c)

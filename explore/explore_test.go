@@ -670,7 +670,8 @@ func TestWithoutControl(t *testing.T) {
 	// A cancel that reached a call still unanswered has no evidence of
 	// acceptance; one that came after the response is a cancel of a
 	// completed request, to be ignored.
-	// A cancel after two of the call's steps is judged by the call's pace
+	// A cancel the history holds evidence for (the call's own steps, or
+	// the pace of the tool's calls) is judged by that pace
 	// (uncontrolledCancel); found nothing, it is counted as such.
 	if n := res.Figures.Races[RaceUnknown] + res.Figures.Races[RaceUnknownSilent] + res.Figures.Races[RaceUncontrolled]; n == 0 || n != sum(res.Figures.Races) {
 		t.Errorf("%d cancels; races %v: every one should lack evidence of acceptance, or be judged by its pace", res.ByKind[OpCancel], res.Figures.Races)

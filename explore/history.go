@@ -2,6 +2,7 @@ package explore
 
 import (
 	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/profile"
 )
 
 // SessionInfo describes one session of a history.
@@ -28,6 +29,10 @@ type History struct {
 	origins []origin
 	// capped names the sessions whose chronology reached a cap.
 	capped []string
+	// observer is the profile's observer when the explorer read it
+	// (docs/observer.md): which requests are its reads, and how their
+	// answers give the counts.
+	observer *profile.Observer
 }
 
 type origin struct {
@@ -39,7 +44,7 @@ type origin struct {
 // logs by offset, each log's own order kept, ties broken by session.
 func merge(tr *trace) *History {
 	logs := make([][]chrono.Event, len(tr.sessions))
-	h := &History{}
+	h := &History{observer: tr.observer}
 	total := 0
 	for i, st := range tr.sessions {
 		logs[i] = st.log.Snapshot()

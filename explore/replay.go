@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"time"
 
 	"github.com/mcpflight/mcpflight/profile"
@@ -36,6 +37,10 @@ type Replay struct {
 	// Slow is the slow tool a target without the control extension was
 	// called with (the profile's), so that a replay calls it again.
 	Slow *profile.Tool `json:"slow,omitempty"`
+	// Observer is the profile's observer (docs/observer.md) the sessions
+	// of such a target read over stdio, so that a replay reads it again
+	// and the violations its counts show can show again.
+	Observer *profile.Observer `json:"observer,omitempty"`
 	Plan
 	// Violation is the rule the plan broke, if it broke one.
 	Violation *Violation `json:"violation,omitempty"`
@@ -55,6 +60,11 @@ func NewReplay(res *Result, cfg Config) *Replay {
 		slow := *cfg.Profile.Slow
 		slow.Arguments = cfg.Profile.Slow.CloneArgs()
 		rp.Slow = &slow
+	}
+	if !res.Features.Control && cfg.Profile.NamesObserver() {
+		obs := *cfg.Profile.Observer
+		obs.Arguments = maps.Clone(cfg.Profile.Observer.Arguments)
+		rp.Observer = &obs
 	}
 	if f := res.Found; f != nil {
 		rp.Trial, rp.Plan = f.Trial, f.Minimal
@@ -99,6 +109,11 @@ func ReadReplay(r io.Reader) (*Replay, error) {
 	if err := rp.Plan.Validate(); err != nil {
 		return nil, err
 	}
+	if rp.Observer != nil {
+		if err := (&profile.Profile{Observer: rp.Observer}).Validate(); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrReplay, err)
+		}
+	}
 	return &rp, nil
 }
 
@@ -124,11 +139,12 @@ type ReplayResult struct {
 const ReplayTries = 3
 
 // RunReplay runs the replay file's plan against target and checks it.
-// prof, when not nil, names the slow tool of a target without the
-// control extension; the replay file's own (Replay.Slow) otherwise.
+// prof, when not nil, names the slow tool (and observer) of a target
+// without the control extension; the replay file's own (Replay.Slow,
+// Replay.Observer) otherwise.
 func RunReplay(ctx context.Context, target Target, rp *Replay, prof *profile.Profile) (*ReplayResult, error) {
 	if prof == nil && rp.Slow != nil {
-		prof = &profile.Profile{Name: "replay", Slow: rp.Slow}
+		prof = &profile.Profile{Name: "replay", Slow: rp.Slow, Observer: rp.Observer}
 	}
 	cfg := Config{Target: target, Revision: rp.Revision, OpTimeout: time.Duration(rp.OpTimeoutMs) * time.Millisecond,
 		NoControl: rp.NoControl, Ops: len(rp.Steps) + 1, Profile: prof}

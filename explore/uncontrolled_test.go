@@ -2,7 +2,9 @@ package explore
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -102,4 +104,77 @@ func TestUncontrolledGoSDK(t *testing.T) {
 	t.Logf("minimal plan: %+v", f.Minimal)
 	t.Logf("found in trial %d (%d operations, %v), shrunk to %d steps in %d runs, reproduced %v: %s",
 		f.Trial, res.Ops, res.Elapsed.Round(time.Millisecond), len(f.Minimal.Steps), f.ShrinkRuns, f.Reproduced, f.Violation.Text)
+}
+
+// goSDKTarget is testdata/gosdkserver over stdio with args (its flags),
+// one process per session, and the profile that names its slow tool and
+// its observer.
+func goSDKTarget(t *testing.T, args ...string) (Target, *profile.Profile) {
+	t.Helper()
+	bin := targets.GoBinary(t, "gosdkserver")
+	prof, err := profile.Load(filepath.Join(targets.GoModule("gosdkserver"), "profile.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	argv := append([]string{bin, "stdio"}, args...)
+	tgt := Remote(TargetInfo{Name: strings.Join(append([]string{"gosdkserver stdio"}, args...), " "), Transport: TransportStdio},
+		func(ctx context.Context, log *chrono.Log) (transport.Conn, error) {
+			return transport.StartStdio(ctx, transport.StdioConfig{Argv: argv, Log: log})
+		})
+	return tgt, prof
+}
+
+// TestUncontrolledGoSDKNoProgress: a go-sdk slow tool that sends no
+// progress answers its cancel at once ("context canceled"): with no
+// progress of the call's own, the explorer finds it by the tool's pace
+// (its calls never cancelled complete in a second) and by the observer,
+// under 2026-07-28 (CAN-54), from each of several seeds.
+func TestUncontrolledGoSDKNoProgress(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("builds and runs a go-sdk server")
+	}
+	tgt, prof := goSDKTarget(t, "-no-progress")
+	for _, seed := range []uint64{1, 2, 3} {
+		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
+			t.Parallel()
+			cfg := Config{Target: tgt, Seed: seed, Ops: 400, Profile: prof, Revision: Revision20260728, OpTimeout: 20 * time.Second, NoShrink: true}
+			res, err := Run(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Found == nil {
+				t.Fatalf("no violation in %d operations; races %v", res.Ops, res.Figures.Races)
+			}
+			if v := res.Found.Violation; v.Invariant != InvCancelNoResponse || v.Requirement != "CAN-54" {
+				t.Fatalf("found %+v, want %s citing CAN-54", v, InvCancelNoResponse)
+			}
+			t.Logf("found in trial %d (%d operations, %v): %s", res.Found.Trial, res.Ops, res.Elapsed.Round(time.Millisecond), res.Found.Violation.Text)
+		})
+	}
+}
+
+// TestUncontrolledGoSDKIgnoresCancel: a go-sdk slow tool that ignores its
+// cancel runs its steps to the end and answers then, which 2025-11-25
+// allows (CAN-9): the explorer weighs those answers by the call's pace
+// and the observer and finds nothing.
+func TestUncontrolledGoSDKIgnoresCancel(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("builds and runs a go-sdk server")
+	}
+	tgt, prof := goSDKTarget(t, "-ignore-cancel")
+	cfg := Config{Target: tgt, Seed: 1, Ops: 200, Profile: prof, Revision: Revision20251125, OpTimeout: 20 * time.Second, NoShrink: true}
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	judged := res.Figures.Races[RaceUncontrolled]
+	t.Logf("%d operations, %d cancels judged by their pace; races %v", res.Ops, judged, res.Figures.Races)
+	if res.Found != nil {
+		t.Fatalf("a server ignoring cancels under 2025-11-25: %+v", res.Found.Violation)
+	}
+	if judged == 0 {
+		t.Fatalf("no cancel was judged by its pace: the path was not exercised (races %v)", res.Figures.Races)
+	}
 }

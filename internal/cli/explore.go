@@ -48,7 +48,9 @@ Target (--stdio starts one process per session):
                        (a "mcpflight serve --stdio" child per session)
   --target-fault NAME  start the built-in server with a fault (repeatable)
   --profile NAME|FILE  the slow tool of a target without the control
-                       extension (as for check)
+                       extension (as for check), and its observer, which
+                       each stdio session reads when it opens and at its
+                       end (docs/observer.md)
   --no-control         ignore the control extension: calls run ungated and
                        acceptance of a cancel is not evidenced
   --protocol REV       the protocol revision the sessions speak and whose

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/mcpflight/mcpflight/explore"
+	"github.com/mcpflight/mcpflight/internal/targets"
 )
 
 // TestExploreConforming: a short exploration of the built-in server, in
@@ -170,4 +171,45 @@ func exploreFinds(t *testing.T, dir string, extra []string, want ...string) (str
 		t.Fatal(err)
 	}
 	return replay, rp
+}
+
+// TestExploreGoSDKAnswersCancel: a go-sdk server whose slow tool sends no
+// progress and answers its cancel at once ("context canceled") makes
+// explore --protocol 2026-07-28 exit 1 on CAN-54; the replay file carries
+// the profile's slow tool and observer, and --replay of it, with no
+// profile given, finds the violation again.
+func TestExploreGoSDKAnswersCancel(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("builds and runs a go-sdk server")
+	}
+	bin := targets.GoBinary(t, "gosdkserver")
+	prof := filepath.Join(targets.GoModule("gosdkserver"), "profile.yaml")
+	dir := t.TempDir()
+	args := []string{"explore", "--stdio", bin + " stdio -no-progress", "--profile", prof, "--protocol", "2026-07-28",
+		"--ops", "200", "--seed", "4", "--no-shrink", "--out", dir}
+	r := runCLI(t, "", args...)
+	if r.code != ExitNonConformant || !strings.Contains(r.stdout, "VIOLATION cancel-no-response: CAN-54 (MUST NOT)") {
+		t.Fatalf("%v: exit %d, want 1 and CAN-54\nstdout:\n%s\nstderr:\n%s", args, r.code, r.stdout, r.stderr)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.replay.json"))
+	if len(files) != 1 {
+		t.Fatalf("replay files in %s: %v", dir, files)
+	}
+	f, err := os.Open(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp, err := explore.ReadReplay(f)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rp.Slow == nil || rp.Slow.Name != "slow" || rp.Observer == nil || rp.Observer.Tool != "observe" {
+		t.Fatalf("the replay file does not carry the profile's slow tool and observer: slow %+v, observer %+v", rp.Slow, rp.Observer)
+	}
+	again := runCLI(t, "", "explore", "--replay", files[0], "--stdio", bin+" stdio -no-progress")
+	if again.code != ExitNonConformant || !strings.Contains(again.stdout, "reproduced: the recorded violation happened again") {
+		t.Errorf("--replay: exit %d\n%s\n%s", again.code, again.stdout, again.stderr)
+	}
 }

@@ -5,15 +5,24 @@
 //
 //   - slow: steps of work (steps, stepMs), one notifications/progress per
 //     step when the request asked for progress and one notifications/message
-//     per step when logSteps is set; it stops when its request is cancelled;
+//     per step when logSteps is set; it returns as soon as its request is
+//     cancelled, with the context's error, which go-sdk sends as the
+//     call's answer ("context canceled");
 //   - log: one notifications/message at each of four levels;
 //   - observe: the observer of docs/observer.md, counting slow handlers
 //     started, completed and cancelled, server-wide, and the last step.
 //
 // Deployments:
 //
-//	gosdkserver stdio
-//	gosdkserver http [-addr HOST:PORT] [-stateless] [-propagate-cancel] [-json] [-watch-stdin]
+//	gosdkserver stdio [-no-progress] [-ignore-cancel]
+//	gosdkserver http [-addr HOST:PORT] [-stateless] [-propagate-cancel] [-json] [-watch-stdin] [-no-progress] [-ignore-cancel]
+//
+// Two flags change the slow tool, in either deployment: with -no-progress
+// it sends no notifications/progress, even when the request asked for
+// them (as most tools of real servers, which report nothing while they
+// work); with -ignore-cancel it runs its steps to the end whatever
+// happens to its request and answers then (a cancel a server may ignore
+// under 2025-11-25, CAN-9).
 //
 // Over HTTP it listens on -addr (default: a free 127.0.0.1 port) and
 // prints its endpoint URL as its first line on stdout; with -watch-stdin it
@@ -45,14 +54,19 @@ func main() {
 
 func run(args []string) error {
 	if len(args) == 0 {
-		return fmt.Errorf("usage: gosdkserver stdio | http [-stateless] [-propagate-cancel] [-json]")
+		return fmt.Errorf("usage: gosdkserver stdio [-no-progress] [-ignore-cancel] | http [-stateless] [-propagate-cancel] [-json] [-no-progress] [-ignore-cancel]")
 	}
-	s := newServer(&observer{})
+	fs := flag.NewFlagSet(args[0], flag.ContinueOnError)
+	obs := &observer{}
+	fs.BoolVar(&obs.noProgress, "no-progress", false, "the slow tool sends no notifications/progress")
+	fs.BoolVar(&obs.ignoreCancel, "ignore-cancel", false, "the slow tool runs its steps to the end after a cancel")
 	switch args[0] {
 	case "stdio":
-		return s.Run(context.Background(), &mcp.StdioTransport{})
+		if err := fs.Parse(args[1:]); err != nil {
+			return err
+		}
+		return newServer(obs).Run(context.Background(), &mcp.StdioTransport{})
 	case "http":
-		fs := flag.NewFlagSet("http", flag.ContinueOnError)
 		stateless := fs.Bool("stateless", false, "StreamableHTTPOptions.Stateless")
 		propagate := fs.Bool("propagate-cancel", false, "StreamableHTTPOptions.PropagateRequestCancellation")
 		jsonResp := fs.Bool("json", false, "StreamableHTTPOptions.JSONResponse")
@@ -61,6 +75,7 @@ func run(args []string) error {
 		if err := fs.Parse(args[1:]); err != nil {
 			return err
 		}
+		s := newServer(obs)
 		h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{
 			Stateless: *stateless, PropagateRequestCancellation: *propagate, JSONResponse: *jsonResp,
 		})
@@ -81,11 +96,14 @@ func run(args []string) error {
 }
 
 // observer counts slow handlers (docs/observer.md): server-wide, only
-// ever growing, a handler counted once it has returned.
+// ever growing, a handler counted once it has returned. It also holds
+// how the deployment's flags change the slow tool.
 type observer struct {
 	mu                            sync.Mutex
 	started, completed, cancelled int
 	lastStep                      int
+
+	noProgress, ignoreCancel bool
 }
 
 func (o *observer) add(f func(*observer)) {
@@ -120,8 +138,12 @@ func newServer(obs *observer) *mcp.Server {
 }
 
 // slow is an ordinary go-sdk tool handler; its step time is the work it
-// simulates.
+// simulates. It stops at its context's end, unless ignoreCancel has it
+// work on a context no cancel reaches.
 func (o *observer) slow(ctx context.Context, req *mcp.CallToolRequest, args slowArgs) (*mcp.CallToolResult, any, error) {
+	if o.ignoreCancel {
+		ctx = context.WithoutCancel(ctx)
+	}
 	steps, step := 10, 100*time.Millisecond
 	if args.Steps > 0 {
 		steps = args.Steps
@@ -131,6 +153,9 @@ func (o *observer) slow(ctx context.Context, req *mcp.CallToolRequest, args slow
 	}
 	o.add(func(o *observer) { o.started++ })
 	token := req.Params.GetProgressToken()
+	if o.noProgress {
+		token = nil
+	}
 	for i := 1; i <= steps; i++ {
 		work := time.NewTimer(step)
 		select {
