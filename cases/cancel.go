@@ -142,8 +142,8 @@ func cancelCases() []probe.Case {
 			Reqs:      []string{"CAN-11", "CAN-14", "RPC-15", "RPC-8"},
 			ReqsUnder: map[string][]string{spec.V20251125: {"CAN-9", "CAN-8", "PRG-12"}, spec.V20260728: {"CAN-49", "CAN-54", "CAN-56", "CAN-48", "PRG-44", "CAN-55"}},
 			Versions:  bothRevisions(),
-			Needs:     probe.Needs{SlowTool: true},
-			Sends:     "tools/call run to completion, then notifications/cancelled for its id",
+			Needs:     probe.Needs{UsesSlowTool: true},
+			Sends:     "tools/call run to completion (without a slow tool, tools/list), then notifications/cancelled for its id",
 			Expect:    "the result stands; no response to the cancel; the session stays usable",
 			Run:       cancelAfterCompletion,
 		},
@@ -166,8 +166,8 @@ func cancelCases() []probe.Case {
 			Reqs:      []string{"CAN-14", "RPC-15", "CAN-11", "RPC-8"},
 			ReqsUnder: map[string][]string{spec.V20251125: {"CAN-9"}, spec.V20260728: {"CAN-49"}},
 			Versions:  bothRevisions(),
-			Needs:     probe.Needs{SlowTool: true},
-			Sends:     "a running tools/call, then notifications/cancelled for ids never sent",
+			Needs:     probe.Needs{UsesSlowTool: true},
+			Sends:     "a running tools/call (none without a slow tool), then notifications/cancelled for ids never sent",
 			Expect:    "the running request completes; no response to the cancels",
 			Run: func(ctx context.Context, e *probe.Env) verdict.Outcome {
 				return bogusCancel(ctx, e, "a cancel for unknown ids",
@@ -188,8 +188,8 @@ func cancelCases() []probe.Case {
 			Reqs:      []string{"CAN-14", "CAN-11", "RPC-15", "RPC-8"},
 			ReqsUnder: map[string][]string{spec.V20251125: {"CAN-6"}},
 			Versions:  bothRevisions(),
-			Needs:     probe.Needs{SlowTool: true},
-			Sends:     `a running tools/call, then notifications/cancelled {"reason": "…"} with no requestId`,
+			Needs:     probe.Needs{UsesSlowTool: true},
+			Sends:     `a running tools/call (none without a slow tool), then notifications/cancelled {"reason": "…"} with no requestId`,
 			Expect:    "ignored: no response, no crash, the running request completes",
 			Run: func(ctx context.Context, e *probe.Env) verdict.Outcome {
 				return bogusCancel(ctx, e, "a cancel without requestId",
@@ -210,8 +210,8 @@ func cancelCases() []probe.Case {
 			Title:    "cancels with structurally invalid ids are ignored",
 			Reqs:     []string{"CAN-14", "RPC-4", "RPC-5", "CAN-11", "RPC-15", "RPC-8"},
 			Versions: bothRevisions(),
-			Needs:    probe.Needs{SlowTool: true},
-			Sends:    "a running tools/call, then notifications/cancelled with requestId null, 1.5, true, {}, []",
+			Needs:    probe.Needs{UsesSlowTool: true},
+			Sends:    "a running tools/call (none without a slow tool), then notifications/cancelled with requestId null, 1.5, true, {}, []",
 			Expect:   "each is ignored: no response, no crash, the running request completes",
 			Run: func(ctx context.Context, e *probe.Env) verdict.Outcome {
 				return bogusCancel(ctx, e, "cancels with invalid requestIds", []any{
@@ -235,8 +235,8 @@ func cancelCases() []probe.Case {
 			Title:    "a cancel with no params is ignored",
 			Reqs:     []string{"CAN-14", "CAN-11", "RPC-15", "RPC-8"},
 			Versions: bothRevisions(),
-			Needs:    probe.Needs{SlowTool: true},
-			Sends:    "a running tools/call, then notifications/cancelled without params",
+			Needs:    probe.Needs{UsesSlowTool: true},
+			Sends:    "a running tools/call (none without a slow tool), then notifications/cancelled without params",
 			Expect:   "ignored: no response, no crash, the running request completes",
 			Run: func(ctx context.Context, e *probe.Env) verdict.Outcome {
 				return bogusCancel(ctx, e, "a cancel without params", []any{nil})
@@ -571,6 +571,9 @@ func cancelBeforeFirstProgress(ctx context.Context, e *probe.Env) verdict.Outcom
 }
 
 func cancelAfterCompletion(ctx context.Context, e *probe.Env) verdict.Outcome {
+	if !e.HasSlowTool() {
+		return cancelAfterCompletionWithoutWork(ctx, e)
+	}
 	op, err := e.StartSlow(ctx, probe.SlowSpec{Key: "a", Progress: true, Free: true})
 	if err != nil {
 		return verdict.Errorf("%v", err)
@@ -604,9 +607,43 @@ func cancelAfterCompletion(ctx context.Context, e *probe.Env) verdict.Outcome {
 	return verdict.Passf("the result stood; the late cancel at seq %d was ignored", seq)
 }
 
+// cancelAfterCompletionWithoutWork is cancel/after-completion on a
+// target whose profile names no slow tool: the completed request is a
+// tools/list (a cancel may name any request, CAN-1), whose answer, even an
+// error, completes it.
+func cancelAfterCompletionWithoutWork(ctx context.Context, e *probe.Env) verdict.Outcome {
+	call, err := e.S.Start(ctx, mcp.MethodToolsList, map[string]any{})
+	if err != nil {
+		return verdict.Errorf("sending tools/list: %v", err)
+	}
+	if _, err := call.Await(ctx); err != nil {
+		if _, isRPC := probe.RPCCode(err); !isRPC {
+			return verdict.Errorf("awaiting tools/list: %v", err)
+		}
+	}
+	seq, err := e.CancelRaw(ctx, map[string]any{"requestId": call.ID, "reason": "mcpflight: cancel after completion"})
+	if err != nil {
+		return verdict.Errorf("sending cancel: %v", err)
+	}
+	if err := e.Quiesce(ctx); err != nil {
+		return verdict.Errorf("%v", err)
+	}
+	if o := e.AnsweredNotification(seq - 1); o != nil {
+		return *o
+	}
+	if h := e.Healthy(ctx, "a cancel for a completed request"); h != nil {
+		return *h
+	}
+	return verdict.Passf("the late cancel at seq %d of the completed tools/list %s was ignored (the profile names no slow tool)", seq, call.ID)
+}
+
 // bogusCancel sends cancels that name no running request while one runs,
-// and expects them all to be ignored.
+// and expects them all to be ignored. Without a slow tool no request
+// runs: the cancels must be ignored all the same, and the session go on.
 func bogusCancel(ctx context.Context, e *probe.Env, what string, params []any) verdict.Outcome {
+	if !e.HasSlowTool() {
+		return bogusCancelWithoutWork(ctx, e, what, params)
+	}
 	op, err := e.StartSlow(ctx, probe.SlowSpec{Key: "a", Progress: true})
 	if err != nil {
 		return verdict.Errorf("%v", err)
@@ -633,6 +670,27 @@ func bogusCancel(ctx context.Context, e *probe.Env, what string, params []any) v
 		return *h
 	}
 	return verdict.Passf("%s ignored: the running request completed and nothing answered the notifications", what)
+}
+
+// bogusCancelWithoutWork is bogusCancel with no request running: the
+// cancels name nothing, are answered by nothing, and the session goes on.
+func bogusCancelWithoutWork(ctx context.Context, e *probe.Env, what string, params []any) verdict.Outcome {
+	first := e.Log.Len() + 1
+	for _, p := range params {
+		if _, err := e.CancelRaw(ctx, p); err != nil {
+			return e.GoneOrError(ctx, err, verdict.Req("CAN-14"), what, first)
+		}
+	}
+	if err := e.Quiesce(ctx); err != nil {
+		return verdict.Errorf("%v", err)
+	}
+	if o := e.AnsweredNotification(first - 1); o != nil {
+		return *o
+	}
+	if h := e.Healthy(ctx, what); h != nil {
+		return *h
+	}
+	return verdict.Passf("%s ignored: nothing answered the notifications and the session went on (no request was running: the profile names no slow tool)", what)
 }
 
 func cancelDuplicate(ctx context.Context, e *probe.Env) verdict.Outcome {

@@ -29,8 +29,8 @@ func stdioCases() []probe.Case {
 			Title:    "the target writes only JSON-RPC messages",
 			Reqs:     []string{"STD-4", "STD-1", "RPC-2"},
 			Versions: bothRevisions(),
-			Needs:    probe.Needs{SlowTool: true},
-			Sends:    "a tools/call with progress run to completion",
+			Needs:    probe.Needs{UsesSlowTool: true},
+			Sends:    "a tools/call with progress run to completion; without a slow tool, tools/list and a liveness check",
 			Expect:   "every frame the target wrote, from the start of the session, is one valid JSON-RPC message",
 			Run:      stdoutOnlyMessages,
 		},
@@ -40,8 +40,8 @@ func stdioCases() []probe.Case {
 			Title:    "the target writes no JSON-RPC request to stdout",
 			Reqs:     []string{"STD-43"},
 			Versions: modernOnly(),
-			Needs:    probe.Needs{SlowTool: true},
-			Sends:    "tools/list, a tools/call with progress run to completion, and the profile's log tool with logLevel debug when it names one: the calls a 2025-11-25 server might answer with a request of its own (sampling, roots, elicitation)",
+			Needs:    probe.Needs{UsesSlowTool: true},
+			Sends:    "tools/list, a liveness check, a tools/call with progress run to completion when the profile names a slow tool, and the profile's log tool with logLevel debug when it names one: the calls a 2025-11-25 server might answer with a request of its own (sampling, roots, elicitation)",
 			Expect:   "no frame the target wrote to stdout, from the start of the session, is a JSON-RPC request (a method and an id): a 2026-07-28 server asks for input with an input_required result",
 			Run:      noRequestsOnStdout,
 		},
@@ -66,12 +66,20 @@ func stdioCases() []probe.Case {
 }
 
 func stdoutOnlyMessages(ctx context.Context, e *probe.Env) verdict.Outcome {
-	op, err := e.StartSlow(ctx, probe.SlowSpec{Key: "a", Progress: true, Free: true})
-	if err != nil {
-		return verdict.Errorf("%v", err)
-	}
-	if _, err := op.Complete(ctx); err != nil {
-		return verdict.Errorf("awaiting the result: %v", err)
+	did := "a tools/call with progress run to completion"
+	if e.HasSlowTool() {
+		op, err := e.StartSlow(ctx, probe.SlowSpec{Key: "a", Progress: true, Free: true})
+		if err != nil {
+			return verdict.Errorf("%v", err)
+		}
+		if _, err := op.Complete(ctx); err != nil {
+			return verdict.Errorf("awaiting the result: %v", err)
+		}
+	} else {
+		var o *verdict.Outcome
+		if did, o = e.ExchangeWithoutWork(ctx); o != nil {
+			return *o
+		}
 	}
 	if err := e.Quiesce(ctx); err != nil {
 		return verdict.Errorf("%v", err)
@@ -91,7 +99,7 @@ func stdoutOnlyMessages(ctx context.Context, e *probe.Env) verdict.Outcome {
 			n++
 		}
 	}
-	return verdict.Passf("%d frames from the target, all valid JSON-RPC messages", n)
+	return verdict.Passf("%d frames from the target, all valid JSON-RPC messages, after %s", n, did)
 }
 
 func noRequestsOnStdout(ctx context.Context, e *probe.Env) verdict.Outcome {
@@ -99,15 +107,19 @@ func noRequestsOnStdout(ctx context.Context, e *probe.Env) verdict.Outcome {
 		// The wording otherTransport counts: not a case of this target.
 		return verdict.Skipf("needs the stdio transport; the target uses http (STD-43 is a rule of what a server writes to stdout)")
 	}
-	if _, err := e.S.ListTools(ctx); err != nil {
-		return verdict.Errorf("tools/list: %v", err)
+	did, o := e.ExchangeWithoutWork(ctx)
+	if o != nil {
+		return *o
 	}
-	op, err := e.StartSlow(ctx, probe.SlowSpec{Key: "a", Progress: true, Free: true})
-	if err != nil {
-		return verdict.Errorf("%v", err)
-	}
-	if _, err := op.Complete(ctx); err != nil {
-		return verdict.Errorf("awaiting the result: %v", err)
+	if e.HasSlowTool() {
+		op, err := e.StartSlow(ctx, probe.SlowSpec{Key: "a", Progress: true, Free: true})
+		if err != nil {
+			return verdict.Errorf("%v", err)
+		}
+		if _, err := op.Complete(ctx); err != nil {
+			return verdict.Errorf("awaiting the result: %v", err)
+		}
+		did = "tools/list, a tools/call with progress run to completion and a liveness check"
 	}
 	if e.Profile != nil && e.Profile.Log != nil {
 		params := map[string]any{"name": e.Profile.Log.Name, "arguments": logArgs(e, "debug", "error")}
@@ -128,7 +140,7 @@ func noRequestsOnStdout(ctx context.Context, e *probe.Env) verdict.Outcome {
 			return e.Breaks("STD-43", []string{"no JSON-RPC request on stdout (a 2026-07-28 server asks for input with an input_required result)"}, probe.Describe(ev), ev.Seq)
 		}
 	}
-	return verdict.Passf("%d frames from the target, none a JSON-RPC request", n)
+	return verdict.Passf("%d frames from the target, none a JSON-RPC request, after %s", n, did)
 }
 
 func teardownOnStdinClose(ctx context.Context, e *probe.Env) verdict.Outcome {

@@ -97,9 +97,9 @@ func taskCases() []probe.Case {
 			Title:    "without the tasks capability the task field is ignored",
 			Reqs:     []string{"TSK-24", "TSK-4"},
 			Versions: []string{spec.V20251125},
-			Needs:    probe.Needs{NoTasks: true, SlowTool: true},
-			Sends:    "tools/call of the slow tool with params.task to a server that declares no tasks capability",
-			Expect:   "an ordinary CallToolResult, not a CreateTaskResult and not an error",
+			Needs:    probe.Needs{NoTasks: true},
+			Sends:    "to a server that declares no tasks capability, tools/call of a tool it may call (the profile's slow or log tool, else one tools/list annotates readOnlyHint, else the profile's effect tool) without params.task, then with it",
+			Expect:   "with params.task, an ordinary CallToolResult as without it: not a CreateTaskResult and not an error",
 			Run:      taskIgnoredWithoutCapability,
 		},
 		// TSK-44 MUST: "Receivers that accept a task-augmented request MUST return a
@@ -710,22 +710,40 @@ func taskForbiddenWithTask(ctx context.Context, e *probe.Env) verdict.Outcome {
 }
 
 func taskIgnoredWithoutCapability(ctx context.Context, e *probe.Env) verdict.Outcome {
-	args := e.Profile.Slow.CloneArgs()
-	if e.Control != nil {
-		args["key"], args["gated"] = "ignored", false
-	}
-	var raw json.RawMessage
-	err := e.S.Request(ctx, mcp.MethodToolsCall, peer.TaskParams(map[string]any{"name": e.Profile.Slow.Name, "arguments": args}, 60000), &raw)
-	if err != nil {
-		if _, isRPC := probe.RPCCode(err); isRPC {
-			return e.Breaks("TSK-24", []string{"an ordinary CallToolResult: the task field is ignored"}, chrono.Sanitize(err.Error(), false), 0)
-		}
+	tool, none, err := e.CallableTool(ctx)
+	switch {
+	case err != nil:
 		return verdict.Errorf("%v", err)
+	case tool == nil:
+		return verdict.Skipf("%s", none)
 	}
-	if _, err := peer.ParseCreateTaskResult(raw); err == nil {
-		return e.Breaks("TSK-24", []string{"an ordinary CallToolResult, not a CreateTaskResult"}, chrono.Sanitize(string(raw), false), 0)
+	params := map[string]any{"name": tool.Name, "arguments": tool.Arguments}
+	// The call without the task field first: a tool that fails on its own
+	// says nothing about what the field does.
+	if err := e.S.Request(ctx, mcp.MethodToolsCall, params, nil); err != nil {
+		if code, isRPC := probe.RPCCode(err); isRPC {
+			return verdict.Skipf("tool %q fails without params.task too (error %d: %s), so its answer with one says nothing of the task field; name a tool that works in the profile",
+				chrono.Sanitize(tool.Name, false), code, chrono.Sanitize(chrono.Clip(err.Error(), 200), false))
+		}
+		return verdict.Errorf("tools/call of %q without params.task: %v", chrono.Sanitize(tool.Name, false), err)
 	}
-	return verdict.Passf("the task field was ignored; an ordinary result came back")
+	call, err := e.S.Start(ctx, mcp.MethodToolsCall, peer.TaskParams(params, 60000))
+	if err != nil {
+		return verdict.Errorf("sending tools/call with params.task: %v", err)
+	}
+	msg, err := call.Await(ctx)
+	if err != nil {
+		return verdict.Errorf("tools/call of %q with params.task: %v", chrono.Sanitize(tool.Name, false), err)
+	}
+	_, seq := call.Response()
+	if msg.Error != nil {
+		return e.Breaks("TSK-24", []string{fmt.Sprintf("an ordinary CallToolResult, as %q gave without params.task: the task field is ignored", chrono.Sanitize(tool.Name, false))},
+			probe.Describe(e.EventAt(seq)), seq)
+	}
+	if _, err := peer.ParseCreateTaskResult(msg.Result); err == nil {
+		return e.Breaks("TSK-24", []string{"an ordinary CallToolResult, not a CreateTaskResult"}, chrono.Sanitize(string(msg.Result), false), seq)
+	}
+	return verdict.Passf("the task field was ignored: tool %q answered an ordinary result with it, as without it", chrono.Sanitize(tool.Name, false))
 }
 
 // rfc3339 reports whether s is an RFC 3339 timestamp.

@@ -332,8 +332,15 @@ func TestThirdPartyVerdicts(t *testing.T) {
 // those its race was seen to reach), but those the run left unobserved.
 func compareThirdParty(t *testing.T, dep, rev string, want, got map[string]finding, unobserved map[string]bool) {
 	t.Helper()
+	comparePinned(t, thirdPartyFile, "TestThirdPartyVerdicts", dep, rev, want, got, unobserved)
+}
+
+// comparePinned is compareThirdParty for the verdicts file pinned, which
+// the test named test records with -update.
+func comparePinned(t *testing.T, pinned, test, dep, rev string, want, got map[string]finding, unobserved map[string]bool) {
+	t.Helper()
 	if len(want) == 0 {
-		t.Errorf("%s holds no verdicts for %s %s (record them: go test ./cases -run TestThirdPartyVerdicts -update)", thirdPartyFile, dep, rev)
+		t.Errorf("%s holds no verdicts for %s %s (record them: go test ./cases -run %s -update)", pinned, dep, rev, test)
 		return
 	}
 	ids := map[string]bool{}
@@ -365,7 +372,7 @@ func compareThirdParty(t *testing.T, dep, rev string, want, got map[string]findi
 		}
 		switch {
 		case !wok:
-			t.Errorf("%s %s %s: a new case, %s (re-record: go test ./cases -run TestThirdPartyVerdicts -update)", dep, rev, id, describe(g))
+			t.Errorf("%s %s %s: a new case, %s (re-record: go test ./cases -run %s -update)", dep, rev, id, describe(g), test)
 		case !gok:
 			t.Errorf("%s %s %s: recorded %s, and the case is gone", dep, rev, id, describe(w))
 		case w != g:

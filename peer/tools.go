@@ -19,6 +19,21 @@ type Tool struct {
 	} `json:"execution"`
 	// InputSchema is the tool's inputSchema as listed (untrusted).
 	InputSchema json.RawMessage `json:"inputSchema,omitempty"`
+	// Annotations are the tool's hints about its behaviour; absent
+	// hints are nil (untrusted, and hints only).
+	Annotations struct {
+		ReadOnlyHint    *bool `json:"readOnlyHint"`
+		DestructiveHint *bool `json:"destructiveHint"`
+	} `json:"annotations"`
+}
+
+// ReadOnly reports whether the tool's annotations say it does not modify
+// its environment: readOnlyHint true, and destructiveHint not true. A
+// tool without the hint may write (its default is false), and is never
+// called by mcpflight unless the user names it.
+func (t Tool) ReadOnly() bool {
+	a := t.Annotations
+	return a.ReadOnlyHint != nil && *a.ReadOnlyHint && (a.DestructiveHint == nil || !*a.DestructiveHint)
 }
 
 // maxToolPages bounds how many tools/list pages ListTools follows, so a

@@ -2,11 +2,14 @@ package probe
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/jsonrpc"
+	"github.com/mcpflight/mcpflight/mcp"
+	"github.com/mcpflight/mcpflight/profile"
 	"github.com/mcpflight/mcpflight/verdict"
 )
 
@@ -60,4 +63,63 @@ func (e *Env) Healthy(ctx context.Context, after string) *verdict.Outcome {
 		[]string{"ping answered with an empty result after " + after},
 		"ping failed: "+chrono.Sanitize(err.Error(), false), seq+1)
 	return &o
+}
+
+// ExchangeWithoutWork is what a case that uses the slow tool when the
+// profile names one (Needs.UsesSlowTool) does without it: a tools/list
+// (an answer that is an error is an answer too: not every server serves
+// tools) and the liveness check, so that the target has written
+// something to judge. It returns what was sent, for the case's summary,
+// or the outcome of a session that stopped answering.
+func (e *Env) ExchangeWithoutWork(ctx context.Context) (string, *verdict.Outcome) {
+	var raw json.RawMessage
+	err := e.S.Request(ctx, mcp.MethodToolsList, map[string]any{}, &raw)
+	if _, isRPC := RPCCode(err); err != nil && !isRPC {
+		o := verdict.Errorf("tools/list: %v", err)
+		return "", &o
+	}
+	if h := e.Healthy(ctx, "tools/list"); h != nil {
+		return "", h
+	}
+	return "tools/list and a liveness check (the profile names no slow tool)", nil
+}
+
+// CallableTool is a tool a case may call when it needs a tool but no work
+// in flight: the profile's slow, then log tool (the user named them for
+// the catalogue to call), else the first tool of tools/list whose
+// annotations say it only reads (peer.Tool.ReadOnly), with the minimal
+// arguments its inputSchema accepts, else the profile's effect tool.
+// mcpflight never calls a tool that may write unless the user named it.
+// It returns the tool, or why there is none (a skip's reason).
+func (e *Env) CallableTool(ctx context.Context) (*profile.Tool, string, error) {
+	if e.Profile != nil {
+		for _, t := range []*profile.Tool{e.Profile.Slow, e.Profile.Log} {
+			if t != nil {
+				return e.toolArgs(t), "", nil
+			}
+		}
+	}
+	tools, err := e.S.ListTools(ctx)
+	if err != nil {
+		return nil, "", fmt.Errorf("tools/list: %w", err)
+	}
+	for _, t := range tools {
+		if t.ReadOnly() && t.Execution.TaskSupport != "required" {
+			return &profile.Tool{Name: t.Name, Arguments: profile.MinimalArguments(t.InputSchema)}, "", nil
+		}
+	}
+	if e.Profile != nil && e.Profile.Effect != nil {
+		return e.toolArgs(e.Profile.Effect), "", nil
+	}
+	return nil, "the profile names no tool, and tools/list has none whose annotations say it only reads (readOnlyHint): mcpflight calls no tool that may write unless the profile names it", nil
+}
+
+// toolArgs is t with a copy of its arguments; on a target with the
+// control extension an operation of its own runs free.
+func (e *Env) toolArgs(t *profile.Tool) *profile.Tool {
+	args := t.CloneArgs()
+	if e.Control != nil && e.Profile != nil && t == e.Profile.Slow {
+		args["key"], args["gated"] = "callable", false
+	}
+	return &profile.Tool{Name: t.Name, Arguments: args}
 }

@@ -28,6 +28,12 @@ import (
 type Needs struct {
 	// SlowTool: a long-running tool that can emit progress (profile "slow").
 	SlowTool bool
+	// UsesSlowTool: the case calls the profile's slow tool when the
+	// profile names one (Env.HasSlowTool), and without one runs a form of
+	// its own that needs no work in flight (a request that completes at
+	// once, no running request at all), which its summary names. Unlike
+	// SlowTool it skips on no profile.
+	UsesSlowTool bool
 	// EffectTool: a tool with an observable side effect (profile "effect").
 	EffectTool bool
 	// LogTool: a tool that emits log messages (profile "log").
@@ -113,6 +119,11 @@ func (n Needs) Tools() []string {
 	}
 	return out
 }
+
+// HasSlowTool reports whether the case can call the profile's slow tool:
+// the profile names one (for a case whose needs say UsesSlowTool, the
+// form that holds work in flight runs then).
+func (e *Env) HasSlowTool() bool { return e.Profile != nil && e.Profile.Slow != nil }
 
 // RunsAlone reports whether a case with these needs must run with no
 // other case beside it against a shared server, under a profile (nil:

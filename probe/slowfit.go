@@ -8,10 +8,12 @@ import (
 
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/jsonrpc"
+	"github.com/mcpflight/mcpflight/profile"
 )
 
 // SlowFit is what a run learned of the profile's slow tool, shared by its
-// cases: whether a call of it that asked for progress ended without any.
+// cases: whether a call of it that asked for progress ended without any,
+// sooner than a long-running tool runs (instantBelow).
 // Such a tool is no long-running tool, whatever the profile says (a draft
 // that guessed from a word in a description, a tool that answers at once):
 // a case that needs work in flight cannot hold it, and its error or
@@ -36,6 +38,12 @@ type slowCall struct {
 	took  time.Duration
 	how   string // "answered", or "failed with …"
 }
+
+// instantBelow is how soon a call must end, without progress, for the
+// slow tool to count as one that answers at once: half the run a drafted
+// profile's slow tool showed (profile.MinSlow), so that a tool kept on one
+// run is not judged instant on a faster one.
+const instantBelow = profile.MinSlow / 2
 
 // NewSlowFit returns an empty SlowFit for one run.
 func NewSlowFit() *SlowFit { return &SlowFit{candidates: map[*chrono.Log][]slowCall{}} }
@@ -66,7 +74,10 @@ func (f *SlowFit) Settle(log *chrono.Log, toolName string) (string, bool) {
 	f.mu.Unlock()
 	events := log.Snapshot()
 	for _, c := range calls {
-		if slices.ContainsFunc(events, ProgressFor(c.token)) {
+		if c.took >= instantBelow || slices.ContainsFunc(events, ProgressFor(c.token)) {
+			// A call that ran long without progress is a long-running
+			// tool whose progress is missing: the progress cases judge
+			// that (PRG-*), it is not the profile's doing.
 			continue
 		}
 		f.mu.Lock()

@@ -19,6 +19,10 @@ type ListedTool struct {
 	TaskSupport string
 	// InputSchema is the tool's inputSchema, as listed.
 	InputSchema json.RawMessage
+	// ReadOnly is set when the tool's annotations say it does not modify
+	// its environment (readOnlyHint true, not destructive): the only
+	// tools drafting may call without being told to.
+	ReadOnly bool
 }
 
 // maxSchemaDepth bounds how deep MinimalArguments follows nested objects
@@ -142,6 +146,13 @@ type Draft struct {
 	Guesses []Guess
 	// Tools are the tools listed, by name, with their minimal arguments.
 	Tools []Guess
+	// Trials say what calling the slow tool's candidates showed (TrySlow).
+	Trials []string
+	// LacksWhy says, for each need the draft states the server lacks
+	// (Profile.Lacks), what that rests on.
+	LacksWhy map[string]string
+	// listed are the tools listed, sorted by name.
+	listed []ListedTool
 }
 
 // needWords are the words of a tool's name or description that suggest
@@ -181,6 +192,7 @@ func DraftProfile(name string, tools []ListedTool, controlled bool) Draft {
 	}
 	sorted := append([]ListedTool(nil), tools...)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
+	d.listed = sorted
 	for _, t := range sorted {
 		d.Tools = append(d.Tools, Guess{Tool: Tool{Name: t.Name, Arguments: args(t)}, Why: "taskSupport " + orForbidden(t.TaskSupport)})
 	}
@@ -327,8 +339,15 @@ func (d Draft) YAML() string {
 				g = &d.Guesses[i]
 			}
 		}
+		if need == NeedSlow {
+			for _, tr := range d.Trials {
+				fmt.Fprintf(&b, "# TRIED (slow): %s\n", tr)
+			}
+		}
 		if g == nil {
-			fmt.Fprintf(&b, "# %s: no tool of tools/list looks like one; name it here if the server has one\n", need)
+			if _, lacked := d.LacksWhy[need]; !lacked {
+				fmt.Fprintf(&b, "# %s: no tool of tools/list looks like one; name it here if the server has one\n", need)
+			}
 			continue
 		}
 		fmt.Fprintf(&b, "# GUESS (%s): %s\n", need, oneLine(g.Why))
@@ -340,6 +359,7 @@ func (d Draft) YAML() string {
 			fmt.Fprintf(&b, "slowSteps: %d  # the progress notifications it sends with these arguments (a guess)\n", d.Profile.SlowSteps)
 		}
 	}
+	b.WriteString(d.lacksLines())
 	fmt.Fprintf(&b, "# The tools the server lists, with the minimal arguments their inputSchema accepts:\n")
 	for _, t := range d.Tools {
 		fmt.Fprintf(&b, "#   %s %s  (%s)\n", oneLine(t.Tool.Name), jsonFlow(t.Tool.Arguments), oneLine(t.Why))

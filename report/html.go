@@ -73,6 +73,7 @@ type (
 		Title      string
 		Header     []kv
 		Summary    string
+		Notes      []string
 		Conclusion string
 		ExitCode   int
 		Verdicts   []verdictCount
@@ -155,6 +156,7 @@ func htmlPage(r *results.Report) page {
 	p := page{
 		Title:      "mcpflight: " + san(r.Target),
 		Summary:    Summary(r),
+		Notes:      sanAll(r.Notes),
 		Conclusion: conclusion(r),
 		ExitCode:   r.ExitCode(),
 		Total:      len(r.Results),
@@ -565,4 +567,13 @@ func clip(s string, n int) string {
 // its requestId: notifications/cancelled.
 func namesRequest(s *chrono.Summary) bool {
 	return s.ID == "" && s.Method != "" && s.RequestID != ""
+}
+
+// sanAll is san of each of ss.
+func sanAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = san(s)
+	}
+	return out
 }

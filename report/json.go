@@ -94,6 +94,10 @@ type JSONReport struct {
 	// be opened: the run ran no case, and this is its one outcome (exit
 	// code 2). Its strings come from the target, sanitised.
 	NoSession *results.NoSession `json:"noSession,omitempty"`
+	// Notes are what the run learned about how it could test the target
+	// that no verdict says (the profile's slow tool answered at once with
+	// no progress), one sentence each. Added within v1.
+	Notes []string `json:"notes,omitempty"`
 	// ServedServer is the HTTP server mcpflight started for the run
 	// (check --serve) and stopped at its end: the one record of what it
 	// printed, since it serves every case, several at a time; a case's
@@ -375,6 +379,7 @@ func document(r *results.Report, events bool) JSONReport {
 		DurationNs:      int64(r.Duration),
 		ExitCode:        r.ExitCode(),
 		NoSession:       r.NoSession,
+		Notes:           jsonTexts(r.Notes),
 		Interrupted:     r.Interrupted,
 		Counts:          map[verdict.Verdict]int{},
 		Teardown: JSONTeardownGrade{

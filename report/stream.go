@@ -81,6 +81,9 @@ func (s *TextStream) End(r *results.Report) error {
 	s.t.changes(r)
 	s.t.findings(r, ordered)
 	s.t.linef("")
+	for _, n := range r.Notes {
+		s.t.linef("note: %s", san(n))
+	}
 	s.t.linef("%s", Summary(r))
 	return s.bw.Flush()
 }

@@ -132,6 +132,10 @@ type Report struct {
 	// be opened: the run ran no case, and its outcome is that one line
 	// (exit code 2).
 	NoSession *NoSession `json:"noSession,omitempty"`
+	// Notes are what the run learned about how it could test the target
+	// that no verdict says and the reader must not miss, one sentence each
+	// (the profile's slow tool answered at once with no progress).
+	Notes []string `json:"notes,omitempty"`
 	// Role is RoleClient when the target is a client under test
 	// (check-client) and mcpflight played the server; RoleServer else.
 	Role string

@@ -99,14 +99,7 @@ func (r *caseRun) staticNeeds() (verdict.Outcome, bool) {
 	if !r.c.AppliesTo(r.cfg.Version) {
 		return verdict.Skipf("applies to %s only", versionList(r.c.Versions)), true
 	}
-	if o, skip := staticSkip(r.cfg, r.c.Needs); skip {
-		return o, true
-	}
-	if reason, unfit := r.cfg.slowFit.Unfit(); unfit && r.c.Needs.SlowTool {
-		// An earlier case found the slow tool answers without progress.
-		return verdict.Skipf("%s", reason), true
-	}
-	return verdict.Outcome{}, false
+	return staticSkip(r.cfg, r.c.Needs)
 }
 
 // dial opens the case's connection and session; a target it cannot
@@ -269,12 +262,13 @@ func (r *caseRun) run(ctx context.Context, init *peer.InitResult) *verdict.Outco
 	return &out
 }
 
-// slowUnfit turns the error or unexercised skip of a case whose slow call
-// ended without progress (probe.SlowFit) into a skip that says so: the
-// profile's tool, not the target, is why the case could not hold work in
-// flight. A fail or warn the case found stands, and so does a pass.
+// slowUnfit turns the error or unexercised skip of a case that calls the
+// slow tool, in a run that found the tool answers at once without progress
+// (probe.SlowFit), into a skip that says so: the profile's tool, not the
+// target, is why the case could not hold work in flight. A verdict the
+// case could reach stands.
 func (r *caseRun) slowUnfit(o verdict.Outcome) verdict.Outcome {
-	if r.cfg.Profile.Slow == nil {
+	if r.cfg.Profile.Slow == nil || !r.c.Needs.SlowTool && !r.c.Needs.UsesSlowTool {
 		return o
 	}
 	reason, unfit := r.cfg.slowFit.Settle(r.log, r.cfg.Profile.Slow.Name)

@@ -153,6 +153,11 @@ func mergeReports(reps []*results.Report, strict bool) *results.Report {
 			out.Server = r.Server
 		}
 		out.Interrupted = out.Interrupted || r.Interrupted
+		for _, n := range r.Notes {
+			if !slices.Contains(out.Notes, n) {
+				out.Notes = append(out.Notes, n)
+			}
+		}
 		out.Schema.Checked += r.Schema.Checked
 		out.Schema.Unchecked += r.Schema.Unchecked
 		out.Schema.Findings = append(out.Schema.Findings, r.Schema.Findings...)

@@ -218,6 +218,9 @@ func Run(ctx context.Context, cfg Config) (*results.Report, error) {
 	rep.Duration = time.Since(rep.Started)
 	rep.Teardown = CiteTeardown(GradeTeardown(rep.Results, cfg.Strict), cfg.Version)
 	rep.Schema = schemaReport(cfg.Version, rep.Results)
+	if reason, unfit := cfg.slowFit.Unfit(); unfit {
+		rep.Notes = append(rep.Notes, reason)
+	}
 	return rep, runErr
 }
 
@@ -319,7 +322,7 @@ func handshakeOutcome(err error, init *peer.InitResult, requested string) verdic
 // (also when tools/list itself fails: the case then finds out).
 func missingTool(ctx context.Context, s *peer.Session, p *profile.Profile, n probe.Needs) string {
 	needed := map[string]*profile.Tool{}
-	if n.SlowTool {
+	if n.SlowTool || n.UsesSlowTool {
 		needed["slow"] = p.Slow
 	}
 	if n.EffectTool {

@@ -390,7 +390,20 @@ func TestHostileHTTPWrongContentType(t *testing.T) {
 
 func TestHostileHTTPNonJSONBody(t *testing.T) {
 	t.Parallel()
-	runToolsCallMode(t, hostile.NonJSONBody, "ended without the request's response", "not a JSON-RPC message")
+	// A body that is not JSON is no JSON-RPC message: the schema check,
+	// which sees every message of every session, fails it under RPC-2
+	// (the case that could not get past it names it), and the run is
+	// non-conformant, not inconclusive.
+	r := runHostileHTTPWith(t, hostile.NonJSONBody, nil, append(hostileAttacked, hostileUnaffected...)...)
+	for _, id := range hostileAttacked {
+		r.expect(t, id, "fail", "RPC-2", "not JSON, so no JSON-RPC message", "this is not JSON")
+	}
+	for _, id := range hostileUnaffected {
+		r.expect(t, id, "pass", "")
+	}
+	if r.report.ExitCode != ExitNonConformant {
+		t.Errorf("exit code %d, want %d (a fail)", r.report.ExitCode, ExitNonConformant)
+	}
 }
 
 // TestHostileHTTPBadSessionID: the session works through the mapped ID,

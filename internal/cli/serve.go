@@ -224,8 +224,9 @@ func (e Env) listCases(args []string) (int, error) {
 	return 0, nil
 }
 
-// NeedsList names what a case needs of the target: slow-tool,
-// effect-tool, log-tool, control, capability:NAME, no-handshake, stdio.
+// NeedsList names what a case needs of the target: slow-tool (or
+// slow-tool? for one that runs without it too), effect-tool, log-tool,
+// control, capability:NAME, no-handshake, stdio.
 func NeedsList(n probe.Needs) []string {
 	var out []string
 	add := func(on bool, name string) {
@@ -234,6 +235,7 @@ func NeedsList(n probe.Needs) []string {
 		}
 	}
 	add(n.SlowTool, "slow-tool")
+	add(n.UsesSlowTool, "slow-tool?")
 	add(n.EffectTool, "effect-tool")
 	add(n.LogTool, "log-tool")
 	add(n.Control, "control")
