@@ -91,3 +91,55 @@ func onTerminal(t *testing.T, width uint16, args ...string) string {
 	}
 	return out.String()
 }
+
+// TestCheckStatusBeforeAnyAnswer: on a terminal, check shows its status
+// line before the target has answered anything: against a target that
+// never writes, the line that says the revision is being negotiated is
+// drawn while the probes wait (the screen is never blank while a slow or
+// silent target is started). The run is then interrupted.
+func TestCheckStatusBeforeAnyAnswer(t *testing.T) {
+	t.Parallel()
+	cmd := exec.Command(binary, "check", "--stdio", "sleep 60", "--case-timeout", "30s")
+	cmd.Env = append(cmd.Environ(), "NO_COLOR=1")
+	tty, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: 100})
+	if err != nil {
+		t.Skipf("no pseudo-terminal: %v", err)
+	}
+	defer tty.Close()
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	found := make(chan string, 1)
+	go func() {
+		var out bytes.Buffer
+		buf := make([]byte, 4096)
+		for {
+			n, err := tty.Read(buf)
+			out.Write(buf[:n])
+			if m := statusDrawing.FindStringSubmatch(out.String()); m != nil && strings.Contains(m[1], "negotiating the protocol revision") {
+				found <- m[1]
+				return
+			}
+			if err != nil {
+				found <- ""
+				return
+			}
+		}
+	}()
+	select {
+	case line := <-found:
+		if line == "" {
+			t.Fatal("the terminal closed before any status line")
+		}
+	case err := <-exited:
+		t.Fatalf("check ended (%v) before drawing the status line", err)
+	case <-time.After(zooSafety): // safety net only
+		t.Fatal("no status line while the target was silent")
+	}
+	_ = cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case <-exited:
+	case <-time.After(zooSafety): // safety net only
+		_ = cmd.Process.Kill()
+		t.Fatal("check did not end on SIGINT")
+	}
+}
