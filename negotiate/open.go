@@ -49,7 +49,7 @@ func Open(ctx context.Context, s *peer.Session, mode Mode, opts Options) (*Outco
 		return nil, ErrBothOnOneSession
 	}
 	opts = opts.withDefaults()
-	hctx, stop := heedSpeech(ctx, s.Log(), NotJSONRPCGrace)
+	hctx, stop := heedSpeech(ctx, s.Log(), NotJSONRPCGrace, s.Conn())
 	defer stop()
 	var m, l *Probe
 	if mode != Mode20251125 {
@@ -242,7 +242,7 @@ func SurveyTarget(ctx context.Context, dial Dialer, mode Mode, opts Options) (*S
 			return nil, fmt.Errorf("negotiate: opening a probe connection: %w", err)
 		}
 		s := peer.New(conn, peer.Options{Log: log})
-		hctx, stop := heedSpeech(ctx, log, NotJSONRPCGrace)
+		hctx, stop := heedSpeech(ctx, log, NotJSONRPCGrace, conn)
 		p := heard(hctx, f(hctx, s, opts))
 		stop()
 		closeWithin := opts.HandshakeTimeout

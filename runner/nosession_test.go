@@ -95,3 +95,25 @@ func TestRunProtocolHandshakeRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestBannerThenBusyStart: a target that prints a banner and then works
+// for longer than the grace (3 to 4 s) before it answers (a wrapper's banner, then a
+// runtime loading its modules, slower still on a busy machine) is waited
+// for while its process is busy, and a session opens; the idle one of
+// TestRunProtocolNoSession is given up within the grace.
+func TestBannerThenBusyStart(t *testing.T) {
+	t.Parallel()
+	script := `echo "starting the server"
+end=$(( $(date +%s) + 4 ))
+while [ "$(date +%s)" -lt "$end" ]; do :; done
+while read -r l; do case "$l" in *'"initialize"'*) echo '{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"slow","version":"1"}}}';; esac; done`
+	target := StdioTarget("busy", transport.StdioConfig{Argv: []string{"/bin/sh", "-c", script}})
+	rep, err := RunProtocol(context.Background(), Config{Target: target, CaseTimeout: 30 * time.Second},
+		negotiate.Mode20251125, negotiate.Options{})
+	if rep == nil || rep.NoSession != nil {
+		t.Fatalf("no session: %v (%v)", err, rep != nil && rep.NoSession != nil)
+	}
+	if rep.Negotiation == nil || len(rep.Negotiation.Revisions) != 1 {
+		t.Errorf("negotiation %+v", rep.Negotiation)
+	}
+}

@@ -912,6 +912,56 @@ func procGroupMembers(pgid int) ([]int, error) {
 	return pids, nil
 }
 
+// GroupCPU is the CPU time the live processes of group pgid have used,
+// user and system, from /proc/PID/stat; ok is false when /proc cannot
+// tell. It says whether a target is busy (starting, loading) or idle.
+func GroupCPU(pgid int) (cpu time.Duration, ok bool) {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0, false
+	}
+	for _, e := range ents {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue // gone meanwhile
+		}
+		if ticks, pg, ok := procCPU(b); ok && pg == pgid {
+			cpu += time.Duration(ticks) * clockTick
+		}
+	}
+	return cpu, true
+}
+
+// clockTick is the unit of /proc's CPU times (USER_HZ, 100 on Linux).
+const clockTick = 10 * time.Millisecond
+
+// procCPU extracts the process group and utime+stime (fields 14 and 15)
+// from the text of /proc/PID/stat.
+func procCPU(b []byte) (ticks int64, pgrp int, ok bool) {
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, 0, false
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0, 0, false
+	}
+	pg, err1 := strconv.Atoi(f[2])
+	ut, err2 := strconv.ParseInt(f[11], 10, 64)
+	st, err3 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil || err3 != nil {
+		return 0, 0, false
+	}
+	return ut + st, pg, true
+}
+
+// CPU is the CPU time the server's process group has used so far (see
+// GroupCPU).
+func (s *Stdio) CPU() (time.Duration, bool) { return GroupCPU(s.pid) }
+
 // ProcState is the state letter of process pid in /proc/PID/stat ('R',
 // 'S', 'Z' for a zombie…); ok is false when /proc cannot tell.
 func ProcState(pid int) (state byte, ok bool) {
