@@ -584,11 +584,12 @@ func eclipsedBy(fault refserver.Fault, id string) string {
 	return ""
 }
 
-// needsSlow reports whether the case with id drives the slow tool.
+// needsSlow reports whether the case with id drives the slow tool (the
+// reference profile names one).
 func needsSlow(id string) bool {
 	for _, c := range cases.All() {
 		if c.ID == id {
-			return c.Needs.SlowTool
+			return c.Needs.SlowTool || c.Needs.UsesSlowTool
 		}
 	}
 	return false

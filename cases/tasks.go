@@ -717,17 +717,23 @@ func taskIgnoredWithoutCapability(ctx context.Context, e *probe.Env) verdict.Out
 	case tool == nil:
 		return verdict.Skipf("%s", none)
 	}
-	params := map[string]any{"name": tool.Name, "arguments": tool.Arguments}
+	params := func(key string) map[string]any {
+		args := tool.CloneArgs()
+		if _, ok := args["key"]; ok && e.Control != nil {
+			args["key"] = key // an operation of its own for each call
+		}
+		return map[string]any{"name": tool.Name, "arguments": args}
+	}
 	// The call without the task field first: a tool that fails on its own
 	// says nothing about what the field does.
-	if err := e.S.Request(ctx, mcp.MethodToolsCall, params, nil); err != nil {
+	if err := e.S.Request(ctx, mcp.MethodToolsCall, params("plain"), nil); err != nil {
 		if code, isRPC := probe.RPCCode(err); isRPC {
 			return verdict.Skipf("tool %q fails without params.task too (error %d: %s), so its answer with one says nothing of the task field; name a tool that works in the profile",
 				chrono.Sanitize(tool.Name, false), code, chrono.Sanitize(chrono.Clip(err.Error(), 200), false))
 		}
 		return verdict.Errorf("tools/call of %q without params.task: %v", chrono.Sanitize(tool.Name, false), err)
 	}
-	call, err := e.S.Start(ctx, mcp.MethodToolsCall, peer.TaskParams(params, 60000))
+	call, err := e.S.Start(ctx, mcp.MethodToolsCall, peer.TaskParams(params("with-task"), 60000))
 	if err != nil {
 		return verdict.Errorf("sending tools/call with params.task: %v", err)
 	}

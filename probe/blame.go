@@ -66,22 +66,19 @@ func (e *Env) Healthy(ctx context.Context, after string) *verdict.Outcome {
 }
 
 // ExchangeWithoutWork is what a case that uses the slow tool when the
-// profile names one (Needs.UsesSlowTool) does without it: a tools/list
-// (an answer that is an error is an answer too: not every server serves
-// tools) and the liveness check, so that the target has written
-// something to judge. It returns what was sent, for the case's summary,
-// or the outcome of a session that stopped answering.
+// profile names one (Needs.UsesSlowTool) does without it: a tools/list,
+// so that the target has written something to judge (an answer that is an
+// error is an answer too: not every server serves tools). It returns what
+// was sent, for the case's summary, or the error of a request that was
+// not answered at all.
 func (e *Env) ExchangeWithoutWork(ctx context.Context) (string, *verdict.Outcome) {
 	var raw json.RawMessage
 	err := e.S.Request(ctx, mcp.MethodToolsList, map[string]any{}, &raw)
 	if _, isRPC := RPCCode(err); err != nil && !isRPC {
-		o := verdict.Errorf("tools/list: %v", err)
+		o := verdict.Errorf("%s: %v", mcp.MethodToolsList, err)
 		return "", &o
 	}
-	if h := e.Healthy(ctx, "tools/list"); h != nil {
-		return "", h
-	}
-	return "tools/list and a liveness check (the profile names no slow tool)", nil
+	return mcp.MethodToolsList + " (the profile names no slow tool)", nil
 }
 
 // CallableTool is a tool a case may call when it needs a tool but no work
@@ -101,7 +98,7 @@ func (e *Env) CallableTool(ctx context.Context) (*profile.Tool, string, error) {
 	}
 	tools, err := e.S.ListTools(ctx)
 	if err != nil {
-		return nil, "", fmt.Errorf("tools/list: %w", err)
+		return nil, "", fmt.Errorf("%s: %w", mcp.MethodToolsList, err)
 	}
 	for _, t := range tools {
 		if t.ReadOnly() && t.Execution.TaskSupport != "required" {

@@ -191,7 +191,7 @@ func startOrder(cases []probe.Case, sharing bool) []int {
 			w = 6
 		case n.Tasks || n.TasksCapability:
 			w = 4
-		case n.SlowTool:
+		case n.SlowTool || n.UsesSlowTool:
 			w = 2
 		}
 		if c.AwaitsTaskEnd {
