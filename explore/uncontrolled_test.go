@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -172,9 +173,24 @@ func TestUncontrolledGoSDKIgnoresCancel(t *testing.T) {
 	judged := res.Figures.Races[RaceUncontrolled]
 	t.Logf("%d operations, %d cancels judged by their pace; races %v", res.Ops, judged, res.Figures.Races)
 	if res.Found != nil {
-		t.Fatalf("a server ignoring cancels under 2025-11-25: %+v", res.Found.Violation)
+		// go-sdk answers at once, with error 0 "context canceled", a
+		// cancel that reaches a request before its handler started (on a
+		// loaded machine the handler may not have run yet): the handler's
+		// -ignore-cancel never ran, and that answer is the cancel's, a
+		// real CAN-8 finding. Any other violation is the explorer's
+		// mistake.
+		v := res.Found.Violation
+		if m := handlerNeverRan.FindStringSubmatch(v.Text); v.Invariant != InvCancelNoResponse || m == nil || m[1] != m[2] {
+			t.Fatalf("a server ignoring cancels under 2025-11-25: %+v", v)
+		}
+		t.Logf("the cancel reached a request before its handler started, and go-sdk answered it at once: %s", v.Text)
+		return
 	}
 	if judged == 0 {
 		t.Fatalf("no cancel was judged by its pace: the path was not exercised (races %v)", res.Figures.Races)
 	}
 }
+
+// handlerNeverRan matches a violation of an answer after a cancel whose
+// call had done none of its steps: "with 10 of its 10 steps left".
+var handlerNeverRan = regexp.MustCompile(`with (\d+) of its (\d+) steps left`)
