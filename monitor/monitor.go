@@ -1,0 +1,293 @@
+package monitor
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/spec"
+	"github.com/mcpflight/mcpflight/verdict"
+)
+
+// Finding is one rule a conversation broke, or one of seed 002's alerts
+// (a task left working): where and how, in the revision's words.
+type Finding struct {
+	// Rule is the rule's ID (Rules).
+	Rule string `json:"rule"`
+	// Requirement is the registry ID the evidence breaks under Revision,
+	// Level its level (or the clause that decided), Verdict the severity
+	// the registry gives it (fail, warn or info); an alert cites none and
+	// is info.
+	Requirement string          `json:"requirement,omitempty"`
+	Level       string          `json:"level,omitempty"`
+	Verdict     verdict.Verdict `json:"verdict"`
+	// Revision is the revision the session spoke.
+	Revision string `json:"revision"`
+	// Side broke it; Session is the session's key.
+	Side    Side   `json:"side"`
+	Session string `json:"session,omitempty"`
+	// Seq is the sequence number of the event that shows it; Absence is
+	// set when what shows it is something that did not happen (then Seq
+	// is where the wait began).
+	Seq     uint64 `json:"seq"`
+	Absence bool   `json:"absence,omitempty"`
+	// Text says what happened, sanitised.
+	Text string `json:"text"`
+	// TaskID and RequestIDs name what a task's alert is about.
+	TaskID     string   `json:"taskId,omitempty"`
+	RequestIDs []string `json:"requestIds,omitempty"`
+}
+
+// Options configures a Monitor.
+type Options struct {
+	// Revision is the revision every session speaks, when known before
+	// the first frame (explore, check); "" learns each session's from
+	// its own traffic: initialize (2025-11-25), or the protocol version
+	// in a request's _meta (2026-07-28). Fallback is used when a session
+	// ends before it said (2025-11-25 if empty).
+	Revision, Fallback string
+	// Transport is "stdio" or "http": where a frame that is not a
+	// message breaks STD-4/STD-5 or RPC-2, and whether a closed response
+	// stream is a cancel (2026-07-28 HTTP).
+	Transport string
+	// Sides are the sides judged; nil judges both. The checker's own
+	// sessions judge only the server.
+	Sides []Side
+	// Window is the crossing window: how long after a cancel a response
+	// or progress for the request may still come, written before the
+	// receiver read the cancel. DefaultWindow if zero.
+	Window time.Duration
+	// Grace is how long a task may stay working after its host stopped
+	// waiting for it, or after tasks/cancel was acknowledged, before an
+	// alert. DefaultGrace if zero.
+	Grace time.Duration
+	// Schema validates every message against the revision's schema
+	// (wireschema).
+	Schema bool
+	// Emit receives each finding as it is made, from the goroutine that
+	// fed the event.
+	Emit func(Finding)
+}
+
+// Defaults of Options.
+const (
+	DefaultWindow = 100 * time.Millisecond
+	DefaultGrace  = 5 * time.Second
+)
+
+// Monitor judges one conversation (a watch session, a capture, an
+// explorer history): one or more sessions, each keyed by the caller. It
+// is safe for concurrent use, though events of one session must come in
+// order.
+type Monitor struct {
+	mu       sync.Mutex
+	opts     Options
+	sessions map[string]*session
+	order    []string
+	findings []Finding
+	// exercised counts, per rule, the times the conversation gave it
+	// something to judge: a rule never exercised was not tested.
+	exercised map[string]int
+	// counts are the conversation's figures: requests, responses,
+	// cancels, crossings.
+	counts map[string]int
+}
+
+// Counts.
+const (
+	CountRequests  = "requests"
+	CountCancels   = "cancels"
+	CountCrossings = "crossings (a response or progress within the window after a cancel)"
+	CountProgress  = "progress notifications"
+	CountTasks     = "tasks created"
+)
+
+// New returns a Monitor.
+func New(opts Options) *Monitor {
+	if opts.Window <= 0 {
+		opts.Window = DefaultWindow
+	}
+	if opts.Grace <= 0 {
+		opts.Grace = DefaultGrace
+	}
+	if opts.Fallback == "" {
+		opts.Fallback = spec.V20251125
+	}
+	return &Monitor{opts: opts, sessions: map[string]*session{}, exercised: map[string]int{}, counts: map[string]int{}}
+}
+
+// Event judges one event of session key's chronology. Events of one
+// session must come in sequence order.
+func (m *Monitor) Event(key string, ev chrono.Event) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s := m.sessions[key]
+	if s == nil {
+		s = newSession(m, key)
+		m.sessions[key] = s
+		m.order = append(m.order, key)
+	}
+	s.advance(ev.Offset)
+	s.event(ev)
+}
+
+// Advance tells the monitor the conversation's clock has reached now (an
+// offset on the chronologies' clock) with nothing new on the wire, so
+// that a window or a grace that ends in the silence is judged without
+// waiting for the next frame.
+func (m *Monitor) Advance(now time.Duration) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, k := range m.order {
+		m.sessions[k].advance(now)
+	}
+}
+
+// EndSession judges what only the end of session key shows, and forgets
+// it. The requests still open are returned, not reported as violations.
+func (m *Monitor) EndSession(key string) []Open {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s := m.sessions[key]
+	if s == nil {
+		return nil
+	}
+	open := s.end()
+	delete(m.sessions, key)
+	m.order = slices.DeleteFunc(m.order, func(k string) bool { return k == key })
+	return open
+}
+
+// End ends every session still open and returns their open requests.
+func (m *Monitor) End() []Open {
+	var open []Open
+	for _, k := range slices.Clone(m.sessionKeys()) {
+		open = append(open, m.EndSession(k)...)
+	}
+	return open
+}
+
+func (m *Monitor) sessionKeys() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.order)
+}
+
+// Findings returns every finding so far, in the order made.
+func (m *Monitor) Findings() []Finding {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.findings)
+}
+
+// Exercised returns, per rule ID, how many times the conversation gave
+// the rule something to judge.
+func (m *Monitor) Exercised() map[string]int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make(map[string]int, len(m.exercised))
+	for k, v := range m.exercised {
+		out[k] = v
+	}
+	return out
+}
+
+// Counts returns the conversation's figures.
+func (m *Monitor) Counts() map[string]int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make(map[string]int, len(m.counts))
+	for k, v := range m.counts {
+		out[k] = v
+	}
+	return out
+}
+
+// Open is a request still open when its session ended: not a violation,
+// but what the report lists so that nothing is silently dropped.
+type Open struct {
+	Session string `json:"session,omitempty"`
+	Side    Side   `json:"side"` // who sent it
+	ID      string `json:"id"`
+	Method  string `json:"method"`
+	Seq     uint64 `json:"seq"`
+	// Cancelled is set when its sender had cancelled it.
+	Cancelled bool `json:"cancelled,omitempty"`
+}
+
+// judges reports whether findings against side are wanted.
+func (m *Monitor) judges(side Side) bool {
+	return m.opts.Sides == nil || slices.Contains(m.opts.Sides, side)
+}
+
+// report records a finding of rule id against side, citing req under the
+// session's revision (with clause, when req's level is compound). A
+// requirement the rule does not cite under that revision is a bug of the
+// rule table, and the finding is dropped rather than miscited; a rule that
+// does not hold in the revision reports nothing.
+func (s *session) report(ruleID string, side Side, r verdict.Rule, seq uint64, absence bool, format string, args ...any) {
+	m := s.m
+	if !m.judges(side) {
+		return
+	}
+	rev := s.revision()
+	ru := rule(ruleID)
+	if !ru.Holds(rev) {
+		return
+	}
+	f := Finding{Rule: ruleID, Revision: rev, Side: side, Session: s.key, Seq: seq, Absence: absence,
+		Text: chrono.Sanitize(fmt.Sprintf(format, args...), false), Verdict: verdict.Info}
+	if id := r.ID(rev); id != "" {
+		if !slices.Contains(ru.Cites[rev], id) {
+			return
+		}
+		j, err := r.Judge(rev)
+		if err != nil {
+			return
+		}
+		f.Requirement, f.Level, f.Verdict = j.ID, j.Level, j.Verdict
+	}
+	m.findings = append(m.findings, f)
+	if m.opts.Emit != nil {
+		m.opts.Emit(f)
+	}
+}
+
+// alert records one of seed 002's alerts about a task: no requirement,
+// info, with the task and the requests involved.
+func (s *session) alert(seq uint64, taskID string, reqs []string, format string, args ...any) {
+	if !s.m.judges(Client) {
+		return
+	}
+	f := Finding{Rule: RuleTaskStillWorking, Revision: s.revision(), Side: Client, Session: s.key, Seq: seq, Verdict: verdict.Info,
+		Text: chrono.Sanitize(fmt.Sprintf(format, args...), false), TaskID: chrono.Sanitize(taskID, false), RequestIDs: reqs}
+	s.m.findings = append(s.m.findings, f)
+	if s.m.opts.Emit != nil {
+		s.m.opts.Emit(f)
+	}
+}
+
+// exercise counts that rule id had something to judge.
+func (s *session) exercise(id string) { s.m.exercised[id]++ }
+
+// sideOf is the side that sent a frame of direction dir.
+func sideOf(dir chrono.Direction) Side {
+	if dir == chrono.Out {
+		return Client
+	}
+	return Server
+}
+
+// other is the side that is not side.
+func other(side Side) Side {
+	if side == Client {
+		return Server
+	}
+	return Client
+}
+
+// quote cuts untrusted text for a finding's sentence.
+func quote(s string) string { return chrono.Sanitize(chrono.Clip(strings.TrimSpace(s), 120), false) }

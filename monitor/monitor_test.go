@@ -1,0 +1,357 @@
+package monitor
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/spec"
+)
+
+// history builds a chronology for the monitor: frames each side sends, at
+// times the test sets, and harness events.
+type history struct {
+	events []chrono.Event
+	at     time.Duration
+}
+
+// wait moves the history's clock on.
+func (h *history) wait(d time.Duration) *history { h.at += d; return h }
+
+func (h *history) frame(dir chrono.Direction, channel, raw string) *history {
+	log := chrono.New()
+	ev := log.Frame(dir, channel, []byte(raw), nil, nil)
+	ev.Seq = uint64(len(h.events) + 1)
+	ev.Offset = h.at
+	h.events = append(h.events, ev)
+	return h
+}
+
+// c is a frame the client sends, s one the server sends (over stdio).
+func (h *history) c(raw string) *history { return h.frame(chrono.Out, "stdin", raw) }
+func (h *history) s(raw string) *history { return h.frame(chrono.In, "stdout", raw) }
+
+func (h *history) harness(text string) *history {
+	h.events = append(h.events, chrono.Event{Seq: uint64(len(h.events) + 1), Offset: h.at, Dir: chrono.Harness, Kind: chrono.KindDecision, Channel: "SSE POST #1", Text: text})
+	return h
+}
+
+// init25 opens a 2025-11-25 session.
+func init25() *history {
+	h := &history{}
+	return h.c(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`).
+		s(`{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}`).
+		c(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+}
+
+// modern26 is a 2026-07-28 request's _meta.
+const modern26 = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"`
+
+// call is a tools/call with id and token.
+func call(id, token string) string {
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":"slow","_meta":{"progressToken":%s}}}`, id, token)
+}
+
+func call26(id, token string) string {
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":"slow",%s,"progressToken":%s}}}`, id, modern26, token)
+}
+
+func progress(token string, v float64) string {
+	return fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":%s,"progress":%v}}`, token, v)
+}
+
+func result(id string) string {
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"content":[]}}`, id)
+}
+
+func cancel(id string) string {
+	return fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":%s}}`, id)
+}
+
+// run feeds h to a monitor with opts (stdio unless set) and ends it.
+func run(h *history, opts Options) ([]Finding, []Open, *Monitor) {
+	if opts.Transport == "" {
+		opts.Transport = "stdio"
+	}
+	m := New(opts)
+	for _, ev := range h.events {
+		m.Event("s1", ev)
+	}
+	open := m.End()
+	return m.Findings(), open, m
+}
+
+// brief is a finding's rule, requirement, verdict and side.
+func brief(fs []Finding) []string {
+	var out []string
+	for _, f := range fs {
+		out = append(out, fmt.Sprintf("%s %s %s %s", f.Rule, f.Requirement, f.Verdict, f.Side))
+	}
+	return out
+}
+
+// TestRules: each rule is broken by a history that breaks it, with the
+// requirement and severity of the session's revision, and a conforming
+// history of the same shape breaks nothing.
+func TestRules(t *testing.T) {
+	ms := time.Millisecond
+	for _, tc := range []struct {
+		name string
+		h    *history
+		want []string // briefs; none for a conforming history
+	}{
+		{"conforming call", init25().c(call("1", `"t1"`)).s(progress(`"t1"`, 1)).s(progress(`"t1"`, 2)).s(result("1")), nil},
+		{"progress not increasing", init25().c(call("1", `"t1"`)).s(progress(`"t1"`, 2)).s(progress(`"t1"`, 2)).s(result("1")),
+			[]string{"progress-increasing PRG-4 fail server"}},
+		{"progress after the response", init25().c(call("1", `"t1"`)).s(result("1")).s(progress(`"t1"`, 1)),
+			[]string{"no-progress-after-end PRG-14 fail server"}},
+		{"progress for a token never given", init25().c(call("1", `"t1"`)).s(progress(`"zz"`, 1)).s(result("1")),
+			[]string{"progress-token-known PRG-7 fail server"}},
+		{"a token reused while active", init25().c(call("1", `"t1"`)).c(call("2", `"t1"`)).s(result("1")).s(result("2")),
+			[]string{"progress-token-unique PRG-2 fail client"}},
+		{"a token reused after its request ended", init25().c(call("1", `"t1"`)).s(result("1")).c(call("2", `"t1"`)).s(result("2")), nil},
+		{"an ID reused in flight", init25().c(call("1", `"a"`)).c(call("1", `"b"`)).s(result("1")),
+			[]string{"ids-unique RPC-6 fail client"}},
+		{"an ID reused after its answer (2025-11-25)", init25().c(call("1", `"a"`)).s(result("1")).c(call("1", `"b"`)).s(result("1")),
+			[]string{"ids-unique RPC-6 fail client"}},
+		{"a second response", init25().c(call("1", `"a"`)).s(result("1")).s(result("1")),
+			[]string{"one-response RPC-8 fail server"}},
+		{`"5" is not 5`, init25().c(call(`"5"`, `"a"`)).s(result("5")).s(result(`"5"`)),
+			[]string{"one-response RPC-8 fail server"}},
+		{"a response for an ID never sent", init25().s(result("77")),
+			[]string{"one-response RPC-8 fail server"}},
+		{"a null-id error with every ID readable", init25().c(`{"jsonrpc":"2.0","method":"notifications/x"}`).s(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"no"}}`),
+			[]string{"one-response RPC-11 fail server"}},
+		{"a null-id error for an unreadable frame", init25().c(`{not json`).s(`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse"}}`),
+			[]string{"frames-well-formed STD-5 fail client"}},
+		{"a banner on stdout", (&history{}).s(`Server listening`).c(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}`).s(`{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}`),
+			[]string{"frames-well-formed STD-4 fail server"}},
+		{"a response after a cancel, within the window", init25().c(call("1", `"t"`)).s(progress(`"t"`, 1)).c(cancel("1")).wait(10 * ms).s(result("1")), nil},
+		{"a response after a cancel, beyond the window (2025-11-25: SHOULD)", init25().c(call("1", `"t"`)).s(progress(`"t"`, 1)).c(cancel("1")).wait(500 * ms).s(result("1")),
+			[]string{"cancel-no-response CAN-8 warn server"}},
+		{"a response after a cancel, beyond the window (2026-07-28: MUST NOT)", (&history{}).c(call26("1", `"t"`)).s(progress(`"t"`, 1)).c(cancel("1")).wait(500 * ms).s(result("1")),
+			[]string{"cancel-no-response CAN-54 fail server"}},
+		{"progress after a cancel, beyond the window", init25().c(call("1", `"t"`)).s(progress(`"t"`, 1)).c(cancel("1")).wait(500 * ms).s(progress(`"t"`, 2)),
+			[]string{"cancel-no-progress CAN-8 warn server"}},
+		{"initialize cancelled", (&history{}).c(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}`).c(cancel("0")).s(`{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}`),
+			[]string{"initialize-not-cancelled CAN-2 fail client"}},
+		{"a cancel of the other side's request", init25().s(`{"jsonrpc":"2.0","id":9,"method":"roots/list"}`).c(cancel("9")).c(`{"jsonrpc":"2.0","id":9,"result":{"roots":[]}}`),
+			[]string{"cancel-names-own-request CAN-1 fail client"}},
+		{"a cancel long after the response", init25().c(call("1", `"t"`)).s(result("1")).wait(time.Second).c(cancel("1")),
+			[]string{"cancel-names-own-request CAN-1 fail client"}},
+		{"a cancel crossing the response", init25().c(call("1", `"t"`)).s(result("1")).wait(5 * ms).c(cancel("1")), nil},
+		{"a cancel without requestId", init25().c(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"reason":"x"}}`),
+			[]string{"cancel-names-own-request CAN-6 fail client"}},
+		{"a server cancel of a client request (2026-07-28)", (&history{}).c(call26("1", `"t"`)).s(cancel("1")).s(result("1")),
+			[]string{"cancel-names-own-request CAN-42 fail server"}},
+		{"a server request under 2026-07-28", (&history{}).c(call26("1", `"t"`)).s(`{"jsonrpc":"2.0","id":5,"method":"roots/list"}`).s(result("1")),
+			[]string{"one-response RPC-61 fail server"}},
+		{"a log below the level set", init25().c(`{"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"warning"}}`).s(result("1")).
+			s(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"debug","data":"x"}}`),
+			[]string{"log-level LOG-4 warn server"}},
+		{"a log for no request that asked (2026-07-28 stdio)", (&history{}).c(call26("1", `"t"`)).s(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}`).s(result("1")),
+			[]string{"log-level LOG-41 fail server"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fs, _, _ := run(tc.h, Options{})
+			got := brief(fs)
+			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+				t.Errorf("findings\n%s\nwant\n%s\n(texts: %v)", strings.Join(got, "\n"), strings.Join(tc.want, "\n"), fs)
+			}
+		})
+	}
+}
+
+// TestTaskRules: a terminal task stays terminal, tasks/cancel of a
+// terminal one is refused with -32602, notifications/cancelled never
+// cancels a task, and a task left working past the grace after the host
+// stopped waiting is one of seed 002's alerts, naming the task and the
+// requests.
+func TestTaskRules(t *testing.T) {
+	created := func(h *history) *history {
+		return h.c(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"build","task":{"ttl":60000},"_meta":{"progressToken":"tk"}}}`).
+			s(`{"jsonrpc":"2.0","id":1,"result":{"task":{"taskId":"T1","status":"working"}}}`)
+	}
+	get := func(id, status string) func(*history) *history {
+		return func(h *history) *history {
+			return h.c(`{"jsonrpc":"2.0","id":` + id + `,"method":"tasks/get","params":{"taskId":"T1"}}`).
+				s(`{"jsonrpc":"2.0","id":` + id + `,"result":{"taskId":"T1","status":"` + status + `"}}`)
+		}
+	}
+	grace := 50 * time.Millisecond
+	for _, tc := range []struct {
+		name string
+		h    *history
+		want []string
+		text string
+	}{
+		{"a terminal task comes back", get("3", "working")(get("2", "completed")(created(init25()))), []string{"task-terminal-stable TSK-31 fail server"}, ""},
+		{"tasks/cancel of a completed task accepted", get("2", "completed")(created(init25())).
+			c(`{"jsonrpc":"2.0","id":3,"method":"tasks/cancel","params":{"taskId":"T1"}}`).s(`{"jsonrpc":"2.0","id":3,"result":{"taskId":"T1","status":"cancelled"}}`),
+			[]string{"task-cancel-terminal TSK-63 fail server"}, ""},
+		{"a cancel notification for the creating request", created(init25()).c(cancel("1")).
+			c(`{"jsonrpc":"2.0","id":3,"method":"tasks/cancel","params":{"taskId":"T1"}}`).s(`{"jsonrpc":"2.0","id":3,"result":{"taskId":"T1","status":"cancelled"}}`),
+			[]string{"task-cancelled-by-tasks-cancel CAN-4 fail client"}, ""},
+		{"the host aborts its poll and never cancels", get("4", "working")(created(init25()).
+			c(`{"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"taskId":"T1"}}`).s(`{"jsonrpc":"2.0","id":2,"result":{"taskId":"T1","status":"working"}}`).
+			c(`{"jsonrpc":"2.0","id":3,"method":"tasks/get","params":{"taskId":"T1"}}`).c(cancel("3")).wait(2 * grace)),
+			[]string{"task-still-working  info client"}, "after the host stopped waiting for it (it cancelled request 3"},
+		{"tasks/cancel acknowledged, still working after the grace", created(init25()).
+			c(`{"jsonrpc":"2.0","id":3,"method":"tasks/cancel","params":{"taskId":"T1"}}`).s(`{"jsonrpc":"2.0","id":3,"result":{"taskId":"T1","status":"cancelled"}}`).
+			wait(2 * grace).s(`{"jsonrpc":"2.0","method":"notifications/tasks/status","params":{"taskId":"T1","status":"working"}}`),
+			[]string{"task-terminal-stable TSK-65 fail server", "task-still-working  info client"}, "after tasks/cancel was acknowledged"},
+		{"left working at the end", created(init25()), []string{"task-still-working  info client"}, "whether it still works is not on the wire"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fs, _, _ := run(tc.h, Options{Grace: grace})
+			got := brief(fs)
+			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+				t.Errorf("findings\n%s\nwant\n%s\n(%v)", strings.Join(got, "\n"), strings.Join(tc.want, "\n"), fs)
+			}
+			if tc.text != "" {
+				last := fs[len(fs)-1]
+				if !strings.Contains(last.Text, tc.text) || last.TaskID != "T1" || len(last.RequestIDs) == 0 {
+					t.Errorf("alert %+v; want it to say %q and name the task and requests", last, tc.text)
+				}
+			}
+		})
+	}
+}
+
+// TestSidesAndRevision: the checker's own sessions judge only the server;
+// a finding made before the session showed its revision (a banner before
+// initialize) is judged in the revision it then shows; a session that
+// never shows one is judged under the fallback; requests still open at
+// the end are listed, not reported.
+func TestSidesAndRevision(t *testing.T) {
+	h := init25().c(call("1", `"t"`)).c(call("1", `"u"`)).s(progress(`"zz"`, 1))
+	fs, _, _ := run(h, Options{Sides: []Side{Server}})
+	if got := brief(fs); len(got) != 1 || got[0] != "progress-token-known PRG-7 fail server" {
+		t.Errorf("server side only: %v", got)
+	}
+	banner := (&history{}).s("hello").c(call26("1", `"t"`)).s(result("1"))
+	fs, _, _ = run(banner, Options{})
+	if len(fs) != 1 || fs[0].Revision != "2026-07-28" || fs[0].Requirement != "STD-4" {
+		t.Errorf("a banner before the revision was known: %+v", fs)
+	}
+	silent := (&history{}).s("hello")
+	fs, _, _ = run(silent, Options{Fallback: "2026-07-28"})
+	if len(fs) != 1 || fs[0].Revision != "2026-07-28" {
+		t.Errorf("judged under the fallback: %+v", fs)
+	}
+	_, open, _ := run(init25().c(call("7", `"t"`)).s(progress(`"t"`, 1)), Options{})
+	if len(open) != 1 || open[0].ID != "7" || open[0].Method != "tools/call" || open[0].Side != Client {
+		t.Errorf("open requests %+v; want request 7", open)
+	}
+}
+
+// http is a history over Streamable HTTP: the client's frames on POST
+// channels, the server's on their SSE streams.
+func (h *history) post(n int, raw string) *history {
+	return h.frame(chrono.Out, fmt.Sprintf("POST #%d", n), raw)
+}
+func (h *history) sse(n int, raw string) *history {
+	return h.frame(chrono.In, fmt.Sprintf("SSE POST #%d", n), raw)
+}
+
+// TestStreamClose: over Streamable HTTP under 2026-07-28 the client's
+// closing of a response stream is the request's cancel (CAN-43), so a
+// response that still comes (on another stream) past the window breaks
+// CAN-56; under 2025-11-25 it is a disconnection, and a request whose
+// stream was dropped and neither resumed nor cancelled was abandoned
+// (HTTP-26), unless the client resumed it.
+func TestStreamClose(t *testing.T) {
+	ms := time.Millisecond
+	modern := (&history{}).post(1, call26("1", `"t"`)).sse(1, progress(`"t"`, 1)).harness(ClosePrefix+"1: the client closed it").
+		wait(500*ms).frame(chrono.In, "SSE GET #1", result("1"))
+	fs, _, _ := run(modern, Options{Transport: "http"})
+	if got := brief(fs); len(got) != 1 || got[0] != "cancel-no-response CAN-56 fail server" {
+		t.Errorf("2026-07-28: %v", got)
+	}
+	legacy := init25().post(1, call("1", `"t"`)).sse(1, progress(`"t"`, 1)).harness(ClosePrefix + "1: the client closed it")
+	fs, open, _ := run(legacy, Options{Transport: "http"})
+	if got := brief(fs); len(got) != 1 || got[0] != "abandoned-without-cancel HTTP-26 warn client" || len(open) != 1 {
+		t.Errorf("2025-11-25 dropped: %v, open %v", got, open)
+	}
+	resumed := init25().post(1, call("1", `"t"`)).harness(ClosePrefix + "1: the client closed it")
+	resumed.events = append(resumed.events, chrono.Event{Seq: uint64(len(resumed.events) + 1), Dir: chrono.Out, Kind: chrono.KindHTTP, Channel: "GET #1", Text: "GET /mcp; Last-Event-Id: 1-3"})
+	resumed.frame(chrono.In, "SSE GET #1", result("1"))
+	if fs, _, _ := run(resumed, Options{Transport: "http"}); len(fs) != 0 {
+		t.Errorf("a resumed stream: %v", brief(fs))
+	}
+}
+
+// TestSchemaFindings: with Options.Schema, a server message that breaks
+// the revision's schema is a finding of the schema rule, citing the
+// schema check's requirement.
+func TestSchemaFindings(t *testing.T) {
+	h := (&history{}).c(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`).
+		s(`{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":7,"version":"1"}}}`)
+	fs, _, _ := run(h, Options{Schema: true, Revision: "2025-11-25"})
+	if len(fs) != 1 || fs[0].Rule != RuleSchema || fs[0].Requirement != "RPC-2" || !strings.Contains(fs[0].Text, "/result/serverInfo/name") {
+		t.Errorf("schema findings %+v", fs)
+	}
+}
+
+// TestMemoryFollowsWhatIsInFlight: a long conversation of answered calls
+// leaves the session holding no request in flight and at most maxEnded
+// answered ones: memory follows what is in flight, not the
+// conversation's length (the IDs RPC-6 remembers are a boundedSet).
+func TestMemoryFollowsWhatIsInFlight(t *testing.T) {
+	m := New(Options{Transport: "stdio", Revision: "2025-11-25"})
+	log := chrono.New(chrono.WithCaps(0, 0))
+	const n = 3 * maxEnded
+	for i := range n {
+		id := fmt.Sprint(i)
+		for _, f := range []struct {
+			dir chrono.Direction
+			raw string
+		}{{chrono.Out, call(id, `"t`+id+`"`)}, {chrono.In, progress(`"t`+id+`"`, 1)}, {chrono.In, result(id)}} {
+			ev := log.Frame(f.dir, "std", []byte(f.raw), nil, nil)
+			m.Event("s", ev)
+		}
+	}
+	s := m.sessions["s"]
+	if got := len(s.reqs[Client]); got != 0 {
+		t.Errorf("%d requests in flight", got)
+	}
+	if got := len(s.ended[Client]); got > maxEnded {
+		t.Errorf("%d answered requests kept", got)
+	}
+	if fs := m.Findings(); len(fs) != 0 {
+		t.Errorf("findings in a conforming conversation: %v", brief(fs[:min(len(fs), 5)]))
+	}
+	if got := m.Counts()[CountRequests]; got != n {
+		t.Errorf("%d requests counted", got)
+	}
+}
+
+// TestBoundedSet: past its bound the set forgets its oldest members, and
+// holds no more than the bound.
+func TestBoundedSet(t *testing.T) {
+	b := newBoundedSet(3)
+	for _, k := range []string{"a", "b", "c", "a", "d"} {
+		b.add(k)
+	}
+	if b.has("a") || !b.has("b") || !b.has("d") || len(b.in) != 3 {
+		t.Errorf("set %v", b.order)
+	}
+}
+
+// TestRuleCites: every requirement a rule cites is a row of the registry
+// in the revision it is cited under, so that a finding never cites a
+// sentence the session's revision does not have.
+func TestRuleCites(t *testing.T) {
+	for _, r := range Rules() {
+		for rev, ids := range r.Cites {
+			for _, id := range ids {
+				req, ok := spec.Lookup(id)
+				if !ok || !req.AppliesTo(rev) {
+					t.Errorf("%s cites %s under %s: in the registry %v, applies %v", r.ID, id, rev, ok, ok && req.AppliesTo(rev))
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,97 @@
+package monitor
+
+import (
+	"encoding/json"
+	"slices"
+
+	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/jsonrpc"
+	"github.com/mcpflight/mcpflight/spec"
+	"github.com/mcpflight/mcpflight/verdict"
+)
+
+// progress judges a progress notification side sent about a request of
+// the other side: its token is one an active request gave (PRG-7), its
+// value increases (PRG-4), it comes before the request's response
+// (PRG-14; a task's, before the task is terminal, PRG-11), and not after
+// the request's cancel beyond the crossing window (CAN-8, CAN-54).
+func (s *session) progress(side Side, ev chrono.Event, m *jsonrpc.Message) {
+	s.m.counts[CountProgress]++
+	var p struct {
+		Token    json.RawMessage `json:"progressToken"`
+		Progress json.RawMessage `json:"progress"`
+	}
+	if json.Unmarshal(m.Params, &p) != nil {
+		return // the schema check's
+	}
+	tok, err := jsonrpc.ParseToken(p.Token)
+	if err != nil {
+		return // PRG-1, the schema check's
+	}
+	var value float64
+	if json.Unmarshal(p.Progress, &value) != nil {
+		return // not a number: the schema check's
+	}
+	asker := other(side)
+	s.exercise(RuleTokenKnown)
+	r := s.activeToken(asker, tok)
+	if r == nil {
+		s.lateProgress(side, asker, ev, tok, value)
+		return
+	}
+	if r.created != "" {
+		if t := s.tasks[r.created]; t != nil && t.terminal != "" {
+			s.exercise(RuleProgressAfterEnd)
+			s.find(RuleProgressAfterEnd, side, verdict.Req("PRG-11").Under(spec.V20260728, "PRG-14"), ev.Seq, false,
+				"progress %v for token %s after task %s became %s at #%d", value, tok, quote(t.id), t.terminal, t.statusSeq)
+			return
+		}
+	}
+	s.exercise(RuleProgressIncreasing)
+	if r.progress > 0 && value <= r.last {
+		s.find(RuleProgressIncreasing, side, verdict.Req("PRG-4"), ev.Seq, false,
+			"progress %v for token %s after %v (request %s)", value, tok, r.last, r.id)
+	}
+	r.progress++
+	r.last = value
+	if r.cancelSeq > 0 {
+		s.afterCancel(RuleCancelNoProgress, side, r, ev, "progress")
+	}
+}
+
+// lateProgress judges progress whose token no active request gave: one
+// for a request already answered (PRG-14: over stdio, and over HTTP on the
+// stream that carried the response, the order read is the order written),
+// or one no request of the session gave (PRG-7).
+func (s *session) lateProgress(side, asker Side, ev chrono.Event, tok jsonrpc.ProgressToken, value float64) {
+	for _, r := range slices.Backward(s.ended[asker]) {
+		if r.token == nil || r.token.Key() != tok.Key() {
+			continue
+		}
+		if r.cancelSeq > 0 {
+			s.afterCancel(RuleCancelNoProgress, side, r, ev, "progress")
+			return
+		}
+		if s.http() && !sameStream(r.respChan, ev.Channel) {
+			return // on another stream: which was written first cannot be told
+		}
+		s.exercise(RuleProgressAfterEnd)
+		s.find(RuleProgressAfterEnd, side, verdict.Req("PRG-14"), ev.Seq, false,
+			"progress %v for token %s after the response to request %s at #%d", value, tok, r.id, r.respSeq)
+		return
+	}
+	s.find(RuleTokenKnown, side, verdict.Req("PRG-7"), ev.Seq, false,
+		"progress %v for token %s, which no active request of the %s gave", value, tok, asker)
+}
+
+// sameStream reports whether two channels of an HTTP exchange are one
+// stream ("POST #3" and "SSE POST #3").
+func sameStream(a, b string) bool {
+	trim := func(c string) string {
+		if len(c) > 4 && c[:4] == "SSE " {
+			return c[4:]
+		}
+		return c
+	}
+	return trim(a) == trim(b)
+}

@@ -1,0 +1,116 @@
+// Package monitor is the passive rule engine: it reads a conversation's
+// chronology as it happens (or from a saved capture), keeps what is in
+// flight in each direction (requests, progress tokens, cancels, tasks,
+// log levels), and reports each rule the conversation breaks, with the
+// requirement it breaks in the words of the revision the session speaks
+// and the severity the registry gives that requirement.
+//
+// It acts on nothing: whatever the wire does not show, it does not judge,
+// and says so (a request still open when the session ends is reported as
+// open, not as a violation). It judges either side: the client (the
+// frames the chronology records as Out) and the server (In), and in
+// 2025-11-25 the server's own requests to the client the same way. The
+// checker's own sessions judge only the server (Options.Sides).
+//
+// Memory is bounded by what is in flight: a request is forgotten once it
+// has been answered and its window has passed, a task once it has been
+// terminal for a while, and the histories a rule needs (the IDs a session
+// used, RPC-6) are bounded sets.
+package monitor
+
+import (
+	"slices"
+
+	"github.com/mcpflight/mcpflight/spec"
+)
+
+// Side is who broke a rule: the client, which sends the frames the
+// chronology records as Out, or the server.
+type Side string
+
+// The sides.
+const (
+	Client Side = "client"
+	Server Side = "server"
+)
+
+// Rule is one passive rule: an ID, what it holds, and the requirements it
+// cites per revision (a revision not among the keys is one the rule does
+// not hold in).
+type Rule struct {
+	ID    string
+	Title string
+	Cites map[string][]string
+}
+
+// Holds reports whether the rule holds under revision.
+func (r Rule) Holds(revision string) bool {
+	_, ok := r.Cites[revision]
+	return ok
+}
+
+// The rules' IDs. They are the explorer's invariants' where the two
+// judge the same thing, so that one finding has one name.
+const (
+	RuleWellFormed         = "frames-well-formed"
+	RuleOneResponse        = "one-response"
+	RuleNoNotificationRepl = "no-response-to-notification"
+	RuleIDUnique           = "ids-unique"
+	RuleCancelNoResponse   = "cancel-no-response"
+	RuleCancelNoProgress   = "cancel-no-progress"
+	RuleCancelTarget       = "cancel-names-own-request"
+	RuleCancelInitialize   = "initialize-not-cancelled"
+	RuleCancelTask         = "task-cancelled-by-tasks-cancel"
+	RuleAbandoned          = "abandoned-without-cancel"
+	RuleProgressIncreasing = "progress-increasing"
+	RuleProgressAfterEnd   = "no-progress-after-end"
+	RuleTokenKnown         = "progress-token-known"
+	RuleTokenUnique        = "progress-token-unique"
+	RuleTaskTerminalStable = "task-terminal-stable"
+	RuleTaskCancelTerminal = "task-cancel-terminal"
+	RuleTaskCancelResult   = "task-cancel-result"
+	RuleTaskStillWorking   = "task-still-working"
+	RuleLogLevel           = "log-level"
+	RuleSchema             = "schema"
+)
+
+// Rules returns every rule, in the order reports list them.
+func Rules() []Rule {
+	v25 := spec.V20251125
+	v26 := spec.V20260728
+	both := func(old, modern []string) map[string][]string {
+		return map[string][]string{v25: old, v26: modern}
+	}
+	ids := func(s ...string) []string { return s }
+	return []Rule{
+		{RuleWellFormed, "every frame is a JSON-RPC message", both(ids("STD-4", "STD-5", "RPC-2", "HTTP-11"), ids("STD-4", "STD-5", "RPC-2"))},
+		{RuleSchema, "every message matches the revision's schema", both(ids("RPC-2", "RPC-4", "RPC-8", "RPC-12", "RPC-13"), ids("RPC-2", "RPC-4", "RPC-8", "RPC-12", "RPC-13", "RPC-40"))},
+		{RuleOneResponse, "every request is answered at most once, with its own ID", both(ids("RPC-8", "RPC-11"), ids("RPC-8", "RPC-11", "RPC-61"))},
+		{RuleNoNotificationRepl, "a notification is never answered", both(ids("RPC-15"), ids("RPC-15"))},
+		{RuleIDUnique, "a sender never reuses a request ID (2025-11-25: within the session; 2026-07-28: while it is in flight)", both(ids("RPC-6"), ids("RPC-7"))},
+		{RuleCancelNoResponse, "no response for a cancelled request after the crossing window", both(ids("CAN-8"), ids("CAN-54", "CAN-56", "CAN-48"))},
+		{RuleCancelNoProgress, "no progress for a cancelled request after the crossing window", both(ids("CAN-8"), ids("CAN-54", "CAN-56", "CAN-48"))},
+		{RuleCancelTarget, "a cancel names a request the same side issued and believes in flight", both(ids("CAN-1", "CAN-5", "CAN-6"), ids("CAN-46", "CAN-51", "CAN-42", "CAN-47"))},
+		{RuleCancelInitialize, "initialize is never cancelled", both(ids("CAN-2"), nil)},
+		{RuleCancelTask, "a task-augmented request is cancelled with tasks/cancel, not notifications/cancelled", both(ids("CAN-4", "CAN-7"), ids("CAN-57"))},
+		{RuleAbandoned, "a request whose caller stopped waiting is cancelled", both(ids("HTTP-26", "LIF-16"), ids("CAN-45"))},
+		{RuleProgressIncreasing, "progress strictly increases per token", both(ids("PRG-4"), ids("PRG-4"))},
+		{RuleProgressAfterEnd, "no progress after the request's response (after the task is terminal, for a task)", both(ids("PRG-14", "PRG-11"), ids("PRG-14"))},
+		{RuleTokenKnown, "progress names a token of an active request of the other side", both(ids("PRG-7"), ids("PRG-7"))},
+		{RuleTokenUnique, "a progress token is unique among the sender's active requests", both(ids("PRG-2"), ids("PRG-41"))},
+		{RuleTaskTerminalStable, "a terminal task never changes status", both(ids("TSK-31", "TSK-65"), nil)},
+		{RuleTaskCancelTerminal, "tasks/cancel of a terminal task is refused with -32602", both(ids("TSK-63"), nil)},
+		{RuleTaskCancelResult, "a successful tasks/cancel answers the task as cancelled", both(ids("TSK-64"), nil)},
+		{RuleTaskStillWorking, "a task the host stopped waiting for, or had cancelled, does not go on working (seed 002's alerts)", both(nil, nil)},
+		{RuleLogLevel, "no log message below the level the client set, or without one (2026-07-28)", both(ids("LOG-4"), ids("LOG-41", "LOG-42", "LOG-43"))},
+	}
+}
+
+// rule returns the rule with id.
+func rule(id string) Rule {
+	rs := Rules()
+	if i := slices.IndexFunc(rs, func(r Rule) bool { return r.ID == id }); i >= 0 {
+		return rs[i]
+	}
+	return Rule{ID: id}
+}

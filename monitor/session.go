@@ -1,0 +1,510 @@
+package monitor
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/jsonrpc"
+	"github.com/mcpflight/mcpflight/mcp"
+	"github.com/mcpflight/mcpflight/spec"
+	"github.com/mcpflight/mcpflight/verdict"
+	"github.com/mcpflight/mcpflight/wireschema"
+)
+
+// Bounds of what a session remembers past what is in flight.
+const (
+	// maxEnded is how many answered requests per side a session keeps,
+	// for a late response, late progress or a late cancel to name.
+	maxEnded = 256
+	// maxUsedIDs bounds the request IDs per side a session keeps for
+	// RPC-6 (2025-11-25: an ID is never reused within the session); past
+	// it, the oldest are forgotten, and a reuse of one goes unseen.
+	maxUsedIDs = 1 << 16
+	// maxTasks bounds the tasks a session follows; a terminal one is
+	// forgotten first.
+	maxTasks = 1024
+)
+
+// ClosePrefix begins the chronology's record of a request whose response
+// stream the client closed before its response (the checker's transport
+// when it cancels under 2026-07-28, watch when it sees a host do so): under
+// 2026-07-28 Streamable HTTP that is the request's cancel (CAN-43); under
+// 2025-11-25 a disconnection, not a cancel (HTTP-25).
+const ClosePrefix = "closing the response stream of request "
+
+// request is one request in flight, or recently answered.
+type request struct {
+	side    Side // who sent it
+	id      jsonrpc.ID
+	method  string
+	seq     uint64
+	at      time.Duration
+	channel string
+	token   *jsonrpc.ProgressToken
+	// taskAug: the request carried params.task; created is the task its
+	// CreateTaskResult named.
+	taskAug bool
+	created string
+	// logLevel is the request's _meta log level (2026-07-28), "" for none.
+	logLevel string
+	// taskID is what a tasks/* request names.
+	taskID string
+	// progress: how many came, the last value.
+	progress int
+	last     float64
+	// The first cancel: its sequence number and time, and whether it was
+	// the closing of the response stream.
+	cancelSeq uint64
+	cancelAt  time.Duration
+	closed    bool
+	// dropped: the client closed the stream under 2025-11-25 (a
+	// disconnection), at droppedAt; resumed once it resumed it.
+	dropped   bool
+	droppedAt time.Duration
+	resumed   bool
+	// The response.
+	responded bool
+	respSeq   uint64
+	respAt    time.Duration
+	respChan  string
+	errCode   int
+	isError   bool
+	result    json.RawMessage
+}
+
+// task is one task the session follows (2025-11-25 tasks).
+type task struct {
+	id       string
+	create   *request
+	status   string
+	terminal string
+	// statusSeq is where status was last seen, statusAt when.
+	statusSeq uint64
+	statusAt  time.Duration
+	// cancelAck is the successful tasks/cancel answer, cancelAckAt when;
+	// cancelAsked is set once tasks/cancel was sent.
+	cancelAsked bool
+	cancelAck   uint64
+	cancelAckAt time.Duration
+	// abortSeq is the client's cancel of a request about the task (the
+	// creating tools/call, a poll), abortAt when: the host's local abort.
+	abortSeq uint64
+	abortAt  time.Duration
+	abortReq string
+	polls    []string
+	// alerted is set once an alert was made about the task.
+	alerted bool
+}
+
+// terminalStatuses are the task statuses no other may follow.
+var terminalStatuses = []string{"completed", "failed", "cancelled"}
+
+func isTerminal(status string) bool { return slices.Contains(terminalStatuses, status) }
+
+// session is the monitor's view of one session.
+type session struct {
+	m   *Monitor
+	key string
+	rev string
+	// initRev is the revision of an initialize in flight.
+	initSeen bool
+	// reqs are the requests in flight, by side and ID key; ended the
+	// recently answered ones, oldest first.
+	reqs  map[Side]map[string]*request
+	ended map[Side][]*request
+	used  map[Side]*boundedSet
+	// unreadable is set once side sent a frame whose ID could not be
+	// read: a null-id error may answer it (RPC-11).
+	unreadable map[Side]bool
+	// streams maps an HTTP exchange's channel ("POST #3") to its request.
+	streams map[string]*request
+	tasks   map[string]*task
+	// logLevel is the level the client set with logging/setLevel
+	// (2025-11-25), "" when none; setLevel is the request setting it.
+	logLevel string
+	setLevel map[string]string
+	schema   *wireschema.Tracker
+	now      time.Duration
+	// pending are findings made before the session's revision was known.
+	pending []pendingFinding
+}
+
+// pendingFinding is a finding waiting for its session's revision.
+type pendingFinding struct {
+	rule    string
+	side    Side
+	r       verdict.Rule
+	seq     uint64
+	absence bool
+	text    string
+}
+
+func newSession(m *Monitor, key string) *session {
+	s := &session{m: m, key: key, rev: m.opts.Revision,
+		reqs:       map[Side]map[string]*request{Client: {}, Server: {}},
+		ended:      map[Side][]*request{},
+		used:       map[Side]*boundedSet{Client: newBoundedSet(maxUsedIDs), Server: newBoundedSet(maxUsedIDs)},
+		unreadable: map[Side]bool{}, streams: map[string]*request{}, tasks: map[string]*task{}, setLevel: map[string]string{}}
+	s.loadSchema()
+	return s
+}
+
+// loadSchema starts the schema tracker for the session's revision, once
+// it is known.
+func (s *session) loadSchema() {
+	if !s.m.opts.Schema || s.rev == "" || s.schema != nil {
+		return
+	}
+	if sc, err := wireschema.Load(s.rev); err == nil {
+		s.schema = wireschema.NewTracker(sc)
+	}
+}
+
+// revision is the session's revision: learned, else the fallback.
+func (s *session) revision() string {
+	if s.rev != "" {
+		return s.rev
+	}
+	return s.m.opts.Fallback
+}
+
+// learn sets the session's revision, once, and judges the findings that
+// waited for it.
+func (s *session) learn(rev string) {
+	if s.rev != "" || rev == "" {
+		return
+	}
+	s.rev = rev
+	s.loadSchema()
+	pending := s.pending
+	s.pending = nil
+	for _, p := range pending {
+		s.report(p.rule, p.side, p.r, p.seq, p.absence, "%s", p.text)
+	}
+}
+
+// find records a finding, or keeps it until the revision is known.
+func (s *session) find(ruleID string, side Side, r verdict.Rule, seq uint64, absence bool, format string, args ...any) {
+	if s.rev == "" {
+		s.pending = append(s.pending, pendingFinding{rule: ruleID, side: side, r: r, seq: seq, absence: absence, text: fmt.Sprintf(format, args...)})
+		return
+	}
+	s.report(ruleID, side, r, seq, absence, format, args...)
+}
+
+// modern reports whether the session speaks 2026-07-28 (as far as known).
+func (s *session) modern() bool { return s.revision() == spec.V20260728 }
+
+// http reports whether the conversation is over Streamable HTTP.
+func (s *session) http() bool { return s.m.opts.Transport == "http" }
+
+func (s *session) event(ev chrono.Event) {
+	switch {
+	case ev.Kind == chrono.KindFrame && (ev.Dir == chrono.In || ev.Dir == chrono.Out):
+		s.frame(ev)
+		if s.schema != nil {
+			if _, vs := s.schema.Event(ev); len(vs) > 0 && ev.Dir == chrono.In {
+				for _, v := range vs {
+					if v.Problem.Keyword == wireschema.NotJSON {
+						continue // the well-formed rule's, said once
+					}
+					s.exercise(RuleSchema)
+					s.find(RuleSchema, Server, verdict.Req(v.Requirement), ev.Seq, false, "%s", v.String())
+				}
+			}
+		}
+	case ev.Dir == chrono.Harness && strings.HasPrefix(ev.Text, ClosePrefix):
+		s.streamClosed(ev)
+	case ev.Kind == chrono.KindHTTP && ev.Dir == chrono.Out && strings.HasPrefix(ev.Channel, "GET #"):
+		s.resumed(ev)
+	}
+}
+
+// frame judges one JSON-RPC frame.
+func (s *session) frame(ev chrono.Event) {
+	side := sideOf(ev.Dir)
+	if ev.Summary == nil {
+		return // past the chronology's cap: counted, not kept
+	}
+	if ev.Summary.Malformed != "" {
+		s.malformed(side, ev)
+		return
+	}
+	if ev.Truncated {
+		return // cut short: what it says cannot be read
+	}
+	m, err := ev.Message()
+	if err != nil {
+		return
+	}
+	switch m.Kind {
+	case jsonrpc.KindRequest:
+		s.request(side, ev, m)
+	case jsonrpc.KindNotification:
+		s.notification(side, ev, m)
+	case jsonrpc.KindResult, jsonrpc.KindError:
+		s.response(side, ev, m)
+	}
+}
+
+// malformed judges a frame that is no JSON-RPC message: over stdio the
+// server's stdout (STD-4) or the client's writes to its stdin (STD-5),
+// over HTTP the base rule (a notification's POST answered with a body,
+// HTTP-11).
+func (s *session) malformed(side Side, ev chrono.Event) {
+	s.exercise(RuleWellFormed)
+	s.unreadable[side] = true
+	what := quote(string(ev.Raw))
+	if what == "" {
+		what = "a blank line"
+	} else {
+		what = fmt.Sprintf("%q", what)
+	}
+	switch {
+	case s.http() && side == Server && s.streams[ev.Channel] == nil && strings.HasPrefix(ev.Channel, "POST #"):
+		s.find(RuleWellFormed, side, verdict.Req("HTTP-11"), ev.Seq, false, "the POST of a notification was answered with a body that is not a message (%s): %s", ev.Summary.Malformed, what)
+	case s.http():
+		s.find(RuleWellFormed, side, verdict.Req("RPC-2"), ev.Seq, false, "the %s sent a frame that is not a JSON-RPC message (%s): %s", side, ev.Summary.Malformed, what)
+	case side == Server:
+		s.find(RuleWellFormed, side, verdict.Req("STD-4"), ev.Seq, false, "the server wrote a line on stdout that is not a JSON-RPC message (%s): %s", ev.Summary.Malformed, what)
+	default:
+		s.find(RuleWellFormed, side, verdict.Req("STD-5"), ev.Seq, false, "the client wrote a line on the server's stdin that is not a JSON-RPC message (%s): %s", ev.Summary.Malformed, what)
+	}
+}
+
+// requestParams are the members of a request's params the rules read.
+type requestParams struct {
+	Meta struct {
+		Token           json.RawMessage `json:"progressToken"`
+		ProtocolVersion string          `json:"io.modelcontextprotocol/protocolVersion"`
+		LogLevel        string          `json:"io.modelcontextprotocol/logLevel"`
+	} `json:"_meta"`
+	Task   json.RawMessage `json:"task"`
+	TaskID string          `json:"taskId"`
+	Level  string          `json:"level"`
+}
+
+// request judges and records a request side sent.
+func (s *session) request(side Side, ev chrono.Event, m *jsonrpc.Message) {
+	s.m.counts[CountRequests]++
+	var p requestParams
+	_ = json.Unmarshal(m.Params, &p)
+	if side == Client && p.Meta.ProtocolVersion == spec.V20260728 {
+		s.learn(spec.V20260728)
+	}
+	if side == Client && m.Method == mcp.MethodInitialize {
+		s.initSeen = true
+	}
+	if side == Server && s.modern() {
+		s.exercise(RuleOneResponse)
+		s.find(RuleOneResponse, side, verdict.Req("RPC-61"), ev.Seq, false, "the server sent request %s (%s): under 2026-07-28 servers initiate no JSON-RPC request", m.ID, quote(m.Method))
+	}
+	key := m.ID.Key()
+	s.exercise(RuleIDUnique)
+	if prev := s.reqs[side][key]; prev != nil {
+		s.find(RuleIDUnique, side, verdict.Req("RPC-6").Under(spec.V20260728, "RPC-7"), ev.Seq, false,
+			"request %s (%s) reuses the ID of request %s (%s, sent at #%d), still in flight", m.ID, quote(m.Method), prev.id, quote(prev.method), prev.seq)
+	} else if !s.modern() && s.used[side].has(key) {
+		s.find(RuleIDUnique, side, verdict.Req("RPC-6"), ev.Seq, false,
+			"request %s (%s) reuses an ID the %s already used in this session", m.ID, quote(m.Method), side)
+	}
+	s.used[side].add(key)
+	r := &request{side: side, id: m.ID, method: m.Method, seq: ev.Seq, at: ev.Offset, channel: ev.Channel,
+		taskAug: len(p.Task) > 0 && string(p.Task) != "null", logLevel: p.Meta.LogLevel, taskID: p.TaskID}
+	if p.Meta.Token != nil {
+		if tok, err := jsonrpc.ParseToken(p.Meta.Token); err == nil {
+			r.token = &tok
+			s.exercise(RuleTokenUnique)
+			if other := s.activeToken(side, tok); other != nil {
+				s.find(RuleTokenUnique, side, verdict.Req("PRG-2").Under(spec.V20260728, "PRG-41"), ev.Seq, false,
+					"request %s gives the progress token %s of request %s (sent at #%d), still active", m.ID, tok, other.id, other.seq)
+			}
+		}
+	}
+	s.reqs[side][key] = r
+	if strings.HasPrefix(ev.Channel, "POST #") {
+		s.streams[ev.Channel] = r
+	}
+	switch m.Method {
+	case mcp.MethodLoggingSetLevel:
+		s.setLevel[key] = p.Level
+	case mcp.MethodTasksGet, mcp.MethodTasksResult:
+		if t := s.tasks[p.TaskID]; t != nil && side == Client {
+			t.polls = append(t.polls[max(0, len(t.polls)-7):], m.ID.String())
+		}
+	case mcp.MethodTasksCancel:
+		if t := s.tasks[p.TaskID]; t != nil {
+			t.cancelAsked = true
+		}
+	}
+}
+
+// activeToken is side's request in flight that gave tok, nil when none.
+// A task-augmented request keeps its token until its task is terminal
+// (PRG-9, PRG-15).
+func (s *session) activeToken(side Side, tok jsonrpc.ProgressToken) *request {
+	for _, r := range s.reqs[side] {
+		if r.token != nil && r.token.Key() == tok.Key() {
+			return r
+		}
+	}
+	for _, r := range s.ended[side] {
+		if r.token != nil && r.token.Key() == tok.Key() && r.created != "" {
+			if t := s.tasks[r.created]; t != nil && t.terminal == "" {
+				return r
+			}
+		}
+	}
+	return nil
+}
+
+// response judges a response side sent to the other side's request.
+func (s *session) response(side Side, ev chrono.Event, m *jsonrpc.Message) {
+	asker := other(side)
+	s.exercise(RuleOneResponse)
+	if !m.ID.IsValid() {
+		if m.NullID && !s.unreadable[asker] {
+			s.find(RuleOneResponse, side, verdict.Req("RPC-11"), ev.Seq, false,
+				"an error response with a null id (%s), though every frame the %s sent had a readable ID", errText(m), asker)
+		}
+		return
+	}
+	key := m.ID.Key()
+	r := s.reqs[asker][key]
+	if r == nil {
+		s.strayResponse(side, asker, ev, m)
+		return
+	}
+	delete(s.reqs[asker], key)
+	r.responded, r.respSeq, r.respAt, r.respChan = true, ev.Seq, ev.Offset, ev.Channel
+	if m.Error != nil {
+		r.isError, r.errCode = true, m.Error.Code
+	} else {
+		r.result = m.Result
+	}
+	s.ended[asker] = append(s.ended[asker], r)
+	if len(s.ended[asker]) > maxEnded {
+		s.ended[asker] = s.ended[asker][1:]
+	}
+	if r.cancelSeq > 0 {
+		s.afterCancel(RuleCancelNoResponse, side, r, ev, "a response")
+	}
+	s.answered(side, r, ev, m)
+}
+
+// strayResponse judges a response to no request in flight: a second
+// response, one whose ID has the text of a request's but the other JSON
+// type ("5" is not 5), or one for an ID never sent.
+func (s *session) strayResponse(side, asker Side, ev chrono.Event, m *jsonrpc.Message) {
+	key := m.ID.Key()
+	for _, r := range slices.Backward(s.ended[asker]) {
+		if r.id.Key() == key {
+			if r.closed || r.dropped {
+				return // an answer to a request whose stream was closed is none of the rules'
+			}
+			s.find(RuleOneResponse, side, verdict.Req("RPC-8"), ev.Seq, false,
+				"a second response to request %s (%s), first answered at #%d", r.id, quote(r.method), r.respSeq)
+			return
+		}
+	}
+	text := strings.Trim(m.ID.String(), `"`)
+	for _, r := range s.reqs[asker] {
+		if strings.Trim(r.id.String(), `"`) == text {
+			s.find(RuleOneResponse, side, verdict.Req("RPC-8"), ev.Seq, false,
+				"a response for ID %s, while request %s (%s, sent at #%d) has the same text with the other JSON type: the IDs differ", m.ID, r.id, quote(r.method), r.seq)
+			return
+		}
+	}
+	s.find(RuleOneResponse, side, verdict.Req("RPC-8"), ev.Seq, false, "a response for ID %s, which the %s never sent as a request", m.ID, asker)
+}
+
+// answered takes what a response tells of the session: the revision
+// initialize agreed to, a log level set, a task created or its status.
+func (s *session) answered(side Side, r *request, ev chrono.Event, m *jsonrpc.Message) {
+	switch r.method {
+	case mcp.MethodInitialize:
+		if m.Error == nil && side == Server {
+			s.learn(spec.V20251125)
+		}
+	case mcp.MethodLoggingSetLevel:
+		if m.Error == nil {
+			s.logLevel = s.setLevel[r.id.Key()]
+		}
+		delete(s.setLevel, r.id.Key())
+	case mcp.MethodToolsCall:
+		if r.taskAug && m.Error == nil {
+			s.taskCreated(r, ev, m.Result)
+		}
+	case mcp.MethodTasksGet, mcp.MethodTasksResult:
+		if m.Error == nil {
+			if t := s.tasks[r.taskID]; t != nil && r.method == mcp.MethodTasksGet {
+				s.status(t, taskStatus(m.Result), ev, r.method)
+			}
+		}
+	case mcp.MethodTasksCancel:
+		s.taskCancelAnswered(r, ev, m)
+	}
+}
+
+// notification judges a notification side sent.
+func (s *session) notification(side Side, ev chrono.Event, m *jsonrpc.Message) {
+	switch m.Method {
+	case mcp.NotificationCancelled:
+		s.cancel(side, ev, m)
+	case mcp.NotificationProgress:
+		s.progress(side, ev, m)
+	case mcp.NotificationMessage:
+		if side == Server {
+			s.logMessage(ev, m)
+		}
+	case mcp.NotificationTaskStatus:
+		if t := s.tasks[taskStatusID(m.Params)]; t != nil {
+			s.status(t, taskStatus(m.Params), ev, m.Method)
+		}
+	}
+}
+
+func errText(m *jsonrpc.Message) string {
+	if m.Error == nil {
+		return ""
+	}
+	return fmt.Sprintf("%d %s", m.Error.Code, quote(m.Error.Message))
+}
+
+// advance moves the session's clock to now and judges what the silence
+// until then shows: a task left working past its grace, a dropped
+// stream never resumed nor cancelled.
+func (s *session) advance(now time.Duration) {
+	if now <= s.now {
+		return
+	}
+	s.now = now
+	s.graceTasks()
+	s.graceDropped()
+}
+
+// end judges what the end of the session shows and returns the requests
+// still open. Findings that waited for a revision the session never
+// showed are judged under the fallback.
+func (s *session) end() []Open {
+	if s.rev == "" {
+		s.learn(s.m.opts.Fallback)
+	}
+	s.graceTasks()
+	s.endTasks()
+	var open []Open
+	for _, side := range []Side{Client, Server} {
+		for _, r := range s.reqs[side] {
+			if r.dropped && !r.resumed && r.cancelSeq == 0 {
+				s.abandoned(r)
+			}
+			open = append(open, Open{Session: s.key, Side: side, ID: r.id.String(), Method: r.method, Seq: r.seq, Cancelled: r.cancelSeq > 0})
+		}
+	}
+	slices.SortFunc(open, func(a, b Open) int { return int(a.Seq) - int(b.Seq) })
+	return open
+}
