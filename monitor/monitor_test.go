@@ -112,7 +112,7 @@ func TestRules(t *testing.T) {
 		{"a token reused while active", init25().c(call("1", `"t1"`)).c(call("2", `"t1"`)).s(result("1")).s(result("2")),
 			[]string{"progress-token-unique PRG-2 fail client"}},
 		{"a token reused after its request ended", init25().c(call("1", `"t1"`)).s(result("1")).c(call("2", `"t1"`)).s(result("2")), nil},
-		{"an ID reused in flight", init25().c(call("1", `"a"`)).c(call("1", `"b"`)).s(result("1")),
+		{"an ID reused in flight, each answered", init25().c(call("1", `"a"`)).c(call("1", `"b"`)).s(result("1")).s(result("1")),
 			[]string{"ids-unique RPC-6 fail client"}},
 		{"an ID reused after its answer (2025-11-25)", init25().c(call("1", `"a"`)).s(result("1")).c(call("1", `"b"`)).s(result("1")),
 			[]string{"ids-unique RPC-6 fail client"}},

@@ -53,6 +53,9 @@ type request struct {
 	logLevel string
 	// taskID is what a tasks/* request names.
 	taskID string
+	// dups counts the requests of the same sender that reused this one's
+	// ID while it was in flight: each may take one of the responses.
+	dups int
 	// progress: how many came, the last value.
 	progress int
 	last     float64
@@ -308,6 +311,10 @@ func (s *session) request(side Side, ev chrono.Event, m *jsonrpc.Message) {
 	if prev := s.reqs[side][key]; prev != nil {
 		s.find(RuleIDUnique, side, verdict.Req("RPC-6").Under(spec.V20260728, "RPC-7"), ev.Seq, false,
 			"request %s (%s) reuses the ID of request %s (%s, sent at #%d), still in flight", m.ID, quote(m.Method), prev.id, quote(prev.method), prev.seq)
+		// Which of the two a response answers cannot be told: the first
+		// stands for both, and takes one more response.
+		prev.dups++
+		return
 	} else if !s.modern() && s.used[side].has(key) {
 		s.find(RuleIDUnique, side, verdict.Req("RPC-6"), ev.Seq, false,
 			"request %s (%s) reuses an ID the %s already used in this session", m.ID, quote(m.Method), side)
@@ -377,6 +384,10 @@ func (s *session) response(side Side, ev chrono.Event, m *jsonrpc.Message) {
 	r := s.reqs[asker][key]
 	if r == nil {
 		s.strayResponse(side, asker, ev, m)
+		return
+	}
+	if r.dups > 0 {
+		r.dups--
 		return
 	}
 	delete(s.reqs[asker], key)
