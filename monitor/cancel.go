@@ -20,7 +20,7 @@ import (
 // request's ID (CAN-6, CAN-51).
 func (s *session) cancel(side Side, ev chrono.Event, m *jsonrpc.Message) {
 	s.m.counts[CountCancels]++
-	s.exercise(RuleCancelTarget)
+	s.exercise(RuleCancelTarget, side)
 	var p struct {
 		RequestID json.RawMessage `json:"requestId"`
 	}
@@ -43,7 +43,7 @@ func (s *session) cancel(side Side, ev chrono.Event, m *jsonrpc.Message) {
 		return
 	}
 	if side == Client && r.method == mcp.MethodInitialize {
-		s.exercise(RuleCancelInitialize)
+		s.exercise(RuleCancelInitialize, Client)
 		s.find(RuleCancelInitialize, side, verdict.Req("CAN-2"), ev.Seq, false, "the client cancelled initialize (request %s, sent at #%d)", id, r.seq)
 	}
 	if r.cancelSeq == 0 {
@@ -77,7 +77,7 @@ func (s *session) staleCancel(side Side, ev chrono.Event, id jsonrpc.ID) {
 			continue
 		}
 		if r.created != "" {
-			s.exercise(RuleCancelTask)
+			s.exercise(RuleCancelTask, side)
 			t := s.tasks[r.created]
 			if t != nil && t.abortSeq == 0 {
 				t.abortSeq, t.abortAt, t.abortReq = ev.Seq, ev.Offset, r.id.String()
@@ -118,7 +118,7 @@ func (s *session) abortPoll(r *request, ev chrono.Event) {
 // CAN-56 over HTTP). A request whose stream was closed under 2026-07-28
 // can carry nothing more on it; what still comes came on another stream.
 func (s *session) afterCancel(ruleID string, side Side, r *request, ev chrono.Event, what string) {
-	s.exercise(ruleID)
+	s.exercise(ruleID, side)
 	after := ev.Offset - r.cancelAt
 	if after <= s.m.opts.Window {
 		s.m.counts[CountCrossings]++
@@ -189,7 +189,7 @@ func (s *session) graceDropped() {
 // abandoned reports a request whose client stopped waiting for it (it
 // dropped the stream, never resumed it) without cancelling it.
 func (s *session) abandoned(r *request) {
-	s.exercise(RuleAbandoned)
+	s.exercise(RuleAbandoned, Client)
 	s.find(RuleAbandoned, Client, verdict.Req("HTTP-26"), r.seq, true,
 		"the client dropped the response stream of request %s (%s) and neither resumed it nor cancelled the request: to stop waiting, it should send notifications/cancelled",
 		r.id, quote(r.method))

@@ -36,14 +36,14 @@ func (s *session) logMessage(ev chrono.Event, m *jsonrpc.Message) {
 		if s.logLevel == "" {
 			return
 		}
-		s.exercise(RuleLogLevel)
+		s.exercise(RuleLogLevel, Server)
 		if below(p.Level, s.logLevel) {
 			s.find(RuleLogLevel, Server, verdict.Req("LOG-4"), ev.Seq, false,
 				"a log message at %s after the client set the level to %s", quote(p.Level), quote(s.logLevel))
 		}
 		return
 	}
-	s.exercise(RuleLogLevel)
+	s.exercise(RuleLogLevel, Server)
 	r := s.streams[trimSSE(ev.Channel)]
 	if s.http() && r != nil {
 		switch {

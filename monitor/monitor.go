@@ -88,8 +88,9 @@ type Monitor struct {
 	sessions map[string]*session
 	order    []string
 	findings []Finding
-	// exercised counts, per rule, the times the conversation gave it
-	// something to judge: a rule never exercised was not tested.
+	// exercised counts, per side and rule (ResultID), the times the
+	// conversation gave the rule something to judge: a rule never
+	// exercised was not tested.
 	exercised map[string]int
 	// counts are the conversation's figures: requests, responses,
 	// cancels, crossings.
@@ -183,8 +184,8 @@ func (m *Monitor) Findings() []Finding {
 	return slices.Clone(m.findings)
 }
 
-// Exercised returns, per rule ID, how many times the conversation gave
-// the rule something to judge.
+// Exercised returns, per side and rule (ResultID), how many times the
+// conversation gave the rule something of that side's to judge.
 func (m *Monitor) Exercised() map[string]int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -270,8 +271,8 @@ func (s *session) alert(seq uint64, taskID string, reqs []string, format string,
 	}
 }
 
-// exercise counts that rule id had something to judge.
-func (s *session) exercise(id string) { s.m.exercised[id]++ }
+// exercise counts that rule id had something of side's to judge.
+func (s *session) exercise(id string, side Side) { s.m.exercised[ResultID(side, id)]++ }
 
 // sideOf is the side that sent a frame of direction dir.
 func sideOf(dir chrono.Direction) Side {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/spec"
+	"github.com/mcpflight/mcpflight/verdict"
 )
 
 // history builds a chronology for the monitor: frames each side sends, at
@@ -353,5 +354,31 @@ func TestRuleCites(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestResults: the report has a result per rule and side judged: the
+// worst finding with its requirement and the count of the others, pass
+// for a rule the conversation exercised that held, skip for one it gave
+// nothing to judge.
+func TestResults(t *testing.T) {
+	h := init25().c(call("1", `"t"`)).s(progress(`"t"`, 2)).s(progress(`"t"`, 2)).s(progress(`"t"`, 1)).s(result("1"))
+	_, _, m := run(h, Options{})
+	byID := map[string]verdict.Outcome{}
+	for _, r := range m.Results(nil) {
+		byID[r.ID] = r.Outcome
+	}
+	inc := byID["server/"+RuleProgressIncreasing]
+	if inc.Verdict != verdict.Fail || inc.Requirement != "PRG-4" || !strings.Contains(inc.Summary, "1 more findings of this rule") || inc.ActualSeq == 0 {
+		t.Errorf("progress-increasing: %+v", inc)
+	}
+	if o := byID["server/"+RuleTokenKnown]; o.Verdict != verdict.Pass {
+		t.Errorf("progress-token-known: %+v", o)
+	}
+	if o := byID["client/"+RuleCancelInitialize]; o.Verdict != verdict.Skip {
+		t.Errorf("initialize-not-cancelled, with no cancel at all: %+v", o)
+	}
+	if _, judged := byID["client/"+RuleProgressIncreasing]; judged {
+		t.Error("a rule about the server's frames has a client result")
 	}
 }

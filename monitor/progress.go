@@ -33,7 +33,7 @@ func (s *session) progress(side Side, ev chrono.Event, m *jsonrpc.Message) {
 		return // not a number: the schema check's
 	}
 	asker := other(side)
-	s.exercise(RuleTokenKnown)
+	s.exercise(RuleTokenKnown, side)
 	r := s.activeToken(asker, tok)
 	if r == nil {
 		s.lateProgress(side, asker, ev, tok, value)
@@ -41,13 +41,13 @@ func (s *session) progress(side Side, ev chrono.Event, m *jsonrpc.Message) {
 	}
 	if r.created != "" {
 		if t := s.tasks[r.created]; t != nil && t.terminal != "" {
-			s.exercise(RuleProgressAfterEnd)
+			s.exercise(RuleProgressAfterEnd, side)
 			s.find(RuleProgressAfterEnd, side, verdict.Req("PRG-11").Under(spec.V20260728, "PRG-14"), ev.Seq, false,
 				"progress %v for token %s after task %s became %s at #%d", value, tok, quote(t.id), t.terminal, t.statusSeq)
 			return
 		}
 	}
-	s.exercise(RuleProgressIncreasing)
+	s.exercise(RuleProgressIncreasing, side)
 	if r.progress > 0 && value <= r.last {
 		s.find(RuleProgressIncreasing, side, verdict.Req("PRG-4"), ev.Seq, false,
 			"progress %v for token %s after %v (request %s)", value, tok, r.last, r.id)
@@ -75,7 +75,7 @@ func (s *session) lateProgress(side, asker Side, ev chrono.Event, tok jsonrpc.Pr
 		if s.http() && !sameStream(r.respChan, ev.Channel) {
 			return // on another stream: which was written first cannot be told
 		}
-		s.exercise(RuleProgressAfterEnd)
+		s.exercise(RuleProgressAfterEnd, side)
 		s.find(RuleProgressAfterEnd, side, verdict.Req("PRG-14"), ev.Seq, false,
 			"progress %v for token %s after the response to request %s at #%d", value, tok, r.id, r.respSeq)
 		return

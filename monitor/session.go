@@ -215,7 +215,7 @@ func (s *session) event(ev chrono.Event) {
 					if v.Problem.Keyword == wireschema.NotJSON {
 						continue // the well-formed rule's, said once
 					}
-					s.exercise(RuleSchema)
+					s.exercise(RuleSchema, Server)
 					s.find(RuleSchema, Server, verdict.Req(v.Requirement), ev.Seq, false, "%s", v.String())
 				}
 			}
@@ -259,7 +259,7 @@ func (s *session) frame(ev chrono.Event) {
 // over HTTP the base rule (a notification's POST answered with a body,
 // HTTP-11).
 func (s *session) malformed(side Side, ev chrono.Event) {
-	s.exercise(RuleWellFormed)
+	s.exercise(RuleWellFormed, side)
 	s.unreadable[side] = true
 	what := quote(string(ev.Raw))
 	if what == "" {
@@ -303,11 +303,11 @@ func (s *session) request(side Side, ev chrono.Event, m *jsonrpc.Message) {
 		s.initSeen = true
 	}
 	if side == Server && s.modern() {
-		s.exercise(RuleOneResponse)
+		s.exercise(RuleOneResponse, side)
 		s.find(RuleOneResponse, side, verdict.Req("RPC-61"), ev.Seq, false, "the server sent request %s (%s): under 2026-07-28 servers initiate no JSON-RPC request", m.ID, quote(m.Method))
 	}
 	key := m.ID.Key()
-	s.exercise(RuleIDUnique)
+	s.exercise(RuleIDUnique, side)
 	if prev := s.reqs[side][key]; prev != nil {
 		s.find(RuleIDUnique, side, verdict.Req("RPC-6").Under(spec.V20260728, "RPC-7"), ev.Seq, false,
 			"request %s (%s) reuses the ID of request %s (%s, sent at #%d), still in flight", m.ID, quote(m.Method), prev.id, quote(prev.method), prev.seq)
@@ -325,7 +325,7 @@ func (s *session) request(side Side, ev chrono.Event, m *jsonrpc.Message) {
 	if p.Meta.Token != nil {
 		if tok, err := jsonrpc.ParseToken(p.Meta.Token); err == nil {
 			r.token = &tok
-			s.exercise(RuleTokenUnique)
+			s.exercise(RuleTokenUnique, side)
 			if other := s.activeToken(side, tok); other != nil {
 				s.find(RuleTokenUnique, side, verdict.Req("PRG-2").Under(spec.V20260728, "PRG-41"), ev.Seq, false,
 					"request %s gives the progress token %s of request %s (sent at #%d), still active", m.ID, tok, other.id, other.seq)
@@ -372,7 +372,7 @@ func (s *session) activeToken(side Side, tok jsonrpc.ProgressToken) *request {
 // response judges a response side sent to the other side's request.
 func (s *session) response(side Side, ev chrono.Event, m *jsonrpc.Message) {
 	asker := other(side)
-	s.exercise(RuleOneResponse)
+	s.exercise(RuleOneResponse, side)
 	if !m.ID.IsValid() {
 		if m.NullID && !s.unreadable[asker] {
 			s.find(RuleOneResponse, side, verdict.Req("RPC-11"), ev.Seq, false,

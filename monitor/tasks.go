@@ -91,7 +91,7 @@ func (s *session) status(t *task, status string, ev chrono.Event, via string) {
 	if status == "" {
 		return
 	}
-	s.exercise(RuleTaskTerminalStable)
+	s.exercise(RuleTaskTerminalStable, Server)
 	if t.terminal != "" && status != t.terminal {
 		rule := verdict.Req("TSK-31")
 		if t.terminal == "cancelled" {
@@ -123,7 +123,7 @@ func (s *session) taskCancelAnswered(r *request, ev chrono.Event, m *jsonrpc.Mes
 		return
 	}
 	wasTerminal := t.terminal
-	s.exercise(RuleTaskCancelTerminal)
+	s.exercise(RuleTaskCancelTerminal, Server)
 	switch {
 	case wasTerminal != "" && m.Error == nil:
 		s.find(RuleTaskCancelTerminal, Server, verdict.Req("TSK-63"), ev.Seq, false,
@@ -132,7 +132,7 @@ func (s *session) taskCancelAnswered(r *request, ev chrono.Event, m *jsonrpc.Mes
 		s.find(RuleTaskCancelTerminal, Server, verdict.Req("TSK-63"), ev.Seq, false,
 			"tasks/cancel of task %s, %s since #%d, was refused with %s, not -32602", quote(t.id), wasTerminal, t.statusSeq, errText(m))
 	case m.Error == nil:
-		s.exercise(RuleTaskCancelResult)
+		s.exercise(RuleTaskCancelResult, Server)
 		status := taskStatus(m.Result)
 		if status != "cancelled" {
 			s.find(RuleTaskCancelResult, Server, verdict.Req("TSK-64").Clause("MUST"), ev.Seq, false,

@@ -1,0 +1,136 @@
+package monitor
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/results"
+	"github.com/mcpflight/mcpflight/verdict"
+)
+
+// ruleSides are the sides each rule can find broken: a finding of one is
+// about that side's own frames.
+var ruleSides = map[string][]Side{
+	RuleWellFormed:         {Client, Server},
+	RuleSchema:             {Server},
+	RuleOneResponse:        {Client, Server},
+	RuleNoNotificationRepl: {Client, Server},
+	RuleIDUnique:           {Client, Server},
+	RuleCancelNoResponse:   {Server, Client},
+	RuleCancelNoProgress:   {Server},
+	RuleCancelTarget:       {Client, Server},
+	RuleCancelInitialize:   {Client},
+	RuleCancelTask:         {Client},
+	RuleAbandoned:          {Client},
+	RuleProgressIncreasing: {Server},
+	RuleProgressAfterEnd:   {Server},
+	RuleTokenKnown:         {Server},
+	RuleTokenUnique:        {Client},
+	RuleTaskTerminalStable: {Server},
+	RuleTaskCancelTerminal: {Server},
+	RuleTaskCancelResult:   {Server},
+	RuleTaskStillWorking:   {Client},
+	RuleLogLevel:           {Server},
+}
+
+// ResultID is the ID a rule's result has for side in a report:
+// "server/progress-increasing", so that a report's areas are the sides.
+func ResultID(side Side, ruleID string) string { return string(side) + "/" + ruleID }
+
+// Results turns what the monitor found into one result per rule and side
+// judged, in the order of Rules: the worst finding's verdict, with its
+// requirement, the first such finding as the evidence and the count of
+// the others; pass when the conversation gave the rule something to
+// judge and it held; skip, saying so, when it gave it nothing. events,
+// when not nil, returns the events around a sequence number, for a
+// result's diagram. revisions are the revisions the rules are quoted in.
+func (m *Monitor) Results(events func(seq uint64) []chrono.Event) []results.Result {
+	fs := m.Findings()
+	exercised := m.Exercised()
+	var out []results.Result
+	for _, side := range []Side{Server, Client} {
+		if !m.judges(side) {
+			continue
+		}
+		for _, r := range Rules() {
+			if !slices.Contains(ruleSides[r.ID], side) {
+				continue
+			}
+			var mine []Finding
+			for _, f := range fs {
+				if f.Rule == r.ID && f.Side == side {
+					mine = append(mine, f)
+				}
+			}
+			res := results.Result{ID: ResultID(side, r.ID), Title: r.Title, Area: string(side), Reqs: citesOf(r)}
+			switch {
+			case len(mine) > 0:
+				worst := mine[0]
+				for _, f := range mine {
+					if rank(f.Verdict) > rank(worst.Verdict) {
+						worst = f
+					}
+				}
+				res.Outcome = verdict.Outcome{Verdict: worst.Verdict, Requirement: worst.Requirement, Level: worst.Level,
+					Summary: summarize(worst, len(mine)), Expected: []string{r.Title}, Actual: worst.Text, ActualSeq: worst.Seq}
+				if events != nil {
+					res.Events = events(worst.Seq)
+				}
+			case exercised[res.ID] > 0:
+				res.Outcome = verdict.Passf("held %s in the conversation", times(exercised[res.ID]))
+			default:
+				res.Outcome = verdict.Skipf("not exercised: the conversation gave it nothing to judge")
+			}
+			out = append(out, res)
+		}
+	}
+	return out
+}
+
+// rank orders the verdicts a finding can have.
+func rank(v verdict.Verdict) int {
+	switch v {
+	case verdict.Fail:
+		return 3
+	case verdict.Warn:
+		return 2
+	case verdict.Info:
+		return 1
+	}
+	return 0
+}
+
+// summarize is a rule's result summary: its worst finding, and how many
+// more there were.
+func summarize(f Finding, n int) string {
+	s := f.Text
+	if f.TaskID != "" && len(f.RequestIDs) > 0 {
+		s += fmt.Sprintf(" (task %s; requests %s)", f.TaskID, strings.Join(f.RequestIDs, ", "))
+	}
+	if n > 1 {
+		s += fmt.Sprintf("; %d more findings of this rule", n-1)
+	}
+	return s
+}
+
+func times(n int) string {
+	if n == 1 {
+		return "once"
+	}
+	return fmt.Sprintf("%d times", n)
+}
+
+// citesOf lists every requirement the rule can cite, each once.
+func citesOf(r Rule) []string {
+	var out []string
+	for _, rev := range []string{"2025-11-25", "2026-07-28"} {
+		for _, id := range r.Cites[rev] {
+			if !slices.Contains(out, id) {
+				out = append(out, id)
+			}
+		}
+	}
+	return out
+}
