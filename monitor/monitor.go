@@ -8,8 +8,10 @@ import (
 	"time"
 
 	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/results"
 	"github.com/mcpflight/mcpflight/spec"
 	"github.com/mcpflight/mcpflight/verdict"
+	"github.com/mcpflight/mcpflight/wireschema"
 )
 
 // Finding is one rule a conversation broke, or one of seed 002's alerts
@@ -95,6 +97,10 @@ type Monitor struct {
 	// counts are the conversation's figures: requests, responses,
 	// cancels, crossings.
 	counts map[string]int
+	// schema is the schema check of the server's messages, as check
+	// reports it: each distinct violation once (Options.Schema).
+	schema      results.SchemaReport
+	schemaIndex map[string]int
 }
 
 // Counts.
@@ -117,7 +123,48 @@ func New(opts Options) *Monitor {
 	if opts.Fallback == "" {
 		opts.Fallback = spec.V20251125
 	}
-	return &Monitor{opts: opts, sessions: map[string]*session{}, exercised: map[string]int{}, counts: map[string]int{}}
+	return &Monitor{opts: opts, sessions: map[string]*session{}, exercised: map[string]int{}, counts: map[string]int{},
+		schemaIndex: map[string]int{}}
+}
+
+// schemaCheck counts a server frame the schema check looked at and keeps
+// each distinct violation once, with where it was first seen. A frame
+// that is not JSON is the well-formed rule's finding (STD-4, RPC-2),
+// counted checked here.
+func (m *Monitor) schemaCheck(session string, ev chrono.Event, checked bool, vs []wireschema.Violation) {
+	if ev.Dir != chrono.In {
+		return
+	}
+	switch {
+	case checked:
+		m.schema.Checked++
+	case ev.Kind == chrono.KindFrame:
+		m.schema.Unchecked++
+	}
+	for _, v := range vs {
+		if v.Problem.Keyword == wireschema.NotJSON {
+			continue
+		}
+		f := results.SchemaFinding{SchemaViolation: v.Record(), FirstCase: session}
+		i, seen := m.schemaIndex[f.ID()]
+		if !seen {
+			i = len(m.schema.Findings)
+			m.schemaIndex[f.ID()] = i
+			m.schema.Findings = append(m.schema.Findings, f)
+		}
+		m.schema.Findings[i].Count++
+		m.schema.Findings[i].Cases = 1
+	}
+}
+
+// Schema returns the schema check of the server's messages so far, in
+// the form check's reports show it; revision names the schema applied.
+func (m *Monitor) Schema() results.SchemaReport {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := m.schema
+	out.Findings = slices.Clone(m.schema.Findings)
+	return out
 }
 
 // Event judges one event of session key's chronology. Events of one

@@ -14,7 +14,6 @@ import (
 // about that side's own frames.
 var ruleSides = map[string][]Side{
 	RuleWellFormed:         {Client, Server},
-	RuleSchema:             {Server},
 	RuleOneResponse:        {Client, Server},
 	RuleNoNotificationRepl: {Client, Server},
 	RuleIDUnique:           {Client, Server},

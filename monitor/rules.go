@@ -71,7 +71,6 @@ const (
 	RuleTaskCancelResult   = "task-cancel-result"
 	RuleTaskStillWorking   = "task-still-working"
 	RuleLogLevel           = "log-level"
-	RuleSchema             = "schema"
 )
 
 // Rules returns every rule, in the order reports list them.
@@ -84,7 +83,6 @@ func Rules() []Rule {
 	ids := func(s ...string) []string { return s }
 	return []Rule{
 		{RuleWellFormed, "every frame is a JSON-RPC message", both(ids("STD-4", "STD-5", "RPC-2", "HTTP-11"), ids("STD-4", "STD-5", "RPC-2"))},
-		{RuleSchema, "every message matches the revision's schema", both(ids("RPC-2", "RPC-4", "RPC-8", "RPC-12", "RPC-13"), ids("RPC-2", "RPC-4", "RPC-8", "RPC-12", "RPC-13", "RPC-40"))},
 		{RuleOneResponse, "every request is answered at most once, with its own ID", both(ids("RPC-8", "RPC-11"), ids("RPC-8", "RPC-11", "RPC-61"))},
 		{RuleNoNotificationRepl, "a notification is never answered", both(ids("RPC-15"), ids("RPC-15"))},
 		{RuleIDUnique, "a sender never reuses a request ID (2025-11-25: within the session; 2026-07-28: while it is in flight)", both(ids("RPC-6"), ids("RPC-7"))},

@@ -164,6 +164,7 @@ func (s *session) loadSchema() {
 	}
 	if sc, err := wireschema.Load(s.rev); err == nil {
 		s.schema = wireschema.NewTracker(sc)
+		s.m.schema.Revision = s.rev
 	}
 }
 
@@ -209,16 +210,9 @@ func (s *session) event(ev chrono.Event) {
 	switch {
 	case ev.Kind == chrono.KindFrame && (ev.Dir == chrono.In || ev.Dir == chrono.Out):
 		s.frame(ev)
-		if s.schema != nil {
-			if _, vs := s.schema.Event(ev); len(vs) > 0 && ev.Dir == chrono.In {
-				for _, v := range vs {
-					if v.Problem.Keyword == wireschema.NotJSON {
-						continue // the well-formed rule's, said once
-					}
-					s.exercise(RuleSchema, Server)
-					s.find(RuleSchema, Server, verdict.Req(v.Requirement), ev.Seq, false, "%s", v.String())
-				}
-			}
+		if s.schema != nil && s.m.judges(Server) {
+			checked, vs := s.schema.Event(ev)
+			s.m.schemaCheck(s.key, ev, checked, vs)
 		}
 	case ev.Dir == chrono.Harness && strings.HasPrefix(ev.Text, ClosePrefix):
 		s.streamClosed(ev)
