@@ -39,9 +39,21 @@ func (e *Event) UnmarshalJSON(data []byte) error {
 // per line; blank lines are skipped. Strings are returned as written; a
 // caller that prints them must sanitise them.
 func ReadJSONL(r io.Reader) ([]Event, error) {
+	var out []Event
+	err := EachJSONL(r, func(e Event) error {
+		out = append(out, e)
+		return nil
+	})
+	return out, err
+}
+
+// EachJSONL reads a chronology as ReadJSONL does, handing each event to
+// f as it is read and keeping none: a capture of a million frames is
+// read in the memory of one line. An error of f ends the read and is
+// returned.
+func EachJSONL(r io.Reader, f func(Event) error) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), MaxJSONLLine)
-	var out []Event
 	for n := 1; sc.Scan(); n++ {
 		line := bytes.TrimSpace(sc.Bytes())
 		if len(line) == 0 {
@@ -49,15 +61,17 @@ func ReadJSONL(r io.Reader) ([]Event, error) {
 		}
 		var e Event
 		if err := json.Unmarshal(line, &e); err != nil {
-			return out, fmt.Errorf("%w: line %d: %v", ErrBadJSONL, n, err)
+			return fmt.Errorf("%w: line %d: %v", ErrBadJSONL, n, err)
 		}
 		if e.Seq == 0 || e.Kind == "" {
-			return out, fmt.Errorf("%w: line %d has no seq or kind", ErrBadJSONL, n)
+			return fmt.Errorf("%w: line %d has no seq or kind", ErrBadJSONL, n)
 		}
-		out = append(out, e)
+		if err := f(e); err != nil {
+			return err
+		}
 	}
 	if err := sc.Err(); err != nil {
-		return out, fmt.Errorf("chrono: reading JSON Lines: %w", err)
+		return fmt.Errorf("chrono: reading JSON Lines: %w", err)
 	}
-	return out, nil
+	return nil
 }

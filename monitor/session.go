@@ -85,6 +85,8 @@ type task struct {
 	create   *request
 	status   string
 	terminal string
+	// terminalSeq is where it was first seen terminal.
+	terminalSeq uint64
 	// statusSeq is where status was last seen, statusAt when.
 	statusSeq uint64
 	statusAt  time.Duration
@@ -121,8 +123,11 @@ type session struct {
 	ended map[Side][]*request
 	used  map[Side]*boundedSet
 	// unreadable is set once side sent a frame whose ID could not be
-	// read: a null-id error may answer it (RPC-11).
-	unreadable map[Side]bool
+	// read: a null-id error may answer it (RPC-11); malformedIDs are the
+	// IDs of side's malformed frames that could be read, which an error
+	// may answer.
+	unreadable   map[Side]bool
+	malformedIDs map[Side]*boundedSet
 	// streams maps an HTTP exchange's channel ("POST #3") to its request.
 	streams map[string]*request
 	tasks   map[string]*task
@@ -151,7 +156,8 @@ func newSession(m *Monitor, key string) *session {
 		reqs:       map[Side]map[string]*request{Client: {}, Server: {}},
 		ended:      map[Side][]*request{},
 		used:       map[Side]*boundedSet{Client: newBoundedSet(maxUsedIDs), Server: newBoundedSet(maxUsedIDs)},
-		unreadable: map[Side]bool{}, streams: map[string]*request{}, tasks: map[string]*task{}, setLevel: map[string]string{}}
+		unreadable: map[Side]bool{}, malformedIDs: map[Side]*boundedSet{Client: newBoundedSet(maxEnded), Server: newBoundedSet(maxEnded)},
+		streams: map[string]*request{}, tasks: map[string]*task{}, setLevel: map[string]string{}}
 	s.loadSchema()
 	return s
 }
@@ -254,7 +260,18 @@ func (s *session) frame(ev chrono.Event) {
 // HTTP-11).
 func (s *session) malformed(side Side, ev chrono.Event) {
 	s.exercise(RuleWellFormed, side)
-	s.unreadable[side] = true
+	var probe struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if json.Unmarshal(ev.Raw, &probe) == nil && probe.ID != nil {
+		if id, err := jsonrpc.ParseID(probe.ID); err == nil {
+			s.malformedIDs[side].add(id.Key()) // an error may answer it by its ID
+		} else {
+			s.unreadable[side] = true
+		}
+	} else {
+		s.unreadable[side] = true
+	}
 	what := quote(string(ev.Raw))
 	if what == "" {
 		what = "a blank line"
@@ -406,6 +423,9 @@ func (s *session) response(side Side, ev chrono.Event, m *jsonrpc.Message) {
 // type ("5" is not 5), or one for an ID never sent.
 func (s *session) strayResponse(side, asker Side, ev chrono.Event, m *jsonrpc.Message) {
 	key := m.ID.Key()
+	if m.Error != nil && s.malformedIDs[asker].has(key) {
+		return // an error answering a malformed request by its ID (RPC-11)
+	}
 	for _, r := range slices.Backward(s.ended[asker]) {
 		if r.id.Key() == key {
 			if r.closed || r.dropped {

@@ -108,7 +108,7 @@ func (s *session) status(t *task, status string, ev chrono.Event, via string) {
 	if t.terminal == "" {
 		t.status, t.statusSeq, t.statusAt = status, ev.Seq, ev.Offset
 		if isTerminal(status) {
-			t.terminal = status
+			t.terminal, t.terminalSeq = status, ev.Seq
 		}
 	}
 	s.graceTasks()
@@ -122,7 +122,13 @@ func (s *session) taskCancelAnswered(r *request, ev chrono.Event, m *jsonrpc.Mes
 	if t == nil {
 		return
 	}
+	// Terminal when the cancel was sent: a task that ended while the
+	// cancel was on its way (its status notification may come before the
+	// cancel's answer) was cancelled in a race, not after its end.
 	wasTerminal := t.terminal
+	if t.terminalSeq > r.seq {
+		wasTerminal = ""
+	}
 	s.exercise(RuleTaskCancelTerminal, Server)
 	switch {
 	case wasTerminal != "" && m.Error == nil:

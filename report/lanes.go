@@ -10,10 +10,14 @@ type Lanes struct {
 
 // LanesOf names the lanes for a report's role: checker and server for
 // "check"; under check-client (results.RoleClient) mcpflight is the server
-// under our control and the target the client under test.
+// under our control and the target the client under test; in a watched
+// conversation (results.RoleConversation) a host talks to its server.
 func LanesOf(role string) Lanes {
-	if role == results.RoleClient {
+	switch role {
+	case results.RoleClient:
 		return Lanes{Left: "server (ours)", Right: "client under test"}
+	case results.RoleConversation:
+		return Lanes{Left: "host", Right: "server"}
 	}
 	return Lanes{Left: "checker", Right: "server"}
 }

@@ -114,8 +114,11 @@ func (t textWriter) badge(v verdict.Verdict) string {
 
 func (t textWriter) header(r *results.Report) {
 	command := "check"
-	if r.Role == results.RoleClient {
+	switch r.Role {
+	case results.RoleClient:
 		command = "check-client"
+	case results.RoleConversation:
+		command = "judge of"
 	}
 	line := "mcpflight " + command + ": " + san(r.Target)
 	if r.Transport != "" {
@@ -390,7 +393,7 @@ func Summary(r *results.Report) string {
 		counts = append(counts, fmt.Sprintf("%d %s", r.Counts[v], v))
 	}
 	return fmt.Sprintf("mcpflight: %s — %s (%s)%s%s — %s",
-		plural(len(r.Results), "case"), strings.Join(counts, ", "), seconds(r.Duration), schemaSummaryPart(r.Schema), inconsistencyPart(r), conclusion(r))
+		plural(len(r.Results), resultNoun(r)), strings.Join(counts, ", "), seconds(r.Duration), schemaSummaryPart(r.Schema), inconsistencyPart(r), conclusion(r))
 }
 
 func conclusion(r *results.Report) string {
@@ -636,4 +639,13 @@ func (t textWriter) findings(r *results.Report, rs []results.Result) {
 // padRight pads s with spaces to width columns.
 func padRight(s string, width int) string {
 	return s + strings.Repeat(" ", max(0, width-utf8.RuneCountInString(s)))
+}
+
+// resultNoun is what a report's results are: cases, or the rules a
+// conversation was judged by.
+func resultNoun(r *results.Report) string {
+	if r.Role == results.RoleConversation {
+		return "rule"
+	}
+	return "case"
 }

@@ -53,6 +53,10 @@ type Completeness struct {
 	// Incomplete is set when fewer than half of the applicable cases
 	// ran (or none applied at all).
 	Incomplete bool
+	// Rules is set when the report judged a conversation (Role
+	// RoleConversation): its results are rules, which a conversation
+	// exercised or gave nothing to judge.
+	Rules bool
 }
 
 // otherTransport reports whether a skip's reason is the runner's for a
@@ -74,7 +78,7 @@ func otherRevision(summary string) bool {
 // neither skip nor blocked), or when cases were selected and none
 // applied.
 func (r *Report) Completeness() Completeness {
-	c := Completeness{Selected: len(r.Results)}
+	c := Completeness{Selected: len(r.Results), Rules: r.Role == RoleConversation}
 	reasons, excluded := map[string]int{}, map[string]int{}
 	for _, res := range r.Results {
 		if res.Outcome.Verdict == verdict.Blocked {
@@ -176,6 +180,10 @@ func (c Completeness) Scope() string {
 // cases did not run and the one thing that would let them run.
 func (c Completeness) Line() string {
 	line := fmt.Sprintf("incomplete: %d of %d applicable cases did not run", c.NotRun, c.Applicable)
+	if c.Rules {
+		line = fmt.Sprintf("incomplete: the conversation gave %d of %d rules nothing to judge", c.NotRun, c.Applicable)
+		return line
+	}
 	if c.Applicable == 0 {
 		line = fmt.Sprintf("incomplete: none of the %d cases applies to this run", c.Selected)
 	}

@@ -25,6 +25,10 @@ const (
 	// RoleClient: the target is a client under test (check-client); in
 	// the chronology Out is our server's frames, In the client's.
 	RoleClient = "client"
+	// RoleConversation: the target is a conversation mcpflight watched
+	// or read from a capture (watch, judge), host and server both judged;
+	// in the chronology Out is the host's frames, In the server's.
+	RoleConversation = "conversation"
 )
 
 // Implementation is a peer's name and version as its handshake gave them

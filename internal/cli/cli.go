@@ -165,6 +165,7 @@ Commands:
   requirements
             list the requirement registry by revision, area and level
   show      render a saved chronology (FILE.jsonl) as a sequence diagram
+  judge     judge a recorded conversation (a watch capture, check's chronologies)
   version   print the version
   help      print this help
 
@@ -203,6 +204,8 @@ func (e Env) dispatch(ctx context.Context, args []string) (int, error) {
 		return e.requirements(rest)
 	case "show":
 		return e.show(rest)
+	case "judge":
+		return e.judgeCmd(rest)
 	case "profile":
 		return e.profileCmd(ctx, rest)
 	case "version", "--version", "-version":
@@ -224,7 +227,7 @@ func (e Env) dispatch(ctx context.Context, args []string) (int, error) {
 // commandNames are the commands dispatch knows, for suggesting the
 // nearest.
 func commandNames() []string {
-	return []string{"check", "explore", "check-client", "serve", "call", "tools", "shell", "cases", "requirements", "show", "version", "help"}
+	return []string{"check", "explore", "check-client", "serve", "call", "tools", "shell", "cases", "requirements", "show", "judge", "version", "help"}
 }
 
 // parse parses a command's flags. -h prints the usage to stdout and

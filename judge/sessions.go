@@ -1,0 +1,94 @@
+package judge
+
+import (
+	"strings"
+
+	"github.com/mcpflight/mcpflight/chrono"
+)
+
+// sessionKeys routes a conversation's events to its sessions. Over stdio
+// there is one. Over Streamable HTTP an exchange (a POST, GET or DELETE
+// and what answered it, "POST #3" and "SSE POST #3") belongs to the
+// session its Mcp-Session-Id names, in its request's headers or, for the
+// initialize that opens it, its response's; an exchange without one (a
+// 2026-07-28 request, a stateless server) belongs to the one session of
+// the endpoint, "http". An exchange's events wait until its key is known.
+type sessionKeys struct {
+	byChannel map[string]string
+	waiting   map[string][]chrono.Event
+}
+
+// routed is an event and the session it belongs to.
+type routed struct {
+	key string
+	ev  chrono.Event
+}
+
+// noSession keys what belongs to no HTTP session, and the one session of
+// a stdio conversation.
+const noSession = "http"
+
+func newSessionKeys() *sessionKeys {
+	return &sessionKeys{byChannel: map[string]string{}, waiting: map[string][]chrono.Event{}}
+}
+
+// route returns the events ev makes ready, each with its session's key.
+func (k *sessionKeys) route(ev chrono.Event) []routed {
+	ch := exchange(ev.Channel)
+	if ch == "" || ch == "stdin" || ch == "stdout" || ch == "stderr" {
+		return []routed{{key: "stdio", ev: ev}}
+	}
+	if key, ok := k.byChannel[ch]; ok {
+		return []routed{{key: key, ev: ev}}
+	}
+	if ev.Kind == chrono.KindHTTP {
+		id := sessionID(ev.Text)
+		switch {
+		case id != "":
+			return k.settle(ch, id, ev)
+		case ev.Dir == chrono.In:
+			// The answer carries no session ID: the exchange has none.
+			return k.settle(ch, noSession, ev)
+		}
+	}
+	k.waiting[ch] = append(k.waiting[ch], ev)
+	if len(k.waiting[ch]) > 1024 {
+		// An exchange whose answer never came: its events are judged as
+		// the endpoint's rather than held without bound.
+		return k.settle(ch, noSession, chrono.Event{})
+	}
+	return nil
+}
+
+// settle keys channel ch to key and releases what waited for it, then ev.
+func (k *sessionKeys) settle(ch, key string, ev chrono.Event) []routed {
+	k.byChannel[ch] = key
+	var out []routed
+	for _, w := range k.waiting[ch] {
+		out = append(out, routed{key: key, ev: w})
+	}
+	delete(k.waiting, ch)
+	if ev.Seq != 0 {
+		out = append(out, routed{key: key, ev: ev})
+	}
+	return out
+}
+
+// exchange is the HTTP exchange a channel belongs to: "SSE POST #3" is
+// "POST #3".
+func exchange(channel string) string { return strings.TrimPrefix(channel, "SSE ") }
+
+// sessionID finds the Mcp-Session-Id in an HTTP event's text of headers
+// ("…; Mcp-Session-Id: abc; …"), "" when there is none.
+func sessionID(text string) string {
+	lower := strings.ToLower(text)
+	i := strings.Index(lower, "mcp-session-id: ")
+	if i < 0 {
+		return ""
+	}
+	v := text[i+len("mcp-session-id: "):]
+	if j := strings.IndexAny(v, ";\n"); j >= 0 {
+		v = v[:j]
+	}
+	return strings.TrimSpace(v)
+}
