@@ -72,6 +72,52 @@ type Options struct {
 	// Emit receives each finding as it is made, from the goroutine that
 	// fed the event.
 	Emit func(Finding)
+	// Observe, when not nil, is told of what the conversation did, as the
+	// monitor follows it (a request sent or answered, a cancel, a task's
+	// status), so that a view of it (telemetry) pairs nothing itself.
+	Observe func(Activity)
+}
+
+// Activity kinds.
+const (
+	ActRequest  = "request"
+	ActResponse = "response"
+	ActCancel   = "cancel"
+	ActTask     = "task"
+)
+
+// Activity is one thing the conversation did, as the monitor followed it.
+type Activity struct {
+	Kind    string `json:"kind"`
+	Session string `json:"session,omitempty"`
+	// Side sent the request the activity is about.
+	Side Side `json:"side"`
+	// ID and Method name the request; Seq and At are where and when the
+	// activity happened; Sent is when the request was sent (a response's,
+	// a cancel's).
+	ID     string        `json:"id,omitempty"`
+	Method string        `json:"method,omitempty"`
+	Seq    uint64        `json:"seq"`
+	At     time.Duration `json:"at"`
+	Sent   time.Duration `json:"sent"`
+	// Error and ErrCode describe a response that is an error.
+	Error   bool `json:"error,omitempty"`
+	ErrCode int  `json:"errCode,omitempty"`
+	// Cancelled is set on a response to a request its sender had
+	// cancelled.
+	Cancelled bool `json:"cancelled,omitempty"`
+	// TaskID and Status describe a task activity, or the task a
+	// request's CreateTaskResult created.
+	TaskID string `json:"taskId,omitempty"`
+	Status string `json:"status,omitempty"`
+}
+
+// observe reports a to Options.Observe.
+func (s *session) observe(a Activity) {
+	if s.m.opts.Observe != nil {
+		a.Session = s.key
+		s.m.opts.Observe(a)
+	}
 }
 
 // Defaults of Options.

@@ -344,6 +344,7 @@ func (s *session) request(side Side, ev chrono.Event, m *jsonrpc.Message) {
 		}
 	}
 	s.reqs[side][key] = r
+	s.observe(Activity{Kind: ActRequest, Side: side, ID: m.ID.String(), Method: m.Method, Seq: ev.Seq, At: ev.Offset, Sent: ev.Offset, TaskID: p.TaskID})
 	if strings.HasPrefix(ev.Channel, "POST #") {
 		s.streams[ev.Channel] = r
 	}
@@ -416,6 +417,8 @@ func (s *session) response(side Side, ev chrono.Event, m *jsonrpc.Message) {
 		s.afterCancel(RuleCancelNoResponse, side, r, ev, "a response")
 	}
 	s.answered(side, r, ev, m)
+	s.observe(Activity{Kind: ActResponse, Side: asker, ID: r.id.String(), Method: r.method, Seq: ev.Seq, At: ev.Offset, Sent: r.at,
+		Error: r.isError, ErrCode: r.errCode, Cancelled: r.cancelSeq > 0, TaskID: r.created})
 }
 
 // strayResponse judges a response to no request in flight: a second

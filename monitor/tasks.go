@@ -105,6 +105,10 @@ func (s *session) status(t *task, status string, ev chrono.Event, via string) {
 		s.alert(ev.Seq, t.id, t.requests(), "task %s was still %s %v after tasks/cancel was acknowledged (#%d): the cancel stopped the record, not the work",
 			quote(t.id), quote(status), (ev.Offset - t.cancelAckAt).Round(time.Millisecond), t.cancelAck)
 	}
+	if t.terminal == "" && status != t.status {
+		s.observe(Activity{Kind: ActTask, Side: Client, ID: t.create.id.String(), Method: t.create.method, Seq: ev.Seq, At: ev.Offset,
+			Sent: t.create.at, TaskID: t.id, Status: status})
+	}
 	if t.terminal == "" {
 		t.status, t.statusSeq, t.statusAt = status, ev.Seq, ev.Offset
 		if isTerminal(status) {
