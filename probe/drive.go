@@ -461,13 +461,16 @@ func (e *Env) Observe(ctx context.Context) error {
 		e.Log.Harness(chrono.KindNote, "case", fmt.Sprintf("nothing sent or received since the window that ended at seq %d: not watched again", to))
 		return nil
 	}
+	// The events to watch are those after the decision was last looked
+	// at: one that arrives between the look and the window's start would
+	// otherwise never be seen, and the window would run its length.
+	after := e.Log.Len()
 	if e.isDecided() {
 		return nil
 	}
 	w, why := e.window()
 	start := time.Now()
 	end, last := start.Add(w), start.Add(3*w)
-	after := e.Log.Len()
 	t := time.NewTimer(w)
 	defer t.Stop()
 	for {
