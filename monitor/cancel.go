@@ -2,6 +2,7 @@ package monitor
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"time"
 
@@ -88,7 +89,7 @@ func (s *session) staleCancel(side Side, ev chrono.Event, id jsonrpc.ID) {
 			return
 		}
 		s.abortPoll(r, ev)
-		if after := ev.Offset - r.respAt; after > s.m.opts.Window && !r.closed {
+		if after := ev.Offset - r.respAt; after > s.window() && !r.closed {
 			s.find(RuleCancelTarget, side, verdict.Req("CAN-1").Under(spec.V20260728, "CAN-46"), ev.Seq, false,
 				"the %s cancelled request %s (%s) %v after its response at #%d: a cancel names a request believed to be in flight",
 				side, id, quote(r.method), after.Round(time.Millisecond), r.respSeq)
@@ -121,20 +122,22 @@ func (s *session) abortPoll(r *request, ev chrono.Event) {
 func (s *session) afterCancel(ruleID string, side Side, r *request, ev chrono.Event, what string) {
 	s.exercise(ruleID, side)
 	after := ev.Offset - r.cancelAt
-	if after <= s.m.opts.Window {
+	if after <= s.window() {
+		if why := answeredCancel(r, ruleID, ev.Offset); why != "" {
+			s.find(ruleID, side, cancelRule(s), ev.Seq, false, "%s for request %s (%s) %v after its cancel at #%d, within the crossing window, yet %s: the cancel brought it, it did not cross it",
+				what, r.id, quote(r.method), after.Round(time.Millisecond), r.cancelSeq, why)
+			return
+		}
 		s.m.counts[CountCrossings]++
 		return
 	}
-	rule := verdict.Req("CAN-8").Under(spec.V20260728, "CAN-54")
-	if s.http() {
-		rule = verdict.Req("CAN-8").Under(spec.V20260728, "CAN-56")
-	}
+	rule := cancelRule(s)
 	how := "its cancel"
 	if r.closed {
 		how = "the closing of its response stream (its cancel)"
 	}
 	s.find(ruleID, side, rule, ev.Seq, false, "%s for request %s (%s) %v after %s at #%d, beyond the crossing window of %v",
-		what, r.id, quote(r.method), after.Round(time.Millisecond), how, r.cancelSeq, s.m.opts.Window)
+		what, r.id, quote(r.method), after.Round(time.Millisecond), how, r.cancelSeq, s.window().Round(time.Millisecond))
 }
 
 // streamClosed takes the record of a request whose response stream the
@@ -195,4 +198,57 @@ func (s *session) abandoned(r *request) {
 	s.find(RuleAbandoned, Client, verdict.Req("HTTP-26"), r.seq, true,
 		"the client dropped the response stream of request %s (%s) and neither resumed it nor cancelled the request: to stop waiting, it should send notifications/cancelled",
 		r.id, quote(r.method))
+}
+
+// cancelRule is the rule a message for a cancelled request breaks:
+// CAN-8 (SHOULD) under 2025-11-25; under 2026-07-28 CAN-54 (MUST NOT)
+// over stdio, CAN-56 over HTTP.
+func cancelRule(s *session) verdict.Rule {
+	if s.http() {
+		return verdict.Req("CAN-8").Under(spec.V20260728, "CAN-56")
+	}
+	return verdict.Req("CAN-8").Under(spec.V20260728, "CAN-54")
+}
+
+// cancelWords mark an error that says it answers a cancel.
+var cancelWords = []string{"cancel", "abort", "interrupt"}
+
+// answeredCancel says why a response that came, at, within the crossing
+// window after a cancel was nonetheless the cancel's answer, not the
+// request completing as the cancel crossed it; "" when the evidence fits
+// both. Two pieces of evidence decide:
+//
+//   - an error whose message names the cancel ("context canceled",
+//     "Request cancelled"): work that completed on its own says so
+//     otherwise;
+//   - the call's own pace: progress with a total, read before the
+//     cancel, says how much work was left and how fast it went; an
+//     answer sooner than half the time the rest needs at that pace
+//     cannot be the work completing on its own.
+//
+// A result, or an error of another kind, with no such pace may have
+// crossed the cancel, and is not judged.
+func answeredCancel(r *request, ruleID string, at time.Duration) string {
+	if ruleID != RuleCancelNoResponse {
+		return ""
+	}
+	if r.isError {
+		msg := strings.ToLower(r.errMsg)
+		for _, w := range cancelWords {
+			if strings.Contains(msg, w) {
+				return fmt.Sprintf("it is an error that names the cancel (%s)", quote(r.errMsg))
+			}
+		}
+	}
+	if r.progress == 0 || r.total <= r.last || r.last <= 0 || r.lastAt <= r.at || r.lastAt > r.cancelAt {
+		return ""
+	}
+	// The pace: progress units per unit of time, from the request to its
+	// last progress before the cancel.
+	rest := time.Duration(float64(r.lastAt-r.at) * (r.total - r.last) / r.last)
+	if after := at - r.cancelAt; after < rest/2 {
+		return fmt.Sprintf("its work was at %v of %v when cancelled, and at the pace it showed (%v for %v) the rest needs %v",
+			r.last, r.total, (r.lastAt - r.at).Round(time.Millisecond), r.last, rest.Round(time.Millisecond))
+	}
+	return ""
 }

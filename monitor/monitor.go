@@ -58,9 +58,11 @@ type Options struct {
 	// Sides are the sides judged; nil judges both. The checker's own
 	// sessions judge only the server.
 	Sides []Side
-	// Window is the crossing window: how long after a cancel a response
-	// or progress for the request may still come, written before the
-	// receiver read the cancel. DefaultWindow if zero.
+	// Window bounds the crossing window: how long after a cancel a
+	// response or progress for the request may still come, written
+	// before the receiver read the cancel. A session sizes its own from
+	// the round trips of its prompt requests (session.window), within
+	// [MinWindow, Window]; DefaultWindow if zero.
 	Window time.Duration
 	// Grace is how long a task may stay working after its host stopped
 	// waiting for it, or after tasks/cancel was acknowledged, before an
@@ -124,6 +126,9 @@ func (s *session) observe(a Activity) {
 const (
 	DefaultWindow = 100 * time.Millisecond
 	DefaultGrace  = 5 * time.Second
+	// MinWindow is the smallest crossing window a session sizes from its
+	// round trips: scheduling alone can delay a frame that much.
+	MinWindow = 10 * time.Millisecond
 )
 
 // Monitor judges one conversation (a watch session, a capture, an

@@ -63,6 +63,10 @@ func progress(token string, v float64) string {
 	return fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":%s,"progress":%v}}`, token, v)
 }
 
+func progressOf(token string, v, total float64) string {
+	return fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":%s,"progress":%v,"total":%v}}`, token, v, total)
+}
+
 func result(id string) string {
 	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"content":[]}}`, id)
 }
@@ -130,6 +134,17 @@ func TestRules(t *testing.T) {
 		{"a banner on stdout", (&history{}).s(`Server listening`).c(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}`).s(`{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}`),
 			[]string{"frames-well-formed STD-4 fail server"}},
 		{"a response after a cancel, within the window", init25().c(call("1", `"t"`)).s(progress(`"t"`, 1)).c(cancel("1")).wait(10 * ms).s(result("1")), nil},
+		{"an error naming the cancel, within the window (2026-07-28)", (&history{}).c(call26("1", `"t"`)).c(cancel("1")).wait(ms).
+			s(`{"jsonrpc":"2.0","id":1,"error":{"code":0,"message":"context canceled"}}`),
+			[]string{"cancel-no-response CAN-54 fail server"}},
+		{"the window follows the session's round trips", init25().c(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`).wait(ms).s(`{"jsonrpc":"2.0","id":2,"result":{"tools":[]}}`).
+			c(call("1", `"t"`)).s(progress(`"t"`, 1)).c(cancel("1")).wait(50 * ms).s(result("1")),
+			[]string{"cancel-no-response CAN-8 warn server"}},
+		{"an answer sooner than the call's own pace allows", init25().c(call("1", `"t"`)).wait(150*ms).s(progressOf(`"t"`, 1, 3)).c(cancel("1")).wait(ms).s(result("1")),
+			[]string{"cancel-no-response CAN-8 warn server"}},
+		{"an answer once the work was done", init25().c(call("1", `"t"`)).wait(150*ms).s(progressOf(`"t"`, 3, 3)).c(cancel("1")).wait(ms).s(result("1")), nil},
+		{"an error of another kind, within the window", init25().c(call("1", `"t"`)).c(cancel("1")).wait(ms).
+			s(`{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"disk full"}}`), nil},
 		{"a response after a cancel, beyond the window (2025-11-25: SHOULD)", init25().c(call("1", `"t"`)).s(progress(`"t"`, 1)).c(cancel("1")).wait(500 * ms).s(result("1")),
 			[]string{"cancel-no-response CAN-8 warn server"}},
 		{"a response after a cancel, beyond the window (2026-07-28: MUST NOT)", (&history{}).c(call26("1", `"t"`)).s(progress(`"t"`, 1)).c(cancel("1")).wait(500 * ms).s(result("1")),

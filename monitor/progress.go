@@ -20,6 +20,7 @@ func (s *session) progress(side Side, ev chrono.Event, m *jsonrpc.Message) {
 	var p struct {
 		Token    json.RawMessage `json:"progressToken"`
 		Progress json.RawMessage `json:"progress"`
+		Total    *float64        `json:"total"`
 	}
 	if json.Unmarshal(m.Params, &p) != nil {
 		return // the schema check's
@@ -53,7 +54,10 @@ func (s *session) progress(side Side, ev chrono.Event, m *jsonrpc.Message) {
 			"progress %v for token %s after %v (request %s)", value, tok, r.last, r.id)
 	}
 	r.progress++
-	r.last = value
+	r.last, r.lastAt = value, ev.Offset
+	if p.Total != nil {
+		r.total = *p.Total
+	}
 	if r.cancelSeq > 0 {
 		s.afterCancel(RuleCancelNoProgress, side, r, ev, "progress")
 	}

@@ -56,9 +56,15 @@ type request struct {
 	// dups counts the requests of the same sender that reused this one's
 	// ID while it was in flight: each may take one of the responses.
 	dups int
-	// progress: how many came, the last value.
+	// progress: how many came, the last value, and the total the last
+	// one gave (0: none).
 	progress int
 	last     float64
+	total    float64
+	// lastAt is when the last progress came.
+	lastAt time.Duration
+	// errMsg is an error response's message.
+	errMsg string
 	// The first cancel: its sequence number and time, and whether it was
 	// the closing of the response stream.
 	cancelSeq uint64
@@ -137,6 +143,9 @@ type session struct {
 	setLevel map[string]string
 	schema   *wireschema.Tracker
 	now      time.Duration
+	// rtts are the latest round trips of prompt requests (initialize,
+	// ping, tools/list, …), which size the crossing window.
+	rtts []time.Duration
 	// pending are findings made before the session's revision was known.
 	pending []pendingFinding
 }
@@ -405,9 +414,15 @@ func (s *session) response(side Side, ev chrono.Event, m *jsonrpc.Message) {
 	delete(s.reqs[asker], key)
 	r.responded, r.respSeq, r.respAt, r.respChan = true, ev.Seq, ev.Offset, ev.Channel
 	if m.Error != nil {
-		r.isError, r.errCode = true, m.Error.Code
+		r.isError, r.errCode, r.errMsg = true, m.Error.Code, m.Error.Message
 	} else {
 		r.result = m.Result
+	}
+	if promptMethods[r.method] && !r.isError {
+		s.rtts = append(s.rtts, ev.Offset-r.at)
+		if len(s.rtts) > maxRTTs {
+			s.rtts = s.rtts[1:]
+		}
 	}
 	s.ended[asker] = append(s.ended[asker], r)
 	if len(s.ended[asker]) > maxEnded {
@@ -535,4 +550,28 @@ func (s *session) end() []Open {
 	}
 	slices.SortFunc(open, func(a, b Open) int { return int(a.Seq) - int(b.Seq) })
 	return open
+}
+
+// promptMethods are the requests a peer answers at once, with no work of
+// its own: their round trips measure the wire and the peer's scheduling.
+var promptMethods = map[string]bool{
+	mcp.MethodInitialize: true, mcp.MethodPing: true, mcp.MethodToolsList: true, mcp.MethodServerDiscover: true,
+	mcp.MethodLoggingSetLevel: true, mcp.MethodTasksGet: true, mcp.MethodTasksList: true,
+}
+
+// maxRTTs is how many round trips a session keeps to size its window.
+const maxRTTs = 16
+
+// window is the session's crossing window: eight times the median round
+// trip of its prompt requests (what was written before the cancel was
+// read arrives within about one round trip; eight leave room for a busy
+// machine), within [MinWindow, Options.Window]; Options.Window until a
+// round trip was seen.
+func (s *session) window() time.Duration {
+	if len(s.rtts) == 0 {
+		return s.m.opts.Window
+	}
+	sorted := slices.Clone(s.rtts)
+	slices.Sort(sorted)
+	return min(max(8*sorted[len(sorted)/2], MinWindow), s.m.opts.Window)
 }
