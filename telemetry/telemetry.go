@@ -531,6 +531,11 @@ func (e *Exporter) Finding(f monitor.Finding) {
 		e.attach(e.root, f, e.last)
 		return
 	}
+	// The monitor judges frames in order: a finding about another frame
+	// means that no activity will come for those waiting. So at most one
+	// frame's findings wait, whatever a flood of findings without
+	// activities (a server writing garbage) amounts to.
+	e.settlePending(seqKey{f.Session, f.Seq})
 	e.pending = append(e.pending, pendingFinding{f: f, at: e.last})
 }
 
