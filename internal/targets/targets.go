@@ -3,7 +3,8 @@
 // (testdata/targets/dualera.mjs on @modelcontextprotocol/server 2.4.0),
 // and builds and starts the Go test targets that are modules of their own
 // (testdata/gosdkserver, testdata/mcpgoserver, testdata/gosdkclient: GoBinary,
-// GoServerHTTP).
+// GoServerHTTP; testdata/otlpreceiver, the OpenTelemetry Collector's OTLP
+// receiver the telemetry tests export to, is built the same way).
 // The targets' node_modules is $MCPFLIGHT_TARGETS_DIR/node_modules when
 // that variable is set (a scratch `npm ci` of testdata/targets), else
 // testdata/targets/node_modules, which .ci/run installs. Without node or
@@ -159,7 +160,7 @@ type goBuild struct {
 
 // GoModule is the folder of testdata/NAME, a Go test target that is a
 // module of its own (testdata/gosdkserver, testdata/mcpgoserver,
-// testdata/gosdkclient).
+// testdata/gosdkclient, testdata/otlpreceiver).
 func GoModule(name string) string {
 	return filepath.Join(filepath.Dir(repoTargets()), name)
 }
