@@ -36,6 +36,9 @@ type Finding struct {
 	// is where the wait began).
 	Seq     uint64 `json:"seq"`
 	Absence bool   `json:"absence,omitempty"`
+	// At is when it was found, on the conversation's clock: the offset
+	// of the event that showed it, or of the silence that did.
+	At time.Duration `json:"at"`
 	// Text says what happened, sanitised.
 	Text string `json:"text"`
 	// TaskID and RequestIDs name what a task's alert is about.
@@ -337,7 +340,7 @@ func (s *session) report(ruleID string, side Side, r verdict.Rule, seq uint64, a
 	if !ru.Holds(rev) {
 		return
 	}
-	f := Finding{Rule: ruleID, Revision: rev, Side: side, Session: s.key, Seq: seq, Absence: absence,
+	f := Finding{Rule: ruleID, Revision: rev, Side: side, Session: s.key, Seq: seq, Absence: absence, At: s.now,
 		Text: chrono.Sanitize(fmt.Sprintf(format, args...), false), Verdict: verdict.Info}
 	if id := r.ID(rev); id != "" {
 		if !slices.Contains(ru.Cites[rev], id) {
@@ -361,7 +364,7 @@ func (s *session) alert(seq uint64, taskID string, reqs []string, format string,
 	if !s.m.judges(Client) {
 		return
 	}
-	f := Finding{Rule: RuleTaskStillWorking, Revision: s.revision(), Side: Client, Session: s.key, Seq: seq, Verdict: verdict.Info,
+	f := Finding{Rule: RuleTaskStillWorking, Revision: s.revision(), Side: Client, Session: s.key, Seq: seq, At: s.now, Verdict: verdict.Info,
 		Text: chrono.Sanitize(fmt.Sprintf(format, args...), false), TaskID: chrono.Sanitize(taskID, false), RequestIDs: reqs}
 	s.m.findings = append(s.m.findings, f)
 	if s.m.opts.Emit != nil {
