@@ -256,17 +256,11 @@ func (l *Log) Append(e Event) Event {
 	}
 	l = l.current()
 	full := l.full()
-	if r := l.redact.Load(); !r.Empty() && !full {
-		e = l.redactEvent(r, e)
-	}
-	e = clipFields(e)
-	if len(e.Raw) > 0 && !full {
-		if e.Size == 0 {
-			e.Size = len(e.Raw)
-		}
-		n := min(len(e.Raw), l.maxRaw)
-		e.Truncated = e.Truncated || n < len(e.Raw)
-		e.Raw = bytes.Clone(e.Raw[:n])
+	if full {
+		// Past the event cap the event is only counted below.
+		e = clipFields(e)
+	} else {
+		e = Prepare(e, l.redact.Load(), l.maxRaw)
 	}
 	l.mu.Lock()
 	if l.maxEvents > 0 && len(l.events) >= l.maxEvents {
@@ -293,15 +287,41 @@ func (l *Log) Append(e Event) Event {
 	return e
 }
 
-// redactEvent replaces r's secrets in every string of e. Raw bytes are
-// first clipped to what the log keeps plus the longest secret, so that
-// a secret straddling the cut is still found whole.
-func (l *Log) redactEvent(r *Redactor, e Event) Event {
+// Prepare is what a chronology stores of e, numbering aside: e with r's
+// secrets redacted (RedactEvent; r may be nil), its text fields clipped
+// to MaxText, and a copy of at most maxRaw of its raw bytes, Size giving
+// the full length and Truncated set when bytes were cut. Log.Append
+// stores this; a recorder that streams events without keeping them
+// (JSON Lines written as they come) applies it to get the same events.
+// The result never shares e's Raw.
+func Prepare(e Event, r *Redactor, maxRaw int) Event {
+	if !r.Empty() {
+		e = r.RedactEvent(e, maxRaw)
+	}
+	e = clipFields(e)
 	if len(e.Raw) > 0 {
 		if e.Size == 0 {
 			e.Size = len(e.Raw)
 		}
-		if limit := l.maxRaw + r.maxPattern(); len(e.Raw) > limit {
+		n := min(len(e.Raw), maxRaw)
+		e.Truncated = e.Truncated || n < len(e.Raw)
+		e.Raw = bytes.Clone(e.Raw[:n])
+	}
+	return e
+}
+
+// RedactEvent replaces r's secrets in every string of e: raw bytes,
+// texts, state names and summary. Raw bytes are first clipped to maxRaw
+// (what the caller keeps) plus the longest secret, so that a secret
+// straddling the cut is still found whole; Size keeps the full length.
+// An unclipped frame's JSON is also redacted as decoded, for a secret
+// written with escapes.
+func (r *Redactor) RedactEvent(e Event, maxRaw int) Event {
+	if len(e.Raw) > 0 {
+		if e.Size == 0 {
+			e.Size = len(e.Raw)
+		}
+		if limit := maxRaw + r.maxPattern(); len(e.Raw) > limit {
 			e.Raw, e.Truncated = e.Raw[:limit], true
 		}
 		e.Raw = r.Bytes(e.Raw)
@@ -491,6 +511,19 @@ func newLineEncoder(w io.Writer) *lineEncoder {
 	le := &lineEncoder{w: w}
 	le.enc = json.NewEncoder(&le.buf)
 	return le
+}
+
+// AppendJSONL appends e to dst as one line of a JSON Lines chronology,
+// byte for byte as WriteJSONL and Stream write it (terminal safe,
+// newline-terminated), so that a recorder can batch whole lines into
+// one write: a file cut off between two writes still ends on a whole
+// line that ReadJSONL reads.
+func AppendJSONL(dst []byte, e Event) ([]byte, error) {
+	b, err := json.Marshal(e)
+	if err != nil {
+		return dst, err
+	}
+	return append(append(dst, SafeJSON(b)...), '\n'), nil
 }
 
 // Encode writes v as one line.

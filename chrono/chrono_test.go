@@ -376,3 +376,53 @@ func TestFilter(t *testing.T) {
 		t.Fatalf("the filter saw %q, want the three events appended while it was set", seen)
 	}
 }
+
+// TestAppendJSONLMatchesWriteJSONL: a line built by AppendJSONL is the
+// line WriteJSONL writes for the same event, escapes included (HTML
+// characters, C1 controls, invalid UTF-8 in raw bytes), and reads back.
+func TestAppendJSONLMatchesWriteJSONL(t *testing.T) {
+	l := New()
+	l.Frame(In, "stdout", []byte("{\"jsonrpc\":\"2.0\",\"method\":\"<x>&\u009b\u202e\",\"params\":{\"b\":\"\xff\"}}"), nil, nil)
+	l.Harness(KindNote, "stderr\u0085", "a <note> & \u2066more")
+	var want bytes.Buffer
+	if err := l.WriteJSONL(&want); err != nil {
+		t.Fatal(err)
+	}
+	var got []byte
+	for _, e := range l.Events() {
+		var err error
+		if got, err = AppendJSONL(got, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if string(got) != want.String() {
+		t.Fatalf("AppendJSONL wrote\n%s\nWriteJSONL wrote\n%s", got, want.Bytes())
+	}
+	back, err := ReadJSONL(bytes.NewReader(got))
+	if err != nil || len(back) != 2 || back[1].Text != "a <note> & \u2066more" {
+		t.Fatalf("read back %+v, %v", back, err)
+	}
+}
+
+// TestPrepareIsWhatAppendStores: Prepare redacts, clips text, caps and
+// copies raw bytes exactly as Append does, numbering aside.
+func TestPrepareIsWhatAppendStores(t *testing.T) {
+	r := NewRedactor()
+	r.Add("sekret-value")
+	l := New(WithMaxRaw(16), WithRedactor(r))
+	raw := []byte(`{"jsonrpc":"2.0","id":1,"result":{"k":"sekret-value"}}`)
+	e := Event{Dir: In, Channel: "stdout", Kind: KindFrame, Raw: raw, Text: "sekret-value " + strings.Repeat("x", MaxText)}
+	stored := l.Append(e)
+	prepared := Prepare(e, r, 16)
+	stored.Seq, stored.Offset = 0, 0
+	if diff := cmp.Diff(stored, prepared); diff != "" {
+		t.Errorf("Prepare differs from Append (-append +prepare):\n%s", diff)
+	}
+	if strings.Contains(string(prepared.Raw)+prepared.Text, "sekret") || prepared.Size != len(raw) || !prepared.Truncated || len(prepared.Raw) != 16 {
+		t.Errorf("prepared %+v", prepared)
+	}
+	prepared.Raw[0] = 'X'
+	if raw[0] != '{' {
+		t.Error("Prepare's raw bytes share the caller's")
+	}
+}
