@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/exec"
 	"strconv"
@@ -20,6 +19,7 @@ import (
 	"time"
 
 	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/internal/proc"
 )
 
 // Defaults of StdioConfig.
@@ -63,7 +63,7 @@ const (
 // ErrExecutableNotFound is matched (errors.Is) by the error of StartStdio
 // when the server's executable, or the interpreter named by its #! line,
 // does not exist. The error also wraps the underlying os/exec error.
-var ErrExecutableNotFound = errors.New("executable not found")
+var ErrExecutableNotFound = proc.ErrExecutableNotFound
 
 // StdioConfig configures a stdio server started as a child process
 // (STD-1: newline-delimited JSON-RPC on stdin and stdout, logs on stderr).
@@ -294,25 +294,10 @@ func shellArgv(argv []string, shell bool) []string {
 // own (so that signals reach every process it starts), with env added to
 // the harness's environment and dir as its working directory.
 func prepareCommand(argv []string, shell bool, env []string, dir, display string) (*exec.Cmd, error) {
-	argv = shellArgv(argv, shell)
-	if dir != "" {
-		// Checked here because a failed chdir in the child is reported as
-		// a bare ENOENT, indistinguishable from a missing executable.
-		if fi, err := os.Stat(dir); err != nil {
-			return nil, fmt.Errorf("transport: cannot start %s: working directory: %w", display, err)
-		} else if !fi.IsDir() {
-			return nil, fmt.Errorf("transport: cannot start %s: working directory %s is not a directory", display, dir)
-		}
+	cmd, err := proc.Command(shellArgv(argv, shell), env, dir, display)
+	if err != nil {
+		return nil, fmt.Errorf("transport: %w", err)
 	}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	if cmd.Err != nil {
-		return nil, startError(display, cmd.Err)
-	}
-	cmd.Dir = dir
-	if len(env) > 0 {
-		cmd.Env = append(os.Environ(), env...)
-	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	return cmd, nil
 }
 
@@ -351,24 +336,8 @@ func (s *child) run(ctx context.Context) {
 
 // startError explains why the command could not start, naming it.
 func startError(display string, err error) error {
-	switch {
-	case errors.Is(err, exec.ErrNotFound):
-		return fmt.Errorf("transport: cannot start %s: %w", display, notFound{err})
-	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("transport: cannot start %s: executable or its #! interpreter not found: %w", display, notFound{err})
-	case errors.Is(err, fs.ErrPermission):
-		return fmt.Errorf("transport: cannot start %s: not executable: %w", display, err)
-	}
-	return fmt.Errorf("transport: cannot start %s: %w", display, err)
+	return fmt.Errorf("transport: %w", proc.StartError(display, err))
 }
-
-// notFound marks an error as ErrExecutableNotFound without changing its
-// text.
-type notFound struct{ err error }
-
-func (e notFound) Error() string        { return e.err.Error() }
-func (e notFound) Unwrap() error        { return e.err }
-func (e notFound) Is(target error) bool { return target == ErrExecutableNotFound }
 
 // Pid is the server's process id, which is also its process group id.
 func (s *child) Pid() int { return s.pid }
