@@ -426,3 +426,31 @@ func TestPrepareIsWhatAppendStores(t *testing.T) {
 		t.Error("Prepare's raw bytes share the caller's")
 	}
 }
+
+// TestReadJSONLCutOffMidWrite: a chronology whose writer was killed in
+// the middle of a line reads up to its last whole line; a bad line
+// anywhere else, or a whole last line that is not an event, is still an
+// error.
+func TestReadJSONLCutOffMidWrite(t *testing.T) {
+	l := New()
+	l.Frame(Out, "stdin", []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`), nil, nil)
+	l.Frame(In, "stdout", []byte(`{"jsonrpc":"2.0","id":1,"result":{}}`), nil, nil)
+	var buf bytes.Buffer
+	if err := l.WriteJSONL(&buf); err != nil {
+		t.Fatal(err)
+	}
+	whole := buf.String()
+	second := strings.Index(whole, "\n") + 1
+	for cut := second + 1; cut < len(whole)-1; cut++ {
+		events, err := ReadJSONL(strings.NewReader(whole[:cut]))
+		if err != nil || len(events) != 1 || events[0].Seq != 1 {
+			t.Fatalf("cut at %d of %d: %d events, %v", cut, len(whole), len(events), err)
+		}
+	}
+	if _, err := ReadJSONL(strings.NewReader(whole[:second+5] + "\n" + whole[second:])); !errors.Is(err, ErrBadJSONL) {
+		t.Errorf("a torn line before the last: %v, want ErrBadJSONL", err)
+	}
+	if _, err := ReadJSONL(strings.NewReader(whole + whole[:second+5] + "\n")); !errors.Is(err, ErrBadJSONL) {
+		t.Errorf("a bad last line with its newline: %v, want ErrBadJSONL", err)
+	}
+}

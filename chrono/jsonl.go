@@ -38,6 +38,11 @@ func (e *Event) UnmarshalJSON(data []byte) error {
 // ReadJSONL reads a chronology written by WriteJSONL or Stream: one event
 // per line; blank lines are skipped. Strings are returned as written; a
 // caller that prints them must sanitise them.
+//
+// A last line that has no newline and is not JSON is the end of a
+// chronology cut off in the middle of a write (a recorder killed while
+// writing a line): it is left out, and the events before it are returned
+// without error.
 func ReadJSONL(r io.Reader) ([]Event, error) {
 	var out []Event
 	err := EachJSONL(r, func(e Event) error {
@@ -52,7 +57,8 @@ func ReadJSONL(r io.Reader) ([]Event, error) {
 // read in the memory of one line. An error of f ends the read and is
 // returned.
 func EachJSONL(r io.Reader, f func(Event) error) error {
-	sc := bufio.NewScanner(r)
+	lr := &lastByteReader{r: r}
+	sc := bufio.NewScanner(lr)
 	sc.Buffer(make([]byte, 0, 64<<10), MaxJSONLLine)
 	for n := 1; sc.Scan(); n++ {
 		line := bytes.TrimSpace(sc.Bytes())
@@ -61,6 +67,10 @@ func EachJSONL(r io.Reader, f func(Event) error) error {
 		}
 		var e Event
 		if err := json.Unmarshal(line, &e); err != nil {
+			var syntax *json.SyntaxError
+			if (errors.As(err, &syntax) || errors.Is(err, io.ErrUnexpectedEOF)) && !sc.Scan() && sc.Err() == nil && lr.last != '\n' {
+				return nil // cut off mid-write
+			}
 			return fmt.Errorf("%w: line %d: %v", ErrBadJSONL, n, err)
 		}
 		if e.Seq == 0 || e.Kind == "" {
@@ -74,4 +84,18 @@ func EachJSONL(r io.Reader, f func(Event) error) error {
 		return fmt.Errorf("chrono: reading JSON Lines: %w", err)
 	}
 	return nil
+}
+
+// lastByteReader remembers the last byte read.
+type lastByteReader struct {
+	r    io.Reader
+	last byte
+}
+
+func (l *lastByteReader) Read(p []byte) (int, error) {
+	n, err := l.r.Read(p)
+	if n > 0 {
+		l.last = p[n-1]
+	}
+	return n, err
 }
