@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -467,5 +468,182 @@ func TestStdioBlockingSinkNeverStallsForwarding(t *testing.T) {
 	last := events[len(events)-1]
 	if !strings.HasPrefix(last.Text, TextCaptureIncomplete) || last.Channel != "recorder" || !strings.Contains(last.Text, fmt.Sprintf("%d pieces", taps)) {
 		t.Errorf("the last event does not say the capture is incomplete:\n%s", dump(events[len(events)-3:]))
+	}
+}
+
+// waitUntil polls cond until it holds, failing the test once the safety
+// deadline passes: for conditions no event announces (a file another
+// process writes, processes that are not the test's children).
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(safety)
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %v", what, safety)
+		}
+		<-tick.C
+	}
+}
+
+// TestShimSIGKILLedLeavesNoServer: a host that SIGKILLs the shim in the
+// middle of a busy conversation leaves no server behind (the server,
+// which ignores the end of its stdin, dies with the shim) and a
+// chronology that parses, with what was recorded up to the kill.
+func TestShimSIGKILLedLeavesNoServer(t *testing.T) {
+	jsonl := filepath.Join(t.TempDir(), "chronology.jsonl")
+	cmd := exec.Command(helperArgv()[0])
+	cmd.Env = append(os.Environ(), helperEnvFor("shim", shimServerEnv+"=stay", shimJSONLEnv+"="+jsonl)...)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	lines := bufio.NewReader(stdout)
+	first, err := lines.ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hello struct{ Params struct{ Pid int } }
+	if err := json.Unmarshal([]byte(first), &hello); err != nil || hello.Params.Pid == 0 {
+		t.Fatalf("first line %q: %v", first, err)
+	}
+	server := hello.Params.Pid
+	// The host keeps talking until the kill.
+	go func() {
+		for i := 0; ; i++ {
+			if _, err := fmt.Fprintf(stdin, `{"jsonrpc":"2.0","id":%d,"method":"ping"}`+"\n", i); err != nil {
+				return
+			}
+		}
+	}()
+	go io.Copy(io.Discard, lines)
+	recordedFrames := func() int {
+		b, _ := os.ReadFile(jsonl)
+		return bytes.Count(b, []byte(`"kind":"frame"`))
+	}
+	waitUntil(t, "1000 frames recorded", func() bool { return recordedFrames() >= 1000 })
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err == nil {
+		t.Fatal("the shim survived SIGKILL")
+	}
+	if left := transport.WaitGone(func() int { n, _ := transport.GroupLeftovers(server); return n }, safety); left != 0 {
+		syscall.Kill(-server, syscall.SIGKILL)
+		t.Fatalf("%d process(es) of the server's group %d outlived the shim", left, server)
+	}
+	b, err := os.ReadFile(jsonl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	events := readJSONL(t, b)
+	if len(events) < 1000 || !strings.HasPrefix(events[0].Text, "started pid ") {
+		t.Errorf("%d events recorded before the kill, first %+v", len(events), events[0])
+	}
+}
+
+// vmKB reads a field of /proc/self/status in kB ("VmRSS", "VmHWM").
+func vmKB(t testing.TB, field string) int {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Skip("no /proc/self/status")
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, field+":"); ok {
+			var kb int
+			fmt.Sscanf(strings.TrimSpace(rest), "%d", &kb)
+			return kb
+		}
+	}
+	t.Skip("no " + field + " in /proc/self/status")
+	return 0
+}
+
+// TestStdio100MBFrame: a frame of 100 MB passes whole, both ways, and the
+// record keeps its first bytes, its full size and its id; the shim's
+// memory grows by a fraction of the frame (the peak RSS of the test
+// process, which runs the shim, is measured from before the frame).
+func TestStdio100MBFrame(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("100 MB through the shim: not in -short, nor under the race detector, which measures itself")
+	}
+	const pad = 100 << 20
+	head := `{"jsonrpc":"2.0","id":"big","method":"tools/call","params":{"name":"x","arguments":{"pad":"`
+	tail := `"},"_meta":{"progressToken":7}}}` + "\n"
+	w := newWatched(t, RecorderConfig{})
+	h := newPipeHost(t)
+	cfg := w.config("echo", h.stdinR)
+	cfg.Stdout = h.stdout
+	runtime.GC()
+	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
+		t.Logf("cannot reset the peak RSS (%v): measuring from the start of the process", err)
+	}
+	before := vmKB(t, "VmHWM")
+	done := runStdio(cfg)
+	sent := sha256.New()
+	go func() {
+		chunk := bytes.Repeat([]byte("0123456789abcdef"), 4096)
+		out := io.MultiWriter(h.in, sent)
+		io.WriteString(out, head)
+		for n := 0; n < pad; n += len(chunk) {
+			out.Write(chunk)
+		}
+		io.WriteString(out, tail)
+		h.send(t, `{"jsonrpc":"2.0","id":2,"method":"ping"}`)
+		h.in.Close()
+	}()
+	got := sha256.New()
+	var size int
+	for {
+		part, err := h.lines.ReadSlice('\n')
+		got.Write(part)
+		size += len(part)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			t.Fatal(err)
+		}
+	}
+	if size != len(head)+pad+len(tail) || !bytes.Equal(got.Sum(nil), sent.Sum(nil)) {
+		t.Fatalf("the host got back %d bytes, sent %d; same bytes: %v", size, len(head)+pad+len(tail), bytes.Equal(got.Sum(nil), sent.Sum(nil)))
+	}
+	if line := h.read(t); !strings.Contains(line, `"id":2`) {
+		t.Errorf("after the large frame: %q", line)
+	}
+	if code, err := waitStdio(t, done); code != 0 || err != nil {
+		t.Fatal(code, err)
+	}
+	peak := vmKB(t, "VmHWM")
+	events := w.events(t)
+	n := 0
+	for _, e := range events {
+		if e.Kind == chrono.KindFrame && e.Size == size-1 {
+			n++
+			if !e.Truncated || len(e.Raw) != chrono.DefaultMaxRaw || e.Summary.ID != `"big"` || e.Summary.Token != "7" {
+				t.Errorf("the large frame recorded as %s", dump([]chrono.Event{e}))
+			}
+		}
+	}
+	if n != 2 {
+		t.Errorf("the large frame recorded %d times, want 2 (out and back):\n%s", n, dump(events))
+	}
+	grew := (peak - before) << 10
+	t.Logf("peak RSS grew by %d MB while 2 x %d MB went through", grew>>20, (size>>20))
+	if taps, bytes := w.rec.Dropped(); taps > 0 {
+		t.Logf("the recorder dropped %d pieces (%d bytes)", taps, bytes)
+	}
+	if grew > size/2 {
+		t.Errorf("peak RSS grew by %d MB for a frame of %d MB: the shim holds the frame", grew>>20, size>>20)
 	}
 }
