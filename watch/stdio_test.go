@@ -639,7 +639,7 @@ func TestStdio100MBFrame(t *testing.T) {
 		t.Errorf("the large frame recorded %d times, want 2 (out and back):\n%s", n, dump(events))
 	}
 	grew := (peak - before) << 10
-	t.Logf("peak RSS grew by %d MB while 2 x %d MB went through", grew>>20, (size>>20))
+	t.Logf("peak RSS grew by %d MB while 2 x %d MB went through", grew>>20, (size >> 20))
 	if taps, bytes := w.rec.Dropped(); taps > 0 {
 		t.Logf("the recorder dropped %d pieces (%d bytes)", taps, bytes)
 	}
