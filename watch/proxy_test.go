@@ -151,7 +151,7 @@ func testClient() *http.Client {
 
 // startProxy serves a proxy to target on a loopback port and returns its
 // base URL.
-func startProxy(t *testing.T, target string, rec *Recorder, redact ...string) string {
+func startProxy(t testing.TB, target string, rec *Recorder, redact ...string) string {
 	t.Helper()
 	u, err := url.Parse(target)
 	if err != nil {
