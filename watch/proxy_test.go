@@ -608,3 +608,43 @@ func TestDescribeHeadersPutsSessionFirst(t *testing.T) {
 		t.Error("SessionID found a session in a head without one")
 	}
 }
+
+// TestProxyServerDiesMidStream: a server that drops the connection in the
+// middle of an event stream: the client gets through the proxy the same
+// bytes and the same broken stream it gets directly, and the record says
+// the stream failed before the response to its request.
+func TestProxyServerDiesMidStream(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":5,\"progress\":1}}\n\ndata: {\"jsonrpc\"")
+		w.(http.Flusher).Flush()
+		conn, _, err := http.NewResponseController(w).Hijack()
+		if err == nil {
+			conn.Close() // dies without ending the chunked body
+		}
+	}))
+	t.Cleanup(srv.Close)
+	w := newWatched(t, RecorderConfig{})
+	proxyURL := startProxy(t, srv.URL, w.rec)
+	client := testClient()
+	read := func(base string) (string, error) {
+		resp, err := client.Post(base+"/mcp", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":5,"method":"tools/call"}`))
+		if err != nil {
+			return "", err
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		return string(b), err
+	}
+	direct, derr := read(srv.URL)
+	proxied, perr := read(proxyURL)
+	if derr == nil || perr == nil || direct != proxied {
+		t.Errorf("directly: %q, %v\nthrough the proxy: %q, %v", direct, derr, proxied, perr)
+	}
+	w.sink.waitFor(t, "the failed stream", func(e chrono.Event) bool {
+		return e.Channel == "SSE POST #1" && e.Kind == chrono.KindError && strings.HasPrefix(e.Text, "the response stream failed: ") &&
+			strings.HasSuffix(e.Text, "(before the response to request 5)")
+	})
+	w.events(t)
+}
