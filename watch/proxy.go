@@ -270,23 +270,27 @@ func (r *Recorder) head(t *tap) {
 	ex := h.ex
 	r.learnSecrets(h)
 	e := chrono.Event{Channel: ex.channel, Kind: chrono.KindHTTP}
-	encoded := contentEncoded(h.header)
+	enc := bodyEncoding(h.header)
+	s := ex.req
 	if t.op == opReqHead {
 		e.Dir, e.Text = chrono.Out, h.method+" "+h.uri+" "+describeHeaders(h.header, h.redact)
-		if encoded {
-			ex.req.mode = modeOpaque
-		}
 	} else {
+		s = ex.res
 		e.Dir, e.Text = chrono.In, fmt.Sprintf("HTTP %d %s", h.status, describeHeaders(h.header, h.redact))
 		switch mt := mediaType(h.header); {
-		case encoded:
-			ex.res.mode = modeOpaque
-			e.Text += " (content-encoded: the body is recorded as it is, not decoded)"
 		case mt == "text/event-stream":
-			ex.res.mode = modeSSE
+			s.mode = modeSSE
 		case mt == "application/json" || strings.HasSuffix(mt, "+json"):
-			ex.res.mode = modeBody
+			s.mode = modeBody
 		}
+	}
+	switch {
+	case decodable(enc):
+		s.decoder = r.startDecoder(s, enc)
+		e.Text += " (" + enc + "-encoded: the body is recorded decoded)"
+	case enc != "":
+		s.mode = modeOpaque
+		e.Text += " (" + enc + "-encoded: the body is recorded as it is, not decoded)"
 	}
 	e.Text = chrono.Sanitize(e.Text, false)
 	r.emit(e, t.at)
@@ -313,17 +317,6 @@ func (r *Recorder) learnSecrets(h *httpHead) {
 			r.redactor.Add(secrets...)
 		}
 	}
-}
-
-// contentEncoded reports whether the body is compressed or otherwise
-// encoded, and so cannot be framed as it is.
-func contentEncoded(h http.Header) bool {
-	for _, v := range h.Values("Content-Encoding") {
-		if v = strings.TrimSpace(strings.ToLower(v)); v != "" && v != "identity" {
-			return true
-		}
-	}
-	return false
 }
 
 // mediaType is the body's media type, lower case, without parameters.

@@ -3,6 +3,9 @@ package watch
 import (
 	"bufio"
 	"bytes"
+	"compress/flate"
+	"compress/gzip"
+	"compress/zlib"
 	"context"
 	"errors"
 	"fmt"
@@ -647,4 +650,100 @@ func TestProxyServerDiesMidStream(t *testing.T) {
 			strings.HasSuffix(e.Text, "(before the response to request 5)")
 	})
 	w.events(t)
+}
+
+// TestProxyRecordsCompressedBodiesDecoded: a gzip or deflate body passes
+// to the client compressed as the server sent it, and is recorded
+// decoded, as frames; a body in an encoding the recorder cannot decode
+// (br) is recorded as it is, and says so.
+func TestProxyRecordsCompressedBodiesDecoded(t *testing.T) {
+	compress := func(enc, s string) []byte {
+		var b bytes.Buffer
+		var w io.WriteCloser
+		switch enc {
+		case "gzip":
+			w = gzip.NewWriter(&b)
+		case "deflate":
+			w = zlib.NewWriter(&b)
+		case "raw-deflate":
+			w, _ = flate.NewWriter(&b, flate.DefaultCompression)
+		default:
+			return []byte(s)
+		}
+		io.WriteString(w, s)
+		w.Close()
+		return b.Bytes()
+	}
+	sse := "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":\"z\",\"progress\":1}}\n\n" +
+		"data: {\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"pad\":\"" + strings.Repeat("x", 200<<10) + "\"}}\n\n"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		enc := r.URL.Query().Get("enc")
+		header := enc
+		if enc == "raw-deflate" {
+			header = "deflate"
+		}
+		w.Header().Set("Content-Encoding", header)
+		if r.URL.Query().Get("type") == "sse" {
+			w.Header().Set("Content-Type", "text/event-stream")
+			body := compress(enc, sse)
+			w.Write(body[:len(body)/2]) // in two pieces
+			w.(http.Flusher).Flush()
+			w.Write(body[len(body)/2:])
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(compress(enc, `{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}`))
+	}))
+	t.Cleanup(srv.Close)
+	w := newWatched(t, RecorderConfig{})
+	proxyURL := startProxy(t, srv.URL, w.rec)
+	client := testClient()
+	get := func(base, query string) []byte {
+		resp, err := client.Post(base+"/mcp?"+query, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	queries := []string{"enc=gzip", "enc=deflate", "enc=raw-deflate", "enc=gzip&type=sse", "enc=br"}
+	for _, q := range queries {
+		if direct, proxied := get(srv.URL, q), get(proxyURL, q); !bytes.Equal(direct, proxied) {
+			t.Errorf("%s: the client got %d bytes through the proxy, %d directly", q, len(proxied), len(direct))
+		}
+	}
+	events := w.events(t)
+	for i, want := range []struct{ channel, text string }{
+		{"POST #1", "gzip-encoded: the body is recorded decoded"},
+		{"POST #2", "deflate-encoded: the body is recorded decoded"},
+		{"POST #3", "deflate-encoded: the body is recorded decoded"},
+	} {
+		var head, frame bool
+		for _, e := range events {
+			head = head || e.Channel == want.channel && e.Kind == chrono.KindHTTP && strings.HasSuffix(e.Text, "("+want.text+")")
+			frame = frame || e.Channel == want.channel && e.Kind == chrono.KindFrame && e.Dir == chrono.In && e.Summary.ID == "1" && e.Summary.Kind == "result"
+		}
+		if !head || !frame {
+			t.Errorf("%s: head %v, decoded frame %v:\n%s", queries[i], head, frame, dump(events))
+		}
+	}
+	var sseFrames []chrono.Event
+	var br bool
+	for _, e := range events {
+		if e.Channel == "SSE POST #4" && e.Kind == chrono.KindFrame {
+			sseFrames = append(sseFrames, e)
+		}
+		br = br || e.Channel == "POST #5" && strings.HasSuffix(e.Text, "(br-encoded: the body is recorded as it is, not decoded)")
+	}
+	if len(sseFrames) != 2 || sseFrames[0].Summary.Token != `"z"` || sseFrames[1].Summary.ID != "2" || sseFrames[1].Size != len(strings.SplitN(sse, "\n\n", 2)[1])-len("data: ")-2 {
+		t.Errorf("the gzip event stream recorded as:\n%s", dump(sseFrames))
+	}
+	if !br {
+		t.Errorf("the br body not recorded as such:\n%s", dump(events))
+	}
 }

@@ -93,11 +93,12 @@ type Recorder struct {
 	err error
 
 	// The recorder goroutine's own.
-	seq       uint64
-	last      time.Duration
-	out       []byte
-	sinkDead  []bool
-	lastDrops uint64
+	seq      uint64
+	last     time.Duration
+	out      []byte
+	sinkDead []bool
+	// decoders are the decoders of bodies whose end has not come.
+	decoders map[*decoder]struct{}
 }
 
 // NewRecorder starts a recorder. Close must be called to write the end
@@ -119,7 +120,7 @@ func NewRecorder(cfg RecorderConfig) *Recorder {
 		cfg.Start = time.Now()
 	}
 	r := &Recorder{cfg: cfg, redactor: cfg.Redactor, start: cfg.Start, done: make(chan struct{}),
-		sinkDead: make([]bool, len(cfg.Sinks))}
+		sinkDead: make([]bool, len(cfg.Sinks)), decoders: map[*decoder]struct{}{}}
 	r.q.init(cfg.QueueTaps, cfg.QueueBytes)
 	go r.run()
 	return r
@@ -241,6 +242,8 @@ type tap struct {
 	text string
 	// lostTaps and lostBytes were dropped from s before this tap.
 	lostTaps, lostBytes int64
+	// plain marks data a decoder decoded from a compressed body.
+	plain bool
 }
 
 // queue is the bounded queue between the forwarders and the recorder: a
@@ -287,6 +290,37 @@ func (q *queue) push(t tap, control bool) (ok, closed bool) {
 	return true, false
 }
 
+// pushInternal queues a tap the recorder makes itself (decoded bytes,
+// an end that follows them): after Close too, since it belongs to what
+// was queued before, and within the control reserve. A tap it cannot
+// queue is counted as dropped.
+func (r *Recorder) pushInternal(t tap) {
+	q := &r.q
+	q.mu.Lock()
+	n := len(q.taps)
+	ok := n < q.maxTaps+controlReserve && (t.op != opData || q.bytes+len(t.data) <= q.maxBytes)
+	if ok {
+		q.taps = append(q.taps, t)
+		q.bytes += len(t.data)
+	}
+	q.mu.Unlock()
+	if !ok {
+		r.droppedTaps.Add(1)
+		r.droppedBytes.Add(uint64(len(t.data)))
+		if t.s != nil {
+			t.s.lostTaps.Add(1)
+			t.s.lostBytes.Add(int64(len(t.data)))
+		}
+		return
+	}
+	if n == 0 {
+		select {
+		case q.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
 // close stops the queue taking taps and wakes the recorder.
 func (q *queue) close() {
 	q.mu.Lock()
@@ -331,8 +365,12 @@ func (r *Recorder) run() {
 	}
 }
 
-// finish records the end of the capture and writes what is left.
+// finish records the end of the capture and writes what is left. The
+// decoders of bodies whose end never came (dropped) are stopped.
 func (r *Recorder) finish() {
+	for d := range r.decoders {
+		_ = d.pw.CloseWithError(errClosedEarly)
+	}
 	if taps, bytes := r.Dropped(); taps > 0 {
 		r.emit(chrono.Event{Dir: chrono.Harness, Kind: chrono.KindError, Channel: recorderChannel,
 			Text: fmt.Sprintf("%s: %d pieces (%d bytes of data) were dropped in all because the recorder's queue was full",
@@ -409,8 +447,22 @@ func (r *Recorder) process(t *tap) {
 	case opEvent:
 		r.emit(*t.ev, t.at)
 	case opData:
+		if d := t.s.decoder; d != nil && !t.plain {
+			d.feed(t.data) // decoded, it comes back as plain taps
+			return
+		}
 		t.s.write(r, t.data, t.at)
 	case opEnd:
+		if d := t.s.decoder; d != nil {
+			// The decoded bytes are queued before the end, which is
+			// queued again after them.
+			d.finish(r)
+			t.s.decoder = nil
+			end := *t
+			end.lostTaps, end.lostBytes = 0, 0
+			r.pushInternal(end)
+			return
+		}
 		t.s.finish(r, t.how, t.text, t.at)
 	case opReqHead, opResHead:
 		r.head(t)

@@ -40,6 +40,9 @@ type stream struct {
 	lastCR bool // the line so far ends in "\r"
 	resync bool // skip to the next line end: its start was dropped
 	sse    *sseState
+	// decoder, when set, decompresses the stream's bytes before they are
+	// framed (a gzip or deflate body).
+	decoder *decoder
 }
 
 // exchange is one HTTP request and its response, as the recorder knows
