@@ -647,3 +647,90 @@ func TestStdio100MBFrame(t *testing.T) {
 		t.Errorf("peak RSS grew by %d MB for a frame of %d MB: the shim holds the frame", grew>>20, size>>20)
 	}
 }
+
+// TestShimHostStopsReading: a host that closes its end of the shim's
+// stdout does not kill the shim with SIGPIPE: the shim records that the
+// host stopped reading, closes the server's stdin, and exits with the
+// server's status once the server has.
+func TestShimHostStopsReading(t *testing.T) {
+	jsonl := filepath.Join(t.TempDir(), "chronology.jsonl")
+	cmd := exec.Command(helperArgv()[0])
+	cmd.Env = append(os.Environ(), helperEnvFor("shim", shimServerEnv+"=echo", shimJSONLEnv+"="+jsonl)...)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = w, os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	r.Close() // the host stops reading before the first answer
+	if _, err := io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"ping"}`+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	select {
+	case err := <-waited:
+		if err != nil {
+			t.Fatalf("the shim ended with %v; want the server's status, 0", err)
+		}
+	case <-time.After(safety):
+		cmd.Process.Kill()
+		t.Fatal("the shim did not exit")
+	}
+	b, err := os.ReadFile(jsonl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	events := readJSONL(t, b)
+	want := []string{TextHostStoppedReading, "exited with code 0"}
+	i := 0
+	for _, e := range events {
+		if i < len(want) && strings.Contains(e.Text, want[i]) {
+			i++
+		}
+	}
+	if i != len(want) {
+		t.Errorf("missing %q:\n%s", want[i], dump(events))
+	}
+}
+
+// TestStdioContextKillsTheGroup: ending Stdio's context is an emergency
+// stop: the group gets SIGKILL at once, whatever the ladder.
+func TestStdioContextKillsTheGroup(t *testing.T) {
+	w := newWatched(t, RecorderConfig{})
+	h := newPipeHost(t)
+	cfg := w.config("ignore-term", h.stdinR)
+	cfg.Stdout = h.stdout
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan [2]any, 1)
+	go func() {
+		code, err := Stdio(ctx, cfg)
+		h.stdout.Close()
+		done <- [2]any{code, err}
+	}()
+	if line := h.read(t); !strings.Contains(line, "ready") {
+		t.Fatalf("first line %q", line)
+	}
+	cancel()
+	code, err := waitStdio(t, done)
+	if err != nil || code != 128+int(syscall.SIGKILL) {
+		t.Fatalf("Stdio = %d, %v; want 137", code, err)
+	}
+	events := w.events(t)
+	found := false
+	for _, e := range events {
+		found = found || strings.HasPrefix(e.Text, "SIGKILL to process group ") && strings.Contains(e.Text, "run context ended (context canceled)")
+	}
+	if !found {
+		t.Errorf("no SIGKILL recorded for the context:\n%s", dump(events))
+	}
+	h.in.Close()
+}
