@@ -32,17 +32,21 @@ package watch
 // capture, on channel "recorder".
 const TextCaptureIncomplete = "the capture is incomplete"
 
-// ClientClosedPrefix begins ClientClosedText.
-const ClientClosedPrefix = "the client closed the response stream of request "
+// ClientClosedPrefix begins ClientClosedText: the prefix by which the
+// monitor (monitor.ClosePrefix) and the checker's own HTTP transport know
+// the record of a response stream closed before its response.
+const ClientClosedPrefix = "closing the response stream of request "
 
-// ClientClosedText is the text of the KindDecision event recorded when a
-// client closes the response of a request before the response to it
-// came: on channel "SSE POST #n" when the response was an event stream,
-// "POST #n" when no stream had begun (the client gave up waiting for
-// the response's headers, or for a JSON body). From protocol revision
-// 2026-07-28 on, that is how a client cancels a request over Streamable
-// HTTP. id is the request's id as chrono.Summary gives it: 7, or "abc"
-// with its quotes.
+// ClientClosedText is the text of the KindDecision event (Dir Harness)
+// recorded when a client closes the response of a request before the
+// response to it came: "closing the response stream of request ID: the
+// client closed it before its response", on channel "SSE POST #n" when
+// the response was an event stream, "POST #n" when no stream had begun
+// (the client gave up waiting for the response's headers, or for a JSON
+// body). From protocol revision 2026-07-28 on, that is how a client
+// cancels a request over Streamable HTTP; before, it is a disconnection.
+// id is the request's id as chrono.Summary gives it: 7, or "abc" with
+// its quotes.
 func ClientClosedText(id string) string {
-	return ClientClosedPrefix + id + " before its response"
+	return ClientClosedPrefix + id + ": the client closed it before its response"
 }

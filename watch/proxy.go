@@ -328,18 +328,16 @@ func mediaType(h http.Header) string {
 	return mt
 }
 
-// sessionFirst are the headers shown first in a head's text, in this
-// order, so that the session and protocol version are found in the same
-// place of every text.
-var sessionFirst = [...]string{transport.HeaderSessionID, transport.HeaderProtocolVersion}
-
 // describeHeaders renders headers for the record: Mcp-Session-Id and
 // Mcp-Protocol-Version first, then the others sorted, "Name: value"
 // joined by "; ", values of the headers redact names hidden.
 func describeHeaders(h http.Header, redact func(string) bool) string {
+	// The session and protocol version come first, so that they are
+	// found in the same place of every text.
+	first := [...]string{transport.HeaderSessionID, transport.HeaderProtocolVersion}
 	names := make([]string, 0, len(h))
 	for n := range h {
-		if n != sessionFirst[0] && n != sessionFirst[1] {
+		if n != first[0] && n != first[1] {
 			names = append(names, n)
 		}
 	}
@@ -359,7 +357,7 @@ func describeHeaders(h http.Header, redact func(string) bool) string {
 		}
 		b.WriteString(n + ": " + v)
 	}
-	for _, n := range sessionFirst {
+	for _, n := range first {
 		add(n)
 	}
 	for _, n := range names {

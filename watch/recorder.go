@@ -15,8 +15,10 @@ import (
 // Sink receives every event the recorder records, in order, from the
 // recorder's goroutine alone: never from the forwarding path, so a slow
 // sink costs the capture its completeness (the queue fills, pieces are
-// dropped and counted), never the conversation its speed. Each event
-// handed to a sink owns its raw bytes: the sink may keep it.
+// dropped and counted), never the conversation its speed. The raw bytes
+// of an event belong to it alone (not to a buffer the recorder reuses):
+// a sink may keep the event, but must not modify its raw bytes, which
+// every sink sees.
 type Sink interface {
 	Event(e chrono.Event)
 }
@@ -130,9 +132,9 @@ func NewRecorder(cfg RecorderConfig) *Recorder {
 func (r *Recorder) Redactor() *chrono.Redactor { return r.redactor }
 
 // Dropped is how many pieces were dropped because the queue was full,
-// and how many bytes of data they held. Any
-// drop makes the capture incomplete, which the recording says where it
-// happened and again at its end.
+// and how many bytes of data they held. Any drop makes the capture
+// incomplete, which the recording says where it happened and again at
+// its end.
 func (r *Recorder) Dropped() (pieces, bytes uint64) {
 	return r.droppedTaps.Load(), r.droppedBytes.Load()
 }

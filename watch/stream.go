@@ -302,7 +302,8 @@ type sseState struct {
 
 const sseMaxField = 1 << 10
 
-var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
+// utf8BOM is the byte order mark an event stream may begin with.
+const utf8BOM = "\xEF\xBB\xBF"
 
 func (s *stream) sseState() *sseState {
 	if s.sse == nil {
@@ -328,7 +329,7 @@ func (p *sseState) feed(r *Recorder, s *stream, b []byte, at time.Time) {
 			p.started = true
 			if n := p.bomSeen; n > 0 {
 				p.bomSeen = 0
-				p.feed(r, s, utf8BOM[:n], at)
+				p.feed(r, s, []byte(utf8BOM[:n]), at)
 			}
 		}
 		if p.pendCR {
