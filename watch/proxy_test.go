@@ -21,6 +21,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/report"
 )
 
 // received is what the scripted server received of one request.
@@ -745,5 +746,34 @@ func TestProxyRecordsCompressedBodiesDecoded(t *testing.T) {
 	}
 	if !br {
 		t.Errorf("the br body not recorded as such:\n%s", dump(events))
+	}
+}
+
+// TestRecordRendersAsASequence: a recorded conversation reads back and
+// renders as "mcpflight show" renders a chronology, arrows for frames
+// both ways, the untrusted bytes sanitised.
+func TestRecordRendersAsASequence(t *testing.T) {
+	got := make(chan received, 1)
+	srv := httptest.NewServer(scriptedServer(got))
+	t.Cleanup(srv.Close)
+	w := newWatched(t, RecorderConfig{})
+	proxyURL := startProxy(t, srv.URL, w.rec)
+	do(t, testClient(), proxyURL, byteCases()[3], got) // a POST answered with an event stream
+	do(t, testClient(), proxyURL, exchangeCase{method: "POST", path: "/garbage", body: []byte("\x1b[31mred\x1b[0m")}, got)
+	events := w.events(t)
+	var out strings.Builder
+	if err := report.Sequence(&out, events, report.SequenceOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	text := out.String()
+	for _, want := range []string{`request tools/call id=4 progressToken="p" [POST #1]`,
+		`notification notifications/progress progressToken="p" [SSE POST #1]`, "result id=4 [SSE POST #1]",
+		"malformed frame (invalid-utf8) [POST #2]"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the sequence does not show %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "\x1b") {
+		t.Errorf("the sequence holds a raw escape:\n%q", text)
 	}
 }
