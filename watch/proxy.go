@@ -56,9 +56,15 @@ type ProxyConfig struct {
 // message of its body (KindFrame, Out), the status and headers (KindHTTP,
 // In), a JSON body's message (KindFrame, In, "POST #n"), each event of
 // an event stream (KindFrame for a message, KindHTTP for any other,
-// In, "SSE POST #n"), and how a stream ended: "stream ended" (the
-// server ended it), ClientClosedText (the client closed it before the
-// response to its request), a note when it closed it after. The
+// In, "SSE POST #n"), and how a stream ended (Dir Harness): "stream
+// ended" (the server ended it), "the server ended the response stream
+// of request ID before its response" (KindNote), "the response stream
+// failed: …" (KindError, the connection to the server broke),
+// ClientClosedText (KindDecision: the client closed it before the
+// response to its request), "the client closed the response stream of
+// request ID after its response" or "the client closed the response
+// stream" (KindNote: after the response, or a stream of no request). A
+// gzip or deflate body is recorded decoded. The
 // Mcp-Session-Id header comes first in the headers of each KindHTTP
 // text ("POST /mcp Mcp-Session-Id: abc; Accept: …"), so that a judge
 // can key sessions by it (SessionID). Credential headers are redacted
@@ -429,9 +435,9 @@ func loopbackHost(host string) bool {
 
 // Serve serves h on ln until ctx ends, recording each client connection
 // opening and closing (KindState, channel "connection") when rec is not
-// nil. When ctx ends, requests in flight get shutdownGrace to finish;
-// then every connection is closed, open event streams included, and
-// Serve returns nil.
+// nil. When ctx ends, requests in flight get two seconds to finish; then
+// every connection is closed, open event streams included, and Serve
+// returns nil.
 func Serve(ctx context.Context, ln net.Listener, h http.Handler, rec *Recorder) error {
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}
 	if rec != nil {
