@@ -71,6 +71,9 @@ func result(id string) string {
 	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"content":[]}}`, id)
 }
 
+// nullErr is an error response with a null id.
+const nullErr = `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"no"}}`
+
 func cancel(id string) string {
 	return fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":%s}}`, id)
 }
@@ -127,7 +130,16 @@ func TestRules(t *testing.T) {
 			[]string{"one-response RPC-8 fail server"}},
 		{"a response for an ID never sent", init25().s(result("77")),
 			[]string{"one-response RPC-8 fail server"}},
-		{"a null-id error with every ID readable", init25().c(`{"jsonrpc":"2.0","method":"notifications/x"}`).s(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"no"}}`),
+		{"a null-id error with every ID readable and nothing in flight", init25().c(`{"jsonrpc":"2.0","method":"notifications/x"}`).s(nullErr),
+			[]string{"no-response-to-notification RPC-15 fail server"}},
+		{"a null-id error while a request is in flight, which then has its own answer", init25().c(call("1", `"t"`)).c(`{"jsonrpc":"2.0","method":"notifications/x"}`).
+			s(nullErr).s(result("1")),
+			[]string{"no-response-to-notification RPC-15 fail server"}},
+		{"a null-id error while a request is in flight that never has its own", init25().c(call("1", `"t"`)).c(`{"jsonrpc":"2.0","method":"notifications/x"}`).
+			s(nullErr),
+			[]string{"one-response RPC-11 fail server"}},
+		{"a null-id error before any notification", (&history{}).c(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}`).
+			s(`{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}`).s(nullErr),
 			[]string{"one-response RPC-11 fail server"}},
 		{"a null-id error for an unreadable frame", init25().c(`{not json`).s(`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse"}}`),
 			[]string{"frames-well-formed STD-5 fail client"}},
@@ -425,5 +437,39 @@ func TestObserve(t *testing.T) {
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("activities\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// status records the HTTP status line POST #n was answered with.
+func (h *history) status(n, code int) *history {
+	h.events = append(h.events, chrono.Event{Seq: uint64(len(h.events) + 1), Offset: h.at, Dir: chrono.In, Kind: chrono.KindHTTP,
+		Channel: fmt.Sprintf("POST #%d", n), Text: fmt.Sprintf("HTTP %d Content-Type: application/json", code)})
+	return h
+}
+
+// TestNullIDOverHTTP: over Streamable HTTP an error with a null id answers
+// the POST it came on: a notification's breaks RPC-15 (its POST is
+// answered with 202 and no body); a request's refused at the HTTP layer
+// (the 404 of a session the server no longer knows) is the exchange's
+// answer and not judged; a request's accepted one answers it without its
+// readable ID (RPC-11).
+func TestNullIDOverHTTP(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		h    *history
+		want []string
+	}{
+		{"a notification's POST", init25().post(2, `{"jsonrpc":"2.0","method":"notifications/x"}`).status(2, 200).frame(chrono.In, "POST #2", nullErr),
+			[]string{"no-response-to-notification RPC-15 fail server"}},
+		{"a request's POST refused with 404", init25().post(2, call("1", `"t"`)).status(2, 404).frame(chrono.In, "POST #2", nullErr), nil},
+		{"a request's POST accepted", init25().post(2, call("1", `"t"`)).status(2, 200).frame(chrono.In, "POST #2", nullErr),
+			[]string{"one-response RPC-11 fail server"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fs, _, _ := run(tc.h, Options{Transport: "http"})
+			if got := brief(fs); strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+				t.Errorf("findings %v, want %v", got, tc.want)
+			}
+		})
 	}
 }

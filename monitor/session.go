@@ -80,9 +80,12 @@ type request struct {
 	respSeq   uint64
 	respAt    time.Duration
 	respChan  string
-	errCode   int
-	isError   bool
-	result    json.RawMessage
+	// status is the HTTP status the request's POST was answered with (0:
+	// none seen, or not over HTTP).
+	status  int
+	errCode int
+	isError bool
+	result  json.RawMessage
 }
 
 // task is one task the session follows (2025-11-25 tasks).
@@ -91,8 +94,9 @@ type task struct {
 	create   *request
 	status   string
 	terminal string
-	// terminalSeq is where it was first seen terminal.
-	terminalSeq uint64
+	// terminalSeq and terminalChan are where it was first seen terminal.
+	terminalSeq  uint64
+	terminalChan string
 	// statusSeq is where status was last seen, statusAt when.
 	statusSeq uint64
 	statusAt  time.Duration
@@ -134,9 +138,17 @@ type session struct {
 	// may answer.
 	unreadable   map[Side]bool
 	malformedIDs map[Side]*boundedSet
-	// streams maps an HTTP exchange's channel ("POST #3") to its request.
-	streams map[string]*request
-	tasks   map[string]*task
+	// streams maps an HTTP exchange's channel ("POST #3") to its request;
+	// notifPosts are the channels of the POSTs that carried a
+	// notification.
+	streams    map[string]*request
+	notifPosts *boundedSet
+	// notified is set once side sent a notification; nullErrors are the
+	// errors with a null id waiting for the requests then in flight to
+	// be answered (nullIDError).
+	notified   map[Side]bool
+	nullErrors []*nullError
+	tasks      map[string]*task
 	// logLevel is the level the client set with logging/setLevel
 	// (2025-11-25), "" when none; setLevel is the request setting it.
 	logLevel string
@@ -166,7 +178,8 @@ func newSession(m *Monitor, key string) *session {
 		ended:      map[Side][]*request{},
 		used:       map[Side]*boundedSet{Client: newBoundedSet(maxUsedIDs), Server: newBoundedSet(maxUsedIDs)},
 		unreadable: map[Side]bool{}, malformedIDs: map[Side]*boundedSet{Client: newBoundedSet(maxEnded), Server: newBoundedSet(maxEnded)},
-		streams: map[string]*request{}, tasks: map[string]*task{}, setLevel: map[string]string{}}
+		streams: map[string]*request{}, notifPosts: newBoundedSet(maxEnded), notified: map[Side]bool{},
+		tasks: map[string]*task{}, setLevel: map[string]string{}}
 	s.loadSchema()
 	return s
 }
@@ -233,6 +246,10 @@ func (s *session) event(ev chrono.Event) {
 		s.streamClosed(ev)
 	case ev.Kind == chrono.KindHTTP && ev.Dir == chrono.Out && strings.HasPrefix(ev.Channel, "GET #"):
 		s.resumed(ev)
+	case ev.Kind == chrono.KindHTTP && ev.Dir == chrono.In && strings.HasPrefix(ev.Text, "HTTP "):
+		if r := s.streams[ev.Channel]; r != nil {
+			_, _ = fmt.Sscanf(ev.Text, "HTTP %d", &r.status)
+		}
 	}
 }
 
@@ -396,8 +413,7 @@ func (s *session) response(side Side, ev chrono.Event, m *jsonrpc.Message) {
 	s.exercise(RuleOneResponse, side)
 	if !m.ID.IsValid() {
 		if m.NullID && !s.unreadable[asker] {
-			s.find(RuleOneResponse, side, verdict.Req("RPC-11"), ev.Seq, false,
-				"an error response with a null id (%s), though every frame the %s sent had a readable ID", errText(m), asker)
+			s.nullIDError(side, asker, ev, m)
 		}
 		return
 	}
@@ -412,6 +428,7 @@ func (s *session) response(side Side, ev chrono.Event, m *jsonrpc.Message) {
 		return
 	}
 	delete(s.reqs[asker], key)
+	s.settleNullErrors(asker, key)
 	r.responded, r.respSeq, r.respAt, r.respChan = true, ev.Seq, ev.Offset, ev.Channel
 	if m.Error != nil {
 		r.isError, r.errCode, r.errMsg = true, m.Error.Code, m.Error.Message
@@ -495,6 +512,11 @@ func (s *session) answered(side Side, r *request, ev chrono.Event, m *jsonrpc.Me
 
 // notification judges a notification side sent.
 func (s *session) notification(side Side, ev chrono.Event, m *jsonrpc.Message) {
+	s.notified[side] = true
+	s.exercise(RuleNoNotificationRepl, other(side))
+	if strings.HasPrefix(ev.Channel, "POST #") {
+		s.notifPosts.add(ev.Channel)
+	}
 	switch m.Method {
 	case mcp.NotificationCancelled:
 		s.cancel(side, ev, m)
@@ -539,6 +561,10 @@ func (s *session) end() []Open {
 	}
 	s.graceTasks()
 	s.endTasks()
+	for _, n := range s.nullErrors {
+		s.nullIDUnsettled(n)
+	}
+	s.nullErrors = nil
 	var open []Open
 	for _, side := range []Side{Client, Server} {
 		for _, r := range s.reqs[side] {
