@@ -115,6 +115,8 @@ func TestRules(t *testing.T) {
 			[]string{"progress-increasing PRG-4 fail server"}},
 		{"progress after the response", init25().c(call("1", `"t1"`)).s(result("1")).s(progress(`"t1"`, 1)),
 			[]string{"no-progress-after-end PRG-14 fail server"}},
+		{"progress after a cancelled request's response", init25().c(call("1", `"t"`)).c(cancel("1")).s(result("1")).wait(500 * ms).s(progress(`"t"`, 1)),
+			[]string{"no-progress-after-end PRG-14 fail server"}},
 		{"progress for a token never given", init25().c(call("1", `"t1"`)).s(progress(`"zz"`, 1)).s(result("1")),
 			[]string{"progress-token-known PRG-7 fail server"}},
 		{"a token reused while active", init25().c(call("1", `"t1"`)).c(call("2", `"t1"`)).s(result("1")).s(result("2")),
@@ -215,6 +217,9 @@ func TestTaskRules(t *testing.T) {
 		want []string
 		text string
 	}{
+		{"progress after the task is terminal", created(init25()).s(progress(`"tk"`, 1)).
+			c(`{"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"taskId":"T1"}}`).s(`{"jsonrpc":"2.0","id":2,"result":{"taskId":"T1","status":"completed"}}`).
+			s(progress(`"tk"`, 2)), []string{"no-progress-after-end PRG-11 fail server"}, ""},
 		{"a terminal task comes back", get("3", "working")(get("2", "completed")(created(init25()))), []string{"task-terminal-stable TSK-31 fail server"}, ""},
 		{"tasks/cancel of a completed task accepted", get("2", "completed")(created(init25())).
 			c(`{"jsonrpc":"2.0","id":3,"method":"tasks/cancel","params":{"taskId":"T1"}}`).s(`{"jsonrpc":"2.0","id":3,"result":{"taskId":"T1","status":"cancelled"}}`),
@@ -471,5 +476,26 @@ func TestNullIDOverHTTP(t *testing.T) {
 				t.Errorf("findings %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestTaskProgressAcrossStreams: over Streamable HTTP a task's progress
+// read after the task was seen terminal breaks PRG-11 only when it came on
+// the stream that showed the task terminal: across two streams the order
+// read is not the order written.
+func TestTaskProgressAcrossStreams(t *testing.T) {
+	base := func() *history {
+		return init25().post(1, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"build","task":{"ttl":60000},"_meta":{"progressToken":"tk"}}}`).
+			sse(1, `{"jsonrpc":"2.0","id":1,"result":{"task":{"taskId":"T1","status":"working"}}}`).
+			post(2, `{"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"taskId":"T1"}}`).
+			sse(2, `{"jsonrpc":"2.0","id":2,"result":{"taskId":"T1","status":"completed"}}`)
+	}
+	other := base().frame(chrono.In, "SSE GET #1", progress(`"tk"`, 1))
+	if fs, _, _ := run(other, Options{Transport: "http"}); len(fs) != 0 {
+		t.Errorf("progress on another stream: %v", brief(fs))
+	}
+	same := base().sse(2, progress(`"tk"`, 1))
+	if got := brief(func() []Finding { fs, _, _ := run(same, Options{Transport: "http"}); return fs }()); len(got) != 1 || got[0] != "no-progress-after-end PRG-11 fail server" {
+		t.Errorf("progress on the stream that showed the task terminal: %v", got)
 	}
 }

@@ -112,7 +112,7 @@ func (s *session) status(t *task, status string, ev chrono.Event, via string) {
 	if t.terminal == "" {
 		t.status, t.statusSeq, t.statusAt = status, ev.Seq, ev.Offset
 		if isTerminal(status) {
-			t.terminal, t.terminalSeq = status, ev.Seq
+			t.terminal, t.terminalSeq, t.terminalChan = status, ev.Seq, ev.Channel
 		}
 	}
 	s.graceTasks()
