@@ -499,3 +499,47 @@ func TestTaskProgressAcrossStreams(t *testing.T) {
 		t.Errorf("progress on the stream that showed the task terminal: %v", got)
 	}
 }
+
+// TestTaskSightingsOrder: over Streamable HTTP a task's sightings are
+// ordered by their lastUpdatedAt (two streams are not read in the order
+// they were written): a sighting read late but older than the terminal
+// one is no change, a newer one with another status is, and so is a
+// sighting newer than a terminal one read after it. Over stdio the order
+// read is the order written. A tasks/list entry is a sighting too.
+func TestTaskSightingsOrder(t *testing.T) {
+	task := func(status, at string) string {
+		return `{"taskId":"T","status":"` + status + `","createdAt":"2026-01-01T00:00:00Z","lastUpdatedAt":"2026-01-01T00:00:0` + at + `Z","ttl":600000}`
+	}
+	notif := func(status, at string) string {
+		return `{"jsonrpc":"2.0","method":"notifications/tasks/status","params":` + task(status, at) + `}`
+	}
+	created := func() *history {
+		return init25().post(1, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"w","task":{"ttl":600000}}}`).
+			sse(1, `{"jsonrpc":"2.0","id":1,"result":{"task":`+task("working", "0")+`}}`)
+	}
+	on := func(h *history, ch, raw string) *history { return h.frame(chrono.In, ch, raw) }
+	for _, tc := range []struct {
+		name      string
+		h         *history
+		transport string
+		want      []string
+	}{
+		{"a stale sighting read late", on(on(created(), "SSE GET #1", notif("completed", "2")), "SSE GET #2", notif("working", "1")), "http", nil},
+		{"a newer sighting with another status", on(on(on(created(), "SSE GET #1", notif("completed", "2")), "SSE GET #2", notif("working", "1")), "SSE GET #2", notif("cancelled", "3")),
+			"http", []string{"task-terminal-stable TSK-31 fail server"}},
+		{"an older terminal sighting read after a newer one", on(on(created(), "SSE GET #1", notif("working", "3")), "SSE GET #2", notif("completed", "2")),
+			"http", []string{"task-terminal-stable TSK-31 fail server"}},
+		{"over stdio the order read", on(on(created(), "stdout", notif("completed", "2")), "stdout", notif("working", "1")),
+			"stdio", []string{"task-terminal-stable TSK-31 fail server"}},
+		{"a tasks/list entry", created().post(2, `{"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"taskId":"T"}}`).sse(2, `{"jsonrpc":"2.0","id":2,"result":`+task("completed", "2")+`}`).
+			post(3, `{"jsonrpc":"2.0","id":3,"method":"tasks/list"}`).sse(3, `{"jsonrpc":"2.0","id":3,"result":{"tasks":[`+task("working", "3")+`]}}`),
+			"http", []string{"task-terminal-stable TSK-31 fail server"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fs, _, _ := run(tc.h, Options{Transport: tc.transport})
+			if got := brief(fs); strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+				t.Errorf("findings %v, want %v (%v)", got, tc.want, fs)
+			}
+		})
+	}
+}

@@ -113,6 +113,10 @@ type task struct {
 	polls    []string
 	// alerted is set once an alert was made about the task.
 	alerted bool
+	// first is the first terminal sighting, latest the latest sighting of
+	// each status, in the order of later (stable).
+	first  *sighting
+	latest map[string]sighting
 }
 
 // terminalStatuses are the task statuses no other may follow.
@@ -502,11 +506,15 @@ func (s *session) answered(side Side, r *request, ev chrono.Event, m *jsonrpc.Me
 	case mcp.MethodTasksGet, mcp.MethodTasksResult:
 		if m.Error == nil {
 			if t := s.tasks[r.taskID]; t != nil && r.method == mcp.MethodTasksGet {
-				s.status(t, taskStatus(m.Result), ev, r.method)
+				s.status(t, m.Result, ev, r.method)
 			}
 		}
 	case mcp.MethodTasksCancel:
 		s.taskCancelAnswered(r, ev, m)
+	case mcp.MethodTasksList:
+		if m.Error == nil {
+			s.listed(ev, m.Result)
+		}
 	}
 }
 
@@ -528,7 +536,7 @@ func (s *session) notification(side Side, ev chrono.Event, m *jsonrpc.Message) {
 		}
 	case mcp.NotificationTaskStatus:
 		if t := s.tasks[taskStatusID(m.Params)]; t != nil {
-			s.status(t, taskStatus(m.Params), ev, m.Method)
+			s.status(t, m.Params, ev, m.Method)
 		}
 	}
 }
