@@ -500,12 +500,13 @@ func TestTaskProgressAcrossStreams(t *testing.T) {
 	}
 }
 
-// TestTaskSightingsOrder: over Streamable HTTP a task's sightings are
-// ordered by their lastUpdatedAt (two streams are not read in the order
-// they were written): a sighting read late but older than the terminal
-// one is no change, a newer one with another status is, and so is a
-// sighting newer than a terminal one read after it. Over stdio the order
-// read is the order written. A tasks/list entry is a sighting too.
+// TestTaskSightingsOrder: a task's sightings are ordered by their
+// lastUpdatedAt (two HTTP streams are not read in the order they were
+// written, and on one stream an answer's snapshot may be written after a
+// newer status): a sighting read late but older than the terminal one is
+// no change, a newer one with another status is, and so is a sighting
+// newer than a terminal one read after it. Without lastUpdatedAt the
+// order read decides. A tasks/list entry is a sighting too.
 func TestTaskSightingsOrder(t *testing.T) {
 	task := func(status, at string) string {
 		return `{"taskId":"T","status":"` + status + `","createdAt":"2026-01-01T00:00:00Z","lastUpdatedAt":"2026-01-01T00:00:0` + at + `Z","ttl":600000}`
@@ -529,7 +530,9 @@ func TestTaskSightingsOrder(t *testing.T) {
 			"http", []string{"task-terminal-stable TSK-31 fail server"}},
 		{"an older terminal sighting read after a newer one", on(on(created(), "SSE GET #1", notif("working", "3")), "SSE GET #2", notif("completed", "2")),
 			"http", []string{"task-terminal-stable TSK-31 fail server"}},
-		{"over stdio the order read", on(on(created(), "stdout", notif("completed", "2")), "stdout", notif("working", "1")),
+		{"a stale sighting over stdio", on(on(created(), "stdout", notif("completed", "2")), "stdout", notif("working", "1")), "stdio", nil},
+		{"without lastUpdatedAt, the order read", on(on(created(), "stdout", notif("completed", "2")), "stdout",
+			`{"jsonrpc":"2.0","method":"notifications/tasks/status","params":{"taskId":"T","status":"working"}}`),
 			"stdio", []string{"task-terminal-stable TSK-31 fail server"}},
 		{"a tasks/list entry", created().post(2, `{"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"taskId":"T"}}`).sse(2, `{"jsonrpc":"2.0","id":2,"result":`+task("completed", "2")+`}`).
 			post(3, `{"jsonrpc":"2.0","id":3,"method":"tasks/list"}`).sse(3, `{"jsonrpc":"2.0","id":3,"result":{"tasks":[`+task("working", "3")+`]}}`),

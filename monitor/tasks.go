@@ -48,12 +48,14 @@ type sighting struct {
 const maxStatuses = 8
 
 // later reports whether sighting a shows a later state of its task than
-// b: over Streamable HTTP, where two streams are not read in the order
-// they were written, by the lastUpdatedAt both carry (else, and when
-// they are equal, in the order read); over stdio in the order read, which
-// is the order written.
+// b: by the lastUpdatedAt both carry, else (and when they are equal) in
+// the order read. The order read is not the order of the task's states:
+// over Streamable HTTP two streams are not read in the order they were
+// written, and on one stream a server's answer to tasks/get may be
+// written after a status notification that its snapshot of the task
+// predates.
 func (s *session) later(a, b sighting) bool {
-	if s.http() && a.timed && b.timed && !a.updated.Equal(b.updated) {
+	if a.timed && b.timed && !a.updated.Equal(b.updated) {
 		return a.updated.After(b.updated)
 	}
 	return a.seq > b.seq
@@ -62,9 +64,9 @@ func (s *session) later(a, b sighting) bool {
 // stable judges a task's sightings: once terminal, the same status ever
 // after (TSK-31; once cancelled, TSK-65), in the order of later. Each
 // sighting that shows another status after the task's first terminal one
-// is a finding; over HTTP a terminal sighting read late but older than
-// the first terminal one taken so far becomes the first, and the latest
-// sighting of another status after it is a finding.
+// is a finding; a terminal sighting read late but older than the first
+// terminal one taken so far becomes the first, and the latest sighting of
+// another status after it is a finding.
 func (s *session) stable(t *task, x sighting) {
 	if t.latest == nil {
 		t.latest = map[string]sighting{}
@@ -95,7 +97,7 @@ func (s *session) unstable(t *task, term, x sighting) {
 		rule = verdict.Req("TSK-65")
 	}
 	order := ""
-	if s.http() && term.timed && x.timed {
+	if term.timed && x.timed {
 		order = fmt.Sprintf(" (lastUpdatedAt %s, then %s)", term.updated.Format(time.RFC3339Nano), x.updated.Format(time.RFC3339Nano))
 	}
 	s.find(RuleTaskTerminalStable, Server, rule, x.seq, false,
