@@ -65,8 +65,9 @@ func (s *session) progress(side Side, ev chrono.Event, m *jsonrpc.Message) {
 // order written; across two HTTP streams it is not, and nothing is judged
 // by it.
 func (s *session) lateProgress(side, asker Side, ev chrono.Event, tok jsonrpc.ProgressToken, value float64) {
+	key := tok.Key()
 	for _, r := range slices.Backward(s.ended[asker]) {
-		if r.token == nil || r.token.Key() != tok.Key() {
+		if r.token == nil || r.tokenKey != key {
 			continue
 		}
 		if r.created != "" {

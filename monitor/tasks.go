@@ -241,6 +241,9 @@ func (t *task) requests() []string {
 // tasks/cancel) once the grace has passed and the task was last seen
 // working after the abort.
 func (s *session) graceTasks() {
+	if s.aborts == 0 {
+		return
+	}
 	for _, t := range s.tasks {
 		if t.alerted || t.abortSeq == 0 || t.cancelAsked || t.terminal != "" || s.now-t.abortAt <= s.m.opts.Grace {
 			continue
