@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/jsonrpc"
 )
 
 // line is one event of a hand-written history: a frame (raw) or a
@@ -35,7 +36,13 @@ func history(transportName string, sessions int, lines ...line) *History {
 	}
 	for _, l := range lines {
 		log := tr.sessions[l.s].log
-		if l.raw != "" {
+		switch {
+		case l.raw != "" && l.text != "":
+			// A frame with the transport's text (an SSE event's ID).
+			log.Append(chrono.Event{Dir: l.dir, Channel: l.channel, Kind: chrono.KindFrame, Raw: []byte(l.raw),
+				Summary: chrono.Summarize(jsonrpc.Decode([]byte(l.raw))), Text: l.text})
+			continue
+		case l.raw != "":
 			log.Frame(l.dir, l.channel, []byte(l.raw), nil, nil)
 			continue
 		}
