@@ -154,9 +154,9 @@ func TestRules(t *testing.T) {
 		{"the window follows the session's round trips", init25().c(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`).wait(ms).s(`{"jsonrpc":"2.0","id":2,"result":{"tools":[]}}`).
 			c(call("1", `"t"`)).s(progress(`"t"`, 1)).c(cancel("1")).wait(50 * ms).s(result("1")),
 			[]string{"cancel-no-response CAN-8 warn server"}},
-		{"an answer sooner than the call's own pace allows", init25().c(call("1", `"t"`)).wait(150*ms).s(progressOf(`"t"`, 1, 3)).c(cancel("1")).wait(ms).s(result("1")),
+		{"an answer sooner than the call's own pace allows", init25().c(call("1", `"t"`)).wait(150 * ms).s(progressOf(`"t"`, 1, 3)).c(cancel("1")).wait(ms).s(result("1")),
 			[]string{"cancel-no-response CAN-8 warn server"}},
-		{"an answer once the work was done", init25().c(call("1", `"t"`)).wait(150*ms).s(progressOf(`"t"`, 3, 3)).c(cancel("1")).wait(ms).s(result("1")), nil},
+		{"an answer once the work was done", init25().c(call("1", `"t"`)).wait(150 * ms).s(progressOf(`"t"`, 3, 3)).c(cancel("1")).wait(ms).s(result("1")), nil},
 		{"an error of another kind, within the window", init25().c(call("1", `"t"`)).c(cancel("1")).wait(ms).
 			s(`{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"disk full"}}`), nil},
 		{"a response after a cancel, beyond the window (2025-11-25: SHOULD)", init25().c(call("1", `"t"`)).s(progress(`"t"`, 1)).c(cancel("1")).wait(500 * ms).s(result("1")),
