@@ -1,6 +1,7 @@
 package explore
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -8,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/jsonrpc"
 )
 
 // line is one event of a hand-written history: a frame (raw) or a
@@ -34,11 +36,21 @@ func history(transportName string, sessions int, lines ...line) *History {
 	}
 	for _, l := range lines {
 		log := tr.sessions[l.s].log
-		if l.raw != "" {
+		switch {
+		case l.raw != "" && l.text != "":
+			// A frame with the transport's text (an SSE event's ID).
+			log.Append(chrono.Event{Dir: l.dir, Channel: l.channel, Kind: chrono.KindFrame, Raw: []byte(l.raw),
+				Summary: chrono.Summarize(jsonrpc.Decode([]byte(l.raw))), Text: l.text})
+			continue
+		case l.raw != "":
 			log.Frame(l.dir, l.channel, []byte(l.raw), nil, nil)
 			continue
 		}
-		log.Append(chrono.Event{Dir: chrono.Harness, Channel: l.channel, Kind: l.kind, Text: l.text})
+		dir := chrono.Harness
+		if l.kind == chrono.KindHTTP {
+			dir = l.dir // an HTTP exchange's request line or status
+		}
+		log.Append(chrono.Event{Dir: dir, Channel: l.channel, Kind: l.kind, Text: l.text})
 	}
 	return merge(tr)
 }
@@ -145,20 +157,25 @@ func TestAcrossSessions(t *testing.T) {
 }
 
 // TestNullIDErrorOverHTTP: an error without an id in the body of a
-// request's POST (the 404 of a session that is gone) answers no
+// request's POST refused with 404 (a session that is gone) answers no
 // notification; in the body of a notification's POST it does (RPC-15).
 func TestNullIDErrorOverHTTP(t *testing.T) {
 	post := func(s int, dir chrono.Direction, channel, raw string) line {
 		return line{s: s, dir: dir, channel: channel, raw: raw}
 	}
+	status := func(channel string, code int) line {
+		return line{dir: chrono.In, channel: channel, kind: chrono.KindHTTP, text: fmt.Sprintf("HTTP %d Content-Type: application/json", code)}
+	}
 	nullErr := `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Not Found"}}`
 	vs, _ := Check(history(TransportHTTP, 1,
 		post(0, chrono.Out, "POST #2", `{"jsonrpc":"2.0","id":5,"method":"ping"}`),
+		status("POST #2", 404),
 		post(0, chrono.In, "POST #2", nullErr),
 		post(0, chrono.Out, "POST #3", `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":99}}`),
+		status("POST #3", 200),
 		post(0, chrono.In, "POST #3", nullErr),
 	), Revision20251125)
-	want := []brief{{InvOneResponse, "PNG-1", 1}, {InvNoNotificationReply, "RPC-15", 4}}
+	want := []brief{{InvOneResponse, "PNG-1", 1}, {InvNoNotificationReply, "RPC-15", 6}}
 	if diff := cmp.Diff(want, briefs(vs)); diff != "" {
 		t.Errorf("violations (-want +got):\n%s", diff)
 	}
@@ -175,7 +192,7 @@ func TestDirections(t *testing.T) {
 		in(0, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":8}}`),
 		in(0, `{"jsonrpc":"2.0","id":8,"result":{}}`),
 	), Revision20251125)
-	if diff := cmp.Diff([]brief{{InvDirections, "CAN-1", 5}}, briefs(vs)); diff != "" {
+	if diff := cmp.Diff([]brief{{InvCancelTarget, "CAN-1", 5}}, briefs(vs)); diff != "" {
 		t.Errorf("violations (-want +got):\n%s", diff)
 	}
 }

@@ -15,9 +15,12 @@
 // beyond the race window, progress that increases and stops, tokens and
 // IDs never confused across sessions, terminal tasks that never change,
 // tasks/result that matches the task, cleanup exactly once, a session
-// that stays usable. The race window is evidence, not time: what the
-// gates released before the cancel allowed the server to write. Races
-// the spec allows are counted by which way they went (Figures).
+// that stays usable. The rules the server's frames alone show are the
+// passive rule engine's (package monitor, which watch and judge use
+// too); the others rest on evidence only the explorer has (check.go).
+// The race window is evidence, not time: what the gates released before
+// the cancel allowed the server to write. Races the spec allows are
+// counted by which way they went (Figures).
 //
 // On a violation the plan is shrunk (Shrink) to the fewest sessions,
 // steps and simplest arguments that still break the same rule, and

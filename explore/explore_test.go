@@ -263,8 +263,8 @@ func faultTable2026() []faultRow {
 		{fault: refserver.FaultRespondAfterCancel, transport: stdio, find: r(InvCancelNoResponse, "CAN-54")},
 		{fault: refserver.FaultProgressAfterCancel, transport: ip, find: r(InvCancelNoProgress, "CAN-54")},
 		{fault: refserver.FaultProgressAfterCancel, transport: stdio, find: r(InvCancelNoProgress, "CAN-54")},
-		{fault: refserver.FaultServerSendsCancelled, transport: ip, find: r(InvDirections, "CAN-52")},
-		{fault: refserver.FaultServerSendsCancelled, transport: stdio, find: r(InvDirections, "CAN-52")},
+		{fault: refserver.FaultServerSendsCancelled, transport: ip, find: r(InvCancelTarget, "CAN-42")},
+		{fault: refserver.FaultServerSendsCancelled, transport: stdio, find: r(InvCancelTarget, "CAN-42")},
 		{fault: refserver.FaultNonIncreasingProgress, transport: ip, find: r(InvProgressIncreasing, "PRG-4")},
 		{fault: refserver.FaultProgressAfterResponse, transport: ip, find: r(InvProgressAfterEnd, "PRG-14")},
 		{fault: refserver.FaultWrongToken, transport: ip, find: r(InvTokenKnown, "PRG-7")},
@@ -284,6 +284,10 @@ func faultTable2026() []faultRow {
 		{fault: refserver.FaultProgressAfterCancel, transport: TransportHTTP, excluded: closedStream},
 		{fault: refserver.FaultPingBroken, transport: ip, excluded: "2026-07-28 removed ping (PNG-40): server/discover is " +
 			"the explorer's liveness check there"},
+		// A request a 2026-07-28 server sends breaks the monitor's
+		// one-response rule (RPC-61: servers initiate none); that it went
+		// to stdout (STD-43) is check's stdio/no-requests-on-stdout.
+		{fault: refserver.FaultRequestOnStdout, transport: ip, find: r(InvOneResponse, "RPC-61")},
 		{fault: refserver.FaultCancelUnknownHitsOther, transport: ip, excluded: "the reference server applies it to the calls " +
 			"of a 2025-11-25 session only (refserver/session.go); its 2025-11-25 row finds it"},
 	}
@@ -333,7 +337,6 @@ func faultTable2026() []faultRow {
 		refserver.FaultInitializeErrorWithoutVersions: "the explorer's 2026-07-28 sessions never send initialize",
 		refserver.FaultExtTaskIDInternalError:         noTasks,
 		refserver.FaultListenBadFilterCrash:           noListen,
-		refserver.FaultRequestOnStdout:                "a request the server writes to stdout (STD-43) breaks no invariant of the explorer, which checks its own requests' outcomes; check's stdio/no-requests-on-stdout judges it",
 		refserver.FaultProgressCrossesStreams:         "the explorer's invariants follow a progress token, not the stream it came on, so progress on another call's stream (LOG-46) breaks none of them; check's progress/interleaved-tokens judges it",
 		refserver.FaultLogCrossesStreams:              "the explorer asks for no log messages (no logLevel), so the step logs this fault misroutes are never sent; check's progress/interleaved-tokens judges it (LOG-46)",
 	}

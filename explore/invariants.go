@@ -3,6 +3,7 @@ package explore
 import (
 	"slices"
 
+	"github.com/mcpflight/mcpflight/monitor"
 	"github.com/mcpflight/mcpflight/spec"
 )
 
@@ -32,37 +33,96 @@ type Invariant struct {
 	Cites map[string][]string
 }
 
-// The invariants' IDs.
+// The invariants' IDs. A rule of the server's frames alone is the passive
+// rule engine's (package monitor), and keeps its ID there; the names stay
+// for the callers of the explorer. The others are explore's own, which
+// need evidence the wire does not carry (check.go says which).
 const (
-	InvOneResponse         = "one-response"
-	InvNoNotificationReply = "no-response-to-notification"
-	InvCancelNoResponse    = "cancel-no-response"
-	InvCancelNoProgress    = "cancel-no-progress"
-	InvProgressIncreasing  = "progress-increasing"
-	InvProgressAfterEnd    = "no-progress-after-end"
-	InvTokenKnown          = "progress-token-known"
-	InvTokenReusable       = "token-reusable"
-	InvCleanupOnce         = "cleanup-once"
-	InvTaskTerminalStable  = "task-terminal-stable"
-	InvTaskCancelTerminal  = "task-cancel-terminal"
-	InvTaskCancelResult    = "task-cancel-result"
-	InvTaskWorkerStops     = "task-worker-stops"
-	InvTaskNotifCancel     = "task-not-cancelled-by-notification"
-	InvTaskResult          = "task-result-equivalent"
-	InvTaskListOwn         = "task-list-own"
-	InvSessionUsable       = "session-usable"
-	InvWellFormed          = "frames-well-formed"
-	InvReplayOwnStream     = "http-replay-own-stream"
-	InvEventIDsUnique      = "http-event-ids-unique"
-	InvStreamRouting       = "http-stream-routing"
-	InvStreamPrimed        = "http-stream-primed"
-	InvDirections          = "ids-by-direction"
+	// InvOneResponse is the monitor's (a second or stray response, an
+	// error with a null id) and explore's own (a response that never
+	// came, judged by why).
+	InvOneResponse         = monitor.RuleOneResponse
+	InvNoNotificationReply = monitor.RuleNoNotificationRepl
+	// InvCancelNoResponse and InvCancelNoProgress are the monitor's IDs,
+	// judged by explore's own evidence of how a cancel ended.
+	InvCancelNoResponse = monitor.RuleCancelNoResponse
+	InvCancelNoProgress = monitor.RuleCancelNoProgress
+	// InvProgressAfterEnd is the monitor's, and explore's own for a
+	// task's progress beyond what its gates and ticks allowed.
+	InvProgressAfterEnd   = monitor.RuleProgressAfterEnd
+	InvProgressIncreasing = monitor.RuleProgressIncreasing
+	InvTokenKnown         = monitor.RuleTokenKnown
+	InvCancelTarget       = monitor.RuleCancelTarget
+	InvTaskTerminalStable = monitor.RuleTaskTerminalStable
+	InvTaskCancelTerminal = monitor.RuleTaskCancelTerminal
+	InvTaskCancelResult   = monitor.RuleTaskCancelResult
+	InvWellFormed         = monitor.RuleWellFormed
+	InvLogLevel           = monitor.RuleLogLevel
+
+	InvTokenReusable   = "token-reusable"
+	InvCleanupOnce     = "cleanup-once"
+	InvTaskWorkerStops = "task-worker-stops"
+	InvTaskNotifCancel = "task-not-cancelled-by-notification"
+	InvTaskResult      = "task-result-equivalent"
+	InvTaskListOwn     = "task-list-own"
+	InvSessionUsable   = "session-usable"
+	InvReplayOwnStream = "http-replay-own-stream"
+	InvEventIDsUnique  = "http-event-ids-unique"
+	InvStreamRouting   = "http-stream-routing"
+	InvStreamPrimed    = "http-stream-primed"
 )
 
-// Invariants returns every invariant, in a stable order. Adding a
-// revision means adding its key (and requirement IDs) to the rules that
-// hold in it, and the operations it changes to the mix.
+// ownJudgement are the monitor's rules whose findings explore does not
+// take: it judges them by evidence the monitor does not have (how a
+// cancel ended, check.go's cancelled), and reports them under the same
+// IDs with its own citations.
+var ownJudgement = []string{InvCancelNoResponse, InvCancelNoProgress}
+
+// Invariants returns every rule a history is checked against, in a
+// stable order: the monitor's rules of the server's frames (a rule
+// explore also judges by its own evidence lists the requirements of
+// both), then explore's own. Adding a revision means adding its key (and
+// requirement IDs) to the rules that hold in it, here and in the
+// monitor, and the operations it changes to the mix.
 func Invariants() []Invariant {
+	own := ownInvariants()
+	var out []Invariant
+	for _, r := range monitor.Rules() {
+		if !slices.Contains(r.Sides(), monitor.Server) {
+			continue
+		}
+		inv := Invariant{ID: r.ID, Title: r.Title, Cites: map[string][]string{}}
+		for rev, ids := range r.Cites {
+			if len(ids) > 0 {
+				inv.Cites[rev] = slices.Clone(ids)
+			}
+		}
+		if i := slices.IndexFunc(own, func(o Invariant) bool { return o.ID == r.ID }); i >= 0 {
+			o := own[i]
+			own = slices.Delete(own, i, i+1)
+			if slices.Contains(ownJudgement, r.ID) {
+				inv.Cites = map[string][]string{}
+			}
+			inv.Title = o.Title
+			for rev, ids := range o.Cites {
+				for _, id := range ids {
+					if !slices.Contains(inv.Cites[rev], id) {
+						inv.Cites[rev] = append(inv.Cites[rev], id)
+					}
+				}
+			}
+		}
+		if len(inv.Cites) > 0 {
+			out = append(out, inv)
+		}
+	}
+	return append(out, own...)
+}
+
+// ownInvariants are the rules explore judges itself, with the
+// requirements its own judgements cite (check.go says why each is its
+// own).
+func ownInvariants() []Invariant {
 	v := func(ids ...string) map[string][]string { return map[string][]string{Revision20251125: ids} }
 	// b is a rule of both revisions: ids under 2025-11-25, modern under
 	// 2026-07-28.
@@ -71,25 +131,17 @@ func Invariants() []Invariant {
 	}
 	m := func(ids ...string) []string { return ids }
 	return []Invariant{
-		{InvOneResponse, "every request gets exactly one response, unless its cancel was accepted or its session closed first", b(m("RPC-2", "RPC-8", "RPC-4", "LIF-42", "CAN-14", "TSX-2"), "RPC-2", "RPC-8", "RPC-4", "PNG-1", "HTTP-21", "TSK-46", "CAN-14", "HTTP-25")},
-		{InvNoNotificationReply, "a notification is never answered", b(m("RPC-15"), "RPC-15")},
+		{InvOneResponse, "every request gets exactly one response, unless its cancel was accepted or its session closed first", b(m("RPC-2", "LIF-42", "CAN-14", "TSX-2"), "RPC-2", "PNG-1", "HTTP-21", "TSK-46", "CAN-14", "HTTP-25")},
 		{InvCancelNoResponse, "no response after an accepted cancel", b(m("CAN-54"), "CAN-8")},
 		{InvCancelNoProgress, "no progress after an accepted cancel beyond what the server had been allowed to write before it read the cancel", b(m("CAN-54"), "CAN-8")},
-		{InvProgressIncreasing, "progress strictly increases per token", b(m("PRG-4"), "PRG-4")},
-		{InvProgressAfterEnd, "no progress after the request's response (after the task is terminal, for a task)", b(m("PRG-14"), "PRG-14", "PRG-11")},
-		{InvTokenKnown, "progress names a token this session gave an active request", b(m("PRG-7"), "PRG-7")},
-		{InvDirections, "a cancel from the server names a request the server sent, never one of ours (2026-07-28: the server sends none but for subscriptions/listen)", b(m("CAN-52", "CAN-42"), "CAN-1")},
+		{InvProgressAfterEnd, "no progress after the request's response (after the task is terminal, for a task)", v("PRG-11")},
 		{InvTokenReusable, "a token whose request has ended may be used again, and is no longer held", b(m("PRG-41"), "PRG-2")},
 		{InvCleanupOnce, "an ended operation released its resource exactly once; a cancelled one ends", b(m("CAN-48", "CAN-55"), "CAN-8")},
-		{InvTaskTerminalStable, "a terminal task never changes status", v("TSK-31", "TSK-65")},
-		{InvTaskCancelTerminal, "tasks/cancel of a terminal task is refused with -32602", v("TSK-63")},
-		{InvTaskCancelResult, "a successful tasks/cancel answers the task as cancelled", v("TSK-64")},
 		{InvTaskWorkerStops, "a cancelled task's worker does no more work than it had been allowed before the cancel", v("TSK-64")},
 		{InvTaskNotifCancel, "notifications/cancelled never cancels a task", v("CAN-4")},
 		{InvTaskResult, "tasks/result carries the task's ID and answers what the task ended with, the same every time", v("TSK-46", "TSK-48", "TSK-55")},
 		{InvTaskListOwn, "tasks/list lists only the session's own tasks", v("TSK-84")},
 		{InvSessionUsable, "the session stays usable: ping is answered with an empty result and the server never ends the session", b(m("CAN-11", "CAN-14", "LIF-42"), "CAN-11", "CAN-14", "PNG-1")},
-		{InvWellFormed, "every frame from the server is a JSON-RPC message", b(m("RPC-2", "STD-4"), "RPC-2", "STD-4", "HTTP-11")},
 		{InvReplayOwnStream, "a resumed stream replays only its own request's messages", v("HTTP-44")},
 		{InvEventIDsUnique, "SSE event IDs are unique across the streams of a session", v("HTTP-40")},
 		{InvStreamRouting, "a request's progress travels on its own stream, never on the GET stream or another request's", v("HTTP-22", "HTTP-31")},
@@ -101,18 +153,15 @@ func Invariants() []Invariant {
 // invariant inv, for the 2025-11-25 requirement req the checker names:
 // the cancellation rules moved (CAN-8's "no response" is CAN-54's MUST
 // NOT on stdio, its "stop and free" CAN-48's SHOULD), the token rule is
-// PRG-41, a cancel from the server is CAN-52's MUST NOT, and
-// server/discover stands in for ping (PNG-40, LIF-42). A requirement
-// without a counterpart is returned as it is; violate drops it when the
-// invariant does not cite it under 2026-07-28.
+// PRG-41, and server/discover stands in for ping (PNG-40, LIF-42). A
+// requirement without a counterpart is returned as it is; violate drops
+// it when the invariant does not cite it under 2026-07-28.
 func modernCite(inv, req string) string {
 	switch {
 	case req == "CAN-8" && inv == InvCleanupOnce:
 		return "CAN-48"
 	case req == "CAN-8":
 		return "CAN-54"
-	case req == "CAN-1":
-		return "CAN-52"
 	case req == "PRG-2":
 		return "PRG-41"
 	case req == "PNG-1":
@@ -121,14 +170,24 @@ func modernCite(inv, req string) string {
 	return req
 }
 
-// cite is the requirement a violation of inv under revision names, for
-// the 2025-11-25 requirement req the checker found broken, and false
-// when inv does not hold, or does not cite it, under revision.
+// cite is the requirement a violation of explore's own invariant inv
+// under revision names, for the 2025-11-25 requirement req the checker
+// found broken, and false when inv does not hold, or does not cite it,
+// under revision.
 func cite(revision, inv, req string) (string, bool) {
 	if revision == Revision20260728 {
 		req = modernCite(inv, req)
 	}
-	return req, slices.Contains(invariant(inv).Cites[revision], req)
+	return req, slices.Contains(ownInvariant(inv).Cites[revision], req)
+}
+
+// ownInvariant returns explore's own invariant with id.
+func ownInvariant(id string) Invariant {
+	own := ownInvariants()
+	if i := slices.IndexFunc(own, func(inv Invariant) bool { return inv.ID == id }); i >= 0 {
+		return own[i]
+	}
+	return Invariant{ID: id}
 }
 
 // invariant returns the invariant with id.

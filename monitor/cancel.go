@@ -83,6 +83,7 @@ func (s *session) staleCancel(side Side, ev chrono.Event, id jsonrpc.ID) {
 			t := s.tasks[r.created]
 			if t != nil && t.abortSeq == 0 {
 				t.abortSeq, t.abortAt, t.abortReq = ev.Seq, ev.Offset, r.id.String()
+				s.aborts++
 			}
 			s.find(RuleCancelTask, side, verdict.Req("CAN-4").Under(spec.V20260728, "CAN-57"), ev.Seq, false,
 				"notifications/cancelled for request %s, which created task %s: a task is cancelled with tasks/cancel", id, quote(r.created))
@@ -110,6 +111,7 @@ func (s *session) abortPoll(r *request, ev chrono.Event) {
 	}
 	if t := s.tasks[r.taskID]; t != nil && t.abortSeq == 0 && (r.method == mcp.MethodTasksGet || r.method == mcp.MethodTasksResult) {
 		t.abortSeq, t.abortAt, t.abortReq = ev.Seq, ev.Offset, r.id.String()
+		s.aborts++
 	}
 }
 
@@ -162,6 +164,7 @@ func (s *session) streamClosed(ev chrono.Event) {
 		}
 		if !r.dropped {
 			r.dropped, r.droppedAt = true, ev.Offset
+			s.drops++
 		}
 		return
 	}
@@ -183,6 +186,9 @@ func (s *session) resumed(ev chrono.Event) {
 // graceDropped judges the requests whose stream the client dropped and
 // neither resumed nor cancelled within the grace: abandoned.
 func (s *session) graceDropped() {
+	if s.drops == 0 {
+		return
+	}
 	for _, r := range s.reqs[Client] {
 		if r.dropped && !r.resumed && r.cancelSeq == 0 && s.now-r.droppedAt > s.m.opts.Grace {
 			s.abandoned(r)

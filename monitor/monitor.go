@@ -144,10 +144,10 @@ type Monitor struct {
 	sessions map[string]*session
 	order    []string
 	findings []Finding
-	// exercised counts, per side and rule (ResultID), the times the
-	// conversation gave the rule something to judge: a rule never
-	// exercised was not tested.
-	exercised map[string]int
+	// exercised counts, per side and rule, the times the conversation
+	// gave the rule something to judge: a rule never exercised was not
+	// tested.
+	exercised map[sideRule]int
 	// counts are the conversation's figures: requests, responses,
 	// cancels, crossings.
 	counts map[string]int
@@ -177,7 +177,7 @@ func New(opts Options) *Monitor {
 	if opts.Fallback == "" {
 		opts.Fallback = spec.V20251125
 	}
-	return &Monitor{opts: opts, sessions: map[string]*session{}, exercised: map[string]int{}, counts: map[string]int{},
+	return &Monitor{opts: opts, sessions: map[string]*session{}, exercised: map[sideRule]int{}, counts: map[string]int{},
 		schemaIndex: map[string]int{}}
 }
 
@@ -292,7 +292,7 @@ func (m *Monitor) Exercised() map[string]int {
 	defer m.mu.Unlock()
 	out := make(map[string]int, len(m.exercised))
 	for k, v := range m.exercised {
-		out[k] = v
+		out[ResultID(k.side, k.rule)] = v
 	}
 	return out
 }
@@ -373,7 +373,13 @@ func (s *session) alert(seq uint64, taskID string, reqs []string, format string,
 }
 
 // exercise counts that rule id had something of side's to judge.
-func (s *session) exercise(id string, side Side) { s.m.exercised[ResultID(side, id)]++ }
+func (s *session) exercise(id string, side Side) { s.m.exercised[sideRule{side, id}]++ }
+
+// sideRule is a rule judged on one side's frames.
+type sideRule struct {
+	side Side
+	rule string
+}
 
 // sideOf is the side that sent a frame of direction dir.
 func sideOf(dir chrono.Direction) Side {

@@ -71,6 +71,9 @@ func result(id string) string {
 	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"content":[]}}`, id)
 }
 
+// nullErr is an error response with a null id.
+const nullErr = `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"no"}}`
+
 func cancel(id string) string {
 	return fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":%s}}`, id)
 }
@@ -112,6 +115,8 @@ func TestRules(t *testing.T) {
 			[]string{"progress-increasing PRG-4 fail server"}},
 		{"progress after the response", init25().c(call("1", `"t1"`)).s(result("1")).s(progress(`"t1"`, 1)),
 			[]string{"no-progress-after-end PRG-14 fail server"}},
+		{"progress after a cancelled request's response", init25().c(call("1", `"t"`)).c(cancel("1")).s(result("1")).wait(500 * ms).s(progress(`"t"`, 1)),
+			[]string{"no-progress-after-end PRG-14 fail server"}},
 		{"progress for a token never given", init25().c(call("1", `"t1"`)).s(progress(`"zz"`, 1)).s(result("1")),
 			[]string{"progress-token-known PRG-7 fail server"}},
 		{"a token reused while active", init25().c(call("1", `"t1"`)).c(call("2", `"t1"`)).s(result("1")).s(result("2")),
@@ -127,7 +132,16 @@ func TestRules(t *testing.T) {
 			[]string{"one-response RPC-8 fail server"}},
 		{"a response for an ID never sent", init25().s(result("77")),
 			[]string{"one-response RPC-8 fail server"}},
-		{"a null-id error with every ID readable", init25().c(`{"jsonrpc":"2.0","method":"notifications/x"}`).s(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"no"}}`),
+		{"a null-id error with every ID readable and nothing in flight", init25().c(`{"jsonrpc":"2.0","method":"notifications/x"}`).s(nullErr),
+			[]string{"no-response-to-notification RPC-15 fail server"}},
+		{"a null-id error while a request is in flight, which then has its own answer", init25().c(call("1", `"t"`)).c(`{"jsonrpc":"2.0","method":"notifications/x"}`).
+			s(nullErr).s(result("1")),
+			[]string{"no-response-to-notification RPC-15 fail server"}},
+		{"a null-id error while a request is in flight that never has its own", init25().c(call("1", `"t"`)).c(`{"jsonrpc":"2.0","method":"notifications/x"}`).
+			s(nullErr),
+			[]string{"one-response RPC-11 fail server"}},
+		{"a null-id error before any notification", (&history{}).c(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}`).
+			s(`{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}`).s(nullErr),
 			[]string{"one-response RPC-11 fail server"}},
 		{"a null-id error for an unreadable frame", init25().c(`{not json`).s(`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse"}}`),
 			[]string{"frames-well-formed STD-5 fail client"}},
@@ -140,9 +154,9 @@ func TestRules(t *testing.T) {
 		{"the window follows the session's round trips", init25().c(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`).wait(ms).s(`{"jsonrpc":"2.0","id":2,"result":{"tools":[]}}`).
 			c(call("1", `"t"`)).s(progress(`"t"`, 1)).c(cancel("1")).wait(50 * ms).s(result("1")),
 			[]string{"cancel-no-response CAN-8 warn server"}},
-		{"an answer sooner than the call's own pace allows", init25().c(call("1", `"t"`)).wait(150*ms).s(progressOf(`"t"`, 1, 3)).c(cancel("1")).wait(ms).s(result("1")),
+		{"an answer sooner than the call's own pace allows", init25().c(call("1", `"t"`)).wait(150 * ms).s(progressOf(`"t"`, 1, 3)).c(cancel("1")).wait(ms).s(result("1")),
 			[]string{"cancel-no-response CAN-8 warn server"}},
-		{"an answer once the work was done", init25().c(call("1", `"t"`)).wait(150*ms).s(progressOf(`"t"`, 3, 3)).c(cancel("1")).wait(ms).s(result("1")), nil},
+		{"an answer once the work was done", init25().c(call("1", `"t"`)).wait(150 * ms).s(progressOf(`"t"`, 3, 3)).c(cancel("1")).wait(ms).s(result("1")), nil},
 		{"an error of another kind, within the window", init25().c(call("1", `"t"`)).c(cancel("1")).wait(ms).
 			s(`{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"disk full"}}`), nil},
 		{"a response after a cancel, beyond the window (2025-11-25: SHOULD)", init25().c(call("1", `"t"`)).s(progress(`"t"`, 1)).c(cancel("1")).wait(500 * ms).s(result("1")),
@@ -203,6 +217,9 @@ func TestTaskRules(t *testing.T) {
 		want []string
 		text string
 	}{
+		{"progress after the task is terminal", created(init25()).s(progress(`"tk"`, 1)).
+			c(`{"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"taskId":"T1"}}`).s(`{"jsonrpc":"2.0","id":2,"result":{"taskId":"T1","status":"completed"}}`).
+			s(progress(`"tk"`, 2)), []string{"no-progress-after-end PRG-11 fail server"}, ""},
 		{"a terminal task comes back", get("3", "working")(get("2", "completed")(created(init25()))), []string{"task-terminal-stable TSK-31 fail server"}, ""},
 		{"tasks/cancel of a completed task accepted", get("2", "completed")(created(init25())).
 			c(`{"jsonrpc":"2.0","id":3,"method":"tasks/cancel","params":{"taskId":"T1"}}`).s(`{"jsonrpc":"2.0","id":3,"result":{"taskId":"T1","status":"cancelled"}}`),
@@ -425,5 +442,107 @@ func TestObserve(t *testing.T) {
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("activities\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// status records the HTTP status line POST #n was answered with.
+func (h *history) status(n, code int) *history {
+	h.events = append(h.events, chrono.Event{Seq: uint64(len(h.events) + 1), Offset: h.at, Dir: chrono.In, Kind: chrono.KindHTTP,
+		Channel: fmt.Sprintf("POST #%d", n), Text: fmt.Sprintf("HTTP %d Content-Type: application/json", code)})
+	return h
+}
+
+// TestNullIDOverHTTP: over Streamable HTTP an error with a null id answers
+// the POST it came on: a notification's breaks RPC-15 (its POST is
+// answered with 202 and no body); a request's refused at the HTTP layer
+// (the 404 of a session the server no longer knows) is the exchange's
+// answer and not judged; a request's accepted one answers it without its
+// readable ID (RPC-11).
+func TestNullIDOverHTTP(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		h    *history
+		want []string
+	}{
+		{"a notification's POST", init25().post(2, `{"jsonrpc":"2.0","method":"notifications/x"}`).status(2, 200).frame(chrono.In, "POST #2", nullErr),
+			[]string{"no-response-to-notification RPC-15 fail server"}},
+		{"a request's POST refused with 404", init25().post(2, call("1", `"t"`)).status(2, 404).frame(chrono.In, "POST #2", nullErr), nil},
+		{"a request's POST accepted", init25().post(2, call("1", `"t"`)).status(2, 200).frame(chrono.In, "POST #2", nullErr),
+			[]string{"one-response RPC-11 fail server"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fs, _, _ := run(tc.h, Options{Transport: "http"})
+			if got := brief(fs); strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+				t.Errorf("findings %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestTaskProgressAcrossStreams: over Streamable HTTP a task's progress
+// read after the task was seen terminal breaks PRG-11 only when it came on
+// the stream that showed the task terminal: across two streams the order
+// read is not the order written.
+func TestTaskProgressAcrossStreams(t *testing.T) {
+	base := func() *history {
+		return init25().post(1, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"build","task":{"ttl":60000},"_meta":{"progressToken":"tk"}}}`).
+			sse(1, `{"jsonrpc":"2.0","id":1,"result":{"task":{"taskId":"T1","status":"working"}}}`).
+			post(2, `{"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"taskId":"T1"}}`).
+			sse(2, `{"jsonrpc":"2.0","id":2,"result":{"taskId":"T1","status":"completed"}}`)
+	}
+	other := base().frame(chrono.In, "SSE GET #1", progress(`"tk"`, 1))
+	if fs, _, _ := run(other, Options{Transport: "http"}); len(fs) != 0 {
+		t.Errorf("progress on another stream: %v", brief(fs))
+	}
+	same := base().sse(2, progress(`"tk"`, 1))
+	if got := brief(func() []Finding { fs, _, _ := run(same, Options{Transport: "http"}); return fs }()); len(got) != 1 || got[0] != "no-progress-after-end PRG-11 fail server" {
+		t.Errorf("progress on the stream that showed the task terminal: %v", got)
+	}
+}
+
+// TestTaskSightingsOrder: a task's sightings are ordered by their
+// lastUpdatedAt (two HTTP streams are not read in the order they were
+// written, and on one stream an answer's snapshot may be written after a
+// newer status): a sighting read late but older than the terminal one is
+// no change, a newer one with another status is, and so is a sighting
+// newer than a terminal one read after it. Without lastUpdatedAt the
+// order read decides. A tasks/list entry is a sighting too.
+func TestTaskSightingsOrder(t *testing.T) {
+	task := func(status, at string) string {
+		return `{"taskId":"T","status":"` + status + `","createdAt":"2026-01-01T00:00:00Z","lastUpdatedAt":"2026-01-01T00:00:0` + at + `Z","ttl":600000}`
+	}
+	notif := func(status, at string) string {
+		return `{"jsonrpc":"2.0","method":"notifications/tasks/status","params":` + task(status, at) + `}`
+	}
+	created := func() *history {
+		return init25().post(1, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"w","task":{"ttl":600000}}}`).
+			sse(1, `{"jsonrpc":"2.0","id":1,"result":{"task":`+task("working", "0")+`}}`)
+	}
+	on := func(h *history, ch, raw string) *history { return h.frame(chrono.In, ch, raw) }
+	for _, tc := range []struct {
+		name      string
+		h         *history
+		transport string
+		want      []string
+	}{
+		{"a stale sighting read late", on(on(created(), "SSE GET #1", notif("completed", "2")), "SSE GET #2", notif("working", "1")), "http", nil},
+		{"a newer sighting with another status", on(on(on(created(), "SSE GET #1", notif("completed", "2")), "SSE GET #2", notif("working", "1")), "SSE GET #2", notif("cancelled", "3")),
+			"http", []string{"task-terminal-stable TSK-31 fail server"}},
+		{"an older terminal sighting read after a newer one", on(on(created(), "SSE GET #1", notif("working", "3")), "SSE GET #2", notif("completed", "2")),
+			"http", []string{"task-terminal-stable TSK-31 fail server"}},
+		{"a stale sighting over stdio", on(on(created(), "stdout", notif("completed", "2")), "stdout", notif("working", "1")), "stdio", nil},
+		{"without lastUpdatedAt, the order read", on(on(created(), "stdout", notif("completed", "2")), "stdout",
+			`{"jsonrpc":"2.0","method":"notifications/tasks/status","params":{"taskId":"T","status":"working"}}`),
+			"stdio", []string{"task-terminal-stable TSK-31 fail server"}},
+		{"a tasks/list entry", created().post(2, `{"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"taskId":"T"}}`).sse(2, `{"jsonrpc":"2.0","id":2,"result":`+task("completed", "2")+`}`).
+			post(3, `{"jsonrpc":"2.0","id":3,"method":"tasks/list"}`).sse(3, `{"jsonrpc":"2.0","id":3,"result":{"tasks":[`+task("working", "3")+`]}}`),
+			"http", []string{"task-terminal-stable TSK-31 fail server"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fs, _, _ := run(tc.h, Options{Transport: tc.transport})
+			if got := brief(fs); strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+				t.Errorf("findings %v, want %v (%v)", got, tc.want, fs)
+			}
+		})
 	}
 }

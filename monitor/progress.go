@@ -13,8 +13,9 @@ import (
 // progress judges a progress notification side sent about a request of
 // the other side: its token is one an active request gave (PRG-7), its
 // value increases (PRG-4), it comes before the request's response
-// (PRG-14; a task's, before the task is terminal, PRG-11), and not after
-// the request's cancel beyond the crossing window (CAN-8, CAN-54).
+// (PRG-14; a task's, before the task is terminal, PRG-11, lateProgress),
+// and not after the request's cancel beyond the crossing window (CAN-8,
+// CAN-54).
 func (s *session) progress(side Side, ev chrono.Event, m *jsonrpc.Message) {
 	s.m.counts[CountProgress]++
 	var p struct {
@@ -40,14 +41,6 @@ func (s *session) progress(side Side, ev chrono.Event, m *jsonrpc.Message) {
 		s.lateProgress(side, asker, ev, tok, value)
 		return
 	}
-	if r.created != "" {
-		if t := s.tasks[r.created]; t != nil && t.terminal != "" {
-			s.exercise(RuleProgressAfterEnd, side)
-			s.find(RuleProgressAfterEnd, side, verdict.Req("PRG-11").Under(spec.V20260728, "PRG-14"), ev.Seq, false,
-				"progress %v for token %s after task %s became %s at #%d", value, tok, quote(t.id), t.terminal, t.statusSeq)
-			return
-		}
-	}
 	s.exercise(RuleProgressIncreasing, side)
 	if r.progress > 0 && value <= r.last {
 		s.find(RuleProgressIncreasing, side, verdict.Req("PRG-4"), ev.Seq, false,
@@ -64,28 +57,50 @@ func (s *session) progress(side Side, ev chrono.Event, m *jsonrpc.Message) {
 }
 
 // lateProgress judges progress whose token no active request gave: one
-// for a request already answered (PRG-14: over stdio, and over HTTP on the
-// stream that carried the response, the order read is the order written),
-// or one no request of the session gave (PRG-7).
+// for a task already terminal (PRG-11), one for a request already answered
+// (PRG-14, whether or not it had been cancelled: the response completed
+// it), one for a cancelled request read on another stream than its
+// response (after the cancel), or one no request of the session gave
+// (PRG-7). Over stdio, and over HTTP on one stream, the order read is the
+// order written; across two HTTP streams it is not, and nothing is judged
+// by it.
 func (s *session) lateProgress(side, asker Side, ev chrono.Event, tok jsonrpc.ProgressToken, value float64) {
+	key := tok.Key()
 	for _, r := range slices.Backward(s.ended[asker]) {
-		if r.token == nil || r.token.Key() != tok.Key() {
+		if r.token == nil || r.tokenKey != key {
 			continue
+		}
+		if r.created != "" {
+			s.taskProgressAfterEnd(side, r, ev, tok, value)
+			return
+		}
+		if !s.http() || sameStream(r.respChan, ev.Channel) {
+			s.exercise(RuleProgressAfterEnd, side)
+			s.find(RuleProgressAfterEnd, side, verdict.Req("PRG-14"), ev.Seq, false,
+				"progress %v for token %s after the response to request %s at #%d", value, tok, r.id, r.respSeq)
+			return
 		}
 		if r.cancelSeq > 0 {
 			s.afterCancel(RuleCancelNoProgress, side, r, ev, "progress")
-			return
 		}
-		if s.http() && !sameStream(r.respChan, ev.Channel) {
-			return // on another stream: which was written first cannot be told
-		}
-		s.exercise(RuleProgressAfterEnd, side)
-		s.find(RuleProgressAfterEnd, side, verdict.Req("PRG-14"), ev.Seq, false,
-			"progress %v for token %s after the response to request %s at #%d", value, tok, r.id, r.respSeq)
-		return
+		return // on another stream: which was written first cannot be told
 	}
 	s.find(RuleTokenKnown, side, verdict.Req("PRG-7"), ev.Seq, false,
 		"progress %v for token %s, which no active request of the %s gave", value, tok, asker)
+}
+
+// taskProgressAfterEnd judges progress under the token of request r,
+// which created a task that is terminal (a task's progress may follow its
+// CreateTaskResult, PRG-9, until then): PRG-11, when it was read on the
+// stream that showed the task terminal (over stdio, the one stream).
+func (s *session) taskProgressAfterEnd(side Side, r *request, ev chrono.Event, tok jsonrpc.ProgressToken, value float64) {
+	t := s.tasks[r.created]
+	if t == nil || t.terminal == "" || s.http() && !sameStream(t.terminalChan, ev.Channel) {
+		return // forgotten, or read on another stream
+	}
+	s.exercise(RuleProgressAfterEnd, side)
+	s.find(RuleProgressAfterEnd, side, verdict.Req("PRG-11").Under(spec.V20260728, "PRG-14"), ev.Seq, false,
+		"progress %v for token %s after task %s became %s at #%d", value, tok, quote(t.id), t.terminal, t.terminalSeq)
 }
 
 // sameStream reports whether two channels of an HTTP exchange are one

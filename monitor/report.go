@@ -34,6 +34,11 @@ var ruleSides = map[string][]Side{
 	RuleLogLevel:           {Server},
 }
 
+// Sides are the sides the rule can find broken, the ones whose frames it
+// judges: a checker that judges only the server takes the rules whose
+// Sides hold Server.
+func (r Rule) Sides() []Side { return slices.Clone(ruleSides[r.ID]) }
+
 // ResultID is the ID a rule's result has for side in a report:
 // "server/progress-increasing", so that a report's areas are the sides.
 func ResultID(side Side, ruleID string) string { return string(side) + "/" + ruleID }

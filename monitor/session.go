@@ -45,6 +45,8 @@ type request struct {
 	at      time.Duration
 	channel string
 	token   *jsonrpc.ProgressToken
+	// tokenKey is token's Key, computed once.
+	tokenKey string
 	// taskAug: the request carried params.task; created is the task its
 	// CreateTaskResult named.
 	taskAug bool
@@ -80,9 +82,11 @@ type request struct {
 	respSeq   uint64
 	respAt    time.Duration
 	respChan  string
-	errCode   int
-	isError   bool
-	result    json.RawMessage
+	// status is the HTTP status the request's POST was answered with (0:
+	// none seen, or not over HTTP).
+	status  int
+	errCode int
+	isError bool
 }
 
 // task is one task the session follows (2025-11-25 tasks).
@@ -91,8 +95,9 @@ type task struct {
 	create   *request
 	status   string
 	terminal string
-	// terminalSeq is where it was first seen terminal.
-	terminalSeq uint64
+	// terminalSeq and terminalChan are where it was first seen terminal.
+	terminalSeq  uint64
+	terminalChan string
 	// statusSeq is where status was last seen, statusAt when.
 	statusSeq uint64
 	statusAt  time.Duration
@@ -109,6 +114,10 @@ type task struct {
 	polls    []string
 	// alerted is set once an alert was made about the task.
 	alerted bool
+	// first is the first terminal sighting, latest the latest sighting of
+	// each status, in the order of later (stable).
+	first  *sighting
+	latest map[string]sighting
 }
 
 // terminalStatuses are the task statuses no other may follow.
@@ -134,9 +143,21 @@ type session struct {
 	// may answer.
 	unreadable   map[Side]bool
 	malformedIDs map[Side]*boundedSet
-	// streams maps an HTTP exchange's channel ("POST #3") to its request.
-	streams map[string]*request
-	tasks   map[string]*task
+	// streams maps an HTTP exchange's channel ("POST #3") to its request;
+	// notifPosts are the channels of the POSTs that carried a
+	// notification.
+	streams    map[string]*request
+	notifPosts *boundedSet
+	// notified is set once side sent a notification; nullErrors are the
+	// errors with a null id waiting for the requests then in flight to
+	// be answered (nullIDError).
+	notified   map[Side]bool
+	nullErrors []*nullError
+	// aborts counts the tasks whose host stopped waiting for them, drops
+	// the requests whose stream the client dropped: while none, the
+	// silence has nothing to judge (advance).
+	aborts, drops int
+	tasks         map[string]*task
 	// logLevel is the level the client set with logging/setLevel
 	// (2025-11-25), "" when none; setLevel is the request setting it.
 	logLevel string
@@ -166,7 +187,8 @@ func newSession(m *Monitor, key string) *session {
 		ended:      map[Side][]*request{},
 		used:       map[Side]*boundedSet{Client: newBoundedSet(maxUsedIDs), Server: newBoundedSet(maxUsedIDs)},
 		unreadable: map[Side]bool{}, malformedIDs: map[Side]*boundedSet{Client: newBoundedSet(maxEnded), Server: newBoundedSet(maxEnded)},
-		streams: map[string]*request{}, tasks: map[string]*task{}, setLevel: map[string]string{}}
+		streams: map[string]*request{}, notifPosts: newBoundedSet(maxEnded), notified: map[Side]bool{},
+		tasks: map[string]*task{}, setLevel: map[string]string{}}
 	s.loadSchema()
 	return s
 }
@@ -233,6 +255,10 @@ func (s *session) event(ev chrono.Event) {
 		s.streamClosed(ev)
 	case ev.Kind == chrono.KindHTTP && ev.Dir == chrono.Out && strings.HasPrefix(ev.Channel, "GET #"):
 		s.resumed(ev)
+	case ev.Kind == chrono.KindHTTP && ev.Dir == chrono.In && strings.HasPrefix(ev.Text, "HTTP "):
+		if r := s.streams[ev.Channel]; r != nil {
+			_, _ = fmt.Sscanf(ev.Text, "HTTP %d", &r.status)
+		}
 	}
 }
 
@@ -249,18 +275,75 @@ func (s *session) frame(ev chrono.Event) {
 	if ev.Truncated {
 		return // cut short: what it says cannot be read
 	}
-	m, err := ev.Message()
-	if err != nil {
+	head := summarized(ev)
+	if head == nil {
 		return
 	}
-	switch m.Kind {
+	switch head.Kind {
 	case jsonrpc.KindRequest:
-		s.request(side, ev, m)
+		var p requestParams
+		if s.paramsRead(head.Method, ev.Summary) {
+			_ = json.Unmarshal(ev.Raw, &struct {
+				Params *requestParams `json:"params"`
+			}{&p})
+		}
+		s.request(side, ev, head, p)
 	case jsonrpc.KindNotification:
-		s.notification(side, ev, m)
+		switch head.Method {
+		case mcp.NotificationCancelled, mcp.NotificationProgress, mcp.NotificationMessage, mcp.NotificationTaskStatus:
+			_ = json.Unmarshal(ev.Raw, &struct {
+				Params *json.RawMessage `json:"params"`
+			}{&head.Params})
+			s.notification(side, ev, head)
+		default:
+			s.notification(side, ev, head) // no rule reads its params
+		}
 	case jsonrpc.KindResult, jsonrpc.KindError:
-		s.response(side, ev, m)
+		s.response(side, ev, head)
 	}
+}
+
+// summarized is the head of a frame the chronology summarized as a
+// message: its kind, method and ID, without its params, result or error,
+// which decoded reads for the rules that need them (the recorder decoded
+// and validated the frame when it summarized it). Nil when the summary
+// does not give them: the frame is then decoded.
+func summarized(ev chrono.Event) *jsonrpc.Message {
+	sum := ev.Summary
+	m := &jsonrpc.Message{Method: sum.Method, Raw: ev.Raw}
+	switch sum.Kind {
+	case "request":
+		m.Kind = jsonrpc.KindRequest
+	case "notification":
+		m.Kind = jsonrpc.KindNotification
+	case "result":
+		m.Kind = jsonrpc.KindResult
+	case "error":
+		m.Kind = jsonrpc.KindError
+	default:
+		return decoded(ev)
+	}
+	switch sum.ID {
+	case "":
+	case "null":
+		m.NullID = true
+	default:
+		id, err := jsonrpc.ParseID(json.RawMessage(sum.ID))
+		if err != nil {
+			return decoded(ev) // an ID whose summary is not JSON
+		}
+		m.ID = id
+	}
+	return m
+}
+
+// decoded is the frame decoded in full, nil when it is no message.
+func decoded(ev chrono.Event) *jsonrpc.Message {
+	m, err := ev.Message()
+	if err != nil {
+		return nil
+	}
+	return m
 }
 
 // malformed judges a frame that is no JSON-RPC message: over stdio the
@@ -311,11 +394,27 @@ type requestParams struct {
 	Level  string          `json:"level"`
 }
 
+// paramsRead reports whether a rule reads a request's params: those of
+// the methods whose params say something (tools/call's task, tasks/*'s
+// taskId, logging/setLevel's level), any with a progress token, and every
+// request while the session's revision is unknown (its _meta may say it)
+// or is 2026-07-28 (its _meta's log level). Others (a ping, the control
+// extension's requests under 2025-11-25) are judged by their head alone.
+func (s *session) paramsRead(method string, sum *chrono.Summary) bool {
+	switch {
+	case s.rev == "" || s.modern() || sum.Token != "":
+		return true
+	}
+	switch method {
+	case mcp.MethodToolsCall, mcp.MethodTasksGet, mcp.MethodTasksResult, mcp.MethodTasksCancel, mcp.MethodLoggingSetLevel:
+		return true
+	}
+	return false
+}
+
 // request judges and records a request side sent.
-func (s *session) request(side Side, ev chrono.Event, m *jsonrpc.Message) {
+func (s *session) request(side Side, ev chrono.Event, m *jsonrpc.Message, p requestParams) {
 	s.m.counts[CountRequests]++
-	var p requestParams
-	_ = json.Unmarshal(m.Params, &p)
 	if side == Client && p.Meta.ProtocolVersion == spec.V20260728 {
 		s.learn(spec.V20260728)
 	}
@@ -344,7 +443,7 @@ func (s *session) request(side Side, ev chrono.Event, m *jsonrpc.Message) {
 		taskAug: len(p.Task) > 0 && string(p.Task) != "null", logLevel: p.Meta.LogLevel, taskID: p.TaskID}
 	if p.Meta.Token != nil {
 		if tok, err := jsonrpc.ParseToken(p.Meta.Token); err == nil {
-			r.token = &tok
+			r.token, r.tokenKey = &tok, tok.Key()
 			s.exercise(RuleTokenUnique, side)
 			if other := s.activeToken(side, tok); other != nil {
 				s.find(RuleTokenUnique, side, verdict.Req("PRG-2").Under(spec.V20260728, "PRG-41"), ev.Seq, false,
@@ -375,13 +474,14 @@ func (s *session) request(side Side, ev chrono.Event, m *jsonrpc.Message) {
 // A task-augmented request keeps its token until its task is terminal
 // (PRG-9, PRG-15).
 func (s *session) activeToken(side Side, tok jsonrpc.ProgressToken) *request {
+	key := tok.Key()
 	for _, r := range s.reqs[side] {
-		if r.token != nil && r.token.Key() == tok.Key() {
+		if r.token != nil && r.tokenKey == key {
 			return r
 		}
 	}
 	for _, r := range s.ended[side] {
-		if r.token != nil && r.token.Key() == tok.Key() && r.created != "" {
+		if r.token != nil && r.tokenKey == key && r.created != "" {
 			if t := s.tasks[r.created]; t != nil && t.terminal == "" {
 				return r
 			}
@@ -390,21 +490,26 @@ func (s *session) activeToken(side Side, tok jsonrpc.ProgressToken) *request {
 	return nil
 }
 
-// response judges a response side sent to the other side's request.
-func (s *session) response(side Side, ev chrono.Event, m *jsonrpc.Message) {
+// response judges a response side sent to the other side's request. head
+// is its kind and ID (summarized); its result or error is decoded only
+// for the requests whose answer a rule reads.
+func (s *session) response(side Side, ev chrono.Event, head *jsonrpc.Message) {
 	asker := other(side)
 	s.exercise(RuleOneResponse, side)
-	if !m.ID.IsValid() {
-		if m.NullID && !s.unreadable[asker] {
-			s.find(RuleOneResponse, side, verdict.Req("RPC-11"), ev.Seq, false,
-				"an error response with a null id (%s), though every frame the %s sent had a readable ID", errText(m), asker)
+	isError := head.Kind == jsonrpc.KindError
+	if !head.ID.IsValid() {
+		if head.NullID && !s.unreadable[asker] {
+			if m := decoded(ev); m != nil {
+				s.nullIDError(side, asker, ev, m)
+			}
 		}
 		return
 	}
+	m := head
 	key := m.ID.Key()
 	r := s.reqs[asker][key]
 	if r == nil {
-		s.strayResponse(side, asker, ev, m)
+		s.strayResponse(side, asker, ev, m.ID, isError)
 		return
 	}
 	if r.dups > 0 {
@@ -412,11 +517,15 @@ func (s *session) response(side Side, ev chrono.Event, m *jsonrpc.Message) {
 		return
 	}
 	delete(s.reqs[asker], key)
-	r.responded, r.respSeq, r.respAt, r.respChan = true, ev.Seq, ev.Offset, ev.Channel
-	if m.Error != nil {
-		r.isError, r.errCode, r.errMsg = true, m.Error.Code, m.Error.Message
-	} else {
-		r.result = m.Result
+	s.settleNullErrors(asker, key)
+	r.responded, r.respSeq, r.respAt, r.respChan, r.isError = true, ev.Seq, ev.Offset, ev.Channel, isError
+	if answerRead(r) || isError && (r.cancelSeq > 0 || s.m.opts.Observe != nil) {
+		if full := decoded(ev); full != nil {
+			m = full
+			if m.Error != nil {
+				r.errCode, r.errMsg = m.Error.Code, m.Error.Message
+			}
+		}
 	}
 	if promptMethods[r.method] && !r.isError {
 		s.rtts = append(s.rtts, ev.Offset-r.at)
@@ -431,7 +540,7 @@ func (s *session) response(side Side, ev chrono.Event, m *jsonrpc.Message) {
 	if r.cancelSeq > 0 {
 		s.afterCancel(RuleCancelNoResponse, side, r, ev, "a response")
 	}
-	s.answered(side, r, ev, m)
+	s.answered(side, r, ev, m, isError)
 	s.observe(Activity{Kind: ActResponse, Side: asker, ID: r.id.String(), Method: r.method, Seq: ev.Seq, At: ev.Offset, Sent: r.at,
 		Error: r.isError, ErrCode: r.errCode, Cancelled: r.cancelSeq > 0, TaskID: r.created})
 }
@@ -439,9 +548,9 @@ func (s *session) response(side Side, ev chrono.Event, m *jsonrpc.Message) {
 // strayResponse judges a response to no request in flight: a second
 // response, one whose ID has the text of a request's but the other JSON
 // type ("5" is not 5), or one for an ID never sent.
-func (s *session) strayResponse(side, asker Side, ev chrono.Event, m *jsonrpc.Message) {
-	key := m.ID.Key()
-	if m.Error != nil && s.malformedIDs[asker].has(key) {
+func (s *session) strayResponse(side, asker Side, ev chrono.Event, id jsonrpc.ID, isError bool) {
+	key := id.Key()
+	if isError && s.malformedIDs[asker].has(key) {
 		return // an error answering a malformed request by its ID (RPC-11)
 	}
 	for _, r := range slices.Backward(s.ended[asker]) {
@@ -454,27 +563,40 @@ func (s *session) strayResponse(side, asker Side, ev chrono.Event, m *jsonrpc.Me
 			return
 		}
 	}
-	text := strings.Trim(m.ID.String(), `"`)
+	text := strings.Trim(id.String(), `"`)
 	for _, r := range s.reqs[asker] {
 		if strings.Trim(r.id.String(), `"`) == text {
 			s.find(RuleOneResponse, side, verdict.Req("RPC-8"), ev.Seq, false,
-				"a response for ID %s, while request %s (%s, sent at #%d) has the same text with the other JSON type: the IDs differ", m.ID, r.id, quote(r.method), r.seq)
+				"a response for ID %s, while request %s (%s, sent at #%d) has the same text with the other JSON type: the IDs differ", id, r.id, quote(r.method), r.seq)
 			return
 		}
 	}
-	s.find(RuleOneResponse, side, verdict.Req("RPC-8"), ev.Seq, false, "a response for ID %s, which the %s never sent as a request", m.ID, asker)
+	s.find(RuleOneResponse, side, verdict.Req("RPC-8"), ev.Seq, false, "a response for ID %s, which the %s never sent as a request", id, asker)
+}
+
+// answerRead reports whether a rule reads the result or error of r's
+// response (answered), beyond whether it is an error.
+func answerRead(r *request) bool {
+	switch r.method {
+	case mcp.MethodToolsCall:
+		return r.taskAug
+	case mcp.MethodTasksGet, mcp.MethodTasksResult, mcp.MethodTasksCancel, mcp.MethodTasksList:
+		return true
+	}
+	return false
 }
 
 // answered takes what a response tells of the session: the revision
 // initialize agreed to, a log level set, a task created or its status.
-func (s *session) answered(side Side, r *request, ev chrono.Event, m *jsonrpc.Message) {
+// m is the response decoded when answerRead, else only its head.
+func (s *session) answered(side Side, r *request, ev chrono.Event, m *jsonrpc.Message, isError bool) {
 	switch r.method {
 	case mcp.MethodInitialize:
-		if m.Error == nil && side == Server {
+		if !isError && side == Server {
 			s.learn(spec.V20251125)
 		}
 	case mcp.MethodLoggingSetLevel:
-		if m.Error == nil {
+		if !isError {
 			s.logLevel = s.setLevel[r.id.Key()]
 		}
 		delete(s.setLevel, r.id.Key())
@@ -485,16 +607,25 @@ func (s *session) answered(side Side, r *request, ev chrono.Event, m *jsonrpc.Me
 	case mcp.MethodTasksGet, mcp.MethodTasksResult:
 		if m.Error == nil {
 			if t := s.tasks[r.taskID]; t != nil && r.method == mcp.MethodTasksGet {
-				s.status(t, taskStatus(m.Result), ev, r.method)
+				s.status(t, m.Result, ev, r.method)
 			}
 		}
 	case mcp.MethodTasksCancel:
 		s.taskCancelAnswered(r, ev, m)
+	case mcp.MethodTasksList:
+		if m.Error == nil {
+			s.listed(ev, m.Result)
+		}
 	}
 }
 
 // notification judges a notification side sent.
 func (s *session) notification(side Side, ev chrono.Event, m *jsonrpc.Message) {
+	s.notified[side] = true
+	s.exercise(RuleNoNotificationRepl, other(side))
+	if strings.HasPrefix(ev.Channel, "POST #") {
+		s.notifPosts.add(ev.Channel)
+	}
 	switch m.Method {
 	case mcp.NotificationCancelled:
 		s.cancel(side, ev, m)
@@ -506,7 +637,7 @@ func (s *session) notification(side Side, ev chrono.Event, m *jsonrpc.Message) {
 		}
 	case mcp.NotificationTaskStatus:
 		if t := s.tasks[taskStatusID(m.Params)]; t != nil {
-			s.status(t, taskStatus(m.Params), ev, m.Method)
+			s.status(t, m.Params, ev, m.Method)
 		}
 	}
 }
@@ -539,6 +670,10 @@ func (s *session) end() []Open {
 	}
 	s.graceTasks()
 	s.endTasks()
+	for _, n := range s.nullErrors {
+		s.nullIDUnsettled(n)
+	}
+	s.nullErrors = nil
 	var open []Open
 	for _, side := range []Side{Client, Server} {
 		for _, r := range s.reqs[side] {

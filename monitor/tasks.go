@@ -3,32 +3,105 @@ package monitor
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/jsonrpc"
+	"github.com/mcpflight/mcpflight/mcp"
 	"github.com/mcpflight/mcpflight/verdict"
 )
 
 // taskStatus is the status of the task a result or a status notification
-// carries ("working", …), "" when it carries none. A tasks/get result is
-// the task itself; a CreateTaskResult or a tasks/cancel result holds it
-// under "task" in some shapes.
-func taskStatus(raw json.RawMessage) string {
+// carries ("working", …), "" when it carries none, and its lastUpdatedAt.
+// A tasks/get result is the task itself; a CreateTaskResult or a
+// tasks/cancel result holds it under "task" in some shapes.
+func taskStatus(raw json.RawMessage) (status, updated string) {
+	type state struct {
+		Status  string `json:"status"`
+		Updated string `json:"lastUpdatedAt"`
+	}
 	var t struct {
-		Status string `json:"status"`
-		Task   *struct {
-			Status string `json:"status"`
-		} `json:"task"`
+		state
+		Task *state `json:"task"`
 	}
 	if json.Unmarshal(raw, &t) != nil {
-		return ""
+		return "", ""
 	}
 	if t.Status == "" && t.Task != nil {
-		return t.Task.Status
+		return t.Task.Status, t.Task.Updated
 	}
-	return t.Status
+	return t.Status, t.Updated
+}
+
+// sighting is one status a message showed a task in.
+type sighting struct {
+	status  string
+	updated time.Time
+	timed   bool
+	seq     uint64
+	via     string
+}
+
+// maxStatuses bounds the statuses a task's sightings are kept for.
+const maxStatuses = 8
+
+// later reports whether sighting a shows a later state of its task than
+// b: by the lastUpdatedAt both carry, else (and when they are equal) in
+// the order read. The order read is not the order of the task's states:
+// over Streamable HTTP two streams are not read in the order they were
+// written, and on one stream a server's answer to tasks/get may be
+// written after a status notification that its snapshot of the task
+// predates.
+func (s *session) later(a, b sighting) bool {
+	if a.timed && b.timed && !a.updated.Equal(b.updated) {
+		return a.updated.After(b.updated)
+	}
+	return a.seq > b.seq
+}
+
+// stable judges a task's sightings: once terminal, the same status ever
+// after (TSK-31; once cancelled, TSK-65), in the order of later. Each
+// sighting that shows another status after the task's first terminal one
+// is a finding; a terminal sighting read late but older than the first
+// terminal one taken so far becomes the first, and the latest sighting of
+// another status after it is a finding.
+func (s *session) stable(t *task, x sighting) {
+	if t.latest == nil {
+		t.latest = map[string]sighting{}
+	}
+	if l, ok := t.latest[x.status]; ok && s.later(x, l) || !ok && len(t.latest) < maxStatuses {
+		t.latest[x.status] = x
+	}
+	if isTerminal(x.status) && (t.first == nil || s.later(*t.first, x)) {
+		t.first = &x
+		for _, st := range slices.Sorted(maps.Keys(t.latest)) {
+			if l := t.latest[st]; st != x.status && s.later(l, x) {
+				s.unstable(t, x, l)
+				return
+			}
+		}
+		return
+	}
+	if t.first != nil && x.status != t.first.status && s.later(x, *t.first) {
+		s.unstable(t, *t.first, x)
+	}
+}
+
+// unstable reports task t shown in status x after its terminal status
+// term.
+func (s *session) unstable(t *task, term, x sighting) {
+	rule := verdict.Req("TSK-31")
+	if term.status == "cancelled" {
+		rule = verdict.Req("TSK-65")
+	}
+	order := ""
+	if term.timed && x.timed {
+		order = fmt.Sprintf(" (lastUpdatedAt %s, then %s)", term.updated.Format(time.RFC3339Nano), x.updated.Format(time.RFC3339Nano))
+	}
+	s.find(RuleTaskTerminalStable, Server, rule, x.seq, false,
+		"task %s was %s at #%d (%s), and %s at #%d says %s%s", quote(t.id), term.status, term.seq, term.via, x.via, x.seq, quote(x.status), order)
 }
 
 // taskStatusID is the task ID a result or a status notification names.
@@ -61,7 +134,7 @@ func (s *session) taskCreated(r *request, ev chrono.Event, result json.RawMessag
 	}
 	t := &task{id: id, create: r}
 	s.tasks[id] = t
-	s.status(t, taskStatus(result), ev, "CreateTaskResult")
+	s.status(t, result, ev, "CreateTaskResult")
 }
 
 // forgetTask drops the oldest terminal task, else the oldest task.
@@ -83,23 +156,18 @@ func (s *session) forgetTask() {
 	}
 }
 
-// status judges a status the server reported for t (a tasks/get result,
-// a status notification, a CreateTaskResult): a terminal status is final
-// (TSK-31; once cancelled, TSK-65), and a task the host had cancelled that
-// still works after the grace is one of seed 002's alerts.
-func (s *session) status(t *task, status string, ev chrono.Event, via string) {
+// status judges the task raw shows t in (a tasks/get result, a tasks/list
+// entry, a status notification, a CreateTaskResult, a tasks/cancel
+// result): a terminal status is final (stable), and a task the host had
+// cancelled that still works after the grace is one of seed 002's alerts.
+func (s *session) status(t *task, raw json.RawMessage, ev chrono.Event, via string) {
+	status, updated := taskStatus(raw)
 	if status == "" {
 		return
 	}
 	s.exercise(RuleTaskTerminalStable, Server)
-	if t.terminal != "" && status != t.terminal {
-		rule := verdict.Req("TSK-31")
-		if t.terminal == "cancelled" {
-			rule = verdict.Req("TSK-65")
-		}
-		s.find(RuleTaskTerminalStable, Server, rule, ev.Seq, false,
-			"task %s was %s at #%d, and %s now says %s", quote(t.id), t.terminal, t.statusSeq, via, quote(status))
-	}
+	at, err := time.Parse(time.RFC3339Nano, updated)
+	s.stable(t, sighting{status: status, updated: at, timed: err == nil, seq: ev.Seq, via: via})
 	if !isTerminal(status) && t.cancelAck > 0 && ev.Offset-t.cancelAckAt > s.m.opts.Grace && !t.alerted {
 		t.alerted = true
 		s.alert(ev.Seq, t.id, t.requests(), "task %s was still %s %v after tasks/cancel was acknowledged (#%d): the cancel stopped the record, not the work",
@@ -112,7 +180,7 @@ func (s *session) status(t *task, status string, ev chrono.Event, via string) {
 	if t.terminal == "" {
 		t.status, t.statusSeq, t.statusAt = status, ev.Seq, ev.Offset
 		if isTerminal(status) {
-			t.terminal, t.terminalSeq = status, ev.Seq
+			t.terminal, t.terminalSeq, t.terminalChan = status, ev.Seq, ev.Channel
 		}
 	}
 	s.graceTasks()
@@ -143,13 +211,13 @@ func (s *session) taskCancelAnswered(r *request, ev chrono.Event, m *jsonrpc.Mes
 			"tasks/cancel of task %s, %s since #%d, was refused with %s, not -32602", quote(t.id), wasTerminal, t.statusSeq, errText(m))
 	case m.Error == nil:
 		s.exercise(RuleTaskCancelResult, Server)
-		status := taskStatus(m.Result)
+		status, _ := taskStatus(m.Result)
 		if status != "cancelled" {
 			s.find(RuleTaskCancelResult, Server, verdict.Req("TSK-64").Clause("MUST"), ev.Seq, false,
 				"tasks/cancel of task %s was accepted with status %s, not cancelled", quote(t.id), quote(status))
 		}
 		t.cancelAck, t.cancelAckAt = ev.Seq, ev.Offset
-		s.status(t, status, ev, "the tasks/cancel result")
+		s.status(t, m.Result, ev, "the tasks/cancel result")
 	}
 }
 
@@ -173,6 +241,9 @@ func (t *task) requests() []string {
 // tasks/cancel) once the grace has passed and the task was last seen
 // working after the abort.
 func (s *session) graceTasks() {
+	if s.aborts == 0 {
+		return
+	}
 	for _, t := range s.tasks {
 		if t.alerted || t.abortSeq == 0 || t.cancelAsked || t.terminal != "" || s.now-t.abortAt <= s.m.opts.Grace {
 			continue
@@ -200,5 +271,20 @@ func (s *session) endTasks() {
 		}
 		s.alert(t.statusSeq, t.id, t.requests(), "task %s was %s when last seen (#%d), and %s without tasks/cancel: whether it still works is not on the wire (poll it, or read the server's observer, to know)",
 			quote(t.id), quote(t.status), t.statusSeq, why)
+	}
+}
+
+// listed takes the tasks a tasks/list result shows.
+func (s *session) listed(ev chrono.Event, result json.RawMessage) {
+	var res struct {
+		Tasks []json.RawMessage `json:"tasks"`
+	}
+	if json.Unmarshal(result, &res) != nil {
+		return
+	}
+	for _, raw := range res.Tasks {
+		if t := s.tasks[taskStatusID(raw)]; t != nil {
+			s.status(t, raw, ev, mcp.MethodTasksList)
+		}
 	}
 }
