@@ -546,3 +546,38 @@ func TestTaskSightingsOrder(t *testing.T) {
 		})
 	}
 }
+
+// cut appends a server frame cut short as a recorder keeps a frame too
+// large for it: its first keep bytes, with the summary of the whole.
+func (h *history) cut(raw string, keep int) *history {
+	h.s(raw)
+	ev := &h.events[len(h.events)-1]
+	ev.Size, ev.Raw, ev.Truncated = len(ev.Raw), ev.Raw[:keep], true
+	return h
+}
+
+// TestTruncatedResponse: a response too large to keep whole still ends
+// its request (a second answer is one too many, and nothing is left
+// open), while a rule that reads the body of an answer cut short (the
+// status of tasks/cancel) judges nothing.
+func TestTruncatedResponse(t *testing.T) {
+	big := `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"` + strings.Repeat("x", 100) + `"}]}}`
+	fs, open, _ := run(init25().c(call("1", `"t"`)).cut(big, 30).s(result("1")), Options{})
+	if got := strings.Join(brief(fs), "\n"); got != "one-response RPC-8 fail server" || len(open) != 0 {
+		t.Errorf("findings %q, open %v; want the whole result to be the first answer", got, open)
+	}
+	fs, open, _ = run(init25().c(call("1", `"t"`)).cut(big, 30), Options{})
+	if len(fs) != 0 || len(open) != 0 {
+		t.Errorf("findings %v, open %v; want a cut result to end its request", fs, open)
+	}
+	cancelled := init25().c(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"build","task":{"ttl":60000}}}`).
+		s(`{"jsonrpc":"2.0","id":1,"result":{"task":{"taskId":"T1","status":"working"}}}`).
+		c(`{"jsonrpc":"2.0","id":3,"method":"tasks/cancel","params":{"taskId":"T1"}}`).
+		cut(`{"jsonrpc":"2.0","id":3,"result":{"taskId":"T1","status":"cancelled"}}`, 30)
+	fs, _, _ = run(cancelled, Options{Sides: []Side{Server}})
+	for _, f := range fs {
+		if f.Rule == RuleTaskCancelResult {
+			t.Errorf("a cut tasks/cancel answer was judged by a body never read: %+v", f)
+		}
+	}
+}

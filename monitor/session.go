@@ -273,7 +273,16 @@ func (s *session) frame(ev chrono.Event) {
 		return
 	}
 	if ev.Truncated {
-		return // cut short: what it says cannot be read
+		// A frame cut short: its body cannot be read, but a response a
+		// recorder summarised whole (watch reads the top-level members of
+		// a frame too large to keep) still ends its request, so that a
+		// large tool result is not left open.
+		if k := ev.Summary.Kind; k == "result" || k == "error" {
+			if head := summarized(ev); head != nil {
+				s.response(side, ev, head)
+			}
+		}
+		return
 	}
 	head := summarized(ev)
 	if head == nil {
@@ -590,6 +599,9 @@ func answerRead(r *request) bool {
 // initialize agreed to, a log level set, a task created or its status.
 // m is the response decoded when answerRead, else only its head.
 func (s *session) answered(side Side, r *request, ev chrono.Event, m *jsonrpc.Message, isError bool) {
+	if m.Result == nil && m.Error == nil && answerRead(r) {
+		return // a response cut short: its body is unread
+	}
 	switch r.method {
 	case mcp.MethodInitialize:
 		if !isError && side == Server {
