@@ -23,6 +23,7 @@ import (
 	"github.com/mcpflight/mcpflight/results"
 	"github.com/mcpflight/mcpflight/spec"
 	"github.com/mcpflight/mcpflight/verdict"
+	"github.com/mcpflight/mcpflight/watch"
 )
 
 // Options configures a Judge.
@@ -63,7 +64,11 @@ type Judge struct {
 	server    *results.Implementation
 	open      []monitor.Open
 	dropped   uint64
-	notes     []string
+	// gaps counts the recording's own marks of what it lost
+	// (watch.TextCaptureIncomplete), firstGap the first one's text.
+	gaps     int
+	firstGap string
+	notes    []string
 }
 
 // Evidence bounds: the events before a finding and after it that its
@@ -79,7 +84,7 @@ func New(opts Options) *Judge {
 		opts.Transport = "stdio"
 	}
 	j := &Judge{opts: opts, started: time.Now(), windows: map[string][]chrono.Event{}, pending: map[string]int{}}
-	j.keys = newSessionKeys()
+	j.keys = newSessionKeys(opts.Transport)
 	mo := opts.Monitor
 	mo.Transport = opts.Transport
 	mo.Emit = j.found
@@ -117,6 +122,12 @@ func (j *Judge) note(ev chrono.Event) {
 		} else {
 			j.pending[id] = left - 1
 		}
+	}
+	if ev.Dir == chrono.Harness && ev.Kind == chrono.KindError && strings.HasPrefix(ev.Text, watch.TextCaptureIncomplete) {
+		if j.gaps == 0 {
+			j.firstGap = ev.Text
+		}
+		j.gaps++
 	}
 	j.hear(ev)
 }
@@ -236,8 +247,11 @@ func (j *Judge) Report() *results.Report {
 		rep.Counts[r.Outcome.Verdict]++
 	}
 	rep.Teardown = results.TeardownGrade{Verdict: verdict.Skip, Summary: "not graded: the host ends its server, not mcpflight"}
-	if j.dropped > 0 {
-		rep.Notes = append(rep.Notes, fmt.Sprintf("the capture is incomplete: %d events were dropped when the recording fell behind, so a rule may have missed what they held", j.dropped))
+	switch {
+	case j.dropped > 0:
+		rep.Notes = append(rep.Notes, fmt.Sprintf("%s: %d pieces were dropped when the recording fell behind, so a rule may have missed what they held", watch.TextCaptureIncomplete, j.dropped))
+	case j.gaps > 0:
+		rep.Notes = append(rep.Notes, fmt.Sprintf("%s: the recording marks %d gaps, so a rule may have missed what they held (first: %s)", watch.TextCaptureIncomplete, j.gaps, chrono.Sanitize(j.firstGap, false)))
 	}
 	if len(j.open) > 0 {
 		rep.Notes = append(rep.Notes, openNote(j.open))

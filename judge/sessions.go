@@ -12,8 +12,12 @@ import (
 // session its Mcp-Session-Id names, in its request's headers or, for the
 // initialize that opens it, its response's; an exchange without one (a
 // 2026-07-28 request, a stateless server) belongs to the one session of
-// the endpoint, "http". An exchange's events wait until its key is known.
+// the endpoint, "http". An exchange's events wait until its key is known;
+// the events of no exchange (a client connection, the recorder's own)
+// are the endpoint's at once.
 type sessionKeys struct {
+	// stdio is set when the conversation is one stdio session.
+	stdio     bool
 	byChannel map[string]string
 	waiting   map[string][]chrono.Event
 }
@@ -28,15 +32,18 @@ type routed struct {
 // a stdio conversation.
 const noSession = "http"
 
-func newSessionKeys() *sessionKeys {
-	return &sessionKeys{byChannel: map[string]string{}, waiting: map[string][]chrono.Event{}}
+func newSessionKeys(transport string) *sessionKeys {
+	return &sessionKeys{stdio: transport != "http", byChannel: map[string]string{}, waiting: map[string][]chrono.Event{}}
 }
 
 // route returns the events ev makes ready, each with its session's key.
 func (k *sessionKeys) route(ev chrono.Event) []routed {
-	ch := exchange(ev.Channel)
-	if ch == "" || ch == "stdin" || ch == "stdout" || ch == "stderr" {
+	if k.stdio {
 		return []routed{{key: "stdio", ev: ev}}
+	}
+	ch := exchange(ev.Channel)
+	if !isExchange(ch) {
+		return []routed{{key: noSession, ev: ev}}
 	}
 	if key, ok := k.byChannel[ch]; ok {
 		return []routed{{key: key, ev: ev}}
@@ -77,6 +84,21 @@ func (k *sessionKeys) settle(ch, key string, ev chrono.Event) []routed {
 // exchange is the HTTP exchange a channel belongs to: "SSE POST #3" is
 // "POST #3".
 func exchange(channel string) string { return strings.TrimPrefix(channel, "SSE ") }
+
+// isExchange reports whether channel names an HTTP exchange: a method,
+// a space, '#' and its number ("POST #3").
+func isExchange(channel string) bool {
+	method, n, ok := strings.Cut(channel, " #")
+	if !ok || method == "" || n == "" || strings.ContainsRune(method, ' ') {
+		return false
+	}
+	for _, c := range n {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
 
 // sessionID finds the Mcp-Session-Id in an HTTP event's text of headers
 // ("…; Mcp-Session-Id: abc; …"), "" when there is none.

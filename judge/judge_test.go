@@ -1,0 +1,128 @@
+package judge
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/monitor"
+	"github.com/mcpflight/mcpflight/results"
+	"github.com/mcpflight/mcpflight/verdict"
+	"github.com/mcpflight/mcpflight/watch"
+)
+
+// capture builds a recorded conversation as watch records it: one log,
+// so that events are numbered in order.
+type capture struct{ log *chrono.Log }
+
+func newCapture() *capture { return &capture{log: chrono.New()} }
+
+func (c *capture) frame(dir chrono.Direction, channel, raw string) {
+	c.log.Frame(dir, channel, []byte(raw), nil, nil)
+}
+
+func (c *capture) http(dir chrono.Direction, channel, text string) {
+	c.log.Append(chrono.Event{Dir: dir, Channel: channel, Kind: chrono.KindHTTP, Text: text})
+}
+
+func (c *capture) harness(kind chrono.Kind, channel, text string) {
+	c.log.Append(chrono.Event{Dir: chrono.Harness, Channel: channel, Kind: kind, Text: text})
+}
+
+// post records exchange n: a POST of raw in session (none for the
+// initialize that opens one), answered with answer in session answerIn.
+func (c *capture) post(n int, session, raw, answerIn, answer string) {
+	ch := fmt.Sprintf("POST #%d", n)
+	head := "POST /mcp Content-Type: application/json"
+	if session != "" {
+		head = "POST /mcp Mcp-Session-Id: " + session + "; Content-Type: application/json"
+	}
+	c.http(chrono.Out, ch, head)
+	c.frame(chrono.Out, ch, raw)
+	status := "HTTP 200 Content-Type: application/json"
+	if answerIn != "" {
+		status = "HTTP 200 Mcp-Session-Id: " + answerIn + "; Content-Type: application/json"
+	}
+	c.http(chrono.In, ch, status)
+	c.frame(chrono.In, ch, answer)
+}
+
+func (c *capture) judge(transport string) *results.Report {
+	j := New(Options{Target: "test", Transport: transport, Monitor: monitor.Options{Schema: true}})
+	for _, ev := range c.log.Events() {
+		j.Event(ev)
+	}
+	return j.Report()
+}
+
+const (
+	initialize = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"h","version":"1"}}}`
+	initResult = `{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"1"}}}`
+	call1      = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","arguments":{}}}`
+	result1    = `{"jsonrpc":"2.0","id":1,"result":{"content":[]}}`
+)
+
+// verdictOf is the verdict of result id in rep, "" when rep has none.
+func verdictOf(rep *results.Report, id string) verdict.Verdict {
+	for _, r := range rep.Results {
+		if r.ID == id {
+			return r.Outcome.Verdict
+		}
+	}
+	return ""
+}
+
+// TestSessionsOfAnHTTPCapture: each HTTP session is judged on its own, by
+// the Mcp-Session-Id of its exchanges, so two sessions that each use
+// request ID 1 break nothing; the same requests in one stdio session
+// reuse an ID in flight. Events of no exchange (a client connection,
+// the recorder's own) hold nothing up, and the recorder's marks of what
+// it lost make the report say the capture is incomplete.
+func TestSessionsOfAnHTTPCapture(t *testing.T) {
+	c := newCapture()
+	c.harness(chrono.KindState, "connection", "client connection 127.0.0.1:5000 opened")
+	c.post(1, "", initialize, "A", initResult)
+	c.post(2, "", initialize, "B", initResult)
+	// Both calls are sent before either is answered.
+	c.http(chrono.Out, "POST #3", "POST /mcp Mcp-Session-Id: A; Content-Type: application/json")
+	c.frame(chrono.Out, "POST #3", call1)
+	c.http(chrono.Out, "POST #4", "POST /mcp Mcp-Session-Id: B; Content-Type: application/json")
+	c.frame(chrono.Out, "POST #4", call1)
+	c.harness(chrono.KindError, "recorder", watch.TextCaptureIncomplete+": 3 pieces (120 bytes) were dropped")
+	c.http(chrono.In, "POST #3", "HTTP 200 Mcp-Session-Id: A; Content-Type: application/json")
+	c.frame(chrono.In, "POST #3", result1)
+	c.http(chrono.In, "POST #4", "HTTP 200 Mcp-Session-Id: B; Content-Type: application/json")
+	c.frame(chrono.In, "POST #4", result1)
+	rep := c.judge("http")
+	if v := verdictOf(rep, "client/ids-unique"); v != verdict.Pass {
+		t.Errorf("client/ids-unique is %q over two HTTP sessions; want pass (each session has its own IDs)", v)
+	}
+	if v := verdictOf(rep, "server/one-response"); v != verdict.Pass {
+		t.Errorf("server/one-response is %q; want pass", v)
+	}
+	notes := strings.Join(rep.Notes, "\n")
+	if !strings.Contains(notes, watch.TextCaptureIncomplete) || !strings.Contains(notes, "1 gaps") {
+		t.Errorf("notes %q; want the capture said incomplete", notes)
+	}
+	if strings.Contains(notes, "still open") {
+		t.Errorf("notes %q; want no request left open", notes)
+	}
+
+	s := newCapture()
+	s.harness(chrono.KindState, "process", "started")
+	for _, f := range []struct {
+		dir chrono.Direction
+		raw string
+	}{{chrono.Out, initialize}, {chrono.In, initResult}, {chrono.Out, call1}, {chrono.Out, call1}, {chrono.In, result1}, {chrono.In, result1}} {
+		ch := "stdin"
+		if f.dir == chrono.In {
+			ch = "stdout"
+		}
+		s.frame(f.dir, ch, f.raw)
+	}
+	s.harness(chrono.KindExit, "process", "exited")
+	if v := verdictOf(s.judge("stdio"), "client/ids-unique"); v != verdict.Fail {
+		t.Errorf("client/ids-unique is %q in one stdio session reusing ID 1 in flight; want fail", v)
+	}
+}
