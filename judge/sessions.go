@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/watch"
 )
 
 // sessionKeys routes a conversation's events to its sessions. Over stdio
@@ -49,7 +50,7 @@ func (k *sessionKeys) route(ev chrono.Event) []routed {
 		return []routed{{key: key, ev: ev}}
 	}
 	if ev.Kind == chrono.KindHTTP {
-		id := sessionID(ev.Text)
+		id := watch.SessionID(ev.Text)
 		switch {
 		case id != "":
 			return k.settle(ch, id, ev)
@@ -98,19 +99,4 @@ func isExchange(channel string) bool {
 		}
 	}
 	return true
-}
-
-// sessionID finds the Mcp-Session-Id in an HTTP event's text of headers
-// ("…; Mcp-Session-Id: abc; …"), "" when there is none.
-func sessionID(text string) string {
-	lower := strings.ToLower(text)
-	i := strings.Index(lower, "mcp-session-id: ")
-	if i < 0 {
-		return ""
-	}
-	v := text[i+len("mcp-session-id: "):]
-	if j := strings.IndexAny(v, ";\n"); j >= 0 {
-		v = v[:j]
-	}
-	return strings.TrimSpace(v)
 }
