@@ -46,6 +46,31 @@ type Finding struct {
 	RequestIDs []string `json:"requestIds,omitempty"`
 }
 
+// String is the finding on one line, as a live judge prints it: its
+// verdict, side and rule, the requirement with its level and revision,
+// the event that shows it and what happened. "fail server/one-response
+// RPC-8 (MUST, 2025-11-25) at #12: a second response to request 3". The
+// text is sanitised; the session is named when there are several
+// (Session other than the one of a stdio conversation).
+func (f Finding) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s", f.Verdict, ResultID(f.Side, f.Rule))
+	if f.Requirement != "" {
+		fmt.Fprintf(&b, " %s (%s, %s)", f.Requirement, f.Level, f.Revision)
+	}
+	switch {
+	case f.Absence:
+		fmt.Fprintf(&b, " waiting since #%d", f.Seq)
+	case f.Seq > 0:
+		fmt.Fprintf(&b, " at #%d", f.Seq)
+	}
+	if f.Session != "" && f.Session != "stdio" {
+		fmt.Fprintf(&b, " in session %s", chrono.Sanitize(chrono.Clip(f.Session, 64), false))
+	}
+	b.WriteString(": " + f.Text)
+	return b.String()
+}
+
 // Options configures a Monitor.
 type Options struct {
 	// Revision is the revision every session speaks, when known before

@@ -581,3 +581,30 @@ func TestTruncatedResponse(t *testing.T) {
 		}
 	}
 }
+
+// TestCancelHonouredToTheEnd: a cancelled request never answered passes
+// the cancel rules when its session outlived the crossing window, and
+// leaves them unjudged when the session ended within it.
+func TestCancelHonouredToTheEnd(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		after time.Duration
+		want  verdict.Verdict
+	}{
+		{"outlived the window", 2 * DefaultWindow, verdict.Pass},
+		{"ended within the window", MinWindow / 2, verdict.Skip},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := init25().c(call("1", `"t"`)).s(progress(`"t"`, 1)).c(cancel("1")).wait(tc.after).c(`{"jsonrpc":"2.0","id":2,"method":"ping"}`)
+			_, open, m := run(h, Options{})
+			for _, r := range m.Results(nil) {
+				if (r.ID == "server/"+RuleCancelNoResponse || r.ID == "server/"+RuleCancelNoProgress) && r.Outcome.Verdict != tc.want {
+					t.Errorf("%s: %s, want %s", r.ID, r.Outcome.Verdict, tc.want)
+				}
+			}
+			if len(open) != 2 {
+				t.Errorf("open %v; want the cancelled call and the ping listed", open)
+			}
+		})
+	}
+}

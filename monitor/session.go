@@ -692,6 +692,13 @@ func (s *session) end() []Open {
 			if r.dropped && !r.resumed && r.cancelSeq == 0 {
 				s.abandoned(r)
 			}
+			if r.cancelSeq > 0 && !r.closed && s.now-r.cancelAt > s.window() {
+				// The session outlived the cancel's crossing window with
+				// neither response nor progress: the cancel was honoured
+				// for as long as the wire shows.
+				s.exercise(RuleCancelNoResponse, other(side))
+				s.exercise(RuleCancelNoProgress, other(side))
+			}
 			open = append(open, Open{Session: s.key, Side: side, ID: r.id.String(), Method: r.method, Seq: r.seq, Cancelled: r.cancelSeq > 0})
 		}
 	}
