@@ -162,6 +162,12 @@ func (s *session) forgetTask() {
 // cancelled that still works after the grace is one of seed 002's alerts.
 func (s *session) status(t *task, raw json.RawMessage, ev chrono.Event, via string) {
 	status, updated := taskStatus(raw)
+	s.sighted(t, status, updated, ev, via)
+}
+
+// sighted judges a status the server reported for t, and the
+// lastUpdatedAt it gave (status).
+func (s *session) sighted(t *task, status, updated string, ev chrono.Event, via string) {
 	if status == "" {
 		return
 	}
@@ -277,14 +283,16 @@ func (s *session) endTasks() {
 // listed takes the tasks a tasks/list result shows.
 func (s *session) listed(ev chrono.Event, result json.RawMessage) {
 	var res struct {
-		Tasks []json.RawMessage `json:"tasks"`
+		Tasks []struct {
+			TaskID  string `json:"taskId"`
+			Status  string `json:"status"`
+			Updated string `json:"lastUpdatedAt"`
+		} `json:"tasks"`
 	}
-	if json.Unmarshal(result, &res) != nil {
-		return
-	}
-	for _, raw := range res.Tasks {
-		if t := s.tasks[taskStatusID(raw)]; t != nil {
-			s.status(t, raw, ev, mcp.MethodTasksList)
+	_ = json.Unmarshal(result, &res) // an entry of another shape is no sighting
+	for _, e := range res.Tasks {
+		if t := s.tasks[e.TaskID]; t != nil {
+			s.sighted(t, e.Status, e.Updated, ev, mcp.MethodTasksList)
 		}
 	}
 }
