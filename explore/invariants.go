@@ -209,7 +209,9 @@ func (inv Invariant) Holds(revision string) bool {
 type Violation struct {
 	Invariant   string `json:"invariant"`
 	Requirement string `json:"requirement"`
-	// Level is the requirement's RFC 2119 keyword in the registry.
+	// Level is the requirement's RFC 2119 keyword in the registry (for
+	// a compound level, such as TSK-64's SHOULD / MUST, the monitor
+	// names the clause the evidence breaks).
 	Level string `json:"level"`
 	// Session is the label of the session it happened in.
 	Session string `json:"session"`
