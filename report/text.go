@@ -118,7 +118,7 @@ func (t textWriter) header(r *results.Report) {
 	case results.RoleClient:
 		command = "check-client"
 	case results.RoleConversation:
-		command = "judge of"
+		command = "judge"
 	}
 	line := "mcpflight " + command + ": " + san(r.Target)
 	if r.Transport != "" {
@@ -538,11 +538,11 @@ func foldBySummary(r *results.Report, rs []results.Result, v verdict.Verdict) []
 }
 
 // foldedLine is one line for the results of a fold: "ID: summary" for
-// one, "N cases: summary" for several.
-func (t textWriter) foldedLine(v verdict.Verdict, f summaryFold) {
+// one, "N cases: summary" (a conversation's: "N rules") for several.
+func (t textWriter) foldedLine(r *results.Report, v verdict.Verdict, f summaryFold) {
 	who := f.names[0]
 	if len(f.names) > 1 {
-		who = plural(len(f.names), "case")
+		who = plural(len(f.names), resultNoun(r))
 	}
 	text := who + ": " + f.summary
 	if f.summary == "" {
@@ -564,9 +564,9 @@ func (t textWriter) skips(r *results.Report, rs []results.Result) {
 		return
 	}
 	t.linef("")
-	t.linef("%s", t.bold("skipped (-v names each case)"))
+	t.linef("%s", t.bold("skipped (-v names each "+resultNoun(r)+")"))
 	for _, f := range folds {
-		t.foldedLine(verdict.Skip, f)
+		t.foldedLine(r, verdict.Skip, f)
 	}
 }
 
@@ -623,7 +623,7 @@ func (t textWriter) findings(r *results.Report, rs []results.Result) {
 		write(f)
 	}
 	for _, f := range errored {
-		t.foldedLine(verdict.Error, f)
+		t.foldedLine(r, verdict.Error, f)
 	}
 	for _, f := range teardown {
 		write(f)
