@@ -165,6 +165,7 @@ Commands:
   requirements
             list the requirement registry by revision, area and level
   show      render a saved chronology (FILE.jsonl) as a sequence diagram
+  watch     sit between a real host and server, forward every byte, judge it live
   judge     judge a recorded conversation (a watch capture, check's chronologies)
   version   print the version
   help      print this help
@@ -206,6 +207,8 @@ func (e Env) dispatch(ctx context.Context, args []string) (int, error) {
 		return e.show(rest)
 	case "judge":
 		return e.judgeCmd(rest)
+	case "watch":
+		return e.watch(ctx, rest)
 	case "profile":
 		return e.profileCmd(ctx, rest)
 	case "version", "--version", "-version":
@@ -227,7 +230,7 @@ func (e Env) dispatch(ctx context.Context, args []string) (int, error) {
 // commandNames are the commands dispatch knows, for suggesting the
 // nearest.
 func commandNames() []string {
-	return []string{"check", "explore", "check-client", "serve", "call", "tools", "shell", "cases", "requirements", "show", "judge", "version", "help"}
+	return []string{"check", "explore", "check-client", "serve", "call", "tools", "shell", "cases", "requirements", "show", "watch", "judge", "version", "help"}
 }
 
 // parse parses a command's flags. -h prints the usage to stdout and

@@ -1,0 +1,348 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpflight/mcpflight/refserver"
+	"github.com/mcpflight/mcpflight/verdict"
+)
+
+// conversationDirs are the folders watch created under root, in name
+// order.
+func conversationDirs(t *testing.T, root string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dirs []string
+	for _, e := range entries {
+		if e.IsDir() {
+			dirs = append(dirs, filepath.Join(root, e.Name()))
+		}
+	}
+	return dirs
+}
+
+// watchedResult is a result of a watched conversation's report.json.
+type watchedResult struct {
+	ID          string            `json:"id"`
+	Verdict     verdict.Verdict   `json:"verdict"`
+	Requirement string            `json:"requirement"`
+	Events      []json.RawMessage `json:"events"`
+}
+
+// readResult reads the result id of the report.json in dir.
+func readResult(t *testing.T, dir, id string) (watchedResult, bool) {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(dir, "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Results []watchedResult `json:"results"`
+	}
+	if err := json.Unmarshal(raw, &rep); err != nil {
+		t.Fatalf("report.json: %v", err)
+	}
+	for _, r := range rep.Results {
+		if r.ID == id {
+			return r, true
+		}
+	}
+	return watchedResult{}, false
+}
+
+// TestWatchShimJudgesWhatCheckJudges: check drives a server whose
+// progress repeats a value (non-increasing-progress) through "watch --",
+// as a host would; check fails it under PRG-4, and watch, seeing only
+// the wire, finds the same under the same requirement, prints it as one
+// line, writes its folder (a new one per server process, never one
+// reused) and judges the saved capture again the same way. (A response
+// after a cancel is no fit here: the control extension paces the
+// reference server's steps, so its answer lands within the crossing
+// window that passive evidence must allow; check knows by the
+// extension, watch rightly cannot.)
+func TestWatchShimJudgesWhatCheckJudges(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	shim := binary + " watch --out " + root + " -- " + binary + " serve --stdio --fault non-increasing-progress"
+	r := runCLI(t, "", "check", "--stdio", shim, "--profile", "reference", "--case", "progress/strictly-increasing", "--protocol", "2025-11-25")
+	if r.code != ExitNonConformant || !strings.Contains(r.stdout, "FAIL  progress/strictly-increasing") || !strings.Contains(r.stdout, "PRG-4 MUST") {
+		t.Fatalf("check through watch: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	var judged string
+	for _, dir := range conversationDirs(t, root) {
+		findings, err := os.ReadFile(filepath.Join(dir, findingsName))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(findings), "fail server/progress-increasing PRG-4 (MUST, 2025-11-25)") {
+			continue
+		}
+		judged = dir
+		res, ok := readResult(t, dir, "server/progress-increasing")
+		if !ok || res.Verdict != verdict.Fail || res.Requirement != "PRG-4" || len(res.Events) == 0 {
+			t.Errorf("report.json's server/progress-increasing: %+v", res)
+		}
+		again := runCLI(t, "", "judge", dir)
+		if again.code != ExitNonConformant || !strings.Contains(again.stdout, "FAIL  server/progress-increasing") {
+			t.Errorf("judge of the capture: exit %d\n%s", again.code, again.stdout)
+		}
+	}
+	if judged == "" {
+		for _, dir := range conversationDirs(t, root) {
+			f, _ := os.ReadFile(filepath.Join(dir, findingsName))
+			t.Logf("%s: %s", dir, f)
+		}
+		t.Fatalf("no conversation under %s found the repeated progress", root)
+	}
+}
+
+// TestWatchStdioExitStatus: the shim exits as the server did, and as a
+// shell would for a command that cannot run, with one line on stderr;
+// the folder is written either way.
+func TestWatchStdioExitStatus(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		argv   []string
+		code   int
+		stderr string
+	}{
+		{"exit code", []string{"sh", "-c", "exit 7"}, 7, ""},
+		{"killed by a signal", []string{"sh", "-c", "kill -TERM $$"}, 128 + 15, ""},
+		{"not found", []string{"/nonexistent/mcp-server"}, 127, "mcpflight watch: "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			root := t.TempDir()
+			r := runCLI(t, "", append([]string{"watch", "-q", "--out", root, "--"}, tc.argv...)...)
+			if r.code != tc.code || !strings.Contains(r.stderr, tc.stderr) || r.stdout != "" {
+				t.Errorf("exit %d (want %d), stdout %q, stderr:\n%s", r.code, tc.code, r.stdout, r.stderr)
+			}
+			dirs := conversationDirs(t, root)
+			if len(dirs) != 1 {
+				t.Fatalf("folders %v; want one", dirs)
+			}
+			for _, f := range []string{captureName, findingsName, "report.json", "report.html", "junit.xml"} {
+				if _, err := os.Stat(filepath.Join(dirs[0], f)); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+}
+
+// TestWatchRedactsEnvironmentSecrets: a server that echoes the API key
+// its environment gave it reaches the host unchanged, and the recording
+// and the reports never show it.
+func TestWatchRedactsEnvironmentSecrets(t *testing.T) {
+	const secret = "tok-9f8e7d6c5b4a"
+	t.Setenv("MCPFLIGHT_TEST_API_TOKEN", secret)
+	root := t.TempDir()
+	script := `read line; printf '{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"key %s"}}\n' "$MCPFLIGHT_TEST_API_TOKEN"`
+	r := runCLI(t, `{"jsonrpc":"2.0","id":1,"method":"ping"}`+"\n", "watch", "-q", "--out", root, "--", "sh", "-c", script)
+	if r.code != 0 || !strings.Contains(r.stdout, "key "+secret) {
+		t.Fatalf("exit %d; the host did not get the server's bytes unchanged: %q\n%s", r.code, r.stdout, r.stderr)
+	}
+	dirs := conversationDirs(t, root)
+	if len(dirs) != 1 {
+		t.Fatalf("folders %v", dirs)
+	}
+	for _, f := range []string{captureName, "report.json", "report.html", "junit.xml"} {
+		raw, err := os.ReadFile(filepath.Join(dirs[0], f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Contains(raw, []byte(secret)) {
+			t.Errorf("%s shows the secret", f)
+		}
+		if f == captureName && !bytes.Contains(raw, []byte("key ")) {
+			t.Errorf("%s lacks the server's message", f)
+		}
+	}
+}
+
+// lineWaiter is a writer that tells when a line matching a pattern was
+// written, and keeps everything.
+type lineWaiter struct {
+	mu    sync.Mutex
+	buf   bytes.Buffer
+	re    *regexp.Regexp
+	found chan string
+}
+
+func (w *lineWaiter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf.Write(p)
+	if w.re != nil {
+		if m := w.re.FindStringSubmatch(w.buf.String()); m != nil {
+			w.found <- m[1]
+			w.re = nil
+		}
+	}
+	return len(p), nil
+}
+
+func (w *lineWaiter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}
+
+// TestWatchProxy: check drives the reference server (its progress
+// repeating a value) through the proxy; the proxy says where to point
+// the host, and when it is stopped (its context, Ctrl-C) writes the
+// folder, prints the report with the finding check made, under the same
+// requirement, and exits with the report's code.
+func TestWatchProxy(t *testing.T) {
+	t.Parallel()
+	h := refserver.New(refserver.Options{Faults: refserver.FaultSet{refserver.FaultNonIncreasingProgress: true}}).HTTPHandler(refserver.HTTPOptions{})
+	ts := httptest.NewServer(h)
+	t.Cleanup(func() {
+		h.Close()
+		ts.Close()
+	})
+	root := t.TempDir()
+	stderr := &lineWaiter{re: regexp.MustCompile(`point the host at (\S+)`), found: make(chan string, 1)}
+	var stdout bytes.Buffer
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	done := make(chan int, 1)
+	go func() {
+		env := Env{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: stderr, ServeCommand: []string{binary}, Getenv: func(string) string { return "" }}
+		done <- env.Run(ctx, []string{"watch", "--out", root, "--target", ts.URL + "/mcp"})
+	}()
+	var proxyURL string
+	select {
+	case proxyURL = <-stderr.found:
+	case code := <-done:
+		t.Fatalf("watch exited %d before listening:\n%s", code, stderr.String())
+	case <-time.After(zooSafety):
+		t.Fatalf("watch never said where it listens:\n%s", stderr.String())
+	}
+	r := runCLI(t, "", "check", "--url", proxyURL, "--profile", "reference", "--case", "progress/strictly-increasing", "--protocol", "2025-11-25")
+	if !strings.Contains(r.stdout, "FAIL  progress/strictly-increasing") {
+		t.Fatalf("check through the proxy: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	stop()
+	var code int
+	select {
+	case code = <-done:
+	case <-time.After(zooSafety):
+		t.Fatal("watch did not end with its context")
+	}
+	out := stdout.String()
+	if res, ok := readResult(t, dirs0(t, root), "server/progress-increasing"); !ok || res.Verdict != verdict.Fail || res.Requirement != "PRG-4" {
+		t.Errorf("report.json's server/progress-increasing: %+v", res)
+	}
+	if want := reportExitCode(t, dirs0(t, root)); code != want || code != ExitNonConformant || !strings.Contains(out, "FAIL  server/progress-increasing") {
+		t.Errorf("exit %d; report:\n%s\nstderr:\n%s", code, out, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "mcpflight watch: fail server/progress-increasing PRG-4") {
+		t.Errorf("no live line for the finding on stderr:\n%s", stderr.String())
+	}
+}
+
+// dirs0 is the one folder watch created under root.
+func dirs0(t *testing.T, root string) string {
+	t.Helper()
+	dirs := conversationDirs(t, root)
+	if len(dirs) != 1 {
+		t.Fatalf("folders %v; want one", dirs)
+	}
+	return dirs[0]
+}
+
+// reportExitCode is the exit code the report.json in dir gives.
+func reportExitCode(t *testing.T, dir string) int {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(dir, "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		ExitCode *int `json:"exitCode"`
+	}
+	if err := json.Unmarshal(raw, &rep); err != nil || rep.ExitCode == nil {
+		t.Fatalf("report.json: no exit code (%v)", err)
+	}
+	return *rep.ExitCode
+}
+
+// TestWatchUsage: the ways to call watch wrongly are one line each.
+func TestWatchUsage(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "watch needs a server"},
+		{[]string{"--target", "http://127.0.0.1:1/mcp", "--", "node", "x.js"}, "name two servers"},
+		{[]string{"--stdio", "node x.js", "--", "node", "x.js"}, "name two servers"},
+		{[]string{"--listen", "127.0.0.1:0", "--", "node", "x.js"}, "are for the HTTP proxy"},
+		{[]string{"--target", "127.0.0.1:1/mcp"}, "did you mean http://"},
+		{[]string{"--side", "moon", "--", "x"}, "--side must be"},
+		{[]string{"--otlp-endpoint", "localhost:4318", "--out", "@TMP", "--", "x"}, "--otlp-endpoint"},
+		{[]string{"--listen", "0.0.0.0:0", "--out", "@TMP", "--target", "http://127.0.0.1:1/mcp"}, "not a loopback address"},
+	} {
+		args := append([]string{"watch"}, tc.args...)
+		for i, a := range args {
+			if a == "@TMP" {
+				args[i] = t.TempDir()
+			}
+		}
+		r := runCLI(t, "", args...)
+		if r.code != ExitError || !strings.Contains(r.stderr, tc.want) || strings.Count(strings.TrimSpace(r.stderr), "\n") > 1 {
+			t.Errorf("%q: exit %d, stderr %q; want %q in at most two lines", tc.args, r.code, r.stderr, tc.want)
+		}
+	}
+}
+
+// TestConversationDirs: a conversation's folder is named after the
+// server the host started, and a folder that exists is never reused.
+func TestConversationDirs(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		argv []string
+		want string
+	}{
+		{[]string{"npx", "-y", "@modelcontextprotocol/server-everything@2026.1.1"}, "server-everything"},
+		{[]string{"node", "/srv/mcp/dist/index.js"}, "index"},
+		{[]string{"/usr/local/bin/my-server", "--port", "1"}, "my-server"},
+		{[]string{"uvx", "mcp-server-fetch"}, "mcp-server-fetch"},
+		{[]string{"./weird\x1b[31mname"}, "weird31mname"},
+		{nil, "server"},
+	} {
+		if got := conversationName(tc.argv); got != tc.want {
+			t.Errorf("conversationName(%q) = %q, want %q", tc.argv, got, tc.want)
+		}
+	}
+	root := t.TempDir()
+	at := time.Date(2026, 12, 6, 14, 25, 1, 0, time.UTC)
+	var got []string
+	for range 3 {
+		dir, err := newConversationDir(root, at, "srv")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, filepath.Base(dir))
+	}
+	want := []string{"20261206-142501-srv", "20261206-142501-srv-2", "20261206-142501-srv-3"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("folders %v, want %v", got, want)
+	}
+}
