@@ -145,6 +145,8 @@ func TestRules(t *testing.T) {
 			[]string{"one-response RPC-11 fail server"}},
 		{"a null-id error for an unreadable frame", init25().c(`{not json`).s(`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse"}}`),
 			[]string{"frames-well-formed STD-5 fail client"}},
+		{"an error with an ID never sent after an unreadable frame", init25().c(`{not json`).s(`{"jsonrpc":"2.0","id":77,"error":{"code":-32700,"message":"parse"}}`),
+			[]string{"frames-well-formed STD-5 fail client", "one-response RPC-11 fail server"}},
 		{"a banner on stdout", (&history{}).s(`Server listening`).c(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}`).s(`{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}`),
 			[]string{"frames-well-formed STD-4 fail server"}},
 		{"a response after a cancel, within the window", init25().c(call("1", `"t"`)).s(progress(`"t"`, 1)).c(cancel("1")).wait(10 * ms).s(result("1")), nil},

@@ -137,11 +137,12 @@ type session struct {
 	reqs  map[Side]map[string]*request
 	ended map[Side][]*request
 	used  map[Side]*boundedSet
-	// unreadable is set once side sent a frame whose ID could not be
-	// read: a null-id error may answer it (RPC-11); malformedIDs are the
-	// IDs of side's malformed frames that could be read, which an error
-	// may answer.
-	unreadable   map[Side]bool
+	// unreadable is the seq of the last frame of side whose ID could not
+	// be read (0: none): a null-id error may answer it (RPC-11), and an
+	// error with an ID never sent may be a wrong answer to it.
+	// malformedIDs are the IDs of side's malformed frames that could be
+	// read, which an error may answer.
+	unreadable   map[Side]uint64
 	malformedIDs map[Side]*boundedSet
 	// streams maps an HTTP exchange's channel ("POST #3") to its request;
 	// notifPosts are the channels of the POSTs that carried a
@@ -186,7 +187,7 @@ func newSession(m *Monitor, key string) *session {
 		reqs:       map[Side]map[string]*request{Client: {}, Server: {}},
 		ended:      map[Side][]*request{},
 		used:       map[Side]*boundedSet{Client: newBoundedSet(maxUsedIDs), Server: newBoundedSet(maxUsedIDs)},
-		unreadable: map[Side]bool{}, malformedIDs: map[Side]*boundedSet{Client: newBoundedSet(maxEnded), Server: newBoundedSet(maxEnded)},
+		unreadable: map[Side]uint64{}, malformedIDs: map[Side]*boundedSet{Client: newBoundedSet(maxEnded), Server: newBoundedSet(maxEnded)},
 		streams: map[string]*request{}, notifPosts: newBoundedSet(maxEnded), notified: map[Side]bool{},
 		tasks: map[string]*task{}, setLevel: map[string]string{}}
 	s.loadSchema()
@@ -368,10 +369,10 @@ func (s *session) malformed(side Side, ev chrono.Event) {
 		if id, err := jsonrpc.ParseID(probe.ID); err == nil {
 			s.malformedIDs[side].add(id.Key()) // an error may answer it by its ID
 		} else {
-			s.unreadable[side] = true
+			s.unreadable[side] = ev.Seq
 		}
 	} else {
-		s.unreadable[side] = true
+		s.unreadable[side] = ev.Seq
 	}
 	what := quote(string(ev.Raw))
 	if what == "" {
@@ -507,7 +508,7 @@ func (s *session) response(side Side, ev chrono.Event, head *jsonrpc.Message) {
 	s.exercise(RuleOneResponse, side)
 	isError := head.Kind == jsonrpc.KindError
 	if !head.ID.IsValid() {
-		if head.NullID && !s.unreadable[asker] {
+		if head.NullID && s.unreadable[asker] == 0 {
 			if m := decoded(ev); m != nil {
 				s.nullIDError(side, asker, ev, m)
 			}
@@ -579,6 +580,14 @@ func (s *session) strayResponse(side, asker Side, ev chrono.Event, id jsonrpc.ID
 				"a response for ID %s, while request %s (%s, sent at #%d) has the same text with the other JSON type: the IDs differ", id, r.id, quote(r.method), r.seq)
 			return
 		}
+	}
+	if at := s.unreadable[asker]; isError && at > 0 {
+		// Two causes fit: an error for a request never sent, or the
+		// answer to the frame whose ID could not be read, which takes a
+		// null ID; the second is the likelier.
+		s.find(RuleOneResponse, side, verdict.Req("RPC-11"), ev.Seq, false,
+			"an error for ID %s, which the %s never sent as a request: if it answers the unreadable frame at #%d, its ID must be null (RPC-11); if not, it answers nothing (RPC-8)", id, asker, at)
+		return
 	}
 	s.find(RuleOneResponse, side, verdict.Req("RPC-8"), ev.Seq, false, "a response for ID %s, which the %s never sent as a request", id, asker)
 }
