@@ -324,10 +324,14 @@ func TestStreamClose(t *testing.T) {
 func TestSchemaFindings(t *testing.T) {
 	h := (&history{}).c(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`).
 		s(`{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":7,"version":"1"}}}`)
-	fs, _, m := run(h, Options{Schema: true, Revision: "2025-11-25"})
-	sc := m.Schema()
-	if len(fs) != 0 || len(sc.Findings) != 1 || sc.Findings[0].Requirement != "RPC-2" || sc.Findings[0].Pointer != "/result/serverInfo/name" || sc.Checked != 1 {
-		t.Errorf("findings %+v, schema check %+v", fs, sc)
+	// Told the revision, and learning it from the initialize result the
+	// violation is in (a live conversation): the same finding.
+	for _, rev := range []string{"2025-11-25", ""} {
+		fs, _, m := run(h, Options{Schema: true, Revision: rev})
+		sc := m.Schema()
+		if len(fs) != 0 || len(sc.Findings) != 1 || sc.Findings[0].Requirement != "RPC-2" || sc.Findings[0].Pointer != "/result/serverInfo/name" || sc.Checked != 1 {
+			t.Errorf("revision %q: findings %+v, schema check %+v", rev, fs, sc)
+		}
 	}
 }
 

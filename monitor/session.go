@@ -164,7 +164,12 @@ type session struct {
 	logLevel string
 	setLevel map[string]string
 	schema   *wireschema.Tracker
-	now      time.Duration
+	// unschemed are the frames seen before the revision was known (the
+	// initialize request whose result tells it), at most maxUnschemed,
+	// which the schema tracker reads first once it starts: it needs a
+	// request to know its result's definition.
+	unschemed []chrono.Event
+	now       time.Duration
 	// rtts are the latest round trips of prompt requests (initialize,
 	// ping, tools/list, …), which size the crossing window.
 	rtts []time.Duration
@@ -203,6 +208,27 @@ func (s *session) loadSchema() {
 	if sc, err := wireschema.Load(s.rev); err == nil {
 		s.schema = wireschema.NewTracker(sc)
 		s.m.schema.Revision = s.rev
+		for _, ev := range s.unschemed {
+			s.checkSchema(ev)
+		}
+	}
+	s.unschemed = nil
+}
+
+// maxUnschemed bounds the frames kept for the schema check until the
+// revision is known.
+const maxUnschemed = 64
+
+// checkSchema validates a frame against the revision's schema, or keeps
+// it for when the schema is known.
+func (s *session) checkSchema(ev chrono.Event) {
+	switch {
+	case !s.m.opts.Schema || !s.m.judges(Server):
+	case s.schema != nil:
+		checked, vs := s.schema.Event(ev)
+		s.m.schemaCheck(s.key, ev, checked, vs)
+	case s.rev == "" && len(s.unschemed) < maxUnschemed:
+		s.unschemed = append(s.unschemed, ev)
 	}
 }
 
@@ -248,10 +274,7 @@ func (s *session) event(ev chrono.Event) {
 	switch {
 	case ev.Kind == chrono.KindFrame && (ev.Dir == chrono.In || ev.Dir == chrono.Out):
 		s.frame(ev)
-		if s.schema != nil && s.m.judges(Server) {
-			checked, vs := s.schema.Event(ev)
-			s.m.schemaCheck(s.key, ev, checked, vs)
-		}
+		s.checkSchema(ev)
 	case ev.Dir == chrono.Harness && strings.HasPrefix(ev.Text, ClosePrefix):
 		s.streamClosed(ev)
 	case ev.Kind == chrono.KindHTTP && ev.Dir == chrono.Out && strings.HasPrefix(ev.Channel, "GET #"):
