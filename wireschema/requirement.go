@@ -27,6 +27,11 @@ const BaseRule = "RPC-2"
 //   - a result without resultType, under 2026-07-28: RPC-40;
 //   - a request from the server whose id is not a string or integer:
 //     RPC-4;
+//   - a log level outside the syslog levels: LOG-2;
+//   - a task without ttl: TSK-41 ("Receivers MUST include the actual
+//     ttl"), without lastUpdatedAt: TSK-39;
+//   - a server's tasks capability of the wrong shape: TSK-2 (task
+//     augmentation is declared in the capabilities);
 //   - anything else: RPC-2.
 func Requirement(revision, kind string, p Problem) string {
 	id := BaseRule
@@ -40,6 +45,14 @@ func Requirement(revision, kind string, p Problem) string {
 		id = "RPC-40"
 	case kind == "request" && p.Pointer == "/id":
 		id = "RPC-4"
+	case strings.Contains(p.KeywordLocation, "/$defs/LoggingLevel/"):
+		id = "LOG-2"
+	case strings.HasSuffix(p.KeywordLocation, "/$defs/Task/required") && strings.Contains(p.Message, `"ttl"`):
+		id = "TSK-41"
+	case strings.HasSuffix(p.KeywordLocation, "/$defs/Task/required") && strings.Contains(p.Message, `"lastUpdatedAt"`):
+		id = "TSK-39"
+	case strings.Contains(p.KeywordLocation, "/$defs/ServerCapabilities/properties/tasks/"):
+		id = "TSK-2"
 	}
 	if !AppliesTo(id, revision) {
 		return BaseRule

@@ -218,6 +218,19 @@ func TestCheck20251125(t *testing.T) {
 			{2, "JSONRPCErrorResponse", "/error/code", "type", "RPC-13"},
 			{4, "JSONRPCErrorResponse", "/error", "required", "RPC-12"},
 		}, 0},
+		{"the rows of a log level, a task's ttl and lastUpdatedAt, the tasks capability", []frame{
+			in(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"WARN","data":"x"}}`),
+			out(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"t","task":{"ttl":1000}}}`),
+			in(`{"jsonrpc":"2.0","id":5,"result":{"task":{"taskId":"T1","status":"working","createdAt":"x","lastUpdatedAt":"x"}}}`),
+			in(`{"jsonrpc":"2.0","method":"notifications/tasks/status","params":{"taskId":"T1","status":"working","createdAt":"x","ttl":null}}`),
+			out(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`),
+			in(`{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tasks":{"list":true}},"serverInfo":{"name":"s","version":"1"}}}`),
+		}, []brief{
+			{1, "LoggingMessageNotification", "/params/level", "enum", "LOG-2"},
+			{3, "CreateTaskResult", "/result/task", "required", "TSK-41"},
+			{4, "TaskStatusNotification", "/params", "required", "TSK-39"},
+			{6, "InitializeResult", "/result/capabilities/tasks/list", "type", "TSK-2"},
+		}, 0},
 		{"vendor methods and unknown responses get the envelope only", []frame{
 			in(`{"jsonrpc":"2.0","method":"mcpflight/checkpoint","params":{"anything":[1,2]}}`),
 			in(`{"jsonrpc":"2.0","id":"c1","method":"mcpflight/whatever","params":"not an object"}`),
