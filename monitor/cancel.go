@@ -99,7 +99,10 @@ func (s *session) staleCancel(side Side, ev chrono.Event, id jsonrpc.ID) {
 		}
 		return
 	}
-	s.find(RuleCancelTarget, side, verdict.Req("CAN-1").Under(spec.V20260728, "CAN-46"), ev.Seq, false,
+	// The requestId's own rule: it must be the ID of a request previously
+	// issued (CAN-5; 2026-07-28 CAN-51), more precise than CAN-1's "issued
+	// and believed in progress".
+	s.find(RuleCancelTarget, side, verdict.Req("CAN-5").Under(spec.V20260728, "CAN-51"), ev.Seq, false,
 		"the %s cancelled request %s, which it never issued in this session", side, id)
 }
 
