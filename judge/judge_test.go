@@ -126,3 +126,24 @@ func TestSessionsOfAnHTTPCapture(t *testing.T) {
 		t.Errorf("client/ids-unique is %q in one stdio session reusing ID 1 in flight; want fail", v)
 	}
 }
+
+// TestConcurrentExchangesKeepTheirOrder: two 2026-07-28 calls with one ID,
+// each on its POST, the second answered first, reuse an ID in flight
+// (RPC-7): the judge must see both requests before either answer, not
+// each exchange once its answer came.
+func TestConcurrentExchangesKeepTheirOrder(t *testing.T) {
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`
+	c := newCapture()
+	for _, n := range []string{"POST #1", "POST #2"} {
+		c.http(chrono.Out, n, "POST /mcp Content-Type: application/json")
+		c.frame(chrono.Out, n, call)
+	}
+	for _, n := range []string{"POST #2", "POST #1"} {
+		c.http(chrono.In, n, "HTTP 200 Content-Type: application/json")
+		c.frame(chrono.In, n, result1)
+	}
+	rep := c.judge("http")
+	if v := verdictOf(rep, "client/ids-unique"); v != verdict.Fail {
+		t.Errorf("client/ids-unique is %q; want fail (ID 1 reused while in flight)", v)
+	}
+}

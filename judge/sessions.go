@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/mcp"
 	"github.com/mcpflight/mcpflight/watch"
 )
 
@@ -13,9 +14,11 @@ import (
 // session its Mcp-Session-Id names, in its request's headers or, for the
 // initialize that opens it, its response's; an exchange without one (a
 // 2026-07-28 request, a stateless server) belongs to the one session of
-// the endpoint, "http". An exchange's events wait until its key is known;
-// the events of no exchange (a client connection, the recorder's own)
-// are the endpoint's at once.
+// the endpoint, "http". Only an initialize's exchange waits for its
+// answer, which names the session it opens; the others are keyed by
+// their request's headers at once, so that concurrent exchanges keep
+// their order. The events of no exchange (a client connection, the
+// recorder's own) are the endpoint's at once.
 type sessionKeys struct {
 	// stdio is set when the conversation is one stdio session.
 	stdio     bool
@@ -58,6 +61,14 @@ func (k *sessionKeys) route(ev chrono.Event) []routed {
 			// The answer carries no session ID: the exchange has none.
 			return k.settle(ch, noSession, ev)
 		}
+	}
+	if ev.Kind == chrono.KindFrame && ev.Dir == chrono.Out && (ev.Summary == nil || ev.Summary.Method != mcp.MethodInitialize) {
+		// A request without a session ID that is not an initialize opens
+		// no session: it is the endpoint's (2026-07-28, a stateless
+		// server), now, so that exchanges in flight side by side are
+		// judged in the order they happened. Only an initialize waits
+		// for the session its answer names.
+		return k.settle(ch, noSession, ev)
 	}
 	k.waiting[ch] = append(k.waiting[ch], ev)
 	if len(k.waiting[ch]) > 1024 {
