@@ -224,7 +224,7 @@ func (j *Judge) Report() *results.Report {
 	// The monitor's state first: it reports findings to j.found, which
 	// takes j.mu, so j.mu is never held while the monitor's lock is.
 	open := j.m.End()
-	res := j.m.Results(func(uint64) []chrono.Event { return nil })
+	res := j.m.Results(nil)
 	schema := j.m.Schema()
 	counts := j.m.Counts()
 	j.mu.Lock()

@@ -102,6 +102,11 @@ type Options struct {
 	// Emit receives each finding as it is made, from the goroutine that
 	// fed the event.
 	Emit func(Finding)
+	// Owned, when not nil, names the requirements the caller judges
+	// itself in a session (check: those its case cites, which the case
+	// decides on evidence the wire lacks, such as the control
+	// extension's): the monitor makes no finding under them there.
+	Owned func(session, requirement string) bool
 	// Observe, when not nil, is told of what the conversation did, as the
 	// monitor follows it (a request sent or answered, a cancel, a task's
 	// status), so that a view of it (telemetry) pairs nothing itself.
@@ -376,6 +381,9 @@ func (s *session) report(ruleID string, side Side, r verdict.Rule, seq uint64, a
 			return
 		}
 		f.Requirement, f.Level, f.Verdict = j.ID, j.Level, j.Verdict
+	}
+	if m.opts.Owned != nil && m.opts.Owned(f.Session, f.Requirement) {
+		return
 	}
 	m.findings = append(m.findings, f)
 	if m.opts.Emit != nil {

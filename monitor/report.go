@@ -48,9 +48,9 @@ func ResultID(side Side, ruleID string) string { return string(side) + "/" + rul
 // requirement, the first such finding as the evidence and the count of
 // the others; pass when the conversation gave the rule something to
 // judge and it held; skip, saying so, when it gave it nothing. events,
-// when not nil, returns the events around a sequence number, for a
-// result's diagram. revisions are the revisions the rules are quoted in.
-func (m *Monitor) Results(events func(seq uint64) []chrono.Event) []results.Result {
+// when not nil, returns the events around a finding (in its session),
+// for a result's diagram.
+func (m *Monitor) Results(events func(f Finding) []chrono.Event) []results.Result {
 	fs := m.Findings()
 	exercised := m.Exercised()
 	var out []results.Result
@@ -80,7 +80,7 @@ func (m *Monitor) Results(events func(seq uint64) []chrono.Event) []results.Resu
 				res.Outcome = verdict.Outcome{Verdict: worst.Verdict, Requirement: worst.Requirement, Level: worst.Level,
 					Summary: summarize(worst, len(mine)), Expected: []string{r.Title}, Actual: worst.Text, ActualSeq: worst.Seq}
 				if events != nil {
-					res.Events = events(worst.Seq)
+					res.Events = events(worst)
 				}
 			case exercised[res.ID] > 0:
 				res.Outcome = verdict.Passf("held %s in the conversation", times(exercised[res.ID]))

@@ -255,6 +255,12 @@ func TestSummary(t *testing.T) {
 			Teardown: results.TeardownGrade{Verdict: verdict.Pass},
 			Schema:   results.SchemaReport{Findings: make([]results.SchemaFinding, 2)},
 		}, "mcpflight: 1 case — 1 pass, 0 fail, 0 warn, 0 info, 0 skip, 0 error (0.84s) — 2 schema violations — non-conformant"},
+		{"a passive rule's finding is no case", &results.Report{
+			Results:  []results.Result{{ID: "a/b", Outcome: verdict.Passf("ok")}, {ID: "passive/x", Area: results.AreaPassive, Outcome: verdict.Outcome{Verdict: verdict.Fail}}},
+			Counts:   map[verdict.Verdict]int{verdict.Pass: 1, verdict.Fail: 1},
+			Duration: ms(840),
+			Teardown: results.TeardownGrade{Verdict: verdict.Pass},
+		}, "mcpflight: 1 case and 1 passive rule — 1 pass, 1 fail, 0 warn, 0 info, 0 skip, 0 error (0.84s) — non-conformant"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

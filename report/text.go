@@ -392,8 +392,12 @@ func Summary(r *results.Report) string {
 		}
 		counts = append(counts, fmt.Sprintf("%d %s", r.Counts[v], v))
 	}
+	what := plural(len(r.Results), resultNoun(r))
+	if n := passiveCount(r); n > 0 {
+		what = plural(len(r.Results)-n, resultNoun(r)) + " and " + plural(n, "passive rule")
+	}
 	return fmt.Sprintf("mcpflight: %s — %s (%s)%s%s — %s",
-		plural(len(r.Results), resultNoun(r)), strings.Join(counts, ", "), seconds(r.Duration), schemaSummaryPart(r.Schema), inconsistencyPart(r), conclusion(r))
+		what, strings.Join(counts, ", "), seconds(r.Duration), schemaSummaryPart(r.Schema), inconsistencyPart(r), conclusion(r))
 }
 
 func conclusion(r *results.Report) string {
@@ -643,6 +647,18 @@ func padRight(s string, width int) string {
 
 // resultNoun is what a report's results are: cases, or the rules a
 // conversation was judged by.
+// passiveCount is how many of r's results are the passive rules'
+// findings, not cases.
+func passiveCount(r *results.Report) int {
+	n := 0
+	for _, res := range r.Results {
+		if res.Area == results.AreaPassive {
+			n++
+		}
+	}
+	return n
+}
+
 func resultNoun(r *results.Report) string {
 	if r.Role == results.RoleConversation {
 		return "rule"

@@ -78,9 +78,13 @@ func otherRevision(summary string) bool {
 // neither skip nor blocked), or when cases were selected and none
 // applied.
 func (r *Report) Completeness() Completeness {
-	c := Completeness{Selected: len(r.Results), Rules: r.Role == RoleConversation}
+	c := Completeness{Rules: r.Role == RoleConversation}
 	reasons, excluded := map[string]int{}, map[string]int{}
 	for _, res := range r.Results {
+		if res.Area == AreaPassive {
+			continue // no case: a finding of the passive rules
+		}
+		c.Selected++
 		if res.Outcome.Verdict == verdict.Blocked {
 			// It judged nothing of its own: another case carries the
 			// finding that stopped it.

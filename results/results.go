@@ -40,6 +40,12 @@ type Implementation struct {
 	Version string `json:"version"`
 }
 
+// AreaPassive is the area of a check run's results that are no case's:
+// those of the passive rules (the rules watch applies), judged on every
+// case's chronology after the cases, "passive/RULE", one per rule that
+// found what the cases did not.
+const AreaPassive = "passive"
+
 // Result is one case's result.
 type Result struct {
 	// ID, Title and Area come from the case.

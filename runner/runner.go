@@ -218,6 +218,10 @@ func Run(ctx context.Context, cfg Config) (*results.Report, error) {
 	rep.Duration = time.Since(rep.Started)
 	rep.Teardown = CiteTeardown(GradeTeardown(rep.Results, cfg.Strict), cfg.Version)
 	rep.Schema = schemaReport(cfg.Version, rep.Results)
+	for _, r := range passiveResults(cfg, rep.Results) {
+		rep.Results = append(rep.Results, r)
+		rep.Counts[r.Outcome.Verdict]++
+	}
 	if reason, unfit := cfg.slowFit.Unfit(); unfit {
 		rep.Notes = append(rep.Notes, reason)
 	}

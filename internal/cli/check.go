@@ -55,6 +55,12 @@ before anything else is printed and at the end. When stdout is not a
 terminal there is no status line. -q prints only the summary line; with
 --json - only the JSON is printed.
 
+After the cases, every case's chronology is judged with the rules watch
+applies to a live conversation (progress, responses, cancels, tasks,
+logs): a rule that finds what no case reported, in a chronology whose
+case does not cite its requirement, adds a result "passive/RULE" after
+the areas, naming the case it was seen in.
+
 Verdicts:
   pass     the case found what it expected
   fail     the target broke a MUST (or a definition the protocol rests on)
