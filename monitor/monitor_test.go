@@ -167,6 +167,9 @@ func TestRules(t *testing.T) {
 			[]string{"cancel-no-progress CAN-8 warn server"}},
 		{"initialize cancelled", (&history{}).c(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}`).c(cancel("0")).s(`{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}`),
 			[]string{"initialize-not-cancelled CAN-2 fail client"}},
+		{"initialize cancelled, answered beyond the window", (&history{}).c(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}`).c(cancel("0")).wait(500 * ms).
+			s(`{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}`),
+			[]string{"initialize-not-cancelled CAN-2 fail client"}},
 		{"a cancel of the other side's request", init25().s(`{"jsonrpc":"2.0","id":9,"method":"roots/list"}`).c(cancel("9")).c(`{"jsonrpc":"2.0","id":9,"result":{"roots":[]}}`),
 			[]string{"cancel-names-own-request CAN-1 fail client"}},
 		{"a cancel long after the response", init25().c(call("1", `"t"`)).s(result("1")).wait(time.Second).c(cancel("1")),

@@ -692,7 +692,7 @@ func (s *session) end() []Open {
 			if r.dropped && !r.resumed && r.cancelSeq == 0 {
 				s.abandoned(r)
 			}
-			if r.cancelSeq > 0 && !r.closed && s.now-r.cancelAt > s.window() {
+			if r.cancelSeq > 0 && !r.closed && cancellable(r) && s.now-r.cancelAt > s.window() {
 				// The session outlived the cancel's crossing window with
 				// neither response nor progress: the cancel was honoured
 				// for as long as the wire shows.
