@@ -456,11 +456,12 @@ func (h *history) status(n, code int) *history {
 }
 
 // TestNullIDOverHTTP: over Streamable HTTP an error with a null id answers
-// the POST it came on: a notification's breaks RPC-15 (its POST is
-// answered with 202 and no body); a request's refused at the HTTP layer
-// (the 404 of a session the server no longer knows) is the exchange's
-// answer and not judged; a request's accepted one answers it without its
-// readable ID (RPC-11).
+// the POST it came on: a notification's accepted one breaks RPC-15 (its
+// POST is answered with 202 and no body); one refused at the HTTP layer
+// (a notification's 400, HTTP-12, whose body may be such an error,
+// HTTP-4; the 404 of a session the server no longer knows) is the
+// exchange's answer and not judged; a request's accepted one answers it
+// without its readable ID (RPC-11).
 func TestNullIDOverHTTP(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -469,6 +470,7 @@ func TestNullIDOverHTTP(t *testing.T) {
 	}{
 		{"a notification's POST", init25().post(2, `{"jsonrpc":"2.0","method":"notifications/x"}`).status(2, 200).frame(chrono.In, "POST #2", nullErr),
 			[]string{"no-response-to-notification RPC-15 fail server"}},
+		{"a notification's POST refused with 400", init25().post(2, `{"jsonrpc":"2.0","method":"notifications/x"}`).status(2, 400).frame(chrono.In, "POST #2", nullErr), nil},
 		{"a request's POST refused with 404", init25().post(2, call("1", `"t"`)).status(2, 404).frame(chrono.In, "POST #2", nullErr), nil},
 		{"a request's POST accepted", init25().post(2, call("1", `"t"`)).status(2, 200).frame(chrono.In, "POST #2", nullErr),
 			[]string{"one-response RPC-11 fail server"}},
