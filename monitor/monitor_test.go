@@ -484,6 +484,34 @@ func TestNullIDOverHTTP(t *testing.T) {
 	}
 }
 
+// TestProgressOrderAcrossStreams: over Streamable HTTP progress is judged
+// increasing (PRG-4) in the order one stream carried it: a server that
+// sends a request's progress on its POST stream and on the GET stream
+// (mcp-go does) has it read in an order that is not the order written.
+func TestProgressOrderAcrossStreams(t *testing.T) {
+	base := func() *history { return init25().post(1, call("1", `"t"`)) }
+	for _, tc := range []struct {
+		name string
+		h    *history
+		want []string
+	}{
+		{"2 on the POST stream after 3 on the GET stream", base().frame(chrono.In, "SSE GET #1", progress(`"t"`, 1)).
+			frame(chrono.In, "SSE GET #1", progress(`"t"`, 3)).sse(1, progress(`"t"`, 2)).sse(1, result("1")), nil},
+		{"1 after 3 on the GET stream, 2 between on the POST stream", base().frame(chrono.In, "SSE GET #1", progress(`"t"`, 3)).
+			sse(1, progress(`"t"`, 2)).frame(chrono.In, "SSE GET #1", progress(`"t"`, 1)).sse(1, result("1")),
+			[]string{"progress-increasing PRG-4 fail server"}},
+		{"2 after 3 on the POST stream", base().sse(1, progress(`"t"`, 3)).sse(1, progress(`"t"`, 2)).sse(1, result("1")),
+			[]string{"progress-increasing PRG-4 fail server"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fs, _, _ := run(tc.h, Options{Transport: "http"})
+			if got := brief(fs); strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+				t.Errorf("findings %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
 // TestTaskProgressAcrossStreams: over Streamable HTTP a task's progress
 // read after the task was seen terminal breaks PRG-11 only when it came on
 // the stream that showed the task terminal: across two streams the order

@@ -63,8 +63,10 @@ type request struct {
 	progress int
 	last     float64
 	total    float64
-	// lastAt is when the last progress came.
+	// lastAt is when the last progress came; lastOn is the last value
+	// each stream carried ("" over stdio), which PRG-4 compares.
 	lastAt time.Duration
+	lastOn map[string]float64
 	// errMsg is an error response's message.
 	errMsg string
 	// The first cancel: its sequence number and time, and whether it was
