@@ -124,7 +124,11 @@ func (s *session) abortPoll(r *request, ev chrono.Event) {
 // on (2025-11-25: CAN-8 SHOULD; 2026-07-28: CAN-54 MUST NOT over stdio,
 // CAN-56 over HTTP). A request whose stream was closed under 2026-07-28
 // can carry nothing more on it; what still comes came on another stream.
+// A request that cannot be cancelled is not judged (cancellable).
 func (s *session) afterCancel(ruleID string, side Side, r *request, ev chrono.Event, what string) {
+	if !cancellable(r) {
+		return
+	}
 	s.exercise(ruleID, side)
 	after := ev.Offset - r.cancelAt
 	if after <= s.window() {
@@ -144,6 +148,13 @@ func (s *session) afterCancel(ruleID string, side Side, r *request, ev chrono.Ev
 	s.find(ruleID, side, rule, ev.Seq, false, "%s for request %s (%s) %v after %s at #%d, beyond the crossing window of %v",
 		what, r.id, quote(r.method), after.Round(time.Millisecond), how, r.cancelSeq, s.window().Round(time.Millisecond))
 }
+
+// cancellable reports whether a cancel of r is one its receiver should
+// honour: not initialize's, which a client must never cancel (CAN-2, the
+// client's finding) and which the server may therefore ignore (CAN-9,
+// "the request cannot be cancelled"): its answer is the handshake going
+// on, not the server ignoring a cancel.
+func cancellable(r *request) bool { return r.method != mcp.MethodInitialize }
 
 // streamClosed takes the record of a request whose response stream the
 // client closed before its response: under 2026-07-28 that is the

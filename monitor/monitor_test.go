@@ -169,6 +169,9 @@ func TestRules(t *testing.T) {
 			[]string{"cancel-no-progress CAN-8 warn server"}},
 		{"initialize cancelled", (&history{}).c(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}`).c(cancel("0")).s(`{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}`),
 			[]string{"initialize-not-cancelled CAN-2 fail client"}},
+		{"initialize cancelled, answered beyond the window", (&history{}).c(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}`).c(cancel("0")).wait(500 * ms).
+			s(`{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}`),
+			[]string{"initialize-not-cancelled CAN-2 fail client"}},
 		{"a cancel of the other side's request", init25().s(`{"jsonrpc":"2.0","id":9,"method":"roots/list"}`).c(cancel("9")).c(`{"jsonrpc":"2.0","id":9,"result":{"roots":[]}}`),
 			[]string{"cancel-names-own-request CAN-1 fail client"}},
 		{"a cancel long after the response", init25().c(call("1", `"t"`)).s(result("1")).wait(time.Second).c(cancel("1")),
@@ -463,11 +466,12 @@ func (h *history) status(n, code int) *history {
 }
 
 // TestNullIDOverHTTP: over Streamable HTTP an error with a null id answers
-// the POST it came on: a notification's breaks RPC-15 (its POST is
-// answered with 202 and no body); a request's refused at the HTTP layer
-// (the 404 of a session the server no longer knows) is the exchange's
-// answer and not judged; a request's accepted one answers it without its
-// readable ID (RPC-11).
+// the POST it came on: a notification's accepted one breaks RPC-15 (its
+// POST is answered with 202 and no body); one refused at the HTTP layer
+// (a notification's 400, HTTP-12, whose body may be such an error,
+// HTTP-4; the 404 of a session the server no longer knows) is the
+// exchange's answer and not judged; a request's accepted one answers it
+// without its readable ID (RPC-11).
 func TestNullIDOverHTTP(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -476,9 +480,38 @@ func TestNullIDOverHTTP(t *testing.T) {
 	}{
 		{"a notification's POST", init25().post(2, `{"jsonrpc":"2.0","method":"notifications/x"}`).status(2, 200).frame(chrono.In, "POST #2", nullErr),
 			[]string{"no-response-to-notification RPC-15 fail server"}},
+		{"a notification's POST refused with 400", init25().post(2, `{"jsonrpc":"2.0","method":"notifications/x"}`).status(2, 400).frame(chrono.In, "POST #2", nullErr), nil},
 		{"a request's POST refused with 404", init25().post(2, call("1", `"t"`)).status(2, 404).frame(chrono.In, "POST #2", nullErr), nil},
 		{"a request's POST accepted", init25().post(2, call("1", `"t"`)).status(2, 200).frame(chrono.In, "POST #2", nullErr),
 			[]string{"one-response RPC-11 fail server"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fs, _, _ := run(tc.h, Options{Transport: "http"})
+			if got := brief(fs); strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+				t.Errorf("findings %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestProgressOrderAcrossStreams: over Streamable HTTP progress is judged
+// increasing (PRG-4) in the order one stream carried it: a server that
+// sends a request's progress on its POST stream and on the GET stream
+// (mcp-go does) has it read in an order that is not the order written.
+func TestProgressOrderAcrossStreams(t *testing.T) {
+	base := func() *history { return init25().post(1, call("1", `"t"`)) }
+	for _, tc := range []struct {
+		name string
+		h    *history
+		want []string
+	}{
+		{"2 on the POST stream after 3 on the GET stream", base().frame(chrono.In, "SSE GET #1", progress(`"t"`, 1)).
+			frame(chrono.In, "SSE GET #1", progress(`"t"`, 3)).sse(1, progress(`"t"`, 2)).sse(1, result("1")), nil},
+		{"1 after 3 on the GET stream, 2 between on the POST stream", base().frame(chrono.In, "SSE GET #1", progress(`"t"`, 3)).
+			sse(1, progress(`"t"`, 2)).frame(chrono.In, "SSE GET #1", progress(`"t"`, 1)).sse(1, result("1")),
+			[]string{"progress-increasing PRG-4 fail server"}},
+		{"2 after 3 on the POST stream", base().sse(1, progress(`"t"`, 3)).sse(1, progress(`"t"`, 2)).sse(1, result("1")),
+			[]string{"progress-increasing PRG-4 fail server"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fs, _, _ := run(tc.h, Options{Transport: "http"})

@@ -26,10 +26,11 @@ type nullError struct {
 //
 // Over Streamable HTTP the POST it came on says what it answers: the POST
 // of a notification, which is answered with 202 and no body (RPC-15); a
-// request's POST refused at the HTTP layer (a status that is not 2xx, such
-// as the 404 of a session the server no longer knows), whose body answers
-// the exchange before the message was read, which is not judged; or a
-// request's stream, whose request it answers without its ID (RPC-11).
+// POST refused at the HTTP layer (a status that is not 2xx: a
+// notification the server cannot accept, HTTP-12, whose body may be such
+// an error, HTTP-4; the 404 of a session the server no longer knows),
+// whose body answers the exchange, which is not judged; or a request's
+// stream, whose request it answers without its ID (RPC-11).
 // Elsewhere (stdio, the GET stream) an error with a null id while none of
 // the asker's requests is in flight answers none of them: it answers a
 // notification (RPC-15). While some are in flight it is judged once each
@@ -41,6 +42,8 @@ func (s *session) nullIDError(side, asker Side, ev chrono.Event, m *jsonrpc.Mess
 		post := trimSSE(ev.Channel)
 		r := s.streams[post]
 		switch {
+		case s.refusedPosts.has(post):
+			// Refused: the status answers, and the body may say why.
 		case s.notifPosts.has(post):
 			s.find(RuleNoNotificationRepl, side, verdict.Req("RPC-15"), ev.Seq, false,
 				"the POST of a notification was answered with %s: a notification is answered with 202 and no body", what)

@@ -42,10 +42,20 @@ func (s *session) progress(side Side, ev chrono.Event, m *jsonrpc.Message) {
 		return
 	}
 	s.exercise(RuleProgressIncreasing, side)
-	if r.progress > 0 && value <= r.last {
-		s.find(RuleProgressIncreasing, side, verdict.Req("PRG-4"), ev.Seq, false,
-			"progress %v for token %s after %v (request %s)", value, tok, r.last, r.id)
+	// Judged in the order one stream carried it: across two HTTP
+	// streams the order read is not the order written.
+	stream := ""
+	if s.http() {
+		stream = streamOf(ev.Channel)
 	}
+	if prev, ok := r.lastOn[stream]; ok && value <= prev {
+		s.find(RuleProgressIncreasing, side, verdict.Req("PRG-4"), ev.Seq, false,
+			"progress %v for token %s after %v (request %s)", value, tok, prev, r.id)
+	}
+	if r.lastOn == nil {
+		r.lastOn = map[string]float64{}
+	}
+	r.lastOn[stream] = value
 	r.progress++
 	r.last, r.lastAt = value, ev.Offset
 	if p.Total != nil {
@@ -105,12 +115,13 @@ func (s *session) taskProgressAfterEnd(side Side, r *request, ev chrono.Event, t
 
 // sameStream reports whether two channels of an HTTP exchange are one
 // stream ("POST #3" and "SSE POST #3").
-func sameStream(a, b string) bool {
-	trim := func(c string) string {
-		if len(c) > 4 && c[:4] == "SSE " {
-			return c[4:]
-		}
-		return c
+func sameStream(a, b string) bool { return streamOf(a) == streamOf(b) }
+
+// streamOf is the HTTP exchange a channel belongs to: "POST #3" for
+// "SSE POST #3".
+func streamOf(c string) string {
+	if len(c) > 4 && c[:4] == "SSE " {
+		return c[4:]
 	}
-	return trim(a) == trim(b)
+	return c
 }

@@ -63,8 +63,10 @@ type request struct {
 	progress int
 	last     float64
 	total    float64
-	// lastAt is when the last progress came.
+	// lastAt is when the last progress came; lastOn is the last value
+	// each stream carried ("" over stdio), which PRG-4 compares.
 	lastAt time.Duration
+	lastOn map[string]float64
 	// errMsg is an error response's message.
 	errMsg string
 	// The first cancel: its sequence number and time, and whether it was
@@ -146,9 +148,11 @@ type session struct {
 	malformedIDs map[Side]*boundedSet
 	// streams maps an HTTP exchange's channel ("POST #3") to its request;
 	// notifPosts are the channels of the POSTs that carried a
-	// notification.
-	streams    map[string]*request
-	notifPosts *boundedSet
+	// notification, refusedPosts those of them the server answered with
+	// a status that is not 2xx.
+	streams      map[string]*request
+	notifPosts   *boundedSet
+	refusedPosts *boundedSet
 	// notified is set once side sent a notification; nullErrors are the
 	// errors with a null id waiting for the requests then in flight to
 	// be answered (nullIDError).
@@ -193,7 +197,7 @@ func newSession(m *Monitor, key string) *session {
 		ended:      map[Side][]*request{},
 		used:       map[Side]*boundedSet{Client: newBoundedSet(maxUsedIDs), Server: newBoundedSet(maxUsedIDs)},
 		unreadable: map[Side]uint64{}, malformedIDs: map[Side]*boundedSet{Client: newBoundedSet(maxEnded), Server: newBoundedSet(maxEnded)},
-		streams: map[string]*request{}, notifPosts: newBoundedSet(maxEnded), notified: map[Side]bool{},
+		streams: map[string]*request{}, notifPosts: newBoundedSet(maxEnded), refusedPosts: newBoundedSet(maxEnded), notified: map[Side]bool{},
 		tasks: map[string]*task{}, setLevel: map[string]string{}}
 	s.loadSchema()
 	return s
@@ -280,8 +284,12 @@ func (s *session) event(ev chrono.Event) {
 	case ev.Kind == chrono.KindHTTP && ev.Dir == chrono.Out && strings.HasPrefix(ev.Channel, "GET #"):
 		s.resumed(ev)
 	case ev.Kind == chrono.KindHTTP && ev.Dir == chrono.In && strings.HasPrefix(ev.Text, "HTTP "):
+		var status int
+		_, _ = fmt.Sscanf(ev.Text, "HTTP %d", &status)
 		if r := s.streams[ev.Channel]; r != nil {
-			_, _ = fmt.Sscanf(ev.Text, "HTTP %d", &r.status)
+			r.status = status
+		} else if status/100 != 2 && s.notifPosts.has(ev.Channel) {
+			s.refusedPosts.add(ev.Channel)
 		}
 	}
 }
@@ -724,7 +732,7 @@ func (s *session) end() []Open {
 			if r.dropped && !r.resumed && r.cancelSeq == 0 {
 				s.abandoned(r)
 			}
-			if r.cancelSeq > 0 && !r.closed && s.now-r.cancelAt > s.window() {
+			if r.cancelSeq > 0 && !r.closed && cancellable(r) && s.now-r.cancelAt > s.window() {
 				// The session outlived the cancel's crossing window with
 				// neither response nor progress: the cancel was honoured
 				// for as long as the wire shows.
