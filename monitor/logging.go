@@ -64,6 +64,20 @@ func (s *session) logMessage(ev chrono.Event, m *jsonrpc.Message) {
 			return // some request in flight asked for log messages
 		}
 	}
+	// Over stdio a message names no request. Just after the answer of a
+	// request that asked for this level, two causes fit: the message is
+	// that request's, written after its response (LOG-43 grants them
+	// before it only), or one sent for no request (LOG-41). The likelier
+	// first is judged, as the case does, with both named.
+	if ended := s.ended[Client]; len(ended) > 0 {
+		if r := ended[len(ended)-1]; r.logLevel != "" && !below(p.Level, r.logLevel) {
+			s.find(RuleLogLevel, Server, verdict.Req("LOG-43").Except(verdict.Warn,
+				"LOG-43 grants messages before the final response only: one after it is outside what the sentence allows"), ev.Seq, false,
+				"a log message at %s after the response to request %s (%s, which asked for %s) at #%d: that request's, written after its response (LOG-43 grants them before it), or one for no request (LOG-41)",
+				quote(p.Level), r.id, quote(r.method), quote(r.logLevel), r.respSeq)
+			return
+		}
+	}
 	s.find(RuleLogLevel, Server, verdict.Req("LOG-41"), ev.Seq, false,
 		"a log message at %s while no request in flight asked for a log level", quote(p.Level))
 }

@@ -147,6 +147,8 @@ func TestRules(t *testing.T) {
 			[]string{"frames-well-formed STD-5 fail client"}},
 		{"an error with an ID never sent after an unreadable frame", init25().c(`{not json`).s(`{"jsonrpc":"2.0","id":77,"error":{"code":-32700,"message":"parse"}}`),
 			[]string{"frames-well-formed STD-5 fail client", "one-response RPC-11 fail server"}},
+		{"a lenient result for a request with the wrong jsonrpc version", init25().c(`{"jsonrpc":"1.0","id":"v1","method":"ping"}`).s(`{"jsonrpc":"2.0","id":"v1","result":{}}`),
+			[]string{"frames-well-formed STD-5 fail client"}},
 		{"a banner on stdout", (&history{}).s(`Server listening`).c(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}`).s(`{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}`),
 			[]string{"frames-well-formed STD-4 fail server"}},
 		{"a response after a cancel, within the window", init25().c(call("1", `"t"`)).s(progress(`"t"`, 1)).c(cancel("1")).wait(10 * ms).s(result("1")), nil},
@@ -191,6 +193,14 @@ func TestRules(t *testing.T) {
 			s(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"debug","data":"x"}}`),
 			[]string{"log-level LOG-4 warn server"}},
 		{"a log for no request that asked (2026-07-28 stdio)", (&history{}).c(call26("1", `"t"`)).s(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}`).s(result("1")),
+			[]string{"log-level LOG-41 fail server"}},
+		{"a log just after the answer of the request that asked (2026-07-28 stdio)", (&history{}).
+			c(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"log","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/logLevel":"info"}}}`).
+			s(result("1")).s(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"warning","data":"x"}}`),
+			[]string{"log-level LOG-43 warn server"}},
+		{"a log below the level of the request just answered (2026-07-28 stdio)", (&history{}).
+			c(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"log","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/logLevel":"error"}}}`).
+			s(result("1")).s(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"debug","data":"x"}}`),
 			[]string{"log-level LOG-41 fail server"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -591,8 +591,11 @@ func (s *session) response(side Side, ev chrono.Event, head *jsonrpc.Message) {
 // type ("5" is not 5), or one for an ID never sent.
 func (s *session) strayResponse(side, asker Side, ev chrono.Event, id jsonrpc.ID, isError bool) {
 	key := id.Key()
-	if isError && s.malformedIDs[asker].has(key) {
-		return // an error answering a malformed request by its ID (RPC-11)
+	if s.malformedIDs[asker].has(key) {
+		// An answer to a malformed request by its ID: an error (RPC-11),
+		// or a result from a receiver lenient enough to serve it ("1.0"
+		// for "jsonrpc"), which JSON-RPC allows: its rules bind the sender.
+		return
 	}
 	for _, r := range slices.Backward(s.ended[asker]) {
 		if r.id.Key() == key {
