@@ -23,22 +23,35 @@ import (
 // A case owns the requirements it cites: it judges them in its
 // chronology on evidence the wire lacks (the control extension's
 // checkpoints, the observer, what it provoked on purpose), so the
-// passive rules make no finding under them there. A rule's findings
-// become one result in area results.AreaPassive, only when it found
-// something: a run whose cases saw everything has no passive result.
+// passive rules make no finding under them there. A requirement some
+// case already found broken (fail or warn) is owned by the run: the
+// same breach seen again in another chronology adds nothing the report
+// does not say (a banner before initialize is in every stdio session's
+// chronology; one failing case says it). A rule's findings become one
+// result in area results.AreaPassive, only when it found something: a
+// run whose cases saw everything has no passive result.
+//
+// A passive result carries no chronology of its own: its summary names
+// the case whose chronology shows the finding, with the seq, and that
+// chronology is the case's, already in the report once.
 
 // passiveResults judges rs's chronologies with the passive rules and
 // returns a result per rule that found a fail or a warn the cases did
 // not report.
 func passiveResults(cfg Config, rs []results.Result) []results.Result {
 	owned := map[string][]string{}
-	byKey := map[string]results.Result{}
+	reported := map[string]bool{} // requirements a case found broken
+	for _, res := range rs {
+		if v := res.Outcome.Verdict; (v == verdict.Fail || v == verdict.Warn) && res.Outcome.Requirement != "" {
+			reported[res.Outcome.Requirement] = true
+		}
+	}
 	m := monitor.New(monitor.Options{
 		Sides:     []monitor.Side{monitor.Server},
 		Revision:  cfg.Version,
 		Transport: cfg.Target.Transport,
 		Owned: func(session, requirement string) bool {
-			return slices.Contains(owned[session], requirement)
+			return reported[requirement] || slices.Contains(owned[session], requirement)
 		},
 	})
 	for _, res := range rs {
@@ -46,7 +59,7 @@ func passiveResults(cfg Config, rs []results.Result) []results.Result {
 			continue
 		}
 		key := res.ID
-		owned[key], byKey[key] = res.Reqs, res
+		owned[key] = res.Reqs
 		for _, ev := range res.Events {
 			m.Event(key, ev)
 		}
@@ -56,7 +69,7 @@ func passiveResults(cfg Config, rs []results.Result) []results.Result {
 	shown := map[string]string{} // rule: the case whose chronology shows its worst finding
 	evidence := func(f monitor.Finding) []chrono.Event {
 		shown[f.Rule] = f.Session
-		return byKey[f.Session].Events
+		return nil
 	}
 	for _, r := range m.Results(evidence) {
 		if v := r.Outcome.Verdict; v != verdict.Fail && v != verdict.Warn {

@@ -467,6 +467,9 @@ func (e Env) writeJSONL(dir string, rep *results.Report) error {
 	}
 	written := map[string]bool{}
 	for _, res := range rep.Results {
+		if res.Area == results.AreaPassive {
+			continue // its evidence is the chronology of the case it names
+		}
 		rev := res.Revision
 		if rev == "" {
 			rev = rep.Version
