@@ -213,6 +213,17 @@ type tapBody struct {
 }
 
 func (b *tapBody) Read(p []byte) (int, error) {
+	if b.remaining == 0 {
+		// A request body read to its declared length is not read again.
+		// The transport reads once more after the length (to see that
+		// nothing follows); once the proxy has flushed the response's
+		// head to the client, the server may have closed the client's
+		// request body, and that read's error would make the transport
+		// close the upstream connection under the response it is
+		// streaming ("use of closed network connection").
+		b.finish(endEOF, "", time.Now())
+		return 0, io.EOF
+	}
 	n, err := b.rc.Read(p)
 	at := time.Now()
 	if n > 0 {

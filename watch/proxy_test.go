@@ -777,3 +777,41 @@ func TestRecordRendersAsASequence(t *testing.T) {
 		t.Errorf("the sequence holds a raw escape:\n%q", text)
 	}
 }
+
+// closedAfter is a request body that fails once its content has been
+// read, as the server's body of a client's request does once the
+// response's head was flushed.
+type closedAfter struct{ r io.Reader }
+
+func (c *closedAfter) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	if err == io.EOF {
+		return n, errors.New("http: invalid Read on closed Body")
+	}
+	return n, err
+}
+
+func (c *closedAfter) Close() error { return nil }
+
+// TestRequestBodyNotReadPastItsLength: the tap of a request body with a
+// declared length ends at that length without reading the client's body
+// again. The transport reads once more after the length; had that read
+// reached a body the server closed after the response's head was
+// flushed, its error would close the upstream connection under the
+// response being streamed (one forwarded call in about 30 lost its
+// answer so, "use of closed network connection").
+func TestRequestBodyNotReadPastItsLength(t *testing.T) {
+	t.Parallel()
+	rec := NewRecorder(RecorderConfig{})
+	defer rec.Close(context.Background())
+	const body = `{"jsonrpc":"2.0","id":1,"method":"ping"}`
+	ex := (&proxy{rec: rec, counts: map[string]int{}}).newExchange(http.MethodPost)
+	b := &tapBody{rc: &closedAfter{r: strings.NewReader(body)}, rec: rec, s: ex.req, remaining: int64(len(body))}
+	got, err := io.ReadAll(b)
+	if err != nil || string(got) != body {
+		t.Fatalf("read %q, %v; want the body and its end", got, err)
+	}
+	if n, err := b.Read(make([]byte, 8)); n != 0 || err != io.EOF {
+		t.Errorf("a read after the length: %d, %v; want 0, EOF", n, err)
+	}
+}
