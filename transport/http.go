@@ -985,7 +985,7 @@ func (t *HTTP) readSSE(s *sseStream, resp *http.Response, guard *stallGuard) {
 			case errors.Is(err, io.EOF):
 				t.cfg.Log.Harness(chrono.KindNote, channel, "stream ended")
 				t.reconnect(s)
-				t.lostAtEnd(s, channel)
+				t.lostAtEnd(s, channel, "ended")
 			case dropped:
 				t.cfg.Log.Harness(chrono.KindNote, channel, "stream dropped by the client")
 			case t.closedByUs(s.reqID):
@@ -1023,6 +1023,11 @@ func (t *HTTP) readSSE(s *sseStream, resp *http.Response, guard *stallGuard) {
 					case errors.Is(err, ErrEventTooLarge) || errors.Is(err, ErrBodyTooLarge):
 						e := t.cfg.Log.Harness(chrono.KindError, channel, err.Error())
 						t.deliver(Inbound{Err: err, Seq: e.Seq})
+					case !limit:
+						// A stream that failed (reset, cut mid-event) is
+						// not resumed: its request's response is lost as
+						// at an end, not waited for.
+						t.lostAtEnd(s, channel, "failed")
 					}
 				}
 			}
@@ -1112,12 +1117,13 @@ func (t *HTTP) reconnect(s *sseStream) {
 	}()
 }
 
-// lostAtEnd reports the request of a stream that ended before its
+// lostAtEnd reports the request of a stream that ended (how: "ended")
+// or failed ("failed": reset, cut mid-event) before its
 // response as lost when nothing can bring the response any more: the
 // stream carried no event ID to resume from (HTTP-21, HTTP-45), was not
 // itself a resumption, and was neither cancelled nor dropped by us.
 // Called from the stream's reader after reconnect.
-func (t *HTTP) lostAtEnd(s *sseStream, channel string) {
+func (t *HTTP) lostAtEnd(s *sseStream, channel, how string) {
 	t.mu.Lock()
 	// On 2026-07-28 any stream that ends before its response loses it:
 	// nothing resumes it (HTTP-94).
@@ -1135,7 +1141,7 @@ func (t *HTTP) lostAtEnd(s *sseStream, channel string) {
 	if !lost {
 		return
 	}
-	err := fmt.Errorf("transport: %s: %w: the stream ended before the response, %s", channel, ErrNoAnswer, why)
+	err := fmt.Errorf("transport: %s: %w: the stream %s before the response, %s", channel, ErrNoAnswer, how, why)
 	e := t.cfg.Log.Harness(chrono.KindError, channel, err.Error())
 	t.deliver(Inbound{Err: err, Seq: e.Seq, For: id})
 }

@@ -186,6 +186,13 @@ func TestHTTPLostAnswer(t *testing.T) {
 			w.WriteHeader(http.StatusOK)
 			w.(http.Flusher).Flush()
 			<-r.Context().Done()
+		case "cut":
+			// The stream fails mid-event: the connection is aborted.
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.WriteHeader(http.StatusOK)
+			_, _ = io.WriteString(w, "data: {\"jsonrpc\":")
+			w.(http.Flusher).Flush()
+			panic(http.ErrAbortHandler)
 		}
 	}))
 	defer ts.Close()
@@ -199,6 +206,7 @@ func TestHTTPLostAnswer(t *testing.T) {
 		{"ends-early", ErrNoAnswer},
 		{"wrong-id", ErrNoAnswer},
 		{"notification", ErrNoAnswer},
+		{"cut", ErrNoAnswer},
 	} {
 		t.Run(tc.method, func(t *testing.T) {
 			c, _ := DialHTTP(ctx, HTTPConfig{URL: ts.URL, Log: chrono.New(), MaxEvent: 1024, StallTimeout: 50 * time.Millisecond})
