@@ -439,8 +439,10 @@ func (o *Op) Settle(ctx context.Context) (control.Reached, error) {
 
 // Observe watches for something that must not happen while frames keep
 // being recorded, for one window (Window). With Pacing the window lasts
-// until nothing has been received for that long (at most three windows
-// from its start), and a window right after another, with nothing sent
+// until nothing has been received for that long (at most maxWindows
+// windows from its start: a server still streaming a cancelled call's
+// progress is still working on it, and its response may yet come), and
+// a window right after another, with nothing sent
 // or received in between, is not watched again: it would watch for the
 // same thing. Without Pacing it is Grace, as it always was. The window's
 // end is recorded as a deadline event: an observation, not a
@@ -470,7 +472,7 @@ func (e *Env) Observe(ctx context.Context) error {
 	}
 	w, why := e.window()
 	start := time.Now()
-	end, last := start.Add(w), start.Add(3*w)
+	end, last := start.Add(w), start.Add(maxWindows*w)
 	t := time.NewTimer(w)
 	defer t.Stop()
 	for {
@@ -497,8 +499,13 @@ func (e *Env) Observe(ctx context.Context) error {
 			if time.Now().Before(end) {
 				continue
 			}
-			ev := e.Log.Harness(chrono.KindDeadline, "case", fmt.Sprintf("window of %v elapsed with nothing received for %v (%s)",
-				time.Since(start).Round(time.Millisecond), w.Round(time.Millisecond), why))
+			text := fmt.Sprintf("window of %v elapsed with nothing received for %v (%s)",
+				time.Since(start).Round(time.Millisecond), w.Round(time.Millisecond), why)
+			if !end.Before(last) {
+				text = fmt.Sprintf("window ended at its cap of %v (%d windows of %v) while frames still arrived (%s)",
+					time.Since(start).Round(time.Millisecond), maxWindows, w.Round(time.Millisecond), why)
+			}
+			ev := e.Log.Harness(chrono.KindDeadline, "case", text)
 			e.watchedTo = ev.Seq
 			return nil
 		case <-changed:
@@ -507,6 +514,12 @@ func (e *Env) Observe(ctx context.Context) error {
 		}
 	}
 }
+
+// maxWindows caps an observation window that arrivals keep extending,
+// in windows: long enough for a ten-step call that ignored its cancel
+// to finish and answer at the pace it showed, bounded against a stream
+// that never goes quiet.
+const maxWindows = 10
 
 // isDecided reports whether the case's verdict is fixed (DecidedBy), and
 // records the first time a window ends for it.
