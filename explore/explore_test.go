@@ -284,10 +284,12 @@ func faultTable2026() []faultRow {
 		{fault: refserver.FaultProgressAfterCancel, transport: TransportHTTP, excluded: closedStream},
 		{fault: refserver.FaultPingBroken, transport: ip, excluded: "2026-07-28 removed ping (PNG-40): server/discover is " +
 			"the explorer's liveness check there"},
-		// A request a 2026-07-28 server sends breaks the monitor's
-		// one-response rule (RPC-61: servers initiate none); that it went
-		// to stdout (STD-43) is check's stdio/no-requests-on-stdout.
-		{fault: refserver.FaultRequestOnStdout, transport: ip, find: r(InvOneResponse, "RPC-61")},
+		// A request a 2026-07-28 server writes on its one stream breaks
+		// the monitor's one-response rule as the stdio page says it
+		// (STD-43; RPC-61 over HTTP). In process the monitor judges the
+		// one stream as stdout.
+		{fault: refserver.FaultRequestOnStdout, transport: ip, find: r(InvOneResponse, "STD-43")},
+		{fault: refserver.FaultRequestOnStdout, transport: stdio, find: r(InvOneResponse, "STD-43")},
 		{fault: refserver.FaultCancelUnknownHitsOther, transport: ip, excluded: "the reference server applies it to the calls " +
 			"of a 2025-11-25 session only (refserver/session.go); its 2025-11-25 row finds it"},
 	}

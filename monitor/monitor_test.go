@@ -176,8 +176,8 @@ func TestRules(t *testing.T) {
 			[]string{"cancel-names-own-request CAN-6 fail client"}},
 		{"a server cancel of a client request (2026-07-28)", (&history{}).c(call26("1", `"t"`)).s(cancel("1")).s(result("1")),
 			[]string{"cancel-names-own-request CAN-42 fail server"}},
-		{"a server request under 2026-07-28", (&history{}).c(call26("1", `"t"`)).s(`{"jsonrpc":"2.0","id":5,"method":"roots/list"}`).s(result("1")),
-			[]string{"one-response RPC-61 fail server"}},
+		{"a server request under 2026-07-28 (stdio)", (&history{}).c(call26("1", `"t"`)).s(`{"jsonrpc":"2.0","id":5,"method":"roots/list"}`).s(result("1")),
+			[]string{"one-response STD-43 fail server"}},
 		{"a log below the level set", init25().c(`{"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"warning"}}`).s(result("1")).
 			s(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"debug","data":"x"}}`),
 			[]string{"log-level LOG-4 warn server"}},

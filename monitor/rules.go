@@ -83,7 +83,7 @@ func Rules() []Rule {
 	ids := func(s ...string) []string { return s }
 	return []Rule{
 		{RuleWellFormed, "every frame is a JSON-RPC message", both(ids("STD-4", "STD-5", "RPC-2", "HTTP-11"), ids("STD-4", "STD-5", "RPC-2"))},
-		{RuleOneResponse, "every request is answered at most once, with its own ID", both(ids("RPC-8", "RPC-11"), ids("RPC-8", "RPC-11", "RPC-61"))},
+		{RuleOneResponse, "every request is answered at most once, with its own ID", both(ids("RPC-8", "RPC-11"), ids("RPC-8", "RPC-11", "RPC-61", "STD-43"))},
 		{RuleNoNotificationRepl, "a notification is never answered", both(ids("RPC-15"), ids("RPC-15"))},
 		{RuleIDUnique, "a sender never reuses a request ID (2025-11-25: within the session; 2026-07-28: while it is in flight)", both(ids("RPC-6"), ids("RPC-7"))},
 		{RuleCancelNoResponse, "no response for a cancelled request after the crossing window", both(ids("CAN-8"), ids("CAN-54", "CAN-56", "CAN-48"))},

@@ -431,8 +431,13 @@ func (s *session) request(side Side, ev chrono.Event, m *jsonrpc.Message, p requ
 		s.initSeen = true
 	}
 	if side == Server && s.modern() {
+		// Over stdio the stdio page's own MUST NOT says it (STD-43).
+		rule, words := verdict.Req("RPC-61"), "servers initiate no JSON-RPC request"
+		if !s.http() {
+			rule, words = verdict.Req("STD-43"), "a server writes no JSON-RPC request to stdout"
+		}
 		s.exercise(RuleOneResponse, side)
-		s.find(RuleOneResponse, side, verdict.Req("RPC-61"), ev.Seq, false, "the server sent request %s (%s): under 2026-07-28 servers initiate no JSON-RPC request", m.ID, quote(m.Method))
+		s.find(RuleOneResponse, side, rule, ev.Seq, false, "the server sent request %s (%s): under 2026-07-28 %s", m.ID, quote(m.Method), words)
 	}
 	key := m.ID.Key()
 	s.exercise(RuleIDUnique, side)
