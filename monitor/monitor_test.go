@@ -608,3 +608,36 @@ func TestCancelHonouredToTheEnd(t *testing.T) {
 		})
 	}
 }
+
+// TestSkipsThatCannotApply: a rule the conversation gave nothing to judge
+// says why when it could not apply: a rule of a revision no session spoke
+// applies to the other only, which a report's completeness does not count
+// as a rule the conversation could have exercised; a rule of the revision
+// spoken was not exercised.
+func TestSkipsThatCannotApply(t *testing.T) {
+	outcomes := func(h *history, opts Options) map[string]string {
+		_, _, m := run(h, opts)
+		out := map[string]string{}
+		for _, r := range m.Results(nil) {
+			out[r.ID] = string(r.Outcome.Verdict) + " " + r.Outcome.Summary
+		}
+		return out
+	}
+	modern := outcomes((&history{}).c(call26("1", `"t"`)).s(result("1")), Options{})
+	if got := modern["server/"+RuleTaskTerminalStable]; got != "skip applies to 2025-11-25 only" {
+		t.Errorf("a 2025-11-25 rule of a 2026-07-28 conversation: %q", got)
+	}
+	if got := modern["server/"+RuleLogLevel]; got != "skip not exercised: the conversation gave it nothing to judge" {
+		t.Errorf("a rule of the revision spoken, with nothing to judge: %q", got)
+	}
+	if got := modern["client/"+RuleCancelInitialize]; got != "skip applies to 2025-11-25 only" {
+		t.Errorf("a rule that cites nothing under 2026-07-28: %q", got)
+	}
+	old := outcomes(init25().c(call("1", `"t"`)).s(result("1")), Options{})
+	if got := old["server/"+RuleTaskTerminalStable]; got != "skip not exercised: the conversation gave it nothing to judge" {
+		t.Errorf("a 2025-11-25 rule of a 2025-11-25 conversation: %q", got)
+	}
+	if got := old["client/"+RuleTaskStillWorking]; got != "skip not exercised: the conversation gave it nothing to judge" {
+		t.Errorf("an alert, which cites nothing anywhere: %q", got)
+	}
+}

@@ -220,6 +220,7 @@ func (s *session) learn(rev string) {
 		return
 	}
 	s.rev = rev
+	s.m.spoken[rev] = true
 	s.loadSchema()
 	pending := s.pending
 	s.pending = nil
