@@ -465,7 +465,7 @@ func TestNullIDOverHTTP(t *testing.T) {
 		want []string
 	}{
 		{"a notification's POST", init25().post(2, `{"jsonrpc":"2.0","method":"notifications/x"}`).status(2, 200).frame(chrono.In, "POST #2", nullErr),
-			[]string{"no-response-to-notification RPC-15 fail server"}},
+			[]string{"no-response-to-notification HTTP-11 fail server", "no-response-to-notification RPC-15 fail server"}},
 		{"a request's POST refused with 404", init25().post(2, call("1", `"t"`)).status(2, 404).frame(chrono.In, "POST #2", nullErr), nil},
 		{"a request's POST accepted", init25().post(2, call("1", `"t"`)).status(2, 200).frame(chrono.In, "POST #2", nullErr),
 			[]string{"one-response RPC-11 fail server"}},

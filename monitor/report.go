@@ -24,6 +24,15 @@ var ruleSides = map[string][]Side{
 	RuleCancelInitialize:   {Client},
 	RuleCancelTask:         {Client},
 	RuleAbandoned:          {Client},
+	RuleStreamPrimed:       {Server},
+	RuleEventIDs:           {Server},
+	RuleStreamRouting:      {Server},
+	RuleReplayOwnStream:    {Server},
+	RuleStreamEnds:         {Server},
+	RuleUnbuffered:         {Server},
+	RuleStateless:          {Server},
+	RuleSessionIDVisible:   {Server},
+	RuleMethodNotFound:     {Server},
 	RuleProgressIncreasing: {Server},
 	RuleProgressAfterEnd:   {Server},
 	RuleTokenKnown:         {Server},
@@ -113,9 +122,17 @@ func (m *Monitor) revisionsSpoken() []string {
 // notExercised is the skip of a rule the conversation gave nothing to
 // judge. One that cannot apply to it says why, in the words a report's
 // completeness reads (results.Completeness), so that it is not counted
-// as a rule the conversation could have exercised: a rule of a revision
-// none of its sessions spoke.
+// as a rule the conversation could have exercised: a Streamable HTTP rule
+// of a stdio conversation, a rule of a revision none of its sessions
+// spoke.
 func (m *Monitor) notExercised(r Rule, spoken []string) verdict.Outcome {
+	if httpOnly(r.ID) && m.opts.Transport != "http" {
+		tr := m.opts.Transport
+		if tr == "" {
+			tr = "stdio"
+		}
+		return verdict.Skipf("needs the http transport; the target uses %s", tr)
+	}
 	if len(spoken) > 0 && !slices.ContainsFunc(spoken, r.appliesUnder) {
 		var revs []string
 		for _, rev := range []string{spec.V20251125, spec.V20260728} {
