@@ -68,8 +68,11 @@ type httpStreams struct {
 	// "GET #2"), and order the order they were opened in.
 	byExchange map[string]*sseStream
 	order      []string
-	// ids are the SSE event IDs seen (2025-11-25).
-	ids *eventIDs
+	// ids are the SSE event IDs seen (2025-11-25); versions the revision
+	// each exchange's request said it speaks (its MCP-Protocol-Version
+	// header; 2025-11-25 for an initialize), by exchange.
+	ids      *boundedMap[eventSighting]
+	versions *boundedMap[string]
 	// reported are the findings made once per session (a property of
 	// the server, not of one exchange), by rule and requirement.
 	reported map[string]bool
@@ -100,7 +103,8 @@ func (st *sseStream) post() bool { return strings.HasPrefix(st.exchange, "POST #
 // hstreams is the session's HTTP state, made on first use.
 func (s *session) hstreams() *httpStreams {
 	if s.hs == nil {
-		s.hs = &httpStreams{byExchange: map[string]*sseStream{}, ids: newEventIDs(maxEventIDs), reported: map[string]bool{}}
+		s.hs = &httpStreams{byExchange: map[string]*sseStream{}, ids: newBoundedMap[eventSighting](maxEventIDs),
+			versions: newBoundedMap[string](maxHTTPStreams), reported: map[string]bool{}}
 	}
 	return s.hs
 }
@@ -168,6 +172,8 @@ func (s *session) httpEvent(ev chrono.Event) (skip bool) {
 		return s.sseEvent(ev)
 	case ev.Kind == chrono.KindHTTP && ev.Dir == chrono.Out:
 		s.requestHead(ev)
+	case ev.Kind == chrono.KindFrame && ev.Dir == chrono.Out && !sse:
+		s.requestVersion(ev)
 	case ev.Kind == chrono.KindHTTP && ev.Dir == chrono.In && strings.HasPrefix(ev.Text, "HTTP "):
 		s.responseHead(ev)
 	}
@@ -180,12 +186,11 @@ func (s *session) httpEvent(ev chrono.Event) (skip bool) {
 // Last-Event-ID resumes the stream that carried that event ID, and one
 // without opens the GET stream.
 func (s *session) requestHead(ev chrono.Event) {
-	if s.rev == "" {
-		if v, known := header(ev.Text, mcp.HeaderProtocolVersion); known == headerPresent && v == spec.V20260728 {
-			s.learn(spec.V20260728)
-		}
+	v := s.requestVersion(ev)
+	if s.rev == "" && v == spec.V20260728 {
+		s.learn(spec.V20260728)
 	}
-	if !strings.HasPrefix(ev.Channel, "GET #") || s.modern() {
+	if !strings.HasPrefix(ev.Channel, "GET #") || s.modernExchange(ev.Channel) {
 		return
 	}
 	h := s.hstreams()
@@ -204,6 +209,52 @@ func (s *session) requestHead(ev chrono.Event) {
 	}
 }
 
+// requestVersion records the revision a request's head says it speaks,
+// for the rules that judge its exchange's answer (modernExchange): its
+// MCP-Protocol-Version header, read from watch's head of the request or
+// from the checker's request frame, whose text is its head ("POST
+// Accept: …"); an initialize speaks 2025-11-25. A head without the header
+// leaves it unknown, so that a channel name a new connection numbers
+// again does not keep the last one's. It returns the revision, "" when
+// unknown.
+func (s *session) requestVersion(ev chrono.Event) string {
+	method, _, _ := strings.Cut(ev.Channel, " #")
+	h := s.hstreams()
+	head := ev.Kind == chrono.KindHTTP || strings.HasPrefix(ev.Text, method+" ")
+	v := ""
+	if head {
+		if hv, known := header(ev.Text, mcp.HeaderProtocolVersion); known == headerPresent {
+			v = hv
+		}
+	}
+	if ev.Kind == chrono.KindFrame && ev.Summary != nil && ev.Summary.Method == mcp.MethodInitialize {
+		v = spec.V20251125
+	}
+	if head || v != "" {
+		h.versions.put(ev.Channel, v)
+	}
+	return v
+}
+
+// modernExchange reports whether exchange is judged by the rules of
+// 2026-07-28: its request said so, or said nothing and the session
+// speaks it. A recording can hold a probe of the other revision in one
+// session (the checker's era detection sends server/discover before an
+// initialize): the revision an exchange's request speaks decides what
+// its answer owes.
+func (s *session) modernExchange(exchange string) bool {
+	if s.hs != nil {
+		switch v, _ := s.hs.versions.get(exchange); v {
+		case spec.V20260728:
+			return true
+		case "":
+		default:
+			return false
+		}
+	}
+	return s.modern()
+}
+
 // responseHead judges a response's status and headers: under 2025-11-25
 // a session ID holds only visible ASCII (HTTP-48); under 2026-07-28 no
 // response mints or echoes one, a GET or DELETE is not served
@@ -218,8 +269,9 @@ func (s *session) responseHead(ev chrono.Event) {
 	exchange := ev.Channel
 	method, _, _ := strings.Cut(exchange, " #")
 	h := s.hstreams()
+	modern := s.modernExchange(exchange)
 	if id, known := header(ev.Text, mcp.HeaderSessionID); known == headerPresent {
-		if s.modern() {
+		if modern {
 			s.exercise(RuleStateless, Server)
 			if h.once(RuleStateless, "session") {
 				s.find(RuleStateless, Server, verdict.Req("HTTP-107"), ev.Seq, false,
@@ -233,7 +285,7 @@ func (s *session) responseHead(ev chrono.Event) {
 			}
 		}
 	}
-	if s.modern() && (method == "GET" || method == "DELETE") {
+	if modern && (method == "GET" || method == "DELETE") {
 		s.exercise(RuleStateless, Server)
 		if status/100 == 2 {
 			s.find(RuleStateless, Server, verdict.Req("HTTP-107"), ev.Seq, false,
@@ -242,7 +294,7 @@ func (s *session) responseHead(ev chrono.Event) {
 	}
 	ct, _ := header(ev.Text, "Content-Type")
 	eventStream := status/100 == 2 && mediaType(ct) == "text/event-stream"
-	if eventStream && s.modern() {
+	if eventStream && modern {
 		s.exercise(RuleUnbuffered, Server)
 		v, known := header(ev.Text, "X-Accel-Buffering")
 		if known != headerUnknown && !strings.EqualFold(strings.TrimSpace(v), "no") && h.once(RuleUnbuffered, "HTTP-92") {
@@ -274,7 +326,7 @@ func (s *session) responseHead(ev chrono.Event) {
 // which the POST's status shows. A status the recording does not show
 // is not judged.
 func (s *session) methodNotFound(ev chrono.Event) {
-	if !s.modern() {
+	if !s.modernExchange(trimSSE(ev.Channel)) {
 		return
 	}
 	r := s.streams[trimSSE(ev.Channel)]
@@ -319,7 +371,8 @@ func (s *session) sseEvent(ev chrono.Event) bool {
 	raw := strings.Contains(ev.Text, "(raw request")
 	first := !st.started
 	st.started = true
-	if s.modern() {
+	modern := s.modernExchange(st.exchange)
+	if modern {
 		if first {
 			s.exercise(RuleEventIDs, Server)
 		}
@@ -340,12 +393,12 @@ func (s *session) sseEvent(ev chrono.Event) bool {
 				"the SSE stream of %s began with %s, not with a priming event (an event ID and empty data) to resume from", st.exchange, what)
 		}
 	}
-	if hasID && !s.modern() && s.redelivered(st, id) {
+	if hasID && !modern && s.redelivered(st, id) {
 		s.exercise(RuleEventIDs, Server)
 		return true
 	}
 	foreign := message && ev.Summary != nil && ev.Summary.Malformed == "" && s.sseRoute(ev, st)
-	if hasID && !foreign && !s.modern() {
+	if hasID && !foreign && !modern {
 		s.eventID(ev, st, id)
 	}
 	return foreign
@@ -483,7 +536,7 @@ func (s *session) eventID(ev chrono.Event, st *sseStream, id string) {
 	prev, seen := h.ids.get(id)
 	switch {
 	case !seen:
-		h.ids.add(id, eventSighting{seq: ev.Seq, exchange: st.exchange, origin: origin})
+		h.ids.put(id, eventSighting{seq: ev.Seq, exchange: st.exchange, origin: origin})
 	case st.resumes != "" && prev.origin == origin:
 	default:
 		s.find(RuleEventIDs, Server, verdict.Req("HTTP-40"), ev.Seq, false,
@@ -517,7 +570,7 @@ func (s *session) streamEnd(ev chrono.Event) {
 	}
 	s.hs.forget(exchange)
 	r := s.streams[exchange]
-	if st.answerSeq == 0 || !s.modern() || r == nil || r.closed {
+	if st.answerSeq == 0 || !s.modernExchange(exchange) || r == nil || r.closed {
 		return
 	}
 	s.exercise(RuleStreamEnds, Server)
@@ -661,29 +714,31 @@ type eventSighting struct {
 	exchange, origin string
 }
 
-// eventIDs are the SSE event IDs a session saw, at most n: past it, the
-// oldest are forgotten.
-type eventIDs struct {
+// boundedMap maps strings to values, keeping at most n: past it, the
+// oldest key is forgotten. It bounds a rule's history (the event IDs a
+// session saw, the revision of each exchange) so that memory follows
+// what is in flight, not the length of the conversation.
+type boundedMap[V any] struct {
 	n     int
 	order []string
-	at    map[string]eventSighting
+	at    map[string]V
 }
 
-func newEventIDs(n int) *eventIDs { return &eventIDs{n: n, at: map[string]eventSighting{}} }
+func newBoundedMap[V any](n int) *boundedMap[V] { return &boundedMap[V]{n: n, at: map[string]V{}} }
 
-func (e *eventIDs) get(id string) (eventSighting, bool) {
-	s, ok := e.at[id]
-	return s, ok
+func (b *boundedMap[V]) get(k string) (V, bool) {
+	v, ok := b.at[k]
+	return v, ok
 }
 
-func (e *eventIDs) add(id string, s eventSighting) {
-	if _, ok := e.at[id]; ok {
-		return
+// put sets k to v; a key already there keeps its place in the order.
+func (b *boundedMap[V]) put(k string, v V) {
+	if _, ok := b.at[k]; !ok {
+		if len(b.order) == b.n {
+			delete(b.at, b.order[0])
+			b.order = b.order[1:]
+		}
+		b.order = append(b.order, k)
 	}
-	if len(e.order) == e.n {
-		delete(e.at, e.order[0])
-		e.order = e.order[1:]
-	}
-	e.order = append(e.order, id)
-	e.at[id] = s
+	b.at[k] = v
 }

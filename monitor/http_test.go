@@ -26,6 +26,13 @@ func (h *history) answered(n int, text string) *history {
 	return h.head(chrono.In, fmt.Sprintf("POST #%d", n), text)
 }
 
+// said sets the text of the last event: the head the checker's
+// transport records with a request frame ("POST Accept: …").
+func (h *history) said(text string) *history {
+	h.events[len(h.events)-1].Text = text
+	return h
+}
+
 // sseHead is the head of an SSE response that says what 2026-07-28 wants.
 const sseHead = "HTTP 200 Content-Type: text/event-stream; X-Accel-Buffering: no"
 
@@ -147,6 +154,15 @@ func TestHTTPRules(t *testing.T) {
 			post(3, `{"jsonrpc":"2.0","id":3,"method":"x/y"}`).answered(3, "HTTP 200 Content-Type: application/json").
 			frame(chrono.In, "POST #3", `{"jsonrpc":"2.0","id":3,"error":{"code":-32601,"message":"no"}}`), nil},
 
+		{"a 2026-07-28 probe before a 2025-11-25 session, on the same channel names", (&history{}).
+			post(1, `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{`+modern26+`}}}`).said("POST Accept: application/json; Mcp-Protocol-Version: 2026-07-28").
+			answered(1, "HTTP 200 Content-Type: application/json").frame(chrono.In, "POST #1", `{"jsonrpc":"2.0","id":1,"result":{}}`).
+			post(1, `{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}`).said("POST Accept: application/json").
+			answered(1, "HTTP 200 Content-Type: application/json; Mcp-Session-Id: abc").
+			frame(chrono.In, "POST #1", `{"jsonrpc":"2.0","id":2,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}`).
+			post(2, call("3", `"t"`)).said("POST Accept: application/json; Mcp-Protocol-Version: 2025-11-25; Mcp-Session-Id: abc").
+			answered(2, "HTTP 200 Content-Type: text/event-stream").prime(sse(2), "2-1").event(sse(2), "2-2", result("3")).
+			wait(later).ended(sse(2), "stream closed by the client"), nil},
 		{"a conforming 2026-07-28 session", (&history{}).
 			call26(1, `"t1"`).event(sse(1), "", progress(`"t1"`, 1)).event(sse(1), "", result("1")).ended(sse(1), "stream ended").
 			post(2, `{"jsonrpc":"2.0","method":"notifications/x"}`).answered(2, "HTTP 202").
@@ -316,12 +332,15 @@ func TestHTTPMemory(t *testing.T) {
 	if fs := m.Findings(); len(fs) != 0 {
 		t.Errorf("findings in a conforming conversation: %v", brief(fs[:min(len(fs), 5)]))
 	}
-	ids := newEventIDs(3)
-	for i, id := range []string{"a", "b", "c", "d"} {
-		ids.add(id, eventSighting{seq: uint64(i)})
+	ids := newBoundedMap[eventSighting](3)
+	for i, id := range []string{"a", "b", "c", "b", "d"} {
+		ids.put(id, eventSighting{seq: uint64(i)})
 	}
-	if _, ok := ids.get("a"); ok || len(ids.at) != 3 {
+	if _, ok := ids.get("a"); ok || len(ids.at) != 3 || len(ids.order) != 3 {
 		t.Errorf("event IDs past the bound: %v", ids.order)
+	}
+	if b, _ := ids.get("b"); b.seq != 3 {
+		t.Errorf("a key put again holds %d; want the last value, 3", b.seq)
 	}
 	st := &httpStreams{byExchange: map[string]*sseStream{}}
 	for i := range maxHTTPStreams + 10 {
