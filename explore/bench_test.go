@@ -78,19 +78,30 @@ func BenchmarkExploreStdio(b *testing.B) {
 }
 
 // BenchmarkCheck is the checker's cost per event of a recorded trial.
-func BenchmarkCheck(b *testing.B) {
-	tg := target(b, TransportInProcess)
+func BenchmarkCheck(b *testing.B) { benchCheck(b, TransportInProcess, Revision20251125) }
+
+// BenchmarkCheckHTTP is BenchmarkCheck over Streamable HTTP, where the
+// stream rules judge every head, SSE event and stream end.
+func BenchmarkCheckHTTP(b *testing.B) { benchCheck(b, TransportHTTP, Revision20251125) }
+
+// BenchmarkCheck2026HTTP is BenchmarkCheckHTTP under 2026-07-28.
+func BenchmarkCheck2026HTTP(b *testing.B) { benchCheck(b, TransportHTTP, Revision20260728) }
+
+// benchCheck records one trial of 400 operations in 4 sessions and
+// reports the checker's cost per event of it.
+func benchCheck(b *testing.B, transportName, revision string) {
+	tg := target(b, transportName)
 	f, err := Probe(context.Background(), tg, false)
 	if err != nil {
 		b.Fatal(err)
 	}
-	plan := PlanFor(1, 0, GenOptions{Features: f, Revision: Revision20251125, Mix: DefaultMix(), Sessions: 4, Ops: 400})
-	_, h, err := runOnce(context.Background(), Config{Target: tg, OpTimeout: 30 * time.Second}, f, plan)
+	plan := PlanFor(1, 0, GenOptions{Features: f, Revision: revision, Mix: DefaultMix(), Sessions: 4, Ops: 400})
+	_, h, err := runOnce(context.Background(), Config{Target: tg, Revision: revision, OpTimeout: 30 * time.Second}, f, plan)
 	if err != nil {
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		if vs, _ := Check(h, Revision20251125); len(vs) != 0 {
+		if vs, _ := Check(h, revision); len(vs) != 0 {
 			b.Fatal(vs)
 		}
 	}

@@ -3,13 +3,23 @@ package explore
 // The checker judges a history with two engines. The passive rule engine
 // (package monitor) reads each session's events and judges the server's
 // frames by what they show: well-formed frames (STD-4, RPC-2, HTTP-11),
-// one response per request with its own ID (RPC-8, RPC-11, RPC-61), no
-// answer to a notification (RPC-15), progress that names a known token
-// (PRG-7), increases (PRG-4) and stops after the response or the task's
-// end (PRG-14, PRG-11), a server cancel only of its own requests (CAN-1,
-// CAN-42), a terminal task that stays terminal (TSK-31, TSK-65), and
+// one response per request with its own ID (RPC-8, RPC-11, RPC-61,
+// STD-43), no answer to a notification (RPC-15, and over HTTP its POST
+// answered 202, HTTP-11), progress that names a known token (PRG-7),
+// increases (PRG-4) and stops after the response or the task's end
+// (PRG-14, PRG-11), a server cancel only of its own requests (CAN-1,
+// CAN-42), a terminal task that stays terminal (TSK-31, TSK-65),
 // tasks/cancel refused for a terminal task (TSK-63) and answered as
-// cancelled (TSK-64). Its findings are violations under its rule IDs.
+// cancelled (TSK-64), and the Streamable HTTP stream rules, from the
+// heads, SSE events and stream ends the transport records: priming
+// (HTTP-16), event IDs unique across streams (HTTP-40; none under
+// 2026-07-28, HTTP-93), progress on its own request's stream (HTTP-22,
+// HTTP-31; LOG-46), a resumed stream replaying only its own (HTTP-44),
+// the response ending its stream (HTTP-91), X-Accel-Buffering (HTTP-92),
+// no session under 2026-07-28 (HTTP-107), a visible session ID (HTTP-48)
+// and -32601 with 404 (HTTP-81). Its findings are violations under its
+// rule IDs; a frame it found to be a replayed copy of another stream's
+// message (HTTP-44) is not judged again here.
 //
 // What stays here is explore's own, because it rests on evidence the
 // wire of one session does not carry:
@@ -42,11 +52,6 @@ package explore
 //     notifications/cancelled on purpose (CAN-4), and tasks/result's
 //     answers against each other and the task's end (TSK-46, TSK-48,
 //     TSK-55), which the monitor does not judge.
-//   - the Streamable HTTP stream rules: priming (HTTP-16), event IDs
-//     unique across streams (HTTP-40), progress on its own request's
-//     stream (HTTP-22, HTTP-31) and a resumed stream replaying only its
-//     own (HTTP-44), which follow the streams explore opened, dropped and
-//     resumed, and which the monitor does not judge.
 
 import (
 	"bytes"
@@ -121,11 +126,11 @@ const (
 // Check checks a history against every invariant that holds under
 // revision and returns the violations, in the order of the history, and
 // the race figures. Each session's events also go to the passive rule
-// engine (monitor), which judges the server's frames; its findings are
-// violations too, but for the rules explore judges by its own evidence
-// (ownJudgement) and for a replayed copy of another stream's message,
-// which is judged as such (HTTP-44). A violation both find is reported
-// once.
+// engine (monitor), which judges the server's frames, first: its
+// findings are violations too, but for the rules explore judges by its
+// own evidence (ownJudgement), and a frame it found to be a replayed
+// copy of another stream's message (HTTP-44) is not judged again. A
+// violation both find is reported once.
 func Check(h *History, revision string) ([]Violation, Figures) {
 	c := &checker{h: h, rev: revision, fig: NewFigures(), idOwner: map[string]int{}, tokenOwner: map[string]int{}, taskOwner: map[string]int{},
 		mons: map[string]*monitor.Monitor{}, byLabel: map[string]*sessState{}, foreign: map[uint64]bool{}}
@@ -137,9 +142,10 @@ func Check(h *History, revision string) ([]Violation, Figures) {
 	for i, ev := range h.Events {
 		o := h.origins[i]
 		s := c.sess[o.session]
+		mev := ev
+		mev.Channel = o.channel
+		c.monitorOf(s).Event(s.info.Label, mev)
 		c.event(s, o.channel, ev)
-		ev.Channel = o.channel
-		c.monitorOf(s).Event(s.info.Label, ev)
 	}
 	for _, k := range slices.Sorted(maps.Keys(c.mons)) {
 		c.mons[k].End()
@@ -172,12 +178,16 @@ func (c *checker) monitorOf(s *sessState) *monitor.Monitor {
 }
 
 // take turns a finding of the monitor into a violation, as it is made,
-// unless explore judges its rule by its own evidence (ownJudgement), or
-// the frame is a replayed copy of another stream's message, judged as
-// such (HTTP-44).
+// unless explore judges its rule by its own evidence (ownJudgement). A
+// frame the monitor found to be a replayed copy of another stream's
+// message (HTTP-44) is marked foreign, for explore not to take it for
+// its request's own.
 func (c *checker) take(f monitor.Finding) {
-	if slices.Contains(ownJudgement, f.Rule) || c.foreign[f.Seq] {
+	if slices.Contains(ownJudgement, f.Rule) {
 		return
+	}
+	if f.Rule == InvReplayOwnStream {
+		c.foreign[f.Seq] = true
 	}
 	c.out = append(c.out, Violation{Invariant: f.Rule, Requirement: f.Requirement, Level: f.Level, Session: f.Session,
 		Seq: f.Seq, Absence: f.Absence, Text: f.Text + c.elsewhere(c.byLabel[f.Session], f)})
@@ -242,8 +252,9 @@ type checker struct {
 	// the cancels of targets without the control extension.
 	paces map[paceKey]*toolPace
 	// mons are the monitors judging the sessions, by transport; byLabel
-	// the sessions by label; foreign the sequence numbers of replayed
-	// copies of another stream's messages (HTTP-44).
+	// the sessions by label; foreign the sequence numbers of the frames
+	// the monitor found to be replayed copies of another stream's
+	// messages (HTTP-44).
 	mons    map[string]*monitor.Monitor
 	byLabel map[string]*sessState
 	foreign map[uint64]bool
@@ -363,16 +374,9 @@ type sessState struct {
 	drain      uint64
 	counters   *control.Counters
 	countersAt uint64
-	// Streamable HTTP: the request each stream answers, the streams that
-	// are resumptions (of which stream) or the GET stream, and where each
-	// event ID was seen.
-	streamReq   map[string]*req
-	resumeOf    map[string]string
-	listen      map[string]bool
-	eventSeen   map[string]uint64
-	eventStream map[string]string
-	firstOn     map[string]bool
-	unprimed    bool
+	// streamReq is, over Streamable HTTP, the request each POST's
+	// exchange answers.
+	streamReq map[string]*req
 	// observations are the reads of the profile's observer, in order:
 	// the first when the session opened, the last at the drain.
 	observations []observation
@@ -386,10 +390,9 @@ type observation struct {
 }
 
 func newSessState(i int, info SessionInfo) *sessState {
-	return &sessState{idx: i, info: info, reqs: map[string]*req{}, byText: map[string]*req{}, firstOn: map[string]bool{}, byKey: map[string]*req{}, tokens: map[string]*req{},
+	return &sessState{idx: i, info: info, reqs: map[string]*req{}, byText: map[string]*req{}, byKey: map[string]*req{}, tokens: map[string]*req{},
 		gates: map[string]map[string]bool{}, ended: map[string]string{}, reached: map[string]int{}, tasks: map[string]*task{}, taskKey: map[string]*task{},
-		streamReq: map[string]*req{}, resumeOf: map[string]string{}, listen: map[string]bool{},
-		eventSeen: map[string]uint64{}, eventStream: map[string]string{}}
+		streamReq: map[string]*req{}}
 }
 
 // violate records a violation of inv citing req.
@@ -414,8 +417,6 @@ func (c *checker) event(s *sessState, channel string, ev chrono.Event) {
 	switch {
 	case ev.Dir == chrono.Harness:
 		c.harness(s, channel, ev)
-	case ev.Kind == chrono.KindHTTP:
-		c.httpEvent(s, channel, ev)
 	case ev.Kind != chrono.KindFrame:
 	case ev.Dir == chrono.Out:
 		c.outFrame(s, channel, ev)
@@ -486,57 +487,6 @@ func (c *checker) lose(s *sessState, seq uint64, why string) {
 		return
 	}
 	c.violate(s, InvSessionUsable, "CAN-11", seq, false, "the session ended (%s) while it was being used", why)
-}
-
-func (c *checker) httpEvent(s *sessState, channel string, ev chrono.Event) {
-	switch {
-	case ev.Dir == chrono.Out && strings.HasPrefix(channel, "GET #"):
-		if last := headerValue(ev.Text, "Last-Event-Id"); last != "" {
-			from := s.eventStream[last]
-			s.resumeOf[channel] = from
-			if r := s.streamReq[from]; r != nil {
-				s.streamReq[channel] = r
-			}
-		} else {
-			s.listen[channel] = true
-		}
-	case ev.Dir == chrono.In && strings.HasPrefix(channel, "SSE "):
-		s.firstOn[channel] = true
-		c.eventID(s, channel, ev, nil)
-	}
-}
-
-// headerValue finds "Name: value" in a chronology's header text.
-func headerValue(text, name string) string {
-	for part := range strings.SplitSeq(text, "; ") {
-		if i := strings.Index(part, name+": "); i >= 0 && (i == 0 || part[i-1] == ' ') {
-			return part[i+len(name)+2:]
-		}
-	}
-	return ""
-}
-
-// eventID records the SSE event ID of an inbound event (HTTP-40) and
-// reports whether it was seen before.
-func (c *checker) eventID(s *sessState, channel string, ev chrono.Event, skip func() bool) {
-	_, after, ok := strings.Cut(ev.Text, "id=")
-	if !ok {
-		return
-	}
-	id, _, _ := strings.Cut(after, " ")
-	if id == "" {
-		return
-	}
-	stream := strings.TrimPrefix(channel, "SSE ")
-	if prev, seen := s.eventSeen[id]; seen {
-		if skip == nil || !skip() {
-			c.violate(s, InvEventIDsUnique, "HTTP-40", ev.Seq, false,
-				"SSE event ID %s on %s was already used at #%d on %s", strconv.Quote(id), stream, prev, s.eventStream[id])
-		}
-		return
-	}
-	s.eventSeen[id] = ev.Seq
-	s.eventStream[id] = stream
 }
 
 // outWire is a frame the explorer sent, decoded in one pass with the
@@ -666,34 +616,15 @@ func (c *checker) inFrame(s *sessState, channel string, ev chrono.Event) {
 	if ev.Summary != nil && ev.Summary.Malformed != "" {
 		return // the monitor's (frames-well-formed)
 	}
-	stream := strings.TrimPrefix(channel, "SSE ")
-	sse := strings.HasPrefix(channel, "SSE ")
-	if strings.HasPrefix(channel, "SSE POST #") && !s.firstOn[channel] {
-		s.firstOn[channel] = true
-		if !s.unprimed {
-			s.unprimed = true
-			c.violate(s, InvStreamPrimed, "HTTP-16", ev.Seq, false,
-				"the SSE stream of %s began with a message, not with a priming event (an event ID and empty data) to resume from", stream)
-		}
+	if c.foreign[ev.Seq] {
+		return // a replayed copy of another stream's message: the monitor's (HTTP-44)
 	}
 	if c.quickAnswer(s, channel, ev) {
-		if sse {
-			c.eventID(s, channel, ev, nil)
-		}
 		return
 	}
 	m, ok := decodeFrame(ev)
 	if !ok {
 		return
-	}
-	foreign := false
-	if sse {
-		foreign = c.routing(s, stream, ev, m)
-		c.eventID(s, channel, ev, func() bool { return foreign })
-	}
-	if foreign {
-		c.foreign[ev.Seq] = true
-		return // a replayed copy, judged as such (HTTP-44)
 	}
 	switch {
 	case m.Kind.IsResponse():
@@ -709,12 +640,10 @@ func (c *checker) inFrame(s *sessState, channel string, ev chrono.Event) {
 
 // quickAnswer takes the answer to a release or to an await of a step,
 // the commonest frames of a trial, from the chronology's summary alone:
-// nothing in them needs decoding. A frame on a resumed stream is never
-// taken so (whose message it is matters there, HTTP-44). It reports
-// whether it took the frame.
+// nothing in them needs decoding. It reports whether it took the frame.
 func (c *checker) quickAnswer(s *sessState, channel string, ev chrono.Event) bool {
 	sum := ev.Summary
-	if sum == nil || sum.Kind != "result" || s.resumeOf[strings.TrimPrefix(channel, "SSE ")] != "" {
+	if sum == nil || sum.Kind != "result" {
 		return false
 	}
 	r := s.byText[sum.ID]
@@ -802,38 +731,6 @@ func decodeFrame(ev chrono.Event) (*jsonrpc.Message, bool) {
 		}
 	}
 	return m, true
-}
-
-// routing checks which stream a message came on (Streamable HTTP) and
-// reports whether it belongs to another request than the one the
-// resumed stream answers (HTTP-44).
-func (c *checker) routing(s *sessState, stream string, ev chrono.Event, m *jsonrpc.Message) bool {
-	owner := s.streamReq[stream]
-	var mine *req
-	switch {
-	case m.Kind.IsResponse() && m.ID.IsValid():
-		mine = s.reqs[m.ID.Key()]
-	case m.Method == mcp.NotificationProgress:
-		if p, err := peer.ParseProgress(m.Params); err == nil {
-			mine = s.tokens[p.Token.Key()]
-		}
-	}
-	if mine == nil {
-		return false
-	}
-	switch {
-	case s.resumeOf[stream] != "" && owner != nil && mine != owner:
-		c.violate(s, InvReplayOwnStream, "HTTP-44", ev.Seq, false,
-			"%s resumes %s (request %s) but replays a message of request %s", stream, s.resumeOf[stream], owner.id, mine.id)
-		return true
-	case s.listen[stream] && m.Method == mcp.NotificationProgress && !mine.taskAug:
-		c.violate(s, InvStreamRouting, "HTTP-31", ev.Seq, false,
-			"progress of request %s came on the GET stream %s, not on the request's own stream", mine.id, stream)
-	case owner != nil && mine != owner && m.Method == mcp.NotificationProgress && s.resumeOf[stream] == "":
-		c.violate(s, InvStreamRouting, "HTTP-22", ev.Seq, false,
-			"progress of request %s came on %s, the stream of request %s", mine.id, stream, owner.id)
-	}
-	return false
 }
 
 // response takes the response to one of the session's requests. One

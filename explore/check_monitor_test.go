@@ -73,6 +73,33 @@ func TestReplayJudgedOnce(t *testing.T) {
 	}
 }
 
+// TestReplayIsNotCounted: a copy of another request's progress that a
+// resumed stream replays (HTTP-44) is no progress of that request: the
+// figures count each progress notification once.
+func TestReplayIsNotCounted(t *testing.T) {
+	sse := func(channel, id, raw string) line {
+		return line{dir: chrono.In, channel: channel, raw: raw, text: "sse id=" + id}
+	}
+	post := func(channel, raw string) line { return line{dir: chrono.Out, channel: channel, raw: raw} }
+	vs, figs := Check(history(TransportHTTP, 1,
+		post("POST #1", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","arguments":{"key":"a","steps":2},"_meta":{"progressToken":"t1"}}}`),
+		line{dir: chrono.In, channel: "SSE POST #1", kind: chrono.KindHTTP, text: "sse id=e0 (empty data: priming)"},
+		post("POST #2", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow","arguments":{"key":"b","steps":2},"_meta":{"progressToken":"t2"}}}`),
+		line{dir: chrono.In, channel: "SSE POST #2", kind: chrono.KindHTTP, text: "sse id=f0 (empty data: priming)"},
+		sse("SSE POST #2", "f1", `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t2","progress":1}}`),
+		line{dir: chrono.Out, channel: "GET #1", kind: chrono.KindHTTP, text: "GET Accept: text/event-stream; Last-Event-Id: e0"},
+		sse("SSE GET #1", "f1", `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t2","progress":1}}`),
+		sse("SSE GET #1", "e1", `{"jsonrpc":"2.0","id":1,"result":{"content":[]}}`),
+		sse("SSE POST #2", "f2", `{"jsonrpc":"2.0","id":2,"result":{"content":[]}}`),
+	), Revision20251125)
+	if diff := cmp.Diff([]brief{{InvReplayOwnStream, "HTTP-44", 7}}, briefs(vs)); diff != "" {
+		t.Errorf("violations (-want +got):\n%s", diff)
+	}
+	if got := figs.Counts[CountProgress]; got != 1 {
+		t.Errorf("%d progress notifications counted; want 1 (the replayed copy is not one)", got)
+	}
+}
+
 // TestFoundByBothOnce: progress for a task beyond its ticks, read after
 // the task was terminal, breaks PRG-11 by the explorer's evidence (the
 // ticks) and by the monitor's (the task's end): one violation.

@@ -158,7 +158,8 @@ func TestAcrossSessions(t *testing.T) {
 
 // TestNullIDErrorOverHTTP: an error without an id in the body of a
 // request's POST refused with 404 (a session that is gone) answers no
-// notification; in the body of a notification's POST it does (RPC-15).
+// notification; in the body of a notification's POST it does (RPC-15),
+// and the POST's 200 is no 202 (HTTP-11).
 func TestNullIDErrorOverHTTP(t *testing.T) {
 	post := func(s int, dir chrono.Direction, channel, raw string) line {
 		return line{s: s, dir: dir, channel: channel, raw: raw}
@@ -175,7 +176,7 @@ func TestNullIDErrorOverHTTP(t *testing.T) {
 		status("POST #3", 200),
 		post(0, chrono.In, "POST #3", nullErr),
 	), Revision20251125)
-	want := []brief{{InvOneResponse, "PNG-1", 1}, {InvNoNotificationReply, "RPC-15", 6}}
+	want := []brief{{InvOneResponse, "PNG-1", 1}, {InvNoNotificationReply, "HTTP-11", 5}, {InvNoNotificationReply, "RPC-15", 6}}
 	if diff := cmp.Diff(want, briefs(vs)); diff != "" {
 		t.Errorf("violations (-want +got):\n%s", diff)
 	}

@@ -196,7 +196,9 @@ func faultTable() []faultRow {
 		{fault: refserver.FaultDuplicateEventIDs, transport: http, find: r(InvEventIDsUnique, "HTTP-40"), deadline: true, present: true},
 		{fault: refserver.FaultNoSessionCheck, transport: http, excluded: headersOnly},
 		{fault: refserver.FaultNoOriginCheck, transport: http, excluded: headersOnly},
-		{fault: refserver.FaultJSONBodyForNotification, transport: http, find: r(InvWellFormed, "HTTP-11")},
+		// The POST of a notification answered 200 (not 202) with a body
+		// that is no message: the status and the body each show it.
+		{fault: refserver.FaultJSONBodyForNotification, transport: http, find: []rule{{InvWellFormed, []string{"HTTP-11"}}, {InvNoNotificationReply, []string{"HTTP-11"}}}},
 		{fault: refserver.FaultResponseAfterCancelOnStream, transport: http, find: r(InvCancelNoResponse, "CAN-8")},
 		{fault: refserver.FaultNoProtocolVersionCheck, transport: http, excluded: headersOnly},
 		{fault: refserver.FaultProgressOnGETStream, transport: http, find: r(InvStreamRouting, "HTTP-31"),
@@ -204,8 +206,7 @@ func faultTable() []faultRow {
 				"closes the session: the minimal plan (listen, then one call the drain runs to its end) loses it when the close comes " +
 				"first, about one run in three at load 5 (the control extension has no request that would put a marker on the GET stream)"},
 		{fault: refserver.FaultNoPrimingEvent, transport: http, find: r(InvStreamPrimed, "HTTP-16"), deadline: true, present: true},
-		{fault: refserver.FaultSessionIDInvisible, transport: http, excluded: "the session ID's bytes are a header form rule " +
-			"(HTTP-48), which check's http cases judge; the sessions themselves work"},
+		{fault: refserver.FaultSessionIDInvisible, transport: http, find: r(InvSessionIDVisible, "HTTP-48")},
 		{fault: refserver.FaultRejectValidLevel, transport: ip, excluded: noLogging},
 		{fault: refserver.FaultAcceptInvalidLevel, transport: ip, excluded: noLogging},
 		{fault: refserver.FaultBadMessageShape, transport: ip, excluded: noLogging},
@@ -284,10 +285,29 @@ func faultTable2026() []faultRow {
 		{fault: refserver.FaultProgressAfterCancel, transport: TransportHTTP, excluded: closedStream},
 		{fault: refserver.FaultPingBroken, transport: ip, excluded: "2026-07-28 removed ping (PNG-40): server/discover is " +
 			"the explorer's liveness check there"},
-		// A request a 2026-07-28 server sends breaks the monitor's
-		// one-response rule (RPC-61: servers initiate none); that it went
-		// to stdout (STD-43) is check's stdio/no-requests-on-stdout.
-		{fault: refserver.FaultRequestOnStdout, transport: ip, find: r(InvOneResponse, "RPC-61")},
+		// A request a 2026-07-28 server writes on its one stream breaks
+		// the monitor's one-response rule as the stdio page says it
+		// (STD-43; RPC-61 over HTTP). In process the monitor judges the
+		// one stream as stdout.
+		{fault: refserver.FaultRequestOnStdout, transport: ip, find: r(InvOneResponse, "STD-43")},
+		{fault: refserver.FaultRequestOnStdout, transport: stdio, find: r(InvOneResponse, "STD-43")},
+		// The stream shape of 2026-07-28 Streamable HTTP, from the heads,
+		// SSE events and stream ends the transport records.
+		{fault: refserver.FaultNoAccelBuffering, transport: TransportHTTP, find: r(InvUnbuffered, "HTTP-92")},
+		{fault: refserver.FaultEventIDsOn2026, transport: TransportHTTP, find: r(InvEventIDsUnique, "HTTP-93")},
+		{fault: refserver.FaultSessionOn2026, transport: TransportHTTP, find: r(InvStateless, "HTTP-107")},
+		{fault: refserver.FaultStreamStaysOpen, transport: TransportHTTP, deadline: true, excluded: "the evidence is time: a stream held " +
+			"open shows when it is closed more than the monitor's window (100 ms) after its response, and a trial's sessions " +
+			"close within that of most responses, at a pace the plan does not decide (no replay reproduces it); check's " +
+			"http26/response-ends-stream and the monitor in watch and judge, where such a stream stays open seconds, judge it",
+			fits: r(InvStreamEnds, "HTTP-91"), fitsWhy: "a trial slow enough to close a session more than 100 ms after a " +
+				"response shows the held stream (a conforming server's stream ends with its response, so slowness cannot fake it)"},
+		{fault: refserver.FaultProgressCrossesStreams, transport: TransportHTTP, excluded: "the fault moves a call's progress " +
+			"to another call's stream only while that other call is running, which the order the server takes two POSTs in " +
+			"decides, not the plan: a trial shows it, but no replay of the minimal plan reproduces it reliably; check's " +
+			"progress/interleaved-tokens judges it, and the monitor wherever it happens",
+			fits: r(InvStreamRouting, "LOG-46"), fitsWhy: "a trial in which the server took the other call's POST first shows " +
+				"the progress on that call's stream (LOG-46), which a conforming server never writes there"},
 		{fault: refserver.FaultCancelUnknownHitsOther, transport: ip, excluded: "the reference server applies it to the calls " +
 			"of a 2025-11-25 session only (refserver/session.go); its 2025-11-25 row finds it"},
 	}
@@ -296,9 +316,10 @@ func faultTable2026() []faultRow {
 	const wellFormed = "the explorer sends only well-formed 2026-07-28 requests (the envelope on each, no removed method); " +
 		"check --protocol 2026-07-28 judges the answers to wrong ones"
 	const noTasks = "the explorer draws no task under 2026-07-28: the tasks extension is not implemented in its mix"
-	const noHTTP = "a header or stream-shape rule of 2026-07-28 Streamable HTTP (a header, an event ID, a session, " +
-		"a stream left open, a request the explorer never sends wrong): the invariants are about order and outcomes; " +
-		"check --protocol 2026-07-28 judges it"
+	const noHTTP = "the explorer sends only well-formed 2026-07-28 requests over Streamable HTTP (the headers that " +
+		"mirror the body, no method the server lacks), and no GET or DELETE (the revision has neither a GET stream nor " +
+		"a session): the fault answers none of them; the monitor judges the answer where a host sends one " +
+		"(http-method-not-found-404, http-stateless-endpoint), and check --protocol 2026-07-28 judges it"
 	const noLogging = "the mix has no logging (the envelope carries no logLevel); check's logging cases judge it"
 	const noListen = "the mix has no subscriptions/listen; check's subscription cases judge it"
 	why := map[refserver.Fault]string{
@@ -329,16 +350,12 @@ func faultTable2026() []faultRow {
 		refserver.FaultTaskResultNotInlined:           noTasks,
 		refserver.FaultGetTaskResultTypeTask:          noTasks,
 		refserver.FaultTaskUpdateRejectsUnknownKey:    noTasks,
-		refserver.FaultNoAccelBuffering:               noHTTP,
-		refserver.FaultEventIDsOn2026:                 noHTTP,
-		refserver.FaultSessionOn2026:                  noHTTP,
 		refserver.FaultGetOn2026:                      noHTTP,
-		refserver.FaultStreamStaysOpen:                noHTTP,
 		refserver.FaultInitializeErrorWithoutVersions: "the explorer's 2026-07-28 sessions never send initialize",
 		refserver.FaultExtTaskIDInternalError:         noTasks,
 		refserver.FaultListenBadFilterCrash:           noListen,
-		refserver.FaultProgressCrossesStreams:         "the explorer's invariants follow a progress token, not the stream it came on, so progress on another call's stream (LOG-46) breaks none of them; check's progress/interleaved-tokens judges it",
-		refserver.FaultLogCrossesStreams:              "the explorer asks for no log messages (no logLevel), so the step logs this fault misroutes are never sent; check's progress/interleaved-tokens judges it (LOG-46)",
+		refserver.FaultLogCrossesStreams: "the explorer asks for no log messages (no logLevel), so the step logs this fault misroutes are never sent; " +
+			"nor could the wire tie a log message to its request (it names none); check's progress/interleaved-tokens judges it (LOG-46) by the reference server's operation keys",
 	}
 	for _, f := range refserver.Faults2026() {
 		if slices.ContainsFunc(rows, func(row faultRow) bool { return row.fault == f }) {

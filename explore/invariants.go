@@ -58,6 +58,17 @@ const (
 	InvTaskCancelResult   = monitor.RuleTaskCancelResult
 	InvWellFormed         = monitor.RuleWellFormed
 	InvLogLevel           = monitor.RuleLogLevel
+	// The Streamable HTTP stream rules, from the heads, SSE events and
+	// stream ends the transport records.
+	InvReplayOwnStream  = monitor.RuleReplayOwnStream
+	InvEventIDsUnique   = monitor.RuleEventIDs
+	InvStreamRouting    = monitor.RuleStreamRouting
+	InvStreamPrimed     = monitor.RuleStreamPrimed
+	InvStreamEnds       = monitor.RuleStreamEnds
+	InvUnbuffered       = monitor.RuleUnbuffered
+	InvStateless        = monitor.RuleStateless
+	InvSessionIDVisible = monitor.RuleSessionIDVisible
+	InvMethodNotFound   = monitor.RuleMethodNotFound
 
 	InvTokenReusable   = "token-reusable"
 	InvCleanupOnce     = "cleanup-once"
@@ -66,10 +77,6 @@ const (
 	InvTaskResult      = "task-result-equivalent"
 	InvTaskListOwn     = "task-list-own"
 	InvSessionUsable   = "session-usable"
-	InvReplayOwnStream = "http-replay-own-stream"
-	InvEventIDsUnique  = "http-event-ids-unique"
-	InvStreamRouting   = "http-stream-routing"
-	InvStreamPrimed    = "http-stream-primed"
 )
 
 // ownJudgement are the monitor's rules whose findings explore does not
@@ -142,10 +149,6 @@ func ownInvariants() []Invariant {
 		{InvTaskResult, "tasks/result carries the task's ID and answers what the task ended with, the same every time", v("TSK-46", "TSK-48", "TSK-55")},
 		{InvTaskListOwn, "tasks/list lists only the session's own tasks", v("TSK-84")},
 		{InvSessionUsable, "the session stays usable: ping is answered with an empty result and the server never ends the session", b(m("CAN-11", "CAN-14", "LIF-42"), "CAN-11", "CAN-14", "PNG-1")},
-		{InvReplayOwnStream, "a resumed stream replays only its own request's messages", v("HTTP-44")},
-		{InvEventIDsUnique, "SSE event IDs are unique across the streams of a session", v("HTTP-40")},
-		{InvStreamRouting, "a request's progress travels on its own stream, never on the GET stream or another request's", v("HTTP-22", "HTTP-31")},
-		{InvStreamPrimed, "a request's SSE stream starts with an event ID to resume from", v("HTTP-16")},
 	}
 }
 

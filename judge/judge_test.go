@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/jsonrpc"
 	"github.com/mcpflight/mcpflight/monitor"
 	"github.com/mcpflight/mcpflight/results"
 	"github.com/mcpflight/mcpflight/verdict"
@@ -145,5 +146,40 @@ func TestConcurrentExchangesKeepTheirOrder(t *testing.T) {
 	rep := c.judge("http")
 	if v := verdictOf(rep, "client/ids-unique"); v != verdict.Fail {
 		t.Errorf("client/ids-unique is %q; want fail (ID 1 reused while in flight)", v)
+	}
+}
+
+// TestSessionsOfACheckChronology: the checker's own recording carries a
+// request's headers in the text of its frame, not in a head of its own;
+// its Mcp-Session-Id keys the exchange like watch's head does, so that
+// progress of a call that came on the session's GET stream is judged in
+// the session that sent the call (HTTP-31), not in another that never
+// gave its token (PRG-7).
+func TestSessionsOfACheckChronology(t *testing.T) {
+	c := newCapture()
+	sent := func(channel, headers, raw string) {
+		c.log.Append(chrono.Event{Dir: chrono.Out, Channel: channel, Kind: chrono.KindFrame, Raw: []byte(raw),
+			Summary: chrono.Summarize(jsonrpc.Decode([]byte(raw))), Text: "POST Accept: application/json, text/event-stream" + headers})
+	}
+	sent("POST #1", "", initialize)
+	c.http(chrono.In, "POST #1", "HTTP 200 Content-Type: application/json; Mcp-Session-Id: A")
+	c.frame(chrono.In, "POST #1", initResult)
+	c.http(chrono.Out, "GET #1", "GET Accept: text/event-stream; Mcp-Protocol-Version: 2025-11-25; Mcp-Session-Id: A")
+	c.http(chrono.In, "GET #1", "HTTP 200 Content-Type: text/event-stream")
+	sent("POST #2", "; Mcp-Protocol-Version: 2025-11-25; Mcp-Session-Id: A",
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","_meta":{"progressToken":"t"}}}`)
+	c.http(chrono.In, "POST #2", "HTTP 200 Content-Type: text/event-stream")
+	c.http(chrono.In, "SSE POST #2", "sse id=2-1 (empty data: priming)")
+	c.log.Append(chrono.Event{Dir: chrono.In, Channel: "SSE GET #1", Kind: chrono.KindFrame, Text: "sse id=1-1",
+		Raw:     []byte(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t","progress":1}}`),
+		Summary: chrono.Summarize(jsonrpc.Decode([]byte(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t","progress":1}}`)))})
+	c.log.Append(chrono.Event{Dir: chrono.In, Channel: "SSE POST #2", Kind: chrono.KindFrame, Text: "sse id=2-2", Raw: []byte(result1),
+		Summary: chrono.Summarize(jsonrpc.Decode([]byte(result1)))})
+	rep := c.judge("http")
+	if v := verdictOf(rep, "server/progress-token-known"); v != verdict.Pass {
+		t.Errorf("server/progress-token-known is %q; want pass (the call and its progress are one session's)", v)
+	}
+	if v := verdictOf(rep, "server/"+monitor.RuleStreamRouting); v != verdict.Warn {
+		t.Errorf("server/%s is %q; want warn (HTTP-31: the call's progress on the GET stream)", monitor.RuleStreamRouting, v)
 	}
 }

@@ -11,8 +11,10 @@ import (
 // sessionKeys routes a conversation's events to its sessions. Over stdio
 // there is one. Over Streamable HTTP an exchange (a POST, GET or DELETE
 // and what answered it, "POST #3" and "SSE POST #3") belongs to the
-// session its Mcp-Session-Id names, in its request's headers or, for the
-// initialize that opens it, its response's; an exchange without one (a
+// session its Mcp-Session-Id names, in its request's headers (watch's
+// head of the request, or the text of the checker's own request frame,
+// which carries its headers) or, for the initialize that opens it, its
+// response's; an exchange without one (a
 // 2026-07-28 request, a stateless server) belongs to the one session of
 // the endpoint, "http". Only an initialize's exchange waits for its
 // answer, which names the session it opens; the others are keyed by
@@ -52,7 +54,7 @@ func (k *sessionKeys) route(ev chrono.Event) []routed {
 	if key, ok := k.byChannel[ch]; ok {
 		return []routed{{key: key, ev: ev}}
 	}
-	if ev.Kind == chrono.KindHTTP {
+	if ev.Kind == chrono.KindHTTP || ev.Kind == chrono.KindFrame && ev.Dir == chrono.Out {
 		id := watch.SessionID(ev.Text)
 		switch {
 		case id != "":

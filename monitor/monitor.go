@@ -185,6 +185,8 @@ type Monitor struct {
 	// reports it: each distinct violation once (Options.Schema).
 	schema      results.SchemaReport
 	schemaIndex map[string]int
+	// spoken are the revisions the sessions were learned to speak.
+	spoken map[string]bool
 }
 
 // Counts.
@@ -208,7 +210,7 @@ func New(opts Options) *Monitor {
 		opts.Fallback = spec.V20251125
 	}
 	return &Monitor{opts: opts, sessions: map[string]*session{}, exercised: map[sideRule]int{}, counts: map[string]int{},
-		schemaIndex: map[string]int{}}
+		schemaIndex: map[string]int{}, spoken: map[string]bool{}}
 }
 
 // schemaCheck counts a server frame the schema check looked at and keeps

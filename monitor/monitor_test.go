@@ -187,8 +187,8 @@ func TestRules(t *testing.T) {
 			[]string{"cancel-names-own-request CAN-6 fail client"}},
 		{"a server cancel of a client request (2026-07-28)", (&history{}).c(call26("1", `"t"`)).s(cancel("1")).s(result("1")),
 			[]string{"cancel-names-own-request CAN-42 fail server"}},
-		{"a server request under 2026-07-28", (&history{}).c(call26("1", `"t"`)).s(`{"jsonrpc":"2.0","id":5,"method":"roots/list"}`).s(result("1")),
-			[]string{"one-response RPC-61 fail server"}},
+		{"a server request under 2026-07-28 (stdio)", (&history{}).c(call26("1", `"t"`)).s(`{"jsonrpc":"2.0","id":5,"method":"roots/list"}`).s(result("1")),
+			[]string{"one-response STD-43 fail server"}},
 		{"a log below the level set", init25().c(`{"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"warning"}}`).s(result("1")).
 			s(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"debug","data":"x"}}`),
 			[]string{"log-level LOG-4 warn server"}},
@@ -489,7 +489,7 @@ func TestNullIDOverHTTP(t *testing.T) {
 		want []string
 	}{
 		{"a notification's POST", init25().post(2, `{"jsonrpc":"2.0","method":"notifications/x"}`).status(2, 200).frame(chrono.In, "POST #2", nullErr),
-			[]string{"no-response-to-notification RPC-15 fail server"}},
+			[]string{"no-response-to-notification HTTP-11 fail server", "no-response-to-notification RPC-15 fail server"}},
 		{"a notification's POST refused with 400", init25().post(2, `{"jsonrpc":"2.0","method":"notifications/x"}`).status(2, 400).frame(chrono.In, "POST #2", nullErr), nil},
 		{"a request's POST refused with 404", init25().post(2, call("1", `"t"`)).status(2, 404).frame(chrono.In, "POST #2", nullErr), nil},
 		{"a request's POST accepted", init25().post(2, call("1", `"t"`)).status(2, 200).frame(chrono.In, "POST #2", nullErr),
@@ -659,5 +659,38 @@ func TestCancelHonouredToTheEnd(t *testing.T) {
 				t.Errorf("open %v; want the cancelled call and the ping listed", open)
 			}
 		})
+	}
+}
+
+// TestSkipsThatCannotApply: a rule the conversation gave nothing to judge
+// says why when it could not apply: a rule of a revision no session spoke
+// applies to the other only, which a report's completeness does not count
+// as a rule the conversation could have exercised; a rule of the revision
+// spoken was not exercised.
+func TestSkipsThatCannotApply(t *testing.T) {
+	outcomes := func(h *history, opts Options) map[string]string {
+		_, _, m := run(h, opts)
+		out := map[string]string{}
+		for _, r := range m.Results(nil) {
+			out[r.ID] = string(r.Outcome.Verdict) + " " + r.Outcome.Summary
+		}
+		return out
+	}
+	modern := outcomes((&history{}).c(call26("1", `"t"`)).s(result("1")), Options{})
+	if got := modern["server/"+RuleTaskTerminalStable]; got != "skip applies to 2025-11-25 only" {
+		t.Errorf("a 2025-11-25 rule of a 2026-07-28 conversation: %q", got)
+	}
+	if got := modern["server/"+RuleLogLevel]; got != "skip not exercised: the conversation gave it nothing to judge" {
+		t.Errorf("a rule of the revision spoken, with nothing to judge: %q", got)
+	}
+	if got := modern["client/"+RuleCancelInitialize]; got != "skip applies to 2025-11-25 only" {
+		t.Errorf("a rule that cites nothing under 2026-07-28: %q", got)
+	}
+	old := outcomes(init25().c(call("1", `"t"`)).s(result("1")), Options{})
+	if got := old["server/"+RuleTaskTerminalStable]; got != "skip not exercised: the conversation gave it nothing to judge" {
+		t.Errorf("a 2025-11-25 rule of a 2025-11-25 conversation: %q", got)
+	}
+	if got := old["client/"+RuleTaskStillWorking]; got != "skip not exercised: the conversation gave it nothing to judge" {
+		t.Errorf("an alert, which cites nothing anywhere: %q", got)
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/results"
+	"github.com/mcpflight/mcpflight/spec"
 	"github.com/mcpflight/mcpflight/verdict"
 )
 
@@ -23,6 +24,15 @@ var ruleSides = map[string][]Side{
 	RuleCancelInitialize:   {Client},
 	RuleCancelTask:         {Client},
 	RuleAbandoned:          {Client},
+	RuleStreamPrimed:       {Server},
+	RuleEventIDs:           {Server},
+	RuleStreamRouting:      {Server},
+	RuleReplayOwnStream:    {Server},
+	RuleStreamEnds:         {Server},
+	RuleUnbuffered:         {Server},
+	RuleStateless:          {Server},
+	RuleSessionIDVisible:   {Server},
+	RuleMethodNotFound:     {Server},
 	RuleProgressIncreasing: {Server},
 	RuleProgressAfterEnd:   {Server},
 	RuleTokenKnown:         {Server},
@@ -53,6 +63,7 @@ func ResultID(side Side, ruleID string) string { return string(side) + "/" + rul
 func (m *Monitor) Results(events func(f Finding) []chrono.Event) []results.Result {
 	fs := m.Findings()
 	exercised := m.Exercised()
+	spoken := m.revisionsSpoken()
 	var out []results.Result
 	for _, side := range []Side{Server, Client} {
 		if !m.judges(side) {
@@ -85,12 +96,65 @@ func (m *Monitor) Results(events func(f Finding) []chrono.Event) []results.Resul
 			case exercised[res.ID] > 0:
 				res.Outcome = verdict.Passf("held %s in the conversation", times(exercised[res.ID]))
 			default:
-				res.Outcome = verdict.Skipf("not exercised: the conversation gave it nothing to judge")
+				res.Outcome = m.notExercised(r, spoken)
 			}
 			out = append(out, res)
 		}
 	}
 	return out
+}
+
+// revisionsSpoken are the revisions the conversation's sessions spoke,
+// as far as they showed them (Options.Revision when given), oldest
+// first.
+func (m *Monitor) revisionsSpoken() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []string
+	for _, rev := range []string{spec.V20251125, spec.V20260728} {
+		if m.spoken[rev] || m.opts.Revision == rev {
+			out = append(out, rev)
+		}
+	}
+	return out
+}
+
+// notExercised is the skip of a rule the conversation gave nothing to
+// judge. One that cannot apply to it says why, in the words a report's
+// completeness reads (results.Completeness), so that it is not counted
+// as a rule the conversation could have exercised: a Streamable HTTP rule
+// of a stdio conversation, a rule of a revision none of its sessions
+// spoke.
+func (m *Monitor) notExercised(r Rule, spoken []string) verdict.Outcome {
+	if httpOnly(r.ID) && m.opts.Transport != "http" {
+		tr := m.opts.Transport
+		if tr == "" {
+			tr = "stdio"
+		}
+		return verdict.Skipf("needs the http transport; the target uses %s", tr)
+	}
+	if len(spoken) > 0 && !slices.ContainsFunc(spoken, r.appliesUnder) {
+		var revs []string
+		for _, rev := range []string{spec.V20251125, spec.V20260728} {
+			if r.appliesUnder(rev) {
+				revs = append(revs, rev)
+			}
+		}
+		if len(revs) > 0 {
+			return verdict.Skipf("applies to %s only", strings.Join(revs, " and "))
+		}
+	}
+	return verdict.Skipf("not exercised: the conversation gave it nothing to judge")
+}
+
+// appliesUnder reports whether the rule can find something under
+// revision: it holds there and cites a requirement of it, or it is an
+// alert, which cites none anywhere.
+func (r Rule) appliesUnder(revision string) bool {
+	if !r.Holds(revision) {
+		return false
+	}
+	return len(r.Cites[revision]) > 0 || len(citesOf(r)) == 0
 }
 
 // rank orders the verdicts a finding can have.

@@ -62,6 +62,16 @@ const (
 	RuleCancelInitialize   = "initialize-not-cancelled"
 	RuleCancelTask         = "task-cancelled-by-tasks-cancel"
 	RuleAbandoned          = "abandoned-without-cancel"
+	// The Streamable HTTP rules (http.go).
+	RuleStreamPrimed       = "http-stream-primed"
+	RuleEventIDs           = "http-event-ids-unique"
+	RuleStreamRouting      = "http-stream-routing"
+	RuleReplayOwnStream    = "http-replay-own-stream"
+	RuleStreamEnds         = "http-response-ends-stream"
+	RuleUnbuffered         = "http-sse-unbuffered"
+	RuleStateless          = "http-stateless-endpoint"
+	RuleSessionIDVisible   = "http-session-id-visible"
+	RuleMethodNotFound     = "http-method-not-found-404"
 	RuleProgressIncreasing = "progress-increasing"
 	RuleProgressAfterEnd   = "no-progress-after-end"
 	RuleTokenKnown         = "progress-token-known"
@@ -81,10 +91,11 @@ func Rules() []Rule {
 		return map[string][]string{v25: old, v26: modern}
 	}
 	ids := func(s ...string) []string { return s }
+	only := func(rev string, s ...string) map[string][]string { return map[string][]string{rev: s} }
 	return []Rule{
-		{RuleWellFormed, "every frame is a JSON-RPC message", both(ids("STD-4", "STD-5", "RPC-2", "HTTP-11"), ids("STD-4", "STD-5", "RPC-2"))},
-		{RuleOneResponse, "every request is answered at most once, with its own ID", both(ids("RPC-8", "RPC-11"), ids("RPC-8", "RPC-11", "RPC-61"))},
-		{RuleNoNotificationRepl, "a notification is never answered", both(ids("RPC-15"), ids("RPC-15"))},
+		{RuleWellFormed, "every frame is a JSON-RPC message", both(ids("STD-4", "STD-5", "RPC-2", "HTTP-11"), ids("STD-4", "STD-5", "RPC-2", "HTTP-86"))},
+		{RuleOneResponse, "every request is answered at most once, with its own ID", both(ids("RPC-8", "RPC-11"), ids("RPC-8", "RPC-11", "RPC-61", "STD-43"))},
+		{RuleNoNotificationRepl, "a notification is never answered (over HTTP, its POST gets 202 Accepted and no body)", both(ids("RPC-15", "HTTP-11"), ids("RPC-15", "HTTP-86"))},
 		{RuleIDUnique, "a sender never reuses a request ID (2025-11-25: within the session; 2026-07-28: while it is in flight)", both(ids("RPC-6"), ids("RPC-7"))},
 		{RuleCancelNoResponse, "no response for a cancelled request after the crossing window", both(ids("CAN-8"), ids("CAN-54", "CAN-56", "CAN-48"))},
 		{RuleCancelNoProgress, "no progress for a cancelled request after the crossing window", both(ids("CAN-8"), ids("CAN-54", "CAN-56", "CAN-48"))},
@@ -92,6 +103,15 @@ func Rules() []Rule {
 		{RuleCancelInitialize, "initialize is never cancelled", both(ids("CAN-2"), nil)},
 		{RuleCancelTask, "a task-augmented request is cancelled with tasks/cancel, not notifications/cancelled", both(ids("CAN-4", "CAN-7"), ids("CAN-57"))},
 		{RuleAbandoned, "a request whose caller stopped waiting is cancelled", both(ids("HTTP-26", "LIF-16"), ids("CAN-45"))},
+		{RuleStreamPrimed, "a request's SSE stream starts with an event ID to resume from", only(v25, "HTTP-16")},
+		{RuleEventIDs, "SSE event IDs are unique across the streams of a session (2026-07-28: events carry none)", both(ids("HTTP-40"), ids("HTTP-93"))},
+		{RuleStreamRouting, "a request's progress travels on its own stream, never on the GET stream or another request's", both(ids("HTTP-22", "HTTP-31"), ids("LOG-46"))},
+		{RuleReplayOwnStream, "a resumed stream replays only its own request's messages", only(v25, "HTTP-44")},
+		{RuleStreamEnds, "the final response ends its SSE stream", only(v26, "HTTP-91")},
+		{RuleUnbuffered, "an SSE response says X-Accel-Buffering: no", only(v26, "HTTP-92")},
+		{RuleStateless, "no session ID is minted or echoed, and GET and DELETE are not served (405)", only(v26, "HTTP-107")},
+		{RuleSessionIDVisible, "a session ID holds only visible ASCII", only(v25, "HTTP-48")},
+		{RuleMethodNotFound, "a method not found (-32601) is answered with HTTP 404", only(v26, "HTTP-81")},
 		{RuleProgressIncreasing, "progress strictly increases per token", both(ids("PRG-4"), ids("PRG-4"))},
 		{RuleProgressAfterEnd, "no progress after the request's response (after the task is terminal, for a task)", both(ids("PRG-14", "PRG-11"), ids("PRG-14"))},
 		{RuleTokenKnown, "progress names a token of an active request of the other side", both(ids("PRG-7"), ids("PRG-7"))},

@@ -179,6 +179,8 @@ type session struct {
 	rtts []time.Duration
 	// pending are findings made before the session's revision was known.
 	pending []pendingFinding
+	// hs is what the Streamable HTTP rules keep (http.go).
+	hs *httpStreams
 }
 
 // pendingFinding is a finding waiting for its session's revision.
@@ -251,6 +253,7 @@ func (s *session) learn(rev string) {
 		return
 	}
 	s.rev = rev
+	s.m.spoken[rev] = true
 	s.loadSchema()
 	pending := s.pending
 	s.pending = nil
@@ -275,6 +278,9 @@ func (s *session) modern() bool { return s.revision() == spec.V20260728 }
 func (s *session) http() bool { return s.m.opts.Transport == "http" }
 
 func (s *session) event(ev chrono.Event) {
+	if s.http() && s.httpEvent(ev) {
+		return // a copy of a message replayed on a resumed stream (http.go)
+	}
 	switch {
 	case ev.Kind == chrono.KindFrame && (ev.Dir == chrono.In || ev.Dir == chrono.Out):
 		s.frame(ev)
@@ -413,7 +419,7 @@ func (s *session) malformed(side Side, ev chrono.Event) {
 	}
 	switch {
 	case s.http() && side == Server && s.streams[ev.Channel] == nil && strings.HasPrefix(ev.Channel, "POST #"):
-		s.find(RuleWellFormed, side, verdict.Req("HTTP-11"), ev.Seq, false, "the POST of a notification was answered with a body that is not a message (%s): %s", ev.Summary.Malformed, what)
+		s.find(RuleWellFormed, side, verdict.Req("HTTP-11").Under(spec.V20260728, "HTTP-86"), ev.Seq, false, "the POST of a notification was answered with a body that is not a message (%s): %s", ev.Summary.Malformed, what)
 	case s.http():
 		s.find(RuleWellFormed, side, verdict.Req("RPC-2"), ev.Seq, false, "the %s sent a frame that is not a JSON-RPC message (%s): %s", side, ev.Summary.Malformed, what)
 	case side == Server:
@@ -463,8 +469,13 @@ func (s *session) request(side Side, ev chrono.Event, m *jsonrpc.Message, p requ
 		s.initSeen = true
 	}
 	if side == Server && s.modern() {
+		// Over stdio the stdio page's own MUST NOT says it (STD-43).
+		rule, words := verdict.Req("RPC-61"), "servers initiate no JSON-RPC request"
+		if !s.http() {
+			rule, words = verdict.Req("STD-43"), "a server writes no JSON-RPC request to stdout"
+		}
 		s.exercise(RuleOneResponse, side)
-		s.find(RuleOneResponse, side, verdict.Req("RPC-61"), ev.Seq, false, "the server sent request %s (%s): under 2026-07-28 servers initiate no JSON-RPC request", m.ID, quote(m.Method))
+		s.find(RuleOneResponse, side, rule, ev.Seq, false, "the server sent request %s (%s): under 2026-07-28 %s", m.ID, quote(m.Method), words)
 	}
 	key := m.ID.Key()
 	s.exercise(RuleIDUnique, side)
