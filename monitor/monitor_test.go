@@ -329,6 +329,20 @@ func TestSchemaFindings(t *testing.T) {
 	}
 }
 
+// TestSchemaOfInitialize: when the revision is learned from the
+// initialize exchange (judge, watch), the schema check still knows the
+// answer for an InitializeResult, so a capability of the wrong shape
+// (tasks.list true, TSK-2) is a violation of the schema.
+func TestSchemaOfInitialize(t *testing.T) {
+	h := (&history{}).c(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`).
+		s(`{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tasks":{"list":true}},"serverInfo":{"name":"s","version":"1"}}}`)
+	_, _, m := run(h, Options{Schema: true})
+	sc := m.Schema()
+	if len(sc.Findings) != 1 || sc.Findings[0].Pointer != "/result/capabilities/tasks/list" {
+		t.Errorf("schema check %+v; want tasks.list found not an object", sc)
+	}
+}
+
 // TestMemoryFollowsWhatIsInFlight: a long conversation of answered calls
 // leaves the session holding no request in flight and at most maxEnded
 // answered ones: memory follows what is in flight, not the

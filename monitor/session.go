@@ -158,6 +158,10 @@ type session struct {
 	// silence has nothing to judge (advance).
 	aborts, drops int
 	tasks         map[string]*task
+	// initReq is the client's initialize while the revision, and so the
+	// schema, is not yet known: the schema check is told of it once it
+	// starts, so that it knows the answer for an InitializeResult.
+	initReq *chrono.Event
 	// logLevel is the level the client set with logging/setLevel
 	// (2025-11-25), "" when none; setLevel is the request setting it.
 	logLevel string
@@ -202,7 +206,11 @@ func (s *session) loadSchema() {
 	if sc, err := wireschema.Load(s.rev); err == nil {
 		s.schema = wireschema.NewTracker(sc)
 		s.m.schema.Revision = s.rev
+		if s.initReq != nil {
+			s.schema.Event(*s.initReq)
+		}
 	}
+	s.initReq = nil
 }
 
 // revision is the session's revision: learned, else the fallback.
@@ -246,6 +254,10 @@ func (s *session) http() bool { return s.m.opts.Transport == "http" }
 func (s *session) event(ev chrono.Event) {
 	switch {
 	case ev.Kind == chrono.KindFrame && (ev.Dir == chrono.In || ev.Dir == chrono.Out):
+		if s.schema == nil && s.m.opts.Schema && ev.Dir == chrono.Out && ev.Summary != nil && ev.Summary.Method == mcp.MethodInitialize {
+			initReq := ev // a copy, so that only this event is kept on the heap
+			s.initReq = &initReq
+		}
 		s.frame(ev)
 		if s.schema != nil && s.m.judges(Server) {
 			checked, vs := s.schema.Event(ev)
