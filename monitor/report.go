@@ -31,6 +31,14 @@ var ruleSides = map[string][]Side{
 	RuleTaskCancelTerminal: {Server},
 	RuleTaskCancelResult:   {Server},
 	RuleTaskStillWorking:   {Client},
+	RuleTaskTimestamps:     {Server},
+	RuleTaskGetAnswer:      {Server},
+	RuleTaskIDTruth:        {Server},
+	RuleTaskResultMeta:     {Server},
+	RuleTaskStatusMeta:     {Server},
+	RuleTaskResultStatus:   {Server},
+	RuleTaskResultBlocks:   {Server},
+	RuleTaskCancelledAsked: {Server},
 	RuleLogLevel:           {Server},
 }
 

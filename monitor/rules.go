@@ -70,6 +70,14 @@ const (
 	RuleTaskCancelTerminal = "task-cancel-terminal"
 	RuleTaskCancelResult   = "task-cancel-result"
 	RuleTaskStillWorking   = "task-still-working"
+	RuleTaskTimestamps     = "task-timestamps"
+	RuleTaskGetAnswer      = "task-get-answer"
+	RuleTaskIDTruth        = "task-id-source-of-truth"
+	RuleTaskResultMeta     = "task-result-related-task"
+	RuleTaskStatusMeta     = "task-status-no-related-task"
+	RuleTaskResultStatus   = "task-result-fits-status"
+	RuleTaskResultBlocks   = "task-result-blocks"
+	RuleTaskCancelledAsked = "task-cancelled-only-when-asked"
 	RuleLogLevel           = "log-level"
 )
 
@@ -81,6 +89,7 @@ func Rules() []Rule {
 		return map[string][]string{v25: old, v26: modern}
 	}
 	ids := func(s ...string) []string { return s }
+	only25 := func(s ...string) map[string][]string { return map[string][]string{v25: s} }
 	return []Rule{
 		{RuleWellFormed, "every frame is a JSON-RPC message", both(ids("STD-4", "STD-5", "RPC-2", "HTTP-11"), ids("STD-4", "STD-5", "RPC-2"))},
 		{RuleOneResponse, "every request is answered at most once, with its own ID", both(ids("RPC-8", "RPC-11"), ids("RPC-8", "RPC-11", "RPC-61"))},
@@ -100,6 +109,14 @@ func Rules() []Rule {
 		{RuleTaskCancelTerminal, "tasks/cancel of a terminal task is refused with -32602", both(ids("TSK-63"), nil)},
 		{RuleTaskCancelResult, "a successful tasks/cancel answers the task as cancelled", both(ids("TSK-64"), nil)},
 		{RuleTaskStillWorking, "a task the host stopped waiting for, or had cancelled, does not go on working (seed 002's alerts)", both(nil, nil)},
+		{RuleTaskTimestamps, "a task's lastUpdatedAt is never before its createdAt, and never goes back", only25("TSK-39")},
+		{RuleTaskGetAnswer, "tasks/get answers the whole task, with its ttl", only25("TSK-41")},
+		{RuleTaskIDTruth, "a task method answers about the task its taskId names", only25("TSK-51")},
+		{RuleTaskResultMeta, "tasks/result's result carries the related-task _meta of its task", only25("TSK-55")},
+		{RuleTaskStatusMeta, "a task status notification carries no related-task _meta", only25("TSK-58")},
+		{RuleTaskResultStatus, "a task's terminal status fits its result: isError fails it, and a failed task's tasks/result is the request's error", only25("TSK-76", "TSK-77")},
+		{RuleTaskResultBlocks, "tasks/result of a task still working waits for its end, rather than refusing it", only25("TSK-47")},
+		{RuleTaskCancelledAsked, "a task ends cancelled only when tasks/cancel asked for it", only25("TSK-D1", "CAN-4")},
 		{RuleLogLevel, "no log message below the level the client set, or without one (2026-07-28)", both(ids("LOG-4"), ids("LOG-41", "LOG-42", "LOG-43"))},
 	}
 }

@@ -118,6 +118,8 @@ type task struct {
 	// each status, in the order of later (stable).
 	first  *sighting
 	latest map[string]sighting
+	// evidence is what the task rules keep of it (taskrules.go).
+	evidence taskEvidence
 }
 
 // terminalStatuses are the task statuses no other may follow.
@@ -629,16 +631,12 @@ func (s *session) answered(side Side, r *request, ev chrono.Event, m *jsonrpc.Me
 			s.taskCreated(r, ev, m.Result)
 		}
 	case mcp.MethodTasksGet, mcp.MethodTasksResult:
-		if m.Error == nil {
-			if t := s.tasks[r.taskID]; t != nil && r.method == mcp.MethodTasksGet {
-				s.status(t, m.Result, ev, r.method)
-			}
-		}
+		s.taskPolled(r, ev, m)
 	case mcp.MethodTasksCancel:
 		s.taskCancelAnswered(r, ev, m)
 	case mcp.MethodTasksList:
 		if m.Error == nil {
-			s.listed(ev, m.Result)
+			s.listed(ev, m.Result, r.seq)
 		}
 	}
 }
@@ -660,8 +658,8 @@ func (s *session) notification(side Side, ev chrono.Event, m *jsonrpc.Message) {
 			s.logMessage(ev, m)
 		}
 	case mcp.NotificationTaskStatus:
-		if t := s.tasks[taskStatusID(m.Params)]; t != nil {
-			s.status(t, m.Params, ev, m.Method)
+		if side == Server {
+			s.taskNotified(ev, m)
 		}
 	}
 }
