@@ -39,6 +39,8 @@ var ruleSides = map[string][]Side{
 	RuleTaskResultStatus:   {Server},
 	RuleTaskResultBlocks:   {Server},
 	RuleTaskCancelledAsked: {Server},
+	RuleTaskDeclared:       {Server},
+	RuleTaskDurable:        {Server},
 	RuleLogLevel:           {Server},
 }
 

@@ -78,6 +78,8 @@ const (
 	RuleTaskResultStatus   = "task-result-fits-status"
 	RuleTaskResultBlocks   = "task-result-blocks"
 	RuleTaskCancelledAsked = "task-cancelled-only-when-asked"
+	RuleTaskDeclared       = "task-only-when-declared"
+	RuleTaskDurable        = "task-durable-when-created"
 	RuleLogLevel           = "log-level"
 )
 
@@ -90,6 +92,7 @@ func Rules() []Rule {
 	}
 	ids := func(s ...string) []string { return s }
 	only25 := func(s ...string) map[string][]string { return map[string][]string{v25: s} }
+	only26 := func(s ...string) map[string][]string { return map[string][]string{v26: s} }
 	return []Rule{
 		{RuleWellFormed, "every frame is a JSON-RPC message", both(ids("STD-4", "STD-5", "RPC-2", "HTTP-11"), ids("STD-4", "STD-5", "RPC-2"))},
 		{RuleOneResponse, "every request is answered at most once, with its own ID", both(ids("RPC-8", "RPC-11"), ids("RPC-8", "RPC-11", "RPC-61"))},
@@ -105,18 +108,20 @@ func Rules() []Rule {
 		{RuleProgressAfterEnd, "no progress after the request's response (after the task is terminal, for a task)", both(ids("PRG-14", "PRG-11"), ids("PRG-14"))},
 		{RuleTokenKnown, "progress names a token of an active request of the other side", both(ids("PRG-7"), ids("PRG-7"))},
 		{RuleTokenUnique, "a progress token is unique among the sender's active requests", both(ids("PRG-2"), ids("PRG-41"))},
-		{RuleTaskTerminalStable, "a terminal task never changes status", both(ids("TSK-31", "TSK-65"), nil)},
-		{RuleTaskCancelTerminal, "tasks/cancel of a terminal task is refused with -32602", both(ids("TSK-63"), nil)},
+		{RuleTaskTerminalStable, "a terminal task never changes status", both(ids("TSK-31", "TSK-65"), ids("TSX-15"))},
+		{RuleTaskCancelTerminal, "tasks/cancel of a terminal task is refused with -32602 (2025-11-25), acknowledged (2026-07-28)", both(ids("TSK-63"), ids("TSX-44"))},
 		{RuleTaskCancelResult, "a successful tasks/cancel answers the task as cancelled", both(ids("TSK-64"), nil)},
 		{RuleTaskStillWorking, "a task the host stopped waiting for, or had cancelled, does not go on working (seed 002's alerts)", both(nil, nil)},
 		{RuleTaskTimestamps, "a task's lastUpdatedAt is never before its createdAt, and never goes back", only25("TSK-39")},
-		{RuleTaskGetAnswer, "tasks/get answers the whole task, with its ttl", only25("TSK-41")},
+		{RuleTaskGetAnswer, "tasks/get answers the whole task: its ttl (2025-11-25); resultType complete, and a terminal task's result or error (2026-07-28)", both(ids("TSK-41"), ids("TSX-30", "TSX-27", "TSX-29"))},
 		{RuleTaskIDTruth, "a task method answers about the task its taskId names", only25("TSK-51")},
 		{RuleTaskResultMeta, "tasks/result's result carries the related-task _meta of its task", only25("TSK-55")},
 		{RuleTaskStatusMeta, "a task status notification carries no related-task _meta", only25("TSK-58")},
 		{RuleTaskResultStatus, "a task's terminal status fits its result: isError fails it, and a failed task's tasks/result is the request's error", only25("TSK-76", "TSK-77")},
 		{RuleTaskResultBlocks, "tasks/result of a task still working waits for its end, rather than refusing it", only25("TSK-47")},
 		{RuleTaskCancelledAsked, "a task ends cancelled only when tasks/cancel asked for it", only25("TSK-D1", "CAN-4")},
+		{RuleTaskDeclared, "a task is created only for a request that declared the tasks extension", only26("TSX-2")},
+		{RuleTaskDurable, "a created task is found by tasks/get", only26("TSX-16")},
 		{RuleLogLevel, "no log message below the level the client set, or without one (2026-07-28)", both(ids("LOG-4"), ids("LOG-41", "LOG-42", "LOG-43"))},
 	}
 }

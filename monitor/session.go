@@ -53,6 +53,9 @@ type request struct {
 	created string
 	// logLevel is the request's _meta log level (2026-07-28), "" for none.
 	logLevel string
+	// declared: the request declared the tasks extension in its
+	// clientCapabilities (2026-07-28).
+	declared bool
 	// taskID is what a tasks/* request names.
 	taskID string
 	// dups counts the requests of the same sender that reused this one's
@@ -312,8 +315,8 @@ func (s *session) frame(ev chrono.Event) {
 		}
 		s.request(side, ev, head, p)
 	case jsonrpc.KindNotification:
-		switch head.Method {
-		case mcp.NotificationCancelled, mcp.NotificationProgress, mcp.NotificationMessage, mcp.NotificationTaskStatus:
+		switch {
+		case notificationRead(head.Method):
 			_ = json.Unmarshal(ev.Raw, &struct {
 				Params *json.RawMessage `json:"params"`
 			}{&head.Params})
@@ -411,6 +414,11 @@ type requestParams struct {
 		Token           json.RawMessage `json:"progressToken"`
 		ProtocolVersion string          `json:"io.modelcontextprotocol/protocolVersion"`
 		LogLevel        string          `json:"io.modelcontextprotocol/logLevel"`
+		Capabilities    struct {
+			Extensions struct {
+				Tasks declaration `json:"io.modelcontextprotocol/tasks"`
+			} `json:"extensions"`
+		} `json:"io.modelcontextprotocol/clientCapabilities"`
 	} `json:"_meta"`
 	Task   json.RawMessage `json:"task"`
 	TaskID string          `json:"taskId"`
@@ -463,7 +471,8 @@ func (s *session) request(side Side, ev chrono.Event, m *jsonrpc.Message, p requ
 	}
 	s.used[side].add(key)
 	r := &request{side: side, id: m.ID, method: m.Method, seq: ev.Seq, at: ev.Offset, channel: ev.Channel,
-		taskAug: len(p.Task) > 0 && string(p.Task) != "null", logLevel: p.Meta.LogLevel, taskID: p.TaskID}
+		taskAug: len(p.Task) > 0 && string(p.Task) != "null", logLevel: p.Meta.LogLevel, taskID: p.TaskID,
+		declared: bool(p.Meta.Capabilities.Extensions.Tasks)}
 	if p.Meta.Token != nil {
 		if tok, err := jsonrpc.ParseToken(p.Meta.Token); err == nil {
 			r.token, r.tokenKey = &tok, tok.Key()
@@ -494,14 +503,18 @@ func (s *session) request(side Side, ev chrono.Event, m *jsonrpc.Message, p requ
 }
 
 // activeToken is side's request in flight that gave tok, nil when none.
-// A task-augmented request keeps its token until its task is terminal
-// (PRG-9, PRG-15).
+// Under 2025-11-25 a task-augmented request keeps its token until its
+// task is terminal (PRG-9, PRG-15); under 2026-07-28 a task has no
+// progress (PRG-46).
 func (s *session) activeToken(side Side, tok jsonrpc.ProgressToken) *request {
 	key := tok.Key()
 	for _, r := range s.reqs[side] {
 		if r.token != nil && r.tokenKey == key {
 			return r
 		}
+	}
+	if s.modern() {
+		return nil // no progress for a task (PRG-46): its request's token ends with its response
 	}
 	for _, r := range s.ended[side] {
 		if r.token != nil && r.tokenKey == key && r.created != "" {
@@ -542,7 +555,7 @@ func (s *session) response(side Side, ev chrono.Event, head *jsonrpc.Message) {
 	delete(s.reqs[asker], key)
 	s.settleNullErrors(asker, key)
 	r.responded, r.respSeq, r.respAt, r.respChan, r.isError = true, ev.Seq, ev.Offset, ev.Channel, isError
-	if answerRead(r) || isError && (r.cancelSeq > 0 || s.m.opts.Observe != nil) {
+	if answerRead(r) || isError && (r.cancelSeq > 0 || s.m.opts.Observe != nil) || s.mayCreateTask(r, ev) {
 		if full := decoded(ev); full != nil {
 			m = full
 			if m.Error != nil {
@@ -609,6 +622,18 @@ func answerRead(r *request) bool {
 	return false
 }
 
+// notificationRead reports whether a rule reads the params of a
+// notification of method: a cancel, progress, a log message, a task's
+// status.
+func notificationRead(method string) bool {
+	switch method {
+	case mcp.NotificationCancelled, mcp.NotificationProgress, mcp.NotificationMessage, mcp.NotificationTaskStatus,
+		mcp.NotificationTasks:
+		return true
+	}
+	return false
+}
+
 // answered takes what a response tells of the session: the revision
 // initialize agreed to, a log level set, a task created or its status.
 // m is the response decoded when answerRead, else only its head.
@@ -627,8 +652,11 @@ func (s *session) answered(side Side, r *request, ev chrono.Event, m *jsonrpc.Me
 		}
 		delete(s.setLevel, r.id.Key())
 	case mcp.MethodToolsCall:
-		if r.taskAug && m.Error == nil {
+		switch {
+		case r.taskAug && m.Error == nil:
 			s.taskCreated(r, ev, m.Result)
+		case s.modern() && !isError:
+			s.extensionTaskCreated(r, ev, m.Result)
 		}
 	case mcp.MethodTasksGet, mcp.MethodTasksResult:
 		s.taskPolled(r, ev, m)
@@ -657,7 +685,7 @@ func (s *session) notification(side Side, ev chrono.Event, m *jsonrpc.Message) {
 		if side == Server {
 			s.logMessage(ev, m)
 		}
-	case mcp.NotificationTaskStatus:
+	case mcp.NotificationTaskStatus, mcp.NotificationTasks:
 		if side == Server {
 			s.taskNotified(ev, m)
 		}

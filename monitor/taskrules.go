@@ -37,18 +37,30 @@ type taskEvidence struct {
 	// (workingAfterResultRefused).
 	resultRefusedSeq    uint64
 	resultRefusedJudged bool
+	// found: a tasks/get answer or a notification showed the task after
+	// its CreateTaskResult; lostReported: a tasks/get that could not find
+	// it was reported (2026-07-28, notFoundAfterCreate). ttl is the ttlMs
+	// the CreateTaskResult gave, 0 for unlimited, when ttlKnown.
+	found        bool
+	lostReported bool
+	ttl          time.Duration
+	ttlKnown     bool
 }
 
-// taskPolled takes the answer to tasks/get or tasks/result (2025-11-25):
-// the task's ttl and the task the answer names (tasks/get), and the
-// result's related-task _meta and its fit with the task's end
-// (tasks/result).
+// taskPolled takes the answer to tasks/get or tasks/result: under
+// 2025-11-25 the task's ttl and the task the answer names (tasks/get), and
+// the result's related-task _meta and its fit with the task's end
+// (tasks/result); under 2026-07-28 the extension's tasks/get
+// (extensionGetAnswered).
 func (s *session) taskPolled(r *request, ev chrono.Event, m *jsonrpc.Message) {
 	t := s.tasks[r.taskID]
 	switch {
-	case s.modern():
 	case r.method == mcp.MethodTasksResult:
 		s.taskResultAnswered(t, r, ev, m)
+	case s.modern():
+		if t != nil {
+			s.extensionGetAnswered(t, r, ev, m)
+		}
 	case m.Error == nil:
 		s.taskGetAnswered(t, r, ev, m.Result)
 	}
@@ -100,6 +112,9 @@ func (s *session) otherTask(t *task, r *request, o taskObject, ev chrono.Event) 
 // (workingAfterResultRefused). An error carries no _meta, so TSK-55
 // judges results only.
 func (s *session) taskResultAnswered(t *task, r *request, ev chrono.Event, m *jsonrpc.Message) {
+	if s.modern() {
+		return // no tasks/result in the extension (TSX-65)
+	}
 	if t != nil {
 		s.exercise(RuleTaskResultBlocks, Server)
 	}
@@ -249,7 +264,7 @@ var relatedTaskKey = []byte(mcp.MetaRelatedTask)
 
 // taskNotified takes a task status notification: 2025-11-25's
 // notifications/tasks/status carries no related-task _meta (TSK-58: its
-// taskId says it), and is a sighting of its task.
+// taskId says it), and either revision's is a sighting of its task.
 func (s *session) taskNotified(ev chrono.Event, m *jsonrpc.Message) {
 	o := readTask(m.Params)
 	if m.Method == mcp.NotificationTaskStatus && !s.modern() {
@@ -269,6 +284,9 @@ func (s *session) taskNotified(ev chrono.Event, m *jsonrpc.Message) {
 	t := s.tasks[o.TaskID]
 	if t == nil {
 		return
+	}
+	if s.modern() {
+		t.evidence.found = true
 	}
 	s.sighted(t, o, ev, m.Method, 0)
 }

@@ -10,18 +10,24 @@ import (
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/jsonrpc"
 	"github.com/mcpflight/mcpflight/mcp"
+	"github.com/mcpflight/mcpflight/spec"
 	"github.com/mcpflight/mcpflight/verdict"
 )
 
 // taskObject is what the rules read of a task a message shows: a
 // tasks/get or tasks/cancel result, a status notification, a tasks/list
-// entry, a CreateTaskResult.
+// entry, a CreateTaskResult. Of the inlined result and error (2026-07-28)
+// only their presence is kept.
 type taskObject struct {
-	TaskID  string   `json:"taskId"`
-	Status  string   `json:"status"`
-	Created string   `json:"createdAt"`
-	Updated string   `json:"lastUpdatedAt"`
-	TTL     presence `json:"ttl"`
+	TaskID     string         `json:"taskId"`
+	Status     string         `json:"status"`
+	Created    string         `json:"createdAt"`
+	Updated    string         `json:"lastUpdatedAt"`
+	TTL        presence       `json:"ttl"`
+	TTLMs      optionalNumber `json:"ttlMs"`
+	ResultType string         `json:"resultType"`
+	Result     presence       `json:"result"`
+	Error      presence       `json:"error"`
 }
 
 // presence records that a member is there, null included, without
@@ -30,6 +36,25 @@ type presence bool
 
 // UnmarshalJSON notes the member, whatever its value.
 func (p *presence) UnmarshalJSON([]byte) error { *p = true; return nil }
+
+// optionalNumber is a number that may be absent or null.
+type optionalNumber struct {
+	present, null bool
+	value         float64
+}
+
+// UnmarshalJSON reads the number, null, or (another type) nothing.
+func (n *optionalNumber) UnmarshalJSON(b []byte) error {
+	n.present = true
+	if string(b) == "null" {
+		n.null = true
+		return nil
+	}
+	if json.Unmarshal(b, &n.value) != nil {
+		n.present = false // not a number: the schema check's
+	}
+	return nil
+}
 
 // readTask is the task raw shows: the result or params itself, or (a
 // 2025-11-25 CreateTaskResult, and a tasks/cancel result in some shapes)
@@ -105,9 +130,9 @@ func (s *session) stable(t *task, x sighting) {
 // unstable reports task t shown in status x after its terminal status
 // term.
 func (s *session) unstable(t *task, term, x sighting) {
-	rule := verdict.Req("TSK-31")
+	rule := verdict.Req("TSK-31").Under(spec.V20260728, "TSX-15")
 	if term.status == "cancelled" {
-		rule = verdict.Req("TSK-65")
+		rule = verdict.Req("TSK-65").Under(spec.V20260728, "TSX-15")
 	}
 	order := ""
 	if term.timed && x.timed {
@@ -208,6 +233,10 @@ func (s *session) taskCancelAnswered(r *request, ev chrono.Event, m *jsonrpc.Mes
 	if t == nil {
 		return
 	}
+	if s.modern() {
+		s.extensionCancelAnswered(t, r, ev, m)
+		return
+	}
 	// Terminal when the cancel was sent: a task that ended while the
 	// cancel was on its way (its status notification may come before the
 	// cancel's answer) was cancelled in a race, not after its end.
@@ -259,7 +288,7 @@ func (t *task) requests() []string {
 // tasks/cancel) once the grace has passed and the task was last seen
 // working after the abort.
 func (s *session) graceTasks() {
-	if s.aborts == 0 {
+	if s.aborts == 0 || s.modern() {
 		return
 	}
 	for _, t := range s.tasks {
@@ -278,6 +307,9 @@ func (s *session) graceTasks() {
 // task the host left working without tasks/cancel: whether it still works
 // cannot be seen without polling it, and the alert says so.
 func (s *session) endTasks() {
+	if s.modern() {
+		return // a durable task outlives its session by design (TSX-22)
+	}
 	for _, t := range s.tasks {
 		if t.alerted || t.cancelAsked || t.terminal != "" {
 			continue
