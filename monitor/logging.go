@@ -22,12 +22,15 @@ func below(level, floor string) bool {
 
 // logMessage judges a log message the server sent: under 2025-11-25
 // nothing below the level the client set with logging/setLevel (LOG-4);
-// under 2026-07-28 none for a request without a log level (LOG-41,
-// LOG-42) and none below the level the request asked for (LOG-43 grants
-// only those at or above it).
+// under 2026-07-28 none on a subscription (LOG-44), none for a request
+// without a log level (LOG-41, LOG-42) and none below the level the
+// request asked for (LOG-43 grants only those at or above it).
 func (s *session) logMessage(ev chrono.Event, m *jsonrpc.Message) {
 	var p struct {
 		Level string `json:"level"`
+		Meta  struct {
+			SubscriptionID json.RawMessage `json:"io.modelcontextprotocol/subscriptionId"`
+		} `json:"_meta"`
 	}
 	if json.Unmarshal(m.Params, &p) != nil {
 		return
@@ -44,6 +47,13 @@ func (s *session) logMessage(ev chrono.Event, m *jsonrpc.Message) {
 		return
 	}
 	s.exercise(RuleLogLevel, Server)
+	if s.listens > 0 {
+		if r, _ := s.subscriptionOf(ev, p.Meta.SubscriptionID); r != nil {
+			s.find(RuleLogLevel, Server, verdict.Req("LOG-44"), ev.Seq, false,
+				"a log message at %s on subscription %s: a log message goes only on the response stream of the request that asked for it", quote(p.Level), r.id)
+			return
+		}
+	}
 	r := s.streams[trimSSE(ev.Channel)]
 	if s.http() && r != nil {
 		switch {

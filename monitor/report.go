@@ -42,6 +42,10 @@ var ruleSides = map[string][]Side{
 	RuleTaskDeclared:       {Server},
 	RuleTaskDurable:        {Server},
 	RuleLogLevel:           {Server},
+	RuleListenAck:          {Server},
+	RuleListenID:           {Server},
+	RuleListenRequested:    {Server},
+	RuleListenEnd:          {Server},
 }
 
 // Sides are the sides the rule can find broken, the ones whose frames it

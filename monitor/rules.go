@@ -81,6 +81,10 @@ const (
 	RuleTaskDeclared       = "task-only-when-declared"
 	RuleTaskDurable        = "task-durable-when-created"
 	RuleLogLevel           = "log-level"
+	RuleListenAck          = "listen-acknowledged-first"
+	RuleListenID           = "listen-subscription-id"
+	RuleListenRequested    = "listen-only-requested"
+	RuleListenEnd          = "listen-ended-with-result"
 )
 
 // Rules returns every rule, in the order reports list them.
@@ -122,7 +126,11 @@ func Rules() []Rule {
 		{RuleTaskCancelledAsked, "a task ends cancelled only when tasks/cancel asked for it", only25("TSK-D1", "CAN-4")},
 		{RuleTaskDeclared, "a task is created only for a request that declared the tasks extension", only26("TSX-2")},
 		{RuleTaskDurable, "a created task is found by tasks/get", only26("TSX-16")},
-		{RuleLogLevel, "no log message below the level the client set, or without one (2026-07-28)", both(ids("LOG-4"), ids("LOG-41", "LOG-42", "LOG-43"))},
+		{RuleLogLevel, "no log message below the level the client set, or without one, or on a subscription (2026-07-28)", both(ids("LOG-4"), ids("LOG-41", "LOG-42", "LOG-43", "LOG-44"))},
+		{RuleListenAck, "a subscription's acknowledgement is the first message carrying its ID", only26("SUB-2")},
+		{RuleListenID, "a notification of a subscription carries its subscription ID", only26("SUB-5")},
+		{RuleListenRequested, "a subscription carries only the notifications it asked for", only26("SUB-1")},
+		{RuleListenEnd, "a subscription the server ends gets its result before its stream closes", only26("SUB-7")},
 	}
 }
 

@@ -56,6 +56,8 @@ type request struct {
 	// declared: the request declared the tasks extension in its
 	// clientCapabilities (2026-07-28).
 	declared bool
+	// sub is the subscription a subscriptions/listen opened (2026-07-28).
+	sub *subscription
 	// taskID is what a tasks/* request names.
 	taskID string
 	// dups counts the requests of the same sender that reused this one's
@@ -163,6 +165,9 @@ type session struct {
 	// silence has nothing to judge (advance).
 	aborts, drops int
 	tasks         map[string]*task
+	// listens counts the subscriptions in flight: while none, no
+	// notification is read for them.
+	listens int
 	// initReq is the client's initialize while the revision, and so the
 	// schema, is not yet known: the schema check is told of it once it
 	// starts, so that it knows the answer for an InitializeResult.
@@ -268,6 +273,8 @@ func (s *session) event(ev chrono.Event) {
 			checked, vs := s.schema.Event(ev)
 			s.m.schemaCheck(s.key, ev, checked, vs)
 		}
+	case ev.Dir == chrono.Harness && ev.Kind == chrono.KindNote && strings.HasPrefix(ev.Channel, "SSE POST #"):
+		s.streamEnded(ev)
 	case ev.Dir == chrono.Harness && strings.HasPrefix(ev.Text, ClosePrefix):
 		s.streamClosed(ev)
 	case ev.Kind == chrono.KindHTTP && ev.Dir == chrono.Out && strings.HasPrefix(ev.Channel, "GET #"):
@@ -316,7 +323,7 @@ func (s *session) frame(ev chrono.Event) {
 		s.request(side, ev, head, p)
 	case jsonrpc.KindNotification:
 		switch {
-		case notificationRead(head.Method):
+		case notificationRead(head.Method) || s.listens > 0:
 			_ = json.Unmarshal(ev.Raw, &struct {
 				Params *json.RawMessage `json:"params"`
 			}{&head.Params})
@@ -423,6 +430,8 @@ type requestParams struct {
 	Task   json.RawMessage `json:"task"`
 	TaskID string          `json:"taskId"`
 	Level  string          `json:"level"`
+	// Notifications is a subscriptions/listen's filter.
+	Notifications json.RawMessage `json:"notifications"`
 }
 
 // paramsRead reports whether a rule reads a request's params: those of
@@ -498,6 +507,10 @@ func (s *session) request(side Side, ev chrono.Event, m *jsonrpc.Message, p requ
 	case mcp.MethodTasksCancel:
 		if t := s.tasks[p.TaskID]; t != nil {
 			t.cancelAsked = true
+		}
+	case mcp.MethodSubscriptionsListen:
+		if side == Client && s.modern() {
+			s.listenOpened(r, p.Notifications)
 		}
 	}
 }
@@ -624,11 +637,12 @@ func answerRead(r *request) bool {
 
 // notificationRead reports whether a rule reads the params of a
 // notification of method: a cancel, progress, a log message, a task's
-// status.
+// status, a subscription's acknowledgement. Others are read only while a
+// subscription is open (subscriptionNotice).
 func notificationRead(method string) bool {
 	switch method {
 	case mcp.NotificationCancelled, mcp.NotificationProgress, mcp.NotificationMessage, mcp.NotificationTaskStatus,
-		mcp.NotificationTasks:
+		mcp.NotificationTasks, mcp.NotificationSubscriptionsAcknowledged:
 		return true
 	}
 	return false
@@ -660,6 +674,8 @@ func (s *session) answered(side Side, r *request, ev chrono.Event, m *jsonrpc.Me
 		}
 	case mcp.MethodTasksGet, mcp.MethodTasksResult:
 		s.taskPolled(r, ev, m)
+	case mcp.MethodSubscriptionsListen:
+		s.listenAnswered(r, ev, isError)
 	case mcp.MethodTasksCancel:
 		s.taskCancelAnswered(r, ev, m)
 	case mcp.MethodTasksList:
@@ -675,6 +691,9 @@ func (s *session) notification(side Side, ev chrono.Event, m *jsonrpc.Message) {
 	s.exercise(RuleNoNotificationRepl, other(side))
 	if strings.HasPrefix(ev.Channel, "POST #") {
 		s.notifPosts.add(ev.Channel)
+	}
+	if side == Server && s.listens > 0 {
+		s.subscriptionNotice(ev, m)
 	}
 	switch m.Method {
 	case mcp.NotificationCancelled:
