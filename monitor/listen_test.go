@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpflight/mcpflight/chrono"
 )
@@ -43,6 +44,16 @@ func logAt(level, meta string) string {
 		meta += ","
 	}
 	return `{"jsonrpc":"2.0","method":"notifications/message","params":{` + meta + `"level":"` + level + `","data":"x"}}`
+}
+
+// call26At is a 2026-07-28 tools/call, request id, asking for log
+// messages at level ("" for none).
+func call26At(id int, level string) string {
+	meta := meta26Plain
+	if level != "" {
+		meta = strings.Replace(meta26Plain, `}}`, `},"io.modelcontextprotocol/logLevel":"`+level+`"}`, 1)
+	}
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"slow",%s}}`, id, meta)
 }
 
 // TestSubscriptionRules: a subscription's acknowledgement comes first
@@ -115,4 +126,42 @@ func TestSubscriptionRules(t *testing.T) {
 func (h *history) note(channel, text string) *history {
 	h.events = append(h.events, chrono.Event{Seq: uint64(len(h.events) + 1), Offset: h.at, Dir: chrono.Harness, Kind: chrono.KindNote, Channel: channel, Text: text})
 	return h
+}
+
+// TestLogRules2026: a log message below the level of every request that
+// asked for log messages breaks LOG-43 over stdio as over Streamable HTTP
+// (a warn: LOG-43 is a MAY that grants only messages at or above the
+// level); one a request in flight asked for does not; and a log message
+// for a cancelled request beyond the crossing window breaks the cancel
+// (CAN-54 over stdio under 2026-07-28; CAN-8 over Streamable HTTP under
+// 2025-11-25), within it may have crossed the cancel, and under
+// 2025-11-25 over stdio names no request.
+func TestLogRules2026(t *testing.T) {
+	ms := time.Millisecond
+	for _, tc := range []struct {
+		name      string
+		h         *history
+		transport string
+		want      []string
+	}{
+		{"below the only level asked for (stdio)", (&history{}).c(call26At(1, "warning")).s(logAt("debug", "")).s(result("1")),
+			"stdio", []string{"log-level LOG-43 warn server"}},
+		{"at the level asked for (stdio)", (&history{}).c(call26At(1, "warning")).s(logAt("error", "")).s(result("1")), "stdio", nil},
+		{"below one request's level, at another's", (&history{}).c(call26At(1, "warning")).c(call26At(2, "debug")).s(logAt("info", "")).s(result("1")).s(result("2")), "stdio", nil},
+		{"below the level asked for (http)", (&history{}).post(1, call26At(1, "warning")).sse(1, logAt("debug", "")).sse(1, result("1")),
+			"http", []string{"log-level LOG-43 warn server"}},
+		{"a log message long after the cancel (stdio)", (&history{}).c(call26At(1, "debug")).s(logAt("info", "")).c(cancel("1")).wait(500 * ms).s(logAt("info", "")),
+			"stdio", []string{"cancel-no-log CAN-54 fail server"}},
+		{"a log message crossing the cancel (stdio)", (&history{}).c(call26At(1, "debug")).s(logAt("info", "")).c(cancel("1")).wait(ms).s(logAt("info", "")), "stdio", nil},
+		{"a log message long after the cancel (2025-11-25 http)", init25().post(2, call("1", `"t"`)).sse(2, logAt("info", "")).post(3, cancel("1")).wait(500*ms).sse(2, logAt("info", "")),
+			"http", []string{"cancel-no-log CAN-8 warn server"}},
+		{"a log message long after a cancel (2025-11-25 stdio)", init25().c(call("1", `"t"`)).s(logAt("info", "")).c(cancel("1")).wait(500 * ms).s(logAt("info", "")), "stdio", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fs, _, _ := run(tc.h, Options{Transport: tc.transport, Sides: []Side{Server}})
+			if got := brief(fs); strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+				t.Errorf("findings\n%s\nwant\n%s\n(%v)", strings.Join(got, "\n"), strings.Join(tc.want, "\n"), fs)
+			}
+		})
+	}
 }

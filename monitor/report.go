@@ -19,6 +19,7 @@ var ruleSides = map[string][]Side{
 	RuleIDUnique:           {Client, Server},
 	RuleCancelNoResponse:   {Server, Client},
 	RuleCancelNoProgress:   {Server},
+	RuleCancelNoLog:        {Server},
 	RuleCancelTarget:       {Client, Server},
 	RuleCancelInitialize:   {Client},
 	RuleCancelTask:         {Client},
