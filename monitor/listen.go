@@ -273,8 +273,8 @@ func (s *session) streamEnded(ev chrono.Event) {
 		return
 	}
 	r := s.streams[trimSSE(ev.Channel)]
-	if r == nil || r.sub == nil || r.responded || r.cancelSeq > 0 {
-		return
+	if r == nil || r.sub == nil || r.responded {
+		return // no subscription, or one already over (the client's cancel ended it)
 	}
 	s.exercise(RuleListenEnd, Server)
 	s.find(RuleListenEnd, Server, verdict.Req("SUB-7"), ev.Seq, false,
