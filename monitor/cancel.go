@@ -51,6 +51,7 @@ func (s *session) cancel(side Side, ev chrono.Event, m *jsonrpc.Message) {
 		r.cancelSeq, r.cancelAt = ev.Seq, ev.Offset
 		s.observe(Activity{Kind: ActCancel, Side: side, ID: r.id.String(), Method: r.method, Seq: ev.Seq, At: ev.Offset, Sent: r.at})
 	}
+	s.listenEnded(r, ev, "") // a subscription the client cancelled is over
 	s.abortPoll(r, ev)
 }
 
@@ -64,7 +65,7 @@ func (s *session) staleCancel(side Side, ev chrono.Event, id jsonrpc.ID) {
 	if r := s.reqs[other(side)][key]; r != nil {
 		switch {
 		case side == Server && s.modern() && r.method == mcp.MethodSubscriptionsListen:
-			return // a server tearing down a subscription (CAN-41)
+			s.listenEnded(r, ev, "notifications/cancelled") // a server tearing down a subscription (CAN-41)
 		case side == Server && s.modern():
 			s.find(RuleCancelTarget, side, verdict.Req("CAN-42"), ev.Seq, false,
 				"the server sent notifications/cancelled for the client's request %s (%s), which is not a subscriptions/listen", id, quote(r.method))
@@ -174,6 +175,7 @@ func (s *session) streamClosed(ev chrono.Event) {
 				r.cancelSeq, r.cancelAt, r.closed = ev.Seq, ev.Offset, true
 				s.observe(Activity{Kind: ActCancel, Side: Client, ID: r.id.String(), Method: r.method, Seq: ev.Seq, At: ev.Offset, Sent: r.at})
 			}
+			s.listenEnded(r, ev, "")
 			return
 		}
 		if !r.dropped {

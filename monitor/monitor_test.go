@@ -226,7 +226,7 @@ func TestTaskRules(t *testing.T) {
 	get := func(id, status string) func(*history) *history {
 		return func(h *history) *history {
 			return h.c(`{"jsonrpc":"2.0","id":` + id + `,"method":"tasks/get","params":{"taskId":"T1"}}`).
-				s(`{"jsonrpc":"2.0","id":` + id + `,"result":{"taskId":"T1","status":"` + status + `"}}`)
+				s(`{"jsonrpc":"2.0","id":` + id + `,"result":{"taskId":"T1","ttl":60000,"status":"` + status + `"}}`)
 		}
 	}
 	grace := 50 * time.Millisecond
@@ -237,21 +237,21 @@ func TestTaskRules(t *testing.T) {
 		text string
 	}{
 		{"progress after the task is terminal", created(init25()).s(progress(`"tk"`, 1)).
-			c(`{"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"taskId":"T1"}}`).s(`{"jsonrpc":"2.0","id":2,"result":{"taskId":"T1","status":"completed"}}`).
+			c(`{"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"taskId":"T1"}}`).s(`{"jsonrpc":"2.0","id":2,"result":{"taskId":"T1","ttl":60000,"status":"completed"}}`).
 			s(progress(`"tk"`, 2)), []string{"no-progress-after-end PRG-11 fail server"}, ""},
 		{"a terminal task comes back", get("3", "working")(get("2", "completed")(created(init25()))), []string{"task-terminal-stable TSK-31 fail server"}, ""},
 		{"tasks/cancel of a completed task accepted", get("2", "completed")(created(init25())).
-			c(`{"jsonrpc":"2.0","id":3,"method":"tasks/cancel","params":{"taskId":"T1"}}`).s(`{"jsonrpc":"2.0","id":3,"result":{"taskId":"T1","status":"cancelled"}}`),
+			c(`{"jsonrpc":"2.0","id":3,"method":"tasks/cancel","params":{"taskId":"T1"}}`).s(`{"jsonrpc":"2.0","id":3,"result":{"taskId":"T1","ttl":60000,"status":"cancelled"}}`),
 			[]string{"task-cancel-terminal TSK-63 fail server"}, ""},
 		{"a cancel notification for the creating request", created(init25()).c(cancel("1")).
-			c(`{"jsonrpc":"2.0","id":3,"method":"tasks/cancel","params":{"taskId":"T1"}}`).s(`{"jsonrpc":"2.0","id":3,"result":{"taskId":"T1","status":"cancelled"}}`),
+			c(`{"jsonrpc":"2.0","id":3,"method":"tasks/cancel","params":{"taskId":"T1"}}`).s(`{"jsonrpc":"2.0","id":3,"result":{"taskId":"T1","ttl":60000,"status":"cancelled"}}`),
 			[]string{"task-cancelled-by-tasks-cancel CAN-4 fail client"}, ""},
 		{"the host aborts its poll and never cancels", get("4", "working")(created(init25()).
-			c(`{"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"taskId":"T1"}}`).s(`{"jsonrpc":"2.0","id":2,"result":{"taskId":"T1","status":"working"}}`).
+			c(`{"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"taskId":"T1"}}`).s(`{"jsonrpc":"2.0","id":2,"result":{"taskId":"T1","ttl":60000,"status":"working"}}`).
 			c(`{"jsonrpc":"2.0","id":3,"method":"tasks/get","params":{"taskId":"T1"}}`).c(cancel("3")).wait(2 * grace)),
 			[]string{"task-still-working  info client"}, "after the host stopped waiting for it (it cancelled request 3"},
 		{"tasks/cancel acknowledged, still working after the grace", created(init25()).
-			c(`{"jsonrpc":"2.0","id":3,"method":"tasks/cancel","params":{"taskId":"T1"}}`).s(`{"jsonrpc":"2.0","id":3,"result":{"taskId":"T1","status":"cancelled"}}`).
+			c(`{"jsonrpc":"2.0","id":3,"method":"tasks/cancel","params":{"taskId":"T1"}}`).s(`{"jsonrpc":"2.0","id":3,"result":{"taskId":"T1","ttl":60000,"status":"cancelled"}}`).
 			wait(2 * grace).s(`{"jsonrpc":"2.0","method":"notifications/tasks/status","params":{"taskId":"T1","status":"working"}}`),
 			[]string{"task-terminal-stable TSK-65 fail server", "task-still-working  info client"}, "after tasks/cancel was acknowledged"},
 		{"left working at the end", created(init25()), []string{"task-still-working  info client"}, "whether it still works is not on the wire"},
@@ -349,6 +349,20 @@ func TestSchemaFindings(t *testing.T) {
 		if len(fs) != 0 || len(sc.Findings) != 1 || sc.Findings[0].Requirement != "RPC-2" || sc.Findings[0].Pointer != "/result/serverInfo/name" || sc.Checked != 1 {
 			t.Errorf("revision %q: findings %+v, schema check %+v", rev, fs, sc)
 		}
+	}
+}
+
+// TestSchemaOfInitialize: when the revision is learned from the
+// initialize exchange (judge, watch), the schema check still knows the
+// answer for an InitializeResult, so a capability of the wrong shape
+// (tasks.list true, TSK-2) is a violation of the schema.
+func TestSchemaOfInitialize(t *testing.T) {
+	h := (&history{}).c(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`).
+		s(`{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tasks":{"list":true}},"serverInfo":{"name":"s","version":"1"}}}`)
+	_, _, m := run(h, Options{Schema: true})
+	sc := m.Schema()
+	if len(sc.Findings) != 1 || sc.Findings[0].Pointer != "/result/capabilities/tasks/list" {
+		t.Errorf("schema check %+v; want tasks.list found not an object", sc)
 	}
 }
 
@@ -541,7 +555,7 @@ func TestTaskProgressAcrossStreams(t *testing.T) {
 		return init25().post(1, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"build","task":{"ttl":60000},"_meta":{"progressToken":"tk"}}}`).
 			sse(1, `{"jsonrpc":"2.0","id":1,"result":{"task":{"taskId":"T1","status":"working"}}}`).
 			post(2, `{"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"taskId":"T1"}}`).
-			sse(2, `{"jsonrpc":"2.0","id":2,"result":{"taskId":"T1","status":"completed"}}`)
+			sse(2, `{"jsonrpc":"2.0","id":2,"result":{"taskId":"T1","ttl":60000,"status":"completed"}}`)
 	}
 	other := base().frame(chrono.In, "SSE GET #1", progress(`"tk"`, 1))
 	if fs, _, _ := run(other, Options{Transport: "http"}); len(fs) != 0 {
@@ -626,7 +640,7 @@ func TestTruncatedResponse(t *testing.T) {
 	cancelled := init25().c(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"build","task":{"ttl":60000}}}`).
 		s(`{"jsonrpc":"2.0","id":1,"result":{"task":{"taskId":"T1","status":"working"}}}`).
 		c(`{"jsonrpc":"2.0","id":3,"method":"tasks/cancel","params":{"taskId":"T1"}}`).
-		cut(`{"jsonrpc":"2.0","id":3,"result":{"taskId":"T1","status":"cancelled"}}`, 30)
+		cut(`{"jsonrpc":"2.0","id":3,"result":{"taskId":"T1","ttl":60000,"status":"cancelled"}}`, 30)
 	fs, _, _ = run(cancelled, Options{Sides: []Side{Server}})
 	for _, f := range fs {
 		if f.Rule == RuleTaskCancelResult {
@@ -677,7 +691,7 @@ func TestSkipsThatCannotApply(t *testing.T) {
 		return out
 	}
 	modern := outcomes((&history{}).c(call26("1", `"t"`)).s(result("1")), Options{})
-	if got := modern["server/"+RuleTaskTerminalStable]; got != "skip applies to 2025-11-25 only" {
+	if got := modern["server/"+RuleTaskTimestamps]; got != "skip applies to 2025-11-25 only" {
 		t.Errorf("a 2025-11-25 rule of a 2026-07-28 conversation: %q", got)
 	}
 	if got := modern["server/"+RuleLogLevel]; got != "skip not exercised: the conversation gave it nothing to judge" {

@@ -58,6 +58,7 @@ const (
 	RuleIDUnique           = "ids-unique"
 	RuleCancelNoResponse   = "cancel-no-response"
 	RuleCancelNoProgress   = "cancel-no-progress"
+	RuleCancelNoLog        = "cancel-no-log"
 	RuleCancelTarget       = "cancel-names-own-request"
 	RuleCancelInitialize   = "initialize-not-cancelled"
 	RuleCancelTask         = "task-cancelled-by-tasks-cancel"
@@ -80,7 +81,21 @@ const (
 	RuleTaskCancelTerminal = "task-cancel-terminal"
 	RuleTaskCancelResult   = "task-cancel-result"
 	RuleTaskStillWorking   = "task-still-working"
+	RuleTaskTimestamps     = "task-timestamps"
+	RuleTaskGetAnswer      = "task-get-answer"
+	RuleTaskIDTruth        = "task-id-source-of-truth"
+	RuleTaskResultMeta     = "task-result-related-task"
+	RuleTaskStatusMeta     = "task-status-no-related-task"
+	RuleTaskResultStatus   = "task-result-fits-status"
+	RuleTaskResultBlocks   = "task-result-blocks"
+	RuleTaskCancelledAsked = "task-cancelled-only-when-asked"
+	RuleTaskDeclared       = "task-only-when-declared"
+	RuleTaskDurable        = "task-durable-when-created"
 	RuleLogLevel           = "log-level"
+	RuleListenAck          = "listen-acknowledged-first"
+	RuleListenID           = "listen-subscription-id"
+	RuleListenRequested    = "listen-only-requested"
+	RuleListenEnd          = "listen-ended-with-result"
 )
 
 // Rules returns every rule, in the order reports list them.
@@ -92,6 +107,8 @@ func Rules() []Rule {
 	}
 	ids := func(s ...string) []string { return s }
 	only := func(rev string, s ...string) map[string][]string { return map[string][]string{rev: s} }
+	only25 := func(s ...string) map[string][]string { return only(v25, s...) }
+	only26 := func(s ...string) map[string][]string { return only(v26, s...) }
 	return []Rule{
 		{RuleWellFormed, "every frame is a JSON-RPC message", both(ids("STD-4", "STD-5", "RPC-2", "HTTP-11"), ids("STD-4", "STD-5", "RPC-2", "HTTP-86"))},
 		{RuleOneResponse, "every request is answered at most once, with its own ID", both(ids("RPC-8", "RPC-11"), ids("RPC-8", "RPC-11", "RPC-61", "STD-43"))},
@@ -99,6 +116,7 @@ func Rules() []Rule {
 		{RuleIDUnique, "a sender never reuses a request ID (2025-11-25: within the session; 2026-07-28: while it is in flight)", both(ids("RPC-6"), ids("RPC-7"))},
 		{RuleCancelNoResponse, "no response for a cancelled request after the crossing window", both(ids("CAN-8"), ids("CAN-54", "CAN-56", "CAN-48"))},
 		{RuleCancelNoProgress, "no progress for a cancelled request after the crossing window", both(ids("CAN-8"), ids("CAN-54", "CAN-56", "CAN-48"))},
+		{RuleCancelNoLog, "no log message for a cancelled request after the crossing window", both(ids("CAN-8"), ids("CAN-54", "CAN-56", "CAN-48"))},
 		{RuleCancelTarget, "a cancel names a request the same side issued and believes in flight", both(ids("CAN-1", "CAN-5", "CAN-6"), ids("CAN-46", "CAN-51", "CAN-42", "CAN-47"))},
 		{RuleCancelInitialize, "initialize is never cancelled", both(ids("CAN-2"), nil)},
 		{RuleCancelTask, "a task-augmented request is cancelled with tasks/cancel, not notifications/cancelled", both(ids("CAN-4", "CAN-7"), ids("CAN-57"))},
@@ -116,11 +134,25 @@ func Rules() []Rule {
 		{RuleProgressAfterEnd, "no progress after the request's response (after the task is terminal, for a task)", both(ids("PRG-14", "PRG-11"), ids("PRG-14"))},
 		{RuleTokenKnown, "progress names a token of an active request of the other side", both(ids("PRG-7"), ids("PRG-7"))},
 		{RuleTokenUnique, "a progress token is unique among the sender's active requests", both(ids("PRG-2"), ids("PRG-41"))},
-		{RuleTaskTerminalStable, "a terminal task never changes status", both(ids("TSK-31", "TSK-65"), nil)},
-		{RuleTaskCancelTerminal, "tasks/cancel of a terminal task is refused with -32602", both(ids("TSK-63"), nil)},
+		{RuleTaskTerminalStable, "a terminal task never changes status", both(ids("TSK-31", "TSK-65"), ids("TSX-15"))},
+		{RuleTaskCancelTerminal, "tasks/cancel of a terminal task is refused with -32602 (2025-11-25), acknowledged (2026-07-28)", both(ids("TSK-63"), ids("TSX-44"))},
 		{RuleTaskCancelResult, "a successful tasks/cancel answers the task as cancelled", both(ids("TSK-64"), nil)},
 		{RuleTaskStillWorking, "a task the host stopped waiting for, or had cancelled, does not go on working (seed 002's alerts)", both(nil, nil)},
-		{RuleLogLevel, "no log message below the level the client set, or without one (2026-07-28)", both(ids("LOG-4"), ids("LOG-41", "LOG-42", "LOG-43"))},
+		{RuleTaskTimestamps, "a task's lastUpdatedAt is never before its createdAt, and never goes back", only25("TSK-39")},
+		{RuleTaskGetAnswer, "tasks/get answers the whole task: its ttl (2025-11-25); resultType complete, and a terminal task's result or error (2026-07-28)", both(ids("TSK-41"), ids("TSX-30", "TSX-27", "TSX-29"))},
+		{RuleTaskIDTruth, "a task method answers about the task its taskId names", only25("TSK-51")},
+		{RuleTaskResultMeta, "tasks/result's result carries the related-task _meta of its task", only25("TSK-55")},
+		{RuleTaskStatusMeta, "a task status notification carries no related-task _meta", only25("TSK-58")},
+		{RuleTaskResultStatus, "a task's terminal status fits its result: isError fails it, and a failed task's tasks/result is the request's error", only25("TSK-76", "TSK-77")},
+		{RuleTaskResultBlocks, "tasks/result of a task still working waits for its end, rather than refusing it", only25("TSK-47")},
+		{RuleTaskCancelledAsked, "a task ends cancelled only when tasks/cancel asked for it", only25("TSK-D1", "CAN-4")},
+		{RuleTaskDeclared, "a task is created only for a request that declared the tasks extension", only26("TSX-2")},
+		{RuleTaskDurable, "a created task is found by tasks/get", only26("TSX-16")},
+		{RuleLogLevel, "no log message below the level the client set, or without one, or on a subscription (2026-07-28)", both(ids("LOG-4"), ids("LOG-41", "LOG-42", "LOG-43", "LOG-44"))},
+		{RuleListenAck, "a subscription's acknowledgement is the first message carrying its ID", only26("SUB-2")},
+		{RuleListenID, "a notification of a subscription carries its subscription ID", only26("SUB-5")},
+		{RuleListenRequested, "a subscription carries only the notifications it asked for", only26("SUB-1")},
+		{RuleListenEnd, "a subscription the server ends gets its result before its stream closes", only26("SUB-7")},
 	}
 }
 

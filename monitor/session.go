@@ -53,6 +53,11 @@ type request struct {
 	created string
 	// logLevel is the request's _meta log level (2026-07-28), "" for none.
 	logLevel string
+	// declared: the request declared the tasks extension in its
+	// clientCapabilities (2026-07-28).
+	declared bool
+	// sub is the subscription a subscriptions/listen opened (2026-07-28).
+	sub *subscription
 	// taskID is what a tasks/* request names.
 	taskID string
 	// dups counts the requests of the same sender that reused this one's
@@ -120,6 +125,8 @@ type task struct {
 	// each status, in the order of later (stable).
 	first  *sighting
 	latest map[string]sighting
+	// evidence is what the task rules keep of it (taskrules.go).
+	evidence taskEvidence
 }
 
 // terminalStatuses are the task statuses no other may follow.
@@ -163,6 +170,9 @@ type session struct {
 	// silence has nothing to judge (advance).
 	aborts, drops int
 	tasks         map[string]*task
+	// listens counts the subscriptions in flight: while none, no
+	// notification is read for them.
+	listens int
 	// logLevel is the level the client set with logging/setLevel
 	// (2025-11-25), "" when none; setLevel is the request setting it.
 	logLevel string
@@ -285,6 +295,8 @@ func (s *session) event(ev chrono.Event) {
 	case ev.Kind == chrono.KindFrame && (ev.Dir == chrono.In || ev.Dir == chrono.Out):
 		s.frame(ev)
 		s.checkSchema(ev)
+	case ev.Dir == chrono.Harness && ev.Kind == chrono.KindNote && strings.HasPrefix(ev.Channel, "SSE POST #"):
+		s.streamEnded(ev)
 	case ev.Dir == chrono.Harness && strings.HasPrefix(ev.Text, ClosePrefix):
 		s.streamClosed(ev)
 	case ev.Kind == chrono.KindHTTP && ev.Dir == chrono.Out && strings.HasPrefix(ev.Channel, "GET #"):
@@ -336,8 +348,8 @@ func (s *session) frame(ev chrono.Event) {
 		}
 		s.request(side, ev, head, p)
 	case jsonrpc.KindNotification:
-		switch head.Method {
-		case mcp.NotificationCancelled, mcp.NotificationProgress, mcp.NotificationMessage, mcp.NotificationTaskStatus:
+		switch {
+		case notificationRead(head.Method) || s.listens > 0:
 			_ = json.Unmarshal(ev.Raw, &struct {
 				Params *json.RawMessage `json:"params"`
 			}{&head.Params})
@@ -435,10 +447,17 @@ type requestParams struct {
 		Token           json.RawMessage `json:"progressToken"`
 		ProtocolVersion string          `json:"io.modelcontextprotocol/protocolVersion"`
 		LogLevel        string          `json:"io.modelcontextprotocol/logLevel"`
+		Capabilities    struct {
+			Extensions struct {
+				Tasks declaration `json:"io.modelcontextprotocol/tasks"`
+			} `json:"extensions"`
+		} `json:"io.modelcontextprotocol/clientCapabilities"`
 	} `json:"_meta"`
 	Task   json.RawMessage `json:"task"`
 	TaskID string          `json:"taskId"`
 	Level  string          `json:"level"`
+	// Notifications is a subscriptions/listen's filter.
+	Notifications json.RawMessage `json:"notifications"`
 }
 
 // paramsRead reports whether a rule reads a request's params: those of
@@ -492,7 +511,8 @@ func (s *session) request(side Side, ev chrono.Event, m *jsonrpc.Message, p requ
 	}
 	s.used[side].add(key)
 	r := &request{side: side, id: m.ID, method: m.Method, seq: ev.Seq, at: ev.Offset, channel: ev.Channel,
-		taskAug: len(p.Task) > 0 && string(p.Task) != "null", logLevel: p.Meta.LogLevel, taskID: p.TaskID}
+		taskAug: len(p.Task) > 0 && string(p.Task) != "null", logLevel: p.Meta.LogLevel, taskID: p.TaskID,
+		declared: bool(p.Meta.Capabilities.Extensions.Tasks)}
 	if p.Meta.Token != nil {
 		if tok, err := jsonrpc.ParseToken(p.Meta.Token); err == nil {
 			r.token, r.tokenKey = &tok, tok.Key()
@@ -519,18 +539,26 @@ func (s *session) request(side Side, ev chrono.Event, m *jsonrpc.Message, p requ
 		if t := s.tasks[p.TaskID]; t != nil {
 			t.cancelAsked = true
 		}
+	case mcp.MethodSubscriptionsListen:
+		if side == Client && s.modern() {
+			s.listenOpened(r, p.Notifications)
+		}
 	}
 }
 
 // activeToken is side's request in flight that gave tok, nil when none.
-// A task-augmented request keeps its token until its task is terminal
-// (PRG-9, PRG-15).
+// Under 2025-11-25 a task-augmented request keeps its token until its
+// task is terminal (PRG-9, PRG-15); under 2026-07-28 a task has no
+// progress (PRG-46).
 func (s *session) activeToken(side Side, tok jsonrpc.ProgressToken) *request {
 	key := tok.Key()
 	for _, r := range s.reqs[side] {
 		if r.token != nil && r.tokenKey == key {
 			return r
 		}
+	}
+	if s.modern() {
+		return nil // no progress for a task (PRG-46): its request's token ends with its response
 	}
 	for _, r := range s.ended[side] {
 		if r.token != nil && r.tokenKey == key && r.created != "" {
@@ -571,7 +599,7 @@ func (s *session) response(side Side, ev chrono.Event, head *jsonrpc.Message) {
 	delete(s.reqs[asker], key)
 	s.settleNullErrors(asker, key)
 	r.responded, r.respSeq, r.respAt, r.respChan, r.isError = true, ev.Seq, ev.Offset, ev.Channel, isError
-	if answerRead(r) || isError && (r.cancelSeq > 0 || s.m.opts.Observe != nil) {
+	if answerRead(r) || isError && (r.cancelSeq > 0 || s.m.opts.Observe != nil) || s.mayCreateTask(r, ev) {
 		if full := decoded(ev); full != nil {
 			m = full
 			if m.Error != nil {
@@ -649,6 +677,19 @@ func answerRead(r *request) bool {
 	return false
 }
 
+// notificationRead reports whether a rule reads the params of a
+// notification of method: a cancel, progress, a log message, a task's
+// status, a subscription's acknowledgement. Others are read only while a
+// subscription is open (subscriptionNotice).
+func notificationRead(method string) bool {
+	switch method {
+	case mcp.NotificationCancelled, mcp.NotificationProgress, mcp.NotificationMessage, mcp.NotificationTaskStatus,
+		mcp.NotificationTasks, mcp.NotificationSubscriptionsAcknowledged:
+		return true
+	}
+	return false
+}
+
 // answered takes what a response tells of the session: the revision
 // initialize agreed to, a log level set, a task created or its status.
 // m is the response decoded when answerRead, else only its head.
@@ -667,20 +708,21 @@ func (s *session) answered(side Side, r *request, ev chrono.Event, m *jsonrpc.Me
 		}
 		delete(s.setLevel, r.id.Key())
 	case mcp.MethodToolsCall:
-		if r.taskAug && m.Error == nil {
+		switch {
+		case r.taskAug && m.Error == nil:
 			s.taskCreated(r, ev, m.Result)
+		case s.modern() && !isError:
+			s.extensionTaskCreated(r, ev, m.Result)
 		}
 	case mcp.MethodTasksGet, mcp.MethodTasksResult:
-		if m.Error == nil {
-			if t := s.tasks[r.taskID]; t != nil && r.method == mcp.MethodTasksGet {
-				s.status(t, m.Result, ev, r.method)
-			}
-		}
+		s.taskPolled(r, ev, m)
+	case mcp.MethodSubscriptionsListen:
+		s.listenAnswered(r, ev, isError)
 	case mcp.MethodTasksCancel:
 		s.taskCancelAnswered(r, ev, m)
 	case mcp.MethodTasksList:
 		if m.Error == nil {
-			s.listed(ev, m.Result)
+			s.listed(ev, m.Result, r.seq)
 		}
 	}
 }
@@ -692,6 +734,9 @@ func (s *session) notification(side Side, ev chrono.Event, m *jsonrpc.Message) {
 	if strings.HasPrefix(ev.Channel, "POST #") {
 		s.notifPosts.add(ev.Channel)
 	}
+	if side == Server && s.listens > 0 {
+		s.subscriptionNotice(ev, m)
+	}
 	switch m.Method {
 	case mcp.NotificationCancelled:
 		s.cancel(side, ev, m)
@@ -701,9 +746,9 @@ func (s *session) notification(side Side, ev chrono.Event, m *jsonrpc.Message) {
 		if side == Server {
 			s.logMessage(ev, m)
 		}
-	case mcp.NotificationTaskStatus:
-		if t := s.tasks[taskStatusID(m.Params)]; t != nil {
-			s.status(t, m.Params, ev, m.Method)
+	case mcp.NotificationTaskStatus, mcp.NotificationTasks:
+		if side == Server {
+			s.taskNotified(ev, m)
 		}
 	}
 }

@@ -10,29 +10,67 @@ import (
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/jsonrpc"
 	"github.com/mcpflight/mcpflight/mcp"
+	"github.com/mcpflight/mcpflight/spec"
 	"github.com/mcpflight/mcpflight/verdict"
 )
 
-// taskStatus is the status of the task a result or a status notification
-// carries ("working", …), "" when it carries none, and its lastUpdatedAt.
-// A tasks/get result is the task itself; a CreateTaskResult or a
-// tasks/cancel result holds it under "task" in some shapes.
-func taskStatus(raw json.RawMessage) (status, updated string) {
-	type state struct {
-		Status  string `json:"status"`
-		Updated string `json:"lastUpdatedAt"`
+// taskObject is what the rules read of a task a message shows: a
+// tasks/get or tasks/cancel result, a status notification, a tasks/list
+// entry, a CreateTaskResult. Of the inlined result and error (2026-07-28)
+// only their presence is kept.
+type taskObject struct {
+	TaskID     string         `json:"taskId"`
+	Status     string         `json:"status"`
+	Created    string         `json:"createdAt"`
+	Updated    string         `json:"lastUpdatedAt"`
+	TTL        presence       `json:"ttl"`
+	TTLMs      optionalNumber `json:"ttlMs"`
+	ResultType string         `json:"resultType"`
+	Result     presence       `json:"result"`
+	Error      presence       `json:"error"`
+}
+
+// presence records that a member is there, null included, without
+// keeping its value.
+type presence bool
+
+// UnmarshalJSON notes the member, whatever its value.
+func (p *presence) UnmarshalJSON([]byte) error { *p = true; return nil }
+
+// optionalNumber is a number that may be absent or null.
+type optionalNumber struct {
+	present, null bool
+	value         float64
+}
+
+// UnmarshalJSON reads the number, null, or (another type) nothing.
+func (n *optionalNumber) UnmarshalJSON(b []byte) error {
+	n.present = true
+	if string(b) == "null" {
+		n.null = true
+		return nil
 	}
+	if json.Unmarshal(b, &n.value) != nil {
+		n.present = false // not a number: the schema check's
+	}
+	return nil
+}
+
+// readTask is the task raw shows: the result or params itself, or (a
+// 2025-11-25 CreateTaskResult, and a tasks/cancel result in some shapes)
+// the object under "task". Its Status is "" when it shows none.
+func readTask(raw json.RawMessage) taskObject {
 	var t struct {
-		state
-		Task *state `json:"task"`
+		taskObject
+		Task *taskObject `json:"task"`
 	}
 	if json.Unmarshal(raw, &t) != nil {
-		return "", ""
+		return taskObject{}
 	}
 	if t.Status == "" && t.Task != nil {
-		return t.Task.Status, t.Task.Updated
+		return *t.Task
 	}
-	return t.Status, t.Updated
+	return t.taskObject
 }
 
 // sighting is one status a message showed a task in.
@@ -92,9 +130,9 @@ func (s *session) stable(t *task, x sighting) {
 // unstable reports task t shown in status x after its terminal status
 // term.
 func (s *session) unstable(t *task, term, x sighting) {
-	rule := verdict.Req("TSK-31")
+	rule := verdict.Req("TSK-31").Under(spec.V20260728, "TSX-15")
 	if term.status == "cancelled" {
-		rule = verdict.Req("TSK-65")
+		rule = verdict.Req("TSK-65").Under(spec.V20260728, "TSX-15")
 	}
 	order := ""
 	if term.timed && x.timed {
@@ -104,37 +142,27 @@ func (s *session) unstable(t *task, term, x sighting) {
 		"task %s was %s at #%d (%s), and %s at #%d says %s%s", quote(t.id), term.status, term.seq, term.via, x.via, x.seq, quote(x.status), order)
 }
 
-// taskStatusID is the task ID a result or a status notification names.
-func taskStatusID(raw json.RawMessage) string {
-	var t struct {
-		TaskID string `json:"taskId"`
-		Task   *struct {
-			TaskID string `json:"taskId"`
-		} `json:"task"`
-	}
-	if json.Unmarshal(raw, &t) != nil {
-		return ""
-	}
-	if t.TaskID == "" && t.Task != nil {
-		return t.Task.TaskID
-	}
-	return t.TaskID
-}
-
 // taskCreated takes the CreateTaskResult of a task-augmented request.
 func (s *session) taskCreated(r *request, ev chrono.Event, result json.RawMessage) {
-	id := taskStatusID(result)
-	if id == "" {
-		return // not a CreateTaskResult: the server ignored the task field
+	s.newTask(r, ev, readTask(result))
+}
+
+// newTask starts the record of the task o, which a CreateTaskResult
+// answering r shows, and returns it; nil when o names no task (the
+// server ignored the task field).
+func (s *session) newTask(r *request, ev chrono.Event, o taskObject) *task {
+	if o.TaskID == "" {
+		return nil
 	}
 	s.m.counts[CountTasks]++
-	r.created = id
+	r.created = o.TaskID
 	if len(s.tasks) >= maxTasks {
 		s.forgetTask()
 	}
-	t := &task{id: id, create: r}
-	s.tasks[id] = t
-	s.status(t, result, ev, "CreateTaskResult")
+	t := &task{id: o.TaskID, create: r}
+	s.tasks[o.TaskID] = t
+	s.sighted(t, o, ev, "CreateTaskResult", r.seq)
+	return t
 }
 
 // forgetTask drops the oldest terminal task, else the oldest task.
@@ -156,24 +184,28 @@ func (s *session) forgetTask() {
 	}
 }
 
-// status judges the task raw shows t in (a tasks/get result, a tasks/list
-// entry, a status notification, a CreateTaskResult, a tasks/cancel
-// result): a terminal status is final (stable), and a task the host had
-// cancelled that still works after the grace is one of seed 002's alerts.
-func (s *session) status(t *task, raw json.RawMessage, ev chrono.Event, via string) {
-	status, updated := taskStatus(raw)
-	s.sighted(t, status, updated, ev, via)
-}
-
-// sighted judges a status the server reported for t, and the
-// lastUpdatedAt it gave (status).
-func (s *session) sighted(t *task, status, updated string, ev chrono.Event, via string) {
+// sighted judges the task o the server showed t as (a tasks/get result,
+// a tasks/list entry, a status notification, a CreateTaskResult, a
+// tasks/cancel result): its timestamps; a terminal status is final
+// (stable); what a status says of the task's result and of who cancelled
+// it; and a task the host had cancelled that still works after the grace
+// is one of seed 002's alerts. asked is the sequence number of the
+// request the message answers, 0 for a notification: an answer shows the
+// task as it was after that request was sent.
+func (s *session) sighted(t *task, o taskObject, ev chrono.Event, via string, asked uint64) {
+	status := o.Status
 	if status == "" {
 		return
 	}
+	s.timestamps(t, o, ev, via, asked)
 	s.exercise(RuleTaskTerminalStable, Server)
-	at, err := time.Parse(time.RFC3339Nano, updated)
+	at, err := time.Parse(time.RFC3339Nano, o.Updated)
 	s.stable(t, sighting{status: status, updated: at, timed: err == nil, seq: ev.Seq, via: via})
+	if !isTerminal(status) {
+		s.workingAfterResultRefused(t, o, ev, via, asked)
+	} else if t.terminal == "" {
+		s.endedAs(t, status, ev, via)
+	}
 	if !isTerminal(status) && t.cancelAck > 0 && ev.Offset-t.cancelAckAt > s.m.opts.Grace && !t.alerted {
 		t.alerted = true
 		s.alert(ev.Seq, t.id, t.requests(), "task %s was still %s %v after tasks/cancel was acknowledged (#%d): the cancel stopped the record, not the work",
@@ -187,6 +219,7 @@ func (s *session) sighted(t *task, status, updated string, ev chrono.Event, via 
 		t.status, t.statusSeq, t.statusAt = status, ev.Seq, ev.Offset
 		if isTerminal(status) {
 			t.terminal, t.terminalSeq, t.terminalChan = status, ev.Seq, ev.Channel
+			s.resultFitsStatus(t, ev.Seq)
 		}
 	}
 	s.graceTasks()
@@ -198,6 +231,10 @@ func (s *session) sighted(t *task, status, updated string, ev chrono.Event, via 
 func (s *session) taskCancelAnswered(r *request, ev chrono.Event, m *jsonrpc.Message) {
 	t := s.tasks[r.taskID]
 	if t == nil {
+		return
+	}
+	if s.modern() {
+		s.extensionCancelAnswered(t, r, ev, m)
 		return
 	}
 	// Terminal when the cancel was sent: a task that ended while the
@@ -217,13 +254,17 @@ func (s *session) taskCancelAnswered(r *request, ev chrono.Event, m *jsonrpc.Mes
 			"tasks/cancel of task %s, %s since #%d, was refused with %s, not -32602", quote(t.id), wasTerminal, t.statusSeq, errText(m))
 	case m.Error == nil:
 		s.exercise(RuleTaskCancelResult, Server)
-		status, _ := taskStatus(m.Result)
+		o := readTask(m.Result)
+		if s.otherTask(t, r, o, ev) {
+			return
+		}
+		status := o.Status
 		if status != "cancelled" {
 			s.find(RuleTaskCancelResult, Server, verdict.Req("TSK-64").Clause("MUST"), ev.Seq, false,
 				"tasks/cancel of task %s was accepted with status %s, not cancelled", quote(t.id), quote(status))
 		}
 		t.cancelAck, t.cancelAckAt = ev.Seq, ev.Offset
-		s.status(t, m.Result, ev, "the tasks/cancel result")
+		s.sighted(t, o, ev, "the tasks/cancel result", r.seq)
 	}
 }
 
@@ -247,7 +288,7 @@ func (t *task) requests() []string {
 // tasks/cancel) once the grace has passed and the task was last seen
 // working after the abort.
 func (s *session) graceTasks() {
-	if s.aborts == 0 {
+	if s.aborts == 0 || s.modern() {
 		return
 	}
 	for _, t := range s.tasks {
@@ -266,6 +307,9 @@ func (s *session) graceTasks() {
 // task the host left working without tasks/cancel: whether it still works
 // cannot be seen without polling it, and the alert says so.
 func (s *session) endTasks() {
+	if s.modern() {
+		return // a durable task outlives its session by design (TSX-22)
+	}
 	for _, t := range s.tasks {
 		if t.alerted || t.cancelAsked || t.terminal != "" {
 			continue
@@ -281,18 +325,14 @@ func (s *session) endTasks() {
 }
 
 // listed takes the tasks a tasks/list result shows.
-func (s *session) listed(ev chrono.Event, result json.RawMessage) {
+func (s *session) listed(ev chrono.Event, result json.RawMessage, asked uint64) {
 	var res struct {
-		Tasks []struct {
-			TaskID  string `json:"taskId"`
-			Status  string `json:"status"`
-			Updated string `json:"lastUpdatedAt"`
-		} `json:"tasks"`
+		Tasks []taskObject `json:"tasks"`
 	}
 	_ = json.Unmarshal(result, &res) // an entry of another shape is no sighting
 	for _, e := range res.Tasks {
 		if t := s.tasks[e.TaskID]; t != nil {
-			s.sighted(t, e.Status, e.Updated, ev, mcp.MethodTasksList)
+			s.sighted(t, e, ev, mcp.MethodTasksList, asked)
 		}
 	}
 }

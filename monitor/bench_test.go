@@ -1,0 +1,88 @@
+package monitor
+
+import (
+	"fmt"
+	"testing"
+)
+
+// benchHistory25 is a 2025-11-25 conversation of n rounds, each a call
+// with progress and a log message, and a task created, polled, listed,
+// its status notified and its result fetched: the traffic whose answers
+// the task rules read.
+func benchHistory25(n int) *history {
+	h := init25()
+	for i := range n {
+		id, tid := 10*i+1, fmt.Sprintf("T%d", i)
+		task := func(status string) string {
+			return `{"taskId":"` + tid + `","status":"` + status + `","createdAt":"2026-01-01T00:00:00Z","lastUpdatedAt":"2026-01-01T00:00:01Z","ttl":60000,"pollInterval":25}`
+		}
+		h.c(call(fmt.Sprint(id), fmt.Sprintf(`"t%d"`, i))).s(progress(fmt.Sprintf(`"t%d"`, i), 1)).
+			s(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"step"}}`).
+			s(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"content":[{"type":"text","text":"done"}]}}`, id)).
+			c(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"w","task":{"ttl":60000}}}`, id+1)).
+			s(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"task":%s}}`, id+1, task("working"))).
+			c(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tasks/get","params":{"taskId":"%s"}}`, id+2, tid)).
+			s(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":%s}`, id+2, task("working"))).
+			s(`{"jsonrpc":"2.0","method":"notifications/tasks/status","params":` + task("completed") + `}`).
+			c(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tasks/result","params":{"taskId":"%s"}}`, id+3, tid)).
+			s(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"_meta":{"io.modelcontextprotocol/related-task":{"taskId":"%s"}},"content":[{"type":"text","text":"done"}],"isError":false}}`, id+3, tid)).
+			c(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tasks/list"}`, id+4)).
+			s(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"tasks":[%s]}}`, id+4, task("completed")))
+	}
+	return h
+}
+
+// meta26 is a 2026-07-28 request's _meta that declares the tasks
+// extension and asks for log messages at info and above.
+const meta26 = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}},"io.modelcontextprotocol/logLevel":"info"}`
+
+// benchHistory26 is a 2026-07-28 conversation of n rounds: a call that
+// logs, a tools/call answered with a task, polled to its end, a
+// subscription to it acknowledged and notified, then cancelled.
+func benchHistory26(n int) *history {
+	h := &history{}
+	for i := range n {
+		id, tid := 10*i+1, fmt.Sprintf("T%d", i)
+		task := func(status, extra string) string {
+			return `"taskId":"` + tid + `","status":"` + status + `","createdAt":"2026-01-01T00:00:00Z","lastUpdatedAt":"2026-01-01T00:00:01Z","ttlMs":60000,"pollIntervalMs":25` + extra
+		}
+		h.c(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"slow",%s}}`, id, meta26)).
+			s(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"step"}}`).
+			s(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"resultType":"complete","content":[{"type":"text","text":"done"}]}}`, id)).
+			c(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"w",%s}}`, id+1, meta26)).
+			s(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"resultType":"task",%s}}`, id+1, task("working", ""))).
+			c(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"subscriptions/listen","params":{%s,"notifications":{"taskIds":["%s"]}}}`, id+2, meta26, tid)).
+			s(fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":%d},"notifications":{"taskIds":["%s"]}}}`, id+2, tid)).
+			c(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tasks/get","params":{%s,"taskId":"%s"}}`, id+3, meta26, tid)).
+			s(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"resultType":"complete",%s}}`, id+3, task("working", ""))).
+			s(fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/tasks","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":%d},%s}}`, id+2, task("completed", `,"result":{"content":[]}`))).
+			c(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tasks/get","params":{%s,"taskId":"%s"}}`, id+4, meta26, tid)).
+			s(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"resultType":"complete",%s}}`, id+4, task("completed", `,"result":{"content":[]}`))).
+			c(cancel(fmt.Sprint(id + 2)))
+	}
+	return h
+}
+
+// BenchmarkMonitor is the monitor's cost per event of a conversation
+// under each revision, the schema check off (as explore runs it).
+func BenchmarkMonitor(b *testing.B) {
+	for _, bc := range []struct {
+		name string
+		h    *history
+	}{{"2025-11-25", benchHistory25(200)}, {"2026-07-28", benchHistory26(200)}} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				m := New(Options{Transport: "stdio", Sides: []Side{Server}})
+				for _, ev := range bc.h.events {
+					m.Event("s", ev)
+				}
+				m.End()
+				if fs := m.Findings(); len(fs) != 0 {
+					b.Fatalf("findings in a conforming conversation: %v", brief(fs[:min(len(fs), 3)]))
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(bc.h.events)), "ns/event")
+		})
+	}
+}
