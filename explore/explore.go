@@ -43,7 +43,7 @@ const (
 	// runs with (debug.SetGCPercent), and its benchmarks too: a trial's
 	// history is checked and dropped, so the heap stays small and flat,
 	// and collecting it less often than the default 100 costs little
-	// memory and saves about a fifth of the CPU (README, performance).
+	// memory and saves about a fifth of the CPU (docs/performance.md).
 	GCPercent = 400
 )
 

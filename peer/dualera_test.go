@@ -23,8 +23,8 @@ import (
 // The TypeScript SDK v2 (@modelcontextprotocol/server 2.4.0) as a
 // 2026-07-28 server: testdata/targets/dualera.mjs, over stdio and over
 // Streamable HTTP, driven through peer's 2026 session. What each test
-// pins was checked by hand in the chronology (README, "What mcpflight
-// finds in the TypeScript SDK v2").
+// pins was checked by hand in the chronology (docs/findings.md, "The
+// TypeScript SDK v2").
 
 // dualEraSession opens a 2026-07-28 session to dualera.mjs over "stdio"
 // or "http".

@@ -33,8 +33,7 @@ type Watcher interface {
 }
 
 // Defaults of Config.Jobs and Config.Starts by transport, chosen from
-// measurements on a 2-core machine (see the README's Performance
-// section): a case spends nearly all its time waiting for the target, so
+// measurements on a 2-core machine (docs/performance.md): a case spends nearly all its time waiting for the target, so
 // many run well side by side; over stdio each also starts a server
 // process, which costs CPU.
 const (

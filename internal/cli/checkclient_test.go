@@ -170,10 +170,10 @@ func targetsDir() string {
 
 // TestCheckClientRealClients grades the real clients through their
 // adapters: the TypeScript SDK clients (testdata/targets) and the go-sdk
-// v1.8.0 client (testdata/gosdkclient, issue 25), under both revisions
-// over both transports; the verdicts are the findings the README writes
+// v1.8.0 client (testdata/gosdkclient), under both revisions
+// over both transports; the verdicts are the findings docs/findings.md writes
 // up (each checked by hand in its chronology). A verdict set with two
-// members is a race the client itself runs (see the README).
+// members is a race the client itself runs (see docs/findings.md).
 func TestCheckClientRealClients(t *testing.T) {
 	t.Parallel()
 	node, err := exec.LookPath("node")

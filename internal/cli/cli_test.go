@@ -454,7 +454,7 @@ var serverEverything = filepath.Join(targets.NodeModules(), "@modelcontextprotoc
 
 // TestCheckServerEverything checks a real third-party server over stdio
 // through the command line: its built-in profile picked from the command,
-// the schema check, the teardown and the README's finding. Under CI the
+// the schema check, the teardown and the finding docs/findings.md reports. Under CI the
 // server must be installed; elsewhere the test is skipped without it.
 //
 // It runs a selection (everythingSelection), a node process per case:
@@ -513,7 +513,7 @@ func TestCheckServerEverything(t *testing.T) {
 	if err := json.Unmarshal(raw, &rep); err != nil {
 		t.Fatal(err)
 	}
-	// Checked by hand (README): no message of server-everything breaks
+	// Checked by hand (docs/findings.md): no message of server-everything breaks
 	// the 2025-11-25 schema.
 	for _, f := range rep.SchemaCheck.Findings {
 		t.Errorf("schema finding %s: %s", f.ID, f.Message)
@@ -551,7 +551,7 @@ func TestCheckServerEverything(t *testing.T) {
 			// must be a judgement backed by the chronology.
 			t.Errorf("%s: verdict %q: %s", res.ID, res.Verdict, res.Summary)
 		}
-		// The finding the README reports, checked by hand: the TypeScript
+		// The finding docs/findings.md reports, checked by hand: the TypeScript
 		// SDK drops a cancel whose requestId is 0 ("if
 		// (!notification.params.requestId) return;"), so request 0 runs on
 		// and is answered after the cancel.
@@ -572,8 +572,8 @@ func TestCheckServerEverything(t *testing.T) {
 }
 
 // everythingSelection are the cases TestCheckServerEverything runs: the
-// progress area (the messages the schema check reads), the README's
-// finding and the verdicts the test pins.
+// progress area (the messages the schema check reads), the finding
+// docs/findings.md reports and the verdicts the test pins.
 var everythingSelection = []string{"progress/*", "cancel/id-zero", "cancel/cleanup-exactly-once", "rpc/id-zero"}
 
 // transportQuote joins argv into a command line that SplitArgs splits
