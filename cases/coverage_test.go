@@ -17,8 +17,8 @@ import (
 	"github.com/mcpflight/mcpflight/verdict"
 )
 
-// Fault coverage: which faults a case's path meets (issue 24.1, the
-// suite's CPU). The reference server asks about its faults at the points
+// Fault coverage: which faults a case's path meets, which spares the
+// mutation matrix most of its CPU. The reference server asks about its faults at the points
 // where a fault would change what it does (refserver.Options.
 // FaultQueried). Against a conforming server a case whose run never asks
 // about fault F goes the same way as it would under F: every question on

@@ -162,7 +162,7 @@ func installedEverything(t *testing.T) string {
 
 // TestSameVerdictsAsTheCarefulRun is the proof that windows sized to the
 // target's pace, the lean built-in profile and cases side by side lose no
-// finding (issue 13.2): the whole catalogue runs against server-everything
+// finding: the whole catalogue runs against server-everything
 // with the defaults (windows sized from the evidence, the built-in
 // profile, the default --jobs), over Streamable HTTP and over stdio, and
 // every case must reach the verdict, under the requirement, of the careful

@@ -44,7 +44,7 @@ type Needs struct {
 	// ControlFor says what only the control extension shows the case,
 	// and why neither the wire nor a profile field (the observer, a
 	// tool) can: the skip without the extension says it, so that it
-	// names what would let the case run (issue 14.3).
+	// names what would let the case run.
 	ControlFor string
 	// Capabilities are server capabilities that must be declared.
 	Capabilities []string
@@ -320,8 +320,8 @@ type Env struct {
 // and so Settle and Quiesce on a target without the control extension)
 // that the verdict is fixed once decided reports true, for example once
 // the judge the case will call next finds a message after a cancel: more
-// watching cannot change which rule is broken, so the window ends there
-// (issue 13.2). decided must be monotonic, true from the moment it first
+// watching cannot change which rule is broken, so the window ends
+// there. decided must be monotonic, true from the moment it first
 // is. Fixed windows (Env.Pacing nil: the careful settings) still watch
 // to their end.
 func (e *Env) DecidedBy(decided func() bool) { e.decided = decided }

@@ -170,7 +170,7 @@ func targetsDir() string {
 
 // TestCheckClientRealClients grades the real clients through their
 // adapters: the TypeScript SDK clients (testdata/targets) and the go-sdk
-// v1.8.0 client (testdata/gosdkclient, issue 25), under both revisions
+// v1.8.0 client (testdata/gosdkclient), under both revisions
 // over both transports; the verdicts are the findings the README writes
 // up (each checked by hand in its chronology). A verdict set with two
 // members is a race the client itself runs (see the README).
@@ -245,7 +245,7 @@ func TestCheckClientRealClients(t *testing.T) {
 	// at once and aborted the POST of notifications/cancelled (warn or
 	// pass by the race); the cases that judge what a client sends after
 	// an abort now tell the adapter to keep its connection open for the
-	// observation window (lingerMs, issue 25.2), and the verdicts hold.
+	// observation window (lingerMs), and the verdicts hold.
 	const (
 		// 2.4.0 closes its probing sibling's stdin and signals it at once
 		// (_dispose in stdio.mjs): a warn when the SIGTERM lands first, a
