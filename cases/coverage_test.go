@@ -103,8 +103,8 @@ func measureCoverage(overHTTP bool, revision string, protocols []string) (faultC
 	cfg.Cases = cases.All()
 	// A conforming server's serve returns as soon as its input ends, so
 	// the close wait ends then: its bound is a safety net here, not the
-	// rows' 300 ms, which a loaded machine outlasted once in
-	// stdio/teardown-on-stdin-close (STD-46, "SIGTERM after 435ms").
+	// rows' 300 ms, which a loaded machine can outlast (the teardown then
+	// climbs to SIGTERM and stdio/teardown-on-stdin-close blames STD-46).
 	cfg.CloseTimeout = conformingCloseTimeout
 	var mu sync.Mutex
 	cov := faultCoverage{}

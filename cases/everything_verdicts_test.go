@@ -49,8 +49,9 @@ func everythingStdioTarget(node string) runner.Target {
 	return runner.StdioTarget("server-everything", transport.StdioConfig{Argv: []string{node, serverEverything, "stdio"}})
 }
 
-// carefulProfile is the server-everything profile as it was before the
-// built-in one was made lean: a slow tool of 1.5 s in three steps.
+// carefulProfile is the built-in server-everything profile with the
+// careful run's slow tool pinned (1.5 s in three steps), so that the
+// recorded careful verdicts do not move with the built-in profile.
 func carefulProfile(t *testing.T) *profile.Profile {
 	t.Helper()
 	p, err := profile.Builtin(profile.ServerEverything)

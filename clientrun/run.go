@@ -49,7 +49,9 @@ func (c Case) Area() string {
 	return area
 }
 
-// applies returns why the case does not run under cfg, or "".
+// skipReason returns why the case does not run under cfg (its revision,
+// its transport, or a client that serves only one revision), or "" when
+// it runs.
 func (c Case) skipReason(cfg Config) string {
 	switch {
 	case !slices.Contains(c.Versions, cfg.Revision):

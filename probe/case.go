@@ -329,12 +329,11 @@ func (e *Env) DecidedBy(decided func() bool) { e.decided = decided }
 // Patience bounds a wait for something that must happen and that nothing
 // holds back: a checkpoint once its gates are open, an answer in flight,
 // the end of a stream after its response. It is a safety net that a
-// loaded machine cannot overrun (four grace windows and three seconds:
-// 4.2s where the reference server's 300ms window was overrun), never the
-// thing a case tests; what must not happen is judged after a barrier
-// (Quiesce) or, on a target without checkpoints, over Grace. It stays
-// well inside the default case deadline, so that an answer that never
-// comes is a verdict, not a deadline error. With Pacing it grows by
+// loaded machine cannot overrun (four grace windows and three seconds),
+// never the thing a case tests; what must not happen is judged after a
+// barrier (Quiesce) or, on a target without checkpoints, over Grace. It
+// stays well inside the default case deadline, so that an answer that
+// never comes is a verdict, not a deadline error. With Pacing it grows by
 // twenty typical round trips: on a machine loaded enough that a round
 // trip takes half a second, the net is ten seconds wider.
 func (e *Env) Patience() time.Duration {

@@ -460,7 +460,8 @@ var serverEverything = filepath.Join(targets.NodeModules(), "@modelcontextprotoc
 // It runs a selection (everythingSelection), a node process per case:
 // every verdict of the whole catalogue over stdio is pinned by the cases
 // package (TestSameVerdictsAsTheCarefulRun/stdio), which runs it against
-// the same server, and running it here too cost about 60 s of CPU.
+// the same server, and running all of it here too would double that
+// CPU for no new verdict.
 func TestCheckServerEverything(t *testing.T) {
 	t.Parallel()
 	node := targets.Need(t, serverEverything)
