@@ -18,8 +18,8 @@ import (
 // judges each verdict.Req("ID")…Clause("KW") it finds (its Under links
 // included) under every revision whose registry row it cites: a clause
 // the registry refuses would end a case in "harness bug" against the
-// target that broke the rule (issue 23.1: CAN-56's SHOULD clause did,
-// against go-sdk's Stateless server). A Clause whose receiver or keyword
+// target that broke the rule, exactly where the verdict matters. A
+// Clause whose receiver or keyword
 // is not a literal chain cannot be checked here and fails the test too.
 func TestEveryClauseResolves(t *testing.T) {
 	root := filepath.Join("..")

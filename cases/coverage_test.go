@@ -17,8 +17,8 @@ import (
 	"github.com/mcpflight/mcpflight/verdict"
 )
 
-// Fault coverage: which faults a case's path meets (issue 24.1, the
-// suite's CPU). The reference server asks about its faults at the points
+// Fault coverage: which faults a case's path meets, which spares the
+// mutation matrix most of its CPU. The reference server asks about its faults at the points
 // where a fault would change what it does (refserver.Options.
 // FaultQueried). Against a conforming server a case whose run never asks
 // about fault F goes the same way as it would under F: every question on
@@ -103,8 +103,8 @@ func measureCoverage(overHTTP bool, revision string, protocols []string) (faultC
 	cfg.Cases = cases.All()
 	// A conforming server's serve returns as soon as its input ends, so
 	// the close wait ends then: its bound is a safety net here, not the
-	// rows' 300 ms, which a loaded machine outlasted once in
-	// stdio/teardown-on-stdin-close (STD-46, "SIGTERM after 435ms").
+	// rows' 300 ms, which a loaded machine can outlast (the teardown then
+	// climbs to SIGTERM and stdio/teardown-on-stdin-close blames STD-46).
 	cfg.CloseTimeout = conformingCloseTimeout
 	var mu sync.Mutex
 	cov := faultCoverage{}

@@ -21,15 +21,15 @@ func startEverythingHTTP(t *testing.T, node string) string {
 
 // checkEverythingHTTP holds an HTTP run of the catalogue against the
 // real server-everything (TestSameVerdictsAsTheCarefulRun/http, whose run
-// it shares) to what the wire decides without the control extension
-// (issue 14.3), checked by hand, and pins its schema check.
+// it shares) to what the wire decides without the control extension,
+// checked by hand, and pins its schema check.
 func checkEverythingHTTP(t *testing.T, rep *results.Report) {
 	t.Helper()
 	got := map[string]verdict.Outcome{}
 	for _, r := range rep.Results {
 		got[r.ID] = r.Outcome
 	}
-	// The wire decides these without the control extension (issue 14.3).
+	// The wire decides these without the control extension.
 	for id, want := range map[string][]string{
 		// The resumed stream replays every stored event after the ID,
 		// other streams' included (its InMemoryEventStore ignores the
@@ -51,7 +51,7 @@ func checkEverythingHTTP(t *testing.T, rep *results.Report) {
 		// remaining progress and its result are never sent (the
 		// transport maps an id to one stream, and the ping's took the
 		// call's place). The first request was valid and is owed its
-		// answer (issue 14.2).
+		// answer.
 		"robust/duplicate-inflight-id": {"fail RPC-2"},
 		// An ill-typed tools/list cursor gets -32603: no sentence fixes
 		// the code, so info.
@@ -69,7 +69,7 @@ func checkEverythingHTTP(t *testing.T, rep *results.Report) {
 }
 
 // checkEverythingHTTPSchema pins the schema check of server-everything
-// over HTTP (issue 14.1): every message it sends is of the schema but
+// over HTTP: every message it sends is of the schema but
 // one, the priming event (an event ID and `data: {}`) of another stream
 // that a Last-Event-ID resume replays as a message of its own, and `{}`
 // is no JSON-RPC message (RPC-2). http/resume-after-completion always

@@ -56,7 +56,7 @@ func checkEverythingTasks(t *testing.T, rep *results.Report) {
 		"tasks/result-equivalence":           verdict.Pass,
 		"tasks/result-answered-after-cancel": verdict.Info,
 		"tasks/worker-stops-after-cancel":    verdict.Skip, // no control extension: no counter to read
-		// On the wire alone (issue 14.3): tasks/result stays unanswered
+		// On the wire alone: tasks/result stays unanswered
 		// while tasks/get says working; a task nobody cancels completes.
 		"tasks/result-blocks-while-working": verdict.Pass,
 		"tasks/not-cancelled-unprompted":    verdict.Pass,

@@ -49,8 +49,9 @@ func everythingStdioTarget(node string) runner.Target {
 	return runner.StdioTarget("server-everything", transport.StdioConfig{Argv: []string{node, serverEverything, "stdio"}})
 }
 
-// carefulProfile is the server-everything profile as it was before the
-// built-in one was made lean: a slow tool of 1.5 s in three steps.
+// carefulProfile is the built-in server-everything profile with the
+// careful run's slow tool pinned (1.5 s in three steps), so that the
+// recorded careful verdicts do not move with the built-in profile.
 func carefulProfile(t *testing.T) *profile.Profile {
 	t.Helper()
 	p, err := profile.Builtin(profile.ServerEverything)
@@ -177,7 +178,7 @@ func installedEverything(t *testing.T) string {
 
 // TestSameVerdictsAsTheCarefulRun is the proof that windows sized to the
 // target's pace, the lean built-in profile and cases side by side lose no
-// finding (issue 13.2): the whole catalogue runs against server-everything
+// finding: the whole catalogue runs against server-everything
 // with the defaults (windows sized from the evidence, the built-in
 // profile, the default --jobs), over Streamable HTTP and over stdio, and
 // every case must reach the verdict, under the requirement, of the careful

@@ -11,7 +11,7 @@ import (
 	"github.com/mcpflight/mcpflight/verdict"
 )
 
-// The wire-only paths of the resumption cases (issue 14.3): against a
+// The wire-only paths of the resumption cases: against a
 // target without the io.mcpflight/control extension nothing holds the
 // call at a step and no counter says how it ended, so the cases judge
 // what the resumed streams carry (probe.ResumeOnWire) and say so in

@@ -48,7 +48,7 @@ func inflightTarget(t *testing.T, bin, mode string, overHTTP bool) target {
 }
 
 // TestDiagnosisNamesTheCause runs the cases against servers whose one
-// defect a careless diagnosis blames on another rule (issue 14.4): a
+// defect a careless diagnosis blames on another rule: a
 // server whose tasks end cancelled with nobody cancelling them gets
 // TSK-D1 and no fail under CAN-4 or TSK-48; one whose resume loses the
 // result gets the resumption rule, not the disconnect rule.

@@ -308,7 +308,7 @@ func TestCatalogueOverHTTP(t *testing.T) {
 // shows on: a row is named by them, stdio/FAULT, http/FAULT,
 // 2026/stdio/FAULT, 2026/http/FAULT. Each row must be killed by the
 // cases listed for it, and a fault is seen only under the requirements
-// it is documented to break (blame, issue 11.3). Once every row has run,
+// it is documented to break (its blame). Once every row has run,
 // every case must have been killed by some fault or be excused. A row
 // can run alone:
 //

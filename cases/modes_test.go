@@ -22,7 +22,7 @@ import (
 )
 
 // The mutation matrix in the evidence modes of a server we do not
-// control (issue 23.2). TestMutationMatrix runs every row with the
+// control. TestMutationMatrix runs every row with the
 // control extension; here each row runs again against the reference
 // server with the extension hidden (refserver.Options.HideControl), its
 // tools ungated and paced on their own clock as a user's server is:
@@ -51,7 +51,8 @@ var evidenceModes = []evidenceMode{{"observer", true}, {"wire", false}}
 
 // observerKillers lists, by fault, the cases that catch it through the
 // observer when the control extension is hidden (the row's own killers
-// stand too): the rows of the faults the issue names are killed there.
+// stand too): these faults show in the server's handler counts, which
+// the observer reports in place of the extension's counters.
 var observerKillers = map[refserver.Fault][]string{
 	refserver.FaultRespondAfterCancel:   {"cancel/handler-stops"},
 	refserver.FaultHangAfterCancel:      {"cancel/handler-stops"},

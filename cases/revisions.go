@@ -4,7 +4,8 @@ import "github.com/mcpflight/mcpflight/spec"
 
 // bothRevisions is the Versions of a case that applies to 2025-11-25 and
 // 2026-07-28 alike; where the registry has another row for the same
-// behaviour in 2026-07-28, the case names it in ReqsUnder (issue 12.4).
+// behaviour in 2026-07-28, the case names it in ReqsUnder, so that a
+// verdict cites the rule of the revision the run spoke.
 func bothRevisions() []string { return []string{spec.V20251125, spec.V20260728} }
 
 // modernOnly is the Versions of a case of 2026-07-28 alone.

@@ -17,7 +17,7 @@ import (
 	"github.com/mcpflight/mcpflight/verdict"
 )
 
-// robustCases are the target's robustness to bad input (issue 14.2): what
+// robustCases are the target's robustness to bad input: what
 // a receiver owes a frame that is no JSON-RPC message (JSON-RPC 2.0 §5: an
 // error whose id is null when the id could not be read, -32700 for
 // invalid JSON, -32600 for an invalid request), a request that reuses an

@@ -17,8 +17,8 @@ import (
 // TestToolsListSchemaCitesResultType: under 2026-07-28 a tools/list page
 // without resultType breaks ListToolsResult, and the schema check names
 // RPC-40 for it; rpc/tools-list-schema declares that rule there, so the
-// run ends in a fail citing RPC-40, not in an error naming a harness bug
-// (issue 12). Under 2025-11-25 the same fault is no breach: resultType
+// run ends in a fail citing RPC-40, not in an error naming a harness
+// bug. Under 2025-11-25 the same fault is no breach: resultType
 // is not 2025-11-25's.
 func TestToolsListSchemaCitesResultType(t *testing.T) {
 	var c probe.Case

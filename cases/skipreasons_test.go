@@ -24,7 +24,7 @@ var namesRemedy = regexp.MustCompile(`--profile|profile field|"observer"|docs/ob
 
 // TestSkipsNameWhatWouldLetThemRun runs the catalogue, under both
 // revisions, against the reference server with the control extension
-// hidden and a profile without an observer (issue 14.3): every skip
+// hidden and a profile without an observer: every skip
 // either says the case does not apply to the target, or names what would
 // let it run (a profile field, the observer, the control extension). A
 // skip that says only "needs the control extension" fails. A case the

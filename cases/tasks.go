@@ -619,7 +619,7 @@ func taskCapabilityShape(_ context.Context, e *probe.Env) verdict.Outcome {
 
 func taskToolSupport(ctx context.Context, e *probe.Env) verdict.Outcome {
 	if e.Profile.Task == nil {
-		// Zero configuration (issue 14.5): tools/list alone says which
+		// Zero configuration: tools/list alone says which
 		// tools accept a task.
 		tool, ok, err := e.PickTool(ctx, nil, probe.AcceptsTasks)
 		switch {
@@ -1156,7 +1156,8 @@ func taskNotificationDoesNotCancel(ctx context.Context, e *probe.Env) verdict.Ou
 	}
 	// A second task that nobody cancels is the control: a server whose
 	// tasks end cancelled on their own cancels it too, and the
-	// notification is then not what cancelled the first (issue 14.4).
+	// notification is then not what cancelled the first, and the case
+	// blames TSK-D1 rather than the cancel's rules.
 	ctl, err := e.StartTask(ctx, probe.TaskSpec{Key: "nc-control"})
 	if err != nil {
 		return probe.CreateOutcome(err)

@@ -14,9 +14,9 @@ import (
 
 // unpromptedOwner: a task case relies on a task that runs until someone
 // cancels it; TSK-D1 (cancelled means the request was cancelled) is the
-// rule, tasks/not-cancelled-unprompted the case that judges it (issue
-// 14.4: a server whose tasks ended cancelled at once was blamed under
-// CAN-4 and TSK-48).
+// rule, tasks/not-cancelled-unprompted the case that judges it, so that
+// a server whose tasks end cancelled at once is not blamed under CAN-4
+// or TSK-48, whose premise it broke.
 var unpromptedOwner = probe.Owner{Requirement: "TSK-D1", Case: "tasks/not-cancelled-unprompted"}
 
 // cancelSent reports whether the case sent a cancel for the task: a

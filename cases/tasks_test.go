@@ -52,7 +52,7 @@ func TestTaskCasesWithoutCapability(t *testing.T) {
 
 // TestTaskCasesPickFromToolsList runs the cases that need only what
 // tools/list says of the tools against the reference server with a
-// profile that names no task tool (issue 14.5): each runs, none skips
+// profile that names no task tool: each runs, none skips
 // for want of a profile entry, and tasks/tool-task-support says which
 // tool it picked.
 func TestTaskCasesPickFromToolsList(t *testing.T) {

@@ -190,7 +190,7 @@ func moduleVersion(t *testing.T, server, mod string) string {
 // revision, case, the recorded verdict and the new one. It also fails on
 // an error that is not a "could not act" reason (couldNotAct): a target's
 // refusal is evidence, and a case another case's finding stopped is
-// blocked, not an error (issue 23.4). After a deliberate change of judgement,
+// blocked, not an error. After a deliberate change of judgement,
 // re-record with
 //
 //	go test ./cases -run TestThirdPartyVerdicts -update

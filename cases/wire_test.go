@@ -18,7 +18,8 @@ import (
 	"github.com/mcpflight/mcpflight/verdict"
 )
 
-// The wire-only evidence of issue 14.3, proved against the reference
+// The wire-only evidence (what a case decides without the control
+// extension), proved against the reference
 // server with the control extension hidden (refserver.Options.HideControl):
 // its slow tool and task worker then run on their own clock (tickMs), as
 // a third-party server does, and the cases must decide from the wire.

@@ -125,7 +125,7 @@ func judgeCancel(e *clientrun.Env, p *clientrun.Played, c *clientrun.Call, what 
 	}
 	// Outside 2026-07-28 HTTP the notification is the cancel, whatever
 	// came before it: a client that closes the stream first and then
-	// POSTs notifications/cancelled has cancelled (issue 25.1).
+	// POSTs notifications/cancelled has cancelled.
 	cs := cancelsOf(p, c)
 	gone := goneSeq(e.Log, c)
 	if len(cs) == 0 {

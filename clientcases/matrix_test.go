@@ -80,7 +80,7 @@ var clientKillers = map[clientadapter.Fault][]killer{
 	// ID, which 2026-07-28 allows; this reuses one still in flight.
 	clientadapter.FaultReusesInFlightID: {{id: "rpc/no-id-reuse", on: combos}},
 	// CAN-2: the cancel comes from a goroutine after the handshake gave
-	// up; the case's linger keeps the connection open for it (issue 25.2).
+	// up; the case's linger keeps the connection open for it.
 	clientadapter.FaultCancelsInitializeLate: {{id: "lifecycle/initialize-not-cancelled", on: []combo{stdio25, http25}}},
 	// HTTP-26, LIF-16: over 2025-11-25 HTTP closing the stream is a
 	// disconnection, not a cancel (HTTP-25).
@@ -100,7 +100,7 @@ var clientKillers = map[clientadapter.Fault][]killer{
 // transport, so that a judgement that takes the wrong signal shows.
 var conformingVariants = map[clientadapter.Fault]string{
 	clientadapter.FaultClosesStreamThenCancels: "over 2025-11-25 HTTP the stream's close is a disconnection (HTTP-25) and the notification after it the cancel (HTTP-26, LIF-16): " +
-		"cancel/abort-signals-cancel and cancel/timeout-signals-cancel once took the first signal and warned (issue 25.1)",
+		"cancel/abort-signals-cancel and cancel/timeout-signals-cancel must judge the notification, not the first signal",
 }
 
 // clientUnkillable lists cases no client fault makes fail, with the

@@ -77,7 +77,7 @@ func probeCase(slug, title string, pa clientrun.ProbeAnswer, httpStatus int) cli
 				// explanation ("or not at all") and in the outcome list
 				// ("does not respond within a reasonable timeout: ... Fall
 				// back"), which has no keyword of its own: the evidence
-				// cannot prove the MUST NOT broken (issue 25.3).
+				// cannot prove the MUST NOT broken.
 				return verdict.Broken(e.Revision, rule.Except(verdict.Warn,
 					"the sentence's MUST NOT is about error codes; a silent legacy server is named only in its explanation and in the outcome list, which has no keyword"),
 					[]string{"initialize after the probe goes unanswered for a reasonable timeout"},

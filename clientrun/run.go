@@ -49,7 +49,9 @@ func (c Case) Area() string {
 	return area
 }
 
-// applies returns why the case does not run under cfg, or "".
+// skipReason returns why the case does not run under cfg (its revision,
+// its transport, or a client that serves only one revision), or "" when
+// it runs.
 func (c Case) skipReason(cfg Config) string {
 	switch {
 	case !slices.Contains(c.Versions, cfg.Revision):
@@ -272,7 +274,7 @@ func (e *Env) Patience() time.Duration { return 10*e.Grace + 2*time.Second }
 // Linger is how long a case that judges what the client sends after an
 // abort or a timeout tells the adapter to keep its connection open
 // (Told.Linger): the case's observation window, so that a send made off
-// the caller's path is seen, not lost to the close (issue 25.2).
+// the caller's path is seen, not lost to the close.
 func (e *Env) Linger() time.Duration { return e.Grace }
 
 // Told is what a case tells the adapter: the rest of the Instructions

@@ -177,7 +177,7 @@ func faultTable() []faultRow {
 		{fault: refserver.FaultListLeaksOtherSessions, transport: ip, find: r(InvTaskListOwn, "TSK-84")},
 		{fault: refserver.FaultPollIntervalIgnored, transport: ip, excluded: "pollInterval is advice to the requestor " +
 			"(TSK-43: MAY, and SHOULD respect); no rule of the history forbids 0, and check's tasks cases judge it"},
-		// The robustness faults (issue 14.2) react to bad input, which the
+		// The robustness faults react to bad input, which the
 		// explorer never sends: its plans are made of well-formed
 		// operations with fresh ids. The robust/ cases judge them.
 		{fault: refserver.FaultDieOnMalformedInput, transport: ip, excluded: noBadInput},

@@ -15,7 +15,7 @@ import (
 	"github.com/mcpflight/mcpflight/transport"
 )
 
-// The explorer against servers we do not control (issue 23.5): without
+// The explorer against servers we do not control: without
 // the control extension a call's own pace is the evidence of what a
 // cancel changed (checker.uncontrolledCancel).
 

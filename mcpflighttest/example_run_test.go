@@ -48,7 +48,7 @@ func ExampleRun() {
 		mcpflighttest.Run(t, mcpflighttest.Pipes(func(ctx context.Context, in io.ReadCloser, out io.WriteCloser) error {
 			return srv.Serve(ctx, in, out)
 		}), mcpflighttest.ProfileFile("reference"),
-			mcpflighttest.Known("logging/invalid-level-rejected", "issue 12 of my server"))
+			mcpflighttest.Known("logging/invalid-level-rejected", "accepts an unknown log level; fix pending"))
 	}
 	_, _, _, _ = command, url, handler, pipes
 }

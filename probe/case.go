@@ -44,7 +44,7 @@ type Needs struct {
 	// ControlFor says what only the control extension shows the case,
 	// and why neither the wire nor a profile field (the observer, a
 	// tool) can: the skip without the extension says it, so that it
-	// names what would let the case run (issue 14.3).
+	// names what would let the case run.
 	ControlFor string
 	// Capabilities are server capabilities that must be declared.
 	Capabilities []string
@@ -320,8 +320,8 @@ type Env struct {
 // and so Settle and Quiesce on a target without the control extension)
 // that the verdict is fixed once decided reports true, for example once
 // the judge the case will call next finds a message after a cancel: more
-// watching cannot change which rule is broken, so the window ends there
-// (issue 13.2). decided must be monotonic, true from the moment it first
+// watching cannot change which rule is broken, so the window ends
+// there. decided must be monotonic, true from the moment it first
 // is. Fixed windows (Env.Pacing nil: the careful settings) still watch
 // to their end.
 func (e *Env) DecidedBy(decided func() bool) { e.decided = decided }
@@ -329,12 +329,11 @@ func (e *Env) DecidedBy(decided func() bool) { e.decided = decided }
 // Patience bounds a wait for something that must happen and that nothing
 // holds back: a checkpoint once its gates are open, an answer in flight,
 // the end of a stream after its response. It is a safety net that a
-// loaded machine cannot overrun (four grace windows and three seconds:
-// 4.2s where the reference server's 300ms window was overrun), never the
-// thing a case tests; what must not happen is judged after a barrier
-// (Quiesce) or, on a target without checkpoints, over Grace. It stays
-// well inside the default case deadline, so that an answer that never
-// comes is a verdict, not a deadline error. With Pacing it grows by
+// loaded machine cannot overrun (four grace windows and three seconds),
+// never the thing a case tests; what must not happen is judged after a
+// barrier (Quiesce) or, on a target without checkpoints, over Grace. It
+// stays well inside the default case deadline, so that an answer that
+// never comes is a verdict, not a deadline error. With Pacing it grows by
 // twenty typical round trips: on a machine loaded enough that a round
 // trip takes half a second, the net is ten seconds wider.
 func (e *Env) Patience() time.Duration {

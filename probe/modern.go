@@ -11,7 +11,7 @@ import (
 	"github.com/mcpflight/mcpflight/verdict"
 )
 
-// The rules of a cancelled request differ by revision (issue 12.4). In
+// The rules of a cancelled request differ by revision. In
 // 2025-11-25 one SHOULD covers them all (CAN-8: stop, free, no response).
 // In 2026-07-28 stopping work and freeing resources stay a SHOULD
 // (CAN-48), but sending anything further for the request is a MUST NOT:

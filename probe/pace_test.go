@@ -153,7 +153,7 @@ func TestObserveDoesNotWatchTwiceForNothing(t *testing.T) {
 }
 
 // TestObserveEndsWhenDecided: a paced window ends as soon as what arrived
-// decides the verdict (DecidedBy, issue 13.2), however long the window
+// decides the verdict (DecidedBy), however long the window
 // would have been, and later windows of the case end at once; the
 // careful setting (no Pace) still watches its window to the end.
 func TestObserveEndsWhenDecided(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 	"github.com/mcpflight/mcpflight/verdict"
 )
 
-// Wire-only evidence of a resumption (issue 14.3). Without the control
+// Wire-only evidence of a resumption. Without the control
 // extension nothing says whether a call whose stream was dropped went
 // on: the only witness is what a resumed stream carries. A resumed
 // stream that stays silent fits two causes, a call the drop cancelled

@@ -6,7 +6,7 @@ import (
 	"github.com/mcpflight/mcpflight/profile"
 )
 
-// Zero configuration where tools/list suffices (issue 14.5): a case that
+// Zero configuration where tools/list suffices: a case that
 // needs only what tools/list says of a tool (its execution.taskSupport)
 // takes the profile's tool when it qualifies, and otherwise picks one
 // from tools/list, with the minimal arguments its inputSchema accepts.

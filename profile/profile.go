@@ -283,10 +283,9 @@ func builtins() map[string]*Profile {
 			// Three steps of 0.5 s: a step to cancel after, two to see
 			// whether the cancel stopped the work, and a second between
 			// step 1 and the end for the cancel to get there. Shorter
-			// steps lose that race on a loaded machine: at 0.2 s and at
-			// 0.4 s the same-verdicts test saw the work end before the
-			// cancel was sent or handled (round trips of half a second
-			// under load), where 0.5 s steps never did
+			// steps lose that race on a loaded machine, where a round
+			// trip can take half a second: the work ends before the
+			// cancel is sent or handled, and the case cannot judge it
 			// (docs/profiles.md, "Choosing durations").
 			Slow: &Tool{Name: "trigger-long-running-operation",
 				Arguments: map[string]any{"duration": 1.5, "steps": 3}},

@@ -13,7 +13,7 @@ import (
 )
 
 // oldYAML are the module paths of the unmaintained YAML libraries the
-// profile reader moved away from (issue 17.5): gopkg.in/yaml.v3 and
+// profile reader must not use: gopkg.in/yaml.v3 and
 // gopkg.in/yaml.v2. go.yaml.in/yaml/v3 is their maintained successor.
 var oldYAML = []string{"gopkg.in/yaml.v3", "gopkg.in/yaml.v2"}
 

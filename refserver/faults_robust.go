@@ -9,7 +9,7 @@ import (
 	"github.com/mcpflight/mcpflight/mcp"
 )
 
-// Faults of robustness to bad input (issue 14.2): what a receiver owes a
+// Faults of robustness to bad input: what a receiver owes a
 // frame it cannot read, a request that reuses an ID still in flight, and
 // a request whose required parameter is missing, null or ill-typed. Each
 // breaks one rule that a robust/ case checks.

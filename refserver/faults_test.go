@@ -321,7 +321,7 @@ func TestFaultsDocumentTheirRequirements(t *testing.T) {
 // TestOneFaultTable: every fault constant declared in the package has
 // exactly one row in the fault table, with a revision and a transport,
 // so a fault cannot exist that the matrix, ParseFault and the docs do
-// not know (issue 24.2).
+// not know.
 func TestOneFaultTable(t *testing.T) {
 	declared := map[Fault]string{}
 	_, files := packageFiles(t)

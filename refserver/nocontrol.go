@@ -8,8 +8,8 @@ import (
 
 // capabilities are coreCapabilities less the control extension when the
 // server hides it (Options.HideControl): a target that offers no
-// checkpoints, for the tests of the catalogue's wire-only evidence
-// (issue 14.3). The extension's methods still answer; nothing that reads
+// checkpoints, for the tests of the catalogue's wire-only evidence.
+// The extension's methods still answer; nothing that reads
 // the capabilities knows of them.
 func (s *Server) capabilities() map[string]any {
 	caps := coreCapabilities()

@@ -5,8 +5,8 @@ import "github.com/mcpflight/mcpflight/mcp"
 // FaultTaskCancelledUnprompted: a task ends cancelled right after its
 // CreateTaskResult, though nobody cancelled it: no tasks/cancel, no
 // notifications/cancelled (TSK-D1: cancelled means the request was
-// cancelled). Its worker stops, as a cancelled one does. Issue 14.4: a
-// real server did this, and the catalogue blamed CAN-4 and TSK-48.
+// cancelled). Its worker stops, as a cancelled one does. Real servers do
+// this, and a careless diagnosis blames CAN-4 and TSK-48 for it.
 const FaultTaskCancelledUnprompted Fault = "task-cancelled-unprompted"
 
 // cancelUnprompted is FaultTaskCancelledUnprompted, called by the worker

@@ -6,8 +6,8 @@ import (
 	"github.com/mcpflight/mcpflight/mcp"
 )
 
-// task_worker's options for host tests (issue 15): a CreateTaskResult
-// held at a gate, so that a host can abort before it knows the task ID
+// task_worker's options for the host tests (package hostcancel): a
+// CreateTaskResult held at a gate, so that a host can abort before it knows the task ID
 // (ambiguity A-6); a side effect applied at one tick, with its receipt
 // in the completed result, so that a host can reconcile a cancelled task
 // whose effect already committed; and, under the tasks extension, a

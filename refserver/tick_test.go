@@ -42,7 +42,7 @@ func TestSlowTickModeAdvancesWithoutGates(t *testing.T) {
 // ordinary client's: the Inspector, "mcpflight call --url … slow") uses
 // no control extension, so it is never gated: it advances at
 // OrdinaryTickMs, or at its own tickMs, and completes with progress,
-// though no client ever sends mcpflight/release (issue 17.5). A keyless
+// though no client ever sends mcpflight/release. A keyless
 // "gated": true is refused: no client could name its gate.
 func TestSlowWithoutKeyIsOrdinary(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

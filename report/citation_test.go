@@ -13,7 +13,7 @@ import (
 // TestTeardownCitedInTheRunsRevision: a 2025-11-25 run whose server
 // needed SIGTERM cites STD-7, the rule of its revision, in every format;
 // STD-46, which 2026-07-28 alone has, appears only as a later revision's
-// advice, never as the requirement (issue 14.6).
+// advice, never as the requirement.
 func TestTeardownCitedInTheRunsRevision(t *testing.T) {
 	rep := fixedReport()
 	if rep.Teardown.Requirement != "STD-7" || rep.Teardown.Advice != "STD-46" {

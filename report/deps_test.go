@@ -42,7 +42,7 @@ func deps(t *testing.T, root, pkg string) []string {
 
 // TestRenderersDoNotDependOnTheCatalogue: the renderers and baselines
 // depend on the verdict layer, never on the catalogue, so that a change
-// to a case rebuilds neither (issue 11.1).
+// to a case rebuilds neither.
 func TestRenderersDoNotDependOnTheCatalogue(t *testing.T) {
 	root, err := filepath.Abs("..")
 	if err != nil {
@@ -61,7 +61,7 @@ func TestRenderersDoNotDependOnTheCatalogue(t *testing.T) {
 
 // TestResultsModelIsPlainData: the results model holds no transport,
 // peer, negotiation or runner values, and the renderers depend on it, the
-// chronology and the verdicts alone (issue 24.2): at most six packages of
+// chronology and the verdicts alone: at most six packages of
 // the module, report itself included, as `go list -deps ./report` names
 // them.
 func TestResultsModelIsPlainData(t *testing.T) {

@@ -36,7 +36,10 @@ func TestHTMLGolden(t *testing.T) {
 	golden(t, "report.html.golden", buf.Bytes())
 }
 
-// TestHTMLContent checks the parts of the page the issue asks for.
+// TestHTMLContent checks the parts a reader of the page relies on: the
+// matrix and its filter, the sequence diagrams with their lanes, the
+// quoted requirement and its link, the first wrong event and the link to
+// it, the race marks, and the expected alternatives.
 func TestHTMLContent(t *testing.T) {
 	var buf bytes.Buffer
 	if err := HTML(&buf, racyReport()); err != nil {

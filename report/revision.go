@@ -9,7 +9,7 @@ import (
 	"github.com/mcpflight/mcpflight/verdict"
 )
 
-// The revision a run spoke, in every format (issue 12.1): the header
+// The revision a run spoke, in every format: the header
 // names each revision and why it was used (from the negotiation), and
 // the contradictions between server/discover and initialize; a report of
 // several revisions (--protocol both) names every result's revision and

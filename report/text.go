@@ -208,7 +208,7 @@ func (t textWriter) violation(res results.Result) {
 // requirementLine is "ID LEVEL (versions): "quote"" from the registry.
 // Under revision (empty: not checked) a requirement whose sentence is not
 // in that revision says so plainly instead of passing for its rule: it is
-// a later (or another) revision's rule, applied as advice (issue 14.6).
+// a later (or another) revision's rule, applied as advice.
 func requirementLine(id, revision string) string {
 	req, ok := spec.Lookup(id)
 	if !ok {

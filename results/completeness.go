@@ -13,7 +13,7 @@ import (
 // non-conformant: incomplete. A run in which most cases were skipped
 // (the profile names no tool, the revision has no cases, the server
 // declares nothing they need) tested too little to be called
-// conformant, however green its few results (issue 14.5).
+// conformant, however green its few results.
 
 // ExitIncomplete is the exit code of an incomplete run: no fail and no
 // error, but fewer than half of the applicable cases ran.

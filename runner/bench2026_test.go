@@ -16,8 +16,8 @@ import (
 	"github.com/mcpflight/mcpflight/verdict"
 )
 
-// BenchmarkCatalogue2026Stdio runs the catalogue under 2026-07-28 (issue
-// 12.4) against the reference server over stdio, a `mcpflight serve
+// BenchmarkCatalogue2026Stdio runs the catalogue under 2026-07-28
+// against the reference server over stdio, a `mcpflight serve
 // --stdio` child process per case, at the default --jobs; ns/op is the
 // wall time of one run (the goal: under a second). The cases of
 // 2025-11-25 only are skipped and cost nothing.

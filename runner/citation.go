@@ -8,7 +8,7 @@ import (
 	"github.com/mcpflight/mcpflight/verdict"
 )
 
-// A citation is in the words of the revision the run used (issue 14.6).
+// A citation is in the words of the revision the run used.
 // The teardown grade is the one verdict the runner itself cites: a stdio
 // server should exit once its standard input is closed. 2026-07-28 says
 // so of the server (STD-46); 2025-11-25 has no server-side sentence, only

@@ -16,7 +16,7 @@ import (
 	"github.com/mcpflight/mcpflight/verdict"
 )
 
-// The revision dimension of a run (issue 12.1): which revision the
+// The revision dimension of a run: which revision the
 // catalogue runs under is negotiated with the target before the first
 // case (--protocol), and under negotiate.ModeBoth the catalogue runs once
 // per revision the server offers, into one report.

@@ -342,7 +342,7 @@ func TestTeardownIgnoringEOF(t *testing.T) {
 			want = verdict.Fail
 		}
 		// A 2025-11-25 run: its rule is STD-7, and STD-46 is a later
-		// revision's advice (issue 14.6).
+		// revision's advice.
 		if g.Verdict != want || g.Worst != results.StepSIGTERM || g.Requirement != "STD-7" || g.Advice != "STD-46" || g.Revision != "2025-11-25" {
 			t.Errorf("strict=%v: grade %+v", strict, g)
 		}

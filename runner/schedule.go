@@ -32,16 +32,15 @@ type Watcher interface {
 	Finished(i int, r results.Result)
 }
 
-// Defaults of Config.Jobs and Config.Starts by transport, chosen from
-// measurements on a 2-core machine (docs/performance.md): a case spends nearly all its time waiting for the target, so
-// many run well side by side; over stdio each also starts a server
-// process, which costs CPU.
+// Defaults of Config.Jobs and Config.Starts by transport: a case spends
+// nearly all its time waiting for the target, so many run well side by
+// side; over stdio each also starts a server process, which costs CPU.
+// The measurements they were chosen from are in docs/performance.md.
 const (
 	// DefaultJobsHTTP is the default over Streamable HTTP: sessions of
-	// one server, which cost the checker little each. Against
-	// server-everything (one Node.js process) the catalogue ends in
-	// 9.9 s with 16, 6.1 s with 32 and 5.0 s with 48 or 64 (its longest
-	// case takes 4.7 s), with the same verdicts.
+	// one server, which cost the checker little each. It is high enough
+	// that the catalogue ends about when its longest case does, and more
+	// jobs would gain nothing; the verdicts do not depend on it.
 	DefaultJobsHTTP = 48
 	// DefaultJobsStdioPerCPU is the default over stdio per CPU: each
 	// case starts a server process of its own, DefaultStarts at a time.
@@ -66,9 +65,10 @@ func DefaultJobs(transportName string) int {
 }
 
 // DefaultStarts is a sensible Config.Starts for a target of the given
-// transport: over stdio one start per CPU (a Node.js server's start-up
-// costs about half a CPU second, and many at once make each one slow
-// enough to eat into its case's deadline); elsewhere no bound but Jobs.
+// transport: over stdio one start per CPU (a server's start-up, a
+// Node.js one's above all, is CPU-bound, and many at once make each one
+// slow enough to eat into its case's deadline); elsewhere no bound but
+// Jobs.
 func DefaultStarts(transportName string) int {
 	if transportName == TransportStdio {
 		return runtime.NumCPU()
@@ -163,14 +163,13 @@ func (s slots) mayStart(i, pos int) bool {
 //
 // When the run shares sessions (sharing), the tidy cases come before
 // all: they go on one after another in a few lanes (sharing.go), so
-// each lane is the longest work of the run (against server-everything
-// over stdio about 13 s, where its longest task case takes 9 s). Started
-// last, as cases that wait on nothing, the lanes ended the run 6 s after
-// the other cases; started first, they run while the others start. A
-// tidy case that waits for a lane lets the next case start in its place,
-// so only the lanes' first cases are started ahead of the tasks. The
-// cases that leave tasks come first of all: their lanes are the longest
-// (against server-everything 6 lanes of 9 to 12 s). Within each group,
+// each lane is the longest work of the run, longer than its longest
+// single case. Started last, as cases that wait on nothing, the lanes
+// would end the run well after the other cases; started first, they run
+// while the others start. A tidy case that waits for a lane lets the
+// next case start in its place, so only the lanes' first cases are
+// started ahead of the tasks. The cases that leave tasks come first of
+// all: their lanes are the longest. Within each group,
 // the cases that wait for a task's own end (probe.Case.AwaitsTaskEnd)
 // start first, so that a lane does not end with one.
 func startOrder(cases []probe.Case, sharing bool) []int {

@@ -92,12 +92,11 @@ type sessionPool struct {
 // stdio, each on a session the one before it on its lane opened. The
 // cases that leave tasks get the most: against a task tool of fixed
 // stages (server-everything's four seconds) a lane of them is long.
-// Against server-everything six task lanes and five tidy ones took 14.6
-// to 15.2 s, three tidy ones 19.0 to 19.6 s, nine task lanes no less
-// than six (on 12-06, three runs each: six 15.1 to 17.1 s, nine 16.4 to
-// 16.9 s, eleven 17.2 to 17.9 s, since more lanes than jobs wait, and
-// node starts two at a time); each lane costs a server start, about
-// 0.65 s of CPU for a Node.js server.
+// More lanes shorten each lane but not the run once they outnumber what
+// the jobs and the server starts let run at once, and each lane costs a
+// server start, a CPU-bound one for a Node.js server; fewer lanes make
+// the longest lane the run's length. The counts below are the shortest
+// runs measured against server-everything (docs/performance.md).
 func sharedLanes(kind probe.Sharing) int {
 	switch kind {
 	case probe.ShareTasks:

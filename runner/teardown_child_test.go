@@ -46,7 +46,7 @@ func TestHelperServeStdio(t *testing.T) {
 }
 
 // TestTeardownOfARealChildOverlapsTheNextCase is TestJobsTeardownOverlaps
-// with real processes (issue 13.3): the first case's server is a child
+// with real processes: the first case's server is a child
 // that ignores the end of its input, so its teardown climbs the ladder to
 // SIGTERM, and with Jobs 2 the next case's child is started and served
 // while that teardown is under way. The first session's Close waits for

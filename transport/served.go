@@ -60,7 +60,7 @@ const (
 var ErrServerNotReady = errors.New("the HTTP server did not come up")
 
 // ServedConfig configures a Streamable HTTP server the harness starts
-// itself, runs for the whole run and stops at the end (issue 12.5).
+// itself, runs for the whole run and stops at the end.
 type ServedConfig struct {
 	// Argv, Shell, Env and Dir are the command, as in StdioConfig.
 	Argv  []string

@@ -9,9 +9,9 @@ import (
 
 // TestClauseOfTheSentence: CAN-56's registry level is MUST NOT, its
 // sentence "The server SHOULD stop work ... and MUST NOT send any further
-// messages for it": naming either clause works (issue 23.1; the SHOULD
-// clause was a harness-bug error against real servers), a keyword in
-// neither the level nor the sentence is refused.
+// messages for it": naming either clause works (a case that cites the
+// SHOULD clause must not end in a harness-bug error against a real
+// server), a keyword in neither the level nor the sentence is refused.
 func TestClauseOfTheSentence(t *testing.T) {
 	for _, tc := range []struct {
 		id, clause string

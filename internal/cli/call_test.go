@@ -164,8 +164,8 @@ func TestShellFailedExpectExitsNonZero(t *testing.T) {
 }
 
 // TestCallHelpTaskBothRevisions: call -h documents --task for both
-// revisions, not as 2025-11-25 only (issue 15: it runs the same
-// controller under the tasks extension).
+// revisions, not as 2025-11-25 only: it runs the same controller under
+// the tasks extension.
 func TestCallHelpTaskBothRevisions(t *testing.T) {
 	t.Parallel()
 	r := runCLI(t, "", "call", "-h")

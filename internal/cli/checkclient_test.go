@@ -241,11 +241,11 @@ func TestCheckClientRealClients(t *testing.T) {
 	modernOnly := []string{"versioning/envelope-on-every-request", "versioning/no-removed-methods", "versioning/probe-fallback-invalid-params",
 		"versioning/probe-fallback-method-not-found", "versioning/probe-fallback-other-error"}
 	legacyOnly := []string{"lifecycle/initialize-first", "lifecycle/initialize-not-cancelled", "lifecycle/ping-answered"}
-	// Over 2025-11-25 HTTP the adapters' close() once followed the abort
-	// at once and aborted the POST of notifications/cancelled (warn or
-	// pass by the race); the cases that judge what a client sends after
-	// an abort now tell the adapter to keep its connection open for the
-	// observation window (lingerMs, issue 25.2), and the verdicts hold.
+	// Over 2025-11-25 HTTP an adapter's close() right after the abort
+	// would abort the POST of notifications/cancelled (warn or pass by
+	// the race); the cases that judge what a client sends after an abort
+	// tell the adapter to keep its connection open for the observation
+	// window (lingerMs), so the verdicts below do not depend on it.
 	const (
 		// 2.4.0 closes its probing sibling's stdin and signals it at once
 		// (_dispose in stdio.mjs): a warn when the SIGTERM lands first, a

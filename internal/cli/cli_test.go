@@ -122,7 +122,7 @@ func TestUsageErrors(t *testing.T) {
 				t.Errorf("stderr lacks %q:\n%s", tt.want, r.stderr)
 			}
 			// The error and one line that points at -h, never the flag
-			// list (issue 17.5).
+			// list, which would bury the error.
 			lines := strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n")
 			last := lines[len(lines)-1]
 			if !strings.HasPrefix(last, `Run "mcpflight `) || !strings.HasSuffix(last, ` -h" for its flags.`) && last != `Run "mcpflight help" for the commands.` {
@@ -422,7 +422,7 @@ func TestCheckStdio(t *testing.T) {
 		t.Parallel()
 		r := runCLI(t, "", "check", "--protocol", "2025-11-25", "--stdio", cmdline)
 		// Most cases need a tool: without a profile the run is
-		// incomplete, not conformant (issue 14.5).
+		// incomplete, not conformant.
 		if r.code != ExitIncomplete {
 			t.Fatalf("exit code %d\n%s\n%s", r.code, r.stdout, r.stderr)
 		}
@@ -460,7 +460,8 @@ var serverEverything = filepath.Join(targets.NodeModules(), "@modelcontextprotoc
 // It runs a selection (everythingSelection), a node process per case:
 // every verdict of the whole catalogue over stdio is pinned by the cases
 // package (TestSameVerdictsAsTheCarefulRun/stdio), which runs it against
-// the same server, and running it here too cost about 60 s of CPU.
+// the same server, and running all of it here too would double that
+// CPU for no new verdict.
 func TestCheckServerEverything(t *testing.T) {
 	t.Parallel()
 	node := targets.Need(t, serverEverything)
@@ -627,7 +628,7 @@ func TestJSONLName(t *testing.T) {
 }
 
 // TestCaseArea: --case with an area's name alone runs every case of the
-// area, as cancel/* does (issue 17.5).
+// area, as cancel/* does.
 func TestCaseArea(t *testing.T) {
 	t.Parallel()
 	area := runCLI(t, "", "check", "--protocol", "2025-11-25", "--case", "ping", "--json", "-") // ping is 2025-11-25's
@@ -696,7 +697,7 @@ func TestRequirements(t *testing.T) {
 
 // TestTargetCannotStart: a target that cannot be started or reached ends
 // the run with one line on stderr and exit 2, not a line per case of
-// "not run" (issue 17.5).
+// "not run".
 func TestTargetCannotStart(t *testing.T) {
 	t.Parallel()
 	for _, args := range [][]string{

@@ -84,8 +84,9 @@ func TestCheckDualEra(t *testing.T) {
 				target = []string{"--url", targets.DualEraHTTP(t)}
 			}
 			jsonPath := filepath.Join(t.TempDir(), "report.json")
-			// A node process starts in about 0.2 s on an idle machine and in
-			// over 10 s on a busy one: the case deadline is a safety net.
+			// A node process starts in a fraction of a second on an idle
+			// machine and in many seconds on a busy one: the case deadline
+			// is a safety net.
 			r := runCLI(t, "", append([]string{"check", "--case-timeout", "1m", "--profile", prof, "--json", jsonPath}, target...)...)
 			if r.code != tc.code {
 				t.Errorf("exit %d, want %d\n%s\n%s", r.code, tc.code, r.stdout, r.stderr)

@@ -43,7 +43,7 @@ func TestNewcomerErrorMessages(t *testing.T) {
 		{
 			name:     "profile names a tool the server lacks",
 			args:     []string{"check", "--protocol", "2025-11-25", "--profile", badProfile, "--case", "cancel/mid-work-no-response"},
-			wantCode: ExitIncomplete, // the one case selected skipped (issue 14.5)
+			wantCode: ExitIncomplete, // the one case selected skipped
 			want:     []string{`the profile's slow tool "nope" is not in the server's tools/list`},
 		},
 		{

@@ -51,8 +51,8 @@ const hostileSafety = 90 * time.Second
 
 // Cases every hostile run includes: ping and a raw Origin probe are never
 // attacked; the others call the slow tool, which every tools/call mode
-// attacks (cancel/id-zero once took a lost answer for a step its
-// operation never reached, and failed RPC-4).
+// attacks (cancel/id-zero among them, so that a lost answer is never
+// taken for a step its operation never reached and blamed on RPC-4).
 var (
 	hostileUnaffected = []string{"ping/empty-result", "http/origin-forbidden"}
 	hostileAttacked   = []string{"progress/token-echo-string", "cancel/id-zero"}

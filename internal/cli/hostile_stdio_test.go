@@ -30,7 +30,7 @@ import (
 // (the test's own timer is only a safety net), that the attacked cases get
 // error or the right fail while the others pass, that the check process's
 // peak memory stays bounded, and that no process of any target's group
-// survives (issue 6).
+// survives.
 
 // zooSafety bounds a whole check run; it is a safety net, never a
 // synchronisation.

@@ -30,7 +30,7 @@ func eraTarget(t *testing.T, mode erasrv.Mode, over string) []string {
 	return []string{"--url", schemaBreakHTTP(t, bin, string(mode))}
 }
 
-// TestProtocolStrictServer is the proof of issue 12: against a strict
+// TestProtocolStrictServer: against a strict
 // 2026-07-28 server (initialize answered -32022 listing only 2026-07-28;
 // over HTTP with 400), auto runs under 2026-07-28 and says why, and
 // --protocol 2025-11-25 ends with one line naming what the server
@@ -249,7 +249,8 @@ func skipped2026Elsewhere(line string) bool {
 // error, and lifecycle/initialize-agrees-to-listed-revision is a skip
 // that says the server serves no server/discover (from the negotiation
 // under auto; from its own bounded wait under --protocol 2025-11-25,
-// where no probe was made). Issue 12 (LIF-9).
+// where no probe was made): the case's LIF-9 cannot be judged against
+// a server/discover the server never answered.
 func TestProtocolAutoSilentLegacyServer(t *testing.T) {
 	t.Parallel()
 	const id = "lifecycle/initialize-agrees-to-listed-revision"

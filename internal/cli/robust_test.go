@@ -48,7 +48,7 @@ func jsonResults(t *testing.T, path string) map[string]struct{ Verdict, Requirem
 	return out
 }
 
-// TestBadInputServers is the proof of issue 14.2: a server that dies on
+// TestBadInputServers: a server that dies on
 // a malformed line fails robust/not-json under RPC-2, and one that
 // answers -32603 to a missing taskId fails robust/params-task-id under
 // TSK-68, over stdio and over HTTP.
@@ -79,7 +79,7 @@ func TestBadInputServers(t *testing.T) {
 	}
 }
 
-// TestIncompleteRun is the proof of the incomplete outcome (issue 14.5):
+// TestIncompleteRun is the proof of the incomplete outcome:
 // a server that has tools but no profile runs too few cases to be called
 // conformant. The run ends incomplete with its own exit code, and every
 // format says how many cases did not run and what would let them run.
@@ -129,7 +129,7 @@ func TestIncompleteRun(t *testing.T) {
 
 // TestProfileInit: a profile drafted by profile init from the built-in
 // server's tools/list is one check accepts, and finds the server
-// conformant as the hand-written one does (issue 14.5).
+// conformant as the hand-written one does.
 func TestProfileInit(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "drafted.yaml")
@@ -146,7 +146,7 @@ func TestProfileInit(t *testing.T) {
 // TestZeroConfigServerEverything: against server-everything, profile
 // init drafts a profile check accepts, and the forbidden-tool case runs
 // with the built-in profile, which names no tool for it: it takes one
-// of the tools tools/list gives no taskSupport (issue 14.5).
+// of the tools tools/list gives no taskSupport.
 func TestZeroConfigServerEverything(t *testing.T) {
 	t.Parallel()
 	node := targets.Need(t, serverEverything)
@@ -188,7 +188,7 @@ func TestZeroConfigServerEverything(t *testing.T) {
 // TestToolsListCasesWithoutProfile: against a scripted server that
 // declares tasks and whose tools/list gives no tool a taskSupport (so
 // every tool forbids tasks), with no profile, the cases that need only
-// tools/list run (issue 14.5): the capability's shape passes,
+// tools/list run: the capability's shape passes,
 // tool-task-support records that no tool accepts a task, and the
 // forbidden-tool case calls one of the listed tools.
 func TestToolsListCasesWithoutProfile(t *testing.T) {

@@ -28,7 +28,7 @@ const serveFlagsUsage = `  --serve CMD          start the HTTP server at --url w
 `
 
 // serveFlags are --serve and --serve-timeout: the command that serves
-// --url, started and stopped by mcpflight itself (issue 12.5). The flag
+// --url, started and stopped by mcpflight itself. The flag
 // is named for what the command does, like --stdio: "check --url URL
 // --serve CMD" reads as "check URL, served by CMD".
 type serveFlags struct {

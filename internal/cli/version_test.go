@@ -10,7 +10,7 @@ import (
 )
 
 // TestVersionFromLdflags builds mcpflight with the -ldflags -X overrides
-// a release script would use and runs "mcpflight version" (issue 17).
+// a release script would use and runs "mcpflight version".
 func TestVersionFromLdflags(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {

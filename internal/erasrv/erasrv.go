@@ -1,5 +1,5 @@
 // Package erasrv is a scripted MCP server for the tests of revision
-// negotiation (issue 12): a strict 2026-07-28 server, a dual-era one, one
+// negotiation: a strict 2026-07-28 server, a dual-era one, one
 // whose server/discover contradicts its initialize, and legacy servers
 // that fail the server/discover probe in different ways. It answers over
 // stdio (Serve) and Streamable HTTP (Handler); testdata/eraserver wraps it

@@ -274,7 +274,7 @@ func (w *prefixWriter) Write(p []byte) (int, error) {
 // on a free loopback port and returns its endpoint and pid once it says
 // it listens; the process is killed and reaped when tb ends. Waiting is
 // on the server's own "listening on port" line; the 2-minute bound is a
-// safety net (under heavy load node once took more than 30 s to start).
+// safety net, far above a node start even on a heavily loaded machine.
 func EverythingHTTP(tb testing.TB, node, script string) (url string, pid int) {
 	tb.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

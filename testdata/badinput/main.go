@@ -1,5 +1,5 @@
 // Command badinput is a tiny MCP server (2025-11-25) that misbehaves on
-// bad input, for the robustness cases' tests (issue 14.2). It speaks
+// bad input, for the robustness cases' tests. It speaks
 // newline-delimited JSON-RPC on stdin and stdout, or, with -http ADDR,
 // Streamable HTTP on ADDR (it then prints its URL on the first line of
 // stdout). It declares tools (one, "echo") and tasks. -mode picks the

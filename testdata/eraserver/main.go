@@ -1,5 +1,5 @@
 // Command eraserver is internal/erasrv as a process, for the command
-// line's negotiation tests (issue 12): over stdio by default, or with
+// line's negotiation tests: over stdio by default, or with
 // -http ADDR over Streamable HTTP on ADDR (its URL is then the first line
 // of stdout). -mode picks the server (erasrv.Modes).
 package main

@@ -1,5 +1,5 @@
 // Command httpserve is a tiny HTTP server for the tests of the servers
-// mcpflight starts itself (check --url URL --serve CMD, issue 12.5). It
+// mcpflight starts itself (check --url URL --serve CMD). It
 // answers every request with 200 and writes one line per request on
 // stderr. -mode picks how it behaves:
 //

@@ -1,5 +1,6 @@
 // Command inflightbreak is a tiny MCP server (2025-11-25) with one
-// in-flight defect, for the diagnosis tests of issue 14.4. It speaks
+// in-flight defect, for the tests that the diagnosis names the broken
+// rule, not another one the defect trips over. It speaks
 // newline-delimited JSON-RPC on stdin and stdout, or, with -http ADDR,
 // Streamable HTTP on ADDR (it then prints its URL on the first line of
 // stdout). -mode picks the defect:

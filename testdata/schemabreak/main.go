@@ -1,5 +1,5 @@
 // Command schemabreak is a tiny MCP server whose answers break the
-// official schema, for the schema check's tests (issue 14). It speaks
+// official schema, for the schema check's tests. It speaks
 // newline-delimited JSON-RPC on stdin and stdout, or, with -http ADDR,
 // Streamable HTTP on ADDR (it then prints its URL on the first line of
 // stdout). -mode picks the fault:
