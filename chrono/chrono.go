@@ -53,6 +53,16 @@ const (
 	KindHTTP Kind = "http"
 )
 
+// TextStreamClosed begins the text of the event (KindDecision, Dir
+// Harness) that records a client closing a request's response stream
+// before its response: "closing the response stream of request ID: …",
+// written by the checker's HTTP transport when it cancels under
+// 2026-07-28 and by watch when it sees a host do so, and read by the
+// rules (package monitor) and the explorer. Under 2026-07-28 Streamable
+// HTTP that close is the request's cancel (CAN-43); under 2025-11-25 a
+// disconnection, not a cancel (HTTP-25).
+const TextStreamClosed = "closing the response stream of request "
+
 // DefaultMaxRaw bounds the raw bytes kept per event.
 const DefaultMaxRaw = 64 << 10
 

@@ -425,10 +425,6 @@ func (c *checker) event(s *sessState, channel string, ev chrono.Event) {
 	}
 }
 
-// closePrefix begins the transport's record of a 2026-07-28 request's
-// stream closed to cancel it.
-const closePrefix = "closing the response stream of request "
-
 func (c *checker) harness(s *sessState, channel string, ev chrono.Event) {
 	switch {
 	case channel == noteChannel && ev.Text == noteClosing:
@@ -454,10 +450,10 @@ func (c *checker) harness(s *sessState, channel string, ev chrono.Event) {
 		c.lose(s, ev.Seq, strings.TrimPrefix(ev.Text, notePrefLost))
 	case ev.Kind == chrono.KindNote && ev.Text == "end of stream" && !s.closed:
 		c.lose(s, ev.Seq, "the server's output ended")
-	case ev.Kind == chrono.KindDecision && strings.HasPrefix(ev.Text, closePrefix):
+	case ev.Kind == chrono.KindDecision && strings.HasPrefix(ev.Text, chrono.TextStreamClosed):
 		// 2026-07-28 Streamable HTTP: closing the request's response
 		// stream is the cancel (CAN-43).
-		text, _, _ := strings.Cut(strings.TrimPrefix(ev.Text, closePrefix), ":")
+		text, _, _ := strings.Cut(strings.TrimPrefix(ev.Text, chrono.TextStreamClosed), ":")
 		if r := s.byText[text]; r != nil && r.cancelSeq == 0 {
 			r.cancelSeq, r.closed = ev.Seq, true
 			r.released = len(s.gates[r.key])

@@ -162,7 +162,7 @@ func cancellable(r *request) bool { return r.method != mcp.MethodInitialize }
 // request's cancel (CAN-43); under 2025-11-25 a disconnection the client
 // should follow with a resume or a cancel (HTTP-26).
 func (s *session) streamClosed(ev chrono.Event) {
-	text := strings.TrimPrefix(ev.Text, ClosePrefix)
+	text := strings.TrimPrefix(ev.Text, chrono.TextStreamClosed)
 	idText, _, _ := strings.Cut(text, ":")
 	idText = strings.TrimSpace(idText)
 	for _, r := range s.reqs[Client] {

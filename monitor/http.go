@@ -590,7 +590,7 @@ func clientEnded(ev chrono.Event) bool {
 	t := ev.Text
 	return strings.HasPrefix(t, "stream closed by the client") || strings.HasPrefix(t, "stream dropped by the client") ||
 		strings.HasPrefix(t, "the client closed the response stream") ||
-		strings.HasPrefix(t, ClosePrefix) && strings.HasSuffix(t, "before its response")
+		strings.HasPrefix(t, chrono.TextStreamClosed) && strings.HasSuffix(t, "before its response")
 }
 
 // endedBy says what ended a stream the server did not.

@@ -202,7 +202,7 @@ func TestHTTPRules(t *testing.T) {
 		{"a stream the client closed as its response came", (&history{}).call26(1, `"t"`).event(sse(1), "", result("1")).wait(ms).
 			ended(sse(1), "the client closed the response stream of request 1 after its response"), nil},
 		{"a stream still open when the recording ends", (&history{}).call26(1, `"t"`).event(sse(1), "", result("1")).wait(later), nil},
-		{"a stream the client closed to cancel, its response crossing", (&history{}).call26(1, `"t"`).harness(ClosePrefix+"1: the cancellation signal").
+		{"a stream the client closed to cancel, its response crossing", (&history{}).call26(1, `"t"`).harness(chrono.TextStreamClosed+"1: the cancellation signal").
 			event(sse(1), "", result("1")).wait(later).ended(sse(1), "stream closed by the client: request 1 cancelled"), nil},
 		{"progress on another request's stream (2026-07-28)", (&history{}).call26(1, `"t1"`).call26(2, `"t2"`).
 			event(sse(2), "", progress(`"t1"`, 1)).event(sse(1), "", result("1")).event(sse(2), "", result("2")),

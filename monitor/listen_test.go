@@ -110,7 +110,7 @@ func TestSubscriptionRules(t *testing.T) {
 			note("SSE POST #2", "the server ended the response stream of request 2 before its response"), "http", []string{"listen-ended-with-result SUB-7 warn server"}},
 		{"the server ends it with its result", (&history{}).post(2, listen(2, tasksFilter)).sse(2, acked("2", tasksFilter)).sse(2, listenResult("2")).
 			note("SSE POST #2", "stream ended"), "http", nil},
-		{"the client closes it", (&history{}).post(2, listen(2, tasksFilter)).sse(2, acked("2", tasksFilter)).harness(ClosePrefix+"2: the client closed it").
+		{"the client closes it", (&history{}).post(2, listen(2, tasksFilter)).sse(2, acked("2", tasksFilter)).harness(chrono.TextStreamClosed+"2: the client closed it").
 			note("SSE POST #2", "stream ended"), "http", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

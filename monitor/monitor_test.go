@@ -316,18 +316,18 @@ func (h *history) sse(n int, raw string) *history {
 // (HTTP-26), unless the client resumed it.
 func TestStreamClose(t *testing.T) {
 	ms := time.Millisecond
-	modern := (&history{}).post(1, call26("1", `"t"`)).sse(1, progress(`"t"`, 1)).harness(ClosePrefix+"1: the client closed it").
+	modern := (&history{}).post(1, call26("1", `"t"`)).sse(1, progress(`"t"`, 1)).harness(chrono.TextStreamClosed+"1: the client closed it").
 		wait(500*ms).frame(chrono.In, "SSE GET #1", result("1"))
 	fs, _, _ := run(modern, Options{Transport: "http"})
 	if got := brief(fs); len(got) != 1 || got[0] != "cancel-no-response CAN-56 fail server" {
 		t.Errorf("2026-07-28: %v", got)
 	}
-	legacy := init25().post(1, call("1", `"t"`)).sse(1, progress(`"t"`, 1)).harness(ClosePrefix + "1: the client closed it")
+	legacy := init25().post(1, call("1", `"t"`)).sse(1, progress(`"t"`, 1)).harness(chrono.TextStreamClosed + "1: the client closed it")
 	fs, open, _ := run(legacy, Options{Transport: "http"})
 	if got := brief(fs); len(got) != 1 || got[0] != "abandoned-without-cancel HTTP-26 warn client" || len(open) != 1 {
 		t.Errorf("2025-11-25 dropped: %v, open %v", got, open)
 	}
-	resumed := init25().post(1, call("1", `"t"`)).harness(ClosePrefix + "1: the client closed it")
+	resumed := init25().post(1, call("1", `"t"`)).harness(chrono.TextStreamClosed + "1: the client closed it")
 	resumed.events = append(resumed.events, chrono.Event{Seq: uint64(len(resumed.events) + 1), Dir: chrono.Out, Kind: chrono.KindHTTP, Channel: "GET #1", Text: "GET /mcp; Last-Event-Id: 1-3"})
 	resumed.frame(chrono.In, "SSE GET #1", result("1"))
 	if fs, _, _ := run(resumed, Options{Transport: "http"}); len(fs) != 0 {

@@ -29,13 +29,6 @@ const (
 	maxTasks = 1024
 )
 
-// ClosePrefix begins the chronology's record of a request whose response
-// stream the client closed before its response (the checker's transport
-// when it cancels under 2026-07-28, watch when it sees a host do so): under
-// 2026-07-28 Streamable HTTP that is the request's cancel (CAN-43); under
-// 2025-11-25 a disconnection, not a cancel (HTTP-25).
-const ClosePrefix = "closing the response stream of request "
-
 // request is one request in flight, or recently answered.
 type request struct {
 	side    Side // who sent it
@@ -297,7 +290,7 @@ func (s *session) event(ev chrono.Event) {
 		s.checkSchema(ev)
 	case ev.Dir == chrono.Harness && ev.Kind == chrono.KindNote && strings.HasPrefix(ev.Channel, "SSE POST #"):
 		s.streamEnded(ev)
-	case ev.Dir == chrono.Harness && strings.HasPrefix(ev.Text, ClosePrefix):
+	case ev.Dir == chrono.Harness && strings.HasPrefix(ev.Text, chrono.TextStreamClosed):
 		s.streamClosed(ev)
 	case ev.Kind == chrono.KindHTTP && ev.Dir == chrono.Out && strings.HasPrefix(ev.Channel, "GET #"):
 		s.resumed(ev)

@@ -160,7 +160,7 @@ func (t *HTTP) CloseRequest(id jsonrpc.ID) (bool, error) {
 	if !open {
 		return false, nil
 	}
-	t.cfg.Log.Harness(chrono.KindDecision, x.channel, "closing the response stream of request "+id.String()+
+	t.cfg.Log.Harness(chrono.KindDecision, x.channel, chrono.TextStreamClosed+id.String()+
 		": the cancellation signal of 2026-07-28 Streamable HTTP (CAN-43, CAN-55); no notifications/cancelled is sent")
 	x.cancel()
 	<-x.done

@@ -26,16 +26,13 @@
 // Stdio (see its documentation).
 package watch
 
+import "github.com/mcpflight/mcpflight/chrono"
+
 // TextCaptureIncomplete begins the text of every event (KindError) that
 // says pieces of the conversation were dropped before they were
 // recorded, on the channel they were dropped from or, at the end of the
 // capture, on channel "recorder".
 const TextCaptureIncomplete = "the capture is incomplete"
-
-// ClientClosedPrefix begins ClientClosedText: the prefix by which the
-// monitor (monitor.ClosePrefix) and the checker's own HTTP transport know
-// the record of a response stream closed before its response.
-const ClientClosedPrefix = "closing the response stream of request "
 
 // ClientClosedText is the text of the KindDecision event (Dir Harness)
 // recorded when a client closes the response of a request before the
@@ -48,5 +45,5 @@ const ClientClosedPrefix = "closing the response stream of request "
 // id is the request's id as chrono.Summary gives it: 7, or "abc" with
 // its quotes.
 func ClientClosedText(id string) string {
-	return ClientClosedPrefix + id + ": the client closed it before its response"
+	return chrono.TextStreamClosed + id + ": the client closed it before its response"
 }
