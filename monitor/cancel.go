@@ -65,7 +65,7 @@ func (s *session) staleCancel(side Side, ev chrono.Event, id jsonrpc.ID) {
 	if r := s.reqs[other(side)][key]; r != nil {
 		switch {
 		case side == Server && s.modern() && r.method == mcp.MethodSubscriptionsListen:
-			s.listenEnded(r, ev, "notifications/cancelled") // a server tearing down a subscription (CAN-41)
+			s.listenEnded(r, ev, mcp.NotificationCancelled) // a server tearing down a subscription (CAN-41)
 		case side == Server && s.modern():
 			s.find(RuleCancelTarget, side, verdict.Req("CAN-42"), ev.Seq, false,
 				"the server sent notifications/cancelled for the client's request %s (%s), which is not a subscriptions/listen", id, quote(r.method))
