@@ -82,6 +82,14 @@ var racyOnThirdParty = []struct {
 			"progress, sent before the handler returns, is written after the response as often as not (over stdio the " +
 			"two lines 13 µs apart), over HTTP a progress sometimes goes out on another request's stream, and two of one " +
 			"call's notifications, each written from a goroutine of its own, are sometimes read out of order (PRG-4)"},
+	{"mcpgo-*", "*", "passive/*",
+		[]finding{{}, {verdict.Fail, "PRG-14"}, {verdict.Warn, "HTTP-22"}, {verdict.Fail, "PRG-4"}, {verdict.Warn, "LOG-43"}, {verdict.Fail, "SUB-2"}},
+		"the passive rules see in every case's chronology what progress/* and logging/request-level-filter see in " +
+			"theirs, and mcp-go's notifications race its response (see progress/*): progress after the response " +
+			"(PRG-14), on another request's stream (HTTP-22), out of order (PRG-4), a log message after the " +
+			"response (LOG-43), a subscription's acknowledgement after the listen's response (SUB-2, see " +
+			"subscriptions/acknowledged-first); a passive row exists only when no case of the run reported the requirement " +
+			"(none: every such race went the case's way, or a case caught it)"},
 	{"*-http*", spec.V20251125, "cancel/mid-work-no-progress",
 		[]finding{{verdict.Pass, ""}, {verdict.Warn, "CAN-8"}},
 		"the handler's step timer and the cancel race: a step that fires as the cancel arrives still sends its progress"},
