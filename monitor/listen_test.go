@@ -60,8 +60,9 @@ func call26At(id int, level string) string {
 // (SUB-2), its notifications carry its ID (SUB-5) and are what it asked
 // for (SUB-1), no log message comes on it (LOG-44), and a subscription
 // the server ends gets its result before its stream closes (SUB-7); each
-// rule breaks on a history that shows it, and a history of the same
-// shape that conforms breaks nothing.
+// rule breaks on a history that shows it (a log message naming a
+// subscription the client has cancelled is still on it), and a history
+// of the same shape that conforms breaks nothing.
 func TestSubscriptionRules(t *testing.T) {
 	tasksFilter := `{"taskIds":["T1"]}`
 	for _, tc := range []struct {
@@ -100,7 +101,10 @@ func TestSubscriptionRules(t *testing.T) {
 		// LOG-44
 		{"a log message on a subscription (stdio)", (&history{}).c(listen(2, tasksFilter)).s(acked("2", tasksFilter)).s(logAt("info", subMeta("2"))).s(listenResult("2")),
 			"stdio", []string{"log-level LOG-44 fail server"}},
-		{"a log message on a subscription's stream", (&history{}).post(2, strings.Replace(listen(2, tasksFilter), `"clientCapabilities"`, `"logLevel":"debug","io.modelcontextprotocol/clientCapabilities"`, 1)).
+		{"a log message on a subscription the client just cancelled (stdio)", (&history{}).c(strings.Replace(listen(2, tasksFilter), `"io.modelcontextprotocol/clientCapabilities"`, `"io.modelcontextprotocol/logLevel":"debug","io.modelcontextprotocol/clientCapabilities"`, 1)).
+			s(acked("2", tasksFilter)).c(cancel("2")).s(logAt("info", subMeta("2"))),
+			"stdio", []string{"log-level LOG-44 fail server"}},
+		{"a log message on a subscription's stream", (&history{}).post(2, strings.Replace(listen(2, tasksFilter), `"io.modelcontextprotocol/clientCapabilities"`, `"io.modelcontextprotocol/logLevel":"debug","io.modelcontextprotocol/clientCapabilities"`, 1)).
 			sse(2, acked("2", tasksFilter)).sse(2, logAt("info", "")).sse(2, listenResult("2")),
 			"http", []string{"log-level LOG-44 fail server"}},
 		// SUB-7

@@ -6,6 +6,7 @@ import (
 
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/jsonrpc"
+	"github.com/mcpflight/mcpflight/mcp"
 	"github.com/mcpflight/mcpflight/verdict"
 )
 
@@ -46,12 +47,10 @@ func (s *session) logMessage(ev chrono.Event, m *jsonrpc.Message) {
 		return
 	}
 	s.exercise(RuleLogLevel, Server)
-	if s.listens > 0 {
-		if r, _ := s.subscriptionOf(ev, p.Meta.SubscriptionID); r != nil {
-			s.find(RuleLogLevel, Server, verdict.Req("LOG-44"), ev.Seq, false,
-				"a log message at %s on subscription %s: a log message goes only on the response stream of the request that asked for it", quote(p.Level), r.id)
-			return
-		}
+	if r := s.listenLogged(ev, p.Meta.SubscriptionID); r != nil {
+		s.find(RuleLogLevel, Server, verdict.Req("LOG-44"), ev.Seq, false,
+			"a log message at %s on subscription %s: a log message goes only on the response stream of the request that asked for it", quote(p.Level), r.id)
+		return
 	}
 	if s.http() {
 		r := s.streams[trimSSE(ev.Channel)]
@@ -108,6 +107,32 @@ func (s *session) logMessage(ev chrono.Event, m *jsonrpc.Message) {
 	if asking == 1 {
 		s.logAfterCancel(lowest, ev)
 	}
+}
+
+// listenLogged is the client's subscriptions/listen a log message is
+// on, nil for none: the one whose response stream it came on (Streamable
+// HTTP), else the one in flight its _meta subscription ID names. One the
+// client has cancelled counts too: a message that still names it was
+// written on the subscription before the server read the cancel, which
+// makes it no less a log message on a subscription (LOG-44), though it
+// may cross the cancel.
+func (s *session) listenLogged(ev chrono.Event, rawID json.RawMessage) *request {
+	if s.http() {
+		if r := s.streams[trimSSE(ev.Channel)]; r != nil && r.side == Client && r.method == mcp.MethodSubscriptionsListen {
+			return r
+		}
+	}
+	if rawID == nil {
+		return nil
+	}
+	id, err := jsonrpc.ParseID(rawID)
+	if err != nil {
+		return nil
+	}
+	if r := s.reqs[Client][id.Key()]; r != nil && r.method == mcp.MethodSubscriptionsListen {
+		return r
+	}
+	return nil
 }
 
 // levelGrant is the rule a log message below its request's level breaks:

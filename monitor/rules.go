@@ -146,7 +146,7 @@ func Rules() []Rule {
 		{RuleTaskResultStatus, "a task's terminal status fits its result: isError fails it, and a failed task's tasks/result is the request's error", only25("TSK-76", "TSK-77")},
 		{RuleTaskResultBlocks, "tasks/result of a task still working waits for its end, rather than refusing it", only25("TSK-47")},
 		{RuleTaskCancelledAsked, "a task ends cancelled only when tasks/cancel asked for it", only25("TSK-D1", "CAN-4")},
-		{RuleTaskDeclared, "a task is created only for a request that declared the tasks extension", only26("TSX-2")},
+		{RuleTaskDeclared, "the tasks extension serves only a request that declared it: a task is created, and tasks/get, tasks/update and tasks/cancel answered with a result, for such a request alone", only26("TSX-2", "TSX-56")},
 		{RuleTaskDurable, "a created task is found by tasks/get", only26("TSX-16")},
 		{RuleLogLevel, "no log message below the level the client set, or without one, or on a subscription (2026-07-28)", both(ids("LOG-4"), ids("LOG-41", "LOG-42", "LOG-43", "LOG-44"))},
 		{RuleListenAck, "a subscription's acknowledgement is the first message carrying its ID", only26("SUB-2")},

@@ -690,6 +690,9 @@ func (s *session) answered(side Side, r *request, ev chrono.Event, m *jsonrpc.Me
 	if m.Result == nil && m.Error == nil && answerRead(r) {
 		return // a response cut short: its body is unread
 	}
+	if side == Server && s.modern() {
+		s.extensionMethodAnswered(r, ev, isError)
+	}
 	switch r.method {
 	case mcp.MethodInitialize:
 		if !isError && side == Server {

@@ -195,6 +195,16 @@ func TestTaskRules2026(t *testing.T) {
 		{"a task for a request that declared it", created26(meta26Tasks), nil},
 		{"a plain result for a request that did not declare it", (&history{}).c(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"w",` + meta26Plain + `}}`).
 			s(`{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","content":[{"type":"text","text":"a task done"}]}}`), nil},
+		// TSX-56
+		{"tasks/get served to a request that did not declare the extension", created26(meta26Tasks).
+			c(`{"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{` + meta26Plain + `,"taskId":"T1"}}`).s(`{"jsonrpc":"2.0","id":2,` + got("working", "") + `}`),
+			[]string{"task-only-when-declared TSX-56 fail server"}},
+		{"tasks/cancel served to a request that did not declare the extension", created26(meta26Tasks).
+			c(`{"jsonrpc":"2.0","id":2,"method":"tasks/cancel","params":{` + meta26Plain + `,"taskId":"T1"}}`).s(`{"jsonrpc":"2.0","id":2,"result":{"resultType":"complete"}}`),
+			[]string{"task-only-when-declared TSX-56 fail server"}},
+		{"tasks/get refused to a request that did not declare the extension", created26(meta26Tasks).
+			c(`{"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{` + meta26Plain + `,"taskId":"T1"}}`).
+			s(`{"jsonrpc":"2.0","id":2,"error":{"code":-32021,"message":"declare the tasks extension","data":{"requiredCapabilities":{}}}}`), nil},
 		// TSX-16
 		{"a created task not found", created26(meta26Tasks).get26(2, notFound), []string{"task-durable-when-created TSX-16 fail server"}},
 		{"a created task found", created26(meta26Tasks).get26(2, got("working", "")), nil},

@@ -65,6 +65,29 @@ func (s *session) extensionTaskCreated(r *request, ev chrono.Event, result json.
 	}
 }
 
+// extensionMethodAnswered judges the server's answer to one of the
+// extension's task methods (tasks/get, tasks/update, tasks/cancel) under
+// 2026-07-28: a request that did not declare the extension gets -32021
+// (TSX-56), whatever an earlier request declared (RPC-57), so a result
+// serves what it may not. An error is not judged: which check a server
+// makes first (an unknown task's -32602, a malformed request's) decides
+// its code, and it serves nothing.
+func (s *session) extensionMethodAnswered(r *request, ev chrono.Event, isError bool) {
+	switch r.method {
+	case mcp.MethodTasksGet, mcp.MethodTasksUpdate, mcp.MethodTasksCancel:
+	default:
+		return
+	}
+	if r.side != Client || r.declared {
+		return
+	}
+	s.exercise(RuleTaskDeclared, Server)
+	if !isError {
+		s.find(RuleTaskDeclared, Server, verdict.Req("TSX-56"), ev.Seq, false,
+			"request %s (%s) did not declare the %s extension, yet was answered with a result: a request that does not declare it gets -32021", r.id, r.method, mcp.ExtensionTasks)
+	}
+}
+
 // withinTTL reports whether, at, the task's ttlMs had surely not run out:
 // less than it has passed since the request that created the task was
 // sent, which was before the task was created. A ttl not given decides
