@@ -51,8 +51,9 @@ func checkEverythingHTTP(t *testing.T, rep *results.Report) {
 		// remaining progress and its result are never sent (the
 		// transport maps an id to one stream, and the ping's took the
 		// call's place). The first request was valid and is owed its
-		// answer.
-		"robust/duplicate-inflight-id": {"fail RPC-2"},
+		// answer. Now and then, on a loaded machine, the call's stream
+		// keeps its result after the ping's answer (info: both served).
+		"robust/duplicate-inflight-id": {"fail RPC-2", "info "},
 		// An ill-typed tools/list cursor gets -32603: no sentence fixes
 		// the code, so info.
 		"robust/params-tools-list-cursor": {"info "},

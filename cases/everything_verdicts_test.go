@@ -102,6 +102,14 @@ var racyOnEverything = map[string]struct {
 			"on a second resume (warn HTTP-21); one that comes later replays the whole call (pass). Either way the call ran " +
 			"on (checkEverythingHTTP); seen as pass once in 8 runs under two busy loops, warn in the careful run",
 	},
+	"robust/duplicate-inflight-id": {
+		transport: runner.TransportHTTP,
+		seen:      []finding{{verdict.Fail, "RPC-2"}, {verdict.Info, ""}},
+		why: "a ping reusing the ID of a running call takes the call's place in server-everything's map from IDs to " +
+			"streams, and the call's result is then never sent (fail RPC-2); at load 14 the call's stream once kept its " +
+			"result after the ping's answer (info, read by hand: the ping's result at seq 25 on POST #5, the call's at seq 29 " +
+			"on POST #4)",
+	},
 	"passive/one-response": {
 		transport: runner.TransportHTTP,
 		seen:      []finding{{}, {verdict.Fail, "RPC-8"}},
