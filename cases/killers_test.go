@@ -37,9 +37,11 @@ func TestFaultTable(t *testing.T) { checkFaultTable(t) }
 // revision (and at most one under the other), with cases to catch it; a
 // row runs only where its fault shows, and a row under another revision
 // than the fault's names the rules it breaks there. Every case ID the
-// table names is a case of the catalogue, no case is both a killer and
-// listed as unkillable, and every exception names a case it can apply
-// to, with its reason.
+// table names is a case of the catalogue, every case of the catalogue is
+// a killer of some fault or listed as unkillable (not both), and every
+// exception names a case it can apply to, with its reason. So a case
+// renamed or removed fails here, as does a case added without the proof
+// that it can fail.
 func checkFaultTable(t *testing.T) {
 	catalogue := map[string]bool{}
 	for _, c := range cases.All() {
@@ -133,6 +135,11 @@ func checkFaultTable(t *testing.T) {
 		unkillable[e.Case] = true
 		if killer[e.Case] {
 			t.Errorf("%s is listed as unkillable and as a killer: keep one", e.Case)
+		}
+	}
+	for _, c := range cases.All() {
+		if !killer[c.ID] && !unkillable[c.ID] {
+			t.Errorf("%s is no killer of any fault in refserver/faulttable.go and is not listed as unkillable: show that it can fail", c.ID)
 		}
 	}
 }

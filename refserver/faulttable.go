@@ -382,9 +382,15 @@ var faultTable = []FaultSpec{
 		Breaks: []string{"HTTP-25"},
 		Does:   "dropping a request's SSE stream cancels the request",
 		Killers: []KillerRow{
-			{spec.V20251125, OnHTTP, []string{"http/disconnect-is-not-cancel"}, nil},
+			{spec.V20251125, OnHTTP, []string{"http/disconnect-is-not-cancel", "http/resume-while-running"}, nil},
 		},
 		ObserverKillers: []string{"http/disconnect-is-not-cancel"},
+		Collateral: []Collateral{
+			{"http/resume-while-running", "HTTP-21",
+				"without the control extension the case cannot tell a disconnection taken for a cancel " +
+					"from a resumption that loses the call's messages: nothing of the call comes on the " +
+					"resumed stream either way, and its warn names both (HTTP-25, HTTP-21)"},
+		},
 		Explored: []Exploration{
 			{Transport: ExploreHTTP, Finds: finds("one-response", "HTTP-25")},
 		},
