@@ -650,7 +650,7 @@ var faultTable = []FaultSpec{
 			{spec.V20251125, OnStdio, []string{"tasks/create-result-shape", "tasks/timestamps-monotonic"}, nil},
 		},
 		Explored: []Exploration{
-			{Transport: ExploreInProcess, Excluded: unexploredTaskShape},
+			{Transport: ExploreInProcess, Finds: finds("task-get-answer", "TSK-41")},
 		},
 	},
 	{
@@ -661,7 +661,7 @@ var faultTable = []FaultSpec{
 			{spec.V20251125, OnStdio, []string{"tasks/create-result-shape", "tasks/timestamps-monotonic"}, nil},
 		},
 		Explored: []Exploration{
-			{Transport: ExploreInProcess, Excluded: unexploredTaskShape},
+			{Transport: ExploreInProcess, Finds: finds("task-timestamps", "TSK-39")},
 		},
 	},
 	{
@@ -782,7 +782,7 @@ var faultTable = []FaultSpec{
 			{spec.V20251125, OnStdio, []string{"tasks/status-notifications"}, nil},
 		},
 		Explored: []Exploration{
-			{Transport: ExploreInProcess, Excluded: unexploredTaskShape},
+			{Transport: ExploreInProcess, Finds: finds("task-status-no-related-task", "TSK-58")},
 		},
 	},
 	{
@@ -804,13 +804,14 @@ var faultTable = []FaultSpec{
 			{spec.V20251125, OnStdio, []string{"tasks/not-cancelled-unprompted"}, nil},
 		},
 		Explored: []Exploration{
-			{Transport: ExploreInProcess,
-				Excluded: "no invariant of the explorer yet says a task nobody cancelled must not end cancelled (TSK-D1); " +
-					"check's tasks/not-cancelled-unprompted judges it",
-				Fits: finds("task-not-cancelled-by-notification", "CAN-4"),
-				FitsWhy: "the fault cancels a task as its worker starts; on a loaded machine that can come after the " +
-					"explorer's notifications/cancelled for the creating request, and a task cancelled after such a " +
-					"notification is what task-not-cancelled-by-notification reports, naming both causes"},
+			// The fault cancels a task as its worker starts; on a loaded
+			// machine that can come after the explorer's
+			// notifications/cancelled for the creating request, and a task
+			// cancelled after such a notification is what
+			// task-not-cancelled-by-notification reports, naming both causes.
+			{Transport: ExploreInProcess, Finds: []Finding{
+				{"task-cancelled-only-when-asked", []string{"TSK-D1"}},
+				{"task-not-cancelled-by-notification", []string{"CAN-4"}}}},
 		},
 	},
 	{
