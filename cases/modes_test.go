@@ -138,7 +138,7 @@ func TestMutationMatrixWithoutControl(t *testing.T) {
 		t.Logf("%d (fault, case, mode) kills without the control extension", kills)
 		for _, k := range slices.Sorted(maps.Keys(noKill)) {
 			if !used[k] {
-				t.Errorf("noKill %q no longer applies (the case catches the fault, or the row is gone): remove it", k)
+				t.Errorf("the MissedWithoutControl entry for %q no longer applies (the case catches the fault, or the row is gone): remove it from refserver/faulttable.go", k)
 			}
 		}
 	})
@@ -173,7 +173,7 @@ func TestMutationMatrixWithoutControl(t *testing.T) {
 					kills++
 					mu.Unlock()
 					if _, listed := noKill[key]; listed {
-						t.Errorf("%s catches %s in the %s mode: remove it from noKill", res.ID, j.r.fault, j.mode.name)
+						t.Errorf("%s catches %s in the %s mode: remove it from the fault's MissedWithoutControl", res.ID, j.r.fault, j.mode.name)
 					}
 				case o.Verdict == verdict.Fail || o.Verdict == verdict.Warn:
 					t.Errorf("%s: %s %s under %s, documented to break %v: %s", res.ID, o.Verdict, o.Requirement, j.r.fault, breaks, chrono.Sanitize(o.Summary, false))
