@@ -24,81 +24,65 @@ import (
 	"github.com/mcpflight/mcpflight/verdict"
 )
 
-// lostOverHTTP lists killers ("fault case") that need not see their fault
-// over HTTP, with the reason; they must still not end in error there.
-// Cases of the stdio area are left out over HTTP by themselves.
-var lostOverHTTP = map[string]string{
-	"error-on-notification cancel/crossing-response":      "over HTTP the response usually wins the race on its own stream, so no cancel is sent for the fault to answer",
-	"truncated-swallows-next robust/truncated-then-valid": "over HTTP every message is a POST of its own: there is no next line for a truncated body to swallow",
-}
-
-// collateral lists, as "fault case requirement", a case that fails or
-// warns under a fault with a requirement the fault is not documented to
-// break, with the reason the evidence fits that requirement too.
-var collateral = map[string]string{
-	"progress-crosses-streams progress/token-zero PRG-14":               "a progress the fault sends on another request's stream can be read after its own request's response: a progress after the end is PRG-14's evidence as well (it depends on timing, so the case is no killer)",
-	"progress-crosses-streams progress/interleaved-tokens PRG-14":       "a progress the fault sends on another running call's stream is read after its own call's response when that stream is read later (without the control extension nothing orders the three calls' ends): a progress after the end is PRG-14's evidence as well (it depends on timing, so the case is no killer there)",
-	"progress-crosses-streams cancel/interleaved-other-completes PRG-7": "when the cancelled call is still running as the other steps, the other call's progress goes on its stream and never reaches the other call, which counts fewer notifications than steps: the count PRG-7 judges is the misrouting's evidence as well (it depends on timing, so the case is no killer)",
-	"no-resulttype tasks26/declared-call-gets-durable-task TSX-8":       "a result without resultType reads as complete (RPC-44), so the CreateTaskResult lacks the resultType \"task\" TSX-8 asks for: the evidence of the missing member is TSX-8's as well",
-	"sticky-capabilities tasks26/methods-need-extension TSX-56":         "the task the undeclared tasks/get names was created by a request that declared the extension; a server on which that declaration sticks serves the undeclared request, which is TSX-56's evidence as well (the case's Actual names both causes)",
-}
-
 // isCollateral reports whether the case with id may fail or warn under
-// fault citing requirement, by the collateral list.
+// fault citing requirement (refserver.FaultSpec.Collateral).
 func isCollateral(fault refserver.Fault, id, requirement string) bool {
-	_, ok := collateral[string(fault)+" "+id+" "+requirement]
-	return ok
+	return slices.ContainsFunc(specOf(fault).Collateral, func(c refserver.Collateral) bool {
+		return c.Case == id && c.Requirement == requirement
+	})
 }
 
-// matrixRows are the rows of the mutation matrix, from the killer table:
-// each fault over each transport its row runs on, under the row's
-// revision, with the cases that must catch it there.
+// matrixRows are the rows of the mutation matrix, from the fault table's
+// killer rows: each fault over each transport its row runs on, under the
+// row's revision, with the cases that must catch it there.
 func matrixRows() []row {
 	var rows []row
-	for _, k := range killerTable {
-		opts := refserver.Options{Faults: refserver.FaultSet{k.fault: true}}
-		if modernOnlyFaults[k.fault] {
-			opts.Protocols = []string{spec.V20260728}
-		}
-		revision, prefix := "", ""
-		if k.revision == spec.V20260728 {
-			revision, prefix = spec.V20260728, "2026/"
-		}
-		if k.on != refserver.OnHTTP {
-			rows = append(rows, row{prefix + "stdio/" + string(k.fault), k.fault, k.cases, opts, false, revision, k.breaks})
-		}
-		if k.on != refserver.OnStdio {
-			rows = append(rows, row{prefix + "http/" + string(k.fault), k.fault, k.overHTTP(), opts, true, revision, k.breaks})
+	for _, fs := range refserver.FaultTable() {
+		for _, k := range fs.Killers {
+			opts := refserver.Options{Faults: refserver.FaultSet{fs.Fault: true}}
+			if fs.ModernOnly {
+				opts.Protocols = []string{spec.V20260728}
+			}
+			revision, prefix := "", ""
+			if k.Revision == spec.V20260728 {
+				revision, prefix = spec.V20260728, "2026/"
+			}
+			if k.On != refserver.OnHTTP {
+				rows = append(rows, row{prefix + "stdio/" + string(fs.Fault), fs.Fault, k.Cases, opts, false, revision, k.Breaks})
+			}
+			if k.On != refserver.OnStdio {
+				rows = append(rows, row{prefix + "http/" + string(fs.Fault), fs.Fault, killersOverHTTP(fs, k), opts, true, revision, k.Breaks})
+			}
 		}
 	}
 	return rows
 }
 
-// overHTTP are the row's cases that must catch its fault over
-// Streamable HTTP: those of an HTTP-only row all; otherwise not the
-// cases of the stdio area, those that skip over HTTP under 2026-07-28,
-// nor those lostOverHTTP excuses.
-func (k killer) overHTTP() []string {
-	if k.on == refserver.OnHTTP {
-		return k.cases
+// killersOverHTTP are the cases of killer row k of fault fs that must
+// catch the fault over Streamable HTTP: those of an HTTP-only row all;
+// otherwise not the cases of the stdio area, those that skip over HTTP
+// under 2026-07-28, nor those the fault's LostOverHTTP excuses.
+func killersOverHTTP(fs refserver.FaultSpec, k refserver.KillerRow) []string {
+	if k.On == refserver.OnHTTP {
+		return k.Cases
 	}
 	var out []string
-	for _, id := range k.cases {
-		_, lost := lostOverHTTP[string(k.fault)+" "+id]
-		if !lost && !strings.HasPrefix(id, "stdio/") && !(k.revision == spec.V20260728 && skipsOverHTTP2026[id]) {
+	for _, id := range k.Cases {
+		lost := slices.ContainsFunc(fs.LostOverHTTP, func(e refserver.Excuse) bool { return e.Case == id })
+		if !lost && !strings.HasPrefix(id, "stdio/") && !(k.Revision == spec.V20260728 && skipsOverHTTP2026[id]) {
 			out = append(out, id)
 		}
 	}
 	return out
 }
 
-// killersOf are the cases the killer table lists for fault under
-// revision, over any transport.
+// killersOf are the cases the fault table lists as killers of fault
+// under revision, over any transport.
 func killersOf(fault refserver.Fault, revision string) []string {
 	var out []string
-	for _, k := range killerTable {
-		if k.fault == fault && k.revision == revision {
-			out = append(out, k.cases...)
+	for _, k := range specOf(fault).Killers {
+		if k.Revision == revision {
+			out = append(out, k.Cases...)
 		}
 	}
 	return out
@@ -121,16 +105,6 @@ func checkSeverity(t *testing.T, id string, o verdict.Outcome) {
 	if given != o.Verdict && o.Exception == "" {
 		t.Errorf("%s: %s for %s (%s) without a written exception; the registry gives %s", id, o.Verdict, o.Requirement, o.Level, given)
 	}
-}
-
-// unkillable lists cases no fault can make fail, with the reason.
-var unkillable = map[string]string{
-	"http/answer-content-type":         "the reference server's answers are built by net/http with a fixed Content-Type; no fault breaks it",
-	"http/batch-rejected":              "the reference server decodes one message per POST with the strict decoder; a batch-accepting fault would need a second decoder",
-	"tasks/ignored-without-capability": "it runs only against a server without the tasks capability, and every row of the matrix declares it (TestTaskCasesWithoutCapability runs it against serve --no-tasks)",
-	"tasks/durable-id":                 "a task that tasks/get cannot find at once would break every task case that polls it, so no fault isolates TSK-44 to this case",
-	"tasks/ttl-expiry":                 "deletion at ttl is a MAY (TSK-42): retention is info, never a violation",
-	"discover/answers":                 "no fault of the reference server breaks server/discover itself (discover-missing-version drops only the legacy revisions, which this case does not require); every 2026-07-28 case's liveness step depends on it, so such a fault would end them all in errors blaming this case",
 }
 
 // A target makes the server one case runs against. Every case gets a
@@ -340,10 +314,8 @@ func TestMutationMatrix(t *testing.T) {
 				mu.Unlock()
 				// Blame lands on the rule that was broken: a fault is seen
 				// only under the requirements it is documented to break.
-				if !slices.Contains(breaks, o.Requirement) {
-					if _, ok := collateral[string(fault)+" "+r.ID+" "+o.Requirement]; !ok {
-						t.Errorf("%s: %s %s under %s over %s, which is documented to break %v: %s", r.ID, o.Verdict, o.Requirement, fault, r.Transport, breaks, o.Summary)
-					}
+				if !slices.Contains(breaks, o.Requirement) && !isCollateral(fault, r.ID, o.Requirement) {
+					t.Errorf("%s: %s %s under %s over %s, which is documented to break %v: %s", r.ID, o.Verdict, o.Requirement, fault, r.Transport, breaks, o.Summary)
 				}
 			case verdict.Blocked:
 				// Blocked by the case that carries the fault's finding:
@@ -390,7 +362,7 @@ func TestMutationMatrix(t *testing.T) {
 			checkKilled(t, killedBy)
 		}
 	})
-	checkKillerTable(t)
+	checkFaultTable(t)
 	for _, r := range rows {
 		t.Run(r.name, func(t *testing.T) {
 			selected++
@@ -472,50 +444,16 @@ func blameSummary(rep *results.Report) string {
 // checkKilled is the check of the whole mutation matrix, once every row
 // has run: each case is killed by some fault, or excused.
 func checkKilled(t *testing.T, killedBy map[string][]refserver.Fault) {
+	unkillable := map[string]bool{}
+	for _, e := range refserver.UnkillableCases() {
+		unkillable[e.Case] = true
+	}
 	for _, c := range cases.All() {
-		if _, excused := unkillable[c.ID]; excused {
+		if unkillable[c.ID] {
 			continue
 		}
 		if len(killedBy[c.ID]) == 0 {
-			t.Errorf("no fault makes %s fail: add a fault or list it in unkillable with a reason", c.ID)
-		}
-	}
-}
-
-// checkKillerTable: every fault has exactly one row of the killer table
-// under its own revision (and at most one under the other), with cases
-// to catch it; a row runs only where its fault shows (refserver's fault
-// table), and a row under another revision than the fault's names the
-// rules it breaks there.
-func checkKillerTable(t *testing.T) {
-	seen := map[string]int{}
-	for _, k := range killerTable {
-		fs, ok := k.fault.Spec()
-		if !ok {
-			t.Errorf("the killer table lists unknown fault %s", k.fault)
-			continue
-		}
-		seen[string(k.fault)+" "+k.revision]++
-		if fs.On != refserver.OnAny && k.on != fs.On {
-			t.Errorf("%s shows on %s only, but its row under %s runs on %s", k.fault, fs.On, k.revision, k.on)
-		}
-		switch {
-		case k.revision == fs.Revision && len(k.cases) == 0:
-			t.Errorf("fault %s has no killer listed under %s: add the cases that detect it", k.fault, k.revision)
-		case k.revision == fs.Revision && k.breaks != nil:
-			t.Errorf("%s under its own revision breaks its own requirements: leave breaks nil", k.fault)
-		case k.revision != fs.Revision && len(k.breaks) == 0:
-			t.Errorf("%s under %s names no rule of that revision it breaks", k.fault, k.revision)
-		}
-	}
-	for _, f := range refserver.FaultTable() {
-		if n := seen[string(f.Fault)+" "+f.Revision]; n != 1 {
-			t.Errorf("fault %s has %d rows in the killer table under %s, want 1", f.Fault, n, f.Revision)
-		}
-	}
-	for key, n := range seen {
-		if n > 1 {
-			t.Errorf("%s: %d rows in the killer table, want 1", key, n)
+			t.Errorf("no fault makes %s fail: add a fault or list it in refserver's unkillableCases with a reason", c.ID)
 		}
 	}
 }
@@ -564,28 +502,17 @@ func (r row) faultBreaks() []string {
 	return r.fault.Breaks()
 }
 
-// slowEclipsed2026 lists the 2026-07-28 faults that change what the slow
-// tool is, with the reason: no case that drives it can observe its own
-// subject, so what such a case reports under the fault is not held to
-// the fault's documented requirements (the fault's own killers are).
-var slowEclipsed2026 = map[refserver.Fault]string{
-	refserver.FaultTaskForUndeclaredClient: "every plain tools/call of the slow tool is answered with a CreateTaskResult, so its progress, checkpoints and counters are a task's: the cases that drive the slow tool see no slow call at all",
-}
-
-// eclipsed2026 lists, as "fault case", a case whose own subject a
-// 2026-07-28 fault hides, with the reason.
-var eclipsed2026 = map[string]string{
-	"stream-stays-open progress/interleaved-tokens": "its three streams stay open after their responses, and the transport's stall bound (10s here) ends the case as incomplete before it can finish",
-}
-
-// eclipsedBy returns why the case's outcome under fault is not judged,
-// or "".
+// eclipsedBy returns why the case's outcome under fault is not judged
+// (refserver.FaultSpec.Eclipsed and EclipsesSlow), or "".
 func eclipsedBy(fault refserver.Fault, id string) string {
-	if reason, ok := eclipsed2026[string(fault)+" "+id]; ok {
-		return reason
+	fs := specOf(fault)
+	for _, e := range fs.Eclipsed {
+		if e.Case == id {
+			return e.Why
+		}
 	}
-	if reason, ok := slowEclipsed2026[fault]; ok && needsSlow(id) && !slices.Contains(killersOf(fault, spec.V20260728), id) {
-		return reason
+	if fs.EclipsesSlow != "" && needsSlow(id) && !slices.Contains(killersOf(fault, fs.Revision), id) {
+		return fs.EclipsesSlow
 	}
 	return ""
 }
@@ -600,10 +527,6 @@ func needsSlow(id string) bool {
 	}
 	return false
 }
-
-// modernOnlyFaults run against a server without the legacy era: what they
-// break exists only there.
-var modernOnlyFaults = map[refserver.Fault]bool{refserver.FaultInitializeErrorWithoutVersions: true}
 
 // skipsOverHTTP2026 are the 2026-07-28 cases that skip over Streamable
 // HTTP (the cancel closes the request's stream there).

@@ -4,28 +4,37 @@ import (
 	"flag"
 	"go/ast"
 	"go/token"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/mcpflight/mcpflight/cases"
 	"github.com/mcpflight/mcpflight/probe"
 	"github.com/mcpflight/mcpflight/spec"
 )
 
 // update rewrites the checked-in expectations of this package's tests
-// (the case ID list, the quoted sentences, the wire goldens).
-var update = flag.Bool("update", false, "rewrite the checked-in expectations (case IDs, quotes, wire goldens)")
+// (the quoted sentences, the wire goldens, the pinned verdicts).
+var update = flag.Bool("update", false, "rewrite the checked-in expectations (quotes, wire goldens, pinned verdicts)")
 
-// TestCaseIDsUniqueAndStable: every case ID is a unique area/slug, and
-// the list is the checked-in one, so that renaming a case (which breaks
-// baselines and bookmarks) is a deliberate edit of testdata/case-ids.txt.
-func TestCaseIDsUniqueAndStable(t *testing.T) {
-	var ids []string
+// "go generate ./cases" writes, in one command, everything a new or
+// changed case needs besides its row and its place in the fault table:
+// the quoted sentences above the rows (TestQuotesBesideCases) and the
+// pinned verdicts against the popular npm servers, the third-party Go
+// servers and server-everything (TestPopularServersVerdicts,
+// TestThirdPartyVerdicts, TestSameVerdictsAsTheCarefulRun), each
+// recorded by its test's -update. The pinned runs need the npm targets
+// (MCPFLIGHT_TARGETS_DIR) and the Go servers of testdata/, and take
+// minutes.
+//
+//go:generate go test -run "^(TestQuotesBesideCases|TestPopularServersVerdicts|TestThirdPartyVerdicts|TestSameVerdictsAsTheCarefulRun)$" -update -timeout 60m
+
+// TestCaseIDsUnique: every case ID is a unique area/slug. Renaming or
+// removing a case (which breaks baselines and bookmarks) is a deliberate
+// edit of the fault table too, which names every case as a killer or
+// unkillable: TestFaultTable fails until it is made.
+func TestCaseIDsUnique(t *testing.T) {
 	seen := map[string]bool{}
 	for _, c := range cases.All() {
 		if seen[c.ID] {
@@ -35,21 +44,6 @@ func TestCaseIDsUniqueAndStable(t *testing.T) {
 		if area, slug, ok := strings.Cut(c.ID, "/"); !ok || area == "" || slug == "" || strings.ContainsAny(c.ID, " \t") {
 			t.Errorf("case ID %q is not area/slug", c.ID)
 		}
-		ids = append(ids, c.ID)
-	}
-	path := filepath.Join("testdata", "case-ids.txt")
-	got := strings.Join(ids, "\n") + "\n"
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./cases -run TestCaseIDs -update to write it)", err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("the catalogue's case IDs changed (-checked in +now); if the change is deliberate, run with -update:\n%s", diff)
 	}
 }
 

@@ -34,11 +34,12 @@ import (
 //
 // In each mode a row's killers that do not need the control extension
 // (Needs.Control), and in the observer mode the observer's own killers
-// (observerKillers), must fail or warn under a rule the fault breaks. A
-// killer that skips claims no evidence in the mode (its skip must name
-// what would let it run); one that passes, records info, is blocked or
-// ends in error must be listed in noKill with the reason, and an entry
-// of noKill that no longer applies fails the test.
+// (refserver.FaultSpec.ObserverKillers), must fail or warn under a rule
+// the fault breaks. A killer that skips claims no evidence in the mode
+// (its skip must name what would let it run); one that passes, records
+// info, is blocked or ends in error must be listed in the fault's
+// MissedWithoutControl with the reason, and an entry that no longer
+// applies fails the test.
 
 // evidenceMode is one way of running a row without the control
 // extension.
@@ -47,44 +48,23 @@ type evidenceMode struct {
 	observer bool
 }
 
-var evidenceModes = []evidenceMode{{"observer", true}, {"wire", false}}
+var evidenceModes = []evidenceMode{{refserver.EvidenceObserver, true}, {refserver.EvidenceWire, false}}
 
-// observerKillers lists, by fault, the cases that catch it through the
-// observer when the control extension is hidden (the row's own killers
-// stand too): these faults show in the server's handler counts, which
-// the observer reports in place of the extension's counters.
-var observerKillers = map[refserver.Fault][]string{
-	refserver.FaultRespondAfterCancel:   {"cancel/handler-stops"},
-	refserver.FaultHangAfterCancel:      {"cancel/handler-stops"},
-	refserver.FaultCancelOnDisconnect:   {"http/disconnect-is-not-cancel"},
-	refserver.FaultStreamCloseNotCancel: {"http26/stream-close-cancels-during-progress", "http26/stream-close-cancels-silent-handler"},
-}
-
-// noKill lists, as "mode row case", a killer that does not need the
-// control extension yet does not catch its row's fault in that mode,
-// with the reason.
-var noKill = map[string]string{}
-
-func init() {
-	wireOnly := map[string]string{
-		"hang-after-cancel cancel/mid-work-no-response":   "the fault keeps the cancelled handler alive without writing: on the wire that is a cancel honoured, no response; the counters show it, and so does the observer (cancel/handler-stops catches the fault in the observer mode)",
-		"leak-on-cancel cancel/duplicate":                 "the fault is in the server's cleanup counters (a resource never released), which only the control extension reads: the wire sees the cancel honoured",
-		"double-cleanup cancel/duplicate":                 "the fault is in the server's cleanup counters (a resource released twice), which only the control extension reads: the wire sees the cancel honoured",
-		"log-crosses-streams progress/interleaved-tokens": "the step logs name their operation by the reference server's key, which a case sets only through the control extension: a log message that names no request cannot be tied to a stream on the wire",
-	}
-	// Only the observer shows what became of a call whose stream can be
-	// neither kept nor resumed.
-	noKill["wire http/"+string(refserver.FaultUnresumableCancelOnDisconnect)+" http/disconnect-is-not-cancel"] = "the dropped stream carried no event ID, so nothing can be resumed, and without an observer nothing on the wire shows whether the handler ran on or was cancelled (the observer mode catches the fault)"
-	for _, m := range evidenceModes {
-		for key, why := range wireOnly {
-			fault, id, _ := strings.Cut(key, " ")
-			for _, r := range matrixRows() {
-				if string(r.fault) == fault && slices.Contains(r.want, id) {
-					noKill[m.name+" "+r.name+" "+id] = why
+// noKillReasons lists, as "mode row case", a killer that does not need
+// the control extension yet does not catch its row's fault in that mode,
+// with the reason (refserver.FaultSpec.MissedWithoutControl).
+func noKillReasons() map[string]string {
+	out := map[string]string{}
+	for _, r := range matrixRows() {
+		for _, e := range specOf(r.fault).MissedWithoutControl {
+			for _, m := range evidenceModes {
+				if (e.Mode == refserver.EvidenceBoth || e.Mode == m.name) && slices.Contains(r.want, e.Case) {
+					out[m.name+" "+r.name+" "+e.Case] = e.Why
 				}
 			}
 		}
 	}
+	return out
 }
 
 // modeProfile is the profile of a mode: the reference server's tools
@@ -106,7 +86,7 @@ func modeProfile(t *testing.T, m evidenceMode) *profile.Profile {
 func modeKillers(r row, m evidenceMode) []probe.Case {
 	ids := slices.Clone(r.want)
 	if m.observer {
-		for _, id := range observerKillers[r.fault] {
+		for _, id := range specOf(r.fault).ObserverKillers {
 			if id == "cancel/handler-stops" && r.overHTTP && r.rev() == spec.V20260728 {
 				continue // there the cancel is a stream close, which http26/stream-close-* judge
 			}
@@ -129,6 +109,7 @@ func TestMutationMatrixWithoutControl(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the matrix without the control extension runs paced tools in real time")
 	}
+	noKill := noKillReasons()
 	var (
 		mu      sync.Mutex
 		kills   int
@@ -157,7 +138,7 @@ func TestMutationMatrixWithoutControl(t *testing.T) {
 		t.Logf("%d (fault, case, mode) kills without the control extension", kills)
 		for _, k := range slices.Sorted(maps.Keys(noKill)) {
 			if !used[k] {
-				t.Errorf("noKill %q no longer applies (the case catches the fault, or the row is gone): remove it", k)
+				t.Errorf("the MissedWithoutControl entry for %q no longer applies (the case catches the fault, or the row is gone): remove it from refserver/faulttable.go", k)
 			}
 		}
 	})
@@ -192,7 +173,7 @@ func TestMutationMatrixWithoutControl(t *testing.T) {
 					kills++
 					mu.Unlock()
 					if _, listed := noKill[key]; listed {
-						t.Errorf("%s catches %s in the %s mode: remove it from noKill", res.ID, j.r.fault, j.mode.name)
+						t.Errorf("%s catches %s in the %s mode: remove it from the fault's MissedWithoutControl", res.ID, j.r.fault, j.mode.name)
 					}
 				case o.Verdict == verdict.Fail || o.Verdict == verdict.Warn:
 					t.Errorf("%s: %s %s under %s, documented to break %v: %s", res.ID, o.Verdict, o.Requirement, j.r.fault, breaks, chrono.Sanitize(o.Summary, false))

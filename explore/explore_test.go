@@ -130,263 +130,67 @@ func (row faultRow) name() string {
 	return n
 }
 
-// faultTable covers every fault of the reference server.
+// faultTable is the explorer's rows of the reference server's fault
+// table (refserver.FaultSpec.Explored), in the table's order: for every
+// fault, what each exploration finds or why it cannot.
 func faultTable() []faultRow {
-	r := func(inv string, reqs ...string) []rule { return []rule{{inv, reqs}} }
-	ip, http := TransportInProcess, TransportHTTP
-	const noLogging = "the mix has no logging: log levels and log messages are judged by check's logging cases " +
-		"(on stdio a notifications/message names no request, so the history alone cannot tie one to a cancelled call)"
-	const headersOnly = "the explorer only sends well-formed requests with the session ID, the protocol version and no Origin; " +
-		"this rule of the HTTP endpoint is judged by check's http cases"
-	const taskShape = "a shape rule of one message (a capability, a tool's execution, a task's fields, a notification's _meta): " +
-		"the history's invariants are about order and outcomes; check's tasks cases and the schema check judge it"
-	rows := []faultRow{
-		{fault: refserver.FaultRespondAfterCancel, transport: ip, find: r(InvCancelNoResponse, "CAN-8")},
-		{fault: refserver.FaultRespondAfterCancel, transport: TransportStdio, find: r(InvCancelNoResponse, "CAN-8")},
-		{fault: refserver.FaultRespondAfterCancel, transport: http, find: r(InvCancelNoResponse, "CAN-8")},
-		{fault: refserver.FaultProgressAfterCancel, transport: ip, find: r(InvCancelNoProgress, "CAN-8")},
-		{fault: refserver.FaultProgressAfterCancel, transport: TransportStdio, find: r(InvCancelNoProgress, "CAN-8")},
-		{fault: refserver.FaultProgressAfterResponse, transport: ip, find: r(InvProgressAfterEnd, "PRG-14")},
-		{fault: refserver.FaultNonIncreasingProgress, transport: ip, find: r(InvProgressIncreasing, "PRG-4")},
-		{fault: refserver.FaultWrongToken, transport: ip, find: r(InvTokenKnown, "PRG-7")},
-		{fault: refserver.FaultProgressWithoutToken, transport: ip, find: r(InvTokenKnown, "PRG-7")},
-		{fault: refserver.FaultErrorOnNotification, transport: ip, find: r(InvNoNotificationReply, "RPC-15")},
-		{fault: refserver.FaultCrashOnMalformedCancel, transport: ip, find: r(InvSessionUsable, "CAN-14")},
-		{fault: refserver.FaultCancelUnknownHitsOther, transport: ip, find: r(InvOneResponse, "CAN-14")},
-		{fault: refserver.FaultLeakOnCancel, transport: ip, find: r(InvCleanupOnce, "CAN-8")},
-		{fault: refserver.FaultDoubleCleanup, transport: ip, find: r(InvCleanupOnce, "CAN-8")},
-		{fault: refserver.FaultIDTypeConfusion, transport: ip, find: r(InvOneResponse, "RPC-8"), deadline: true, present: true},
-		{fault: refserver.FaultIDZeroAbsent, transport: ip, find: r(InvOneResponse, "PNG-1"), deadline: true},
-		{fault: refserver.FaultStaleToken, transport: ip, find: r(InvTokenReusable, "PRG-2")},
-		{fault: refserver.FaultStdoutNoise, transport: ip, find: r(InvWellFormed, "STD-4")},
-		{fault: refserver.FaultPingBroken, transport: ip, find: r(InvSessionUsable, "PNG-1")},
-		{fault: refserver.FaultIgnoreStdinEOF, transport: ip, ops: 100, excluded: "the server does not exit when its input ends: a teardown " +
-			"grade (STD-46 is a 2026-07-28 SHOULD; check grades the teardown of every case), not a rule of the history; " +
-			"the explorer's close waits for it, at most the operation timeout"},
-		{fault: refserver.FaultVersionMismatch, transport: ip, excluded: "the handshake fails, so no session and no history: " +
-			"explore reports it as a target error, and check's lifecycle cases judge LIF-9 and LIF-10"},
-		{fault: refserver.FaultLogLevelIgnored, transport: ip, excluded: noLogging},
-		{fault: refserver.FaultHangAfterCancel, transport: ip, find: r(InvCleanupOnce, "CAN-8"), deadline: true},
-		{fault: refserver.FaultCancelDoesNotStopWorker, transport: ip,
-			find: []rule{{InvProgressAfterEnd, []string{"PRG-11"}}, {InvTaskWorkerStops, []string{"TSK-64"}}}},
-		{fault: refserver.FaultStatusChangesAfterCancelled, transport: ip, find: r(InvTaskTerminalStable, "TSK-65", "TSK-31")},
-		{fault: refserver.FaultCancelTerminalSucceeds, transport: ip, find: r(InvTaskCancelTerminal, "TSK-63")},
-		{fault: refserver.FaultResultHangsAfterCancel, transport: ip, find: r(InvOneResponse, "TSK-46"), deadline: true},
-		{fault: refserver.FaultNotificationCancelsTask, transport: ip, find: r(InvTaskNotifCancel, "CAN-4")},
-		{fault: refserver.FaultMissingRelatedTaskMeta, transport: ip, find: r(InvTaskResult, "TSK-55")},
-		{fault: refserver.FaultListLeaksOtherSessions, transport: ip, find: r(InvTaskListOwn, "TSK-84")},
-		{fault: refserver.FaultPollIntervalIgnored, transport: ip, excluded: "pollInterval is advice to the requestor " +
-			"(TSK-43: MAY, and SHOULD respect); no rule of the history forbids 0, and check's tasks cases judge it"},
-		// The robustness faults react to bad input, which the
-		// explorer never sends: its plans are made of well-formed
-		// operations with fresh ids. The robust/ cases judge them.
-		{fault: refserver.FaultDieOnMalformedInput, transport: ip, excluded: noBadInput},
-		{fault: refserver.FaultParseErrorWithID, transport: ip, excluded: noBadInput},
-		{fault: refserver.FaultTruncatedSwallowsNext, transport: ip, excluded: noBadInput},
-		{fault: refserver.FaultDuplicateIDDropsFirst, transport: ip, excluded: noBadInput},
-		{fault: refserver.FaultMissingTaskIDInternalError, transport: ip, excluded: noBadInput},
-		{fault: refserver.FaultIllTypedCursorAccepted, transport: ip, excluded: noBadInput},
-		{fault: refserver.FaultMissingLevelInternalError, transport: ip, excluded: noBadInput},
-		{fault: refserver.FaultMuteAfterNamelessCall, transport: ip, excluded: noBadInput},
-		{fault: refserver.FaultMuteAfterIllTypedToolsCursor, transport: ip, excluded: noBadInput},
-		{fault: refserver.FaultCancelOnDisconnect, transport: http, find: r(InvOneResponse, "HTTP-25")},
-		{fault: refserver.FaultUnresumableCancelOnDisconnect, transport: http, find: r(InvStreamPrimed, "HTTP-16"), deadline: true, present: true},
-		{fault: refserver.FaultReplayCrossesStreams, transport: http, find: r(InvReplayOwnStream, "HTTP-44")},
-		{fault: refserver.FaultLoseEventsOnResume, transport: http, find: r(InvOneResponse, "HTTP-21"), deadline: true, ops: 800},
-		{fault: refserver.FaultDuplicateEventIDs, transport: http, find: r(InvEventIDsUnique, "HTTP-40"), deadline: true, present: true},
-		{fault: refserver.FaultNoSessionCheck, transport: http, excluded: headersOnly},
-		{fault: refserver.FaultNoOriginCheck, transport: http, excluded: headersOnly},
-		// The POST of a notification answered 200 (not 202) with a body
-		// that is no message: the status and the body each show it.
-		{fault: refserver.FaultJSONBodyForNotification, transport: http, find: []rule{{InvWellFormed, []string{"HTTP-11"}}, {InvNoNotificationReply, []string{"HTTP-11"}}}},
-		{fault: refserver.FaultResponseAfterCancelOnStream, transport: http, find: r(InvCancelNoResponse, "CAN-8")},
-		{fault: refserver.FaultNoProtocolVersionCheck, transport: http, excluded: headersOnly},
-		{fault: refserver.FaultProgressOnGETStream, transport: http, find: r(InvStreamRouting, "HTTP-31"),
-			racy: "the progress this fault puts on the GET stream never ends a stream, so nothing orders its reading before the trial " +
-				"closes the session: the minimal plan (listen, then one call the drain runs to its end) loses it when the close comes " +
-				"first, about one run in three at load 5 (the control extension has no request that would put a marker on the GET stream)"},
-		{fault: refserver.FaultNoPrimingEvent, transport: http, find: r(InvStreamPrimed, "HTTP-16"), deadline: true, present: true},
-		{fault: refserver.FaultSessionIDInvisible, transport: http, find: r(InvSessionIDVisible, "HTTP-48")},
-		{fault: refserver.FaultRejectValidLevel, transport: ip, excluded: noLogging},
-		{fault: refserver.FaultAcceptInvalidLevel, transport: ip, excluded: noLogging},
-		{fault: refserver.FaultBadMessageShape, transport: ip, excluded: noLogging},
-		{fault: refserver.FaultLogAfterCancel, transport: ip, excluded: noLogging},
-		{fault: refserver.FaultCompletedTaskReopens, transport: ip, find: r(InvTaskTerminalStable, "TSK-31")},
-		{fault: refserver.FaultCancelAnswersBeforeTransition, transport: ip, find: r(InvTaskCancelResult, "TSK-64")},
-		// The evidence fits two rules: the task's status (TSK-76, judged
-		// by check's tasks/iserror-fails-task) and tasks/result's
-		// equivalence with it, which is the rule of the history.
-		{fault: refserver.FaultIsErrorCompletesTask, transport: ip, find: r(InvTaskResult, "TSK-46")},
-		{fault: refserver.FaultFailedResultNotError, transport: ip, find: r(InvTaskResult, "TSK-46")},
-		{fault: refserver.FaultResultAnswersEarly, transport: ip, find: r(InvTaskResult, "TSK-46")},
-		{fault: refserver.FaultTaskProgressOtherToken, transport: ip, find: r(InvTokenKnown, "PRG-7")},
-		{fault: refserver.FaultTaskListNotObject, transport: ip, excluded: taskShape},
-		{fault: refserver.FaultTaskSupportMissing, transport: ip, excluded: taskShape},
-		{fault: refserver.FaultRequiredTaskRunsPlain, transport: ip, excluded: "the explorer calls only the task tool as a task and the others " +
-			"without one, so it never calls a task-required tool without a task; check's tasks/required-without-task judges it"},
-		{fault: refserver.FaultForbiddenRunsPlain, transport: ip, excluded: "the explorer never asks for a task on a tool that forbids one; " +
-			"check's tasks/forbidden-with-task judges it"},
-		{fault: refserver.FaultTaskWithoutTTL, transport: ip, excluded: taskShape},
-		{fault: refserver.FaultLastUpdatedBeforeCreated, transport: ip, excluded: taskShape},
-		{fault: refserver.FaultSequentialTaskIDs, transport: ip, excluded: "guessable IDs break no rule of one history " +
-			"(TSK-81 is about what an attacker could guess); check's tasks/unguessable-ids judges it"},
-		{fault: refserver.FaultUnknownTaskInternalError, transport: ip, excluded: "the explorer's task operations name tasks it created; " +
-			"an unknown task ID is check's tasks/unknown-id"},
-		{fault: refserver.FaultRelatedTaskMetaWins, transport: ip, excluded: "the explorer never sends related-task _meta that " +
-			"disagrees with params.taskId; check's tasks/task-id-is-source-of-truth judges it"},
-		{fault: refserver.FaultBogusCursorAccepted, transport: ip, excluded: "the explorer's tasks/list follows the cursors the server " +
-			"gives; a cursor it never issued is check's tasks/list-pagination"},
-		{fault: refserver.FaultStatusNotificationMeta, transport: ip, excluded: taskShape},
-		{fault: refserver.FaultTaskCancelledUnprompted, transport: ip, excluded: "no invariant of the explorer yet says a task " +
-			"nobody cancelled must not end cancelled (TSK-D1); check's tasks/not-cancelled-unprompted judges it",
-			fits: []rule{{InvTaskNotifCancel, []string{"CAN-4"}}},
-			fitsWhy: "the fault cancels a task as its worker starts; on a loaded machine that can come after the explorer's " +
-				"notifications/cancelled for the creating request, and a task cancelled after such a notification is what " +
-				"task-not-cancelled-by-notification reports, naming both causes"},
-	}
-	return append(rows, faultTable2026()...)
-}
-
-// faultTable2026 explores 2026-07-28 sessions (the envelope and
-// server/discover, over stdio and in process): the faults of the
-// reference server that break a rule of that revision's history, among
-// them the MUST NOT of a cancelled request over stdio (CAN-54), and the
-// 2026-07-28 faults the explorer does not see, with the reason.
-func faultTable2026() []faultRow {
-	const rev = Revision20260728
-	const closedStream = "over 2026-07-28 Streamable HTTP the cancel closes the stream the response and progress " +
-		"would come on: nothing more can be read for the request (CAN-56 shows only through side effects, which " +
-		"cleanup-once reads); its stdio and in-process rows find it"
-	r := func(inv string, reqs ...string) []rule { return []rule{{inv, reqs}} }
-	ip, stdio := TransportInProcess, TransportStdio
-	rows := []faultRow{
-		{fault: refserver.FaultRespondAfterCancel, transport: ip, find: r(InvCancelNoResponse, "CAN-54")},
-		{fault: refserver.FaultRespondAfterCancel, transport: stdio, find: r(InvCancelNoResponse, "CAN-54")},
-		{fault: refserver.FaultProgressAfterCancel, transport: ip, find: r(InvCancelNoProgress, "CAN-54")},
-		{fault: refserver.FaultProgressAfterCancel, transport: stdio, find: r(InvCancelNoProgress, "CAN-54")},
-		{fault: refserver.FaultServerSendsCancelled, transport: ip, find: r(InvCancelTarget, "CAN-42")},
-		{fault: refserver.FaultServerSendsCancelled, transport: stdio, find: r(InvCancelTarget, "CAN-42")},
-		{fault: refserver.FaultNonIncreasingProgress, transport: ip, find: r(InvProgressIncreasing, "PRG-4")},
-		{fault: refserver.FaultProgressAfterResponse, transport: ip, find: r(InvProgressAfterEnd, "PRG-14")},
-		{fault: refserver.FaultWrongToken, transport: ip, find: r(InvTokenKnown, "PRG-7")},
-		{fault: refserver.FaultStaleToken, transport: ip, find: r(InvTokenReusable, "PRG-41")},
-		{fault: refserver.FaultLeakOnCancel, transport: ip, find: r(InvCleanupOnce, "CAN-48")},
-		{fault: refserver.FaultCrashOnMalformedCancel, transport: ip, find: r(InvSessionUsable, "CAN-14")},
-		// Every plain call is answered with a CreateTaskResult, so the
-		// steps that wait on the call's checkpoints wait out their timeout;
-		// the CreateTaskResult itself is the violation, which a short
-		// timeout cannot fake (80 s at the generous timeout, 1.3 s so).
-		{fault: refserver.FaultTaskForUndeclaredClient, transport: ip, find: r(InvOneResponse, "TSX-2"), deadline: true, present: true},
-		// Over Streamable HTTP the cancel closes the request's stream.
-		{fault: refserver.FaultStreamCloseNotCancel, transport: TransportHTTP, find: r(InvCleanupOnce, "CAN-55"), deadline: true},
-		{fault: refserver.FaultLeakOnCancel, transport: TransportHTTP, find: r(InvCleanupOnce, "CAN-48")},
-		{fault: refserver.FaultNonIncreasingProgress, transport: TransportHTTP, find: r(InvProgressIncreasing, "PRG-4")},
-		{fault: refserver.FaultRespondAfterCancel, transport: TransportHTTP, excluded: closedStream},
-		{fault: refserver.FaultProgressAfterCancel, transport: TransportHTTP, excluded: closedStream},
-		{fault: refserver.FaultPingBroken, transport: ip, excluded: "2026-07-28 removed ping (PNG-40): server/discover is " +
-			"the explorer's liveness check there"},
-		// A request a 2026-07-28 server writes on its one stream breaks
-		// the monitor's one-response rule as the stdio page says it
-		// (STD-43; RPC-61 over HTTP). In process the monitor judges the
-		// one stream as stdout.
-		{fault: refserver.FaultRequestOnStdout, transport: ip, find: r(InvOneResponse, "STD-43")},
-		{fault: refserver.FaultRequestOnStdout, transport: stdio, find: r(InvOneResponse, "STD-43")},
-		// The stream shape of 2026-07-28 Streamable HTTP, from the heads,
-		// SSE events and stream ends the transport records.
-		{fault: refserver.FaultNoAccelBuffering, transport: TransportHTTP, find: r(InvUnbuffered, "HTTP-92")},
-		{fault: refserver.FaultEventIDsOn2026, transport: TransportHTTP, find: r(InvEventIDsUnique, "HTTP-93")},
-		{fault: refserver.FaultSessionOn2026, transport: TransportHTTP, find: r(InvStateless, "HTTP-107")},
-		{fault: refserver.FaultStreamStaysOpen, transport: TransportHTTP, deadline: true, excluded: "the evidence is time: a stream held " +
-			"open shows when it is closed more than the monitor's window (100 ms) after its response, and a trial's sessions " +
-			"close within that of most responses, at a pace the plan does not decide (no replay reproduces it); check's " +
-			"http26/response-ends-stream and the monitor in watch and judge, where such a stream stays open seconds, judge it",
-			fits: r(InvStreamEnds, "HTTP-91"), fitsWhy: "a trial slow enough to close a session more than 100 ms after a " +
-				"response shows the held stream (a conforming server's stream ends with its response, so slowness cannot fake it)"},
-		{fault: refserver.FaultProgressCrossesStreams, transport: TransportHTTP, excluded: "the fault moves a call's progress " +
-			"to another call's stream only while that other call is running, which the order the server takes two POSTs in " +
-			"decides, not the plan: a trial shows it, but no replay of the minimal plan reproduces it reliably; check's " +
-			"progress/interleaved-tokens judges it, and the monitor wherever it happens",
-			fits: r(InvStreamRouting, "LOG-46"), fitsWhy: "a trial in which the server took the other call's POST first shows " +
-				"the progress on that call's stream (LOG-46), which a conforming server never writes there"},
-		{fault: refserver.FaultCancelUnknownHitsOther, transport: ip, excluded: "the reference server applies it to the calls " +
-			"of a 2025-11-25 session only (refserver/session.go); its 2025-11-25 row finds it"},
-	}
-	const shape = "a shape rule of one result or error (resultType, serverInfo, the versions server/discover lists or an " +
-		"error names): the history's invariants are about order and outcomes; check --protocol 2026-07-28 judges it"
-	const wellFormed = "the explorer sends only well-formed 2026-07-28 requests (the envelope on each, no removed method); " +
-		"check --protocol 2026-07-28 judges the answers to wrong ones"
-	const noTasks = "the explorer draws no task under 2026-07-28: the tasks extension is not implemented in its mix"
-	const noHTTP = "the explorer sends only well-formed 2026-07-28 requests over Streamable HTTP (the headers that " +
-		"mirror the body, no method the server lacks), and no GET or DELETE (the revision has neither a GET stream nor " +
-		"a session): the fault answers none of them; the monitor judges the answer where a host sends one " +
-		"(http-method-not-found-404, http-stateless-endpoint), and check --protocol 2026-07-28 judges it"
-	const noLogging = "the mix has no logging (the envelope carries no logLevel); check's logging cases judge it"
-	const noListen = "the mix has no subscriptions/listen; check's subscription cases judge it"
-	why := map[refserver.Fault]string{
-		refserver.FaultNoResultType:                   shape,
-		refserver.FaultNoServerInfo:                   shape,
-		refserver.FaultDiscoverMissingVersion:         shape,
-		refserver.FaultWrongVersionError:              wellFormed,
-		refserver.FaultEnvelopeNotChecked:             wellFormed,
-		refserver.FaultStickyCapabilities:             noTasks,
-		refserver.FaultStickyVersion:                  wellFormed,
-		refserver.FaultTaskMethodsWithoutCapability:   noTasks,
-		refserver.FaultHeaderMismatchAccepted:         noHTTP,
-		refserver.FaultPingOn2026:                     wellFormed,
-		refserver.FaultTasksResultOn2026:              wellFormed,
-		refserver.FaultUnknownMethod200:               noHTTP,
-		refserver.FaultStreamCloseNotCancel:           noHTTP,
-		refserver.FaultLogWithoutLevel:                noLogging,
-		refserver.FaultLogBelowLevel:                  noLogging,
-		refserver.FaultAcceptUnknownLogLevel:          noLogging,
-		refserver.FaultListenLogs:                     noListen,
-		refserver.FaultListenNoAck:                    noListen,
-		refserver.FaultListenNoSubscriptionID:         noListen,
-		refserver.FaultListenUnrequested:              noListen,
-		refserver.FaultTeardownSilent:                 noListen,
-		refserver.FaultTaskCancelErrorOnTerminal:      noTasks,
-		refserver.FaultCreateBeforeDurable:            noTasks,
-		refserver.FaultIsErrorTaskFailed:              noTasks,
-		refserver.FaultTaskResultNotInlined:           noTasks,
-		refserver.FaultGetTaskResultTypeTask:          noTasks,
-		refserver.FaultTaskUpdateRejectsUnknownKey:    noTasks,
-		refserver.FaultGetOn2026:                      noHTTP,
-		refserver.FaultInitializeErrorWithoutVersions: "the explorer's 2026-07-28 sessions never send initialize",
-		refserver.FaultExtTaskIDInternalError:         noTasks,
-		refserver.FaultListenBadFilterCrash:           noListen,
-		refserver.FaultLogCrossesStreams: "the explorer asks for no log messages (no logLevel), so the step logs this fault misroutes are never sent; " +
-			"nor could the wire tie a log message to its request (it names none); check's progress/interleaved-tokens judges it (LOG-46) by the reference server's operation keys",
-	}
-	for _, f := range refserver.Faults2026() {
-		if slices.ContainsFunc(rows, func(row faultRow) bool { return row.fault == f }) {
-			continue
+	rules := func(fs []refserver.Finding) []rule {
+		var out []rule
+		for _, f := range fs {
+			out = append(out, rule{f.Invariant, f.Requirements})
 		}
-		reason, ok := why[f]
-		if !ok {
-			reason = "" // TestFaultTableCoversEveryFault reports it
-		}
-		tr := ip
-		if reason == noHTTP {
-			tr = TransportHTTP // explored where it acts
-		}
-		rows = append(rows, faultRow{fault: f, transport: tr, excluded: reason})
+		return out
 	}
-	for i := range rows {
-		rows[i].revision = rev
+	var rows []faultRow
+	for _, fs := range refserver.FaultTable() {
+		for _, e := range fs.Explored {
+			rows = append(rows, faultRow{fault: fs.Fault, transport: e.Transport, revision: e.Revision,
+				find: rules(e.Finds), deadline: e.Deadline, present: e.Present, ops: e.Ops, racy: e.Racy,
+				excluded: e.Excluded, fits: rules(e.Fits), fitsWhy: e.FitsWhy})
+		}
 	}
 	return rows
 }
 
-// noBadInput is why the explorer cannot find a robustness fault.
-const noBadInput = "the explorer sends only well-formed requests with fresh ids and valid parameters; the robust/ cases of check send the bad input this fault reacts to"
-
 // TestFaultTableCoversEveryFault: every fault of the reference server is
-// either found or listed with the reason it cannot be.
+// either found or listed with the reason it cannot be, and every row
+// names a transport, a revision and invariants of the explorer, each
+// finding citing a requirement its invariant cites under the row's
+// revision.
 func TestFaultTableCoversEveryFault(t *testing.T) {
+	if refserver.ExploreInProcess != TransportInProcess || refserver.ExploreStdio != TransportStdio || refserver.ExploreHTTP != TransportHTTP {
+		t.Errorf("refserver's explorer transports (%q, %q, %q) are not the explorer's", refserver.ExploreInProcess, refserver.ExploreStdio, refserver.ExploreHTTP)
+	}
+	cites := map[string]map[string][]string{}
+	for _, inv := range Invariants() {
+		cites[inv.ID] = inv.Cites
+	}
 	listed := map[refserver.Fault]bool{}
 	for _, row := range faultTable() {
 		if (row.excluded == "") == (len(row.find) == 0) {
 			t.Errorf("%s over %s: a row either finds something or gives the reason it cannot", row.fault, row.transport)
+		}
+		if !slices.Contains([]string{TransportInProcess, TransportStdio, TransportHTTP}, row.transport) {
+			t.Errorf("%s: transport %q is not the explorer's", row.name(), row.transport)
+		}
+		rev := row.revision
+		if rev == "" {
+			rev = Revision20251125
+		}
+		if !slices.Contains(Revisions(), rev) {
+			t.Errorf("%s: revision %q is not the explorer's", row.name(), row.revision)
+		}
+		for _, r := range slices.Concat(row.find, row.fits) {
+			c, ok := cites[r.inv]
+			if !ok {
+				t.Errorf("%s: %q is no invariant of the explorer", row.name(), r.inv)
+				continue
+			}
+			for _, req := range r.reqs {
+				if !slices.Contains(c[rev], req) {
+					t.Errorf("%s: invariant %s cites %v under %s, not %s", row.name(), r.inv, c[rev], rev, req)
+				}
+			}
 		}
 		listed[row.fault] = true
 	}
