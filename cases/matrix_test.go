@@ -57,7 +57,7 @@ func matrixRows() []row {
 	var rows []row
 	for _, k := range killerTable {
 		opts := refserver.Options{Faults: refserver.FaultSet{k.fault: true}}
-		if modernOnlyFaults[k.fault] {
+		if faults2026Only[k.fault] {
 			opts.Protocols = []string{spec.V20260728}
 		}
 		revision, prefix := "", ""
@@ -595,9 +595,9 @@ func needsSlow(id string) bool {
 	return false
 }
 
-// modernOnlyFaults run against a server without the legacy era: what they
+// faults2026Only run against a server without the legacy era: what they
 // break exists only there.
-var modernOnlyFaults = map[refserver.Fault]bool{refserver.FaultInitializeErrorWithoutVersions: true}
+var faults2026Only = map[refserver.Fault]bool{refserver.FaultInitializeErrorWithoutVersions: true}
 
 // skipsOverHTTP2026 are the 2026-07-28 cases that skip over Streamable
 // HTTP (the cancel closes the request's stream there).
@@ -627,7 +627,7 @@ func TestCatalogue2026AgainstReferenceServer(t *testing.T) {
 		name      string
 		overHTTP  bool
 		protocols []string
-	}{{"inprocess", false, nil}, {"http", true, nil}, {"modern-only", false, []string{spec.V20260728}}} {
+	}{{"inprocess", false, nil}, {"http", true, nil}, {"2026-only", false, []string{spec.V20260728}}} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			_, rep, err := conforming(tc.overHTTP, spec.V20260728, tc.protocols, true)
@@ -647,7 +647,7 @@ func TestCatalogue2026AgainstReferenceServer(t *testing.T) {
 					_, excused := skippedOnReference2026[r.ID]
 					overHTTP := tc.name == "http" && (c.Needs.Stdio || skipsOverHTTP2026[r.ID] || strings.HasPrefix(r.ID, "stdio/"))
 					onlyHTTP := tc.name != "http" && c.Needs.HTTP
-					if c.AppliesTo(spec.V20260728) && !excused && !overHTTP && !onlyHTTP && !(tc.name == "modern-only" && r.ID == "lifecycle/initialize-agrees-to-listed-revision") {
+					if c.AppliesTo(spec.V20260728) && !excused && !overHTTP && !onlyHTTP && !(tc.name == "2026-only" && r.ID == "lifecycle/initialize-agrees-to-listed-revision") {
 						t.Errorf("%s: skipped under 2026-07-28: %s", r.ID, r.Outcome.Summary)
 					}
 				default:
