@@ -449,7 +449,7 @@ func cancelCases() []probe.Case {
 			ReqsUnder: map[string][]string{spec.V20251125: {"CAN-8"}, spec.V20260728: {"CAN-48"}},
 			Versions:  bothRevisions(),
 			Needs: probe.Needs{SlowTool: true, Witness: "whether a cancelled handler stops",
-				ElsewhereOnModernHTTP: "over 2026-07-28 Streamable HTTP the cancel is the close of the request's stream: http26/stream-close-cancels-during-progress judges whether the handler stops"},
+				ElsewhereOnHTTP2026: "over 2026-07-28 Streamable HTTP the cancel is the close of the request's stream: http26/stream-close-cancels-during-progress judges whether the handler stops"},
 			Sends:  "tools/call with a progress token; notifications/cancelled after its first progress",
 			Expect: "the handler stops: the operation ends cancelled (control), or the observer counts the handler cancelled, not completed, within the time its remaining steps need",
 			Run:    cancelHandlerStops,
@@ -995,7 +995,7 @@ func cancelCleanupOnce(ctx context.Context, e *probe.Env) verdict.Outcome {
 // request's stream, which http26/stream-close-cancels-during-progress
 // judges the same way.
 func cancelHandlerStops(ctx context.Context, e *probe.Env) verdict.Outcome {
-	// Needs.Witness and Needs.ElsewhereOnModernHTTP skipped the runs
+	// Needs.Witness and Needs.ElsewhereOnHTTP2026 skipped the runs
 	// that cannot judge this: the case has the extension or an observer.
 	observed := e.Control == nil
 	var before profile.Observation
@@ -1103,7 +1103,7 @@ func cancelCrossing(ctx context.Context, e *probe.Env) verdict.Outcome {
 	if resp != nil {
 		branch, want = "the response won the race", "completed"
 	}
-	if resp == nil && e.Modern() && e.SeparateStreams() && e.Control != nil {
+	if resp == nil && e.Is2026() && e.SeparateStreams() && e.Control != nil {
 		// Over 2026-07-28 Streamable HTTP the cancel closes the stream: a
 		// response written as it closed is never read, and only the
 		// server's counters say which way the race went.

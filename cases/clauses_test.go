@@ -125,7 +125,7 @@ func literalRule(e ast.Expr) (verdict.Rule, bool) {
 }
 
 // revisionLit reads a revision: a string literal, spec.V20251125 or
-// spec.V20260728, or the v25/v26 shorthands the case packages use.
+// spec.V20260728, or the v2025/v2026 shorthands the case packages use.
 func revisionLit(e ast.Expr) (string, bool) {
 	if s, ok := stringLit(e); ok {
 		return s, true
@@ -138,9 +138,9 @@ func revisionLit(e ast.Expr) (string, bool) {
 		name = x.Name
 	}
 	switch name {
-	case "V20251125", "v25":
+	case "V20251125", "v2025":
 		return spec.V20251125, true
-	case "V20260728", "v26":
+	case "V20260728", "v2026":
 		return spec.V20260728, true
 	}
 	return "", false

@@ -38,7 +38,7 @@ func discoverCases() []probe.Case {
 			Tidy:     true,
 			Title:    "server/discover lists the server's versions and capabilities",
 			Reqs:     []string{"LIF-42", "LIF-40"},
-			Versions: modernOnly(),
+			Versions: only2026(),
 			Sends:    "server/discover under the 2026-07-28 envelope",
 			Expect:   "a result with supportedVersions (listing 2026-07-28, which it just served) and capabilities",
 			Run:      discoverAnswers,
@@ -52,7 +52,7 @@ func discoverCases() []probe.Case {
 			Tidy:     true,
 			Title:    "every result names the server in _meta",
 			Reqs:     []string{"RPC-56", "LIF-51"},
-			Versions: modernOnly(),
+			Versions: only2026(),
 			Needs:    probe.Needs{SlowTool: true},
 			Sends:    "server/discover, tools/list and a tools/call of the slow tool",
 			Expect:   "_meta io.modelcontextprotocol/serverInfo {name, version} on each result, server/discover's first (LIF-51)",
@@ -65,7 +65,7 @@ func discoverCases() []probe.Case {
 			Tidy:     true,
 			Title:    "every result carries resultType",
 			Reqs:     []string{"RPC-40"},
-			Versions: modernOnly(),
+			Versions: only2026(),
 			Needs:    probe.Needs{SlowTool: true},
 			Sends:    "server/discover, tools/list and a tools/call of the slow tool",
 			Expect:   "each result has a resultType member (an absent one is read as complete, RPC-44, but the server MUST send it)",
@@ -81,7 +81,7 @@ func discoverCases() []probe.Case {
 			ID:       "versioning/unknown-revision",
 			Title:    "an unknown revision in the envelope gets -32022 naming the supported ones",
 			Reqs:     []string{"LIF-40", "RPC-57"},
-			Versions: modernOnly(),
+			Versions: only2026(),
 			Sends:    `tools/list whose _meta protocolVersion is "1900-01-01" (over HTTP the MCP-Protocol-Version header too); over stdio then a tools/list under 2026-07-28 and the first request again`,
 			Expect:   `error -32022 with data.supported (the server's versions) and data.requested "1900-01-01", each time: a connection that served a request does not lend the next one its version (RPC-57)`,
 			// Not tidy: the first request needs a connection nothing was
@@ -96,7 +96,7 @@ func discoverCases() []probe.Case {
 			ID:       "envelope/missing-required-field",
 			Title:    "a request missing a required envelope field gets -32602",
 			Reqs:     []string{"RPC-52", "RPC-51"},
-			Versions: modernOnly(),
+			Versions: only2026(),
 			Sends:    "tools/list without io.modelcontextprotocol/clientCapabilities, then without io.modelcontextprotocol/protocolVersion",
 			Expect:   "error -32602 for each (without the protocol version, over HTTP, a -32020 for the header then naming a version the body lacks is recorded as info)",
 			Run:      missingEnvelopeField,
@@ -106,7 +106,7 @@ func discoverCases() []probe.Case {
 			ID:       "rpc/removed-methods",
 			Title:    "ping and logging/setLevel are unknown methods in 2026-07-28",
 			Reqs:     []string{"PNG-40"},
-			Versions: modernOnly(),
+			Versions: only2026(),
 			Sends:    `ping and logging/setLevel {"level":"debug"} under the 2026-07-28 envelope`,
 			Expect:   "error -32601 (Method not found) for each",
 			Tidy:     true,
@@ -134,7 +134,7 @@ func discoverCases() []probe.Case {
 			ID:       "lifecycle/initialize-error-names-versions",
 			Title:    "a modern-only server's initialize error names its versions",
 			Reqs:     []string{"LIF-49"},
-			Versions: modernOnly(),
+			Versions: only2026(),
 			Needs:    probe.Needs{NoHandshake: true, InitializeRefused: true},
 			Sends:    "initialize asking for 2025-11-25",
 			Expect:   "an error naming the versions the server supports (-32022 with data.supported); a dual-era server that agrees is skipped",
@@ -358,7 +358,7 @@ func missingEnvelopeField(ctx context.Context, e *probe.Env) verdict.Outcome {
 			return e.Breaks("RPC-52", want, fmt.Sprintf("error %d: %s", rpcErr.Code, chrono.Sanitize(rpcErr.Message, false)), answerAfter(e, seq))
 		case err != nil:
 			return verdict.Errorf("tools/list without %s: %v", key, err)
-		case key == mcp.MetaProtocolVersion && legacyShaped(e, seq):
+		case key == mcp.MetaProtocolVersion && shaped2025(e, seq):
 			// Without the protocol version the request has the shape of a
 			// legacy one; a server that implements both eras (LIF-47)
 			// may serve it as such, and the spec does not say how a
@@ -401,7 +401,7 @@ func removedMethods(ctx context.Context, e *probe.Env) verdict.Outcome {
 // neither, so it is a warn that names both.
 func initializeAgreesToListed(ctx context.Context, e *probe.Env) verdict.Outcome {
 	opts := []peer.CallOption{peer.WithMeta(mcp.MetaProtocolVersion, spec.V20260728), peer.WithMeta(mcp.MetaClientCapabilities, map[string]any{})}
-	if !e.Modern() && e.SeparateStreams() {
+	if !e.Is2026() && e.SeparateStreams() {
 		// A 2025-11-25 session sends no request-metadata headers.
 		opts = append(opts, peer.WithHeaders(http.Header{mcp.HeaderProtocolVersion: {spec.V20260728}, mcp.HeaderMethod: {mcp.MethodServerDiscover}}))
 	}
@@ -415,7 +415,7 @@ func initializeAgreesToListed(ctx context.Context, e *probe.Env) verdict.Outcome
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
 			detail = fmt.Sprintf("no answer within %v", bound.Round(time.Millisecond))
 		}
-		if e.Modern() {
+		if e.Is2026() {
 			return e.Blame(mcp.MethodServerDiscover, probe.DiscoverOwner, detail)
 		}
 		return verdict.Skipf("the server serves no server/discover (%s): a legacy server lists no revisions to compare with", detail)
@@ -429,11 +429,11 @@ func initializeAgreesToListed(ctx context.Context, e *probe.Env) verdict.Outcome
 	// initialize goes on a connection of its own when the case can open
 	// one.
 	init, err := e.S.Server(), error(nil)
-	if e.Modern() || init == nil {
+	if e.Is2026() || init == nil {
 		x := e.S
 		if e.Open != nil {
 			if x, err = e.Open(ctx); err != nil {
-				if !e.Modern() {
+				if !e.Is2026() {
 					// The second session's handshake is initialize itself.
 					return e.Blame("initialize asking for 2025-11-25", versionOwner, chrono.Sanitize(err.Error(), false))
 				}
@@ -452,7 +452,7 @@ func initializeAgreesToListed(ctx context.Context, e *probe.Env) verdict.Outcome
 		}
 	}
 	if err != nil {
-		if !e.Modern() {
+		if !e.Is2026() {
 			// initialize's own rules are lifecycle/version-echo's.
 			return e.Blame("initialize asking for 2025-11-25", versionOwner, chrono.Sanitize(err.Error(), false))
 		}
@@ -496,9 +496,9 @@ func initializeErrorNamesVersions(ctx context.Context, e *probe.Env) verdict.Out
 	return verdict.Errorf("initialize: %v", err)
 }
 
-// legacyShaped reports whether the first result received after seq has no
+// shaped2025 reports whether the first result received after seq has no
 // resultType: the answer of a 2025-11-25 server (RPC-40 is 2026-07-28's).
-func legacyShaped(e *probe.Env, seq uint64) bool {
+func shaped2025(e *probe.Env, seq uint64) bool {
 	for _, ev := range e.Log.Since(seq) {
 		if ev.Dir != chrono.In || ev.Summary.Kind != "result" {
 			continue

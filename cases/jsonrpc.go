@@ -82,7 +82,7 @@ func jsonrpcCases() []probe.Case {
 // under 2026-07-28, where ping is removed (PNG-40).
 func pingIDs(ctx context.Context, e *probe.Env, ids ...jsonrpc.ID) verdict.Outcome {
 	method, owner := mcp.MethodPing, probe.PingOwner
-	if e.Modern() {
+	if e.Is2026() {
 		method, owner = mcp.MethodServerDiscover, probe.DiscoverOwner
 	}
 	calls := make([]*peer.Call, 0, len(ids))
@@ -141,7 +141,7 @@ func noResponseToNotifications(ctx context.Context, e *probe.Env) verdict.Outcom
 	}
 	var refused []string
 	for _, n := range notes {
-		if n.method == mcp.NotificationInitialized && e.Modern() {
+		if n.method == mcp.NotificationInitialized && e.Is2026() {
 			continue // 2026-07-28 has no handshake to acknowledge
 		}
 		_, se, err := e.Notify(ctx, n.method, n.params)
@@ -158,7 +158,7 @@ func noResponseToNotifications(ctx context.Context, e *probe.Env) verdict.Outcom
 	if o := e.AnsweredNotification(first); o != nil {
 		return *o
 	}
-	if e.Modern() && e.S.Discovered() != nil {
+	if e.Is2026() && e.S.Discovered() != nil {
 		// The runner's server/discover was answered on this connection
 		// before the notifications (which carry no envelope in
 		// 2026-07-28): the same request must be answered the same way

@@ -231,7 +231,7 @@ func loggingMessageShape(ctx context.Context, e *probe.Env) verdict.Outcome {
 	declared := e.S.Server() != nil && e.S.Server().HasCapability("logging")
 	// 2026-07-28 has no logging/setLevel: the level is the request's own.
 	var opts []peer.CallOption
-	if e.Modern() {
+	if e.Is2026() {
 		opts = append(opts, peer.WithLogLevel("debug"))
 	} else if declared {
 		if err := e.S.Request(ctx, mcp.MethodLoggingSetLevel, map[string]any{"level": "debug"}, nil); err != nil {
@@ -273,7 +273,7 @@ func loggingMessageShape(ctx context.Context, e *probe.Env) verdict.Outcome {
 
 func loggingNoFloodAfterCancel(ctx context.Context, e *probe.Env) verdict.Outcome {
 	opts := []peer.CallOption{peer.WithProgress()}
-	if e.Modern() {
+	if e.Is2026() {
 		// The level is the request's own (LOG-43); there is no setLevel.
 		opts = append(opts, peer.WithLogLevel("debug"))
 	} else if err := e.S.Request(ctx, mcp.MethodLoggingSetLevel, map[string]any{"level": "debug"}, nil); err != nil {

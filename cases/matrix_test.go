@@ -556,7 +556,7 @@ func TestCatalogue2026AgainstReferenceServer(t *testing.T) {
 		name      string
 		overHTTP  bool
 		protocols []string
-	}{{"inprocess", false, nil}, {"http", true, nil}, {"modern-only", false, []string{spec.V20260728}}} {
+	}{{"inprocess", false, nil}, {"http", true, nil}, {"2026-only", false, []string{spec.V20260728}}} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			_, rep, err := conforming(tc.overHTTP, spec.V20260728, tc.protocols, true)
@@ -576,7 +576,7 @@ func TestCatalogue2026AgainstReferenceServer(t *testing.T) {
 					_, excused := skippedOnReference2026[r.ID]
 					overHTTP := tc.name == "http" && (c.Needs.Stdio || skipsOverHTTP2026[r.ID] || strings.HasPrefix(r.ID, "stdio/"))
 					onlyHTTP := tc.name != "http" && c.Needs.HTTP
-					if c.AppliesTo(spec.V20260728) && !excused && !overHTTP && !onlyHTTP && !(tc.name == "modern-only" && r.ID == "lifecycle/initialize-agrees-to-listed-revision") {
+					if c.AppliesTo(spec.V20260728) && !excused && !overHTTP && !onlyHTTP && !(tc.name == "2026-only" && r.ID == "lifecycle/initialize-agrees-to-listed-revision") {
 						t.Errorf("%s: skipped under 2026-07-28: %s", r.ID, r.Outcome.Summary)
 					}
 				default:

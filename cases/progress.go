@@ -398,7 +398,7 @@ func progressTokenReuse(ctx context.Context, e *probe.Env) verdict.Outcome {
 func progressInterleaved(ctx context.Context, e *probe.Env) verdict.Outcome {
 	// LOG-46 binds notifications/message as it binds progress: where a
 	// request has a response stream of its own, the steps log too.
-	logs := e.Modern() && e.SeparateStreams()
+	logs := e.Is2026() && e.SeparateStreams()
 	specs := []probe.SlowSpec{
 		{Key: "a", Token: jsonrpc.StringToken("a"), LogSteps: logs},
 		{Key: "b", Token: jsonrpc.IntToken(7), LogSteps: logs},

@@ -8,5 +8,5 @@ import "github.com/mcpflight/mcpflight/spec"
 // verdict cites the rule of the revision the run spoke.
 func bothRevisions() []string { return []string{spec.V20251125, spec.V20260728} }
 
-// modernOnly is the Versions of a case of 2026-07-28 alone.
-func modernOnly() []string { return []string{spec.V20260728} }
+// only2026 is the Versions of a case of 2026-07-28 alone.
+func only2026() []string { return []string{spec.V20260728} }

@@ -200,7 +200,7 @@ func robustCases() []probe.Case {
 			ID:       "robust/params-task-id-ext",
 			Title:    "the tasks extension's tasks/get, tasks/update and tasks/cancel with a missing, null or ill-typed taskId get -32602",
 			Reqs:     []string{"TSX-53", "TSX-54", "RPC-2"},
-			Versions: modernOnly(),
+			Versions: only2026(),
 			Needs:    probe.Needs{TasksExtension: true},
 			Sends:    `tasks/get, tasks/update and tasks/cancel, each declaring the extension, with no taskId, {"taskId":null} and {"taskId":42}`,
 			Expect:   "error -32602 for each (tasks/get: MUST, TSX-53; tasks/update and tasks/cancel: SHOULD, TSX-54); the server keeps answering",
@@ -213,7 +213,7 @@ func robustCases() []probe.Case {
 			ID:       "robust/params-listen",
 			Title:    "subscriptions/listen with a missing, null or ill-typed notifications filter is refused, and the server keeps answering",
 			Reqs:     []string{"RPC-2"},
-			Versions: modernOnly(),
+			Versions: only2026(),
 			Sends:    `subscriptions/listen with no notifications, {"notifications":null} and {"notifications":42} (the schema requires the filter object)`,
 			Expect:   "error -32602 for each (another error, or the request taken for a subscription and acknowledged, is recorded as info: no sentence fixes the code); the server keeps answering",
 			Run:      paramsListen,
@@ -382,7 +382,7 @@ func duplicateInFlightID(ctx context.Context, e *probe.Env) verdict.Outcome {
 	// 2026-07-28 has no ping: its liveness request is server/discover,
 	// sent with the envelope like any request of the revision.
 	dup, isDupAnswer := mcp.MethodPing, probe.IsEmptyResult
-	if e.Modern() {
+	if e.Is2026() {
 		dup, isDupAnswer = mcp.MethodServerDiscover, isDiscoverResult
 	}
 	// The rule that binds the sender, named in the text only.

@@ -39,7 +39,7 @@ func stdioCases() []probe.Case {
 			ID:       "stdio/no-requests-on-stdout",
 			Title:    "the target writes no JSON-RPC request to stdout",
 			Reqs:     []string{"STD-43"},
-			Versions: modernOnly(),
+			Versions: only2026(),
 			Needs:    probe.Needs{UsesSlowTool: true},
 			Sends:    "tools/list, a liveness check, a tools/call with progress run to completion when the profile names a slow tool, and the profile's log tool with logLevel debug when it names one: the calls a 2025-11-25 server might answer with a request of its own (sampling, roots, elicitation)",
 			Expect:   "no frame the target wrote to stdout, from the start of the session, is a JSON-RPC request (a method and an id): a 2026-07-28 server asks for input with an input_required result",

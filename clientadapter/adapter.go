@@ -60,9 +60,9 @@ const (
 	FaultIgnoresPing              Fault = "ignores-ping"
 	FaultDropIsCancel             Fault = "drop-is-cancel"
 	FaultFallbackOnlyOn32601      Fault = "fallback-only-on-32601"
-	FaultPingsModernSession       Fault = "pings-modern-session"
+	FaultPings2026Session         Fault = "pings-modern-session"
 	FaultNoInitialized            Fault = "no-initialized"
-	FaultNotifiesModernCancel     Fault = "notifies-modern-cancel"
+	FaultNotifies2026Cancel       Fault = "notifies-modern-cancel"
 	FaultReissuesSameID           Fault = "reissues-same-id"
 	FaultOmitsCapabilities        Fault = "omits-client-capabilities"
 	FaultCancelsWrongID           Fault = "cancels-wrong-id"
@@ -71,7 +71,7 @@ const (
 	FaultCancelsInitializeLate    Fault = "cancels-initialize-late"
 	FaultClosesStreamThenCancels  Fault = "closes-stream-then-cancels"
 	FaultClosesStreamOnly         Fault = "closes-stream-only"
-	FaultSetsLevelOnModern        Fault = "sets-level-on-modern-session"
+	FaultSetsLevelOn2026          Fault = "sets-level-on-modern-session"
 )
 
 // Faults lists every fault with what it does.
@@ -90,9 +90,9 @@ func Faults() map[Fault]string {
 		FaultIgnoresPing:              "never answers the server's ping",
 		FaultDropIsCancel:             "treats a dropped SSE stream as a cancel instead of resuming it",
 		FaultFallbackOnlyOn32601:      "falls back from the server/discover probe only on -32601",
-		FaultPingsModernSession:       "sends ping on a 2026-07-28 session",
+		FaultPings2026Session:         "sends ping on a 2026-07-28 session",
 		FaultNoInitialized:            "never sends notifications/initialized",
-		FaultNotifiesModernCancel:     "POSTs notifications/cancelled as well when it closes a 2026-07-28 request's stream to cancel it",
+		FaultNotifies2026Cancel:       "POSTs notifications/cancelled as well when it closes a 2026-07-28 request's stream to cancel it",
 		FaultReissuesSameID:           "re-issues a request whose 2026-07-28 stream broke with the broken request's ID",
 		FaultOmitsCapabilities:        "leaves io.modelcontextprotocol/clientCapabilities out of a 2026-07-28 tools/call's _meta",
 		FaultCancelsWrongID:           "names a request ID that is not the call's in the notifications/cancelled it sends when it gives up on a call (over 2026-07-28 HTTP: besides closing the stream)",
@@ -101,7 +101,7 @@ func Faults() map[Fault]string {
 		FaultCancelsInitializeLate:    "when the handshake times out, sends notifications/cancelled for initialize from a background goroutine a moment later, and closes at once",
 		FaultClosesStreamThenCancels:  "(a conforming variant) over 2025-11-25 Streamable HTTP, closes a call's response stream before it POSTs the call's notifications/cancelled when it gives up on it",
 		FaultClosesStreamOnly:         "over 2025-11-25 Streamable HTTP, gives up on a call by closing its response stream, without notifications/cancelled",
-		FaultSetsLevelOnModern:        "sets a log level with logging/setLevel on a 2026-07-28 session, which removed it",
+		FaultSetsLevelOn2026:          "sets a log level with logging/setLevel on a 2026-07-28 session, which removed it",
 	}
 }
 
@@ -162,7 +162,7 @@ type adapter struct {
 	log    *chrono.Log
 	conn   transport.Conn
 	s      *peer.Session
-	modern bool
+	is2026 bool
 
 	mu     sync.Mutex
 	lastID jsonrpc.ID
@@ -250,13 +250,13 @@ func (a *adapter) connect(ctx context.Context) error {
 	}
 	defer cancel()
 	if a.in.ProtocolVersion == spec.V20260728 {
-		modern, err := a.negotiate(cctx)
+		is2026, err := a.negotiate(cctx)
 		if err != nil {
 			a.report(clientrun.Report{Step: 0, Outcome: clientrun.OutcomeError, Error: err.Error()})
 			return err
 		}
-		a.modern = modern
-		if modern && a.fault(FaultPingsModernSession) {
+		a.is2026 = is2026
+		if is2026 && a.fault(FaultPings2026Session) {
 			_ = a.s.Ping(cctx)
 		}
 		return nil
@@ -398,7 +398,7 @@ func (a *adapter) step(ctx context.Context, n int, st clientrun.Step) {
 // 2025-11-25 (LOG-3), the _meta of every later request under 2026-07-28,
 // which removed logging/setLevel (PNG-40).
 func (a *adapter) setLogLevel(ctx context.Context, level string) clientrun.Report {
-	if a.modern && !a.fault(FaultSetsLevelOnModern) {
+	if a.is2026 && !a.fault(FaultSetsLevelOn2026) {
 		a.mu.Lock()
 		a.logLevel = level
 		a.mu.Unlock()
@@ -423,7 +423,7 @@ func (a *adapter) call(ctx context.Context, cs clientrun.CallStep, stepN, index 
 	}
 	params := map[string]any{"name": cs.Tool, "arguments": orEmpty(cs.Arguments)}
 	var opts []peer.CallOption
-	if a.modern && a.fault(FaultOmitsCapabilities) {
+	if a.is2026 && a.fault(FaultOmitsCapabilities) {
 		opts = append(opts, peer.WithoutMeta(mcp.MetaClientCapabilities))
 	}
 	a.mu.Lock()
@@ -546,7 +546,7 @@ func (a *adapter) await(ctx context.Context, c *peer.Call, cs clientrun.CallStep
 	for {
 		select {
 		case <-c.Done():
-			if _, err := c.Await(ctx); a.modern && errors.Is(err, transport.ErrNoAnswer) {
+			if _, err := c.Await(ctx); a.is2026 && errors.Is(err, transport.ErrNoAnswer) {
 				return clientrun.Report{Outcome: clientrun.OutcomeError, Error: err.Error()}, true
 			}
 			r := a.outcome(ctx, c)
@@ -637,22 +637,22 @@ func (a *adapter) dropWatch(ctx context.Context, c *peer.Call) <-chan struct{} {
 // Under FaultDeliversLateResponse a response that still comes is handed
 // to the caller as well: a second report for the step.
 func (a *adapter) giveUp(ctx context.Context, c *peer.Call, stepN, index int, cancel bool, outcome, why string) clientrun.Report {
-	modernHTTP := a.modern && a.in.Transport == clientrun.TransportHTTP
+	http2026 := a.is2026 && a.in.Transport == clientrun.TransportHTTP
 	if cancel && a.fault(FaultCancelsWrongID) {
-		if modernHTTP {
+		if http2026 {
 			_ = a.s.Cancel(ctx, c, why) // closes the stream
 		}
 		// A fresh ID: one that names no request in flight (CAN-5).
 		_, _ = a.s.NotifySeq(ctx, mcp.NotificationCancelled, map[string]any{"requestId": a.s.NewID(), "reason": why})
 		cancel = false
 	}
-	if !modernHTTP && a.in.Transport == clientrun.TransportHTTP && (a.fault(FaultClosesStreamThenCancels) || a.fault(FaultClosesStreamOnly)) {
+	if !http2026 && a.in.Transport == clientrun.TransportHTTP && (a.fault(FaultClosesStreamThenCancels) || a.fault(FaultClosesStreamOnly)) {
 		a.dropStreamOf(c)
 		cancel = cancel && !a.fault(FaultClosesStreamOnly)
 	}
 	if cancel {
 		_ = a.s.Cancel(ctx, c, why)
-		if a.fault(FaultNotifiesModernCancel) && a.modern && a.in.Transport == clientrun.TransportHTTP {
+		if a.fault(FaultNotifies2026Cancel) && a.is2026 && a.in.Transport == clientrun.TransportHTTP {
 			// Closing the stream was the cancel (CAN-43); the fault
 			// announces it as well.
 			_, _ = a.s.NotifySeq(ctx, mcp.NotificationCancelled, map[string]any{"requestId": c.ID, "reason": why})
@@ -712,7 +712,7 @@ func (a *adapter) outcome(ctx context.Context, c *peer.Call) clientrun.Report {
 // request itself, TSX-2; tasks/cancel with Mcp-Name over HTTP, TSX-52).
 func (a *adapter) taskCall(ctx context.Context, cs clientrun.CallStep) clientrun.Report {
 	cfg := hostcancel.Config{Session: a.s, Policy: hostcancel.Cancel, Grace: 5 * time.Second, NoListen: true, Revision: hostcancel.Rev20251125}
-	if a.modern {
+	if a.is2026 {
 		cfg.Revision = hostcancel.RevTasksExtension
 		if d := a.s.Discovered(); d != nil && d.ServerInfo != nil {
 			cfg.Server = *d.ServerInfo
@@ -738,7 +738,7 @@ func (a *adapter) taskCall(ctx context.Context, cs clientrun.CallStep) clientrun
 		op.Stop("aborted")
 		return clientrun.Report{Outcome: clientrun.OutcomeAborted, Error: "task abandoned"}
 	}
-	if a.fault(FaultTaskCancelWithoutName) && a.modern && a.in.Transport == clientrun.TransportHTTP {
+	if a.fault(FaultTaskCancelWithoutName) && a.is2026 && a.in.Transport == clientrun.TransportHTTP {
 		// tasks/cancel as it should be, but with the routing header the
 		// transport sets removed (TSX-52).
 		err := a.s.Request(ctx, mcp.MethodTasksCancel, map[string]any{"taskId": op.TaskID()}, nil,

@@ -45,7 +45,7 @@ func newCloseWitness(e *clientrun.Env) *closeWitness {
 // play is Env.Play with the witness added under 2026-07-28 HTTP: the
 // next call after told's steps, and its tool beside the script's.
 func (w *closeWitness) play(ctx context.Context, told clientrun.Told, script clientrun.Script) *clientrun.Played {
-	if !modernHTTP(w.e) {
+	if !http2026(w.e) {
 		return w.e.Play(ctx, told, script)
 	}
 	told.Steps = append(slices.Clone(told.Steps), step(clientrun.CallStep{Tool: "quick"}))
@@ -95,16 +95,16 @@ func judgeCancel(e *clientrun.Env, p *clientrun.Played, c *clientrun.Call, what 
 	for _, n := range allCancels(p) {
 		id, ok := requestIDOf(n.Msg)
 		if !ok {
-			return verdict.Broken(e.Revision, verdict.Req("CAN-6").Under(v26, "CAN-51"),
+			return verdict.Broken(e.Revision, verdict.Req("CAN-6").Under(v2026, "CAN-51"),
 				[]string{"notifications/cancelled with the requestId " + c.ID.String()}, "a notifications/cancelled without a valid requestId", n.Seq)
 		}
 		if id.Key() != c.ID.Key() || n.Conn != c.In.Conn {
-			return verdict.Broken(e.Revision, verdict.Req("CAN-5").Under(v26, "CAN-51"),
+			return verdict.Broken(e.Revision, verdict.Req("CAN-5").Under(v2026, "CAN-51"),
 				[]string{"notifications/cancelled naming the request " + c.ID.String()},
 				fmt.Sprintf("notifications/cancelled names %s, which is not the request in flight", id), n.Seq)
 		}
 	}
-	if modernHTTP(e) {
+	if http2026(e) {
 		gone := goneSeq(e.Log, c)
 		if gone == 0 {
 			return verdict.Broken(e.Revision, missing, []string{"the client closes the request's SSE stream (CAN-43: the cancellation signal)"},
@@ -170,9 +170,9 @@ func cancelCases() []clientrun.Case {
 				// missing notification only leaves the server working.
 				missing := verdict.Req("HTTP-26")
 				switch {
-				case e.Revision == v26 && e.Transport == clientrun.TransportStdio:
+				case e.Revision == v2026 && e.Transport == clientrun.TransportStdio:
 					missing = verdict.Req("CAN-53")
-				case e.Revision == v26:
+				case e.Revision == v2026:
 					missing = verdict.Req("CAN-40")
 				case e.Transport == clientrun.TransportStdio:
 					missing = verdict.Req("CAN-6").Except(verdict.Info,
@@ -199,7 +199,7 @@ func cancelCases() []clientrun.Case {
 				if len(calls) == 0 {
 					return noCall(p, "slow")
 				}
-				return judgeCancel(e, p, calls[0], "its timeout", verdict.Req("LIF-16").Under(v26, "CAN-45"), w)
+				return judgeCancel(e, p, calls[0], "its timeout", verdict.Req("LIF-16").Under(v2026, "CAN-45"), w)
 			},
 		},
 		{
@@ -222,7 +222,7 @@ func cancelCases() []clientrun.Case {
 					return noCall(p, "quick")
 				}
 				if cs := cancelsOf(p, calls[0]); len(cs) > 0 {
-					return verdict.Broken(e.Revision, verdict.Req("CAN-1").Under(v26, "CAN-46"),
+					return verdict.Broken(e.Revision, verdict.Req("CAN-1").Under(v2026, "CAN-46"),
 						[]string{"no cancel for a request no longer in progress"},
 						fmt.Sprintf("notifications/cancelled for %s after its response", calls[0].ID), cs[0].Seq)
 				}
@@ -238,7 +238,7 @@ func cancelCases() []clientrun.Case {
 			Sends:      "one progress, then, once the client cancelled and made its next call, the cancelled call's response (\"late-1\") before the next call's (\"fresh-2\")",
 			Expect:     "the aborted call is not given \"late-1\", and the next call gets \"fresh-2\"",
 			Run: func(ctx context.Context, e *clientrun.Env) verdict.Outcome {
-				if modernHTTP(e) {
+				if http2026(e) {
 					return verdict.Skipf("over 2026-07-28 Streamable HTTP a cancelled request's stream is closed: no late response can be delivered")
 				}
 				second := make(chan struct{})
@@ -280,7 +280,7 @@ func cancelCases() []clientrun.Case {
 						"the late response of the cancelled call was given to the next call: "+chrono.Sanitize(r2.String(), false), reportSeq(e.Log, 2))
 				}
 				if r1.Outcome == clientrun.OutcomeResult && r1.Text == "late-1" {
-					return verdict.Broken(e.Revision, verdict.Req("CAN-10").Under(v26, "CAN-50"), []string{"the aborted call ends aborted; its late response is ignored"},
+					return verdict.Broken(e.Revision, verdict.Req("CAN-10").Under(v2026, "CAN-50"), []string{"the aborted call ends aborted; its late response is ignored"},
 						"the caller of the aborted call was given the late response: "+chrono.Sanitize(r1.String(), false), reportSeq(e.Log, 1))
 				}
 				if !ok2 || r2.Outcome != clientrun.OutcomeResult || r2.Text != "fresh-2" {

@@ -41,7 +41,7 @@ func run(revision, transport string, faults map[clientadapter.Fault]bool) (*resu
 			defer func() { <-runSlots }()
 			r, err := clientrun.Run(ctx, clientrun.Config{
 				Client: clientadapter.InProcess{Faults: faults}, ClientName: "built-in",
-				Transport: transport, Revision: revision, DualEra: true, Cases: []clientrun.Case{c},
+				Transport: transport, Revision: revision, BothRevisions: true, Cases: []clientrun.Case{c},
 			})
 			if err == nil && len(r.Results) != 1 {
 				err = fmt.Errorf("%d results for one case", len(r.Results))

@@ -76,9 +76,9 @@ func idCases() []clientrun.Case {
 					inFlight := priorInFlight(e.Log, prior, r)
 					switch {
 					case inFlight:
-						return verdict.Broken(e.Revision, verdict.Req("RPC-6").Under(v26, "RPC-7"), []string{"a fresh ID for each request in flight"},
+						return verdict.Broken(e.Revision, verdict.Req("RPC-6").Under(v2026, "RPC-7"), []string{"a fresh ID for each request in flight"},
 							fmt.Sprintf("%s %s reuses the ID of %s (seq %d), still unanswered", chrono.Sanitize(r.Msg.Method, false), r.Msg.ID, prior.Msg.Method, prior.Seq), r.Seq)
-					case e.Revision == v25:
+					case e.Revision == v2025:
 						return verdict.Broken(e.Revision, verdict.Req("RPC-6"), []string{"an ID never used before in the session"},
 							fmt.Sprintf("%s %s reuses the ID of %s (seq %d)", chrono.Sanitize(r.Msg.Method, false), r.Msg.ID, prior.Msg.Method, prior.Seq), r.Seq)
 					}
@@ -118,7 +118,7 @@ func idCases() []clientrun.Case {
 					}
 				}
 				if a.Token.Key() == b.Token.Key() && priorInFlight(e.Log, a.In, b.In) {
-					return verdict.Broken(e.Revision, verdict.Req("PRG-2").Under(v26, "PRG-41"), []string{"a progress token no other active request has"},
+					return verdict.Broken(e.Revision, verdict.Req("PRG-2").Under(v2026, "PRG-41"), []string{"a progress token no other active request has"},
 						fmt.Sprintf("calls %s, both in flight, share the progress token %s", idPair(a.ID.String(), b.ID.String()), a.Token), b.In.Seq)
 				}
 				return verdict.Passf("the concurrent calls used the tokens %s and %s", a.Token, b.Token)

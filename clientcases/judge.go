@@ -22,12 +22,12 @@ import (
 )
 
 const (
-	v25 = spec.V20251125
-	v26 = spec.V20260728
+	v2025 = spec.V20251125
+	v2026 = spec.V20260728
 )
 
 var (
-	both  = []string{v25, v26}
+	both  = []string{v2025, v2026}
 	only  = func(v string) []string { return []string{v} }
 	stdio = []string{clientrun.TransportStdio}
 	web   = []string{clientrun.TransportHTTP}
@@ -244,10 +244,10 @@ func signalOf(p *clientrun.Played, log *chrono.Log, c *clientrun.Call) (seq uint
 	return seq, how
 }
 
-// modernHTTP reports whether the run is 2026-07-28 over Streamable HTTP,
+// http2026 reports whether the run is 2026-07-28 over Streamable HTTP,
 // where closing the stream is the cancel (CAN-43).
-func modernHTTP(e *clientrun.Env) bool {
-	return e.Revision == v26 && e.Transport == clientrun.TransportHTTP
+func http2026(e *clientrun.Env) bool {
+	return e.Revision == v2026 && e.Transport == clientrun.TransportHTTP
 }
 
 // containsToken reports whether params have _meta.progressToken.

@@ -18,7 +18,7 @@ func lifecycleCases() []clientrun.Case {
 			ID:       "lifecycle/initialize-not-cancelled",
 			Title:    "the client never cancels initialize, even when it times out",
 			Reqs:     []string{"CAN-2", "CAN-3"},
-			Versions: only(v25),
+			Versions: only(v2025),
 			Sends:    "never answers initialize; the adapter is told to give up on connecting after 1 s (3 s over HTTP), then to keep its connection open for the observation window (lingerMs), so that a cancel sent off the caller's path shows",
 			Expect:   "no notifications/cancelled naming the initialize request (CAN-2: \"The initialize request MUST NOT be cancelled by clients\")",
 			Run: func(ctx context.Context, e *clientrun.Env) verdict.Outcome {
@@ -59,7 +59,7 @@ func lifecycleCases() []clientrun.Case {
 			ID:       "lifecycle/initialize-first",
 			Title:    "initialize comes first, and initialized before anything but ping",
 			Reqs:     []string{"LIF-1", "LIF-2", "LIF-4", "LIF-5"},
-			Versions: only(v25),
+			Versions: only(v2025),
 			Sends:    "answers initialize; the adapter calls one tool",
 			Expect:   "each session begins with initialize; notifications/initialized follows its response, before any request other than ping",
 			Run: func(ctx context.Context, e *clientrun.Env) verdict.Outcome {
@@ -112,7 +112,7 @@ func lifecycleCases() []clientrun.Case {
 			ID:       "lifecycle/ping-answered",
 			Title:    "the client answers the server's ping promptly with an empty result",
 			Reqs:     []string{"PNG-1", "PNG-2"},
-			Versions: only(v25),
+			Versions: only(v2025),
 			Sends:    "while a tools/call is in flight, a ping request to the client; the call is answered once the ping is",
 			Expect:   "an empty result to the ping, with its id",
 			Run: func(ctx context.Context, e *clientrun.Env) verdict.Outcome {
@@ -173,7 +173,7 @@ func lifecycleCases() []clientrun.Case {
 				if p.Spawns == 0 {
 					return verdict.Errorf("the client never started the server (%s)", reportsText(p))
 				}
-				rule := verdict.Req("STD-7").Under(v26, "STD-44")
+				rule := verdict.Req("STD-7").Under(v2026, "STD-44")
 				exit := exitSeq(e.Log)
 				// A signal our teardown sent (the client's group, with the
 				// servers it spawned) is not the client's.

@@ -18,11 +18,11 @@ import (
 type combo struct{ rev, transport string }
 
 var (
-	stdio25 = combo{spec.V20251125, clientrun.TransportStdio}
-	http25  = combo{spec.V20251125, clientrun.TransportHTTP}
-	stdio26 = combo{spec.V20260728, clientrun.TransportStdio}
-	http26  = combo{spec.V20260728, clientrun.TransportHTTP}
-	combos  = []combo{stdio25, http25, stdio26, http26}
+	stdio2025 = combo{spec.V20251125, clientrun.TransportStdio}
+	http2025  = combo{spec.V20251125, clientrun.TransportHTTP}
+	stdio2026 = combo{spec.V20260728, clientrun.TransportStdio}
+	http2026  = combo{spec.V20260728, clientrun.TransportHTTP}
+	combos    = []combo{stdio2025, http2025, stdio2026, http2026}
 )
 
 func (c combo) String() string { return c.rev + "/" + c.transport }
@@ -40,33 +40,33 @@ type killer struct {
 // detect it and where. A case may detect more than listed; none may end
 // in error under a fault.
 var clientKillers = map[clientadapter.Fault][]killer{
-	clientadapter.FaultCancelsInitialize:     {{id: "lifecycle/initialize-not-cancelled", on: []combo{stdio25, http25}}},
-	clientadapter.FaultNoInitialized:         {{id: "lifecycle/initialize-first", on: []combo{stdio25, http25}}},
-	clientadapter.FaultIgnoresPing:           {{id: "lifecycle/ping-answered", on: []combo{stdio25, http25}}},
-	clientadapter.FaultKillsServerWithoutEOF: {{id: "stdio/shutdown-closes-stdin", on: []combo{stdio25, stdio26}}},
+	clientadapter.FaultCancelsInitialize:     {{id: "lifecycle/initialize-not-cancelled", on: []combo{stdio2025, http2025}}},
+	clientadapter.FaultNoInitialized:         {{id: "lifecycle/initialize-first", on: []combo{stdio2025, http2025}}},
+	clientadapter.FaultIgnoresPing:           {{id: "lifecycle/ping-answered", on: []combo{stdio2025, http2025}}},
+	clientadapter.FaultKillsServerWithoutEOF: {{id: "stdio/shutdown-closes-stdin", on: []combo{stdio2025, stdio2026}}},
 	// Not 2025-11-25 stdio, where cancelling is optional (info).
-	clientadapter.FaultNoCancelOnAbort:   {{id: "cancel/abort-signals-cancel", on: []combo{http25, stdio26, http26}}},
+	clientadapter.FaultNoCancelOnAbort:   {{id: "cancel/abort-signals-cancel", on: []combo{http2025, stdio2026, http2026}}},
 	clientadapter.FaultNoCancelOnTimeout: {{id: "cancel/timeout-signals-cancel", on: combos}},
 	clientadapter.FaultCancelsCompleted:  {{id: "cancel/none-after-response", on: combos}},
 	// Not over HTTP: there the late response and the next call's travel on
 	// separate streams, so the mutant may read the next one first and
 	// close before the late one arrives; the case then rightly passes
 	// (and over 2026-07-28 HTTP no late response can come at all).
-	clientadapter.FaultDeliversLateResponse:     {{id: "cancel/late-response-ignored", on: []combo{stdio25, stdio26}}},
+	clientadapter.FaultDeliversLateResponse:     {{id: "cancel/late-response-ignored", on: []combo{stdio2025, stdio2026}}},
 	clientadapter.FaultNoMaxTimeout:             {{id: "timeout/maximum-despite-progress", on: combos}},
-	clientadapter.FaultReusesID:                 {{id: "rpc/no-id-reuse", on: []combo{stdio25, http25}}},
+	clientadapter.FaultReusesID:                 {{id: "rpc/no-id-reuse", on: []combo{stdio2025, http2025}}},
 	clientadapter.FaultSharesProgressToken:      {{id: "progress/tokens-unique", on: combos}},
 	clientadapter.FaultTaskCancelByNotification: {{id: "tasks/cancel-with-tasks-cancel", on: combos}},
-	clientadapter.FaultDropIsCancel:             {{id: "http/drop-resumed-not-cancelled", on: []combo{http25}}},
-	clientadapter.FaultReissuesSameID:           {{id: "http/reissue-after-broken-stream", on: []combo{http26}}},
+	clientadapter.FaultDropIsCancel:             {{id: "http/drop-resumed-not-cancelled", on: []combo{http2025}}},
+	clientadapter.FaultReissuesSameID:           {{id: "http/reissue-after-broken-stream", on: []combo{http2026}}},
 	clientadapter.FaultFallbackOnlyOn32601: {
-		{id: "versioning/probe-fallback-invalid-params", on: []combo{stdio26, http26}},
-		{id: "versioning/probe-fallback-other-error", on: []combo{stdio26, http26}},
-		{id: "versioning/probe-fallback-silence", on: []combo{stdio26}},
+		{id: "versioning/probe-fallback-invalid-params", on: []combo{stdio2026, http2026}},
+		{id: "versioning/probe-fallback-other-error", on: []combo{stdio2026, http2026}},
+		{id: "versioning/probe-fallback-silence", on: []combo{stdio2026}},
 	},
-	clientadapter.FaultPingsModernSession: {{id: "versioning/no-removed-methods", on: []combo{stdio26, http26}}},
-	clientadapter.FaultSetsLevelOnModern:  {{id: "versioning/no-removed-methods", on: []combo{stdio26, http26}}},
-	clientadapter.FaultOmitsCapabilities:  {{id: "versioning/envelope-on-every-request", on: []combo{stdio26, http26}}},
+	clientadapter.FaultPings2026Session:  {{id: "versioning/no-removed-methods", on: []combo{stdio2026, http2026}}},
+	clientadapter.FaultSetsLevelOn2026:   {{id: "versioning/no-removed-methods", on: []combo{stdio2026, http2026}}},
+	clientadapter.FaultOmitsCapabilities: {{id: "versioning/envelope-on-every-request", on: []combo{stdio2026, http2026}}},
 	// CAN-5 (CAN-51): the cancel names a request that is not in flight.
 	// Over 2026-07-28 HTTP the stream is closed as well, and the
 	// notification that comes with it is graded by its requestId too.
@@ -75,23 +75,23 @@ var clientKillers = map[clientadapter.Fault][]killer{
 		{id: "cancel/timeout-signals-cancel", on: combos},
 	},
 	// TSX-52: only over 2026-07-28 HTTP is there a header to leave out.
-	clientadapter.FaultTaskCancelWithoutName: {{id: "tasks/cancel-with-tasks-cancel", on: []combo{http26}}},
+	clientadapter.FaultTaskCancelWithoutName: {{id: "tasks/cancel-with-tasks-cancel", on: []combo{http2026}}},
 	// RPC-6 (RPC-7 under 2026-07-28): reuses-id only reuses an answered
 	// ID, which 2026-07-28 allows; this reuses one still in flight.
 	clientadapter.FaultReusesInFlightID: {{id: "rpc/no-id-reuse", on: combos}},
 	// CAN-2: the cancel comes from a goroutine after the handshake gave
 	// up; the case's linger keeps the connection open for it.
-	clientadapter.FaultCancelsInitializeLate: {{id: "lifecycle/initialize-not-cancelled", on: []combo{stdio25, http25}}},
+	clientadapter.FaultCancelsInitializeLate: {{id: "lifecycle/initialize-not-cancelled", on: []combo{stdio2025, http2025}}},
 	// HTTP-26, LIF-16: over 2025-11-25 HTTP closing the stream is a
 	// disconnection, not a cancel (HTTP-25).
 	clientadapter.FaultClosesStreamOnly: {
-		{id: "cancel/abort-signals-cancel", on: []combo{http25}},
-		{id: "cancel/timeout-signals-cancel", on: []combo{http25}},
+		{id: "cancel/abort-signals-cancel", on: []combo{http2025}},
+		{id: "cancel/timeout-signals-cancel", on: []combo{http2025}},
 	},
 	// The extra notification breaks no rule (HTTP-99): graded info.
-	clientadapter.FaultNotifiesModernCancel: {
-		{id: "cancel/abort-signals-cancel", on: []combo{http26}, info: true},
-		{id: "cancel/timeout-signals-cancel", on: []combo{http26}, info: true},
+	clientadapter.FaultNotifies2026Cancel: {
+		{id: "cancel/abort-signals-cancel", on: []combo{http2026}, info: true},
+		{id: "cancel/timeout-signals-cancel", on: []combo{http2026}, info: true},
 	},
 }
 

@@ -36,12 +36,12 @@ func taskCases() []clientrun.Case {
 				c := calls[0]
 				if c.Task == nil {
 					how := "without task augmentation"
-					if e.Revision == v26 {
+					if e.Revision == v2026 {
 						how = "without declaring the io.modelcontextprotocol/tasks extension in its _meta"
 					}
 					return verdict.Skipf("the client called the tool %s, so there was no task to cancel (%s)", how, reportsText(p))
 				}
-				rule := verdict.Req("CAN-4").Under(v26, "CAN-57")
+				rule := verdict.Req("CAN-4").Under(v2026, "CAN-57")
 				if cs := cancelsOf(p, c); len(cs) > 0 {
 					return verdict.Broken(e.Revision, rule, []string{"tasks/cancel with taskId " + c.Task.ID},
 						fmt.Sprintf("notifications/cancelled for the task-augmented request %s", c.ID), cs[0].Seq)
@@ -54,7 +54,7 @@ func taskCases() []clientrun.Case {
 					if params.TaskID != c.Task.ID {
 						continue
 					}
-					if modernHTTP(e) {
+					if http2026(e) {
 						if name := r.Header.Get(mcp.HeaderName); name != c.Task.ID {
 							return verdict.Broken(e.Revision, verdict.Req("TSX-52"), []string{mcp.HeaderName + ": " + c.Task.ID},
 								fmt.Sprintf("tasks/cancel for %s was POSTed with %s %q", c.Task.ID, mcp.HeaderName, chrono.Sanitize(name, false)), r.Seq)

@@ -19,7 +19,7 @@ func transportCases() []clientrun.Case {
 			ID:         "http/drop-resumed-not-cancelled",
 			Title:      "a dropped SSE stream is resumed with Last-Event-ID, not taken for a cancel",
 			Reqs:       []string{"HTTP-42", "HTTP-25", "HTTP-45"},
-			Versions:   only(v25),
+			Versions:   only(v2025),
 			Transports: web,
 			Sends:      "one progress (event ID 1-1), then ends the call's SSE stream without a response; the second progress and the result (\"resumed-result\") wait for a GET with Last-Event-ID",
 			Expect:     "a GET with Last-Event-ID that gets the result to the caller; no notifications/cancelled",
@@ -67,7 +67,7 @@ func transportCases() []clientrun.Case {
 			ID:         "http/reissue-after-broken-stream",
 			Title:      "a request whose 2026 response stream broke is re-issued with a new ID",
 			Reqs:       []string{"HTTP-94", "HTTP-93"},
-			Versions:   only(v26),
+			Versions:   only(v2026),
 			Transports: web,
 			Sends:      "one progress, then ends the first call's stream without a response (no resumption in 2026-07-28); answers a second call of the tool with \"reissued\"",
 			Expect:     "the same tool called again with a new request ID, and no GET resumption",
@@ -140,10 +140,10 @@ func transportCases() []clientrun.Case {
 					h, m := in.Header, in.Msg
 					accept := h.Get("Accept")
 					if in.Msg.Kind.String() == "request" && (!strings.Contains(accept, "application/json") || !strings.Contains(accept, "text/event-stream")) {
-						return verdict.Broken(e.Revision, verdict.Req("HTTP-9").Under(v26, "HTTP-83"), []string{"Accept: application/json, text/event-stream"},
+						return verdict.Broken(e.Revision, verdict.Req("HTTP-9").Under(v2026, "HTTP-83"), []string{"Accept: application/json, text/event-stream"},
 							fmt.Sprintf("%s was POSTed with Accept %q", chrono.Sanitize(m.Method, false), chrono.Sanitize(accept, false)), in.Seq)
 					}
-					if e.Revision == v25 {
+					if e.Revision == v2025 {
 						if m.Method == mcp.MethodInitialize {
 							afterInit = true
 							continue

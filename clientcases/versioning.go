@@ -33,21 +33,21 @@ func probeCase(slug, title string, pa clientrun.ProbeAnswer, httpStatus int) cli
 		transports = stdio
 	}
 	return clientrun.Case{
-		Transports: transports,
-		ID:         "versioning/probe-fallback-" + slug,
-		Title:      "a dual-era client falls back to initialize when the probe " + title,
-		Reqs:       []string{"STD-48", "STD-49", "LIF-52", "HTTP-106"},
-		Versions:   only(v26),
-		DualEra:    true,
-		Sends:      "plays a legacy (2025-11-25) server whose answer to server/discover " + title + "; then serves initialize and one tools/call",
-		Expect:     "server/discover first (stdio), then, whatever the failure, initialize and the call",
+		Transports:    transports,
+		ID:            "versioning/probe-fallback-" + slug,
+		Title:         "a dual-era client falls back to initialize when the probe " + title,
+		Reqs:          []string{"STD-48", "STD-49", "LIF-52", "HTTP-106"},
+		Versions:      only(v2026),
+		BothRevisions: true,
+		Sends:         "plays a legacy (2025-11-25) server whose answer to server/discover " + title + "; then serves initialize and one tools/call",
+		Expect:        "server/discover first (stdio), then, whatever the failure, initialize and the call",
 		Run: func(ctx context.Context, e *clientrun.Env) verdict.Outcome {
 			answer := pa
 			if e.Transport == clientrun.TransportHTTP {
 				answer.HTTPStatus = httpStatus
 			}
 			p := e.Play(ctx, clientrun.Told{Connect: clientrun.Connect{TimeoutMs: silenceBudgetMs}, Steps: []clientrun.Step{step(clientrun.CallStep{Tool: "quick"})}},
-				clientrun.Script{Legacy: &answer, Tools: []clientrun.Tool{{Name: "quick"}}})
+				clientrun.Script{Serve2025: &answer, Tools: []clientrun.Tool{{Name: "quick"}}})
 			if o := p.Unusable(); o != nil {
 				return *o
 			}
@@ -112,7 +112,7 @@ func versioningCases() []clientrun.Case {
 			ID:       "versioning/no-removed-methods",
 			Title:    "no ping or logging/setLevel on a 2026-07-28 session",
 			Reqs:     []string{"PNG-40"},
-			Versions: only(v26),
+			Versions: only(v2026),
 			Sends:    `a modern server: answers server/discover; the client is told to set the log level "warning" (its library's way), then to make one tools/call`,
 			Expect:   "neither ping nor logging/setLevel, which 2026-07-28 removed (the level goes in the call's _meta io.modelcontextprotocol/logLevel)",
 			Run: func(ctx context.Context, e *clientrun.Env) verdict.Outcome {
@@ -145,7 +145,7 @@ func versioningCases() []clientrun.Case {
 			ID:       "versioning/envelope-on-every-request",
 			Title:    "every 2026-07-28 request carries the per-request _meta envelope",
 			Reqs:     []string{"RPC-51", "RPC-54"},
-			Versions: only(v26),
+			Versions: only(v2026),
 			Sends:    "a modern server: answers server/discover and one tools/call",
 			Expect:   "io.modelcontextprotocol/protocolVersion and clientCapabilities in every request's _meta (clientInfo too, SHOULD)",
 			Run: func(ctx context.Context, e *clientrun.Env) verdict.Outcome {

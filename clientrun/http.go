@@ -31,7 +31,7 @@ import (
 type httpServer struct {
 	hub      *hub
 	log      *chrono.Log
-	legacy   bool
+	is2025   bool
 	maxFrame int
 	ln       net.Listener
 	srv      *http.Server
@@ -80,12 +80,12 @@ func (st *sseStream) changed() {
 }
 
 // listenHTTP serves the endpoint on a free loopback port.
-func listenHTTP(h *hub, log *chrono.Log, legacy bool, maxFrame int) (*httpServer, error) {
+func listenHTTP(h *hub, log *chrono.Log, is2025 bool, maxFrame int) (*httpServer, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("clientrun: listening on 127.0.0.1: %w", err)
 	}
-	s := &httpServer{hub: h, log: log, legacy: legacy, maxFrame: maxFrame, ln: ln, streams: map[string]*sseStream{}}
+	s := &httpServer{hub: h, log: log, is2025: is2025, maxFrame: maxFrame, ln: ln, streams: map[string]*sseStream{}}
 	s.srv = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = s.srv.Serve(ln) }()
 	return s, nil
@@ -131,7 +131,7 @@ func (s *httpServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.mu.Unlock()
 		ch := "DELETE " + strconv.Itoa(n)
 		s.log.Append(chrono.Event{Dir: chrono.In, Channel: ch, Kind: chrono.KindHTTP, Text: headerText(r)})
-		if !s.legacy {
+		if !s.is2025 {
 			s.status(w, ch, http.StatusMethodNotAllowed)
 			return
 		}
@@ -191,7 +191,7 @@ func (s *httpServer) post(w http.ResponseWriter, r *http.Request) {
 		gone:       st.gone,
 		dispatched: st.dispatched,
 	}
-	if s.legacy && msg.Method == mcp.MethodInitialize {
+	if s.is2025 && msg.Method == mcp.MethodInitialize {
 		s.mu.Lock()
 		if s.session == "" {
 			var b [16]byte
@@ -239,7 +239,7 @@ open:
 	w.Header().Set("X-Accel-Buffering", "no")
 	s.log.Append(chrono.Event{Dir: chrono.Out, Channel: ch, Kind: chrono.KindHTTP, Text: "200 OK text/event-stream (SSE " + st.id + ")"})
 	w.WriteHeader(http.StatusOK)
-	if s.legacy {
+	if s.is2025 {
 		// A priming event with an event ID, so that the stream can be
 		// resumed before its first message; retry keeps reconnection quick.
 		fmt.Fprintf(w, "id: %s-0\nretry: 50\ndata: \n\n", st.id)
@@ -272,7 +272,7 @@ func (s *httpServer) drop(st *sseStream) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.cut, st.cutting = len(st.events), true
-	if !s.legacy {
+	if !s.is2025 {
 		st.dead = true
 	}
 	st.changed()
@@ -301,7 +301,7 @@ func (s *httpServer) pump(w http.ResponseWriter, r *http.Request, st *sseStream,
 		final, wake := st.final && !cutNow, st.wake
 		st.mu.Unlock()
 		for _, ev := range evs {
-			if s.legacy {
+			if s.is2025 {
 				fmt.Fprintf(w, "id: %s\n", ev.id)
 			}
 			fmt.Fprintf(w, "event: message\ndata: %s\n\n", ev.data)
@@ -336,7 +336,7 @@ func (s *httpServer) get(w http.ResponseWriter, r *http.Request) {
 	ch := "GET " + strconv.Itoa(n)
 	s.log.Append(chrono.Event{Dir: chrono.In, Channel: ch, Kind: chrono.KindHTTP, Text: headerText(r)})
 	last := r.Header.Get("Last-Event-ID")
-	if !s.legacy || last == "" {
+	if !s.is2025 || last == "" {
 		// No standalone stream is offered (a 2025-11-25 server may
 		// answer 405); 2026-07-28 has no GET at all.
 		s.status(w, ch, http.StatusMethodNotAllowed)

@@ -34,9 +34,9 @@ type Case struct {
 	Versions []string
 	// Transports it runs over; empty for both.
 	Transports []string
-	// DualEra: only for a client that supports 2026-07-28 and legacy
-	// (2025-11-25) servers (Config.DualEra).
-	DualEra bool
+	// BothRevisions: only for a client that supports 2026-07-28 and legacy
+	// (2025-11-25) servers (Config.BothRevisions).
+	BothRevisions bool
 	// Sends says what the server does; Expect what the client must do.
 	Sends, Expect string
 	// Run plays the case (Env.Play) and judges.
@@ -58,7 +58,7 @@ func (c Case) skipReason(cfg Config) string {
 		return "applies to " + strings.Join(c.Versions, ", ") + " only"
 	case len(c.Transports) > 0 && !slices.Contains(c.Transports, cfg.Transport):
 		return "needs the " + strings.Join(c.Transports, " or ") + " transport; the run uses " + cfg.Transport
-	case c.DualEra && !cfg.DualEra:
+	case c.BothRevisions && !cfg.BothRevisions:
 		return "for a client that supports both 2026-07-28 and legacy servers: pass --dual-era"
 	}
 	return ""
@@ -74,8 +74,8 @@ type Config struct {
 	Transport string
 	// Revision is the protocol revision; spec.V20251125 if empty.
 	Revision string
-	// DualEra says the client supports 2026-07-28 and legacy servers.
-	DualEra bool
+	// BothRevisions says the client supports 2026-07-28 and legacy servers.
+	BothRevisions bool
 	// Cases to run; the report lists them in this order, whatever Jobs.
 	Cases []Case
 	// Jobs is how many cases run at once, each with its own server side
@@ -371,8 +371,8 @@ func (e *Env) Play(ctx context.Context, told Told, script Script) *Played {
 		err         error
 	)
 	if e.Transport == TransportHTTP {
-		legacy := e.Revision == spec.V20251125 || script.Legacy != nil
-		if web, err = listenHTTP(h, e.Log, legacy, cfg.MaxFrame); err != nil {
+		is2025 := e.Revision == spec.V20251125 || script.Serve2025 != nil
+		if web, err = listenHTTP(h, e.Log, is2025, cfg.MaxFrame); err != nil {
 			pl.LaunchErr = err
 			return pl
 		}

@@ -38,10 +38,10 @@ type ProbeAnswer struct {
 // handshake (initialize, or server/discover under 2026-07-28), ping,
 // tools/list and tools/call (with "ok") and nothing else.
 type Script struct {
-	// Legacy, when set, plays a 2025-11-25 server whatever the run's
+	// Serve2025, when set, plays a 2025-11-25 server whatever the run's
 	// revision, answering a server/discover probe as given: the server a
 	// dual-era client must fall back from.
-	Legacy *ProbeAnswer
+	Serve2025 *ProbeAnswer
 	// HoldInitialize never answers initialize.
 	HoldInitialize bool
 	// Tools are listed by tools/list.
@@ -156,8 +156,8 @@ type Task struct {
 	// CancelSeq is the seq of the tasks/cancel that cancelled it.
 	cancelSeq uint64
 	terminal  chan struct{}
-	// modern: the tasks extension's shape (ttlMs, pollIntervalMs).
-	modern bool
+	// is2026: the tasks extension's shape (ttlMs, pollIntervalMs).
+	is2026 bool
 }
 
 // Status is the task's status and the seq of the tasks/cancel, if any.
@@ -171,7 +171,7 @@ func (t *Task) wire() map[string]any {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	ts := t.created.UTC().Format(time.RFC3339Nano)
-	if t.modern {
+	if t.is2026 {
 		return map[string]any{"taskId": t.ID, "status": t.status, "createdAt": ts, "lastUpdatedAt": ts, "ttlMs": 60000, "pollIntervalMs": 20}
 	}
 	return map[string]any{"taskId": t.ID, "status": t.status, "createdAt": ts, "lastUpdatedAt": ts, "ttl": 60000, "pollInterval": 20}
@@ -182,7 +182,7 @@ func (t *Task) wire() map[string]any {
 type Peer struct {
 	log      *chrono.Log
 	script   Script
-	modern   bool
+	is2026   bool
 	revision string
 
 	mu       sync.Mutex
@@ -198,16 +198,16 @@ type Peer struct {
 }
 
 func newPeer(log *chrono.Log, revision string, s Script) *Peer {
-	return &Peer{log: log, script: s, revision: revision, modern: revision == spec.V20260728 && s.Legacy == nil,
+	return &Peer{log: log, script: s, revision: revision, is2026: revision == spec.V20260728 && s.Serve2025 == nil,
 		tasks: map[string]*Task{}, pending: map[string]chan Inbound{}}
 }
 
-// Modern reports whether the server speaks 2026-07-28.
-func (p *Peer) Modern() bool { return p.modern }
+// Is2026 reports whether the server speaks 2026-07-28.
+func (p *Peer) Is2026() bool { return p.is2026 }
 
 // result adds what a 2026-07-28 result must carry (resultType).
 func (p *Peer) result(r map[string]any) map[string]any {
-	if p.modern {
+	if p.is2026 {
 		r["resultType"] = "complete"
 	}
 	return r
@@ -282,7 +282,7 @@ func (p *Peer) request(ctx context.Context, in Inbound) {
 	switch m.Method {
 	case mcp.MethodInitialize:
 		switch {
-		case p.modern:
+		case p.is2026:
 			_ = p.fail(ctx, in, mcp.CodeUnsupportedProtocolVersion, "this server speaks 2026-07-28 only",
 				map[string]any{"supported": []string{spec.V20260728}})
 		case p.script.HoldInitialize:
@@ -296,7 +296,7 @@ func (p *Peer) request(ctx context.Context, in Inbound) {
 			_ = p.answer(ctx, in, map[string]any{"protocolVersion": spec.V20251125, "capabilities": caps, "serverInfo": ServerInfo})
 		}
 	case mcp.MethodServerDiscover:
-		if p.modern {
+		if p.is2026 {
 			caps := map[string]any{"tools": map[string]any{}}
 			if p.script.Tasks {
 				caps["extensions"] = map[string]any{mcp.ExtensionTasks: map[string]any{}}
@@ -306,12 +306,12 @@ func (p *Peer) request(ctx context.Context, in Inbound) {
 			return
 		}
 		pa := ProbeAnswer{}
-		if p.script.Legacy != nil {
-			pa = *p.script.Legacy
+		if p.script.Serve2025 != nil {
+			pa = *p.script.Serve2025
 		}
-		p.legacyProbe(ctx, in, pa)
+		p.probe2025(ctx, in, pa)
 	case mcp.MethodPing, mcp.MethodLoggingSetLevel:
-		if p.modern {
+		if p.is2026 {
 			_ = p.fail(ctx, in, jsonrpc.CodeMethodNotFound, "method not found: "+m.Method, nil)
 			return
 		}
@@ -320,7 +320,7 @@ func (p *Peer) request(ctx context.Context, in Inbound) {
 		tools := []any{}
 		for _, t := range p.script.Tools {
 			tool := map[string]any{"name": t.Name, "inputSchema": map[string]any{"type": "object"}}
-			if t.TaskSupport != "" && !p.modern {
+			if t.TaskSupport != "" && !p.is2026 {
 				// 2026-07-28 tasks are server-directed: no taskSupport.
 				tool["execution"] = map[string]any{"taskSupport": t.TaskSupport}
 			}
@@ -330,13 +330,13 @@ func (p *Peer) request(ctx context.Context, in Inbound) {
 	case mcp.MethodToolsCall:
 		p.toolsCall(ctx, in)
 	case mcp.MethodTasksGet, mcp.MethodTasksCancel, mcp.MethodTasksResult:
-		if p.modern {
+		if p.is2026 {
 			p.extTaskRequest(ctx, in)
 			return
 		}
 		p.taskRequest(ctx, in)
 	case mcp.MethodTasksList:
-		if p.modern {
+		if p.is2026 {
 			_ = p.fail(ctx, in, jsonrpc.CodeMethodNotFound, "method not found: "+m.Method, nil)
 			return
 		}
@@ -352,8 +352,8 @@ func (p *Peer) request(ctx context.Context, in Inbound) {
 	}
 }
 
-// legacyProbe answers server/discover as a 2025-11-25 server would.
-func (p *Peer) legacyProbe(ctx context.Context, in Inbound, pa ProbeAnswer) {
+// probe2025 answers server/discover as a 2025-11-25 server would.
+func (p *Peer) probe2025(ctx context.Context, in Inbound, pa ProbeAnswer) {
 	if pa.Silent {
 		p.log.Harness(chrono.KindDecision, "server", "legacy server: leaving server/discover unanswered")
 		return
@@ -392,16 +392,16 @@ func (p *Peer) toolsCall(ctx context.Context, in Inbound) {
 	p.mu.Lock()
 	p.calls = append(p.calls, c)
 	p.mu.Unlock()
-	augmented := params.Task != nil && !p.modern || p.modern && declaresTasks(params.Meta.Caps)
+	augmented := params.Task != nil && !p.is2026 || p.is2026 && declaresTasks(params.Meta.Caps)
 	if augmented && p.script.Tasks {
 		p.mu.Lock()
 		t := &Task{ID: fmt.Sprintf("task-%d-%s", len(p.taskList)+1, c.ID.String()), Call: c, status: mcp.TaskWorking,
-			created: time.Now(), terminal: make(chan struct{}), modern: p.modern}
+			created: time.Now(), terminal: make(chan struct{}), is2026: p.is2026}
 		c.Task = t
 		p.tasks[t.ID] = t
 		p.taskList = append(p.taskList, t)
 		p.mu.Unlock()
-		if p.modern {
+		if p.is2026 {
 			// The extension's CreateTaskResult is the task itself, flat,
 			// with resultType "task" (TSX-8).
 			raw, err := jsonrpc.EncodeResult(in.Msg.ID, mergeInto(t.wire(), map[string]any{"resultType": mcp.ResultTypeTask}))

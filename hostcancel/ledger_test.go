@@ -32,7 +32,7 @@ func TestCrashBetweenEffectAndReceipt(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), safety)
 		log := chrono.New()
 		conn, _ := srv.InProcess(ctx, transport.StreamConfig{Log: log})
-		return modernFixture(t, ctx, cancel, peer.New(conn, peer.Options{Log: log}), log)
+		return fixture2026(t, ctx, cancel, peer.New(conn, peer.Options{Log: log}), log)
 	}
 	a, b := open(), open() // b holds the scope while a dies
 	effects := &hostcancel.Effects{Tools: []string{refserver.ToolTaskWorker}}

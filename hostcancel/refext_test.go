@@ -26,15 +26,15 @@ import (
 )
 
 // The tasks extension (io.modelcontextprotocol/tasks, 2026-07-28) against
-// the reference server, which serves it (refserver/xtasks.go): the same
+// the reference server, which serves it (refserver/tasksext.go): the same
 // controller and API as 2025-11-25, and the reference server's worker
 // counter, not a script's word, decides whether the work stopped.
 
 // revisions are the task revisions every shared test runs under.
 var revisions = []hostcancel.Revision{hostcancel.Rev20251125, hostcancel.RevTasksExtension}
 
-// envelope26 is a 2026-07-28 envelope that declares the tasks extension.
-func envelope26() peer.Envelope {
+// envelope2026 is a 2026-07-28 envelope that declares the tasks extension.
+func envelope2026() peer.Envelope {
 	return peer.Envelope{ProtocolVersion: spec.V20260728, ClientInfo: &peer.Implementation{Name: "hostcancel-test", Version: "0"},
 		ClientCapabilities: map[string]any{"extensions": map[string]any{mcp.ExtensionTasks: map[string]any{}}}}
 }
@@ -50,7 +50,7 @@ func newFixtureAt(tb testing.TB, rev hostcancel.Revision, faults ...refserver.Fa
 	ctx, cancel := context.WithTimeout(context.Background(), safety)
 	log := chrono.New()
 	conn, _ := srv.InProcess(ctx, transport.StreamConfig{Log: log})
-	return modernFixture(tb, ctx, cancel, peer.New(conn, peer.Options{Log: log}), log)
+	return fixture2026(tb, ctx, cancel, peer.New(conn, peer.Options{Log: log}), log)
 }
 
 func faultSet(faults []refserver.Fault) refserver.FaultSet {
@@ -61,16 +61,16 @@ func faultSet(faults []refserver.Fault) refserver.FaultSet {
 	return fs
 }
 
-// modernFixture makes s a 2026-07-28 session and finds the control
+// fixture2026 makes s a 2026-07-28 session and finds the control
 // extension in server/discover.
-func modernFixture(tb testing.TB, ctx context.Context, cancel context.CancelFunc, s *peer.Session, log *chrono.Log) *fixture {
+func fixture2026(tb testing.TB, ctx context.Context, cancel context.CancelFunc, s *peer.Session, log *chrono.Log) *fixture {
 	tb.Cleanup(func() {
 		cctx, c := context.WithTimeout(context.Background(), safety)
 		defer c()
 		s.Close(cctx)
 		cancel()
 	})
-	s.SetEnvelope(envelope26())
+	s.SetEnvelope(envelope2026())
 	if _, err := s.Discover(ctx); err != nil {
 		tb.Fatal(err)
 	}
@@ -149,7 +149,7 @@ func newFixtureHTTP(tb testing.TB, faults ...refserver.Fault) (*fixture, *record
 		cancel()
 		tb.Fatal(err)
 	}
-	return modernFixture(tb, ctx, cancel, peer.New(conn, peer.Options{Log: log}), log), rc
+	return fixture2026(tb, ctx, cancel, peer.New(conn, peer.Options{Log: log}), log), rc
 }
 
 // afterAck calls f once, on its own goroutine, when the operation's

@@ -20,7 +20,7 @@ const maxRoutedBody = 1 << 20
 // tasks/cancel (TSX-52) and to params.name for tools/call (HTTP-100),
 // Base64-encoded when the value is not plain ASCII (HTTP-101). A header
 // the request already has is left as it is: the project's HTTP transport
-// sets both itself on a 2026-07-28 session (transport.Moderniser), so the
+// sets both itself on a 2026-07-28 session (transport.Switcher2026), so the
 // wrapper is for a host whose HTTP client does not, which passes
 // &http.Client{Transport: RoutingHeaders(nil)} as its client. A nil base
 // is http.DefaultTransport.

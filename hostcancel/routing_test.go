@@ -73,7 +73,7 @@ func TestRoutingHeaders(t *testing.T) {
 	send(6, "tasks/cancel", w.taskParams(odd))
 	// On a 2026-07-28 connection the transport sets the headers itself;
 	// the wrapper keeps them.
-	conn.SetModern(string(RevTasksExtension))
+	conn.Set2026(string(RevTasksExtension))
 	send(7, "tasks/get", w.taskParams(odd))
 	want := []seen{{"tools/call", "get_weather"}, {"tasks/get", task}, {"tasks/update", task}, {"tasks/cancel", task}, {MethodListen, ""},
 		{"tasks/cancel", oddHeader}, {"tasks/get", oddHeader}}

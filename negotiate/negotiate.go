@@ -138,9 +138,9 @@ func (p *Probe) unsupported() *peer.UnsupportedVersionError {
 	return nil
 }
 
-// modernRefusal reports whether the probe failed with an error that
+// refusal2026 reports whether the probe failed with an error that
 // marks a modern server (-32020, -32021, -32022): no fallback then.
-func (p *Probe) modernRefusal() bool { return p != nil && peer.IsModernError(p.Err) }
+func (p *Probe) refusal2026() bool { return p != nil && peer.IsError2026(p.Err) }
 
 // lists reports whether a successful discover probe lists version.
 func (p *Probe) lists(version string) bool { return p.OK() && p.Discover.Supports(version) }
@@ -164,10 +164,10 @@ type NoCommonRevisionError struct {
 	Via string
 }
 
-// ErrModernRefusal is wrapped by the error of a server/discover probe
+// ErrRefusal2026 is wrapped by the error of a server/discover probe
 // refused with -32020 or -32021: a modern server that did not accept the
 // request, after which a client does not fall back to initialize.
-var ErrModernRefusal = errors.New("a modern server refused the probe")
+var ErrRefusal2026 = errors.New("a modern server refused the probe")
 
 // ErrNoCommonRevision is matched by a *NoCommonRevisionError.
 var ErrNoCommonRevision = errors.New("the server offers no revision mcpflight can use here")
@@ -232,10 +232,10 @@ func sanitized(vs []string) string {
 // decision is what the probes say: the revisions to use and why, or an
 // error, or that the initialize probe is needed to decide.
 type decision struct {
-	revisions  []string
-	reasons    map[string]string
-	needLegacy bool
-	err        error
+	revisions []string
+	reasons   map[string]string
+	need2025  bool
+	err       error
 }
 
 func decided(rev, reason string) decision {
@@ -266,22 +266,22 @@ func decide(mode Mode, m, l *Probe) decision {
 	switch mode {
 	case Mode20251125:
 		if l == nil {
-			return decision{needLegacy: true}
+			return decision{need2025: true}
 		}
-		return decideLegacy(l, "as asked")
+		return decide2025(l, "as asked")
 	case Mode20260728:
 		if uve := m.unsupported(); uve != nil && !uve.Offers(spec.V20260728) {
 			return decision{err: &NoCommonRevisionError{Wanted: []string{spec.V20260728}, Offered: uve.Supported,
 				Via: "server/discover was answered -32022 UnsupportedProtocolVersion"}}
 		}
-		if m != nil && !m.OK() && !m.modernRefusal() && !errors.Is(m.Err, ErrNotJSONRPC) {
+		if m != nil && !m.OK() && !m.refusal2026() && !errors.Is(m.Err, ErrNotJSONRPC) {
 			// A failed server/discover is how a 2025-11-25 server
 			// answers (STD-48): initialize tells such a server, whose
 			// answers would break 2026-07-28's rules only because they
 			// are of another revision, from a modern one whose
 			// server/discover is broken, which the cases judge.
 			if l == nil {
-				return decision{needLegacy: true}
+				return decision{need2025: true}
 			}
 			if l.OK() {
 				return decision{err: &NoCommonRevisionError{Wanted: []string{spec.V20260728}, Offered: []string{l.Init.ProtocolVersion},
@@ -300,16 +300,16 @@ func decide(mode Mode, m, l *Probe) decision {
 				return decision{err: &NoCommonRevisionError{Wanted: []string{spec.V20251125, spec.V20260728}, Offered: uve.Supported,
 					Via: "server/discover was answered -32022 UnsupportedProtocolVersion"}}
 			}
-		} else if m.modernRefusal() {
-			return decision{err: fmt.Errorf("negotiate: %w: server/discover was refused with %s, so the server is a modern one (no fallback to initialize, STD-48) that did not accept the request", ErrModernRefusal, m.Failure)}
+		} else if m.refusal2026() {
+			return decision{err: fmt.Errorf("negotiate: %w: server/discover was refused with %s, so the server is a modern one (no fallback to initialize, STD-48) that did not accept the request", ErrRefusal2026, m.Failure)}
 		}
 		if l == nil {
-			return decision{needLegacy: true}
+			return decision{need2025: true}
 		}
 		if uve := l.unsupported(); uve != nil && uve.Offers(spec.V20260728) {
 			return decided(spec.V20260728, "initialize was answered -32022 UnsupportedProtocolVersion offering it ("+discoverSaid(m)+")")
 		}
-		d := decideLegacy(l, discoverSaid(m))
+		d := decide2025(l, discoverSaid(m))
 		var nce *NoCommonRevisionError
 		if errors.As(d.err, &nce) {
 			nce.Wanted = []string{spec.V20251125, spec.V20260728}
@@ -317,7 +317,7 @@ func decide(mode Mode, m, l *Probe) decision {
 		return d
 	case ModeBoth:
 		if l == nil {
-			return decision{needLegacy: true}
+			return decision{need2025: true}
 		}
 		out := decision{reasons: map[string]string{}}
 		if l.OK() {
@@ -346,8 +346,8 @@ func decide(mode Mode, m, l *Probe) decision {
 	return decision{err: fmt.Errorf("negotiate: %w %q", ErrUnknownMode, mode)}
 }
 
-// decideLegacy judges the initialize probe, after what came before.
-func decideLegacy(l *Probe, before string) decision {
+// decide2025 judges the initialize probe, after what came before.
+func decide2025(l *Probe, before string) decision {
 	if l.OK() {
 		reason := before + "; initialize agreed"
 		if v := l.Init.ProtocolVersion; v != spec.V20251125 {
@@ -416,7 +416,7 @@ func inconsistencies(m, l *Probe) []Inconsistency {
 	if m.OK() && m.Discover.Supports(spec.V20251125) && !l.OK() {
 		add([]string{"LIF-47"}, "server/discover lists 2025-11-25, yet initialize failed (%s)", l.Failure)
 	}
-	if !m.OK() && !m.modernRefusal() {
+	if !m.OK() && !m.refusal2026() {
 		if uve := l.unsupported(); uve != nil && uve.Offers(spec.V20260728) {
 			add([]string{"LIF-42"}, "server/discover failed (%s), yet initialize's -32022 offers 2026-07-28, whose servers MUST implement server/discover", m.Failure)
 		}

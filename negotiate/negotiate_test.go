@@ -10,7 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/mcpflight/mcpflight/chrono"
-	"github.com/mcpflight/mcpflight/internal/erasrv"
+	"github.com/mcpflight/mcpflight/internal/revisionsrv"
 	"github.com/mcpflight/mcpflight/mcp"
 	"github.com/mcpflight/mcpflight/negotiate"
 	"github.com/mcpflight/mcpflight/peer"
@@ -18,19 +18,19 @@ import (
 	"github.com/mcpflight/mcpflight/transport"
 )
 
-// pipeConn is a stdio-shaped connection to erasrv in this process.
-func pipeConn(_ *testing.T, mode erasrv.Mode, log *chrono.Log) transport.Conn {
-	return erasrv.Conn(mode, log)
+// pipeConn is a stdio-shaped connection to revisionsrv in this process.
+func pipeConn(_ *testing.T, mode revisionsrv.Mode, log *chrono.Log) transport.Conn {
+	return revisionsrv.Conn(mode, log)
 }
 
-// dialer opens connections to erasrv over "stdio" (an in-process pipe)
+// dialer opens connections to revisionsrv over "stdio" (an in-process pipe)
 // or "http" (an httptest server).
-func dialer(t *testing.T, mode erasrv.Mode, over string) negotiate.Dialer {
+func dialer(t *testing.T, mode revisionsrv.Mode, over string) negotiate.Dialer {
 	t.Helper()
 	if over == "stdio" {
 		return func(_ context.Context, log *chrono.Log) (transport.Conn, error) { return pipeConn(t, mode, log), nil }
 	}
-	ts := httptest.NewServer(erasrv.Handler(mode))
+	ts := httptest.NewServer(revisionsrv.Handler(mode))
 	t.Cleanup(ts.Close)
 	return func(ctx context.Context, log *chrono.Log) (transport.Conn, error) {
 		return transport.DialHTTP(ctx, transport.HTTPConfig{URL: ts.URL, Log: log})
@@ -45,8 +45,8 @@ func testCtx(t *testing.T) context.Context {
 
 // opts keeps a silent probe short: the silent server is the evidence,
 // and nothing else waits on the timeout.
-func opts(mode erasrv.Mode) negotiate.Options {
-	if mode == erasrv.LegacySilent {
+func opts(mode revisionsrv.Mode) negotiate.Options {
+	if mode == revisionsrv.Silent2025 {
 		return negotiate.Options{ProbeTimeout: 300 * time.Millisecond}
 	}
 	return negotiate.Options{}
@@ -61,8 +61,8 @@ type want struct {
 	inconsistent string
 }
 
-var modern = []string{spec.V20260728}
-var legacy = []string{spec.V20251125}
+var only2026 = []string{spec.V20260728}
+var only2025 = []string{spec.V20251125}
 
 // cases: what each negotiation mode makes of each scripted server, over
 // both transports. The legacy servers fail the probe three ways (-32601,
@@ -70,27 +70,27 @@ var legacy = []string{spec.V20251125}
 // and a held request): the fallback is not keyed to one code (STD-49,
 // HTTP-106).
 var cases = []struct {
-	server erasrv.Mode
+	server revisionsrv.Mode
 	mode   negotiate.Mode
 	want   want
 }{
-	{erasrv.ModernOnly, negotiate.ModeAuto, want{revisions: modern, reason: "server/discover listed it"}},
-	{erasrv.Dual, negotiate.ModeAuto, want{revisions: modern, reason: "server/discover listed it"}},
-	{erasrv.Inconsistent, negotiate.ModeAuto, want{revisions: modern, reason: "server/discover listed it",
+	{revisionsrv.Only2026, negotiate.ModeAuto, want{revisions: only2026, reason: "server/discover listed it"}},
+	{revisionsrv.Dual, negotiate.ModeAuto, want{revisions: only2026, reason: "server/discover listed it"}},
+	{revisionsrv.Inconsistent, negotiate.ModeAuto, want{revisions: only2026, reason: "server/discover listed it",
 		inconsistent: "initialize agreed to 2025-11-25, which server/discover does not list (it lists 2026-07-28)"}},
-	{erasrv.LegacyMethodNotFound, negotiate.ModeAuto, want{revisions: legacy, reason: "server/discover failed ("}},
-	{erasrv.LegacyInvalidParams, negotiate.ModeAuto, want{revisions: legacy, reason: "server/discover failed ("}},
-	{erasrv.LegacySilent, negotiate.ModeAuto, want{revisions: legacy, reason: "server/discover failed (no answer within 300ms); initialize agreed"}},
-	{erasrv.Future, negotiate.ModeAuto, want{noCommon: "the server does not support 2025-11-25 or 2026-07-28: it offers 2027-01-01 (server/discover was answered -32022 UnsupportedProtocolVersion)"}},
+	{revisionsrv.MethodNotFound2025, negotiate.ModeAuto, want{revisions: only2025, reason: "server/discover failed ("}},
+	{revisionsrv.InvalidParams2025, negotiate.ModeAuto, want{revisions: only2025, reason: "server/discover failed ("}},
+	{revisionsrv.Silent2025, negotiate.ModeAuto, want{revisions: only2025, reason: "server/discover failed (no answer within 300ms); initialize agreed"}},
+	{revisionsrv.Future, negotiate.ModeAuto, want{noCommon: "the server does not support 2025-11-25 or 2026-07-28: it offers 2027-01-01 (server/discover was answered -32022 UnsupportedProtocolVersion)"}},
 
-	{erasrv.ModernOnly, negotiate.Mode20251125, want{noCommon: "the server does not support 2025-11-25: it offers 2026-07-28 (initialize was answered -32022 UnsupportedProtocolVersion)"}},
-	{erasrv.Dual, negotiate.Mode20251125, want{revisions: legacy, reason: "as asked; initialize agreed"}},
-	{erasrv.LegacyMethodNotFound, negotiate.Mode20251125, want{revisions: legacy, reason: "as asked; initialize agreed"}},
+	{revisionsrv.Only2026, negotiate.Mode20251125, want{noCommon: "the server does not support 2025-11-25: it offers 2026-07-28 (initialize was answered -32022 UnsupportedProtocolVersion)"}},
+	{revisionsrv.Dual, negotiate.Mode20251125, want{revisions: only2025, reason: "as asked; initialize agreed"}},
+	{revisionsrv.MethodNotFound2025, negotiate.Mode20251125, want{revisions: only2025, reason: "as asked; initialize agreed"}},
 
-	{erasrv.ModernOnly, negotiate.Mode20260728, want{revisions: modern, reason: "as asked; server/discover listed it"}},
-	{erasrv.LegacyMethodNotFound, negotiate.Mode20260728, want{noCommon: "the server does not support 2026-07-28: it offers 2025-11-25 (server/discover failed ("}},
-	{erasrv.LegacySilent, negotiate.Mode20260728, want{noCommon: "the server does not support 2026-07-28: it offers 2025-11-25 (server/discover failed (no answer within 300ms), and initialize agreed to 2025-11-25)"}},
-	{erasrv.Future, negotiate.Mode20260728, want{noCommon: "the server does not support 2026-07-28: it offers 2027-01-01"}},
+	{revisionsrv.Only2026, negotiate.Mode20260728, want{revisions: only2026, reason: "as asked; server/discover listed it"}},
+	{revisionsrv.MethodNotFound2025, negotiate.Mode20260728, want{noCommon: "the server does not support 2026-07-28: it offers 2025-11-25 (server/discover failed ("}},
+	{revisionsrv.Silent2025, negotiate.Mode20260728, want{noCommon: "the server does not support 2026-07-28: it offers 2025-11-25 (server/discover failed (no answer within 300ms), and initialize agreed to 2025-11-25)"}},
+	{revisionsrv.Future, negotiate.Mode20260728, want{noCommon: "the server does not support 2026-07-28: it offers 2027-01-01"}},
 }
 
 // TestOpen: negotiating on one session leaves it speaking the chosen
@@ -136,31 +136,31 @@ func TestOpen(t *testing.T) {
 func TestSurveyTarget(t *testing.T) {
 	all := append(cases[:len(cases):len(cases)],
 		struct {
-			server erasrv.Mode
+			server revisionsrv.Mode
 			mode   negotiate.Mode
 			want   want
-		}{erasrv.Dual, negotiate.ModeBoth, want{revisions: []string{spec.V20251125, spec.V20260728}, reason: "initialize agreed to 2025-11-25"}},
+		}{revisionsrv.Dual, negotiate.ModeBoth, want{revisions: []string{spec.V20251125, spec.V20260728}, reason: "initialize agreed to 2025-11-25"}},
 		struct {
-			server erasrv.Mode
+			server revisionsrv.Mode
 			mode   negotiate.Mode
 			want   want
-		}{erasrv.Inconsistent, negotiate.ModeBoth, want{revisions: []string{spec.V20251125, spec.V20260728}, reason: "initialize agreed",
+		}{revisionsrv.Inconsistent, negotiate.ModeBoth, want{revisions: []string{spec.V20251125, spec.V20260728}, reason: "initialize agreed",
 			inconsistent: "initialize agreed to 2025-11-25, which server/discover does not list"}},
 		struct {
-			server erasrv.Mode
+			server revisionsrv.Mode
 			mode   negotiate.Mode
 			want   want
-		}{erasrv.ModernOnly, negotiate.ModeBoth, want{revisions: modern, reason: "server/discover listed it"}},
+		}{revisionsrv.Only2026, negotiate.ModeBoth, want{revisions: only2026, reason: "server/discover listed it"}},
 		struct {
-			server erasrv.Mode
+			server revisionsrv.Mode
 			mode   negotiate.Mode
 			want   want
-		}{erasrv.LegacyMethodNotFound, negotiate.ModeBoth, want{revisions: legacy, reason: "initialize agreed"}},
+		}{revisionsrv.MethodNotFound2025, negotiate.ModeBoth, want{revisions: only2025, reason: "initialize agreed"}},
 		struct {
-			server erasrv.Mode
+			server revisionsrv.Mode
 			mode   negotiate.Mode
 			want   want
-		}{erasrv.Future, negotiate.ModeBoth, want{noCommon: "it offers 2027-01-01"}},
+		}{revisionsrv.Future, negotiate.ModeBoth, want{noCommon: "it offers 2027-01-01"}},
 	)
 	for _, tc := range all {
 		for _, over := range []string{"stdio", "http"} {
@@ -189,7 +189,7 @@ func TestSurveyTarget(t *testing.T) {
 				if r := sv.Reasons[sv.Revisions[0]]; !strings.Contains(r, tc.want.reason) {
 					t.Errorf("reason %q, want it to contain %q", r, tc.want.reason)
 				}
-				for _, p := range []*negotiate.Probe{sv.Modern, sv.Legacy} {
+				for _, p := range []*negotiate.Probe{sv.Probe2026, sv.Probe2025} {
 					if p != nil && (p.Log == nil || p.Log.Len() == 0) {
 						t.Errorf("the %s probe has no chronology", p.Method)
 					}
@@ -241,7 +241,7 @@ func decisionSays(log *chrono.Log, text string) bool {
 func TestOpenFallsBackOnTheSameConnection(t *testing.T) {
 	ctx := testCtx(t)
 	log := chrono.New()
-	s := peer.New(pipeConn(t, erasrv.LegacyInvalidParams, log), peer.Options{Log: log})
+	s := peer.New(pipeConn(t, revisionsrv.InvalidParams2025, log), peer.Options{Log: log})
 	defer s.Close(context.WithoutCancel(ctx))
 	out, err := negotiate.Open(ctx, s, negotiate.ModeAuto, negotiate.Options{})
 	if err != nil {

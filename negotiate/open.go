@@ -22,9 +22,9 @@ type Outcome struct {
 	// "server/discover failed (-32601 Method not found); initialize
 	// agreed").
 	Reason string
-	// Modern and Legacy are the probes made on the session, nil for one
+	// Probe2026 and Probe2025 are the probes made on the session, nil for one
 	// not made.
-	Modern, Legacy *Probe
+	Probe2026, Probe2025 *Probe
 	// Inconsistencies are contradictions between the probes' answers.
 	Inconsistencies []Inconsistency
 }
@@ -56,12 +56,12 @@ func Open(ctx context.Context, s *peer.Session, mode Mode, opts Options) (*Outco
 		m = heard(hctx, discoverProbe(hctx, s, opts))
 	}
 	d := decide(mode, m, l)
-	if d.needLegacy {
+	if d.need2025 {
 		s.ClearEnvelope()
 		l = heard(hctx, initializeProbe(hctx, s, opts))
 		d = decide(mode, m, l)
 	}
-	out := &Outcome{Modern: m, Legacy: l, Inconsistencies: inconsistencies(m, l)}
+	out := &Outcome{Probe2026: m, Probe2025: l, Inconsistencies: inconsistencies(m, l)}
 	if d.err != nil {
 		s.Log().Harness(chrono.KindDecision, "negotiate", "no revision: "+chrono.Sanitize(d.err.Error(), false))
 		return out, d.err
@@ -69,7 +69,7 @@ func Open(ctx context.Context, s *peer.Session, mode Mode, opts Options) (*Outco
 	out.Revision = d.revisions[0]
 	out.Reason = d.reasons[out.Revision]
 	if out.Revision == spec.V20260728 {
-		if _, modern := s.Envelope(); !modern {
+		if _, is2026 := s.Envelope(); !is2026 {
 			// initialize's -32022 offered it: the session goes modern.
 			s.SetEnvelope(opts.Envelope())
 		}
@@ -117,7 +117,7 @@ func discoverProbe(ctx context.Context, s *peer.Session, opts Options) *Probe {
 				_ = s.Cancel(context.WithoutCancel(ctx), c, "server/discover probe unanswered")
 			}
 		case msg.Error != nil:
-			err = peer.ModernError(msg.Error)
+			err = peer.Error2026(msg.Error)
 		default:
 			if rt := c.ResultType(); rt != mcp.ResultTypeComplete {
 				err = &peer.ResultTypeError{Method: mcp.MethodServerDiscover, ResultType: rt, Recognised: rt == mcp.ResultTypeInputRequired, Raw: msg.Result}
@@ -193,9 +193,9 @@ type Survey struct {
 	Revisions []string
 	// Reasons says why each revision is used.
 	Reasons map[string]string
-	// Modern and Legacy are the probes made, nil for one not made; each
+	// Probe2026 and Probe2025 are the probes made, nil for one not made; each
 	// on a connection of its own, with its chronology.
-	Modern, Legacy *Probe
+	Probe2026, Probe2025 *Probe
 	// Inconsistencies are contradictions between the probes' answers.
 	Inconsistencies []Inconsistency
 }
@@ -203,12 +203,12 @@ type Survey struct {
 // ServerInfo is the server's name as the probes heard it: from
 // server/discover's _meta, else from initialize; nil when neither said.
 func (s *Survey) ServerInfo() *peer.Implementation {
-	if s.Modern.OK() && s.Modern.Discover.ServerInfo != nil {
-		info := *s.Modern.Discover.ServerInfo
+	if s.Probe2026.OK() && s.Probe2026.Discover.ServerInfo != nil {
+		info := *s.Probe2026.Discover.ServerInfo
 		return &info
 	}
-	if s.Legacy.OK() {
-		info := s.Legacy.Init.ServerInfo
+	if s.Probe2025.OK() {
+		info := s.Probe2025.Init.ServerInfo
 		return &info
 	}
 	return nil
@@ -264,41 +264,41 @@ func SurveyTarget(ctx context.Context, dial Dialer, mode Mode, opts Options) (*S
 	// fetching the server) is not taken for a silent legacy server
 	// (STD-49's "silent case after a timeout").
 	var (
-		legacyErr  error
-		legacyDone = make(chan struct{})
+		err2025  error
+		done2025 = make(chan struct{})
 	)
 	if mode != Mode20260728 {
 		go func() {
-			defer close(legacyDone)
-			sv.Legacy, legacyErr = probe(initializeProbe)
+			defer close(done2025)
+			sv.Probe2025, err2025 = probe(initializeProbe)
 		}()
 	} else {
-		close(legacyDone)
+		close(done2025)
 	}
 	var err error
 	if mode != Mode20251125 {
 		mopts := opts
 		if mode != Mode20260728 {
-			mopts.otherProbeDone = legacyDone
+			mopts.otherProbeDone = done2025
 		}
-		sv.Modern, err = probe(func(ctx context.Context, s *peer.Session, _ Options) *Probe { return discoverProbe(ctx, s, mopts) })
+		sv.Probe2026, err = probe(func(ctx context.Context, s *peer.Session, _ Options) *Probe { return discoverProbe(ctx, s, mopts) })
 	}
-	<-legacyDone
+	<-done2025
 	if err != nil {
 		return sv, err
 	}
-	if legacyErr != nil {
-		return sv, legacyErr
+	if err2025 != nil {
+		return sv, err2025
 	}
-	d := decide(mode, sv.Modern, sv.Legacy)
-	if d.needLegacy && sv.Legacy == nil {
+	d := decide(mode, sv.Probe2026, sv.Probe2025)
+	if d.need2025 && sv.Probe2025 == nil {
 		// Under 2026-07-28 only when server/discover failed.
-		if sv.Legacy, err = probe(initializeProbe); err != nil {
+		if sv.Probe2025, err = probe(initializeProbe); err != nil {
 			return sv, err
 		}
-		d = decide(mode, sv.Modern, sv.Legacy)
+		d = decide(mode, sv.Probe2026, sv.Probe2025)
 	}
-	sv.Inconsistencies = inconsistencies(sv.Modern, sv.Legacy)
+	sv.Inconsistencies = inconsistencies(sv.Probe2026, sv.Probe2025)
 	if d.err != nil {
 		return sv, d.err
 	}

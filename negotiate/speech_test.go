@@ -9,13 +9,13 @@ import (
 	"testing"
 
 	"github.com/mcpflight/mcpflight/chrono"
-	"github.com/mcpflight/mcpflight/internal/erasrv"
+	"github.com/mcpflight/mcpflight/internal/revisionsrv"
 	"github.com/mcpflight/mcpflight/negotiate"
 	"github.com/mcpflight/mcpflight/transport"
 )
 
 // prefixed is a stdio-shaped connection to a server that first writes
-// banner on its stdout, then, when serve is set, serves erasrv's dual-era
+// banner on its stdout, then, when serve is set, serves revisionsrv's dual-era
 // server; otherwise it reads and ignores everything.
 func prefixed(banner string, serve bool) negotiate.Dialer {
 	return func(_ context.Context, log *chrono.Log) (transport.Conn, error) {
@@ -27,7 +27,7 @@ func prefixed(banner string, serve bool) negotiate.Dialer {
 				return
 			}
 			if serve {
-				_ = erasrv.Serve(erasrv.Dual, toServerR, toClientW)
+				_ = revisionsrv.Serve(revisionsrv.Dual, toServerR, toClientW)
 				return
 			}
 			_, _ = io.Copy(io.Discard, bufio.NewReader(toServerR))
@@ -53,7 +53,7 @@ func TestNotJSONRPCTarget(t *testing.T) {
 			if !errors.As(err, &nj) && !(sv != nil && probeSaysNotJSONRPC(sv)) {
 				t.Fatalf("error %v; want a NotJSONRPCError", err)
 			}
-			for _, p := range []*negotiate.Probe{sv.Modern, sv.Legacy} {
+			for _, p := range []*negotiate.Probe{sv.Probe2026, sv.Probe2025} {
 				if p == nil {
 					continue
 				}
@@ -66,7 +66,7 @@ func TestNotJSONRPCTarget(t *testing.T) {
 }
 
 func probeSaysNotJSONRPC(sv *negotiate.Survey) bool {
-	for _, p := range []*negotiate.Probe{sv.Modern, sv.Legacy} {
+	for _, p := range []*negotiate.Probe{sv.Probe2026, sv.Probe2025} {
 		if p != nil && errors.Is(p.Err, negotiate.ErrNotJSONRPC) {
 			return true
 		}

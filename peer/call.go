@@ -64,9 +64,9 @@ type Call struct {
 	TaskAugmented bool
 	// keepToken keeps Token live after the response (KeepProgressToken).
 	keepToken bool
-	// modern is set for a request of a 2026-07-28 session, extTasks when
-	// its clientCapabilities declared the tasks extension (modern.go).
-	modern, extTasks bool
+	// is2026 is set for a request of a 2026-07-28 session, extTasks when
+	// its clientCapabilities declared the tasks extension (is2026.go).
+	is2026, extTasks bool
 	// chapter is the session's chapter when the call was sent (HandOver).
 	chapter int
 

@@ -55,7 +55,7 @@ func ParseDiscoverResult(raw json.RawMessage) (*DiscoverResult, error) {
 // Discover sends server/discover and returns the parsed result. On a
 // 2026-07-28 session the result is kept: Server then answers from it. A
 // JSON-RPC error comes back typed where 2026-07-28 defines its code
-// (ModernError), else as *jsonrpc.Error; a result whose resultType is not
+// (Error2026), else as *jsonrpc.Error; a result whose resultType is not
 // complete is a *ResultTypeError.
 func (s *Session) Discover(ctx context.Context, opts ...CallOption) (*DiscoverResult, error) {
 	var raw json.RawMessage

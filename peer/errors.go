@@ -14,7 +14,7 @@ import (
 
 // The errors MCP 2026-07-28 defines (26/index §Error Codes): -32020
 // HeaderMismatch, -32021 MissingRequiredClientCapability and -32022
-// UnsupportedProtocolVersion. ModernError turns a JSON-RPC error with one
+// UnsupportedProtocolVersion. Error2026 turns a JSON-RPC error with one
 // of these codes into its typed error, which callers test with errors.As;
 // each unwraps to the *jsonrpc.Error it came from. Their data is read
 // defensively: a server that leaves it out or gives it another shape
@@ -107,9 +107,9 @@ func (e *MissingCapabilityError) Error() string {
 // Unwrap returns the JSON-RPC error.
 func (e *MissingCapabilityError) Unwrap() error { return e.Err }
 
-// ModernError returns the typed error of a JSON-RPC error with one of the
+// Error2026 returns the typed error of a JSON-RPC error with one of the
 // codes 2026-07-28 defines, and e itself otherwise. A nil e is nil.
-func ModernError(e *jsonrpc.Error) error {
+func Error2026(e *jsonrpc.Error) error {
 	if e == nil {
 		return nil
 	}
@@ -162,10 +162,10 @@ func ModernError(e *jsonrpc.Error) error {
 	return e
 }
 
-// IsModernError reports whether err carries an error 2026-07-28 defines
+// IsError2026 reports whether err carries an error 2026-07-28 defines
 // (-32020, -32021, -32022): the mark of a modern server, after which a
 // client does not fall back to initialize (STD-48, HTTP-106).
-func IsModernError(err error) bool {
+func IsError2026(err error) bool {
 	var je *jsonrpc.Error
 	if !errors.As(err, &je) {
 		return false

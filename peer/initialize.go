@@ -105,7 +105,7 @@ func (s *Session) Initialize(ctx context.Context, opts InitOptions) (*InitResult
 	}
 	if resp.Error != nil {
 		// A modern-only server names its versions in a -32022 (LIF-49).
-		return nil, fmt.Errorf("initialize: %w", ModernError(resp.Error))
+		return nil, fmt.Errorf("initialize: %w", Error2026(resp.Error))
 	}
 	var res InitResult
 	if err := json.Unmarshal(resp.Result, &res); err != nil {

@@ -78,7 +78,7 @@ type Session struct {
 	notesDropped  uint64
 	observers     []func(*jsonrpc.Message)
 	init          *InitResult
-	// envelope makes the session a 2026-07-28 one (modern.go), and
+	// envelope makes the session a 2026-07-28 one (session2026.go), and
 	// discovered is its server/discover result.
 	envelope   *Envelope
 	discovered *DiscoverResult
@@ -174,7 +174,7 @@ type callConfig struct {
 	reuseID   bool
 	keepToken bool
 	// setMeta and dropMeta edit the request's _meta, headers its HTTP
-	// headers (modern.go).
+	// headers (session2026.go).
 	setMeta  map[string]any
 	dropMeta []string
 	headers  http.Header
@@ -243,7 +243,7 @@ func (s *Session) Start(ctx context.Context, method string, params any, opts ...
 	if err != nil {
 		return nil, err
 	}
-	p, modern, extTasks, err := s.applyEnvelope(p, &cfg)
+	p, is2026, extTasks, err := s.applyEnvelope(p, &cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -261,7 +261,7 @@ func (s *Session) Start(ctx context.Context, method string, params any, opts ...
 		send = func() error { return hs.SendHeaders(ctx, raw, cfg.headers) }
 	}
 	c := &Call{session: s, ID: cfg.id, Method: method, Token: cfg.token, TaskAugmented: hasTaskField(p), keepToken: cfg.keepToken,
-		modern: modern, extTasks: extTasks, done: make(chan struct{}), state: StatePending}
+		is2026: is2026, extTasks: extTasks, done: make(chan struct{}), state: StatePending}
 	s.mu.Lock()
 	if s.closedErr != nil {
 		s.mu.Unlock()
@@ -369,7 +369,7 @@ func (s *Session) Request(ctx context.Context, method string, params, out any, o
 		return err
 	}
 	if resp.Error != nil {
-		return ModernError(resp.Error)
+		return Error2026(resp.Error)
 	}
 	if err := c.checkResult(resp.Result); err != nil {
 		return err
@@ -448,7 +448,7 @@ func (s *Session) Cancel(ctx context.Context, c *Call, reason string) error {
 		return fmt.Errorf("%w: %s", ErrNotPending, c.ID)
 	}
 	s.log.State("request "+c.ID.String(), string(StatePending), string(StateCancelRequested))
-	if rc, ok := s.conn.(transport.RequestCloser); ok && c.modern && rc.Closable() {
+	if rc, ok := s.conn.(transport.RequestCloser); ok && c.is2026 && rc.Closable() {
 		return s.cancelByClose(rc, c)
 	}
 	params := map[string]any{"requestId": c.ID}
@@ -709,7 +709,7 @@ func (s *Session) finish(c *Call, resp *jsonrpc.Message, seq uint64, err error) 
 		s.retiredTokens[c.Token.Key()] = c
 	}
 	s.mu.Unlock()
-	if c.modern && resp != nil && resp.Kind == jsonrpc.KindResult {
+	if c.is2026 && resp != nil && resp.Kind == jsonrpc.KindResult {
 		rt := s.judgeResultType(c, resp.Result, seq)
 		c.mu.Lock()
 		c.resultType = rt

@@ -43,8 +43,8 @@ func (e *Env) Blame(step string, owner Owner, detail string) verdict.Outcome {
 // case ends blocked by that case. It returns nil when the ping
 // succeeded.
 func (e *Env) Healthy(ctx context.Context, after string) *verdict.Outcome {
-	if e.Modern() {
-		return e.healthyModern(ctx, after)
+	if e.Is2026() {
+		return e.healthy2026(ctx, after)
 	}
 	pctx, cancel := context.WithTimeout(ctx, e.Patience())
 	defer cancel()

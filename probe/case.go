@@ -98,11 +98,11 @@ type Needs struct {
 	// case then reads as with Observes. A target with neither skips the
 	// case before it starts anything (NoObserverSkip).
 	Witness string
-	// ElsewhereOnModernHTTP, when set, says which other case judges this
+	// ElsewhereOnHTTP2026, when set, says which other case judges this
 	// behaviour under 2026-07-28 over Streamable HTTP, where the case's
 	// own way to it does not exist: such a run skips the case, with this
 	// reason, before anything else is decided.
-	ElsewhereOnModernHTTP string
+	ElsewhereOnHTTP2026 string
 }
 
 // Tools lists the profile's needs (profile.NeedSlow, …) these needs call

@@ -21,9 +21,9 @@ func TestBrokeCitesOnlyWhatTheCaseDeclares(t *testing.T) {
 		t.Errorf("an undeclared requirement gave %+v, want an error naming the harness bug", o)
 	}
 	// The same rule under the other revision cites that revision's row.
-	e26 := &Env{Revision: spec.V20260728, Cites: []string{"CAN-54"}}
+	e2026 := &Env{Revision: spec.V20260728, Cites: []string{"CAN-54"}}
 	rule := verdict.Req("CAN-8").Under(spec.V20260728, "CAN-54")
-	if o := e26.Broke(rule, nil, "a response came", 3); o.Verdict != verdict.Fail || o.Requirement != "CAN-54" {
+	if o := e2026.Broke(rule, nil, "a response came", 3); o.Verdict != verdict.Fail || o.Requirement != "CAN-54" {
 		t.Errorf("under 2026-07-28 the rule gave %+v, want fail CAN-54", o)
 	}
 }

@@ -64,7 +64,7 @@ func (e *Env) postAnswered(seq uint64) uint64 {
 // barrier: nothing is then taken to have crossed).
 func (e *Env) Barrier(ctx context.Context) uint64 {
 	method := mcp.MethodPing
-	if e.Modern() {
+	if e.Is2026() {
 		method = mcp.MethodServerDiscover
 	}
 	bctx, cancel := context.WithTimeout(ctx, e.Patience())

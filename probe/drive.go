@@ -81,7 +81,7 @@ func (e *Env) StartSlow(ctx context.Context, spec SlowSpec) (*Op, error) {
 		}
 	}
 	var opts []peer.CallOption
-	if spec.LogSteps && e.Control != nil && e.Modern() {
+	if spec.LogSteps && e.Control != nil && e.Is2026() {
 		args["logSteps"] = true
 		opts = append(opts, peer.WithLogLevel("debug"))
 	}

@@ -40,8 +40,8 @@ type conn interface {
 	Close(ctx context.Context) transport.Teardown
 }
 
-// envelope26 is a 2026-07-28 request's _meta, as raw JSON members.
-const envelope26 = `"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"bench","version":"0"},"io.modelcontextprotocol/clientCapabilities":{}`
+// envelope2026 is a 2026-07-28 request's _meta, as raw JSON members.
+const envelope2026 = `"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"bench","version":"0"},"io.modelcontextprotocol/clientCapabilities":{}`
 
 // roundTrips are the requests measured, per revision: a quick one, and a
 // one-step ungated slow call with a progress token (a progress
@@ -53,8 +53,8 @@ var roundTrips = map[string]map[string]string{
 		"slow":  `{"jsonrpc":"2.0","id":%[1]d,"method":"tools/call","params":{"name":"slow","arguments":{"key":"k%[1]d","steps":1,"gated":false},"_meta":{"progressToken":%[1]d}}}`,
 	},
 	"2026-07-28": {
-		"quick": `{"jsonrpc":"2.0","id":%d,"method":"tools/list","params":{"_meta":{` + envelope26 + `}}}`,
-		"slow":  `{"jsonrpc":"2.0","id":%[1]d,"method":"tools/call","params":{"name":"slow","arguments":{"key":"k%[1]d","steps":1,"gated":false},"_meta":{"progressToken":%[1]d,` + envelope26 + `}}}`,
+		"quick": `{"jsonrpc":"2.0","id":%d,"method":"tools/list","params":{"_meta":{` + envelope2026 + `}}}`,
+		"slow":  `{"jsonrpc":"2.0","id":%[1]d,"method":"tools/call","params":{"name":"slow","arguments":{"key":"k%[1]d","steps":1,"gated":false},"_meta":{"progressToken":%[1]d,` + envelope2026 + `}}}`,
 	},
 }
 
@@ -124,12 +124,12 @@ func roundTrip(b *testing.B, c conn, frame []byte, id jsonrpc.ID) {
 	b.Fatal("the server ended")
 }
 
-// TestInProcessTwoConnections26: two in-process connections of one Server
+// TestInProcessTwoConnections2026: two in-process connections of one Server
 // (as two connections to one process) share the default control scope: a
 // task created by a 2026-07-28 request on one is found, cancelled and
 // seen stopped on the other (RPC-60, TSX-16, TSX-44), while neither has
 // a 2025-11-25 session.
-func TestInProcessTwoConnections26(t *testing.T) {
+func TestInProcessTwoConnections2026(t *testing.T) {
 	ctx := context.Background()
 	srv := refserver.New(refserver.Options{})
 	a, aDone := srv.InProcess(ctx, transport.StreamConfig{Log: chrono.New()})

@@ -1,10 +1,10 @@
 package refserver
 
-// Faults of the 2026-07-28 behaviour (modern.go, era.go, xtasks.go,
-// listen.go, http2026.go). Each breaks one rule of that revision or of
-// the tasks extension and changes nothing under 2025-11-25; its row in
-// the fault table (faulttable.go) says which requirements it breaks and
-// on which transport it shows.
+// Faults of the 2026-07-28 behaviour (server2026.go, revisions.go,
+// tasksext.go, listen.go, http2026.go). Each breaks one rule of that
+// revision or of the tasks extension and changes nothing under
+// 2025-11-25; its row in the fault table (faulttable.go) says which
+// requirements it breaks and on which transport it shows.
 const (
 	// FaultNoResultType: 2026-07-28 results carry no resultType (RPC-40).
 	FaultNoResultType Fault = "no-resulttype"

@@ -18,8 +18,8 @@ import (
 // probeEnv is what a fault probe drives: a stdio connection (c) or the
 // HTTP endpoint (w), with raw frames.
 type probeEnv struct {
-	c *client26
-	w *http26
+	c *client2026
+	w *http2026
 }
 
 // faultProbe shows one 2026-07-28 fault: probe observes the wire and
@@ -53,7 +53,7 @@ func resultTypeOf(t *testing.T, m *jsonrpc.Message) string {
 }
 
 // count counts the frames seen with method, from index from on.
-func (c *client26) count(method string, from int) int {
+func (c *client2026) count(method string, from int) int {
 	n := 0
 	for _, f := range c.seen[from:] {
 		if f.msg != nil && f.msg.Method == method {
@@ -66,15 +66,15 @@ func (c *client26) count(method string, from int) int {
 // listenAndTeardown opens a subscription (meta declares the extension),
 // lets between run, tears the subscription down, and returns the index of
 // the first frame after the listen request was sent and its ID.
-func (c *client26) listenAndTeardown(filter map[string]any, meta map[string]any, between func()) (int, jsonrpc.ID) {
+func (c *client2026) listenAndTeardown(filter map[string]any, meta map[string]any, between func()) (int, jsonrpc.ID) {
 	c.t.Helper()
 	from := len(c.seen)
 	sub := c.id()
-	c.send26(sub, mcp.MethodSubscriptionsListen, map[string]any{"notifications": filter}, meta)
+	c.send2026(sub, mcp.MethodSubscriptionsListen, map[string]any{"notifications": filter}, meta)
 	if between != nil {
 		between()
 	}
-	c.result26(mcp.MethodControlTeardown, map[string]any{"subscriptionId": sub}, nil, nil)
+	c.result2026(mcp.MethodControlTeardown, map[string]any{"subscriptionId": sub}, nil, nil)
 	return from, sub
 }
 
@@ -95,31 +95,31 @@ func logCall() map[string]any {
 
 // finishedTask starts an ungated task_worker with args, waits for its end
 // and returns its ID.
-func (c *client26) finishedTask(args map[string]any) string {
+func (c *client2026) finishedTask(args map[string]any) string {
 	c.t.Helper()
 	args["gated"] = false
 	r := c.startWorker(args)
-	c.await26(args["key"].(string)+"/end", nil)
+	c.await2026(args["key"].(string)+"/end", nil)
 	return r.TaskID
 }
 
 func faultProbes() []faultProbe {
-	modernOnly := Options{Protocols: []string{spec.V20260728}}
+	only2026 := Options{Protocols: []string{spec.V20260728}}
 	return []faultProbe{
 		{fault: FaultNoResultType, want: "complete", faulted: "(absent)", probe: func(t *testing.T, e probeEnv) string {
-			return resultTypeOf(t, e.c.call26(mcp.MethodToolsList, nil, nil))
+			return resultTypeOf(t, e.c.call2026(mcp.MethodToolsList, nil, nil))
 		}},
 		{fault: FaultNoServerInfo, want: "true true", faulted: "false false", probe: func(t *testing.T, e probeEnv) string {
 			has := func(m *jsonrpc.Message) bool {
 				return strings.Contains(string(resultObject(t, m)[mcp.MetaKey]), mcp.MetaServerInfo)
 			}
-			return fmt.Sprint(has(e.c.call26(mcp.MethodServerDiscover, nil, nil)), has(e.c.call26(mcp.MethodToolsCall, slowCall("a"), nil)))
+			return fmt.Sprint(has(e.c.call2026(mcp.MethodServerDiscover, nil, nil)), has(e.c.call2026(mcp.MethodToolsCall, slowCall("a"), nil)))
 		}},
 		{fault: FaultDiscoverMissingVersion, want: "2026-07-28,2025-11-25,2025-06-18,2025-03-26 2025-11-25", faulted: "2026-07-28 2025-11-25", probe: func(t *testing.T, e probeEnv) string {
 			var d struct {
 				Versions []string `json:"supportedVersions"`
 			}
-			e.c.result26(mcp.MethodServerDiscover, nil, nil, &d)
+			e.c.result2026(mcp.MethodServerDiscover, nil, nil, &d)
 			var init struct {
 				Version string `json:"protocolVersion"`
 			}
@@ -127,31 +127,31 @@ func faultProbes() []faultProbe {
 			return strings.Join(d.Versions, ",") + " " + init.Version
 		}},
 		{fault: FaultWrongVersionError, want: `-32022 {"requested":"1900-01-01","supported":["2026-07-28","2025-11-25","2025-06-18","2025-03-26"]}`, faulted: "-32602 ", probe: func(t *testing.T, e probeEnv) string {
-			m := e.c.call26(mcp.MethodToolsList, nil, meta26(mcp.MetaProtocolVersion, "1900-01-01"))
+			m := e.c.call2026(mcp.MethodToolsList, nil, meta2026(mcp.MetaProtocolVersion, "1900-01-01"))
 			return answerOf(m) + " " + string(m.Error.Data)
 		}},
 		{fault: FaultStickyVersion, want: "-32022 result -32022", faulted: "-32022 result result", probe: func(t *testing.T, e probeEnv) string {
 			unknown := func() string {
-				return answerOf(e.c.call26(mcp.MethodToolsList, nil, meta26(mcp.MetaProtocolVersion, "1900-01-01")))
+				return answerOf(e.c.call2026(mcp.MethodToolsList, nil, meta2026(mcp.MetaProtocolVersion, "1900-01-01")))
 			}
 			first := unknown()
-			return first + " " + answerOf(e.c.call26(mcp.MethodToolsList, nil, nil)) + " " + unknown()
+			return first + " " + answerOf(e.c.call2026(mcp.MethodToolsList, nil, nil)) + " " + unknown()
 		}},
 		{fault: FaultEnvelopeNotChecked, want: "-32602", faulted: "result", probe: func(t *testing.T, e probeEnv) string {
-			return answerOf(e.c.call26(mcp.MethodToolsList, nil, meta26(mcp.MetaClientCapabilities, nil)))
+			return answerOf(e.c.call2026(mcp.MethodToolsList, nil, meta2026(mcp.MetaClientCapabilities, nil)))
 		}},
 		{fault: FaultStickyCapabilities, want: "task complete", faulted: "task task", probe: func(t *testing.T, e probeEnv) string {
-			first := resultTypeOf(t, e.c.call26(mcp.MethodToolsCall, slowCall("a"), taskMeta()))
-			return first + " " + resultTypeOf(t, e.c.call26(mcp.MethodToolsCall, slowCall("b"), nil))
+			first := resultTypeOf(t, e.c.call2026(mcp.MethodToolsCall, slowCall("a"), taskMeta()))
+			return first + " " + resultTypeOf(t, e.c.call2026(mcp.MethodToolsCall, slowCall("b"), nil))
 		}},
 		{fault: FaultTaskForUndeclaredClient, want: "complete -32021", faulted: "task task", probe: func(t *testing.T, e probeEnv) string {
-			slow := resultTypeOf(t, e.c.call26(mcp.MethodToolsCall, slowCall("a"), nil))
-			return slow + " " + resultTypeOf(t, e.c.call26(mcp.MethodToolsCall, workerCall(map[string]any{"key": "w", "gated": false}), nil))
+			slow := resultTypeOf(t, e.c.call2026(mcp.MethodToolsCall, slowCall("a"), nil))
+			return slow + " " + resultTypeOf(t, e.c.call2026(mcp.MethodToolsCall, workerCall(map[string]any{"key": "w", "gated": false}), nil))
 		}},
 		{fault: FaultTaskMethodsWithoutCapability, want: "-32021 -32021 -32021", faulted: "-32602 -32602 -32602", probe: func(t *testing.T, e probeEnv) string {
 			var out []string
 			for _, m := range []string{mcp.MethodTasksGet, mcp.MethodTasksUpdate, mcp.MethodTasksCancel} {
-				out = append(out, answerOf(e.c.call26(m, map[string]any{"taskId": "task-x", "inputResponses": map[string]any{}}, nil)))
+				out = append(out, answerOf(e.c.call2026(m, map[string]any{"taskId": "task-x", "inputResponses": map[string]any{}}, nil)))
 			}
 			return strings.Join(out, " ")
 		}},
@@ -163,10 +163,10 @@ func faultProbes() []faultProbe {
 			return fmt.Sprint(x.resp.StatusCode, " ", answerOf(x.response()), " ", y.resp.StatusCode, " ", answerOf(y.response()))
 		}},
 		{fault: FaultPingOn2026, want: "-32601 -32601", faulted: "result result", probe: func(t *testing.T, e probeEnv) string {
-			return answerOf(e.c.call26(mcp.MethodPing, nil, nil)) + " " + answerOf(e.c.call26(mcp.MethodLoggingSetLevel, map[string]any{"level": "info"}, nil))
+			return answerOf(e.c.call2026(mcp.MethodPing, nil, nil)) + " " + answerOf(e.c.call2026(mcp.MethodLoggingSetLevel, map[string]any{"level": "info"}, nil))
 		}},
 		{fault: FaultTasksResultOn2026, want: "-32601", faulted: "result", probe: func(t *testing.T, e probeEnv) string {
-			return answerOf(e.c.call26(mcp.MethodTasksList, nil, taskMeta()))
+			return answerOf(e.c.call2026(mcp.MethodTasksList, nil, taskMeta()))
 		}},
 		{fault: FaultUnknownMethod200, http: true, want: "404 -32601", faulted: "200 -32601", probe: func(t *testing.T, e probeEnv) string {
 			x := e.w.call("nope/nothing", nil, nil)
@@ -182,21 +182,21 @@ func faultProbes() []faultProbe {
 		}},
 		{fault: FaultLogWithoutLevel, want: "0", faulted: "2", probe: func(t *testing.T, e probeEnv) string {
 			from := len(e.c.seen)
-			e.c.call26(mcp.MethodToolsCall, logCall(), nil)
+			e.c.call2026(mcp.MethodToolsCall, logCall(), nil)
 			return strconv.Itoa(e.c.count(mcp.NotificationMessage, from))
 		}},
 		{fault: FaultLogBelowLevel, want: "1", faulted: "2", probe: func(t *testing.T, e probeEnv) string {
 			from := len(e.c.seen)
-			e.c.call26(mcp.MethodToolsCall, logCall(), meta26(mcp.MetaLogLevel, "warning"))
+			e.c.call2026(mcp.MethodToolsCall, logCall(), meta2026(mcp.MetaLogLevel, "warning"))
 			return strconv.Itoa(e.c.count(mcp.NotificationMessage, from))
 		}},
 		{fault: FaultAcceptUnknownLogLevel, want: "-32602 0", faulted: "result 2", probe: func(t *testing.T, e probeEnv) string {
 			from := len(e.c.seen)
-			m := e.c.call26(mcp.MethodToolsCall, logCall(), meta26(mcp.MetaLogLevel, "loud"))
+			m := e.c.call2026(mcp.MethodToolsCall, logCall(), meta2026(mcp.MetaLogLevel, "loud"))
 			return answerOf(m) + " " + strconv.Itoa(e.c.count(mcp.NotificationMessage, from))
 		}},
 		{fault: FaultListenLogs, want: "0", faulted: "1", probe: func(t *testing.T, e probeEnv) string {
-			from, _ := e.c.listenAndTeardown(map[string]any{"toolsListChanged": true}, meta26(mcp.MetaLogLevel, "debug"), nil)
+			from, _ := e.c.listenAndTeardown(map[string]any{"toolsListChanged": true}, meta2026(mcp.MetaLogLevel, "debug"), nil)
 			return strconv.Itoa(e.c.count(mcp.NotificationMessage, from))
 		}},
 		{fault: FaultListenNoAck, want: "1", faulted: "0", probe: func(t *testing.T, e probeEnv) string {
@@ -222,9 +222,9 @@ func faultProbes() []faultProbe {
 			asked := e.c.finishedTask(map[string]any{"key": "asked", "ticks": 1})
 			e.c.startWorker(map[string]any{"key": "other", "ticks": 1})
 			from, _ := e.c.listenAndTeardown(map[string]any{"taskIds": []string{asked}}, taskMeta(), func() {
-				e.c.release26("other/start", nil)
-				e.c.release26("other/tick/1", nil)
-				e.c.await26("other/end", nil)
+				e.c.release2026("other/start", nil)
+				e.c.release2026("other/tick/1", nil)
+				e.c.await2026("other/end", nil)
 			})
 			return strconv.Itoa(e.c.count(mcp.NotificationTasks, from))
 		}},
@@ -237,16 +237,16 @@ func faultProbes() []faultProbe {
 		}},
 		{fault: FaultServerSendsCancelled, want: "0", faulted: "1", probe: func(t *testing.T, e probeEnv) string {
 			id := e.c.id()
-			e.c.send26(id, mcp.MethodToolsCall, map[string]any{"name": ToolSlow, "arguments": map[string]any{"key": "a"}}, nil)
-			e.c.await26("a/start", nil)
+			e.c.send2026(id, mcp.MethodToolsCall, map[string]any{"name": ToolSlow, "arguments": map[string]any{"key": "a"}}, nil)
+			e.c.await2026("a/start", nil)
 			from := len(e.c.seen)
 			e.c.cancelReq(id)
-			e.c.await26("a/end", nil)
+			e.c.await2026("a/end", nil)
 			return strconv.Itoa(e.c.count(mcp.NotificationCancelled, from))
 		}},
 		{fault: FaultRequestOnStdout, want: "0 result", faulted: "1 result", probe: func(t *testing.T, e probeEnv) string {
 			from := len(e.c.seen)
-			m := e.c.call26(mcp.MethodToolsCall, logCall(), nil)
+			m := e.c.call2026(mcp.MethodToolsCall, logCall(), nil)
 			n := 0
 			for _, f := range e.c.seen[from:] {
 				if f.msg != nil && f.msg.Kind == jsonrpc.KindRequest {
@@ -256,20 +256,20 @@ func faultProbes() []faultProbe {
 			return strconv.Itoa(n) + " " + answerOf(m)
 		}},
 		{fault: FaultProgressCrossesStreams, http: true, want: "own", faulted: "other", probe: func(t *testing.T, e probeEnv) string {
-			return firstStreamOfA(t, e, map[string]any{}, `"pa"`, meta26(mcp.MetaProgressToken, "pa"), meta26(mcp.MetaProgressToken, "pb"))
+			return firstStreamOfA(t, e, map[string]any{}, `"pa"`, meta2026(mcp.MetaProgressToken, "pa"), meta2026(mcp.MetaProgressToken, "pb"))
 		}},
 		{fault: FaultLogCrossesStreams, http: true, want: "own", faulted: "other", probe: func(t *testing.T, e probeEnv) string {
 			// Step logs at debug and no progress token.
-			debug := meta26(mcp.MetaLogLevel, "debug")
+			debug := meta2026(mcp.MetaLogLevel, "debug")
 			return firstStreamOfA(t, e, map[string]any{"logSteps": true}, `"operation":"a"`, debug, debug)
 		}},
 		{fault: FaultTaskCancelErrorOnTerminal, want: "result", faulted: "-32602", probe: func(t *testing.T, e probeEnv) string {
 			id := e.c.finishedTask(map[string]any{"key": "w", "ticks": 1})
-			return answerOf(e.c.call26(mcp.MethodTasksCancel, map[string]any{"taskId": id}, taskMeta()))
+			return answerOf(e.c.call2026(mcp.MethodTasksCancel, map[string]any{"taskId": id}, taskMeta()))
 		}},
 		{fault: FaultCreateBeforeDurable, want: "result", faulted: "-32602", probe: func(t *testing.T, e probeEnv) string {
 			r := e.c.startWorker(map[string]any{"key": "w", "ticks": 1})
-			return answerOf(e.c.call26(mcp.MethodTasksGet, map[string]any{"taskId": r.TaskID}, taskMeta()))
+			return answerOf(e.c.call2026(mcp.MethodTasksGet, map[string]any{"taskId": r.TaskID}, taskMeta()))
 		}},
 		{fault: FaultIsErrorTaskFailed, want: mcp.TaskCompleted, faulted: mcp.TaskFailed, probe: func(t *testing.T, e probeEnv) string {
 			return e.c.getTask(e.c.finishedTask(map[string]any{"key": "w", "ticks": 1, "end": "fail"})).Status
@@ -281,22 +281,22 @@ func faultProbes() []faultProbe {
 		}},
 		{fault: FaultGetTaskResultTypeTask, want: "complete", faulted: "task", probe: func(t *testing.T, e probeEnv) string {
 			id := e.c.finishedTask(map[string]any{"key": "w", "ticks": 1})
-			return resultTypeOf(t, e.c.call26(mcp.MethodTasksGet, map[string]any{"taskId": id}, taskMeta()))
+			return resultTypeOf(t, e.c.call2026(mcp.MethodTasksGet, map[string]any{"taskId": id}, taskMeta()))
 		}},
 		{fault: FaultTaskUpdateRejectsUnknownKey, want: "result", faulted: "-32602", probe: func(t *testing.T, e probeEnv) string {
 			r := e.c.startWorker(map[string]any{"key": "w", "ticks": 1})
-			return answerOf(e.c.call26(mcp.MethodTasksUpdate, map[string]any{"taskId": r.TaskID, "inputResponses": map[string]any{"never": map[string]any{"action": "accept"}}}, taskMeta()))
+			return answerOf(e.c.call2026(mcp.MethodTasksUpdate, map[string]any{"taskId": r.TaskID, "inputResponses": map[string]any{"never": map[string]any{"action": "accept"}}}, taskMeta()))
 		}},
 		{fault: FaultExtTaskIDInternalError, want: "-32602 -32602 -32602", faulted: "-32603 -32603 -32603", probe: func(t *testing.T, e probeEnv) string {
 			var out []string
 			for _, m := range []string{mcp.MethodTasksGet, mcp.MethodTasksUpdate, mcp.MethodTasksCancel} {
-				out = append(out, answerOf(e.c.call26(m, map[string]any{"taskId": 42}, taskMeta())))
+				out = append(out, answerOf(e.c.call2026(m, map[string]any{"taskId": 42}, taskMeta())))
 			}
 			return strings.Join(out, " ")
 		}},
 		{fault: FaultListenBadFilterCrash, want: "-32602", faulted: "crashed", probe: func(t *testing.T, e probeEnv) string {
 			id := e.c.id()
-			e.c.send26(id, mcp.MethodSubscriptionsListen, map[string]any{"notifications": 42}, nil)
+			e.c.send2026(id, mcp.MethodSubscriptionsListen, map[string]any{"notifications": 42}, nil)
 			for {
 				f, ok := e.c.next()
 				if !ok {
@@ -343,7 +343,7 @@ func faultProbes() []faultProbe {
 			}
 			return "stays open"
 		}},
-		{fault: FaultInitializeErrorWithoutVersions, opts: modernOnly, want: `-32022 {"requested":"2025-11-25","supported":["2026-07-28"]}`, faulted: "-32601 ", probe: func(t *testing.T, e probeEnv) string {
+		{fault: FaultInitializeErrorWithoutVersions, opts: only2026, want: `-32022 {"requested":"2025-11-25","supported":["2026-07-28"]}`, faulted: "-32601 ", probe: func(t *testing.T, e probeEnv) string {
 			m := e.c.call(mcp.MethodInitialize, map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "t", "version": "0"}})
 			return answerOf(m) + " " + string(m.Error.Data)
 		}},
@@ -376,9 +376,9 @@ func TestFaults2026(t *testing.T) {
 				opts.Faults = FaultSet{p.fault: on}
 				var e probeEnv
 				if p.http {
-					e.w = newHTTP26(t, opts)
+					e.w = newHTTP2026(t, opts)
 				} else {
-					e.c = newClient26(newHarnessWith(t, opts))
+					e.c = newClient2026(newHarnessWith(t, opts))
 				}
 				want := p.want
 				if on {

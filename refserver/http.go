@@ -81,9 +81,9 @@ type HTTPHandler struct {
 	latest   *httpSession
 	closed   bool
 	wg       sync.WaitGroup
-	// modern are the realms the endpoint's 2026-07-28 POSTs used, by
+	// realms2026 are the realms the endpoint's 2026-07-28 POSTs used, by
 	// control scope; the endpoint holds them until Close (http2026.go).
-	modern map[string]*realm
+	realms2026 map[string]*realm
 	// dead is set once the endpoint died of bad input
 	// (FaultDieOnMalformedInput, faults_robust.go).
 	dead atomic.Bool
@@ -107,16 +107,16 @@ func (h *HTTPHandler) Close() {
 	}
 	h.sessions = map[string]*httpSession{}
 	h.latest = nil
-	realms := make([]*realm, 0, len(h.modern))
-	for _, r := range h.modern {
+	realms := make([]*realm, 0, len(h.realms2026))
+	for _, r := range h.realms2026 {
 		realms = append(realms, r)
 	}
-	h.modern = nil
+	h.realms2026 = nil
 	h.mu.Unlock()
 	for _, hs := range all {
 		hs.end()
 	}
-	h.closeModern(realms, func() {
+	h.close2026(realms, func() {
 		h.stop()
 		h.wg.Wait()
 	})
@@ -443,8 +443,8 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if !ok {
 			return
 		}
-		if h.modernPOST(r, msg) {
-			h.postModern(w, r, msg, body) // 2026-07-28 (http2026.go)
+		if h.post2026(r, msg) {
+			h.serveRequest2026(w, r, msg, body) // 2026-07-28 (http2026.go)
 			return
 		}
 		if !h.versionHeaderOK(w, r) {
@@ -453,7 +453,7 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.post(w, r, body, msg)
 		return
 	}
-	if h.modernOther(w, r) {
+	if h.other2026(w, r) {
 		return // GET, DELETE and the rest under 2026-07-28: 405 (http2026.go)
 	}
 	if !h.versionHeaderOK(w, r) {

@@ -41,17 +41,17 @@ const (
 	HeaderName   = "Mcp-Name"
 )
 
-// modernPOST reports whether a POSTed message is served under 2026-07-28.
-func (h *HTTPHandler) modernPOST(r *http.Request, msg *jsonrpc.Message) bool {
+// post2026 reports whether a POSTed message is served under 2026-07-28.
+func (h *HTTPHandler) post2026(r *http.Request, msg *jsonrpc.Message) bool {
 	srv := h.srv
 	switch {
-	case !srv.servesModern():
+	case !srv.serves2026():
 		return false
-	case !srv.servesLegacy():
+	case !srv.serves2025():
 		return true
 	case msg.Kind == jsonrpc.KindRequest && msg.Method == mcp.MethodInitialize:
 		return false
-	case slices.Contains(ModernProtocolVersions(), r.Header.Get(transport.HeaderProtocolVersion)):
+	case slices.Contains(ProtocolVersions2026(), r.Header.Get(transport.HeaderProtocolVersion)):
 		return true
 	case msg.Kind != jsonrpc.KindRequest && msg.Kind != jsonrpc.KindNotification:
 		return false
@@ -60,12 +60,12 @@ func (h *HTTPHandler) modernPOST(r *http.Request, msg *jsonrpc.Message) bool {
 	return err == nil && hasEnvelope(metaObject(params))
 }
 
-// modernOther answers a request that is not a POST under 2026-07-28 with
+// other2026 answers a request that is not a POST under 2026-07-28 with
 // 405 (HTTP-107, HTTP-80) and reports whether it did: on a server without
 // the legacy era, or when the request's MCP-Protocol-Version is modern.
-func (h *HTTPHandler) modernOther(w http.ResponseWriter, r *http.Request) bool {
+func (h *HTTPHandler) other2026(w http.ResponseWriter, r *http.Request) bool {
 	srv := h.srv
-	if !srv.servesModern() || (srv.servesLegacy() && !slices.Contains(ModernProtocolVersions(), r.Header.Get(transport.HeaderProtocolVersion))) {
+	if !srv.serves2026() || (srv.serves2025() && !slices.Contains(ProtocolVersions2026(), r.Header.Get(transport.HeaderProtocolVersion))) {
 		return false
 	}
 	if h.has(FaultGetOn2026) && (r.Method == http.MethodGet || r.Method == http.MethodDelete) {
@@ -77,13 +77,13 @@ func (h *HTTPHandler) modernOther(w http.ResponseWriter, r *http.Request) bool {
 		return true
 	}
 	w.Header().Set("Allow", http.MethodPost)
-	modernHTTPError(w, http.StatusMethodNotAllowed, codeInvalidRequest, "Method Not Allowed: a 2026-07-28 endpoint serves POST only (no GET stream, no session to DELETE)")
+	httpError2026(w, http.StatusMethodNotAllowed, codeInvalidRequest, "Method Not Allowed: a 2026-07-28 endpoint serves POST only (no GET stream, no session to DELETE)")
 	return true
 }
 
-// modernHTTPError writes an HTTP error with a JSON-RPC error body without
+// httpError2026 writes an HTTP error with a JSON-RPC error body without
 // an id: 2026-07-28 leaves the member out (the schema has no null id).
-func modernHTTPError(w http.ResponseWriter, status, code int, message string) {
+func httpError2026(w http.ResponseWriter, status, code int, message string) {
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "error": jsonrpc.Error{Code: code, Message: message}})
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
@@ -116,8 +116,8 @@ func (h *HTTPHandler) statusOf(rerr *rpcError) int {
 	return http.StatusBadRequest
 }
 
-// postModern serves one 2026-07-28 POST.
-func (h *HTTPHandler) postModern(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, body []byte) {
+// serveRequest2026 serves one 2026-07-28 POST.
+func (h *HTTPHandler) serveRequest2026(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, body []byte) {
 	logf := h.srv.opts.logf
 	switch msg.Kind {
 	case jsonrpc.KindNotification:
@@ -137,7 +137,7 @@ func (h *HTTPHandler) postModern(w http.ResponseWriter, r *http.Request, msg *js
 		return
 	case jsonrpc.KindRequest:
 	default:
-		modernHTTPError(w, http.StatusBadRequest, codeInvalidRequest, "Bad Request: a 2026-07-28 client sends no JSON-RPC responses (HTTP-85)")
+		httpError2026(w, http.StatusBadRequest, codeInvalidRequest, "Bad Request: a 2026-07-28 client sends no JSON-RPC responses (HTTP-85)")
 		return
 	}
 	params, perr := objectParams(msg.Params)
@@ -163,14 +163,14 @@ func (h *HTTPHandler) postModern(w http.ResponseWriter, r *http.Request, msg *js
 		rpcErrorBody(w, http.StatusBadRequest, msg.ID, rerr)
 		return
 	}
-	rlm, err := h.modernRealm(scope)
+	rlm, err := h.realm2026(scope)
 	if err != nil {
 		logf("http: request %s refused: %v", msg.ID, err)
 		rpcErrorBody(w, http.StatusServiceUnavailable, msg.ID, &rpcError{code: mcp.CodeTooManyRequests, message: "Service Unavailable: " + err.Error()})
 		return
 	}
 	ps := newPostStream(msg.ID, h.has(FaultStreamStaysOpen), logf)
-	ss := newModernSession(rlm, h.srv, &output{w: ps}, nil)
+	ss := newSession2026(rlm, h.srv, &output{w: ps}, nil)
 	ss.post = ps
 	env, rerr := ss.parseEnvelope(params)
 	if rerr != nil {
@@ -178,7 +178,7 @@ func (h *HTTPHandler) postModern(w http.ResponseWriter, r *http.Request, msg *js
 		return
 	}
 	ss.stickyTasks(&env)
-	if rerr := ss.modernGate(msg.Method, params, env); rerr != nil {
+	if rerr := ss.gate2026(msg.Method, params, env); rerr != nil {
 		rpcErrorBody(w, h.statusOf(rerr), msg.ID, rerr)
 		return
 	}
@@ -195,9 +195,9 @@ func (h *HTTPHandler) postModern(w http.ResponseWriter, r *http.Request, msg *js
 	}
 	switch msg.Method {
 	case mcp.MethodToolsCall, mcp.MethodSubscriptionsListen, mcp.MethodControlAwait:
-		h.serveModernSSE(w, r, ss)
+		h.serveSSE2026(w, r, ss)
 	default:
-		h.serveModernJSON(w, r, ss)
+		h.serveJSON2026(w, r, ss)
 	}
 }
 
@@ -296,35 +296,35 @@ func decodeHeaderValue(v string) (string, error) {
 	return string(b), nil
 }
 
-// modernRealm returns the realm of scope for this endpoint, taking the
+// realm2026 returns the realm of scope for this endpoint, taking the
 // endpoint's hold on it at first use.
-func (h *HTTPHandler) modernRealm(scope string) (*realm, error) {
+func (h *HTTPHandler) realm2026(scope string) (*realm, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
 		return nil, fmt.Errorf("refserver: HTTP handler closed")
 	}
-	if r := h.modern[scope]; r != nil && !r.isClosed() {
+	if r := h.realms2026[scope]; r != nil && !r.isClosed() {
 		return r, nil
 	}
-	r, err := h.srv.modernRealm(scope)
+	r, err := h.srv.realm2026(scope)
 	if err != nil {
 		return nil, err
 	}
-	if old := h.modern[scope]; old != nil {
+	if old := h.realms2026[scope]; old != nil {
 		h.srv.releaseRealm(old)
 	}
-	if h.modern == nil {
-		h.modern = map[string]*realm{}
+	if h.realms2026 == nil {
+		h.realms2026 = map[string]*realm{}
 	}
-	h.modern[scope] = r
+	h.realms2026[scope] = r
 	return r, nil
 }
 
-// closeModern ends the endpoint's 2026-07-28 work: every subscription is
+// close2026 ends the endpoint's 2026-07-28 work: every subscription is
 // torn down (its stream gets Options.ListenTeardown, SUB-6), then, once
 // the POSTs have returned, the realms are given back.
-func (h *HTTPHandler) closeModern(realms []*realm, afterPOSTs func()) {
+func (h *HTTPHandler) close2026(realms []*realm, afterPOSTs func()) {
 	for _, r := range realms {
 		r.endHTTP()
 	}
@@ -334,10 +334,10 @@ func (h *HTTPHandler) closeModern(realms []*realm, afterPOSTs func()) {
 	}
 }
 
-// serveModernSSE serves a request's response stream: its own
+// serveSSE2026 serves a request's response stream: its own
 // notifications, then its response, which ends the stream (HTTP-89,
 // HTTP-91). A closed stream cancels the request (streamClosed).
-func (h *HTTPHandler) serveModernSSE(w http.ResponseWriter, r *http.Request, ss *session) {
+func (h *HTTPHandler) serveSSE2026(w http.ResponseWriter, r *http.Request, ss *session) {
 	ps := ss.post
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
@@ -405,8 +405,8 @@ func (h *HTTPHandler) waitPOST(r *http.Request, ss *session, changed <-chan stru
 	}
 }
 
-// serveModernJSON answers with the request's response as one JSON body.
-func (h *HTTPHandler) serveModernJSON(w http.ResponseWriter, r *http.Request, ss *session) {
+// serveJSON2026 answers with the request's response as one JSON body.
+func (h *HTTPHandler) serveJSON2026(w http.ResponseWriter, r *http.Request, ss *session) {
 	ps := ss.post
 	for closing := false; ; {
 		resp, changed := ps.response()
@@ -418,7 +418,7 @@ func (h *HTTPHandler) serveModernJSON(w http.ResponseWriter, r *http.Request, ss
 		}
 		if closing {
 			ps.close()
-			modernHTTPError(w, http.StatusServiceUnavailable, codeInternalError, "Service Unavailable: the endpoint is closing")
+			httpError2026(w, http.StatusServiceUnavailable, codeInternalError, "Service Unavailable: the endpoint is closing")
 			return
 		}
 		switch h.waitPOST(r, ss, changed) {

@@ -18,9 +18,9 @@ import (
 	"github.com/mcpflight/mcpflight/transport"
 )
 
-// http26 drives the reference server's endpoint with 2026-07-28 POSTs,
+// http2026 drives the reference server's endpoint with 2026-07-28 POSTs,
 // raw bodies and headers.
-type http26 struct {
+type http2026 struct {
 	t   *testing.T
 	ts  *httptest.Server
 	h   *HTTPHandler
@@ -34,17 +34,17 @@ type http26 struct {
 	frames  [][]byte
 }
 
-func newHTTP26(t *testing.T, opts Options) *http26 {
+func newHTTP2026(t *testing.T, opts Options) *http2026 {
 	t.Helper()
 	stderr := newLineSink()
 	opts.Stderr = stderr
-	return newHTTP26On(t, New(opts), stderr)
+	return newHTTP2026On(t, New(opts), stderr)
 }
 
-// newHTTP26On serves srv's endpoint; stderr is srv's Stderr. When srv
+// newHTTP2026On serves srv's endpoint; stderr is srv's Stderr. When srv
 // also serves other connections (shared), its goroutines are not counted
 // at the endpoint's Close.
-func newHTTP26On(t *testing.T, srv *Server, stderr *lineSink, shared ...bool) *http26 {
+func newHTTP2026On(t *testing.T, srv *Server, stderr *lineSink, shared ...bool) *http2026 {
 	t.Helper()
 	isShared := len(shared) > 0 && shared[0]
 	h := srv.HTTPHandler(HTTPOptions{})
@@ -56,11 +56,11 @@ func newHTTP26On(t *testing.T, srv *Server, stderr *lineSink, shared ...bool) *h
 			t.Errorf("%d goroutines of the server left after Close", n)
 		}
 	})
-	return &http26{t: t, ts: ts, h: h, srv: srv, stderr: stderr, nextID: 100, methods: map[string]string{}}
+	return &http2026{t: t, ts: ts, h: h, srv: srv, stderr: stderr, nextID: 100, methods: map[string]string{}}
 }
 
 // body builds a 2026-07-28 request and returns its ID and bytes.
-func (c *http26) body(method string, params, meta map[string]any) (jsonrpc.ID, []byte) {
+func (c *http2026) body(method string, params, meta map[string]any) (jsonrpc.ID, []byte) {
 	c.mu.Lock()
 	c.nextID++
 	id := jsonrpc.IntID(int64(c.nextID))
@@ -98,7 +98,7 @@ func headersFor(body []byte) map[string]string {
 
 // open POSTs body with the conforming headers changed by hdr (an empty
 // value deletes a header) and returns the response with its body unread.
-func (c *http26) open(ctx context.Context, method string, body []byte, hdr map[string]string) *http.Response {
+func (c *http2026) open(ctx context.Context, method string, body []byte, hdr map[string]string) *http.Response {
 	c.t.Helper()
 	req, _ := http.NewRequestWithContext(ctx, method, c.ts.URL, strings.NewReader(string(body)))
 	if body == nil {
@@ -142,7 +142,7 @@ func (x exchange) response() *jsonrpc.Message {
 }
 
 // do POSTs body and reads the whole answer.
-func (c *http26) do(body []byte, hdr map[string]string) exchange {
+func (c *http2026) do(body []byte, hdr map[string]string) exchange {
 	c.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), safety) // safety net
 	defer cancel()
@@ -171,8 +171,8 @@ func (c *http26) do(body []byte, hdr map[string]string) exchange {
 	return x
 }
 
-func (x *exchange) add(c *http26, raw []byte) {
-	m, err := decode26(raw)
+func (x *exchange) add(c *http2026, raw []byte) {
+	m, err := decode2026(raw)
 	if err != nil {
 		c.t.Errorf("not JSON-RPC: %q", raw)
 		return
@@ -184,14 +184,14 @@ func (x *exchange) add(c *http26, raw []byte) {
 }
 
 // call POSTs a conforming request and returns the exchange.
-func (c *http26) call(method string, params, meta map[string]any) exchange {
+func (c *http2026) call(method string, params, meta map[string]any) exchange {
 	c.t.Helper()
 	_, b := c.body(method, params, meta)
 	return c.do(b, nil)
 }
 
 // result is call for a 200 with a success result, decoded into v.
-func (c *http26) result(method string, params, meta map[string]any, v any) {
+func (c *http2026) result(method string, params, meta map[string]any, v any) {
 	c.t.Helper()
 	x := c.call(method, params, meta)
 	m := x.response()
@@ -205,19 +205,19 @@ func (c *http26) result(method string, params, meta map[string]any, v any) {
 	}
 }
 
-func (c *http26) await(cp string, meta map[string]any) mcp.ControlReached {
+func (c *http2026) await(cp string, meta map[string]any) mcp.ControlReached {
 	c.t.Helper()
 	var r mcp.ControlReached
 	c.result(mcp.MethodControlAwait, map[string]any{"checkpoint": cp}, meta, &r)
 	return r
 }
 
-func (c *http26) release(cp string, meta map[string]any) {
+func (c *http2026) release(cp string, meta map[string]any) {
 	c.t.Helper()
 	c.result(mcp.MethodControlRelease, map[string]any{"checkpoint": cp}, meta, nil)
 }
 
-func (c *http26) counters(meta map[string]any) mcp.ControlCounters {
+func (c *http2026) counters(meta map[string]any) mcp.ControlCounters {
 	c.t.Helper()
 	var r mcp.ControlCounters
 	c.result(mcp.MethodControlCounters, map[string]any{}, meta, &r)
@@ -233,7 +233,7 @@ type stream struct {
 
 // start POSTs body and reads its SSE events as they come; close drops the
 // connection.
-func (c *http26) start(body []byte) *stream {
+func (c *http2026) start(body []byte) *stream {
 	c.t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	resp := c.open(ctx, http.MethodPost, body, nil)
@@ -296,20 +296,20 @@ func wantHTTPError(t *testing.T, x exchange, status, code int) {
 	}
 }
 
-// TestHTTP26Requests: a 2026-07-28 POST is answered on its own: no session
+// TestHTTP2026Requests: a 2026-07-28 POST is answered on its own: no session
 // is minted, and an Mcp-Session-Id or Last-Event-ID it carries is ignored
 // (HTTP-107); JSON for quick requests, an SSE stream that carries the
 // request's progress and log messages and ends with its response, with
 // X-Accel-Buffering: no and no event IDs (HTTP-89, HTTP-91..93).
-func TestHTTP26Requests(t *testing.T) {
-	c := newHTTP26(t, Options{})
+func TestHTTP2026Requests(t *testing.T) {
+	c := newHTTP2026(t, Options{})
 	_, b := c.body(mcp.MethodServerDiscover, nil, nil)
 	x := c.do(b, map[string]string{transport.HeaderSessionID: "not-a-session", transport.HeaderLastEventID: "1-1"})
 	if x.resp.StatusCode != 200 || x.resp.Header.Get(transport.HeaderSessionID) != "" || !strings.Contains(x.raw, `"supportedVersions"`) {
 		t.Fatalf("discover: %d %v %s", x.resp.StatusCode, x.resp.Header, x.raw)
 	}
 	_, b = c.body(mcp.MethodToolsCall, map[string]any{"name": ToolSlow, "arguments": map[string]any{"key": "a", "steps": 2, "gated": false, "logSteps": true}},
-		meta26(mcp.MetaProgressToken, 7, mcp.MetaLogLevel, "info"))
+		meta2026(mcp.MetaProgressToken, 7, mcp.MetaLogLevel, "info"))
 	x = c.do(b, nil)
 	var kinds []string
 	for _, m := range x.frames {
@@ -332,14 +332,14 @@ func TestHTTP26Requests(t *testing.T) {
 	schemaCheck(t, c.frames, c.methods)
 }
 
-// TestHTTP26Refusals: what a 2026-07-28 endpoint refuses, and how: the
+// TestHTTP2026Refusals: what a 2026-07-28 endpoint refuses, and how: the
 // headers must be there and mirror the body (400, -32020: HTTP-95, HTTP-96,
 // HTTP-103, HTTP-104; Mcp-Name decoded from Base64 first, HTTP-101), an
 // unsupported version is 400 and -32022 (HTTP-97), a missing envelope
 // field 400 and -32602 (RPC-53), a missing capability 400 and -32021
 // (RPC-55), an unknown or removed method 404 and -32601 (HTTP-81, PNG-40).
-func TestHTTP26Refusals(t *testing.T) {
-	c := newHTTP26(t, Options{})
+func TestHTTP2026Refusals(t *testing.T) {
+	c := newHTTP2026(t, Options{})
 	slow := map[string]any{"name": ToolSlow, "arguments": map[string]any{"key": "x", "steps": 1, "gated": false}}
 	b64 := func(s string) string { return "=?base64?" + base64.StdEncoding.EncodeToString([]byte(s)) + "?=" }
 	tests := []struct {
@@ -350,8 +350,8 @@ func TestHTTP26Refusals(t *testing.T) {
 		status, code int
 	}{
 		{"no MCP-Protocol-Version", mcp.MethodToolsList, nil, nil, map[string]string{transport.HeaderProtocolVersion: ""}, 400, mcp.CodeHeaderMismatch},
-		{"version header differs", mcp.MethodToolsList, nil, meta26(mcp.MetaProtocolVersion, "1900-01-01"), nil, 400, mcp.CodeHeaderMismatch},
-		{"unsupported version", mcp.MethodToolsList, nil, meta26(mcp.MetaProtocolVersion, "1900-01-01"), map[string]string{transport.HeaderProtocolVersion: "1900-01-01"}, 400, mcp.CodeUnsupportedProtocolVersion},
+		{"version header differs", mcp.MethodToolsList, nil, meta2026(mcp.MetaProtocolVersion, "1900-01-01"), nil, 400, mcp.CodeHeaderMismatch},
+		{"unsupported version", mcp.MethodToolsList, nil, meta2026(mcp.MetaProtocolVersion, "1900-01-01"), map[string]string{transport.HeaderProtocolVersion: "1900-01-01"}, 400, mcp.CodeUnsupportedProtocolVersion},
 		{"no Mcp-Method", mcp.MethodToolsList, nil, nil, map[string]string{HeaderMethod: ""}, 400, mcp.CodeHeaderMismatch},
 		{"Mcp-Method differs", mcp.MethodToolsCall, slow, nil, map[string]string{HeaderMethod: mcp.MethodToolsList}, 400, mcp.CodeHeaderMismatch},
 		{"no Mcp-Name", mcp.MethodToolsCall, slow, nil, map[string]string{HeaderName: ""}, 400, mcp.CodeHeaderMismatch},
@@ -359,8 +359,8 @@ func TestHTTP26Refusals(t *testing.T) {
 		{"Mcp-Name in Base64 differs", mcp.MethodToolsCall, slow, nil, map[string]string{HeaderName: b64(ToolEffect)}, 400, mcp.CodeHeaderMismatch},
 		{"Mcp-Name bad Base64", mcp.MethodToolsCall, slow, nil, map[string]string{HeaderName: "=?base64?***?="}, 400, mcp.CodeHeaderMismatch},
 		{"Mcp-Name for a task differs", mcp.MethodTasksGet, map[string]any{"taskId": "t1"}, taskMeta(), map[string]string{HeaderName: "t2"}, 400, mcp.CodeHeaderMismatch},
-		{"no clientCapabilities", mcp.MethodToolsList, nil, meta26(mcp.MetaClientCapabilities, nil), nil, 400, jsonrpc.CodeInvalidParams},
-		{"unknown logLevel", mcp.MethodToolsCall, slow, meta26(mcp.MetaLogLevel, "loud"), nil, 400, jsonrpc.CodeInvalidParams},
+		{"no clientCapabilities", mcp.MethodToolsList, nil, meta2026(mcp.MetaClientCapabilities, nil), nil, 400, jsonrpc.CodeInvalidParams},
+		{"unknown logLevel", mcp.MethodToolsCall, slow, meta2026(mcp.MetaLogLevel, "loud"), nil, 400, jsonrpc.CodeInvalidParams},
 		{"task_worker undeclared", mcp.MethodToolsCall, map[string]any{"name": ToolTaskWorker, "arguments": map[string]any{"key": "w"}}, nil, nil, 400, mcp.CodeMissingRequiredClientCapability},
 		{"tasks/get undeclared", mcp.MethodTasksGet, map[string]any{"taskId": "t1"}, nil, nil, 400, mcp.CodeMissingRequiredClientCapability},
 		{"unknown task", mcp.MethodTasksGet, map[string]any{"taskId": "t1"}, taskMeta(), nil, 200, jsonrpc.CodeInvalidParams},
@@ -405,48 +405,48 @@ func TestHTTP26Refusals(t *testing.T) {
 	schemaCheck(t, c.frames, c.methods)
 }
 
-// TestHTTP26Eras: the endpoint serves both eras at once: initialize
+// TestHTTP2026BothRevisions: the endpoint serves both eras at once: initialize
 // starts a 2025-11-25 session as before, while a server without the legacy
 // era refuses initialize with 400 and -32022 naming its version (LIF-49)
 // and answers GET 405 even without the version header (HTTP-107).
-func TestHTTP26Eras(t *testing.T) {
+func TestHTTP2026BothRevisions(t *testing.T) {
 	initBody := []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`)
-	noModern := map[string]string{transport.HeaderProtocolVersion: "", HeaderMethod: ""}
-	dual := newHTTP26(t, Options{})
-	if x := dual.do(initBody, noModern); x.resp.StatusCode != 200 || x.resp.Header.Get(transport.HeaderSessionID) == "" {
+	noHeaders2026 := map[string]string{transport.HeaderProtocolVersion: "", HeaderMethod: ""}
+	dual := newHTTP2026(t, Options{})
+	if x := dual.do(initBody, noHeaders2026); x.resp.StatusCode != 200 || x.resp.Header.Get(transport.HeaderSessionID) == "" {
 		t.Errorf("dual-era initialize: %d %s", x.resp.StatusCode, x.raw)
 	}
-	modern := newHTTP26(t, Options{Protocols: []string{spec.V20260728}})
-	x := modern.do(initBody, noModern)
+	is2026 := newHTTP2026(t, Options{Protocols: []string{spec.V20260728}})
+	x := is2026.do(initBody, noHeaders2026)
 	wantHTTPError(t, x, 400, mcp.CodeUnsupportedProtocolVersion)
 	if m := x.response(); m == nil || string(m.Error.Data) != `{"requested":"2025-11-25","supported":["2026-07-28"]}` {
 		t.Errorf("initialize refused with %s", x.raw)
 	}
-	resp := modern.open(context.Background(), http.MethodGet, nil, map[string]string{transport.HeaderProtocolVersion: ""})
+	resp := is2026.open(context.Background(), http.MethodGet, nil, map[string]string{transport.HeaderProtocolVersion: ""})
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusMethodNotAllowed {
 		t.Errorf("GET on a modern-only server: %d", resp.StatusCode)
 	}
-	legacy := newHTTP26(t, Options{Protocols: []string{spec.V20251125}})
-	_, b := legacy.body(mcp.MethodServerDiscover, nil, nil)
-	if x := legacy.do(b, nil); x.resp.StatusCode != http.StatusBadRequest || strings.Contains(x.raw, "supportedVersions") {
+	is2025 := newHTTP2026(t, Options{Protocols: []string{spec.V20251125}})
+	_, b := is2025.body(mcp.MethodServerDiscover, nil, nil)
+	if x := is2025.do(b, nil); x.resp.StatusCode != http.StatusBadRequest || strings.Contains(x.raw, "supportedVersions") {
 		t.Errorf("a legacy-only server served discover: %d %s", x.resp.StatusCode, x.raw)
 	}
 }
 
-// TestHTTP26StreamCloseCancels: closing a 2026-07-28 request's response
+// TestHTTP2026StreamCloseCancels: closing a 2026-07-28 request's response
 // stream cancels it (CAN-43, CAN-55): while progress flows, and for a
 // silent handler with nothing to write (held at its first gate), which
 // net/http notices from the closed connection without a write. Its
 // cleanup counter shows it; no notifications/cancelled is needed. Under
 // stream-close-not-cancel the operation is still running once the server
 // has dealt with the close (KEY/disconnected).
-func TestHTTP26StreamCloseCancels(t *testing.T) {
+func TestHTTP2026StreamCloseCancels(t *testing.T) {
 	for _, fault := range []Fault{"", FaultStreamCloseNotCancel} {
 		for _, at := range []string{"start", "step/1"} {
 			t.Run(string(fault)+"/"+at, func(t *testing.T) {
-				c := newHTTP26(t, Options{Faults: FaultSet{fault: fault != ""}})
-				_, b := c.body(mcp.MethodToolsCall, map[string]any{"name": ToolSlow, "arguments": map[string]any{"key": "a", "steps": 2}}, meta26(mcp.MetaProgressToken, "p"))
+				c := newHTTP2026(t, Options{Faults: FaultSet{fault: fault != ""}})
+				_, b := c.body(mcp.MethodToolsCall, map[string]any{"name": ToolSlow, "arguments": map[string]any{"key": "a", "steps": 2}}, meta2026(mcp.MetaProgressToken, "p"))
 				s := c.start(b)
 				if at == "step/1" {
 					c.release("a/start", nil)
@@ -476,13 +476,13 @@ func TestHTTP26StreamCloseCancels(t *testing.T) {
 	}
 }
 
-// TestHTTP26Stateless: nothing ties a request to the one before: a task
+// TestHTTP2026Stateless: nothing ties a request to the one before: a task
 // created by one POST is found by a tasks/get on a new connection
 // (RPC-60, TSX-16); control scopes keep apart what their requests do, so
 // two runs may use the same keys (a request's _meta io.mcpflight/scope).
-func TestHTTP26Stateless(t *testing.T) {
-	c := newHTTP26(t, Options{})
-	var created xtaskResult
+func TestHTTP2026Stateless(t *testing.T) {
+	c := newHTTP2026(t, Options{})
+	var created extTaskResult
 	c.result(mcp.MethodToolsCall, map[string]any{"name": ToolTaskWorker, "arguments": map[string]any{"key": "w", "ticks": 1, "gated": false}}, taskMeta(), &created)
 	if created.ResultType != mcp.ResultTypeTask {
 		t.Fatalf("CreateTaskResult %+v", created)
@@ -503,7 +503,7 @@ func TestHTTP26Stateless(t *testing.T) {
 		t.Errorf("tasks/get on a new connection: %d %s", resp.StatusCode, got)
 	}
 	for _, scope := range []string{"run-1", "run-2"} {
-		meta := meta26(MetaScope, scope)
+		meta := meta2026(MetaScope, scope)
 		c.result(mcp.MethodToolsCall, map[string]any{"name": ToolSlow, "arguments": map[string]any{"key": "a", "steps": 1, "gated": false}}, meta, nil)
 		if cnt := c.counters(meta); cnt.OperationsStarted != 1 || cnt.Operations["a"].State != "completed" {
 			t.Errorf("scope %s: counters %+v", scope, cnt)
@@ -514,13 +514,13 @@ func TestHTTP26Stateless(t *testing.T) {
 	}
 }
 
-// TestHTTP26Listen: the subscriptions/listen stream over HTTP carries the
+// TestHTTP2026Listen: the subscriptions/listen stream over HTTP carries the
 // acknowledgement and the status of the tasks asked for; the endpoint's
 // shutdown answers it before closing (SUB-6, SUB-7); a client that closes
 // the stream ends the subscription (SUB-10).
-func TestHTTP26Listen(t *testing.T) {
-	c := newHTTP26(t, Options{})
-	var created xtaskResult
+func TestHTTP2026Listen(t *testing.T) {
+	c := newHTTP2026(t, Options{})
+	var created extTaskResult
 	c.result(mcp.MethodToolsCall, map[string]any{"name": ToolTaskWorker, "arguments": map[string]any{"key": "w", "ticks": 1}}, taskMeta(), &created)
 	listen := func() (jsonrpc.ID, *stream) {
 		id, b := c.body(mcp.MethodSubscriptionsListen, map[string]any{"notifications": map[string]any{"taskIds": []string{created.TaskID}}}, taskMeta())
@@ -553,34 +553,34 @@ func TestHTTP26Listen(t *testing.T) {
 
 }
 
-// TestCrossTransport26: one Server serves 2026-07-28 over stdio and HTTP
+// TestCrossTransport2026: one Server serves 2026-07-28 over stdio and HTTP
 // at once, from the same default scope: a task created over HTTP is read
 // over stdio (RPC-60); the endpoint's Close ends the subscriptions opened
 // over HTTP and leaves the stdio connection's open.
-func TestCrossTransport26(t *testing.T) {
-	c := newClient26(newHarness(t))
-	w := newHTTP26On(t, c.srv, c.stderr, true)
-	var created xtaskResult
+func TestCrossTransport2026(t *testing.T) {
+	c := newClient2026(newHarness(t))
+	w := newHTTP2026On(t, c.srv, c.stderr, true)
+	var created extTaskResult
 	w.result(mcp.MethodToolsCall, map[string]any{"name": ToolTaskWorker, "arguments": map[string]any{"key": "w", "ticks": 1, "gated": false}}, taskMeta(), &created)
-	c.await26("w/end", nil)
+	c.await2026("w/end", nil)
 	if got := c.getTask(created.TaskID); got.Status != mcp.TaskCompleted {
 		t.Errorf("the HTTP task over stdio: %+v", got)
 	}
 	sub := c.id()
-	c.send26(sub, mcp.MethodSubscriptionsListen, map[string]any{"notifications": map[string]any{"toolsListChanged": true}}, nil)
+	c.send2026(sub, mcp.MethodSubscriptionsListen, map[string]any{"notifications": map[string]any{"toolsListChanged": true}}, nil)
 	_, b := w.body(mcp.MethodSubscriptionsListen, map[string]any{"notifications": map[string]any{"toolsListChanged": true}}, nil)
 	s := w.start(b)
 	if m := s.next(t); m == nil || m.Method != mcp.NotificationSubscriptionsAcknowledged {
 		t.Fatalf("HTTP acknowledgement %v", m)
 	}
-	if n := c.counters26(nil).SubscriptionsOpen; n != 2 {
+	if n := c.counters2026(nil).SubscriptionsOpen; n != 2 {
 		t.Fatalf("subscriptionsOpen %d, want 2", n)
 	}
 	w.h.Close()
 	if m := s.next(t); m == nil || m.Kind != jsonrpc.KindResult {
 		t.Errorf("the HTTP subscription's end %v", m)
 	}
-	if n := c.counters26(nil).SubscriptionsOpen; n != 1 {
+	if n := c.counters2026(nil).SubscriptionsOpen; n != 1 {
 		t.Errorf("subscriptionsOpen %d after the endpoint closed, want the stdio one", n)
 	}
 	if len(c.responsesTo(sub)) != 0 {

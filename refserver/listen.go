@@ -80,7 +80,7 @@ func (ss *session) listen(id jsonrpc.ID, params map[string]json.RawMessage, env 
 		ts := ss.tasks
 		ts.mu.Lock()
 		for _, tid := range asked.TaskIDs {
-			if t := ts.byID[tid]; t != nil && t.x.modern && !sub.tasks[tid] {
+			if t := ts.byID[tid]; t != nil && t.ext.is2026 && !sub.tasks[tid] {
 				sub.tasks[tid] = true
 				agreed.TaskIDs = append(agreed.TaskIDs, tid)
 			}
@@ -186,7 +186,7 @@ func (ss *session) runListen(sub *subscription) {
 func (ss *session) publishTask(t *task) {
 	ts := ss.tasks
 	ts.mu.Lock()
-	view := ss.xTaskViewLocked(t)
+	view := ss.extTaskViewLocked(t)
 	ts.mu.Unlock()
 	ss.mu.Lock()
 	subs := slices.Clone(ss.subs)

@@ -13,7 +13,7 @@ import (
 
 // listenFrames are the frames seen so far that carry subscription id in
 // _meta, answer it, or cancel it, as their method or "result"/"error".
-func (c *client26) listenFrames(id jsonrpc.ID) []string {
+func (c *client2026) listenFrames(id jsonrpc.ID) []string {
 	var out []string
 	for _, f := range c.seen {
 		if f.msg == nil {
@@ -37,7 +37,7 @@ func (c *client26) listenFrames(id jsonrpc.ID) []string {
 	return out
 }
 
-// TestListen26: subscriptions/listen acknowledges first, with the filter
+// TestListen2026: subscriptions/listen acknowledges first, with the filter
 // it agreed to (SUB-2, SUB-4), and then carries notifications/tasks of the
 // tasks it asked for only, each with the subscription ID and the full
 // DetailedTask (SUB-1, SUB-5, TSX-48, TSX-50), never a log message even
@@ -45,7 +45,7 @@ func (c *client26) listenFrames(id jsonrpc.ID) []string {
 // request (SUB-6, SUB-7), or, with TeardownCancelled, sends
 // notifications/cancelled naming it (CAN-41); a client's cancel ends it
 // with nothing sent (CAN-48).
-func TestListen26(t *testing.T) {
+func TestListen2026(t *testing.T) {
 	for _, mode := range []ListenTeardown{TeardownResult, TeardownCancelled, ""} {
 		name := string(mode)
 		if mode == "" {
@@ -56,18 +56,18 @@ func TestListen26(t *testing.T) {
 			if mode != "" {
 				opts.ListenTeardown = mode
 			}
-			c := newClient26(newHarnessWith(t, opts))
+			c := newClient2026(newHarnessWith(t, opts))
 			mine := c.startWorker(map[string]any{"key": "w", "ticks": 1})
 			other := c.startWorker(map[string]any{"key": "o", "ticks": 1, "gated": false})
-			c.await26("o/end", nil)
+			c.await2026("o/end", nil)
 			sub := c.id()
-			c.send26(sub, mcp.MethodSubscriptionsListen, map[string]any{"notifications": map[string]any{
+			c.send2026(sub, mcp.MethodSubscriptionsListen, map[string]any{"notifications": map[string]any{
 				"toolsListChanged": true, "promptsListChanged": true, "taskIds": []string{mine.TaskID, "task-unknown"}}},
 				taskMeta(mcp.MetaLogLevel, "debug"))
-			c.release26("w/start", nil)
-			c.release26("w/tick/1", nil)
-			c.await26("w/end", nil)
-			if n := c.counters26(nil).SubscriptionsOpen; n != 1 {
+			c.release2026("w/start", nil)
+			c.release2026("w/tick/1", nil)
+			c.await2026("w/end", nil)
+			if n := c.counters2026(nil).SubscriptionsOpen; n != 1 {
 				t.Errorf("subscriptionsOpen %d", n)
 			}
 			if mode == "" {
@@ -76,12 +76,12 @@ func TestListen26(t *testing.T) {
 				var ended struct {
 					Ended int `json:"ended"`
 				}
-				c.result26(mcp.MethodControlTeardown, map[string]any{"subscriptionId": sub}, nil, &ended)
+				c.result2026(mcp.MethodControlTeardown, map[string]any{"subscriptionId": sub}, nil, &ended)
 				if ended.Ended != 1 {
 					t.Errorf("teardown ended %d", ended.Ended)
 				}
 			}
-			end := c.await26(subscriptionCheckpoint(sub), nil)
+			end := c.await2026(subscriptionCheckpoint(sub), nil)
 			// The task's one status change after the subscription opened
 			// is its end.
 			want := []string{mcp.NotificationSubscriptionsAcknowledged, mcp.NotificationTasks}
@@ -116,7 +116,7 @@ func TestListen26(t *testing.T) {
 			if diff := cmp.Diff(`{"taskIds":["`+mine.TaskID+`"],"toolsListChanged":true}`, string(mustJSON(ack.Notifications))); diff != "" {
 				t.Errorf("acknowledged filter (-want +got):\n%s", diff)
 			}
-			if n := c.counters26(nil).SubscriptionsOpen; n != 0 {
+			if n := c.counters2026(nil).SubscriptionsOpen; n != 0 {
 				t.Errorf("subscriptionsOpen %d after the end", n)
 			}
 			// The notification is the DetailedTask tasks/get shows (TSX-50).
@@ -126,7 +126,7 @@ func TestListen26(t *testing.T) {
 					_ = json.Unmarshal(f.msg.Params, &pushed)
 				}
 			}
-			polled = resultObject(t, c.call26(mcp.MethodTasksGet, map[string]any{"taskId": mine.TaskID}, taskMeta()))
+			polled = resultObject(t, c.call2026(mcp.MethodTasksGet, map[string]any{"taskId": mine.TaskID}, taskMeta()))
 			for _, k := range []string{mcp.MetaKey, "resultType"} {
 				delete(pushed, k)
 				delete(polled, k)
@@ -147,12 +147,12 @@ func mustJSON(v any) []byte {
 	return b
 }
 
-// TestListenErrors26: task status notifications need the extension
+// TestListenErrors2026: task status notifications need the extension
 // declared (-32021, TSX-49, TSX-55); a listen without a filter is -32602.
-func TestListenErrors26(t *testing.T) {
-	c := newClient26(newHarness(t))
-	wantError(t, c.call26(mcp.MethodSubscriptionsListen, map[string]any{"notifications": map[string]any{"taskIds": []string{}}}, nil),
+func TestListenErrors2026(t *testing.T) {
+	c := newClient2026(newHarness(t))
+	wantError(t, c.call2026(mcp.MethodSubscriptionsListen, map[string]any{"notifications": map[string]any{"taskIds": []string{}}}, nil),
 		mcp.CodeMissingRequiredClientCapability)
-	wantError(t, c.call26(mcp.MethodSubscriptionsListen, map[string]any{}, nil), jsonrpc.CodeInvalidParams)
+	wantError(t, c.call2026(mcp.MethodSubscriptionsListen, map[string]any{}, nil), jsonrpc.CodeInvalidParams)
 	schemaCheck(t, c.seenFrames(), c.methods)
 }

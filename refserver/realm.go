@@ -33,7 +33,7 @@ type realm struct {
 	cancelledN  int
 	released    int
 	effects     int
-	tasks       *taskStore // durable tasks (tasks.go, xtasks.go)
+	tasks       *taskStore // durable tasks (tasks.go, tasksext.go)
 
 	// reqs counts live request goroutines of the realm (spawnReq), for
 	// admit: a 2026 realm bounds the requests in flight across all the
@@ -51,11 +51,11 @@ type realm struct {
 	// life ends when the realm closes; bg is the realm's own session, on
 	// which task workers run (they outlive the request that created the
 	// task, and the connection or POST it came on).
-	life         context.Context
-	end          context.CancelFunc
-	bgWG         goroutines.Group
-	bg           *session
-	modernTokens map[string]*call // progress tokens of every session of the realm
+	life       context.Context
+	end        context.CancelFunc
+	bgWG       goroutines.Group
+	bg         *session
+	tokens2026 map[string]*call // progress tokens of every session of the realm
 	// Guarded by mu.
 	subs []*subscription // in the order they were opened
 	// stickyTasks: a request declared the tasks extension
@@ -98,10 +98,10 @@ func (errTooManyScopes) Error() string {
 	return "too many control scopes in use (limit 1024); end the work of another scope first"
 }
 
-// modernRealm returns the realm of scope and takes one hold on it; the
+// realm2026 returns the realm of scope and takes one hold on it; the
 // holder gives it back with releaseRealm. The realm is created on first
 // use.
-func (s *Server) modernRealm(scope string) (*realm, error) {
+func (s *Server) realm2026(scope string) (*realm, error) {
 	reg := &s.realms
 	reg.mu.Lock()
 	defer reg.mu.Unlock()
@@ -121,10 +121,10 @@ func (s *Server) modernRealm(scope string) (*realm, error) {
 	}
 	r := newRealm(scope)
 	r.life, r.end = context.WithCancel(context.Background())
-	r.modernTokens = map[string]*call{}
+	r.tokens2026 = map[string]*call{}
 	r.holders = 1
 	r.used = reg.clock
-	bg := newModernSession(r, s, &output{w: io.Discard}, nil)
+	bg := newSession2026(r, s, &output{w: io.Discard}, nil)
 	r.bg = bg
 	reg.realms[scope] = r
 	return r, nil

@@ -3,7 +3,7 @@
 // and 2025-03-26) to a client that opens with initialize, and 2026-07-28
 // to each request that carries the per-request _meta envelope, both at
 // once on one connection or endpoint (Options.Protocols narrows it to one
-// era; modern.go describes the 2026-07-28 side).
+// era; server2026.go describes the 2026-07-28 side).
 //
 // It serves newline-framed JSON-RPC and offers three tools:
 // "slow" (steps with progress, cancellable at every checkpoint), "effect"
@@ -141,9 +141,9 @@ type Server struct {
 	faultRequests atomic.Int64
 	// realms holds the 2026-07-28 realms, by control scope (realm.go).
 	realms realmRegistry
-	// tools26 is the 2026-07-28 tools/list, built once (modern.go).
+	// tools2026 is the 2026-07-28 tools/list, built once (server2026.go).
 	toolsOnce sync.Once
-	tools26   []map[string]any
+	tools2026 []map[string]any
 }
 
 // has reports whether fault f is on, telling opts.FaultQueried it was
@@ -212,7 +212,7 @@ type readResult struct {
 // itself and its data is discarded.
 func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 	ss := newSession(ctx, s, w)
-	ss.conn = &connModern{owner: ss}
+	ss.conn = &conn2026{owner: ss}
 	defer ss.cancel()
 	if ss.has(FaultStdoutNoise) {
 		ss.writeLine([]byte("mcpflight reference server starting (this line is not JSON-RPC)"))

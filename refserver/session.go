@@ -33,7 +33,7 @@ const (
 	kindEffect
 	kindAwait
 	// kindCreate is a 2026-07-28 tools/call whose CreateTaskResult has not
-	// been written yet (xtasks.go); kindListen a subscriptions/listen
+	// been written yet (tasksext.go); kindListen a subscriptions/listen
 	// stream (listen.go).
 	kindCreate
 	kindListen
@@ -145,13 +145,13 @@ type session struct {
 	inflight map[string]*call
 	tokens   map[string]*call
 
-	// modern is set on a session that serves 2026-07-28 requests
-	// (modern.go): it validates each request's envelope and decorates
+	// is2026 is set on a session that serves 2026-07-28 requests
+	// (is2026.go): it validates each request's envelope and decorates
 	// each result with resultType and serverInfo.
-	modern bool
+	is2026 bool
 	// conn is the connection's modern routing (stdio and in process):
 	// set on the 2025-11-25 session that reads the connection.
-	conn *connModern
+	conn *conn2026
 	// post is the response stream of a 2026-07-28 POST (http2026.go).
 	post *postStream
 	// sticky remembers the tasks extension declared by an earlier request
@@ -404,7 +404,7 @@ func (ss *session) reply(id jsonrpc.ID, result any) {
 	if ss.robustDrop(id) {
 		return
 	}
-	if ss.modern {
+	if ss.is2026 {
 		result = ss.decorate(result)
 	}
 	frame, err := jsonrpc.EncodeResult(ss.respID(id), result)
@@ -612,7 +612,7 @@ func objectParams(raw json.RawMessage) (map[string]json.RawMessage, error) {
 func (ss *session) handleRequest(msg *jsonrpc.Message) {
 	id := msg.ID
 	if ss.conn.route(msg) {
-		return // a 2026-07-28 request, handled in its realm (modern.go)
+		return // a 2026-07-28 request, handled in its realm (server2026.go)
 	}
 	if rerr := ss.admit(); rerr != nil {
 		// Answered at once by the reader: no goroutine, no state change.
@@ -631,8 +631,8 @@ func (ss *session) handleRequest(msg *jsonrpc.Message) {
 		ss.mu.Unlock()
 	}
 
-	if ss.modern {
-		ss.handleModernRequest(msg)
+	if ss.is2026 {
+		ss.handleRequest2026(msg)
 		return
 	}
 	params, perr := objectParams(msg.Params)
@@ -740,7 +740,7 @@ func (ss *session) handleCancel(raw json.RawMessage) error {
 	ss.mu.Unlock()
 	target := ss
 	if c == nil {
-		// A 2026-07-28 request of the connection (modern.go).
+		// A 2026-07-28 request of the connection (server2026.go).
 		if m, mc := ss.conn.inflightCall(id); mc != nil {
 			target, c = m, mc
 		}
@@ -780,8 +780,8 @@ func (ss *session) acceptCancel(c *call, id jsonrpc.ID, reason string) {
 
 	if accepted {
 		ss.logf("cancel of request %s (%s) accepted, reason %s", c.id, c.describe(), strconv.Quote(reason))
-		if ss.modern {
-			ss.cancelledModern(c)
+		if ss.is2026 {
+			ss.cancelled2026(c)
 		}
 	} else {
 		ss.logf("ignoring cancel of request %s (%s): already %s", id, c.describe(), state)

@@ -13,7 +13,7 @@ const FaultTaskCancelledUnprompted Fault = "task-cancelled-unprompted"
 // of a 2025-11-25 task as it starts, after its CreateTaskResult: the task
 // is moved to cancelled with nobody asking. It reports whether it did.
 func (ss *session) cancelUnprompted(t *task) bool {
-	if !ss.has(FaultTaskCancelledUnprompted) || t.x.modern {
+	if !ss.has(FaultTaskCancelledUnprompted) || t.ext.is2026 {
 		return false
 	}
 	ts := ss.tasks

@@ -73,7 +73,7 @@ type taskHostOptions struct {
 }
 
 // parse checks a against the task's ticks and era.
-func (o *taskHostOptions) parse(a taskHostArgs, ticks int, modern bool) *rpcError {
+func (o *taskHostOptions) parse(a taskHostArgs, ticks int, is2026 bool) *rpcError {
 	if a.HoldCreate != nil {
 		o.holdCreate = *a.HoldCreate
 	}
@@ -85,7 +85,7 @@ func (o *taskHostOptions) parse(a taskHostArgs, ticks int, modern bool) *rpcErro
 	}
 	if a.LateCancel != nil {
 		switch {
-		case !modern:
+		case !is2026:
 			// 2025-11-25 wants the task cancelled before tasks/cancel
 			// answers (TSK-64).
 			return invalidParams("Invalid params: lateCancel needs the %s extension (2026-07-28)", TasksExtension)

@@ -69,8 +69,8 @@ type task struct {
 	ttl      int64 // milliseconds
 	// host are the host-test options (taskhost.go).
 	host taskHostOptions
-	// x is the tasks extension's part of a 2026-07-28 task (xtasks.go).
-	x xtask
+	// ext is the tasks extension's part of a 2026-07-28 task (tasksext.go).
+	ext extTask
 	// stop is closed when the task is cancelled or deleted: the worker
 	// stops at its next checkpoint.
 	stop chan struct{}
@@ -320,12 +320,12 @@ func (ss *session) taskCall(id jsonrpc.ID, name string, params map[string]json.R
 
 // buildTask makes the task of a task_worker or slow call from its
 // arguments (modern: a 2026-07-28 task, which may also ask for input).
-func (ss *session) buildTask(id jsonrpc.ID, name string, args json.RawMessage, token jsonrpc.ProgressToken, ttl int64, modern bool) (*task, *rpcError) {
+func (ss *session) buildTask(id jsonrpc.ID, name string, args json.RawMessage, token jsonrpc.ProgressToken, ttl int64, is2026 bool) (*task, *rpcError) {
 	t := &task{reqID: id, reqKey: ss.idKey(id), owner: ss, token: token, hasToken: token.IsValid(),
 		ttl: ttl, unit: 1, gated: true, end: "complete", stop: make(chan struct{}), done: make(chan struct{})}
-	if modern {
+	if is2026 {
 		// No progress for a task of the extension (PRG-46).
-		t.x.modern, t.hasToken = true, false
+		t.ext.is2026, t.hasToken = true, false
 	}
 	if name == ToolTaskWorker {
 		var a struct {
@@ -360,10 +360,10 @@ func (ss *session) buildTask(id jsonrpc.ID, name string, args json.RawMessage, t
 			}
 			t.end = *a.End
 		}
-		if rerr := t.host.parse(a.taskHostArgs, t.ticks, modern); rerr != nil {
+		if rerr := t.host.parse(a.taskHostArgs, t.ticks, is2026); rerr != nil {
 			return nil, rerr
 		}
-		if rerr := t.x.parse(a.InputAt, t.ticks, modern); rerr != nil {
+		if rerr := t.ext.parse(a.InputAt, t.ticks, is2026); rerr != nil {
 			return nil, rerr
 		}
 	} else {
@@ -586,7 +586,7 @@ func (ss *session) runTask(t *task) {
 		if live {
 			ss.applyTaskEffect(t, i)
 			ss.taskProgress(t, i)
-			ss.taskTick(t, i) // xtasks.go
+			ss.taskTick(t, i) // tasksext.go
 		}
 		ss.taskGate(t, fmt.Sprintf("%s/%s/%d", t.key, t.stepName, i))
 	}
@@ -643,7 +643,7 @@ func (ss *session) finishTask(t *task) string {
 		t.rpcErr = &jsonrpc.Error{Code: codeInternalError, Message: fmt.Sprintf("Internal error: the worker broke after %d ticks", t.counter)}
 		t.setStatusLocked(mcp.TaskFailed, "The worker ended with a JSON-RPC error: "+t.rpcErr.Message)
 	default:
-		t.result, _ = json.Marshal(t.host.completed(t.x.completed(textResult(fmt.Sprintf("done after %d ticks", t.counter)))))
+		t.result, _ = json.Marshal(t.host.completed(t.ext.completed(textResult(fmt.Sprintf("done after %d ticks", t.counter)))))
 		t.setStatusLocked(mcp.TaskCompleted, fmt.Sprintf("Completed after %d ticks.", t.counter))
 	}
 	t.closeDone()

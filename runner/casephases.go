@@ -193,9 +193,9 @@ func (r *caseRun) open(ctx context.Context) (*peer.InitResult, *verdict.Outcome)
 		}
 	}
 	r.scope = newScope(r.c.ID)
-	if opensModern(r.cfg) {
+	if opens2026(r.cfg) {
 		var o *verdict.Outcome
-		if init, o = openModern(ctx, r.s, r.c, r.scope); o != nil {
+		if init, o = open2026(ctx, r.s, r.c, r.scope); o != nil {
 			return nil, o
 		}
 	}
@@ -224,7 +224,7 @@ func (r *caseRun) handshakes() bool {
 func (r *caseRun) sessionNeeds(ctx context.Context, init *peer.InitResult) (*control.Client, *verdict.Outcome) {
 	ctl := control.Detect(r.s)
 	reason := sessionSkip(r.c.Needs, r.cfg.Profile, init, ctl != nil)
-	if reason == "" && (r.handshakes() || opensModern(r.cfg) && !r.c.Needs.NoHandshake) {
+	if reason == "" && (r.handshakes() || opens2026(r.cfg) && !r.c.Needs.NoHandshake) {
 		reason = missingTool(ctx, r.s, r.cfg.Profile, r.c.Needs)
 	}
 	if reason != "" {

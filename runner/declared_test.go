@@ -100,11 +100,11 @@ func TestDeclaredNeedsDecideWithoutProcess(t *testing.T) {
 	}
 }
 
-// TestElsewhereOnModernHTTP: a case that another case judges under
+// TestElsewhereOnHTTP2026: a case that another case judges under
 // 2026-07-28 over Streamable HTTP is skipped there before anything
 // starts, with the reason it declares, and only there.
-func TestElsewhereOnModernHTTP(t *testing.T) {
-	n := probe.Needs{ElsewhereOnModernHTTP: "judged by x/other there"}
+func TestElsewhereOnHTTP2026(t *testing.T) {
+	n := probe.Needs{ElsewhereOnHTTP2026: "judged by x/other there"}
 	for _, tc := range []struct {
 		version, transport, want string
 	}{
@@ -127,7 +127,7 @@ func TestListedRevisionsDecidedByTheNegotiation(t *testing.T) {
 	cs := []probe.Case{fixed("d/listed", probe.Needs{NoHandshake: true, ListedRevisions: true}, verdict.Passf("compared"))}
 	var starts atomic.Int32
 	cfg := Config{Target: referenceChildren(&starts, "uncontrolled"), Cases: cs, Jobs: 1, CaseTimeout: safetyNet, CloseTimeout: safetyNet,
-		Negotiation: &negotiate.Survey{Modern: &negotiate.Probe{Err: errors.New("method not found"), Failure: "-32601 Method not found"}}}
+		Negotiation: &negotiate.Survey{Probe2026: &negotiate.Probe{Err: errors.New("method not found"), Failure: "-32601 Method not found"}}}
 	rep := run(t, cfg)
 	if o := rep.Results[0].Outcome; o.Verdict != verdict.Skip || !strings.Contains(o.Summary, "the run's negotiation probe failed: -32601 Method not found") || starts.Load() != 0 {
 		t.Errorf("after a failed server/discover probe: %s %q, %d processes; want a skip naming the probe's answer, none started", o.Verdict, o.Summary, starts.Load())
@@ -166,8 +166,8 @@ func TestTasksExtensionNeed(t *testing.T) {
 // negotiation saw initialize agree, and runs otherwise.
 func TestInitializeRefusedDecidedByTheNegotiation(t *testing.T) {
 	n := probe.Needs{NoHandshake: true, InitializeRefused: true}
-	agreed := &negotiate.Survey{Legacy: &negotiate.Probe{Init: &peer.InitResult{ProtocolVersion: spec.V20251125}}}
-	refused := &negotiate.Survey{Legacy: &negotiate.Probe{Err: errors.New("unsupported"), Failure: "-32022"}}
+	agreed := &negotiate.Survey{Probe2025: &negotiate.Probe{Init: &peer.InitResult{ProtocolVersion: spec.V20251125}}}
+	refused := &negotiate.Survey{Probe2025: &negotiate.Probe{Err: errors.New("unsupported"), Failure: "-32022"}}
 	for _, tc := range []struct {
 		name string
 		neg  *negotiate.Survey

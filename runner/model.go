@@ -36,7 +36,7 @@ func negotiationOf(sv *negotiate.Survey) *results.Negotiation {
 		return nil
 	}
 	out := &results.Negotiation{Mode: string(sv.Mode), Revisions: append([]string(nil), sv.Revisions...),
-		Reasons: map[string]string{}, Discover: probeOf(sv.Modern), Initialize: probeOf(sv.Legacy),
+		Reasons: map[string]string{}, Discover: probeOf(sv.Probe2026), Initialize: probeOf(sv.Probe2025),
 		Server: implementationOf(sv.ServerInfo())}
 	for k, v := range sv.Reasons {
 		out.Reasons[k] = v

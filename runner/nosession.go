@@ -54,16 +54,16 @@ func (e *noSessionError) Unwrap() []error {
 // so; err is the negotiation's, for a probe that could not even connect.
 func noSession(sv *negotiate.Survey, err error) *results.NoSession {
 	var probes []*negotiate.Probe
-	for _, p := range []*negotiate.Probe{sv.Legacy, sv.Modern} {
+	for _, p := range []*negotiate.Probe{sv.Probe2025, sv.Probe2026} {
 		if p == nil {
 			continue
 		}
-		if p.OK() || peer.IsModernError(p.Err) {
+		if p.OK() || peer.IsError2026(p.Err) {
 			return nil
 		}
 		probes = append(probes, p)
 	}
-	if sv.Legacy != nil && errors.Is(sv.Legacy.Err, peer.ErrVersionMismatch) {
+	if sv.Probe2025 != nil && errors.Is(sv.Probe2025.Err, peer.ErrVersionMismatch) {
 		return nil
 	}
 	if len(probes) == 0 {

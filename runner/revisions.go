@@ -75,10 +75,10 @@ func RunProtocol(ctx context.Context, cfg Config, mode negotiate.Mode, opts nego
 			Strict: cfg.Strict, Started: started, Duration: time.Since(started), Counts: map[verdict.Verdict]int{},
 			Negotiation: negotiationOf(sv), NoSession: ns}
 		cause := err
-		if sv.Legacy != nil && sv.Legacy.Err != nil {
-			cause = sv.Legacy.Err
-		} else if sv.Modern != nil && cause == nil {
-			cause = sv.Modern.Err
+		if sv.Probe2025 != nil && sv.Probe2025.Err != nil {
+			cause = sv.Probe2025.Err
+		} else if sv.Probe2026 != nil && cause == nil {
+			cause = sv.Probe2026.Err
 		}
 		return rep, &noSessionError{line: ns.Line, cause: cause}
 	}
@@ -86,7 +86,7 @@ func RunProtocol(ctx context.Context, cfg Config, mode negotiate.Mode, opts nego
 	switch {
 	case errors.As(err, &nce):
 		return nil, err
-	case errors.Is(err, negotiate.ErrModernRefusal):
+	case errors.Is(err, negotiate.ErrRefusal2026):
 		return nil, err
 	case err != nil:
 		rev := string(mode)

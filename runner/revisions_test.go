@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/mcpflight/mcpflight/chrono"
-	"github.com/mcpflight/mcpflight/internal/erasrv"
+	"github.com/mcpflight/mcpflight/internal/revisionsrv"
 	"github.com/mcpflight/mcpflight/mcp"
 	"github.com/mcpflight/mcpflight/negotiate"
 	"github.com/mcpflight/mcpflight/probe"
@@ -19,13 +19,13 @@ import (
 	"github.com/mcpflight/mcpflight/verdict"
 )
 
-// eraTarget dials internal/erasrv in this process.
-func eraTarget(mode erasrv.Mode) Target {
+// revisionTarget dials internal/revisionsrv in this process.
+func revisionTarget(mode revisionsrv.Mode) Target {
 	return Target{
-		Name:      "erasrv " + string(mode),
+		Name:      "revisionsrv " + string(mode),
 		Transport: TransportInProcess,
 		Dial: func(_ context.Context, log *chrono.Log) (transport.Conn, error) {
-			return erasrv.Conn(mode, log), nil
+			return revisionsrv.Conn(mode, log), nil
 		},
 	}
 }
@@ -64,7 +64,7 @@ func TestRunProtocol(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name     string
-		server   erasrv.Mode
+		server   revisionsrv.Mode
 		mode     negotiate.Mode
 		wantRevs []string
 		reason   string
@@ -72,24 +72,24 @@ func TestRunProtocol(t *testing.T) {
 		sessions []string // what the cases that ran saw, in order
 		err      string
 	}{
-		{name: "strict server, auto", server: erasrv.ModernOnly, mode: negotiate.ModeAuto, wantRevs: []string{spec.V20260728},
+		{name: "strict server, auto", server: revisionsrv.Only2026, mode: negotiate.ModeAuto, wantRevs: []string{spec.V20260728},
 			reason:   "2026-07-28: server/discover listed it",
 			want:     []string{"a/legacy@2026-07-28 skip: applies to 2025-11-25 only", "a/modern@2026-07-28 pass: ran", "a/both@2026-07-28 pass: ran"},
-			sessions: []string{"2026-07-28 erasrv-modern-only", "2026-07-28 erasrv-modern-only"}},
-		{name: "strict server, 2025-11-25", server: erasrv.ModernOnly, mode: negotiate.Mode20251125,
+			sessions: []string{"2026-07-28 revisionsrv-2026-only", "2026-07-28 revisionsrv-2026-only"}},
+		{name: "strict server, 2025-11-25", server: revisionsrv.Only2026, mode: negotiate.Mode20251125,
 			err: "the server does not support 2025-11-25: it offers 2026-07-28 (initialize was answered -32022 UnsupportedProtocolVersion)"},
-		{name: "legacy server, auto", server: erasrv.LegacyMethodNotFound, mode: negotiate.ModeAuto, wantRevs: []string{spec.V20251125},
+		{name: "2025 server, auto", server: revisionsrv.MethodNotFound2025, mode: negotiate.ModeAuto, wantRevs: []string{spec.V20251125},
 			reason:   "2025-11-25: server/discover failed (-32601 Method not found); initialize agreed",
 			want:     []string{"a/legacy@2025-11-25 pass: ran", "a/modern@2025-11-25 skip: applies to 2026-07-28 only", "a/both@2025-11-25 pass: ran"},
-			sessions: []string{"2025-11-25 erasrv-legacy-32601", "2025-11-25 erasrv-legacy-32601"}},
-		{name: "dual server, both", server: erasrv.Dual, mode: negotiate.ModeBoth, wantRevs: []string{spec.V20251125, spec.V20260728},
+			sessions: []string{"2025-11-25 revisionsrv-2025-32601", "2025-11-25 revisionsrv-2025-32601"}},
+		{name: "dual server, both", server: revisionsrv.Dual, mode: negotiate.ModeBoth, wantRevs: []string{spec.V20251125, spec.V20260728},
 			reason: "2025-11-25: initialize agreed to 2025-11-25; 2026-07-28: server/discover listed it",
 			want: []string{"a/legacy@2025-11-25 pass: ran", "a/modern@2025-11-25 skip: applies to 2026-07-28 only", "a/both@2025-11-25 pass: ran",
 				"a/legacy@2026-07-28 skip: applies to 2025-11-25 only", "a/modern@2026-07-28 pass: ran", "a/both@2026-07-28 pass: ran"},
-			sessions: []string{"2025-11-25 erasrv-dual", "2025-11-25 erasrv-dual", "2026-07-28 erasrv-dual", "2026-07-28 erasrv-dual"}},
+			sessions: []string{"2025-11-25 revisionsrv-dual", "2025-11-25 revisionsrv-dual", "2026-07-28 revisionsrv-dual", "2026-07-28 revisionsrv-dual"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rep, err := RunProtocol(ctx, Config{Target: eraTarget(tc.server), Cases: cases}, tc.mode, negotiate.Options{})
+			rep, err := RunProtocol(ctx, Config{Target: revisionTarget(tc.server), Cases: cases}, tc.mode, negotiate.Options{})
 			if tc.err != "" {
 				if rep != nil || err == nil || err.Error() != tc.err || !errors.Is(err, negotiate.ErrNoCommonRevision) {
 					t.Fatalf("RunProtocol = %v, %v; want no report and %q", rep, err, tc.err)
@@ -131,10 +131,10 @@ func TestRunProtocol(t *testing.T) {
 	}
 }
 
-// TestModernCaseSession: a 2026-07-28 case's chronology begins with
+// Test2026CaseSession: a 2026-07-28 case's chronology begins with
 // server/discover under the envelope, never initialize; a case that
 // opens its own session (NoHandshake) gets the envelope and no discover.
-func TestModernCaseSession(t *testing.T) {
+func Test2026CaseSession(t *testing.T) {
 	ctx := context.Background()
 	methods := func(r results.Result) []string {
 		var out []string
@@ -157,7 +157,7 @@ func TestModernCaseSession(t *testing.T) {
 				return verdict.Passf("ran")
 			}}
 	}
-	rep, err := Run(ctx, Config{Target: eraTarget(erasrv.ModernOnly), Version: spec.V20260728,
+	rep, err := Run(ctx, Config{Target: revisionTarget(revisionsrv.Only2026), Version: spec.V20260728,
 		Cases: []probe.Case{list("m/discovered", probe.Needs{}), list("m/own", probe.Needs{NoHandshake: true})}})
 	if err != nil {
 		t.Fatal(err)
@@ -171,16 +171,16 @@ func TestModernCaseSession(t *testing.T) {
 			t.Errorf("%s sent (-want +got):\n%s", r.ID, diff)
 		}
 	}
-	if rep.Server == nil || rep.Server.Name != "erasrv-modern-only" {
+	if rep.Server == nil || rep.Server.Name != "revisionsrv-2026-only" {
 		t.Errorf("report server %+v, want the discover result's serverInfo", rep.Server)
 	}
 }
 
-// TestModernDiscoverFailure: on a server that does not answer
+// Test2026DiscoverFailure: on a server that does not answer
 // server/discover, a 2026-07-28 case that needs what the server declares
 // is an error saying so, and one that does not runs.
-func TestModernDiscoverFailure(t *testing.T) {
-	rep, err := Run(context.Background(), Config{Target: eraTarget(erasrv.LegacyMethodNotFound), Version: spec.V20260728,
+func Test2026DiscoverFailure(t *testing.T) {
+	rep, err := Run(context.Background(), Config{Target: revisionTarget(revisionsrv.MethodNotFound2025), Version: spec.V20260728,
 		Cases: []probe.Case{
 			{ID: "m/caps", Title: "caps", Versions: []string{spec.V20260728}, Needs: probe.Needs{Capabilities: []string{"tools"}},
 				Run: func(context.Context, *probe.Env) verdict.Outcome { return verdict.Passf("ran") }},

@@ -473,17 +473,17 @@ func staticSkipReason(cfg Config, n probe.Needs) string {
 		// The run's negotiation asked already: a server that left
 		// server/discover unanswered would leave it so again.
 		return fmt.Sprintf("the server serves no server/discover (the run's negotiation probe failed: %s): a legacy server lists no revisions to compare with", discoverFailure(cfg.Negotiation))
-	case n.InitializeRefused && cfg.Negotiation != nil && cfg.Negotiation.Legacy.OK():
+	case n.InitializeRefused && cfg.Negotiation != nil && cfg.Negotiation.Probe2025.OK():
 		// The run's negotiation asked already, for 2025-11-25 as the
 		// case would.
 		return fmt.Sprintf("initialize agreed to %q (the run's negotiation probe): a dual-era server; LIF-49 is for servers that support only modern versions",
-			chrono.Sanitize(cfg.Negotiation.Legacy.Init.ProtocolVersion, false))
+			chrono.Sanitize(cfg.Negotiation.Probe2025.Init.ProtocolVersion, false))
 	case n.OneServer && cfg.Target.Transport == TransportStdio:
 		return "over stdio a second session is a second server process, which shares nothing with the first"
 	case n.HTTP && cfg.Target.Transport != TransportHTTP:
 		return fmt.Sprintf("needs the Streamable HTTP transport; the target uses %s", orNone(cfg.Target.Transport))
-	case n.ElsewhereOnModernHTTP != "" && cfg.Version == spec.V20260728 && cfg.Target.Transport == TransportHTTP:
-		return n.ElsewhereOnModernHTTP
+	case n.ElsewhereOnHTTP2026 != "" && cfg.Version == spec.V20260728 && cfg.Target.Transport == TransportHTTP:
+		return n.ElsewhereOnHTTP2026
 	}
 	return ""
 }
@@ -581,10 +581,10 @@ func SelectBy[C any](all []C, id func(C) string, globs []string) ([]C, error) {
 // discoverFailure is the negotiation's server/discover probe failure in
 // a few words, empty when the probe was answered or not made.
 func discoverFailure(sv *negotiate.Survey) string {
-	if sv == nil || sv.Modern == nil || sv.Modern.OK() {
+	if sv == nil || sv.Probe2026 == nil || sv.Probe2026.OK() {
 		return ""
 	}
-	return sv.Modern.Failure
+	return sv.Probe2026.Failure
 }
 
 // skipped is the second result of staticSkip.

@@ -142,8 +142,8 @@ func verdicts(rep *results.Report) []string {
 }
 
 func TestSkipReasons(t *testing.T) {
-	v26 := fixed("v/26", probe.Needs{}, verdict.Passf("ran"))
-	v26.Versions = []string{spec.V20260728}
+	v2026 := fixed("v/26", probe.Needs{}, verdict.Passf("ran"))
+	v2026.Versions = []string{spec.V20260728}
 	tests := []struct {
 		name    string
 		target  Target
@@ -152,7 +152,7 @@ func TestSkipReasons(t *testing.T) {
 		want    string
 		session bool
 	}{
-		{"version", reference(), nil, v26, "skip: applies to 2026-07-28 only", false},
+		{"version", reference(), nil, v2026, "skip: applies to 2026-07-28 only", false},
 		{"slow tool", reference(), &profile.Profile{}, fixed("a/slow", probe.Needs{SlowTool: true}, verdict.Passf("ran")),
 			"skip: profile names no slow tool; pass --profile", false},
 		{"effect tool", reference(), &profile.Profile{Slow: &profile.Tool{Name: "s"}}, fixed("a/effect", probe.Needs{SlowTool: true, EffectTool: true}, verdict.Passf("ran")),

@@ -350,7 +350,7 @@ func (r *caseRun) handOn(o verdict.Outcome) bool {
 	pctx, cancel := context.WithTimeout(r.ctx, r.cfg.Grace)
 	what := mcp.MethodPing
 	var err error
-	if opensModern(r.cfg) {
+	if opens2026(r.cfg) {
 		what = mcp.MethodServerDiscover
 		_, err = r.s.Discover(pctx)
 	} else {

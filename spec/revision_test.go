@@ -5,8 +5,8 @@ import "testing"
 func TestAppliesTo(t *testing.T) {
 	for _, tc := range []struct {
 		versions string
-		in25     bool
-		in26     bool
+		in2025   bool
+		in2026   bool
 	}{
 		{"25", true, false},
 		{"26", false, true},
@@ -15,11 +15,11 @@ func TestAppliesTo(t *testing.T) {
 		{"", false, false},
 	} {
 		r := Requirement{Versions: tc.versions}
-		if got := r.AppliesTo(V20251125); got != tc.in25 {
-			t.Errorf("%q under %s: %v, want %v", tc.versions, V20251125, got, tc.in25)
+		if got := r.AppliesTo(V20251125); got != tc.in2025 {
+			t.Errorf("%q under %s: %v, want %v", tc.versions, V20251125, got, tc.in2025)
 		}
-		if got := r.AppliesTo(V20260728); got != tc.in26 {
-			t.Errorf("%q under %s: %v, want %v", tc.versions, V20260728, got, tc.in26)
+		if got := r.AppliesTo(V20260728); got != tc.in2026 {
+			t.Errorf("%q under %s: %v, want %v", tc.versions, V20260728, got, tc.in2026)
 		}
 		if r.AppliesTo(V20250618) {
 			t.Errorf("%q applies to %s, which the registry does not cover", tc.versions, V20250618)

@@ -234,9 +234,9 @@ type HTTP struct {
 	byEventID map[string]*sseStream
 	byRequest map[string]string // request ID key -> stream name
 	cancelled map[string]bool   // request ID keys we sent a cancel for
-	// modern is the 2026-07-28 revision the connection speaks, "" for
-	// 2025-11-25 (http_modern.go); exchanges are its requests' POSTs.
-	modern    string
+	// rev2026 is the 2026-07-28 revision the connection speaks, "" for
+	// 2025-11-25 (http2026.go); exchanges are its requests' POSTs.
+	rev2026   string
 	exchanges map[string]*exchange
 	// statusOf is the HTTP status that answered each request, by ID key.
 	statusOf map[string]int
@@ -495,18 +495,18 @@ func (t *HTTP) newRequest(ctx context.Context, method string, body []byte, accep
 		req.Header.Set("Content-Type", "application/json")
 	}
 	t.mu.Lock()
-	modern := t.modern
-	if t.sessionID != "" && modern == "" {
+	rev2026 := t.rev2026
+	if t.sessionID != "" && rev2026 == "" {
 		req.Header.Set(HeaderSessionID, t.sessionID)
 	}
-	if t.version != "" && modern == "" {
+	if t.version != "" && rev2026 == "" {
 		req.Header.Set(HeaderProtocolVersion, t.version)
 	}
 	t.mu.Unlock()
-	if modern != "" && method == http.MethodPost {
+	if rev2026 != "" && method == http.MethodPost {
 		// The request metadata headers mirror the body (HTTP-84).
 		msg, _ := jsonrpc.Decode(body)
-		for n, vs := range modernHeaders(msg, modern) {
+		for n, vs := range headers2026(msg, rev2026) {
 			req.Header[n] = vs
 		}
 	}
@@ -640,9 +640,9 @@ func mediaType(h http.Header) string {
 // on a request that carried a session ID forgets the session, so that
 // the next initialize starts a new one (HTTP-53).
 //
-// On a 2026-07-28 connection (SetModern) a request is answered in the
+// On a 2026-07-28 connection (Set2026) a request is answered in the
 // background instead: Send returns once its frame is recorded (see
-// http_modern.go).
+// http2026.go).
 func (t *HTTP) Send(ctx context.Context, raw []byte) error { return t.send(ctx, raw, nil) }
 
 // send is Send with header overrides (SendHeaders).
@@ -673,11 +673,11 @@ func (t *HTTP) send(ctx context.Context, raw []byte, extra http.Header) error {
 			}
 		}
 	}
-	modern := t.modern
+	rev2026 := t.rev2026
 	t.mu.Unlock()
 	channel := fmt.Sprintf("POST #%d", n)
-	if modern != "" && derr == nil && msg.Kind == jsonrpc.KindRequest {
-		return t.sendModernRequest(channel, raw, msg, extra)
+	if rev2026 != "" && derr == nil && msg.Kind == jsonrpc.KindRequest {
+		return t.sendRequest2026(channel, raw, msg, extra)
 	}
 	// The request lives with the connection, not with the caller's ctx:
 	// a stream must survive the call that started it.
@@ -796,7 +796,7 @@ func (t *HTTP) send(ctx context.Context, raw []byte, extra http.Header) error {
 // could not even be sent back as a header value is refused.
 func (t *HTTP) learnSession(resp *http.Response, sent *jsonrpc.Message, channel string) {
 	id := resp.Header.Get(HeaderSessionID)
-	if id == "" || resp.StatusCode/100 != 2 || t.Modern() != "" {
+	if id == "" || resp.StatusCode/100 != 2 || t.Revision2026() != "" {
 		// 2026-07-28 has no sessions: an ID a server still mints is in
 		// the chronology's headers, and never sent back (HTTP-107).
 		return
@@ -1101,7 +1101,7 @@ const maxReconnects = 3
 func (t *HTTP) reconnect(s *sseStream) {
 	t.mu.Lock()
 	// 2026-07-28 streams are not resumable (HTTP-93).
-	ok := t.modern == "" && s.reqKey != "" && !s.answered && !s.dropped && s.lastID != "" && !t.cancelled[s.reqKey] &&
+	ok := t.rev2026 == "" && s.reqKey != "" && !s.answered && !s.dropped && s.lastID != "" && !t.cancelled[s.reqKey] &&
 		s.attempts < maxReconnects && !t.closed && t.ctx.Err() == nil
 	last, n := s.lastID, s.attempts+1
 	t.mu.Unlock()
@@ -1131,10 +1131,10 @@ func (t *HTTP) lostAtEnd(s *sseStream, channel, how string) {
 	if x := t.exchanges[s.reqKey]; x != nil {
 		closed = x.closed
 	}
-	lost := s.reqID.IsValid() && !s.answered && !s.dropped && (s.lastID == "" || t.modern != "") && s.attempts == 0 &&
+	lost := s.reqID.IsValid() && !s.answered && !s.dropped && (s.lastID == "" || t.rev2026 != "") && s.attempts == 0 &&
 		!t.cancelled[s.reqKey] && !closed && !t.closed && t.ctx.Err() == nil
 	id, why := s.reqID, "with no event ID to resume it from"
-	if t.modern != "" {
+	if t.rev2026 != "" {
 		why = "and 2026-07-28 streams are not resumed (HTTP-93, HTTP-94)"
 	}
 	t.mu.Unlock()
@@ -1181,9 +1181,9 @@ func (t *HTTP) get(ctx context.Context, lastEventID string) (string, error) {
 		t.mu.Unlock()
 		return "", ErrClosed
 	}
-	if t.modern != "" {
+	if t.rev2026 != "" {
 		t.mu.Unlock()
-		return "", ErrModernNoGET
+		return "", ErrNoGET2026
 	}
 	t.gets++
 	name := fmt.Sprintf("GET #%d", t.gets)

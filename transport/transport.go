@@ -12,12 +12,12 @@
 //     cancelled expects no answer, so its SSE stream is not resumed with
 //     Last-Event-ID when it ends (HTTP-25, CAN-8);
 //   - tools/call, prompts/get, resources/read, tasks/get, tasks/update and
-//     tasks/cancel: on a 2026-07-28 connection (HTTP.SetModern) every POST
+//     tasks/cancel: on a 2026-07-28 connection (HTTP.Set2026) every POST
 //     mirrors its body into the request metadata headers (HTTP-95,
 //     HTTP-100): MCP-Protocol-Version from _meta, Mcp-Method from the
 //     method (any method, copied, not matched), and Mcp-Name from
 //     params.name for the first two, params.uri for resources/read and
-//     params.taskId for the three task methods; see http_modern.go.
+//     params.taskId for the three task methods; see http2026.go.
 //
 // No other method name appears in the package (a test greps for them),
 // and the stdio transport knows no method at all.

@@ -107,7 +107,7 @@ func (t *Tracker) Event(ev chrono.Event) (checked bool, vs []Violation) {
 	if ev.Dir != chrono.In || ev.Truncated {
 		return false, nil
 	}
-	if t.legacyAnswer(ev) {
+	if t.answer2025(ev) {
 		return false, nil
 	}
 	inst, err := DecodeInstance(ev.Raw)
@@ -139,17 +139,17 @@ func (t *Tracker) notJSON(ev chrono.Event) Violation {
 		Problem: Problem{Keyword: NotJSON, Message: "not JSON, so no JSON-RPC message: " + what}}
 }
 
-// legacyAnswer reports whether ev answers an initialize under the
+// answer2025 reports whether ev answers an initialize under the
 // 2026-07-28 schema: the method does not exist in that revision (a case
 // of a 2026-07-28 run sends it to compare a dual-era server's eras), so
 // its answer is a 2025-11-25 message the 2026-07-28 schema cannot judge.
-func (t *Tracker) legacyAnswer(ev chrono.Event) bool {
+func (t *Tracker) answer2025(ev chrono.Event) bool {
 	k := ev.Summary.Kind
 	if t.s.Revision != Rev20260728 || (k != "result" && k != "error") {
 		return false
 	}
 	req := t.sent[ev.Summary.ID]
-	return req.Method == mcp.MethodInitialize || req.Legacy
+	return req.Method == mcp.MethodInitialize || req.MayAnswer2025
 }
 
 func (t *Tracker) sentFrame(ev chrono.Event) {
@@ -162,7 +162,7 @@ func (t *Tracker) sentFrame(ev chrono.Event) {
 		// A request without the envelope's version (a case sends one on
 		// purpose, RPC-52) may be answered as a legacy one by a dual-era
 		// server: that answer is not the 2026-07-28 schema's to judge.
-		req.Legacy = true
+		req.MayAnswer2025 = true
 	}
 	if req.Method == mcp.MethodToolsCall || req.Method == mcp.MethodTasksResult {
 		var p struct {

@@ -132,9 +132,9 @@ type Request struct {
 	// TaskMethod is, for tasks/result, the method of the request that
 	// created the task, when known.
 	TaskMethod string
-	// Legacy is set under 2026-07-28 for a request sent without the
+	// MayAnswer2025 is set under 2026-07-28 for a request sent without the
 	// envelope's protocol version: its answer may be a legacy one.
-	Legacy bool
+	MayAnswer2025 bool
 }
 
 // RequestDef is the definition a request from the server with this

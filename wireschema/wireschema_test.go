@@ -97,26 +97,26 @@ func TestTablesNameExistingDefinitions(t *testing.T) {
 			}
 		}
 	}
-	s25, _ := Load(Rev20251125)
-	s26, _ := Load(Rev20260728)
+	s2025, _ := Load(Rev20251125)
+	s2026, _ := Load(Rev20260728)
 	for _, c := range []struct {
 		s    *Schema
 		def  string
 		want bool
 	}{
-		{s25, "InitializeResult", true},
-		{s26, "InitializeResult", false}, // 2026-07-28 has no handshake
-		{s26, "DiscoverResult", true},
-		{s26, "ResultType", true},
-		{s26, "RequestMetaObject", true},
-		{s25, "DiscoverResult", false},
-		{s26, "PingRequest", false},
+		{s2025, "InitializeResult", true},
+		{s2026, "InitializeResult", false}, // 2026-07-28 has no handshake
+		{s2026, "DiscoverResult", true},
+		{s2026, "ResultType", true},
+		{s2026, "RequestMetaObject", true},
+		{s2025, "DiscoverResult", false},
+		{s2026, "PingRequest", false},
 	} {
 		if got := c.s.Def(c.def); got != c.want {
 			t.Errorf("%s has %s: %v, want %v", c.s.Revision, c.def, got, c.want)
 		}
 	}
-	if !s26.ExtDef("CreateTaskResult") || s25.ExtDef("CreateTaskResult") {
+	if !s2026.ExtDef("CreateTaskResult") || s2025.ExtDef("CreateTaskResult") {
 		t.Error("the tasks extension's schema goes with 2026-07-28 only")
 	}
 }

@@ -42,7 +42,7 @@ type client struct {
 	in     clientrun.Instructions
 	s      *peer.Session
 	log    *chrono.Log // peer's own record; the checker keeps the evidence
-	modern bool        // the session speaks 2026-07-28
+	is2026 bool        // the session speaks 2026-07-28
 	report func(clientrun.Report)
 	// logLevel is the level a 2026-07-28 session's calls carry in _meta
 	// ("" for none); set by a setLogLevel step.
@@ -115,7 +115,7 @@ func (c *client) connect(ctx context.Context) bool {
 		var out *negotiate.Outcome
 		out, err = negotiate.Open(cctx, c.s, negotiate.ModeAuto, negotiate.Options{ClientInfo: clientInfo, ProbeTimeout: 3 * time.Second})
 		if err == nil {
-			c.modern = out.Revision == spec.V20260728
+			c.is2026 = out.Revision == spec.V20260728
 		}
 	} else {
 		_, err = c.s.Initialize(cctx, peer.InitOptions{ProtocolVersion: spec.V20251125, ClientInfo: clientInfo})
@@ -168,7 +168,7 @@ func (c *client) step(ctx context.Context, n int, st clientrun.Step) {
 // 2025-11-25 (LOG-3); under 2026-07-28, which removed it (PNG-40), each
 // later call carries it in _meta (io.modelcontextprotocol/logLevel).
 func (c *client) setLogLevel(ctx context.Context, level string) clientrun.Report {
-	if c.modern {
+	if c.is2026 {
 		c.logLevel = level
 		return clientrun.Report{Outcome: clientrun.OutcomeResult, Text: "logLevel " + level + " in each call's _meta"}
 	}
@@ -237,7 +237,7 @@ func (c *client) await(ctx context.Context, pc *peer.Call, cs clientrun.CallStep
 		case <-pc.Done():
 			resp, err := pc.Await(ctx)
 			if err != nil {
-				return clientrun.Report{Outcome: clientrun.OutcomeError, Error: err.Error()}, c.modern && errors.Is(err, transport.ErrNoAnswer)
+				return clientrun.Report{Outcome: clientrun.OutcomeError, Error: err.Error()}, c.is2026 && errors.Is(err, transport.ErrNoAnswer)
 			}
 			if resp.Error != nil {
 				return clientrun.Report{Outcome: clientrun.OutcomeError, Error: fmt.Sprintf("%d %s", resp.Error.Code, resp.Error.Message)}, false
@@ -294,7 +294,7 @@ func (c *client) progressOf(ctx context.Context, pc *peer.Call) <-chan struct{} 
 // (CAN-4, CAN-57).
 func (c *client) task(ctx context.Context, cs clientrun.CallStep) clientrun.Report {
 	cfg := hostcancel.Config{Session: c.s, Policy: hostcancel.Cancel, Grace: 5 * time.Second, NoListen: true, Revision: hostcancel.Rev20251125}
-	if c.modern {
+	if c.is2026 {
 		cfg.Revision = hostcancel.RevTasksExtension
 		if d := c.s.Discovered(); d != nil && d.ServerInfo != nil {
 			cfg.Server = *d.ServerInfo

@@ -65,19 +65,19 @@ Flags:
 
 func (e Env) checkClient(ctx context.Context, args []string) (int, error) {
 	var (
-		o          checkOptions
-		command    string
-		tr         string
-		protocol   string
-		dualEra    bool
-		faults     stringList
-		listFaults bool
+		o             checkOptions
+		command       string
+		tr            string
+		protocol      string
+		bothRevisions bool
+		faults        stringList
+		listFaults    bool
 	)
 	fs := flag.NewFlagSet("check-client", flag.ContinueOnError)
 	fs.StringVar(&command, "command", "", "")
 	fs.StringVar(&tr, "transport", clientrun.TransportStdio, "")
 	fs.StringVar(&protocol, "protocol", spec.V20251125, "")
-	fs.BoolVar(&dualEra, "dual-era", false, "")
+	fs.BoolVar(&bothRevisions, "dual-era", false, "")
 	o.runFlags.register(fs)
 	fs.Var(&faults, "client-fault", "")
 	fs.BoolVar(&listFaults, "list-client-faults", false, "")
@@ -151,17 +151,17 @@ func (e Env) checkClient(ctx context.Context, args []string) (int, error) {
 		jobs = runner.DefaultJobs(tr)
 	}
 	rep, runErr := clientrun.Run(ctx, clientrun.Config{
-		Client:       clientrun.Command{Argv: argv},
-		ClientName:   name,
-		Transport:    tr,
-		Revision:     protocol,
-		DualEra:      dualEra || command == "",
-		Cases:        selected,
-		Jobs:         jobs,
-		CaseTimeout:  o.caseTimeout,
-		Strict:       o.strict,
-		RelayCommand: self,
-		MaxFrame:     o.maxFrame,
+		Client:        clientrun.Command{Argv: argv},
+		ClientName:    name,
+		Transport:     tr,
+		Revision:      protocol,
+		BothRevisions: bothRevisions || command == "",
+		Cases:         selected,
+		Jobs:          jobs,
+		CaseTimeout:   o.caseTimeout,
+		Strict:        o.strict,
+		RelayCommand:  self,
+		MaxFrame:      o.maxFrame,
 	})
 	if rep == nil {
 		return 0, runErr

@@ -236,11 +236,11 @@ func TestCheckClientRealClients(t *testing.T) {
 		return out
 	}
 	// The cases a run's revision or transport leaves out.
-	httpOnly25 := []string{"http/drop-resumed-not-cancelled", "http/request-headers"}
-	http26 := "http/reissue-after-broken-stream"
-	modernOnly := []string{"versioning/envelope-on-every-request", "versioning/no-removed-methods", "versioning/probe-fallback-invalid-params",
+	httpOnly2025 := []string{"http/drop-resumed-not-cancelled", "http/request-headers"}
+	http2026 := "http/reissue-after-broken-stream"
+	only2026 := []string{"versioning/envelope-on-every-request", "versioning/no-removed-methods", "versioning/probe-fallback-invalid-params",
 		"versioning/probe-fallback-method-not-found", "versioning/probe-fallback-other-error"}
-	legacyOnly := []string{"lifecycle/initialize-first", "lifecycle/initialize-not-cancelled", "lifecycle/ping-answered"}
+	only2025 := []string{"lifecycle/initialize-first", "lifecycle/initialize-not-cancelled", "lifecycle/ping-answered"}
 	// Over 2025-11-25 HTTP an adapter's close() right after the abort
 	// would abort the POST of notifications/cancelled (warn or pass by
 	// the race); the cases that judge what a client sends after an abort
@@ -291,14 +291,14 @@ func TestCheckClientRealClients(t *testing.T) {
 				"lifecycle/initialize-first", "lifecycle/ping-answered", "progress/tokens-unique", "rpc/no-id-reuse",
 				"stdio/shutdown-closes-stdin", "timeout/maximum-despite-progress"),
 			racy(initCancelRace, []string{"pass", "fail"}, "lifecycle/initialize-not-cancelled"),
-			skip(httpOnly25, http26, noTaskAPI, modernOnly, "versioning/probe-fallback-silence"),
+			skip(httpOnly2025, http2026, noTaskAPI, only2026, "versioning/probe-fallback-silence"),
 		)},
 		{"go-sdk-1.8.0/http", "", gosdk, []string{"--transport", "http"}, pin(
 			is("pass", "cancel/abort-signals-cancel", "cancel/late-response-ignored", "cancel/none-after-response", "cancel/timeout-signals-cancel",
 				"http/drop-resumed-not-cancelled", "http/request-headers", "lifecycle/initialize-first",
 				"lifecycle/ping-answered", "progress/tokens-unique", "rpc/no-id-reuse", "timeout/maximum-despite-progress"),
 			racy(initCancelRace, []string{"pass", "fail"}, "lifecycle/initialize-not-cancelled"),
-			skip(http26, "stdio/shutdown-closes-stdin", noTaskAPI, modernOnly, "versioning/probe-fallback-silence"),
+			skip(http2026, "stdio/shutdown-closes-stdin", noTaskAPI, only2026, "versioning/probe-fallback-silence"),
 		)},
 		// STD-49 (warn by exception): the probe is never answered, and
 		// the client spends its whole connect budget on server/discover
@@ -308,63 +308,63 @@ func TestCheckClientRealClients(t *testing.T) {
 		{"go-sdk-1.8.0/stdio/2026", "", gosdk, []string{"--protocol", "2026-07-28", "--dual-era"}, pin(
 			is("pass", "cancel/abort-signals-cancel", "cancel/late-response-ignored", "cancel/none-after-response", "cancel/timeout-signals-cancel",
 				"progress/tokens-unique", "rpc/no-id-reuse", "stdio/shutdown-closes-stdin", "timeout/maximum-despite-progress"),
-			is("pass", without(modernOnly, "versioning/no-removed-methods")...),
+			is("pass", without(only2026, "versioning/no-removed-methods")...),
 			is("fail", "versioning/no-removed-methods"),
 			is("warn", "versioning/probe-fallback-silence"),
-			skip(httpOnly25, http26, legacyOnly, noTaskAPI),
+			skip(httpOnly2025, http2026, only2025, noTaskAPI),
 		)},
 		// HTTP-99 (info): go-sdk closes the stream and POSTs
 		// notifications/cancelled as well; HTTP-94: a broken stream's
 		// request is not re-issued.
 		{"go-sdk-1.8.0/http/2026", "", gosdk, []string{"--protocol", "2026-07-28", "--dual-era", "--transport", "http"}, pin(
 			is("pass", "cancel/none-after-response", "http/request-headers", "progress/tokens-unique", "rpc/no-id-reuse", "timeout/maximum-despite-progress"),
-			is("pass", without(modernOnly, "versioning/no-removed-methods")...),
+			is("pass", without(only2026, "versioning/no-removed-methods")...),
 			is("fail", "versioning/no-removed-methods"),
 			is("info", "cancel/abort-signals-cancel", "cancel/timeout-signals-cancel"),
-			is("fail", http26),
-			skip("cancel/late-response-ignored", "http/drop-resumed-not-cancelled", legacyOnly, "stdio/shutdown-closes-stdin", noTaskAPI,
+			is("fail", http2026),
+			skip("cancel/late-response-ignored", "http/drop-resumed-not-cancelled", only2025, "stdio/shutdown-closes-stdin", noTaskAPI,
 				"versioning/probe-fallback-silence"),
 		)},
 		{"sdk-1.32.2/stdio", "sdk-client-adapter.mjs", "", nil, pin(
 			is("pass", "cancel/abort-signals-cancel", "cancel/late-response-ignored", "cancel/timeout-signals-cancel", "lifecycle/initialize-first",
 				"lifecycle/ping-answered", "progress/tokens-unique", "rpc/no-id-reuse", "stdio/shutdown-closes-stdin", "timeout/maximum-despite-progress"),
 			is("fail", "cancel/none-after-response", "lifecycle/initialize-not-cancelled", "tasks/cancel-with-tasks-cancel"),
-			skip(httpOnly25, http26, modernOnly, "versioning/probe-fallback-silence"),
+			skip(httpOnly2025, http2026, only2026, "versioning/probe-fallback-silence"),
 		)},
 		{"sdk-1.32.2/http", "sdk-client-adapter.mjs", "", []string{"--transport", "http"}, pin(
 			is("pass", "cancel/late-response-ignored", "http/drop-resumed-not-cancelled", "http/request-headers", "lifecycle/initialize-first",
 				"lifecycle/initialize-not-cancelled", "lifecycle/ping-answered", "progress/tokens-unique", "rpc/no-id-reuse", "timeout/maximum-despite-progress"),
 			is("pass", "cancel/abort-signals-cancel", "cancel/timeout-signals-cancel"),
 			is("fail", "cancel/none-after-response", "tasks/cancel-with-tasks-cancel"),
-			skip(http26, "stdio/shutdown-closes-stdin", modernOnly, "versioning/probe-fallback-silence"),
+			skip(http2026, "stdio/shutdown-closes-stdin", only2026, "versioning/probe-fallback-silence"),
 		)},
 		{"client-2.4.0/stdio", "client-adapter.mjs", "", nil, pin(
 			is("pass", "cancel/abort-signals-cancel", "cancel/late-response-ignored", "cancel/none-after-response", "cancel/timeout-signals-cancel",
 				"lifecycle/initialize-first", "lifecycle/initialize-not-cancelled", "lifecycle/ping-answered", "progress/tokens-unique", "rpc/no-id-reuse",
 				"stdio/shutdown-closes-stdin", "timeout/maximum-despite-progress"),
-			skip(httpOnly25, http26, noTaskAPI, modernOnly, "versioning/probe-fallback-silence"),
+			skip(httpOnly2025, http2026, noTaskAPI, only2026, "versioning/probe-fallback-silence"),
 		)},
 		{"client-2.4.0/http", "client-adapter.mjs", "", []string{"--transport", "http"}, pin(
 			is("pass", "cancel/late-response-ignored", "cancel/none-after-response", "http/drop-resumed-not-cancelled", "http/request-headers",
 				"lifecycle/initialize-first", "lifecycle/initialize-not-cancelled", "lifecycle/ping-answered", "progress/tokens-unique", "rpc/no-id-reuse",
 				"timeout/maximum-despite-progress", "cancel/abort-signals-cancel", "cancel/timeout-signals-cancel"),
-			skip(http26, "stdio/shutdown-closes-stdin", noTaskAPI, modernOnly, "versioning/probe-fallback-silence"),
+			skip(http2026, "stdio/shutdown-closes-stdin", noTaskAPI, only2026, "versioning/probe-fallback-silence"),
 		)},
 		{"client-2.4.0/stdio/2026", "client-adapter.mjs", "", []string{"--protocol", "2026-07-28", "--dual-era"}, pin(
 			is("pass", "cancel/abort-signals-cancel", "cancel/late-response-ignored", "cancel/none-after-response", "cancel/timeout-signals-cancel",
 				"progress/tokens-unique", "rpc/no-id-reuse", "timeout/maximum-despite-progress", "versioning/probe-fallback-silence"),
-			is("pass", modernOnly...),
+			is("pass", only2026...),
 			racy(disposeRace, []string{"warn", "pass"}, "stdio/shutdown-closes-stdin"),
-			skip(httpOnly25, http26, legacyOnly, noTaskAPI),
+			skip(httpOnly2025, http2026, only2025, noTaskAPI),
 		)},
 		{"client-2.4.0/http/2026", "client-adapter.mjs", "", []string{"--protocol", "2026-07-28", "--dual-era", "--transport", "http"}, pin(
 			is("pass", "cancel/abort-signals-cancel", "cancel/none-after-response", "cancel/timeout-signals-cancel", "http/request-headers",
 				"progress/tokens-unique", "rpc/no-id-reuse", "timeout/maximum-despite-progress"),
-			is("pass", modernOnly...),
-			is("fail", http26),
+			is("pass", only2026...),
+			is("fail", http2026),
 			// A cancelled request's stream is closed: no late response can
 			// come over 2026-07-28 HTTP.
-			skip("cancel/late-response-ignored", "http/drop-resumed-not-cancelled", legacyOnly, "stdio/shutdown-closes-stdin", noTaskAPI,
+			skip("cancel/late-response-ignored", "http/drop-resumed-not-cancelled", only2025, "stdio/shutdown-closes-stdin", noTaskAPI,
 				"versioning/probe-fallback-silence"),
 		)},
 	}

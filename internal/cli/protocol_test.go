@@ -8,19 +8,17 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/mcpflight/mcpflight/internal/erasrv"
+	"github.com/mcpflight/mcpflight/internal/revisionsrv"
 	"github.com/mcpflight/mcpflight/report"
 	"github.com/mcpflight/mcpflight/verdict"
 )
 
-// eraServer is testdata/eraserver (internal/erasrv as a command), built
-// once.
-
-// eraTarget is the target flags for eraserver in mode over stdio or
+// revisionTarget is the target flags for testdata/revisionserver
+// (internal/revisionsrv as a command, built once) in mode over stdio or
 // HTTP (a process of its own, stopped when the test ends).
-func eraTarget(t *testing.T, mode erasrv.Mode, over string) []string {
+func revisionTarget(t *testing.T, mode revisionsrv.Mode, over string) []string {
 	t.Helper()
-	bin, err := testdataBuilds.Command("eraserver")
+	bin, err := testdataBuilds.Command("revisionserver")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,14 +37,14 @@ func TestProtocolStrictServer(t *testing.T) {
 	t.Parallel()
 	for _, over := range []string{"stdio", "http"} {
 		t.Run(over, func(t *testing.T) {
-			target := eraTarget(t, erasrv.ModernOnly, over)
+			target := revisionTarget(t, revisionsrv.Only2026, over)
 			r := runCLI(t, "", append([]string{"check"}, target...)...)
 			// The scripted server has no tool a profile names: most cases
 			// cannot run, and the run says so (incomplete, exit 3).
 			if r.code != ExitIncomplete {
 				t.Errorf("auto: exit %d, want %d (incomplete)\n%s\n%s", r.code, ExitIncomplete, r.stdout, r.stderr)
 			}
-			for _, want := range []string{", protocol 2026-07-28", "revision 2026-07-28: server/discover listed it", "server: erasrv-modern-only 1"} {
+			for _, want := range []string{", protocol 2026-07-28", "revision 2026-07-28: server/discover listed it", "server: revisionsrv-2026-only 1"} {
 				if !strings.Contains(r.stdout, want) {
 					t.Errorf("auto: the report lacks %q:\n%s", want, r.stdout)
 				}
@@ -85,7 +83,7 @@ func TestProtocolStrictServer(t *testing.T) {
 func TestProtocolInconsistentServer(t *testing.T) {
 	t.Parallel()
 	jsonPath := filepath.Join(t.TempDir(), "report.json")
-	r := runCLI(t, "", append([]string{"check", "--json", jsonPath}, eraTarget(t, erasrv.Inconsistent, "stdio")...)...)
+	r := runCLI(t, "", append([]string{"check", "--json", jsonPath}, revisionTarget(t, revisionsrv.Inconsistent, "stdio")...)...)
 	want := "INCONSISTENT initialize agreed to 2025-11-25, which server/discover does not list (it lists 2026-07-28): either the server agrees to a revision it does not list as supported (LIF-9), or its supportedVersions names only the revisions of the per-request era (the spec does not say which it must) [LIF-9, LIF-47]"
 	if !strings.Contains(r.stdout, want) || !strings.Contains(r.stdout, "— 1 inconsistency between the server's answers —") {
 		t.Errorf("the text report does not say the server contradicts itself:\n%s", r.stdout)
@@ -113,7 +111,7 @@ func TestProtocolBothReport(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	args := append([]string{"check", "--protocol", "both", "--json", filepath.Join(dir, "r.json"), "--junit", filepath.Join(dir, "r.xml"),
-		"--html", filepath.Join(dir, "r.html")}, eraTarget(t, erasrv.Dual, "stdio")...)
+		"--html", filepath.Join(dir, "r.html")}, revisionTarget(t, revisionsrv.Dual, "stdio")...)
 	r := runCLI(t, "", args...)
 	if r.code != ExitIncomplete { // the scripted server has no profile's tools
 		t.Errorf("exit %d, want %d (incomplete)\n%s\n%s", r.code, ExitIncomplete, r.stdout, r.stderr)
@@ -184,7 +182,7 @@ func TestProtocolFlag(t *testing.T) {
 // auto, and refused in one line under --protocol 2025-11-25.
 func TestSessionCommandsNegotiate(t *testing.T) {
 	t.Parallel()
-	target := eraTarget(t, erasrv.ModernOnly, "stdio")
+	target := revisionTarget(t, revisionsrv.Only2026, "stdio")
 	r := runCLI(t, "", append([]string{"tools"}, target...)...)
 	if r.code != 0 || !strings.Contains(r.stdout, "echo") || !strings.Contains(r.stderr, "mcpflight: speaking 2026-07-28: server/discover listed it") {
 		t.Errorf("tools: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
@@ -218,7 +216,7 @@ func TestCheckReference2026(t *testing.T) {
 		lines := strings.Split(r.stdout, "\n")
 		for i, line := range lines {
 			if strings.HasPrefix(strings.TrimSpace(line), "SKIP") && strings.HasSuffix(line, "]") && (i+1 >= len(lines) || strings.TrimSpace(lines[i+1]) != "applies to 2025-11-25 only" && !strings.HasPrefix(strings.TrimSpace(lines[i+1]), "needs the Streamable HTTP transport") &&
-				!strings.HasPrefix(strings.TrimSpace(lines[i+1]), "needs the stdio transport") && !skipped2026Elsewhere(line)) {
+				!strings.HasPrefix(strings.TrimSpace(lines[i+1]), "needs the stdio transport") && !skippedElsewhere2026(line)) {
 				t.Errorf("%v: %s is skipped for another reason: %q", extra, strings.TrimSpace(line), lines[i+1])
 			}
 		}
@@ -228,11 +226,11 @@ func TestCheckReference2026(t *testing.T) {
 	}
 }
 
-// skipped2026Elsewhere reports whether a SKIP line of a 2026-07-28 run
+// skippedElsewhere2026 reports whether a SKIP line of a 2026-07-28 run
 // against the built-in server is a case that cannot run there for a
 // reason of its own: LIF-49 is for modern-only servers, and over HTTP the
 // stdio cases and the stdio cancellation cases skip.
-func skipped2026Elsewhere(line string) bool {
+func skippedElsewhere2026(line string) bool {
 	for _, id := range []string{"lifecycle/initialize-error-names-versions", "stdio/teardown-on-stdin-close",
 		"cancel/no-further-message-after-progress", "cancel/no-further-message-before-progress", "cancel/server-sends-no-cancelled",
 		"cancel/handler-stops"} {
@@ -243,7 +241,7 @@ func skipped2026Elsewhere(line string) bool {
 	return false
 }
 
-// TestProtocolAutoSilentLegacyServer: against a legacy server that never
+// TestProtocolAutoSilent2025Server: against a legacy server that never
 // answers server/discover, auto falls back to 2025-11-25 and no case
 // waits out its deadline on the same silence: the run has no harness
 // error, and lifecycle/initialize-agrees-to-listed-revision is a skip
@@ -251,7 +249,7 @@ func skipped2026Elsewhere(line string) bool {
 // under auto; from its own bounded wait under --protocol 2025-11-25,
 // where no probe was made): the case's LIF-9 cannot be judged against
 // a server/discover the server never answered.
-func TestProtocolAutoSilentLegacyServer(t *testing.T) {
+func TestProtocolAutoSilent2025Server(t *testing.T) {
 	t.Parallel()
 	const id = "lifecycle/initialize-agrees-to-listed-revision"
 	for _, tc := range []struct {
@@ -269,7 +267,7 @@ func TestProtocolAutoSilentLegacyServer(t *testing.T) {
 			t.Parallel()
 			jsonPath := filepath.Join(t.TempDir(), "report.json")
 			args := append([]string{"check", "--json", jsonPath}, tc.flags...)
-			r := runCLI(t, "", append(args, eraTarget(t, erasrv.LegacySilent, tc.over)...)...)
+			r := runCLI(t, "", append(args, revisionTarget(t, revisionsrv.Silent2025, tc.over)...)...)
 			if _, err := os.Stat(jsonPath); err != nil {
 				t.Fatalf("no JSON report (exit %d): %v\n%s\n%s", r.code, err, r.stdout, r.stderr)
 			}

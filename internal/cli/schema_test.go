@@ -17,7 +17,7 @@ import (
 // each; TestMain removes them.
 var testdataBuilds = &testchild.Builds{Root: filepath.Join("..", "..")}
 
-// schemaBreakHTTP starts a testdata command (schemabreak, eraserver) with
+// schemaBreakHTTP starts a testdata command (schemabreak, revisionserver) with
 // -mode mode -http on a free loopback port and returns its URL; the
 // process is killed when the test ends.
 func schemaBreakHTTP(t *testing.T, bin, mode string) string {

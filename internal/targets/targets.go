@@ -1,6 +1,6 @@
 // Package targets starts the npm test targets of testdata/targets for the
 // integration tests: the TypeScript SDK v2 dual-era server
-// (testdata/targets/dualera.mjs on @modelcontextprotocol/server 2.4.0),
+// (testdata/targets/bothrevisions.mjs on @modelcontextprotocol/server 2.4.0),
 // and builds and starts the Go test targets that are modules of their own
 // (testdata/gosdkserver, testdata/mcpgoserver, testdata/gosdkclient: GoBinary,
 // GoServerHTTP; testdata/otlpreceiver, the OpenTelemetry Collector's OTLP
@@ -63,20 +63,20 @@ func Need(t testing.TB, path string) string {
 	return node
 }
 
-// DualEra returns the command line that runs dualera.mjs with args (for
-// example "stdio", or "stdio", "--modern-only"). The script is copied into
-// a temporary folder beside a link to NodeModules, so that Node resolves
-// the SDK from whichever installation is in use.
-func DualEra(t testing.TB, args ...string) []string {
+// BothRevisions returns the command line that runs bothrevisions.mjs with
+// args (for example "stdio", or "stdio", "--2026-only"). The script is
+// copied into a temporary folder beside a link to NodeModules, so that Node
+// resolves the SDK from whichever installation is in use.
+func BothRevisions(t testing.TB, args ...string) []string {
 	t.Helper()
 	nm := NodeModules()
 	node := Need(t, filepath.Join(nm, "@modelcontextprotocol", "server", "package.json"))
-	src, err := os.ReadFile(filepath.Join(repoTargets(), "dualera.mjs"))
+	src, err := os.ReadFile(filepath.Join(repoTargets(), "bothrevisions.mjs"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "dualera.mjs"), src, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "bothrevisions.mjs"), src, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	abs, err := filepath.Abs(nm)
@@ -86,15 +86,15 @@ func DualEra(t testing.TB, args ...string) []string {
 	if err := os.Symlink(abs, filepath.Join(dir, "node_modules")); err != nil {
 		t.Fatal(err)
 	}
-	return append([]string{node, filepath.Join(dir, "dualera.mjs")}, args...)
+	return append([]string{node, filepath.Join(dir, "bothrevisions.mjs")}, args...)
 }
 
-// DualEraHTTP starts dualera.mjs over Streamable HTTP (extra are more
-// arguments, such as "--modern-only") and returns its URL. The server is
+// BothRevisionsHTTP starts bothrevisions.mjs over Streamable HTTP (extra are
+// more arguments, such as "--2026-only") and returns its URL. The server is
 // stopped (its stdin closed, then killed if need be) when the test ends.
-func DualEraHTTP(t testing.TB, extra ...string) string {
+func BothRevisionsHTTP(t testing.TB, extra ...string) string {
 	t.Helper()
-	return startHTTP(t, "dualera", DualEra(t, append([]string{"http"}, extra...)...))
+	return startHTTP(t, "bothrevisions", BothRevisions(t, append([]string{"http"}, extra...)...))
 }
 
 // startHTTP runs argv, a server that prints its URL as its first line on

@@ -16,8 +16,8 @@ import (
 // difference is what the envelope costs per request (merging it into
 // params, and the resultType reading of the result).
 func BenchmarkRequest(b *testing.B) {
-	for _, era := range []string{"2025-11-25", "2026-07-28"} {
-		b.Run(era, func(b *testing.B) {
+	for _, revision := range []string{"2025-11-25", "2026-07-28"} {
+		b.Run(revision, func(b *testing.B) {
 			ctx := context.Background()
 			log := chrono.New()
 			conn, _ := refserver.InProcess(ctx, refserver.Options{}, transport.StreamConfig{Log: log})
@@ -26,7 +26,7 @@ func BenchmarkRequest(b *testing.B) {
 			if _, err := s.Initialize(ctx, peer.InitOptions{}); err != nil {
 				b.Fatal(err)
 			}
-			if era == "2026-07-28" {
+			if revision == "2026-07-28" {
 				s.SetEnvelope(negotiate.Options{}.Envelope())
 			}
 			b.ReportAllocs()

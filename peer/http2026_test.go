@@ -22,7 +22,7 @@ import (
 	"github.com/mcpflight/mcpflight/transport"
 )
 
-// modernServer is a scripted 2026-07-28 Streamable HTTP endpoint: it
+// server2026 is a scripted 2026-07-28 Streamable HTTP endpoint: it
 // records every request's headers and body, mints an Mcp-Session-Id on
 // every answer (which a modern client must never send back), answers GET
 // and DELETE 405, and answers POSTs by method and tool name:
@@ -35,7 +35,7 @@ import (
 //   - tools/call "v": 400 with a -32022 JSON-RPC error;
 //   - tools/call "text": 400 with a plain-text body;
 //   - anything else: a JSON result, and a notification 202.
-type modernServer struct {
+type server2026 struct {
 	mu    sync.Mutex
 	seen  []seenRequest
 	gone  chan string
@@ -48,11 +48,11 @@ type seenRequest struct {
 	body   []byte
 }
 
-func newModernServer() *modernServer {
-	return &modernServer{gone: make(chan string, 8), first: make(chan struct{}, 8)}
+func newServer2026() *server2026 {
+	return &server2026{gone: make(chan string, 8), first: make(chan struct{}, 8)}
 }
 
-func (m *modernServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (m *server2026) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	m.mu.Lock()
 	m.seen = append(m.seen, seenRequest{r.Method, r.Header.Clone(), body})
@@ -116,14 +116,14 @@ func (m *modernServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (m *modernServer) requests() []seenRequest {
+func (m *server2026) requests() []seenRequest {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return append([]seenRequest(nil), m.seen...)
 }
 
-// modernSession opens a 2026-07-28 session over Streamable HTTP to m.
-func modernSession(t *testing.T, m *modernServer) (*peer.Session, *transport.HTTP, context.Context) {
+// session2026 opens a 2026-07-28 session over Streamable HTTP to m.
+func session2026(t *testing.T, m *server2026) (*peer.Session, *transport.HTTP, context.Context) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second) // safety net
 	t.Cleanup(cancel)
@@ -140,12 +140,12 @@ func modernSession(t *testing.T, m *modernServer) (*peer.Session, *transport.HTT
 	return s, conn, ctx
 }
 
-// TestModernHTTPHeaders: every 2026-07-28 POST carries MCP-Protocol-Version
+// TestHTTP2026Headers: every 2026-07-28 POST carries MCP-Protocol-Version
 // equal to the envelope's version (HTTP-95, HTTP-96), Mcp-Method, and
 // Mcp-Name where the spec asks for it (HTTP-100, TSX-52), Base64-encoded
 // when it is not plain ASCII (HTTP-101); never the session ID the server
 // minted (HTTP-107). Each can be sent wrong on purpose with WithHeaders.
-func TestModernHTTPHeaders(t *testing.T) {
+func TestHTTP2026Headers(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		method string
@@ -179,13 +179,13 @@ func TestModernHTTPHeaders(t *testing.T) {
 			map[string]string{"Mcp-Name": "other"}},
 		{"no Mcp-Method", "tools/call", map[string]any{"name": "echo"}, []peer.CallOption{peer.WithHeaders(http.Header{"Mcp-Method": nil})},
 			map[string]string{"Mcp-Method": ""}},
-		{"legacy headers on a modern request", mcp.MethodToolsList, nil,
+		{"2025-11-25 headers on a 2026-07-28 request", mcp.MethodToolsList, nil,
 			[]peer.CallOption{peer.WithHeaders(http.Header{"Mcp-Session-Id": {"s-1"}, "Last-Event-ID": {"e-9"}})},
 			map[string]string{"Mcp-Session-Id": "s-1", "Last-Event-Id": "e-9", "Mcp-Method": "tools/list"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m := newModernServer()
-			s, _, ctx := modernSession(t, m)
+			m := newServer2026()
+			s, _, ctx := session2026(t, m)
 			// A first request, so that the server's minted session ID
 			// would be sent back by a client that kept it.
 			if err := s.Request(ctx, mcp.MethodToolsList, nil, nil); err != nil {
@@ -215,14 +215,14 @@ func TestModernHTTPHeaders(t *testing.T) {
 	}
 }
 
-// TestModernHTTPCancelClosesStream: cancelling a 2026-07-28 request over
+// TestHTTP2026CancelClosesStream: cancelling a 2026-07-28 request over
 // Streamable HTTP closes its response stream, which the server sees as
 // the request's end (CAN-43, CAN-55); no notifications/cancelled is sent
 // (HTTP-99); the call ends at once with ErrStreamClosed, and the
 // chronology says why.
-func TestModernHTTPCancelClosesStream(t *testing.T) {
-	m := newModernServer()
-	s, conn, ctx := modernSession(t, m)
+func TestHTTP2026CancelClosesStream(t *testing.T) {
+	m := newServer2026()
+	s, conn, ctx := session2026(t, m)
 	c, err := s.Start(ctx, "tools/call", map[string]any{"name": "slow"}, peer.WithProgress())
 	if err != nil {
 		t.Fatal(err)
@@ -271,14 +271,14 @@ func TestModernHTTPCancelClosesStream(t *testing.T) {
 	}
 }
 
-// TestModernHTTPAnswers: a -32022 with 400 is the request's answer (typed,
+// TestHTTP2026Answers: a -32022 with 400 is the request's answer (typed,
 // with the status kept, HTTP-97); a 400 without a JSON-RPC body fails the
 // request with the status; a stream that ends before its response loses
 // the request at once, and nothing tries to resume it (HTTP-93, HTTP-94):
 // there is no GET.
-func TestModernHTTPAnswers(t *testing.T) {
-	m := newModernServer()
-	s, conn, ctx := modernSession(t, m)
+func TestHTTP2026Answers(t *testing.T) {
+	m := newServer2026()
+	s, conn, ctx := session2026(t, m)
 	c, err := s.Start(ctx, "tools/call", map[string]any{"name": "v"})
 	if err != nil {
 		t.Fatal(err)
@@ -288,7 +288,7 @@ func TestModernHTTPAnswers(t *testing.T) {
 		t.Fatal(err)
 	}
 	var uve *peer.UnsupportedVersionError
-	if !errors.As(peer.ModernError(resp.Error), &uve) || !uve.Offers(spec.V20260728) {
+	if !errors.As(peer.Error2026(resp.Error), &uve) || !uve.Offers(spec.V20260728) {
 		t.Errorf("answer %+v is not a -32022 offering 2026-07-28", resp.Error)
 	}
 	if got := conn.StatusOf(c.ID); got != http.StatusBadRequest {
@@ -312,7 +312,7 @@ func TestModernHTTPAnswers(t *testing.T) {
 	if diff := cmp.Diff([]string{"POST", "POST", "POST"}, methods); diff != "" {
 		t.Errorf("HTTP methods (-want +got):\n%s", diff)
 	}
-	if _, err := conn.OpenGET(ctx); !errors.Is(err, transport.ErrModernNoGET) {
+	if _, err := conn.OpenGET(ctx); !errors.Is(err, transport.ErrNoGET2026) {
 		t.Errorf("OpenGET = %v", err)
 	}
 }

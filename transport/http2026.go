@@ -15,7 +15,7 @@ import (
 )
 
 // Streamable HTTP as MCP 2026-07-28 defines it (the modern era). A
-// connection starts in the 2025-11-25 shape; SetModern switches it. In
+// connection starts in the 2025-11-25 shape; Set2026 switches it. In
 // the modern shape:
 //
 //   - every POST carries the request metadata headers, mirrored from the
@@ -39,9 +39,9 @@ import (
 // not match the body, a legacy header on a modern request, a missing
 // header) gives SendHeaders its overrides.
 
-// ErrModernNoGET reports an attempt to open the GET stream or resume one
+// ErrNoGET2026 reports an attempt to open the GET stream or resume one
 // on a 2026-07-28 connection, which has neither (HTTP-80, HTTP-93).
-var ErrModernNoGET = errors.New("transport: 2026-07-28 Streamable HTTP has no GET stream and no resumption (send a deliberate GET with Raw)")
+var ErrNoGET2026 = errors.New("transport: 2026-07-28 Streamable HTTP has no GET stream and no resumption (send a deliberate GET with Raw)")
 
 // HeaderSender is a Conn that can send one frame with header overrides:
 // a name with values replaces the transport's own header, a name with no
@@ -59,10 +59,10 @@ type RequestCloser interface {
 	CloseRequest(id jsonrpc.ID) (bool, error)
 }
 
-// Moderniser is a Conn that can be switched between the 2025-11-25 and
+// Switcher2026 is a Conn that can be switched between the 2025-11-25 and
 // the 2026-07-28 shape of its transport; "" is 2025-11-25.
-type Moderniser interface {
-	SetModern(revision string)
+type Switcher2026 interface {
+	Set2026(revision string)
 }
 
 // exchange is one 2026-07-28 request's POST, from before its headers to
@@ -88,14 +88,14 @@ func (t *HTTP) markAnswered(id jsonrpc.ID) {
 	}
 }
 
-// SetModern switches the connection to the 2026-07-28 shape of
+// Set2026 switches the connection to the 2026-07-28 shape of
 // Streamable HTTP for revision (a modern revision, "2026-07-28"), or back
 // to the 2025-11-25 shape for "". Nothing is sent. The switch is
 // recorded in the chronology.
-func (t *HTTP) SetModern(revision string) {
+func (t *HTTP) Set2026(revision string) {
 	t.mu.Lock()
-	changed := t.modern != revision
-	t.modern = revision
+	changed := t.rev2026 != revision
+	t.rev2026 = revision
 	t.mu.Unlock()
 	if !changed {
 		return
@@ -107,16 +107,16 @@ func (t *HTTP) SetModern(revision string) {
 	t.cfg.Log.Harness(chrono.KindState, "http", chrono.Sanitize(revision, false)+" Streamable HTTP: no session, no GET stream, no resumption; request metadata in headers; closing a request's stream cancels it")
 }
 
-// Modern is the modern revision set with SetModern, "" for 2025-11-25.
-func (t *HTTP) Modern() string {
+// Revision2026 is the modern revision set with Set2026, "" for 2025-11-25.
+func (t *HTTP) Revision2026() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.modern
+	return t.rev2026
 }
 
 // Closable reports whether a request is cancelled by closing its
-// exchange: true once SetModern has switched to 2026-07-28.
-func (t *HTTP) Closable() bool { return t.Modern() != "" }
+// exchange: true once Set2026 has switched to 2026-07-28.
+func (t *HTTP) Closable() bool { return t.Revision2026() != "" }
 
 // StatusOf is the HTTP status of the exchange that answered the request
 // with id, 0 while none is known: on a 2026-07-28 connection for every
@@ -142,7 +142,7 @@ func (t *HTTP) SendHeaders(ctx context.Context, raw []byte, headers http.Header)
 // disconnection, not a cancellation (HTTP-25): use Drop.
 func (t *HTTP) CloseRequest(id jsonrpc.ID) (bool, error) {
 	t.mu.Lock()
-	if t.modern == "" {
+	if t.rev2026 == "" {
 		t.mu.Unlock()
 		return false, errors.New("transport: on 2025-11-25 Streamable HTTP closing a stream is not a cancellation (HTTP-25); send notifications/cancelled, or Drop the stream")
 	}
@@ -167,11 +167,11 @@ func (t *HTTP) CloseRequest(id jsonrpc.ID) (bool, error) {
 	return true, nil
 }
 
-// modernHeaders are the request metadata headers of one 2026-07-28 POST
+// headers2026 are the request metadata headers of one 2026-07-28 POST
 // (HTTP-95, HTTP-100), mirrored from its body; fallback is the
 // connection's revision, used when the body carries no protocol version
 // of its own (a request missing it on purpose, a notification).
-func modernHeaders(msg *jsonrpc.Message, fallback string) http.Header {
+func headers2026(msg *jsonrpc.Message, fallback string) http.Header {
 	h := http.Header{}
 	version := fallback
 	if msg != nil && msg.Kind.IsResponse() {
@@ -249,11 +249,11 @@ func DecodeHeaderValue(v string) (string, error) {
 	return string(b), nil
 }
 
-// sendModernRequest POSTs one 2026-07-28 request. The frame is recorded
+// sendRequest2026 POSTs one 2026-07-28 request. The frame is recorded
 // before Send returns; the exchange then goes on in a goroutine of its
 // own, so that it can be closed at any point (CloseRequest), and
 // whatever ends it without its response reaches Inbound with For set.
-func (t *HTTP) sendModernRequest(channel string, raw []byte, msg *jsonrpc.Message, extra http.Header) error {
+func (t *HTTP) sendRequest2026(channel string, raw []byte, msg *jsonrpc.Message, extra http.Header) error {
 	ctx, cancel := context.WithCancel(t.ctx)
 	req, err := t.newRequest(ctx, http.MethodPost, raw, "application/json, text/event-stream", extra)
 	if err != nil {
@@ -290,7 +290,7 @@ func (t *HTTP) sendModernRequest(channel string, raw []byte, msg *jsonrpc.Messag
 		t.mu.Lock()
 		t.statusOf[key] = resp.StatusCode
 		t.mu.Unlock()
-		t.answerModern(resp, guard, stop, channel, msg)
+		t.answer2026(resp, guard, stop, channel, msg)
 	}()
 	return nil
 }
@@ -307,9 +307,9 @@ func (t *HTTP) closedByUs(id jsonrpc.ID) bool {
 	return x != nil && x.closed
 }
 
-// answerModern reads the answer to a 2026-07-28 request, from the
+// answer2026 reads the answer to a 2026-07-28 request, from the
 // exchange's own goroutine.
-func (t *HTTP) answerModern(resp *http.Response, guard *stallGuard, stop context.CancelFunc, channel string, msg *jsonrpc.Message) {
+func (t *HTTP) answer2026(resp *http.Response, guard *stallGuard, stop context.CancelFunc, channel string, msg *jsonrpc.Message) {
 	mt := mediaType(resp.Header)
 	lose := func(err error) {
 		e := t.cfg.Log.Harness(chrono.KindError, channel, chrono.Sanitize(err.Error(), false))

@@ -19,25 +19,25 @@ import (
 // request is. It is then handled by a session bound to the Server's realm
 // of its control scope (realm.go), which validates the envelope (RPC-52,
 // LIF-40, LOG-45), refuses what the revision removed or what the
-// request's capabilities do not cover (modernGate), and decorates every
+// request's capabilities do not cover (gate2026), and decorates every
 // result with resultType and serverInfo (decorate). Over stdio such a
 // session shares the connection's output; over Streamable HTTP each POST
 // gets one (http2026.go).
 
-// connModern routes a stdio (or in-process) connection's 2026-07-28
+// conn2026 routes a stdio (or in-process) connection's 2026-07-28
 // requests. The connection's 2025-11-25 session reads every frame; a
 // modern request goes to the connection's session for its realm, created
 // on first use and holding the realm until the connection ends.
-type connModern struct {
+type conn2026 struct {
 	owner *session
 	mu    sync.Mutex
 	// sessions are the connection's modern sessions, by scope.
 	sessions map[string]*session
 }
 
-// newModernSession is a session of realm r that writes to out. ctx, cancel
+// newSession2026 is a session of realm r that writes to out. ctx, cancel
 // and wg are those of the connection, or of the realm for a POST.
-func newModernSession(r *realm, srv *Server, out *output, owner *session) *session {
+func newSession2026(r *realm, srv *Server, out *output, owner *session) *session {
 	ss := &session{
 		realm:    r,
 		output:   out,
@@ -45,10 +45,10 @@ func newModernSession(r *realm, srv *Server, out *output, owner *session) *sessi
 		level:    -1,
 		known:    map[string]bool{},
 		inflight: map[string]*call{},
-		tokens:   r.modernTokens,
+		tokens:   r.tokens2026,
 		handlers: map[string]int{},
 		replies:  map[string]int{},
-		modern:   true,
+		is2026:   true,
 	}
 	if owner != nil {
 		ss.ctx, ss.cancel, ss.wg = owner.ctx, owner.cancel, owner.wg
@@ -61,17 +61,17 @@ func newModernSession(r *realm, srv *Server, out *output, owner *session) *sessi
 // route handles msg, a request the connection read, when it is a
 // 2026-07-28 one (or initialize on a server without the legacy era), and
 // reports whether it did. It runs in the reader, like handleRequest.
-func (cm *connModern) route(msg *jsonrpc.Message) bool {
-	if cm == nil || !cm.owner.srv.servesModern() {
+func (cm *conn2026) route(msg *jsonrpc.Message) bool {
+	if cm == nil || !cm.owner.srv.serves2026() {
 		return false
 	}
 	owner := cm.owner
-	if owner.srv.servesLegacy() && msg.Method != mcp.MethodInitialize && !mayHaveEnvelope(msg.Params) {
+	if owner.srv.serves2025() && msg.Method != mcp.MethodInitialize && !mayHaveEnvelope(msg.Params) {
 		return false // the common 2025-11-25 request, not parsed twice
 	}
 	params, perr := objectParams(msg.Params)
 	if msg.Method == mcp.MethodInitialize {
-		if owner.srv.servesLegacy() {
+		if owner.srv.serves2025() {
 			return false
 		}
 		// A modern-only server names its versions (LIF-49).
@@ -80,7 +80,7 @@ func (cm *connModern) route(msg *jsonrpc.Message) bool {
 		return true
 	}
 	meta := metaObject(params)
-	if owner.srv.servesLegacy() && (perr != nil || !hasEnvelope(meta)) {
+	if owner.srv.serves2025() && (perr != nil || !hasEnvelope(meta)) {
 		return false
 	}
 	scope, rerr := requestScope(meta)
@@ -109,13 +109,13 @@ func mayHaveEnvelope(raw json.RawMessage) bool {
 
 // session returns the connection's session for scope, taking a hold on
 // its realm on first use (or when the realm it had was closed).
-func (cm *connModern) session(scope string) (*session, *rpcError) {
+func (cm *conn2026) session(scope string) (*session, *rpcError) {
 	cm.mu.Lock()
 	defer cm.mu.Unlock()
 	if m := cm.sessions[scope]; m != nil && !m.realm.isClosed() {
 		return m, nil
 	}
-	r, err := cm.owner.srv.modernRealm(scope)
+	r, err := cm.owner.srv.realm2026(scope)
 	if err != nil {
 		return nil, &rpcError{code: mcp.CodeTooManyRequests, message: "Too many requests: " + err.Error()}
 	}
@@ -125,7 +125,7 @@ func (cm *connModern) session(scope string) (*session, *rpcError) {
 	if old := cm.sessions[scope]; old != nil {
 		cm.owner.srv.releaseRealm(old.realm)
 	}
-	m := newModernSession(r, cm.owner.srv, cm.owner.output, cm.owner)
+	m := newSession2026(r, cm.owner.srv, cm.owner.output, cm.owner)
 	cm.sessions[scope] = m
 	return m, nil
 }
@@ -139,7 +139,7 @@ func (r *realm) isClosed() bool {
 }
 
 // inflightCall finds the connection's modern request id in flight.
-func (cm *connModern) inflightCall(id jsonrpc.ID) (*session, *call) {
+func (cm *conn2026) inflightCall(id jsonrpc.ID) (*session, *call) {
 	if cm == nil {
 		return nil, nil
 	}
@@ -158,7 +158,7 @@ func (cm *connModern) inflightCall(id jsonrpc.ID) (*session, *call) {
 
 // release gives back the connection's holds on its realms; Serve calls
 // it once every goroutine of the connection has ended.
-func (cm *connModern) release() {
+func (cm *conn2026) release() {
 	if cm == nil {
 		return
 	}
@@ -181,7 +181,7 @@ func (s *Server) initializeRefused(params map[string]json.RawMessage) *rpcError 
 		return &rpcError{code: codeMethodNotFound, message: "Method not found"}
 	}
 	rerr := s.unsupportedVersion(requested)
-	rerr.message = "Unsupported protocol version: this server serves only per-request metadata (no initialize); it supports " + strconv.Quote(ModernProtocolVersions()[0])
+	rerr.message = "Unsupported protocol version: this server serves only per-request metadata (no initialize); it supports " + strconv.Quote(ProtocolVersions2026()[0])
 	return rerr
 }
 
@@ -189,7 +189,7 @@ func (s *Server) initializeRefused(params map[string]json.RawMessage) *rpcError 
 // ones this server implements, the tasks extension's and the control
 // extension's. ping, logging/setLevel, initialize, tasks/result,
 // tasks/list and the rest are unknown (PNG-40, TSX-65).
-func (ss *session) modernMethod(method string) bool {
+func (ss *session) method2026(method string) bool {
 	switch method {
 	case mcp.MethodServerDiscover, mcp.MethodToolsList, mcp.MethodToolsCall, mcp.MethodSubscriptionsListen,
 		mcp.MethodControlAwait, mcp.MethodControlRelease, mcp.MethodControlCounters, mcp.MethodControlTeardown:
@@ -204,12 +204,12 @@ func (ss *session) modernMethod(method string) bool {
 	return false
 }
 
-// modernGate refuses a checked request before it is handled: an unknown
+// gate2026 refuses a checked request before it is handled: an unknown
 // method (-32601; 404 over HTTP, HTTP-81), or one that needs the tasks
 // extension the request did not declare (-32021; RPC-55, TSX-5, TSX-49,
 // TSX-56).
-func (ss *session) modernGate(method string, params map[string]json.RawMessage, env envelope) *rpcError {
-	if !ss.modernMethod(method) {
+func (ss *session) gate2026(method string, params map[string]json.RawMessage, env envelope) *rpcError {
+	if !ss.method2026(method) {
 		return &rpcError{code: codeMethodNotFound, message: "Method not found: " + strconv.Quote(method) + " is not a 2026-07-28 method of this server",
 			data: map[string]string{"method": method}}
 	}
@@ -278,11 +278,11 @@ func (ss *session) stickyTasks(env *envelope) {
 	}
 }
 
-// handleModernRequest handles a 2026-07-28 request in the reader, as
+// handleRequest2026 handles a 2026-07-28 request in the reader, as
 // handleRequest does for 2025-11-25: state that later requests depend on
 // changes before it returns, the answer comes from the request's own
 // goroutine.
-func (ss *session) handleModernRequest(msg *jsonrpc.Message) {
+func (ss *session) handleRequest2026(msg *jsonrpc.Message) {
 	id := msg.ID
 	fail := func(rerr *rpcError) { ss.spawnReq(id, func() { ss.answer(id, nil, rerr) }) }
 	params, perr := objectParams(msg.Params)
@@ -302,7 +302,7 @@ func (ss *session) handleModernRequest(msg *jsonrpc.Message) {
 		ss.pinVersion(env.version)
 	}
 	ss.stickyTasks(&env)
-	if rerr := ss.modernGate(msg.Method, params, env); rerr != nil {
+	if rerr := ss.gate2026(msg.Method, params, env); rerr != nil {
 		fail(rerr)
 		return
 	}
@@ -316,20 +316,20 @@ func (ss *session) handleModernRequest(msg *jsonrpc.Message) {
 			return
 		}
 		ss.spawnReq(id, func() {
-			ss.reply(id, map[string]any{"tools": ss.modernTools(), "ttlMs": DiscoverTTL, "cacheScope": "public"})
+			ss.reply(id, map[string]any{"tools": ss.tools2026(), "ttlMs": DiscoverTTL, "cacheScope": "public"})
 		})
 	case mcp.MethodToolsCall:
-		ss.modernToolsCall(id, params, env)
+		ss.toolsCall2026(id, params, env)
 	case mcp.MethodSubscriptionsListen:
 		ss.listen(id, params, env)
 	case mcp.MethodTasksGet:
-		res, rerr := ss.xGetTask(params)
+		res, rerr := ss.extGetTask(params)
 		ss.spawnReq(id, func() { ss.answer(id, res, rerr) })
 	case mcp.MethodTasksUpdate:
-		rerr := ss.xUpdateTask(params)
+		rerr := ss.extUpdateTask(params)
 		ss.spawnReq(id, func() { ss.answer(id, struct{}{}, rerr) })
 	case mcp.MethodTasksCancel:
-		rerr := ss.xCancelTask(params)
+		rerr := ss.extCancelTask(params)
 		ss.spawnReq(id, func() { ss.answer(id, struct{}{}, rerr) })
 	case mcp.MethodControlTeardown:
 		ss.teardown(id, params)
@@ -348,16 +348,16 @@ func (ss *session) handleModernRequest(msg *jsonrpc.Message) {
 	}
 }
 
-// modernTools is the 2026-07-28 tools/list: the same tools, without the
+// tools2026 is the 2026-07-28 tools/list: the same tools, without the
 // legacy execution.taskSupport (the tasks extension is server-directed),
 // task_worker with its input option.
-func (ss *session) modernTools() []map[string]any {
-	ss.srv.toolsOnce.Do(func() { ss.srv.tools26 = ss.buildModernTools() })
-	return ss.srv.tools26
+func (ss *session) tools2026() []map[string]any {
+	ss.srv.toolsOnce.Do(func() { ss.srv.tools2026 = ss.buildTools2026() })
+	return ss.srv.tools2026
 }
 
-// buildModernTools builds modernTools' list, which never changes.
-func (ss *session) buildModernTools() []map[string]any {
+// buildTools2026 builds tools2026' list, which never changes.
+func (ss *session) buildTools2026() []map[string]any {
 	tools := toolList()
 	if ss.srv.opts.NoTasks {
 		return tools
@@ -380,11 +380,11 @@ func (ss *session) buildModernTools() []map[string]any {
 	return append(tools, worker)
 }
 
-// modernToolsCall handles a 2026-07-28 tools/call: task_worker, and slow
+// toolsCall2026 handles a 2026-07-28 tools/call: task_worker, and slow
 // when the request declares the tasks extension, answer a CreateTaskResult
-// (xtasks.go); the rest are ordinary calls whose log messages follow the
+// (tasksext.go); the rest are ordinary calls whose log messages follow the
 // request's own logLevel. A params.task member is ignored (TSX-66).
-func (ss *session) modernToolsCall(id jsonrpc.ID, params map[string]json.RawMessage, env envelope) {
+func (ss *session) toolsCall2026(id jsonrpc.ID, params map[string]json.RawMessage, env envelope) {
 	name, token, tokenKey, ok := ss.toolHead(id, params)
 	if !ok {
 		return
@@ -423,10 +423,10 @@ func (ss *session) logsAt(lp logPolicy, level string) bool {
 	return !lp.perRequest || levelIndex(level) >= ss.requestFloor(lp)
 }
 
-// cancelledModern runs after a 2026-07-28 request's cancel was accepted.
+// cancelled2026 runs after a 2026-07-28 request's cancel was accepted.
 // Servers send notifications/cancelled only to end a subscription
 // (CAN-42, CAN-52); FaultServerSendsCancelled echoes the client's.
-func (ss *session) cancelledModern(c *call) {
+func (ss *session) cancelled2026(c *call) {
 	if ss.has(FaultServerSendsCancelled) && c.kind != kindListen {
 		ss.notify(mcp.NotificationCancelled, map[string]any{"requestId": c.id, "reason": "cancelled by the client"})
 	}

@@ -1,12 +1,12 @@
-// Package erasrv is a scripted MCP server for the tests of revision
-// negotiation: a strict 2026-07-28 server, a dual-era one, one
-// whose server/discover contradicts its initialize, and legacy servers
-// that fail the server/discover probe in different ways. It answers over
-// stdio (Serve) and Streamable HTTP (Handler); testdata/eraserver wraps it
-// in a command. It is stateless: every answer depends on the message
-// alone, which is what 2026-07-28 asks of a server and is enough for a
-// legacy one in these tests.
-package erasrv
+// Package revisionsrv is a scripted MCP server for the tests of revision
+// negotiation: a strict 2026-07-28 server, one that serves both revisions,
+// one whose server/discover contradicts its initialize, and 2025-11-25
+// servers that fail the server/discover probe in different ways. It answers
+// over stdio (Serve) and Streamable HTTP (Handler); testdata/revisionserver
+// wraps it in a command. It is stateless: every answer depends on the
+// message alone, which is what 2026-07-28 asks of a server and is enough for
+// a legacy one in these tests.
+package revisionsrv
 
 import (
 	"bufio"
@@ -29,28 +29,28 @@ type Mode string
 
 // The modes.
 const (
-	// ModernOnly is a strict 2026-07-28 server: initialize is answered
+	// Only2026 is a strict 2026-07-28 server: initialize is answered
 	// -32022 with data.supported ["2026-07-28"] (over HTTP with 400,
 	// LIF-49), every request's envelope is checked (-32602 for a missing
 	// field, -32022 for another version, and over HTTP -32020 for a
 	// header that differs from the body), and ping is an unknown method.
-	ModernOnly Mode = "modern-only"
+	Only2026 Mode = "2026-only"
 	// Dual serves both eras: server/discover lists both revisions, and
 	// initialize agrees to 2025-11-25.
 	Dual Mode = "dual"
 	// Inconsistent is Dual whose server/discover lists only 2026-07-28,
 	// while initialize still agrees to 2025-11-25.
 	Inconsistent Mode = "inconsistent"
-	// LegacyMethodNotFound is a 2025-11-25 server: server/discover is
+	// MethodNotFound2025 is a 2025-11-25 server: server/discover is
 	// answered -32601 (over HTTP, like the TypeScript SDK v1: 400 with a
 	// JSON-RPC error -32000 "Server not initialized" and a null id).
-	LegacyMethodNotFound Mode = "legacy-32601"
-	// LegacyInvalidParams answers server/discover -32602 (over HTTP: 400
+	MethodNotFound2025 Mode = "2025-32601"
+	// InvalidParams2025 answers server/discover -32602 (over HTTP: 400
 	// with a plain-text body).
-	LegacyInvalidParams Mode = "legacy-32602"
-	// LegacySilent never answers server/discover (over HTTP it holds the
+	InvalidParams2025 Mode = "2025-32602"
+	// Silent2025 never answers server/discover (over HTTP it holds the
 	// request until the client goes).
-	LegacySilent Mode = "legacy-silent"
+	Silent2025 Mode = "2025-silent"
 	// Future is a modern server of a later revision only: every request
 	// is answered -32022 with data.supported ["2027-01-01"].
 	Future Mode = "future"
@@ -58,16 +58,16 @@ const (
 
 // Modes lists every mode.
 func Modes() []Mode {
-	return []Mode{ModernOnly, Dual, Inconsistent, LegacyMethodNotFound, LegacyInvalidParams, LegacySilent, Future}
+	return []Mode{Only2026, Dual, Inconsistent, MethodNotFound2025, InvalidParams2025, Silent2025, Future}
 }
 
-// legacy reports whether the mode is a 2025-11-25-only server.
-func (m Mode) legacy() bool {
-	return m == LegacyMethodNotFound || m == LegacyInvalidParams || m == LegacySilent
+// is2025 reports whether the mode is a 2025-11-25-only server.
+func (m Mode) is2025() bool {
+	return m == MethodNotFound2025 || m == InvalidParams2025 || m == Silent2025
 }
 
-// speaksLegacy reports whether initialize is agreed to.
-func (m Mode) speaksLegacy() bool { return m.legacy() || m == Dual || m == Inconsistent }
+// speaks2025 reports whether initialize is agreed to.
+func (m Mode) speaks2025() bool { return m.is2025() || m == Dual || m == Inconsistent }
 
 // supported are the revisions server/discover and -32022 name.
 func (m Mode) supported() []string {
@@ -119,11 +119,11 @@ func (m Mode) answer(line []byte, hdr *string) (int, []byte) {
 	}
 
 	// Legacy modes: no server/discover before (or after) initialize.
-	if m.legacy() && msg.Method == mcp.MethodServerDiscover {
+	if m.is2025() && msg.Method == mcp.MethodServerDiscover {
 		switch m {
-		case LegacySilent:
+		case Silent2025:
 			return silent, nil
-		case LegacyInvalidParams:
+		case InvalidParams2025:
 			if hdr != nil {
 				return http.StatusBadRequest, []byte("Bad Request: no valid session ID provided")
 			}
@@ -139,18 +139,18 @@ func (m Mode) answer(line []byte, hdr *string) (int, []byte) {
 			ProtocolVersion string `json:"protocolVersion"`
 		}
 		_ = json.Unmarshal(msg.Params, &ip)
-		if !m.speaksLegacy() {
+		if !m.speaks2025() {
 			return unsupported(ip.ProtocolVersion)
 		}
 		return http.StatusOK, resultBody(id, map[string]any{
 			"protocolVersion": "2025-11-25",
 			"capabilities":    map[string]any{"tools": map[string]any{}},
-			"serverInfo":      map[string]any{"name": "erasrv-" + string(m), "version": "1"},
+			"serverInfo":      map[string]any{"name": "revisionsrv-" + string(m), "version": "1"},
 		})
 	}
-	if m.legacy() || (!hasVersion && m.speaksLegacy()) {
+	if m.is2025() || (!hasVersion && m.speaks2025()) {
 		// A legacy request (no envelope) to a server that speaks 2025.
-		return m.legacyAnswer(id, msg.Method)
+		return m.answer2025(id, msg.Method)
 	}
 
 	// A modern request.
@@ -164,7 +164,7 @@ func (m Mode) answer(line []byte, hdr *string) (int, []byte) {
 	case !slices.Contains(m.supported(), version):
 		return unsupported(version)
 	}
-	meta := map[string]any{mcp.MetaServerInfo: map[string]any{"name": "erasrv-" + string(m), "version": "1"}}
+	meta := map[string]any{mcp.MetaServerInfo: map[string]any{"name": "revisionsrv-" + string(m), "version": "1"}}
 	switch msg.Method {
 	case mcp.MethodServerDiscover:
 		return http.StatusOK, resultBody(id, map[string]any{"resultType": mcp.ResultTypeComplete, "supportedVersions": m.supported(),
@@ -179,8 +179,8 @@ func (m Mode) answer(line []byte, hdr *string) (int, []byte) {
 	return httpErr(jsonrpc.CodeMethodNotFound, "Method not found", nil)
 }
 
-// legacyAnswer answers a 2025-11-25 request after initialize.
-func (m Mode) legacyAnswer(id jsonrpc.ID, method string) (int, []byte) {
+// answer2025 answers a 2025-11-25 request after initialize.
+func (m Mode) answer2025(id jsonrpc.ID, method string) (int, []byte) {
 	switch method {
 	case mcp.MethodPing:
 		return http.StatusOK, resultBody(id, map[string]any{})

@@ -34,10 +34,10 @@ import (
 // reused within a task (TSX-37).
 const inputKey = "confirm"
 
-// xtask is the extension's part of a task. Fields below modern and
+// extTask is the extension's part of a task. Fields below modern and
 // inputAt are guarded by taskStore.mu.
-type xtask struct {
-	modern  bool
+type extTask struct {
+	is2026  bool
 	inputAt int // the tick that asks for input; 0 for none
 	// pending is the outstanding input request's key, "" when none;
 	// answered is closed when it is answered, with answer.
@@ -49,11 +49,11 @@ type xtask struct {
 }
 
 // parse checks task_worker's inputAt against the task's ticks.
-func (x *xtask) parse(inputAt *int, ticks int, modern bool) *rpcError {
+func (x *extTask) parse(inputAt *int, ticks int, is2026 bool) *rpcError {
 	if inputAt == nil {
 		return nil
 	}
-	if !modern {
+	if !is2026 {
 		return invalidParams("Invalid params: inputAt needs the %s extension (2026-07-28)", TasksExtension)
 	}
 	if *inputAt < 1 || *inputAt > ticks {
@@ -65,7 +65,7 @@ func (x *xtask) parse(inputAt *int, ticks int, modern bool) *rpcError {
 
 // completed notes the input answer in a completed task's result. Caller
 // holds taskStore.mu.
-func (x *xtask) completed(r toolResult) toolResult {
+func (x *extTask) completed(r toolResult) toolResult {
 	if x.answer != nil {
 		var a struct {
 			Action string `json:"action"`
@@ -80,10 +80,10 @@ func (x *xtask) completed(r toolResult) toolResult {
 // failed under 2025-11-25 (TSK-76), completed with the result under the
 // extension (TSX-14, TSX-59).
 func (ss *session) isErrorStatus(t *task) string {
-	if t.x.modern && !ss.has(FaultIsErrorTaskFailed) {
+	if t.ext.is2026 && !ss.has(FaultIsErrorTaskFailed) {
 		return mcp.TaskCompleted
 	}
-	if !t.x.modern && ss.has(FaultIsErrorCompletesTask) {
+	if !t.ext.is2026 && ss.has(FaultIsErrorCompletesTask) {
 		return mcp.TaskCompleted
 	}
 	return mcp.TaskFailed
@@ -93,17 +93,17 @@ func (ss *session) isErrorStatus(t *task) string {
 // notifications/tasks/status under 2025-11-25, notifications/tasks to the
 // subscriptions that asked for it under the extension.
 func (ss *session) taskStatusChanged(t *task, view taskWire) {
-	if t.x.modern {
+	if t.ext.is2026 {
 		ss.publishTask(t)
 		return
 	}
 	ss.notifyStatus(view)
 }
 
-// xTaskViewLocked is the DetailedTask of t (TSX-23..29): the Task, and the
+// extTaskViewLocked is the DetailedTask of t (TSX-23..29): the Task, and the
 // input requests, result or error its status calls for. Caller holds
 // taskStore.mu.
-func (ss *session) xTaskViewLocked(t *task) map[string]any {
+func (ss *session) extTaskViewLocked(t *task) map[string]any {
 	poll := int64(TaskPollInterval)
 	if ss.has(FaultPollIntervalIgnored) {
 		poll = 0
@@ -145,7 +145,7 @@ func inputRequest(t *task) map[string]any {
 		"method": mcp.MethodElicitationCreate,
 		"params": map[string]any{
 			"mode":    "form",
-			"message": fmt.Sprintf("Go on with task %s after tick %d?", strconv.Quote(t.key), t.x.inputAt),
+			"message": fmt.Sprintf("Go on with task %s after tick %d?", strconv.Quote(t.key), t.ext.inputAt),
 			"requestedSchema": map[string]any{
 				"type":       "object",
 				"properties": map[string]any{"answer": map[string]any{"type": "string"}},
@@ -185,7 +185,7 @@ func (ss *session) createTask(id jsonrpc.ID, name string, args json.RawMessage) 
 	if ss.has(FaultCreateBeforeDurable) {
 		ss.tasks.mu.Lock()
 		delete(ss.tasks.byID, t.id)
-		t.x.hidden = true
+		t.ext.hidden = true
 		ss.tasks.mu.Unlock()
 		ss.logf("task %s hidden until its worker starts (fault %s)", t.id, FaultCreateBeforeDurable)
 	}
@@ -225,7 +225,7 @@ func (ss *session) deliverCreate(t *task, c *call) {
 	if o == goOn {
 		ts := ss.tasks
 		ts.mu.Lock()
-		res := ss.xTaskViewLocked(t)
+		res := ss.extTaskViewLocked(t)
 		ts.mu.Unlock()
 		delete(res, "result")
 		delete(res, "error")
@@ -259,19 +259,19 @@ func (ss *session) dropUndelivered(t *task) {
 // becomes findable (FaultCreateBeforeDurable), and at inputAt the worker
 // asks for input.
 func (ss *session) taskTick(t *task, i int) {
-	if !t.x.modern {
+	if !t.ext.is2026 {
 		return
 	}
 	ts := ss.tasks
 	ts.mu.Lock()
-	if t.x.hidden {
-		t.x.hidden = false
+	if t.ext.hidden {
+		t.ext.hidden = false
 		if !t.deleted {
 			ts.byID[t.id] = t
 		}
 	}
 	ts.mu.Unlock()
-	if t.x.inputAt == i {
+	if t.ext.inputAt == i {
 		ss.awaitInput(t)
 	}
 }
@@ -286,9 +286,9 @@ func (ss *session) awaitInput(t *task) {
 		ts.mu.Unlock()
 		return
 	}
-	t.x.pending = inputKey
-	t.x.answered = make(chan struct{})
-	answered := t.x.answered
+	t.ext.pending = inputKey
+	t.ext.answered = make(chan struct{})
+	answered := t.ext.answered
 	t.setStatusLocked(mcp.TaskInputRequired, "The worker waits for the answer to the input request \"confirm\".")
 	ts.mu.Unlock()
 	ss.publishTask(t)
@@ -312,9 +312,9 @@ func (ss *session) awaitInput(t *task) {
 	ss.mark(&call{id: t.reqID}, t.key+"/answered", "")
 }
 
-// xGetTask answers tasks/get with the task's DetailedTask (TSX-23..30).
-func (ss *session) xGetTask(params map[string]json.RawMessage) (any, *rpcError) {
-	if rerr := ss.xTaskIDFault(params); rerr != nil {
+// extGetTask answers tasks/get with the task's DetailedTask (TSX-23..30).
+func (ss *session) extGetTask(params map[string]json.RawMessage) (any, *rpcError) {
+	if rerr := ss.extTaskIDFault(params); rerr != nil {
 		return nil, rerr
 	}
 	t, rerr := ss.lookupTask(params)
@@ -323,7 +323,7 @@ func (ss *session) xGetTask(params map[string]json.RawMessage) (any, *rpcError) 
 	}
 	ts := ss.tasks
 	ts.mu.Lock()
-	v := ss.xTaskViewLocked(t)
+	v := ss.extTaskViewLocked(t)
 	ts.mu.Unlock()
 	if ss.has(FaultGetTaskResultTypeTask) {
 		v["resultType"] = mcp.ResultTypeTask
@@ -331,12 +331,12 @@ func (ss *session) xGetTask(params map[string]json.RawMessage) (any, *rpcError) 
 	return v, nil
 }
 
-// xUpdateTask applies tasks/update: an answer to the outstanding input
+// extUpdateTask applies tasks/update: an answer to the outstanding input
 // request wakes the worker, which then moves the task back to working
 // (the acknowledgement comes first: TSX-39); keys that are not
 // outstanding are ignored (TSX-42).
-func (ss *session) xUpdateTask(params map[string]json.RawMessage) *rpcError {
-	if rerr := ss.xTaskIDFault(params); rerr != nil {
+func (ss *session) extUpdateTask(params map[string]json.RawMessage) *rpcError {
+	if rerr := ss.extTaskIDFault(params); rerr != nil {
 		return rerr
 	}
 	t, rerr := ss.lookupTask(params)
@@ -351,9 +351,9 @@ func (ss *session) xUpdateTask(params map[string]json.RawMessage) *rpcError {
 	ts.mu.Lock()
 	var ignored []string
 	for k, v := range responses {
-		if k != "" && k == t.x.pending {
-			t.x.pending, t.x.answer = "", v
-			close(t.x.answered)
+		if k != "" && k == t.ext.pending {
+			t.ext.pending, t.ext.answer = "", v
+			close(t.ext.answered)
 			continue
 		}
 		ignored = append(ignored, k)
@@ -369,11 +369,11 @@ func (ss *session) xUpdateTask(params map[string]json.RawMessage) *rpcError {
 	return nil
 }
 
-// xCancelTask applies tasks/cancel: an acknowledgement whatever the task's
+// extCancelTask applies tasks/cancel: an acknowledgement whatever the task's
 // status (TSX-44; A-17); a task still running becomes cancelled and its
 // worker stops at its next checkpoint.
-func (ss *session) xCancelTask(params map[string]json.RawMessage) *rpcError {
-	if rerr := ss.xTaskIDFault(params); rerr != nil {
+func (ss *session) extCancelTask(params map[string]json.RawMessage) *rpcError {
+	if rerr := ss.extTaskIDFault(params); rerr != nil {
 		return rerr
 	}
 	t, rerr := ss.lookupTask(params)
@@ -406,9 +406,9 @@ func (ss *session) xCancelTask(params map[string]json.RawMessage) *rpcError {
 	return nil
 }
 
-// xTaskIDFault is FaultExtTaskIDInternalError: -32603 for a request
+// extTaskIDFault is FaultExtTaskIDInternalError: -32603 for a request
 // whose taskId is not a string (TSX-53, TSX-54), or nil.
-func (ss *session) xTaskIDFault(params map[string]json.RawMessage) *rpcError {
+func (ss *session) extTaskIDFault(params map[string]json.RawMessage) *rpcError {
 	if !ss.has(FaultExtTaskIDInternalError) {
 		return nil
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/mcpflight/mcpflight/verdict"
 )
 
-// cancel26Cases cover cancellation over stdio in 2026-07-28
+// cancel2026Cases cover cancellation over stdio in 2026-07-28
 // (basic/transports/stdio §Cancellation, basic/patterns/cancellation):
 // after the client's notifications/cancelled the server sends nothing
 // more for the request (CAN-54: no response, no progress, no log), and
@@ -22,7 +22,7 @@ import (
 // subscription (CAN-42). Over Streamable HTTP the cancel closes the
 // request's stream, so nothing more can be read for it there; the http26
 // cases judge that transport.
-func cancel26Cases() []probe.Case {
+func cancel2026Cases() []probe.Case {
 	return []probe.Case{
 		// CAN-54 MUST NOT: "Servers SHOULD stop work on a cancelled request as soon as practical
 		//   and MUST NOT send any further messages for it."
@@ -39,7 +39,7 @@ func cancel26Cases() []probe.Case {
 			ID:       "cancel/no-further-message-after-progress",
 			Title:    "after a cancel mid-work, nothing more for the request (stdio 2026)",
 			Reqs:     []string{"CAN-54", "CAN-48", "CAN-42", "CAN-11", "PRG-44", "CAN-55"},
-			Versions: modernOnly(),
+			Versions: only2026(),
 			Needs:    probe.Needs{SlowTool: true},
 			Sends:    "tools/call with a progress token and logLevel debug, logging every step; after the first progress, notifications/cancelled",
 			Expect:   "no response, progress, log message or notifications/cancelled for the request after the cancel; on a controlled target its work ends cancelled",
@@ -62,7 +62,7 @@ func cancel26Cases() []probe.Case {
 			ID:       "cancel/no-further-message-before-progress",
 			Title:    "after a cancel before the first progress, nothing at all for the request (stdio 2026)",
 			Reqs:     []string{"CAN-54", "CAN-48", "CAN-42", "CAN-11", "PRG-44", "CAN-55"},
-			Versions: modernOnly(),
+			Versions: only2026(),
 			Needs:    probe.Needs{SlowTool: true},
 			Sends:    "tools/call with a progress token and logLevel debug; notifications/cancelled before any progress",
 			Expect:   "no response, progress, log message or notifications/cancelled for the request after the cancel",
@@ -83,7 +83,7 @@ func cancel26Cases() []probe.Case {
 			ID:              "cancel/server-sends-no-cancelled",
 			Title:           "the server does not answer a client's cancel with notifications/cancelled",
 			Reqs:            []string{"CAN-42", "CAN-52", "CAN-11", "CAN-48", "CAN-55"},
-			Versions:        modernOnly(),
+			Versions:        only2026(),
 			Needs:           probe.Needs{SlowTool: true},
 			LeavesCancelled: true,
 			Sends:           "two tools/call; the first cancelled after its first progress, the second run to completion",

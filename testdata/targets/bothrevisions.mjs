@@ -1,13 +1,13 @@
 // A small dual-era MCP server on the TypeScript SDK v2
 // (@modelcontextprotocol/server 2.4.0), for mcpflight's integration tests
-// (internal/cli/dualera_test.go, peer's TestDualEra*). It serves the same
-// tools to 2025-11-25 clients (initialize) and to 2026-07-28 clients
-// (per-request _meta), over stdio or Streamable HTTP:
+// (internal/cli/bothrevisions_test.go, peer's TestBothRevisions*). It
+// serves the same tools to 2025-11-25 clients (initialize) and to
+// 2026-07-28 clients (per-request _meta), over stdio or Streamable HTTP:
 //
-//   node dualera.mjs stdio [--modern-only]
-//   node dualera.mjs http  [--modern-only]   # prints its URL on stdout
+//   node bothrevisions.mjs stdio [--2026-only]
+//   node bothrevisions.mjs http  [--2026-only]   # prints its URL on stdout
 //
-// --modern-only makes it strict (the SDK's legacy: 'reject'): initialize is
+// --2026-only makes it strict (the SDK's legacy: 'reject'): initialize is
 // answered with the unsupported-protocol-version error.
 //
 // Tools:
@@ -27,7 +27,7 @@ import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 
 const mode = process.argv[2];
-const modernOnly = process.argv.includes('--modern-only');
+const only2026 = process.argv.includes('--2026-only');
 
 // The observer's counts live in the process: the HTTP entry builds a fresh
 // server instance per request, and they must see one another.
@@ -49,7 +49,7 @@ function abortable(ms, signal) {
 
 function build() {
 	const server = new McpServer(
-		{ name: 'mcpflight-dualera', version: '1.0.0' },
+		{ name: 'mcpflight-bothrevisions', version: '1.0.0' },
 		{ capabilities: { tools: {}, logging: {} } },
 	);
 	server.registerTool('slow', {
@@ -88,7 +88,7 @@ function build() {
 		inputSchema: fromJsonSchema({ type: 'object', properties: {} }),
 	}, async (_args, ctx) => {
 		for (const level of ['debug', 'info', 'warning', 'error']) {
-			await ctx.mcpReq.log(level, `a ${level} message`, 'dualera');
+			await ctx.mcpReq.log(level, `a ${level} message`, 'bothrevisions');
 		}
 		return { content: [{ type: 'text', text: 'logged' }] };
 	});
@@ -125,9 +125,9 @@ function cancelledResult() {
 }
 
 if (mode === 'stdio') {
-	serveStdio(build, { legacy: modernOnly ? 'reject' : 'serve', onerror: (e) => process.stderr.write(`dualera: ${e?.message ?? e}\n`) });
+	serveStdio(build, { legacy: only2026 ? 'reject' : 'serve', onerror: (e) => process.stderr.write(`bothrevisions: ${e?.message ?? e}\n`) });
 } else if (mode === 'http') {
-	const handler = createMcpHandler(build, { legacy: modernOnly ? 'reject' : 'stateless', onerror: (e) => process.stderr.write(`dualera: ${e?.message ?? e}\n`) });
+	const handler = createMcpHandler(build, { legacy: only2026 ? 'reject' : 'stateless', onerror: (e) => process.stderr.write(`bothrevisions: ${e?.message ?? e}\n`) });
 	const node = toNodeHandler(handler);
 	const srv = http.createServer((req, res) => {
 		if (req.url !== '/mcp') { res.writeHead(404).end(); return; }
@@ -140,6 +140,6 @@ if (mode === 'stdio') {
 	process.stdin.on('end', () => { srv.close(); void handler.close(); process.exit(0); });
 	process.stdin.resume();
 } else {
-	process.stderr.write('usage: node dualera.mjs stdio|http [--modern-only]\n');
+	process.stderr.write('usage: node bothrevisions.mjs stdio|http [--2026-only]\n');
 	process.exit(2);
 }

@@ -18,8 +18,8 @@ import (
 // CAN-54 on stdio (and on an in-process pipe, which frames messages as
 // stdio does), CAN-56 over Streamable HTTP.
 
-// Modern reports whether the run tests 2026-07-28.
-func (e *Env) Modern() bool { return e.Revision == spec.V20260728 }
+// Is2026 reports whether the run tests 2026-07-28.
+func (e *Env) Is2026() bool { return e.Revision == spec.V20260728 }
 
 // NoFurtherMessageRule is the rule broken by a message for a request
 // after its cancel: CAN-8 under 2025-11-25; CAN-54 (stdio) or CAN-56
@@ -55,9 +55,9 @@ func (e *Env) TrackTokensRule() verdict.Rule {
 // discover/answers.
 var DiscoverOwner = Owner{Requirement: "LIF-42", Case: "discover/answers"}
 
-// healthyModern is Healthy under 2026-07-28: server/discover stands in
+// healthy2026 is Healthy under 2026-07-28: server/discover stands in
 // for the removed ping.
-func (e *Env) healthyModern(ctx context.Context, after string) *verdict.Outcome {
+func (e *Env) healthy2026(ctx context.Context, after string) *verdict.Outcome {
 	pctx, cancel := context.WithTimeout(ctx, e.Patience())
 	defer cancel()
 	seq := e.Log.Len()

@@ -16,7 +16,7 @@ import (
 // A 2026-07-28 session (the modern era). There is no initialize: every
 // request carries the envelope in its _meta (RPC-51), and the server
 // answers each request on its own (RPC-57). SetEnvelope switches a
-// session to it; the transport follows (transport.Moderniser: over HTTP
+// session to it; the transport follows (transport.Switcher2026: over HTTP
 // the request metadata headers, no session, no GET stream, and closing a
 // request's stream as its cancellation).
 //
@@ -93,8 +93,8 @@ func (s *Session) SetEnvelope(env Envelope) {
 	e := env
 	s.envelope = &e
 	s.mu.Unlock()
-	if m, ok := s.conn.(transport.Moderniser); ok {
-		m.SetModern(env.ProtocolVersion)
+	if m, ok := s.conn.(transport.Switcher2026); ok {
+		m.Set2026(env.ProtocolVersion)
 	}
 	s.log.State("session", "new", "modern "+chrono.Sanitize(env.ProtocolVersion, false)+": no handshake, the envelope on every request")
 }
@@ -107,8 +107,8 @@ func (s *Session) ClearEnvelope() {
 	was := s.envelope != nil
 	s.envelope, s.discovered = nil, nil
 	s.mu.Unlock()
-	if m, ok := s.conn.(transport.Moderniser); ok {
-		m.SetModern("")
+	if m, ok := s.conn.(transport.Switcher2026); ok {
+		m.Set2026("")
 	}
 	if was {
 		s.log.State("session", "modern", "legacy")
@@ -213,11 +213,11 @@ var ErrNoHeaders = errors.New("peer: header overrides need a transport with head
 // edits. It reports whether the session has an envelope (the request is
 // a 2026-07-28 one) and whether the request's clientCapabilities declare
 // the tasks extension.
-func (s *Session) applyEnvelope(params any, cfg *callConfig) (p any, modern, tasks bool, err error) {
+func (s *Session) applyEnvelope(params any, cfg *callConfig) (p any, is2026, tasks bool, err error) {
 	s.mu.Lock()
 	env := s.envelope
 	s.mu.Unlock()
-	modern = env != nil
+	is2026 = env != nil
 	if env == nil && len(cfg.setMeta) == 0 && len(cfg.dropMeta) == 0 {
 		return params, false, false, nil
 	}
@@ -225,10 +225,10 @@ func (s *Session) applyEnvelope(params any, cfg *callConfig) (p any, modern, tas
 	if params != nil {
 		raw, err := json.Marshal(params)
 		if err != nil {
-			return nil, modern, false, err
+			return nil, is2026, false, err
 		}
 		if err := json.Unmarshal(raw, &obj); err != nil {
-			return nil, modern, false, fmt.Errorf("peer: params must be an object to carry _meta: %w", err)
+			return nil, is2026, false, fmt.Errorf("peer: params must be an object to carry _meta: %w", err)
 		}
 	}
 	if obj == nil {
@@ -237,7 +237,7 @@ func (s *Session) applyEnvelope(params any, cfg *callConfig) (p any, modern, tas
 	meta := map[string]json.RawMessage{}
 	if m, ok := obj[mcp.MetaKey]; ok {
 		if err := json.Unmarshal(m, &meta); err != nil {
-			return nil, modern, false, fmt.Errorf("peer: _meta must be an object: %w", err)
+			return nil, is2026, false, fmt.Errorf("peer: _meta must be an object: %w", err)
 		}
 	}
 	set := func(k string, v any) error {
@@ -252,14 +252,14 @@ func (s *Session) applyEnvelope(params any, cfg *callConfig) (p any, modern, tas
 		for k, v := range env.meta() {
 			if _, own := meta[k]; !own {
 				if err := set(k, v); err != nil {
-					return nil, modern, false, err
+					return nil, is2026, false, err
 				}
 			}
 		}
 	}
 	for k, v := range cfg.setMeta {
 		if err := set(k, v); err != nil {
-			return nil, modern, false, err
+			return nil, is2026, false, err
 		}
 	}
 	for _, k := range cfg.dropMeta {
@@ -270,10 +270,10 @@ func (s *Session) applyEnvelope(params any, cfg *callConfig) (p any, modern, tas
 	}
 	metaRaw, err := json.Marshal(meta)
 	if err != nil {
-		return nil, modern, false, err
+		return nil, is2026, false, err
 	}
 	obj[mcp.MetaKey] = metaRaw
-	return obj, modern, tasks, nil
+	return obj, is2026, tasks, nil
 }
 
 // ErrInvalidResultType is wrapped by the error of a 2026-07-28 result
@@ -356,7 +356,7 @@ func (s *Session) judgeResultType(c *Call, result json.RawMessage, seq uint64) s
 // checkResult is Request's reading of a result: on a 2026-07-28 request
 // anything but a complete result is an error (*ResultTypeError).
 func (c *Call) checkResult(result json.RawMessage) error {
-	if !c.modern {
+	if !c.is2026 {
 		return nil
 	}
 	rt := c.ResultType()
@@ -375,5 +375,5 @@ func (c *Call) ResultType() string {
 	return c.resultType
 }
 
-// Modern reports whether the request was sent on a 2026-07-28 session.
-func (c *Call) Modern() bool { return c.modern }
+// Is2026 reports whether the request was sent on a 2026-07-28 session.
+func (c *Call) Is2026() bool { return c.is2026 }

@@ -17,11 +17,11 @@ import (
 	"github.com/mcpflight/mcpflight/verdict"
 )
 
-// http26Cases cover the Streamable HTTP transport of 2026-07-28: closing a
+// http2026Cases cover the Streamable HTTP transport of 2026-07-28: closing a
 // request's response stream is its cancellation, the request metadata
 // headers mirror the body, and the 2025-11-25 mechanisms (sessions, the
 // GET stream, event IDs, resumption) are gone.
-func http26Cases() []probe.Case {
+func http2026Cases() []probe.Case {
 	return []probe.Case{
 		// CAN-55 MUST: "Closing the SSE response stream MUST be treated by the server as
 		//   cancellation of that request."
@@ -184,7 +184,7 @@ func http26Cases() []probe.Case {
 			Needs:    probe.Needs{HTTP: true},
 			Sends:    "tools/list with Mcp-Session-Id: mcpflight-legacy-session, then tools/list with Last-Event-ID: 1",
 			Expect:   "each answered as without the header (a result), and no Mcp-Session-Id minted or echoed",
-			Run:      legacyHeadersIgnored,
+			Run:      headers2025Ignored,
 		},
 	}
 }
@@ -543,7 +543,7 @@ func headerMismatch400(ctx context.Context, e *probe.Env) verdict.Outcome {
 			return e.Breaks(c.rule, expected, fmt.Sprintf("HTTP %d, served: a result for %s with %s", status, c.method, c.what), rseq)
 		}
 		var hm *peer.HeaderMismatchError
-		if !errors.As(peer.ModernError(resp.Error), &hm) {
+		if !errors.As(peer.Error2026(resp.Error), &hm) {
 			return e.Breaks(c.rule, expected, fmt.Sprintf("HTTP %d with error %d %s", status, resp.Error.Code, chrono.Sanitize(resp.Error.Message, false)), rseq)
 		}
 		if status != http.StatusBadRequest {
@@ -646,7 +646,7 @@ func noSessionMinted(ctx context.Context, e *probe.Env) verdict.Outcome {
 	return verdict.Passf("%d responses, none with an Mcp-Session-Id", n)
 }
 
-func legacyHeadersIgnored(ctx context.Context, e *probe.Env) verdict.Outcome {
+func headers2025Ignored(ctx context.Context, e *probe.Env) verdict.Outcome {
 	if _, o := e.HTTPConn(); o != nil {
 		return *o
 	}

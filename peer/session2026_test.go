@@ -25,7 +25,7 @@ func metaOf(t *testing.T, m *jsonrpc.Message) map[string]any {
 	return p.Meta
 }
 
-func modernEnvelope() Envelope {
+func envelope2026() Envelope {
 	return Envelope{ProtocolVersion: spec.V20260728, ClientInfo: &Implementation{Name: "mcpflight", Version: "test"},
 		ClientCapabilities: map[string]any{}}
 }
@@ -77,7 +77,7 @@ func TestEnvelopeOnEveryRequest(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s, fs := newPair(t)
 			ctx := testCtx(t)
-			s.SetEnvelope(modernEnvelope())
+			s.SetEnvelope(envelope2026())
 			if _, err := s.Start(ctx, "tools/list", tc.params, tc.opts...); err != nil {
 				t.Fatal(err)
 			}
@@ -92,9 +92,9 @@ func TestEnvelopeOnEveryRequest(t *testing.T) {
 	}
 }
 
-// TestLegacySessionHasNoEnvelope: without SetEnvelope nothing is added,
+// Test2025SessionHasNoEnvelope: without SetEnvelope nothing is added,
 // and ClearEnvelope ends it (the fallback to initialize).
-func TestLegacySessionHasNoEnvelope(t *testing.T) {
+func Test2025SessionHasNoEnvelope(t *testing.T) {
 	s, fs := newPair(t)
 	ctx := testCtx(t)
 	if _, err := s.Start(ctx, "tools/list", map[string]any{}); err != nil {
@@ -103,7 +103,7 @@ func TestLegacySessionHasNoEnvelope(t *testing.T) {
 	if meta := metaOf(t, fs.read()); meta != nil {
 		t.Errorf("legacy request has _meta %v", meta)
 	}
-	s.SetEnvelope(modernEnvelope())
+	s.SetEnvelope(envelope2026())
 	if got := s.Revision(); got != spec.V20260728 {
 		t.Errorf("Revision = %q", got)
 	}
@@ -143,7 +143,7 @@ func TestResultTypeReadOnEveryResult(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s, fs := newPair(t)
 			ctx := testCtx(t)
-			s.SetEnvelope(modernEnvelope())
+			s.SetEnvelope(envelope2026())
 			done := make(chan error, 1)
 			go func() { done <- s.Request(ctx, "tools/list", nil, nil, tc.opts...) }()
 			m := fs.read()
@@ -172,9 +172,9 @@ func TestResultTypeReadOnEveryResult(t *testing.T) {
 	}
 }
 
-// TestResultTypeNotCheckedOnLegacySessions: 2025-11-25 results have no
+// TestResultTypeNotCheckedOn2025Sessions: 2025-11-25 results have no
 // resultType, and nothing is said about it.
-func TestResultTypeNotCheckedOnLegacySessions(t *testing.T) {
+func TestResultTypeNotCheckedOn2025Sessions(t *testing.T) {
 	s, fs := newPair(t)
 	ctx := testCtx(t)
 	done := make(chan error, 1)
@@ -186,10 +186,10 @@ func TestResultTypeNotCheckedOnLegacySessions(t *testing.T) {
 	}
 }
 
-// TestModernErrorsTyped: -32022, -32020 and -32021 come back as typed
+// TestErrors2026Typed: -32022, -32020 and -32021 come back as typed
 // errors that name what the server said and unwrap to the JSON-RPC error;
 // data that is missing or misshapen is said so, never trusted.
-func TestModernErrorsTyped(t *testing.T) {
+func TestErrors2026Typed(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		error string
@@ -245,7 +245,7 @@ func TestModernErrorsTyped(t *testing.T) {
 			}},
 		{"other code stays a jsonrpc error", `{"code":-32601,"message":"Method not found"}`,
 			func(t *testing.T, err error) {
-				if IsModernError(err) {
+				if IsError2026(err) {
 					t.Errorf("%v taken for a modern error", err)
 				}
 			}},
@@ -253,7 +253,7 @@ func TestModernErrorsTyped(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s, fs := newPair(t)
 			ctx := testCtx(t)
-			s.SetEnvelope(modernEnvelope())
+			s.SetEnvelope(envelope2026())
 			done := make(chan error, 1)
 			go func() { done <- s.Request(ctx, "tools/list", nil, nil) }()
 			m := fs.read()
@@ -274,7 +274,7 @@ func TestModernErrorsTyped(t *testing.T) {
 func TestDiscover(t *testing.T) {
 	s, fs := newPair(t)
 	ctx := testCtx(t)
-	s.SetEnvelope(modernEnvelope())
+	s.SetEnvelope(envelope2026())
 	if s.Server() != nil {
 		t.Fatal("Server before Discover is not nil")
 	}
@@ -313,12 +313,12 @@ func TestDiscover(t *testing.T) {
 	}
 }
 
-// TestModernStdioCancel: over stdio a 2026-07-28 request is cancelled
+// TestStdio2026Cancel: over stdio a 2026-07-28 request is cancelled
 // with notifications/cancelled naming it (CAN-44, CAN-51, CAN-53).
-func TestModernStdioCancel(t *testing.T) {
+func TestStdio2026Cancel(t *testing.T) {
 	s, fs := newPair(t)
 	ctx := testCtx(t)
-	s.SetEnvelope(modernEnvelope())
+	s.SetEnvelope(envelope2026())
 	c, err := s.Start(ctx, "tools/call", map[string]any{"name": "slow"})
 	if err != nil {
 		t.Fatal(err)
@@ -359,7 +359,7 @@ func TestWithHeadersNeedsHTTP(t *testing.T) {
 func TestRemovedMethodsCanBeSent(t *testing.T) {
 	s, fs := newPair(t)
 	ctx := testCtx(t)
-	s.SetEnvelope(modernEnvelope())
+	s.SetEnvelope(envelope2026())
 	for _, send := range []func() error{
 		func() error { _, err := s.Start(ctx, mcp.MethodPing, nil); return err },
 		func() error {

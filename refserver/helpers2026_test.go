@@ -21,10 +21,10 @@ func tasksCaps() map[string]any {
 	return map[string]any{"extensions": map[string]any{TasksExtension: map[string]any{}}}
 }
 
-// meta26 is a 2026-07-28 request's _meta: protocol version, client
+// meta2026 is a 2026-07-28 request's _meta: protocol version, client
 // identity and capabilities (none), then the key/value pairs of kv, which
 // replace those (a nil value deletes the key).
-func meta26(kv ...any) map[string]any {
+func meta2026(kv ...any) map[string]any {
 	m := map[string]any{
 		mcp.MetaProtocolVersion:    spec.V20260728,
 		mcp.MetaClientInfo:         map[string]any{"name": "refserver-test", "version": "0"},
@@ -41,48 +41,50 @@ func meta26(kv ...any) map[string]any {
 	return m
 }
 
-// withMeta returns params with _meta set to meta (meta26() when nil).
+// withMeta returns params with _meta set to meta (meta2026() when nil).
 func withMeta(params map[string]any, meta map[string]any) map[string]any {
 	out := map[string]any{}
 	for k, v := range params {
 		out[k] = v
 	}
 	if meta == nil {
-		meta = meta26()
+		meta = meta2026()
 	}
 	out[mcp.MetaKey] = meta
 	return out
 }
 
-// client26 sends 2026-07-28 requests over a harness and remembers each
+// client2026 sends 2026-07-28 requests over a harness and remembers each
 // request's method, so that the frames can be checked against the schema.
-type client26 struct {
+type client2026 struct {
 	*harness
 	methods map[string]string // request ID key -> method
 }
 
-func newClient26(h *harness) *client26 { return &client26{harness: h, methods: map[string]string{}} }
+func newClient2026(h *harness) *client2026 {
+	return &client2026{harness: h, methods: map[string]string{}}
+}
 
-// send26 sends a 2026-07-28 request with id and returns nothing.
-func (c *client26) send26(id jsonrpc.ID, method string, params map[string]any, meta map[string]any) {
+// send2026 sends a 2026-07-28 request with id and returns nothing.
+func (c *client2026) send2026(id jsonrpc.ID, method string, params map[string]any, meta map[string]any) {
 	c.t.Helper()
 	c.methods[id.Key()] = method
 	c.request(id, method, withMeta(params, meta))
 }
 
-// call26 sends a 2026-07-28 request with a fresh id and returns its
+// call2026 sends a 2026-07-28 request with a fresh id and returns its
 // response.
-func (c *client26) call26(method string, params map[string]any, meta map[string]any) *jsonrpc.Message {
+func (c *client2026) call2026(method string, params map[string]any, meta map[string]any) *jsonrpc.Message {
 	c.t.Helper()
 	id := c.id()
-	c.send26(id, method, params, meta)
+	c.send2026(id, method, params, meta)
 	return c.waitResponse(id)
 }
 
-// result26 is call26 for a success result, decoded into v.
-func (c *client26) result26(method string, params map[string]any, meta map[string]any, v any) *jsonrpc.Message {
+// result2026 is call2026 for a success result, decoded into v.
+func (c *client2026) result2026(method string, params map[string]any, meta map[string]any, v any) *jsonrpc.Message {
 	c.t.Helper()
-	m := c.call26(method, params, meta)
+	m := c.call2026(method, params, meta)
 	if m.Kind != jsonrpc.KindResult {
 		c.t.Fatalf("%s: got %s, want a result", method, m.Raw)
 	}
@@ -94,24 +96,24 @@ func (c *client26) result26(method string, params map[string]any, meta map[strin
 	return m
 }
 
-// await26, release26 and counters26 are the control extension with the
+// await2026, release2026 and counters2026 are the control extension with the
 // envelope; scope, when not empty, is the control scope.
-func (c *client26) await26(cp string, meta map[string]any) mcp.ControlReached {
+func (c *client2026) await2026(cp string, meta map[string]any) mcp.ControlReached {
 	c.t.Helper()
 	var r mcp.ControlReached
-	c.result26(mcp.MethodControlAwait, map[string]any{"checkpoint": cp}, meta, &r)
+	c.result2026(mcp.MethodControlAwait, map[string]any{"checkpoint": cp}, meta, &r)
 	return r
 }
 
-func (c *client26) release26(cp string, meta map[string]any) {
+func (c *client2026) release2026(cp string, meta map[string]any) {
 	c.t.Helper()
-	c.result26(mcp.MethodControlRelease, map[string]any{"checkpoint": cp}, meta, nil)
+	c.result2026(mcp.MethodControlRelease, map[string]any{"checkpoint": cp}, meta, nil)
 }
 
-func (c *client26) counters26(meta map[string]any) mcp.ControlCounters {
+func (c *client2026) counters2026(meta map[string]any) mcp.ControlCounters {
 	c.t.Helper()
 	var r mcp.ControlCounters
-	c.result26(mcp.MethodControlCounters, map[string]any{}, meta, &r)
+	c.result2026(mcp.MethodControlCounters, map[string]any{}, meta, &r)
 	return r
 }
 
@@ -127,7 +129,7 @@ func schemaCheck(t testing.TB, frames [][]byte, methods map[string]string) {
 	}
 	var bad []string
 	for _, raw := range frames {
-		msg, err := decode26(raw)
+		msg, err := decode2026(raw)
 		if err != nil {
 			bad = append(bad, fmt.Sprintf("%s: not JSON-RPC: %v", raw, err))
 			continue
@@ -146,7 +148,7 @@ func schemaCheck(t testing.TB, frames [][]byte, methods map[string]string) {
 		case jsonrpc.KindResult:
 			method := methods[msg.ID.Key()]
 			if method == "" {
-				continue // not a request of the client26
+				continue // not a request of the client2026
 			}
 			result := obj["result"].(map[string]any)
 			d, _ = s.ResultDef(wireschema.Request{Method: method}, result)
@@ -208,10 +210,10 @@ func str(raw json.RawMessage) string {
 	return s
 }
 
-// decode26 is jsonrpc.Decode, which also takes an error response without
+// decode2026 is jsonrpc.Decode, which also takes an error response without
 // an id: 2026-07-28 leaves the id out of an error whose request id is
 // unknown (basic/index §Error Responses), where JSON-RPC 2.0 wants null.
-func decode26(raw []byte) (*jsonrpc.Message, error) {
+func decode2026(raw []byte) (*jsonrpc.Message, error) {
 	m, err := jsonrpc.Decode(raw)
 	if err == nil {
 		return m, nil

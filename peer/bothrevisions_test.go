@@ -21,14 +21,14 @@ import (
 )
 
 // The TypeScript SDK v2 (@modelcontextprotocol/server 2.4.0) as a
-// 2026-07-28 server: testdata/targets/dualera.mjs, over stdio and over
+// 2026-07-28 server: testdata/targets/bothrevisions.mjs, over stdio and over
 // Streamable HTTP, driven through peer's 2026 session. What each test
 // pins was checked by hand in the chronology (docs/findings.md, "The
 // TypeScript SDK v2").
 
-// dualEraSession opens a 2026-07-28 session to dualera.mjs over "stdio"
+// bothRevisionsSession opens a 2026-07-28 session to bothrevisions.mjs over "stdio"
 // or "http".
-func dualEraSession(t *testing.T, over string) (*peer.Session, context.Context) {
+func bothRevisionsSession(t *testing.T, over string) (*peer.Session, context.Context) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second) // safety net
 	t.Cleanup(cancel)
@@ -36,9 +36,9 @@ func dualEraSession(t *testing.T, over string) (*peer.Session, context.Context) 
 	var conn transport.Conn
 	var err error
 	if over == "stdio" {
-		conn, err = transport.StartStdio(ctx, transport.StdioConfig{Argv: targets.DualEra(t, "stdio"), Log: log})
+		conn, err = transport.StartStdio(ctx, transport.StdioConfig{Argv: targets.BothRevisions(t, "stdio"), Log: log})
 	} else {
-		conn, err = transport.DialHTTP(ctx, transport.HTTPConfig{URL: targets.DualEraHTTP(t), Log: log})
+		conn, err = transport.DialHTTP(ctx, transport.HTTPConfig{URL: targets.BothRevisionsHTTP(t), Log: log})
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -93,14 +93,14 @@ func messages(s *peer.Session) []string {
 	return out
 }
 
-// TestDualEraDiscoverProgressLogging: server/discover answers with the
+// TestBothRevisionsDiscoverProgressLogging: server/discover answers with the
 // SDK's supported versions and serverInfo; a call with a progress token
 // gets its progress and a complete result; log messages come only for a
 // request that asks with logLevel, at or above it (LOG-41, LOG-43).
-func TestDualEraDiscoverProgressLogging(t *testing.T) {
+func TestBothRevisionsDiscoverProgressLogging(t *testing.T) {
 	for _, over := range []string{"stdio", "http"} {
 		t.Run(over, func(t *testing.T) {
-			s, ctx := dualEraSession(t, over)
+			s, ctx := bothRevisionsSession(t, over)
 			d, err := s.Discover(ctx)
 			if err != nil {
 				t.Fatal(err)
@@ -108,7 +108,7 @@ func TestDualEraDiscoverProgressLogging(t *testing.T) {
 			if diff := cmp.Diff([]string{spec.V20260728}, d.SupportedVersions); diff != "" {
 				t.Errorf("supportedVersions (-want +got):\n%s", diff)
 			}
-			if d.ServerInfo == nil || d.ServerInfo.Name != "mcpflight-dualera" || d.ResultType != mcp.ResultTypeComplete {
+			if d.ServerInfo == nil || d.ServerInfo.Name != "mcpflight-bothrevisions" || d.ResultType != mcp.ResultTypeComplete {
 				t.Errorf("discover %+v (serverInfo %+v)", d, d.ServerInfo)
 			}
 
@@ -158,14 +158,14 @@ func TestDualEraDiscoverProgressLogging(t *testing.T) {
 	}
 }
 
-// TestDualEraCancel: over stdio a notifications/cancelled (CAN-53), over
+// TestBothRevisionsCancel: over stdio a notifications/cancelled (CAN-53), over
 // Streamable HTTP the close of the request's response stream (CAN-43; no
 // notifications/cancelled is sent), cancels the slow tool's handler: the
 // observer sees it cancelled, and no response for the request comes.
-func TestDualEraCancel(t *testing.T) {
+func TestBothRevisionsCancel(t *testing.T) {
 	for _, over := range []string{"stdio", "http"} {
 		t.Run(over, func(t *testing.T) {
-			s, ctx := dualEraSession(t, over)
+			s, ctx := bothRevisionsSession(t, over)
 			before := observe(t, ctx, s, "", 0)
 			c, err := s.Start(ctx, mcp.MethodToolsCall, map[string]any{"name": "slow", "arguments": map[string]any{"steps": 1, "stepMs": 0, "hold": true}}, peer.WithProgress())
 			if err != nil {
@@ -222,33 +222,33 @@ func TestDualEraCancel(t *testing.T) {
 	}
 }
 
-// TestDualEraNegotiation: auto speaks 2026-07-28 with the SDK v2 server,
+// TestBothRevisionsNegotiation: auto speaks 2026-07-28 with the SDK v2 server,
 // whose server/discover lists only 2026-07-28 although it also answers
 // initialize with 2025-11-25: the survey records that contradiction. With
-// --modern-only (the SDK's legacy: "reject") initialize is refused with
+// --2026-only (the SDK's legacy: "reject") initialize is refused with
 // -32022, and 2025-11-25 is refused in one line.
-func TestDualEraNegotiation(t *testing.T) {
+func TestBothRevisionsNegotiation(t *testing.T) {
 	for _, over := range []string{"stdio", "http"} {
 		for _, strict := range []bool{false, true} {
 			name := over
 			if strict {
-				name += "/modern-only"
+				name += "/2026-only"
 			}
 			t.Run(name, func(t *testing.T) {
 				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second) // safety net
 				defer cancel()
 				var extra []string
 				if strict {
-					extra = []string{"--modern-only"}
+					extra = []string{"--2026-only"}
 				}
 				var dial negotiate.Dialer
 				if over == "stdio" {
-					argv := targets.DualEra(t, append([]string{"stdio"}, extra...)...)
+					argv := targets.BothRevisions(t, append([]string{"stdio"}, extra...)...)
 					dial = func(ctx context.Context, log *chrono.Log) (transport.Conn, error) {
 						return transport.StartStdio(ctx, transport.StdioConfig{Argv: argv, Log: log})
 					}
 				} else {
-					url := targets.DualEraHTTP(t, extra...)
+					url := targets.BothRevisionsHTTP(t, extra...)
 					dial = func(ctx context.Context, log *chrono.Log) (transport.Conn, error) {
 						return transport.DialHTTP(ctx, transport.HTTPConfig{URL: url, Log: log})
 					}
@@ -265,8 +265,8 @@ func TestDualEraNegotiation(t *testing.T) {
 					incs = append(incs, inc.Summary)
 				}
 				if strict {
-					if len(incs) > 0 || !strings.Contains(sv.Legacy.Failure, "-32022 UnsupportedProtocolVersion, supported: 2026-07-28") {
-						t.Errorf("strict: inconsistencies %q, initialize %q", incs, sv.Legacy.Failure)
+					if len(incs) > 0 || !strings.Contains(sv.Probe2025.Failure, "-32022 UnsupportedProtocolVersion, supported: 2026-07-28") {
+						t.Errorf("strict: inconsistencies %q, initialize %q", incs, sv.Probe2025.Failure)
 					}
 					_, err := negotiate.SurveyTarget(ctx, dial, negotiate.Mode20251125, negotiate.Options{})
 					if want := "the server does not support 2025-11-25: it offers 2026-07-28 (initialize was answered -32022 UnsupportedProtocolVersion)"; err == nil || err.Error() != want {

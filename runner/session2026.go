@@ -21,17 +21,17 @@ import (
 // itself (capabilities, serverInfo, the control extension), so that what
 // the runner and the case read of the server is the same in both eras.
 
-// modernEnvelope is the envelope of a 2026-07-28 run's sessions.
-func modernEnvelope() peer.Envelope { return negotiate.Options{}.Envelope() }
+// envelope2026 is the envelope of a 2026-07-28 run's sessions.
+func envelope2026() peer.Envelope { return negotiate.Options{}.Envelope() }
 
-// caseEnvelope is modernEnvelope with a control scope of the case's own
+// caseEnvelope is envelope2026 with a control scope of the case's own
 // (mcp.MetaControlScope): on a target that offers the control
 // extension, the case's checkpoints, operation keys, counters and tasks
 // are then its own even when other cases share the server, as a session
 // of its own gives them under 2025-11-25. A server without the extension
 // ignores the member (a MetaObject may carry any prefixed key).
 func caseEnvelope(scope string) peer.Envelope {
-	env := modernEnvelope()
+	env := envelope2026()
 	env.Extra = map[string]any{mcp.MetaControlScope: scope}
 	return env
 }
@@ -49,13 +49,13 @@ func needsServerView(n probe.Needs) bool {
 	return n.Control || n.Tasks || n.TasksCapability || n.NoTasks || len(n.Capabilities) > 0
 }
 
-// openModern makes s a 2026-07-28 session for case c and, unless the case
+// open2026 makes s a 2026-07-28 session for case c and, unless the case
 // opens its own session (NoHandshake), discovers the server. A failed
 // server/discover ends a case that needs what the server declared (an
 // error: a helper step broke, not a rule of the case); any other case
 // runs without it. It returns what Server() says, or the outcome that
 // ends the case.
-func openModern(ctx context.Context, s *peer.Session, c probe.Case, scope string) (*peer.InitResult, *verdict.Outcome) {
+func open2026(ctx context.Context, s *peer.Session, c probe.Case, scope string) (*peer.InitResult, *verdict.Outcome) {
 	s.SetEnvelope(caseEnvelope(scope))
 	if c.Needs.NoHandshake {
 		return nil, nil
@@ -71,13 +71,13 @@ func openModern(ctx context.Context, s *peer.Session, c probe.Case, scope string
 	return s.Server(), nil
 }
 
-// opensModern reports whether the run's sessions are 2026-07-28 ones.
-func opensModern(cfg Config) bool { return cfg.Version == spec.V20260728 }
+// opens2026 reports whether the run's sessions are 2026-07-28 ones.
+func opens2026(cfg Config) bool { return cfg.Version == spec.V20260728 }
 
 // openSecond readies a second session of a case the way the run opens
 // its first: initialize, or the 2026-07-28 envelope.
 func openSecond(ctx context.Context, cfg Config, x *peer.Session, scope string) error {
-	if opensModern(cfg) {
+	if opens2026(cfg) {
 		x.SetEnvelope(caseEnvelope(scope))
 		return nil
 	}

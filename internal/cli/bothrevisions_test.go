@@ -11,14 +11,14 @@ import (
 	"github.com/mcpflight/mcpflight/verdict"
 )
 
-// TestCheckDualEra runs check with the default --protocol auto against the
-// TypeScript SDK v2 server (testdata/targets/dualera.mjs) and its profile
-// (testdata/targets/dualera-profile.yaml: the slow, log and observer
-// tools), over stdio and HTTP: it speaks 2026-07-28 because
+// TestCheckBothRevisions runs check with the default --protocol auto against
+// the TypeScript SDK v2 server (testdata/targets/bothrevisions.mjs) and its
+// profile (testdata/targets/bothrevisions-profile.yaml: the slow, log and
+// observer tools), over stdio and HTTP: it speaks 2026-07-28 because
 // server/discover lists it, and the report says that the same server's
-// initialize agrees to 2025-11-25, which its server/discover does not
-// list. No case errors, and every verdict that is not a pass, info or
-// skip is pinned: each is a finding checked by hand in its chronology.
+// initialize agrees to 2025-11-25, which its server/discover does not list.
+// No case errors, and every verdict that is not a pass, info or skip is
+// pinned: each is a finding checked by hand in its chronology.
 //   - stdio, FAIL rpc/no-response-to-notifications (RPC-57): after the
 //     client's envelope-less notifications (2026-07-28 notifications
 //     carry no envelope), the SDK answers server/discover, which it
@@ -48,9 +48,9 @@ import (
 // Over HTTP every request is its own exchange: the observer cases
 // (http26/stream-close-*) run on the profile's observe tool, and the
 // catalogue finds nothing else; the run is conformant.
-func TestCheckDualEra(t *testing.T) {
+func TestCheckBothRevisions(t *testing.T) {
 	t.Parallel()
-	prof, err := filepath.Abs(filepath.Join("..", "..", "testdata", "targets", "dualera-profile.yaml"))
+	prof, err := filepath.Abs(filepath.Join("..", "..", "testdata", "targets", "bothrevisions-profile.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,9 +79,9 @@ func TestCheckDualEra(t *testing.T) {
 		t.Run(tc.over, func(t *testing.T) {
 			var target []string
 			if tc.over == "stdio" {
-				target = []string{"--stdio", transportQuote(targets.DualEra(t, "stdio")...)}
+				target = []string{"--stdio", transportQuote(targets.BothRevisions(t, "stdio")...)}
 			} else {
-				target = []string{"--url", targets.DualEraHTTP(t)}
+				target = []string{"--url", targets.BothRevisionsHTTP(t)}
 			}
 			jsonPath := filepath.Join(t.TempDir(), "report.json")
 			// A node process starts in a fraction of a second on an idle
@@ -91,7 +91,7 @@ func TestCheckDualEra(t *testing.T) {
 			if r.code != tc.code {
 				t.Errorf("exit %d, want %d\n%s\n%s", r.code, tc.code, r.stdout, r.stderr)
 			}
-			for _, w := range []string{"revision 2026-07-28: server/discover listed it", "server: mcpflight-dualera 1.0.0",
+			for _, w := range []string{"revision 2026-07-28: server/discover listed it", "server: mcpflight-bothrevisions 1.0.0",
 				"INCONSISTENT initialize agreed to 2025-11-25, which server/discover does not list (it lists 2026-07-28)", " 0 error "} {
 				if !strings.Contains(r.stdout, w) {
 					t.Errorf("the report lacks %q:\n%s", w, r.stdout)
@@ -127,12 +127,12 @@ func TestCheckDualEra(t *testing.T) {
 	}
 }
 
-// TestCallDualEraStreamClose: call under 2026-07-28 over Streamable HTTP
+// TestCallBothRevisionsStreamClose: call under 2026-07-28 over Streamable HTTP
 // cancels at its --timeout by closing the request's response stream, and
 // says so; the held tool never answers on its own.
-func TestCallDualEraStreamClose(t *testing.T) {
+func TestCallBothRevisionsStreamClose(t *testing.T) {
 	t.Parallel()
-	url := targets.DualEraHTTP(t)
+	url := targets.BothRevisionsHTTP(t)
 	r := runCLI(t, "", "call", "--url", url, "--timeout", "300ms", "-v", "slow", `{"steps":1,"stepMs":0,"hold":true}`)
 	if r.code != ExitTimeout {
 		t.Errorf("exit %d, want %d\n%s\n%s", r.code, ExitTimeout, r.stdout, r.stderr)

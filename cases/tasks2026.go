@@ -20,12 +20,12 @@ import (
 	"github.com/mcpflight/mcpflight/verdict"
 )
 
-// tasks26Cases cover the tasks extension (io.modelcontextprotocol/tasks)
+// tasks2026Cases cover the tasks extension (io.modelcontextprotocol/tasks)
 // of 2026-07-28, from the extension's text: server-directed task
 // creation, declared per request; tasks/get with the result inlined;
 // tasks/update and tasks/cancel as acknowledgements; tasks/result and
 // tasks/list removed.
-func tasks26Cases() []probe.Case {
+func tasks2026Cases() []probe.Case {
 	return []probe.Case{
 		// TSX-8 MUST: "Servers MUST set `resultType` to `"task"` when returning a
 		//   `CreateTaskResult` so that clients can distinguish it from a standard result."
@@ -234,9 +234,9 @@ func needTaskTool(e *probe.Env) *verdict.Outcome {
 	return &o
 }
 
-// xView is a DetailedTask as tasks/get (or a CreateTaskResult, or
+// extTaskView is a DetailedTask as tasks/get (or a CreateTaskResult, or
 // notifications/tasks) carries it: the Task at the top level.
-type xView struct {
+type extTaskView struct {
 	TaskID         string          `json:"taskId"`
 	Status         string          `json:"status"`
 	PollIntervalMs *float64        `json:"pollIntervalMs"`
@@ -246,23 +246,23 @@ type xView struct {
 }
 
 // resultType is the view's resultType, "complete" when absent (RPC-44).
-func (v xView) resultType() string {
+func (v extTaskView) resultType() string {
 	if v.ResultType == nil {
 		return mcp.ResultTypeComplete
 	}
 	return *v.ResultType
 }
 
-func parseXView(raw json.RawMessage) (xView, error) {
-	var v xView
+func parseExtTaskView(raw json.RawMessage) (extTaskView, error) {
+	var v extTaskView
 	if err := json.Unmarshal(raw, &v); err != nil {
 		return v, fmt.Errorf("the task is not a JSON object: %w", err)
 	}
 	return v, nil
 }
 
-// xTask is a task a case created.
-type xTask struct {
+// extTask is a task a case created.
+type extTask struct {
 	ID    string
 	Key   string
 	Ticks int
@@ -290,11 +290,11 @@ var durableOwner = probe.Owner{Requirement: "TSX-16", Case: "tasks26/declared-ca
 // tasks26/declared-call-gets-durable-task judges.
 var typedOwner = probe.Owner{Requirement: "TSX-8", Case: "tasks26/declared-call-gets-durable-task"}
 
-// startXTask creates a task (createXTask) and makes sure tasks/get finds
+// startExtTask creates a task (createExtTask) and makes sure tasks/get finds
 // it at once: a task that cannot be found is TSX-16's, which another case
 // judges, so the case ends blocked by that case.
-func startXTask(ctx context.Context, e *probe.Env, key string, extra map[string]any) (*xTask, *verdict.Outcome) {
-	t, u := createXTask(ctx, e, key, extra)
+func startExtTask(ctx context.Context, e *probe.Env, key string, extra map[string]any) (*extTask, *verdict.Outcome) {
+	t, u := createExtTask(ctx, e, key, extra)
 	switch {
 	case u != nil && u.o != nil:
 		return nil, u.o
@@ -302,7 +302,7 @@ func startXTask(ctx context.Context, e *probe.Env, key string, extra map[string]
 		o := e.Blame("the task-creating tools/call", typedOwner, u.what)
 		return nil, &o
 	}
-	if _, _, err := getXTask(ctx, e, t.ID); err != nil {
+	if _, _, err := getExtTask(ctx, e, t.ID); err != nil {
 		var je *jsonrpc.Error
 		if errors.As(err, &je) {
 			o := e.Blame("tasks/get of the task just created", durableOwner, chrono.Sanitize(err.Error(), false))
@@ -314,7 +314,7 @@ func startXTask(ctx context.Context, e *probe.Env, key string, extra map[string]
 	return t, nil
 }
 
-// untypedTask is how createXTask ended without a task: an outcome (o),
+// untypedTask is how createExtTask ended without a task: an outcome (o),
 // or a CreateTaskResult without resultType "task" (what, at seq), which
 // breaks TSX-8 for the case that judges it and is a helper step's failure
 // for the rest.
@@ -324,10 +324,10 @@ type untypedTask struct {
 	seq  uint64
 }
 
-// createXTask calls the task tool declaring the extension and returns the
+// createExtTask calls the task tool declaring the extension and returns the
 // task of its CreateTaskResult, or the outcome that ends the case: an
 // ordinary result is the server's choice (TSX-1), never a violation.
-func createXTask(ctx context.Context, e *probe.Env, key string, extra map[string]any) (*xTask, *untypedTask) {
+func createExtTask(ctx context.Context, e *probe.Env, key string, extra map[string]any) (*extTask, *untypedTask) {
 	args, ticks := taskArgs(e, key, extra)
 	call, err := e.S.Start(ctx, mcp.MethodToolsCall, map[string]any{"name": e.Profile.Task.Name, "arguments": args}, declareTasks())
 	if err != nil {
@@ -340,10 +340,10 @@ func createXTask(ctx context.Context, e *probe.Env, key string, extra map[string
 		return nil, &untypedTask{o: &o}
 	}
 	if resp.Error != nil {
-		o := verdict.Errorf("the task-creating tools/call was refused: %s", chrono.Sanitize(peer.ModernError(resp.Error).Error(), false))
+		o := verdict.Errorf("the task-creating tools/call was refused: %s", chrono.Sanitize(peer.Error2026(resp.Error).Error(), false))
 		return nil, &untypedTask{o: &o}
 	}
-	v, err := parseXView(resp.Result)
+	v, err := parseExtTaskView(resp.Result)
 	_, rseq := call.Response()
 	switch {
 	case err != nil:
@@ -358,11 +358,11 @@ func createXTask(ctx context.Context, e *probe.Env, key string, extra map[string
 		o := verdict.Errorf(`a resultType "task" result without a taskId (seq %d)`, rseq)
 		return nil, &untypedTask{o: &o}
 	}
-	return &xTask{ID: v.TaskID, Key: key, Ticks: ticks}, nil
+	return &extTask{ID: v.TaskID, Key: key, Ticks: ticks}, nil
 }
 
 // releaseAll opens every gate of a controlled task's worker.
-func (t *xTask) releaseAll(ctx context.Context, e *probe.Env) error {
+func (t *extTask) releaseAll(ctx context.Context, e *probe.Env) error {
 	if e.Control == nil {
 		return nil
 	}
@@ -391,28 +391,28 @@ func taskCall(ctx context.Context, e *probe.Env, method string, params map[strin
 	return call, resp, nil
 }
 
-// getXTask sends a declared tasks/get and parses the DetailedTask.
-func getXTask(ctx context.Context, e *probe.Env, id string) (xView, uint64, error) {
+// getExtTask sends a declared tasks/get and parses the DetailedTask.
+func getExtTask(ctx context.Context, e *probe.Env, id string) (extTaskView, uint64, error) {
 	call, resp, err := taskCall(ctx, e, mcp.MethodTasksGet, map[string]any{"taskId": id}, declareTasks())
 	if err != nil {
-		return xView{}, 0, err
+		return extTaskView{}, 0, err
 	}
 	_, seq := call.Response()
 	if resp.Error != nil {
-		return xView{}, seq, peer.ModernError(resp.Error)
+		return extTaskView{}, seq, peer.Error2026(resp.Error)
 	}
-	v, err := parseXView(resp.Result)
+	v, err := parseExtTaskView(resp.Result)
 	return v, seq, err
 }
 
-// pollXTerminal polls tasks/get, at the task's pollIntervalMs (bounded),
+// pollExtTaskTerminal polls tasks/get, at the task's pollIntervalMs (bounded),
 // until it is terminal or Env.TaskBudget has passed; it returns the last
 // view, its sequence number, and whether it is terminal.
-func pollXTerminal(ctx context.Context, e *probe.Env, id string) (xView, uint64, bool, error) {
+func pollExtTaskTerminal(ctx context.Context, e *probe.Env, id string) (extTaskView, uint64, bool, error) {
 	wctx, cancel := context.WithTimeout(ctx, e.TaskBudget())
 	defer cancel()
 	for {
-		v, seq, err := getXTask(wctx, e, id)
+		v, seq, err := getExtTask(wctx, e, id)
 		if err != nil {
 			if wctx.Err() != nil && ctx.Err() == nil {
 				return v, seq, false, nil
@@ -436,13 +436,13 @@ func pollXTerminal(ctx context.Context, e *probe.Env, id string) (xView, uint64,
 	}
 }
 
-// runXToEnd releases a task's worker and polls until it is terminal.
-func runXToEnd(ctx context.Context, e *probe.Env, t *xTask) (xView, uint64, *verdict.Outcome) {
+// runExtTaskToEnd releases a task's worker and polls until it is terminal.
+func runExtTaskToEnd(ctx context.Context, e *probe.Env, t *extTask) (extTaskView, uint64, *verdict.Outcome) {
 	if err := t.releaseAll(ctx, e); err != nil {
 		o := verdict.Errorf("%v", err)
-		return xView{}, 0, &o
+		return extTaskView{}, 0, &o
 	}
-	v, seq, terminal, err := pollXTerminal(ctx, e, t.ID)
+	v, seq, terminal, err := pollExtTaskTerminal(ctx, e, t.ID)
 	if err != nil {
 		o := verdict.Errorf("polling task %s: %s", chrono.Sanitize(t.ID, false), chrono.Sanitize(err.Error(), false))
 		return v, seq, &o
@@ -458,14 +458,14 @@ func declaredCallGetsDurableTask(ctx context.Context, e *probe.Env) verdict.Outc
 	if o := needTaskTool(e); o != nil {
 		return *o
 	}
-	t, u := createXTask(ctx, e, "w", nil)
+	t, u := createExtTask(ctx, e, "w", nil)
 	switch {
 	case u != nil && u.o != nil:
 		return *u.o
 	case u != nil:
 		return e.Breaks("TSX-8", []string{`resultType "task" on a CreateTaskResult`}, u.what, u.seq)
 	}
-	v, seq, err := getXTask(ctx, e, t.ID)
+	v, seq, err := getExtTask(ctx, e, t.ID)
 	if err != nil {
 		var je *jsonrpc.Error
 		if errors.As(err, &je) {
@@ -495,7 +495,7 @@ func undeclaredCall(ctx context.Context, e *probe.Env, tool string, args map[str
 	_, seq := call.Response()
 	if resp.Error != nil {
 		var mc *peer.MissingCapabilityError
-		if !errors.As(peer.ModernError(resp.Error), &mc) {
+		if !errors.As(peer.Error2026(resp.Error), &mc) {
 			if !mayRefuse {
 				return fmt.Sprintf("%s: error %d", tool, resp.Error.Code), nil
 			}
@@ -557,7 +557,7 @@ func methodsNeedExtension(ctx context.Context, e *probe.Env) verdict.Outcome {
 	if o := needTaskTool(e); o != nil {
 		return *o
 	}
-	t, o := startXTask(ctx, e, "w", nil)
+	t, o := startExtTask(ctx, e, "w", nil)
 	if o != nil {
 		return *o
 	}
@@ -580,7 +580,7 @@ func methodsNeedExtension(ctx context.Context, e *probe.Env) verdict.Outcome {
 			return e.Breaks("TSX-56", expected, m.method+" was served without the declaration: either the server does not require it, or the declaration of the request that created the task stuck to this one (RPC-57)", seq)
 		}
 		var mc *peer.MissingCapabilityError
-		if !errors.As(peer.ModernError(resp.Error), &mc) {
+		if !errors.As(peer.Error2026(resp.Error), &mc) {
 			return e.Breaks("TSX-56", expected, fmt.Sprintf("error %d %s", resp.Error.Code, chrono.Sanitize(resp.Error.Message, false)), seq)
 		}
 		if mc.Malformed != "" || len(mc.Names) == 0 {
@@ -658,8 +658,8 @@ func judgeAck(e *probe.Env, call *peer.Call, resp *jsonrpc.Message, emptyRule, t
 	return nil
 }
 
-// cancelX sends a declared tasks/cancel and judges its acknowledgement.
-func cancelX(ctx context.Context, e *probe.Env, id string) *verdict.Outcome {
+// cancelExtTask sends a declared tasks/cancel and judges its acknowledgement.
+func cancelExtTask(ctx context.Context, e *probe.Env, id string) *verdict.Outcome {
 	call, resp, err := taskCall(ctx, e, mcp.MethodTasksCancel, map[string]any{"taskId": id}, declareTasks())
 	if err != nil {
 		o := verdict.Errorf("%v", err)
@@ -672,11 +672,11 @@ func cancelAcknowledged(ctx context.Context, e *probe.Env) verdict.Outcome {
 	if o := needTaskTool(e); o != nil {
 		return *o
 	}
-	t, o := startXTask(ctx, e, "w", nil)
+	t, o := startExtTask(ctx, e, "w", nil)
 	if o != nil {
 		return *o
 	}
-	if o := cancelX(ctx, e, t.ID); o != nil {
+	if o := cancelExtTask(ctx, e, t.ID); o != nil {
 		return *o
 	}
 	// The worker is let go, so that one that ignores the cancel could
@@ -684,7 +684,7 @@ func cancelAcknowledged(ctx context.Context, e *probe.Env) verdict.Outcome {
 	if err := t.releaseAll(ctx, e); err != nil {
 		return verdict.Errorf("%v", err)
 	}
-	v, _, terminal, err := pollXTerminal(ctx, e, t.ID)
+	v, _, terminal, err := pollExtTaskTerminal(ctx, e, t.ID)
 	if err != nil {
 		return verdict.Errorf("polling task %s: %s", chrono.Sanitize(t.ID, false), chrono.Sanitize(err.Error(), false))
 	}
@@ -692,18 +692,18 @@ func cancelAcknowledged(ctx context.Context, e *probe.Env) verdict.Outcome {
 	if !terminal {
 		after = fmt.Sprintf("after the cancel the task stayed %s for %v (eventually consistent: allowed)", chrono.Sanitize(v.Status, false), e.TaskBudget())
 	}
-	if o := cancelX(ctx, e, t.ID); o != nil {
+	if o := cancelExtTask(ctx, e, t.ID); o != nil {
 		return *o
 	}
-	done, o := startXTask(ctx, e, "d", nil)
+	done, o := startExtTask(ctx, e, "d", nil)
 	if o != nil {
 		return *o
 	}
-	end, _, o := runXToEnd(ctx, e, done)
+	end, _, o := runExtTaskToEnd(ctx, e, done)
 	if o != nil {
 		return *o
 	}
-	if o := cancelX(ctx, e, done.ID); o != nil {
+	if o := cancelExtTask(ctx, e, done.ID); o != nil {
 		return *o
 	}
 	return verdict.Passf("every tasks/cancel got an empty result: %s, it was acknowledged again, and so was the cancel of a task already %s", after, chrono.Sanitize(end.Status, false))
@@ -714,7 +714,7 @@ func cancelAcknowledged(ctx context.Context, e *probe.Env) verdict.Outcome {
 var cancelOwner = probe.Owner{Requirement: "TSX-44", Case: "tasks26/cancel-acknowledged"}
 
 // judgeGetType judges a tasks/get answer's resultType (TSX-30).
-func judgeGetType(e *probe.Env, v xView, seq uint64) *verdict.Outcome {
+func judgeGetType(e *probe.Env, v extTaskView, seq uint64) *verdict.Outcome {
 	if rt := v.resultType(); rt != mcp.ResultTypeComplete {
 		o := e.Breaks("TSX-30", []string{`resultType "complete" on every tasks/get result`}, fmt.Sprintf("resultType %q (status %s)", chrono.Sanitize(rt, false), chrono.Sanitize(v.Status, false)), seq)
 		return &o
@@ -726,18 +726,18 @@ func getInlinesTerminalResult(ctx context.Context, e *probe.Env) verdict.Outcome
 	if o := needTaskTool(e); o != nil {
 		return *o
 	}
-	t, o := startXTask(ctx, e, "w", map[string]any{"end": "complete"})
+	t, o := startExtTask(ctx, e, "w", map[string]any{"end": "complete"})
 	if o != nil {
 		return *o
 	}
-	working, seq, err := getXTask(ctx, e, t.ID)
+	working, seq, err := getExtTask(ctx, e, t.ID)
 	if err != nil {
 		return verdict.Errorf("tasks/get: %v", err)
 	}
 	if o := judgeGetType(e, working, seq); o != nil {
 		return *o
 	}
-	v, seq, o := runXToEnd(ctx, e, t)
+	v, seq, o := runExtTaskToEnd(ctx, e, t)
 	if o != nil {
 		return *o
 	}
@@ -758,11 +758,11 @@ func getInlinesTerminalResult(ctx context.Context, e *probe.Env) verdict.Outcome
 	if e.Control == nil {
 		return verdict.Passf("%s (a tool error needs the control extension's task tool)", summary)
 	}
-	f, o := startXTask(ctx, e, "f", map[string]any{"end": "error"})
+	f, o := startExtTask(ctx, e, "f", map[string]any{"end": "error"})
 	if o != nil {
 		return *o
 	}
-	fv, fseq, o := runXToEnd(ctx, e, f)
+	fv, fseq, o := runExtTaskToEnd(ctx, e, f)
 	if o != nil {
 		return *o
 	}
@@ -787,11 +787,11 @@ func isErrorCompletes(ctx context.Context, e *probe.Env) verdict.Outcome {
 	if o := needTaskTool(e); o != nil {
 		return *o
 	}
-	t, o := startXTask(ctx, e, "w", map[string]any{"end": "fail"})
+	t, o := startExtTask(ctx, e, "w", map[string]any{"end": "fail"})
 	if o != nil {
 		return *o
 	}
-	v, seq, o := runXToEnd(ctx, e, t)
+	v, seq, o := runExtTaskToEnd(ctx, e, t)
 	if o != nil {
 		return *o
 	}
@@ -815,7 +815,7 @@ func updateUnknownKeyAcknowledged(ctx context.Context, e *probe.Env) verdict.Out
 	if o := needTaskTool(e); o != nil {
 		return *o
 	}
-	t, o := startXTask(ctx, e, "w", nil)
+	t, o := startExtTask(ctx, e, "w", nil)
 	if o != nil {
 		return *o
 	}
@@ -842,7 +842,7 @@ func capabilitiesPerRequest(ctx context.Context, e *probe.Env) verdict.Outcome {
 	slowCall := func(key string) (*peer.Call, error) {
 		call, resp, err := taskCall(ctx, e, mcp.MethodToolsCall, map[string]any{"name": e.Profile.Slow.Name, "arguments": slowArgs(e, key)})
 		if err == nil && resp.Error != nil {
-			err = peer.ModernError(resp.Error)
+			err = peer.Error2026(resp.Error)
 		}
 		return call, err
 	}
@@ -878,7 +878,7 @@ func mcpNameTaskID(ctx context.Context, e *probe.Env) verdict.Outcome {
 	if o := needTaskTool(e); o != nil {
 		return *o
 	}
-	t, o := startXTask(ctx, e, "w", nil)
+	t, o := startExtTask(ctx, e, "w", nil)
 	if o != nil {
 		return *o
 	}
@@ -894,12 +894,12 @@ func mcpNameTaskID(ctx context.Context, e *probe.Env) verdict.Outcome {
 	switch {
 	case resp.Error == nil:
 		return e.Breaks("HTTP-103", expected, fmt.Sprintf("HTTP %d, served", status), seq)
-	case !errors.As(peer.ModernError(resp.Error), &hm):
+	case !errors.As(peer.Error2026(resp.Error), &hm):
 		return e.Breaks("HTTP-103", expected, fmt.Sprintf("HTTP %d with error %d %s", status, resp.Error.Code, chrono.Sanitize(resp.Error.Message, false)), seq)
 	case status != http.StatusBadRequest:
 		return e.Breaks("HTTP-104", expected, fmt.Sprintf("-32020 with HTTP %d", status), seq)
 	}
-	if _, _, err := getXTask(ctx, e, t.ID); err != nil {
+	if _, _, err := getExtTask(ctx, e, t.ID); err != nil {
 		return verdict.Errorf("tasks/get with Mcp-Name %s: %v", chrono.Sanitize(t.ID, false), err)
 	}
 	if err := t.releaseAll(ctx, e); err != nil {
@@ -910,15 +910,15 @@ func mcpNameTaskID(ctx context.Context, e *probe.Env) verdict.Outcome {
 
 // taskNotification is a notifications/tasks frame read on the listen
 // stream, with the task it names.
-func taskNotification(ev chrono.Event) (xView, bool) {
+func taskNotification(ev chrono.Event) (extTaskView, bool) {
 	if ev.Dir != chrono.In || ev.Kind != chrono.KindFrame || ev.Summary == nil || ev.Summary.Method != mcp.NotificationTasks {
-		return xView{}, false
+		return extTaskView{}, false
 	}
 	m, err := jsonrpc.Decode(ev.Raw)
 	if err != nil {
-		return xView{}, false
+		return extTaskView{}, false
 	}
-	v, err := parseXView(m.Params)
+	v, err := parseExtTaskView(m.Params)
 	return v, err == nil
 }
 
@@ -926,11 +926,11 @@ func statusOnListenStream(ctx context.Context, e *probe.Env) verdict.Outcome {
 	if o := needTaskTool(e); o != nil {
 		return *o
 	}
-	a, o := startXTask(ctx, e, "a", nil)
+	a, o := startExtTask(ctx, e, "a", nil)
 	if o != nil {
 		return *o
 	}
-	b, o := startXTask(ctx, e, "b", nil)
+	b, o := startExtTask(ctx, e, "b", nil)
 	if o != nil {
 		return *o
 	}
@@ -958,13 +958,13 @@ func statusOnListenStream(ctx context.Context, e *probe.Env) verdict.Outcome {
 	// that did not ask for it, comes on the stream before A's. The
 	// cancels change the tasks' status; their acknowledgement is
 	// tasks26/cancel-acknowledged's to judge.
-	for _, t := range []*xTask{b, a} {
+	for _, t := range []*extTask{b, a} {
 		_, resp, err := taskCall(ctx, e, mcp.MethodTasksCancel, map[string]any{"taskId": t.ID}, declareTasks())
 		if err != nil {
 			return verdict.Errorf("%v", err)
 		}
 		if resp.Error != nil {
-			return e.Blame("tasks/cancel of a working task", cancelOwner, chrono.Sanitize(peer.ModernError(resp.Error).Error(), false))
+			return e.Blame("tasks/cancel of a working task", cancelOwner, chrono.Sanitize(peer.Error2026(resp.Error).Error(), false))
 		}
 	}
 	aNote := func(ev chrono.Event) bool {
@@ -992,7 +992,7 @@ func statusOnListenStream(ctx context.Context, e *probe.Env) verdict.Outcome {
 		return verdict.Infof("no notifications/tasks for the task the subscription asked for (TSX-48 is MAY), and none for the other")
 	}
 	v, _ := taskNotification(aEv)
-	now, _, err := getXTask(ctx, e, a.ID)
+	now, _, err := getExtTask(ctx, e, a.ID)
 	if err != nil {
 		return verdict.Errorf("tasks/get: %v", err)
 	}

@@ -24,13 +24,13 @@ func TestDiscover(t *testing.T) {
 		versions  []string
 		ext       bool
 	}{
-		{"dual-era", nil, false, []string{"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"}, true},
-		{"modern-only", []string{spec.V20260728}, false, []string{"2026-07-28"}, true},
+		{"both-revisions", nil, false, []string{"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"}, true},
+		{"2026-only", []string{spec.V20260728}, false, []string{"2026-07-28"}, true},
 		{"no-tasks", nil, true, []string{"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := newClient26(newHarnessWith(t, Options{Protocols: tt.protocols, NoTasks: tt.noTasks}))
+			c := newClient2026(newHarnessWith(t, Options{Protocols: tt.protocols, NoTasks: tt.noTasks}))
 			var got struct {
 				ResultType        string                     `json:"resultType"`
 				SupportedVersions []string                   `json:"supportedVersions"`
@@ -39,14 +39,14 @@ func TestDiscover(t *testing.T) {
 				TTL               *int                       `json:"ttlMs"`
 				CacheScope        string                     `json:"cacheScope"`
 			}
-			c.result26(mcp.MethodServerDiscover, nil, nil, &got)
+			c.result2026(mcp.MethodServerDiscover, nil, nil, &got)
 			if got.ResultType != "complete" || got.TTL == nil || got.CacheScope != "public" {
 				t.Errorf("resultType %q ttlMs %v cacheScope %q", got.ResultType, got.TTL, got.CacheScope)
 			}
 			if diff := cmp.Diff(tt.versions, got.SupportedVersions); diff != "" {
 				t.Errorf("supportedVersions (-want +got):\n%s", diff)
 			}
-			if _, legacy := got.Capabilities["tasks"]; legacy {
+			if _, is2025 := got.Capabilities["tasks"]; is2025 {
 				t.Error("the legacy tasks capability is advertised under 2026-07-28 (TSX-69)")
 			}
 			if has := strings.Contains(string(got.Capabilities["extensions"]), TasksExtension); has != tt.ext {
@@ -60,20 +60,20 @@ func TestDiscover(t *testing.T) {
 	}
 }
 
-// TestModernResultsDecorated: every 2026-07-28 result carries resultType
+// Test2026ResultsDecorated: every 2026-07-28 result carries resultType
 // "complete" and the serverInfo (RPC-40, RPC-56), the control extension's
 // and an ordinary tool's alike, and every frame keeps to the schema.
-func TestModernResultsDecorated(t *testing.T) {
-	c := newClient26(newHarness(t))
+func Test2026ResultsDecorated(t *testing.T) {
+	c := newClient2026(newHarness(t))
 	id := c.id()
-	c.send26(id, mcp.MethodToolsCall, map[string]any{"name": ToolSlow, "arguments": map[string]any{"key": "a", "steps": 2, "gated": false}},
-		meta26(mcp.MetaProgressToken, "p"))
+	c.send2026(id, mcp.MethodToolsCall, map[string]any{"name": ToolSlow, "arguments": map[string]any{"key": "a", "steps": 2, "gated": false}},
+		meta2026(mcp.MetaProgressToken, "p"))
 	call := c.waitResponse(id)
 	for _, m := range []*jsonrpc.Message{
 		call,
-		c.call26(mcp.MethodToolsList, nil, nil),
-		c.call26(mcp.MethodControlCounters, nil, nil),
-		c.call26(mcp.MethodControlAwait, map[string]any{"checkpoint": "a/end"}, nil),
+		c.call2026(mcp.MethodToolsList, nil, nil),
+		c.call2026(mcp.MethodControlCounters, nil, nil),
+		c.call2026(mcp.MethodControlAwait, map[string]any{"checkpoint": "a/end"}, nil),
 	} {
 		obj := resultObject(t, m)
 		if str(obj["resultType"]) != "complete" || !strings.Contains(string(obj[mcp.MetaKey]), mcp.MetaServerInfo) {
@@ -87,7 +87,7 @@ func TestModernResultsDecorated(t *testing.T) {
 	var tools struct {
 		Tools []map[string]any `json:"tools"`
 	}
-	_ = json.Unmarshal(c.call26(mcp.MethodToolsList, nil, nil).Result, &tools)
+	_ = json.Unmarshal(c.call2026(mcp.MethodToolsList, nil, nil).Result, &tools)
 	var names []string
 	for _, tool := range tools.Tools {
 		names = append(names, tool["name"].(string))
@@ -115,33 +115,33 @@ func TestEnvelopeErrors(t *testing.T) {
 		code   int
 		data   string
 	}{
-		{"no protocol version", mcp.MethodToolsList, nil, meta26(mcp.MetaProtocolVersion, nil), jsonrpc.CodeInvalidParams, ""},
-		{"no capabilities", mcp.MethodToolsList, nil, meta26(mcp.MetaClientCapabilities, nil), jsonrpc.CodeInvalidParams, ""},
-		{"capabilities not an object", mcp.MethodToolsList, nil, meta26(mcp.MetaClientCapabilities, "all"), jsonrpc.CodeInvalidParams, ""},
-		{"version not a string", mcp.MethodToolsList, nil, meta26(mcp.MetaProtocolVersion, 2026), jsonrpc.CodeInvalidParams, ""},
-		{"bad client info", mcp.MethodToolsList, nil, meta26(mcp.MetaClientInfo, map[string]any{"name": "x"}), jsonrpc.CodeInvalidParams, ""},
-		{"unknown revision", mcp.MethodToolsList, nil, meta26(mcp.MetaProtocolVersion, "1900-01-01"), mcp.CodeUnsupportedProtocolVersion,
+		{"no protocol version", mcp.MethodToolsList, nil, meta2026(mcp.MetaProtocolVersion, nil), jsonrpc.CodeInvalidParams, ""},
+		{"no capabilities", mcp.MethodToolsList, nil, meta2026(mcp.MetaClientCapabilities, nil), jsonrpc.CodeInvalidParams, ""},
+		{"capabilities not an object", mcp.MethodToolsList, nil, meta2026(mcp.MetaClientCapabilities, "all"), jsonrpc.CodeInvalidParams, ""},
+		{"version not a string", mcp.MethodToolsList, nil, meta2026(mcp.MetaProtocolVersion, 2026), jsonrpc.CodeInvalidParams, ""},
+		{"bad client info", mcp.MethodToolsList, nil, meta2026(mcp.MetaClientInfo, map[string]any{"name": "x"}), jsonrpc.CodeInvalidParams, ""},
+		{"unknown revision", mcp.MethodToolsList, nil, meta2026(mcp.MetaProtocolVersion, "1900-01-01"), mcp.CodeUnsupportedProtocolVersion,
 			`{"requested":"1900-01-01","supported":["2026-07-28","2025-11-25","2025-06-18","2025-03-26"]}`},
-		{"legacy revision in the envelope", mcp.MethodServerDiscover, nil, meta26(mcp.MetaProtocolVersion, "2025-11-25"), mcp.CodeUnsupportedProtocolVersion,
+		{"2025-11-25 in the envelope", mcp.MethodServerDiscover, nil, meta2026(mcp.MetaProtocolVersion, "2025-11-25"), mcp.CodeUnsupportedProtocolVersion,
 			`{"requested":"2025-11-25","supported":["2026-07-28","2025-11-25","2025-06-18","2025-03-26"]}`},
 		{"unknown log level", mcp.MethodToolsCall, map[string]any{"name": ToolLog, "arguments": map[string]any{"messages": []any{map[string]any{"level": "error"}}}},
-			meta26(mcp.MetaLogLevel, "verbose"), jsonrpc.CodeInvalidParams, ""},
+			meta2026(mcp.MetaLogLevel, "verbose"), jsonrpc.CodeInvalidParams, ""},
 		{"ping", mcp.MethodPing, nil, nil, jsonrpc.CodeMethodNotFound, `{"method":"ping"}`},
 		{"logging/setLevel", mcp.MethodLoggingSetLevel, map[string]any{"level": "info"}, nil, jsonrpc.CodeMethodNotFound, `{"method":"logging/setLevel"}`},
-		{"tasks/result", mcp.MethodTasksResult, map[string]any{"taskId": "x"}, meta26(mcp.MetaClientCapabilities, tasksCaps()), jsonrpc.CodeMethodNotFound, `{"method":"tasks/result"}`},
-		{"tasks/list", mcp.MethodTasksList, nil, meta26(mcp.MetaClientCapabilities, tasksCaps()), jsonrpc.CodeMethodNotFound, `{"method":"tasks/list"}`},
+		{"tasks/result", mcp.MethodTasksResult, map[string]any{"taskId": "x"}, meta2026(mcp.MetaClientCapabilities, tasksCaps()), jsonrpc.CodeMethodNotFound, `{"method":"tasks/result"}`},
+		{"tasks/list", mcp.MethodTasksList, nil, meta2026(mcp.MetaClientCapabilities, tasksCaps()), jsonrpc.CodeMethodNotFound, `{"method":"tasks/list"}`},
 		{"initialize with an envelope", mcp.MethodInitialize, nil, nil, jsonrpc.CodeInvalidParams, ""},
 		{"unknown method", "resources/subscribe", nil, nil, jsonrpc.CodeMethodNotFound, `{"method":"resources/subscribe"}`},
 		{"task_worker undeclared", mcp.MethodToolsCall, map[string]any{"name": ToolTaskWorker, "arguments": map[string]any{"key": "w"}}, nil,
 			mcp.CodeMissingRequiredClientCapability, `{"requiredCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}`},
 		{"tasks/get undeclared", mcp.MethodTasksGet, map[string]any{"taskId": "x"}, nil,
 			mcp.CodeMissingRequiredClientCapability, `{"requiredCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}`},
-		{"bad scope", mcp.MethodToolsList, nil, meta26(MetaScope, ""), jsonrpc.CodeInvalidParams, ""},
+		{"bad scope", mcp.MethodToolsList, nil, meta2026(MetaScope, ""), jsonrpc.CodeInvalidParams, ""},
 	}
-	c := newClient26(newHarness(t))
+	c := newClient2026(newHarness(t))
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m := c.call26(tt.method, tt.params, tt.meta)
+			m := c.call2026(tt.method, tt.params, tt.meta)
 			if tt.method == mcp.MethodInitialize {
 				// On a dual-era server initialize is legacy whatever it
 				// carries; without protocolVersion it is -32602.
@@ -154,19 +154,19 @@ func TestEnvelopeErrors(t *testing.T) {
 			}
 		})
 	}
-	if n := len(c.counters26(nil).Operations); n != 0 {
+	if n := len(c.counters2026(nil).Operations); n != 0 {
 		t.Errorf("%d operations ran, want none: a rejected request does not run", n)
 	}
 	schemaCheck(t, c.seenFrames(), c.methods)
 }
 
-// TestDualEraOneConnection: one connection serves a 2025-11-25 session
+// TestBothRevisionsOneConnection: one connection serves a 2025-11-25 session
 // (initialize, ping, logging/setLevel) and 2026-07-28 requests side by
 // side; neither sees the other's state: the legacy session's log level
 // does not reach a modern request, which logs only with its own logLevel
 // (LOG-41, RPC-57).
-func TestDualEraOneConnection(t *testing.T) {
-	c := newClient26(newHarness(t))
+func TestBothRevisionsOneConnection(t *testing.T) {
+	c := newClient2026(newHarness(t))
 	init := c.call(mcp.MethodInitialize, map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "t", "version": "0"}})
 	if !strings.Contains(string(init.Result), `"protocolVersion":"2025-11-25"`) || strings.Contains(string(init.Result), "resultType") {
 		t.Fatalf("initialize: %s", init.Raw)
@@ -185,10 +185,10 @@ func TestDualEraOneConnection(t *testing.T) {
 	if got := count(c.call(mcp.MethodToolsCall, logCall)); got != "sent 2 of 2 messages" {
 		t.Errorf("legacy log: %s", got)
 	}
-	if got := count(c.call26(mcp.MethodToolsCall, logCall, nil)); got != "sent 0 of 2 messages" {
+	if got := count(c.call2026(mcp.MethodToolsCall, logCall, nil)); got != "sent 0 of 2 messages" {
 		t.Errorf("modern log without logLevel: %s (LOG-41)", got)
 	}
-	if got := count(c.call26(mcp.MethodToolsCall, logCall, meta26(mcp.MetaLogLevel, "warning"))); got != "sent 1 of 2 messages" {
+	if got := count(c.call2026(mcp.MethodToolsCall, logCall, meta2026(mcp.MetaLogLevel, "warning"))); got != "sent 1 of 2 messages" {
 		t.Errorf("modern log at warning: %s (LOG-43)", got)
 	}
 	var levels []string
@@ -204,25 +204,25 @@ func TestDualEraOneConnection(t *testing.T) {
 	if diff := cmp.Diff([]string{"debug", "error", "error"}, levels); diff != "" {
 		t.Errorf("log levels sent (-want +got):\n%s", diff)
 	}
-	if m := c.call26(mcp.MethodPing, nil, nil); m.Kind != jsonrpc.KindError || m.Error.Code != jsonrpc.CodeMethodNotFound {
+	if m := c.call2026(mcp.MethodPing, nil, nil); m.Kind != jsonrpc.KindError || m.Error.Code != jsonrpc.CodeMethodNotFound {
 		t.Errorf("modern ping after a legacy initialize: %s", m.Raw)
 	}
 	// The legacy session's counters and the default scope's are apart.
-	c.call26(mcp.MethodToolsCall, map[string]any{"name": ToolSlow, "arguments": map[string]any{"key": "m", "steps": 1, "gated": false}}, nil)
+	c.call2026(mcp.MethodToolsCall, map[string]any{"name": ToolSlow, "arguments": map[string]any{"key": "m", "steps": 1, "gated": false}}, nil)
 	if ops := c.counters().Operations; len(ops) != 0 {
 		t.Errorf("the legacy session sees modern operations: %v", ops)
 	}
-	if ops := c.counters26(nil).Operations; len(ops) != 1 {
+	if ops := c.counters2026(nil).Operations; len(ops) != 1 {
 		t.Errorf("the modern scope has operations %v, want m", ops)
 	}
 }
 
-// TestModernOnlyServer: a server without the legacy era answers
+// Test2026OnlyServer: a server without the legacy era answers
 // initialize with -32022 naming its versions (LIF-49) and refuses a
 // request without the envelope with -32602 (RPC-52); a legacy-only server
 // knows no server/discover.
-func TestModernOnlyServer(t *testing.T) {
-	c := newClient26(newHarnessWith(t, Options{Protocols: []string{spec.V20260728}}))
+func Test2026OnlyServer(t *testing.T) {
+	c := newClient2026(newHarnessWith(t, Options{Protocols: []string{spec.V20260728}}))
 	m := c.call(mcp.MethodInitialize, map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "t", "version": "0"}})
 	wantError(t, m, mcp.CodeUnsupportedProtocolVersion)
 	if string(m.Error.Data) != `{"requested":"2025-11-25","supported":["2026-07-28"]}` || !strings.Contains(m.Error.Message, "2026-07-28") {
@@ -230,33 +230,33 @@ func TestModernOnlyServer(t *testing.T) {
 	}
 	wantError(t, c.call(mcp.MethodToolsList, nil), jsonrpc.CodeInvalidParams)
 	wantError(t, c.call(mcp.MethodPing, nil), jsonrpc.CodeInvalidParams)
-	if m := c.call26(mcp.MethodToolsList, nil, nil); m.Kind != jsonrpc.KindResult {
+	if m := c.call2026(mcp.MethodToolsList, nil, nil); m.Kind != jsonrpc.KindResult {
 		t.Errorf("tools/list: %s", m.Raw)
 	}
 	schemaCheck(t, c.seenFrames(), c.methods)
 
-	legacy := newClient26(newHarnessWith(t, Options{Protocols: []string{spec.V20251125}}))
-	wantError(t, legacy.call26(mcp.MethodServerDiscover, nil, nil), jsonrpc.CodeMethodNotFound)
-	if m := legacy.call26(mcp.MethodPing, nil, nil); m.Kind != jsonrpc.KindResult || string(m.Result) != "{}" {
+	client2025 := newClient2026(newHarnessWith(t, Options{Protocols: []string{spec.V20251125}}))
+	wantError(t, client2025.call2026(mcp.MethodServerDiscover, nil, nil), jsonrpc.CodeMethodNotFound)
+	if m := client2025.call2026(mcp.MethodPing, nil, nil); m.Kind != jsonrpc.KindResult || string(m.Result) != "{}" {
 		t.Errorf("a legacy-only server ignores the envelope: ping %s", m.Raw)
 	}
-	if got := legacy.seen[len(legacy.seen)-1].raw; strings.Contains(string(got), "resultType") {
+	if got := client2025.seen[len(client2025.seen)-1].raw; strings.Contains(string(got), "resultType") {
 		t.Errorf("a legacy-only server decorated a result: %s", got)
 	}
 
 }
 
-// TestModernStdioCancel: over stdio a 2026-07-28 request is cancelled with
+// TestStdio2026Cancel: over stdio a 2026-07-28 request is cancelled with
 // notifications/cancelled, and the server sends nothing more for it: no
 // response, no progress, no log message (CAN-53, CAN-54); its cleanup
 // counter shows the cancellation. Both after the first progress and for a
 // silent handler still at its first gate.
-func TestModernStdioCancel(t *testing.T) {
+func TestStdio2026Cancel(t *testing.T) {
 	for _, at := range []string{"start", "step/1"} {
 		t.Run(at, func(t *testing.T) {
-			c := newClient26(newHarness(t))
-			id, before := c.cancelSlow26(at)
-			cnt := c.counters26(nil)
+			c := newClient2026(newHarness(t))
+			id, before := c.cancelSlow2026(at)
+			cnt := c.counters2026(nil)
 			op := cnt.Operations["a"]
 			if op.State != "cancelled" || op.Releases != 1 || cnt.OperationsActive != 0 || cnt.ProgressTokensLive != 0 {
 				t.Errorf("counters %+v", cnt)
@@ -276,8 +276,8 @@ func TestModernStdioCancel(t *testing.T) {
 	// The 2025-11-25 faults that write after a cancel break CAN-54 here.
 	for _, fault := range []Fault{FaultRespondAfterCancel, FaultProgressAfterCancel, FaultLogAfterCancel} {
 		t.Run(string(fault), func(t *testing.T) {
-			c := newClient26(newHarness(t, fault))
-			id, before := c.cancelSlow26("step/1")
+			c := newClient2026(newHarness(t, fault))
+			id, before := c.cancelSlow2026("step/1")
 			n := 0
 			for _, f := range c.seen[before:] {
 				if f.msg != nil && (f.msg.Kind == jsonrpc.KindNotification || f.msg.ID == id) {
@@ -291,23 +291,23 @@ func TestModernStdioCancel(t *testing.T) {
 	}
 }
 
-// cancelSlow26 starts a gated slow call under 2026-07-28 with a token and
+// cancelSlow2026 starts a gated slow call under 2026-07-28 with a token and
 // step logs at info, cancels it at checkpoint at, and waits for its end.
 // It returns its ID and the index of the first frame after the cancel.
-func (c *client26) cancelSlow26(at string) (jsonrpc.ID, int) {
+func (c *client2026) cancelSlow2026(at string) (jsonrpc.ID, int) {
 	c.t.Helper()
 	id := c.id()
-	c.send26(id, mcp.MethodToolsCall, map[string]any{"name": ToolSlow, "arguments": map[string]any{"key": "a", "steps": 3, "logSteps": true}},
-		meta26(mcp.MetaProgressToken, "p", mcp.MetaLogLevel, "info"))
+	c.send2026(id, mcp.MethodToolsCall, map[string]any{"name": ToolSlow, "arguments": map[string]any{"key": "a", "steps": 3, "logSteps": true}},
+		meta2026(mcp.MetaProgressToken, "p", mcp.MetaLogLevel, "info"))
 	if at == "step/1" {
-		c.release26("a/start", nil)
+		c.release2026("a/start", nil)
 	}
-	c.await26("a/"+at, nil)
+	c.await2026("a/"+at, nil)
 	before := len(c.seen)
 	c.cancelReq(id)
-	c.release26("a/step/1", nil)
-	c.release26("a/step/2", nil)
-	if end := c.await26("a/end", nil); end.Outcome != mcp.OutcomeCancelled {
+	c.release2026("a/step/1", nil)
+	c.release2026("a/step/2", nil)
+	if end := c.await2026("a/end", nil); end.Outcome != mcp.OutcomeCancelled {
 		c.t.Fatalf("a/end %+v", end)
 	}
 	return id, before

@@ -15,11 +15,11 @@ import (
 	"github.com/mcpflight/mcpflight/verdict"
 )
 
-// logging26Cases cover logging in 2026-07-28 (server/utilities/logging,
+// logging2026Cases cover logging in 2026-07-28 (server/utilities/logging,
 // deprecated): there is no logging/setLevel; a request asks for log
 // messages with io.modelcontextprotocol/logLevel in its own _meta, and
 // gets none without it.
-func logging26Cases() []probe.Case {
+func logging2026Cases() []probe.Case {
 	return []probe.Case{
 		// LOG-41 MUST NOT: "The server MUST NOT emit `notifications/message` for a request that
 		//   does not include this field."
@@ -29,7 +29,7 @@ func logging26Cases() []probe.Case {
 			ID:       "logging/none-without-level",
 			Title:    "no log message for a request without logLevel",
 			Reqs:     []string{"LOG-41", "LOG-42"},
-			Versions: modernOnly(),
+			Versions: only2026(),
 			Needs:    probe.Needs{LogTool: true},
 			Sends:    "the profile's log tool (on a controlled target: messages at debug, info, warning and error) with no logLevel in _meta",
 			Expect:   "no notifications/message at all",
@@ -44,7 +44,7 @@ func logging26Cases() []probe.Case {
 			ID:       "logging/request-level-filter",
 			Title:    "a request's logLevel filters lower levels",
 			Reqs:     []string{"LOG-43", "LOG-2"},
-			Versions: modernOnly(),
+			Versions: only2026(),
 			Needs:    probe.Needs{LogTool: true},
 			Sends:    `the log tool with _meta logLevel "warning" (on a controlled target: messages at debug, info, warning and error)`,
 			Expect:   "only warning and error messages, before the response",
@@ -58,7 +58,7 @@ func logging26Cases() []probe.Case {
 			ID:       "logging/unknown-level-rejected",
 			Title:    "an unknown logLevel rejects the whole request",
 			Reqs:     []string{"LOG-45"},
-			Versions: modernOnly(),
+			Versions: only2026(),
 			Needs:    probe.Needs{LogTool: true},
 			Sends:    `the log tool with _meta logLevel "verbose"`,
 			Expect:   "error -32602 (Invalid params), and no log message: the tool is not run",

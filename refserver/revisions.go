@@ -15,9 +15,9 @@ import (
 // Eras and the per-request envelope of MCP 2026-07-28 (basic/index §_meta,
 // basic/versioning).
 
-// ModernProtocolVersions lists the revisions served per request, with the
+// ProtocolVersions2026 lists the revisions served per request, with the
 // _meta envelope, newest first.
-func ModernProtocolVersions() []string { return []string{spec.V20260728} }
+func ProtocolVersions2026() []string { return []string{spec.V20260728} }
 
 // ListenTeardown is what the server sends when it ends a
 // subscriptions/listen stream on its own initiative. The revision
@@ -83,21 +83,21 @@ func normalProtocols(ps []string) []string {
 	return out
 }
 
-// servesModern reports whether the server serves 2026-07-28 requests.
-func (s *Server) servesModern() bool { return slices.Contains(s.opts.Protocols, spec.V20260728) }
+// serves2026 reports whether the server serves 2026-07-28 requests.
+func (s *Server) serves2026() bool { return slices.Contains(s.opts.Protocols, spec.V20260728) }
 
-// servesLegacy reports whether the server answers initialize.
-func (s *Server) servesLegacy() bool { return slices.Contains(s.opts.Protocols, spec.V20251125) }
+// serves2025 reports whether the server answers initialize.
+func (s *Server) serves2025() bool { return slices.Contains(s.opts.Protocols, spec.V20251125) }
 
 // supportedVersions are every revision the server serves, newest first:
 // the modern ones per request, the legacy ones after initialize. discover
 // lists them, and an UnsupportedProtocolVersionError repeats them.
 func (s *Server) supportedVersions() []string {
 	var out []string
-	if s.servesModern() {
-		out = append(out, ModernProtocolVersions()...)
+	if s.serves2026() {
+		out = append(out, ProtocolVersions2026()...)
 	}
-	if s.servesLegacy() {
+	if s.serves2025() {
 		out = append(out, SupportedProtocolVersions()...)
 	}
 	return out
@@ -189,7 +189,7 @@ func (ss *session) parseEnvelope(params map[string]json.RawMessage) (envelope, *
 	if json.Unmarshal(raw, &env.version) != nil {
 		return env, invalidParams("Invalid params: _meta %s must be a string", mcp.MetaProtocolVersion)
 	}
-	if !slices.Contains(ModernProtocolVersions(), env.version) || !ss.srv.servesModern() {
+	if !slices.Contains(ProtocolVersions2026(), env.version) || !ss.srv.serves2026() {
 		pinned := ss.pinnedVersion()
 		if pinned == "" {
 			return env, ss.unsupportedVersion(env.version)
@@ -253,7 +253,7 @@ func (s *Server) unsupportedVersion(requested string) *rpcError {
 		return invalidParams("Invalid params: unsupported protocol version %s", strconv.Quote(requested))
 	}
 	msg := "Unsupported protocol version " + strconv.Quote(requested)
-	if slices.Contains(SupportedProtocolVersions(), requested) && s.servesLegacy() {
+	if slices.Contains(SupportedProtocolVersions(), requested) && s.serves2025() {
 		msg += " in the per-request _meta: it is served only after initialize"
 	}
 	return &rpcError{code: mcp.CodeUnsupportedProtocolVersion, message: msg,
@@ -342,9 +342,9 @@ func (ss *session) decorate(result any) any {
 // server's identity, versions and tools never change while it runs.
 const DiscoverTTL = 60_000
 
-// modernCapabilities are the server's capabilities under 2026-07-28: the
+// capabilities2026 are the server's capabilities under 2026-07-28: the
 // tasks extension instead of the legacy tasks capability (TSX-69).
-func (ss *session) modernCapabilities() map[string]any {
+func (ss *session) capabilities2026() map[string]any {
 	caps := ss.srv.capabilities()
 	if !ss.srv.opts.NoTasks {
 		caps["extensions"] = map[string]any{TasksExtension: map[string]any{}}
@@ -359,11 +359,11 @@ func (ss *session) discover() map[string]any {
 	if ss.has(FaultDiscoverMissingVersion) {
 		// The list a modern-only server would give, while initialize
 		// still agrees to the legacy versions.
-		versions = slices.DeleteFunc(versions, func(v string) bool { return !slices.Contains(ModernProtocolVersions(), v) })
+		versions = slices.DeleteFunc(versions, func(v string) bool { return !slices.Contains(ProtocolVersions2026(), v) })
 	}
 	return map[string]any{
 		"supportedVersions": versions,
-		"capabilities":      ss.modernCapabilities(),
+		"capabilities":      ss.capabilities2026(),
 		"instructions":      "mcpflight's reference server: tools slow, effect, log and task_worker; the io.mcpflight/control extension holds them at checkpoints.",
 		"ttlMs":             DiscoverTTL,
 		"cacheScope":        "public",
