@@ -40,7 +40,7 @@ func matrixRows() []row {
 	for _, fs := range refserver.FaultTable() {
 		for _, k := range fs.Killers {
 			opts := refserver.Options{Faults: refserver.FaultSet{fs.Fault: true}}
-			if fs.ModernOnly {
+			if fs.Only2026 {
 				opts.Protocols = []string{spec.V20260728}
 			}
 			revision, prefix := "", ""

@@ -53,8 +53,8 @@ type execConfig struct {
 	revision string
 }
 
-// modern reports whether the sessions speak 2026-07-28.
-func (c execConfig) modern() bool { return c.revision == Revision20260728 }
+// is2026 reports whether the sessions speak 2026-07-28.
+func (c execConfig) is2026() bool { return c.revision == Revision20260728 }
 
 // sessionTrace is the chronology of one session (one incarnation of a
 // slot) of a trial.
@@ -212,8 +212,8 @@ func (s *slot) open() error {
 	}
 	ctx, cancel := ex.opContext()
 	defer cancel()
-	if ex.cfg.modern() {
-		if err := openModern(ctx, s.sess, label); err != nil {
+	if ex.cfg.is2026() {
+		if err := open2026(ctx, s.sess, label); err != nil {
 			s.loseWith("server/discover: " + err.Error())
 			return fmt.Errorf("server/discover of session %s: %w", label, err)
 		}
@@ -261,12 +261,12 @@ func (s *slot) readObserver() {
 	}
 }
 
-// openModern makes sess a 2026-07-28 session: every request carries the
+// open2026 makes sess a 2026-07-28 session: every request carries the
 // envelope (negotiate's, RPC-51) with a control scope of the session's
 // own (mcp.MetaControlScope), so that its checkpoints, operation keys
 // and counters are its own though there is no session to keep them
 // apart; then server/discover says what the server offers (LIF-42).
-func openModern(ctx context.Context, sess *peer.Session, scope string) error {
+func open2026(ctx context.Context, sess *peer.Session, scope string) error {
 	env := negotiate.Options{}.Envelope()
 	env.Extra = map[string]any{mcp.MetaControlScope: scope}
 	sess.SetEnvelope(env)
@@ -277,7 +277,7 @@ func openModern(ctx context.Context, sess *peer.Session, scope string) error {
 // liveness is the method that checks a session is still usable: ping,
 // or under 2026-07-28, which removed it (PNG-40), server/discover.
 func (s *slot) liveness() string {
-	if s.ex.cfg.modern() {
+	if s.ex.cfg.is2026() {
 		return mcp.MethodServerDiscover
 	}
 	return mcp.MethodPing
@@ -434,7 +434,7 @@ func (s *slot) wait(c *peer.Call) (*jsonrpc.Message, error) {
 // closesToCancel reports whether a cancel is the closing of the
 // request's response stream: 2026-07-28 Streamable HTTP (CAN-43, CAN-55),
 // where no notifications/cancelled is sent.
-func (s *slot) closesToCancel() bool { return s.http != nil && s.ex.cfg.modern() }
+func (s *slot) closesToCancel() bool { return s.http != nil && s.ex.cfg.is2026() }
 
 // cancelCall cancels c the way the revision and transport say: by
 // closing its response stream (2026-07-28 Streamable HTTP), else with

@@ -233,7 +233,7 @@ func ProbeRevision(ctx context.Context, t Target, revision string, noControl boo
 	ictx, cancel := context.WithTimeout(ctx, DefaultOpTimeout)
 	defer cancel()
 	if revision == Revision20260728 {
-		if err := openModern(ictx, s, "explore-probe"); err != nil {
+		if err := open2026(ictx, s, "explore-probe"); err != nil {
 			return f, fmt.Errorf("explore: server/discover of %s: %w", t.Info().Name, err)
 		}
 		f.Control = !noControl && control.Detect(s) != nil

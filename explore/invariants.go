@@ -152,14 +152,14 @@ func ownInvariants() []Invariant {
 	}
 }
 
-// modernCite is the requirement of 2026-07-28 that stands, in
+// cite2026 is the requirement of 2026-07-28 that stands, in
 // invariant inv, for the 2025-11-25 requirement req the checker names:
 // the cancellation rules moved (CAN-8's "no response" is CAN-54's MUST
 // NOT on stdio, its "stop and free" CAN-48's SHOULD), the token rule is
 // PRG-41, and server/discover stands in for ping (PNG-40, LIF-42). A
 // requirement without a counterpart is returned as it is; violate drops
 // it when the invariant does not cite it under 2026-07-28.
-func modernCite(inv, req string) string {
+func cite2026(inv, req string) string {
 	switch {
 	case req == "CAN-8" && inv == InvCleanupOnce:
 		return "CAN-48"
@@ -179,7 +179,7 @@ func modernCite(inv, req string) string {
 // under revision.
 func cite(revision, inv, req string) (string, bool) {
 	if revision == Revision20260728 {
-		req = modernCite(inv, req)
+		req = cite2026(inv, req)
 	}
 	return req, slices.Contains(ownInvariant(inv).Cites[revision], req)
 }

@@ -32,31 +32,31 @@ func benchHistory25(n int) *history {
 	return h
 }
 
-// meta26 is a 2026-07-28 request's _meta that declares the tasks
+// meta2026 is a 2026-07-28 request's _meta that declares the tasks
 // extension and asks for log messages at info and above.
-const meta26 = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}},"io.modelcontextprotocol/logLevel":"info"}`
+const meta2026 = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}},"io.modelcontextprotocol/logLevel":"info"}`
 
-// benchHistory26 is a 2026-07-28 conversation of n rounds: a call that
+// benchHistory2026 is a 2026-07-28 conversation of n rounds: a call that
 // logs, a tools/call answered with a task, polled to its end, a
 // subscription to it acknowledged and notified, then cancelled.
-func benchHistory26(n int) *history {
+func benchHistory2026(n int) *history {
 	h := &history{}
 	for i := range n {
 		id, tid := 10*i+1, fmt.Sprintf("T%d", i)
 		task := func(status, extra string) string {
 			return `"taskId":"` + tid + `","status":"` + status + `","createdAt":"2026-01-01T00:00:00Z","lastUpdatedAt":"2026-01-01T00:00:01Z","ttlMs":60000,"pollIntervalMs":25` + extra
 		}
-		h.c(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"slow",%s}}`, id, meta26)).
+		h.c(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"slow",%s}}`, id, meta2026)).
 			s(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"step"}}`).
 			s(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"resultType":"complete","content":[{"type":"text","text":"done"}]}}`, id)).
-			c(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"w",%s}}`, id+1, meta26)).
+			c(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"w",%s}}`, id+1, meta2026)).
 			s(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"resultType":"task",%s}}`, id+1, task("working", ""))).
-			c(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"subscriptions/listen","params":{%s,"notifications":{"taskIds":["%s"]}}}`, id+2, meta26, tid)).
+			c(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"subscriptions/listen","params":{%s,"notifications":{"taskIds":["%s"]}}}`, id+2, meta2026, tid)).
 			s(fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":%d},"notifications":{"taskIds":["%s"]}}}`, id+2, tid)).
-			c(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tasks/get","params":{%s,"taskId":"%s"}}`, id+3, meta26, tid)).
+			c(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tasks/get","params":{%s,"taskId":"%s"}}`, id+3, meta2026, tid)).
 			s(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"resultType":"complete",%s}}`, id+3, task("working", ""))).
 			s(fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/tasks","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":%d},%s}}`, id+2, task("completed", `,"result":{"content":[]}`))).
-			c(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tasks/get","params":{%s,"taskId":"%s"}}`, id+4, meta26, tid)).
+			c(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tasks/get","params":{%s,"taskId":"%s"}}`, id+4, meta2026, tid)).
 			s(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"resultType":"complete",%s}}`, id+4, task("completed", `,"result":{"content":[]}`))).
 			c(cancel(fmt.Sprint(id + 2)))
 	}
@@ -69,7 +69,7 @@ func BenchmarkMonitor(b *testing.B) {
 	for _, bc := range []struct {
 		name string
 		h    *history
-	}{{"2025-11-25", benchHistory25(200)}, {"2026-07-28", benchHistory26(200)}} {
+	}{{"2025-11-25", benchHistory25(200)}, {"2026-07-28", benchHistory2026(200)}} {
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {

@@ -64,9 +64,9 @@ func (s *session) staleCancel(side Side, ev chrono.Event, id jsonrpc.ID) {
 	key := id.Key()
 	if r := s.reqs[other(side)][key]; r != nil {
 		switch {
-		case side == Server && s.modern() && r.method == mcp.MethodSubscriptionsListen:
+		case side == Server && s.is2026() && r.method == mcp.MethodSubscriptionsListen:
 			s.listenEnded(r, ev, mcp.NotificationCancelled) // a server tearing down a subscription (CAN-41)
-		case side == Server && s.modern():
+		case side == Server && s.is2026():
 			s.find(RuleCancelTarget, side, verdict.Req("CAN-42"), ev.Seq, false,
 				"the server sent notifications/cancelled for the client's request %s (%s), which is not a subscriptions/listen", id, quote(r.method))
 		default:
@@ -169,7 +169,7 @@ func (s *session) streamClosed(ev chrono.Event) {
 		if r.id.String() != idText {
 			continue
 		}
-		if s.modern() {
+		if s.is2026() {
 			s.m.counts[CountCancels]++
 			if r.cancelSeq == 0 {
 				r.cancelSeq, r.cancelAt, r.closed = ev.Seq, ev.Offset, true

@@ -14,11 +14,11 @@ func FuzzTaskAndSubscriptionFrames(f *testing.F) {
 	f.Add([]byte(`{"jsonrpc":"2.0","id":3,"method":"tasks/get","params":{"taskId":"T1"}}`), []byte(`{"jsonrpc":"2.0","id":3,"result":{"taskId":"T1","status":"completed"}}`))
 	f.Add([]byte(`{"jsonrpc":"2.0","id":3,"method":"tasks/result","params":{"taskId":"T1"}}`), []byte(`{"jsonrpc":"2.0","id":3,"result":{"_meta":{"io.modelcontextprotocol/related-task":{"taskId":7}}}}`))
 	f.Add([]byte(listen(3, `{"taskIds":"T1"}`)), []byte(`{"jsonrpc":"2.0","method":"notifications/tasks","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":{"x":1}},"taskId":"T1"}}`))
-	f.Add([]byte(call26At(3, "bogus")), []byte(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":7,"_meta":[]}}`))
+	f.Add([]byte(call2026At(3, "bogus")), []byte(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":7,"_meta":[]}}`))
 	f.Fuzz(func(t *testing.T, client, server []byte) {
 		histories := []*history{
 			created25(init25()).frame(chrono.Out, "stdin", string(client)).frame(chrono.In, "stdout", string(server)),
-			created26(meta26Tasks).c(listen(2, `{"taskIds":["T1"]}`)).frame(chrono.Out, "stdin", string(client)).frame(chrono.In, "stdout", string(server)),
+			created2026(meta2026Tasks).c(listen(2, `{"taskIds":["T1"]}`)).frame(chrono.Out, "stdin", string(client)).frame(chrono.In, "stdout", string(server)),
 			(&history{}).post(1, listen(2, `{"taskIds":["T1"]}`)).post(2, string(client)).sse(1, string(server)).sse(2, string(server)).note("SSE POST #1", "stream ended"),
 		}
 		for i, h := range histories {

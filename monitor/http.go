@@ -190,7 +190,7 @@ func (s *session) requestHead(ev chrono.Event) {
 	if s.rev == "" && v == spec.V20260728 {
 		s.learn(spec.V20260728)
 	}
-	if !strings.HasPrefix(ev.Channel, "GET #") || s.modernExchange(ev.Channel) {
+	if !strings.HasPrefix(ev.Channel, "GET #") || s.exchange2026(ev.Channel) {
 		return
 	}
 	h := s.hstreams()
@@ -210,7 +210,7 @@ func (s *session) requestHead(ev chrono.Event) {
 }
 
 // requestVersion records the revision a request's head says it speaks,
-// for the rules that judge its exchange's answer (modernExchange): its
+// for the rules that judge its exchange's answer (exchange2026): its
 // MCP-Protocol-Version header, read from watch's head of the request or
 // from the checker's request frame, whose text is its head ("POST
 // Accept: …"); an initialize speaks 2025-11-25. A head without the header
@@ -236,13 +236,13 @@ func (s *session) requestVersion(ev chrono.Event) string {
 	return v
 }
 
-// modernExchange reports whether exchange is judged by the rules of
+// exchange2026 reports whether exchange is judged by the rules of
 // 2026-07-28: its request said so, or said nothing and the session
 // speaks it. A recording can hold a probe of the other revision in one
 // session (the checker's era detection sends server/discover before an
 // initialize): the revision an exchange's request speaks decides what
 // its answer owes.
-func (s *session) modernExchange(exchange string) bool {
+func (s *session) exchange2026(exchange string) bool {
 	if s.hs != nil {
 		switch v, _ := s.hs.versions.get(exchange); v {
 		case spec.V20260728:
@@ -252,7 +252,7 @@ func (s *session) modernExchange(exchange string) bool {
 			return false
 		}
 	}
-	return s.modern()
+	return s.is2026()
 }
 
 // responseHead judges a response's status and headers: under 2025-11-25
@@ -269,7 +269,7 @@ func (s *session) responseHead(ev chrono.Event) {
 	exchange := ev.Channel
 	method, _, _ := strings.Cut(exchange, " #")
 	h := s.hstreams()
-	modern := s.modernExchange(exchange)
+	modern := s.exchange2026(exchange)
 	if id, known := header(ev.Text, mcp.HeaderSessionID); known == headerPresent {
 		if modern {
 			s.exercise(RuleStateless, Server)
@@ -326,7 +326,7 @@ func (s *session) responseHead(ev chrono.Event) {
 // which the POST's status shows. A status the recording does not show
 // is not judged.
 func (s *session) methodNotFound(ev chrono.Event) {
-	if !s.modernExchange(trimSSE(ev.Channel)) {
+	if !s.exchange2026(trimSSE(ev.Channel)) {
 		return
 	}
 	r := s.streams[trimSSE(ev.Channel)]
@@ -371,7 +371,7 @@ func (s *session) sseEvent(ev chrono.Event) bool {
 	raw := strings.Contains(ev.Text, "(raw request")
 	first := !st.started
 	st.started = true
-	modern := s.modernExchange(st.exchange)
+	modern := s.exchange2026(st.exchange)
 	if modern {
 		if first {
 			s.exercise(RuleEventIDs, Server)
@@ -570,7 +570,7 @@ func (s *session) streamEnd(ev chrono.Event) {
 	}
 	s.hs.forget(exchange)
 	r := s.streams[exchange]
-	if st.answerSeq == 0 || !s.modernExchange(exchange) || r == nil || r.closed {
+	if st.answerSeq == 0 || !s.exchange2026(exchange) || r == nil || r.closed {
 		return
 	}
 	s.exercise(RuleStreamEnds, Server)

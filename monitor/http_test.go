@@ -85,9 +85,9 @@ func (h *history) call25(n int, token string) *history {
 		prime(fmt.Sprintf("SSE POST #%d", n), fmt.Sprintf("%d-1", n))
 }
 
-// call26 is a 2026-07-28 call on POST #n with its SSE head.
-func (h *history) call26(n int, token string) *history {
-	return h.post(n, call26(fmt.Sprint(n), token)).answered(n, sseHead)
+// call2026 is a 2026-07-28 call on POST #n with its SSE head.
+func (h *history) call2026(n int, token string) *history {
+	return h.post(n, call2026(fmt.Sprint(n), token)).answered(n, sseHead)
 }
 
 func sse(n int) string { return fmt.Sprintf("SSE POST #%d", n) }
@@ -155,7 +155,7 @@ func TestHTTPRules(t *testing.T) {
 			frame(chrono.In, "POST #3", `{"jsonrpc":"2.0","id":3,"error":{"code":-32601,"message":"no"}}`), nil},
 
 		{"a 2026-07-28 probe before a 2025-11-25 session, on the same channel names", (&history{}).
-			post(1, `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{`+modern26+`}}}`).said("POST Accept: application/json; Mcp-Protocol-Version: 2026-07-28").
+			post(1, `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{`+envelope2026+`}}}`).said("POST Accept: application/json; Mcp-Protocol-Version: 2026-07-28").
 			answered(1, "HTTP 200 Content-Type: application/json").frame(chrono.In, "POST #1", `{"jsonrpc":"2.0","id":1,"result":{}}`).
 			post(1, `{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}`).said("POST Accept: application/json").
 			answered(1, "HTTP 200 Content-Type: application/json; Mcp-Session-Id: abc").
@@ -164,57 +164,57 @@ func TestHTTPRules(t *testing.T) {
 			answered(2, "HTTP 200 Content-Type: text/event-stream").prime(sse(2), "2-1").event(sse(2), "2-2", result("3")).
 			wait(later).ended(sse(2), "stream closed by the client"), nil},
 		{"a conforming 2026-07-28 session", (&history{}).
-			call26(1, `"t1"`).event(sse(1), "", progress(`"t1"`, 1)).event(sse(1), "", result("1")).ended(sse(1), "stream ended").
+			call2026(1, `"t1"`).event(sse(1), "", progress(`"t1"`, 1)).event(sse(1), "", result("1")).ended(sse(1), "stream ended").
 			post(2, `{"jsonrpc":"2.0","method":"notifications/x"}`).answered(2, "HTTP 202").
 			head(chrono.Out, "GET #1", "GET Accept: text/event-stream; Mcp-Protocol-Version: 2026-07-28").head(chrono.In, "GET #1", "HTTP 405 Allow: POST; Content-Type: application/json").
 			head(chrono.Out, "DELETE #2", "DELETE Mcp-Protocol-Version: 2026-07-28").head(chrono.In, "DELETE #2", "HTTP 405 Allow: POST").
-			post(3, `{"jsonrpc":"2.0","id":3,"method":"x/y","params":{`+modern26+`}}}`).answered(3, "HTTP 404 Content-Type: application/json").
+			post(3, `{"jsonrpc":"2.0","id":3,"method":"x/y","params":{`+envelope2026+`}}}`).answered(3, "HTTP 404 Content-Type: application/json").
 			frame(chrono.In, "POST #3", `{"jsonrpc":"2.0","id":3,"error":{"code":-32601,"message":"no"}}`).
-			call26(4, `"t4"`).event(sse(4), "", result("4")).ended(sse(4), "the client closed the response stream of request 4 after its response"), nil},
-		{"an SSE response without X-Accel-Buffering", (&history{}).post(1, call26("1", `"t"`)).answered(1, "HTTP 200 Content-Type: text/event-stream").event(sse(1), "", result("1")),
+			call2026(4, `"t4"`).event(sse(4), "", result("4")).ended(sse(4), "the client closed the response stream of request 4 after its response"), nil},
+		{"an SSE response without X-Accel-Buffering", (&history{}).post(1, call2026("1", `"t"`)).answered(1, "HTTP 200 Content-Type: text/event-stream").event(sse(1), "", result("1")),
 			[]string{"http-sse-unbuffered HTTP-92 warn server"}},
-		{"X-Accel-Buffering: yes", (&history{}).post(1, call26("1", `"t"`)).answered(1, "HTTP 200 Content-Type: text/event-stream; charset=utf-8; X-Accel-Buffering: yes").event(sse(1), "", result("1")),
+		{"X-Accel-Buffering: yes", (&history{}).post(1, call2026("1", `"t"`)).answered(1, "HTTP 200 Content-Type: text/event-stream; charset=utf-8; X-Accel-Buffering: yes").event(sse(1), "", result("1")),
 			[]string{"http-sse-unbuffered HTTP-92 warn server"}},
-		{"X-Accel-Buffering cut from the record", (&history{}).post(1, call26("1", `"t"`)).
+		{"X-Accel-Buffering cut from the record", (&history{}).post(1, call2026("1", `"t"`)).
 			answered(1, "HTTP 200 Content-Type: text/event-stream; X-Padding: "+strings.Repeat("p", 40)+"… (truncated, 3000 bytes)").event(sse(1), "", result("1")), nil},
-		{"event IDs under 2026-07-28", (&history{}).call26(1, `"t"`).event(sse(1), "1", progress(`"t"`, 1)).event(sse(1), "2", result("1")),
+		{"event IDs under 2026-07-28", (&history{}).call2026(1, `"t"`).event(sse(1), "1", progress(`"t"`, 1)).event(sse(1), "2", result("1")),
 			[]string{"http-event-ids-unique HTTP-93 fail server"}},
-		{"a session ID minted under 2026-07-28", (&history{}).post(1, call26("1", `"t"`)).answered(1, "HTTP 200 Content-Type: application/json; Mcp-Session-Id: a b").
+		{"a session ID minted under 2026-07-28", (&history{}).post(1, call2026("1", `"t"`)).answered(1, "HTTP 200 Content-Type: application/json; Mcp-Session-Id: a b").
 			frame(chrono.In, "POST #1", result("1")),
 			[]string{"http-stateless-endpoint HTTP-107 warn server"}},
 		{"a GET served under 2026-07-28", (&history{}).
 			head(chrono.Out, "GET #1", "GET Accept: text/event-stream; Mcp-Protocol-Version: 2026-07-28").head(chrono.In, "GET #1", "HTTP 200 Content-Type: text/event-stream").
 			ended("SSE GET #1", "stream ended"),
 			[]string{"http-stateless-endpoint HTTP-107 warn server", "http-sse-unbuffered HTTP-92 warn server"}},
-		{"a DELETE served under 2026-07-28", (&history{}).post(1, call26("1", `"t"`)).answered(1, "HTTP 200 Content-Type: application/json").frame(chrono.In, "POST #1", result("1")).
+		{"a DELETE served under 2026-07-28", (&history{}).post(1, call2026("1", `"t"`)).answered(1, "HTTP 200 Content-Type: application/json").frame(chrono.In, "POST #1", result("1")).
 			head(chrono.Out, "DELETE #1", "DELETE /mcp").head(chrono.In, "DELETE #1", "HTTP 200"),
 			[]string{"http-stateless-endpoint HTTP-107 warn server"}},
-		{"-32601 with HTTP 200", (&history{}).post(1, `{"jsonrpc":"2.0","id":1,"method":"x/y","params":{`+modern26+`}}}`).answered(1, "HTTP 200 Content-Type: application/json").
+		{"-32601 with HTTP 200", (&history{}).post(1, `{"jsonrpc":"2.0","id":1,"method":"x/y","params":{`+envelope2026+`}}}`).answered(1, "HTTP 200 Content-Type: application/json").
 			frame(chrono.In, "POST #1", `{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found"}}`),
 			[]string{"http-method-not-found-404 HTTP-81 fail server"}},
-		{"-32601 on an SSE stream", (&history{}).post(1, `{"jsonrpc":"2.0","id":1,"method":"x/y","params":{`+modern26+`}}}`).answered(1, sseHead).
+		{"-32601 on an SSE stream", (&history{}).post(1, `{"jsonrpc":"2.0","id":1,"method":"x/y","params":{`+envelope2026+`}}}`).answered(1, sseHead).
 			event(sse(1), "", `{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found"}}`),
 			[]string{"http-method-not-found-404 HTTP-81 fail server"}},
-		{"a stream held open after its response", (&history{}).call26(1, `"t"`).event(sse(1), "", result("1")).wait(later).ended(sse(1), "stream closed by the client"),
+		{"a stream held open after its response", (&history{}).call2026(1, `"t"`).event(sse(1), "", result("1")).wait(later).ended(sse(1), "stream closed by the client"),
 			[]string{"http-response-ends-stream HTTP-91 warn server"}},
-		{"a stream held open until it failed", (&history{}).call26(1, `"t"`).event(sse(1), "", result("1")).wait(later).ended(sse(1), "stream failed: stalled"),
+		{"a stream held open until it failed", (&history{}).call2026(1, `"t"`).event(sse(1), "", result("1")).wait(later).ended(sse(1), "stream failed: stalled"),
 			[]string{"http-response-ends-stream HTTP-91 warn server"}},
-		{"a stream the client closed as its response came", (&history{}).call26(1, `"t"`).event(sse(1), "", result("1")).wait(ms).
+		{"a stream the client closed as its response came", (&history{}).call2026(1, `"t"`).event(sse(1), "", result("1")).wait(ms).
 			ended(sse(1), "the client closed the response stream of request 1 after its response"), nil},
-		{"a stream still open when the recording ends", (&history{}).call26(1, `"t"`).event(sse(1), "", result("1")).wait(later), nil},
-		{"a stream the client closed to cancel, its response crossing", (&history{}).call26(1, `"t"`).harness(chrono.TextStreamClosed+"1: the cancellation signal").
+		{"a stream still open when the recording ends", (&history{}).call2026(1, `"t"`).event(sse(1), "", result("1")).wait(later), nil},
+		{"a stream the client closed to cancel, its response crossing", (&history{}).call2026(1, `"t"`).harness(chrono.TextStreamClosed+"1: the cancellation signal").
 			event(sse(1), "", result("1")).wait(later).ended(sse(1), "stream closed by the client: request 1 cancelled"), nil},
-		{"progress on another request's stream (2026-07-28)", (&history{}).call26(1, `"t1"`).call26(2, `"t2"`).
+		{"progress on another request's stream (2026-07-28)", (&history{}).call2026(1, `"t1"`).call2026(2, `"t2"`).
 			event(sse(2), "", progress(`"t1"`, 1)).event(sse(1), "", result("1")).event(sse(2), "", result("2")),
 			[]string{"http-stream-routing LOG-46 fail server"}},
-		{"a notification's POST answered 200 with {} (2026-07-28)", (&history{}).call26(1, `"t"`).event(sse(1), "", result("1")).
+		{"a notification's POST answered 200 with {} (2026-07-28)", (&history{}).call2026(1, `"t"`).event(sse(1), "", result("1")).
 			post(2, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`).answered(2, "HTTP 200 Content-Type: application/json").
 			frame(chrono.In, "POST #2", `{}`),
 			[]string{"no-response-to-notification HTTP-86 fail server", "frames-well-formed HTTP-86 fail server"}},
 		{"2025-11-25 rules under 2026-07-28", (&history{}).
-			post(1, call26("1", `"t"`)).answered(1, sseHead).event(sse(1), "", progress(`"t"`, 1)).event(sse(1), "", result("1")).ended(sse(1), "stream ended").
+			post(1, call2026("1", `"t"`)).answered(1, sseHead).event(sse(1), "", progress(`"t"`, 1)).event(sse(1), "", result("1")).ended(sse(1), "stream ended").
 			head(chrono.Out, "GET #1", "GET /mcp Mcp-Protocol-Version: 2026-07-28; Last-Event-Id: 1").head(chrono.In, "GET #1", "HTTP 405"), nil},
-		{"a server request over HTTP (2026-07-28)", (&history{}).call26(1, `"t"`).event(sse(1), "", `{"jsonrpc":"2.0","id":5,"method":"roots/list"}`).event(sse(1), "", result("1")),
+		{"a server request over HTTP (2026-07-28)", (&history{}).call2026(1, `"t"`).event(sse(1), "", `{"jsonrpc":"2.0","id":5,"method":"roots/list"}`).event(sse(1), "", result("1")),
 			[]string{"one-response RPC-61 fail server"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -237,10 +237,10 @@ func TestHTTPConformingExercisesEveryRule(t *testing.T) {
 		head(chrono.Out, "GET #2", "GET /mcp Last-Event-Id: 2-2").event("SSE GET #2", "2-3", result("2")).
 		post(3, `{"jsonrpc":"2.0","method":"notifications/x"}`).answered(3, "HTTP 202")
 	modern := (&history{}).
-		call26(1, `"t1"`).event(sse(1), "", progress(`"t1"`, 1)).event(sse(1), "", result("1")).ended(sse(1), "stream ended").
+		call2026(1, `"t1"`).event(sse(1), "", progress(`"t1"`, 1)).event(sse(1), "", result("1")).ended(sse(1), "stream ended").
 		post(2, `{"jsonrpc":"2.0","method":"notifications/x"}`).answered(2, "HTTP 202").
 		head(chrono.Out, "GET #1", "GET Mcp-Protocol-Version: 2026-07-28").head(chrono.In, "GET #1", "HTTP 405").
-		post(3, `{"jsonrpc":"2.0","id":3,"method":"x/y","params":{`+modern26+`}}}`).answered(3, "HTTP 404 Content-Type: application/json").
+		post(3, `{"jsonrpc":"2.0","id":3,"method":"x/y","params":{`+envelope2026+`}}}`).answered(3, "HTTP 404 Content-Type: application/json").
 		frame(chrono.In, "POST #3", `{"jsonrpc":"2.0","id":3,"error":{"code":-32601,"message":"no"}}`)
 	for _, tc := range []struct {
 		name  string
@@ -375,7 +375,7 @@ func TestHTTPSkipsThatCannotApply(t *testing.T) {
 	if got := old["server/"+RuleLogLevel]; got != "skip not exercised: the conversation gave it nothing to judge" {
 		t.Errorf("a rule of the revision spoken, with nothing to judge: %q", got)
 	}
-	modern := outcomes((&history{}).call26(1, `"t"`).event(sse(1), "", result("1")).ended(sse(1), "stream ended"), Options{Transport: "http"})
+	modern := outcomes((&history{}).call2026(1, `"t"`).event(sse(1), "", result("1")).ended(sse(1), "stream ended"), Options{Transport: "http"})
 	if got := modern["server/"+RuleReplayOwnStream]; got != "skip applies to 2025-11-25 only" {
 		t.Errorf("a 2025-11-25 rule of a 2026-07-28 conversation: %q", got)
 	}

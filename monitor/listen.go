@@ -269,7 +269,7 @@ func serverEndedStream(text string) bool {
 // ambiguity A-11). A stream that failed, or one the client closed (its
 // cancel), is not the server ending it.
 func (s *session) streamEnded(ev chrono.Event) {
-	if !s.modern() || !serverEndedStream(ev.Text) {
+	if !s.is2026() || !serverEndedStream(ev.Text) {
 		return
 	}
 	r := s.streams[trimSSE(ev.Channel)]

@@ -11,7 +11,7 @@ import (
 
 // listen is subscriptions/listen, request id, asking for filter.
 func listen(id int, filter string) string {
-	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"subscriptions/listen","params":{%s,"notifications":%s}}`, id, meta26Tasks, filter)
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"subscriptions/listen","params":{%s,"notifications":%s}}`, id, meta2026Tasks, filter)
 }
 
 // subMeta is the _meta of a message of subscription id ("" for an empty
@@ -46,12 +46,12 @@ func logAt(level, meta string) string {
 	return `{"jsonrpc":"2.0","method":"notifications/message","params":{` + meta + `"level":"` + level + `","data":"x"}}`
 }
 
-// call26At is a 2026-07-28 tools/call, request id, asking for log
+// call2026At is a 2026-07-28 tools/call, request id, asking for log
 // messages at level ("" for none).
-func call26At(id int, level string) string {
-	meta := meta26Plain
+func call2026At(id int, level string) string {
+	meta := meta2026Plain
 	if level != "" {
-		meta = strings.Replace(meta26Plain, `}}`, `},"io.modelcontextprotocol/logLevel":"`+level+`"}`, 1)
+		meta = strings.Replace(meta2026Plain, `}}`, `},"io.modelcontextprotocol/logLevel":"`+level+`"}`, 1)
 	}
 	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"slow",%s}}`, id, meta)
 }
@@ -148,15 +148,15 @@ func TestLogRules2026(t *testing.T) {
 		transport string
 		want      []string
 	}{
-		{"below the only level asked for (stdio)", (&history{}).c(call26At(1, "warning")).s(logAt("debug", "")).s(result("1")),
+		{"below the only level asked for (stdio)", (&history{}).c(call2026At(1, "warning")).s(logAt("debug", "")).s(result("1")),
 			"stdio", []string{"log-level LOG-43 warn server"}},
-		{"at the level asked for (stdio)", (&history{}).c(call26At(1, "warning")).s(logAt("error", "")).s(result("1")), "stdio", nil},
-		{"below one request's level, at another's", (&history{}).c(call26At(1, "warning")).c(call26At(2, "debug")).s(logAt("info", "")).s(result("1")).s(result("2")), "stdio", nil},
-		{"below the level asked for (http)", (&history{}).post(1, call26At(1, "warning")).sse(1, logAt("debug", "")).sse(1, result("1")),
+		{"at the level asked for (stdio)", (&history{}).c(call2026At(1, "warning")).s(logAt("error", "")).s(result("1")), "stdio", nil},
+		{"below one request's level, at another's", (&history{}).c(call2026At(1, "warning")).c(call2026At(2, "debug")).s(logAt("info", "")).s(result("1")).s(result("2")), "stdio", nil},
+		{"below the level asked for (http)", (&history{}).post(1, call2026At(1, "warning")).sse(1, logAt("debug", "")).sse(1, result("1")),
 			"http", []string{"log-level LOG-43 warn server"}},
-		{"a log message long after the cancel (stdio)", (&history{}).c(call26At(1, "debug")).s(logAt("info", "")).c(cancel("1")).wait(500 * ms).s(logAt("info", "")),
+		{"a log message long after the cancel (stdio)", (&history{}).c(call2026At(1, "debug")).s(logAt("info", "")).c(cancel("1")).wait(500 * ms).s(logAt("info", "")),
 			"stdio", []string{"cancel-no-log CAN-54 fail server"}},
-		{"a log message crossing the cancel (stdio)", (&history{}).c(call26At(1, "debug")).s(logAt("info", "")).c(cancel("1")).wait(ms).s(logAt("info", "")), "stdio", nil},
+		{"a log message crossing the cancel (stdio)", (&history{}).c(call2026At(1, "debug")).s(logAt("info", "")).c(cancel("1")).wait(ms).s(logAt("info", "")), "stdio", nil},
 		{"a log message long after the cancel (2025-11-25 http)", init25().post(2, call("1", `"t"`)).sse(2, logAt("info", "")).post(3, cancel("1")).wait(500*ms).sse(2, logAt("info", "")),
 			"http", []string{"cancel-no-log CAN-8 warn server"}},
 		{"a log message long after a cancel (2025-11-25 stdio)", init25().c(call("1", `"t"`)).s(logAt("info", "")).c(cancel("1")).wait(500 * ms).s(logAt("info", "")), "stdio", nil},

@@ -42,8 +42,8 @@ func (s *session) logMessage(ev chrono.Event, m *jsonrpc.Message) {
 	if json.Unmarshal(m.Params, &p) != nil {
 		return
 	}
-	if !s.modern() {
-		s.legacyLogMessage(ev, p.Level)
+	if !s.is2026() {
+		s.logMessage2025(ev, p.Level)
 		return
 	}
 	s.exercise(RuleLogLevel, Server)
@@ -138,14 +138,14 @@ func (s *session) listenLogged(ev chrono.Event, rawID json.RawMessage) *request 
 // levelGrant is the rule a log message below its request's level breaks:
 // LOG-43 is a MAY that grants messages at or above the level only, so
 // the one below is outside it; the case that checks it weighs it as a
-// SHOULD (cases/logging26.go), and so does the monitor.
+// SHOULD (cases/logging2026.go), and so does the monitor.
 var levelGrant = verdict.Req("LOG-43").Except(verdict.Warn,
 	"LOG-43 grants messages at or above the requested level only: one below it is outside what the sentence allows, though no MUST NOT forbids it in so many words")
 
-// legacyLogMessage judges a 2025-11-25 log message: none below the level
+// logMessage2025 judges a 2025-11-25 log message: none below the level
 // logging/setLevel set (LOG-4), and over Streamable HTTP none on the
 // stream of a request cancelled beyond the crossing window.
-func (s *session) legacyLogMessage(ev chrono.Event, level string) {
+func (s *session) logMessage2025(ev chrono.Event, level string) {
 	if s.http() {
 		if r := s.streams[trimSSE(ev.Channel)]; r != nil {
 			s.logAfterCancel(r, ev)

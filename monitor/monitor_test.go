@@ -47,16 +47,16 @@ func init25() *history {
 		c(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 }
 
-// modern26 is a 2026-07-28 request's _meta.
-const modern26 = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"`
+// envelope2026 is a 2026-07-28 request's _meta.
+const envelope2026 = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"`
 
 // call is a tools/call with id and token.
 func call(id, token string) string {
 	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":"slow","_meta":{"progressToken":%s}}}`, id, token)
 }
 
-func call26(id, token string) string {
-	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":"slow",%s,"progressToken":%s}}}`, id, modern26, token)
+func call2026(id, token string) string {
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":"slow",%s,"progressToken":%s}}}`, id, envelope2026, token)
 }
 
 func progress(token string, v float64) string {
@@ -152,7 +152,7 @@ func TestRules(t *testing.T) {
 		{"a banner on stdout", (&history{}).s(`Server listening`).c(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}`).s(`{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}`),
 			[]string{"frames-well-formed STD-4 fail server"}},
 		{"a response after a cancel, within the window", init25().c(call("1", `"t"`)).s(progress(`"t"`, 1)).c(cancel("1")).wait(10 * ms).s(result("1")), nil},
-		{"an error naming the cancel, within the window (2026-07-28)", (&history{}).c(call26("1", `"t"`)).c(cancel("1")).wait(ms).
+		{"an error naming the cancel, within the window (2026-07-28)", (&history{}).c(call2026("1", `"t"`)).c(cancel("1")).wait(ms).
 			s(`{"jsonrpc":"2.0","id":1,"error":{"code":0,"message":"context canceled"}}`),
 			[]string{"cancel-no-response CAN-54 fail server"}},
 		{"the window follows the session's round trips", init25().c(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`).wait(ms).s(`{"jsonrpc":"2.0","id":2,"result":{"tools":[]}}`).
@@ -165,7 +165,7 @@ func TestRules(t *testing.T) {
 			s(`{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"disk full"}}`), nil},
 		{"a response after a cancel, beyond the window (2025-11-25: SHOULD)", init25().c(call("1", `"t"`)).s(progress(`"t"`, 1)).c(cancel("1")).wait(500 * ms).s(result("1")),
 			[]string{"cancel-no-response CAN-8 warn server"}},
-		{"a response after a cancel, beyond the window (2026-07-28: MUST NOT)", (&history{}).c(call26("1", `"t"`)).s(progress(`"t"`, 1)).c(cancel("1")).wait(500 * ms).s(result("1")),
+		{"a response after a cancel, beyond the window (2026-07-28: MUST NOT)", (&history{}).c(call2026("1", `"t"`)).s(progress(`"t"`, 1)).c(cancel("1")).wait(500 * ms).s(result("1")),
 			[]string{"cancel-no-response CAN-54 fail server"}},
 		{"progress after a cancel, beyond the window", init25().c(call("1", `"t"`)).s(progress(`"t"`, 1)).c(cancel("1")).wait(500 * ms).s(progress(`"t"`, 2)),
 			[]string{"cancel-no-progress CAN-8 warn server"}},
@@ -181,18 +181,18 @@ func TestRules(t *testing.T) {
 		{"a cancel crossing the response", init25().c(call("1", `"t"`)).s(result("1")).wait(5 * ms).c(cancel("1")), nil},
 		{"a cancel of an ID never issued", init25().c(call("1", `"t"`)).c(cancel("2")).s(result("1")),
 			[]string{"cancel-names-own-request CAN-5 fail client"}},
-		{"a cancel of an ID never issued (2026-07-28)", (&history{}).c(call26("1", `"t"`)).c(cancel("2")).s(result("1")),
+		{"a cancel of an ID never issued (2026-07-28)", (&history{}).c(call2026("1", `"t"`)).c(cancel("2")).s(result("1")),
 			[]string{"cancel-names-own-request CAN-51 fail client"}},
 		{"a cancel without requestId", init25().c(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"reason":"x"}}`),
 			[]string{"cancel-names-own-request CAN-6 fail client"}},
-		{"a server cancel of a client request (2026-07-28)", (&history{}).c(call26("1", `"t"`)).s(cancel("1")).s(result("1")),
+		{"a server cancel of a client request (2026-07-28)", (&history{}).c(call2026("1", `"t"`)).s(cancel("1")).s(result("1")),
 			[]string{"cancel-names-own-request CAN-42 fail server"}},
-		{"a server request under 2026-07-28 (stdio)", (&history{}).c(call26("1", `"t"`)).s(`{"jsonrpc":"2.0","id":5,"method":"roots/list"}`).s(result("1")),
+		{"a server request under 2026-07-28 (stdio)", (&history{}).c(call2026("1", `"t"`)).s(`{"jsonrpc":"2.0","id":5,"method":"roots/list"}`).s(result("1")),
 			[]string{"one-response STD-43 fail server"}},
 		{"a log below the level set", init25().c(`{"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"warning"}}`).s(result("1")).
 			s(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"debug","data":"x"}}`),
 			[]string{"log-level LOG-4 warn server"}},
-		{"a log for no request that asked (2026-07-28 stdio)", (&history{}).c(call26("1", `"t"`)).s(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}`).s(result("1")),
+		{"a log for no request that asked (2026-07-28 stdio)", (&history{}).c(call2026("1", `"t"`)).s(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}`).s(result("1")),
 			[]string{"log-level LOG-41 fail server"}},
 		{"a log just after the answer of the request that asked (2026-07-28 stdio)", (&history{}).
 			c(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"log","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/logLevel":"info"}}}`).
@@ -283,7 +283,7 @@ func TestSidesAndRevision(t *testing.T) {
 	if got := brief(fs); len(got) != 1 || got[0] != "progress-token-known PRG-7 fail server" {
 		t.Errorf("server side only: %v", got)
 	}
-	banner := (&history{}).s("hello").c(call26("1", `"t"`)).s(result("1"))
+	banner := (&history{}).s("hello").c(call2026("1", `"t"`)).s(result("1"))
 	fs, _, _ = run(banner, Options{})
 	if len(fs) != 1 || fs[0].Revision != "2026-07-28" || fs[0].Requirement != "STD-4" {
 		t.Errorf("a banner before the revision was known: %+v", fs)
@@ -316,7 +316,7 @@ func (h *history) sse(n int, raw string) *history {
 // (HTTP-26), unless the client resumed it.
 func TestStreamClose(t *testing.T) {
 	ms := time.Millisecond
-	modern := (&history{}).post(1, call26("1", `"t"`)).sse(1, progress(`"t"`, 1)).harness(chrono.TextStreamClosed+"1: the client closed it").
+	modern := (&history{}).post(1, call2026("1", `"t"`)).sse(1, progress(`"t"`, 1)).harness(chrono.TextStreamClosed+"1: the client closed it").
 		wait(500*ms).frame(chrono.In, "SSE GET #1", result("1"))
 	fs, _, _ := run(modern, Options{Transport: "http"})
 	if got := brief(fs); len(got) != 1 || got[0] != "cancel-no-response CAN-56 fail server" {
@@ -690,7 +690,7 @@ func TestSkipsThatCannotApply(t *testing.T) {
 		}
 		return out
 	}
-	modern := outcomes((&history{}).c(call26("1", `"t"`)).s(result("1")), Options{})
+	modern := outcomes((&history{}).c(call2026("1", `"t"`)).s(result("1")), Options{})
 	if got := modern["server/"+RuleTaskTimestamps]; got != "skip applies to 2025-11-25 only" {
 		t.Errorf("a 2025-11-25 rule of a 2026-07-28 conversation: %q", got)
 	}

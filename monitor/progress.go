@@ -80,7 +80,7 @@ func (s *session) lateProgress(side, asker Side, ev chrono.Event, tok jsonrpc.Pr
 		if r.token == nil || r.tokenKey != key {
 			continue
 		}
-		if r.created != "" && !s.modern() {
+		if r.created != "" && !s.is2026() {
 			s.taskProgressAfterEnd(side, r, ev, tok, value)
 			return
 		}

@@ -100,15 +100,15 @@ const (
 
 // Rules returns every rule, in the order reports list them.
 func Rules() []Rule {
-	v25 := spec.V20251125
-	v26 := spec.V20260728
+	v2025 := spec.V20251125
+	v2026 := spec.V20260728
 	both := func(old, modern []string) map[string][]string {
-		return map[string][]string{v25: old, v26: modern}
+		return map[string][]string{v2025: old, v2026: modern}
 	}
 	ids := func(s ...string) []string { return s }
 	only := func(rev string, s ...string) map[string][]string { return map[string][]string{rev: s} }
-	only25 := func(s ...string) map[string][]string { return only(v25, s...) }
-	only26 := func(s ...string) map[string][]string { return only(v26, s...) }
+	only2025 := func(s ...string) map[string][]string { return only(v2025, s...) }
+	only2026 := func(s ...string) map[string][]string { return only(v2026, s...) }
 	return []Rule{
 		{RuleWellFormed, "every frame is a JSON-RPC message", both(ids("STD-4", "STD-5", "RPC-2", "HTTP-11"), ids("STD-4", "STD-5", "RPC-2", "HTTP-86"))},
 		{RuleOneResponse, "every request is answered at most once, with its own ID", both(ids("RPC-8", "RPC-11"), ids("RPC-8", "RPC-11", "RPC-61", "STD-43"))},
@@ -121,15 +121,15 @@ func Rules() []Rule {
 		{RuleCancelInitialize, "initialize is never cancelled", both(ids("CAN-2"), nil)},
 		{RuleCancelTask, "a task-augmented request is cancelled with tasks/cancel, not notifications/cancelled", both(ids("CAN-4", "CAN-7"), ids("CAN-57"))},
 		{RuleAbandoned, "a request whose caller stopped waiting is cancelled", both(ids("HTTP-26", "LIF-16"), ids("CAN-45"))},
-		{RuleStreamPrimed, "a request's SSE stream starts with an event ID to resume from", only(v25, "HTTP-16")},
+		{RuleStreamPrimed, "a request's SSE stream starts with an event ID to resume from", only(v2025, "HTTP-16")},
 		{RuleEventIDs, "SSE event IDs are unique across the streams of a session (2026-07-28: events carry none)", both(ids("HTTP-40"), ids("HTTP-93"))},
 		{RuleStreamRouting, "a request's progress travels on its own stream, never on the GET stream or another request's", both(ids("HTTP-22", "HTTP-31"), ids("LOG-46"))},
-		{RuleReplayOwnStream, "a resumed stream replays only its own request's messages", only(v25, "HTTP-44")},
-		{RuleStreamEnds, "the final response ends its SSE stream", only(v26, "HTTP-91")},
-		{RuleUnbuffered, "an SSE response says X-Accel-Buffering: no", only(v26, "HTTP-92")},
-		{RuleStateless, "no session ID is minted or echoed, and GET and DELETE are not served (405)", only(v26, "HTTP-107")},
-		{RuleSessionIDVisible, "a session ID holds only visible ASCII", only(v25, "HTTP-48")},
-		{RuleMethodNotFound, "a method not found (-32601) is answered with HTTP 404", only(v26, "HTTP-81")},
+		{RuleReplayOwnStream, "a resumed stream replays only its own request's messages", only(v2025, "HTTP-44")},
+		{RuleStreamEnds, "the final response ends its SSE stream", only(v2026, "HTTP-91")},
+		{RuleUnbuffered, "an SSE response says X-Accel-Buffering: no", only(v2026, "HTTP-92")},
+		{RuleStateless, "no session ID is minted or echoed, and GET and DELETE are not served (405)", only(v2026, "HTTP-107")},
+		{RuleSessionIDVisible, "a session ID holds only visible ASCII", only(v2025, "HTTP-48")},
+		{RuleMethodNotFound, "a method not found (-32601) is answered with HTTP 404", only(v2026, "HTTP-81")},
 		{RuleProgressIncreasing, "progress strictly increases per token", both(ids("PRG-4"), ids("PRG-4"))},
 		{RuleProgressAfterEnd, "no progress after the request's response (after the task is terminal, for a task)", both(ids("PRG-14", "PRG-11"), ids("PRG-14"))},
 		{RuleTokenKnown, "progress names a token of an active request of the other side", both(ids("PRG-7"), ids("PRG-7"))},
@@ -138,21 +138,21 @@ func Rules() []Rule {
 		{RuleTaskCancelTerminal, "tasks/cancel of a terminal task is refused with -32602 (2025-11-25), acknowledged (2026-07-28)", both(ids("TSK-63"), ids("TSX-44"))},
 		{RuleTaskCancelResult, "a successful tasks/cancel answers the task as cancelled", both(ids("TSK-64"), nil)},
 		{RuleTaskStillWorking, "a task the host stopped waiting for, or had cancelled, does not go on working (seed 002's alerts)", both(nil, nil)},
-		{RuleTaskTimestamps, "a task's lastUpdatedAt is never before its createdAt, and never goes back", only25("TSK-39")},
+		{RuleTaskTimestamps, "a task's lastUpdatedAt is never before its createdAt, and never goes back", only2025("TSK-39")},
 		{RuleTaskGetAnswer, "tasks/get answers the whole task: its ttl (2025-11-25); resultType complete, and a terminal task's result or error (2026-07-28)", both(ids("TSK-41"), ids("TSX-30", "TSX-27", "TSX-29"))},
-		{RuleTaskIDTruth, "a task method answers about the task its taskId names", only25("TSK-51")},
-		{RuleTaskResultMeta, "tasks/result's result carries the related-task _meta of its task", only25("TSK-55")},
-		{RuleTaskStatusMeta, "a task status notification carries no related-task _meta", only25("TSK-58")},
-		{RuleTaskResultStatus, "a task's terminal status fits its result: isError fails it, and a failed task's tasks/result is the request's error", only25("TSK-76", "TSK-77")},
-		{RuleTaskResultBlocks, "tasks/result of a task still working waits for its end, rather than refusing it", only25("TSK-47")},
-		{RuleTaskCancelledAsked, "a task ends cancelled only when tasks/cancel asked for it", only25("TSK-D1", "CAN-4")},
-		{RuleTaskDeclared, "the tasks extension serves only a request that declared it: a task is created, and tasks/get, tasks/update and tasks/cancel answered with a result, for such a request alone", only26("TSX-2", "TSX-56")},
-		{RuleTaskDurable, "a created task is found by tasks/get", only26("TSX-16")},
+		{RuleTaskIDTruth, "a task method answers about the task its taskId names", only2025("TSK-51")},
+		{RuleTaskResultMeta, "tasks/result's result carries the related-task _meta of its task", only2025("TSK-55")},
+		{RuleTaskStatusMeta, "a task status notification carries no related-task _meta", only2025("TSK-58")},
+		{RuleTaskResultStatus, "a task's terminal status fits its result: isError fails it, and a failed task's tasks/result is the request's error", only2025("TSK-76", "TSK-77")},
+		{RuleTaskResultBlocks, "tasks/result of a task still working waits for its end, rather than refusing it", only2025("TSK-47")},
+		{RuleTaskCancelledAsked, "a task ends cancelled only when tasks/cancel asked for it", only2025("TSK-D1", "CAN-4")},
+		{RuleTaskDeclared, "the tasks extension serves only a request that declared it: a task is created, and tasks/get, tasks/update and tasks/cancel answered with a result, for such a request alone", only2026("TSX-2", "TSX-56")},
+		{RuleTaskDurable, "a created task is found by tasks/get", only2026("TSX-16")},
 		{RuleLogLevel, "no log message below the level the client set, or without one, or on a subscription (2026-07-28)", both(ids("LOG-4"), ids("LOG-41", "LOG-42", "LOG-43", "LOG-44"))},
-		{RuleListenAck, "a subscription's acknowledgement is the first message carrying its ID", only26("SUB-2")},
-		{RuleListenID, "a notification of a subscription carries its subscription ID", only26("SUB-5")},
-		{RuleListenRequested, "a subscription carries only the notifications it asked for", only26("SUB-1")},
-		{RuleListenEnd, "a subscription the server ends gets its result before its stream closes", only26("SUB-7")},
+		{RuleListenAck, "a subscription's acknowledgement is the first message carrying its ID", only2026("SUB-2")},
+		{RuleListenID, "a notification of a subscription carries its subscription ID", only2026("SUB-5")},
+		{RuleListenRequested, "a subscription carries only the notifications it asked for", only2026("SUB-1")},
+		{RuleListenEnd, "a subscription the server ends gets its result before its stream closes", only2026("SUB-7")},
 	}
 }
 

@@ -274,8 +274,8 @@ func (s *session) find(ruleID string, side Side, r verdict.Rule, seq uint64, abs
 	s.report(ruleID, side, r, seq, absence, format, args...)
 }
 
-// modern reports whether the session speaks 2026-07-28 (as far as known).
-func (s *session) modern() bool { return s.revision() == spec.V20260728 }
+// is2026 reports whether the session speaks 2026-07-28 (as far as known).
+func (s *session) is2026() bool { return s.revision() == spec.V20260728 }
 
 // http reports whether the conversation is over Streamable HTTP.
 func (s *session) http() bool { return s.m.opts.Transport == "http" }
@@ -461,7 +461,7 @@ type requestParams struct {
 // extension's requests under 2025-11-25) are judged by their head alone.
 func (s *session) paramsRead(method string, sum *chrono.Summary) bool {
 	switch {
-	case s.rev == "" || s.modern() || sum.Token != "":
+	case s.rev == "" || s.is2026() || sum.Token != "":
 		return true
 	}
 	switch method {
@@ -480,7 +480,7 @@ func (s *session) request(side Side, ev chrono.Event, m *jsonrpc.Message, p requ
 	if side == Client && m.Method == mcp.MethodInitialize {
 		s.initSeen = true
 	}
-	if side == Server && s.modern() {
+	if side == Server && s.is2026() {
 		// Over stdio the stdio page's own MUST NOT says it (STD-43).
 		rule, words := verdict.Req("RPC-61"), "servers initiate no JSON-RPC request"
 		if !s.http() {
@@ -498,7 +498,7 @@ func (s *session) request(side Side, ev chrono.Event, m *jsonrpc.Message, p requ
 		// stands for both, and takes one more response.
 		prev.dups++
 		return
-	} else if !s.modern() && s.used[side].has(key) {
+	} else if !s.is2026() && s.used[side].has(key) {
 		s.find(RuleIDUnique, side, verdict.Req("RPC-6"), ev.Seq, false,
 			"request %s (%s) reuses an ID the %s already used in this session", m.ID, quote(m.Method), side)
 	}
@@ -533,7 +533,7 @@ func (s *session) request(side Side, ev chrono.Event, m *jsonrpc.Message, p requ
 			t.cancelAsked = true
 		}
 	case mcp.MethodSubscriptionsListen:
-		if side == Client && s.modern() {
+		if side == Client && s.is2026() {
 			s.listenOpened(r, p.Notifications)
 		}
 	}
@@ -550,7 +550,7 @@ func (s *session) activeToken(side Side, tok jsonrpc.ProgressToken) *request {
 			return r
 		}
 	}
-	if s.modern() {
+	if s.is2026() {
 		return nil // no progress for a task (PRG-46): its request's token ends with its response
 	}
 	for _, r := range s.ended[side] {
@@ -690,7 +690,7 @@ func (s *session) answered(side Side, r *request, ev chrono.Event, m *jsonrpc.Me
 	if m.Result == nil && m.Error == nil && answerRead(r) {
 		return // a response cut short: its body is unread
 	}
-	if side == Server && s.modern() {
+	if side == Server && s.is2026() {
 		s.extensionMethodAnswered(r, ev, isError)
 	}
 	switch r.method {
@@ -707,7 +707,7 @@ func (s *session) answered(side Side, r *request, ev chrono.Event, m *jsonrpc.Me
 		switch {
 		case r.taskAug && m.Error == nil:
 			s.taskCreated(r, ev, m.Result)
-		case s.modern() && !isError:
+		case s.is2026() && !isError:
 			s.extensionTaskCreated(r, ev, m.Result)
 		}
 	case mcp.MethodTasksGet, mcp.MethodTasksResult:

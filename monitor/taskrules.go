@@ -57,7 +57,7 @@ func (s *session) taskPolled(r *request, ev chrono.Event, m *jsonrpc.Message) {
 	switch {
 	case r.method == mcp.MethodTasksResult:
 		s.taskResultAnswered(t, r, ev, m)
-	case s.modern():
+	case s.is2026():
 		if t != nil {
 			s.extensionGetAnswered(t, r, ev, m)
 		}
@@ -89,7 +89,7 @@ func (s *session) taskGetAnswered(t *task, r *request, ev chrono.Event, result j
 // task than the one r's taskId names, which TSK-51 makes the source of
 // truth; the answer is then a sighting of that other task, if followed.
 func (s *session) otherTask(t *task, r *request, o taskObject, ev chrono.Event) bool {
-	if s.modern() || o.TaskID == "" {
+	if s.is2026() || o.TaskID == "" {
 		return false
 	}
 	s.exercise(RuleTaskIDTruth, Server)
@@ -112,7 +112,7 @@ func (s *session) otherTask(t *task, r *request, o taskObject, ev chrono.Event) 
 // (workingAfterResultRefused). An error carries no _meta, so TSK-55
 // judges results only.
 func (s *session) taskResultAnswered(t *task, r *request, ev chrono.Event, m *jsonrpc.Message) {
-	if s.modern() {
+	if s.is2026() {
 		return // no tasks/result in the extension (TSX-65)
 	}
 	if t != nil {
@@ -164,7 +164,7 @@ func (s *session) taskResultAnswered(t *task, r *request, ev chrono.Event, m *js
 // undefined (ambiguity A-4) and not judged.
 func (s *session) resultFitsStatus(t *task, seq uint64) {
 	e := &t.evidence
-	if s.modern() || e.resultSeq == 0 || t.terminal == "" || e.resultJudged {
+	if s.is2026() || e.resultSeq == 0 || t.terminal == "" || e.resultJudged {
 		return
 	}
 	e.resultJudged = true
@@ -190,7 +190,7 @@ func (s *session) resultFitsStatus(t *task, seq uint64) {
 // sent after the refusal was read may predate it, and decides nothing.
 func (s *session) workingAfterResultRefused(t *task, o taskObject, ev chrono.Event, via string, asked uint64) {
 	e := &t.evidence
-	if s.modern() || e.resultRefusedSeq == 0 || e.resultRefusedJudged || asked <= e.resultRefusedSeq {
+	if s.is2026() || e.resultRefusedSeq == 0 || e.resultRefusedJudged || asked <= e.resultRefusedSeq {
 		return
 	}
 	e.resultRefusedJudged = true
@@ -209,7 +209,7 @@ func (s *session) workingAfterResultRefused(t *task, o taskObject, ev chrono.Eve
 // may have sent the tasks/cancel (tasks are bound to an authorization
 // context, not to a session), so the rule does not hold there.
 func (s *session) endedAs(t *task, status string, ev chrono.Event, via string) {
-	if s.modern() || s.http() {
+	if s.is2026() || s.http() {
 		return
 	}
 	s.exercise(RuleTaskCancelledAsked, Server)
@@ -235,7 +235,7 @@ func (s *session) endedAs(t *task, status string, ev chrono.Event, via string) {
 // notifications, a notification and an answer to an earlier request)
 // decide nothing: a snapshot may be written after a newer one.
 func (s *session) timestamps(t *task, o taskObject, ev chrono.Event, via string, asked uint64) {
-	if s.modern() {
+	if s.is2026() {
 		return
 	}
 	updated, err := time.Parse(time.RFC3339Nano, o.Updated)
@@ -267,7 +267,7 @@ var relatedTaskKey = []byte(mcp.MetaRelatedTask)
 // taskId says it), and either revision's is a sighting of its task.
 func (s *session) taskNotified(ev chrono.Event, m *jsonrpc.Message) {
 	o := readTask(m.Params)
-	if m.Method == mcp.NotificationTaskStatus && !s.modern() {
+	if m.Method == mcp.NotificationTaskStatus && !s.is2026() {
 		s.exercise(RuleTaskStatusMeta, Server)
 		if bytes.Contains(m.Params, relatedTaskKey) {
 			var p struct {
@@ -285,7 +285,7 @@ func (s *session) taskNotified(ev chrono.Event, m *jsonrpc.Message) {
 	if t == nil {
 		return
 	}
-	if s.modern() {
+	if s.is2026() {
 		t.evidence.found = true
 	}
 	s.sighted(t, o, ev, m.Method, 0)

@@ -148,30 +148,30 @@ func TestTaskCancelledOverHTTP(t *testing.T) {
 	}
 }
 
-// meta26Tasks is a 2026-07-28 request's _meta declaring the tasks
-// extension; meta26Plain declares nothing.
+// meta2026Tasks is a 2026-07-28 request's _meta declaring the tasks
+// extension; meta2026Plain declares nothing.
 const (
-	meta26Tasks = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}`
-	meta26Plain = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	meta2026Tasks = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}`
+	meta2026Plain = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
 )
 
-// task26 is an extension Task of id T1 (with ttlMs 60000), its status and
+// task2026 is an extension Task of id T1 (with ttlMs 60000), its status and
 // the members extra adds.
-func task26(status, extra string) string {
+func task2026(status, extra string) string {
 	return `"taskId":"T1","status":"` + status + `","createdAt":"2026-01-01T00:00:00Z","lastUpdatedAt":"2026-01-01T00:00:01Z","ttlMs":60000` + extra
 }
 
-// created26 is a 2026-07-28 tools/call, request 1 with _meta meta,
+// created2026 is a 2026-07-28 tools/call, request 1 with _meta meta,
 // answered with task T1.
-func created26(meta string) *history {
+func created2026(meta string) *history {
 	return (&history{}).c(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"w",` + meta + `}}`).
-		s(`{"jsonrpc":"2.0","id":1,"result":{"resultType":"task",` + task26("working", "") + `}}`)
+		s(`{"jsonrpc":"2.0","id":1,"result":{"resultType":"task",` + task2026("working", "") + `}}`)
 }
 
-// get26 asks tasks/get of T1 as request id; answer is the response's
+// get2026 asks tasks/get of T1 as request id; answer is the response's
 // "result" or "error" member.
-func (h *history) get26(id int, answer string) *history {
-	return h.c(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tasks/get","params":{%s,"taskId":"T1"}}`, id, meta26Tasks)).
+func (h *history) get2026(id int, answer string) *history {
+	return h.c(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tasks/get","params":{%s,"taskId":"T1"}}`, id, meta2026Tasks)).
 		s(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,%s}`, id, answer))
 }
 
@@ -183,7 +183,7 @@ func (h *history) get26(id int, answer string) *history {
 func TestTaskRules2026(t *testing.T) {
 	notFound := `"error":{"code":-32602,"message":"Task not found"}`
 	got := func(status, extra string) string {
-		return `"result":{"resultType":"complete",` + task26(status, extra) + `}`
+		return `"result":{"resultType":"complete",` + task2026(status, extra) + `}`
 	}
 	for _, tc := range []struct {
 		name string
@@ -191,49 +191,49 @@ func TestTaskRules2026(t *testing.T) {
 		want []string
 	}{
 		// TSX-2
-		{"a task for a request that did not declare the extension", created26(meta26Plain), []string{"task-only-when-declared TSX-2 fail server"}},
-		{"a task for a request that declared it", created26(meta26Tasks), nil},
-		{"a plain result for a request that did not declare it", (&history{}).c(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"w",` + meta26Plain + `}}`).
+		{"a task for a request that did not declare the extension", created2026(meta2026Plain), []string{"task-only-when-declared TSX-2 fail server"}},
+		{"a task for a request that declared it", created2026(meta2026Tasks), nil},
+		{"a plain result for a request that did not declare it", (&history{}).c(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"w",` + meta2026Plain + `}}`).
 			s(`{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","content":[{"type":"text","text":"a task done"}]}}`), nil},
 		// TSX-56
-		{"tasks/get served to a request that did not declare the extension", created26(meta26Tasks).
-			c(`{"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{` + meta26Plain + `,"taskId":"T1"}}`).s(`{"jsonrpc":"2.0","id":2,` + got("working", "") + `}`),
+		{"tasks/get served to a request that did not declare the extension", created2026(meta2026Tasks).
+			c(`{"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{` + meta2026Plain + `,"taskId":"T1"}}`).s(`{"jsonrpc":"2.0","id":2,` + got("working", "") + `}`),
 			[]string{"task-only-when-declared TSX-56 fail server"}},
-		{"tasks/cancel served to a request that did not declare the extension", created26(meta26Tasks).
-			c(`{"jsonrpc":"2.0","id":2,"method":"tasks/cancel","params":{` + meta26Plain + `,"taskId":"T1"}}`).s(`{"jsonrpc":"2.0","id":2,"result":{"resultType":"complete"}}`),
+		{"tasks/cancel served to a request that did not declare the extension", created2026(meta2026Tasks).
+			c(`{"jsonrpc":"2.0","id":2,"method":"tasks/cancel","params":{` + meta2026Plain + `,"taskId":"T1"}}`).s(`{"jsonrpc":"2.0","id":2,"result":{"resultType":"complete"}}`),
 			[]string{"task-only-when-declared TSX-56 fail server"}},
-		{"tasks/get refused to a request that did not declare the extension", created26(meta26Tasks).
-			c(`{"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{` + meta26Plain + `,"taskId":"T1"}}`).
+		{"tasks/get refused to a request that did not declare the extension", created2026(meta2026Tasks).
+			c(`{"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{` + meta2026Plain + `,"taskId":"T1"}}`).
 			s(`{"jsonrpc":"2.0","id":2,"error":{"code":-32021,"message":"declare the tasks extension","data":{"requiredCapabilities":{}}}}`), nil},
 		// TSX-16
-		{"a created task not found", created26(meta26Tasks).get26(2, notFound), []string{"task-durable-when-created TSX-16 fail server"}},
-		{"a created task found", created26(meta26Tasks).get26(2, got("working", "")), nil},
-		{"a task found, then gone", created26(meta26Tasks).get26(2, got("working", "")).get26(3, notFound), nil},
-		{"a task not found once its ttl ran out", created26(meta26Tasks).wait(61*time.Second).get26(2, notFound), nil},
+		{"a created task not found", created2026(meta2026Tasks).get2026(2, notFound), []string{"task-durable-when-created TSX-16 fail server"}},
+		{"a created task found", created2026(meta2026Tasks).get2026(2, got("working", "")), nil},
+		{"a task found, then gone", created2026(meta2026Tasks).get2026(2, got("working", "")).get2026(3, notFound), nil},
+		{"a task not found once its ttl ran out", created2026(meta2026Tasks).wait(61*time.Second).get2026(2, notFound), nil},
 		// TSX-30, TSX-27, TSX-29
-		{"tasks/get answers resultType task", created26(meta26Tasks).get26(2, strings.Replace(got("working", ""), "complete", "task", 1)),
+		{"tasks/get answers resultType task", created2026(meta2026Tasks).get2026(2, strings.Replace(got("working", ""), "complete", "task", 1)),
 			[]string{"task-get-answer TSX-30 fail server"}},
-		{"a completed task without its result", created26(meta26Tasks).get26(2, got("completed", "")), []string{"task-get-answer TSX-27 fail server"}},
-		{"a failed task without its error", created26(meta26Tasks).get26(2, got("failed", "")), []string{"task-get-answer TSX-29 fail server"}},
-		{"a completed task with its result, a failed one with its error", created26(meta26Tasks).get26(2, got("completed", `,"result":{"content":[]}`)).
-			get26(3, got("completed", `,"result":{"content":[]}`)), nil},
-		{"a failed task with its error", created26(meta26Tasks).get26(2, got("failed", `,"error":{"code":-32603,"message":"broke"}`)), nil},
+		{"a completed task without its result", created2026(meta2026Tasks).get2026(2, got("completed", "")), []string{"task-get-answer TSX-27 fail server"}},
+		{"a failed task without its error", created2026(meta2026Tasks).get2026(2, got("failed", "")), []string{"task-get-answer TSX-29 fail server"}},
+		{"a completed task with its result, a failed one with its error", created2026(meta2026Tasks).get2026(2, got("completed", `,"result":{"content":[]}`)).
+			get2026(3, got("completed", `,"result":{"content":[]}`)), nil},
+		{"a failed task with its error", created2026(meta2026Tasks).get2026(2, got("failed", `,"error":{"code":-32603,"message":"broke"}`)), nil},
 		// TSX-14..61: a tool result with isError completes the task.
-		{"isError completes the task (the extension)", created26(meta26Tasks).get26(2, got("completed", `,"result":{"content":[],"isError":true}`)), nil},
+		{"isError completes the task (the extension)", created2026(meta2026Tasks).get2026(2, got("completed", `,"result":{"content":[],"isError":true}`)), nil},
 		// TSX-44
-		{"tasks/cancel of a terminal task refused", created26(meta26Tasks).get26(2, got("cancelled", "")).
-			c(`{"jsonrpc":"2.0","id":3,"method":"tasks/cancel","params":{` + meta26Tasks + `,"taskId":"T1"}}`).
+		{"tasks/cancel of a terminal task refused", created2026(meta2026Tasks).get2026(2, got("cancelled", "")).
+			c(`{"jsonrpc":"2.0","id":3,"method":"tasks/cancel","params":{` + meta2026Tasks + `,"taskId":"T1"}}`).
 			s(`{"jsonrpc":"2.0","id":3,"error":{"code":-32602,"message":"already cancelled"}}`),
 			[]string{"task-cancel-terminal TSX-44 fail server"}},
-		{"tasks/cancel of a terminal task acknowledged", created26(meta26Tasks).get26(2, got("cancelled", "")).
-			c(`{"jsonrpc":"2.0","id":3,"method":"tasks/cancel","params":{` + meta26Tasks + `,"taskId":"T1"}}`).
+		{"tasks/cancel of a terminal task acknowledged", created2026(meta2026Tasks).get2026(2, got("cancelled", "")).
+			c(`{"jsonrpc":"2.0","id":3,"method":"tasks/cancel","params":{` + meta2026Tasks + `,"taskId":"T1"}}`).
 			s(`{"jsonrpc":"2.0","id":3,"result":{"resultType":"complete"}}`), nil},
 		// TSX-15
-		{"a terminal task comes back", created26(meta26Tasks).get26(2, got("completed", `,"result":{}`)).get26(3, got("working", "")),
+		{"a terminal task comes back", created2026(meta2026Tasks).get2026(2, got("completed", `,"result":{}`)).get2026(3, got("working", "")),
 			[]string{"task-terminal-stable TSX-15 fail server"}},
 		// 2025-11-25's rules do not hold: no ttl member (ttlMs instead),
 		// no related-task _meta on tasks/result.
-		{"a 2026-07-28 task has no ttl", created26(meta26Tasks).get26(2, got("working", "")).get26(3, got("working", "")), nil},
+		{"a 2026-07-28 task has no ttl", created2026(meta2026Tasks).get2026(2, got("working", "")).get2026(3, got("working", "")), nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fs, _, _ := run(tc.h, Options{Sides: []Side{Server}})
@@ -251,18 +251,18 @@ func TestTaskRules2026(t *testing.T) {
 // TSX-44 breaks under 2026-07-28).
 func TestReversedRules(t *testing.T) {
 	cancel25 := `{"jsonrpc":"2.0","id":3,"method":"tasks/cancel","params":{"taskId":"T1"}}`
-	cancel26 := `{"jsonrpc":"2.0","id":3,"method":"tasks/cancel","params":{` + meta26Tasks + `,"taskId":"T1"}}`
+	cancel2026 := `{"jsonrpc":"2.0","id":3,"method":"tasks/cancel","params":{` + meta2026Tasks + `,"taskId":"T1"}}`
 	refused := `{"jsonrpc":"2.0","id":3,"error":{"code":-32602,"message":"already completed"}}`
-	completed26 := `"result":{"resultType":"complete",` + task26("completed", `,"result":{"content":[],"isError":true}`) + `}`
+	completed2026 := `"result":{"resultType":"complete",` + task2026("completed", `,"result":{"content":[],"isError":true}`) + `}`
 	for _, tc := range []struct {
 		name string
 		h    *history
 		want string
 	}{
 		{"isError, completed, 2025-11-25", created25(init25()).s(taskStatusOf(task25("completed", 0, 1, ttl))).result(2, related("T1", true)), "task-result-fits-status TSK-76 warn server"},
-		{"isError, completed, 2026-07-28", created26(meta26Tasks).get26(2, completed26), ""},
+		{"isError, completed, 2026-07-28", created2026(meta2026Tasks).get2026(2, completed2026), ""},
 		{"a completed task's cancel refused, 2025-11-25", created25(init25()).get(2, task25("completed", 0, 1, ttl)).c(cancel25).s(refused), ""},
-		{"a completed task's cancel refused, 2026-07-28", created26(meta26Tasks).get26(2, completed26).c(cancel26).s(refused), "task-cancel-terminal TSX-44 fail server"},
+		{"a completed task's cancel refused, 2026-07-28", created2026(meta2026Tasks).get2026(2, completed2026).c(cancel2026).s(refused), "task-cancel-terminal TSX-44 fail server"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fs, _, _ := run(tc.h, Options{Sides: []Side{Server}})

@@ -233,7 +233,7 @@ func (s *session) taskCancelAnswered(r *request, ev chrono.Event, m *jsonrpc.Mes
 	if t == nil {
 		return
 	}
-	if s.modern() {
+	if s.is2026() {
 		s.extensionCancelAnswered(t, r, ev, m)
 		return
 	}
@@ -288,7 +288,7 @@ func (t *task) requests() []string {
 // tasks/cancel) once the grace has passed and the task was last seen
 // working after the abort.
 func (s *session) graceTasks() {
-	if s.aborts == 0 || s.modern() {
+	if s.aborts == 0 || s.is2026() {
 		return
 	}
 	for _, t := range s.tasks {
@@ -307,7 +307,7 @@ func (s *session) graceTasks() {
 // task the host left working without tasks/cancel: whether it still works
 // cannot be seen without polling it, and the alert says so.
 func (s *session) endTasks() {
-	if s.modern() {
+	if s.is2026() {
 		return // a durable task outlives its session by design (TSX-22)
 	}
 	for _, t := range s.tasks {

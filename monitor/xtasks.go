@@ -32,7 +32,7 @@ func (d *declaration) UnmarshalJSON(b []byte) error { *d = string(b) != "null"; 
 // mayCreateTask reports whether the answer ev to r may be a
 // CreateTaskResult of the extension, and so must be decoded.
 func (s *session) mayCreateTask(r *request, ev chrono.Event) bool {
-	return s.modern() && r.method == mcp.MethodToolsCall && bytes.Contains(ev.Raw, taskWord)
+	return s.is2026() && r.method == mcp.MethodToolsCall && bytes.Contains(ev.Raw, taskWord)
 }
 
 // extensionTaskCreated takes a successful answer to a 2026-07-28

@@ -78,7 +78,7 @@ func (c *client2026) listenAndTeardown(filter map[string]any, meta map[string]an
 	return from, sub
 }
 
-// slowArgs26 are the arguments of an ungated slow call.
+// slowArgs2026 are the arguments of an ungated slow call.
 func slowCall(key string) map[string]any {
 	return map[string]any{"name": ToolSlow, "arguments": map[string]any{"key": key, "steps": 1, "gated": false}}
 }

@@ -74,9 +74,9 @@ type FaultSpec struct {
 	// subject, so what such a case reports under the fault is not judged
 	// (the fault's own killers are).
 	EclipsesSlow string
-	// ModernOnly makes the matrix run the fault against a server without
+	// Only2026 makes the matrix run the fault against a server without
 	// the legacy era: what it breaks exists only there.
-	ModernOnly bool
+	Only2026 bool
 
 	// Explored are the explorer's rows for the fault: what each
 	// exploration finds, or why it cannot.

@@ -1405,7 +1405,7 @@ var faultTable = []FaultSpec{
 		Killers: []KillerRow{
 			{spec.V20260728, OnAny, []string{"lifecycle/initialize-error-names-versions"}, nil},
 		},
-		ModernOnly: true,
+		Only2026: true,
 		Explored: []Exploration{
 			{Transport: ExploreInProcess, Revision: spec.V20260728,
 				Excluded: "the explorer's 2026-07-28 sessions never send initialize"},

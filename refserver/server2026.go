@@ -185,7 +185,7 @@ func (s *Server) initializeRefused(params map[string]json.RawMessage) *rpcError 
 	return rerr
 }
 
-// modernMethods are the methods a 2026-07-28 request may name: the core
+// methods2026 are the methods a 2026-07-28 request may name: the core
 // ones this server implements, the tasks extension's and the control
 // extension's. ping, logging/setLevel, initialize, tasks/result,
 // tasks/list and the rest are unknown (PNG-40, TSX-65).
