@@ -464,6 +464,9 @@ var serverEverything = filepath.Join(targets.NodeModules(), "@modelcontextprotoc
 // CPU for no new verdict.
 func TestCheckServerEverything(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("-short: server-everything (node) is the full suite's; TestCheckStdio checks a --stdio target here")
+	}
 	node := targets.Need(t, serverEverything)
 	cmdline := transportQuote(node, serverEverything, "stdio")
 	reportPath := filepath.Join(t.TempDir(), "report.json")

@@ -149,6 +149,9 @@ func TestProfileInit(t *testing.T) {
 // of the tools tools/list gives no taskSupport.
 func TestZeroConfigServerEverything(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("-short: server-everything (node) is the full suite's; TestProfileInit drafts a profile from the built-in server here")
+	}
 	node := targets.Need(t, serverEverything)
 	cmdline := transportQuote(node, serverEverything, "stdio")
 	path := filepath.Join(t.TempDir(), "everything.yaml")
