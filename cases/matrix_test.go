@@ -164,6 +164,15 @@ func runEach(mk target, cfg runner.Config) (*results.Report, error) {
 
 // runEachOn is runEach with a target maker per case.
 func runEachOn(mkFor func(probe.Case) target, cfg runner.Config) (*results.Report, error) {
+	return runEachWithin(runSlots, mkFor, cfg)
+}
+
+// runEachWithin is runEachOn bounded by slots instead of runSlots. A
+// test in a synctest bubble passes slots made in its bubble: a goroutine
+// waiting on a channel made outside the bubble is not durably blocked,
+// so while one case waited for a slot the bubble's clock, which the
+// cases holding the slots wait on, could not advance.
+func runEachWithin(slots chan struct{}, mkFor func(probe.Case) target, cfg runner.Config) (*results.Report, error) {
 	rep := &results.Report{Results: make([]results.Result, len(cfg.Cases))}
 	errs := make([]error, len(cfg.Cases))
 	var wg sync.WaitGroup
@@ -171,8 +180,8 @@ func runEachOn(mkFor func(probe.Case) target, cfg runner.Config) (*results.Repor
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			runSlots <- struct{}{}
-			defer func() { <-runSlots }()
+			slots <- struct{}{}
+			defer func() { <-slots }()
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
 			tgt, closeTarget := mkFor(c)()

@@ -3,10 +3,12 @@ package cases_test
 import (
 	"slices"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/mcpflight/mcpflight/cases"
 	"github.com/mcpflight/mcpflight/probe"
+	"github.com/mcpflight/mcpflight/profile"
 	"github.com/mcpflight/mcpflight/refserver"
 	"github.com/mcpflight/mcpflight/results"
 	"github.com/mcpflight/mcpflight/runner"
@@ -50,52 +52,61 @@ func TestSharedLanesStillCatchFaults(t *testing.T) {
 	} {
 		t.Run(string(tc.fault), func(t *testing.T) {
 			t.Parallel()
-			var killer probe.Case
-			for _, c := range cases.All() {
-				if c.ID == tc.killer {
-					killer = c
-				}
-			}
-			kind := killer.Sharing()
-			if kind != probe.ShareTasks && kind != probe.ShareCancels {
-				t.Fatalf("%s shares as %d: not a case of the task or cancel lanes", tc.killer, kind)
-			}
-			// The lane: the first case of the killer's kind that starts
-			// before it (the runner starts the cases that await a task's
-			// end first, then in catalogue order), which leaves its task
-			// or cancelled request behind; then the killer.
-			var lane []probe.Case
-			for _, c := range cases.All() {
-				if c.ID == tc.killer {
-					continue
-				}
-				if c.Sharing() == kind && c.AppliesTo(spec.V20251125) && c.AwaitsTaskEnd == killer.AwaitsTaskEnd {
-					lane = append(lane, c, killer)
-					break
-				}
-			}
-			rep, err := runner.Run(t.Context(), runner.Config{Target: sharedStdioTarget(tc.fault), Profile: prof, Cases: lane,
-				Version: spec.V20251125, Jobs: 1, CloseTimeout: 10 * time.Second, CaseTimeout: time.Minute})
-			if err != nil {
-				t.Fatal(err)
-			}
-			i := slices.IndexFunc(rep.Results, func(r results.Result) bool { return r.ID == tc.killer })
-			r := rep.Results[i]
-			if r.ContinuedFrom == "" {
-				for _, x := range rep.Results[:i+1] {
-					t.Logf("%s handed on %v, first event %q", x.ID, x.HandedOn, x.Events[0].Text)
-					for _, ev := range x.Events[max(0, len(x.Events)-12):] {
-						t.Logf("   %d %s %s %v %s", ev.Seq, ev.Channel, ev.Kind, ev.Summary, ev.Text)
-					}
-				}
-				t.Fatalf("%s did not continue a shared session (the cases before it: %s): the row shows nothing about the lanes", tc.killer, verdicts(rep.Results[:i]))
-			}
-			o := r.Outcome
-			if o.Verdict != verdict.Fail && o.Verdict != verdict.Warn || o.Requirement != tc.breaks {
-				t.Errorf("%s, continuing the session %s opened, under %s: %s %s, want a fail or warn citing %s: %s",
-					tc.killer, r.ContinuedFrom, tc.fault, o.Verdict, o.Requirement, tc.breaks, o.Summary)
-			}
+			// The in-process server's paced tools and the cases' windows
+			// (id-zero-absent's is a wait for an answer that never comes)
+			// run on the clock of a synctest bubble.
+			synctest.Test(t, func(t *testing.T) { sharedLaneCatches(t, prof, tc.fault, tc.killer, tc.breaks) })
 		})
+	}
+}
+
+// sharedLaneCatches is one row of TestSharedLanesStillCatchFaults: the
+// killer, continuing a lane under fault, must fail or warn citing breaks.
+func sharedLaneCatches(t *testing.T, prof *profile.Profile, fault refserver.Fault, killerID, breaks string) {
+	var killer probe.Case
+	for _, c := range cases.All() {
+		if c.ID == killerID {
+			killer = c
+		}
+	}
+	kind := killer.Sharing()
+	if kind != probe.ShareTasks && kind != probe.ShareCancels {
+		t.Fatalf("%s shares as %d: not a case of the task or cancel lanes", killerID, kind)
+	}
+	// The lane: the first case of the killer's kind that starts
+	// before it (the runner starts the cases that await a task's
+	// end first, then in catalogue order), which leaves its task
+	// or cancelled request behind; then the killer.
+	var lane []probe.Case
+	for _, c := range cases.All() {
+		if c.ID == killerID {
+			continue
+		}
+		if c.Sharing() == kind && c.AppliesTo(spec.V20251125) && c.AwaitsTaskEnd == killer.AwaitsTaskEnd {
+			lane = append(lane, c, killer)
+			break
+		}
+	}
+	rep, err := runner.Run(t.Context(), runner.Config{Target: sharedStdioTarget(fault), Profile: prof, Cases: lane,
+		Version: spec.V20251125, Jobs: 1, CloseTimeout: 10 * time.Second, CaseTimeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(rep.Results, func(r results.Result) bool { return r.ID == killerID })
+	r := rep.Results[i]
+	if r.ContinuedFrom == "" {
+		for _, x := range rep.Results[:i+1] {
+			t.Logf("%s handed on %v, first event %q", x.ID, x.HandedOn, x.Events[0].Text)
+			for _, ev := range x.Events[max(0, len(x.Events)-12):] {
+				t.Logf("   %d %s %s %v %s", ev.Seq, ev.Channel, ev.Kind, ev.Summary, ev.Text)
+			}
+		}
+		t.Fatalf("%s did not continue a shared session (the cases before it: %s): the row shows nothing about the lanes", killerID, verdicts(rep.Results[:i]))
+	}
+	o := r.Outcome
+	if o.Verdict != verdict.Fail && o.Verdict != verdict.Warn || o.Requirement != breaks {
+		t.Errorf("%s, continuing the session %s opened, under %s: %s %s, want a fail or warn citing %s: %s",
+			killerID, r.ContinuedFrom, fault, o.Verdict, o.Requirement, breaks, o.Summary)
 	}
 }
 

@@ -3,9 +3,12 @@ package cases_test
 import (
 	"regexp"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/mcpflight/mcpflight/cases"
+	"github.com/mcpflight/mcpflight/probe"
+	"github.com/mcpflight/mcpflight/profile"
 	"github.com/mcpflight/mcpflight/runner"
 	"github.com/mcpflight/mcpflight/spec"
 	"github.com/mcpflight/mcpflight/verdict"
@@ -36,35 +39,47 @@ func TestSkipsNameWhatWouldLetThemRun(t *testing.T) {
 	for _, rev := range []string{spec.V20251125, spec.V20260728} {
 		t.Run(rev, func(t *testing.T) {
 			t.Parallel()
-			rep, err := runEach(hiddenControlTarget(nil, false), runner.Config{Profile: prof, Cases: cases.All(), Version: rev, CloseTimeout: 300 * time.Millisecond, CaseTimeout: time.Minute})
-			if err != nil {
-				t.Fatal(err)
-			}
-			skips := 0
-			for _, r := range rep.Results {
-				o := r.Outcome
-				if o.Verdict != verdict.Skip {
-					continue
-				}
-				if notAboutEvidence.MatchString(o.Summary) {
-					continue
-				}
-				if o.Unexercised {
-					// The run lost a race its rule needs (a progress that
-					// crossed the cancel on a loaded machine): the skip says
-					// what happened, and the next run may exercise it.
-					t.Logf("%s: %s", r.ID, o.Summary)
-					continue
-				}
-				skips++
-				t.Logf("%s: %s", r.ID, o.Summary)
-				if !namesRemedy.MatchString(o.Summary) {
-					t.Errorf("%s skips without naming what would let it run: %q", r.ID, o.Summary)
-				}
-			}
-			if skips == 0 {
-				t.Errorf("no case skipped for want of evidence under %s: the control-only cases ran against a server without the extension", rev)
-			}
+			// In a synctest bubble: the in-process server's paced tools
+			// and the cases' windows run on the bubble's clock, which
+			// advances whenever every goroutine waits on it.
+			synctest.Test(t, func(t *testing.T) {
+				skipsNameWhatWouldLetThemRun(t, prof, rev)
+			})
 		})
+	}
+}
+
+// skipsNameWhatWouldLetThemRun is TestSkipsNameWhatWouldLetThemRun
+// under rev.
+func skipsNameWhatWouldLetThemRun(t *testing.T, prof *profile.Profile, rev string) {
+	rep, err := runEachWithin(make(chan struct{}, 8), func(probe.Case) target { return hiddenControlTarget(nil, false) },
+		runner.Config{Profile: prof, Cases: cases.All(), Version: rev, CloseTimeout: 300 * time.Millisecond, CaseTimeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	skips := 0
+	for _, r := range rep.Results {
+		o := r.Outcome
+		if o.Verdict != verdict.Skip {
+			continue
+		}
+		if notAboutEvidence.MatchString(o.Summary) {
+			continue
+		}
+		if o.Unexercised {
+			// The run lost a race its rule needs (a progress that
+			// crossed the cancel on a loaded machine): the skip says
+			// what happened, and the next run may exercise it.
+			t.Logf("%s: %s", r.ID, o.Summary)
+			continue
+		}
+		skips++
+		t.Logf("%s: %s", r.ID, o.Summary)
+		if !namesRemedy.MatchString(o.Summary) {
+			t.Errorf("%s skips without naming what would let it run: %q", r.ID, o.Summary)
+		}
+	}
+	if skips == 0 {
+		t.Errorf("no case skipped for want of evidence under %s: the control-only cases ran against a server without the extension", rev)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -122,30 +123,34 @@ func TestSlowSinkNeverBlocksAppend(t *testing.T) {
 }
 
 func TestWaitFor(t *testing.T) {
-	l := New()
-	got := make(chan Event, 1)
-	ready := make(chan struct{})
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		close(ready)
-		e, err := l.WaitFor(ctx, 0, func(e Event) bool { return e.Kind == KindExit })
-		if err != nil {
-			t.Error(err)
+	// In a synctest bubble: a WaitFor that missed the event would sleep
+	// out its safety net on the bubble's clock and fail at once.
+	synctest.Test(t, func(t *testing.T) {
+		l := New()
+		got := make(chan Event, 1)
+		ready := make(chan struct{})
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			close(ready)
+			e, err := l.WaitFor(ctx, 0, func(e Event) bool { return e.Kind == KindExit })
+			if err != nil {
+				t.Error(err)
+			}
+			got <- e
+		}()
+		<-ready
+		l.Harness(KindNote, "", "not yet")
+		l.Harness(KindExit, "process", "exit 0")
+		if e := <-got; e.Seq != 2 {
+			t.Fatalf("WaitFor returned seq %d", e.Seq)
 		}
-		got <- e
-	}()
-	<-ready
-	l.Harness(KindNote, "", "not yet")
-	l.Harness(KindExit, "process", "exit 0")
-	if e := <-got; e.Seq != 2 {
-		t.Fatalf("WaitFor returned seq %d", e.Seq)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if _, err := l.WaitFor(ctx, 2, func(Event) bool { return true }); err == nil {
-		t.Fatal("WaitFor must honour a done context")
-	}
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		if _, err := l.WaitFor(ctx, 2, func(Event) bool { return true }); err == nil {
+			t.Fatal("WaitFor must honour a done context")
+		}
+	})
 }
 
 func TestSanitize(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -565,7 +566,10 @@ func TestCancelBeforeCreateTaskResult(t *testing.T) {
 		{name: "no-create-result", policy: hostcancel.Cancel, want: hostcancel.OutcomeUnknown, unknown: hostcancel.UnknownNoCreateResult},
 	} {
 		for _, rev := range revisions {
-			t.Run(tc.name+"/"+string(rev), func(t *testing.T) { tc.run(t, newFixtureAt(t, rev)) })
+			// The server is in this process, on pipes: the grace that
+			// runs out without a CreateTaskResult runs on a synctest
+			// bubble's clock.
+			t.Run(tc.name+"/"+string(rev), func(t *testing.T) { synctest.Test(t, func(t *testing.T) { tc.run(t, newFixtureAt(t, rev)) }) })
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"testing/synctest"
 
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/internal/revisionsrv"
@@ -45,23 +46,29 @@ func prefixed(banner string, serve bool) negotiate.Dialer {
 // naming what it wrote, long before the handshake's own timeout (15 s by
 // default; the test's safety net is 30 s, and the failure must be the
 // NotJSONRPCError, not a deadline).
+//
+// The target is a pair of pipes in this process, so each mode runs in a
+// synctest bubble: the wait for JSON-RPC after the line runs on the
+// bubble's clock, and the test does not spend it in real time.
 func TestNotJSONRPCTarget(t *testing.T) {
 	for _, mode := range []negotiate.Mode{negotiate.ModeAuto, negotiate.Mode20251125, negotiate.Mode20260728} {
-		t.Run(string(mode), func(t *testing.T) {
-			sv, err := negotiate.SurveyTarget(testCtx(t), prefixed("oops, not json\n", false), mode, negotiate.Options{})
-			var nj *negotiate.NotJSONRPCError
-			if !errors.As(err, &nj) && !(sv != nil && probeSaysNotJSONRPC(sv)) {
-				t.Fatalf("error %v; want a NotJSONRPCError", err)
-			}
-			for _, p := range []*negotiate.Probe{sv.Probe2026, sv.Probe2025} {
-				if p == nil {
-					continue
-				}
-				if !errors.Is(p.Err, negotiate.ErrNotJSONRPC) || !strings.Contains(p.Failure, `"oops, not json" on stdout`) {
-					t.Errorf("%s probe: %v (%s); want it to name the line", p.Method, p.Err, p.Failure)
-				}
-			}
-		})
+		t.Run(string(mode), func(t *testing.T) { synctest.Test(t, func(t *testing.T) { notJSONRPCTarget(t, mode) }) })
+	}
+}
+
+func notJSONRPCTarget(t *testing.T, mode negotiate.Mode) {
+	sv, err := negotiate.SurveyTarget(testCtx(t), prefixed("oops, not json\n", false), mode, negotiate.Options{})
+	var nj *negotiate.NotJSONRPCError
+	if !errors.As(err, &nj) && !(sv != nil && probeSaysNotJSONRPC(sv)) {
+		t.Fatalf("error %v; want a NotJSONRPCError", err)
+	}
+	for _, p := range []*negotiate.Probe{sv.Probe2026, sv.Probe2025} {
+		if p == nil {
+			continue
+		}
+		if !errors.Is(p.Err, negotiate.ErrNotJSONRPC) || !strings.Contains(p.Failure, `"oops, not json" on stdout`) {
+			t.Errorf("%s probe: %v (%s); want it to name the line", p.Method, p.Err, p.Failure)
+		}
 	}
 }
 

@@ -26,6 +26,15 @@ import (
 // pins was checked by hand in the chronology (docs/findings.md, "The
 // TypeScript SDK v2").
 
+// skipInShort skips t under -short: bothrevisions.mjs is a node process, a
+// real third-party target, which the full suite runs.
+func skipInShort(t *testing.T, here string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: the TypeScript SDK v2 server (node bothrevisions.mjs) is the full suite's; " + here)
+	}
+}
+
 // bothRevisionsSession opens a 2026-07-28 session to bothrevisions.mjs over "stdio"
 // or "http".
 func bothRevisionsSession(t *testing.T, over string) (*peer.Session, context.Context) {
@@ -98,6 +107,7 @@ func messages(s *peer.Session) []string {
 // gets its progress and a complete result; log messages come only for a
 // request that asks with logLevel, at or above it (LOG-41, LOG-43).
 func TestBothRevisionsDiscoverProgressLogging(t *testing.T) {
+	skipInShort(t, "TestDiscover covers server/discover here")
 	for _, over := range []string{"stdio", "http"} {
 		t.Run(over, func(t *testing.T) {
 			s, ctx := bothRevisionsSession(t, over)
@@ -163,6 +173,7 @@ func TestBothRevisionsDiscoverProgressLogging(t *testing.T) {
 // notifications/cancelled is sent), cancels the slow tool's handler: the
 // observer sees it cancelled, and no response for the request comes.
 func TestBothRevisionsCancel(t *testing.T) {
+	skipInShort(t, "TestStdio2026Cancel and TestHTTP2026CancelClosesStream cover the 2026-07-28 cancel here")
 	for _, over := range []string{"stdio", "http"} {
 		t.Run(over, func(t *testing.T) {
 			s, ctx := bothRevisionsSession(t, over)
@@ -228,6 +239,7 @@ func TestBothRevisionsCancel(t *testing.T) {
 // --2026-only (the SDK's legacy: "reject") initialize is refused with
 // -32022, and 2025-11-25 is refused in one line.
 func TestBothRevisionsNegotiation(t *testing.T) {
+	skipInShort(t, "negotiate's tests survey the built-in servers here")
 	for _, over := range []string{"stdio", "http"} {
 		for _, strict := range []bool{false, true} {
 			name := over

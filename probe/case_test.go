@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/mcpflight/mcpflight/profile"
@@ -44,22 +45,26 @@ func TestCaseReqsFor(t *testing.T) {
 // TestWithPatienceEndsBeforeTheCaseDeadline: a wait never runs into the
 // case's own deadline, so what never comes is a verdict.
 func TestWithPatienceEndsBeforeTheCaseDeadline(t *testing.T) {
-	e := &Env{Grace: 300 * time.Millisecond}
-	if got, want := e.Patience(), 4200*time.Millisecond; got != want {
-		t.Errorf("Patience = %v, want %v", got, want)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	wctx, wcancel, d := e.WithPatience(ctx)
-	defer wcancel()
-	if d <= 0 || d > time.Second {
-		t.Errorf("bound %v, want at most a second before the deadline", d)
-	}
-	waitEnd, _ := wctx.Deadline()
-	caseEnd, _ := ctx.Deadline()
-	if !waitEnd.Before(caseEnd.Add(-900 * time.Millisecond)) {
-		t.Errorf("the wait ends at %v, less than a second before the case's deadline %v", waitEnd, caseEnd)
-	}
+	// On a synctest bubble's clock no time passes between the deadlines
+	// taken, so the bounds below are exact.
+	synctest.Test(t, func(t *testing.T) {
+		e := &Env{Grace: 300 * time.Millisecond}
+		if got, want := e.Patience(), 4200*time.Millisecond; got != want {
+			t.Errorf("Patience = %v, want %v", got, want)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		wctx, wcancel, d := e.WithPatience(ctx)
+		defer wcancel()
+		if d <= 0 || d > time.Second {
+			t.Errorf("bound %v, want at most a second before the deadline", d)
+		}
+		waitEnd, _ := wctx.Deadline()
+		caseEnd, _ := ctx.Deadline()
+		if !waitEnd.Before(caseEnd.Add(-900 * time.Millisecond)) {
+			t.Errorf("the wait ends at %v, less than a second before the case's deadline %v", waitEnd, caseEnd)
+		}
+	})
 }
 
 // TestReadObserverWithoutOne: an Env whose profile names no observer (or

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -105,51 +106,54 @@ func TestPaceWindow(t *testing.T) {
 // between, is not watched again; anything on the wire in between makes
 // the next window count.
 func TestObserveDoesNotWatchTwiceForNothing(t *testing.T) {
-	p := NewPace(MinWindow)
-	p.step = ms
-	e := &Env{Log: chrono.New(), Pacing: p, Grace: MinWindow}
-	ctx := context.Background()
-	windows := func() int {
+	// The windows run on a synctest bubble's clock.
+	synctest.Test(t, func(t *testing.T) {
+		p := NewPace(MinWindow)
+		p.step = ms
+		e := &Env{Log: chrono.New(), Pacing: p, Grace: MinWindow}
+		ctx := context.Background()
+		windows := func() int {
+			n := 0
+			for _, ev := range e.Log.Events() {
+				if ev.Kind == chrono.KindDeadline {
+					n++
+				}
+			}
+			return n
+		}
+		if err := e.Observe(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.Observe(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if n := windows(); n != 1 {
+			t.Errorf("%d windows watched for nothing new, want 1", n)
+		}
+		e.Log.Append(frame(0, 0, chrono.Out, chrono.Summary{Kind: "notification", Method: mcp.NotificationCancelled}))
+		if err := e.Observe(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if n := windows(); n != 2 {
+			t.Errorf("%d windows after a frame was sent, want 2", n)
+		}
+		// Without a Pace every window is watched, as before.
+		careful := &Env{Log: chrono.New(), Grace: ms}
+		for range 2 {
+			if err := careful.Observe(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
 		n := 0
-		for _, ev := range e.Log.Events() {
+		for _, ev := range careful.Log.Events() {
 			if ev.Kind == chrono.KindDeadline {
 				n++
 			}
 		}
-		return n
-	}
-	if err := e.Observe(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := e.Observe(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if n := windows(); n != 1 {
-		t.Errorf("%d windows watched for nothing new, want 1", n)
-	}
-	e.Log.Append(frame(0, 0, chrono.Out, chrono.Summary{Kind: "notification", Method: mcp.NotificationCancelled}))
-	if err := e.Observe(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if n := windows(); n != 2 {
-		t.Errorf("%d windows after a frame was sent, want 2", n)
-	}
-	// Without a Pace every window is watched, as before.
-	careful := &Env{Log: chrono.New(), Grace: ms}
-	for range 2 {
-		if err := careful.Observe(ctx); err != nil {
-			t.Fatal(err)
+		if n != 2 {
+			t.Errorf("the careful setting watched %d windows, want 2", n)
 		}
-	}
-	n := 0
-	for _, ev := range careful.Log.Events() {
-		if ev.Kind == chrono.KindDeadline {
-			n++
-		}
-	}
-	if n != 2 {
-		t.Errorf("the careful setting watched %d windows, want 2", n)
-	}
+	})
 }
 
 // TestObserveEndsWhenDecided: a paced window ends as soon as what arrived
@@ -157,54 +161,59 @@ func TestObserveDoesNotWatchTwiceForNothing(t *testing.T) {
 // would have been, and later windows of the case end at once; the
 // careful setting (no Pace) still watches its window to the end.
 func TestObserveEndsWhenDecided(t *testing.T) {
-	p := NewPace(time.Hour)
-	p.step = 30 * time.Minute // a window far beyond the safety net below
-	e := &Env{Log: chrono.New(), Pacing: p, Grace: time.Hour}
-	// The safety net: a broken early stop fails here instead of hanging.
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	asked := make(chan struct{})
-	var once sync.Once
-	e.DecidedBy(func() bool {
-		once.Do(func() { close(asked) })
+	// In a synctest bubble: a window that did not end when the verdict
+	// was decided would run its half hour on the bubble's clock, and the
+	// deadline it left in the log fails the test.
+	synctest.Test(t, func(t *testing.T) {
+		p := NewPace(time.Hour)
+		p.step = 30 * time.Minute // a window far beyond the safety net below
+		e := &Env{Log: chrono.New(), Pacing: p, Grace: time.Hour}
+		// The safety net: a broken early stop fails here instead of hanging.
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		asked := make(chan struct{})
+		var once sync.Once
+		e.DecidedBy(func() bool {
+			once.Do(func() { close(asked) })
+			for _, ev := range e.Log.Events() {
+				if ev.Dir == chrono.In {
+					return true
+				}
+			}
+			return false
+		})
+		go func() {
+			<-asked // Observe has looked once and found nothing decided
+			e.Log.Append(frame(0, 0, chrono.Out, chrono.Summary{Kind: "request", Method: mcp.MethodToolsCall, ID: "1"}))
+			e.Log.Append(frame(0, 0, chrono.In, chrono.Summary{Kind: "result", ID: "1"}))
+		}()
+		if err := e.Observe(ctx); err != nil {
+			t.Fatalf("Observe: %v (the window did not end when the verdict was decided)", err)
+		}
+		e.Log.Append(frame(0, 0, chrono.Out, chrono.Summary{Kind: "request", Method: mcp.MethodToolsList, ID: "2"}))
+		if err := e.Observe(ctx); err != nil {
+			t.Fatalf("second Observe: %v", err)
+		}
+		notes, deadlines := 0, 0
 		for _, ev := range e.Log.Events() {
-			if ev.Dir == chrono.In {
-				return true
+			switch {
+			case ev.Kind == chrono.KindNote && strings.Contains(ev.Text, "verdict is decided"):
+				notes++
+			case ev.Kind == chrono.KindDeadline:
+				deadlines++
 			}
 		}
-		return false
-	})
-	go func() {
-		<-asked // Observe has looked once and found nothing decided
-		e.Log.Append(frame(0, 0, chrono.Out, chrono.Summary{Kind: "request", Method: mcp.MethodToolsCall, ID: "1"}))
-		e.Log.Append(frame(0, 0, chrono.In, chrono.Summary{Kind: "result", ID: "1"}))
-	}()
-	if err := e.Observe(ctx); err != nil {
-		t.Fatalf("Observe: %v (the window did not end when the verdict was decided)", err)
-	}
-	e.Log.Append(frame(0, 0, chrono.Out, chrono.Summary{Kind: "request", Method: mcp.MethodToolsList, ID: "2"}))
-	if err := e.Observe(ctx); err != nil {
-		t.Fatalf("second Observe: %v", err)
-	}
-	notes, deadlines := 0, 0
-	for _, ev := range e.Log.Events() {
-		switch {
-		case ev.Kind == chrono.KindNote && strings.Contains(ev.Text, "verdict is decided"):
-			notes++
-		case ev.Kind == chrono.KindDeadline:
-			deadlines++
+		if notes != 1 || deadlines != 0 {
+			t.Errorf("%d decision notes and %d elapsed windows, want 1 and 0:\n%v", notes, deadlines, e.Log.Events())
 		}
-	}
-	if notes != 1 || deadlines != 0 {
-		t.Errorf("%d decision notes and %d elapsed windows, want 1 and 0:\n%v", notes, deadlines, e.Log.Events())
-	}
-	// Fixed windows are the careful setting: watched to their end.
-	careful := &Env{Log: chrono.New(), Grace: ms}
-	careful.DecidedBy(func() bool { return true })
-	if err := careful.Observe(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if evs := careful.Log.Events(); len(evs) != 1 || evs[0].Kind != chrono.KindDeadline {
-		t.Errorf("the careful setting: %v, want its window elapsed", evs)
-	}
+		// Fixed windows are the careful setting: watched to their end.
+		careful := &Env{Log: chrono.New(), Grace: ms}
+		careful.DecidedBy(func() bool { return true })
+		if err := careful.Observe(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if evs := careful.Log.Events(); len(evs) != 1 || evs[0].Kind != chrono.KindDeadline {
+			t.Errorf("the careful setting: %v, want its window elapsed", evs)
+		}
+	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/mcpflight/mcpflight/chrono"
@@ -45,32 +46,36 @@ func TestSlowTickModeAdvancesWithoutGates(t *testing.T) {
 // though no client ever sends mcpflight/release. A keyless
 // "gated": true is refused: no client could name its gate.
 func TestSlowWithoutKeyIsOrdinary(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	log := chrono.New()
-	conn, _ := InProcess(ctx, Options{}, transport.StreamConfig{Log: log})
-	s := peer.New(conn, peer.Options{Log: log})
-	defer s.Close(ctx)
-	if _, err := s.Initialize(ctx, peer.InitOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	for i, args := range []map[string]any{{"steps": 2, "tickMs": 1}, {"steps": 2}, {"steps": 1}} {
-		c, err := s.Start(ctx, "tools/call", map[string]any{"name": "slow", "arguments": args},
-			peer.WithProgressToken(jsonrpc.IntToken(int64(10+i))))
-		if err != nil {
+	// The server is in this process, on pipes: its ticks (OrdinaryTickMs
+	// apart) run on a synctest bubble's clock.
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		log := chrono.New()
+		conn, _ := InProcess(ctx, Options{}, transport.StreamConfig{Log: log})
+		s := peer.New(conn, peer.Options{Log: log})
+		defer s.Close(ctx)
+		if _, err := s.Initialize(ctx, peer.InitOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		resp, err := c.Await(ctx)
-		if err != nil || resp.Error != nil {
-			t.Fatalf("call %d (%v) did not complete: %v %v", i, args, err, resp)
+		for i, args := range []map[string]any{{"steps": 2, "tickMs": 1}, {"steps": 2}, {"steps": 1}} {
+			c, err := s.Start(ctx, "tools/call", map[string]any{"name": "slow", "arguments": args},
+				peer.WithProgressToken(jsonrpc.IntToken(int64(10+i))))
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := c.Await(ctx)
+			if err != nil || resp.Error != nil {
+				t.Fatalf("call %d (%v) did not complete: %v %v", i, args, err, resp)
+			}
+			if n, want := len(c.ProgressSeen()), args["steps"].(int); n != want {
+				t.Errorf("call %d: %d progress notifications, want %d", i, n, want)
+			}
 		}
-		if n, want := len(c.ProgressSeen()), args["steps"].(int); n != want {
-			t.Errorf("call %d: %d progress notifications, want %d", i, n, want)
+		err := s.Request(ctx, "tools/call", map[string]any{"name": "slow", "arguments": map[string]any{"gated": true}}, nil)
+		var rpcErr *jsonrpc.Error
+		if !errors.As(err, &rpcErr) || rpcErr.Code != -32602 {
+			t.Errorf("keyless gated call: %v, want -32602", err)
 		}
-	}
-	err := s.Request(ctx, "tools/call", map[string]any{"name": "slow", "arguments": map[string]any{"gated": true}}, nil)
-	var rpcErr *jsonrpc.Error
-	if !errors.As(err, &rpcErr) || rpcErr.Code != -32602 {
-		t.Errorf("keyless gated call: %v, want -32602", err)
-	}
+	})
 }

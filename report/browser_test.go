@@ -106,6 +106,9 @@ func probed(t *testing.T, dom, name string) string {
 // it. Set MCPFLIGHT_ARTIFACTS to a directory to keep the page and the
 // screenshot.
 func TestHTMLInChromium(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: rendering in headless Chromium is the full suite's; TestHTMLGolden and TestHTMLContent check the page here")
+	}
 	browser := findChromium(t)
 	rep := realReport(t)
 	if rep.Counts[verdict.Fail] == 0 || rep.Counts[verdict.Skip] == 0 {

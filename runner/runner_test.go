@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -511,31 +512,35 @@ func TestRunTimeout(t *testing.T) {
 			}}
 	}
 	for _, jobs := range []int{1, 2} {
+		// The target is in this process, on pipes: the run's deadline
+		// comes on a synctest bubble's clock.
 		t.Run(fmt.Sprintf("jobs %d", jobs), func(t *testing.T) {
-			p, _ := profile.Builtin(profile.Reference)
-			rep, err := Run(context.Background(), Config{Target: reference(), Profile: p, CaseTimeout: time.Minute, // safety net only
-				RunTimeout: 100 * time.Millisecond, Jobs: jobs,
-				Cases: []probe.Case{waits("t/waits"), waits("t/waits-too"), pingCase("t/third"), pingCase("t/fourth")}})
-			if !errors.Is(err, ErrRunDeadline) {
-				t.Fatalf("err = %v, want ErrRunDeadline", err)
-			}
-			if rep == nil || len(rep.Results) != 4 {
-				t.Fatalf("report = %+v, want all four cases reported", rep)
-			}
-			for i, r := range rep.Results {
-				// The second waiting case may not have started by the
-				// deadline when it had a slot.
-				want := map[int]string{0: "run deadline reached", 1: "run deadline reached"}[i]
-				if want == "" || (jobs == 1 && i == 1) {
-					want = "not run: run deadline reached"
+			synctest.Test(t, func(t *testing.T) {
+				p, _ := profile.Builtin(profile.Reference)
+				rep, err := Run(context.Background(), Config{Target: reference(), Profile: p, CaseTimeout: time.Minute, // safety net only
+					RunTimeout: 100 * time.Millisecond, Jobs: jobs,
+					Cases: []probe.Case{waits("t/waits"), waits("t/waits-too"), pingCase("t/third"), pingCase("t/fourth")}})
+				if !errors.Is(err, ErrRunDeadline) {
+					t.Fatalf("err = %v, want ErrRunDeadline", err)
 				}
-				if r.Outcome.Verdict != verdict.Error || !strings.Contains(r.Outcome.Summary, want) {
-					t.Errorf("%s: %s %q, want an error with %q", r.ID, r.Outcome.Verdict, r.Outcome.Summary, want)
+				if rep == nil || len(rep.Results) != 4 {
+					t.Fatalf("report = %+v, want all four cases reported", rep)
 				}
-			}
-			if !rep.Interrupted || rep.ExitCode() != 2 || rep.Counts[verdict.Error] != 4 {
-				t.Errorf("interrupted %v, exit code %d, counts %v", rep.Interrupted, rep.ExitCode(), rep.Counts)
-			}
+				for i, r := range rep.Results {
+					// The second waiting case may not have started by the
+					// deadline when it had a slot.
+					want := map[int]string{0: "run deadline reached", 1: "run deadline reached"}[i]
+					if want == "" || (jobs == 1 && i == 1) {
+						want = "not run: run deadline reached"
+					}
+					if r.Outcome.Verdict != verdict.Error || !strings.Contains(r.Outcome.Summary, want) {
+						t.Errorf("%s: %s %q, want an error with %q", r.ID, r.Outcome.Verdict, r.Outcome.Summary, want)
+					}
+				}
+				if !rep.Interrupted || rep.ExitCode() != 2 || rep.Counts[verdict.Error] != 4 {
+					t.Errorf("interrupted %v, exit code %d, counts %v", rep.Interrupted, rep.ExitCode(), rep.Counts)
+				}
+			})
 		})
 	}
 }
@@ -640,23 +645,26 @@ func TestTeardownOf(t *testing.T) {
 // an error that names the run deadline, not a target that cannot be
 // reached (a loaded full run reported "cannot reach the target" there).
 func TestRunTimeoutWhileStarting(t *testing.T) {
-	starting := make(chan struct{})
-	tgt := Target{Name: "slow start", Transport: TransportStdio,
-		Dial: func(ctx context.Context, _ *chrono.Log) (transport.Conn, error) {
-			close(starting)
-			<-ctx.Done()
-			return nil, fmt.Errorf("transport: not starting it: %w", ctx.Err())
-		}}
-	p, _ := profile.Builtin(profile.Reference)
-	rep, _ := Run(context.Background(), Config{Target: tgt, Profile: p, CaseTimeout: time.Minute, // safety net only
-		RunTimeout: 100 * time.Millisecond, Jobs: 1, Cases: []probe.Case{pingCase("s/first")}})
-	<-starting
-	if rep == nil || len(rep.Results) != 1 {
-		t.Fatalf("report %+v", rep)
-	}
-	r := rep.Results[0]
-	if r.Outcome.Verdict != verdict.Error || !strings.Contains(r.Outcome.Summary, "run deadline reached") ||
-		!strings.Contains(r.Outcome.Summary, "before the target started") || r.TargetMissing {
-		t.Errorf("%s: %s %q (target missing %v), want an error naming the run deadline", r.ID, r.Outcome.Verdict, r.Outcome.Summary, r.TargetMissing)
-	}
+	// The run's deadline comes on a synctest bubble's clock.
+	synctest.Test(t, func(t *testing.T) {
+		starting := make(chan struct{})
+		tgt := Target{Name: "slow start", Transport: TransportStdio,
+			Dial: func(ctx context.Context, _ *chrono.Log) (transport.Conn, error) {
+				close(starting)
+				<-ctx.Done()
+				return nil, fmt.Errorf("transport: not starting it: %w", ctx.Err())
+			}}
+		p, _ := profile.Builtin(profile.Reference)
+		rep, _ := Run(context.Background(), Config{Target: tgt, Profile: p, CaseTimeout: time.Minute, // safety net only
+			RunTimeout: 100 * time.Millisecond, Jobs: 1, Cases: []probe.Case{pingCase("s/first")}})
+		<-starting
+		if rep == nil || len(rep.Results) != 1 {
+			t.Fatalf("report %+v", rep)
+		}
+		r := rep.Results[0]
+		if r.Outcome.Verdict != verdict.Error || !strings.Contains(r.Outcome.Summary, "run deadline reached") ||
+			!strings.Contains(r.Outcome.Summary, "before the target started") || r.TargetMissing {
+			t.Errorf("%s: %s %q (target missing %v), want an error naming the run deadline", r.ID, r.Outcome.Verdict, r.Outcome.Summary, r.TargetMissing)
+		}
+	})
 }

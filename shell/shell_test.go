@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/mcpflight/mcpflight/chrono"
@@ -61,27 +62,32 @@ func TestRunScripts(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			var out bytes.Buffer
-			in := shell.New(session(t), shell.Config{Out: &out, CancelGrace: 5 * time.Second})
-			err := in.Run(context.Background(), strings.NewReader(tt.script))
-			var le *shell.LineError
-			switch {
-			case tt.lineErr > 0:
-				if !errors.As(err, &le) || le.Line != tt.lineErr {
-					t.Errorf("error %v, want one at line %d", err, tt.lineErr)
+			// The server is in this process, on pipes: in a synctest
+			// bubble a timeout and the cancel's grace (5 s for a call
+			// the server never answers) run on the bubble's clock.
+			synctest.Test(t, func(t *testing.T) {
+				var out bytes.Buffer
+				in := shell.New(session(t), shell.Config{Out: &out, CancelGrace: 5 * time.Second})
+				err := in.Run(context.Background(), strings.NewReader(tt.script))
+				var le *shell.LineError
+				switch {
+				case tt.lineErr > 0:
+					if !errors.As(err, &le) || le.Line != tt.lineErr {
+						t.Errorf("error %v, want one at line %d", err, tt.lineErr)
+					}
+				case tt.wantErr != nil:
+					if !errors.Is(err, tt.wantErr) {
+						t.Errorf("error %v, want %v", err, tt.wantErr)
+					}
+				case err != nil:
+					t.Errorf("error %v", err)
 				}
-			case tt.wantErr != nil:
-				if !errors.Is(err, tt.wantErr) {
-					t.Errorf("error %v, want %v", err, tt.wantErr)
+				for _, w := range tt.want {
+					if !strings.Contains(out.String(), w) {
+						t.Errorf("output lacks %q:\n%s", w, out.String())
+					}
 				}
-			case err != nil:
-				t.Errorf("error %v", err)
-			}
-			for _, w := range tt.want {
-				if !strings.Contains(out.String(), w) {
-					t.Errorf("output lacks %q:\n%s", w, out.String())
-				}
-			}
+			})
 		})
 	}
 }

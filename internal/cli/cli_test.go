@@ -74,6 +74,19 @@ func runCLI(t *testing.T, stdin string, args ...string) result {
 	return result{code, stdout.String(), stderr.String()}
 }
 
+// loopCases narrows a check of the whole catalogue to three areas
+// under -short (ping, cancellation and progress: about 30 cases, every
+// verdict among them under a fault) and returns args with the --case
+// flags added. What such a test holds is the same for every case; the
+// full suite runs them all, and TestCheckBuiltin and
+// TestCheckReference2026 run every case under -short too.
+func loopCases(args ...string) []string {
+	if testing.Short() {
+		args = append(args, "--case", "ping/*", "--case", "cancel/*", "--case", "progress/*")
+	}
+	return args
+}
+
 func TestUsageErrors(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -348,7 +361,7 @@ func TestJSONLBothRevisions(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	jsonFile, jsonlDir := filepath.Join(dir, "r.json"), filepath.Join(dir, "chronologies")
-	r := runCLI(t, "", "check", "--protocol", "both", "--json", jsonFile, "--jsonl-dir", jsonlDir, "-q")
+	r := runCLI(t, "", loopCases("check", "--protocol", "both", "--json", jsonFile, "--jsonl-dir", jsonlDir, "-q")...)
 	if r.code != ExitConformant {
 		t.Fatalf("exit code %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
@@ -464,6 +477,9 @@ var serverEverything = filepath.Join(targets.NodeModules(), "@modelcontextprotoc
 // CPU for no new verdict.
 func TestCheckServerEverything(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("-short: server-everything (node) is the full suite's; TestCheckStdio checks a --stdio target here")
+	}
 	node := targets.Need(t, serverEverything)
 	cmdline := transportQuote(node, serverEverything, "stdio")
 	reportPath := filepath.Join(t.TempDir(), "report.json")

@@ -576,12 +576,23 @@ func TestHostileStdioZoo(t *testing.T) {
 	var (
 		mu  sync.Mutex
 		all []int
+		ran int
 	)
 	modes := stdioModes()
+	// The modes whose cost is a flood or a wait: under -short each runs
+	// in its own test only, and the zoo sweeps the others.
+	ownTest := map[hostile.Mode]string{
+		hostile.ProgressFlood: "TestHostileStdioProgressFlood",
+		hostile.IgnoreSIGTERM: "TestHostileStdioIgnoreSIGTERM",
+		hostile.NeverAnswers:  "TestHostileStdioNeverAnswers",
+	}
 	t.Run("modes", func(t *testing.T) {
 		for _, mode := range modes {
 			t.Run(string(mode), func(t *testing.T) {
 				t.Parallel()
+				if name := ownTest[mode]; testing.Short() && name != "" {
+					t.Skip("-short: " + name + " runs this mode; the full suite sweeps it here too")
+				}
 				r := runZoo(t, mode, "2s", nil, caseStdout)
 				// The one case's outcome, and, for a mode whose responses
 				// break RPC-8 in a chronology the case does not judge
@@ -603,6 +614,7 @@ func TestHostileStdioZoo(t *testing.T) {
 				}
 				mu.Lock()
 				all = append(all, r.pids...)
+				ran++
 				mu.Unlock()
 			})
 		}
@@ -618,7 +630,7 @@ func TestHostileStdioZoo(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d target processes recorded across %d modes; %d alive afterwards", len(all), len(modes), alive)
+	t.Logf("%d target processes recorded across %d modes; %d alive afterwards", len(all), ran, alive)
 	if alive != 0 {
 		t.Errorf("%d processes of the targets' groups remain", alive)
 	}

@@ -91,7 +91,7 @@ func TestCheckJobsSameReport(t *testing.T) {
 		// progress-after-cancel, not respond-after-cancel: under the latter
 		// cancel/crossing-response, the catalogue's designed race, warns
 		// or passes as its race goes, at any --jobs.
-		r := runCLI(t, "", "check", "--protocol", "2025-11-25", "--target-fault", "progress-after-cancel", "--target-fault", "ping-broken", "--jobs", jobs, "--json", file)
+		r := runCLI(t, "", loopCases("check", "--protocol", "2025-11-25", "--target-fault", "progress-after-cancel", "--target-fault", "ping-broken", "--jobs", jobs, "--json", file)...)
 		if r.code != ExitNonConformant {
 			t.Fatalf("--jobs %s: exit code %d, want %d\n%s\n%s", jobs, r.code, ExitNonConformant, r.stdout, r.stderr)
 		}

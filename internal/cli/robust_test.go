@@ -137,7 +137,7 @@ func TestProfileInit(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stderr, "4 guesses to confirm") {
 		t.Fatalf("profile init: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-	r = runCLI(t, "", "check", "--protocol", "2025-11-25", "--profile", path, "-q")
+	r = runCLI(t, "", loopCases("check", "--protocol", "2025-11-25", "--profile", path, "-q")...)
 	if r.code != ExitConformant || !strings.Contains(r.stdout, "— conformant") {
 		t.Errorf("check with the drafted profile: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
@@ -149,6 +149,9 @@ func TestProfileInit(t *testing.T) {
 // of the tools tools/list gives no taskSupport.
 func TestZeroConfigServerEverything(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("-short: server-everything (node) is the full suite's; TestProfileInit drafts a profile from the built-in server here")
+	}
 	node := targets.Need(t, serverEverything)
 	cmdline := transportQuote(node, serverEverything, "stdio")
 	path := filepath.Join(t.TempDir(), "everything.yaml")

@@ -131,7 +131,9 @@ func TestSchemaBreakingServers(t *testing.T) {
 // in-process transport is runner's TestReferenceCatalogueSchemaClean.)
 func TestReferenceSchemaClean(t *testing.T) {
 	t.Parallel()
-	for name, args := range map[string][]string{"stdio": nil, "http": {"--transport", "http"}} {
+	// Over stdio a process serves each session: -short checks what a
+	// few areas send (loopCases), and the full suite all of it.
+	for name, args := range map[string][]string{"stdio": loopCases(), "http": {"--transport", "http"}} {
 		t.Run(name, func(t *testing.T) {
 			reportPath := filepath.Join(t.TempDir(), "report.json")
 			r := runCLI(t, "", append([]string{"check", "--protocol", "2025-11-25", "--json", reportPath}, args...)...)

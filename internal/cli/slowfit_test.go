@@ -18,6 +18,9 @@ import (
 // run is incomplete, not conformant.
 func TestSlowToolAnswersAtOnce(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("-short: the go-sdk server built from testdata is the full suite's; the built-in server's runs check the slow tool's use here")
+	}
 	bin := targets.GoBinary(t, "gosdkserver")
 	dir := t.TempDir()
 	prof := filepath.Join(dir, "instant.yaml")
