@@ -882,8 +882,11 @@ func procGroupMembers(pgid int) ([]int, error) {
 }
 
 // GroupCPU is the CPU time the live processes of group pgid have used,
-// user and system, from /proc/PID/stat; ok is false when /proc cannot
-// tell. It says whether a target is busy (starting, loading) or idle.
+// user and system, their own and that of the children they have waited
+// for, from /proc/PID/stat; ok is false when /proc cannot tell. It says
+// whether a target is busy (starting, loading) or idle: a start script
+// that runs one short command after another spends its time in those
+// children, not in itself.
 func GroupCPU(pgid int) (cpu time.Duration, ok bool) {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
@@ -907,24 +910,30 @@ func GroupCPU(pgid int) (cpu time.Duration, ok bool) {
 // clockTick is the unit of /proc's CPU times (USER_HZ, 100 on Linux).
 const clockTick = 10 * time.Millisecond
 
-// procCPU extracts the process group and utime+stime (fields 14 and 15)
-// from the text of /proc/PID/stat.
+// procCPU extracts the process group and utime+stime+cutime+cstime
+// (fields 14 to 17: the process's own CPU and that of its waited-for
+// children) from the text of /proc/PID/stat.
 func procCPU(b []byte) (ticks int64, pgrp int, ok bool) {
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 {
 		return 0, 0, false
 	}
 	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 13 {
+	if len(f) < 15 {
 		return 0, 0, false
 	}
-	pg, err1 := strconv.Atoi(f[2])
-	ut, err2 := strconv.ParseInt(f[11], 10, 64)
-	st, err3 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil || err3 != nil {
+	pg, err := strconv.Atoi(f[2])
+	if err != nil {
 		return 0, 0, false
 	}
-	return ut + st, pg, true
+	for _, field := range f[11:15] {
+		n, err := strconv.ParseInt(field, 10, 64)
+		if err != nil {
+			return 0, 0, false
+		}
+		ticks += n
+	}
+	return ticks, pg, true
 }
 
 // CPU is the CPU time the server's process group has used so far (see

@@ -719,3 +719,18 @@ func TestStdioStartContextCancelDuringClose(t *testing.T) {
 		t.Fatal("Close did not return after the start context was cancelled")
 	}
 }
+
+// TestProcCPUCountsWaitedChildren: a process's CPU, as the busy-start
+// judgement reads it, includes the children it has waited for (cutime,
+// cstime): a start script that runs one short command after another
+// spends its time in them, and must not look idle.
+func TestProcCPUCountsWaitedChildren(t *testing.T) {
+	stat := []byte("4242 (sh (a) b) S 1 4242 4242 0 -1 4194304 100 0 0 0 3 2 40 5 20 0 1 0 100 1000 10")
+	ticks, pg, ok := procCPU(stat)
+	if !ok || pg != 4242 || ticks != 3+2+40+5 {
+		t.Errorf("procCPU = %d ticks, group %d, %v; want 50 ticks (own 5, children 45), group 4242", ticks, pg, ok)
+	}
+	if _, _, ok := procCPU([]byte("4242 (sh) S 1 4242")); ok {
+		t.Error("a cut stat line read as ok")
+	}
+}
