@@ -55,14 +55,20 @@ func TestCheckClientBuiltin(t *testing.T) {
 	for _, tc := range []struct {
 		args    []string
 		minPass int
+		// inShort marks the runs -short keeps: one per revision and
+		// per transport.
+		inShort bool
 	}{
-		{nil, 12},
-		{[]string{"--transport", "http"}, 12},
-		{[]string{"--protocol", "2026-07-28"}, 12},
-		{[]string{"--protocol", "2026-07-28", "--transport", "http"}, 12},
+		{nil, 12, true},
+		{[]string{"--transport", "http"}, 12, false},
+		{[]string{"--protocol", "2026-07-28"}, 12, false},
+		{[]string{"--protocol", "2026-07-28", "--transport", "http"}, 12, true},
 	} {
 		t.Run(strings.Join(append([]string{"default"}, tc.args...), " "), func(t *testing.T) {
 			t.Parallel()
+			if testing.Short() && !tc.inShort {
+				t.Skip("-short: clientcases' TestBuiltinClientPasses grades the built-in client under this revision and transport in process; the full suite runs it through the binary too")
+			}
 			path := filepath.Join(t.TempDir(), "r.json")
 			r := runCLI(t, "", append([]string{"check-client", "--json", path}, tc.args...)...)
 			if r.code != ExitConformant {
@@ -480,12 +486,20 @@ func TestCheckClientGoAdapter(t *testing.T) {
 		"2026-07-28/http": {"lifecycle/initialize-not-cancelled", "lifecycle/initialize-first", "lifecycle/ping-answered",
 			"cancel/late-response-ignored", "stdio/shutdown-closes-stdin", "http/drop-resumed-not-cancelled", "versioning/probe-fallback-silence"},
 	}
-	for _, run := range []struct{ rev, transport string }{
-		{"2025-11-25", "stdio"}, {"2025-11-25", "http"}, {"2026-07-28", "stdio"}, {"2026-07-28", "http"},
+	for _, run := range []struct {
+		rev, transport string
+		// inShort marks the runs -short keeps: one per revision and
+		// per transport.
+		inShort bool
+	}{
+		{"2025-11-25", "stdio", true}, {"2025-11-25", "http", false}, {"2026-07-28", "stdio", false}, {"2026-07-28", "http", true},
 	} {
 		name := run.rev + "/" + run.transport
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
+			if testing.Short() && !run.inShort {
+				t.Skip("-short: the 2025-11-25/stdio and 2026-07-28/http runs grade the adapter on both revisions and transports; the full suite runs this one too")
+			}
 			path := filepath.Join(t.TempDir(), "r.json")
 			r := runCLI(t, "", "check-client", "--command", transportQuote(adapter, "{server}"), "--json", path,
 				"--protocol", run.rev, "--dual-era", "--transport", run.transport)
@@ -533,8 +547,14 @@ func TestCheckClientJobsSameReport(t *testing.T) {
 	reports := map[string]string{}
 	for _, jobs := range []string{"1", "4"} {
 		file := filepath.Join(dir, "report-"+jobs+".json")
-		r := runCLI(t, "", "check-client", "--client-fault", "no-cancel-on-timeout", "--client-fault", "shares-progress-token",
-			"--jobs", jobs, "--json", file)
+		args := []string{"check-client", "--client-fault", "no-cancel-on-timeout", "--client-fault", "shares-progress-token",
+			"--jobs", jobs, "--json", file}
+		if testing.Short() {
+			// The areas the two faults break, five cases; the full
+			// suite compares the whole catalogue.
+			args = append(args, "--case", "cancel/*", "--case", "progress/*")
+		}
+		r := runCLI(t, "", args...)
 		if r.code != ExitNonConformant {
 			t.Fatalf("--jobs %s: exit code %d, want %d\n%s\n%s", jobs, r.code, ExitNonConformant, r.stdout, r.stderr)
 		}

@@ -77,9 +77,11 @@ func runCLI(t *testing.T, stdin string, args ...string) result {
 // loopCases narrows a check of the whole catalogue to three areas
 // under -short (ping, cancellation and progress: about 30 cases, every
 // verdict among them under a fault) and returns args with the --case
-// flags added. What such a test holds is the same for every case; the
-// full suite runs them all, and TestCheckBuiltin and
-// TestCheckReference2026 run every case under -short too.
+// flags added. Over stdio a process serves each session, the cost of
+// such a run; what the test holds is the same for every case. The full
+// suite runs them all, TestCheckBuiltin runs every case over stdio under
+// -short too, and a run over HTTP (a server in this process) is cheap
+// whole.
 func loopCases(args ...string) []string {
 	if testing.Short() {
 		args = append(args, "--case", "ping/*", "--case", "cancel/*", "--case", "progress/*")

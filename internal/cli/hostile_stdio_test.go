@@ -362,6 +362,9 @@ func TestHostileStdioDuplicateResponses(t *testing.T) {
 // names the cap. Memory stays bounded by the caps, not by the flood.
 func TestHostileStdioProgressFlood(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("-short: a million progress notifications through the binary are the full suite's; chrono's TestCapsBoundTheLog and runner's TestChronologyCapIsNoPass hold the cap here")
+	}
 	r := runZoo(t, hostile.ProgressFlood, "2m", nil, casePing, caseProgress)
 	r.expect(t, caseProgress, "error", "", fmt.Sprintf("cap of %d events", chrono.DefaultMaxEvents), fmt.Sprintf("%d progress notifications", hostile.FloodCount+3))
 	r.passes(t, casePing)
@@ -579,19 +582,19 @@ func TestHostileStdioZoo(t *testing.T) {
 		ran int
 	)
 	modes := stdioModes()
-	// The modes whose cost is a flood or a wait: under -short each runs
-	// in its own test only, and the zoo sweeps the others.
-	ownTest := map[hostile.Mode]string{
-		hostile.ProgressFlood: "TestHostileStdioProgressFlood",
-		hostile.IgnoreSIGTERM: "TestHostileStdioIgnoreSIGTERM",
-		hostile.NeverAnswers:  "TestHostileStdioNeverAnswers",
+	// The modes whose cost is a flood or a wait: under -short the zoo
+	// sweeps the others.
+	notInShort := map[hostile.Mode]string{
+		hostile.ProgressFlood: "the flood is the full suite's (TestHostileStdioProgressFlood)",
+		hostile.IgnoreSIGTERM: "TestHostileStdioIgnoreSIGTERM runs this mode",
+		hostile.NeverAnswers:  "TestHostileStdioNeverAnswers runs this mode",
 	}
 	t.Run("modes", func(t *testing.T) {
 		for _, mode := range modes {
 			t.Run(string(mode), func(t *testing.T) {
 				t.Parallel()
-				if name := ownTest[mode]; testing.Short() && name != "" {
-					t.Skip("-short: " + name + " runs this mode; the full suite sweeps it here too")
+				if why := notInShort[mode]; testing.Short() && why != "" {
+					t.Skip("-short: " + why + "; the full suite sweeps it here too")
 				}
 				r := runZoo(t, mode, "2s", nil, caseStdout)
 				// The one case's outcome, and, for a mode whose responses

@@ -30,9 +30,17 @@ func TestJudgeCheckChronologies(t *testing.T) {
 			chron := filepath.Join(dir, "chronologies")
 			args := append([]string{"check", "--protocol", "2025-11-25", "--jsonl-dir", chron, "-q"}, tc.fault...)
 			if testing.Short() {
-				// The tasks cases too: judge finds a conversation
-				// that exercises fewer than half its rules incomplete.
-				args = append(loopCases(args...), "--case", "tasks/*")
+				// Over stdio a process serves each session: -short
+				// judges the fault's area over stdio, and the whole
+				// conforming catalogue over HTTP (judge finds a
+				// conversation that exercises fewer than half its
+				// rules incomplete). The full suite runs both whole
+				// over stdio.
+				if tc.fault != nil {
+					args = append(args, "--case", "progress/*")
+				} else {
+					args = append(args, "--transport", "http")
+				}
 			}
 			if r := runCLI(t, "", args...); r.code != ExitConformant && r.code != ExitNonConformant {
 				t.Fatalf("check: exit %d\n%s%s", r.code, r.stdout, r.stderr)

@@ -207,7 +207,9 @@ func TestSessionCommandsNegotiate(t *testing.T) {
 // there (a stdio rule over HTTP, a rule for modern-only servers).
 func TestCheckReference2026(t *testing.T) {
 	t.Parallel()
-	for _, extra := range [][]string{nil, {"--transport", "http"}} {
+	// Over stdio a process serves each session: -short checks a few
+	// areas there (loopCases) and the whole catalogue over HTTP.
+	for _, extra := range [][]string{loopCases(), {"--transport", "http"}} {
 		// -v lists each skip in its area, its reason on the next line.
 		r := runCLI(t, "", append([]string{"check", "--protocol", "2026-07-28", "-v"}, extra...)...)
 		if r.code != ExitConformant || !strings.Contains(r.stdout, " 0 error ") {
