@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/mcpflight/mcpflight/cases"
@@ -75,11 +76,13 @@ var wireCases = []string{
 	"tasks/result-error-equivalence", "tasks/iserror-fails-task",
 }
 
+// TestWireOnlyEvidence runs the cases that have a wire-only path against
+// the reference server with its control extension hidden, in process and
+// over HTTP, conforming and under each fault they must catch from the
+// wire alone. Under -short only the in-process half runs, in a synctest
+// bubble.
 func TestWireOnlyEvidence(t *testing.T) {
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("paced tools run in real time")
-	}
 	var sel []probe.Case
 	for _, c := range cases.All() {
 		if slices.Contains(wireCases, c.ID) {
@@ -89,12 +92,7 @@ func TestWireOnlyEvidence(t *testing.T) {
 	if len(sel) != len(wireCases) {
 		t.Fatalf("%d of %d wire cases found", len(sel), len(wireCases))
 	}
-	rows := []struct {
-		fault refserver.Fault
-		// killers must fail or warn; blamed must end blocked by a case that
-		// blames the fault's rule (its premise failed).
-		killers, blamed []string
-	}{
+	rows := []wireRow{
 		{"", nil, nil},
 		{refserver.FaultCancelOnDisconnect, []string{"http/disconnect-is-not-cancel"}, nil},
 		{refserver.FaultReplayCrossesStreams, []string{"http/replay-only-disconnected-stream"}, nil},
@@ -111,60 +109,82 @@ func TestWireOnlyEvidence(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			set := refserver.FaultSet{}
-			if row.fault != "" {
-				set[row.fault] = true
+			if testing.Short() {
+				// In process only, on a synctest bubble's clock (the
+				// paced tools run in real time over HTTP, which a
+				// bubble cannot hold): the full suite runs both.
+				synctest.Test(t, func(t *testing.T) { row.check(t, sel, false, make(chan struct{}, 8)) })
+				return
 			}
-			breaks := row.fault.Breaks()
 			for _, overHTTP := range []bool{false, true} {
-				rep, err := runEach(hiddenControlTarget(set, overHTTP), runner.Config{Profile: wireProfile(t), Cases: sel, CloseTimeout: 300 * time.Millisecond, CaseTimeout: time.Minute})
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, r := range rep.Results {
-					o := r.Outcome
-					t.Logf("%s [%s] %s: %s", r.ID, r.Transport, o.Verdict, chrono.Sanitize(o.Summary, false))
-					if r.ID == "tasks/result-error-equivalence" || r.ID == "tasks/iserror-fails-task" {
-						if o.Verdict != verdict.Skip || !strings.Contains(o.Summary, "io.mcpflight/control") {
-							t.Errorf("%s: %s %q, want a skip naming what would let it run", r.ID, o.Verdict, o.Summary)
-						}
-						continue
-					}
-					if o.Verdict == verdict.Skip && !strings.HasPrefix(r.ID, "http/") {
-						t.Errorf("%s skipped without the control extension: %s", r.ID, o.Summary)
-					}
-					if o.Verdict == verdict.Skip && strings.HasPrefix(r.ID, "http/") && overHTTP {
-						t.Errorf("%s skipped over HTTP without the control extension: %s", r.ID, o.Summary)
-					}
-					switch o.Verdict {
-					case verdict.Fail, verdict.Warn:
-						if row.fault == "" {
-							t.Errorf("%s [%s]: %s against the conforming server: %s", r.ID, r.Transport, o.Verdict, o.Summary)
-							continue
-						}
-						// Blame lands on a rule the fault breaks; where the
-						// evidence fits two causes the verdict names both.
-						if !slices.Contains(breaks, o.Requirement) && !namesOneOf(o.Actual, breaks) {
-							t.Errorf("%s [%s]: %s %s under %s, documented to break %v: %s", r.ID, r.Transport, o.Verdict, o.Requirement, row.fault, breaks, o.Summary)
-						}
-					case verdict.Blocked:
-						if !slices.Contains(breaks, o.Blame.Requirement) {
-							t.Errorf("%s [%s]: blocked under %q by a rule it does not break: %s", r.ID, r.Transport, row.fault, o.Summary)
-						}
-					case verdict.Error:
-						t.Errorf("%s [%s]: error under %q: %s", r.ID, r.Transport, row.fault, o.Summary)
-					}
-					if !strings.HasPrefix(r.ID, "http/") || overHTTP {
-						if slices.Contains(row.killers, r.ID) && o.Verdict != verdict.Fail && o.Verdict != verdict.Warn {
-							t.Errorf("%s [%s] did not detect %s on the wire: %s %s", r.ID, r.Transport, row.fault, o.Verdict, o.Summary)
-						}
-						if slices.Contains(row.blamed, r.ID) && o.Verdict != verdict.Blocked {
-							t.Errorf("%s [%s]: %s %s, want blocked by a case judging %v (its premise failed)", r.ID, r.Transport, o.Verdict, o.Summary, breaks)
-						}
-					}
-				}
+				row.check(t, sel, overHTTP, runSlots)
 			}
 		})
+	}
+}
+
+// wireRow is a row of TestWireOnlyEvidence: under fault, the killers
+// must fail or warn, and the blamed must end blocked by a case that
+// blames the fault's rule (its premise failed).
+type wireRow struct {
+	fault           refserver.Fault
+	killers, blamed []string
+}
+
+// check runs the wire cases sel under the row's fault, in process or over
+// HTTP, within slots, and holds their verdicts to the row.
+func (row wireRow) check(t *testing.T, sel []probe.Case, overHTTP bool, slots chan struct{}) {
+	set := refserver.FaultSet{}
+	if row.fault != "" {
+		set[row.fault] = true
+	}
+	breaks := row.fault.Breaks()
+	rep, err := runEachWithin(slots, func(probe.Case) target { return hiddenControlTarget(set, overHTTP) },
+		runner.Config{Profile: wireProfile(t), Cases: sel, CloseTimeout: 300 * time.Millisecond, CaseTimeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rep.Results {
+		o := r.Outcome
+		t.Logf("%s [%s] %s: %s", r.ID, r.Transport, o.Verdict, chrono.Sanitize(o.Summary, false))
+		if r.ID == "tasks/result-error-equivalence" || r.ID == "tasks/iserror-fails-task" {
+			if o.Verdict != verdict.Skip || !strings.Contains(o.Summary, "io.mcpflight/control") {
+				t.Errorf("%s: %s %q, want a skip naming what would let it run", r.ID, o.Verdict, o.Summary)
+			}
+			continue
+		}
+		if o.Verdict == verdict.Skip && !strings.HasPrefix(r.ID, "http/") {
+			t.Errorf("%s skipped without the control extension: %s", r.ID, o.Summary)
+		}
+		if o.Verdict == verdict.Skip && strings.HasPrefix(r.ID, "http/") && overHTTP {
+			t.Errorf("%s skipped over HTTP without the control extension: %s", r.ID, o.Summary)
+		}
+		switch o.Verdict {
+		case verdict.Fail, verdict.Warn:
+			if row.fault == "" {
+				t.Errorf("%s [%s]: %s against the conforming server: %s", r.ID, r.Transport, o.Verdict, o.Summary)
+				continue
+			}
+			// Blame lands on a rule the fault breaks; where the
+			// evidence fits two causes the verdict names both.
+			if !slices.Contains(breaks, o.Requirement) && !namesOneOf(o.Actual, breaks) {
+				t.Errorf("%s [%s]: %s %s under %s, documented to break %v: %s", r.ID, r.Transport, o.Verdict, o.Requirement, row.fault, breaks, o.Summary)
+			}
+		case verdict.Blocked:
+			if !slices.Contains(breaks, o.Blame.Requirement) {
+				t.Errorf("%s [%s]: blocked under %q by a rule it does not break: %s", r.ID, r.Transport, row.fault, o.Summary)
+			}
+		case verdict.Error:
+			t.Errorf("%s [%s]: error under %q: %s", r.ID, r.Transport, row.fault, o.Summary)
+		}
+		if !strings.HasPrefix(r.ID, "http/") || overHTTP {
+			if slices.Contains(row.killers, r.ID) && o.Verdict != verdict.Fail && o.Verdict != verdict.Warn {
+				t.Errorf("%s [%s] did not detect %s on the wire: %s %s", r.ID, r.Transport, row.fault, o.Verdict, o.Summary)
+			}
+			if slices.Contains(row.blamed, r.ID) && o.Verdict != verdict.Blocked {
+				t.Errorf("%s [%s]: %s %s, want blocked by a case judging %v (its premise failed)", r.ID, r.Transport, o.Verdict, o.Summary, breaks)
+			}
+		}
 	}
 }
 
