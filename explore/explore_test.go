@@ -310,7 +310,7 @@ func (q *conformingQueries) of(t *testing.T, transportName string, cfg Config) *
 // kind: a fault found in process, over stdio and over HTTP, under each
 // revision; a fault found only by waiting out an operation timeout; and
 // an excluded row in process (measured against its conforming run) and
-// over HTTP. Each takes under a second. A sample row missing from rows
+// over HTTP, each a short exploration. A sample row missing from rows
 // fails t, so that -short never explores less than it says.
 func shortFaultRows(t *testing.T, rows []faultRow) []faultRow {
 	t.Helper()
@@ -319,7 +319,7 @@ func shortFaultRows(t *testing.T, rows []faultRow) []faultRow {
 		"respond-after-cancel/inprocess/2026-07-28",
 		"respond-after-cancel/stdio",
 		"replay-crosses-streams/http",
-		"leak-on-cancel/http/2026-07-28",
+		"no-accel-buffering/http/2026-07-28",
 		"duplicate-event-ids/http",
 		"log-level-ignored/inprocess",
 		"no-session-check/http",
