@@ -706,19 +706,11 @@ func decodeFrame(ev chrono.Event) (*jsonrpc.Message, bool) {
 	if json.Unmarshal(ev.Raw, &w) != nil {
 		return nil, false
 	}
-	m := &jsonrpc.Message{Method: w.Method, Params: w.Params, Result: w.Result, Error: w.Error, Raw: ev.Raw}
-	switch ev.Summary.Kind {
-	case "request":
-		m.Kind = jsonrpc.KindRequest
-	case "notification":
-		m.Kind = jsonrpc.KindNotification
-	case "result":
-		m.Kind = jsonrpc.KindResult
-	case "error":
-		m.Kind = jsonrpc.KindError
-	default:
+	kind, ok := jsonrpc.ParseKind(ev.Summary.Kind)
+	if !ok {
 		return nil, false
 	}
+	m := &jsonrpc.Message{Kind: kind, Method: w.Method, Params: w.Params, Result: w.Result, Error: w.Error, Raw: ev.Raw}
 	if len(w.ID) > 0 {
 		if string(w.ID) == "null" {
 			m.NullID = true

@@ -358,3 +358,18 @@ func BenchmarkEncode(b *testing.B) {
 		}
 	})
 }
+
+// TestParseKindUndoesString: every kind's name parses back to it, and
+// no other text parses.
+func TestParseKindUndoesString(t *testing.T) {
+	for _, k := range []Kind{KindRequest, KindNotification, KindResult, KindError} {
+		if got, ok := ParseKind(k.String()); !ok || got != k {
+			t.Errorf("ParseKind(%q) = %v, %v; want %v", k.String(), got, ok, k)
+		}
+	}
+	for _, s := range []string{"", "unknown", "Request", "response"} {
+		if k, ok := ParseKind(s); ok {
+			t.Errorf("ParseKind(%q) = %v; want not ok", s, k)
+		}
+	}
+}

@@ -45,6 +45,17 @@ func (k Kind) String() string {
 	return "unknown"
 }
 
+// ParseKind is the Kind whose String is s, as a chronology's summary
+// names it; ok is false for any other text.
+func ParseKind(s string) (Kind, bool) {
+	for k := KindRequest; k <= KindError; k++ {
+		if k.String() == s {
+			return k, true
+		}
+	}
+	return 0, false
+}
+
 // IsResponse reports whether the kind answers a request.
 func (k Kind) IsResponse() bool { return k == KindResult || k == KindError }
 

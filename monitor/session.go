@@ -362,19 +362,11 @@ func (s *session) frame(ev chrono.Event) {
 // does not give them: the frame is then decoded.
 func summarized(ev chrono.Event) *jsonrpc.Message {
 	sum := ev.Summary
-	m := &jsonrpc.Message{Method: sum.Method, Raw: ev.Raw}
-	switch sum.Kind {
-	case "request":
-		m.Kind = jsonrpc.KindRequest
-	case "notification":
-		m.Kind = jsonrpc.KindNotification
-	case "result":
-		m.Kind = jsonrpc.KindResult
-	case "error":
-		m.Kind = jsonrpc.KindError
-	default:
+	kind, ok := jsonrpc.ParseKind(sum.Kind)
+	if !ok {
 		return decoded(ev)
 	}
+	m := &jsonrpc.Message{Kind: kind, Method: sum.Method, Raw: ev.Raw}
 	switch sum.ID {
 	case "":
 	case "null":
