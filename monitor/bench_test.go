@@ -2,7 +2,11 @@ package monitor
 
 import (
 	"fmt"
+	"runtime"
 	"testing"
+	"time"
+
+	"github.com/mcpflight/mcpflight/chrono"
 )
 
 // benchHistory25 is a 2025-11-25 conversation of n rounds, each a call
@@ -85,4 +89,65 @@ func BenchmarkMonitor(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(bc.h.events)), "ns/event")
 		})
 	}
+}
+
+// BenchmarkHTTPSessionMemory feeds one Streamable HTTP session b.N POST
+// exchanges, each a call answered on its own SSE stream, and every
+// hundredth one cancelled and never answered, and reports the live heap
+// after them (heap-MB): it stays flat as b.N grows when memory follows
+// what is in flight.
+func BenchmarkHTTPSessionMemory(b *testing.B) {
+	m := New(Options{Transport: "http", Revision: "2025-11-25"})
+	h := init25()
+	for _, ev := range h.events {
+		m.Event("s", ev)
+	}
+	log := newBenchLog()
+	b.ReportAllocs()
+	for i := range b.N {
+		post, stream, id := fmt.Sprintf("POST #%d", i), fmt.Sprintf("SSE POST #%d", i), fmt.Sprint(i+1)
+		log.at += time.Millisecond
+		m.Event("s", log.frame(chrono.Out, post, call(id, `"t`+id+`"`)))
+		if i%100 == 0 {
+			m.Event("s", log.frame(chrono.Out, "POST #c"+id, cancel(id)))
+			continue
+		}
+		m.Event("s", log.head(chrono.In, post, "HTTP 200 Content-Type: text/event-stream"))
+		m.Event("s", log.head(chrono.In, stream, "sse id="+id+"-0 (empty data: priming)"))
+		m.Event("s", log.frame(chrono.In, stream, result(id)))
+		m.Event("s", log.note(stream, "stream ended"))
+	}
+	b.StopTimer()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	b.ReportMetric(float64(ms.HeapInuse)/(1<<20), "heap-MB")
+	runtime.KeepAlive(m)
+}
+
+// benchLog numbers events and sets their time, as a recorder does,
+// keeping none of them.
+type benchLog struct {
+	seq uint64
+	at  time.Duration
+}
+
+func newBenchLog() *benchLog { return &benchLog{} }
+
+func (l *benchLog) next(ev chrono.Event) chrono.Event {
+	l.seq++
+	ev.Seq, ev.Offset = l.seq, l.at
+	return ev
+}
+
+func (l *benchLog) frame(dir chrono.Direction, channel, raw string) chrono.Event {
+	return l.next(chrono.New().Frame(dir, channel, []byte(raw), nil, nil))
+}
+
+func (l *benchLog) head(dir chrono.Direction, channel, text string) chrono.Event {
+	return l.next(chrono.Event{Dir: dir, Kind: chrono.KindHTTP, Channel: channel, Text: text})
+}
+
+func (l *benchLog) note(channel, text string) chrono.Event {
+	return l.next(chrono.Event{Dir: chrono.Harness, Kind: chrono.KindNote, Channel: channel, Text: text})
 }

@@ -196,6 +196,10 @@ const (
 	CountCrossings = "crossings (a response or progress within the window after a cancel)"
 	CountProgress  = "progress notifications"
 	CountTasks     = "tasks created"
+	// CountForgotten counts the responses and progress that named a
+	// request the session had forgotten (past its memory bounds), which
+	// no rule could judge.
+	CountForgotten = "answers to forgotten requests"
 )
 
 // New returns a Monitor.

@@ -399,6 +399,82 @@ func TestMemoryFollowsWhatIsInFlight(t *testing.T) {
 	}
 }
 
+// TestCancelledRequestsRetired: a host that cancels calls the server
+// never answers (a receiver need not answer a cancelled request) leaves
+// at most maxOpen requests open, not one per cancel; a response or
+// progress for a retired request is still judged as after its cancel
+// (CAN-8, warn under 2025-11-25), not as an answer to an ID never sent,
+// and one for a request forgotten since is counted, not judged.
+func TestCancelledRequestsRetired(t *testing.T) {
+	h := init25()
+	const n = 2 * maxOpen
+	for i := 1; i <= n; i++ {
+		id := fmt.Sprint(i)
+		h.c(call(id, `"t`+id+`"`)).wait(time.Millisecond).c(cancel(id)).wait(time.Second)
+	}
+	// Requests 1 to maxOpen are retired; the latest maxEnded of them
+	// are kept among the ended ones, the others forgotten.
+	last := fmt.Sprint(maxOpen)
+	h.s(result(last)).s(progress(`"t`+fmt.Sprint(maxOpen-1)+`"`, 1))
+	h.s(result("1")).s(progress(`"t2"`, 1))
+	m := New(Options{Transport: "stdio", Revision: "2025-11-25"})
+	for _, ev := range h.events {
+		m.Event("s1", ev)
+	}
+	s := m.sessions["s1"]
+	if got := len(s.reqs[Client]); got > maxOpen {
+		t.Errorf("%d requests open after %d unanswered cancels; want at most %d", got, n, maxOpen)
+	}
+	if got := len(s.cancelled); got > 2*maxOpen {
+		t.Errorf("%d cancelled requests queued", got)
+	}
+	if open := m.End(); len(open) > maxOpen || len(open) == 0 {
+		t.Errorf("%d requests reported open; want between 1 and %d", len(open), maxOpen)
+	}
+	fs := m.Findings()
+	if got := m.Counts()[CountForgotten]; got != 2 {
+		t.Errorf("%d answers to forgotten requests counted; want 2 (a response and progress)", got)
+	}
+	want := []string{
+		"cancel-no-response CAN-8 warn server",
+		"cancel-no-progress CAN-8 warn server",
+	}
+	if got := brief(fs); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("findings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestAnsweredExchangesForgotten: over Streamable HTTP, each answered
+// POST exchange is forgotten once maxEnded later ones were answered,
+// while an exchange whose request is open is kept however old.
+func TestAnsweredExchangesForgotten(t *testing.T) {
+	h := (&history{}).frame(chrono.Out, "POST #0", call("0", `"t0"`))
+	const n = 4 * maxEnded
+	for i := 1; i <= n; i++ {
+		post := fmt.Sprintf("POST #%d", i)
+		id := fmt.Sprint(i)
+		h.frame(chrono.Out, post, call(id, `"t`+id+`"`)).
+			head(chrono.In, post, "HTTP 200 Content-Type: application/json").
+			frame(chrono.In, post, result(id))
+	}
+	h.head(chrono.In, "POST #0", "HTTP 200 Content-Type: application/json").frame(chrono.In, "POST #0", result("0"))
+	m := New(Options{Transport: "http", Revision: "2025-11-25"})
+	for _, ev := range h.events {
+		m.Event("s1", ev)
+	}
+	fs := m.Findings()
+	s := m.sessions["s1"]
+	if got := len(s.streams); got > maxEnded+1 {
+		t.Errorf("%d exchanges followed after %d answered; want at most %d", got, n+1, maxEnded+1)
+	}
+	if r := s.streams["POST #0"]; r == nil || !r.responded {
+		t.Errorf("the oldest exchange, open until the end, was forgotten before its answer: %v", r)
+	}
+	if len(fs) != 0 {
+		t.Errorf("findings in a conforming conversation: %v", brief(fs[:min(len(fs), 5)]))
+	}
+}
+
 // TestBoundedSet: past its bound the set forgets its oldest members, and
 // holds no more than the bound.
 func TestBoundedSet(t *testing.T) {

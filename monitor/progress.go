@@ -84,6 +84,11 @@ func (s *session) lateProgress(side, asker Side, ev chrono.Event, tok jsonrpc.Pr
 			s.taskProgressAfterEnd(side, r, ev, tok, value)
 			return
 		}
+		if !r.responded {
+			// Retired after its cancel (retireCancelled).
+			s.afterCancel(RuleCancelNoProgress, side, r, ev, "progress")
+			return
+		}
 		if !s.http() || sameStream(r.respChan, ev.Channel) {
 			s.exercise(RuleProgressAfterEnd, side)
 			s.find(RuleProgressAfterEnd, side, verdict.Req("PRG-14"), ev.Seq, false,
@@ -94,6 +99,10 @@ func (s *session) lateProgress(side, asker Side, ev chrono.Event, tok jsonrpc.Pr
 			s.afterCancel(RuleCancelNoProgress, side, r, ev, "progress")
 		}
 		return // on another stream: which was written first cannot be told
+	}
+	if s.forgottenTokens.has(key) {
+		s.m.counts[CountForgotten]++ // a request's too old to judge (keepEnded)
+		return
 	}
 	s.find(RuleTokenKnown, side, verdict.Req("PRG-7"), ev.Seq, false,
 		"progress %v for token %s, which no active request of the %s gave", value, tok, asker)

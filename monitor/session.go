@@ -27,6 +27,12 @@ const (
 	// maxTasks bounds the tasks a session follows; a terminal one is
 	// forgotten first.
 	maxTasks = 1024
+	// maxOpen bounds the requests per side a session holds open. Past
+	// it, the oldest request that was cancelled, and whose crossing
+	// window has passed with no answer, is retired: a receiver need not
+	// answer a cancelled request, so a host that cancels often would
+	// otherwise leave them open for the rest of the session.
+	maxOpen = 4096
 )
 
 // request is one request in flight, or recently answered.
@@ -136,9 +142,12 @@ type session struct {
 	initSeen bool
 	// reqs are the requests in flight, by side and ID key; ended the
 	// recently answered ones, oldest first.
-	reqs  map[Side]map[string]*request
-	ended map[Side][]*request
-	used  map[Side]*boundedSet
+	reqs map[Side]map[string]*request
+	// byToken indexes the requests in flight that gave a progress token,
+	// by side and token key, in the order they were sent.
+	byToken map[Side]map[string][]*request
+	ended   map[Side][]*request
+	used    map[Side]*boundedSet
 	// unreadable is the seq of the last frame of side whose ID could not
 	// be read (0: none): a null-id error may answer it (RPC-11), and an
 	// error with an ID never sent may be a wrong answer to it.
@@ -146,13 +155,20 @@ type session struct {
 	// read, which an error may answer.
 	unreadable   map[Side]uint64
 	malformedIDs map[Side]*boundedSet
-	// streams maps an HTTP exchange's channel ("POST #3") to its request;
-	// notifPosts are the channels of the POSTs that carried a
+	// streams maps an HTTP exchange's channel ("POST #3") to its request,
+	// while the request is open and for the latest maxEnded answered ones
+	// (answeredPosts, oldest first), whose streams may still carry late
+	// events; notifPosts are the channels of the POSTs that carried a
 	// notification, refusedPosts those of them the server answered with
 	// a status that is not 2xx.
-	streams      map[string]*request
-	notifPosts   *boundedSet
-	refusedPosts *boundedSet
+	streams       map[string]*request
+	answeredPosts []*request
+	// forgottenTokens are the progress tokens of the ended requests
+	// keepEnded forgot, so that late progress under one is not taken for
+	// progress under a token never given.
+	forgottenTokens *boundedSet
+	notifPosts      *boundedSet
+	refusedPosts    *boundedSet
 	// notified is set once side sent a notification; nullErrors are the
 	// errors with a null id waiting for the requests then in flight to
 	// be answered (nullIDError).
@@ -163,6 +179,10 @@ type session struct {
 	// silence has nothing to judge (advance).
 	aborts, drops int
 	tasks         map[string]*task
+	// cancelled are the open requests with a cancel, in the order
+	// cancelled, which retireCancelled takes from once a side holds
+	// maxOpen requests open.
+	cancelled []*request
 	// listens counts the subscriptions in flight: while none, no
 	// notification is read for them.
 	listens int
@@ -199,10 +219,11 @@ type pendingFinding struct {
 func newSession(m *Monitor, key string) *session {
 	s := &session{m: m, key: key, rev: m.opts.Revision,
 		reqs:       map[Side]map[string]*request{Client: {}, Server: {}},
+		byToken:    map[Side]map[string][]*request{Client: {}, Server: {}},
 		ended:      map[Side][]*request{},
 		used:       map[Side]*boundedSet{Client: newBoundedSet(maxUsedIDs), Server: newBoundedSet(maxUsedIDs)},
 		unreadable: map[Side]uint64{}, malformedIDs: map[Side]*boundedSet{Client: newBoundedSet(maxEnded), Server: newBoundedSet(maxEnded)},
-		streams: map[string]*request{}, notifPosts: newBoundedSet(maxEnded), refusedPosts: newBoundedSet(maxEnded), notified: map[Side]bool{},
+		streams: map[string]*request{}, forgottenTokens: newBoundedSet(maxUsedIDs), notifPosts: newBoundedSet(maxEnded), refusedPosts: newBoundedSet(maxEnded), notified: map[Side]bool{},
 		tasks: map[string]*task{}, setLevel: map[string]string{}}
 	s.loadSchema()
 	return s
@@ -509,6 +530,10 @@ func (s *session) request(side Side, ev chrono.Event, m *jsonrpc.Message, p requ
 		}
 	}
 	s.reqs[side][key] = r
+	if r.token != nil {
+		s.byToken[side][r.tokenKey] = append(s.byToken[side][r.tokenKey], r)
+	}
+	s.retireCancelled(side)
 	s.observe(Activity{Kind: ActRequest, Side: side, ID: m.ID.String(), Method: m.Method, Seq: ev.Seq, At: ev.Offset, Sent: ev.Offset, TaskID: p.TaskID})
 	if strings.HasPrefix(ev.Channel, "POST #") {
 		s.streams[ev.Channel] = r
@@ -531,16 +556,29 @@ func (s *session) request(side Side, ev chrono.Event, m *jsonrpc.Message, p requ
 	}
 }
 
+// closeRequest takes r, answered or retired, out of the requests in
+// flight.
+func (s *session) closeRequest(r *request) {
+	delete(s.reqs[r.side], r.id.Key())
+	if r.token == nil {
+		return
+	}
+	same := slices.DeleteFunc(s.byToken[r.side][r.tokenKey], func(q *request) bool { return q == r })
+	if len(same) == 0 {
+		delete(s.byToken[r.side], r.tokenKey)
+		return
+	}
+	s.byToken[r.side][r.tokenKey] = same
+}
+
 // activeToken is side's request in flight that gave tok, nil when none.
 // Under 2025-11-25 a task-augmented request keeps its token until its
 // task is terminal (PRG-9, PRG-15); under 2026-07-28 a task has no
 // progress (PRG-46).
 func (s *session) activeToken(side Side, tok jsonrpc.ProgressToken) *request {
 	key := tok.Key()
-	for _, r := range s.reqs[side] {
-		if r.token != nil && r.tokenKey == key {
-			return r
-		}
+	if same := s.byToken[side][key]; len(same) > 0 {
+		return same[0]
 	}
 	if s.is2026() {
 		return nil // no progress for a task (PRG-46): its request's token ends with its response
@@ -581,7 +619,7 @@ func (s *session) response(side Side, ev chrono.Event, head *jsonrpc.Message) {
 		r.dups--
 		return
 	}
-	delete(s.reqs[asker], key)
+	s.closeRequest(r)
 	s.settleNullErrors(asker, key)
 	r.responded, r.respSeq, r.respAt, r.respChan, r.isError = true, ev.Seq, ev.Offset, ev.Channel, isError
 	if answerRead(r) || isError && (r.cancelSeq > 0 || s.m.opts.Observe != nil) || s.mayCreateTask(r, ev) {
@@ -598,10 +636,7 @@ func (s *session) response(side Side, ev chrono.Event, head *jsonrpc.Message) {
 			s.rtts = s.rtts[1:]
 		}
 	}
-	s.ended[asker] = append(s.ended[asker], r)
-	if len(s.ended[asker]) > maxEnded {
-		s.ended[asker] = s.ended[asker][1:]
-	}
+	s.keepEnded(r)
 	if r.cancelSeq > 0 {
 		s.afterCancel(RuleCancelNoResponse, side, r, ev, "a response")
 	}
@@ -626,6 +661,13 @@ func (s *session) strayResponse(side, asker Side, ev chrono.Event, id jsonrpc.ID
 			if r.closed || r.dropped {
 				return // an answer to a request whose stream was closed is none of the rules'
 			}
+			if !r.responded {
+				// Retired after its cancel (retireCancelled): the answer
+				// comes after the cancel, beyond its window.
+				r.responded, r.respSeq, r.respAt, r.respChan = true, ev.Seq, ev.Offset, ev.Channel
+				s.afterCancel(RuleCancelNoResponse, side, r, ev, "a response")
+				return
+			}
 			s.find(RuleOneResponse, side, verdict.Req("RPC-8"), ev.Seq, false,
 				"a second response to request %s (%s), first answered at #%d", r.id, quote(r.method), r.respSeq)
 			return
@@ -645,6 +687,13 @@ func (s *session) strayResponse(side, asker Side, ev chrono.Event, id jsonrpc.ID
 		// null ID; the second is the likelier.
 		s.find(RuleOneResponse, side, verdict.Req("RPC-11"), ev.Seq, false,
 			"an error for ID %s, which the %s never sent as a request: if it answers the unreadable frame at #%d, its ID must be null (RPC-11); if not, it answers nothing (RPC-8)", id, asker, at)
+		return
+	}
+	if s.used[asker].has(key) {
+		// Sent, answered or retired, and forgotten since (keepEnded):
+		// whether this is a second response or one after a cancel
+		// cannot be told.
+		s.m.counts[CountForgotten]++
 		return
 	}
 	s.find(RuleOneResponse, side, verdict.Req("RPC-8"), ev.Seq, false, "a response for ID %s, which the %s never sent as a request", id, asker)
