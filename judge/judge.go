@@ -256,6 +256,9 @@ func (j *Judge) Report() *results.Report {
 	if len(j.open) > 0 {
 		rep.Notes = append(rep.Notes, openNote(j.open))
 	}
+	if n := counts[monitor.CountForgotten]; n > 0 {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("answers to forgotten requests: %d responses or progress notifications named requests that ended too long before for the monitor to remember, and were not judged", n))
+	}
 	rep.Notes = append(rep.Notes, fmt.Sprintf("%d events judged: %d requests, %d cancels (%d crossings within the window), %d progress notifications, %d tasks",
 		j.events, counts[monitor.CountRequests], counts[monitor.CountCancels], counts[monitor.CountCrossings], counts[monitor.CountProgress], counts[monitor.CountTasks]))
 	rep.Notes = append(rep.Notes, j.notes...)

@@ -183,3 +183,28 @@ func TestSessionsOfACheckChronology(t *testing.T) {
 		t.Errorf("server/%s is %q; want warn (HTTP-31: the call's progress on the GET stream)", monitor.RuleStreamRouting, v)
 	}
 }
+
+// TestForgottenAnswersNoted: a response for a request the monitor has
+// forgotten (past its memory bounds) is not judged, and the report says
+// so instead of passing it in silence.
+func TestForgottenAnswersNoted(t *testing.T) {
+	c := newCapture()
+	c.frame(chrono.Out, "stdin", initialize)
+	c.frame(chrono.In, "stdout", initResult)
+	const n = 300
+	for i := 1; i <= n; i++ {
+		c.frame(chrono.Out, "stdin", fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, i))
+		c.frame(chrono.In, "stdout", fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{}}`, i))
+	}
+	c.frame(chrono.In, "stdout", `{"jsonrpc":"2.0","id":1,"result":{}}`)
+	rep := c.judge("stdio")
+	notes := strings.Join(rep.Notes, "\n")
+	if !strings.Contains(notes, "answers to forgotten requests: 1 responses") {
+		t.Errorf("notes do not count the answer to a forgotten request:\n%s", notes)
+	}
+	for _, r := range rep.Results {
+		if r.Outcome.Verdict == verdict.Fail {
+			t.Errorf("%s fails: %s (a forgotten request's answer is not judged)", r.ID, r.Outcome.Summary)
+		}
+	}
+}
