@@ -63,6 +63,17 @@ const (
 // disconnection, not a cancel (HTTP-25).
 const TextStreamClosed = "closing the response stream of request "
 
+// The observer's readings in a watched conversation (watch --observer):
+// a harness note on ChannelObserver, TextObserverAsked when the read is
+// sent and TextObserverRead followed by the counts
+// (profile.Observation.String) when it is answered, written by watch and
+// judged by the rules (package monitor), also again from a recording.
+const (
+	ChannelObserver   = "observer"
+	TextObserverAsked = "reading the observer"
+	TextObserverRead  = "observer read: "
+)
+
 // DefaultMaxRaw bounds the raw bytes kept per event.
 const DefaultMaxRaw = 64 << 10
 

@@ -256,6 +256,9 @@ func (j *Judge) Report() *results.Report {
 	if len(j.open) > 0 {
 		rep.Notes = append(rep.Notes, openNote(j.open))
 	}
+	if n := counts[monitor.CountHandlersUndecided]; n > 0 {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("the observer's readings could not tell whether the handlers of %d cancelled calls stopped: the counts fit more than one end (docs/observer.md)", n))
+	}
 	if n := counts[monitor.CountForgotten]; n > 0 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("answers to forgotten requests: %d responses or progress notifications named requests that ended too long before for the monitor to remember, and were not judged", n))
 	}

@@ -50,6 +50,7 @@ func (s *session) cancel(side Side, ev chrono.Event, m *jsonrpc.Message) {
 	if r.cancelSeq == 0 {
 		r.cancelSeq, r.cancelAt = ev.Seq, ev.Offset
 		s.noteCancelled(r)
+		s.handlerCancelled(r)
 		s.observe(Activity{Kind: ActCancel, Side: side, ID: r.id.String(), Method: r.method, Seq: ev.Seq, At: ev.Offset, Sent: r.at})
 	}
 	s.listenEnded(r, ev, "") // a subscription the client cancelled is over
@@ -175,6 +176,7 @@ func (s *session) streamClosed(ev chrono.Event) {
 			if r.cancelSeq == 0 {
 				r.cancelSeq, r.cancelAt, r.closed = ev.Seq, ev.Offset, true
 				s.noteCancelled(r)
+				s.handlerCancelled(r)
 				s.observe(Activity{Kind: ActCancel, Side: Client, ID: r.id.String(), Method: r.method, Seq: ev.Seq, At: ev.Offset, Sent: r.at})
 			}
 			s.listenEnded(r, ev, "")

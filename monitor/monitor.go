@@ -187,6 +187,8 @@ type Monitor struct {
 	schemaIndex map[string]int
 	// spoken are the revisions the sessions were learned to speak.
 	spoken map[string]bool
+	// obs is what the observer's readings showed (handlers.go).
+	obs observerState
 }
 
 // Counts.

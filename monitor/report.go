@@ -21,6 +21,7 @@ var ruleSides = map[string][]Side{
 	RuleCancelNoResponse:   {Server, Client},
 	RuleCancelNoProgress:   {Server},
 	RuleCancelNoLog:        {Server},
+	RuleHandlerStops:       {Server},
 	RuleCancelTarget:       {Client, Server},
 	RuleCancelInitialize:   {Client},
 	RuleCancelTask:         {Client},
@@ -158,6 +159,9 @@ func (m *Monitor) notExercised(r Rule, spoken []string) verdict.Outcome {
 		if len(revs) > 0 {
 			return verdict.Skipf("applies to %s only", strings.Join(revs, " and "))
 		}
+	}
+	if r.ID == RuleHandlerStops && !m.obs.observing() {
+		return verdict.Skipf("needs the observer's readings, which the wire lacks: watch --observer PROFILE reads it (docs/observer.md)")
 	}
 	return verdict.Skipf("not exercised: the conversation gave it nothing to judge")
 }

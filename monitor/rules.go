@@ -58,6 +58,7 @@ const (
 	RuleIDUnique           = "ids-unique"
 	RuleCancelNoResponse   = "cancel-no-response"
 	RuleCancelNoProgress   = "cancel-no-progress"
+	RuleHandlerStops       = "cancelled-handler-stops"
 	RuleCancelNoLog        = "cancel-no-log"
 	RuleCancelTarget       = "cancel-names-own-request"
 	RuleCancelInitialize   = "initialize-not-cancelled"
@@ -116,6 +117,7 @@ func Rules() []Rule {
 		{RuleIDUnique, "a sender never reuses a request ID (2025-11-25: within the session; 2026-07-28: while it is in flight)", both(ids("RPC-6"), ids("RPC-7"))},
 		{RuleCancelNoResponse, "no response for a cancelled request after the crossing window", both(ids("CAN-8"), ids("CAN-54", "CAN-56", "CAN-48"))},
 		{RuleCancelNoProgress, "no progress for a cancelled request after the crossing window", both(ids("CAN-8"), ids("CAN-54", "CAN-56", "CAN-48"))},
+		{RuleHandlerStops, "a cancelled call's handler stops, as the observer's readings show (watch --observer)", both(ids("CAN-8"), ids("CAN-48", "CAN-56"))},
 		{RuleCancelNoLog, "no log message for a cancelled request after the crossing window", both(ids("CAN-8"), ids("CAN-54", "CAN-56", "CAN-48"))},
 		{RuleCancelTarget, "a cancel names a request the same side issued and believes in flight", both(ids("CAN-1", "CAN-5", "CAN-6"), ids("CAN-46", "CAN-51", "CAN-42", "CAN-47"))},
 		{RuleCancelInitialize, "initialize is never cancelled", both(ids("CAN-2"), nil)},

@@ -311,6 +311,8 @@ func (s *session) event(ev chrono.Event) {
 		s.checkSchema(ev)
 	case ev.Dir == chrono.Harness && ev.Kind == chrono.KindNote && strings.HasPrefix(ev.Channel, "SSE POST #"):
 		s.streamEnded(ev)
+	case ev.Dir == chrono.Harness && ev.Channel == chrono.ChannelObserver:
+		s.observerNote(ev)
 	case ev.Dir == chrono.Harness && strings.HasPrefix(ev.Text, chrono.TextStreamClosed):
 		s.streamClosed(ev)
 	case ev.Kind == chrono.KindHTTP && ev.Dir == chrono.Out && strings.HasPrefix(ev.Channel, "GET #"):
@@ -620,6 +622,7 @@ func (s *session) response(side Side, ev chrono.Event, head *jsonrpc.Message) {
 		return
 	}
 	s.closeRequest(r)
+	s.toolAnswered(r)
 	s.settleNullErrors(asker, key)
 	r.responded, r.respSeq, r.respAt, r.respChan, r.isError = true, ev.Seq, ev.Offset, ev.Channel, isError
 	if answerRead(r) || isError && (r.cancelSeq > 0 || s.m.opts.Observe != nil) || s.mayCreateTask(r, ev) {
@@ -818,6 +821,7 @@ func (s *session) end() []Open {
 	}
 	s.graceTasks()
 	s.endTasks()
+	s.endHandlers()
 	for _, n := range s.nullErrors {
 		s.nullIDUnsettled(n)
 	}

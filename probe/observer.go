@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/mcpflight/mcpflight/chrono"
-	"github.com/mcpflight/mcpflight/mcp"
 	"github.com/mcpflight/mcpflight/peer"
 	"github.com/mcpflight/mcpflight/profile"
 )
@@ -50,16 +49,8 @@ func (e *Env) readObserver(ctx context.Context) (profile.Observation, uint64, er
 	obs := e.Profile.Observer
 	id := e.S.NewID()
 	var raw json.RawMessage
-	var err error
-	if obs.Tool != "" {
-		args := obs.Arguments
-		if args == nil {
-			args = map[string]any{}
-		}
-		err = e.S.Request(ctx, mcp.MethodToolsCall, map[string]any{"name": obs.Tool, "arguments": args}, &raw, peer.WithID(id))
-	} else {
-		err = e.S.Request(ctx, mcp.MethodResourcesRead, map[string]any{"uri": obs.Resource}, &raw, peer.WithID(id))
-	}
+	method, params := obs.Request()
+	err := e.S.Request(ctx, method, params, &raw, peer.WithID(id))
 	if err != nil {
 		return profile.Observation{}, 0, fmt.Errorf("reading the observer: %w", err)
 	}
@@ -78,11 +69,6 @@ func (e *Env) readObserver(ctx context.Context) (profile.Observation, uint64, er
 	return o, seq, err
 }
 
-// ObservationText renders counts for an Actual line.
-func ObservationText(o profile.Observation) string {
-	return fmt.Sprintf("started %d, completed %d, cancelled %d", o.Started, o.Completed, o.Cancelled)
-}
-
 // AwaitHandlerStarted reads the observer until it counts a handler more
 // than before, within Env.Patience, pausing a tenth of the grace window
 // between reads: the only evidence that a silent handler has begun.
@@ -98,7 +84,7 @@ func (e *Env) AwaitHandlerStarted(ctx context.Context, before profile.Observatio
 			return now, nil
 		}
 		if !e.pauseBetweenReads(wctx) {
-			return now, fmt.Errorf("the observer counted no handler started within %v (%s)", d, ObservationText(now))
+			return now, fmt.Errorf("the observer counted no handler started within %v (%s)", d, now)
 		}
 	}
 }
@@ -196,7 +182,7 @@ func (e *Env) ObserveHandlerEnd(ctx context.Context, op *Op, before profile.Obse
 		Completed: now.Completed - before.Completed,
 		Cancelled: now.Cancelled - before.Cancelled,
 		Seq:       seq,
-		Seen: fmt.Sprintf("observer before: %s; %s and %v more, its answer at seq %d: %s", ObservationText(before), after,
-			waited.Round(time.Millisecond), seq, ObservationText(now)),
+		Seen: fmt.Sprintf("observer before: %s; %s and %v more, its answer at seq %d: %s", before, after,
+			waited.Round(time.Millisecond), seq, now),
 	}, nil
 }

@@ -7,6 +7,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/mcpflight/mcpflight/mcp"
 )
 
 // Observer names a tool or a resource of the target whose result reports
@@ -221,4 +223,36 @@ func (o *Observer) Document(result json.RawMessage) (json.RawMessage, error) {
 		}
 	}
 	return nil, fmt.Errorf("%w: tool %q returned neither structuredContent nor text content", ErrObservation, o.Tool)
+}
+
+// String renders the counts as evidence lines quote them ("started 3,
+// completed 1, cancelled 1"); ParseObservation reads them back, so that a
+// reading recorded in a chronology is judged again from the recording.
+func (o Observation) String() string {
+	return fmt.Sprintf("started %d, completed %d, cancelled %d", o.Started, o.Completed, o.Cancelled)
+}
+
+// ParseObservation reads counts String rendered; LastStep is -1.
+func ParseObservation(text string) (Observation, error) {
+	o := Observation{LastStep: -1}
+	if _, err := fmt.Sscanf(text, "started %d, completed %d, cancelled %d", &o.Started, &o.Completed, &o.Cancelled); err != nil {
+		return Observation{}, fmt.Errorf("not an observation %q: %w", text, err)
+	}
+	if o.Started < 0 || o.Completed < 0 || o.Cancelled < 0 {
+		return Observation{}, fmt.Errorf("not an observation %q: a negative count", text)
+	}
+	return o, nil
+}
+
+// Request is the request that reads the observer: tools/call of its tool
+// with its arguments, or resources/read of its resource.
+func (o *Observer) Request() (method string, params map[string]any) {
+	if o.Tool != "" {
+		args := o.Arguments
+		if args == nil {
+			args = map[string]any{}
+		}
+		return mcp.MethodToolsCall, map[string]any{"name": o.Tool, "arguments": args}
+	}
+	return mcp.MethodResourcesRead, map[string]any{"uri": o.Resource}
 }

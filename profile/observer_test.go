@@ -128,3 +128,26 @@ func TestObserverDocument(t *testing.T) {
 		})
 	}
 }
+
+// TestObservationText: counts rendered for a chronology are read back
+// whole, and text that is not an observation is refused.
+func TestObservationText(t *testing.T) {
+	o := Observation{Started: 3, Completed: 1, Cancelled: 2, LastStep: -1}
+	got, err := ParseObservation(o.String())
+	if err != nil || got != o {
+		t.Errorf("ParseObservation(%q) = %+v, %v; want %+v", o.String(), got, err, o)
+	}
+	for _, bad := range []string{"", "started 1", "started x, completed 1, cancelled 0", "started -1, completed 0, cancelled 0"} {
+		if _, err := ParseObservation(bad); err == nil {
+			t.Errorf("ParseObservation(%q) took it", bad)
+		}
+	}
+	tool := &Observer{Tool: "observer"}
+	if m, p := tool.Request(); m != "tools/call" || p["name"] != "observer" || p["arguments"] == nil {
+		t.Errorf("tool observer's request: %s %v", m, p)
+	}
+	res := &Observer{Resource: "debug://handlers"}
+	if m, p := res.Request(); m != "resources/read" || p["uri"] != "debug://handlers" {
+		t.Errorf("resource observer's request: %s %v", m, p)
+	}
+}
