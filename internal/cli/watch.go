@@ -23,6 +23,7 @@ import (
 	"github.com/mcpflight/mcpflight/telemetry"
 	"github.com/mcpflight/mcpflight/transport"
 	"github.com/mcpflight/mcpflight/watch"
+	"github.com/mcpflight/mcpflight/watch/observe"
 )
 
 const watchUsage = `Usage: mcpflight watch [flags] -- COMMAND [ARGS...]
@@ -75,12 +76,18 @@ Flags:
                        ~/.local/state/mcpflight/watch)
   --otlp-endpoint URL  also export the conversation's spans and metrics to an
                        OTLP/HTTP collector (e.g. http://localhost:4318)
+  --observer PROFILE   read the observer the profile names (docs/observer.md)
+                       when the host starts a tools/call and for the grace
+                       after it cancels one, to judge whether the cancelled
+                       handler stopped, which the wire cannot show; each read
+                       is a request of mcpflight's own (--target only)
   --side SIDE          judge the server, the client (host) or both (default)
   --protocol REV       the revision to judge a session under when it shows
                        none: 2025-11-25 (default) or 2026-07-28
   --window D           the crossing window bound (default 100ms)
   --grace D            how long a task may work on after its host stopped
-                       waiting or had it cancelled before an alert (default 5s)
+                       waiting or had it cancelled before an alert, and a
+                       cancelled handler may run on (--observer) (default 5s)
   --strict             count warns (broken SHOULDs) as fails
   --log FILE           append the findings to FILE as they are made, instead
                        of printing them on stderr
@@ -97,6 +104,7 @@ type watchOptions struct {
 	redactHeader stringList
 	out          string
 	otlp         string
+	observer     string
 	log          string
 	strict       bool
 	quiet        bool
@@ -124,6 +132,7 @@ func (e Env) watch(ctx context.Context, args []string) (int, error) {
 	fs.Var(&o.redactHeader, "redact-header", "")
 	fs.StringVar(&o.out, "out", "", "")
 	fs.StringVar(&o.otlp, "otlp-endpoint", "", "")
+	fs.StringVar(&o.observer, "observer", "", "")
 	fs.StringVar(&o.log, "log", "", "")
 	fs.BoolVar(&o.strict, "strict", false, "")
 	fs.BoolVar(&o.quiet, "q", false, "")
@@ -151,6 +160,10 @@ func (e Env) watch(ctx context.Context, args []string) (int, error) {
 		return 0, err
 	}
 	mo, err := o.judge.monitorOptions(watchUsage)
+	if err != nil {
+		return 0, err
+	}
+	obs, err := watchObserver(o.observer, o.url == "")
 	if err != nil {
 		return 0, err
 	}
@@ -214,9 +227,38 @@ func (e Env) watch(ctx context.Context, args []string) (int, error) {
 	if transportName == "stdio" {
 		displayTarget = transport.QuoteArgs(argv)
 	}
+	// The observer's poller learns of the conversation from the judge,
+	// and records its readings through the recorder the judge reads.
+	var poller *observe.Poller
+	if obs != nil {
+		exported := mo.Observe
+		mo.Observe = func(a monitor.Activity) {
+			poller.Observe(a)
+			if exported != nil {
+				exported(a)
+			}
+		}
+	}
 	jdg := judge.New(judge.Options{Target: e.redact.String(displayTarget), Transport: transportName, Monitor: mo, Strict: o.strict, Emit: live.finding})
 	rec := watch.NewRecorder(watch.RecorderConfig{JSONL: capture, Sinks: []watch.Sink{jdg}, Redactor: e.redact, Start: start})
 	fmt.Fprintf(e.Stderr, "mcpflight watch: recording to %s\n", chrono.Sanitize(dir, false))
+	var pollerDone sync.WaitGroup
+	stopPoller := func() {}
+	if obs != nil {
+		pctx, cancelPoller := context.WithCancel(context.WithoutCancel(ctx))
+		read, closeReader := observerReader(pctx, target, obs)
+		poller = observe.New(observe.Config{Read: read, Note: rec.Note, Grace: mo.Grace})
+		pollerDone.Go(func() {
+			defer closeReader()
+			poller.Run(pctx)
+		})
+		stopPoller = func() {
+			cancelPoller()
+			pollerDone.Wait()
+			jdg.Note("%s", poller.Summary())
+		}
+		fmt.Fprintf(e.Stderr, "mcpflight watch: reading the observer of profile %s after each cancelled tools/call, on a session of its own\n", chrono.Sanitize(o.observer, false))
+	}
 
 	stopClock := make(chan struct{})
 	var clockDone sync.WaitGroup
@@ -229,6 +271,7 @@ func (e Env) watch(ctx context.Context, args []string) (int, error) {
 	} else {
 		runErr = e.watchHTTP(ctx, o, target, rec)
 	}
+	stopPoller()
 	close(stopClock)
 	clockDone.Wait()
 

@@ -298,6 +298,9 @@ func TestWatchUsage(t *testing.T) {
 		{[]string{"--side", "moon", "--", "x"}, "--side must be"},
 		{[]string{"--otlp-endpoint", "localhost:4318", "--out", "@TMP", "--", "x"}, "--otlp-endpoint"},
 		{[]string{"--listen", "0.0.0.0:0", "--out", "@TMP", "--target", "http://127.0.0.1:1/mcp"}, "not a loopback address"},
+		{[]string{"--observer", "reference", "--", "x"}, "use it with --target"},
+		{[]string{"--observer", "server-everything", "--target", "http://127.0.0.1:1/mcp"}, "names no observer"},
+		{[]string{"--observer", "no-such-profile", "--target", "http://127.0.0.1:1/mcp"}, "--observer: profile \"no-such-profile\""},
 	} {
 		args := append([]string{"watch"}, tc.args...)
 		for i, a := range args {

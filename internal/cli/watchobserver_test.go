@@ -1,0 +1,126 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpflight/mcpflight/refserver"
+	"github.com/mcpflight/mcpflight/verdict"
+)
+
+// waitUntil checks cond every few milliseconds until it holds, failing
+// the test past zooSafety: the condition is the synchronisation, the
+// deadline a safety net.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(zooSafety)
+	for !cond() {
+		select {
+		case <-tick.C:
+		case <-deadline:
+			t.Fatalf("never saw %s", what)
+		}
+	}
+}
+
+// TestWatchObserver: with --observer, watch reads the reference server's
+// observer around a host's cancelled call, over Streamable HTTP under
+// both revisions, and judges whether the handler stopped: a handler that
+// hangs after its cancel (hang-after-cancel, 2025-11-25) is still running
+// past the grace (CAN-8), one that runs to completion after its stream
+// was closed (stream-close-not-cancel, 2026-07-28) ran on (CAN-56's
+// SHOULD), and the same calls against a server without the fault pass.
+// The readings are in the chronology, so judge reaches the same verdict
+// from the recording.
+func TestWatchObserver(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name     string
+		fault    refserver.Fault
+		revision string
+		want     verdict.Verdict
+		req      string
+		evidence string
+	}{
+		{"hangs/2025-11-25", refserver.FaultHangAfterCancel, "2025-11-25", verdict.Warn, "CAN-8", "still runs"},
+		{"stops/2025-11-25", "", "2025-11-25", verdict.Pass, "", ""},
+		{"runs-on/2026-07-28", refserver.FaultStreamCloseNotCancel, "2026-07-28", verdict.Warn, "CAN-56", "ran to completion"},
+		{"stops/2026-07-28", "", "2026-07-28", verdict.Pass, "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			faults := refserver.FaultSet{}
+			if tc.fault != "" {
+				faults[tc.fault] = true
+			}
+			h := refserver.New(refserver.Options{Faults: faults}).HTTPHandler(refserver.HTTPOptions{})
+			ts := httptest.NewServer(h)
+			t.Cleanup(func() {
+				h.Close()
+				ts.Close()
+			})
+			root := t.TempDir()
+			stderr := &lineWaiter{re: regexp.MustCompile(`point the host at (\S+)`), found: make(chan string, 1)}
+			var stdout bytes.Buffer
+			ctx, stop := context.WithCancel(context.Background())
+			defer stop()
+			done := make(chan int, 1)
+			go func() {
+				env := Env{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: stderr, ServeCommand: []string{binary}, Getenv: func(string) string { return "" }}
+				done <- env.Run(ctx, []string{"watch", "--out", root, "--target", ts.URL + "/mcp", "--observer", "reference", "--grace", "1s", "--protocol", tc.revision})
+			}()
+			var proxyURL string
+			select {
+			case proxyURL = <-stderr.found:
+			case code := <-done:
+				t.Fatalf("watch exited %d before listening:\n%s", code, stderr.String())
+			case <-time.After(zooSafety):
+				t.Fatalf("watch never said where it listens:\n%s", stderr.String())
+			}
+			// The host's call: cancelled once its first progress came.
+			r := runCLI(t, "", "call", "--url", proxyURL, "--protocol", tc.revision, "--timeout", "400ms", "--grace", "100ms", "slow", `{"steps":3,"tickMs":250}`)
+			if !strings.Contains(r.stdout+r.stderr, "cancel") {
+				t.Fatalf("the call was not cancelled: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+			}
+			capture := filepath.Join(dirs0(t, root), captureName)
+			if tc.want == verdict.Pass {
+				waitUntil(t, "a reading that counts the handler cancelled", func() bool {
+					raw, _ := os.ReadFile(capture)
+					return bytes.Contains(raw, []byte("observer read: started 1, completed 0, cancelled 1"))
+				})
+			} else {
+				waitUntil(t, "the live finding", func() bool { return strings.Contains(stderr.String(), "server/cancelled-handler-stops") })
+			}
+			stop()
+			select {
+			case <-done:
+			case <-time.After(zooSafety):
+				t.Fatal("watch did not end with its context")
+			}
+			res, ok := readResult(t, dirs0(t, root), "server/cancelled-handler-stops")
+			if !ok || res.Verdict != tc.want || res.Requirement != tc.req {
+				raw, _ := os.ReadFile(capture)
+				t.Fatalf("server/cancelled-handler-stops: %+v; want %s %s\n%s\n%s", res, tc.want, tc.req, stderr.String(), raw)
+			}
+			if tc.evidence != "" && !strings.Contains(stderr.String(), tc.evidence) {
+				t.Errorf("the finding does not say %q:\n%s", tc.evidence, stderr.String())
+			}
+			again := runCLI(t, "", "judge", "--grace", "1s", "--json", filepath.Join(t.TempDir(), "again.json"), capture)
+			if tc.want == verdict.Warn && !strings.Contains(again.stdout, "WARN  server/cancelled-handler-stops") {
+				t.Errorf("judge of the recording misses the finding: exit %d\n%s", again.code, again.stdout)
+			}
+			if tc.want == verdict.Pass && strings.Contains(again.stdout, "server/cancelled-handler-stops") && !strings.Contains(again.stdout, "PASS") {
+				t.Errorf("judge of the recording:\n%s", again.stdout)
+			}
+		})
+	}
+}
