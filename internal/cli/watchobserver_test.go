@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpflight/mcpflight/internal/targets"
 	"github.com/mcpflight/mcpflight/refserver"
 	"github.com/mcpflight/mcpflight/verdict"
 )
@@ -32,35 +33,25 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-// TestWatchObserver: with --observer, watch reads the reference server's
-// observer around a host's cancelled call, over Streamable HTTP under
-// both revisions, and judges whether the handler stopped: a handler that
-// hangs after its cancel (hang-after-cancel, 2025-11-25) is still running
-// past the grace (CAN-8), one that runs to completion after its stream
-// was closed (stream-close-not-cancel, 2026-07-28) ran on (CAN-56's
-// SHOULD), and the same calls against a server without the fault pass.
-// The readings are in the chronology, so judge reaches the same verdict
-// from the recording.
+// TestWatchObserver: with --observer, watch reads a server's observer
+// around a host's cancelled call, over Streamable HTTP under both
+// revisions, and judges whether the handler stopped. On the reference
+// server a handler that hangs after its cancel (hang-after-cancel,
+// 2025-11-25) is still running past the grace (CAN-8), one that runs to
+// completion after its stream was closed (stream-close-not-cancel,
+// 2026-07-28) ran on (CAN-56's SHOULD), and the same calls without the
+// fault pass; go-sdk's server, a real one with its own pace, runs on or
+// stops as its deployment says. The readings are in the chronology, so
+// judge reaches the same verdict from the recording.
 func TestWatchObserver(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct {
-		name     string
-		fault    refserver.Fault
-		revision string
-		want     verdict.Verdict
-		req      string
-		evidence string
-	}{
-		{"hangs/2025-11-25", refserver.FaultHangAfterCancel, "2025-11-25", verdict.Warn, "CAN-8", "still runs"},
-		{"stops/2025-11-25", "", "2025-11-25", verdict.Pass, "", ""},
-		{"runs-on/2026-07-28", refserver.FaultStreamCloseNotCancel, "2026-07-28", verdict.Warn, "CAN-56", "ran to completion"},
-		{"stops/2026-07-28", "", "2026-07-28", verdict.Pass, "", ""},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
+	// reference serves the reference server with fault (none when "")
+	// over Streamable HTTP in this process.
+	reference := func(fault refserver.Fault) func(*testing.T) string {
+		return func(t *testing.T) string {
 			faults := refserver.FaultSet{}
-			if tc.fault != "" {
-				faults[tc.fault] = true
+			if fault != "" {
+				faults[fault] = true
 			}
 			h := refserver.New(refserver.Options{Faults: faults}).HTTPHandler(refserver.HTTPOptions{})
 			ts := httptest.NewServer(h)
@@ -68,6 +59,53 @@ func TestWatchObserver(t *testing.T) {
 				h.Close()
 				ts.Close()
 			})
+			return ts.URL + "/mcp"
+		}
+	}
+	// gosdk runs testdata/gosdkserver (go-sdk v1.8.0) over Streamable
+	// HTTP with args: a real server, whose steps are its own (100 ms each).
+	gosdk := func(args ...string) func(*testing.T) string {
+		return func(t *testing.T) string {
+			if testing.Short() {
+				t.Skip("-short: a real target")
+			}
+			return targets.GoServerHTTP(t, "gosdkserver", args...)
+		}
+	}
+	const (
+		refSlow   = `{"steps":3,"tickMs":250}`
+		gosdkSlow = `{"steps":10,"stepMs":100}`
+	)
+	// grace bounds the reads after a cancel: wide enough for a loaded
+	// machine to count the handler's end within it.
+	const grace = "3s"
+	gosdkProfile := filepath.Join(targets.GoModule("gosdkserver"), "profile.yaml")
+	for _, tc := range []struct {
+		name     string
+		server   func(*testing.T) string
+		profile  string
+		slow     string
+		revision string
+		want     verdict.Verdict
+		req      string
+		evidence string
+	}{
+		{"reference/hangs/2025-11-25", reference(refserver.FaultHangAfterCancel), "reference", refSlow, "2025-11-25", verdict.Warn, "CAN-8", "still runs"},
+		{"reference/stops/2025-11-25", reference(""), "reference", refSlow, "2025-11-25", verdict.Pass, "", ""},
+		{"reference/runs-on/2026-07-28", reference(refserver.FaultStreamCloseNotCancel), "reference", refSlow, "2026-07-28", verdict.Warn, "CAN-56", "ran to completion"},
+		{"reference/stops/2026-07-28", reference(""), "reference", refSlow, "2026-07-28", verdict.Pass, "", ""},
+		// go-sdk v1.8.0 stateless: the handler runs on (to completion,
+		// or still running at the grace on a loaded machine) after
+		// notifications/cancelled (2025-11-25) and after its stream's
+		// close (2026-07-28), unless PropagateRequestCancellation ties it
+		// to the HTTP request, which it does for 2026-07-28 alone.
+		{"gosdk-stateless/runs-on/2025-11-25", gosdk("-stateless"), gosdkProfile, gosdkSlow, "2025-11-25", verdict.Warn, "CAN-8", ""},
+		{"gosdk-stateless/runs-on/2026-07-28", gosdk("-stateless"), gosdkProfile, gosdkSlow, "2026-07-28", verdict.Warn, "CAN-56", ""},
+		{"gosdk-stateless-propagate/stops/2026-07-28", gosdk("-stateless", "-propagate-cancel"), gosdkProfile, gosdkSlow, "2026-07-28", verdict.Pass, "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			serverURL := tc.server(t)
 			root := t.TempDir()
 			stderr := &lineWaiter{re: regexp.MustCompile(`point the host at (\S+)`), found: make(chan string, 1)}
 			var stdout bytes.Buffer
@@ -76,7 +114,7 @@ func TestWatchObserver(t *testing.T) {
 			done := make(chan int, 1)
 			go func() {
 				env := Env{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: stderr, ServeCommand: []string{binary}, Getenv: func(string) string { return "" }}
-				done <- env.Run(ctx, []string{"watch", "--out", root, "--target", ts.URL + "/mcp", "--observer", "reference", "--grace", "1s", "--protocol", tc.revision})
+				done <- env.Run(ctx, []string{"watch", "--out", root, "--target", serverURL, "--observer", tc.profile, "--grace", grace, "--protocol", tc.revision})
 			}()
 			var proxyURL string
 			select {
@@ -86,8 +124,8 @@ func TestWatchObserver(t *testing.T) {
 			case <-time.After(zooSafety):
 				t.Fatalf("watch never said where it listens:\n%s", stderr.String())
 			}
-			// The host's call: cancelled once its first progress came.
-			r := runCLI(t, "", "call", "--url", proxyURL, "--protocol", tc.revision, "--timeout", "400ms", "--grace", "100ms", "slow", `{"steps":3,"tickMs":250}`)
+			// The host's call: cancelled while its work goes on.
+			r := runCLI(t, "", "call", "--url", proxyURL, "--protocol", tc.revision, "--timeout", "400ms", "--grace", "100ms", "slow", tc.slow)
 			if !strings.Contains(r.stdout+r.stderr, "cancel") {
 				t.Fatalf("the call was not cancelled: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 			}
@@ -114,7 +152,7 @@ func TestWatchObserver(t *testing.T) {
 			if tc.evidence != "" && !strings.Contains(stderr.String(), tc.evidence) {
 				t.Errorf("the finding does not say %q:\n%s", tc.evidence, stderr.String())
 			}
-			again := runCLI(t, "", "judge", "--grace", "1s", "--json", filepath.Join(t.TempDir(), "again.json"), capture)
+			again := runCLI(t, "", "judge", "--grace", grace, "--json", filepath.Join(t.TempDir(), "again.json"), capture)
 			if tc.want == verdict.Warn && !strings.Contains(again.stdout, "WARN  server/cancelled-handler-stops") {
 				t.Errorf("judge of the recording misses the finding: exit %d\n%s", again.code, again.stdout)
 			}
