@@ -2,6 +2,7 @@ package judge
 
 import (
 	"fmt"
+	"runtime"
 	"testing"
 
 	"github.com/mcpflight/mcpflight/chrono"
@@ -38,4 +39,62 @@ func BenchmarkJudgePing(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkJudgeHTTPSessions feeds a live judge b.N Streamable HTTP
+// exchanges of 2025-11-25 sessions, each opened by initialize and holding
+// eight pings, then ended by DELETE (or abandoned: the host opens the
+// next without ending it), as watch's proxy records them, and reports
+// the live heap after them (heap-MB): it stays flat as b.N grows when
+// memory follows what is in flight.
+//
+//	go test -run '^$' -bench JudgeHTTPSessions -benchtime 1000000x ./judge
+func BenchmarkJudgeHTTPSessions(b *testing.B) {
+	for _, deleted := range []bool{true, false} {
+		b.Run(fmt.Sprintf("deleted=%v", deleted), func(b *testing.B) { benchHTTPSessions(b, deleted) })
+	}
+}
+
+func benchHTTPSessions(b *testing.B, deleted bool) {
+	j := New(Options{Transport: "http", Monitor: monitor.Options{}})
+	var seq uint64
+	next := func(ev chrono.Event) {
+		seq++
+		ev.Seq = seq
+		j.Event(ev)
+	}
+	head := func(dir chrono.Direction, ch, text string) {
+		next(chrono.Event{Dir: dir, Channel: ch, Kind: chrono.KindHTTP, Text: text})
+	}
+	frame := func(dir chrono.Direction, ch, raw string) {
+		next(chrono.New().Frame(dir, ch, []byte(raw), nil, nil))
+	}
+	b.ReportAllocs()
+	session := ""
+	for i := range b.N {
+		ch := fmt.Sprintf("POST #%d", i)
+		switch {
+		case i%10 == 0:
+			session = fmt.Sprintf("s%d", i)
+			head(chrono.Out, ch, "POST /mcp Content-Type: application/json")
+			frame(chrono.Out, ch, initialize)
+			head(chrono.In, ch, "HTTP 200 Mcp-Session-Id: "+session+"; Content-Type: application/json")
+			frame(chrono.In, ch, initResult)
+		case i%10 == 9 && deleted:
+			ch = fmt.Sprintf("DELETE #%d", i)
+			head(chrono.Out, ch, "DELETE /mcp Mcp-Session-Id: "+session)
+			head(chrono.In, ch, "HTTP 200")
+		default:
+			head(chrono.Out, ch, "POST /mcp Mcp-Session-Id: "+session+"; Content-Type: application/json")
+			frame(chrono.Out, ch, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, i))
+			head(chrono.In, ch, "HTTP 200 Content-Type: application/json")
+			frame(chrono.In, ch, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{}}`, i))
+		}
+	}
+	b.StopTimer()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	b.ReportMetric(float64(ms.HeapInuse)/(1<<20), "heap-MB")
+	runtime.KeepAlive(j)
 }

@@ -98,7 +98,17 @@ func (j *Judge) Event(ev chrono.Event) {
 	j.note(ev)
 	for _, r := range j.keys.route(ev) {
 		j.m.Event(r.key, r.ev)
+		j.keys.ended(r.ev)
+		if r.key != noSession && sessionDeleted(r.ev) {
+			j.EndSession(r.key)
+		}
 	}
+}
+
+// sessionDeleted reports whether ev is the 2xx answer to a DELETE: the
+// host ended its session (2025-11-25), which is judged and forgotten.
+func sessionDeleted(ev chrono.Event) bool {
+	return ev.Dir == chrono.In && ev.Kind == chrono.KindHTTP && strings.HasPrefix(ev.Channel, "DELETE #") && strings.HasPrefix(ev.Text, "HTTP 2")
 }
 
 // note keeps what the report needs of ev beyond the rules: the clock, the

@@ -2,6 +2,7 @@ package judge
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -206,5 +207,48 @@ func TestForgottenAnswersNoted(t *testing.T) {
 		if r.Outcome.Verdict == verdict.Fail {
 			t.Errorf("%s fails: %s (a forgotten request's answer is not judged)", r.ID, r.Outcome.Summary)
 		}
+	}
+}
+
+// TestHTTPSessionsForgotten: a session the host ends with DELETE is
+// judged and forgotten at once, its open requests reported as open; the
+// keys of ended exchanges are forgotten past maxDoneExchanges, while a
+// stream still open keeps its session however old.
+func TestHTTPSessionsForgotten(t *testing.T) {
+	c := newCapture()
+	c.post(1, "", initialize, "S1", initResult)
+	c.http(chrono.Out, "GET #2", "GET /mcp Mcp-Session-Id: S1")
+	c.http(chrono.In, "GET #2", "HTTP 200 Content-Type: text/event-stream")
+	c.http(chrono.Out, "POST #3", "POST /mcp Mcp-Session-Id: S1; Content-Type: application/json")
+	c.frame(chrono.Out, "POST #3", call1)
+	n := 2 * maxDoneExchanges
+	for i := range n {
+		ch := fmt.Sprintf("POST #%d", 10+i)
+		c.http(chrono.Out, ch, "POST /mcp Mcp-Session-Id: S1; Content-Type: application/json")
+		c.frame(chrono.Out, ch, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, 10+i))
+		c.http(chrono.In, ch, "HTTP 200 Content-Type: application/json")
+		c.frame(chrono.In, ch, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{}}`, 10+i))
+	}
+	c.http(chrono.Out, "DELETE #9", "DELETE /mcp Mcp-Session-Id: S1")
+	c.http(chrono.In, "DELETE #9", "HTTP 200")
+	j := New(Options{Target: "test", Transport: "http"})
+	for _, ev := range c.log.Events() {
+		j.Event(ev)
+	}
+	if got := len(j.keys.byChannel); got > maxDoneExchanges+3 {
+		t.Errorf("%d exchanges keyed after %d ended; want at most %d", got, n, maxDoneExchanges+3)
+	}
+	if j.keys.byChannel["GET #2"] != "S1" {
+		t.Errorf("the open GET stream lost its session: %q", j.keys.byChannel["GET #2"])
+	}
+	j.mu.Lock()
+	open := slices.Clone(j.open)
+	j.mu.Unlock()
+	if len(open) != 1 || open[0].Session != "S1" || open[0].Method != "tools/call" {
+		t.Errorf("open requests after the DELETE: %+v; want S1's tools/call", open)
+	}
+	rep := j.Report()
+	if notes := strings.Join(rep.Notes, "\n"); !strings.Contains(notes, "tools/call") {
+		t.Errorf("the report does not list the call left open:\n%s", notes)
 	}
 }

@@ -26,6 +26,54 @@ type sessionKeys struct {
 	stdio     bool
 	byChannel map[string]string
 	waiting   map[string][]chrono.Event
+	// done are the exchanges that ended (exchangeEnds), oldest first:
+	// past maxDoneExchanges the oldest is forgotten, so that the keys
+	// follow the exchanges in flight, not the conversation's length.
+	done []string
+}
+
+// maxDoneExchanges is how many ended exchanges keep their session's key,
+// for an event that comes after the end (a note about the stream).
+const maxDoneExchanges = 4096
+
+// exchangeEnds reports whether ev is the last event of its exchange: a
+// message in a JSON body (the answer of a POST), an answer that has no
+// body (202 Accepted, 204, 405), or the harness's note that a stream
+// ended, failed or was closed.
+func exchangeEnds(ev chrono.Event) bool {
+	switch {
+	case ev.Dir == chrono.Harness:
+		return strings.HasPrefix(ev.Channel, "SSE ")
+	case ev.Dir != chrono.In || strings.HasPrefix(ev.Channel, "SSE "):
+		return false
+	case ev.Kind == chrono.KindFrame:
+		return true
+	case ev.Kind == chrono.KindHTTP:
+		for _, bodiless := range []string{"HTTP 202", "HTTP 204", "HTTP 405"} {
+			if ev.Text == bodiless || strings.HasPrefix(ev.Text, bodiless+" ") {
+				return true
+			}
+		}
+		return strings.HasPrefix(ev.Channel, "DELETE #") && strings.HasPrefix(ev.Text, "HTTP ")
+	}
+	return false
+}
+
+// ended notes that the exchange of ev ended, if it did, and forgets the
+// oldest ended exchange past the bound.
+func (k *sessionKeys) ended(ev chrono.Event) {
+	ch := exchange(ev.Channel)
+	if k.stdio || !isExchange(ch) || !exchangeEnds(ev) {
+		return
+	}
+	if _, keyed := k.byChannel[ch]; !keyed {
+		return
+	}
+	k.done = append(k.done, ch)
+	if len(k.done) > maxDoneExchanges {
+		delete(k.byChannel, k.done[0])
+		k.done = k.done[1:]
+	}
 }
 
 // routed is an event and the session it belongs to.

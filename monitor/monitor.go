@@ -173,6 +173,11 @@ type Monitor struct {
 	opts     Options
 	sessions map[string]*session
 	order    []string
+	// tick numbers the events fed, so that the session idle longest is
+	// known (touched); idleOpen are the open requests of the sessions
+	// ended for being idle past maxSessions, for End to return.
+	tick     uint64
+	idleOpen []Open
 	findings []Finding
 	// exercised counts, per side and rule, the times the conversation
 	// gave the rule something to judge: a rule never exercised was not
@@ -266,10 +271,15 @@ func (m *Monitor) Event(key string, ev chrono.Event) {
 	defer m.mu.Unlock()
 	s := m.sessions[key]
 	if s == nil {
+		if len(m.sessions) >= maxSessions {
+			m.endIdlest()
+		}
 		s = newSession(m, key)
 		m.sessions[key] = s
 		m.order = append(m.order, key)
 	}
+	m.tick++
+	s.touched = m.tick
 	s.advance(ev.Offset)
 	s.event(ev)
 }
@@ -286,11 +296,49 @@ func (m *Monitor) Advance(now time.Duration) {
 	}
 }
 
+// Bounds of the sessions a Monitor follows.
+const (
+	// maxSessions bounds the sessions followed at once: past it, the one
+	// idle longest is ended as EndSession would (a host that opens a
+	// session per connection and never ends it would otherwise grow the
+	// monitor without bound).
+	maxSessions = 1024
+	// maxIdleOpen bounds the open requests of such sessions kept for End.
+	maxIdleOpen = 4096
+)
+
+// endIdlest ends the session whose last event is the oldest.
+func (m *Monitor) endIdlest() {
+	var idlest *session
+	for _, s := range m.sessions {
+		if idlest == nil || s.touched < idlest.touched {
+			idlest = s
+		}
+	}
+	if idlest == nil {
+		return
+	}
+	open := m.endSession(idlest.key)
+	if room := maxIdleOpen - len(m.idleOpen); room < len(open) {
+		m.counts[CountOpenUnlisted] += len(open) - max(room, 0)
+		open = open[:max(room, 0)]
+	}
+	m.idleOpen = append(m.idleOpen, open...)
+}
+
+// CountOpenUnlisted counts the open requests of sessions ended for being
+// idle that End does not list, past maxIdleOpen.
+const CountOpenUnlisted = "open requests of idle sessions not listed"
+
 // EndSession judges what only the end of session key shows, and forgets
 // it. The requests still open are returned, not reported as violations.
 func (m *Monitor) EndSession(key string) []Open {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	return m.endSession(key)
+}
+
+func (m *Monitor) endSession(key string) []Open {
 	s := m.sessions[key]
 	if s == nil {
 		return nil
@@ -301,9 +349,13 @@ func (m *Monitor) EndSession(key string) []Open {
 	return open
 }
 
-// End ends every session still open and returns their open requests.
+// End ends every session still open and returns their open requests,
+// with those of the sessions ended for being idle.
 func (m *Monitor) End() []Open {
-	var open []Open
+	m.mu.Lock()
+	open := m.idleOpen
+	m.idleOpen = nil
+	m.mu.Unlock()
 	for _, k := range slices.Clone(m.sessionKeys()) {
 		open = append(open, m.EndSession(k)...)
 	}

@@ -784,3 +784,27 @@ func TestSkipsThatCannotApply(t *testing.T) {
 		t.Errorf("an alert, which cites nothing anywhere: %q", got)
 	}
 }
+
+// TestIdleSessionsEnded: past maxSessions the session idle longest is
+// ended as EndSession would, and End still returns the open requests of
+// every session; the sessions followed stay at the bound.
+func TestIdleSessionsEnded(t *testing.T) {
+	m := New(Options{Transport: "http", Revision: "2025-11-25"})
+	const n = maxSessions + 10
+	for i := range n {
+		key := fmt.Sprint("s", i)
+		for _, ev := range init25().c(call("1", `"t1"`)).events {
+			m.Event(key, ev)
+		}
+	}
+	if got := len(m.sessions); got > maxSessions {
+		t.Errorf("%d sessions followed; want at most %d", got, maxSessions)
+	}
+	if _, ok := m.sessions["s0"]; ok {
+		t.Error("the session idle longest is still followed")
+	}
+	open := m.End()
+	if len(open) != n {
+		t.Errorf("%d requests reported open; want %d, one per session", len(open), n)
+	}
+}

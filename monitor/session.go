@@ -138,6 +138,8 @@ type session struct {
 	m   *Monitor
 	key string
 	rev string
+	// touched is the Monitor's tick at the session's last event.
+	touched uint64
 	// initRev is the revision of an initialize in flight.
 	initSeen bool
 	// reqs are the requests in flight, by side and ID key; ended the
