@@ -285,20 +285,16 @@ func (o *observerState) trimCancels() {
 	o.cancels = kept
 }
 
-// endHandlers counts s's checks still waiting when it ends as undecided.
-func (s *session) endHandlers() {
-	o := &s.m.obs
-	kept := o.checks[:0]
-	for _, c := range o.checks {
-		if c.s == s {
-			if !c.r.responded {
-				s.m.counts[CountHandlersUndecided]++
-			}
-			continue
+// endHandlers counts the checks still waiting when the conversation
+// ends as undecided. A session's end does not end its checks: the
+// handlers are the server's, and a host that ends its session (DELETE)
+// right after a cancel leaves the handler to be read after it.
+func (m *Monitor) endHandlers() {
+	for _, c := range m.obs.checks {
+		if !c.r.responded {
+			m.counts[CountHandlersUndecided]++
 		}
-		kept = append(kept, c)
 	}
-	clear(o.checks[len(kept):])
-	o.checks = kept
-	o.trimCancels()
+	m.obs.checks = nil
+	m.obs.trimCancels()
 }

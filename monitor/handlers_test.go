@@ -96,3 +96,24 @@ func TestHandlerStopsNeedsReadings(t *testing.T) {
 	}
 	t.Errorf("no result for %s", RuleHandlerStops)
 }
+
+// TestHandlerOutlivesItsSession: a host that ends its session right after
+// the cancel (DELETE) leaves the handler to the readings after it: they
+// still judge it.
+func TestHandlerOutlivesItsSession(t *testing.T) {
+	m := New(Options{Transport: "http", Revision: "2025-11-25"})
+	h := init25().c(call("1", `"t1"`)).read(1, 0, 0).c(cancel("1"))
+	for _, ev := range h.events {
+		m.Event("S1", ev)
+	}
+	m.EndSession("S1")
+	later := (&history{at: 2 * time.Second}).read(1, 1, 0)
+	for i, ev := range later.events {
+		ev.Seq = uint64(len(h.events) + i + 1)
+		m.Event("http", ev)
+	}
+	m.End()
+	if got := brief(m.Findings()); len(got) != 1 || got[0] != "cancelled-handler-stops CAN-8 warn server" {
+		t.Errorf("findings %v; want the handler that ran on after its session ended", got)
+	}
+}

@@ -359,6 +359,9 @@ func (m *Monitor) End() []Open {
 	for _, k := range slices.Clone(m.sessionKeys()) {
 		open = append(open, m.EndSession(k)...)
 	}
+	m.mu.Lock()
+	m.endHandlers()
+	m.mu.Unlock()
 	return open
 }
 

@@ -823,7 +823,6 @@ func (s *session) end() []Open {
 	}
 	s.graceTasks()
 	s.endTasks()
-	s.endHandlers()
 	for _, n := range s.nullErrors {
 		s.nullIDUnsettled(n)
 	}
