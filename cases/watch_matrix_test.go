@@ -83,9 +83,6 @@ var watchBlind = map[refserver.Fault]string{
 	refserver.FaultUnknownTaskInternalError: "whether the task exists is the server's to know (it may have expired, or have been made before the capture): a -32603 for it fits a real internal error too",
 
 	// Evidence on the wire that no rule reads yet.
-	refserver.FaultPingBroken:                     blindNoRule + "ping answered with anything but an empty result (PNG-1)",
-	refserver.FaultRejectValidLevel:               blindNoRule + "logging/setLevel with one of RFC 5424's eight levels refused with -32602 (LOG-2)",
-	refserver.FaultRequiredTaskRunsPlain:          blindNoRule + "one that keeps each tool's execution.taskSupport from tools/list and holds a plain call of a tool that requires a task to error -32601 (TSK-12)",
 	refserver.FaultSequentialTaskIDs:              blindNoRule + "the case's length and charset test of a task ID (TSK-81), which binds only a server that does not bind tasks to a context, something the wire does not show",
 	refserver.FaultNoServerInfo:                   blindNoRule + "a 2026-07-28 result without io.modelcontextprotocol/serverInfo in _meta (RPC-56, LIF-51)",
 	refserver.FaultWrongVersionError:              blindNoRule + "a request naming a revision the server does not list, refused with another error than -32022 (LIF-40, HTTP-97)",

@@ -57,6 +57,10 @@ var ruleSides = map[string][]Side{
 	RuleListenID:           {Server},
 	RuleListenRequested:    {Server},
 	RuleListenEnd:          {Server},
+	RulePingAnswered:       {Client, Server},
+	RuleInitializedFirst:   {Client},
+	RuleLevelAccepted:      {Server},
+	RuleTaskRequired:       {Server},
 }
 
 // Sides are the sides the rule can find broken, the ones whose frames it

@@ -96,6 +96,11 @@ const (
 	RuleListenID           = "listen-subscription-id"
 	RuleListenRequested    = "listen-only-requested"
 	RuleListenEnd          = "listen-ended-with-result"
+	// The handshake's rules (lifecycle.go).
+	RulePingAnswered     = "ping-empty-result"
+	RuleInitializedFirst = "initialized-before-requests"
+	RuleLevelAccepted    = "log-level-accepted"
+	RuleTaskRequired     = "task-required-refused"
 )
 
 // Rules returns every rule, in the order reports list them.
@@ -153,6 +158,10 @@ func Rules() []Rule {
 		{RuleListenID, "a notification of a subscription carries its subscription ID", only2026("SUB-5")},
 		{RuleListenRequested, "a subscription carries only the notifications it asked for", only2026("SUB-1")},
 		{RuleListenEnd, "a subscription the server ends gets its result before its stream closes", only2026("SUB-7")},
+		{RulePingAnswered, "a ping is answered with an empty result", only2025("PNG-1")},
+		{RuleInitializedFirst, "after initialize's result the client sends notifications/initialized before any request but ping", only2025("LIF-4")},
+		{RuleLevelAccepted, "logging/setLevel with one of RFC 5424's eight levels is not refused as invalid params", only2025("LOG-2")},
+		{RuleTaskRequired, "a tool listed with taskSupport \"required\", called without a task, is refused, not served", only2025("TSK-12")},
 	}
 }
 

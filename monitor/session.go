@@ -53,6 +53,9 @@ type request struct {
 	sub *subscription
 	// taskID is what a tasks/* request names.
 	taskID string
+	// tool is the tool a tools/call without a task names, kept only when
+	// the server listed it as requiring a task (TSK-12).
+	tool string
 	// dups counts the requests of the same sender that reused this one's
 	// ID while it was in flight: each may take one of the responses.
 	dups int
@@ -184,6 +187,8 @@ type session struct {
 	pending []pendingFinding
 	// hs is what the Streamable HTTP rules keep (http.go).
 	hs *httpStreams
+	// hand is what the handshake's rules keep (lifecycle.go).
+	hand handshake
 }
 
 // pendingFinding is a finding waiting for its session's revision.
@@ -438,6 +443,8 @@ type requestParams struct {
 			} `json:"extensions"`
 		} `json:"io.modelcontextprotocol/clientCapabilities"`
 	} `json:"_meta"`
+	// Name is a tools/call's tool.
+	Name   string          `json:"name"`
 	Task   json.RawMessage `json:"task"`
 	TaskID string          `json:"taskId"`
 	Level  string          `json:"level"`
@@ -498,6 +505,12 @@ func (s *session) request(side Side, ev chrono.Event, m *jsonrpc.Message, p requ
 	r := &request{side: side, id: m.ID, method: m.Method, seq: ev.Seq, at: ev.Offset, channel: ev.Channel,
 		taskAug: len(p.Task) > 0 && string(p.Task) != "null", logLevel: p.Meta.LogLevel, taskID: p.TaskID,
 		declared: bool(p.Meta.Capabilities.Extensions.Tasks)}
+	if side == Client {
+		s.clientRequested(r, ev)
+		if m.Method == mcp.MethodToolsCall && s.requiresTask(p.Name, r.taskAug) {
+			r.tool = chrono.Clip(p.Name, 128)
+		}
+	}
 	if p.Meta.Token != nil {
 		if tok, err := jsonrpc.ParseToken(p.Meta.Token); err == nil {
 			r.token, r.tokenKey = &tok, tok.Key()
@@ -584,7 +597,7 @@ func (s *session) response(side Side, ev chrono.Event, head *jsonrpc.Message) {
 	delete(s.reqs[asker], key)
 	s.settleNullErrors(asker, key)
 	r.responded, r.respSeq, r.respAt, r.respChan, r.isError = true, ev.Seq, ev.Offset, ev.Channel, isError
-	if answerRead(r) || isError && (r.cancelSeq > 0 || s.m.opts.Observe != nil) || s.mayCreateTask(r, ev) {
+	if answerRead(r) || isError && (r.cancelSeq > 0 || s.m.opts.Observe != nil) || s.mayCreateTask(r, ev) || s.answerJudged(r, isError) {
 		if full := decoded(ev); full != nil {
 			m = full
 			if m.Error != nil {
@@ -662,6 +675,22 @@ func answerRead(r *request) bool {
 	return false
 }
 
+// answerJudged reports whether the handshake's rules read r's answer
+// beyond whether it is an error: a ping's and initialize's (small, once
+// or rarely), logging/setLevel's error, and tools/list's while the
+// server declares task-augmented tools/call (TSK-12).
+func (s *session) answerJudged(r *request, isError bool) bool {
+	switch r.method {
+	case mcp.MethodPing, mcp.MethodInitialize:
+		return true
+	case mcp.MethodLoggingSetLevel:
+		return isError
+	case mcp.MethodToolsList:
+		return s.hand.taskCalls && !s.is2026()
+	}
+	return false
+}
+
 // notificationRead reports whether a rule reads the params of a
 // notification of method: a cancel, progress, a log message, a task's
 // status, a subscription's acknowledgement. Others are read only while a
@@ -688,14 +717,27 @@ func (s *session) answered(side Side, r *request, ev chrono.Event, m *jsonrpc.Me
 	switch r.method {
 	case mcp.MethodInitialize:
 		if !isError && side == Server {
+			s.initializeAnswered(m.Result)
 			s.learn(spec.V20251125)
+		}
+	case mcp.MethodPing:
+		s.pingAnswered(side, r, ev, m, isError)
+	case mcp.MethodToolsList:
+		if side == Server && !isError && s.hand.taskCalls && !s.is2026() {
+			s.toolsListed(m.Result)
 		}
 	case mcp.MethodLoggingSetLevel:
 		if !isError {
 			s.logLevel = s.setLevel[r.id.Key()]
 		}
+		if side == Server {
+			s.levelAnswered(r, ev, s.setLevel[r.id.Key()])
+		}
 		delete(s.setLevel, r.id.Key())
 	case mcp.MethodToolsCall:
+		if r.tool != "" {
+			s.plainCallAnswered(r, ev, isError)
+		}
 		switch {
 		case r.taskAug && m.Error == nil:
 			s.taskCreated(r, ev, m.Result)
@@ -726,6 +768,14 @@ func (s *session) notification(side Side, ev chrono.Event, m *jsonrpc.Message) {
 		s.subscriptionNotice(ev, m)
 	}
 	switch m.Method {
+	case mcp.NotificationInitialized:
+		if side == Client {
+			s.initializedSent(ev)
+		}
+	case mcp.NotificationToolsListChanged:
+		if side == Server {
+			s.toolsChanged()
+		}
 	case mcp.NotificationCancelled:
 		s.cancel(side, ev, m)
 	case mcp.NotificationProgress:
@@ -758,6 +808,7 @@ func (s *session) advance(now time.Duration) {
 	s.now = now
 	s.graceTasks()
 	s.graceDropped()
+	s.graceUninitialized(false)
 }
 
 // end judges what the end of the session shows and returns the requests
@@ -769,6 +820,7 @@ func (s *session) end() []Open {
 	}
 	s.graceTasks()
 	s.endTasks()
+	s.graceUninitialized(true)
 	for _, n := range s.nullErrors {
 		s.nullIDUnsettled(n)
 	}
