@@ -83,12 +83,8 @@ var watchBlind = map[refserver.Fault]string{
 	refserver.FaultUnknownTaskInternalError: "whether the task exists is the server's to know (it may have expired, or have been made before the capture): a -32603 for it fits a real internal error too",
 
 	// Evidence on the wire that no rule reads yet.
-	refserver.FaultSequentialTaskIDs:              blindNoRule + "the case's length and charset test of a task ID (TSK-81), which binds only a server that does not bind tasks to a context, something the wire does not show",
-	refserver.FaultNoServerInfo:                   blindNoRule + "a 2026-07-28 result without io.modelcontextprotocol/serverInfo in _meta (RPC-56, LIF-51)",
-	refserver.FaultWrongVersionError:              blindNoRule + "a request naming a revision the server does not list, refused with another error than -32022 (LIF-40, HTTP-97)",
-	refserver.FaultInitializeErrorWithoutVersions: blindNoRule + "initialize refused with an error that names no supported version (LIF-49), in a session whose revision the failed handshake leaves unknown",
-	refserver.FaultPingOn2026:                     blindNoRule + "ping or logging/setLevel under the 2026-07-28 envelope answered with a result instead of -32601 (PNG-40)",
-	refserver.FaultTasksResultOn2026:              blindNoRule + "tasks/result or tasks/list under the 2026-07-28 envelope answered with a result instead of -32601 (TSX-65)",
+	refserver.FaultSequentialTaskIDs: blindNoRule + "the case's length and charset test of a task ID (TSK-81), which binds only a server that does not bind tasks to a context, something the wire does not show",
+	refserver.FaultTasksResultOn2026: blindNoRule + "tasks/result or tasks/list under the 2026-07-28 envelope answered with a result instead of -32601 (TSX-65)",
 }
 
 // TestWatchSeesFaults: each fault of the reference server that a passive

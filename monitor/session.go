@@ -53,6 +53,12 @@ type request struct {
 	sub *subscription
 	// taskID is what a tasks/* request names.
 	taskID string
+	// modern: the request's envelope names 2026-07-28; unlisted is the
+	// version it names when the server's server/discover did not list it,
+	// discoverVersion the version a server/discover names (eras.go).
+	modern          bool
+	unlisted        string
+	discoverVersion string
 	// tool is the tool a tools/call without a task names, kept only when
 	// the server listed it as requiring a task (TSK-12).
 	tool string
@@ -187,8 +193,10 @@ type session struct {
 	pending []pendingFinding
 	// hs is what the Streamable HTTP rules keep (http.go).
 	hs *httpStreams
-	// hand is what the handshake's rules keep (lifecycle.go).
+	// hand is what the handshake's rules keep (lifecycle.go), era what
+	// the version rules keep (eras.go).
 	hand handshake
+	era  era
 }
 
 // pendingFinding is a finding waiting for its session's revision.
@@ -437,7 +445,8 @@ type requestParams struct {
 		Token           json.RawMessage `json:"progressToken"`
 		ProtocolVersion string          `json:"io.modelcontextprotocol/protocolVersion"`
 		LogLevel        string          `json:"io.modelcontextprotocol/logLevel"`
-		Capabilities    struct {
+		// Capabilities is nil when the envelope has none (or null).
+		Capabilities *struct {
 			Extensions struct {
 				Tasks declaration `json:"io.modelcontextprotocol/tasks"`
 			} `json:"extensions"`
@@ -504,8 +513,9 @@ func (s *session) request(side Side, ev chrono.Event, m *jsonrpc.Message, p requ
 	s.used[side].add(key)
 	r := &request{side: side, id: m.ID, method: m.Method, seq: ev.Seq, at: ev.Offset, channel: ev.Channel,
 		taskAug: len(p.Task) > 0 && string(p.Task) != "null", logLevel: p.Meta.LogLevel, taskID: p.TaskID,
-		declared: bool(p.Meta.Capabilities.Extensions.Tasks)}
+		declared: p.Meta.Capabilities != nil && bool(p.Meta.Capabilities.Extensions.Tasks)}
 	if side == Client {
+		s.versionNamed(r, ev, p.Meta.ProtocolVersion, p.Meta.Capabilities != nil)
 		s.clientRequested(r, ev)
 		if m.Method == mcp.MethodToolsCall && s.requiresTask(p.Name, r.taskAug) {
 			r.tool = chrono.Clip(p.Name, 128)
@@ -675,13 +685,18 @@ func answerRead(r *request) bool {
 	return false
 }
 
-// answerJudged reports whether the handshake's rules read r's answer
-// beyond whether it is an error: a ping's and initialize's (small, once
-// or rarely), logging/setLevel's error, and tools/list's while the
-// server declares task-augmented tools/call (TSK-12).
+// answerJudged reports whether the handshake's and the versions' rules
+// read r's answer beyond whether it is an error: a ping's, initialize's
+// and server/discover's (small, once or rarely), logging/setLevel's
+// error, tools/list's while the server declares task-augmented
+// tools/call (TSK-12), and the answer to a request naming a version the
+// server did not list.
 func (s *session) answerJudged(r *request, isError bool) bool {
+	if r.unlisted != "" {
+		return true
+	}
 	switch r.method {
-	case mcp.MethodPing, mcp.MethodInitialize:
+	case mcp.MethodPing, mcp.MethodInitialize, mcp.MethodServerDiscover:
 		return true
 	case mcp.MethodLoggingSetLevel:
 		return isError
@@ -714,14 +729,25 @@ func (s *session) answered(side Side, r *request, ev chrono.Event, m *jsonrpc.Me
 	if side == Server && s.is2026() {
 		s.extensionMethodAnswered(r, ev, isError)
 	}
+	if side == Server && (r.modern || r.unlisted != "") {
+		s.modernAnswered(r, ev, m, isError)
+	}
 	switch r.method {
 	case mcp.MethodInitialize:
-		if !isError && side == Server {
+		switch {
+		case side != Server:
+		case !isError:
 			s.initializeAnswered(m.Result)
 			s.learn(spec.V20251125)
+		default:
+			s.initializeRefused(r, ev, m)
 		}
 	case mcp.MethodPing:
 		s.pingAnswered(side, r, ev, m, isError)
+	case mcp.MethodServerDiscover:
+		if side == Server && !isError {
+			s.discovered(r, ev, m.Result)
+		}
 	case mcp.MethodToolsList:
 		if side == Server && !isError && s.hand.taskCalls && !s.is2026() {
 			s.toolsListed(m.Result)
