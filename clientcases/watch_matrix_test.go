@@ -37,7 +37,6 @@ var watchBlindClient = map[clientadapter.Fault]string{
 	clientadapter.FaultIgnoresPing: "a ping the host never answers is a server request still open when the session ends: PNG-1's \"promptly\" sets no deadline " +
 		"and PNG-3 leaves the timeout to the sender, so the wire cannot tell a host that ignores the ping from a slow one " +
 		"(an answer that is not an empty result is caught: ping-empty-result, PNG-1)",
-	clientadapter.FaultTaskCancelWithoutName: "a missing Mcp-Name header is a header rule of 2026-07-28 HTTP requests (TSX-52), not a rule of the conversation's frames",
 	clientadapter.FaultDropIsCancel: "a host that takes a dropped stream for a cancel and stops sends nothing: the monitor's abandoned-without-cancel " +
 		"rule needs the session to outlive its grace, and check-client ends the session before it",
 	clientadapter.FaultReissuesSameID: "re-issuing a broken request with its ID is allowed once that request is gone: whether the server still holds it is not on the wire",

@@ -33,6 +33,12 @@ func discover26(versions string) *history {
 		s(answer("1", `"result":{"resultType":"complete","supportedVersions":`+versions+`,"capabilities":{},`+info+`}`))
 }
 
+// taskCancel26 is a 2026-07-28 tasks/cancel of task tid, declaring the
+// extension, as request 2.
+func taskCancel26(tid string) string {
+	return `{"jsonrpc":"2.0","id":2,"method":"tasks/cancel","params":{"taskId":"` + tid + `","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}}}`
+}
+
 // TestEraRules: the version and envelope rules of 2026-07-28 each break on
 // a history that shows the violation, and a history of the same shape
 // that conforms, or that the wire cannot decide (a legacy request to a
@@ -77,6 +83,21 @@ func TestEraRules(t *testing.T) {
 			c(`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":null}}}`).
 			s(answer("2", `"error":{"code":-32602,"message":"missing clientCapabilities"}`)), "", "",
 			[]string{"envelope-complete RPC-51 fail client"}},
+
+		// TSX-52
+		{"tasks/cancel with its Mcp-Name", discover26(`["2026-07-28"]`).head(chrono.Out, "POST #2", "POST /mcp MCP-Protocol-Version: 2026-07-28; Mcp-Method: tasks/cancel; Mcp-Name: T1").
+			post(2, taskCancel26("T1")), "http", "", nil},
+		{"tasks/cancel with its Mcp-Name in Base64", discover26(`["2026-07-28"]`).head(chrono.Out, "POST #2", "POST /mcp MCP-Protocol-Version: 2026-07-28; Mcp-Method: tasks/cancel; Mcp-Name: =?base64?VMOpMQ==?=").
+			post(2, taskCancel26("Té1")), "http", "", nil},
+		{"tasks/cancel without Mcp-Name", discover26(`["2026-07-28"]`).head(chrono.Out, "POST #2", "POST /mcp MCP-Protocol-Version: 2026-07-28; Mcp-Method: tasks/cancel").
+			post(2, taskCancel26("T1")), "http", "",
+			[]string{"task-name-header TSX-52 fail client"}},
+		{"tasks/cancel naming another task", discover26(`["2026-07-28"]`).head(chrono.Out, "POST #2", "POST /mcp MCP-Protocol-Version: 2026-07-28; Mcp-Method: tasks/cancel; Mcp-Name: T2").
+			post(2, taskCancel26("T1")), "http", "",
+			[]string{"task-name-header TSX-52 fail client"}},
+		{"tasks/cancel whose head was cut", discover26(`["2026-07-28"]`).head(chrono.Out, "POST #2", "POST /mcp MCP-Protocol-Version: 2026-07-28; Mcp-Met… (truncated, 900 bytes)").
+			post(2, taskCancel26("T1")), "http", "", nil},
+		{"tasks/cancel without a recorded head", discover26(`["2026-07-28"]`).post(2, taskCancel26("T1")), "http", "", nil},
 
 		// RPC-56, LIF-51
 		{"every result names the server", discover26(`["2026-07-28"]`).c(req26("2", "tools/list", "2026-07-28", "")).

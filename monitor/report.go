@@ -66,6 +66,7 @@ var ruleSides = map[string][]Side{
 	RuleVersionRefused:      {Server},
 	RuleInitializeNamesVers: {Server},
 	RuleEnvelopeComplete:    {Client},
+	RuleTaskNameHeader:      {Client},
 }
 
 // Sides are the sides the rule can find broken, the ones whose frames it

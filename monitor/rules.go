@@ -106,6 +106,7 @@ const (
 	RuleVersionRefused      = "unsupported-version-refused"
 	RuleInitializeNamesVers = "initialize-error-names-versions"
 	RuleEnvelopeComplete    = "envelope-complete"
+	RuleTaskNameHeader      = "task-name-header"
 )
 
 // Rules returns every rule, in the order reports list them.
@@ -172,6 +173,7 @@ func Rules() []Rule {
 		{RuleVersionRefused, "a request naming a version the server's server/discover does not list is refused with -32022 listing the supported ones (over HTTP with 400)", only2026("LIF-40", "HTTP-97")},
 		{RuleInitializeNamesVers, "a modern-only server's error to initialize names the versions it supports", only2026("LIF-49")},
 		{RuleEnvelopeComplete, "a 2026-07-28 request's envelope holds clientCapabilities beside protocolVersion", only2026("RPC-51")},
+		{RuleTaskNameHeader, "over Streamable HTTP a 2026-07-28 tasks/get, tasks/update or tasks/cancel carries its taskId in Mcp-Name", only2026("TSX-52")},
 	}
 }
 

@@ -194,9 +194,11 @@ type session struct {
 	// hs is what the Streamable HTTP rules keep (http.go).
 	hs *httpStreams
 	// hand is what the handshake's rules keep (lifecycle.go), era what
-	// the version rules keep (eras.go).
-	hand handshake
-	era  era
+	// the version rules keep (eras.go), names the Mcp-Name header of the
+	// latest POST heads, by exchange (headers.go; nil until one came).
+	hand  handshake
+	era   era
+	names *boundedMap[nameHeader]
 }
 
 // pendingFinding is a finding waiting for its session's revision.
@@ -307,6 +309,8 @@ func (s *session) event(ev chrono.Event) {
 		s.streamClosed(ev)
 	case ev.Kind == chrono.KindHTTP && ev.Dir == chrono.Out && strings.HasPrefix(ev.Channel, "GET #"):
 		s.resumed(ev)
+	case ev.Kind == chrono.KindHTTP && ev.Dir == chrono.Out && strings.HasPrefix(ev.Channel, "POST #"):
+		s.postHead(ev)
 	case ev.Kind == chrono.KindHTTP && ev.Dir == chrono.In && strings.HasPrefix(ev.Text, "HTTP "):
 		var status int
 		_, _ = fmt.Sscanf(ev.Text, "HTTP %d", &status)
@@ -516,6 +520,7 @@ func (s *session) request(side Side, ev chrono.Event, m *jsonrpc.Message, p requ
 		declared: p.Meta.Capabilities != nil && bool(p.Meta.Capabilities.Extensions.Tasks)}
 	if side == Client {
 		s.versionNamed(r, ev, p.Meta.ProtocolVersion, p.Meta.Capabilities != nil)
+		s.taskNameSent(r, ev, p.TaskID)
 		s.clientRequested(r, ev)
 		if m.Method == mcp.MethodToolsCall && s.requiresTask(p.Name, r.taskAug) {
 			r.tool = chrono.Clip(p.Name, 128)
