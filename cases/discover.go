@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"regexp"
 	"strings"
 	"time"
 
@@ -472,9 +471,6 @@ func initializeAgreesToListed(ctx context.Context, e *probe.Env) verdict.Outcome
 // lifecycle/version-echo judges.
 var versionOwner = probe.Owner{Requirement: "LIF-9", Case: "lifecycle/version-echo"}
 
-// revisionLike matches a protocol revision named in an error message.
-var revisionLike = regexp.MustCompile(`\b20[0-9]{2}-[01][0-9]-[0-3][0-9]\b`)
-
 func initializeErrorNamesVersions(ctx context.Context, e *probe.Env) verdict.Outcome {
 	e.S.ClearEnvelope()
 	seq := e.Log.Len()
@@ -487,7 +483,7 @@ func initializeErrorNamesVersions(ctx context.Context, e *probe.Env) verdict.Out
 	switch {
 	case errors.As(err, &uve) && len(uve.Supported) > 0:
 		return verdict.Passf("initialize refused with -32022 naming %s", sanitizedList(uve.Supported))
-	case errors.As(err, &rpcErr) && (revisionLike.MatchString(rpcErr.Message) || revisionLike.Match(rpcErr.Data)):
+	case errors.As(err, &rpcErr) && (spec.NamesRevision(rpcErr.Message) || spec.NamesRevision(string(rpcErr.Data))):
 		return verdict.Passf("initialize refused with error %d naming a revision: %s", rpcErr.Code, chrono.Sanitize(rpcErr.Message, false))
 	case errors.As(err, &rpcErr):
 		return e.Breaks("LIF-49", []string{"an error naming the versions the server supports (-32022 with data.supported)"},

@@ -19,15 +19,12 @@ const (
 	// blindProbe: the fault answers only a request a conforming host
 	// never sends, so watching a host never shows it.
 	blindProbe = "the fault answers only check's own probe, which a conforming host never sends: "
-	// blindNoRule: the wire shows the fault, but no passive rule reads
-	// that evidence yet.
-	blindNoRule = "no passive rule yet: "
 )
 
 // watchBlind lists the reference server's faults the passive rules
 // (monitor: what watch and judge apply) do not see on the wire of the
-// cases that catch them, with the reason: either the wire cannot show
-// the fault, or no rule reads what it shows yet (blindNoRule). Every
+// cases that catch them, with the reason: the wire cannot show the
+// fault, or a rule that read what it shows would have to guess. Every
 // other fault must be caught.
 var watchBlind = map[refserver.Fault]string{
 	// The server's insides: counters, handlers, workers.
@@ -82,16 +79,14 @@ var watchBlind = map[refserver.Fault]string{
 	refserver.FaultStaleToken:               "the refusal of a reused token is a -32602 whose cause only its message names: the same answer fits arguments the server finds invalid",
 	refserver.FaultUnknownTaskInternalError: "whether the task exists is the server's to know (it may have expired, or have been made before the capture): a -32603 for it fits a real internal error too",
 
-	// Evidence on the wire that no rule reads yet.
-	refserver.FaultPingBroken:                     blindNoRule + "ping answered with anything but an empty result (PNG-1)",
-	refserver.FaultRejectValidLevel:               blindNoRule + "logging/setLevel with one of RFC 5424's eight levels refused with -32602 (LOG-2)",
-	refserver.FaultRequiredTaskRunsPlain:          blindNoRule + "one that keeps each tool's execution.taskSupport from tools/list and holds a plain call of a tool that requires a task to error -32601 (TSK-12)",
-	refserver.FaultSequentialTaskIDs:              blindNoRule + "the case's length and charset test of a task ID (TSK-81), which binds only a server that does not bind tasks to a context, something the wire does not show",
-	refserver.FaultNoServerInfo:                   blindNoRule + "a 2026-07-28 result without io.modelcontextprotocol/serverInfo in _meta (RPC-56, LIF-51)",
-	refserver.FaultWrongVersionError:              blindNoRule + "a request naming a revision the server does not list, refused with another error than -32022 (LIF-40, HTTP-97)",
-	refserver.FaultInitializeErrorWithoutVersions: blindNoRule + "initialize refused with an error that names no supported version (LIF-49), in a session whose revision the failed handshake leaves unknown",
-	refserver.FaultPingOn2026:                     blindNoRule + "ping or logging/setLevel under the 2026-07-28 envelope answered with a result instead of -32601 (PNG-40)",
-	refserver.FaultTasksResultOn2026:              blindNoRule + "tasks/result or tasks/list under the 2026-07-28 envelope answered with a result instead of -32601 (TSX-65)",
+	// Judgements the wire does not decide.
+	refserver.FaultSequentialTaskIDs: "TSK-81 binds only a server that cannot bind its tasks to an authorization context, which the wire does not show " +
+		"(a server that binds them may number its tasks), and whether IDs can be guessed is a heuristic over several of them " +
+		"that check's tasks/unguessable-ids grades a warn, never a fail: a passive rule would accuse a conforming server",
+	refserver.FaultTasksResultOn2026: "the case asks tasks/list, which the fault serves and TSX-65 does not name (its sentence is about tasks/result), " +
+		"then nothing more; asked tasks/result of a task never issued, the fault answers -32602 (task not found), an error a server that does not know " +
+		"the method may also give when it refuses the envelope first (an invalid logLevel, LOG-45; a malformed clientInfo): only a result shows the " +
+		"removed method served, and removed-methods reports that (TSX-65)",
 }
 
 // TestWatchSeesFaults: each fault of the reference server that a passive

@@ -34,13 +34,9 @@ var watchBlindClient = map[clientadapter.Fault]string{
 		"but no rule of the conversation judges how a host ends its server (check-client's stdio/shutdown-closes-stdin does)",
 	clientadapter.FaultFallbackOnlyOn32601: "falling back from server/discover is the host's choice after an answer: a host that gives up instead sends nothing, " +
 		"and nothing on the wire says it should have tried initialize",
-	clientadapter.FaultIgnoresPing: "a ping the host never answers is a server request left open; the wire cannot tell a host that ignores it from one still about to answer",
-	clientadapter.FaultNoInitialized: "a session without notifications/initialized is only wrong once the host sends something else, " +
-		"which check-client's case waits for; the passive rules do not judge the handshake's order",
-	clientadapter.FaultTaskCancelWithoutName: "a missing Mcp-Name header is a header rule of 2026-07-28 HTTP requests (TSX-52), not a rule of the conversation's frames",
-	clientadapter.FaultOmitsCapabilities:     "the per-request envelope's members are the schema's and check-client's case's to judge, not a passive rule's",
-	clientadapter.FaultPings2026Session:      "a removed method sent on a 2026-07-28 session is answered -32601 by the server: the passive rules judge no host's choice of methods",
-	clientadapter.FaultSetsLevelOn2026:       "as pings-modern-session: logging/setLevel on a 2026-07-28 session is a removed method, answered -32601",
+	clientadapter.FaultIgnoresPing: "a ping the host never answers is a server request still open when the session ends: PNG-1's \"promptly\" sets no deadline " +
+		"and PNG-3 leaves the timeout to the sender, so the wire cannot tell a host that ignores the ping from a slow one " +
+		"(an answer that is not an empty result is caught: ping-empty-result, PNG-1)",
 	clientadapter.FaultDropIsCancel: "a host that takes a dropped stream for a cancel and stops sends nothing: the monitor's abandoned-without-cancel " +
 		"rule needs the session to outlive its grace, and check-client ends the session before it",
 	clientadapter.FaultReissuesSameID: "re-issuing a broken request with its ID is allowed once that request is gone: whether the server still holds it is not on the wire",

@@ -42,7 +42,8 @@ const meta2026 = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28
 
 // benchHistory2026 is a 2026-07-28 conversation of n rounds: a call that
 // logs, a tools/call answered with a task, polled to its end, a
-// subscription to it acknowledged and notified, then cancelled.
+// subscription to it acknowledged and notified, then cancelled; every
+// result names the server (RPC-56).
 func benchHistory2026(n int) *history {
 	h := &history{}
 	for i := range n {
@@ -52,16 +53,16 @@ func benchHistory2026(n int) *history {
 		}
 		h.c(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"slow",%s}}`, id, meta2026)).
 			s(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"step"}}`).
-			s(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"resultType":"complete","content":[{"type":"text","text":"done"}]}}`, id)).
+			s(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"}},"resultType":"complete","content":[{"type":"text","text":"done"}]}}`, id)).
 			c(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"w",%s}}`, id+1, meta2026)).
-			s(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"resultType":"task",%s}}`, id+1, task("working", ""))).
+			s(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"}},"resultType":"task",%s}}`, id+1, task("working", ""))).
 			c(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"subscriptions/listen","params":{%s,"notifications":{"taskIds":["%s"]}}}`, id+2, meta2026, tid)).
 			s(fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":%d},"notifications":{"taskIds":["%s"]}}}`, id+2, tid)).
 			c(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tasks/get","params":{%s,"taskId":"%s"}}`, id+3, meta2026, tid)).
-			s(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"resultType":"complete",%s}}`, id+3, task("working", ""))).
+			s(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"}},"resultType":"complete",%s}}`, id+3, task("working", ""))).
 			s(fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/tasks","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":%d},%s}}`, id+2, task("completed", `,"result":{"content":[]}`))).
 			c(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tasks/get","params":{%s,"taskId":"%s"}}`, id+4, meta2026, tid)).
-			s(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"resultType":"complete",%s}}`, id+4, task("completed", `,"result":{"content":[]}`))).
+			s(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"}},"resultType":"complete",%s}}`, id+4, task("completed", `,"result":{"content":[]}`))).
 			c(cancel(fmt.Sprint(id + 2)))
 	}
 	return h

@@ -48,7 +48,7 @@ func init25() *history {
 }
 
 // envelope2026 is a 2026-07-28 request's _meta.
-const envelope2026 = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"`
+const envelope2026 = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}`
 
 // call is a tools/call with id and token.
 func call(id, token string) string {
@@ -79,9 +79,16 @@ func cancel(id string) string {
 }
 
 // run feeds h to a monitor with opts (stdio unless set) and ends it.
+// The histories' 2026-07-28 results carry no serverInfo in _meta, which
+// RPC-56 and LIF-51 (SHOULDs) ask of every result: unless opts.Owned is
+// set, run leaves those two to the tests of the rule (TestEraRules), as
+// check leaves a requirement to the case that owns it.
 func run(h *history, opts Options) ([]Finding, []Open, *Monitor) {
 	if opts.Transport == "" {
 		opts.Transport = "stdio"
+	}
+	if opts.Owned == nil {
+		opts.Owned = func(_, requirement string) bool { return requirement == "RPC-56" || requirement == "LIF-51" }
 	}
 	m := New(opts)
 	for _, ev := range h.events {
@@ -195,11 +202,11 @@ func TestRules(t *testing.T) {
 		{"a log for no request that asked (2026-07-28 stdio)", (&history{}).c(call2026("1", `"t"`)).s(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}`).s(result("1")),
 			[]string{"log-level LOG-41 fail server"}},
 		{"a log just after the answer of the request that asked (2026-07-28 stdio)", (&history{}).
-			c(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"log","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/logLevel":"info"}}}`).
+			c(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"log","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/logLevel":"info"}}}`).
 			s(result("1")).s(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"warning","data":"x"}}`),
 			[]string{"log-level LOG-43 warn server"}},
 		{"a log below the level of the request just answered (2026-07-28 stdio)", (&history{}).
-			c(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"log","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/logLevel":"error"}}}`).
+			c(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"log","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/logLevel":"error"}}}`).
 			s(result("1")).s(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"debug","data":"x"}}`),
 			[]string{"log-level LOG-41 fail server"}},
 	} {

@@ -97,6 +97,17 @@ const (
 	RuleListenID           = "listen-subscription-id"
 	RuleListenRequested    = "listen-only-requested"
 	RuleListenEnd          = "listen-ended-with-result"
+	// The handshake's and the revisions' rules (lifecycle.go, eras.go).
+	RulePingAnswered        = "ping-empty-result"
+	RuleInitializedFirst    = "initialized-before-requests"
+	RuleLevelAccepted       = "log-level-accepted"
+	RuleTaskRequired        = "task-required-refused"
+	RuleRemovedMethods      = "removed-methods"
+	RuleServerInfo          = "server-info-in-meta"
+	RuleVersionRefused      = "unsupported-version-refused"
+	RuleInitializeNamesVers = "initialize-error-names-versions"
+	RuleEnvelopeComplete    = "envelope-complete"
+	RuleTaskNameHeader      = "task-name-header"
 )
 
 // Rules returns every rule, in the order reports list them.
@@ -155,6 +166,16 @@ func Rules() []Rule {
 		{RuleListenID, "a notification of a subscription carries its subscription ID", only2026("SUB-5")},
 		{RuleListenRequested, "a subscription carries only the notifications it asked for", only2026("SUB-1")},
 		{RuleListenEnd, "a subscription the server ends gets its result before its stream closes", only2026("SUB-7")},
+		{RulePingAnswered, "a ping is answered with an empty result", only2025("PNG-1")},
+		{RuleInitializedFirst, "after initialize's result the client sends notifications/initialized before any request but ping", only2025("LIF-4")},
+		{RuleLevelAccepted, "logging/setLevel with one of RFC 5424's eight levels is not refused as invalid params", only2025("LOG-2")},
+		{RuleTaskRequired, "a tool listed with taskSupport \"required\", called without a task, is refused, not served", only2025("TSK-12")},
+		{RuleRemovedMethods, "no ping or logging/setLevel under 2026-07-28, and a server answers them (and the tasks extension's tasks/result) with an error, not a result", only2026("PNG-40", "TSX-65")},
+		{RuleServerInfo, "every result of a 2026-07-28 request names the server in _meta (io.modelcontextprotocol/serverInfo)", only2026("RPC-56", "LIF-51")},
+		{RuleVersionRefused, "a request naming a version the server's server/discover does not list is refused with -32022 listing the supported ones (over HTTP with 400)", only2026("LIF-40", "HTTP-97")},
+		{RuleInitializeNamesVers, "a modern-only server's error to initialize names the versions it supports", only2026("LIF-49")},
+		{RuleEnvelopeComplete, "a 2026-07-28 request's envelope holds clientCapabilities beside protocolVersion", only2026("RPC-51")},
+		{RuleTaskNameHeader, "over Streamable HTTP a 2026-07-28 tasks/get, tasks/update or tasks/cancel carries its taskId in Mcp-Name", only2026("TSX-52")},
 	}
 }
 

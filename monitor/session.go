@@ -59,6 +59,15 @@ type request struct {
 	sub *subscription
 	// taskID is what a tasks/* request names.
 	taskID string
+	// modern: the request's envelope names 2026-07-28; unlisted is the
+	// version it names when the server's server/discover did not list it,
+	// discoverVersion the version a server/discover names (eras.go).
+	modern          bool
+	unlisted        string
+	discoverVersion string
+	// tool is the tool a tools/call without a task names, kept only when
+	// the server listed it as requiring a task (TSK-12).
+	tool string
 	// dups counts the requests of the same sender that reused this one's
 	// ID while it was in flight: each may take one of the responses.
 	dups int
@@ -206,6 +215,12 @@ type session struct {
 	pending []pendingFinding
 	// hs is what the Streamable HTTP rules keep (http.go).
 	hs *httpStreams
+	// hand is what the handshake's rules keep (lifecycle.go), era what
+	// the version rules keep (eras.go), names the Mcp-Name header of the
+	// latest POST heads, by exchange (headers.go; nil until one came).
+	hand  handshake
+	era   era
+	names *boundedMap[nameHeader]
 }
 
 // pendingFinding is a finding waiting for its session's revision.
@@ -319,6 +334,8 @@ func (s *session) event(ev chrono.Event) {
 		s.streamClosed(ev)
 	case ev.Kind == chrono.KindHTTP && ev.Dir == chrono.Out && strings.HasPrefix(ev.Channel, "GET #"):
 		s.resumed(ev)
+	case ev.Kind == chrono.KindHTTP && ev.Dir == chrono.Out && strings.HasPrefix(ev.Channel, "POST #"):
+		s.postHead(ev)
 	case ev.Kind == chrono.KindHTTP && ev.Dir == chrono.In && strings.HasPrefix(ev.Text, "HTTP "):
 		var status int
 		_, _ = fmt.Sscanf(ev.Text, "HTTP %d", &status)
@@ -457,12 +474,15 @@ type requestParams struct {
 		Token           json.RawMessage `json:"progressToken"`
 		ProtocolVersion string          `json:"io.modelcontextprotocol/protocolVersion"`
 		LogLevel        string          `json:"io.modelcontextprotocol/logLevel"`
-		Capabilities    struct {
+		// Capabilities is nil when the envelope has none (or null).
+		Capabilities *struct {
 			Extensions struct {
 				Tasks declaration `json:"io.modelcontextprotocol/tasks"`
 			} `json:"extensions"`
 		} `json:"io.modelcontextprotocol/clientCapabilities"`
 	} `json:"_meta"`
+	// Name is a tools/call's tool.
+	Name   string          `json:"name"`
 	Task   json.RawMessage `json:"task"`
 	TaskID string          `json:"taskId"`
 	Level  string          `json:"level"`
@@ -522,7 +542,15 @@ func (s *session) request(side Side, ev chrono.Event, m *jsonrpc.Message, p requ
 	s.used[side].add(key)
 	r := &request{side: side, id: m.ID, method: m.Method, seq: ev.Seq, at: ev.Offset, channel: ev.Channel,
 		taskAug: len(p.Task) > 0 && string(p.Task) != "null", logLevel: p.Meta.LogLevel, taskID: p.TaskID,
-		declared: bool(p.Meta.Capabilities.Extensions.Tasks)}
+		declared: p.Meta.Capabilities != nil && bool(p.Meta.Capabilities.Extensions.Tasks)}
+	if side == Client {
+		s.versionNamed(r, ev, p.Meta.ProtocolVersion, p.Meta.Capabilities != nil)
+		s.taskNameSent(r, ev, p.TaskID)
+		s.clientRequested(r, ev)
+		if m.Method == mcp.MethodToolsCall && s.requiresTask(p.Name, r.taskAug) {
+			r.tool = chrono.Clip(p.Name, 128)
+		}
+	}
 	if p.Meta.Token != nil {
 		if tok, err := jsonrpc.ParseToken(p.Meta.Token); err == nil {
 			r.token, r.tokenKey = &tok, tok.Key()
@@ -627,7 +655,7 @@ func (s *session) response(side Side, ev chrono.Event, head *jsonrpc.Message) {
 	s.toolAnswered(r)
 	s.settleNullErrors(asker, key)
 	r.responded, r.respSeq, r.respAt, r.respChan, r.isError = true, ev.Seq, ev.Offset, ev.Channel, isError
-	if answerRead(r) || isError && (r.cancelSeq > 0 || s.m.opts.Observe != nil) || s.mayCreateTask(r, ev) {
+	if answerRead(r) || isError && (r.cancelSeq > 0 || s.m.opts.Observe != nil) || s.mayCreateTask(r, ev) || s.answerJudged(r, isError) {
 		if full := decoded(ev); full != nil {
 			m = full
 			if m.Error != nil {
@@ -716,6 +744,27 @@ func answerRead(r *request) bool {
 	return false
 }
 
+// answerJudged reports whether the handshake's and the versions' rules
+// read r's answer beyond whether it is an error: a ping's, initialize's
+// and server/discover's (small, once or rarely), logging/setLevel's
+// error, tools/list's while the server declares task-augmented
+// tools/call (TSK-12), and the answer to a request naming a version the
+// server did not list.
+func (s *session) answerJudged(r *request, isError bool) bool {
+	if r.unlisted != "" {
+		return true
+	}
+	switch r.method {
+	case mcp.MethodPing, mcp.MethodInitialize, mcp.MethodServerDiscover:
+		return true
+	case mcp.MethodLoggingSetLevel:
+		return isError
+	case mcp.MethodToolsList:
+		return s.hand.taskCalls && !s.is2026()
+	}
+	return false
+}
+
 // notificationRead reports whether a rule reads the params of a
 // notification of method: a cancel, progress, a log message, a task's
 // status, a subscription's acknowledgement. Others are read only while a
@@ -739,17 +788,41 @@ func (s *session) answered(side Side, r *request, ev chrono.Event, m *jsonrpc.Me
 	if side == Server && s.is2026() {
 		s.extensionMethodAnswered(r, ev, isError)
 	}
+	if side == Server && (r.modern || r.unlisted != "") {
+		s.modernAnswered(r, ev, m, isError)
+	}
 	switch r.method {
 	case mcp.MethodInitialize:
-		if !isError && side == Server {
+		switch {
+		case side != Server:
+		case !isError:
+			s.initializeAnswered(m.Result)
 			s.learn(spec.V20251125)
+		default:
+			s.initializeRefused(r, ev, m)
+		}
+	case mcp.MethodPing:
+		s.pingAnswered(side, r, ev, m, isError)
+	case mcp.MethodServerDiscover:
+		if side == Server && !isError {
+			s.discovered(r, ev, m.Result)
+		}
+	case mcp.MethodToolsList:
+		if side == Server && !isError && s.hand.taskCalls && !s.is2026() {
+			s.toolsListed(m.Result)
 		}
 	case mcp.MethodLoggingSetLevel:
 		if !isError {
 			s.logLevel = s.setLevel[r.id.Key()]
 		}
+		if side == Server {
+			s.levelAnswered(r, ev, s.setLevel[r.id.Key()])
+		}
 		delete(s.setLevel, r.id.Key())
 	case mcp.MethodToolsCall:
+		if r.tool != "" {
+			s.plainCallAnswered(r, ev, isError)
+		}
 		switch {
 		case r.taskAug && m.Error == nil:
 			s.taskCreated(r, ev, m.Result)
@@ -780,6 +853,14 @@ func (s *session) notification(side Side, ev chrono.Event, m *jsonrpc.Message) {
 		s.subscriptionNotice(ev, m)
 	}
 	switch m.Method {
+	case mcp.NotificationInitialized:
+		if side == Client {
+			s.initializedSent(ev)
+		}
+	case mcp.NotificationToolsListChanged:
+		if side == Server {
+			s.toolsChanged()
+		}
 	case mcp.NotificationCancelled:
 		s.cancel(side, ev, m)
 	case mcp.NotificationProgress:
@@ -812,6 +893,7 @@ func (s *session) advance(now time.Duration) {
 	s.now = now
 	s.graceTasks()
 	s.graceDropped()
+	s.graceUninitialized(false)
 }
 
 // end judges what the end of the session shows and returns the requests
@@ -823,6 +905,7 @@ func (s *session) end() []Open {
 	}
 	s.graceTasks()
 	s.endTasks()
+	s.graceUninitialized(true)
 	for _, n := range s.nullErrors {
 		s.nullIDUnsettled(n)
 	}

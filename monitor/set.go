@@ -1,5 +1,7 @@
 package monitor
 
+import "slices"
+
 // boundedSet is a set of strings that keeps at most n: past it, the
 // oldest are forgotten. It bounds a rule's history (RPC-6's IDs) so that
 // memory follows what is in flight, not the length of the conversation.
@@ -23,4 +25,13 @@ func (b *boundedSet) add(k string) {
 	}
 	b.order = append(b.order, k)
 	b.in[k] = true
+}
+
+// remove forgets k.
+func (b *boundedSet) remove(k string) {
+	if !b.in[k] {
+		return
+	}
+	delete(b.in, k)
+	b.order = slices.DeleteFunc(b.order, func(o string) bool { return o == k })
 }

@@ -942,7 +942,7 @@ var faultTable = []FaultSpec{
 			{spec.V20260728, OnAny, []string{"rpc/server-info-in-meta"}, nil},
 		},
 		Explored: []Exploration{
-			{Transport: ExploreInProcess, Revision: spec.V20260728, Excluded: unexploredShape2026},
+			{Transport: ExploreInProcess, Revision: spec.V20260728, Finds: finds("server-info-in-meta", "LIF-51", "RPC-56")},
 		},
 	},
 	{
@@ -1469,7 +1469,7 @@ const (
 		"cancelled call)"
 	unexploredBadInput = "the explorer sends only well-formed requests with fresh ids and valid parameters; the robust/ " +
 		"cases of check send the bad input this fault reacts to"
-	unexploredShape2026 = "a shape rule of one result or error (resultType, serverInfo, the versions server/discover " +
+	unexploredShape2026 = "a shape rule of one result or error (resultType, the versions server/discover " +
 		"lists or an error names): the history's invariants are about order and outcomes; check " +
 		"--protocol 2026-07-28 judges it"
 	unexploredWellFormed2026 = "the explorer sends only well-formed 2026-07-28 requests (the envelope on each, no removed " +

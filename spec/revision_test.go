@@ -36,3 +36,31 @@ func TestEveryRowAppliesToARevision(t *testing.T) {
 		}
 	}
 }
+
+// TestEras: a revision is modern from 2026-07-28 on, legacy before; a
+// string that is no revision's date is neither, and a text names a
+// revision when a date of that form is in it.
+func TestEras(t *testing.T) {
+	for _, tc := range []struct {
+		revision string
+		modern   bool
+	}{
+		{V20260728, true}, {"2027-01-15", true}, {V20251125, false}, {V20241105, false},
+		{"DRAFT-2026-v1", false}, {"2026-07-28 ", false}, {"", false},
+	} {
+		if got := Modern(tc.revision); got != tc.modern {
+			t.Errorf("Modern(%q) = %v, want %v", tc.revision, got, tc.modern)
+		}
+	}
+	for _, tc := range []struct {
+		text  string
+		names bool
+	}{
+		{"unsupported version; supported: 2026-07-28", true}, {`{"supported":["2026-07-28"]}`, true},
+		{"Method not found", false}, {"version 20260728", false},
+	} {
+		if got := NamesRevision(tc.text); got != tc.names {
+			t.Errorf("NamesRevision(%q) = %v, want %v", tc.text, got, tc.names)
+		}
+	}
+}
