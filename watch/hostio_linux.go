@@ -11,7 +11,8 @@ import (
 )
 
 // pollHostEnd returns a pollable stand-in for f, the host's end of stdin
-// or stdout, and a function that undoes what it changed.
+// or stdout (polled true), or f itself (polled false), and a function
+// that undoes what it changed.
 //
 // A host hands the shim its pipes (from Node.js, socket pairs) in
 // blocking mode, which os.Stdin and os.Stdout use as they are: a read
@@ -22,22 +23,25 @@ import (
 // In non-blocking mode the end waits in the netpoller like the server's
 // pipes, and the forwarders can use rawIO on it.
 //
-// Only a pipe or a socket in blocking mode is changed. Its open file
+// Only a pipe or a socket is given a stand-in. Its open file
 // description is the shim's own end of the host's pipe (the host has
 // the other end, a description of its own), so O_NONBLOCK on it is seen
 // only by the shim and by whoever shares that end, such as a shell that
 // started the shim without exec and waits for it. Anything else is
 // returned as it is: a terminal above all, whose O_NONBLOCK every
-// process on it would see, or a regular file. The end is duplicated, so
-// that the stand-in can be closed without closing fd 0 or 1. restore
+// process on it would see, or a regular file. The stand-in is a
+// duplicate of the end, registered with the netpoller even when the end
+// was already non-blocking (os.Stdout is not when the host hands one
+// socket as both stdin and stdout, which the stand-in for stdin makes
+// non-blocking), and can be closed without closing fd 0 or 1. restore
 // closes it, which ends a read or write still waiting on it, and clears
-// O_NONBLOCK again; a shim killed before restore leaves its end
-// non-blocking.
-func pollHostEnd(f *os.File) (stand *os.File, restore func()) {
+// O_NONBLOCK again if pollHostEnd set it; a shim killed before restore
+// leaves its end non-blocking.
+func pollHostEnd(f *os.File) (stand *os.File, polled bool, restore func()) {
 	noop := func() {}
 	rc, err := f.SyscallConn()
 	if err != nil {
-		return f, noop
+		return f, false, noop
 	}
 	var flags, dup int
 	ctlErr := rc.Control(func(fd uintptr) {
@@ -52,31 +56,31 @@ func pollHostEnd(f *os.File) (stand *os.File, restore func()) {
 		if flags, err = unix.FcntlInt(fd, unix.F_GETFL, 0); err != nil {
 			return
 		}
-		if flags&unix.O_NONBLOCK != 0 {
-			err = errNotPipe // already non-blocking: os.File polls it
-			return
-		}
 		if dup, err = unix.FcntlInt(fd, unix.F_DUPFD_CLOEXEC, 0); err != nil {
 			return
 		}
-		if _, err = unix.FcntlInt(uintptr(dup), unix.F_SETFL, flags|unix.O_NONBLOCK); err != nil {
-			_ = unix.Close(dup)
+		if flags&unix.O_NONBLOCK == 0 {
+			if _, err = unix.FcntlInt(uintptr(dup), unix.F_SETFL, flags|unix.O_NONBLOCK); err != nil {
+				_ = unix.Close(dup)
+			}
 		}
 	})
 	if ctlErr != nil || err != nil {
-		return f, noop
+		return f, false, noop
 	}
 	// NewFile sees O_NONBLOCK and registers the descriptor with the
 	// netpoller.
 	pf := os.NewFile(uintptr(dup), f.Name())
-	return pf, func() {
+	return pf, true, func() {
 		_ = pf.Close() // waits for a read or write in progress on it
-		_ = rc.Control(func(fd uintptr) { _, _ = unix.FcntlInt(fd, unix.F_SETFL, flags) })
+		if flags&unix.O_NONBLOCK == 0 {
+			_ = rc.Control(func(fd uintptr) { _, _ = unix.FcntlInt(fd, unix.F_SETFL, flags) })
+		}
 	}
 }
 
 // errNotPipe says pollHostEnd leaves an end as it is.
-var errNotPipe = errors.New("not a pipe or socket in blocking mode")
+var errNotPipe = errors.New("not a pipe or a socket")
 
 // rawIO reads and writes a non-blocking, pollable file with raw system
 // calls, waiting in the netpoller when it is not ready, as os.File does.
@@ -94,8 +98,9 @@ type rawIO struct {
 	name string
 }
 
-// fastIO returns a rawIO for f when f is non-blocking and pollable,
-// else f.
+// fastIO returns a rawIO for f, which must be registered with the
+// netpoller (an os.Pipe end, a stand-in of pollHostEnd), if it is in
+// non-blocking mode; else f.
 func fastIO(f *os.File) interface {
 	io.Reader
 	io.Writer

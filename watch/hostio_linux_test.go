@@ -7,6 +7,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/creack/pty"
 	"golang.org/x/sys/unix"
@@ -123,6 +124,59 @@ func TestHostTerminalLeftBlocking(t *testing.T) {
 	}
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+	w.events(t)
+}
+
+// TestHostSocketAsStdinAndStdout: a host that hands the shim one socket
+// as both stdin and stdout (two descriptors, one open file description,
+// as inetd does) gets every byte back through a frame larger than the
+// socket's buffers, and the socket back in blocking mode.
+func TestHostSocketAsStdinAndStdout(t *testing.T) {
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The host's own end polls, so that its read has a deadline.
+	if err := syscall.SetNonblock(fds[0], true); err != nil {
+		t.Fatal(err)
+	}
+	host := os.NewFile(uintptr(fds[0]), "host")
+	defer host.Close()
+	if err := host.SetReadDeadline(time.Now().Add(safety)); err != nil {
+		t.Fatal(err)
+	}
+	out, err := syscall.Dup(fds[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	shimIn, shimOut := os.NewFile(uintptr(fds[1]), "stdin"), os.NewFile(uintptr(out), "stdout")
+	defer shimIn.Close()
+	defer shimOut.Close()
+	w := newWatched(t, RecorderConfig{})
+	cfg := w.config("echo", shimIn)
+	cfg.Stdout = shimOut
+	done := make(chan error, 1)
+	go func() {
+		_, err := Stdio(context.Background(), cfg)
+		done <- err
+	}()
+	frame := `{"jsonrpc":"2.0","id":1,"method":"x","params":{"pad":"` + strings.Repeat("p", 4<<20) + `"}}` + "\n"
+	go func() {
+		_, _ = host.WriteString(frame)
+	}()
+	echo, err := bufio.NewReaderSize(host, 64<<10).ReadString('\n')
+	if err != nil || echo != frame {
+		t.Fatalf("echo of %d bytes: got %d bytes, %v", len(frame), len(echo), err)
+	}
+	if err := syscall.Shutdown(fds[0], syscall.SHUT_WR); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if nonblocking(t, shimIn) {
+		t.Error("after Stdio the socket is still non-blocking")
 	}
 	w.events(t)
 }

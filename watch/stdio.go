@@ -99,10 +99,9 @@ const (
 //
 // ctx is an emergency stop: when it ends, the group gets SIGKILL.
 // Stdio returns once the server has exited and its output is forwarded.
-// On Linux, a host's stdin or stdout that is a pipe or a socket in
-// blocking mode is put in non-blocking mode while Stdio runs, and back
-// when it returns (pollHostEnd); a read of such a stdin in flight then
-// ends. A read of any other stdin is left behind (a blocking read
+// On Linux, a host's stdin or stdout that is a pipe or a socket is put
+// in non-blocking mode while Stdio runs, and back when it returns
+// (pollHostEnd); a read of such a stdin in flight then ends. A read of any other stdin is left behind (a blocking read
 // cannot be interrupted) and forwards nothing more. Stdio handles
 // SIGPIPE while it runs, so that a host that closes its end of stdout
 // is an error to record, not the death of the shim.
@@ -122,14 +121,18 @@ func Stdio(ctx context.Context, cfg StdioConfig) (exit int, err error) {
 	}
 	hostIn, hostOut := cfg.Stdin, cfg.Stdout
 	if f, ok := hostIn.(*os.File); ok {
-		pf, restore := pollHostEnd(f)
+		pf, polled, restore := pollHostEnd(f)
 		defer restore()
-		hostIn = fastIO(pf)
+		if polled {
+			hostIn = fastIO(pf)
+		}
 	}
 	if f, ok := hostOut.(*os.File); ok {
-		pf, restore := pollHostEnd(f)
+		pf, polled, restore := pollHostEnd(f)
 		defer restore()
-		hostOut = fastIO(pf)
+		if polled {
+			hostOut = fastIO(pf)
+		}
 	}
 	display := transport.QuoteArgs(cfg.Argv)
 	cmd, err := proc.Command(cfg.Argv, cfg.Env, cfg.Dir, display)
