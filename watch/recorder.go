@@ -39,6 +39,15 @@ const (
 	// writeBatch is how many bytes of JSON Lines are gathered before a
 	// write; a batch is also written whenever the queue runs empty.
 	writeBatch = 64 << 10
+	// batchWait is how long the recorder, having emptied the queue,
+	// lets pieces gather before it takes them: while it waits, a push
+	// does not wake it (unless the queue fills past an eighth of a
+	// bound), so that a conversation of small frames pays no thread
+	// wake-up per frame on its forwarding path, and the recorder works
+	// in batches. It bounds the delay between a frame's passing and its
+	// recording (a finding, a line of JSONL) to about a millisecond
+	// more; the runtime's timers are about that coarse when idle.
+	batchWait = time.Millisecond
 )
 
 // RecorderConfig configures a Recorder.
@@ -78,7 +87,10 @@ type RecorderConfig struct {
 // once it is written. Forwarders hand it pieces through a bounded queue
 // and never wait: when the queue is full a piece is dropped and counted
 // (Dropped), and the recording says there where the capture is
-// incomplete.
+// incomplete. While the conversation goes on it takes the pieces in
+// batches, about a millisecond apart (batchWait), so an event reaches
+// the JSONL and the sinks up to about a millisecond after it passed;
+// its offset is the time it was read.
 type Recorder struct {
 	cfg      RecorderConfig
 	redactor *chrono.Redactor
@@ -251,19 +263,61 @@ type tap struct {
 // queue is the bounded queue between the forwarders and the recorder: a
 // slice swapped out whole by the recorder, so that a push is a short
 // critical section and the recorder takes every waiting tap at once.
+//
+// A push wakes the recorder only when it is parked (it found the queue
+// empty twice, batchWait apart: the conversation went quiet) or when
+// the queue is past its wake level; otherwise the recorder finds the
+// tap when its batchWait ends. A wake-up is a futex call and another
+// thread scheduled, which on a loaded machine costs as much as a pipe
+// hop: paid per frame, it was most of what watch added to a round trip.
 type queue struct {
 	mu       sync.Mutex
 	taps     []tap
 	bytes    int
 	maxTaps  int
 	maxBytes int
-	closed   bool
-	wake     chan struct{}
+	// wakeTaps and wakeBytes are the wake level: an eighth of the
+	// bounds, so that a flood is taken long before it is dropped.
+	wakeTaps  int
+	wakeBytes int
+	closed    bool
+	parked    bool // the recorder waits on wake until the next push
+	wake      chan struct{}
 }
 
 func (q *queue) init(maxTaps, maxBytes int) {
 	q.maxTaps, q.maxBytes = maxTaps, maxBytes
+	q.wakeTaps, q.wakeBytes = max(1, maxTaps/8), max(1, maxBytes/8)
 	q.wake = make(chan struct{}, 1)
+}
+
+// appendLocked adds t, with q.mu held, and reports whether the recorder
+// must be woken for it.
+func (q *queue) appendLocked(t tap) (wake bool) {
+	q.taps = append(q.taps, t)
+	q.bytes += len(t.data)
+	if q.parked || len(q.taps) >= q.wakeTaps || q.bytes >= q.wakeBytes {
+		q.parked = false
+		return true
+	}
+	return false
+}
+
+// signal wakes the recorder, if it is not already to wake.
+func (q *queue) signal() {
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+// park marks the recorder parked, unless a tap is waiting or the queue
+// is closed, and reports whether it is.
+func (q *queue) park() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.parked = len(q.taps) == 0 && !q.closed
+	return q.parked
 }
 
 // push adds t unless the queue is closed, full, or (for data) over its
@@ -280,14 +334,10 @@ func (q *queue) push(t tap, control bool) (ok, closed bool) {
 		q.mu.Unlock()
 		return false, closed
 	}
-	q.taps = append(q.taps, t)
-	q.bytes += len(t.data)
+	wake := q.appendLocked(t)
 	q.mu.Unlock()
-	if n == 0 {
-		select {
-		case q.wake <- struct{}{}:
-		default:
-		}
+	if wake {
+		q.signal()
 	}
 	return true, false
 }
@@ -301,9 +351,9 @@ func (r *Recorder) pushInternal(t tap) {
 	q.mu.Lock()
 	n := len(q.taps)
 	ok := n < q.maxTaps+controlReserve && (t.op != opData || q.bytes+len(t.data) <= q.maxBytes)
+	wake := false
 	if ok {
-		q.taps = append(q.taps, t)
-		q.bytes += len(t.data)
+		wake = q.appendLocked(t)
 	}
 	q.mu.Unlock()
 	if !ok {
@@ -315,11 +365,8 @@ func (r *Recorder) pushInternal(t tap) {
 		}
 		return
 	}
-	if n == 0 {
-		select {
-		case q.wake <- struct{}{}:
-		default:
-		}
+	if wake {
+		q.signal()
 	}
 }
 
@@ -328,10 +375,7 @@ func (q *queue) close() {
 	q.mu.Lock()
 	q.closed = true
 	q.mu.Unlock()
-	select {
-	case q.wake <- struct{}{}:
-	default:
-	}
+	q.signal()
 }
 
 // take swaps the waiting taps for spare (emptied) and reports whether
@@ -344,10 +388,15 @@ func (q *queue) take(spare []tap) ([]tap, bool) {
 	return got, q.closed
 }
 
-// run is the recorder's goroutine.
+// run is the recorder's goroutine. Once it has emptied the queue it
+// writes what it gathered and waits batchWait for more; if none came,
+// it parks until the next push.
 func (r *Recorder) run() {
 	defer close(r.done)
 	var batch []tap
+	waited := false
+	timer := time.NewTimer(batchWait)
+	timer.Stop()
 	for {
 		var closed bool
 		batch, closed = r.q.take(batch)
@@ -357,9 +406,21 @@ func (r *Recorder) run() {
 				return
 			}
 			r.flush()
-			<-r.q.wake
+			switch {
+			case !waited:
+				waited = true
+				timer.Reset(batchWait)
+				select {
+				case <-timer.C:
+				case <-r.q.wake:
+					timer.Stop()
+				}
+			case r.q.park():
+				<-r.q.wake
+			}
 			continue
 		}
+		waited = false
 		for i := range batch {
 			r.process(&batch[i])
 			batch[i] = tap{} // keep nothing of it

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -284,5 +285,74 @@ func TestSinkPanicIsContained(t *testing.T) {
 	events := readJSONL(t, jsonl.Bytes())
 	if calls != 1 || len(events) != 3 || !strings.Contains(events[1].Text, "sink 1 panicked on event 1") || len(c.all()) != 3 {
 		t.Errorf("calls %d, events:\n%s\ncollected:\n%s", calls, dump(events), dump(c.all()))
+	}
+}
+
+// TestQueueWakesTheRecorderOnlyWhenItMust: a push wakes the recorder
+// when it is parked, or when the queue reaches its wake level (an
+// eighth of either bound); any other push leaves it to find the piece
+// at the end of its batch wait.
+func TestQueueWakesTheRecorderOnlyWhenItMust(t *testing.T) {
+	var q queue
+	q.init(16, 1<<20) // wake level: 2 taps, 128 KiB
+	piece := tap{op: opData, data: []byte("x")}
+	woken := func() bool {
+		select {
+		case <-q.wake:
+			return true
+		default:
+			return false
+		}
+	}
+	if ok, _ := q.push(piece, false); !ok || woken() {
+		t.Fatalf("first push: queued %v, woke the recorder %v; want queued without a wake-up", ok, !ok)
+	}
+	if q.push(piece, false); !woken() {
+		t.Error("the push that reached the wake level (2 taps) did not wake the recorder")
+	}
+	q.take(nil)
+	if q.push(tap{op: opData, data: make([]byte, 128<<10)}, false); !woken() {
+		t.Error("the push that reached the byte wake level did not wake the recorder")
+	}
+	q.take(nil)
+	if !q.park() {
+		t.Fatal("park() on an empty queue = false")
+	}
+	if q.push(piece, false); !woken() {
+		t.Error("a push did not wake the parked recorder")
+	}
+	q.take(nil)
+	if q.push(piece, true); woken() {
+		t.Error("a push below the wake level woke the recorder, which was no longer parked")
+	}
+	if q.park() {
+		t.Error("park() with a tap waiting = true")
+	}
+}
+
+// TestParkedRecorderRecordsTheNextPiece: once the conversation has gone
+// quiet and the recorder has parked, the next piece is recorded without
+// Close or any other push.
+func TestParkedRecorderRecordsTheNextPiece(t *testing.T) {
+	c := newCollector()
+	r := NewRecorder(RecorderConfig{Sinks: []Sink{c}})
+	defer r.Close(context.Background())
+	s := r.newStream(chrono.In, "stdout", modeLines)
+	for _, id := range []string{"1", "2"} {
+		deadline := time.Now().Add(safety)
+		for {
+			r.q.mu.Lock()
+			parked := r.q.parked
+			r.q.mu.Unlock()
+			if parked {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the recorder never parked")
+			}
+			runtime.Gosched()
+		}
+		r.data(s, []byte(`{"jsonrpc":"2.0","id":`+id+`,"method":"ping"}`+"\n"), time.Now())
+		c.waitFor(t, "frame "+id, func(e chrono.Event) bool { return e.Summary != nil && e.Summary.ID == id })
 	}
 }

@@ -98,11 +98,13 @@ const (
 // server started itself then see their stdin end.
 //
 // ctx is an emergency stop: when it ends, the group gets SIGKILL.
-// Stdio returns once the server has exited and its output is forwarded;
-// a read of the host's stdin in flight is left behind (an *os.File's
-// read cannot be interrupted) and forwards nothing more. Stdio
-// handles SIGPIPE while it runs, so that a host that closes its end of
-// stdout is an error to record, not the death of the shim.
+// Stdio returns once the server has exited and its output is forwarded.
+// On Linux, a host's stdin or stdout that is a pipe or a socket is put
+// in non-blocking mode while Stdio runs, and back when it returns
+// (pollHostEnd); a read of such a stdin in flight then ends. A read of any other stdin is left behind (a blocking read
+// cannot be interrupted) and forwards nothing more. Stdio handles
+// SIGPIPE while it runs, so that a host that closes its end of stdout
+// is an error to record, not the death of the shim.
 //
 // The error is nil whenever the server ran; a server that cannot be
 // started returns 127 (not found) or 126 (not executable), as a shell
@@ -116,6 +118,21 @@ func Stdio(ctx context.Context, cfg StdioConfig) (exit int, err error) {
 	}
 	if cfg.TermGrace <= 0 {
 		cfg.TermGrace = transport.DefaultTermGrace
+	}
+	hostIn, hostOut := cfg.Stdin, cfg.Stdout
+	if f, ok := hostIn.(*os.File); ok {
+		pf, polled, restore := pollHostEnd(f)
+		defer restore()
+		if polled {
+			hostIn = fastIO(pf)
+		}
+	}
+	if f, ok := hostOut.(*os.File); ok {
+		pf, polled, restore := pollHostEnd(f)
+		defer restore()
+		if polled {
+			hostOut = fastIO(pf)
+		}
 	}
 	display := transport.QuoteArgs(cfg.Argv)
 	cmd, err := proc.Command(cfg.Argv, cfg.Env, cfg.Dir, display)
@@ -159,6 +176,7 @@ func Stdio(ctx context.Context, cfg StdioConfig) (exit int, err error) {
 		cfg:      cfg,
 		rec:      cfg.Recorder,
 		pid:      cmd.Process.Pid,
+		hostIn:   hostIn,
 		stdinW:   stdinW,
 		exited:   make(chan struct{}),
 		hostEOF:  make(chan struct{}),
@@ -167,7 +185,7 @@ func Stdio(ctx context.Context, cfg StdioConfig) (exit int, err error) {
 	s.rec.Note(chrono.KindState, procChannel, fmt.Sprintf(TextStarted, s.pid, s.pid, display))
 	go s.wait(cmd)
 	go s.forwardStdin()
-	stdout := s.startOutput(stdoutR, cfg.Stdout, s.rec.newStream(chrono.In, "stdout", modeLines), true)
+	stdout := s.startOutput(stdoutR, hostOut, s.rec.newStream(chrono.In, "stdout", modeLines), true)
 	stderr := s.startOutput(stderrR, cfg.Stderr, s.rec.newStream(chrono.In, "stderr", modeStderr), false)
 
 	s.supervise(ctx)
@@ -195,6 +213,8 @@ type stdioRun struct {
 	rec *Recorder
 	pid int // also the process group id
 
+	// hostIn is the host's stdin as the forwarder reads it.
+	hostIn    io.Reader
 	stdinW    *os.File
 	stdinOnce sync.Once
 	// stopped is set once the server has exited: the host's stdin is no
@@ -247,10 +267,11 @@ func (s *stdioRun) exitStatus() int {
 // any answer to it.
 func (s *stdioRun) forwardStdin() {
 	st := s.rec.newStream(chrono.Out, "stdin", modeLines)
+	toServer := fastIO(s.stdinW)
 	buf := make([]byte, copyBuffer)
 	writeFailed := false
 	for {
-		n, err := s.cfg.Stdin.Read(buf)
+		n, err := s.hostIn.Read(buf)
 		if s.stopped.Load() {
 			return
 		}
@@ -258,7 +279,7 @@ func (s *stdioRun) forwardStdin() {
 			at := time.Now()
 			s.rec.data(st, buf[:n], at)
 			if !writeFailed {
-				if _, werr := s.stdinW.Write(buf[:n]); werr != nil {
+				if _, werr := toServer.Write(buf[:n]); werr != nil {
 					writeFailed = true
 					s.rec.Note(chrono.KindError, "stdin", chrono.Sanitize(fmt.Sprintf(
 						"writing to the server's stdin failed (%v): what the host sends from here on is recorded, not delivered", werr), false))
@@ -303,11 +324,12 @@ func (s *stdioRun) startOutput(r *os.File, w io.Writer, st *stream, isStdout boo
 	go func() {
 		defer close(o.done)
 		defer r.Close()
+		fromServer := fastIO(r)
 		buf := make([]byte, copyBuffer)
 		writeFailed := false
 		for {
 			o.reading.Store(true)
-			n, err := r.Read(buf)
+			n, err := fromServer.Read(buf)
 			o.reading.Store(false)
 			o.reads.Add(1)
 			if n > 0 {

@@ -82,13 +82,21 @@ func reportLatencies(b *testing.B, lat []time.Duration) {
 }
 
 // BenchmarkWatchStdioPing: the round trip of a ping to the reference
-// server over stdio, directly and through "mcpflight watch --" (which
-// records the chronology and judges every frame).
+// server over stdio, directly, through testdata/relay (a process that
+// only copies bytes: the floor under any shim) and through "mcpflight
+// watch --" (which records the chronology and judges every frame).
 func BenchmarkWatchStdioPing(b *testing.B) {
-	for _, via := range []string{"direct", "watch"} {
+	relay, err := testdataBuilds.Command("relay")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, via := range []string{"direct", "relay", "watch"} {
 		b.Run(via, func(b *testing.B) {
 			argv := []string{binary, "serve", "--stdio"}
-			if via == "watch" {
+			switch via {
+			case "relay":
+				argv = append([]string{relay}, argv...)
+			case "watch":
 				argv = append([]string{binary, "watch", "-q", "--out", b.TempDir(), "--"}, argv...)
 			}
 			p := startStdioPeer(b, argv...)
