@@ -53,6 +53,9 @@ type Judge struct {
 	events      int
 	// keys routes an HTTP exchange's events to its session.
 	keys *sessionKeys
+	// deleted are the sessions the host ended with DELETE, oldest first,
+	// still followed (see Event).
+	deleted []string
 	// recent are the last events, for the evidence of a finding; windows
 	// the evidence kept per result, and pending the results whose window
 	// still takes the events that follow their finding.
@@ -100,13 +103,24 @@ func (j *Judge) Event(ev chrono.Event) {
 		j.m.Event(r.key, r.ev)
 		j.keys.ended(r.ev)
 		if r.key != noSession && sessionDeleted(r.ev) {
-			j.EndSession(r.key)
+			j.deleted = append(j.deleted, r.key)
+			if len(j.deleted) > keptDeleted {
+				j.EndSession(j.deleted[0])
+				j.deleted = j.deleted[1:]
+			}
 		}
 	}
 }
 
+// keptDeleted is how many sessions ended by DELETE are still followed:
+// what the proxy records of a session's last exchanges (a stream the
+// host closed, noted when the connection goes) may come after the
+// DELETE's answer, and belongs to the session, not to a new one.
+const keptDeleted = 16
+
 // sessionDeleted reports whether ev is the 2xx answer to a DELETE: the
-// host ended its session (2025-11-25), which is judged and forgotten.
+// host ended its session (2025-11-25), which is judged and forgotten
+// once keptDeleted later sessions were.
 func sessionDeleted(ev chrono.Event) bool {
 	return ev.Dir == chrono.In && ev.Kind == chrono.KindHTTP && strings.HasPrefix(ev.Channel, "DELETE #") && strings.HasPrefix(ev.Text, "HTTP 2")
 }

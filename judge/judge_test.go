@@ -211,7 +211,8 @@ func TestForgottenAnswersNoted(t *testing.T) {
 }
 
 // TestHTTPSessionsForgotten: a session the host ends with DELETE is
-// judged and forgotten at once, its open requests reported as open; the
+// judged and forgotten once keptDeleted later ones were, its open
+// requests reported as open; the
 // keys of ended exchanges are forgotten past maxDoneExchanges, while a
 // stream still open keeps its session however old.
 func TestHTTPSessionsForgotten(t *testing.T) {
@@ -231,6 +232,14 @@ func TestHTTPSessionsForgotten(t *testing.T) {
 	}
 	c.http(chrono.Out, "DELETE #9", "DELETE /mcp Mcp-Session-Id: S1")
 	c.http(chrono.In, "DELETE #9", "HTTP 200")
+	// keptDeleted more sessions, opened and ended, make S1 the oldest
+	// session ended past the bound.
+	for i := range keptDeleted {
+		id := fmt.Sprintf("D%d", i)
+		c.post(100000+2*i, "", initialize, id, initResult)
+		c.http(chrono.Out, fmt.Sprintf("DELETE #%d", 100001+2*i), "DELETE /mcp Mcp-Session-Id: "+id)
+		c.http(chrono.In, fmt.Sprintf("DELETE #%d", 100001+2*i), "HTTP 200")
+	}
 	j := New(Options{Target: "test", Transport: "http"})
 	for _, ev := range c.log.Events() {
 		j.Event(ev)
