@@ -49,8 +49,7 @@ func (s *session) cancel(side Side, ev chrono.Event, m *jsonrpc.Message) {
 	}
 	if r.cancelSeq == 0 {
 		r.cancelSeq, r.cancelAt = ev.Seq, ev.Offset
-		s.noteCancelled(r)
-		s.handlerCancelled(r)
+		s.cancelSeen(r)
 		s.observe(Activity{Kind: ActCancel, Side: side, ID: r.id.String(), Method: r.method, Seq: ev.Seq, At: ev.Offset, Sent: r.at})
 	}
 	s.listenEnded(r, ev, "") // a subscription the client cancelled is over
@@ -107,6 +106,15 @@ func (s *session) staleCancel(side Side, ev chrono.Event, id jsonrpc.ID) {
 	// and believed in progress".
 	s.find(RuleCancelTarget, side, verdict.Req("CAN-5").Under(spec.V20260728, "CAN-51"), ev.Seq, false,
 		"the %s cancelled request %s, which it never issued in this session", side, id)
+}
+
+// cancelSeen takes the first cancel of r, a request still open (a
+// notification, or under 2026-07-28 the close of its response stream):
+// it may be retired past maxOpen (retire.go), and its handler is
+// followed by the observer's readings (handlers.go).
+func (s *session) cancelSeen(r *request) {
+	s.noteCancelled(r)
+	s.handlerCancelled(r)
 }
 
 // abortPoll notes, when r is a poll of a task (tasks/get, tasks/result)
@@ -175,8 +183,7 @@ func (s *session) streamClosed(ev chrono.Event) {
 			s.m.counts[CountCancels]++
 			if r.cancelSeq == 0 {
 				r.cancelSeq, r.cancelAt, r.closed = ev.Seq, ev.Offset, true
-				s.noteCancelled(r)
-				s.handlerCancelled(r)
+				s.cancelSeen(r)
 				s.observe(Activity{Kind: ActCancel, Side: Client, ID: r.id.String(), Method: r.method, Seq: ev.Seq, At: ev.Offset, Sent: r.at})
 			}
 			s.listenEnded(r, ev, "")

@@ -2,6 +2,7 @@ package monitor
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -266,14 +267,12 @@ func (o *observerState) trimCancels() {
 		o.cancels = o.cancels[:0]
 		return
 	}
-	oldest := uint64(0)
-	for i, c := range o.checks {
+	oldest := uint64(math.MaxUint64)
+	for _, c := range o.checks {
 		if c.base == nil {
 			return // counts from the start: keep them all while it waits
 		}
-		if i == 0 || c.base.askSeq < oldest {
-			oldest = c.base.askSeq
-		}
+		oldest = min(oldest, c.base.askSeq)
 	}
 	kept := o.cancels[:0]
 	for _, r := range o.cancels {

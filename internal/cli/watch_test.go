@@ -217,35 +217,14 @@ func TestWatchProxy(t *testing.T) {
 		ts.Close()
 	})
 	root := t.TempDir()
-	stderr := &lineWaiter{re: regexp.MustCompile(`point the host at (\S+)`), found: make(chan string, 1)}
-	var stdout bytes.Buffer
-	ctx, stop := context.WithCancel(context.Background())
-	defer stop()
-	done := make(chan int, 1)
-	go func() {
-		env := Env{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: stderr, ServeCommand: []string{binary}, Getenv: func(string) string { return "" }}
-		done <- env.Run(ctx, []string{"watch", "--out", root, "--target", ts.URL + "/mcp"})
-	}()
-	var proxyURL string
-	select {
-	case proxyURL = <-stderr.found:
-	case code := <-done:
-		t.Fatalf("watch exited %d before listening:\n%s", code, stderr.String())
-	case <-time.After(zooSafety):
-		t.Fatalf("watch never said where it listens:\n%s", stderr.String())
-	}
+	w := runWatchProxy(t, "--out", root, "--target", ts.URL+"/mcp")
+	proxyURL, stderr := w.url, w.stderr
 	r := runCLI(t, "", "check", "--url", proxyURL, "--profile", "reference", "--case", "progress/strictly-increasing", "--protocol", "2025-11-25")
 	if !strings.Contains(r.stdout, "FAIL  progress/strictly-increasing") {
 		t.Fatalf("check through the proxy: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-	stop()
-	var code int
-	select {
-	case code = <-done:
-	case <-time.After(zooSafety):
-		t.Fatal("watch did not end with its context")
-	}
-	out := stdout.String()
+	code := w.stop(t)
+	out := w.stdout.String()
 	if res, ok := readResult(t, dirs0(t, root), "server/progress-increasing"); !ok || res.Verdict != verdict.Fail || res.Requirement != "PRG-4" {
 		t.Errorf("report.json's server/progress-increasing: %+v", res)
 	}
@@ -254,6 +233,50 @@ func TestWatchProxy(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "mcpflight watch: fail server/progress-increasing PRG-4") {
 		t.Errorf("no live line for the finding on stderr:\n%s", stderr.String())
+	}
+}
+
+// watchInProcess is a watch proxy run in this process by runWatchProxy.
+type watchInProcess struct {
+	url    string
+	stdout *bytes.Buffer
+	stderr *lineWaiter
+	cancel context.CancelFunc
+	done   chan int
+}
+
+// runWatchProxy runs "mcpflight watch" with args in this process and
+// waits for the URL it prints; stop ends it (its context, as Ctrl-C
+// does) and returns its exit code.
+func runWatchProxy(t *testing.T, args ...string) *watchInProcess {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	w := &watchInProcess{stdout: &bytes.Buffer{}, stderr: &lineWaiter{re: regexp.MustCompile(`point the host at (\S+)`), found: make(chan string, 1)},
+		cancel: cancel, done: make(chan int, 1)}
+	t.Cleanup(cancel)
+	go func() {
+		env := Env{Stdin: strings.NewReader(""), Stdout: w.stdout, Stderr: w.stderr, ServeCommand: []string{binary}, Getenv: func(string) string { return "" }}
+		w.done <- env.Run(ctx, append([]string{"watch"}, args...))
+	}()
+	select {
+	case w.url = <-w.stderr.found:
+	case code := <-w.done:
+		t.Fatalf("watch exited %d before listening:\n%s", code, w.stderr.String())
+	case <-time.After(zooSafety):
+		t.Fatalf("watch never said where it listens:\n%s", w.stderr.String())
+	}
+	return w
+}
+
+func (w *watchInProcess) stop(t *testing.T) int {
+	t.Helper()
+	w.cancel()
+	select {
+	case code := <-w.done:
+		return code
+	case <-time.After(zooSafety):
+		t.Fatal("watch did not end with its context")
+		return 0
 	}
 }
 

@@ -46,13 +46,10 @@ func watchObserver(name string, stdio bool) (*profile.Observer, error) {
 // session.
 func observerReader(ctx context.Context, target *url.URL, obs *profile.Observer) (read observe.Reader, closeReader func()) {
 	var s *peer.Session
+	closeDialed := func() {}
 	closeSession := func() {
-		if s != nil {
-			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), observerTimeout)
-			s.Close(cctx)
-			cancel()
-			s = nil
-		}
+		closeDialed()
+		s, closeDialed = nil, func() {}
 	}
 	read = func(rctx context.Context) (profile.Observation, error) {
 		if s == nil {
@@ -60,11 +57,10 @@ func observerReader(ctx context.Context, target *url.URL, obs *profile.Observer)
 			// read needs them: watch records the readings themselves.
 			log := chrono.New(chrono.WithCaps(64, 1<<20))
 			t := runner.HTTPTarget("observer", transport.HTTPConfig{URL: target.String(), StallTimeout: observerTimeout, HeaderTimeout: observerTimeout})
-			conn, err := t.Dial(ctx, log)
-			if err != nil {
+			var err error
+			if s, closeDialed, err = dialSession(ctx, t, log); err != nil {
 				return profile.Observation{}, fmt.Errorf("opening a session for the observer: %w", err)
 			}
-			s = peer.New(conn, peer.Options{Log: log})
 			octx, cancel := context.WithTimeout(rctx, observerTimeout)
 			_, err = negotiate.Open(octx, s, negotiate.ModeAuto, negotiate.Options{})
 			cancel()

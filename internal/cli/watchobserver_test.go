@@ -2,11 +2,9 @@ package cli
 
 import (
 	"bytes"
-	"context"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -107,23 +105,8 @@ func TestWatchObserver(t *testing.T) {
 			t.Parallel()
 			serverURL := tc.server(t)
 			root := t.TempDir()
-			stderr := &lineWaiter{re: regexp.MustCompile(`point the host at (\S+)`), found: make(chan string, 1)}
-			var stdout bytes.Buffer
-			ctx, stop := context.WithCancel(context.Background())
-			defer stop()
-			done := make(chan int, 1)
-			go func() {
-				env := Env{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: stderr, ServeCommand: []string{binary}, Getenv: func(string) string { return "" }}
-				done <- env.Run(ctx, []string{"watch", "--out", root, "--target", serverURL, "--observer", tc.profile, "--grace", grace, "--protocol", tc.revision})
-			}()
-			var proxyURL string
-			select {
-			case proxyURL = <-stderr.found:
-			case code := <-done:
-				t.Fatalf("watch exited %d before listening:\n%s", code, stderr.String())
-			case <-time.After(zooSafety):
-				t.Fatalf("watch never said where it listens:\n%s", stderr.String())
-			}
+			w := runWatchProxy(t, "--out", root, "--target", serverURL, "--observer", tc.profile, "--grace", grace, "--protocol", tc.revision)
+			proxyURL, stderr := w.url, w.stderr
 			// The host's call: cancelled while its work goes on.
 			r := runCLI(t, "", "call", "--url", proxyURL, "--protocol", tc.revision, "--timeout", "400ms", "--grace", "100ms", "slow", tc.slow)
 			if !strings.Contains(r.stdout+r.stderr, "cancel") {
@@ -138,12 +121,7 @@ func TestWatchObserver(t *testing.T) {
 			} else {
 				waitUntil(t, "the live finding", func() bool { return strings.Contains(stderr.String(), "server/cancelled-handler-stops") })
 			}
-			stop()
-			select {
-			case <-done:
-			case <-time.After(zooSafety):
-				t.Fatal("watch did not end with its context")
-			}
+			w.stop(t)
 			res, ok := readResult(t, dirs0(t, root), "server/cancelled-handler-stops")
 			if !ok || res.Verdict != tc.want || res.Requirement != tc.req {
 				raw, _ := os.ReadFile(capture)
