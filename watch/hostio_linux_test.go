@@ -49,14 +49,7 @@ func nonblocking(t *testing.T, f *os.File) bool {
 func TestHostPipesPolledWhileWatchedThenRestored(t *testing.T) {
 	shimIn, hostW := blockingPipe(t)
 	hostR, shimOut := blockingPipe(t)
-	w := newWatched(t, RecorderConfig{})
-	cfg := w.config("echo", shimIn)
-	cfg.Stdout = shimOut
-	done := make(chan error, 1)
-	go func() {
-		_, err := Stdio(context.Background(), cfg)
-		done <- err
-	}()
+	w, done := watchEcho(t, shimIn, shimOut)
 	lines := bufio.NewReader(hostR)
 	for i := range 3 {
 		ping := `{"jsonrpc":"2.0","id":` + string(rune('1'+i)) + `,"method":"ping"}` + "\n"
@@ -153,14 +146,7 @@ func TestHostSocketAsStdinAndStdout(t *testing.T) {
 	shimIn, shimOut := os.NewFile(uintptr(fds[1]), "stdin"), os.NewFile(uintptr(out), "stdout")
 	defer shimIn.Close()
 	defer shimOut.Close()
-	w := newWatched(t, RecorderConfig{})
-	cfg := w.config("echo", shimIn)
-	cfg.Stdout = shimOut
-	done := make(chan error, 1)
-	go func() {
-		_, err := Stdio(context.Background(), cfg)
-		done <- err
-	}()
+	w, done := watchEcho(t, shimIn, shimOut)
 	frame := `{"jsonrpc":"2.0","id":1,"method":"x","params":{"pad":"` + strings.Repeat("p", 4<<20) + `"}}` + "\n"
 	go func() {
 		_, _ = host.WriteString(frame)
@@ -179,4 +165,18 @@ func TestHostSocketAsStdinAndStdout(t *testing.T) {
 		t.Error("after Stdio the socket is still non-blocking")
 	}
 	w.events(t)
+}
+
+// watchEcho runs Stdio with the echo server between the host's ends in
+// and out; done gets what Stdio returns once it does.
+func watchEcho(t *testing.T, in, out *os.File) (w *watched, done <-chan error) {
+	w = newWatched(t, RecorderConfig{})
+	cfg := w.config("echo", in)
+	cfg.Stdout = out
+	result := make(chan error, 1)
+	go func() {
+		_, err := Stdio(context.Background(), cfg)
+		result <- err
+	}()
+	return w, result
 }
