@@ -142,6 +142,34 @@ func runHelper(mode string) int {
 			os.Stdout.Write(append(sc.Bytes(), '\n'))
 		}
 		return 0
+	case "answer": // answers each request with its method, in two writes, a "later" one after the next line or the end of stdin (telling the host it came); echoes anything else
+		sc := bufio.NewScanner(in)
+		var later string
+		defer func() { os.Stdout.Write([]byte(later)) }()
+		for sc.Scan() {
+			if later != "" {
+				os.Stdout.Write([]byte(later))
+				later = ""
+			}
+			var req struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+			}
+			if json.Unmarshal(sc.Bytes(), &req) != nil || req.ID == nil || req.Method == "" {
+				os.Stdout.Write(append(sc.Bytes(), '\n'))
+				continue
+			}
+			answer := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"method":%q}}`+"\n", req.ID, req.Method)
+			if req.Method == "later" {
+				later = answer
+				os.Stdout.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"later"}}` + "\n"))
+				continue
+			}
+			half := len(answer) / 2
+			os.Stdout.Write([]byte(answer[:half]))
+			os.Stdout.Write([]byte(answer[half:]))
+		}
+		return 0
 	case "shim": // watch.Stdio between its own stdin/stdout and a server
 		return runShim()
 	}

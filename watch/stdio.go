@@ -44,6 +44,11 @@ type StdioConfig struct {
 	// closed before SIGTERM, TermGrace how long after SIGTERM before
 	// SIGKILL; transport.DefaultCloseGrace and DefaultTermGrace if zero.
 	CloseGrace, TermGrace time.Duration
+	// Inject, when not nil, is attached to the run: its requests go to
+	// the server between the host's frames and their answers are kept
+	// from the host (see Injector). It is closed when the host closes
+	// stdin or the server exits.
+	Inject *Injector
 }
 
 // Texts of the process and stdin events of Stdio, on channel "process"
@@ -178,15 +183,22 @@ func Stdio(ctx context.Context, cfg StdioConfig) (exit int, err error) {
 		pid:      cmd.Process.Pid,
 		hostIn:   hostIn,
 		stdinW:   stdinW,
+		toServer: &serverInput{w: fastIO(stdinW)},
 		exited:   make(chan struct{}),
 		hostEOF:  make(chan struct{}),
 		hostGone: make(chan struct{}),
 	}
 	s.rec.Note(chrono.KindState, procChannel, fmt.Sprintf(TextStarted, s.pid, s.pid, display))
+	var filter *outputFilter
+	if cfg.Inject != nil {
+		filter = &outputFilter{j: cfg.Inject, lineStart: true}
+		cfg.Inject.attach(s.toServer, s.rec)
+		defer cfg.Inject.close()
+	}
 	go s.wait(cmd)
 	go s.forwardStdin()
-	stdout := s.startOutput(stdoutR, hostOut, s.rec.newStream(chrono.In, "stdout", modeLines), true)
-	stderr := s.startOutput(stderrR, cfg.Stderr, s.rec.newStream(chrono.In, "stderr", modeStderr), false)
+	stdout := s.startOutput(stdoutR, hostOut, s.rec.newStream(chrono.In, "stdout", modeLines), true, filter)
+	stderr := s.startOutput(stderrR, cfg.Stderr, s.rec.newStream(chrono.In, "stderr", modeStderr), false, nil)
 
 	s.supervise(ctx)
 	s.stopped.Store(true)
@@ -213,9 +225,11 @@ type stdioRun struct {
 	rec *Recorder
 	pid int // also the process group id
 
-	// hostIn is the host's stdin as the forwarder reads it.
+	// hostIn is the host's stdin as the forwarder reads it; toServer
+	// writes the server's (stdinW), for the forwarder and an Injector.
 	hostIn    io.Reader
 	stdinW    *os.File
+	toServer  *serverInput
 	stdinOnce sync.Once
 	// stopped is set once the server has exited: the host's stdin is no
 	// longer forwarded nor recorded.
@@ -267,7 +281,6 @@ func (s *stdioRun) exitStatus() int {
 // any answer to it.
 func (s *stdioRun) forwardStdin() {
 	st := s.rec.newStream(chrono.Out, "stdin", modeLines)
-	toServer := fastIO(s.stdinW)
 	buf := make([]byte, copyBuffer)
 	writeFailed := false
 	for {
@@ -279,7 +292,7 @@ func (s *stdioRun) forwardStdin() {
 			at := time.Now()
 			s.rec.data(st, buf[:n], at)
 			if !writeFailed {
-				if _, werr := toServer.Write(buf[:n]); werr != nil {
+				if werr := s.toServer.forward(buf[:n]); werr != nil {
 					writeFailed = true
 					s.rec.Note(chrono.KindError, "stdin", chrono.Sanitize(fmt.Sprintf(
 						"writing to the server's stdin failed (%v): what the host sends from here on is recorded, not delivered", werr), false))
@@ -300,9 +313,19 @@ func (s *stdioRun) forwardStdin() {
 	}
 }
 
-// closeStdin closes the server's stdin, once.
+// closeStdin closes the server's stdin, once, and with it the way in
+// for an Injector's requests: the Injector is closed first, so that its
+// Calls end before the server can see the end of its input, and then the
+// file, which ends a write waiting on a full pipe (that write holds
+// toServer).
 func (s *stdioRun) closeStdin() {
-	s.stdinOnce.Do(func() { _ = s.stdinW.Close() })
+	s.stdinOnce.Do(func() {
+		if s.cfg.Inject != nil {
+			s.cfg.Inject.close()
+		}
+		_ = s.stdinW.Close()
+		s.toServer.stop(ErrInjectorClosed)
+	})
 }
 
 // output forwards one of the server's outputs to the host.
@@ -315,11 +338,13 @@ type output struct {
 	reading atomic.Bool
 }
 
-// startOutput forwards r to w, tapping each read to st before it is
-// written. A failed write to the host's stdout is the host going away;
-// to its stderr it is ignored, and the copy goes on so that the server
-// never blocks on a full pipe.
-func (s *stdioRun) startOutput(r *os.File, w io.Writer, st *stream, isStdout bool) *output {
+// startOutput forwards r to w, tapping each piece to st before it is
+// written. The stdout forwarder has a filter when an Injector is
+// attached (nil otherwise, and for stderr): what it keeps from the host
+// is neither forwarded nor recorded. A failed write to the host's stdout
+// is the host going away; to its stderr it is ignored, and the copy goes
+// on so that the server never blocks on a full pipe.
+func (s *stdioRun) startOutput(r *os.File, w io.Writer, st *stream, isStdout bool, filter *outputFilter) *output {
 	o := &output{f: r, done: make(chan struct{})}
 	go func() {
 		defer close(o.done)
@@ -327,23 +352,33 @@ func (s *stdioRun) startOutput(r *os.File, w io.Writer, st *stream, isStdout boo
 		fromServer := fastIO(r)
 		buf := make([]byte, copyBuffer)
 		writeFailed := false
+		emit := func(p []byte) {
+			s.rec.data(st, p, time.Now())
+			if writeFailed {
+				return
+			}
+			if _, werr := w.Write(p); werr != nil {
+				writeFailed = true
+				if isStdout {
+					s.rec.Note(chrono.KindError, "stdout", chrono.Sanitize(fmt.Sprintf(
+						"%s (%v): closing the server's stdin", TextHostStoppedReading, werr), false))
+					s.goneOnce.Do(func() { close(s.hostGone) })
+				}
+			}
+		}
 		for {
 			o.reading.Store(true)
 			n, err := fromServer.Read(buf)
 			o.reading.Store(false)
 			o.reads.Add(1)
-			if n > 0 {
-				s.rec.data(st, buf[:n], time.Now())
-				if !writeFailed {
-					if _, werr := w.Write(buf[:n]); werr != nil {
-						writeFailed = true
-						if isStdout {
-							s.rec.Note(chrono.KindError, "stdout", chrono.Sanitize(fmt.Sprintf(
-								"%s (%v): closing the server's stdin", TextHostStoppedReading, werr), false))
-							s.goneOnce.Do(func() { close(s.hostGone) })
-						}
-					}
-				}
+			switch {
+			case n > 0 && filter != nil:
+				filter.pass(buf[:n], emit)
+			case n > 0:
+				emit(buf[:n])
+			}
+			if err != nil && filter != nil {
+				filter.flush(emit)
 			}
 			if err != nil {
 				text := "end of stream"
