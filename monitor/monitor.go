@@ -125,6 +125,9 @@ const (
 type Activity struct {
 	Kind    string `json:"kind"`
 	Session string `json:"session,omitempty"`
+	// Revision is the session's revision when the activity happened, ""
+	// while it is not known.
+	Revision string `json:"revision,omitempty"`
 	// Side sent the request the activity is about.
 	Side Side `json:"side"`
 	// ID and Method name the request; Seq and At are where and when the
@@ -150,7 +153,7 @@ type Activity struct {
 // observe reports a to Options.Observe.
 func (s *session) observe(a Activity) {
 	if s.m.opts.Observe != nil {
-		a.Session = s.key
+		a.Session, a.Revision = s.key, s.revision()
 		s.m.opts.Observe(a)
 	}
 }

@@ -539,7 +539,7 @@ func TestResults(t *testing.T) {
 // TestObserve: a view of the conversation is told of each request, its
 // response (with when it was sent and whether it was cancelled), each
 // cancel and each change of a task's status, without pairing anything
-// itself.
+// itself; each activity names the session's revision once it is known.
 func TestObserve(t *testing.T) {
 	var got []string
 	h := init25().c(call("1", `"t"`)).c(cancel("1")).s(result("1")).
@@ -547,18 +547,18 @@ func TestObserve(t *testing.T) {
 		s(`{"jsonrpc":"2.0","id":2,"result":{"task":{"taskId":"T","status":"working"}}}`).
 		s(`{"jsonrpc":"2.0","method":"notifications/tasks/status","params":{"taskId":"T","status":"completed"}}`)
 	run(h, Options{Observe: func(a Activity) {
-		got = append(got, fmt.Sprintf("%s %s %s %s cancelled=%v %s", a.Kind, a.Side, a.ID, a.Method, a.Cancelled, a.Status))
+		got = append(got, fmt.Sprintf("%s %s %s %s cancelled=%v %s rev=%s", a.Kind, a.Side, a.ID, a.Method, a.Cancelled, a.Status, a.Revision))
 	}})
 	want := []string{
-		"request client 0 initialize cancelled=false ",
-		"response client 0 initialize cancelled=false ",
-		"request client 1 tools/call cancelled=false ",
-		"cancel client 1 tools/call cancelled=false ",
-		"response client 1 tools/call cancelled=true ",
-		"request client 2 tools/call cancelled=false ",
-		"task client 2 tools/call cancelled=false working",
-		"response client 2 tools/call cancelled=false ",
-		"task client 2 tools/call cancelled=false completed",
+		"request client 0 initialize cancelled=false  rev=2025-11-25",
+		"response client 0 initialize cancelled=false  rev=2025-11-25",
+		"request client 1 tools/call cancelled=false  rev=2025-11-25",
+		"cancel client 1 tools/call cancelled=false  rev=2025-11-25",
+		"response client 1 tools/call cancelled=true  rev=2025-11-25",
+		"request client 2 tools/call cancelled=false  rev=2025-11-25",
+		"task client 2 tools/call cancelled=false working rev=2025-11-25",
+		"response client 2 tools/call cancelled=false  rev=2025-11-25",
+		"task client 2 tools/call cancelled=false completed rev=2025-11-25",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("activities\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -80,7 +81,8 @@ Flags:
                        when the host starts a tools/call and for the grace
                        after it cancels one, to judge whether the cancelled
                        handler stopped, which the wire cannot show; each read
-                       is a request of mcpflight's own (--target only)
+                       is a request of mcpflight's own (over stdio sent
+                       between the host's frames, its answer kept from it)
   --side SIDE          judge the server, the client (host) or both (default)
   --protocol REV       the revision to judge a session under when it shows
                        none: 2025-11-25 (default) or 2026-07-28
@@ -163,7 +165,7 @@ func (e Env) watch(ctx context.Context, args []string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	obs, err := watchObserver(o.observer, o.url == "")
+	obs, err := watchObserver(o.observer)
 	if err != nil {
 		return 0, err
 	}
@@ -230,9 +232,14 @@ func (e Env) watch(ctx context.Context, args []string) (int, error) {
 	// The observer's poller learns of the conversation from the judge,
 	// and records its readings through the recorder the judge reads.
 	var poller *observe.Poller
+	var inject *watch.Injector
+	var hostRevision atomic.Pointer[string]
 	if obs != nil {
 		exported := mo.Observe
 		mo.Observe = func(a monitor.Activity) {
+			if a.Side == monitor.Client && a.Revision != "" {
+				hostRevision.Store(&a.Revision)
+			}
 			poller.Observe(a)
 			if exported != nil {
 				exported(a)
@@ -246,8 +253,16 @@ func (e Env) watch(ctx context.Context, args []string) (int, error) {
 	stopPoller := func() {}
 	if obs != nil {
 		pctx, cancelPoller := context.WithCancel(context.WithoutCancel(ctx))
-		read, closeReader := observerReader(pctx, target, obs)
-		poller = observe.New(observe.Config{Read: read, Note: rec.Note, Grace: mo.Grace})
+		cfg := observe.Config{Note: rec.Note, Grace: mo.Grace}
+		closeReader := func() {}
+		if transportName == "stdio" {
+			inject = watch.NewInjector()
+			cfg.Read = injectedObserverReader(inject, obs, hostRevision.Load, e.version())
+			cfg.AtFirstCall, cfg.Where = true, injectedWhere
+		} else {
+			cfg.Read, closeReader = observerReader(pctx, target, obs)
+		}
+		poller = observe.New(cfg)
 		pollerDone.Go(func() {
 			defer closeReader()
 			poller.Run(pctx)
@@ -257,7 +272,11 @@ func (e Env) watch(ctx context.Context, args []string) (int, error) {
 			pollerDone.Wait()
 			jdg.Note("%s", poller.Summary())
 		}
-		fmt.Fprintf(e.Stderr, "mcpflight watch: reading the observer of profile %s after each cancelled tools/call, on a session of its own\n", chrono.Sanitize(o.observer, false))
+		where := "on a session of its own"
+		if inject != nil {
+			where = "inside the host's session, between its frames"
+		}
+		fmt.Fprintf(e.Stderr, "mcpflight watch: reading the observer of profile %s after each cancelled tools/call, %s\n", chrono.Sanitize(o.observer, false), where)
 	}
 
 	stopClock := make(chan struct{})
@@ -267,7 +286,7 @@ func (e Env) watch(ctx context.Context, args []string) (int, error) {
 	var code int
 	var runErr error
 	if transportName == "stdio" {
-		code, runErr = e.watchStdio(ctx, argv, rec)
+		code, runErr = e.watchStdio(ctx, argv, rec, inject)
 	} else {
 		runErr = e.watchHTTP(ctx, o, target, rec)
 	}
@@ -321,11 +340,12 @@ func reportVersion(rep *results.Report) string {
 	return rep.Version
 }
 
-// watchStdio runs the stdio shim until the server exits. The host's
-// interrupt (main's context) is not an emergency stop: the signals are
-// forwarded to the server, which is killed only if it is still running
-// watchLinger after the first of them.
-func (e Env) watchStdio(ctx context.Context, argv []string, rec *watch.Recorder) (int, error) {
+// watchStdio runs the stdio shim until the server exits, with inject
+// (nil without --observer) attached. The host's interrupt (main's
+// context) is not an emergency stop: the signals are forwarded to the
+// server, which is killed only if it is still running watchLinger after
+// the first of them.
+func (e Env) watchStdio(ctx context.Context, argv []string, rec *watch.Recorder, inject *watch.Injector) (int, error) {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
@@ -345,7 +365,7 @@ func (e Env) watchStdio(ctx context.Context, argv []string, rec *watch.Recorder)
 		case <-stop.Done():
 		}
 	}()
-	return watch.Stdio(stop, watch.StdioConfig{Argv: argv, Stdin: e.Stdin, Stdout: e.Stdout, Stderr: e.Stderr, Recorder: rec, Signals: sigs})
+	return watch.Stdio(stop, watch.StdioConfig{Argv: argv, Stdin: e.Stdin, Stdout: e.Stdout, Stderr: e.Stderr, Recorder: rec, Signals: sigs, Inject: inject})
 }
 
 // watchHTTP runs the proxy until ctx ends (Ctrl-C).

@@ -40,6 +40,7 @@ type watchedResult struct {
 	ID          string            `json:"id"`
 	Verdict     verdict.Verdict   `json:"verdict"`
 	Requirement string            `json:"requirement"`
+	Summary     string            `json:"summary"`
 	Events      []json.RawMessage `json:"events"`
 }
 
@@ -321,7 +322,7 @@ func TestWatchUsage(t *testing.T) {
 		{[]string{"--side", "moon", "--", "x"}, "--side must be"},
 		{[]string{"--otlp-endpoint", "localhost:4318", "--out", "@TMP", "--", "x"}, "--otlp-endpoint"},
 		{[]string{"--listen", "0.0.0.0:0", "--out", "@TMP", "--target", "http://127.0.0.1:1/mcp"}, "not a loopback address"},
-		{[]string{"--observer", "reference", "--", "x"}, "use it with --target"},
+		{[]string{"--observer", "server-everything", "--", "x"}, "names no observer"},
 		{[]string{"--observer", "server-everything", "--target", "http://127.0.0.1:1/mcp"}, "names no observer"},
 		{[]string{"--observer", "no-such-profile", "--target", "http://127.0.0.1:1/mcp"}, "--observer: profile \"no-such-profile\""},
 	} {

@@ -3,16 +3,20 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"time"
 
 	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/mcp"
 	"github.com/mcpflight/mcpflight/negotiate"
 	"github.com/mcpflight/mcpflight/peer"
 	"github.com/mcpflight/mcpflight/profile"
 	"github.com/mcpflight/mcpflight/runner"
+	"github.com/mcpflight/mcpflight/spec"
 	"github.com/mcpflight/mcpflight/transport"
+	"github.com/mcpflight/mcpflight/watch"
 	"github.com/mcpflight/mcpflight/watch/observe"
 )
 
@@ -20,14 +24,10 @@ import (
 const observerTimeout = 10 * time.Second
 
 // watchObserver resolves --observer: the profile that names the
-// observer watch reads after a cancel. Over stdio the server has one
-// stream, the host's, and no session of mcpflight's own to read it on.
-func watchObserver(name string, stdio bool) (*profile.Observer, error) {
+// observer watch reads after a cancel.
+func watchObserver(name string) (*profile.Observer, error) {
 	if name == "" {
 		return nil, nil
-	}
-	if stdio {
-		return nil, usagef(watchUsage, "--observer reads the observer on a session of mcpflight's own, which a stdio server (one host, one stream) does not offer: use it with --target")
 	}
 	prof, err := profile.Resolve(name)
 	if err != nil {
@@ -85,4 +85,48 @@ func observerReader(ctx context.Context, target *url.URL, obs *profile.Observer)
 		return obs.Observe(doc)
 	}
 	return read, closeSession
+}
+
+// injectedWhere says where the reads of a stdio server's observer go, for
+// the report's notes.
+const injectedWhere = "sent inside the host's session between its frames, with its answer kept from the host (a stdio server has one stream, the host's)"
+
+// injectedObserverReader reads obs inside the host's session with a
+// stdio server, through inject. The request is the one a session of
+// mcpflight's own would send, under the revision the host's session
+// speaks (revision, "" or nil while the judge has not seen it): under
+// 2026-07-28 it carries its own envelope, naming mcpflight as the
+// client, without a log level, so that the server logs nothing for it
+// (LOG-41).
+func injectedObserverReader(inject *watch.Injector, obs *profile.Observer, revision func() *string, version string) observe.Reader {
+	return func(ctx context.Context) (profile.Observation, error) {
+		rev := revision()
+		if rev == nil {
+			return profile.Observation{}, errors.New("the host's session has not shown its revision yet")
+		}
+		method, params := obs.Request()
+		if spec.Modern(*rev) {
+			params["_meta"] = map[string]any{
+				mcp.MetaProtocolVersion:    *rev,
+				mcp.MetaClientCapabilities: map[string]any{},
+				mcp.MetaClientInfo:         map[string]any{"name": "mcpflight-observer", "version": version},
+			}
+		}
+		qctx, cancel := context.WithTimeout(ctx, observerTimeout)
+		defer cancel()
+		msg, err := inject.Call(qctx, method, params)
+		switch {
+		case errors.Is(err, watch.ErrInjectorClosed):
+			return profile.Observation{}, fmt.Errorf("%w: %w", observe.ErrEnded, err)
+		case err != nil:
+			return profile.Observation{}, err
+		case msg.Error != nil:
+			return profile.Observation{}, fmt.Errorf("the server answered %s with error %d: %s", method, msg.Error.Code, chrono.Sanitize(msg.Error.Message, false))
+		}
+		doc, err := obs.Document(msg.Result)
+		if err != nil {
+			return profile.Observation{}, err
+		}
+		return obs.Observe(doc)
+	}
 }

@@ -6,15 +6,16 @@
 // answer.
 //
 // Reading adds requests to the server that the host never sent, so it
-// happens only around what needs it: once at the start, once when the
-// host starts a tools/call (the reading before a cancel that the rule
-// counts from), and then every Interval for Grace after each cancel of a
-// tools/call. The
-// Poller never runs on the forwarding path: Observe only sets a flag.
+// happens only around what needs it: once at the start (unless
+// Config.AtFirstCall), once when the host starts a tools/call (the
+// reading before a cancel that the rule counts from), and then every
+// Interval for Grace after each cancel of a tools/call. The Poller never
+// runs on the forwarding path: Observe only sets a flag.
 package observe
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -25,8 +26,15 @@ import (
 	"github.com/mcpflight/mcpflight/profile"
 )
 
-// Reader reads the observer once, on a session of mcpflight's own.
+// Reader reads the observer once: on a session of mcpflight's own, or
+// inside the host's (watch.Injector). An error that wraps ErrEnded says
+// no read can be made any more.
 type Reader func(ctx context.Context) (profile.Observation, error)
+
+// ErrEnded is wrapped by a Reader's error when the way to the server is
+// gone for good, such as the host's session a read is sent in: the
+// Poller then stops at once, and says so as a note, not an error.
+var ErrEnded = errors.New("the observer can no longer be read")
 
 // Config configures a Poller.
 type Config struct {
@@ -41,6 +49,13 @@ type Config struct {
 	// MaxFailures is how many reads in a row may fail before the Poller
 	// stops reading (default 3).
 	MaxFailures int
+	// AtFirstCall makes the first read wait for the host's first
+	// tools/call instead of being made at once: a read inside the host's
+	// session must wait until the host has opened it.
+	AtFirstCall bool
+	// Where says where the reads go, for Summary; "on a session of its
+	// own, that the host never sees" if empty.
+	Where string
 }
 
 // Poller reads the observer when the conversation needs it.
@@ -69,9 +84,13 @@ func New(cfg Config) *Poller {
 	if cfg.MaxFailures <= 0 {
 		cfg.MaxFailures = 3
 	}
-	// The first read is at once: the reading a first cancel counts from,
-	// and the session it is made on opened before the host needs it.
-	return &Poller{cfg: cfg, wake: make(chan struct{}, 1), base: true}
+	if cfg.Where == "" {
+		cfg.Where = "on a session of its own, that the host never sees"
+	}
+	// The first read is at once, unless it must wait for the host: the
+	// reading a first cancel counts from, and the session it is made on
+	// opened before the host needs it.
+	return &Poller{cfg: cfg, wake: make(chan struct{}, 1), base: !cfg.AtFirstCall}
 }
 
 // Observe takes what the conversation did (monitor.Options.Observe). It
@@ -136,6 +155,11 @@ func (p *Poller) read(ctx context.Context) bool {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if errors.Is(err, ErrEnded) {
+		p.stopped = err.Error()
+		p.cfg.Note(chrono.KindNote, chrono.ChannelObserver, "the observer is no longer read: "+p.stopped)
+		return false
+	}
 	if err != nil {
 		p.failures++
 		p.cfg.Note(chrono.KindError, chrono.ChannelObserver, "reading the observer failed: "+err.Error())
@@ -156,7 +180,11 @@ func (p *Poller) read(ctx context.Context) bool {
 func (p *Poller) Summary() string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	s := fmt.Sprintf("the observer was read %d times (watch --observer): each read is a request of mcpflight's own, on a session of its own, that the host never sees", p.reads)
+	times := "times"
+	if p.reads == 1 {
+		times = "time"
+	}
+	s := fmt.Sprintf("the observer was read %d %s (watch --observer): each read is a request of mcpflight's own, %s", p.reads, times, p.cfg.Where)
 	if p.stopped != "" {
 		s += "; reading stopped: " + p.stopped
 	}

@@ -3,6 +3,7 @@ package observe
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -106,6 +107,63 @@ func TestPollerGivesUp(t *testing.T) {
 			t.Errorf("%d failed reads recorded; want 3:\n%s", got, strings.Join(n.lines, "\n"))
 		}
 		if s := p.Summary(); !strings.Contains(s, "3 reads in a row failed, the last: 401 Unauthorized") {
+			t.Errorf("summary %q", s)
+		}
+	})
+}
+
+// TestPollerAtFirstCall: a Poller that reads inside the host's session
+// makes no read before the host's first tools/call, then reads as one
+// that starts at once does; its summary says where the reads went.
+func TestPollerAtFirstCall(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n := &notes{}
+		reads := 0
+		p := New(Config{Grace: time.Second, AtFirstCall: true, Where: "inside the host's stream", Note: n.note,
+			Read: func(context.Context) (profile.Observation, error) {
+				reads++
+				return profile.Observation{}, nil
+			}})
+		ctx, stop := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { p.Run(ctx); close(done) }()
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		if reads != 0 {
+			t.Fatalf("%d reads before the host's first call; want none", reads)
+		}
+		p.Observe(call)
+		synctest.Wait()
+		if reads != 1 {
+			t.Fatalf("%d reads after the first call; want 1", reads)
+		}
+		stop()
+		<-done
+		if s := p.Summary(); !strings.Contains(s, "read 1 time ") || !strings.Contains(s, "inside the host's stream") {
+			t.Errorf("summary %q", s)
+		}
+	})
+}
+
+// TestPollerStopsWhenEnded: a read whose way to the server is gone for
+// good (ErrEnded) stops the Poller at once, with a note, not an error.
+func TestPollerStopsWhenEnded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n := &notes{}
+		reads := 0
+		p := New(Config{Grace: time.Second, Note: n.note,
+			Read: func(context.Context) (profile.Observation, error) {
+				reads++
+				return profile.Observation{}, fmt.Errorf("%w: the host closed stdin", ErrEnded)
+			}})
+		done := make(chan struct{})
+		go func() { p.Run(context.Background()); close(done) }()
+		p.Observe(cancel)
+		<-done
+		if reads != 1 || n.count("error ") != 0 || n.count("note observer the observer is no longer read: the observer can no longer be read: the host closed stdin") != 1 {
+			t.Errorf("%d reads; notes:\n%s", reads, strings.Join(n.lines, "\n"))
+		}
+		if s := p.Summary(); !strings.Contains(s, "reading stopped: the observer can no longer be read: the host closed stdin") {
 			t.Errorf("summary %q", s)
 		}
 	})
