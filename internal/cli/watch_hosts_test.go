@@ -396,9 +396,12 @@ func globMatch(pattern, s string) bool {
 // four times: one call that completes, one its user aborts after the
 // first progress, one it gives up on after 500ms, one more that
 // completes; the Inspector lists the tools and calls one. Each pairing's
-// findings are pinned in watchHostsFile; every pairing must also have
-// done what it was told (the host's reports), and watch must have
-// recorded and judged the conversation.
+// findings are pinned in watchHostsFile (a pairing that finds otherwise
+// runs again, up to pairingAttempts, since a real server's pace moves
+// with the machine's load and with it what falls within a crossing
+// window); every pairing must also have done what it was told (the
+// host's reports), and watch must have recorded and judged the
+// conversation.
 func TestWatchRealHosts(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
@@ -471,35 +474,22 @@ func TestWatchRealHosts(t *testing.T) {
 					p.server.need(t)
 					url = serverURL(t, p.server)
 				}
-				dirs := runWatchPairing(t, p, url)
-				got := map[string]bool{}
-				for _, dir := range dirs {
-					raw, err := os.ReadFile(filepath.Join(dir, findingsName))
-					if err != nil {
-						t.Fatal(err)
-					}
-					for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
-						if line == "" {
-							continue
-						}
-						t.Logf("%s: %s", filepath.Base(dir), line)
-						head := findingHead(line)
-						if why, racy := racyFinding(p.name(), head); racy {
-							t.Logf("racy, not pinned: %s (%s)", head, why)
-							continue
-						}
-						got[head] = true
-					}
+				want, pinned := recorded.Pairings[p.name()]
+				if !pinned && !*update {
+					t.Fatalf("%s holds no findings for %s (record them: go test ./internal/cli -run TestWatchRealHosts -update)", watchHostsFile, p.name())
 				}
-				heads := slices.Sorted(func(yield func(string) bool) {
-					for h := range got {
-						if !yield(h) {
-							return
-						}
+				// A real server's pace moves with the machine's load, and
+				// with it what falls within a crossing window: a pairing
+				// whose findings differ from the pin runs again, up to
+				// pairingAttempts in all, and must match in one of them.
+				var heads []string
+				var missed []string
+				for attempt := 1; attempt <= pairingAttempts; attempt++ {
+					heads = pairingFindings(t, p, url)
+					if *update || slices.Equal(heads, want) {
+						break
 					}
-				})
-				if heads == nil {
-					heads = []string{}
+					missed = append(missed, fmt.Sprintf("run %d found\n\t%s", attempt, strings.Join(heads, "\n\t")))
 				}
 				mu.Lock()
 				fresh.Pairings[p.name()] = heads
@@ -507,19 +497,46 @@ func TestWatchRealHosts(t *testing.T) {
 					fresh.Versions[k] = v
 				}
 				mu.Unlock()
-				if *update {
-					return
-				}
-				want, ok := recorded.Pairings[p.name()]
-				if !ok {
-					t.Fatalf("%s holds no findings for %s (record them: go test ./internal/cli -run TestWatchRealHosts -update)", watchHostsFile, p.name())
-				}
-				if !slices.Equal(heads, want) {
-					t.Errorf("watch found\n\t%s\nand %s pins\n\t%s", strings.Join(heads, "\n\t"), watchHostsFile, strings.Join(want, "\n\t"))
+				if !*update && len(missed) == pairingAttempts {
+					t.Errorf("%s\nand %s pins\n\t%s", strings.Join(missed, "\n"), watchHostsFile, strings.Join(want, "\n\t"))
 				}
 			})
 		})
 	}
+}
+
+// pairingAttempts is how many times a pairing may run to match its pin.
+const pairingAttempts = 3
+
+// pairingFindings runs pairing p (the server at url over HTTP) once and
+// returns the heads of watch's findings, sorted, less the racy ones
+// (watchRacy), which it logs.
+func pairingFindings(t *testing.T, p watchPairing, url string) []string {
+	t.Helper()
+	got := map[string]bool{}
+	for _, dir := range runWatchPairing(t, p, url) {
+		raw, err := os.ReadFile(filepath.Join(dir, findingsName))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+			if line == "" {
+				continue
+			}
+			t.Logf("%s: %s", filepath.Base(dir), line)
+			head := findingHead(line)
+			if why, racy := racyFinding(p.name(), head); racy {
+				t.Logf("racy, not pinned: %s (%s)", head, why)
+				continue
+			}
+			got[head] = true
+		}
+	}
+	heads := slices.Sorted(maps.Keys(got))
+	if heads == nil {
+		heads = []string{}
+	}
+	return heads
 }
 
 // runWatchPairing runs one pairing: the server (at url over HTTP)
