@@ -259,6 +259,10 @@ func TestWatchObserverStdio(t *testing.T) {
 				if !ok || res.Verdict != tc.want || res.Requirement != tc.req || !strings.Contains(res.Summary, tc.evidence) {
 					t.Fatalf("server/cancelled-handler-stops: %+v; want %s %s %q\n%s", res, tc.want, tc.req, tc.evidence, capture)
 				}
+				again := runCLI(t, "", "judge", "--grace", grace, "--json", filepath.Join(t.TempDir(), "again.json"), dir)
+				if line := strings.ToUpper(string(tc.want)) + "  server/cancelled-handler-stops"; !strings.Contains(again.stdout, line) {
+					t.Errorf("judge of the recording does not say %q: exit %d\n%s", line, again.code, again.stdout)
+				}
 			}
 			// The reads' requests and answers are in neither side's record
 			// of the conversation: only the notes of the readings are.
