@@ -39,6 +39,15 @@ func (n *notes) count(prefix string) int {
 	return c
 }
 
+// run runs p until stop is called, which returns once Run has; done is
+// closed when Run returns.
+func run(p *Poller) (stop func(), done <-chan struct{}) {
+	ctx, cancel := context.WithCancel(context.Background())
+	ended := make(chan struct{})
+	go func() { p.Run(ctx); close(ended) }()
+	return func() { cancel(); <-ended }, ended
+}
+
 var (
 	call   = monitor.Activity{Kind: monitor.ActRequest, Side: monitor.Client, Method: "tools/call"}
 	cancel = monitor.Activity{Kind: monitor.ActCancel, Side: monitor.Client, Method: "tools/call"}
@@ -57,9 +66,7 @@ func TestPollerReadsWhatTheRuleNeeds(t *testing.T) {
 				reads++
 				return profile.Observation{Started: reads}, nil
 			}})
-		ctx, stop := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() { p.Run(ctx); close(done) }()
+		stop, _ := run(p)
 		p.Observe(monitor.Activity{Kind: monitor.ActRequest, Side: monitor.Client, Method: "ping"})
 		time.Sleep(time.Minute)
 		synctest.Wait()
@@ -83,7 +90,6 @@ func TestPollerReadsWhatTheRuleNeeds(t *testing.T) {
 			t.Errorf("%d asked and %d read notes for %d reads", a, r, reads)
 		}
 		stop()
-		<-done
 		if s := p.Summary(); !strings.Contains(s, "read 14 times") && !strings.Contains(s, "read 15 times") {
 			t.Errorf("summary %q", s)
 		}
@@ -99,8 +105,7 @@ func TestPollerGivesUp(t *testing.T) {
 			Read: func(context.Context) (profile.Observation, error) {
 				return profile.Observation{}, errors.New("401 Unauthorized")
 			}})
-		done := make(chan struct{})
-		go func() { p.Run(context.Background()); close(done) }()
+		_, done := run(p)
 		p.Observe(cancel)
 		<-done
 		if got := n.count("error observer reading the observer failed: 401"); got != 3 {
@@ -124,9 +129,7 @@ func TestPollerAtFirstCall(t *testing.T) {
 				reads++
 				return profile.Observation{}, nil
 			}})
-		ctx, stop := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() { p.Run(ctx); close(done) }()
+		stop, _ := run(p)
 		time.Sleep(time.Minute)
 		synctest.Wait()
 		if reads != 0 {
@@ -138,7 +141,6 @@ func TestPollerAtFirstCall(t *testing.T) {
 			t.Fatalf("%d reads after the first call; want 1", reads)
 		}
 		stop()
-		<-done
 		if s := p.Summary(); !strings.Contains(s, "read 1 time ") || !strings.Contains(s, "inside the host's stream") {
 			t.Errorf("summary %q", s)
 		}
@@ -156,8 +158,7 @@ func TestPollerStopsWhenEnded(t *testing.T) {
 				reads++
 				return profile.Observation{}, fmt.Errorf("%w: the host closed stdin", ErrEnded)
 			}})
-		done := make(chan struct{})
-		go func() { p.Run(context.Background()); close(done) }()
+		_, done := run(p)
 		p.Observe(cancel)
 		<-done
 		if reads != 1 || n.count("error ") != 0 || n.count("note observer the observer is no longer read: the observer can no longer be read: the host closed stdin") != 1 {
