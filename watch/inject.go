@@ -95,7 +95,8 @@ func (j *Injector) Call(ctx context.Context, method string, params any) (*jsonrp
 	// The ID is watched before the request is written, so that the
 	// line answering it starts while the output is held a line at a
 	// time.
-	if err := in.inject(append(frame, '\n')); err != nil {
+	line := append(frame, '\n')
+	if err := in.inject(line); err != nil {
 		j.forget(key, false)
 		return nil, err
 	}
@@ -106,7 +107,9 @@ func (j *Injector) Call(ctx context.Context, method string, params any) (*jsonrp
 		}
 		return msg, nil
 	case <-ctx.Done():
-		j.forget(key, true)
+		// A request still waiting for the end of the host's frame is
+		// never sent; one sent may still be answered.
+		j.forget(key, !in.withdraw(line))
 		return nil, ctx.Err()
 	}
 }
@@ -268,6 +271,20 @@ func (s *serverInput) inject(frame []byte) error {
 		return s.failed
 	}
 	return nil
+}
+
+// withdraw takes frame out of the queue if it is still waiting there,
+// and reports whether it was.
+func (s *serverInput) withdraw(frame []byte) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, f := range s.pending {
+		if &f[0] == &frame[0] {
+			s.pending = append(s.pending[:i], s.pending[i+1:]...)
+			return true
+		}
+	}
+	return false
 }
 
 // write writes p whole; false (with failed set) if it could not.

@@ -51,6 +51,33 @@ func TestServerInputInjectsBetweenFrames(t *testing.T) {
 	}
 }
 
+// TestCallGivenUpBeforeItIsSent: a Call whose context ends while its
+// request still waits for the end of the host's frame takes the request
+// back: the server never gets it, and no answer is watched for.
+func TestCallGivenUpBeforeItIsSent(t *testing.T) {
+	var got bytes.Buffer
+	in := &serverInput{w: &got}
+	j := NewInjector()
+	j.attach(in, nil)
+	if err := in.forward([]byte(`{"id":1,`)); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := j.Call(ctx, "tools/call", nil); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Call: %v", err)
+	}
+	if err := in.forward([]byte("\"x\":2}\n")); err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"id":1,"x":2}` + "\n"; got.String() != want {
+		t.Errorf("the server got %q; want only the host's %q", got.String(), want)
+	}
+	if n := j.watching.Load(); n != 0 {
+		t.Errorf("still watching %d IDs for a request never sent", n)
+	}
+}
+
 // TestOutputFilterTakesOnlyItsAnswers: while an ID is watched, its
 // answer is taken out of the server's output even when it comes in
 // pieces, and every other byte reaches the host in order, whole: a line
