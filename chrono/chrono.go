@@ -187,13 +187,11 @@ func (e Event) Message() (*jsonrpc.Message, error) {
 	return jsonrpc.Decode(e.Raw)
 }
 
-// MarshalJSON writes Raw as text so that JSON Lines stay readable.
+// MarshalJSON writes Raw as text so that JSON Lines stay readable: what
+// encoding/json writes of the event's exported fields but Raw, then Raw
+// as the string "raw" (omitted when empty).
 func (e Event) MarshalJSON() ([]byte, error) {
-	type plain Event
-	return json.Marshal(struct {
-		plain
-		Raw string `json:"raw,omitempty"`
-	}{plain(e), string(e.Raw)})
+	return appendEvent(nil, e, false), nil
 }
 
 // Log is one case's chronology. The zero value is not usable; call New.
@@ -582,13 +580,9 @@ func newLineEncoder(w io.Writer) *lineEncoder {
 // one write: a file cut off between two writes still ends on a whole
 // line that ReadJSONL reads.
 func AppendJSONL(dst []byte, e Event) ([]byte, error) {
-	// MarshalJSON's output is what json.Marshal gives (compact, HTML
-	// escaped): calling it directly spares json.Marshal's second pass.
-	b, err := e.MarshalJSON()
-	if err != nil {
-		return dst, err
-	}
-	return append(append(dst, SafeJSON(b)...), '\n'), nil
+	// What MarshalJSON writes (compact, HTML escaped), with SafeJSON's
+	// escapes made as it is written: no second pass.
+	return append(appendEvent(dst, e, true), '\n'), nil
 }
 
 // Encode writes v as one line.
