@@ -122,11 +122,57 @@ func (d *instanceDecoder) string() string {
 	d.i++
 	lit := d.b[start:d.i]
 	if !escaped {
-		return string(lit[1 : len(lit)-1])
+		return intern(lit[1 : len(lit)-1])
 	}
 	var s string
 	if json.Unmarshal(lit, &s) != nil {
 		d.failed = true
 	}
 	return s
+}
+
+// intern is string(b), without an allocation for the names and values
+// every message repeats.
+func intern(b []byte) string {
+	switch string(b) {
+	case "jsonrpc":
+		return "jsonrpc"
+	case "2.0":
+		return "2.0"
+	case "id":
+		return "id"
+	case "method":
+		return "method"
+	case "params":
+		return "params"
+	case "result":
+		return "result"
+	case "error":
+		return "error"
+	case "code":
+		return "code"
+	case "message":
+		return "message"
+	case "data":
+		return "data"
+	case "_meta":
+		return "_meta"
+	case "content":
+		return "content"
+	case "type":
+		return "type"
+	case "text":
+		return "text"
+	case "progressToken":
+		return "progressToken"
+	case "progress":
+		return "progress"
+	case "total":
+		return "total"
+	case "isError":
+		return "isError"
+	case "name":
+		return "name"
+	}
+	return string(b)
 }
