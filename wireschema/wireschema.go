@@ -176,4 +176,3 @@ func (s *Schema) Validate(d Def, instance any, at string) ([]Problem, error) {
 	}
 	return problems(ve, at), nil
 }
-
