@@ -145,24 +145,53 @@ type Event struct {
 	Text      string        `json:"text,omitempty"`
 	From      string        `json:"from,omitempty"`
 	To        string        `json:"to,omitempty"`
+
+	// Decoded, when set, is what jsonrpc.Decode made of Raw, kept by a
+	// producer that decoded the frame anyway (KeepDecoded) so that
+	// Message need not decode it again. It is not part of the
+	// chronology: never written, dropped by Prepare unless Raw is kept
+	// whole and unchanged, and equal to any other (Decoded.Equal).
+	Decoded *Decoded `json:"-"`
 }
 
-// Message decodes the event's raw bytes again. It fails for truncated or
-// non-frame events.
+// Decoded is a frame's decoding that an event carries for its consumers
+// (Event.KeepDecoded, Event.Message): a jsonrpc.Message whose Raw is not
+// used. It is shared by every consumer of the event, and read only.
+type Decoded jsonrpc.Message
+
+// Equal reports true: a decoding is a cache of what Raw says, not part of
+// the event's value, so comparing events (go-cmp uses this method) does
+// not look at it.
+func (*Decoded) Equal(*Decoded) bool { return true }
+
+// KeepDecoded records that the event's raw bytes decode (jsonrpc.Decode,
+// without error) to m, for Message to return instead of decoding them
+// again: a recorder that decoded a frame for its summary hands the
+// decoding on to the event's consumers. m's Raw is not used, and m must
+// not be modified afterwards; nil forgets a decoding kept.
+func (e *Event) KeepDecoded(m *jsonrpc.Message) { e.Decoded = (*Decoded)(m) }
+
+// Message decodes the event's raw bytes again, or returns what its
+// producer kept of their decoding (KeepDecoded): the same message either
+// way, a copy of its own for the caller, whose Raw is the event's. It
+// fails for truncated or non-frame events.
 func (e Event) Message() (*jsonrpc.Message, error) {
 	if e.Kind != KindFrame || e.Truncated {
 		return nil, errors.New("chrono: event holds no complete frame")
 	}
+	if e.Decoded != nil {
+		m := jsonrpc.Message(*e.Decoded)
+		m.Raw = e.Raw
+		return &m, nil
+	}
 	return jsonrpc.Decode(e.Raw)
 }
 
-// MarshalJSON writes Raw as text so that JSON Lines stay readable.
+// MarshalJSON writes Raw as text so that JSON Lines stay readable: what
+// encoding/json writes of the event's exported fields but Raw, then Raw
+// as the string "raw" (omitted when empty).
 func (e Event) MarshalJSON() ([]byte, error) {
-	type plain Event
-	return json.Marshal(struct {
-		plain
-		Raw string `json:"raw,omitempty"`
-	}{plain(e), string(e.Raw)})
+	return appendEvent(nil, e, false), nil
 }
 
 // Log is one case's chronology. The zero value is not usable; call New.
@@ -315,7 +344,11 @@ func (l *Log) Append(e Event) Event {
 // stores this; a recorder that streams events without keeping them
 // (JSON Lines written as they come) applies it to get the same events.
 // The result never shares e's Raw.
+//
+// A decoding the event kept (KeepDecoded) is kept only when Raw is kept
+// whole and as it was: not when the redactor changed it or it was cut.
 func Prepare(e Event, r *Redactor, maxRaw int) Event {
+	raw := e.Raw
 	if !r.Empty() {
 		e = r.RedactEvent(e, maxRaw)
 	}
@@ -328,6 +361,9 @@ func Prepare(e Event, r *Redactor, maxRaw int) Event {
 		e.Truncated = e.Truncated || n < len(e.Raw)
 		e.Raw = bytes.Clone(e.Raw[:n])
 	}
+	if e.Decoded != nil && (e.Truncated || !bytes.Equal(e.Raw, raw)) {
+		e.Decoded = nil
+	}
 	return e
 }
 
@@ -339,6 +375,7 @@ func Prepare(e Event, r *Redactor, maxRaw int) Event {
 // written with escapes.
 func (r *Redactor) RedactEvent(e Event, maxRaw int) Event {
 	if len(e.Raw) > 0 {
+		raw := e.Raw
 		if e.Size == 0 {
 			e.Size = len(e.Raw)
 		}
@@ -348,6 +385,9 @@ func (r *Redactor) RedactEvent(e Event, maxRaw int) Event {
 		e.Raw = r.Bytes(e.Raw)
 		if e.Kind == KindFrame && !e.Truncated {
 			e.Raw = r.decodedJSON(e.Raw)
+		}
+		if e.Truncated || !bytes.Equal(e.Raw, raw) {
+			e.Decoded = nil // a decoding of bytes no longer there
 		}
 	}
 	e.Channel, e.Text, e.From, e.To = r.String(e.Channel), r.String(e.Text), r.String(e.From), r.String(e.To)
@@ -540,13 +580,9 @@ func newLineEncoder(w io.Writer) *lineEncoder {
 // one write: a file cut off between two writes still ends on a whole
 // line that ReadJSONL reads.
 func AppendJSONL(dst []byte, e Event) ([]byte, error) {
-	// MarshalJSON's output is what json.Marshal gives (compact, HTML
-	// escaped): calling it directly spares json.Marshal's second pass.
-	b, err := e.MarshalJSON()
-	if err != nil {
-		return dst, err
-	}
-	return append(append(dst, SafeJSON(b)...), '\n'), nil
+	// What MarshalJSON writes (compact, HTML escaped), with SafeJSON's
+	// escapes made as it is written: no second pass.
+	return append(appendEvent(dst, e, true), '\n'), nil
 }
 
 // Encode writes v as one line.

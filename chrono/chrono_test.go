@@ -459,3 +459,44 @@ func TestReadJSONLCutOffMidWrite(t *testing.T) {
 		t.Errorf("a bad last line with its newline: %v, want ErrBadJSONL", err)
 	}
 }
+
+// TestKeptDecodingFollowsRaw: a decoding kept with an event is what
+// Message returns (a copy of its own, with the event's raw bytes), and
+// Prepare keeps it only while the raw bytes are kept whole and as they
+// were: not once the redactor changed them or they were cut.
+func TestKeptDecodingFollowsRaw(t *testing.T) {
+	raw := []byte(`{"jsonrpc":"2.0","id":7,"result":{"k":"sekret-value"}}`)
+	decode := func() *jsonrpc.Message {
+		m, err := jsonrpc.Decode(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.Method = "marker" // tells the kept decoding from a fresh one
+		return m
+	}
+	frame := func() Event {
+		e := Event{Dir: In, Channel: "stdout", Kind: KindFrame, Raw: raw}
+		e.KeepDecoded(decode())
+		return e
+	}
+	r := NewRedactor()
+	r.Add("unrelated")
+	kept := Prepare(frame(), r, DefaultMaxRaw)
+	m, err := kept.Message()
+	if err != nil || m.Method != "marker" || string(m.Raw) != string(raw) || &m.Raw[0] != &kept.Raw[0] || m.ID.String() != "7" {
+		t.Fatalf("kept decoding: %+v, %v", m, err)
+	}
+	m.Method = "changed"
+	if again, _ := kept.Message(); again.Method != "marker" {
+		t.Error("Message's result shares the kept decoding")
+	}
+	r.Add("sekret-value")
+	for name, e := range map[string]Event{"redacted": Prepare(frame(), r, DefaultMaxRaw), "cut": Prepare(frame(), nil, 16)} {
+		if e.Decoded != nil {
+			t.Errorf("%s: the decoding was kept", name)
+		}
+		if m, err := e.Message(); err == nil && m.Method == "marker" {
+			t.Errorf("%s: Message returned the decoding of bytes no longer there", name)
+		}
+	}
+}

@@ -185,6 +185,7 @@ func FuzzDecode(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
+		checkShape(t, b)
 		m, err := Decode(b)
 		if err == nil && m.Kind == 0 {
 			t.Fatalf("decoded without kind: %q", b)

@@ -149,11 +149,8 @@ func Decode(raw []byte) (*Message, error) {
 			return nil, decodeErr(ClassNotObject, raw, "top-level JSON value is not an object")
 		}
 	}
-	// Unmarshal validates the whole frame before it decodes (and into
-	// raw members nothing but invalid JSON fails), so the frame is not
-	// scanned twice.
-	var w wireShape
-	if err := json.Unmarshal(trimmed, &w); err != nil {
+	w, ok := readShape(trimmed)
+	if !ok {
 		return nil, decodeErr(ClassParse, raw, "not valid JSON")
 	}
 	if string(w.JSONRPC) != `"2.0"` {
@@ -170,10 +167,12 @@ func Decode(raw []byte) (*Message, error) {
 	case hasResult && hasError:
 		return nil, decodeErr(ClassAmbiguous, raw, "has both result and error")
 	case hasMethod:
-		if err := json.Unmarshal(w.Method, &m.Method); err != nil {
-			return nil, decodeErr(ClassAmbiguous, raw, "method is not a string")
+		if !plainString(w.Method, &m.Method) {
+			if err := json.Unmarshal(w.Method, &m.Method); err != nil {
+				return nil, decodeErr(ClassAmbiguous, raw, "method is not a string")
+			}
 		}
-		m.Params = w.Params
+		m.Params = bytes.Clone(w.Params)
 		if w.ID == nil {
 			m.Kind = KindNotification
 			return m, nil
@@ -204,7 +203,7 @@ func Decode(raw []byte) (*Message, error) {
 			m.ID = id
 		}
 		if hasResult {
-			m.Kind, m.Result = KindResult, w.Result
+			m.Kind, m.Result = KindResult, bytes.Clone(w.Result)
 			return m, nil
 		}
 		var e Error

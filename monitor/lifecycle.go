@@ -1,6 +1,7 @@
 package monitor
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -144,6 +145,9 @@ func (s *session) pingAnswered(side Side, r *request, ev chrono.Event, m *jsonrp
 // emptyResult reports whether a result is an object with no member but
 // _meta, which every result may carry.
 func emptyResult(raw json.RawMessage) bool {
+	if inner, ok := bytes.CutPrefix(raw, []byte("{")); ok && len(bytes.Trim(inner, " \t\r\n")) == 1 && inner[len(inner)-1] == '}' {
+		return true // "{}", spaced or not: a ping's result, decoded for nothing
+	}
 	var members map[string]json.RawMessage
 	if json.Unmarshal(raw, &members) != nil || members == nil {
 		return false

@@ -1,6 +1,7 @@
 package monitor
 
 import (
+	"encoding/json"
 	"github.com/mcpflight/mcpflight/chrono"
 	"strings"
 	"testing"
@@ -108,5 +109,16 @@ func TestLifecycleRules(t *testing.T) {
 				t.Errorf("findings\n%s\nwant\n%s\n(texts: %v)", strings.Join(got, "\n"), strings.Join(tc.want, "\n"), fs)
 			}
 		})
+	}
+}
+
+// TestEmptyResult: an object with no member but _meta is empty, spaced
+// or not; anything else is not.
+func TestEmptyResult(t *testing.T) {
+	for raw, want := range map[string]bool{`{}`: true, "{ \t\r\n}": true, `{"_meta":{}}`: true, ` {}`: true,
+		`{"a":1}`: false, `{"_meta":{},"x":null}`: false, `[]`: false, `null`: false, `{`: false, `{}}`: false, `{ x}`: false, ``: false} {
+		if got := emptyResult(json.RawMessage(raw)); got != want {
+			t.Errorf("emptyResult(%q) = %v, want %v", raw, got, want)
+		}
 	}
 }

@@ -377,9 +377,13 @@ func (s *session) frame(ev chrono.Event) {
 	case jsonrpc.KindRequest:
 		var p requestParams
 		if s.paramsRead(head.Method, ev.Summary) {
+			// Read into a value of its own, so that p, which most
+			// requests leave empty, stays off the heap.
+			read := new(requestParams)
 			_ = json.Unmarshal(ev.Raw, &struct {
 				Params *requestParams `json:"params"`
-			}{&p})
+			}{read})
+			p = *read
 		}
 		s.request(side, ev, head, p)
 	case jsonrpc.KindNotification:

@@ -107,18 +107,25 @@ func (f *frameBuilder) whole() bool { return f.shape == nil && !f.lost }
 
 // summary decodes the frame: exactly when it is kept whole, from its
 // top-level members otherwise. note says how it was summarised, or "".
-func (f *frameBuilder) summary() (s *chrono.Summary, note string) {
+// msg is the message decoded when the frame is kept whole and is one,
+// for the event to hand on (chrono.Event.KeepDecoded); its Raw is nil,
+// since the bytes kept are reused for the next frame.
+func (f *frameBuilder) summary() (s *chrono.Summary, msg *jsonrpc.Message, note string) {
 	switch {
 	case f.lost:
-		return nil, "part of this frame was dropped before it was recorded (the recorder's queue was full): not decoded"
+		return nil, nil, "part of this frame was dropped before it was recorded (the recorder's queue was full): not decoded"
 	case f.shape == nil:
-		return chrono.Summarize(jsonrpc.Decode(f.keep)), ""
+		m, err := jsonrpc.Decode(f.keep)
+		if err == nil {
+			msg, m.Raw = m, nil
+		}
+		return chrono.Summarize(m, err), msg, ""
 	}
 	note = fmt.Sprintf("frame of %d bytes, larger than the %d kept: summarised from its top-level members", f.size, f.limit-redactMargin)
 	if f.utf8Bad || len(f.utf8Tail) > 0 {
-		return &chrono.Summary{Malformed: string(jsonrpc.ClassInvalidUTF8)}, note
+		return &chrono.Summary{Malformed: string(jsonrpc.ClassInvalidUTF8)}, nil, note
 	}
-	return f.shape.summary(), note
+	return f.shape.summary(), nil, note
 }
 
 // Bounds of the shape scanner: the members it remembers, and the size of

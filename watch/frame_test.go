@@ -17,7 +17,8 @@ func summariseLarge(frame string, n int) (*chrono.Summary, string) {
 	for i := 0; i < len(frame); i += n {
 		f.write([]byte(frame[i:min(i+n, len(frame))]))
 	}
-	return f.summary()
+	sum, _, note := f.summary()
+	return sum, note
 }
 
 // TestShapeSummaryMatchesDecode: for frames whose members are small, the
@@ -107,7 +108,7 @@ func TestFrameBuilderKeepsPrefixAndSize(t *testing.T) {
 	if !f.whole() || string(f.keep) != small || f.size != len(small) {
 		t.Fatalf("small frame: whole=%v keep=%q size=%d", f.whole(), f.keep, f.size)
 	}
-	if s, note := f.summary(); s.Method != "ping" || note != "" {
+	if s, _, note := f.summary(); s.Method != "ping" || note != "" {
 		t.Errorf("small frame summary %+v, note %q", s, note)
 	}
 	f.reset()
@@ -118,7 +119,7 @@ func TestFrameBuilderKeepsPrefixAndSize(t *testing.T) {
 	if f.whole() || len(f.keep) != f.limit || string(f.keep) != big[:f.limit] || f.size != len(big) {
 		t.Fatalf("big frame: whole=%v kept %d bytes (limit %d), size %d of %d", f.whole(), len(f.keep), f.limit, f.size, len(big))
 	}
-	if s, _ := f.summary(); s.Kind != "result" || s.ID != "2" {
+	if s, _, _ := f.summary(); s.Kind != "result" || s.ID != "2" {
 		t.Errorf("big frame summary %+v", s)
 	}
 }

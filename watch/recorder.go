@@ -118,6 +118,13 @@ type Recorder struct {
 // NewRecorder starts a recorder. Close must be called to write the end
 // of the capture.
 func NewRecorder(cfg RecorderConfig) *Recorder {
+	r := newRecorder(cfg)
+	go r.run()
+	return r
+}
+
+// newRecorder is a recorder whose goroutine is not started.
+func newRecorder(cfg RecorderConfig) *Recorder {
 	if cfg.MaxRaw <= 0 {
 		cfg.MaxRaw = chrono.DefaultMaxRaw
 	}
@@ -136,7 +143,6 @@ func NewRecorder(cfg RecorderConfig) *Recorder {
 	r := &Recorder{cfg: cfg, redactor: cfg.Redactor, start: cfg.Start, done: make(chan struct{}),
 		sinkDead: make([]bool, len(cfg.Sinks)), decoders: map[*decoder]struct{}{}}
 	r.q.init(cfg.QueueTaps, cfg.QueueBytes)
-	go r.run()
 	return r
 }
 

@@ -356,3 +356,29 @@ func TestParkedRecorderRecordsTheNextPiece(t *testing.T) {
 		c.waitFor(t, "frame "+id, func(e chrono.Event) bool { return e.Summary != nil && e.Summary.ID == id })
 	}
 }
+
+// TestSinkGetsTheDecoding: a sink is handed the recorder's decoding of a
+// frame kept whole (Message returns it, not a new decoding), and none
+// of a frame cut to MaxRaw or of one that is no message.
+func TestSinkGetsTheDecoding(t *testing.T) {
+	var got []chrono.Event
+	r := NewSyncRecorder(RecorderConfig{MaxRaw: 80, Sinks: []Sink{sinkFunc(func(e chrono.Event) { got = append(got, e) })}})
+	r.Host([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}` + "\n"))
+	r.Server([]byte(`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"` + strings.Repeat("x", 100) + `"}]}}` + "\n"))
+	r.Server([]byte("not json\n"))
+	if len(got) != 3 {
+		t.Fatalf("%d events, want 3", len(got))
+	}
+	if d := got[0].Decoded; d == nil || d.Method != "tools/call" || string(d.Params) != `{"name":"x"}` {
+		t.Errorf("the request's decoding: %+v", d)
+	}
+	if m, err := got[0].Message(); err != nil || m.Method != "tools/call" || string(m.Raw) != string(got[0].Raw) {
+		t.Errorf("Message: %+v, %v", m, err)
+	}
+	if got[1].Decoded != nil || !got[1].Truncated {
+		t.Errorf("the result cut to MaxRaw kept a decoding: %+v", got[1])
+	}
+	if got[2].Decoded != nil || got[2].Summary == nil || got[2].Summary.Malformed == "" {
+		t.Errorf("the line that is no message: %+v", got[2])
+	}
+}

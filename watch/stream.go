@@ -122,8 +122,9 @@ func (s *stream) emitLine(r *Recorder, at time.Time, note string) {
 		if size == 0 && !f.lost {
 			notes = append(notes, "blank line")
 		}
-		sum, how := f.summary()
+		sum, msg, how := f.summary()
 		e.Summary = sum
+		e.KeepDecoded(msg)
 		if how != "" {
 			notes = append(notes, how)
 		}
@@ -196,8 +197,9 @@ func (s *stream) emitBody(r *Recorder, at time.Time, how endHow) {
 	var notes []string
 	if s.mode == modeBody {
 		e.Kind = chrono.KindFrame
-		sum, note := f.summary()
+		sum, msg, note := f.summary()
 		e.Summary = sum
+		e.KeepDecoded(msg)
 		if note != "" {
 			notes = append(notes, note)
 		}
@@ -477,8 +479,9 @@ func (p *sseState) dispatch(r *Recorder, s *stream, at time.Time) {
 	e := chrono.Event{Dir: s.dir, Channel: channel, Raw: f.keep, Size: f.size, Truncated: f.size > len(f.keep) || f.lost}
 	if p.hasData && f.size > 0 && (p.event == "" || p.event == "message") {
 		e.Kind = chrono.KindFrame
-		sum, note := f.summary()
+		sum, msg, note := f.summary()
 		e.Summary = sum
+		e.KeepDecoded(msg)
 		if note != "" {
 			text += "; " + note
 		}

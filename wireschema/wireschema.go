@@ -176,8 +176,3 @@ func (s *Schema) Validate(d Def, instance any, at string) ([]Problem, error) {
 	}
 	return problems(ve, at), nil
 }
-
-// DecodeInstance decodes raw JSON for Validate (numbers are kept exact).
-func DecodeInstance(raw []byte) (any, error) {
-	return jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-}
