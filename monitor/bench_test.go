@@ -96,9 +96,20 @@ func BenchmarkMonitor(b *testing.B) {
 // exchanges, each a call answered on its own SSE stream, and every
 // hundredth one cancelled and never answered, and reports the live heap
 // after them (heap-MB): it stays flat as b.N grows when memory follows
-// what is in flight.
+// what is in flight. "schema" also validates every message, as watch
+// and judge do.
 func BenchmarkHTTPSessionMemory(b *testing.B) {
-	m := New(Options{Transport: "http", Revision: "2025-11-25"})
+	for _, schema := range []bool{false, true} {
+		name := "rules"
+		if schema {
+			name = "schema"
+		}
+		b.Run(name, func(b *testing.B) { httpSessionMemory(b, schema) })
+	}
+}
+
+func httpSessionMemory(b *testing.B, schema bool) {
+	m := New(Options{Transport: "http", Revision: "2025-11-25", Schema: schema})
 	h := init25()
 	for _, ev := range h.events {
 		m.Event("s", ev)

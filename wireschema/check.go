@@ -86,6 +86,53 @@ type Tracker struct {
 	// taskMethods is the method of the request that created each task,
 	// by task ID, for tasks/result.
 	taskMethods map[string]string
+	// answeredOrder and taskOrder are the ids answered and the tasks
+	// created, oldest first, in rings of keepAnswered and keepTasks:
+	// what falls out of a ring is forgotten, so that a long conversation
+	// (watch) holds what is in flight and the latest of the rest.
+	answeredOrder ring
+	taskOrder     ring
+}
+
+// keepAnswered is how many answered ids a Tracker remembers, and
+// keepTasks how many tasks: a response for an id answered longer ago
+// (a very late duplicate) is validated as one for a request it does not
+// know, against the response envelope alone, and a tasks/result for an
+// older task as one whose creating request it does not know.
+const (
+	keepAnswered = 4096
+	keepTasks    = 4096
+)
+
+// ring is a bounded first-in first-out list of ids.
+type ring struct {
+	ids  []string
+	next int
+}
+
+// push adds id; when the ring is full it returns the oldest id, which
+// it no longer holds.
+func (r *ring) push(id string, capacity int) (out string, full bool) {
+	if len(r.ids) < capacity {
+		r.ids = append(r.ids, id)
+		return "", false
+	}
+	out, r.ids[r.next] = r.ids[r.next], id
+	r.next = (r.next + 1) % capacity
+	return out, true
+}
+
+// markAnswered records that id's latest request was answered, and
+// forgets the oldest answered id past keepAnswered unless it was sent
+// again since.
+func (t *Tracker) markAnswered(id string) {
+	t.answered[id] = true
+	old, full := t.answeredOrder.push(id, keepAnswered)
+	if full && t.answered[old] && len(t.alts[old]) == 0 {
+		delete(t.answered, old)
+		delete(t.sent, old)
+		delete(t.alts, old)
+	}
 }
 
 // NewTracker starts a tracker for one chronology.
@@ -191,7 +238,7 @@ func (t *Tracker) answering(id string, result map[string]any) (Request, bool) {
 	req, known := t.sent[id]
 	alts := t.alts[id]
 	if !known || len(alts) == 0 {
-		t.answered[id] = true
+		t.markAnswered(id)
 		return req, known
 	}
 	for i, alt := range alts {
@@ -250,7 +297,7 @@ func (t *Tracker) inbound(ev chrono.Event, inst any) []Violation {
 		add(d, inst, "", kind)
 	case kind == "error":
 		if len(t.alts[ev.Summary.ID]) == 0 {
-			t.answered[ev.Summary.ID] = true
+			t.markAnswered(ev.Summary.ID)
 		}
 		add(core(envError), nullIDAsAbsent(msg), "", kind)
 	case kind == "result":
@@ -300,7 +347,13 @@ func (t *Tracker) noteTask(req Request, d Def, result map[string]any) {
 	if task, ok := result["task"].(map[string]any); ok {
 		id, _ = task["taskId"].(string)
 	}
-	if id != "" {
-		t.taskMethods[id] = req.Method
+	if id == "" {
+		return
 	}
+	if _, known := t.taskMethods[id]; !known {
+		if old, full := t.taskOrder.push(id, keepTasks); full {
+			delete(t.taskMethods, old)
+		}
+	}
+	t.taskMethods[id] = req.Method
 }

@@ -3,6 +3,7 @@ package wireschema
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -420,5 +421,49 @@ func TestNotJSONOnStdout(t *testing.T) {
 		if r.Checked != 2 || r.Unchecked != 1 {
 			t.Errorf("%s: %d checked, %d unchecked; want 2 and 1", rev, r.Checked, r.Unchecked)
 		}
+	}
+}
+
+// TestTrackerMemoryFollowsWhatIsInFlight: over a long conversation a
+// Tracker keeps the requests still unanswered and the latest answered
+// ones (keepAnswered), and forgets the rest; a request it still holds is
+// judged by its method as before, and a very late answer to one it
+// forgot is judged as an answer to an unknown request (the envelope
+// alone), not wrongly.
+func TestTrackerMemoryFollowsWhatIsInFlight(t *testing.T) {
+	s, err := Load(Rev20251125)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := NewTracker(s)
+	feed := func(frames ...frame) []Violation {
+		t.Helper()
+		var all []Violation
+		for _, ev := range chronology(frames...) {
+			_, vs := tr.Event(ev)
+			all = append(all, vs...)
+		}
+		return all
+	}
+	feed(out(`{"jsonrpc":"2.0","id":"open","method":"tools/list"}`))
+	const n = 3 * keepAnswered
+	for i := range n {
+		id := fmt.Sprint(i)
+		if vs := feed(out(`{"jsonrpc":"2.0","id":`+id+`,"method":"ping"}`), in(`{"jsonrpc":"2.0","id":`+id+`,"result":{}}`)); len(vs) != 0 {
+			t.Fatalf("ping %d: %v", i, vs)
+		}
+	}
+	if len(tr.sent) > keepAnswered+1 || len(tr.answered) > keepAnswered {
+		t.Fatalf("after %d answered pings the tracker holds %d sent and %d answered ids; want at most %d", n, len(tr.sent), len(tr.answered), keepAnswered+1)
+	}
+	// The open request is still known by its method: an empty result is
+	// no ListToolsResult.
+	if vs := feed(in(`{"jsonrpc":"2.0","id":"open","result":{}}`)); len(vs) != 1 || vs[0].Definition != "ListToolsResult" {
+		t.Errorf("the answer to the request still open: %v", briefs(vs))
+	}
+	// A very late duplicate answer to the first ping, long forgotten: no
+	// definition by method, and nothing wrong with its envelope.
+	if vs := feed(in(`{"jsonrpc":"2.0","id":0,"result":{}}`)); len(vs) != 0 {
+		t.Errorf("a late answer to a forgotten request: %v", briefs(vs))
 	}
 }
