@@ -152,6 +152,7 @@ func (j *Judge) note(ev chrono.Event) {
 			j.firstGap = ev.Text
 		}
 		j.gaps++
+		j.m.Gap()
 	}
 	j.hear(ev)
 }
@@ -282,6 +283,9 @@ func (j *Judge) Report() *results.Report {
 	}
 	if n := counts[monitor.CountHandlersUndecided]; n > 0 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("the observer's readings could not tell whether the handlers of %d cancelled calls stopped: the counts fit more than one end (docs/observer.md)", n))
+	}
+	if n := counts[monitor.CountGapUndecided]; n > 0 {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("findings not made after the recording lost frames: %d, since their rules judge by what the record lacks (a response for an ID never sent, a token never issued), which a lost frame would fake", n))
 	}
 	if n := counts[monitor.CountForgotten]; n > 0 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("answers to forgotten requests: %d responses or progress notifications named requests that ended too long before for the monitor to remember, and were not judged", n))

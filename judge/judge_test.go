@@ -261,3 +261,39 @@ func TestHTTPSessionsForgotten(t *testing.T) {
 		t.Errorf("the report does not list the call left open:\n%s", notes)
 	}
 }
+
+// TestLostFramesFakeNoFinding: once the recording marks a gap (frames it
+// lost), a rule that judges by what the record lacks makes no finding:
+// the answer to a request whose frame was lost is not "a response for an
+// ID never sent". The rule is undecided (info), the notes count what was
+// not found, and a rule that judges the frame in hand (a ping's answer)
+// still finds. Without the gap the same record fails RPC-8.
+func TestLostFramesFakeNoFinding(t *testing.T) {
+	record := func(gap bool) *results.Report {
+		c := newCapture()
+		c.frame(chrono.Out, "stdin", initialize)
+		c.frame(chrono.In, "stdout", initResult)
+		c.frame(chrono.Out, "stdin", `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		if gap {
+			c.harness(chrono.KindError, "stdin", watch.TextCaptureIncomplete+": 3 pieces (120 bytes) of stdin were dropped here because the recorder's queue was full")
+		}
+		c.frame(chrono.In, "stdout", `{"jsonrpc":"2.0","id":7,"result":{}}`)
+		c.frame(chrono.Out, "stdin", `{"jsonrpc":"2.0","id":8,"method":"ping"}`)
+		c.frame(chrono.In, "stdout", `{"jsonrpc":"2.0","id":8,"result":{"busy":true}}`)
+		return c.judge("stdio")
+	}
+	whole := record(false)
+	if v := verdictOf(whole, "server/one-response"); v != verdict.Fail {
+		t.Fatalf("without a gap, server/one-response is %q; want fail", v)
+	}
+	gapped := record(true)
+	if v := verdictOf(gapped, "server/one-response"); v != verdict.Info {
+		t.Errorf("after a gap, server/one-response is %q; want info (undecided)", v)
+	}
+	if v := verdictOf(gapped, "server/ping-empty-result"); v != verdict.Fail {
+		t.Errorf("after a gap, server/ping-empty-result is %q; want fail: it judges the frame in hand", v)
+	}
+	if notes := strings.Join(gapped.Notes, "\n"); !strings.Contains(notes, "findings not made after the recording lost frames: 1,") {
+		t.Errorf("the notes do not count the finding not made:\n%s", notes)
+	}
+}

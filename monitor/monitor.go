@@ -197,6 +197,10 @@ type Monitor struct {
 	spoken map[string]bool
 	// obs is what the observer's readings showed (handlers.go).
 	obs observerState
+	// gapped is set once the recording lost frames; gapUndecided counts,
+	// per side and rule, the findings not made since (gaps.go).
+	gapped       bool
+	gapUndecided map[sideRule]int
 }
 
 // Counts.
@@ -433,7 +437,7 @@ func (s *session) report(ruleID string, side Side, r verdict.Rule, seq uint64, a
 	}
 	rev := s.revision()
 	ru := rule(ruleID)
-	if !ru.Holds(rev) {
+	if !ru.Holds(rev) || m.undecidedByGap(side, ruleID) {
 		return
 	}
 	f := Finding{Rule: ruleID, Revision: rev, Side: side, Session: s.key, Seq: seq, Absence: absence, At: s.now,
@@ -460,7 +464,7 @@ func (s *session) report(ruleID string, side Side, r verdict.Rule, seq uint64, a
 // alert records one of seed 002's alerts about a task: no requirement,
 // info, with the task and the requests involved.
 func (s *session) alert(seq uint64, taskID string, reqs []string, format string, args ...any) {
-	if !s.m.judges(Client) {
+	if !s.m.judges(Client) || s.m.undecidedByGap(Client, RuleTaskStillWorking) {
 		return
 	}
 	f := Finding{Rule: RuleTaskStillWorking, Revision: s.revision(), Side: Client, Session: s.key, Seq: seq, At: s.now, Verdict: verdict.Info,

@@ -2,6 +2,7 @@ package monitor
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -89,6 +90,9 @@ func ResultID(side Side, ruleID string) string { return string(side) + "/" + rul
 func (m *Monitor) Results(events func(f Finding) []chrono.Event) []results.Result {
 	fs := m.Findings()
 	exercised := m.Exercised()
+	m.mu.Lock()
+	gapUndecided := maps.Clone(m.gapUndecided)
+	m.mu.Unlock()
 	spoken := m.revisionsSpoken()
 	var out []results.Result
 	for _, side := range []Side{Server, Client} {
@@ -119,6 +123,9 @@ func (m *Monitor) Results(events func(f Finding) []chrono.Event) []results.Resul
 				if events != nil {
 					res.Events = events(worst)
 				}
+			case gapUndecided[sideRule{side, r.ID}] > 0:
+				res.Outcome = verdict.Infof("undecided: the recording lost frames, and %d findings of this rule after that were not made, since a lost frame could have caused them (docs/robustness.md)",
+					gapUndecided[sideRule{side, r.ID}])
 			case exercised[res.ID] > 0:
 				res.Outcome = verdict.Passf("held %s in the conversation", times(exercised[res.ID]))
 			default:
