@@ -181,7 +181,9 @@ func wantTooMany(t *testing.T, m *jsonrpc.Message, limit int) {
 // TestInFlightLimit fills a session with requests that stay in flight on
 // purpose (a gated operation, awaits), floods it with more, and checks
 // that every extra request is refused at once without a goroutine, that a
-// refused request changes nothing, and that a freed slot is usable again.
+// refused request changes nothing, that a ping is answered with its empty
+// result all the same (PNG-1: it holds no work), and that a freed slot is
+// usable again.
 func TestInFlightLimit(t *testing.T) {
 	const limit = 3
 	done := newIDSet()
@@ -192,13 +194,24 @@ func TestInFlightLimit(t *testing.T) {
 
 	const flood = 500
 	for i := range flood {
-		h.request(jsonrpc.IntID(int64(i)), "ping", nil)
+		method := "tools/list"
+		if i%2 == 1 {
+			method = "ping"
+		}
+		h.request(jsonrpc.IntID(int64(i)), method, nil)
 	}
 	// A refused call must not claim its key.
 	h.slow(jsonrpc.StringID("s2"), nil, map[string]any{"key": "k2", "gated": false, "steps": 1})
 	live := h.srv.live.Load()
 	for i := range flood {
-		wantTooMany(t, h.waitResponse(jsonrpc.IntID(int64(i))), limit)
+		m := h.waitResponse(jsonrpc.IntID(int64(i)))
+		if i%2 == 1 {
+			if m.Kind != jsonrpc.KindResult || string(m.Result) != "{}" {
+				t.Fatalf("ping over the limit: %s; want an empty result (PNG-1)", m.Raw)
+			}
+			continue
+		}
+		wantTooMany(t, m, limit)
 	}
 	wantTooMany(t, h.waitResponse(jsonrpc.StringID("s2")), limit)
 	t.Logf("after %d requests over the limit: %d server goroutines live (limit %d, plus the reader)", flood+1, live, limit)
@@ -261,6 +274,9 @@ func TestHTTPInFlightLimit(t *testing.T) {
 			t.Fatalf("request over the limit: %d %s", resp.StatusCode, body)
 		}
 		wantTooMany(t, m, limit)
+	}
+	if resp, body := f.do(http.MethodPost, `{"jsonrpc":"2.0","id":"over","method":"ping"}`, nil); resp.StatusCode != 200 || !strings.Contains(body, `"result":{}`) {
+		t.Errorf("ping over the limit: %d %s; want its empty result (PNG-1)", resp.StatusCode, body)
 	}
 	if resp, body := f.do(http.MethodPost, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"w1"}}`, nil); resp.StatusCode != 202 {
 		t.Fatalf("cancel: %d %s", resp.StatusCode, body)

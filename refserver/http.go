@@ -666,6 +666,12 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request, body []byte, 
 	// the session, and a refused one opens no stream (nothing waits for
 	// its end).
 	st, rerr := hs.admitAndHandle(msg, body)
+	if rerr != nil && rerr.code == mcp.CodeTooManyRequests && hs.ss.answersPingOverLimit(msg.Method) {
+		frame, _ := jsonrpc.EncodeResult(hs.ss.respID(msg.ID), struct{}{}) // PNG-1
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(frame)
+		return
+	}
 	if rerr != nil {
 		hs.ss.logf("http: request %s (%s) refused: %s", msg.ID, strconv.Quote(msg.Method), rerr.message)
 		var data json.RawMessage

@@ -302,6 +302,16 @@ func (ss *session) admit() *rpcError {
 	return nil
 }
 
+// answersPingOverLimit reports whether a request the in-flight limit
+// refused is a 2025-11-25 ping, which is answered anyway with its empty
+// result by whoever refused it (the stdio reader, the HTTP handler): a
+// ping holds no work, and PNG-1 asks for a prompt empty response, which
+// a refusal is not. Answered there, without a goroutine, a flood of
+// pings is bounded as refusals are, by the writes of their answers.
+func (ss *session) answersPingOverLimit(method string) bool {
+	return method == mcp.MethodPing && !ss.is2026 && !ss.has(FaultPingBroken)
+}
+
 // logf writes one diagnostic line to Stderr.
 func (ss *session) logf(format string, args ...any) {
 	line := fmt.Sprintf(format, args...) + "\n"
@@ -616,6 +626,10 @@ func (ss *session) handleRequest(msg *jsonrpc.Message) {
 	}
 	if rerr := ss.admit(); rerr != nil {
 		// Answered at once by the reader: no goroutine, no state change.
+		if ss.answersPingOverLimit(msg.Method) {
+			ss.reply(id, struct{}{}) // PNG-1
+			return
+		}
 		ss.logf("request %s (%s) refused: %s", id, strconv.Quote(msg.Method), rerr.message)
 		ss.replyError(id, rerr.code, rerr.message, map[string]int{"limit": ss.srv.opts.MaxInFlight})
 		return
