@@ -197,6 +197,9 @@ type Monitor struct {
 	spoken map[string]bool
 	// obs is what the observer's readings showed (handlers.go).
 	obs observerState
+	// ruleFindings tallies the findings of each rule against each side
+	// (keep).
+	ruleFindings map[sideRule]*ruleTally
 	// gapped is set once the recording lost frames; gapUndecided counts,
 	// per side and rule, the findings not made since (gaps.go).
 	gapped       bool
@@ -378,7 +381,47 @@ func (m *Monitor) sessionKeys() []string {
 	return slices.Clone(m.order)
 }
 
-// Findings returns every finding so far, in the order made.
+// keepPerRule is how many findings of one rule against one side a
+// Monitor keeps: a server that breaks a rule on every message of a long
+// conversation would otherwise grow the list without bound. Every
+// finding is still emitted (Options.Emit) and counted, and the worst of
+// each rule is kept whatever its place.
+const keepPerRule = 64
+
+// keep records f: in the list while its rule has fewer than keepPerRule
+// there, in the count, and as its rule's worst when it is worse than
+// every earlier one.
+func (m *Monitor) keep(f Finding) {
+	k := sideRule{f.Side, f.Rule}
+	if m.ruleFindings == nil {
+		m.ruleFindings = map[sideRule]*ruleTally{}
+	}
+	t := m.ruleFindings[k]
+	if t == nil {
+		t = &ruleTally{worst: f}
+		m.ruleFindings[k] = t
+	}
+	t.count++
+	if rank(f.Verdict) > rank(t.worst.Verdict) {
+		t.worst = f
+	}
+	if t.kept < keepPerRule {
+		t.kept++
+		m.findings = append(m.findings, f)
+	}
+}
+
+// ruleTally is what a Monitor knows of one rule's findings against one
+// side: how many were made, how many are in the list, and the worst
+// (the first of the worst verdict).
+type ruleTally struct {
+	count, kept int
+	worst       Finding
+}
+
+// Findings returns the findings so far, in the order made: every one up
+// to keepPerRule of each rule against each side (Results counts them
+// all).
 func (m *Monitor) Findings() []Finding {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -455,7 +498,7 @@ func (s *session) report(ruleID string, side Side, r verdict.Rule, seq uint64, a
 	if m.opts.Owned != nil && m.opts.Owned(f.Session, f.Requirement) {
 		return
 	}
-	m.findings = append(m.findings, f)
+	m.keep(f)
 	if m.opts.Emit != nil {
 		m.opts.Emit(f)
 	}
@@ -469,7 +512,7 @@ func (s *session) alert(seq uint64, taskID string, reqs []string, format string,
 	}
 	f := Finding{Rule: RuleTaskStillWorking, Revision: s.revision(), Side: Client, Session: s.key, Seq: seq, At: s.now, Verdict: verdict.Info,
 		Text: chrono.Sanitize(fmt.Sprintf(format, args...), false), TaskID: chrono.Sanitize(taskID, false), RequestIDs: reqs}
-	s.m.findings = append(s.m.findings, f)
+	s.m.keep(f)
 	if s.m.opts.Emit != nil {
 		s.m.opts.Emit(f)
 	}

@@ -815,3 +815,30 @@ func TestIdleSessionsEnded(t *testing.T) {
 		t.Errorf("%d requests reported open; want %d, one per session", len(open), n)
 	}
 }
+
+// TestFindingsKeptPerRule: a server that breaks a rule on every message
+// does not grow the monitor's list of findings past keepPerRule for that
+// rule; every finding is still emitted, and the rule's result counts them
+// all.
+func TestFindingsKeptPerRule(t *testing.T) {
+	const n = 10 * keepPerRule
+	h := init25()
+	for i := range n {
+		h.s(result(fmt.Sprint(1000 + i))) // a response for an ID never sent
+	}
+	emitted := 0
+	fs, _, m := run(h, Options{Emit: func(Finding) { emitted++ }})
+	if len(fs) != keepPerRule || emitted != n {
+		t.Fatalf("%d findings kept and %d emitted for %d responses to IDs never sent; want %d kept, %d emitted", len(fs), emitted, n, keepPerRule, n)
+	}
+	for _, r := range m.Results(nil) {
+		if r.ID != "server/one-response" {
+			continue
+		}
+		if want := fmt.Sprintf("%d more findings of this rule", n-1); r.Outcome.Verdict != verdict.Fail || !strings.Contains(r.Outcome.Summary, want) {
+			t.Errorf("server/one-response: %s %q; want fail counting %q", r.Outcome.Verdict, r.Outcome.Summary, want)
+		}
+		return
+	}
+	t.Error("no result for server/one-response")
+}

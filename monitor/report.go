@@ -88,10 +88,13 @@ func ResultID(side Side, ruleID string) string { return string(side) + "/" + rul
 // when not nil, returns the events around a finding (in its session),
 // for a result's diagram.
 func (m *Monitor) Results(events func(f Finding) []chrono.Event) []results.Result {
-	fs := m.Findings()
 	exercised := m.Exercised()
 	m.mu.Lock()
 	gapUndecided := maps.Clone(m.gapUndecided)
+	tallies := make(map[sideRule]ruleTally, len(m.ruleFindings))
+	for k, t := range m.ruleFindings {
+		tallies[k] = *t
+	}
 	m.mu.Unlock()
 	spoken := m.revisionsSpoken()
 	var out []results.Result
@@ -103,23 +106,13 @@ func (m *Monitor) Results(events func(f Finding) []chrono.Event) []results.Resul
 			if !slices.Contains(ruleSides[r.ID], side) {
 				continue
 			}
-			var mine []Finding
-			for _, f := range fs {
-				if f.Rule == r.ID && f.Side == side {
-					mine = append(mine, f)
-				}
-			}
+			tally, found := tallies[sideRule{side, r.ID}]
 			res := results.Result{ID: ResultID(side, r.ID), Title: r.Title, Area: string(side), Reqs: citesOf(r)}
 			switch {
-			case len(mine) > 0:
-				worst := mine[0]
-				for _, f := range mine {
-					if rank(f.Verdict) > rank(worst.Verdict) {
-						worst = f
-					}
-				}
+			case found:
+				worst := tally.worst
 				res.Outcome = verdict.Outcome{Verdict: worst.Verdict, Requirement: worst.Requirement, Level: worst.Level,
-					Summary: summarize(worst, len(mine)), Expected: []string{r.Title}, Actual: worst.Text, ActualSeq: worst.Seq}
+					Summary: summarize(worst, tally.count), Expected: []string{r.Title}, Actual: worst.Text, ActualSeq: worst.Seq}
 				if events != nil {
 					res.Events = events(worst)
 				}

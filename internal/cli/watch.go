@@ -421,7 +421,11 @@ const findingsName = "findings.txt"
 
 // liveFindings prints each finding as it is made: a line in findings.txt,
 // on stderr (or in the --log file, with the time and the conversation's
-// name) unless quiet, and a span event when telemetry is on.
+// name) unless quiet, and a span event when telemetry is on. A rule
+// broken over and over (a server that breaks it on every message) gets
+// livePerRule lines on stderr, then one saying the rest go to
+// findings.txt alone, so that the host's log is not flooded; findings.txt
+// has every one.
 type liveFindings struct {
 	mu       sync.Mutex
 	file     io.Writer
@@ -430,7 +434,12 @@ type liveFindings struct {
 	stamp    bool
 	redact   *chrono.Redactor
 	exporter *telemetry.Exporter
+	// printed counts the stderr lines of each rule (monitor.ResultID).
+	printed map[string]int
 }
+
+// livePerRule is how many findings of one rule are printed on stderr.
+const livePerRule = 10
 
 func (l *liveFindings) finding(f monitor.Finding) {
 	if l.exporter != nil {
@@ -440,13 +449,25 @@ func (l *liveFindings) finding(f monitor.Finding) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	fmt.Fprintln(l.file, line)
-	if l.stderr != nil {
-		prefix := l.prefix
-		if l.stamp {
-			prefix = time.Now().Format(time.RFC3339) + " " + prefix
-		}
-		fmt.Fprintln(l.stderr, prefix+line)
+	if l.stderr == nil {
+		return
 	}
+	id := monitor.ResultID(f.Side, f.Rule)
+	if l.printed == nil {
+		l.printed = map[string]int{}
+	}
+	l.printed[id]++
+	switch n := l.printed[id]; {
+	case n == livePerRule+1:
+		line = fmt.Sprintf("%s: %d findings printed; the rest go to %s alone", id, livePerRule, findingsName)
+	case n > livePerRule:
+		return
+	}
+	prefix := l.prefix
+	if l.stamp {
+		prefix = time.Now().Format(time.RFC3339) + " " + prefix
+	}
+	fmt.Fprintln(l.stderr, prefix+line)
 }
 
 // watchRoot is the folder conversations' folders are created in: out, or

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -14,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/monitor"
 	"github.com/mcpflight/mcpflight/refserver"
 	"github.com/mcpflight/mcpflight/verdict"
 )
@@ -371,5 +372,26 @@ func TestConversationDirs(t *testing.T) {
 	want := []string{"20261206-142501-srv", "20261206-142501-srv-2", "20261206-142501-srv-3"}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("folders %v, want %v", got, want)
+	}
+}
+
+// TestLiveFindingsBoundedPerRule: a rule broken on every message prints
+// livePerRule lines on stderr and then one that says the rest go to
+// findings.txt, which has every one; another rule still prints.
+func TestLiveFindingsBoundedPerRule(t *testing.T) {
+	var file, stderr bytes.Buffer
+	l := &liveFindings{file: &file, stderr: &stderr, prefix: "mcpflight watch: ", redact: chrono.NewRedactor()}
+	const n = 3 * livePerRule
+	for i := range n {
+		l.finding(monitor.Finding{Rule: monitor.RuleOneResponse, Side: monitor.Server, Seq: uint64(i + 1), Verdict: verdict.Fail, Text: "a response for an ID never sent"})
+	}
+	l.finding(monitor.Finding{Rule: monitor.RuleProgressIncreasing, Side: monitor.Server, Seq: 99, Verdict: verdict.Fail, Text: "progress 1 after 1"})
+	if got := strings.Count(file.String(), "\n"); got != n+1 {
+		t.Errorf("findings.txt has %d lines; want %d", got, n+1)
+	}
+	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+	if len(lines) != livePerRule+2 || !strings.Contains(lines[livePerRule], "server/one-response: 10 findings printed; the rest go to findings.txt alone") ||
+		!strings.Contains(lines[livePerRule+1], "server/progress-increasing") {
+		t.Errorf("stderr:\n%s", stderr.String())
 	}
 }
