@@ -59,7 +59,7 @@ type Judge struct {
 	// recent are the last events, for the evidence of a finding; windows
 	// the evidence kept per result, and pending the results whose window
 	// still takes the events that follow their finding.
-	recent  []chrono.Event
+	recent  recentEvents
 	windows map[string][]chrono.Event
 	pending map[string]int
 	// revisions are those the sessions spoke; server the serverInfo heard.
@@ -72,6 +72,28 @@ type Judge struct {
 	gaps     int
 	firstGap string
 	notes    []string
+}
+
+// recentEvents holds the last evidenceBefore events in a ring, so that
+// keeping them costs no allocation per event.
+type recentEvents struct {
+	ring [evidenceBefore]chrono.Event
+	n    int // events added, of which the last evidenceBefore are held
+}
+
+func (r *recentEvents) add(ev chrono.Event) {
+	r.ring[r.n%evidenceBefore] = ev
+	r.n++
+}
+
+// events returns a copy of the events held, oldest first.
+func (r *recentEvents) events() []chrono.Event {
+	held := min(r.n, evidenceBefore)
+	out := make([]chrono.Event, 0, held)
+	for i := r.n - held; i < r.n; i++ {
+		out = append(out, r.ring[i%evidenceBefore])
+	}
+	return out
 }
 
 // Evidence bounds: the events before a finding and after it that its
@@ -135,10 +157,7 @@ func (j *Judge) note(ev chrono.Event) {
 	}
 	j.events++
 	j.last = max(j.last, ev.Offset)
-	j.recent = append(j.recent, ev)
-	if len(j.recent) > evidenceBefore {
-		j.recent = j.recent[1:]
-	}
+	j.recent.add(ev)
 	for id, left := range j.pending {
 		j.windows[id] = append(j.windows[id], ev)
 		if left <= 1 {
@@ -211,7 +230,7 @@ func (j *Judge) found(f monitor.Finding) {
 	if _, kept := j.windows[id]; kept {
 		return
 	}
-	j.windows[id] = slices.Clone(j.recent)
+	j.windows[id] = j.recent.events()
 	j.pending[id] = evidenceAfter
 }
 

@@ -22,8 +22,10 @@ import (
 // their order. The events of no exchange (a client connection, the
 // recorder's own) are the endpoint's at once.
 type sessionKeys struct {
-	// stdio is set when the conversation is one stdio session.
+	// stdio is set when the conversation is one stdio session; one is
+	// the slice route returns for it, reused from event to event.
 	stdio     bool
+	one       [1]routed
 	byChannel map[string]string
 	waiting   map[string][]chrono.Event
 	// done are the exchanges that ended (exchangeEnds), oldest first:
@@ -90,10 +92,12 @@ func newSessionKeys(transport string) *sessionKeys {
 	return &sessionKeys{stdio: transport != "http", byChannel: map[string]string{}, waiting: map[string][]chrono.Event{}}
 }
 
-// route returns the events ev makes ready, each with its session's key.
+// route returns the events ev makes ready, each with its session's key;
+// the slice is valid until the next call.
 func (k *sessionKeys) route(ev chrono.Event) []routed {
 	if k.stdio {
-		return []routed{{key: "stdio", ev: ev}}
+		k.one[0] = routed{key: "stdio", ev: ev}
+		return k.one[:]
 	}
 	ch := exchange(ev.Channel)
 	if !isExchange(ch) {
