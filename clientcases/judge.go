@@ -166,18 +166,6 @@ func reportsText(p *clientrun.Played) string {
 	return chrono.Sanitize("adapter: "+strings.Join(parts, "; "), false)
 }
 
-// firstAfter is the first notification or request matching after seq.
-func lastProgressSeq(log *chrono.Log, c *clientrun.Call) uint64 {
-	var last uint64
-	want := c.Token.String()
-	for _, ev := range log.Snapshot() {
-		if ev.Dir == chrono.Out && ev.Summary != nil && ev.Summary.Method == mcp.NotificationProgress && ev.Summary.Token == want {
-			last = ev.Seq
-		}
-	}
-	return last
-}
-
 // reportSeq is the seq of the adapter's report note for step (0 when not
 // reported).
 func reportSeq(log *chrono.Log, step int) uint64 {

@@ -347,7 +347,6 @@ type task struct {
 	cancelOK    uint64
 	notifCancel uint64
 	progress    int
-	postCancel  []progressAt
 	results     []string
 	resultSeq   []uint64
 	endReached  bool

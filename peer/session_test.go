@@ -405,9 +405,16 @@ func TestFloodsStayBounded(t *testing.T) {
 		fmt.Fprintf(&b, `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":%d}}`+"\n", i)
 	}
 	b.WriteString("not json\n")
-	go fs.write(b.String() + `{"jsonrpc":"2.0","id":` + req.ID.String() + `,"result":{}}`)
+	written := make(chan error, 1)
+	go func() {
+		_, err := fs.w.Write([]byte(b.String() + `{"jsonrpc":"2.0","id":` + req.ID.String() + `,"result":{}}` + "\n"))
+		written <- err
+	}()
 	if _, err := call.Await(ctx); err != nil {
 		t.Fatal(err)
+	}
+	if err := <-written; err != nil {
+		t.Fatalf("fake server write: %v", err)
 	}
 	if got := len(call.ProgressSeen()); got != MaxProgressKept {
 		t.Errorf("kept %d progress notifications, want %d", got, MaxProgressKept)

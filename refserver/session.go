@@ -154,9 +154,6 @@ type session struct {
 	conn *conn2026
 	// post is the response stream of a 2026-07-28 POST (http2026.go).
 	post *postStream
-	// sticky remembers the tasks extension declared by an earlier request
-	// of the connection: FaultStickyCapabilities only.
-	sticky bool
 	// robust is the state of the robustness faults (faults_robust.go).
 	robust robustState
 }
