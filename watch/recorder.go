@@ -101,6 +101,10 @@ type Recorder struct {
 	droppedTaps  atomic.Uint64
 	droppedBytes atomic.Uint64
 	written      atomic.Uint64
+	// drops counts the drops, and marked the drops the last mark of a
+	// gap (opGap) queued covers: while drops is ahead, the next tap
+	// queued must follow a mark.
+	drops, marked atomic.Uint64
 
 	closeOnce sync.Once
 	// Set by the recorder goroutine before done is closed.
@@ -206,29 +210,49 @@ func (r *Recorder) end(s *stream, how endHow, text string, at time.Time) {
 }
 
 // push queues t; control taps may use the reserve. A dropped tap is
-// counted, and so are its bytes against s, whose next tap says so.
+// counted, and so are its bytes against s, whose next tap says so. The
+// first tap queued after a drop is preceded by the mark of the gap, in
+// the same step, so that whatever follows the lost piece in the
+// conversation (a server's answer to a request whose bytes were lost, on
+// another stream) comes after a notice that the record has a gap.
 func (r *Recorder) push(t tap, s *stream, control bool) {
 	if s != nil {
 		t.lostTaps, t.lostBytes = s.lostTaps.Load(), s.lostBytes.Load()
 	}
-	ok, closed := r.q.push(t, control)
+	drops := r.drops.Load()
+	mark := drops > r.marked.Load()
+	ok, closed := r.q.push(t, control, mark)
 	if closed {
 		return // after the end of the capture: not part of it
 	}
 	if ok {
+		if mark {
+			for m := r.marked.Load(); m < drops && !r.marked.CompareAndSwap(m, drops); m = r.marked.Load() {
+			}
+		}
 		if s != nil && t.lostTaps > 0 {
 			s.lostTaps.Add(-t.lostTaps)
 			s.lostBytes.Add(-t.lostBytes)
 		}
 		return
 	}
+	r.dropped(t, s)
+}
+
+// dropped counts t, which was not queued, against s too.
+func (r *Recorder) dropped(t tap, s *stream) {
 	r.droppedTaps.Add(1)
 	r.droppedBytes.Add(uint64(len(t.data)))
 	if s != nil {
 		s.lostTaps.Add(1)
 		s.lostBytes.Add(int64(len(t.data)))
 	}
+	r.drops.Add(1)
 }
+
+// TextGapMarked is the text of the mark of a gap, on channel "recorder":
+// it begins with TextCaptureIncomplete.
+const TextGapMarked = TextCaptureIncomplete + ": the recorder's queue was full and pieces were dropped before this point (each stream's notice says how many it lost)"
 
 // tapOp says what a tap carries.
 type tapOp uint8
@@ -239,6 +263,7 @@ const (
 	opEvent                    // a ready event
 	opReqHead                  // an HTTP request's line and headers
 	opResHead                  // an HTTP response's status and headers
+	opGap                      // the mark of a gap: taps were dropped before it
 )
 
 // endHow says how a stream ended.
@@ -327,20 +352,28 @@ func (q *queue) park() bool {
 }
 
 // push adds t unless the queue is closed, full, or (for data) over its
-// byte bound.
-func (q *queue) push(t tap, control bool) (ok, closed bool) {
+// byte bound; with markGap, a mark of a gap first, in the reserve, or
+// neither.
+func (q *queue) push(t tap, control, markGap bool) (ok, closed bool) {
 	q.mu.Lock()
 	n := len(q.taps)
 	full := n >= q.maxTaps || q.bytes+len(t.data) > q.maxBytes
 	if control {
 		full = n >= q.maxTaps+controlReserve
 	}
+	if markGap && n+1 >= q.maxTaps+controlReserve {
+		full = true // the mark goes in the reserve, t after it
+	}
 	if q.closed || full {
 		closed = q.closed
 		q.mu.Unlock()
 		return false, closed
 	}
-	wake := q.appendLocked(t)
+	wake := false
+	if markGap {
+		wake = q.appendLocked(tap{op: opGap, at: t.at})
+	}
+	wake = q.appendLocked(t) || wake
 	q.mu.Unlock()
 	if wake {
 		q.signal()
@@ -363,12 +396,7 @@ func (r *Recorder) pushInternal(t tap) {
 	}
 	q.mu.Unlock()
 	if !ok {
-		r.droppedTaps.Add(1)
-		r.droppedBytes.Add(uint64(len(t.data)))
-		if t.s != nil {
-			t.s.lostTaps.Add(1)
-			t.s.lostBytes.Add(int64(len(t.data)))
-		}
+		r.dropped(t, t.s)
 		return
 	}
 	if wake {
@@ -535,6 +563,8 @@ func (r *Recorder) process(t *tap) {
 		t.s.finish(r, t.how, t.text, t.at)
 	case opReqHead, opResHead:
 		r.head(t)
+	case opGap:
+		r.emit(chrono.Event{Dir: chrono.Harness, Kind: chrono.KindError, Channel: recorderChannel, Text: TextGapMarked}, t.at)
 	}
 }
 

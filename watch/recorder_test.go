@@ -259,9 +259,59 @@ func TestDroppedPiecesAreSaidAndResynchronised(t *testing.T) {
 		frames[1].Summary != nil || !strings.Contains(frames[1].Text, "dropped") || frames[2].Summary.ID != "3" {
 		t.Errorf("frames:\n%s", dump(frames))
 	}
-	if len(lost) != 2 || lost[0].Channel != "stdout" || !strings.Contains(lost[0].Text, "2 pieces (38 bytes) of stdout") ||
-		lost[1].Channel != "recorder" || lost[1].Seq != uint64(len(events)) {
+	if len(lost) != 3 || lost[0].Text != TextGapMarked || lost[0].Seq > frames[2].Seq ||
+		lost[1].Channel != "stdout" || !strings.Contains(lost[1].Text, "2 pieces (38 bytes) of stdout") ||
+		lost[2].Channel != "recorder" || lost[2].Seq != uint64(len(events)) {
 		t.Errorf("drop notices:\n%s", dump(lost))
+	}
+}
+
+// TestGapMarkedBeforeWhatFollowsIt: a piece lost from one stream is
+// marked as a gap before anything queued after it on any stream, so that
+// a server's answer to a request whose bytes were lost from stdin comes
+// after the notice (the judge then makes no finding a lost frame could
+// fake), not before it, as it did when only stdin's next piece said so.
+func TestGapMarkedBeforeWhatFollowsIt(t *testing.T) {
+	var jsonl bytes.Buffer
+	held, block := make(chan struct{}), make(chan struct{})
+	blocker := sinkFunc(func(e chrono.Event) {
+		if e.Text == "hold" {
+			close(held)
+			<-block
+		}
+	})
+	c := newCollector()
+	r := NewRecorder(RecorderConfig{JSONL: &jsonl, Sinks: []Sink{blocker, c}, QueueTaps: 2})
+	in := r.newStream(chrono.Out, "stdin", modeLines)
+	out := r.newStream(chrono.In, "stdout", modeLines)
+	at := time.Now()
+	r.Note(chrono.KindNote, "test", "hold")
+	select {
+	case <-held:
+	case <-time.After(safety):
+		t.Fatal("the recorder never reached the sink")
+	}
+	r.data(in, []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`+"\n"), at)
+	r.data(in, []byte(`{"jsonrpc":"2.0","id":2,"method":"ping"}`+"\n"), at)
+	r.data(in, []byte(`{"jsonrpc":"2.0","id":7,"method":"ping"}`+"\n"), at) // dropped
+	close(block)
+	// The recorder has taken the queue once it records the first frame.
+	c.waitFor(t, "frame 1", func(e chrono.Event) bool { return e.Summary != nil && e.Summary.ID == "1" })
+	r.data(out, []byte(`{"jsonrpc":"2.0","id":7,"result":{}}`+"\n"), at)
+	if err := r.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	for _, e := range readJSONL(t, jsonl.Bytes()) {
+		switch {
+		case e.Kind == chrono.KindFrame:
+			order = append(order, e.Channel+":"+e.Summary.ID)
+		case strings.HasPrefix(e.Text, TextCaptureIncomplete):
+			order = append(order, "gap:"+e.Channel)
+		}
+	}
+	if want := "stdin:1 stdin:2 gap:recorder stdout:7 gap:recorder"; strings.Join(order, " ") != want {
+		t.Errorf("order %v; want %s", order, want)
 	}
 }
 
@@ -304,25 +354,25 @@ func TestQueueWakesTheRecorderOnlyWhenItMust(t *testing.T) {
 			return false
 		}
 	}
-	if ok, _ := q.push(piece, false); !ok || woken() {
+	if ok, _ := q.push(piece, false, false); !ok || woken() {
 		t.Fatalf("first push: queued %v, woke the recorder %v; want queued without a wake-up", ok, !ok)
 	}
-	if q.push(piece, false); !woken() {
+	if q.push(piece, false, false); !woken() {
 		t.Error("the push that reached the wake level (2 taps) did not wake the recorder")
 	}
 	q.take(nil)
-	if q.push(tap{op: opData, data: make([]byte, 128<<10)}, false); !woken() {
+	if q.push(tap{op: opData, data: make([]byte, 128<<10)}, false, false); !woken() {
 		t.Error("the push that reached the byte wake level did not wake the recorder")
 	}
 	q.take(nil)
 	if !q.park() {
 		t.Fatal("park() on an empty queue = false")
 	}
-	if q.push(piece, false); !woken() {
+	if q.push(piece, false, false); !woken() {
 		t.Error("a push did not wake the parked recorder")
 	}
 	q.take(nil)
-	if q.push(piece, true); woken() {
+	if q.push(piece, true, false); woken() {
 		t.Error("a push below the wake level woke the recorder, which was no longer parked")
 	}
 	if q.park() {
