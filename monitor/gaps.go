@@ -32,6 +32,17 @@ var restsOnWholeRecord = map[string]bool{
 	RuleTaskDurable:        true,
 	RuleListenAck:          true,
 	RuleHandlerStops:       true, // the answer the wire would show may be lost
+	// A token or an ID reused once its request is over: when the frame
+	// that ended the first request, or the one that began the second,
+	// is lost, a progress or an answer is judged against the wrong one.
+	RuleProgressIncreasing: true,
+	RuleProgressAfterEnd:   true,
+	RuleCancelNoProgress:   true,
+	RuleCancelNoResponse:   true,
+	RuleCancelNoLog:        true,
+	RuleCancelTask:         true, // a plain request reusing a task's ID may be lost
+	RuleStreamPrimed:       true, // the priming event may be the piece lost
+	RuleTaskRequired:       true, // a later tools/list may be lost
 }
 
 // Gap tells the monitor that the recording lost frames at this point:

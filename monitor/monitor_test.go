@@ -2,6 +2,7 @@ package monitor
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -841,4 +842,44 @@ func TestFindingsKeptPerRule(t *testing.T) {
 		return
 	}
 	t.Error("no result for server/one-response")
+}
+
+// TestGapUndecidesTokenReuse: request 1's progress token is reused by
+// request 2 once 1 is over, but 1's response was among the frames the
+// recording lost. Without the gap's mark, request 2's first progress is
+// judged against request 1's (PRG-4, and PRG-2 for the reuse); after
+// it, the rules are undecided, not failed.
+func TestGapUndecidesTokenReuse(t *testing.T) {
+	h := init25().c(call("1", `"t"`)).s(progress(`"t"`, 5))
+	after := (&history{}).c(call("2", `"t"`)).s(progress(`"t"`, 1))
+	judge := func(gap bool) (*Monitor, []Finding) {
+		m := New(Options{Transport: "stdio"})
+		for _, ev := range h.events {
+			m.Event("s1", ev)
+		}
+		if gap {
+			m.Gap()
+		}
+		for i, ev := range after.events {
+			ev.Seq = uint64(len(h.events) + i + 1)
+			m.Event("s1", ev)
+		}
+		m.End()
+		return m, m.Findings()
+	}
+	_, whole := judge(false)
+	if !slices.ContainsFunc(whole, func(f Finding) bool { return f.Rule == RuleProgressIncreasing }) {
+		t.Fatalf("without a gap no progress-increasing finding: %v", whole)
+	}
+	m, gapped := judge(true)
+	for _, f := range gapped {
+		if f.Rule == RuleProgressIncreasing || f.Rule == RuleTokenUnique {
+			t.Errorf("after a gap: %s", f)
+		}
+	}
+	for _, r := range m.Results(nil) {
+		if r.ID == "server/progress-increasing" && r.Outcome.Verdict != verdict.Info {
+			t.Errorf("server/progress-increasing after a gap: %s %q; want info (undecided)", r.Outcome.Verdict, r.Outcome.Summary)
+		}
+	}
 }
