@@ -388,10 +388,11 @@ func (m *Monitor) sessionKeys() []string {
 // each rule is kept whatever its place.
 const keepPerRule = 64
 
-// keep records f: in the list while its rule has fewer than keepPerRule
-// there, in the count, and as its rule's worst when it is worse than
-// every earlier one.
-func (m *Monitor) keep(f Finding) {
+// keep records f, made in session s: in the list while its rule has
+// fewer than keepPerRule there, in the count (and in the count of
+// sessions, at the session's first of the rule), and as its rule's worst
+// when it is worse than every earlier one.
+func (m *Monitor) keep(s *session, f Finding) {
 	k := sideRule{f.Side, f.Rule}
 	if m.ruleFindings == nil {
 		m.ruleFindings = map[sideRule]*ruleTally{}
@@ -402,6 +403,13 @@ func (m *Monitor) keep(f Finding) {
 		m.ruleFindings[k] = t
 	}
 	t.count++
+	if s.foundRules == nil {
+		s.foundRules = map[sideRule]bool{}
+	}
+	if !s.foundRules[k] {
+		s.foundRules[k] = true
+		t.sessions++
+	}
 	if rank(f.Verdict) > rank(t.worst.Verdict) {
 		t.worst = f
 	}
@@ -412,11 +420,22 @@ func (m *Monitor) keep(f Finding) {
 }
 
 // ruleTally is what a Monitor knows of one rule's findings against one
-// side: how many were made, how many are in the list, and the worst
-// (the first of the worst verdict).
+// side: how many were made, in how many sessions, how many are in the
+// list, and the worst (the first of the worst verdict).
 type ruleTally struct {
-	count, kept int
-	worst       Finding
+	count, sessions, kept int
+	worst                 Finding
+}
+
+// RuleSessions returns how many sessions made findings of rule against
+// side: all of them, whatever the list keeps.
+func (m *Monitor) RuleSessions(side Side, rule string) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if t := m.ruleFindings[sideRule{side, rule}]; t != nil {
+		return t.sessions
+	}
+	return 0
 }
 
 // Findings returns the findings so far, in the order made: every one up
@@ -498,7 +517,7 @@ func (s *session) report(ruleID string, side Side, r verdict.Rule, seq uint64, a
 	if m.opts.Owned != nil && m.opts.Owned(f.Session, f.Requirement) {
 		return
 	}
-	m.keep(f)
+	m.keep(s, f)
 	if m.opts.Emit != nil {
 		m.opts.Emit(f)
 	}
@@ -512,7 +531,7 @@ func (s *session) alert(seq uint64, taskID string, reqs []string, format string,
 	}
 	f := Finding{Rule: RuleTaskStillWorking, Revision: s.revision(), Side: Client, Session: s.key, Seq: seq, At: s.now, Verdict: verdict.Info,
 		Text: chrono.Sanitize(fmt.Sprintf(format, args...), false), TaskID: chrono.Sanitize(taskID, false), RequestIDs: reqs}
-	s.m.keep(f)
+	s.m.keep(s, f)
 	if s.m.opts.Emit != nil {
 		s.m.opts.Emit(f)
 	}

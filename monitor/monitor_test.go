@@ -832,6 +832,9 @@ func TestFindingsKeptPerRule(t *testing.T) {
 	if len(fs) != keepPerRule || emitted != n {
 		t.Fatalf("%d findings kept and %d emitted for %d responses to IDs never sent; want %d kept, %d emitted", len(fs), emitted, n, keepPerRule, n)
 	}
+	if got := m.RuleSessions(Server, RuleOneResponse); got != 1 {
+		t.Errorf("RuleSessions = %d for one session; want 1", got)
+	}
 	for _, r := range m.Results(nil) {
 		if r.ID != "server/one-response" {
 			continue
@@ -881,5 +884,23 @@ func TestGapUndecidesTokenReuse(t *testing.T) {
 		if r.ID == "server/progress-increasing" && r.Outcome.Verdict != verdict.Info {
 			t.Errorf("server/progress-increasing after a gap: %s %q; want info (undecided)", r.Outcome.Verdict, r.Outcome.Summary)
 		}
+	}
+}
+
+// TestRuleSessionsCountsPastTheList: the sessions that made findings of
+// a rule are all counted, past the findings the list keeps (check's
+// passive rows name how many cases' chronologies show a rule broken).
+func TestRuleSessionsCountsPastTheList(t *testing.T) {
+	m := New(Options{Transport: "stdio"})
+	const sessions = 2 * keepPerRule
+	for i := range sessions {
+		key := fmt.Sprint("case", i)
+		for _, ev := range init25().s(result("999")).events {
+			m.Event(key, ev)
+		}
+		m.EndSession(key)
+	}
+	if got := m.RuleSessions(Server, RuleOneResponse); got != sessions {
+		t.Errorf("RuleSessions = %d; want %d", got, sessions)
 	}
 }

@@ -144,9 +144,12 @@ func isTerminal(status string) bool { return slices.Contains(terminalStatuses, s
 
 // session is the monitor's view of one session.
 type session struct {
-	m   *Monitor
-	key string
-	rev string
+	// foundRules are the side and rule pairs this session made findings
+	// of (Monitor.keep counts the sessions of a rule by it).
+	foundRules map[sideRule]bool
+	m          *Monitor
+	key        string
+	rev        string
 	// touched is the Monitor's tick at the session's last event.
 	touched uint64
 	// initRev is the revision of an initialize in flight.

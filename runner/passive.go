@@ -76,7 +76,7 @@ func passiveResults(cfg Config, rs []results.Result) []results.Result {
 			continue
 		}
 		rule := strings.TrimPrefix(r.ID, string(monitor.Server)+"/")
-		where := passiveWhere(m.Findings(), rule, shown[rule])
+		where := passiveWhere(m.RuleSessions(monitor.Server, rule), shown[rule])
 		r.ID, r.Area, r.Transport = results.AreaPassive+"/"+rule, results.AreaPassive, cfg.Target.Transport
 		r.Outcome.Summary = fmt.Sprintf("in %s: %s", where, r.Outcome.Summary)
 		if cfg.Strict && r.Outcome.Verdict == verdict.Warn {
@@ -88,19 +88,12 @@ func passiveResults(cfg Config, rs []results.Result) []results.Result {
 	return out
 }
 
-// passiveWhere names the chronologies where rule's findings are: the
-// case shown ("case cancel/x's chronology") and how many others.
-func passiveWhere(fs []monitor.Finding, rule, shown string) string {
-	others := 0
-	seen := map[string]bool{shown: true}
-	for _, f := range fs {
-		if f.Rule == rule && !seen[f.Session] {
-			seen[f.Session] = true
-			others++
-		}
-	}
+// passiveWhere names the chronologies where a rule's findings are: the
+// case shown ("case cancel/x's chronology") and how many others, of
+// sessions that made them.
+func passiveWhere(sessions int, shown string) string {
 	where := fmt.Sprintf("case %s's chronology", shown)
-	if others > 0 {
+	if others := sessions - 1; others > 0 {
 		where += fmt.Sprintf(" (and %d other cases')", others)
 	}
 	return where

@@ -8,9 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/mcpflight/mcpflight/chrono"
 	"github.com/mcpflight/mcpflight/jsonrpc"
@@ -32,8 +32,11 @@ import (
 // readings it makes.
 //
 // An answer that comes after its Call gave up, or after the host closed
-// stdin, is still kept from the host for abandonedFor; the recording
-// notes it. Give an Injector to one
+// stdin, is still kept from the host (for the maxAbandoned latest such
+// requests); the recording notes it. A Call never waits on the server's
+// stdin: its request is queued, and written by the run's injection
+// writer or by the host's forwarder at the end of the host's frame. Give
+// an Injector to one
 // Stdio run (StdioConfig.Inject); once the run ended, Call fails with
 // ErrInjectorClosed.
 type Injector struct {
@@ -44,20 +47,19 @@ type Injector struct {
 	// is read.
 	watching atomic.Int32
 
-	mu        sync.Mutex
-	awaited   map[string]chan *jsonrpc.Message // by ID key
-	abandoned map[string]time.Time             // by ID key: until when
+	mu      sync.Mutex
+	awaited map[string]chan *jsonrpc.Message // by ID key
+	// abandoned are the IDs whose answers are still kept from the host
+	// though no Call awaits them, oldest first.
+	abandoned []string
 	in        *serverInput
 	rec       *Recorder
 	closed    bool
 }
 
-// abandonedFor is how long an answer to a Call that gave up is still
-// kept from the host; maxAbandoned bounds how many such IDs are kept.
-const (
-	abandonedFor = time.Minute
-	maxAbandoned = 64
-)
+// maxAbandoned bounds how many IDs whose Call gave up still have their
+// answers kept from the host: past it, the oldest is no longer watched.
+const maxAbandoned = 64
 
 // ErrInjectorClosed is the error of a Call made before the Stdio run
 // began or after it ended, or cut short by its end.
@@ -67,8 +69,7 @@ var ErrInjectorClosed = errors.New("the server's stdin is not open (the host clo
 func NewInjector() *Injector {
 	var b [6]byte
 	_, _ = rand.Read(b[:])
-	return &Injector{prefix: "mcpflight-inject-" + hex.EncodeToString(b[:]) + "-",
-		awaited: map[string]chan *jsonrpc.Message{}, abandoned: map[string]time.Time{}}
+	return &Injector{prefix: "mcpflight-inject-" + hex.EncodeToString(b[:]) + "-", awaited: map[string]chan *jsonrpc.Message{}}
 }
 
 // Call sends the request (method, params) to the server and returns the
@@ -95,8 +96,8 @@ func (j *Injector) Call(ctx context.Context, method string, params any) (*jsonrp
 	// The ID is watched before the request is written, so that the
 	// line answering it starts while the output is held a line at a
 	// time.
-	line := append(frame, '\n')
-	if err := in.inject(line); err != nil {
+	req := &injected{line: append(frame, '\n')}
+	if err := in.inject(req); err != nil {
 		j.forget(key, false)
 		return nil, err
 	}
@@ -107,15 +108,14 @@ func (j *Injector) Call(ctx context.Context, method string, params any) (*jsonrp
 		}
 		return msg, nil
 	case <-ctx.Done():
-		// A request still waiting for the end of the host's frame is
-		// never sent; one sent may still be answered.
-		j.forget(key, !in.withdraw(line))
+		// A request not written yet never will be; one written may
+		// still be answered.
+		j.forget(key, !req.withdraw())
 		return nil, ctx.Err()
 	}
 }
 
-// forget stops awaiting key; abandon keeps its answer from the host for
-// abandonedFor still.
+// forget stops awaiting key; abandon keeps its answer from the host.
 func (j *Injector) forget(key string, abandon bool) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -127,29 +127,18 @@ func (j *Injector) forget(key string, abandon bool) {
 		j.watching.Add(-1)
 		return
 	}
-	j.abandonLocked(key, time.Now())
+	j.abandonLocked(key)
 }
 
 // abandonLocked keeps taking the answer to key, no longer awaited, out
-// of the server's output for abandonedFor; the watching count carries
-// over.
-func (j *Injector) abandonLocked(key string, now time.Time) {
-	j.expireLocked(now)
+// of the server's output; the watching count carries over. Past
+// maxAbandoned the oldest abandoned ID is no longer watched.
+func (j *Injector) abandonLocked(key string) {
 	if len(j.abandoned) >= maxAbandoned {
-		j.watching.Add(-1) // the older ones are still kept; this one is not
-		return
+		j.abandoned = j.abandoned[1:]
+		j.watching.Add(-1)
 	}
-	j.abandoned[key] = now.Add(abandonedFor)
-}
-
-// expireLocked drops the abandoned IDs whose time is up.
-func (j *Injector) expireLocked(now time.Time) {
-	for k, until := range j.abandoned {
-		if now.After(until) {
-			delete(j.abandoned, k)
-			j.watching.Add(-1)
-		}
-	}
+	j.abandoned = append(j.abandoned, key)
 }
 
 // attach connects the Injector to a run's server input.
@@ -169,11 +158,10 @@ func (j *Injector) close() {
 		return
 	}
 	j.closed = true
-	now := time.Now()
 	for k, ch := range j.awaited {
 		close(ch)
 		delete(j.awaited, k)
-		j.abandonLocked(k, now)
+		j.abandonLocked(k)
 	}
 }
 
@@ -196,8 +184,8 @@ func (j *Injector) take(line []byte) bool {
 		ch <- msg
 		return true
 	}
-	if _, ok := j.abandoned[key]; ok {
-		delete(j.abandoned, key)
+	if i := slices.Index(j.abandoned, key); i >= 0 {
+		j.abandoned = slices.Delete(j.abandoned, i, i+1)
 		j.watching.Add(-1)
 		if j.rec != nil {
 			j.rec.Note(chrono.KindNote, chrono.ChannelObserver, fmt.Sprintf(
@@ -208,21 +196,53 @@ func (j *Injector) take(line []byte) bool {
 	return false
 }
 
-// serverInput is the server's stdin, written by the host's forwarder and
-// by an Injector: injected frames go in only between the host's frames.
+// injected is a request of an Injector's on its way to the server. Its
+// state moves once, from queued to sent (by whoever writes it) or to
+// withdrawn (by its Call giving up), so that a request is either written
+// whole or never.
+type injected struct {
+	line  []byte
+	state atomic.Int32
+}
+
+const (
+	injectQueued int32 = iota
+	injectSent
+	injectWithdrawn
+)
+
+// withdraw takes the request back unless it was written, and reports
+// whether it did.
+func (r *injected) withdraw() bool { return r.state.CompareAndSwap(injectQueued, injectWithdrawn) }
+
+// serverInput is the server's stdin, written by the host's forwarder and,
+// for an Injector, by the injection writer (runInjections): injected
+// requests go in only between the host's frames. A write that waits on a
+// full pipe holds mu; nothing a Call does takes it.
 type serverInput struct {
 	w  io.Writer
 	mu sync.Mutex
 	// midFrame is set while the host's last bytes written end inside a
-	// frame (no newline yet); pending holds injected frames waiting for
+	// frame (no newline yet); pending holds injected requests waiting for
 	// its end.
 	midFrame bool
-	pending  [][]byte
+	pending  []*injected
 	// failed is the error of a failed write: nothing more is written.
 	failed error
+	// queue takes injected requests to the injection writer; stopped is
+	// set once nothing more may be queued.
+	queue   chan *injected
+	stopped atomic.Bool
 }
 
-// forward writes a piece of the host's stream, with the injected frames
+// maxQueued bounds the injected requests waiting for the writer.
+const maxQueued = 16
+
+func newServerInput(w io.Writer) *serverInput {
+	return &serverInput{w: w, queue: make(chan *injected, maxQueued)}
+}
+
+// forward writes a piece of the host's stream, with the injected requests
 // waiting for a frame's end after the first newline in it.
 func (s *serverInput) forward(p []byte) error {
 	s.mu.Lock()
@@ -239,13 +259,8 @@ func (s *serverInput) forward(p []byte) error {
 			s.midFrame = false
 		}
 	}
-	if !s.midFrame {
-		for _, f := range s.pending {
-			if !s.write(f) {
-				return s.failed
-			}
-		}
-		s.pending = s.pending[:0]
+	if !s.midFrame && !s.sendPending() {
+		return s.failed
 	}
 	if len(p) > 0 {
 		if !s.write(p) {
@@ -256,35 +271,61 @@ func (s *serverInput) forward(p []byte) error {
 	return nil
 }
 
-// inject writes frame now if the host is between frames, else queues it
-// for the end of the host's frame.
-func (s *serverInput) inject(frame []byte) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	switch {
-	case s.failed != nil:
-		return s.failed
-	case s.midFrame:
-		s.pending = append(s.pending, frame)
-		return nil
-	case !s.write(frame):
-		return s.failed
+// inject queues r for the injection writer; it never waits.
+func (s *serverInput) inject(r *injected) error {
+	if s.stopped.Load() {
+		return ErrInjectorClosed
 	}
-	return nil
+	select {
+	case s.queue <- r:
+		return nil
+	default:
+		return errInjectBusy
+	}
 }
 
-// withdraw takes frame out of the queue if it is still waiting there,
-// and reports whether it was.
-func (s *serverInput) withdraw(frame []byte) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for i, f := range s.pending {
-		if &f[0] == &frame[0] {
-			s.pending = append(s.pending[:i], s.pending[i+1:]...)
-			return true
+// errInjectBusy is the error of a request that finds maxQueued others
+// waiting for the server's stdin.
+var errInjectBusy = errors.New("mcpflight's earlier requests are still waiting for the server's stdin")
+
+// runInjections writes the queued injected requests, each now if the
+// host is between frames, else at the end of its frame (forward), until
+// done is closed.
+func (s *serverInput) runInjections(done <-chan struct{}) {
+	for {
+		select {
+		case <-done:
+			return
+		case r := <-s.queue:
+			s.place(r)
 		}
 	}
-	return false
+}
+
+// place writes r now if the host is between frames, else leaves it for
+// the end of the host's frame.
+func (s *serverInput) place(r *injected) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.failed == nil {
+		s.pending = append(s.pending, r)
+		if !s.midFrame {
+			s.sendPending()
+		}
+	}
+}
+
+// sendPending writes the pending requests not withdrawn, with mu held;
+// false (with failed set) if a write failed.
+func (s *serverInput) sendPending() bool {
+	for _, r := range s.pending {
+		if r.state.CompareAndSwap(injectQueued, injectSent) && !s.write(r.line) {
+			return false
+		}
+	}
+	clear(s.pending)
+	s.pending = s.pending[:0]
+	return true
 }
 
 // write writes p whole; false (with failed set) if it could not.
@@ -297,8 +338,9 @@ func (s *serverInput) write(p []byte) bool {
 }
 
 // stop makes every later write fail with err (the server's stdin is
-// closed).
+// closed), and every later inject.
 func (s *serverInput) stop(err error) {
+	s.stopped.Store(true)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.failed == nil {

@@ -23,30 +23,31 @@ import (
 // into.
 func TestServerInputInjectsBetweenFrames(t *testing.T) {
 	var got bytes.Buffer
-	in := &serverInput{w: &got}
+	in := newServerInput(&got)
 	step := func(err error) {
 		t.Helper()
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	step(in.inject([]byte("A\n")))
+	put := func(line string) { in.place(&injected{line: []byte(line)}) }
+	put("A\n")
 	step(in.forward([]byte(`{"id":1,`)))
-	step(in.inject([]byte("B\n")))
-	step(in.inject([]byte("C\n")))
+	put("B\n")
+	put("C\n")
 	if want := "A\n{\"id\":1,"; got.String() != want {
 		t.Fatalf("before the host's frame ended: %q; want %q", got.String(), want)
 	}
 	step(in.forward([]byte(`"x":2}` + "\n" + `{"id":2`)))
 	step(in.forward([]byte("}\n")))
-	step(in.inject([]byte("D\n")))
+	put("D\n")
 	want := "A\n" + `{"id":1,"x":2}` + "\nB\nC\n" + `{"id":2}` + "\nD\n"
 	if got.String() != want {
 		t.Fatalf("the server got %q; want %q", got.String(), want)
 	}
 
 	in.stop(ErrInjectorClosed)
-	if err := in.inject([]byte("E\n")); !errors.Is(err, ErrInjectorClosed) {
+	if err := in.inject(&injected{line: []byte("E\n")}); !errors.Is(err, ErrInjectorClosed) {
 		t.Fatalf("inject after stop: %v", err)
 	}
 }
@@ -56,7 +57,7 @@ func TestServerInputInjectsBetweenFrames(t *testing.T) {
 // back: the server never gets it, and no answer is watched for.
 func TestCallGivenUpBeforeItIsSent(t *testing.T) {
 	var got bytes.Buffer
-	in := &serverInput{w: &got}
+	in := newServerInput(&got)
 	j := NewInjector()
 	j.attach(in, nil)
 	if err := in.forward([]byte(`{"id":1,`)); err != nil {
@@ -67,6 +68,7 @@ func TestCallGivenUpBeforeItIsSent(t *testing.T) {
 	if _, err := j.Call(ctx, "tools/call", nil); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Call: %v", err)
 	}
+	in.place(<-in.queue) // what the injection writer does with it
 	if err := in.forward([]byte("\"x\":2}\n")); err != nil {
 		t.Fatal(err)
 	}
@@ -75,6 +77,73 @@ func TestCallGivenUpBeforeItIsSent(t *testing.T) {
 	}
 	if n := j.watching.Load(); n != 0 {
 		t.Errorf("still watching %d IDs for a request never sent", n)
+	}
+}
+
+// blockedWriter is a server's stdin whose pipe is full: a Write waits
+// until release is closed.
+type blockedWriter struct {
+	entered chan struct{}
+	release chan struct{}
+	got     bytes.Buffer
+}
+
+func (w *blockedWriter) Write(p []byte) (int, error) {
+	select {
+	case w.entered <- struct{}{}:
+	default:
+	}
+	<-w.release
+	return w.got.Write(p)
+}
+
+// TestCallHonoursItsContextOnAFullPipe: while the host's bytes wait on a
+// full pipe to the server (holding the server's input), a Call still
+// returns when its context ends, and its request, never written, stays
+// unwritten once the pipe drains.
+func TestCallHonoursItsContextOnAFullPipe(t *testing.T) {
+	w := &blockedWriter{entered: make(chan struct{}, 1), release: make(chan struct{})}
+	in := newServerInput(w)
+	j := NewInjector()
+	j.attach(in, nil)
+	done := make(chan struct{})
+	defer close(done)
+	go in.runInjections(done)
+	forwarded := make(chan error, 1)
+	go func() { forwarded <- in.forward([]byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n")) }()
+	<-w.entered // the host's write now holds the server's input
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := j.Call(ctx, "tools/call", nil); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Call: %v", err)
+	}
+	close(w.release)
+	if err := <-forwarded; err != nil {
+		t.Fatal(err)
+	}
+	// A second request goes through the same writer after the first:
+	// once it is written, the first was decided.
+	answered := make(chan error, 1)
+	go func() {
+		cctx, ccancel := context.WithTimeout(context.Background(), safety)
+		defer ccancel()
+		_, err := j.Call(cctx, "ping", nil)
+		answered <- err
+	}()
+	waitUntil(t, "the second request written", func() bool {
+		in.mu.Lock()
+		defer in.mu.Unlock()
+		return strings.Contains(w.got.String(), j.prefix+"2")
+	})
+	in.mu.Lock()
+	got := w.got.String()
+	in.mu.Unlock()
+	if strings.Contains(got, j.prefix+"1") {
+		t.Errorf("the request given up was written: %q", got)
+	}
+	j.close()
+	if err := <-answered; !errors.Is(err, ErrInjectorClosed) {
+		t.Errorf("the second Call after close: %v", err)
 	}
 }
 
@@ -156,14 +225,20 @@ func TestInjectorInStdio(t *testing.T) {
 		t.Fatalf("Call: %+v, %v", msg, err)
 	}
 	// An answer given up on: the server answers "later" after the
-	// host's next line, which comes once the Call gave up.
+	// host's next line, which comes once the Call gave up, after the
+	// server told the host it has the request.
 	gone, cancelGone := context.WithCancel(context.Background())
-	cancelGone()
-	if _, err := j.Call(gone, "later", nil); !errors.Is(err, context.Canceled) {
-		t.Fatalf("Call with an ended context: %v", err)
-	}
+	gaveUp := make(chan error, 1)
+	go func() {
+		_, err := j.Call(gone, "later", nil)
+		gaveUp <- err
+	}()
 	if got := h.read(t); !strings.Contains(got, `"data":"later"`) {
 		t.Fatalf("the host got %q, not the server's notice", got)
+	}
+	cancelGone()
+	if err := <-gaveUp; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Call given up: %v", err)
 	}
 	h.send(t, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
 	if got := h.read(t); !strings.Contains(got, `"id":2,`) {

@@ -183,7 +183,7 @@ func Stdio(ctx context.Context, cfg StdioConfig) (exit int, err error) {
 		pid:      cmd.Process.Pid,
 		hostIn:   hostIn,
 		stdinW:   stdinW,
-		toServer: &serverInput{w: fastIO(stdinW)},
+		toServer: newServerInput(fastIO(stdinW)),
 		exited:   make(chan struct{}),
 		hostEOF:  make(chan struct{}),
 		hostGone: make(chan struct{}),
@@ -194,6 +194,9 @@ func Stdio(ctx context.Context, cfg StdioConfig) (exit int, err error) {
 		filter = &outputFilter{j: cfg.Inject, lineStart: true}
 		cfg.Inject.attach(s.toServer, s.rec)
 		defer cfg.Inject.close()
+		injecting := make(chan struct{})
+		defer close(injecting)
+		go s.toServer.runInjections(injecting)
 	}
 	go s.wait(cmd)
 	go s.forwardStdin()
