@@ -125,8 +125,8 @@ const (
 type Activity struct {
 	Kind    string `json:"kind"`
 	Session string `json:"session,omitempty"`
-	// Revision is the session's revision when the activity happened, ""
-	// while it is not known.
+	// Revision is the revision the session is judged under when the
+	// activity happened: the one it showed, else Options.Fallback.
 	Revision string `json:"revision,omitempty"`
 	// Side sent the request the activity is about.
 	Side Side `json:"side"`

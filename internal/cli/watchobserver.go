@@ -94,7 +94,7 @@ const injectedWhere = "sent inside the host's session between its frames, with i
 // injectedObserverReader reads obs inside the host's session with a
 // stdio server, through inject. The request is the one a session of
 // mcpflight's own would send, under the revision the host's session
-// speaks (revision, "" or nil while the judge has not seen it): under
+// speaks (revision; nil until the host's first request): under
 // 2026-07-28 it carries its own envelope, naming mcpflight as the
 // client, without a log level, so that the server logs nothing for it
 // (LOG-41).
