@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/internal/ring"
 	"github.com/mcpflight/mcpflight/mcp"
 	"github.com/mcpflight/mcpflight/monitor"
 	"github.com/mcpflight/mcpflight/results"
@@ -59,7 +60,7 @@ type Judge struct {
 	// recent are the last events, for the evidence of a finding; windows
 	// the evidence kept per result, and pending the results whose window
 	// still takes the events that follow their finding.
-	recent  recentEvents
+	recent  *ring.Ring[chrono.Event]
 	windows map[string][]chrono.Event
 	pending map[string]int
 	// revisions are those the sessions spoke; server the serverInfo heard.
@@ -74,28 +75,6 @@ type Judge struct {
 	notes    []string
 }
 
-// recentEvents holds the last evidenceBefore events in a ring, so that
-// keeping them costs no allocation per event.
-type recentEvents struct {
-	ring [evidenceBefore]chrono.Event
-	n    int // events added, of which the last evidenceBefore are held
-}
-
-func (r *recentEvents) add(ev chrono.Event) {
-	r.ring[r.n%evidenceBefore] = ev
-	r.n++
-}
-
-// events returns a copy of the events held, oldest first.
-func (r *recentEvents) events() []chrono.Event {
-	held := min(r.n, evidenceBefore)
-	out := make([]chrono.Event, 0, held)
-	for i := r.n - held; i < r.n; i++ {
-		out = append(out, r.ring[i%evidenceBefore])
-	}
-	return out
-}
-
 // Evidence bounds: the events before a finding and after it that its
 // result keeps for its diagram.
 const (
@@ -108,7 +87,7 @@ func New(opts Options) *Judge {
 	if opts.Transport == "" {
 		opts.Transport = "stdio"
 	}
-	j := &Judge{opts: opts, started: time.Now(), windows: map[string][]chrono.Event{}, pending: map[string]int{}}
+	j := &Judge{opts: opts, started: time.Now(), recent: ring.New[chrono.Event](evidenceBefore), windows: map[string][]chrono.Event{}, pending: map[string]int{}}
 	j.keys = newSessionKeys(opts.Transport)
 	mo := opts.Monitor
 	mo.Transport = opts.Transport
@@ -157,7 +136,7 @@ func (j *Judge) note(ev chrono.Event) {
 	}
 	j.events++
 	j.last = max(j.last, ev.Offset)
-	j.recent.add(ev)
+	j.recent.Push(ev)
 	for id, left := range j.pending {
 		j.windows[id] = append(j.windows[id], ev)
 		if left <= 1 {
@@ -230,7 +209,7 @@ func (j *Judge) found(f monitor.Finding) {
 	if _, kept := j.windows[id]; kept {
 		return
 	}
-	j.windows[id] = j.recent.events()
+	j.windows[id] = slices.Collect(j.recent.All())
 	j.pending[id] = evidenceAfter
 }
 

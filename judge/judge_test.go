@@ -297,30 +297,3 @@ func TestLostFramesFakeNoFinding(t *testing.T) {
 		t.Errorf("the notes do not count the finding not made:\n%s", notes)
 	}
 }
-
-// TestRecentEventsKeepsTheLast: the ring of events before a finding
-// holds the last evidenceBefore events, oldest first, and fewer while
-// fewer came.
-func TestRecentEventsKeepsTheLast(t *testing.T) {
-	var r recentEvents
-	seqs := func() []uint64 {
-		var out []uint64
-		for _, ev := range r.events() {
-			out = append(out, ev.Seq)
-		}
-		return out
-	}
-	for i := 1; i <= 3; i++ {
-		r.add(chrono.Event{Seq: uint64(i)})
-	}
-	if got := seqs(); !slices.Equal(got, []uint64{1, 2, 3}) {
-		t.Fatalf("after 3 events: %v", got)
-	}
-	for i := 4; i <= evidenceBefore+5; i++ {
-		r.add(chrono.Event{Seq: uint64(i)})
-	}
-	got := seqs()
-	if len(got) != evidenceBefore || got[0] != 6 || got[len(got)-1] != evidenceBefore+5 || !slices.IsSorted(got) {
-		t.Fatalf("after %d events: %v", evidenceBefore+5, got)
-	}
-}

@@ -1,23 +1,20 @@
 package monitor
 
-import "slices"
+import "github.com/mcpflight/mcpflight/internal/ring"
 
 // boundedSet is a set of strings that keeps at most n: past it, the
 // oldest are forgotten. It bounds a rule's history (RPC-6's IDs) so that
 // memory follows what is in flight, not the length of the conversation.
-//
-// Once n are kept, order is a ring whose oldest member is at head, and
-// the next member takes the oldest's place: a set that forgets one
-// member for each it learns allocates nothing (a slice slid forward by
-// one each time was copied whole, n members, every few thousand adds).
+// Its order is a ring, so that a set that forgets one member for each it
+// learns allocates nothing.
 type boundedSet struct {
-	n     int
-	order []string
-	head  int
+	order *ring.Ring[string]
 	in    map[string]bool
 }
 
-func newBoundedSet(n int) *boundedSet { return &boundedSet{n: n, in: map[string]bool{}} }
+func newBoundedSet(n int) *boundedSet {
+	return &boundedSet{order: ring.New[string](n), in: map[string]bool{}}
+}
 
 func (b *boundedSet) has(k string) bool { return b.in[k] }
 
@@ -26,13 +23,9 @@ func (b *boundedSet) add(k string) {
 		return
 	}
 	b.in[k] = true
-	if len(b.order) < b.n {
-		b.order = append(b.order, k) // head is 0 until the ring is full
-		return
+	if oldest, evicted := b.order.Push(k); evicted {
+		delete(b.in, oldest)
 	}
-	delete(b.in, b.order[b.head])
-	b.order[b.head] = k
-	b.head = (b.head + 1) % b.n
 }
 
 // remove forgets k.
@@ -41,7 +34,5 @@ func (b *boundedSet) remove(k string) {
 		return
 	}
 	delete(b.in, k)
-	// Oldest first again from index 0, without k.
-	order := append(slices.Clone(b.order[b.head:]), b.order[:b.head]...)
-	b.order, b.head = slices.DeleteFunc(order, func(o string) bool { return o == k }), 0
+	b.order.DeleteFunc(func(o string) bool { return o == k })
 }

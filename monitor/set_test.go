@@ -34,8 +34,8 @@ func TestBoundedSetForgetsTheOldest(t *testing.T) {
 					t.Fatalf("n=%d, step %d: has(%s) = %v, want %v (members %v)", n, i, k, b.has(k), !b.has(k), want)
 				}
 			}
-			if len(b.in) != len(want) || len(b.order) != len(want) {
-				t.Fatalf("n=%d, step %d: holds %d (order %d), want %d", n, i, len(b.in), len(b.order), len(want))
+			if len(b.in) != len(want) || b.order.Len() != len(want) {
+				t.Fatalf("n=%d, step %d: holds %d (order %d), want %d", n, i, len(b.in), b.order.Len(), len(want))
 			}
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/mcpflight/mcpflight/chrono"
+	"github.com/mcpflight/mcpflight/internal/ring"
 	"github.com/mcpflight/mcpflight/mcp"
 	"github.com/mcpflight/mcpflight/results"
 )
@@ -90,8 +91,8 @@ type Tracker struct {
 	// created, oldest first, in rings of keepAnswered and keepTasks:
 	// what falls out of a ring is forgotten, so that a long conversation
 	// (watch) holds what is in flight and the latest of the rest.
-	answeredOrder ring
-	taskOrder     ring
+	answeredOrder *ring.Ring[string]
+	taskOrder     *ring.Ring[string]
 }
 
 // keepAnswered is how many answered ids a Tracker remembers, and
@@ -104,30 +105,12 @@ const (
 	keepTasks    = 4096
 )
 
-// ring is a bounded first-in first-out list of ids.
-type ring struct {
-	ids  []string
-	next int
-}
-
-// push adds id; when the ring is full it returns the oldest id, which
-// it no longer holds.
-func (r *ring) push(id string, capacity int) (out string, full bool) {
-	if len(r.ids) < capacity {
-		r.ids = append(r.ids, id)
-		return "", false
-	}
-	out, r.ids[r.next] = r.ids[r.next], id
-	r.next = (r.next + 1) % capacity
-	return out, true
-}
-
 // markAnswered records that id's latest request was answered, and
 // forgets the oldest answered id past keepAnswered unless it was sent
 // again since.
 func (t *Tracker) markAnswered(id string) {
 	t.answered[id] = true
-	old, full := t.answeredOrder.push(id, keepAnswered)
+	old, full := t.answeredOrder.Push(id)
 	if full && t.answered[old] && len(t.alts[old]) == 0 {
 		delete(t.answered, old)
 		delete(t.sent, old)
@@ -137,7 +120,8 @@ func (t *Tracker) markAnswered(id string) {
 
 // NewTracker starts a tracker for one chronology.
 func NewTracker(s *Schema) *Tracker {
-	return &Tracker{s: s, sent: map[string]Request{}, answered: map[string]bool{}, alts: map[string][]Request{}, taskMethods: map[string]string{}}
+	return &Tracker{s: s, sent: map[string]Request{}, answered: map[string]bool{}, alts: map[string][]Request{}, taskMethods: map[string]string{},
+		answeredOrder: ring.New[string](keepAnswered), taskOrder: ring.New[string](keepTasks)}
 }
 
 // Event looks at one chronology event. An outbound request is
@@ -351,7 +335,7 @@ func (t *Tracker) noteTask(req Request, d Def, result map[string]any) {
 		return
 	}
 	if _, known := t.taskMethods[id]; !known {
-		if old, full := t.taskOrder.push(id, keepTasks); full {
+		if old, full := t.taskOrder.Push(id); full {
 			delete(t.taskMethods, old)
 		}
 	}
