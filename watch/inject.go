@@ -36,9 +36,8 @@ import (
 // requests); the recording notes it. A Call never waits on the server's
 // stdin: its request is queued, and written by the run's injection
 // writer or by the host's forwarder at the end of the host's frame. Give
-// an Injector to one
-// Stdio run (StdioConfig.Inject); once the run ended, Call fails with
-// ErrInjectorClosed.
+// an Injector to one Stdio run (StdioConfig.Inject); once the run ended,
+// Call fails with ErrInjectorClosed.
 type Injector struct {
 	prefix string
 	next   atomic.Int64

@@ -106,10 +106,11 @@ const (
 // Stdio returns once the server has exited and its output is forwarded.
 // On Linux, a host's stdin or stdout that is a pipe or a socket is put
 // in non-blocking mode while Stdio runs, and back when it returns
-// (pollHostEnd); a read of such a stdin in flight then ends. A read of any other stdin is left behind (a blocking read
-// cannot be interrupted) and forwards nothing more. Stdio handles
-// SIGPIPE while it runs, so that a host that closes its end of stdout
-// is an error to record, not the death of the shim.
+// (pollHostEnd); a read of such a stdin in flight then ends. A read of
+// any other stdin is left behind (a blocking read cannot be
+// interrupted) and forwards nothing more. Stdio handles SIGPIPE while it
+// runs, so that a host that closes its end of stdout is an error to
+// record, not the death of the shim.
 //
 // The error is nil whenever the server ran; a server that cannot be
 // started returns 127 (not found) or 126 (not executable), as a shell

@@ -237,7 +237,7 @@ func (e Env) watch(ctx context.Context, args []string) (int, error) {
 	if obs != nil {
 		exported := mo.Observe
 		mo.Observe = func(a monitor.Activity) {
-			if a.Side == monitor.Client && a.Revision != "" {
+			if a.Side == monitor.Client {
 				hostRevision.Store(&a.Revision)
 			}
 			poller.Observe(a)
