@@ -19,6 +19,15 @@ import (
 	"github.com/mcpflight/mcpflight/watch"
 )
 
+// watchTimedClient lists the client faults the passive rules see only
+// when the timing falls so, with the reason: a run may catch them or not,
+// and neither fails the matrix.
+var watchTimedClient = map[clientadapter.Fault]string{
+	clientadapter.FaultCancelsCompleted: "the cancel follows the response by a fraction of a millisecond, within the crossing window: on the wire it may have crossed " +
+		"the response (CAN-11), and check-client knows the host had the response from its adapter's report, written before the cancel; on a " +
+		"loaded machine the cancel can land beyond the window, and then the rule sees it (once in a full suite at load 2 to 4, 2026-12-07)",
+}
+
 // watchBlindClient lists the client faults the passive rules (monitor:
 // what watch and judge apply to a host) cannot see on the wire, with the
 // reason. Every other fault must be caught under the requirement the
@@ -26,8 +35,6 @@ import (
 var watchBlindClient = map[clientadapter.Fault]string{
 	clientadapter.FaultNoCancelOnTimeout: "a host that stops waiting on its timeout without a cancel sends nothing: the wire shows a request still open, " +
 		"which a host may leave open as long as it likes; check-client knows the host gave up because its instructions set the timeout",
-	clientadapter.FaultCancelsCompleted: "the cancel follows the response by a fraction of a millisecond, within the crossing window: on the wire it may have crossed " +
-		"the response (CAN-11); check-client knows the host had the response from its adapter's report, written before the cancel",
 	clientadapter.FaultDeliversLateResponse: "what the host does with a late response happens inside it: check-client reads the adapter's report of what the caller got",
 	clientadapter.FaultNoMaxTimeout:         "a maximum timeout is the host's own clock: the wire shows a long request, never that the host should have stopped it",
 	clientadapter.FaultKillsServerWithoutEOF: "the host's signals to its server are outside the conversation; watch's stdio shim records the SIGTERM it forwards " +
@@ -139,6 +146,10 @@ func TestWatchSeesClientFaults(t *testing.T) {
 		n := 0
 		for f := range runs {
 			_, blind := watchBlindClient[f]
+			if why, timed := watchTimedClient[f]; timed {
+				t.Logf("%s caught: %v (%s)", f, caught[f], why)
+				continue
+			}
 			switch {
 			case caught[f] && blind:
 				t.Errorf("watch catches %s: remove it from watchBlindClient", f)
@@ -148,7 +159,8 @@ func TestWatchSeesClientFaults(t *testing.T) {
 				n++
 			}
 		}
-		t.Logf("%d of %d client faults caught by the passive rules, %d listed as blind", n, len(runs), len(watchBlindClient))
+		t.Logf("%d of %d client faults caught by the passive rules, %d listed as blind, %d as caught when the timing falls so",
+			n, len(runs), len(watchBlindClient), len(watchTimedClient))
 	})
 	byID := map[string]clientrun.Case{}
 	for _, c := range clientcases.All() {
